@@ -1,0 +1,392 @@
+//! The conformance harness every element passes (and a user's own element can be put through):
+//!
+//! 1. **zero at rest**: every deformation is zero in the reference configuration;
+//! 2. **rigid-motion invariance**: deformations are unchanged by any rotation and translation of
+//!    all nodes together, at the reference and at perturbed configurations;
+//! 3. **first derivatives** agree with central differences of the deformations;
+//! 4. **second derivatives** are symmetric and agree with central differences of the first;
+//! 5. for an element that is also generic over the scalar ([`Deformations`]), its analytic
+//!    derivatives agree with exact dual-number derivatives ([`check_generic`]).
+//!
+//! Configurations are the reference perturbed at random (reproducibly, from a seed): positions
+//! by `amplitude` times the element's size, orientations by rotations of up to `amplitude` rad.
+
+use crate::autodiff;
+use crate::element::{Deformations, Element, ElementState, Evaluation, Layout, NodeKind, Order, Quantity};
+use crate::geometry::{Quat, quat_at, quat_from_axis_angle, quat_mul, rotate, vec3_at};
+
+/// Settings of the harness.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Perturbed configurations to test (besides the reference).
+    pub samples: usize,
+    /// Size of the perturbations, relative to the element's size (positions) or in rad.
+    pub amplitude: f64,
+    /// Central-difference step, relative to the element's size for positions, absolute for
+    /// Euler parameters.
+    pub step: f64,
+    /// Relative tolerance for first derivatives against central differences.
+    pub gradient_rtol: f64,
+    /// Relative tolerance for second derivatives against central differences.
+    pub hessian_rtol: f64,
+    /// Relative tolerance for invariance and rest values.
+    pub value_rtol: f64,
+    /// Seed of the perturbations.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            samples: 8,
+            amplitude: 0.2,
+            step: 1e-5,
+            gradient_rtol: 1e-6,
+            hessian_rtol: 1e-5,
+            value_rtol: 1e-10,
+            seed: 0x5eed,
+        }
+    }
+}
+
+/// What the harness measured (largest errors, each relative to its tolerance scale).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// Configurations checked, including the reference.
+    pub configurations: usize,
+    /// Largest `|e|` at rest, relative to the element's size for lengths.
+    pub rest: f64,
+    /// Largest change under rigid motion, relative.
+    pub invariance: f64,
+    /// Largest relative gradient error against central differences.
+    pub gradient: f64,
+    /// Largest relative Hessian error against central differences.
+    pub hessian: f64,
+    /// Largest relative error against dual numbers (only for [`check_generic`]).
+    pub dual: Option<f64>,
+}
+
+/// A failed check.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{element}: {check} failed at configuration {configuration}: {detail}")]
+pub struct Failure {
+    /// The element's type name.
+    pub element: String,
+    /// Which check.
+    pub check: &'static str,
+    /// 0 is the reference configuration.
+    pub configuration: usize,
+    /// What differed.
+    pub detail: String,
+}
+
+/// A small reproducible random generator (SplitMix64).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+    /// Uniform in `[0, 1)`.
+    pub fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Uniform in `[-1, 1)`.
+    pub fn symmetric(&mut self) -> f64 {
+        2.0 * self.uniform() - 1.0
+    }
+    /// A random unit vector.
+    pub fn unit_vector(&mut self) -> [f64; 3] {
+        loop {
+            let v = [self.symmetric(), self.symmetric(), self.symmetric()];
+            let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+            if n > 0.1 && n <= 1.0 {
+                return v.map(|a| a / n);
+            }
+        }
+    }
+    /// A random rotation of angle up to `max_angle` (rad).
+    pub fn rotation(&mut self, max_angle: f64) -> Quat {
+        let axis = self.unit_vector();
+        quat_from_axis_angle(&axis, max_angle * self.symmetric())
+    }
+}
+
+/// The size of an element: the largest distance between its position nodes (1 if none).
+pub fn size(layout: &Layout, x: &[f64]) -> f64 {
+    let pts: Vec<[f64; 3]> = layout
+        .nodes()
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, k))| *k == NodeKind::Position)
+        .map(|(i, _)| vec3_at(x, layout.offset(i)))
+        .collect();
+    let mut d: f64 = 0.0;
+    for a in &pts {
+        for b in &pts {
+            d = d.max(((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt());
+        }
+    }
+    if d > 0.0 { d } else { 1.0 }
+}
+
+/// Apply the rigid motion `p ↦ R(rot) p + t` to every node of a local coordinate vector.
+pub fn rigid_motion(layout: &Layout, x: &[f64], rot: &Quat, t: &[f64; 3]) -> Vec<f64> {
+    let mut y = x.to_vec();
+    for (i, &(_, kind)) in layout.nodes().iter().enumerate() {
+        let o = layout.offset(i);
+        match kind {
+            NodeKind::Position => {
+                let p = rotate(rot, &vec3_at(x, o));
+                for a in 0..3 {
+                    y[o + a] = p[a] + t[a];
+                }
+            }
+            NodeKind::Orientation => {
+                let l = quat_mul(rot, &quat_at(x, o));
+                y[o..o + 4].copy_from_slice(&l);
+            }
+        }
+    }
+    y
+}
+
+/// A random configuration near `x_ref`: positions moved by up to `amplitude · size`, orientations
+/// turned by up to `amplitude` rad.
+pub fn perturb(layout: &Layout, x_ref: &[f64], amplitude: f64, rng: &mut Rng) -> Vec<f64> {
+    let l = size(layout, x_ref);
+    let mut y = x_ref.to_vec();
+    for (i, &(_, kind)) in layout.nodes().iter().enumerate() {
+        let o = layout.offset(i);
+        match kind {
+            NodeKind::Position => {
+                for a in 0..3 {
+                    y[o + a] += amplitude * l * rng.symmetric();
+                }
+            }
+            NodeKind::Orientation => {
+                let l2 = quat_mul(&rng.rotation(amplitude), &quat_at(x_ref, o));
+                y[o..o + 4].copy_from_slice(&l2);
+            }
+        }
+    }
+    y
+}
+
+/// Evaluate an element once into fresh buffers: `(e, de, d2e)` row-major.
+pub fn evaluate(element: &dyn Element, x: &[f64], order: Order) -> Result<autodiff::Derivatives, String> {
+    let m = element.layout().n_modes();
+    let n = x.len();
+    let mut e = vec![0.0; m];
+    let mut de = vec![0.0; if order >= Order::Gradient { m * n } else { 0 }];
+    let mut d2e = vec![0.0; if order >= Order::Hessian { m * n * n } else { 0 }];
+    let mut state = ElementState::default();
+    let mut out = Evaluation::new(order, n, &mut e, &mut de, &mut d2e, &mut state);
+    element.evaluate(x, &mut out).map_err(|err| err.to_string())?;
+    Ok((e, de, d2e))
+}
+
+fn steps(layout: &Layout, x: &[f64], rel: f64) -> Vec<f64> {
+    let l = size(layout, x);
+    let mut h = vec![rel; x.len()];
+    for (i, &(_, kind)) in layout.nodes().iter().enumerate() {
+        if kind == NodeKind::Position {
+            for a in 0..3 {
+                h[layout.offset(i) + a] = rel * l;
+            }
+        }
+    }
+    h
+}
+
+/// Central differences of the element's values and gradients: `(de, d2e)` (m x n, m x n x n).
+pub fn central_differences(element: &dyn Element, x: &[f64], rel_step: f64) -> Result<(Vec<f64>, Vec<f64>), String> {
+    let layout = element.layout();
+    let (m, n) = (layout.n_modes(), x.len());
+    let h = steps(layout, x, rel_step);
+    let mut de = vec![0.0; m * n];
+    let mut d2e = vec![0.0; m * n * n];
+    for j in 0..n {
+        let (mut xp, mut xm) = (x.to_vec(), x.to_vec());
+        xp[j] += h[j];
+        xm[j] -= h[j];
+        let (ep, gp, _) = evaluate(element, &xp, Order::Gradient)?;
+        let (em, gm, _) = evaluate(element, &xm, Order::Gradient)?;
+        for k in 0..m {
+            de[k * n + j] = (ep[k] - em[k]) / (2.0 * h[j]);
+            for i in 0..n {
+                d2e[k * n * n + i * n + j] = (gp[k * n + i] - gm[k * n + i]) / (2.0 * h[j]);
+            }
+        }
+    }
+    Ok((de, d2e))
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |a, b| a.max(b.abs()))
+}
+
+/// Run checks 1-4 on an element that has been initialized at `x_ref`.
+pub fn check_element(element: &dyn Element, x_ref: &[f64], opts: &Options) -> Result<Report, Failure> {
+    let mut rng = Rng::new(opts.seed);
+    let layout = element.layout();
+    let mut configs = vec![x_ref.to_vec()];
+    for _ in 0..opts.samples {
+        configs.push(perturb(layout, x_ref, opts.amplitude, &mut rng));
+    }
+    check_element_at(element, x_ref, &configs[1..], opts)
+}
+
+/// Checks 1-4 at the reference and at the given configurations.
+pub fn check_element_at(
+    element: &dyn Element,
+    x_ref: &[f64],
+    samples: &[Vec<f64>],
+    opts: &Options,
+) -> Result<Report, Failure> {
+    let layout = element.layout();
+    let name = element.type_name().to_string();
+    let (m, n) = (layout.n_modes(), layout.n_local());
+    let fail = |check, configuration, detail: String| Failure { element: name.clone(), check, configuration, detail };
+    if x_ref.len() != n {
+        return Err(fail("layout", 0, format!("reference has {} coordinates, layout {n}", x_ref.len())));
+    }
+    let l = size(layout, x_ref);
+    let mode_scale: Vec<f64> =
+        layout.modes().iter().map(|md| if md.quantity == Quantity::Length { l } else { 1.0 }).collect();
+    let mut report = Report { configurations: 1 + samples.len(), ..Report::default() };
+    // 1. rest
+    let (e0, _, _) = evaluate(element, x_ref, Order::Value).map_err(|d| fail("evaluation", 0, d))?;
+    for k in 0..m {
+        let r = e0[k].abs() / mode_scale[k];
+        report.rest = report.rest.max(r);
+        if r > opts.value_rtol {
+            return Err(fail("zero at rest", 0, format!("mode `{}` = {:e}", layout.modes()[k].name, e0[k])));
+        }
+    }
+    let mut rng = Rng::new(opts.seed ^ 0xABCD);
+    let all = std::iter::once(x_ref).chain(samples.iter().map(|s| s.as_slice()));
+    for (ci, x) in all.enumerate() {
+        let (e, de, d2e) = evaluate(element, x, Order::Hessian).map_err(|d| fail("evaluation", ci, d))?;
+        // 2. invariance
+        for _ in 0..2 {
+            let rot = rng.rotation(std::f64::consts::PI);
+            let t = [rng.symmetric() * l, rng.symmetric() * l, rng.symmetric() * l];
+            let y = rigid_motion(layout, x, &rot, &t);
+            let (ey, _, _) = evaluate(element, &y, Order::Value).map_err(|d| fail("evaluation", ci, d))?;
+            for k in 0..m {
+                let r = (ey[k] - e[k]).abs() / (mode_scale[k] * (1.0 + (e[k] / mode_scale[k]).abs()));
+                report.invariance = report.invariance.max(r);
+                if r > opts.value_rtol * 10.0 {
+                    return Err(fail(
+                        "rigid-motion invariance",
+                        ci,
+                        format!("mode `{}`: {} before, {} after", layout.modes()[k].name, e[k], ey[k]),
+                    ));
+                }
+            }
+        }
+        // 3-4. derivatives
+        let (fd1, fd2) = central_differences(element, x, opts.step).map_err(|d| fail("evaluation", ci, d))?;
+        for k in 0..m {
+            let g = &de[k * n..(k + 1) * n];
+            let gf = &fd1[k * n..(k + 1) * n];
+            let gs = max_abs(gf).max(max_abs(g)).max(mode_scale[k] / l * 1e-3);
+            let err = g.iter().zip(gf).fold(0.0f64, |a, (p, q)| a.max((p - q).abs())) / gs;
+            report.gradient = report.gradient.max(err);
+            if err > opts.gradient_rtol {
+                let j = (0..n).max_by(|&a, &b| (g[a] - gf[a]).abs().total_cmp(&(g[b] - gf[b]).abs())).unwrap_or(0);
+                return Err(fail(
+                    "first derivatives",
+                    ci,
+                    format!(
+                        "mode `{}`, coordinate {j}: analytic {} vs central difference {}",
+                        layout.modes()[k].name,
+                        g[j],
+                        gf[j]
+                    ),
+                ));
+            }
+            let h = &d2e[k * n * n..(k + 1) * n * n];
+            let hf = &fd2[k * n * n..(k + 1) * n * n];
+            for i in 0..n {
+                for j in 0..i {
+                    let s = (h[i * n + j] - h[j * n + i]).abs();
+                    if s > 1e-12 * (1.0 + max_abs(h)) {
+                        return Err(fail(
+                            "symmetric Hessian",
+                            ci,
+                            format!("mode `{}` ({i},{j})", layout.modes()[k].name),
+                        ));
+                    }
+                }
+            }
+            let hs = max_abs(hf).max(max_abs(h)).max(mode_scale[k] / (l * l) * 1e-3);
+            let err = h.iter().zip(hf).fold(0.0f64, |a, (p, q)| a.max((p - q).abs())) / hs;
+            report.hessian = report.hessian.max(err);
+            if err > opts.hessian_rtol {
+                let idx =
+                    (0..n * n).max_by(|&a, &b| (h[a] - hf[a]).abs().total_cmp(&(h[b] - hf[b]).abs())).unwrap_or(0);
+                return Err(fail(
+                    "second derivatives",
+                    ci,
+                    format!(
+                        "mode `{}`, entry ({}, {}): analytic {} vs central difference {}",
+                        layout.modes()[k].name,
+                        idx / n,
+                        idx % n,
+                        h[idx],
+                        hf[idx]
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Checks 1-5 for an element written both analytically and generically.
+pub fn check_generic<E: Element + Deformations>(element: &E, x_ref: &[f64], opts: &Options) -> Result<Report, Failure> {
+    let mut report = check_element(element, x_ref, opts)?;
+    let layout = element.layout();
+    let (m, n) = (layout.n_modes(), layout.n_local());
+    let mut rng = Rng::new(opts.seed);
+    let mut worst: f64 = 0.0;
+    for ci in 0..=opts.samples {
+        let x = if ci == 0 { x_ref.to_vec() } else { perturb(layout, x_ref, opts.amplitude, &mut rng) };
+        let fail = |detail: String| Failure {
+            element: element.type_name().into(),
+            check: "dual numbers",
+            configuration: ci,
+            detail,
+        };
+        let (e, de, d2e) = evaluate(element, &x, Order::Hessian).map_err(fail)?;
+        let (ea, dea, d2ea) = autodiff::derivatives(element, &x, Order::Hessian).map_err(|er| fail(er.to_string()))?;
+        for k in 0..m {
+            let cmp = |a: &[f64], b: &[f64]| {
+                let s = max_abs(a).max(max_abs(b)).max(1e-300);
+                a.iter().zip(b).fold(0.0f64, |acc, (p, q)| acc.max((p - q).abs())) / s
+            };
+            let ev = (e[k] - ea[k]).abs() / (1.0 + e[k].abs());
+            let g = cmp(&de[k * n..(k + 1) * n], &dea[k * n..(k + 1) * n]);
+            let h = cmp(&d2e[k * n * n..(k + 1) * n * n], &d2ea[k * n * n..(k + 1) * n * n]);
+            let w = ev.max(g).max(h);
+            worst = worst.max(w);
+            if w > 1e-9 {
+                return Err(fail(format!(
+                    "mode `{}`: value {ev:e}, gradient {g:e}, Hessian {h:e} relative difference",
+                    layout.modes()[k].name
+                )));
+            }
+        }
+    }
+    report.dual = Some(worst);
+    Ok(report)
+}

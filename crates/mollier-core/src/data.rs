@@ -1,0 +1,191 @@
+//! The per-thread workspace of a [`Model`]: configuration, element evaluations, factorization and
+//! transfer functions. Every algorithm reads the model and writes here.
+
+use faer::Mat;
+
+use crate::element::{ElementState, Order};
+use crate::geometry::{Quat, Vec3};
+use crate::ids::{ModeId, NodeId};
+use crate::model::Model;
+use crate::sparse::Lu;
+
+/// Mutable state for one evaluation thread of a [`Model`].
+pub struct Data {
+    /// Nodal coordinates, `n_x`.
+    pub(crate) x: Vec<f64>,
+    /// Deformations, `n_e` (periodic modes unwrapped).
+    pub(crate) e: Vec<f64>,
+    pub(crate) e_prev: Vec<f64>,
+    /// Generalized coordinates of the last solved configuration, `n_q`.
+    pub(crate) q: Vec<f64>,
+    /// Element gradients, concatenated blocks of `m x n`.
+    pub(crate) de: Vec<f64>,
+    /// Element Hessians, concatenated blocks of `m x n x n` (allocated on first use).
+    pub(crate) d2e: Vec<f64>,
+    /// What has been evaluated at the current `x`.
+    pub(crate) order: Option<Order>,
+    pub(crate) states: Vec<ElementState>,
+    pub(crate) xloc: Vec<f64>,
+    /// Values of `D_cc` in CSC order.
+    pub(crate) dcc: Vec<f64>,
+    pub(crate) lu: Lu,
+    /// Residual of the constraint equations, `n_eo + n_em`.
+    pub(crate) g: Vec<f64>,
+    /// `x` is a converged solution for `q` and `lu` factors `D_cc` there.
+    pub(crate) solved: bool,
+    pub(crate) df_x: Mat<f64>,
+    pub(crate) df_e: Mat<f64>,
+    pub(crate) df_valid: bool,
+    pub(crate) d2f_x: Mat<f64>,
+    pub(crate) d2f_e: Mat<f64>,
+    pub(crate) d2f_valid: bool,
+    pub(crate) xd: Vec<f64>,
+    pub(crate) ed: Vec<f64>,
+    pub(crate) xdd: Vec<f64>,
+    pub(crate) edd: Vec<f64>,
+    pub(crate) qd: Vec<f64>,
+    pub(crate) qdd: Vec<f64>,
+}
+
+impl Data {
+    /// A workspace in the model's initial configuration.
+    pub fn new(model: &Model) -> Self {
+        let n_x = model.n_x();
+        let n_e = model.n_e();
+        let max_local = model.elements.iter().map(|e| e.coords.len()).max().unwrap_or(0);
+        Self {
+            x: model.x0.clone(),
+            e: vec![0.0; n_e],
+            e_prev: vec![0.0; n_e],
+            q: model.q0(),
+            de: vec![0.0; model.de_len],
+            d2e: Vec::new(),
+            order: None,
+            states: (0..model.elements.len()).map(|_| ElementState::default()).collect(),
+            xloc: vec![0.0; max_local],
+            dcc: vec![0.0; model.pattern.nnz()],
+            lu: Lu::default(),
+            g: vec![0.0; model.n_equations()],
+            solved: false,
+            df_x: Mat::zeros(0, 0),
+            df_e: Mat::zeros(0, 0),
+            df_valid: false,
+            d2f_x: Mat::zeros(0, 0),
+            d2f_e: Mat::zeros(0, 0),
+            d2f_valid: false,
+            xd: vec![0.0; n_x],
+            ed: vec![0.0; n_e],
+            xdd: vec![0.0; n_x],
+            edd: vec![0.0; n_e],
+            qd: vec![0.0; model.n_q()],
+            qdd: vec![0.0; model.n_q()],
+        }
+    }
+
+    /// Back to the model's initial configuration.
+    pub fn reset(&mut self, model: &Model) {
+        *self = Data::new(model);
+    }
+
+    /// Forget everything derived from `x` (after `x` changed).
+    pub(crate) fn invalidate(&mut self) {
+        self.order = None;
+        self.solved = false;
+        self.lu.valid = false;
+        self.df_valid = false;
+        self.d2f_valid = false;
+    }
+
+    /// Nodal coordinates `x` (n_x).
+    pub fn x(&self) -> &[f64] {
+        &self.x
+    }
+    /// Deformations `e` (n_e), in model mode order.
+    pub fn e(&self) -> &[f64] {
+        &self.e
+    }
+    /// Value of one deformation mode.
+    pub fn mode_value(&self, m: ModeId) -> f64 {
+        self.e[m.index()]
+    }
+    /// Generalized coordinates `q` of the last solved configuration (n_q).
+    pub fn q(&self) -> &[f64] {
+        &self.q
+    }
+    /// `true` when `x` is a converged configuration (transfer functions may be asked for).
+    pub fn is_solved(&self) -> bool {
+        self.solved
+    }
+    /// Position of a position node (m).
+    pub fn position(&self, model: &Model, node: NodeId) -> Vec3 {
+        let o = model.nodes[node.index()].offset;
+        [self.x[o], self.x[o + 1], self.x[o + 2]]
+    }
+    /// Euler parameters of an orientation node.
+    pub fn orientation(&self, model: &Model, node: NodeId) -> Quat {
+        let o = model.nodes[node.index()].offset;
+        [self.x[o], self.x[o + 1], self.x[o + 2], self.x[o + 3]]
+    }
+    /// Set the nodal coordinates directly (e.g. to start Newton-Raphson from a guess).
+    /// Everything derived from `x` is invalidated.
+    pub fn set_x(&mut self, x: &[f64]) {
+        self.x.copy_from_slice(x);
+        self.invalidate();
+    }
+    /// First-order transfer function of the coordinates, `DF^x = ∂x/∂q` (n_x x n_q), after
+    /// [`crate::transfer::first_order`].
+    pub fn df_x(&self) -> faer::MatRef<'_, f64> {
+        self.df_x.as_ref()
+    }
+    /// First-order transfer function of the deformations, `DF^e = ∂e/∂q` (n_e x n_q): for a
+    /// muscle's elongation these are its moment arms (m per rad for hinge inputs).
+    pub fn df_e(&self) -> faer::MatRef<'_, f64> {
+        self.df_e.as_ref()
+    }
+    /// Second-order transfer function of the coordinates, `∂²x/∂q_i∂q_j` (n_x x n_q(n_q+1)/2,
+    /// column [`pair_index`]`(i, j, n_q)`), after [`crate::transfer::second_order`].
+    pub fn d2f_x(&self) -> faer::MatRef<'_, f64> {
+        self.d2f_x.as_ref()
+    }
+    /// Second-order transfer function of the deformations (n_e x n_q(n_q+1)/2).
+    pub fn d2f_e(&self) -> faer::MatRef<'_, f64> {
+        self.d2f_e.as_ref()
+    }
+    /// Nodal velocities `ẋ` (n_x), after [`crate::transfer::velocities`].
+    pub fn xd(&self) -> &[f64] {
+        &self.xd
+    }
+    /// Deformation rates `ė` (n_e).
+    pub fn ed(&self) -> &[f64] {
+        &self.ed
+    }
+    /// Nodal accelerations `ẍ` (n_x), after [`crate::transfer::accelerations`].
+    pub fn xdd(&self) -> &[f64] {
+        &self.xdd
+    }
+    /// Deformation accelerations `ë` (n_e).
+    pub fn edd(&self) -> &[f64] {
+        &self.edd
+    }
+    /// Generalized velocities last given to [`crate::transfer::velocities`].
+    pub fn qd(&self) -> &[f64] {
+        &self.qd
+    }
+    /// Generalized accelerations last given to [`crate::transfer::accelerations`].
+    pub fn qdd(&self) -> &[f64] {
+        &self.qdd
+    }
+}
+
+/// Column of the pair `(i, j)` (either order) in the second-order transfer functions.
+#[inline]
+pub fn pair_index(i: usize, j: usize, n_q: usize) -> usize {
+    let (i, j) = if i <= j { (i, j) } else { (j, i) };
+    i * (2 * n_q - i - 1) / 2 + j
+}
+
+/// Number of pairs `i <= j` of `n_q` generalized coordinates.
+#[inline]
+pub fn n_pairs(n_q: usize) -> usize {
+    n_q * (n_q + 1) / 2
+}

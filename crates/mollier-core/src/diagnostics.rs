@@ -1,0 +1,215 @@
+//! Well-posedness of the position problem: is `D_cc` square and nonsingular, and if not, which
+//! element modes and nodal coordinates are involved (SVD, as SPACAR's constraint check).
+//!
+//! With the rows and columns of `D_cc` equilibrated (each scaled by its largest entry, so lengths
+//! and angles compare), the singular values below `1e-8 · s_max` count as zero. Then:
+//! - `over = rows − rank` constraint equations are redundant. A fixed mode *participates* in the
+//!   redundancy when its row has a component in the left null space; releasing any participating
+//!   mode removes one redundancy.
+//! - `under = cols − rank` motions are free. A coordinate participates when it has a component
+//!   in the right null space: it can move without violating any constraint (to first order).
+
+use std::fmt;
+
+use faer::Mat;
+
+use crate::data::Data;
+use crate::element::Order;
+use crate::ids::{CoordId, ModeId};
+use crate::kinematics::evaluate;
+use crate::model::Model;
+
+/// A mode or coordinate involved in a defect, with its share (0..1] of the null space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Involved {
+    /// `element.mode` or `node.axis`.
+    pub name: String,
+    /// Participation in the null space, summed over its basis vectors.
+    pub weight: f64,
+}
+
+/// The verdict on a model's position problem at one configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WellPosedness {
+    /// Generalized coordinates (inputs): `n_xm + n_em`.
+    pub dof: usize,
+    /// Constraint equations `n_eo + n_em` (rows of `D_cc`).
+    pub equations: usize,
+    /// Dependent coordinates `n_xc` (columns of `D_cc`).
+    pub unknowns: usize,
+    /// Numerical rank of `D_cc` (when it was computed).
+    pub rank: Option<usize>,
+    /// Redundant equations.
+    pub over: usize,
+    /// Free motions.
+    pub under: usize,
+    /// Fixed or input modes whose release would remove a redundancy, largest share first.
+    pub redundant: Vec<Involved>,
+    /// Coordinates that move in a free motion, largest share first.
+    pub free: Vec<Involved>,
+    /// Names of the nodes of each part not tied to the ground.
+    pub floating_parts: Vec<Vec<String>>,
+    /// Why the SVD was not done, if it was not.
+    pub note: Option<String>,
+}
+
+impl WellPosedness {
+    /// `true` when `D_cc` is square and of full rank.
+    pub fn is_well_posed(&self) -> bool {
+        self.over == 0 && self.under == 0 && self.equations == self.unknowns && self.note.is_none()
+    }
+
+    /// One line per finding, for people.
+    pub fn messages(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let list = |v: &[Involved]| {
+            let mut s: Vec<String> = v.iter().take(16).map(|i| format!("{} ({:.2})", i.name, i.weight)).collect();
+            if v.len() > 16 {
+                s.push(format!("and {} more", v.len() - 16));
+            }
+            s.join(", ")
+        };
+        if self.equations != self.unknowns {
+            out.push(format!(
+                "{} constraint equations (fixed + input modes) for {} dependent coordinates: {}",
+                self.equations,
+                self.unknowns,
+                if self.equations > self.unknowns { "too many constraints" } else { "too few constraints or inputs" }
+            ));
+        }
+        if self.over > 0 {
+            let singular = self.equations == self.unknowns;
+            out.push(format!(
+                "over-constrained by {}{}: release one of these modes per redundancy: {}",
+                self.over,
+                if singular { " (dependent constraints at this configuration)" } else { "" },
+                list(&self.redundant)
+            ));
+        }
+        if self.under > 0 {
+            out.push(format!(
+                "under-constrained by {}: {} free motion{} not fixed by any input or constraint, moving: {}",
+                self.under,
+                self.under,
+                if self.under == 1 { "" } else { "s" },
+                list(&self.free)
+            ));
+        }
+        for p in &self.floating_parts {
+            out.push(format!("part not connected to the ground: {}", p.join(", ")));
+        }
+        if let Some(n) = &self.note {
+            out.push(n.clone());
+        }
+        out
+    }
+}
+
+impl fmt::Display for WellPosedness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_well_posed() {
+            write!(f, "well posed: {} degrees of freedom", self.dof)
+        } else {
+            write!(f, "not well posed: {}", self.messages().join("; "))
+        }
+    }
+}
+
+/// Dense SVD is used up to this many matrix entries.
+const DENSE_LIMIT: usize = 16_000_000;
+
+/// Check well-posedness at the configuration in `data` (the initial one for a new [`Data`]).
+pub fn well_posedness(model: &Model, data: &mut Data) -> WellPosedness {
+    let (rows, cols) = (model.n_equations(), model.n_unknowns());
+    let mut w = WellPosedness {
+        dof: model.n_q(),
+        equations: rows,
+        unknowns: cols,
+        rank: None,
+        over: rows.saturating_sub(cols),
+        under: cols.saturating_sub(rows),
+        redundant: Vec::new(),
+        free: Vec::new(),
+        floating_parts: model
+            .topology()
+            .floating_parts()
+            .map(|p| p.nodes.iter().map(|n| model.nodes()[n.index()].name.clone()).collect())
+            .collect(),
+        note: None,
+    };
+    if let Err(e) = evaluate(model, data, Order::Gradient) {
+        w.note = Some(format!("could not evaluate the elements: {e}"));
+        return w;
+    }
+    if rows * cols > DENSE_LIMIT {
+        w.note = Some(format!("D_cc is {rows} x {cols}: too large for the dense rank check"));
+        return w;
+    }
+    if rows == 0 || cols == 0 {
+        w.rank = Some(0);
+        w.redundant = (0..rows).map(|r| involved_mode(model, r, 1.0)).collect();
+        w.free = model
+            .dependent_coords
+            .iter()
+            .map(|&c| Involved { name: model.coord_name(CoordId::new(c)), weight: 1.0 })
+            .collect();
+        return w;
+    }
+    let mut d = Mat::<f64>::zeros(rows, cols);
+    for &(src, r, c) in &model.pattern.entries {
+        d[(r, c)] += data.de[src];
+    }
+    // equilibrate rows, then columns
+    for r in 0..rows {
+        let s = (0..cols).map(|c| d[(r, c)].abs()).fold(0.0, f64::max);
+        if s > 0.0 {
+            for c in 0..cols {
+                d[(r, c)] /= s;
+            }
+        }
+    }
+    for c in 0..cols {
+        let s = (0..rows).map(|r| d[(r, c)].abs()).fold(0.0, f64::max);
+        if s > 0.0 {
+            for r in 0..rows {
+                d[(r, c)] /= s;
+            }
+        }
+    }
+    let svd = match d.svd() {
+        Ok(s) => s,
+        Err(e) => {
+            w.note = Some(format!("SVD failed: {e:?}"));
+            return w;
+        }
+    };
+    let s = svd.S().column_vector();
+    let smax = (0..s.nrows()).map(|i| s[i]).fold(0.0, f64::max);
+    let rank = (0..s.nrows()).filter(|&i| s[i] > 1e-8 * smax).count();
+    w.rank = Some(rank);
+    w.over = rows - rank;
+    w.under = cols - rank;
+    let u = svd.U();
+    let v = svd.V();
+    w.redundant = participation(rows, rank, |i, k| u[(i, k)])
+        .into_iter()
+        .map(|(r, weight)| involved_mode(model, r, weight))
+        .collect();
+    w.free = participation(cols, rank, |i, k| v[(i, k)])
+        .into_iter()
+        .map(|(c, weight)| Involved { name: model.coord_name(CoordId::new(model.dependent_coords[c])), weight })
+        .collect();
+    w
+}
+
+fn involved_mode(model: &Model, row: usize, weight: f64) -> Involved {
+    Involved { name: model.mode_name(ModeId::new(model.rows[row])), weight }
+}
+
+/// `(index, Σ_k basis(i, k)²)` over the null-space columns `rank..n`, above 1e-6, largest first.
+fn participation(n: usize, rank: usize, basis: impl Fn(usize, usize) -> f64) -> Vec<(usize, f64)> {
+    let mut p: Vec<(usize, f64)> =
+        (0..n).map(|i| (i, (rank..n).map(|k| basis(i, k).powi(2)).sum::<f64>())).filter(|&(_, w)| w > 1e-6).collect();
+    p.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    p
+}

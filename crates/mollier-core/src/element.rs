@@ -1,0 +1,350 @@
+//! The element interface: what every element type (built-in or a user's plugin) implements.
+//!
+//! An element connects a few nodes and has a few *deformation modes* `e(x)`: functions of the
+//! coordinates of its nodes that are invariant under rigid motion and zero in the reference
+//! configuration. The kernel only ever sees elements through these traits; it never asks what
+//! kind an element is.
+//!
+//! Two ways to write one:
+//! - implement [`Deformations`] once, generic over the scalar, and wrap it in
+//!   [`crate::autodiff::AutoDiff`] to get exact derivatives from dual numbers; or
+//! - implement [`Element`] with analytic first and second derivatives (faster), and also
+//!   [`Deformations`] so the conformance harness can compare the two.
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::ids::NodeId;
+use crate::scalar::Real;
+
+/// The two kinds of node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    /// A point: coordinates `(x, y, z)`, m.
+    Position,
+    /// An orientation: Euler parameters `(λ0, λ1, λ2, λ3)`, unit norm.
+    Orientation,
+}
+
+impl NodeKind {
+    /// Number of coordinates of a node of this kind (3 or 4).
+    pub const fn dim(self) -> usize {
+        match self {
+            NodeKind::Position => 3,
+            NodeKind::Orientation => 4,
+        }
+    }
+
+    /// Names of the coordinates, used in reports and model files.
+    pub const fn axis_names(self) -> &'static [&'static str] {
+        match self {
+            NodeKind::Position => &["x", "y", "z"],
+            NodeKind::Orientation => &["l0", "l1", "l2", "l3"],
+        }
+    }
+}
+
+impl fmt::Display for NodeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NodeKind::Position => "position",
+            NodeKind::Orientation => "orientation",
+        })
+    }
+}
+
+/// The physical quantity of a deformation mode (its unit in SI).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// m; its stress is a force, N.
+    Length,
+    /// rad; its stress is a moment, N m.
+    Angle,
+    /// no unit.
+    Dimensionless,
+}
+
+/// One deformation mode of an element.
+#[derive(Clone, Debug)]
+pub struct ModeInfo {
+    /// Name used in model files and outputs, e.g. `elongation`, `rotation`, `bending_y`.
+    pub name: Cow<'static, str>,
+    /// Unit of the mode.
+    pub quantity: Quantity,
+    /// `true` for an angle defined modulo 2π: the kernel keeps it continuous (unwrapped).
+    pub periodic: bool,
+}
+
+impl ModeInfo {
+    /// A length-valued mode.
+    pub fn length(name: impl Into<Cow<'static, str>>) -> Self {
+        Self { name: name.into(), quantity: Quantity::Length, periodic: false }
+    }
+    /// An angle-valued mode that is not periodic (e.g. a small bending).
+    pub fn angle(name: impl Into<Cow<'static, str>>) -> Self {
+        Self { name: name.into(), quantity: Quantity::Angle, periodic: false }
+    }
+    /// A rotation angle defined modulo 2π.
+    pub fn rotation(name: impl Into<Cow<'static, str>>) -> Self {
+        Self { name: name.into(), quantity: Quantity::Angle, periodic: true }
+    }
+    /// A dimensionless mode.
+    pub fn dimensionless(name: impl Into<Cow<'static, str>>) -> Self {
+        Self { name: name.into(), quantity: Quantity::Dimensionless, periodic: false }
+    }
+}
+
+/// Which nodes an element connects and which modes it has.
+///
+/// The element's *local coordinate vector* stacks its nodes' coordinates in this order (3 for a
+/// position node, 4 for an orientation node). A node may appear twice (e.g. a BEAM whose two ends
+/// share one orientation node); the kernel adds the contributions.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    nodes: Vec<(NodeId, NodeKind)>,
+    offsets: Vec<usize>,
+    n_local: usize,
+    modes: Vec<ModeInfo>,
+}
+
+impl Layout {
+    /// A layout from its nodes (with the kind the element expects) and its modes.
+    pub fn new(nodes: Vec<(NodeId, NodeKind)>, modes: Vec<ModeInfo>) -> Self {
+        let mut offsets = Vec::with_capacity(nodes.len());
+        let mut n = 0;
+        for (_, k) in &nodes {
+            offsets.push(n);
+            n += k.dim();
+        }
+        Self { nodes, offsets, n_local: n, modes }
+    }
+    /// The nodes with the kind expected for each.
+    pub fn nodes(&self) -> &[(NodeId, NodeKind)] {
+        &self.nodes
+    }
+    /// Offset of node slot `i` in the local coordinate vector.
+    pub fn offset(&self, i: usize) -> usize {
+        self.offsets[i]
+    }
+    /// Length of the local coordinate vector.
+    pub fn n_local(&self) -> usize {
+        self.n_local
+    }
+    /// The deformation modes.
+    pub fn modes(&self) -> &[ModeInfo] {
+        &self.modes
+    }
+    /// Number of deformation modes.
+    pub fn n_modes(&self) -> usize {
+        self.modes.len()
+    }
+    /// Index of the mode called `name`.
+    pub fn mode_index(&self, name: &str) -> Option<usize> {
+        self.modes.iter().position(|m| m.name == name)
+    }
+}
+
+/// How many derivatives an evaluation must produce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Order {
+    /// `e` only.
+    Value = 0,
+    /// `e` and `De`.
+    Gradient = 1,
+    /// `e`, `De` and `D²e`.
+    Hessian = 2,
+}
+
+/// Why an element could not be built or evaluated.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ElementError {
+    /// The reference configuration is degenerate (e.g. zero length).
+    #[error("degenerate reference configuration: {0}")]
+    Degenerate(String),
+    /// The current configuration is outside the element's domain (e.g. two nodes coincide).
+    #[error("configuration outside the element's domain: {0}")]
+    Domain(String),
+    /// An inner iteration (e.g. a wrapping path) did not converge.
+    #[error("inner iteration did not converge: {0}")]
+    NoConvergence(String),
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Per-evaluation scratch an element may keep between calls (e.g. a warm start), one per
+/// [`crate::Data`]. Created on first use by [`Evaluation::state`].
+#[derive(Default)]
+pub struct ElementState(Option<Box<dyn Any + Send + Sync>>);
+
+impl fmt::Debug for ElementState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "ElementState(..)" } else { "ElementState(empty)" })
+    }
+}
+
+impl Clone for ElementState {
+    /// States are warm starts: a clone starts cold.
+    fn clone(&self) -> Self {
+        Self(None)
+    }
+}
+
+/// Where an element writes its deformations and their derivatives.
+///
+/// Shapes, with `m` modes and `n` local coordinates: `e` is `m`; the gradient of mode `k` is a
+/// row of `n`; its Hessian is `n x n`, row-major and symmetric. The kernel zeroes the gradient and
+/// Hessian storage before each call, so an element may accumulate into them.
+pub struct Evaluation<'a> {
+    order: Order,
+    n: usize,
+    /// Deformation values, one per mode.
+    pub e: &'a mut [f64],
+    de: &'a mut [f64],
+    d2e: &'a mut [f64],
+    state: &'a mut ElementState,
+}
+
+impl<'a> Evaluation<'a> {
+    /// Wrap output buffers: `e` (m), `de` (m·n, or empty below [`Order::Gradient`]) and `d2e`
+    /// (m·n·n, or empty below [`Order::Hessian`]).
+    pub fn new(
+        order: Order,
+        n: usize,
+        e: &'a mut [f64],
+        de: &'a mut [f64],
+        d2e: &'a mut [f64],
+        state: &'a mut ElementState,
+    ) -> Self {
+        debug_assert!(order < Order::Gradient || de.len() == e.len() * n);
+        debug_assert!(order < Order::Hessian || d2e.len() == e.len() * n * n);
+        Self { order, n, e, de, d2e, state }
+    }
+    /// The requested order.
+    pub fn order(&self) -> Order {
+        self.order
+    }
+    /// `true` when first derivatives are wanted.
+    pub fn wants_gradient(&self) -> bool {
+        self.order >= Order::Gradient
+    }
+    /// `true` when second derivatives are wanted.
+    pub fn wants_hessian(&self) -> bool {
+        self.order >= Order::Hessian
+    }
+    /// Local coordinate count `n`.
+    pub fn n_local(&self) -> usize {
+        self.n
+    }
+    /// Derivative accumulator of mode `k` (empty when only values are wanted).
+    pub fn mode(&mut self, k: usize) -> Derivs<'_> {
+        let n = self.n;
+        let grad = if self.order >= Order::Gradient { &mut self.de[k * n..(k + 1) * n] } else { &mut [] };
+        let hess = if self.order >= Order::Hessian { &mut self.d2e[k * n * n..(k + 1) * n * n] } else { &mut [] };
+        Derivs { n, grad, hess }
+    }
+    /// The element's scratch state of type `S`, created with `S::default()` on first use.
+    pub fn state<S: Default + Send + Sync + 'static>(&mut self) -> &mut S {
+        let slot = &mut self.state.0;
+        if slot.as_ref().is_none_or(|b| !b.is::<S>()) {
+            *slot = Some(Box::new(S::default()));
+        }
+        slot.as_mut().and_then(|b| b.downcast_mut::<S>()).expect("state just set")
+    }
+}
+
+/// Accumulates the gradient (length `n`) and Hessian (`n x n`) of one scalar function of the
+/// local coordinates. Either may be empty, in which case adding to it does nothing.
+#[derive(Debug)]
+pub struct Derivs<'a> {
+    n: usize,
+    /// Gradient, `n` (empty when not requested).
+    pub grad: &'a mut [f64],
+    /// Hessian, `n x n` row-major (empty when not requested).
+    pub hess: &'a mut [f64],
+}
+
+impl<'a> Derivs<'a> {
+    /// Wrap buffers (`grad`: n or empty; `hess`: n·n or empty).
+    pub fn new(n: usize, grad: &'a mut [f64], hess: &'a mut [f64]) -> Self {
+        Self { n, grad, hess }
+    }
+    /// `true` when the gradient is wanted.
+    #[inline]
+    pub fn has_grad(&self) -> bool {
+        !self.grad.is_empty()
+    }
+    /// `true` when the Hessian is wanted.
+    #[inline]
+    pub fn has_hess(&self) -> bool {
+        !self.hess.is_empty()
+    }
+    /// `grad[off..off+g.len()] += s g`.
+    #[inline]
+    pub fn add_grad(&mut self, off: usize, g: &[f64], s: f64) {
+        if self.has_grad() {
+            for (i, v) in g.iter().enumerate() {
+                self.grad[off + i] += s * v;
+            }
+        }
+    }
+    /// Add `s B` to the symmetric diagonal block at `(off, off)`; `B` is `dim x dim` row-major.
+    #[inline]
+    pub fn add_hess_diag(&mut self, off: usize, dim: usize, b: &[f64], s: f64) {
+        if self.has_hess() {
+            let n = self.n;
+            for i in 0..dim {
+                for j in 0..dim {
+                    self.hess[(off + i) * n + off + j] += s * b[i * dim + j];
+                }
+            }
+        }
+    }
+    /// Add `s B` at `(oi, oj)` and `s Bᵀ` at `(oj, oi)`; `B` is `di x dj` row-major.
+    ///
+    /// Correct also when `oi == oj` (one node in two slots): the mixed term appears twice.
+    #[inline]
+    pub fn add_hess_cross(&mut self, oi: usize, di: usize, oj: usize, dj: usize, b: &[f64], s: f64) {
+        if self.has_hess() {
+            let n = self.n;
+            for i in 0..di {
+                for j in 0..dj {
+                    let v = s * b[i * dj + j];
+                    self.hess[(oi + i) * n + oj + j] += v;
+                    self.hess[(oj + j) * n + oi + i] += v;
+                }
+            }
+        }
+    }
+}
+
+/// What every element tells the kernel about itself.
+pub trait ElementInfo: Send + Sync + fmt::Debug {
+    /// The registered type name, e.g. `truss`.
+    fn type_name(&self) -> &str;
+    /// Its nodes and modes.
+    fn layout(&self) -> &Layout;
+    /// Take reference values from the initial local coordinates `x0` (length `n_local`), so that
+    /// every deformation is zero there. Called once when the model is built.
+    fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError>;
+}
+
+/// An element with its own (analytic) derivatives: what the kernel evaluates.
+pub trait Element: ElementInfo {
+    /// Evaluate the deformations at local coordinates `x` (length `n_local`) and, as
+    /// `out.order()` asks, their first and second derivatives.
+    fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError>;
+
+    /// The element's own constitutive law, for element types that carry one (e.g. a passive
+    /// joint resistance). A law attached in the model takes precedence.
+    fn law(&self) -> Option<&dyn crate::law::Law> {
+        None
+    }
+}
+
+/// The deformation function written once over a generic scalar, for dual numbers.
+pub trait Deformations: ElementInfo {
+    /// Write the deformations at local coordinates `x` into `e` (one per mode).
+    fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError>;
+}

@@ -1,0 +1,419 @@
+//! Position analysis: evaluate the elements, and solve the dependent coordinates `x^c` for given
+//! generalized coordinates by Newton-Raphson with a second-order Taylor predictor
+//! (seed 001, eq. 1 and 6).
+
+use std::f64::consts::TAU;
+
+use faer::MatMut;
+
+use crate::data::Data;
+use crate::diagnostics::{WellPosedness, well_posedness};
+use crate::element::{ElementError, Evaluation, Order};
+use crate::model::{Input, Model, RowTarget};
+
+/// Why a kinematic analysis failed.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum KinematicsError {
+    /// `q` has the wrong length.
+    #[error("expected {expected} generalized coordinates, got {got}")]
+    InputLength {
+        /// `n_q`.
+        expected: usize,
+        /// Given.
+        got: usize,
+    },
+    /// A generalized coordinate is NaN or infinite.
+    #[error("generalized coordinate `{name}` is not finite ({value})")]
+    NonFiniteInput {
+        /// Its name.
+        name: String,
+        /// Its value.
+        value: f64,
+    },
+    /// The model is not well posed: `D_cc` is not square or is singular.
+    #[error("{0}")]
+    NotWellPosed(Box<WellPosedness>),
+    /// An element failed to evaluate.
+    #[error("element `{element}`: {error}")]
+    Element {
+        /// The element.
+        element: String,
+        /// Its reason.
+        error: ElementError,
+    },
+    /// An element produced NaN or infinity.
+    #[error("element `{element}` produced a non-finite {what} for mode `{mode}`")]
+    NonFinite {
+        /// The element.
+        element: String,
+        /// The mode.
+        mode: String,
+        /// `value`, `gradient` or `Hessian`.
+        what: &'static str,
+    },
+    /// Newton-Raphson did not converge.
+    #[error(
+        "Newton-Raphson did not converge in {iterations} iterations: residual {residual:.3e} \
+         (tolerance {tolerance:.1e}), worst equation `{worst}`"
+    )]
+    NoConvergence {
+        /// Iterations made.
+        iterations: usize,
+        /// Largest residual (in the unit of its mode).
+        residual: f64,
+        /// The tolerance it was held to.
+        tolerance: f64,
+        /// The mode (`element.mode`) with the largest scaled residual.
+        worst: String,
+    },
+    /// Transfer functions were asked for before positions were solved.
+    #[error("the configuration is not solved: call solve_positions first")]
+    NotSolved,
+}
+
+/// How the dependent coordinates are predicted from the previous solution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Predictor {
+    /// Start Newton-Raphson from the previous solution.
+    None,
+    /// `x + DF Δq`.
+    FirstOrder,
+    /// `x + DF Δq + ½ (D²F Δq) Δq` (seed 001, eq. 1).
+    SecondOrder,
+}
+
+/// Newton-Raphson settings.
+#[derive(Clone, Copy, Debug)]
+pub struct NewtonOptions {
+    /// Convergence: every residual below `tolerance`, times the model's length scale for length
+    /// modes (m) and times 1 for angles (rad) and norms.
+    pub tolerance: f64,
+    /// Iterations per attempt.
+    pub max_iterations: usize,
+    /// Predictor from the previous solution.
+    pub predictor: Predictor,
+    /// When an attempt fails, retry by splitting the step in `q` into up to `2^max_bisections`
+    /// substeps (continuation).
+    pub max_bisections: u32,
+}
+
+impl Default for NewtonOptions {
+    fn default() -> Self {
+        Self { tolerance: 1e-12, max_iterations: 30, predictor: Predictor::SecondOrder, max_bisections: 6 }
+    }
+}
+
+/// What a successful position solve took.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NewtonReport {
+    /// Newton iterations, summed over substeps.
+    pub iterations: usize,
+    /// Substeps used (1 when no continuation was needed).
+    pub substeps: usize,
+    /// Largest scaled residual at the solution (≤ 1 means within tolerance).
+    pub residual: f64,
+}
+
+/// Evaluate every element at the current `x`: deformations and, as `order` asks, their first
+/// and second derivatives. Periodic modes are unwrapped: towards their target for constraint
+/// rows, towards their previous value otherwise.
+pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), KinematicsError> {
+    if data.order.is_some_and(|o| o >= order) {
+        return Ok(());
+    }
+    if order >= Order::Hessian && data.d2e.len() != model.d2e_len {
+        data.d2e = vec![0.0; model.d2e_len];
+    }
+    data.e_prev.copy_from_slice(&data.e);
+    for (i, entry) in model.elements.iter().enumerate() {
+        let layout = entry.element.layout();
+        let (m, n) = (layout.n_modes(), entry.coords.len());
+        let xloc = &mut data.xloc[..n];
+        for (v, &c) in xloc.iter_mut().zip(&entry.coords) {
+            *v = data.x[c];
+        }
+        let e = &mut data.e[entry.mode_offset..entry.mode_offset + m];
+        let de: &mut [f64] = if order >= Order::Gradient {
+            let s = &mut data.de[entry.de_offset..entry.de_offset + m * n];
+            s.fill(0.0);
+            s
+        } else {
+            &mut []
+        };
+        let d2e: &mut [f64] = if order >= Order::Hessian {
+            let s = &mut data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n];
+            s.fill(0.0);
+            s
+        } else {
+            &mut []
+        };
+        let mut out = Evaluation::new(order, n, e, de, d2e, &mut data.states[i]);
+        entry
+            .element
+            .evaluate(xloc, &mut out)
+            .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
+        for k in 0..m {
+            let g = entry.mode_offset + k;
+            if !data.e[g].is_finite() {
+                return Err(non_finite(model, g, "value"));
+            }
+            if model.mode_info[g].periodic {
+                let reference = match model.mode_row[g].map(|r| model.row_target[r]) {
+                    Some(RowTarget::Fixed(v)) => v,
+                    Some(RowTarget::Input(j)) => data.q[j],
+                    None => data.e_prev[g],
+                };
+                data.e[g] += TAU * ((reference - data.e[g]) / TAU).round();
+            }
+        }
+        if order >= Order::Gradient && data.de[entry.de_offset..entry.de_offset + m * n].iter().any(|v| !v.is_finite())
+        {
+            let k = (0..m).find(|&k| {
+                data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n].iter().any(|v| !v.is_finite())
+            });
+            return Err(non_finite(model, entry.mode_offset + k.unwrap_or(0), "gradient"));
+        }
+        if order >= Order::Hessian
+            && data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n].iter().any(|v| !v.is_finite())
+        {
+            return Err(non_finite(model, entry.mode_offset, "Hessian"));
+        }
+    }
+    data.order = Some(order);
+    Ok(())
+}
+
+fn non_finite(model: &Model, m: usize, what: &'static str) -> KinematicsError {
+    let (el, _) = model.mode_element[m];
+    KinematicsError::NonFinite {
+        element: model.elements[el.index()].name.clone(),
+        mode: model.mode_info[m].name.to_string(),
+        what,
+    }
+}
+
+/// Residual of the constraint equations at the current evaluation; returns the largest scaled
+/// residual and its row.
+fn residual(model: &Model, data: &mut Data, q: &[f64], tol: f64) -> (f64, usize) {
+    let mut worst = (0.0, 0);
+    for (r, &m) in model.rows.iter().enumerate() {
+        let target = match model.row_target[r] {
+            RowTarget::Fixed(v) => v,
+            RowTarget::Input(j) => q[j],
+        };
+        let g = data.e[m] - target;
+        data.g[r] = g;
+        let s = g.abs() / (tol * model.mode_scale(m));
+        if s > worst.0 || s.is_nan() {
+            worst = (s, r);
+        }
+    }
+    worst
+}
+
+/// Fill `D_cc` from the element gradients.
+pub(crate) fn assemble(model: &Model, data: &mut Data) {
+    data.dcc.fill(0.0);
+    for &(src, dst) in &model.pattern.scatter {
+        data.dcc[dst] += data.de[src];
+    }
+}
+
+/// Evaluate, assemble and factor `D_cc` at the current `x`. On a singular matrix, the error
+/// carries the SVD diagnostics.
+pub(crate) fn factor(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+    evaluate(model, data, Order::Gradient)?;
+    if !model.is_square() {
+        return Err(not_well_posed(model, data));
+    }
+    assemble(model, data);
+    if data.lu.factor(&model.pattern, &data.dcc).is_err() {
+        return Err(not_well_posed(model, data));
+    }
+    Ok(())
+}
+
+fn not_well_posed(model: &Model, data: &mut Data) -> KinematicsError {
+    KinematicsError::NotWellPosed(Box::new(well_posedness(model, data)))
+}
+
+/// Solve `D_cc v = rhs` in place with the current factors and check the solution: a singular
+/// `D_cc` shows as a non-finite or inaccurate solution, since the sparse LU does not report it.
+pub(crate) fn solve_checked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>) -> Result<(), KinematicsError> {
+    let b = rhs.to_owned();
+    let mut rhs = rhs;
+    data.lu.solve(&model.pattern, rhs.as_mut(), false);
+    let n = model.n_unknowns();
+    let mut y = vec![0.0; n];
+    let mut v = vec![0.0; n];
+    for j in 0..rhs.ncols() {
+        for i in 0..n {
+            v[i] = rhs[(i, j)];
+        }
+        if v.iter().any(|a| !a.is_finite()) {
+            return Err(not_well_posed(model, data));
+        }
+        model.pattern.mul(&data.dcc, &v, &mut y);
+        let bn = (0..n).map(|i| b[(i, j)].abs()).fold(0.0, f64::max);
+        let err = (0..n).map(|i| (y[i] - b[(i, j)]).abs()).fold(0.0, f64::max);
+        let scale = (0..model.pattern.nnz()).map(|i| data.dcc[i].abs()).fold(0.0, f64::max)
+            * v.iter().map(|a| a.abs()).fold(0.0, f64::max);
+        // backward error of the solve, and a lower bound of the condition number
+        if err > 1e-8 * (bn + scale) + f64::MIN_POSITIVE || (bn > 0.0 && scale > 1e13 * bn) {
+            return Err(not_well_posed(model, data));
+        }
+    }
+    Ok(())
+}
+
+fn set_input_coordinates(model: &Model, data: &mut Data, q: &[f64]) {
+    for (j, inp) in model.inputs.iter().enumerate() {
+        if let Input::Coordinate(c) = inp {
+            data.x[c.index()] = q[j];
+        }
+    }
+}
+
+/// Newton-Raphson from the current `x` for the target `q`.
+fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Result<NewtonReport, KinematicsError> {
+    set_input_coordinates(model, data, q);
+    data.invalidate();
+    let n = model.n_unknowns();
+    let mut first_worst = f64::NAN;
+    for it in 0..=opts.max_iterations {
+        evaluate(model, data, Order::Gradient)?;
+        let (worst, _) = residual(model, data, q, opts.tolerance);
+        if it == 0 {
+            first_worst = worst;
+        }
+        if worst <= 1.0 {
+            factor(model, data)?;
+            data.solved = true;
+            return Ok(NewtonReport { iterations: it, substeps: 1, residual: worst });
+        }
+        if it == opts.max_iterations || !worst.is_finite() || (it >= 4 && worst > 1e8 * first_worst.max(1.0)) {
+            break;
+        }
+        factor(model, data)?;
+        let mut dx = faer::Mat::from_fn(n, 1, |i, _| data.g[i]);
+        solve_checked(model, data, dx.as_mut())?;
+        for (col, &c) in model.dependent_coords.iter().enumerate() {
+            data.x[c] -= dx[(col, 0)];
+        }
+        data.order = None;
+        data.lu.valid = false;
+    }
+    let (_, row) = residual(model, data, q, opts.tolerance);
+    let m = model.rows[row];
+    Err(KinematicsError::NoConvergence {
+        iterations: opts.max_iterations,
+        residual: data.g[row].abs(),
+        tolerance: opts.tolerance * model.mode_scale(m),
+        worst: model.mode_name(crate::ids::ModeId::new(m)),
+    })
+}
+
+/// Predict `x` at `q` from the solved configuration in `data` (seed 001, eq. 1).
+fn predict(model: &Model, data: &mut Data, q: &[f64], kind: Predictor) -> Result<(), KinematicsError> {
+    if kind == Predictor::None || !data.solved {
+        return Ok(());
+    }
+    let dq: Vec<f64> = q.iter().zip(&data.q).map(|(a, b)| a - b).collect();
+    if dq.iter().all(|v| *v == 0.0) {
+        return Ok(());
+    }
+    let zeros = vec![0.0; dq.len()];
+    let mut step = crate::transfer::directional(model, data, &dq, None)?;
+    if kind == Predictor::SecondOrder {
+        let second = crate::transfer::directional(model, data, &zeros, Some(&step))?;
+        for (s, t) in step.iter_mut().zip(&second) {
+            *s += 0.5 * t;
+        }
+    }
+    for &c in &model.dependent_coords {
+        data.x[c] += step[c];
+    }
+    Ok(())
+}
+
+/// Solve the dependent coordinates for the generalized coordinates `q` (n_q) with default
+/// options. On success `data` holds the configuration, all deformations, and the factorization
+/// of `D_cc` for the transfer functions.
+pub fn solve_positions(model: &Model, data: &mut Data, q: &[f64]) -> Result<NewtonReport, KinematicsError> {
+    solve_positions_with(model, data, q, &NewtonOptions::default())
+}
+
+/// [`solve_positions`] with explicit options.
+pub fn solve_positions_with(
+    model: &Model,
+    data: &mut Data,
+    q: &[f64],
+    opts: &NewtonOptions,
+) -> Result<NewtonReport, KinematicsError> {
+    if q.len() != model.n_q() {
+        return Err(KinematicsError::InputLength { expected: model.n_q(), got: q.len() });
+    }
+    if let Some(j) = q.iter().position(|v| !v.is_finite()) {
+        return Err(KinematicsError::NonFiniteInput { name: model.input_name(j), value: q[j] });
+    }
+    if !model.is_square() {
+        return Err(not_well_posed(model, data));
+    }
+    let start_x = data.x.clone();
+    let start_e = data.e.clone();
+    let start_q = data.q.clone();
+    let was_solved = data.solved;
+
+    let restore = |data: &mut Data| {
+        data.x.copy_from_slice(&start_x);
+        data.e.copy_from_slice(&start_e);
+        data.q.copy_from_slice(&start_q);
+        data.invalidate();
+    };
+
+    // one step with the predictor
+    let first = predict(model, data, q, opts.predictor).and_then(|_| newton(model, data, q, opts));
+    let first_err = match first {
+        Ok(r) => {
+            data.q.copy_from_slice(q);
+            return Ok(r);
+        }
+        Err(e @ KinematicsError::NotWellPosed(_)) if !was_solved => return Err(e),
+        Err(e) => e,
+    };
+    // continuation: substeps from the last solution
+    for level in 1..=opts.max_bisections {
+        restore(data);
+        if was_solved {
+            // re-establish the factorization at the start point for the predictor
+            if factor(model, data).is_err() {
+                break;
+            }
+            data.solved = true;
+        }
+        let steps = 1usize << level;
+        let mut total = NewtonReport { iterations: 0, substeps: steps, residual: 0.0 };
+        let mut ok = true;
+        for s in 1..=steps {
+            let t = s as f64 / steps as f64;
+            let qs: Vec<f64> = start_q.iter().zip(q).map(|(a, b)| a + t * (b - a)).collect();
+            let pred = if was_solved || s > 1 { opts.predictor } else { Predictor::None };
+            match predict(model, data, &qs, pred).and_then(|_| newton(model, data, &qs, opts)) {
+                Ok(r) => {
+                    data.q.copy_from_slice(&qs);
+                    total.iterations += r.iterations;
+                    total.residual = r.residual;
+                }
+                Err(_) => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if ok {
+            return Ok(total);
+        }
+    }
+    restore(data);
+    Err(first_err)
+}

@@ -1,0 +1,45 @@
+//! # mollier-core
+//!
+//! The kernel of Mollier, a finite element multibody framework for musculoskeletal models in the
+//! manner of SPACAR (van der Helm 1994, seed 001). A mechanism is a set of **nodes** (positions,
+//! and orientations as Euler parameters) and **elements** whose **deformation modes** are
+//! functions of those nodes. Fixing modes makes bodies and joints, making some modes or
+//! coordinates inputs makes the motion; the kernel solves the remaining coordinates by
+//! Newton-Raphson and yields the first- and second-order geometric transfer functions.
+//!
+//! Layout, after Pinocchio and MuJoCo:
+//! - [`ModelBuilder`] → immutable [`Model`] (shared between threads) + per-thread [`Data`];
+//! - algorithms are free functions `algo(&model, &mut data, ...)`, named for the stage:
+//!   [`kinematics::solve_positions`], [`transfer::first_order`], [`transfer::second_order`],
+//!   [`transfer::velocities`], [`transfer::accelerations`], [`diagnostics::well_posedness`];
+//! - elements are plugins behind the [`Element`] trait; the kernel never asks an element's kind.
+//!
+//! Units are SI: m, rad, kg, s, N.
+
+pub mod autodiff;
+pub mod conformance;
+pub mod data;
+pub mod diagnostics;
+pub mod element;
+pub mod geometry;
+pub mod ids;
+pub mod kinematics;
+pub mod law;
+pub mod model;
+pub mod registry;
+pub mod scalar;
+mod sparse;
+pub mod terms;
+pub mod topology;
+pub mod transfer;
+
+pub use data::{Data, n_pairs, pair_index};
+pub use diagnostics::{Involved, WellPosedness, well_posedness};
+pub use element::{
+    Deformations, Derivs, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Order, Quantity,
+};
+pub use ids::{CoordId, ElementId, ModeId, NodeId};
+pub use kinematics::{KinematicsError, NewtonOptions, NewtonReport, Predictor, solve_positions, solve_positions_with};
+pub use law::{Law, LinearLaw};
+pub use model::{BuildError, CoordRole, Input, ModeRole, Model, ModelBuilder, NodeInfo};
+pub use scalar::Real;

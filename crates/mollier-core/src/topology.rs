@@ -1,0 +1,127 @@
+//! Topology of a model: the incidence graph of nodes and elements.
+//!
+//! Vertices are the nodes, the elements and one *ground*; nodes whose coordinates are all fixed
+//! are the ground itself, and a node with some fixed or driven coordinates is joined to it. An
+//! element is joined to each distinct node it connects. From this graph (petgraph):
+//! - **parts**: connected components; a part not joined to the ground floats;
+//! - **loops**: the cycle rank `E − V + C` (independent closed chains of constraints, including
+//!   those closed through the ground);
+//! - a breadth-first **traversal order** from the ground, which orders the unknowns and equations
+//!   so that neighbours in the mechanism are neighbours in the matrices.
+
+use std::collections::VecDeque;
+
+use petgraph::graph::{NodeIndex, UnGraph};
+
+use crate::ids::{ElementId, NodeId};
+use crate::model::{CoordRole, ElementEntry, NodeInfo};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vertex {
+    Ground,
+    Node(NodeId),
+    Element(ElementId),
+}
+
+/// A connected part of the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// Its nodes (those that are not entirely fixed).
+    pub nodes: Vec<NodeId>,
+    /// Its elements.
+    pub elements: Vec<ElementId>,
+    /// `false` when nothing ties the part to the ground (it floats unless its inputs hold it).
+    pub grounded: bool,
+}
+
+/// Parts, loops and traversal order of a model.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    /// Connected parts, the grounded one first.
+    pub parts: Vec<Part>,
+    /// Independent loops: the cycle rank of the incidence graph.
+    pub loops: usize,
+    /// Nodes in breadth-first order from the ground (all nodes).
+    pub node_order: Vec<NodeId>,
+    /// Elements in breadth-first order from the ground (all elements).
+    pub element_order: Vec<ElementId>,
+}
+
+impl Topology {
+    pub(crate) fn analyse(nodes: &[NodeInfo], elements: &[ElementEntry], coord_role: &[CoordRole]) -> Self {
+        let mut g: UnGraph<Vertex, ()> = UnGraph::new_undirected();
+        let ground = g.add_node(Vertex::Ground);
+        let mut node_vertex = Vec::with_capacity(nodes.len());
+        let mut fully_fixed = Vec::with_capacity(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            let roles = &coord_role[n.offset..n.offset + n.kind.dim()];
+            let all_fixed = roles.iter().all(|r| *r == CoordRole::Fixed);
+            fully_fixed.push(all_fixed);
+            if all_fixed {
+                node_vertex.push(ground);
+            } else {
+                let v = g.add_node(Vertex::Node(NodeId::new(i)));
+                if roles.iter().any(|r| *r != CoordRole::Dependent) {
+                    g.add_edge(v, ground, ());
+                }
+                node_vertex.push(v);
+            }
+        }
+        for (j, e) in elements.iter().enumerate() {
+            let v = g.add_node(Vertex::Element(ElementId::new(j)));
+            let mut seen: Vec<NodeIndex> = Vec::new();
+            for &(node, _) in e.element.layout().nodes() {
+                let nv = node_vertex[node.index()];
+                if !seen.contains(&nv) {
+                    seen.push(nv);
+                    g.add_edge(v, nv, ());
+                }
+            }
+        }
+        // breadth-first from the ground, then from whatever is left (floating parts)
+        let mut visited = vec![false; g.node_count()];
+        let mut node_order: Vec<NodeId> = (0..nodes.len()).filter(|&i| fully_fixed[i]).map(NodeId::new).collect();
+        let mut element_order = Vec::with_capacity(elements.len());
+        let mut parts = Vec::new();
+        let mut components = 0;
+        let starts = std::iter::once(ground).chain(g.node_indices());
+        for start in starts {
+            if visited[start.index()] {
+                continue;
+            }
+            components += 1;
+            let mut part = Part { nodes: Vec::new(), elements: Vec::new(), grounded: start == ground };
+            let mut queue = VecDeque::from([start]);
+            visited[start.index()] = true;
+            while let Some(v) = queue.pop_front() {
+                match g[v] {
+                    Vertex::Ground => {}
+                    Vertex::Node(n) => {
+                        node_order.push(n);
+                        part.nodes.push(n);
+                    }
+                    Vertex::Element(e) => {
+                        element_order.push(e);
+                        part.elements.push(e);
+                    }
+                }
+                let mut next: Vec<NodeIndex> = g.neighbors(v).filter(|w| !visited[w.index()]).collect();
+                next.sort();
+                for w in next {
+                    visited[w.index()] = true;
+                    queue.push_back(w);
+                }
+            }
+            if start != ground || !part.elements.is_empty() || !part.nodes.is_empty() {
+                parts.push(part);
+            }
+        }
+        let loops = (g.edge_count() + components).saturating_sub(g.node_count());
+        Topology { parts, loops, node_order, element_order }
+    }
+
+    /// Parts not tied to the ground.
+    pub fn floating_parts(&self) -> impl Iterator<Item = &Part> {
+        self.parts.iter().filter(|p| !p.grounded)
+    }
+}
