@@ -86,7 +86,8 @@ pub enum Predictor {
 #[derive(Clone, Copy, Debug)]
 pub struct NewtonOptions {
     /// Convergence: every residual below `tolerance`, times the model's length scale for length
-    /// modes (m) and times 1 for angles (rad) and norms.
+    /// modes (m) and times 1 for angles (rad) and norms. Within 100 times the tolerance, an
+    /// iteration that no longer halves the residual has reached round-off and is accepted.
     pub tolerance: f64,
     /// Iterations per attempt.
     pub max_iterations: usize,
@@ -99,7 +100,7 @@ pub struct NewtonOptions {
 
 impl Default for NewtonOptions {
     fn default() -> Self {
-        Self { tolerance: 1e-12, max_iterations: 30, predictor: Predictor::SecondOrder, max_bisections: 6 }
+        Self { tolerance: 1e-14, max_iterations: 30, predictor: Predictor::SecondOrder, max_bisections: 6 }
     }
 }
 
@@ -280,14 +281,20 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
     data.invalidate();
     let n = model.n_unknowns();
     let mut first_worst = f64::NAN;
+    let mut previous = f64::INFINITY;
     for it in 0..=opts.max_iterations {
         evaluate(model, data, Order::Gradient)?;
         let (worst, _) = residual(model, data, q, opts.tolerance);
         if it == 0 {
             first_worst = worst;
         }
-        if worst <= 1.0 {
+        let stagnated = worst <= 100.0 && worst > 0.5 * previous;
+        previous = worst;
+        if worst <= 1.0 || stagnated {
             factor(model, data)?;
+            // the sparse LU does not report singularity: probe it once at the solution
+            let mut probe = faer::Mat::from_fn(n, 1, |i, _| 1.0 + (i % 7) as f64);
+            solve_checked(model, data, probe.as_mut())?;
             data.solved = true;
             return Ok(NewtonReport { iterations: it, substeps: 1, residual: worst });
         }

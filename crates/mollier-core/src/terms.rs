@@ -1,7 +1,8 @@
 //! Exact first and second derivatives of the terms deformation functions are built from.
 //!
-//! Each function returns the term's value and adds `s` times its gradient and Hessian (with
-//! respect to the element's local coordinates) to a [`Derivs`]. Offsets are positions in the
+//! Each function returns `s` times the term's value and adds `s` times its gradient and Hessian
+//! (with respect to the element's local coordinates) to a [`Derivs`], so that a deformation that
+//! is a weighted sum of terms is the sum of the calls, value and derivatives alike. Offsets are positions in the
 //! local coordinate vector. Rotated-vector terms use `(R(λ)u)·d = λᵀQ(u,d)λ`
 //! ([`crate::geometry::q_matrix`]).
 
@@ -18,7 +19,7 @@ fn flat4(q: &[[f64; 4]; 4], s: f64) -> [f64; 16] {
     b
 }
 
-/// `(R(λ_a) a) · (R(λ_b) b)` for constant body vectors `a`, `b`; `λ_a`, `λ_b` at offsets `la`, `lb`.
+/// `s (R(λ_a) a) · (R(λ_b) b)` for constant body vectors `a`, `b`; `λ_a`, `λ_b` at offsets `la`, `lb`.
 pub fn dot_rr(d: &mut Derivs<'_>, x: &[f64], la: usize, a: &Vec3, lb: usize, b: &Vec3, s: f64) -> f64 {
     let lam_a: Quat = quat_at(x, la);
     let lam_b: Quat = quat_at(x, lb);
@@ -47,10 +48,10 @@ pub fn dot_rr(d: &mut Derivs<'_>, x: &[f64], la: usize, a: &Vec3, lb: usize, b: 
             d.add_hess_cross(la, 4, lb, 4, &c, s);
         }
     }
-    dot(&ra, &rb)
+    s * dot(&ra, &rb)
 }
 
-/// `(R(λ) a) · (x_q − x_p)` for a constant body vector `a`; `λ` at `l`, positions at `p`, `q`.
+/// `s (R(λ) a) · (x_q − x_p)` for a constant body vector `a`; `λ` at `l`, positions at `p`, `q`.
 pub fn dot_rd(d: &mut Derivs<'_>, x: &[f64], l: usize, a: &Vec3, p: usize, q: usize, s: f64) -> f64 {
     let lam: Quat = quat_at(x, l);
     let dv = sub(&vec3_at(x, q), &vec3_at(x, p));
@@ -75,10 +76,10 @@ pub fn dot_rd(d: &mut Derivs<'_>, x: &[f64], l: usize, a: &Vec3, p: usize, q: us
             d.add_hess_cross(l, 4, p, 3, &jt, -s);
         }
     }
-    dot(&ra, &dv)
+    s * dot(&ra, &dv)
 }
 
-/// `|x_q − x_p|`; positions at offsets `p`, `q`. Fails when the points coincide.
+/// `s |x_q − x_p|`; positions at offsets `p`, `q`. Fails when the points coincide.
 pub fn distance(d: &mut Derivs<'_>, x: &[f64], p: usize, q: usize, s: f64) -> Result<f64, ElementError> {
     let dv = sub(&vec3_at(x, q), &vec3_at(x, p));
     let l = norm(&dv);
@@ -99,7 +100,7 @@ pub fn distance(d: &mut Derivs<'_>, x: &[f64], p: usize, q: usize, s: f64) -> Re
         d.add_hess_diag(q, 3, &h, s);
         d.add_hess_cross(p, 3, q, 3, &h, -s);
     }
-    Ok(l)
+    Ok(s * l)
 }
 
 /// Owned gradient/Hessian storage for an intermediate scalar (e.g. the sine and cosine inside an
@@ -195,17 +196,18 @@ mod tests {
         let x = [0.1, 0.2, -0.3, 0.8, 0.1, -0.4, 0.3, 1.0, -0.5, 0.7, 0.2, 0.9, -0.1, 0.35];
         let a = [0.3, -0.2, 0.9];
         let b = [-0.6, 0.5, 0.1];
-        fd_check(&|d, x| 1.5 * dot_rr(d, x, 3, &a, 10, &b, 1.5), &x);
+        fd_check(&|d, x| dot_rr(d, x, 3, &a, 10, &b, 1.5), &x);
         // the same orientation node in both slots
         fd_check(&|d, x| dot_rr(d, x, 3, &a, 3, &b, 1.0), &x);
-        fd_check(&|d, x| -0.7 * dot_rd(d, x, 3, &a, 0, 7, -0.7), &x);
-        fd_check(&|d, x| 2.0 * distance(d, x, 0, 7, 2.0).unwrap(), &x);
+        fd_check(&|d, x| dot_rd(d, x, 3, &a, 0, 7, -0.7), &x);
+        fd_check(&|d, x| distance(d, x, 0, 7, 2.0).unwrap(), &x);
         fd_check(
             &|d, x| {
                 let n = x.len();
                 let mut ss = Scratch::like(d, n);
                 let mut cc = Scratch::like(d, n);
-                let s = dot_rr(&mut ss.derivs(), x, 3, &a, 10, &b, 1.0);
+                let s =
+                    dot_rr(&mut ss.derivs(), x, 3, &a, 10, &b, 1.0) + dot_rr(&mut ss.derivs(), x, 3, &b, 10, &a, -0.5);
                 let c = dot_rd(&mut cc.derivs(), x, 3, &b, 0, 7, 1.0);
                 atan2_chain(d, s, &ss, c, &cc, 1.0)
             },

@@ -105,14 +105,12 @@ impl Element for Beam {
         let e1 = distance(&mut out.mode(0), x, P, Q, 1.0)? - self.l0;
         let e2 = {
             let mut d = out.mode(1);
-            let f1 = dot_rr(&mut d, x, LP, zp, LQ, yq, h);
-            let f2 = dot_rr(&mut d, x, LP, yp, LQ, zq, -h);
-            h * (f1 - f2)
+            dot_rr(&mut d, x, LP, zp, LQ, yq, h) + dot_rr(&mut d, x, LP, yp, LQ, zq, -h)
         };
-        let e3 = -dot_rd(&mut out.mode(2), x, LP, zp, P, Q, -1.0);
+        let e3 = dot_rd(&mut out.mode(2), x, LP, zp, P, Q, -1.0);
         let e4 = dot_rd(&mut out.mode(3), x, LQ, zq, P, Q, 1.0);
         let e5 = dot_rd(&mut out.mode(4), x, LP, yp, P, Q, 1.0);
-        let e6 = -dot_rd(&mut out.mode(5), x, LQ, yq, P, Q, -1.0);
+        let e6 = dot_rd(&mut out.mode(5), x, LQ, yq, P, Q, -1.0);
         out.e.copy_from_slice(&[e1, e2, e3, e4, e5, e6]);
         Ok(())
     }

@@ -1,21 +1,26 @@
 //! HINGE: a joint between two orientation nodes with three deformation modes (seed 001):
 //! - `rotation`: the angle about the hinge axis (rad, periodic; the kernel keeps it continuous);
-//! - `bending_y`, `bending_z`: misalignment of the axis about the local y and z axes (to first
-//!   order the rotation-vector components), zero for any rotation about the axis.
+//! - `bending_y`, `bending_z`: misalignment of q's axis from p's, as the components about p's
+//!   local y and z axes of `n_x^p × n_x^q` (to first order the rotation-vector components), zero
+//!   for any rotation about the axis.
 //!
-//! With `T_p = R(λ_p) R0_p` and `T_q = R(λ_q) R0_q` the element triads (`x` = hinge axis), and
-//! `Rrel = T_pᵀ T_q` (so `Rrel_ij = n_i^p · n_j^q`):
+//! With `n_i^p = R(λ_p) R0_p e_i` and `n_i^q = R(λ_q) R0_q e_i` the element triads (`x` = hinge
+//! axis), both equal in the reference configuration:
 //! ```text
-//! rotation  = atan2(Rrel_zy − Rrel_yz, Rrel_yy + Rrel_zz)
-//! bending_y = (Rrel_xz − Rrel_zx) / 2
-//! bending_z = (Rrel_yx − Rrel_xy) / 2
+//! rotation  = atan2(n_z^p·n_y^q − n_y^p·n_z^q,  n_y^p·n_y^q + n_z^p·n_z^q)
+//! bending_y = −n_z^p · n_x^q
+//! bending_z =  n_y^p · n_x^q
 //! ```
-//! An ideal hinge fixes the two bendings; the rotation is an input, free, or fixed.
+//! The bendings measure q's axis in p's frame, so their derivatives do not depend on the
+//! rotation angle: the joint is well posed at every angle. (The symmetric form
+//! `(Rrel_xz − Rrel_zx)/2` loses its bending stiffness at a rotation of π; see
+//! `docs/theory/kernel.md`.) An ideal hinge fixes the two bendings; the rotation is an input,
+//! free, or fixed.
 
 use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
 use mollier_core::geometry::{Mat3, Vec3, column, dot, lift, mat_mul, quat_at, rotate, rotation, transpose, triad};
 use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
-use mollier_core::scalar::{Real, c};
+use mollier_core::scalar::Real;
 use mollier_core::terms::{Scratch, atan2_chain, dot_rr};
 use mollier_core::{Derivs, NodeId};
 
@@ -71,7 +76,7 @@ impl ElementInfo for Hinge {
 
 impl Element for Hinge {
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        let [xp, yp, zp] = &self.tp;
+        let [_, yp, zp] = &self.tp;
         let [xq, yq, zq] = &self.tq;
         let n = 8;
         // rotation = atan2(s, c)
@@ -86,10 +91,10 @@ impl Element for Hinge {
         let angle = atan2_chain(&mut out.mode(0), s, &ds, cc, &dc, 1.0);
         out.e[0] = angle;
         let mut d: Derivs<'_> = out.mode(1);
-        let b1 = 0.5 * (dot_rr(&mut d, x, 0, xp, 4, zq, 1.0) - dot_rr(&mut d, x, 0, zp, 4, xq, 1.0));
+        let b1 = dot_rr(&mut d, x, 0, zp, 4, xq, -1.0);
         out.e[1] = b1;
         let mut d = out.mode(2);
-        let b2 = 0.5 * (dot_rr(&mut d, x, 0, yp, 4, xq, 1.0) - dot_rr(&mut d, x, 0, xp, 4, yq, 1.0));
+        let b2 = dot_rr(&mut d, x, 0, yp, 4, xq, 1.0);
         out.e[2] = b2;
         Ok(())
     }
@@ -102,13 +107,12 @@ fn dot_generic<T: Real>(lp: &[T; 4], a: &Vec3, lq: &[T; 4], b: &Vec3) -> T {
 impl Deformations for Hinge {
     fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
         let (lp, lq) = (quat_at(x, 0), quat_at(x, 4));
-        let [xp, yp, zp] = &self.tp;
+        let [_, yp, zp] = &self.tp;
         let [xq, yq, zq] = &self.tq;
         let f = |a: &Vec3, b: &Vec3| dot_generic(&lp, a, &lq, b);
-        let half = c::<T>(0.5);
         e[0] = (f(zp, yq) - f(yp, zq)).atan2(f(yp, yq) + f(zp, zq));
-        e[1] = half * (f(xp, zq) - f(zp, xq));
-        e[2] = half * (f(yp, xq) - f(xp, yq));
+        e[1] = -f(zp, xq);
+        e[2] = f(yp, xq);
         Ok(())
     }
 }
@@ -185,6 +189,25 @@ mod tests {
         let opts = Options { amplitude: 0.6, ..Options::default() };
         let r = check_generic(&h, &x0, &opts).unwrap();
         assert!(r.dual.unwrap() < 1e-9, "{r:?}");
+    }
+
+    #[test]
+    fn bending_is_well_posed_at_every_rotation() {
+        // the bendings' gradients w.r.t. q's orientation keep full rank for any rotation angle
+        let axis = [0.0, 0.0, 1.0];
+        let (h, x0) = hinge_at([1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], axis);
+        for &angle in &[0.0, 1.0, 2.0, std::f64::consts::PI, 4.0] {
+            let lq = quat_from_axis_angle(&axis, angle);
+            let x: Vec<f64> = x0[..4].iter().chain(&lq).copied().collect();
+            let (_, de, _) = evaluate(&h, &x, Order::Gradient).unwrap();
+            // tilting q about the local y and z axes (global x and y here, the axis being z):
+            // λ̇ = ½ (0, ω) ⊗ λ
+            for (k, w) in [(1, [1.0, 0.0, 0.0]), (2, [0.0, 1.0, 0.0])] {
+                let dl = quat_mul(&[0.0, 0.5 * w[0], 0.5 * w[1], 0.5 * w[2]], &lq);
+                let rate: f64 = (0..4).map(|i| de[k * 8 + 4 + i] * dl[i]).sum();
+                assert!((rate - 1.0).abs() < 1e-12, "angle {angle}, mode {k}: {rate}");
+            }
+        }
     }
 
     #[test]

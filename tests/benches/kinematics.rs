@@ -1,0 +1,2 @@
+//! Benchmarks of the kinematic analysis (written below).
+fn main() {}

@@ -1,0 +1,102 @@
+//! First- and second-order transfer functions against central differences of the kernel's own
+//! Newton-Raphson solutions.
+
+use mollier_core::{Data, Model, n_pairs, pair_index, solve_positions, transfer};
+use mollier_tests::{FourBar, Rssr, SliderCrank, spherical_joint};
+
+fn solved(model: &Model, q: &[f64]) -> Data {
+    let mut data = Data::new(model);
+    solve_positions(model, &mut data, q).unwrap();
+    data
+}
+
+fn rel_err(a: &[f64], b: &[f64]) -> f64 {
+    let scale = a.iter().chain(b).fold(0.0f64, |m, v| m.max(v.abs())).max(1e-3);
+    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+}
+
+/// Checks DF^x, DF^e, D²F^x and D²F^e at `q` with steps `h`; returns the largest relative errors.
+fn check(model: &Model, q: &[f64], h: f64) -> [f64; 4] {
+    let (nx, ne, nq) = (model.n_x(), model.n_e(), model.n_q());
+    let mut base = solved(model, q);
+    transfer::second_order(model, &mut base).unwrap();
+    let mut worst = [0.0f64; 4];
+    for j in 0..nq {
+        let mut qp = q.to_vec();
+        let mut qm = q.to_vec();
+        qp[j] += h;
+        qm[j] -= h;
+        let mut dp = solved(model, &qp);
+        let mut dm = solved(model, &qm);
+        transfer::first_order(model, &mut dp).unwrap();
+        transfer::first_order(model, &mut dm).unwrap();
+        let fdx: Vec<f64> = (0..nx).map(|i| (dp.x()[i] - dm.x()[i]) / (2.0 * h)).collect();
+        let dfx: Vec<f64> = (0..nx).map(|i| base.df_x()[(i, j)]).collect();
+        let fde: Vec<f64> = (0..ne).map(|i| (dp.e()[i] - dm.e()[i]) / (2.0 * h)).collect();
+        let dfe: Vec<f64> = (0..ne).map(|i| base.df_e()[(i, j)]).collect();
+        worst[0] = worst[0].max(rel_err(&fdx, &dfx));
+        worst[1] = worst[1].max(rel_err(&fde, &dfe));
+        for i in 0..nq {
+            let p = pair_index(i, j, nq);
+            let fd2x: Vec<f64> = (0..nx).map(|r| (dp.df_x()[(r, i)] - dm.df_x()[(r, i)]) / (2.0 * h)).collect();
+            let d2x: Vec<f64> = (0..nx).map(|r| base.d2f_x()[(r, p)]).collect();
+            let fd2e: Vec<f64> = (0..ne).map(|r| (dp.df_e()[(r, i)] - dm.df_e()[(r, i)]) / (2.0 * h)).collect();
+            let d2e: Vec<f64> = (0..ne).map(|r| base.d2f_e()[(r, p)]).collect();
+            worst[2] = worst[2].max(rel_err(&fd2x, &d2x));
+            worst[3] = worst[3].max(rel_err(&fd2e, &d2e));
+        }
+    }
+    assert_eq!(base.d2f_x().ncols(), n_pairs(nq));
+    worst
+}
+
+fn assert_small(name: &str, w: [f64; 4]) {
+    assert!(w.iter().all(|e| *e < 1e-6), "{name}: DF^x, DF^e, D²F^x, D²F^e relative errors {w:?}");
+}
+
+#[test]
+fn four_bar_transfer_functions() {
+    let (model, _, _) = FourBar::crank_rocker().model();
+    for q in [0.2, 1.7, 4.0] {
+        assert_small("four-bar", check(&model, &[q], 1e-4));
+    }
+}
+
+#[test]
+fn slider_crank_transfer_functions() {
+    let (model, _) = SliderCrank { r: 0.15, l: 0.5, theta0: 0.4 }.model(false);
+    assert_small("slider-crank", check(&model, &[0.9], 1e-4));
+    // driven by the slider instead, the crank free
+    let (model, _) = SliderCrank { r: 0.15, l: 0.5, theta0: 0.4 }.model(true);
+    let x = model.q0()[0];
+    assert_small("slider-driven", check(&model, &[x - 0.02], 1e-5));
+}
+
+#[test]
+fn spherical_joint_transfer_functions() {
+    let (model, _) = spherical_joint();
+    assert_small("spherical", check(&model, &[0.4, -0.7, 1.1], 1e-4));
+}
+
+#[test]
+fn spatial_loop_transfer_functions() {
+    let (model, _, _) = Rssr::example().model();
+    for q in [0.5, 2.5] {
+        assert_small("rssr", check(&model, &[q], 1e-4));
+    }
+}
+
+#[test]
+fn predictor_cuts_newton_iterations() {
+    use mollier_core::{NewtonOptions, Predictor, solve_positions_with};
+    let (model, _, _) = FourBar::crank_rocker().model();
+    let count = |predictor| {
+        let mut data = Data::new(&model);
+        let opts = NewtonOptions { predictor, ..NewtonOptions::default() };
+        (1..=36)
+            .map(|k| solve_positions_with(&model, &mut data, &[k as f64 * 0.1], &opts).unwrap().iterations)
+            .sum::<usize>()
+    };
+    let (none, first, second) = (count(Predictor::None), count(Predictor::FirstOrder), count(Predictor::SecondOrder));
+    assert!(second < first && first < none, "iterations: none {none}, first {first}, second {second}");
+}

@@ -1,0 +1,252 @@
+//! Test mechanisms built with the kernel's API, their closed-form solutions, and numerical
+//! helpers shared by the cross-crate tests and benchmarks.
+
+use mollier_beam::Beam;
+use mollier_core::geometry::Quat;
+use mollier_core::{ElementId, Model, ModelBuilder, NodeId};
+use mollier_hinge::Hinge;
+use mollier_truss::Truss;
+use num_dual::{DualNum, second_derivative};
+
+/// Identity Euler parameters.
+pub const IDENTITY: Quat = [1.0, 0.0, 0.0, 0.0];
+
+/// Attach point `q` rigidly to the body with origin `p` and orientation `l`: a BEAM with both ends
+/// on `l`, its three independent modes fixed and the other three released.
+pub fn rigid_point(b: &mut ModelBuilder, name: &str, p: NodeId, l: NodeId, q: NodeId) -> ElementId {
+    let el = b.add_element(name, Box::new(Beam::new(p, l, q, l, None))).expect("unique name");
+    for m in ["torsion", "bending_y_q", "bending_z_q"] {
+        b.free_mode(el, m);
+    }
+    el
+}
+
+/// A crank: fixed pivot `a` (ground orientation `g`), a body orientation, a crank pin at
+/// `pin`, and a hinge about `axis` whose rotation is the input. Returns (orientation, pin).
+pub fn crank(
+    b: &mut ModelBuilder,
+    name: &str,
+    a: NodeId,
+    g: NodeId,
+    pin: [f64; 3],
+    axis: [f64; 3],
+) -> (NodeId, NodeId) {
+    let l = b.orientation_node(format!("{name}_orientation"), IDENTITY).expect("unique");
+    let pin = b.position_node(format!("{name}_pin"), pin).expect("unique");
+    rigid_point(b, &format!("{name}_body"), a, l, pin);
+    let h = b.add_element(format!("{name}_pivot"), Box::new(Hinge::new(g, l, axis, None))).expect("unique");
+    b.input_mode(h, "rotation");
+    (l, pin)
+}
+
+/// Planar four-bar: crank `a` from A = 0, coupler `b`, rocker `c` to D = (d, 0, 0), in z = 0.
+#[derive(Clone, Copy, Debug)]
+pub struct FourBar {
+    /// Crank length.
+    pub a: f64,
+    /// Coupler length.
+    pub b: f64,
+    /// Rocker length.
+    pub c: f64,
+    /// Ground length.
+    pub d: f64,
+    /// Crank angle of the initial configuration (rad).
+    pub theta0: f64,
+    /// `+1` or `-1`: which assembly (open or crossed) of the closed form.
+    pub branch: f64,
+}
+
+impl FourBar {
+    /// A Grashof crank-rocker.
+    pub fn crank_rocker() -> Self {
+        Self { a: 0.4, b: 1.2, c: 0.9, d: 1.0, theta0: 0.3, branch: -1.0 }
+    }
+
+    /// Rocker angle θ4 (rad, of C − D) for crank angle θ2 — Freudenstein's closed form (Norton),
+    /// generic so dual numbers give its exact derivatives.
+    pub fn theta4<T: DualNum<Primitive = f64> + Copy>(&self, t2: T) -> T {
+        let (a, b, c, d) = (self.a, self.b, self.c, self.d);
+        let k1 = d / a;
+        let k2 = d / c;
+        let k3 = (a * a - b * b + c * c + d * d) / (2.0 * a * c);
+        let cap_a = t2.cos() - k1 - t2.cos() * k2 + k3;
+        let cap_b = t2.sin() * -2.0;
+        let cap_c = -(t2.cos() * (k2 + 1.0)) + k1 + k3;
+        let disc = (cap_b * cap_b - cap_a * cap_c * 4.0).sqrt();
+        ((-cap_b + disc * self.branch) / (cap_a * 2.0)).atan() * 2.0
+    }
+
+    /// `(θ4, dθ4/dθ2, d²θ4/dθ2²)` from the closed form.
+    pub fn theta4_derivatives(&self, t2: f64) -> (f64, f64, f64) {
+        second_derivative(|t| self.theta4(t), t2)
+    }
+
+    /// The mechanism: input `crank_pivot.rotation` = θ2 − θ0. Returns the model and the
+    /// position nodes C and D.
+    pub fn model(&self) -> (Model, NodeId, NodeId) {
+        let mut b = ModelBuilder::new();
+        let a = b.position_node("A", [0.0; 3]).unwrap();
+        let d = b.position_node("D", [self.d, 0.0, 0.0]).unwrap();
+        let g = b.orientation_node("ground", IDENTITY).unwrap();
+        for n in [a, d, g] {
+            b.fix_node(n);
+        }
+        let (s, co) = self.theta0.sin_cos();
+        let (_, pin) = crank(&mut b, "crank", a, g, [self.a * co, self.a * s, 0.0], [0.0, 0.0, 1.0]);
+        let t4 = self.theta4(self.theta0);
+        let cpt = b.position_node("C", [self.d + self.c * t4.cos(), self.c * t4.sin(), 0.0]).unwrap();
+        b.fix_coordinate(cpt, 2);
+        b.add_element("coupler", Box::new(Truss::new(pin, cpt))).unwrap();
+        b.add_element("rocker", Box::new(Truss::new(cpt, d))).unwrap();
+        (b.build().unwrap(), cpt, d)
+    }
+}
+
+/// Slider-crank: crank `r` about the origin (z axis), rod `l`, slider on the x axis.
+#[derive(Clone, Copy, Debug)]
+pub struct SliderCrank {
+    /// Crank radius.
+    pub r: f64,
+    /// Rod length.
+    pub l: f64,
+    /// Crank angle of the initial configuration.
+    pub theta0: f64,
+}
+
+impl SliderCrank {
+    /// Slider position for crank angle θ (closed form), generic for dual numbers.
+    pub fn x<T: DualNum<Primitive = f64> + Copy>(&self, t: T) -> T {
+        let s = t.sin() * self.r;
+        t.cos() * self.r + (-(s * s) + self.l * self.l).sqrt()
+    }
+
+    /// The mechanism, driven by the crank angle (`crank_pivot.rotation` = θ − θ0); or, with
+    /// `slider_input`, driven by the slider's x with the crank free. Returns (model, slider node).
+    pub fn model(&self, slider_input: bool) -> (Model, NodeId) {
+        let mut b = ModelBuilder::new();
+        let a = b.position_node("A", [0.0; 3]).unwrap();
+        let g = b.orientation_node("ground", IDENTITY).unwrap();
+        b.fix_node(a);
+        b.fix_node(g);
+        let (s, c) = self.theta0.sin_cos();
+        let l = b.orientation_node("crank_orientation", IDENTITY).unwrap();
+        let pin = b.position_node("crank_pin", [self.r * c, self.r * s, 0.0]).unwrap();
+        rigid_point(&mut b, "crank_body", a, l, pin);
+        let h = b.add_element("crank_pivot", Box::new(Hinge::new(g, l, [0.0, 0.0, 1.0], None))).unwrap();
+        let slider = b.position_node("slider", [self.x(self.theta0), 0.0, 0.0]).unwrap();
+        b.fix_coordinate(slider, 1);
+        b.fix_coordinate(slider, 2);
+        if slider_input {
+            b.free_mode(h, "rotation");
+            b.input_coordinate(slider, 0);
+        } else {
+            b.input_mode(h, "rotation");
+        }
+        b.add_element("rod", Box::new(Truss::new(pin, slider))).unwrap();
+        (b.build().unwrap(), slider)
+    }
+}
+
+/// Three orthogonal hinges in series (z, then y, then x) from the ground to a body: a spherical
+/// joint with the three angles as inputs. Returns (model, the body's orientation node).
+pub fn spherical_joint() -> (Model, NodeId) {
+    let mut b = ModelBuilder::new();
+    let g = b.orientation_node("ground", IDENTITY).unwrap();
+    b.fix_node(g);
+    let la = b.orientation_node("La", IDENTITY).unwrap();
+    let lb = b.orientation_node("Lb", IDENTITY).unwrap();
+    let lc = b.orientation_node("Lc", IDENTITY).unwrap();
+    for (name, p, q, axis) in
+        [("h1", g, la, [0.0, 0.0, 1.0]), ("h2", la, lb, [0.0, 1.0, 0.0]), ("h3", lb, lc, [1.0, 0.0, 0.0])]
+    {
+        let h = b.add_element(name, Box::new(Hinge::new(p, q, axis, None))).unwrap();
+        b.input_mode(h, "rotation");
+    }
+    (b.build().unwrap(), lc)
+}
+
+/// A spatial RSSR loop: crank about z at the origin (radius `r`), rocker about x at `dpos`
+/// (radius `c`), coupler of length `l` with ball joints (a rigid TRUSS). 1 DOF.
+#[derive(Clone, Copy, Debug)]
+pub struct Rssr {
+    /// Crank radius.
+    pub r: f64,
+    /// Rocker radius.
+    pub c: f64,
+    /// Coupler length.
+    pub l: f64,
+    /// Rocker pivot.
+    pub dpos: [f64; 3],
+    /// Initial crank angle.
+    pub theta0: f64,
+    /// Assembly branch, `+1` or `-1`.
+    pub branch: f64,
+}
+
+impl Rssr {
+    /// A loop that turns fully.
+    pub fn example() -> Self {
+        Self { r: 0.3, c: 0.8, l: 1.5, dpos: [0.9, 0.4, 0.7], theta0: 0.2, branch: 1.0 }
+    }
+
+    /// Rocker angle φ (of C − D in the y–z plane) for crank angle θ, closed form.
+    pub fn phi<T: DualNum<Primitive = f64> + Copy>(&self, t: T) -> T {
+        let [dx, dy, dz] = self.dpos;
+        let bx = t.cos() * self.r - dx;
+        let by = t.sin() * self.r - dy;
+        let p = by * (-2.0 * self.c);
+        let q = T::from(2.0 * self.c * dz);
+        let rr = -(bx * bx + by * by) + self.l * self.l - dz * dz - self.c * self.c;
+        let base = q.atan2(p);
+        base + (rr / (p * p + q * q).sqrt()).acos() * self.branch
+    }
+
+    /// The mechanism; returns (model, rocker point C, the rocker hinge element).
+    pub fn model(&self) -> (Model, NodeId, ElementId) {
+        let mut b = ModelBuilder::new();
+        let a = b.position_node("A", [0.0; 3]).unwrap();
+        let d = b.position_node("D", self.dpos).unwrap();
+        let g = b.orientation_node("ground", IDENTITY).unwrap();
+        for n in [a, d, g] {
+            b.fix_node(n);
+        }
+        let (s, co) = self.theta0.sin_cos();
+        let (_, pin) = crank(&mut b, "crank", a, g, [self.r * co, self.r * s, 0.0], [0.0, 0.0, 1.0]);
+        let phi = self.phi(self.theta0);
+        let [dx, dy, dz] = self.dpos;
+        let lr = b.orientation_node("rocker_orientation", IDENTITY).unwrap();
+        let cpt = b.position_node("C", [dx, dy + self.c * phi.cos(), dz + self.c * phi.sin()]).unwrap();
+        rigid_point(&mut b, "rocker_body", d, lr, cpt);
+        let h = b.add_element("rocker_pivot", Box::new(Hinge::new(g, lr, [1.0, 0.0, 0.0], None))).unwrap();
+        b.free_mode(h, "rotation");
+        b.add_element("coupler", Box::new(Truss::new(pin, cpt))).unwrap();
+        (b.build().unwrap(), cpt, h)
+    }
+}
+
+/// A serial chain of `n` rigid bodies, each turning about the previous one by a hinge whose
+/// rotation is an input; hinge axes cycle through z, y, x. Each body is a rigid BEAM from its joint
+/// to the next (length `link`). `n` degrees of freedom.
+pub fn chain(n: usize, link: f64) -> Model {
+    let mut b = ModelBuilder::new();
+    let mut p = b.position_node("P0", [0.0; 3]).unwrap();
+    let mut l = b.orientation_node("L0", IDENTITY).unwrap();
+    b.fix_node(p);
+    b.fix_node(l);
+    let axes = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]];
+    for i in 1..=n {
+        let li = b.orientation_node(format!("L{i}"), IDENTITY).unwrap();
+        let h = b.add_element(format!("joint{i}"), Box::new(Hinge::new(l, li, axes[i % 3], None))).unwrap();
+        b.input_mode(h, "rotation");
+        let pi = b.position_node(format!("P{i}"), [link * i as f64, 0.0, 0.0]).unwrap();
+        rigid_point(&mut b, &format!("link{i}"), p, li, pi);
+        p = pi;
+        l = li;
+    }
+    b.build().unwrap()
+}
+
+/// Largest absolute entry of a slice.
+pub fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |a, b| a.max(b.abs()))
+}
