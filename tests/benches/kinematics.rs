@@ -1,2 +1,72 @@
-//! Benchmarks of the kinematic analysis (written below).
-fn main() {}
+//! Kinematic analysis benchmarks: a serial chain of N rigid bodies and closed loops.
+//!
+//! Each iteration moves the inputs and solves positions by Newton-Raphson (with the second-order
+//! predictor), then computes what the benchmark names. Run with
+//! `cargo bench -p mollier-tests --bench kinematics`.
+
+use divan::Bencher;
+use mollier_core::{Data, Model, solve_positions, transfer};
+use mollier_tests::{FourBar, Rssr, chain};
+
+fn main() {
+    divan::main();
+}
+
+/// Two input vectors a small step apart, so every iteration really solves.
+fn inputs(model: &Model, step: f64) -> [Vec<f64>; 2] {
+    let q0: Vec<f64> = (0..model.n_q()).map(|j| 0.05 * ((j % 5) as f64 - 2.0)).collect();
+    let q1: Vec<f64> = q0.iter().map(|v| v + step).collect();
+    [q0, q1]
+}
+
+fn run(bencher: Bencher, model: &Model, step: f64, work: fn(&Model, &mut Data)) {
+    let qs = inputs(model, step);
+    let mut data = Data::new(model);
+    solve_positions(model, &mut data, &qs[0]).expect("solves");
+    let mut k = 0;
+    bencher.bench_local(|| {
+        k += 1;
+        solve_positions(model, &mut data, &qs[k % 2]).expect("solves");
+        work(model, &mut data);
+    });
+}
+
+/// Positions, then velocities and accelerations for given input rates (directional: one solve
+/// each). Linear in N.
+#[divan::bench(args = [10, 100, 1000])]
+fn chain_positions_velocities_accelerations(bencher: Bencher, n: usize) {
+    let model = chain(n, 0.1);
+    run(bencher, &model, 0.01, |m, d| {
+        let qd = vec![0.3; m.n_q()];
+        let qdd = vec![-0.2; m.n_q()];
+        transfer::accelerations(m, d, &qd, &qdd).expect("accelerations");
+    });
+}
+
+/// Positions and the full first- and second-order transfer functions (NR + DF + D²F).
+#[divan::bench(args = [10, 30, 100])]
+fn chain_full_transfer_functions(bencher: Bencher, n: usize) {
+    let model = chain(n, 0.1);
+    run(bencher, &model, 0.01, |m, d| transfer::second_order(m, d).expect("D²F"));
+}
+
+/// Positions and DF only.
+#[divan::bench(args = [10, 100, 1000])]
+fn chain_first_order(bencher: Bencher, n: usize) {
+    let model = chain(n, 0.1);
+    run(bencher, &model, 0.01, |m, d| transfer::first_order(m, d).expect("DF"));
+}
+
+/// The planar four-bar: NR + DF + D²F.
+#[divan::bench]
+fn four_bar_full(bencher: Bencher) {
+    let (model, _, _) = FourBar::crank_rocker().model();
+    run(bencher, &model, 0.05, |m, d| transfer::second_order(m, d).expect("D²F"));
+}
+
+/// The spatial RSSR loop: NR + DF + D²F.
+#[divan::bench]
+fn rssr_full(bencher: Bencher) {
+    let (model, _, _) = Rssr::example().model();
+    run(bencher, &model, 0.05, |m, d| transfer::second_order(m, d).expect("D²F"));
+}
