@@ -250,3 +250,63 @@ pub fn chain(n: usize, link: f64) -> Model {
 pub fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |a, b| a.max(b.abs()))
 }
+
+/// One body of a serial chain with inertia (reference configuration: all orientations identity).
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    /// Joint axis (global frame, reference configuration), turning this body about its parent.
+    pub axis: [f64; 3],
+    /// Joint position (reference configuration).
+    pub joint: [f64; 3],
+    /// Centre of mass (reference configuration).
+    pub com: [f64; 3],
+    /// Mass (kg).
+    pub mass: f64,
+    /// Inertia about the centre of mass, body frame (kg m²).
+    pub inertia: [[f64; 3]; 3],
+}
+
+/// Nodes of a [`serial_chain`].
+#[derive(Clone, Debug)]
+pub struct ChainNodes {
+    /// Joint position node of each link.
+    pub joints: Vec<NodeId>,
+    /// Centre-of-mass node of each link.
+    pub coms: Vec<NodeId>,
+    /// Orientation node of each link.
+    pub orientations: Vec<NodeId>,
+    /// The hinge of each joint.
+    pub hinges: Vec<ElementId>,
+}
+
+/// A serial chain of rigid bodies with inertia, each turning about its parent by a driven
+/// hinge; the first joint is fixed in the ground.
+pub fn serial_chain(links: &[Link], gravity: [f64; 3]) -> (Model, ChainNodes) {
+    let mut b = ModelBuilder::new();
+    let g = b.orientation_node("ground", IDENTITY).unwrap();
+    b.fix_node(g);
+    let mut nodes = ChainNodes { joints: vec![], coms: vec![], orientations: vec![], hinges: vec![] };
+    let mut parent = g;
+    for (i, link) in links.iter().enumerate() {
+        let j = b.position_node(format!("J{i}"), link.joint).unwrap();
+        if i == 0 {
+            b.fix_node(j);
+        } else {
+            rigid_point(&mut b, &format!("link{}_to_J{i}", i - 1), nodes.joints[i - 1], parent, j);
+        }
+        let l = b.orientation_node(format!("L{i}"), IDENTITY).unwrap();
+        let h = b.add_element(format!("joint{i}"), Box::new(Hinge::new(parent, l, link.axis, None))).unwrap();
+        b.input_mode(h, "rotation");
+        let c = b.position_node(format!("C{i}"), link.com).unwrap();
+        rigid_point(&mut b, &format!("link{i}_com"), j, l, c);
+        b.add_mass(c, link.mass);
+        b.add_rotational_inertia(l, link.inertia);
+        nodes.joints.push(j);
+        nodes.coms.push(c);
+        nodes.orientations.push(l);
+        nodes.hinges.push(h);
+        parent = l;
+    }
+    b.set_gravity(gravity);
+    (b.build().unwrap(), nodes)
+}

@@ -66,6 +66,9 @@ pub enum KinematicsError {
         /// The mode (`element.mode`) with the largest scaled residual.
         worst: String,
     },
+    /// The reduced mass matrix is singular (a degree of freedom without inertia).
+    #[error("the reduced mass matrix is singular: some degree of freedom moves no mass")]
+    SingularMass,
     /// Transfer functions were asked for before positions were solved.
     #[error("the configuration is not solved: call solve_positions first")]
     NotSolved,
@@ -93,14 +96,27 @@ pub struct NewtonOptions {
     pub max_iterations: usize,
     /// Predictor from the previous solution.
     pub predictor: Predictor,
-    /// When an attempt fails, retry by splitting the step in `q` into up to `2^max_bisections`
-    /// substeps (continuation).
+    /// When an attempt fails, retry by splitting the step in `q` in halves, down to
+    /// `2^-max_bisections` of it (continuation).
     pub max_bisections: u32,
+    /// Largest change of an angle (or dimensionless) input in one Newton solve (rad); larger
+    /// changes are taken in substeps, which keeps the solution on its assembly branch.
+    pub max_step_angle: f64,
+    /// Largest change of a length input in one Newton solve, as a fraction of the model's length
+    /// scale.
+    pub max_step_length: f64,
 }
 
 impl Default for NewtonOptions {
     fn default() -> Self {
-        Self { tolerance: 1e-14, max_iterations: 30, predictor: Predictor::SecondOrder, max_bisections: 6 }
+        Self {
+            tolerance: 1e-14,
+            max_iterations: 30,
+            predictor: Predictor::SecondOrder,
+            max_bisections: 6,
+            max_step_angle: 0.5,
+            max_step_length: 0.1,
+        }
     }
 }
 
@@ -109,7 +125,7 @@ impl Default for NewtonOptions {
 pub struct NewtonReport {
     /// Newton iterations, summed over substeps.
     pub iterations: usize,
-    /// Substeps used (1 when no continuation was needed).
+    /// Newton solves taken: 1, or more when the step was split (large steps, continuation).
     pub substeps: usize,
     /// Largest scaled residual at the solution (≤ 1 means within tolerance).
     pub residual: f64,
@@ -241,30 +257,66 @@ fn not_well_posed(model: &Model, data: &mut Data) -> KinematicsError {
 /// Solve `D_cc v = rhs` in place with the current factors and check the solution: a singular
 /// `D_cc` shows as a non-finite or inaccurate solution, since the sparse LU does not report it.
 pub(crate) fn solve_checked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>) -> Result<(), KinematicsError> {
-    let b = rhs.to_owned();
+    solve_with(model, data, rhs, false)
+}
+
+/// Solve `D_cc v = rhs` in place for many right-hand sides with factors that were already checked
+/// at this configuration (by the probe at convergence); only finiteness is verified.
+pub(crate) fn solve_unchecked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>) -> Result<(), KinematicsError> {
     let mut rhs = rhs;
     data.lu.solve(&model.pattern, rhs.as_mut(), false);
+    if rhs.col_iter().any(|c| c.iter().any(|v| !v.is_finite())) {
+        return Err(not_well_posed(model, data));
+    }
+    Ok(())
+}
+
+/// Solve `D_ccᵀ v = rhs` in place (kinetostatics), checked likewise.
+pub(crate) fn solve_transpose_checked(
+    model: &Model,
+    data: &mut Data,
+    rhs: MatMut<'_, f64>,
+) -> Result<(), KinematicsError> {
+    if !(data.solved && data.lu.valid) {
+        return Err(KinematicsError::NotSolved);
+    }
+    solve_with(model, data, rhs, true)
+}
+
+fn solve_with(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>, transpose: bool) -> Result<(), KinematicsError> {
+    let b = rhs.to_owned();
+    let mut rhs = rhs;
+    data.lu.solve(&model.pattern, rhs.as_mut(), transpose);
     let n = model.n_unknowns();
-    let mut y = vec![0.0; n];
     let mut v = vec![0.0; n];
+    let mut bcol = vec![0.0; n];
     for j in 0..rhs.ncols() {
         for i in 0..n {
             v[i] = rhs[(i, j)];
+            bcol[i] = b[(i, j)];
         }
-        if v.iter().any(|a| !a.is_finite()) {
-            return Err(not_well_posed(model, data));
-        }
-        model.pattern.mul(&data.dcc, &v, &mut y);
-        let bn = (0..n).map(|i| b[(i, j)].abs()).fold(0.0, f64::max);
-        let err = (0..n).map(|i| (y[i] - b[(i, j)]).abs()).fold(0.0, f64::max);
-        let scale = (0..model.pattern.nnz()).map(|i| data.dcc[i].abs()).fold(0.0, f64::max)
-            * v.iter().map(|a| a.abs()).fold(0.0, f64::max);
-        // backward error of the solve, and a lower bound of the condition number
-        if err > 1e-8 * (bn + scale) + f64::MIN_POSITIVE || (bn > 0.0 && scale > 1e13 * bn) {
+        if !solution_ok(model, data, &v, &bcol, transpose) {
             return Err(not_well_posed(model, data));
         }
     }
     Ok(())
+}
+
+/// Backward error and a condition lower bound of a solve of `D_cc` (or its transpose).
+fn solution_ok(model: &Model, data: &Data, v: &[f64], b: &[f64], transpose: bool) -> bool {
+    if v.iter().any(|a| !a.is_finite()) {
+        return false;
+    }
+    let mut y = vec![0.0; v.len()];
+    if transpose {
+        model.pattern.mul_t(&data.dcc, v, &mut y);
+    } else {
+        model.pattern.mul(&data.dcc, v, &mut y);
+    }
+    let bn = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let err = y.iter().zip(b).fold(0.0f64, |m, (p, q)| m.max((p - q).abs()));
+    let scale = data.dcc.iter().fold(0.0f64, |m, x| m.max(x.abs())) * v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    !(err > 1e-8 * (bn + scale) + f64::MIN_POSITIVE || (bn > 0.0 && scale > 1e13 * bn))
 }
 
 fn set_input_coordinates(model: &Model, data: &mut Data, q: &[f64]) {
@@ -366,61 +418,96 @@ pub fn solve_positions_with(
     if !model.is_square() {
         return Err(not_well_posed(model, data));
     }
-    let start_x = data.x.clone();
-    let start_e = data.e.clone();
-    let start_q = data.q.clone();
-    let was_solved = data.solved;
-
-    let restore = |data: &mut Data| {
-        data.x.copy_from_slice(&start_x);
-        data.e.copy_from_slice(&start_e);
-        data.q.copy_from_slice(&start_q);
-        data.invalidate();
-    };
-
-    // one step with the predictor
-    let first = predict(model, data, q, opts.predictor).and_then(|_| newton(model, data, q, opts));
-    let first_err = match first {
-        Ok(r) => {
-            data.q.copy_from_slice(q);
-            return Ok(r);
-        }
-        Err(e @ KinematicsError::NotWellPosed(_)) if !was_solved => return Err(e),
-        Err(e) => e,
-    };
-    // continuation: substeps from the last solution
-    for level in 1..=opts.max_bisections {
-        restore(data);
-        if was_solved {
-            // re-establish the factorization at the start point for the predictor
-            if factor(model, data).is_err() {
-                break;
-            }
-            data.solved = true;
-        }
-        let steps = 1usize << level;
-        let mut total = NewtonReport { iterations: 0, substeps: steps, residual: 0.0 };
-        let mut ok = true;
-        for s in 1..=steps {
-            let t = s as f64 / steps as f64;
-            let qs: Vec<f64> = start_q.iter().zip(q).map(|(a, b)| a + t * (b - a)).collect();
-            let pred = if was_solved || s > 1 { opts.predictor } else { Predictor::None };
-            match predict(model, data, &qs, pred).and_then(|_| newton(model, data, &qs, opts)) {
-                Ok(r) => {
-                    data.q.copy_from_slice(&qs);
-                    total.iterations += r.iterations;
-                    total.residual = r.residual;
-                }
-                Err(_) => {
-                    ok = false;
-                    break;
-                }
-            }
-        }
-        if ok {
-            return Ok(total);
+    let saved = Saved::of(data);
+    let mut total = NewtonReport { iterations: 0, substeps: 0, residual: 0.0 };
+    // a fresh workspace is at its initial configuration: solve there first, so that the
+    // predictor and the step control start from a solution
+    if !data.solved {
+        let here = data.q.clone();
+        match newton(model, data, &here, opts) {
+            Ok(r) => total.iterations += r.iterations,
+            Err(_) => saved.restore(model, data),
         }
     }
-    restore(data);
-    Err(first_err)
+    let from = data.q.clone();
+    let n = substeps(model, &from, q, opts);
+    for s in 1..=n {
+        let a: Vec<f64> = from.iter().zip(q).map(|(x, y)| x + (s - 1) as f64 / n as f64 * (y - x)).collect();
+        let b: Vec<f64> = from.iter().zip(q).map(|(x, y)| x + s as f64 / n as f64 * (y - x)).collect();
+        if let Err(e) = solve_segment(model, data, &a, &b, opts, 0, &mut total) {
+            saved.restore(model, data);
+            return Err(e);
+        }
+    }
+    Ok(total)
+}
+
+/// The workspace state a failed attempt returns to.
+struct Saved {
+    x: Vec<f64>,
+    e: Vec<f64>,
+    q: Vec<f64>,
+    solved: bool,
+}
+
+impl Saved {
+    fn of(data: &Data) -> Self {
+        Self { x: data.x.clone(), e: data.e.clone(), q: data.q.clone(), solved: data.solved }
+    }
+    fn restore(&self, model: &Model, data: &mut Data) {
+        data.x.copy_from_slice(&self.x);
+        data.e.copy_from_slice(&self.e);
+        data.q.copy_from_slice(&self.q);
+        data.invalidate();
+        // the factors were overwritten: make them again for the predictor
+        if self.solved && factor(model, data).is_ok() {
+            data.solved = true;
+        }
+    }
+}
+
+/// Substeps so that no input moves more than the step limits in one Newton solve (large steps
+/// can converge to another assembly branch).
+fn substeps(model: &Model, from: &[f64], to: &[f64], opts: &NewtonOptions) -> usize {
+    let mut ratio: f64 = 0.0;
+    for (j, inp) in model.inputs.iter().enumerate() {
+        let is_length = match inp {
+            Input::Coordinate(_) => true,
+            Input::Mode(m) => model.mode_info[m.index()].quantity == crate::element::Quantity::Length,
+        };
+        let limit = if is_length { opts.max_step_length * model.length_scale } else { opts.max_step_angle };
+        ratio = ratio.max((to[j] - from[j]).abs() / limit);
+    }
+    (ratio.ceil() as usize).clamp(1, 1 << 16)
+}
+
+/// Solve from `from` (the solved state in `data`, if any) to `to`; on failure, bisect.
+fn solve_segment(
+    model: &Model,
+    data: &mut Data,
+    from: &[f64],
+    to: &[f64],
+    opts: &NewtonOptions,
+    depth: u32,
+    total: &mut NewtonReport,
+) -> Result<(), KinematicsError> {
+    let saved = Saved::of(data);
+    let predictor = if data.solved { opts.predictor } else { Predictor::None };
+    match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts)) {
+        Ok(r) => {
+            data.q.copy_from_slice(to);
+            total.iterations += r.iterations;
+            total.substeps += 1;
+            total.residual = r.residual;
+            Ok(())
+        }
+        Err(e) if depth >= opts.max_bisections => Err(e),
+        Err(e) => {
+            saved.restore(model, data);
+            let mid: Vec<f64> = from.iter().zip(to).map(|(a, b)| 0.5 * (a + b)).collect();
+            solve_segment(model, data, from, &mid, opts, depth + 1, total)
+                .and_then(|_| solve_segment(model, data, &mid, to, opts, depth + 1, total))
+                .map_err(|_| e)
+        }
+    }
 }

@@ -13,6 +13,13 @@ pub trait Law: Send + Sync + fmt::Debug {
     /// Stresses `σ` (one per mode of the element) for deformations `e` and rates `ė` (one per
     /// mode each). Modes that the model fixes are ignored (their stress is a reaction).
     fn stress(&self, e: &[f64], ed: &[f64], sigma: &mut [f64]);
+
+    /// The stored energy (J) at deformations `e`, for laws that are conservative apart from their
+    /// damping; `None` otherwise. Used to check energy conservation.
+    fn energy(&self, e: &[f64]) -> Option<f64> {
+        let _ = e;
+        None
+    }
 }
 
 /// `σ = σ0 + C e + K ė` with constant matrices (eq. 16): linear springs, dampers and preload.
@@ -51,5 +58,17 @@ impl Law for LinearLaw {
             }
             sigma[i] = s;
         }
+    }
+
+    fn energy(&self, e: &[f64]) -> Option<f64> {
+        let n = self.n;
+        let symmetric = (0..n).all(|i| (0..n).all(|j| self.stiffness[i * n + j] == self.stiffness[j * n + i]));
+        symmetric.then(|| {
+            (0..n)
+                .map(|i| {
+                    self.preload[i] * e[i] + 0.5 * e[i] * (0..n).map(|j| self.stiffness[i * n + j] * e[j]).sum::<f64>()
+                })
+                .sum()
+        })
     }
 }

@@ -11,7 +11,8 @@
 //! - [`ModelBuilder`] → immutable [`Model`] (shared between threads) + per-thread [`Data`];
 //! - algorithms are free functions `algo(&model, &mut data, ...)`, named for the stage:
 //!   [`kinematics::solve_positions`], [`transfer::first_order`], [`transfer::second_order`],
-//!   [`transfer::velocities`], [`transfer::accelerations`], [`diagnostics::well_posedness`];
+//!   [`transfer::velocities`], [`transfer::accelerations`], [`diagnostics::well_posedness`],
+//!   [`dynamics::mass_matrix`], [`dynamics::inverse_dynamics`], [`dynamics::kinetostatics`];
 //! - elements are plugins behind the [`Element`] trait; the kernel never asks an element's kind.
 //!
 //! Units are SI: m, rad, kg, s, N.
@@ -20,6 +21,7 @@ pub mod autodiff;
 pub mod conformance;
 pub mod data;
 pub mod diagnostics;
+pub mod dynamics;
 pub mod element;
 pub mod geometry;
 pub mod ids;
@@ -35,6 +37,7 @@ pub mod transfer;
 
 pub use data::{Data, n_pairs, pair_index};
 pub use diagnostics::{Involved, WellPosedness, well_posedness};
+pub use dynamics::Load;
 pub use element::{
     Deformations, Derivs, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Order, Quantity,
 };

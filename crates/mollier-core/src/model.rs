@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use crate::dynamics::{Dynamics, Load};
 use crate::element::{Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Quantity};
 use crate::ids::{CoordId, ElementId, ModeId, NodeId};
 use crate::law::Law;
@@ -166,6 +167,7 @@ pub struct ModelBuilder {
     coord_roles: HashMap<usize, (CoordRole, &'static str)>,
     mode_roles: Vec<(ElementId, usize, ModeRole, &'static str)>,
     inputs: Vec<PendingInput>,
+    dynamics: Dynamics,
     errors: Vec<BuildError>,
 }
 
@@ -384,6 +386,61 @@ impl ModelBuilder {
         }
     }
 
+    /// A point mass (kg) at a position node.
+    pub fn add_mass(&mut self, node: NodeId, mass: f64) {
+        match self.nodes.get(node.index()) {
+            Some(n) if n.kind == NodeKind::Position && mass.is_finite() && mass >= 0.0 => {
+                self.dynamics.masses.push((node, mass))
+            }
+            _ => self.errors.push(BuildError::BadValue {
+                what: format!("mass at node #{}", node.index()),
+                message: format!("needs a position node and a finite mass >= 0, got {mass}"),
+            }),
+        }
+    }
+
+    /// A rotational inertia tensor (kg m², in the body frame of the node, about the body's
+    /// centre of mass) at an orientation node. Must be symmetric and positive semi-definite.
+    pub fn add_rotational_inertia(&mut self, node: NodeId, inertia: [[f64; 3]; 3]) {
+        let symmetric = (0..3)
+            .all(|i| (0..3).all(|j| (inertia[i][j] - inertia[j][i]).abs() <= 1e-12 * (1.0 + inertia[i][j].abs())));
+        let finite = inertia.iter().flatten().all(|v| v.is_finite());
+        let diag_ok = (0..3).all(|i| inertia[i][i] >= 0.0);
+        match self.nodes.get(node.index()) {
+            Some(n) if n.kind == NodeKind::Orientation && symmetric && finite && diag_ok => {
+                self.dynamics.rotors.push((node, inertia))
+            }
+            _ => self.errors.push(BuildError::BadValue {
+                what: format!("inertia at node #{}", node.index()),
+                message: "needs an orientation node and a finite symmetric tensor with non-negative diagonal".into(),
+            }),
+        }
+    }
+
+    /// Gravitational acceleration (m/s², global frame), e.g. `[0, -9.81, 0]`.
+    pub fn set_gravity(&mut self, g: [f64; 3]) {
+        if g.iter().all(|v| v.is_finite()) {
+            self.dynamics.gravity = g;
+        } else {
+            self.errors.push(BuildError::BadValue { what: "gravity".into(), message: "must be finite".into() });
+        }
+    }
+
+    /// A constant external load.
+    pub fn add_load(&mut self, load: Load) {
+        let (node, kind, v) = match load {
+            Load::Force { node, force } => (node, NodeKind::Position, force),
+            Load::Moment { node, moment } => (node, NodeKind::Orientation, moment),
+        };
+        match self.nodes.get(node.index()) {
+            Some(n) if n.kind == kind && v.iter().all(|a| a.is_finite()) => self.dynamics.loads.push(load),
+            _ => self.errors.push(BuildError::BadValue {
+                what: format!("load at node #{}", node.index()),
+                message: format!("a force needs a position node, a moment an orientation node; got {load:?}"),
+            }),
+        }
+    }
+
     /// Number of generalized coordinates declared so far.
     pub fn n_inputs(&self) -> usize {
         self.inputs.len()
@@ -529,6 +586,7 @@ impl ModelBuilder {
         let length_scale = length_scale(&self.nodes, &self.x0);
         let topology = Topology::analyse(&self.nodes, &entries, &coord_role);
         let mut model = Model {
+            dynamics: std::mem::take(&mut self.dynamics),
             nodes: self.nodes,
             x0: self.x0,
             elements: entries,
@@ -583,6 +641,7 @@ fn length_scale(nodes: &[NodeInfo], x0: &[f64]) -> f64 {
 /// A compiled model: immutable, shared between threads. All per-evaluation state lives in
 /// [`crate::Data`].
 pub struct Model {
+    pub(crate) dynamics: Dynamics,
     pub(crate) nodes: Vec<NodeInfo>,
     pub(crate) x0: Vec<f64>,
     pub(crate) elements: Vec<ElementEntry>,
@@ -803,6 +862,10 @@ impl Model {
                 Input::Mode(_) => 0.0,
             })
             .collect()
+    }
+    /// Inertia and constant loads.
+    pub fn dynamics(&self) -> &Dynamics {
+        &self.dynamics
     }
     /// Topology: parts, loops, traversal order.
     pub fn topology(&self) -> &Topology {

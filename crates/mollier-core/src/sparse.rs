@@ -114,6 +114,13 @@ impl Pattern {
             }
         }
     }
+
+    /// `y = D_ccᵀ v`.
+    pub fn mul_t(&self, values: &[f64], v: &[f64], y: &mut [f64]) {
+        for c in 0..self.n_cols {
+            y[c] = (self.col_ptr[c]..self.col_ptr[c + 1]).map(|i| values[i] * v[self.row_idx[i]]).sum();
+        }
+    }
 }
 
 /// The numeric LU factors of `D_cc` and their workspace.

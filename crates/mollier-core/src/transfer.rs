@@ -15,7 +15,7 @@ use faer::Mat;
 
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::Order;
-use crate::kinematics::{KinematicsError, evaluate, solve_checked};
+use crate::kinematics::{KinematicsError, evaluate, solve_checked, solve_unchecked};
 use crate::model::{Input, Model};
 
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
@@ -37,20 +37,22 @@ fn input_rhs(model: &Model, data: &Data, v: &[f64], rhs: &mut [f64]) {
 
 /// `uᵀ H_k w` for every mode `k` of every element, into `out` (n_e); `u`, `w` are global (n_x).
 fn contract(model: &Model, data: &Data, u: &[f64], w: &[f64], out: &mut [f64]) {
+    let mut ul = Vec::new();
+    let mut wl = Vec::new();
     for entry in &model.elements {
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        ul.clear();
+        wl.clear();
+        ul.extend(entry.coords.iter().map(|&c| u[c]));
+        wl.extend(entry.coords.iter().map(|&c| w[c]));
         for k in 0..m {
             let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
-            let mut s = 0.0;
-            for (a, &ca) in entry.coords.iter().enumerate() {
-                let ua = u[ca];
-                if ua == 0.0 {
-                    continue;
-                }
-                let row = &h[a * n..(a + 1) * n];
-                s += ua * row.iter().zip(&entry.coords).map(|(hv, &cb)| hv * w[cb]).sum::<f64>();
-            }
-            out[entry.mode_offset + k] = s;
+            out[entry.mode_offset + k] = h
+                .chunks_exact(n)
+                .zip(&ul)
+                .filter(|(_, ua)| **ua != 0.0)
+                .map(|(row, ua)| ua * row.iter().zip(&wl).map(|(hv, wv)| hv * wv).sum::<f64>())
+                .sum();
         }
     }
 }
@@ -101,6 +103,9 @@ pub(crate) fn directional(
 }
 
 /// Compute `DF^x` (n_x x n_q) and `DF^e` (n_e x n_q) at the solved configuration.
+///
+/// Rows of `DF^e` for fixed modes are 0 and for input modes the unit rows, by definition; the
+/// dependent modes' rows are `D DF^x`.
 pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
     require_solved(data)?;
     if data.df_valid {
@@ -109,37 +114,32 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     let (nx, ne, nq, nc) = (model.n_x(), model.n_e(), model.n_q(), model.n_unknowns());
     let mut b = Mat::<f64>::zeros(nc, nq);
     let mut unit = vec![0.0; nq];
-    let mut col = vec![0.0; nc];
     for j in 0..nq {
         unit[j] = 1.0;
-        input_rhs(model, data, &unit, &mut col);
+        input_rhs(model, data, &unit, b.col_as_slice_mut(j));
         unit[j] = 0.0;
-        for i in 0..nc {
-            b[(i, j)] = col[i];
-        }
     }
-    solve_checked(model, data, b.as_mut())?;
+    solve_unchecked(model, data, b.as_mut())?;
     let mut dfx = Mat::<f64>::zeros(nx, nq);
-    for (r, &c) in model.dependent_coords.iter().enumerate() {
-        for j in 0..nq {
-            dfx[(c, j)] = b[(r, j)];
-        }
-    }
-    for (j, inp) in model.inputs.iter().enumerate() {
-        if let Input::Coordinate(c) = inp {
-            dfx[(c.index(), j)] = 1.0;
+    for j in 0..nq {
+        let src = b.col_as_slice(j);
+        let dst = dfx.col_as_slice_mut(j);
+        for (r, &c) in model.dependent_coords.iter().enumerate() {
+            dst[c] = src[r];
         }
     }
     let mut dfe = Mat::<f64>::zeros(ne, nq);
-    let mut xcol = vec![0.0; nx];
-    let mut ecol = vec![0.0; ne];
-    for j in 0..nq {
-        for i in 0..nx {
-            xcol[i] = dfx[(i, j)];
+    for (j, inp) in model.inputs.iter().enumerate() {
+        match inp {
+            Input::Coordinate(c) => dfx[(c.index(), j)] = 1.0,
+            Input::Mode(m) => dfe[(m.index(), j)] = 1.0,
         }
-        jacobian_times(model, data, &xcol, &mut ecol);
-        for i in 0..ne {
-            dfe[(i, j)] = ecol[i];
+    }
+    for j in 0..nq {
+        let x = dfx.col_as_slice(j);
+        let e = dfe.col_as_slice_mut(j);
+        for &m in &model.dependent_modes {
+            e[m] = mode_gradient_dot(model, data, m, x);
         }
     }
     data.df_x = dfx;
@@ -148,9 +148,19 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     Ok(())
 }
 
+/// `∇e_m · v` for one mode and a global coordinate vector `v` (n_x).
+#[inline]
+fn mode_gradient_dot(model: &Model, data: &Data, m: usize, v: &[f64]) -> f64 {
+    let (el, k) = model.mode_element[m];
+    let entry = &model.elements[el.index()];
+    let n = entry.coords.len();
+    let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
+    g.iter().zip(&entry.coords).map(|(gv, &c)| gv * v[c]).sum()
+}
+
 /// Compute the second-order transfer functions `∂²x/∂q_i∂q_j` (n_x x n_q(n_q+1)/2) and
 /// `∂²e/∂q_i∂q_j` (n_e x n_q(n_q+1)/2) at the solved configuration (also computes the first
-/// order). Columns are numbered by [`crate::pair_index`].
+/// order). Columns are numbered by [`crate::pair_index`]; rows of fixed and input modes are 0.
 pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
     first_order(model, data)?;
     if data.d2f_valid {
@@ -159,65 +169,78 @@ pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsErro
     evaluate(model, data, Order::Hessian)?;
     let (nx, ne, nq, nc) = (model.n_x(), model.n_e(), model.n_q(), model.n_unknowns());
     let np = n_pairs(nq);
-    // hq[m, p] = DF_iᵀ H_m DF_j, element by element on local columns
-    let mut hq = Mat::<f64>::zeros(ne, np);
+    // hq[m·np + p] = DF_iᵀ H_m DF_j, element by element on local columns
+    let mut hq = vec![0.0; ne * np];
     let mut u = Vec::new();
     let mut t = Vec::new();
+    let mut cols = Vec::with_capacity(nq);
     for entry in &model.elements {
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
-        u.clear();
-        u.resize(n * nq, 0.0);
-        for (a, &c) in entry.coords.iter().enumerate() {
-            for j in 0..nq {
-                u[a * nq + j] = data.df_x[(c, j)];
+        // the inputs that move this element (in a chain, only those upstream of it)
+        cols.clear();
+        for j in 0..nq {
+            let col = data.df_x.col_as_slice(j);
+            if entry.coords.iter().any(|&c| col[c] != 0.0) {
+                cols.push(j);
             }
         }
-        t.clear();
-        t.resize(n * nq, 0.0);
+        let nz = cols.len();
+        if nz == 0 {
+            continue;
+        }
+        u.clear();
+        u.resize(n * nz, 0.0);
+        for (jj, &j) in cols.iter().enumerate() {
+            let col = data.df_x.col_as_slice(j);
+            for (a, &c) in entry.coords.iter().enumerate() {
+                u[a * nz + jj] = col[c];
+            }
+        }
+        t.resize(n * nz, 0.0);
         for k in 0..m {
             let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
+            // t = H u (n x nz), skipping the Hessian's zero entries
             t.fill(0.0);
-            for a in 0..n {
-                for b in 0..n {
-                    let hab = h[a * n + b];
+            for (ta, hrow) in t.chunks_exact_mut(nz).zip(h.chunks_exact(n)) {
+                for (ub, &hab) in u.chunks_exact(nz).zip(hrow) {
                     if hab != 0.0 {
-                        for j in 0..nq {
-                            t[a * nq + j] += hab * u[b * nq + j];
+                        for (tv, uv) in ta.iter_mut().zip(ub) {
+                            *tv += hab * uv;
                         }
                     }
                 }
             }
-            for i in 0..nq {
-                for j in i..nq {
-                    let s: f64 = (0..n).map(|a| u[a * nq + i] * t[a * nq + j]).sum();
-                    hq[(entry.mode_offset + k, pair_index(i, j, nq))] = s;
+            // out[pair(i, j)] = Σ_a u[a, i] t[a, j], i <= j
+            let out = &mut hq[(entry.mode_offset + k) * np..(entry.mode_offset + k + 1) * np];
+            for ii in 0..nz {
+                let i = cols[ii];
+                for jj in ii..nz {
+                    let s: f64 = u.chunks_exact(nz).zip(t.chunks_exact(nz)).map(|(ua, ta)| ua[ii] * ta[jj]).sum();
+                    out[pair_index(i, cols[jj], nq)] = s;
                 }
             }
         }
     }
     let mut rhs = Mat::<f64>::zeros(nc, np);
-    for (r, &m) in model.rows.iter().enumerate() {
-        for p in 0..np {
-            rhs[(r, p)] = -hq[(m, p)];
-        }
-    }
-    solve_checked(model, data, rhs.as_mut())?;
-    let mut d2x = Mat::<f64>::zeros(nx, np);
-    for (r, &c) in model.dependent_coords.iter().enumerate() {
-        for p in 0..np {
-            d2x[(c, p)] = rhs[(r, p)];
-        }
-    }
-    let mut d2e = hq;
-    let mut xcol = vec![0.0; nx];
-    let mut ecol = vec![0.0; ne];
     for p in 0..np {
-        for i in 0..nx {
-            xcol[i] = d2x[(i, p)];
+        let col = rhs.col_as_slice_mut(p);
+        for (r, &m) in model.rows.iter().enumerate() {
+            col[r] = -hq[m * np + p];
         }
-        jacobian_times(model, data, &xcol, &mut ecol);
-        for i in 0..ne {
-            d2e[(i, p)] += ecol[i];
+    }
+    solve_unchecked(model, data, rhs.as_mut())?;
+    let mut d2x = Mat::<f64>::zeros(nx, np);
+    let mut d2e = Mat::<f64>::zeros(ne, np);
+    for p in 0..np {
+        let src = rhs.col_as_slice(p);
+        let dst = d2x.col_as_slice_mut(p);
+        for (r, &c) in model.dependent_coords.iter().enumerate() {
+            dst[c] = src[r];
+        }
+        let x = d2x.col_as_slice(p);
+        for &m in &model.dependent_modes {
+            let v = mode_gradient_dot(model, data, m, x) + hq[m * np + p];
+            d2e[(m, p)] = v;
         }
     }
     data.d2f_x = d2x;

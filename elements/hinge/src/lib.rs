@@ -14,8 +14,10 @@
 //! The bendings measure q's axis in p's frame, so their derivatives do not depend on the
 //! rotation angle: the joint is well posed at every angle. (The symmetric form
 //! `(Rrel_xz − Rrel_zx)/2` loses its bending stiffness at a rotation of π; see
-//! `docs/theory/kernel.md`.) An ideal hinge fixes the two bendings; the rotation is an input,
-//! free, or fixed.
+//! `docs/theory/kernel.md`.) The bendings vanish also when the axes are opposite, a spurious
+//! branch: a configuration with `n_x^p · n_x^q <= 0` (misalignment of 90° or more) is outside the
+//! element's domain and reported as such. An ideal hinge fixes the two bendings; the rotation is
+//! an input, free, or fixed.
 
 use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
 use mollier_core::geometry::{Mat3, Vec3, column, dot, lift, mat_mul, quat_at, rotate, rotation, transpose, triad};
@@ -74,10 +76,15 @@ impl ElementInfo for Hinge {
     }
 }
 
+const FLIPPED: &str = "the hinge axes are misaligned by 90° or more";
+
 impl Element for Hinge {
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        let [_, yp, zp] = &self.tp;
+        let [xp, yp, zp] = &self.tp;
         let [xq, yq, zq] = &self.tq;
+        if dot_rr(&mut Derivs::new(8, &mut [], &mut []), x, 0, xp, 4, xq, 1.0) <= 0.0 {
+            return Err(ElementError::Domain(FLIPPED.into()));
+        }
         let n = 8;
         // rotation = atan2(s, c)
         let (s, cc, ds, dc) = {
@@ -107,9 +114,12 @@ fn dot_generic<T: Real>(lp: &[T; 4], a: &Vec3, lq: &[T; 4], b: &Vec3) -> T {
 impl Deformations for Hinge {
     fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
         let (lp, lq) = (quat_at(x, 0), quat_at(x, 4));
-        let [_, yp, zp] = &self.tp;
+        let [xp, yp, zp] = &self.tp;
         let [xq, yq, zq] = &self.tq;
         let f = |a: &Vec3, b: &Vec3| dot_generic(&lp, a, &lq, b);
+        if f(xp, xq).re() <= 0.0 {
+            return Err(ElementError::Domain(FLIPPED.into()));
+        }
         e[0] = (f(zp, yq) - f(yp, zq)).atan2(f(yp, yq) + f(zp, zq));
         e[1] = -f(zp, xq);
         e[2] = f(yp, xq);

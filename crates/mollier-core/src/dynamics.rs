@@ -1,0 +1,554 @@
+//! Dynamics by virtual power (seed 001, eq. 9-16): inertia, loads, the reduced equations of
+//! motion, inverse dynamics, and kinetostatics.
+//!
+//! Inertia is lumped: a mass `m` at a position node (`M = m I₃`), and a rotational inertia `J′`
+//! (body frame of the node) at an orientation node, with
+//! ```text
+//! M_λ = 4 Ḡ(λ)ᵀ J′ Ḡ(λ),    h_λ = 8 Ḡ(λ̇)ᵀ J′ Ḡ(λ) λ̇        (ω_b = 2 Ḡ(λ) λ̇)
+//! ```
+//! from Lagrange's equations of `T = ½ ω_bᵀ J′ ω_b` (see `docs/theory/dynamics.md`). A body's mass
+//! sits at a node at its centre of mass, its inertia about the centre of mass at its orientation
+//! node. A moment `M` (global frame) at an orientation node is the generalized force `2 G(λ)ᵀ M`.
+//!
+//! With `f` the external forces, `f_in = M ẍ + h` the inertia forces and `σ` the stresses of the
+//! modes (conjugate to them: the internal power is `σ·ė`), virtual power gives
+//! ```text
+//! M̄ q̈ = Q̄ + τ,   M̄ = DF_xᵀ M DF_x,   Q̄ = DF_xᵀ (f − h − M (D²F_x q̇) q̇) − DF_eᵀ σ_law
+//! ```
+//! where `τ_j` is the driving generalized force an actuator applies in the positive sense of input
+//! `j` (a moment about a driven hinge, N m; a force along a driven coordinate, N), and `σ_law` the
+//! stresses that constitutive laws give the free and input modes.
+
+use faer::Mat;
+
+use crate::data::Data;
+use crate::geometry::{Mat3, Quat, Vec3, g_matrix, gbar_matrix, quat_at};
+use crate::ids::{ElementId, ModeId, NodeId};
+use crate::kinematics::KinematicsError;
+use crate::model::{CoordRole, Input, ModeRole, Model};
+use crate::transfer;
+
+/// An external load.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Load {
+    /// A force (N, global frame) at a position node.
+    Force {
+        /// The node.
+        node: NodeId,
+        /// The force.
+        force: Vec3,
+    },
+    /// A moment (N m, global frame) on the body of an orientation node.
+    Moment {
+        /// The node.
+        node: NodeId,
+        /// The moment.
+        moment: Vec3,
+    },
+}
+
+/// Inertia and constant loads of a model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Dynamics {
+    /// Point masses (kg) at position nodes.
+    pub masses: Vec<(NodeId, f64)>,
+    /// Rotational inertia tensors (kg m², body frame of the node) at orientation nodes.
+    pub rotors: Vec<(NodeId, Mat3)>,
+    /// Gravitational acceleration (m/s², global frame).
+    pub gravity: Vec3,
+    /// Constant external loads.
+    pub loads: Vec<Load>,
+}
+
+fn gbar_times(l: &Quat, v: &Quat) -> Vec3 {
+    let g = gbar_matrix(l);
+    [0, 1, 2].map(|i| (0..4).map(|k| g[i][k] * v[k]).sum())
+}
+
+fn gbar_t_times(l: &Quat, w: &Vec3) -> Quat {
+    let g = gbar_matrix(l);
+    [0, 1, 2, 3].map(|k| (0..3).map(|i| g[i][k] * w[i]).sum())
+}
+
+fn mat3_vec(j: &Mat3, v: &Vec3) -> Vec3 {
+    [0, 1, 2].map(|i| j[i][0] * v[0] + j[i][1] * v[1] + j[i][2] * v[2])
+}
+
+/// `M_λ = 4 Ḡᵀ J′ Ḡ` (4x4).
+pub fn rotational_mass(l: &Quat, j: &Mat3) -> [[f64; 4]; 4] {
+    let g = gbar_matrix(l);
+    let mut m = [[0.0; 4]; 4];
+    for a in 0..4 {
+        for b in 0..4 {
+            let mut s = 0.0;
+            for i in 0..3 {
+                for k in 0..3 {
+                    s += g[i][a] * j[i][k] * g[k][b];
+                }
+            }
+            m[a][b] = 4.0 * s;
+        }
+    }
+    m
+}
+
+/// Inertia forces `f_in = M ẍ + h(ẋ)` (n_x) for given rates and accelerations of `x`.
+pub fn inertia_forces(model: &Model, x: &[f64], xd: &[f64], xdd: &[f64]) -> Vec<f64> {
+    let mut f = vec![0.0; model.n_x()];
+    for &(node, m) in &model.dynamics.masses {
+        let o = model.nodes[node.index()].offset;
+        for a in 0..3 {
+            f[o + a] += m * xdd[o + a];
+        }
+    }
+    for (node, j) in &model.dynamics.rotors {
+        let o = model.nodes[node.index()].offset;
+        let (l, ld, ldd) = (quat_at(x, o), quat_at(xd, o), quat_at(xdd, o));
+        let mass = rotational_mass(&l, j);
+        // h = 8 Ḡ(λ̇)ᵀ J′ Ḡ(λ) λ̇ = 4 Ḡ(λ̇)ᵀ J′ ω_b
+        let wb = gbar_times(&l, &ld).map(|v| 2.0 * v);
+        let h = gbar_t_times(&ld, &mat3_vec(j, &wb)).map(|v| 4.0 * v);
+        for a in 0..4 {
+            f[o + a] += (0..4).map(|b| mass[a][b] * ldd[b]).sum::<f64>() + h[a];
+        }
+    }
+    f
+}
+
+/// External generalized forces `f` (n_x): gravity on the masses, the model's constant loads, and
+/// `extra` loads, at the configuration in `data`.
+pub fn external_forces(model: &Model, data: &Data, extra: &[Load]) -> Vec<f64> {
+    let mut f = vec![0.0; model.n_x()];
+    let g = model.dynamics.gravity;
+    for &(node, m) in &model.dynamics.masses {
+        let o = model.nodes[node.index()].offset;
+        for a in 0..3 {
+            f[o + a] += m * g[a];
+        }
+    }
+    for load in model.dynamics.loads.iter().chain(extra) {
+        match *load {
+            Load::Force { node, force } => {
+                let o = model.nodes[node.index()].offset;
+                for a in 0..3 {
+                    f[o + a] += force[a];
+                }
+            }
+            Load::Moment { node, moment } => {
+                let o = model.nodes[node.index()].offset;
+                let gm = g_matrix(&quat_at(&data.x, o));
+                for k in 0..4 {
+                    f[o + k] += 2.0 * (0..3).map(|i| gm[i][k] * moment[i]).sum::<f64>();
+                }
+            }
+        }
+    }
+    f
+}
+
+/// Stresses that constitutive laws give the free and input modes (n_e; 0 for fixed modes and
+/// modes without a law), from the current `e` and `ė`.
+pub fn law_stresses(model: &Model, data: &Data) -> Vec<f64> {
+    let mut sigma = vec![0.0; model.n_e()];
+    for (i, entry) in model.elements.iter().enumerate() {
+        let Some(law) = model.law(ElementId::new(i)) else { continue };
+        let m = entry.element.layout().n_modes();
+        let r = entry.mode_offset..entry.mode_offset + m;
+        let mut s = vec![0.0; m];
+        law.stress(&data.e[r.clone()], &data.ed[r.clone()], &mut s);
+        for (k, v) in s.into_iter().enumerate() {
+            if !matches!(model.mode_role[entry.mode_offset + k], ModeRole::Fixed(_)) {
+                sigma[entry.mode_offset + k] = v;
+            }
+        }
+    }
+    sigma
+}
+
+/// `Aᵀ v` for `A` = DF_x (n_x x n_q) or DF_e (n_e x n_q).
+fn transpose_times(a: faer::MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
+    (0..a.ncols()).map(|j| (0..a.nrows()).map(|i| a[(i, j)] * v[i]).sum()).collect()
+}
+
+/// The reduced mass matrix `M̄ = DF_xᵀ M DF_x` (n_q x n_q) at the solved configuration.
+pub fn mass_matrix(model: &Model, data: &mut Data) -> Result<Mat<f64>, KinematicsError> {
+    transfer::first_order(model, data)?;
+    let nq = model.n_q();
+    let df = data.df_x.as_ref();
+    let mut mbar = Mat::<f64>::zeros(nq, nq);
+    for &(node, m) in &model.dynamics.masses {
+        let o = model.nodes[node.index()].offset;
+        for i in 0..nq {
+            for j in 0..nq {
+                mbar[(i, j)] += m * (0..3).map(|a| df[(o + a, i)] * df[(o + a, j)]).sum::<f64>();
+            }
+        }
+    }
+    for (node, jm) in &model.dynamics.rotors {
+        let o = model.nodes[node.index()].offset;
+        let ml = rotational_mass(&quat_at(&data.x, o), jm);
+        for i in 0..nq {
+            for j in 0..nq {
+                let mut s = 0.0;
+                for a in 0..4 {
+                    for b in 0..4 {
+                        s += df[(o + a, i)] * ml[a][b] * df[(o + b, j)];
+                    }
+                }
+                mbar[(i, j)] += s;
+            }
+        }
+    }
+    Ok(mbar)
+}
+
+/// The generalized forces `Q̄(q, q̇)` (n_q): loads, velocity-dependent inertia and law stresses,
+/// at the solved configuration, for input rates `qd`. Also sets the velocities in `data`.
+pub fn bias_forces(model: &Model, data: &mut Data, qd: &[f64], extra: &[Load]) -> Result<Vec<f64>, KinematicsError> {
+    transfer::first_order(model, data)?;
+    let zeros = vec![0.0; model.n_q()];
+    transfer::accelerations(model, data, qd, &zeros)?;
+    let f = external_forces(model, data, extra);
+    let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
+    let net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
+    let sigma = law_stresses(model, data);
+    let a = transpose_times(data.df_x.as_ref(), &net);
+    let b = transpose_times(data.df_e.as_ref(), &sigma);
+    Ok(a.iter().zip(&b).map(|(x, y)| x - y).collect())
+}
+
+/// Inverse dynamics: the driving generalized forces `τ` (n_q) that produce accelerations `qdd`
+/// at rates `qd` (N m for a driven hinge, N for a driven coordinate), at the solved configuration.
+pub fn inverse_dynamics(
+    model: &Model,
+    data: &mut Data,
+    qd: &[f64],
+    qdd: &[f64],
+    extra: &[Load],
+) -> Result<Vec<f64>, KinematicsError> {
+    transfer::first_order(model, data)?;
+    transfer::accelerations(model, data, qd, qdd)?;
+    let f = external_forces(model, data, extra);
+    let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
+    let net: Vec<f64> = fin.iter().zip(&f).map(|(a, b)| a - b).collect();
+    let sigma = law_stresses(model, data);
+    let a = transpose_times(data.df_x.as_ref(), &net);
+    let b = transpose_times(data.df_e.as_ref(), &sigma);
+    Ok(a.iter().zip(&b).map(|(x, y)| x + y).collect())
+}
+
+/// Forward dynamics: `q̈` (n_q) from `M̄ q̈ = Q̄ + τ` at the solved configuration.
+pub fn forward_dynamics(
+    model: &Model,
+    data: &mut Data,
+    qd: &[f64],
+    tau: &[f64],
+    extra: &[Load],
+) -> Result<Vec<f64>, KinematicsError> {
+    let q = bias_forces(model, data, qd, extra)?;
+    let m = mass_matrix(model, data)?;
+    let rhs = Mat::from_fn(model.n_q(), 1, |i, _| q[i] + tau[i]);
+    let sol = solve_dense(&m, &rhs).ok_or(KinematicsError::SingularMass)?;
+    Ok((0..model.n_q()).map(|i| sol[(i, 0)]).collect())
+}
+
+/// Solve a small dense system with full pivoting; `None` when singular.
+pub(crate) fn solve_dense(a: &Mat<f64>, b: &Mat<f64>) -> Option<Mat<f64>> {
+    use faer::linalg::solvers::Solve;
+    let n = a.nrows();
+    if n == 0 {
+        return Some(b.clone());
+    }
+    let lu = a.full_piv_lu();
+    let x = lu.solve(b);
+    let scale = (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).fold(0.0f64, |s, (i, j)| s.max(a[(i, j)].abs()));
+    let mut resid = 0.0f64;
+    let mut bn = 0.0f64;
+    for c in 0..b.ncols() {
+        for i in 0..n {
+            let r: f64 = (0..n).map(|k| a[(i, k)] * x[(k, c)]).sum::<f64>() - b[(i, c)];
+            resid = resid.max(r.abs());
+            bn = bn.max(b[(i, c)].abs());
+        }
+    }
+    let xn = (0..n).flat_map(|i| (0..b.ncols()).map(move |c| (i, c))).fold(0.0f64, |s, (i, c)| s.max(x[(i, c)].abs()));
+    let ok = x.col_iter().all(|c| c.iter().all(|v| v.is_finite()))
+        && resid <= 1e-9 * (bn + scale * xn)
+        && !(bn > 0.0 && scale * xn > 1e13 * bn);
+    ok.then_some(x)
+}
+
+/// Kinetic energy `½ q̇ᵀ M̄ q̇` (J) at the solved configuration.
+pub fn kinetic_energy(model: &Model, data: &mut Data, qd: &[f64]) -> Result<f64, KinematicsError> {
+    let m = mass_matrix(model, data)?;
+    let n = model.n_q();
+    Ok(0.5 * (0..n).map(|i| (0..n).map(|j| qd[i] * m[(i, j)] * qd[j]).sum::<f64>()).sum::<f64>())
+}
+
+/// Potential energy (J): gravity on the masses plus the energy of laws that define one. `None`
+/// when some law has no energy (the system is then not known to be conservative).
+pub fn potential_energy(model: &Model, data: &Data) -> Option<f64> {
+    let g = model.dynamics.gravity;
+    let mut v = 0.0;
+    for &(node, m) in &model.dynamics.masses {
+        let o = model.nodes[node.index()].offset;
+        v -= m * (0..3).map(|a| g[a] * data.x[o + a]).sum::<f64>();
+    }
+    for (i, entry) in model.elements.iter().enumerate() {
+        if let Some(law) = model.law(ElementId::new(i)) {
+            let m = entry.element.layout().n_modes();
+            v += law.energy(&data.e[entry.mode_offset..entry.mode_offset + m])?;
+        }
+    }
+    Some(v)
+}
+
+/// Result of a kinetostatic analysis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kinetostatics {
+    /// Stress of every mode (n_e): for fixed modes the reaction (joint forces and moments,
+    /// contact forces), for input modes the total stress they carry, for free modes the given or
+    /// law stress. Units: N for length modes, N m for angle modes.
+    pub sigma: Vec<f64>,
+    /// `Dᵀσ − (f − f_in)` per coordinate (n_x): zero at dependent coordinates (equilibrium), the
+    /// support reaction at fixed coordinates, the driving force at input coordinates.
+    pub nodal: Vec<f64>,
+}
+
+/// Kinetostatics (eq. 13-15): the stresses of the fixed and input modes and the reactions, for
+/// rates `qd` and accelerations `qdd` (n_q) at the solved configuration. `sigma_free` gives the
+/// stresses of the dependent modes (n_e, only their entries are read; e.g. muscle forces); `None`
+/// takes them from the laws.
+pub fn kinetostatics(
+    model: &Model,
+    data: &mut Data,
+    qd: &[f64],
+    qdd: &[f64],
+    sigma_free: Option<&[f64]>,
+    extra: &[Load],
+) -> Result<Kinetostatics, KinematicsError> {
+    transfer::accelerations(model, data, qd, qdd)?;
+    let f = external_forces(model, data, extra);
+    let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
+    let net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
+    let mut sigma = match sigma_free {
+        Some(s) => {
+            let mut v = vec![0.0; model.n_e()];
+            for &m in &model.dependent_modes {
+                v[m] = s[m];
+            }
+            v
+        }
+        None => {
+            let mut v = law_stresses(model, data);
+            for &r in &model.rows {
+                v[r] = 0.0;
+            }
+            v
+        }
+    };
+    // D_ccᵀ σ^(o,m) = (f − f_in)_c − D_(c,c)ᵀ σ^c
+    let nodal_free = stress_to_nodal(model, data, &sigma);
+    let nc = model.n_unknowns();
+    let mut rhs = Mat::from_fn(nc, 1, |col, _| {
+        let c = model.dependent_coords[col];
+        net[c] - nodal_free[c]
+    });
+    crate::kinematics::solve_transpose_checked(model, data, rhs.as_mut())?;
+    for (r, &m) in model.rows.iter().enumerate() {
+        sigma[m] = rhs[(r, 0)];
+    }
+    let nodal_all = stress_to_nodal(model, data, &sigma);
+    let nodal = nodal_all.iter().zip(&net).map(|(a, b)| a - b).collect();
+    Ok(Kinetostatics { sigma, nodal })
+}
+
+/// `Dᵀ σ` (n_x): the generalized forces the stresses exert, summed at every coordinate.
+pub fn stress_to_nodal(model: &Model, data: &Data, sigma: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; model.n_x()];
+    for entry in &model.elements {
+        let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        for k in 0..m {
+            let s = sigma[entry.mode_offset + k];
+            if s == 0.0 {
+                continue;
+            }
+            let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
+            for (a, &c) in entry.coords.iter().enumerate() {
+                out[c] += g[a] * s;
+            }
+        }
+    }
+    out
+}
+
+/// The generalized forces (n_local of the element) that element `el` exerts on its nodes for mode
+/// stresses `sigma` (n_e): `−D_elᵀ σ_el`. For a position node the three entries are a force (N);
+/// for an orientation node, `M = ½ G(λ) f_λ` is the moment (N m) on the node's body.
+pub fn element_forces(model: &Model, data: &Data, el: ElementId, sigma: &[f64]) -> Vec<f64> {
+    let entry = &model.elements[el.index()];
+    let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+    let mut out = vec![0.0; n];
+    for k in 0..m {
+        let s = sigma[entry.mode_offset + k];
+        let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
+        for a in 0..n {
+            out[a] -= g[a] * s;
+        }
+    }
+    out
+}
+
+/// The spatial moment `½ G(λ) f_λ` (N m) of a generalized force on Euler parameters.
+pub fn moment_of(l: &Quat, f_lambda: &Quat) -> Vec3 {
+    let g = g_matrix(l);
+    [0, 1, 2].map(|i| 0.5 * (0..4).map(|k| g[i][k] * f_lambda[k]).sum::<f64>())
+}
+
+/// How the stresses and nodal reactions change with the stresses of some dependent modes: for
+/// each given mode `k` (a column), `∂σ/∂σ_k` (n_e) and `∂nodal/∂σ_k` (n_x), at the solved
+/// configuration (the kinetostatic map is affine in them). Used for load sharing.
+pub fn kinetostatic_influence(
+    model: &Model,
+    data: &mut Data,
+    modes: &[ModeId],
+) -> Result<(Mat<f64>, Mat<f64>), KinematicsError> {
+    let (ne, nx, nc, k) = (model.n_e(), model.n_x(), model.n_unknowns(), modes.len());
+    let mut dsigma = Mat::<f64>::zeros(ne, k);
+    let mut rhs = Mat::<f64>::zeros(nc, k);
+    let mut unit = vec![0.0; ne];
+    for (j, m) in modes.iter().enumerate() {
+        unit[m.index()] = 1.0;
+        let nodal = stress_to_nodal(model, data, &unit);
+        unit[m.index()] = 0.0;
+        for (col, &c) in model.dependent_coords.iter().enumerate() {
+            rhs[(col, j)] = -nodal[c];
+        }
+        dsigma[(m.index(), j)] = 1.0;
+    }
+    crate::kinematics::solve_transpose_checked(model, data, rhs.as_mut())?;
+    let mut dnodal = Mat::<f64>::zeros(nx, k);
+    let mut s = vec![0.0; ne];
+    for j in 0..k {
+        s.fill(0.0);
+        s[modes[j].index()] = 1.0;
+        for (r, &m) in model.rows.iter().enumerate() {
+            dsigma[(m, j)] = rhs[(r, j)];
+            s[m] = rhs[(r, j)];
+        }
+        let n = stress_to_nodal(model, data, &s);
+        for c in 0..nx {
+            dnodal[(c, j)] = n[c];
+        }
+    }
+    Ok((dsigma, dnodal))
+}
+
+/// The driving generalized forces of the inputs from a kinetostatic result (n_q): `−σ` of the
+/// actuator part for input modes, the nodal force for input coordinates.
+pub fn driving_from_kinetostatics(model: &Model, data: &Data, ks: &Kinetostatics) -> Vec<f64> {
+    let law = law_stresses(model, data);
+    model
+        .inputs
+        .iter()
+        .map(|inp| match *inp {
+            Input::Mode(m) => -(ks.sigma[m.index()] - law[m.index()]),
+            Input::Coordinate(c) => ks.nodal[c.index()],
+        })
+        .collect()
+}
+
+/// The support reactions: `(coordinate, generalized force)` at every fixed coordinate.
+pub fn support_reactions(model: &Model, ks: &Kinetostatics) -> Vec<(crate::ids::CoordId, f64)> {
+    (0..model.n_x())
+        .filter(|&c| model.coord_role[c] == CoordRole::Fixed)
+        .map(|c| (crate::ids::CoordId::new(c), ks.nodal[c]))
+        .collect()
+}
+
+/// A simulated motion: time, generalized coordinates and velocities at every step, and the total
+/// energy where the model is conservative.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trajectory {
+    /// Times (s).
+    pub t: Vec<f64>,
+    /// `q` at each time (n_q each).
+    pub q: Vec<Vec<f64>>,
+    /// `q̇` at each time.
+    pub qd: Vec<Vec<f64>>,
+    /// Kinetic plus potential energy (J) at each time; empty when some law has no energy.
+    pub energy: Vec<f64>,
+}
+
+impl Trajectory {
+    /// Largest `|E(t) − E(0)|` over the motion (J), or `None` when energy is not defined.
+    pub fn energy_drift(&self) -> Option<f64> {
+        let e0 = *self.energy.first()?;
+        Some(self.energy.iter().fold(0.0f64, |m, e| m.max((e - e0).abs())))
+    }
+}
+
+/// Generalized driving forces as a function of time, `q` and `q̇` (n_q).
+pub type Drive<'a> = &'a dyn Fn(f64, &[f64], &[f64]) -> Vec<f64>;
+
+/// Forward simulation of all generalized coordinates from `(q0, qd0)` with the classical
+/// fourth-order Runge-Kutta method, `steps` steps of `dt` (s), under driving forces `drive`.
+/// Positions stay on the constraint manifold: every stage solves them by Newton-Raphson, and
+/// velocities are `DF^x q̇`.
+pub fn simulate(
+    model: &Model,
+    data: &mut Data,
+    q0: &[f64],
+    qd0: &[f64],
+    dt: f64,
+    steps: usize,
+    drive: Drive<'_>,
+) -> Result<Trajectory, KinematicsError> {
+    let n = model.n_q();
+    let accel = |t: f64, q: &[f64], qd: &[f64], data: &mut Data| -> Result<Vec<f64>, KinematicsError> {
+        crate::kinematics::solve_positions(model, data, q)?;
+        forward_dynamics(model, data, qd, &drive(t, q, qd), &[])
+    };
+    let energy = |data: &mut Data, q: &[f64], qd: &[f64]| -> Result<Option<f64>, KinematicsError> {
+        crate::kinematics::solve_positions(model, data, q)?;
+        transfer::velocities(model, data, qd)?;
+        let t = kinetic_energy(model, data, qd)?;
+        Ok(potential_energy(model, data).map(|v| v + t))
+    };
+    let mut traj = Trajectory { t: vec![0.0], q: vec![q0.to_vec()], qd: vec![qd0.to_vec()], energy: Vec::new() };
+    let mut conservative = true;
+    match energy(data, q0, qd0)? {
+        Some(e) => traj.energy.push(e),
+        None => conservative = false,
+    }
+    let (mut q, mut v) = (q0.to_vec(), qd0.to_vec());
+    let axpy = |a: &[f64], s: f64, b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(x, y)| x + s * y).collect() };
+    for step in 0..steps {
+        let t = step as f64 * dt;
+        let k1v = accel(t, &q, &v, data)?;
+        let k1q = v.clone();
+        let q2 = axpy(&q, 0.5 * dt, &k1q);
+        let v2 = axpy(&v, 0.5 * dt, &k1v);
+        let k2v = accel(t + 0.5 * dt, &q2, &v2, data)?;
+        let q3 = axpy(&q, 0.5 * dt, &v2);
+        let v3 = axpy(&v, 0.5 * dt, &k2v);
+        let k3v = accel(t + 0.5 * dt, &q3, &v3, data)?;
+        let q4 = axpy(&q, dt, &v3);
+        let v4 = axpy(&v, dt, &k3v);
+        let k4v = accel(t + dt, &q4, &v4, data)?;
+        for i in 0..n {
+            q[i] += dt / 6.0 * (k1q[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4[i]);
+            v[i] += dt / 6.0 * (k1v[i] + 2.0 * k2v[i] + 2.0 * k3v[i] + k4v[i]);
+        }
+        traj.t.push(t + dt);
+        traj.q.push(q.clone());
+        traj.qd.push(v.clone());
+        if conservative {
+            if let Some(e) = energy(data, &q, &v)? {
+                traj.energy.push(e);
+            }
+        }
+    }
+    crate::kinematics::solve_positions(model, data, &q)?;
+    Ok(traj)
+}
