@@ -1,0 +1,420 @@
+//! The model file as written: one set of serde structs for TOML and JSON.
+//!
+//! Doc comments here become the descriptions of the JSON Schema (`mollier schema`), so they are
+//! written for the people who author model files.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::values::{InertiaSpec, Named, ParamTable, PointSpec};
+
+/// The format version this crate reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A Mollier model: nodes, bodies and elements, and which coordinates and modes are fixed,
+/// driven (inputs) or free.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "Mollier model")]
+pub struct ModelSpec {
+    /// URL or path of this schema, for editors (ignored by Mollier).
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Version of the model-file format the file is written in. This version of Mollier reads 1.
+    pub format_version: u32,
+    /// A title for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Free text: source of the data, subject, author.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Units of the numbers in this file (SI unless said otherwise). Motion files are always SI.
+    #[serde(default)]
+    pub units: UnitsSpec,
+    /// Held coordinates: a node, body or point name holds all its coordinates (a body: its origin
+    /// and its orientation); `name.x` (`y`, `z`, or `l0`..`l3` for orientations) holds one.
+    #[serde(default)]
+    pub fixed: Vec<String>,
+    /// The generalized coordinates (degrees of freedom), in order: a node coordinate such as
+    /// `slider.x`, or an element mode such as `shoulder.rotation`. Motion files give one column
+    /// for each.
+    #[serde(default)]
+    pub inputs: Vec<String>,
+    /// Released modes, which follow from the motion: `element.mode`, or `element` for all its
+    /// modes (a muscle, a ligament). Every other mode is rigid (held at its initial value).
+    #[serde(default)]
+    pub free: Vec<String>,
+    /// Free-standing nodes: points (`position`) and orientations (`orientation`).
+    #[serde(default)]
+    pub nodes: Named<NodeSpec>,
+    /// Rigid bodies: a frame (origin and orientation) with named points in body coordinates.
+    #[serde(default)]
+    pub bodies: Named<BodySpec>,
+    /// Elements by name; `type` names a registered element type (`mollier types` lists them) and
+    /// the other keys are that type's parameters.
+    #[serde(default)]
+    pub elements: Named<ElementSpec>,
+}
+
+/// Units of the numbers in a model file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnitsSpec {
+    /// Unit of lengths, positions and offsets: `m` (default), `cm` or `mm`.
+    #[serde(default)]
+    pub length: LengthUnit,
+    /// Unit of angles: `rad` (default) or `deg`.
+    #[serde(default)]
+    pub angle: AngleUnit,
+    /// Unit of masses: `kg` (default) or `g`.
+    #[serde(default)]
+    pub mass: MassUnit,
+}
+
+impl UnitsSpec {
+    /// Metres per length unit.
+    pub fn length_factor(&self) -> f64 {
+        match self.length {
+            LengthUnit::M => 1.0,
+            LengthUnit::Cm => 0.01,
+            LengthUnit::Mm => 0.001,
+        }
+    }
+    /// A length in metres. Divides by the units per metre, so that 10 mm is exactly the double
+    /// nearest 0.01 m.
+    pub fn length_to_si(&self, v: f64) -> f64 {
+        match self.length {
+            LengthUnit::M => v,
+            LengthUnit::Cm => v / 100.0,
+            LengthUnit::Mm => v / 1000.0,
+        }
+    }
+    /// A mass in kilograms (see [`Self::length_to_si`]).
+    pub fn mass_to_si(&self, v: f64) -> f64 {
+        v / self.mass_units_per_kg()
+    }
+    /// A moment of inertia (mass unit × length unit²) in kg m², by one division.
+    pub fn inertia_to_si(&self, v: f64) -> f64 {
+        let per_m = match self.length {
+            LengthUnit::M => 1.0,
+            LengthUnit::Cm => 100.0,
+            LengthUnit::Mm => 1000.0,
+        };
+        v / (self.mass_units_per_kg() * per_m * per_m)
+    }
+    /// Mass units per kilogram.
+    fn mass_units_per_kg(&self) -> f64 {
+        match self.mass {
+            MassUnit::Kg => 1.0,
+            MassUnit::G => 1000.0,
+        }
+    }
+    /// Radians per angle unit.
+    pub fn angle_factor(&self) -> f64 {
+        match self.angle {
+            AngleUnit::Rad => 1.0,
+            AngleUnit::Deg => std::f64::consts::PI / 180.0,
+        }
+    }
+    /// Kilograms per mass unit.
+    pub fn mass_factor(&self) -> f64 {
+        match self.mass {
+            MassUnit::Kg => 1.0,
+            MassUnit::G => 0.001,
+        }
+    }
+}
+
+/// Unit of length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LengthUnit {
+    /// Metre.
+    #[default]
+    M,
+    /// Centimetre.
+    Cm,
+    /// Millimetre.
+    Mm,
+}
+
+/// Unit of angle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AngleUnit {
+    /// Radian.
+    #[default]
+    Rad,
+    /// Degree.
+    Deg,
+}
+
+/// Unit of mass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MassUnit {
+    /// Kilogram.
+    #[default]
+    Kg,
+    /// Gram.
+    G,
+}
+
+/// A free-standing node: give exactly one of `position` and `orientation`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// A point: its initial position `[x, y, z]` in the global frame (file length unit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<[f64; 3]>,
+    /// An orientation: its initial value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orientation: Option<OrientationSpec>,
+}
+
+/// An orientation relative to the global frame: give exactly one of `euler`, `axis` with
+/// `angle`, or `matrix`. Omitted, a body's orientation is the global frame's.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrientationSpec {
+    /// Euler parameters `[λ0, λ1, λ2, λ3]` (unit quaternion, scalar part `λ0` first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub euler: Option<[f64; 4]>,
+    /// Rotation axis `[x, y, z]` (any length but zero), with `angle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axis: Option<[f64; 3]>,
+    /// Rotation angle about `axis` (file angle unit, right-handed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub angle: Option<f64>,
+    /// Rotation matrix, rows first: its columns are the body's x, y and z axes in global
+    /// coordinates (orthonormal, right-handed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<[[f64; 3]; 3]>,
+}
+
+/// A problem with one field of a structure, relative to the structure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldError {
+    /// The field, e.g. `euler` or `inertia`.
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub hint: String,
+}
+
+impl FieldError {
+    fn new(field: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self { field, message: message.into(), hint: hint.into() }
+    }
+}
+
+/// Tolerance on the unit norm of Euler parameters and the orthonormality of matrices as typed
+/// by hand; within it the value is normalized.
+pub const ORIENTATION_TOLERANCE: f64 = 1e-6;
+
+impl OrientationSpec {
+    /// The Euler parameters (`λ0` first, unit norm, `λ0 >= 0` for the axis-angle and matrix forms),
+    /// with `angle_factor` radians per angle unit.
+    pub fn euler_parameters(&self, angle_factor: f64) -> Result<[f64; 4], FieldError> {
+        let forms = [self.euler.is_some(), self.axis.is_some() || self.angle.is_some(), self.matrix.is_some()];
+        match forms.iter().filter(|f| **f).count() {
+            0 => {
+                return Err(FieldError::new(
+                    "",
+                    "an orientation needs a value",
+                    "give `euler = [λ0, λ1, λ2, λ3]`, `axis = [x, y, z]` with `angle`, or `matrix`",
+                ));
+            }
+            1 => {}
+            _ => {
+                return Err(FieldError::new(
+                    "",
+                    "give only one of `euler`, `axis`/`angle` and `matrix`",
+                    "keep the form you trust and delete the others",
+                ));
+            }
+        }
+        if let Some(l) = self.euler {
+            finite("euler", &l)?;
+            let n = l.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if (n - 1.0).abs() > ORIENTATION_TOLERANCE {
+                return Err(FieldError::new(
+                    "euler",
+                    format!("Euler parameters must have unit norm, |λ| = {n}"),
+                    "write them to 7 significant digits or more, or use `axis` and `angle`",
+                ));
+            }
+            return Ok(l.map(|v| v / n));
+        }
+        if let Some(m) = self.matrix {
+            for (i, r) in m.iter().enumerate() {
+                finite(["matrix[0]", "matrix[1]", "matrix[2]"][i], r)?;
+            }
+            let mut worst: f64 = 0.0;
+            for i in 0..3 {
+                for j in 0..3 {
+                    let dot: f64 = (0..3).map(|k| m[k][i] * m[k][j]).sum();
+                    worst = worst.max((dot - if i == j { 1.0 } else { 0.0 }).abs());
+                }
+            }
+            let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+                - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+                + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+            if worst > ORIENTATION_TOLERANCE {
+                return Err(FieldError::new(
+                    "matrix",
+                    format!("the rotation matrix is not orthonormal (MᵀM differs from I by {worst:.1e})"),
+                    "its columns must be unit vectors at right angles; write them to 7 significant digits or more",
+                ));
+            }
+            if det < 0.0 {
+                return Err(FieldError::new(
+                    "matrix",
+                    "the matrix is a reflection (determinant −1), not a rotation",
+                    "make the axes right-handed: z = x × y",
+                ));
+            }
+            return Ok(quat_from_matrix(&m));
+        }
+        let Some(axis) = self.axis else {
+            return Err(FieldError::new("axis", "`angle` needs an `axis`", "add `axis = [x, y, z]`"));
+        };
+        let Some(angle) = self.angle else {
+            return Err(FieldError::new("angle", "`axis` needs an `angle`", "add `angle = ...` (file angle unit)"));
+        };
+        finite("axis", &axis)?;
+        finite("angle", &[angle])?;
+        let n = axis.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if !(n > 0.0) || !n.is_finite() {
+            return Err(FieldError::new("axis", "the rotation axis is zero", "give a direction, e.g. [0, 0, 1]"));
+        }
+        let (s, c) = (0.5 * angle * angle_factor).sin_cos();
+        let q = [c, s * axis[0] / n, s * axis[1] / n, s * axis[2] / n];
+        let qn = q.iter().map(|v| v * v).sum::<f64>().sqrt();
+        Ok(q.map(|v| v / qn))
+    }
+}
+
+fn finite(field: &'static str, v: &[f64]) -> Result<(), FieldError> {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(FieldError::new(field, "numbers must be finite (not nan or inf)", "replace the value with a finite number"))
+    }
+}
+
+/// Euler parameters of an orthonormal matrix (Shepperd's method), normalized, `λ0 >= 0`.
+fn quat_from_matrix(r: &[[f64; 3]; 3]) -> [f64; 4] {
+    let tr = r[0][0] + r[1][1] + r[2][2];
+    let cands = [tr, r[0][0], r[1][1], r[2][2]];
+    let k = (0..4).fold(0, |b, i| if cands[i] > cands[b] { i } else { b });
+    let mut q = match k {
+        0 => {
+            let s = (1.0 + tr).sqrt() * 2.0;
+            [0.25 * s, (r[2][1] - r[1][2]) / s, (r[0][2] - r[2][0]) / s, (r[1][0] - r[0][1]) / s]
+        }
+        1 => {
+            let s = (1.0 + r[0][0] - r[1][1] - r[2][2]).sqrt() * 2.0;
+            [(r[2][1] - r[1][2]) / s, 0.25 * s, (r[0][1] + r[1][0]) / s, (r[0][2] + r[2][0]) / s]
+        }
+        2 => {
+            let s = (1.0 + r[1][1] - r[0][0] - r[2][2]).sqrt() * 2.0;
+            [(r[0][2] - r[2][0]) / s, (r[0][1] + r[1][0]) / s, 0.25 * s, (r[1][2] + r[2][1]) / s]
+        }
+        _ => {
+            let s = (1.0 + r[2][2] - r[0][0] - r[1][1]).sqrt() * 2.0;
+            [(r[1][0] - r[0][1]) / s, (r[0][2] + r[2][0]) / s, (r[1][2] + r[2][1]) / s, 0.25 * s]
+        }
+    };
+    if q[0] < 0.0 {
+        q = q.map(|v| -v);
+    }
+    let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
+    q.map(|v| v / n)
+}
+
+/// A rigid body: a frame (a position node at its origin and an orientation node) with named
+/// points fixed in it. Each point becomes a node joined to the origin by a rigid beam.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    /// The body's origin: `[x, y, z]` in the global frame (file length unit), or the name of an
+    /// existing node or point that the body turns about (a joint centre shared with another body).
+    pub origin: PointSpec,
+    /// The body's initial orientation (default: aligned with the global frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orientation: Option<OrientationSpec>,
+    /// Named points fixed in the body: `[x, y, z]` in body coordinates (file length unit), or the
+    /// name of an existing node or point that is attached to this body too. Refer to them
+    /// elsewhere as `body.point`.
+    #[serde(default)]
+    pub points: Named<PointSpec>,
+    /// Mass (file mass unit). Kept for dynamics; kinematics does not use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mass: Option<f64>,
+    /// Centre of mass: the name of one of this body's points, or `[x, y, z]` in body coordinates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub com: Option<PointSpec>,
+    /// Inertia tensor about the centre of mass in body axes (file mass unit × length unit²): a 3x3
+    /// matrix or `[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inertia: Option<InertiaSpec>,
+}
+
+/// An element: its type and that type's parameters (see `mollier types`). Node parameters take
+/// node names, body names (the body's origin or orientation, whichever the parameter needs) and
+/// `body.point` names.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct ElementSpec {
+    /// The element type, e.g. `truss`, `hinge`, `beam`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The type's parameters.
+    #[serde(flatten)]
+    pub params: ParamTable,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: [f64; 4], b: [f64; 4]) -> bool {
+        a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-12)
+    }
+
+    // 0.7071068 is deliberate: Euler parameters typed to 7 digits are normalized
+    #[allow(clippy::approx_constant)]
+    #[test]
+    fn the_three_orientation_forms_agree() {
+        // 90° about z: x → y, y → −x
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        let want = [h, 0.0, 0.0, h];
+        let aa = OrientationSpec { axis: Some([0.0, 0.0, 2.0]), angle: Some(90.0), ..Default::default() };
+        assert!(close(aa.euler_parameters(std::f64::consts::PI / 180.0).unwrap(), want));
+        let m = OrientationSpec {
+            matrix: Some([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]),
+            ..Default::default()
+        };
+        assert!(close(m.euler_parameters(1.0).unwrap(), want));
+        let e = OrientationSpec { euler: Some([0.7071068, 0.0, 0.0, 0.7071068]), ..Default::default() };
+        assert!(close(e.euler_parameters(1.0).unwrap(), want));
+    }
+
+    #[test]
+    fn bad_orientations_name_the_field() {
+        let e = OrientationSpec { euler: Some([1.0, 0.1, 0.0, 0.0]), ..Default::default() };
+        assert_eq!(e.euler_parameters(1.0).unwrap_err().field, "euler");
+        let m = OrientationSpec {
+            matrix: Some([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]]),
+            ..Default::default()
+        };
+        assert!(m.euler_parameters(1.0).unwrap_err().message.contains("reflection"));
+        let a = OrientationSpec { axis: Some([0.0; 3]), angle: Some(1.0), ..Default::default() };
+        assert_eq!(a.euler_parameters(1.0).unwrap_err().field, "axis");
+        let b = OrientationSpec { angle: Some(1.0), ..Default::default() };
+        assert_eq!(b.euler_parameters(1.0).unwrap_err().field, "axis");
+        let two = OrientationSpec { euler: Some([1.0, 0.0, 0.0, 0.0]), angle: Some(1.0), ..Default::default() };
+        assert!(two.euler_parameters(1.0).unwrap_err().message.contains("only one"));
+    }
+}

@@ -1,0 +1,270 @@
+//! Checks that need no element types and no kernel: names, finite numbers, one form per
+//! orientation, inertia. Name resolution and element parameters are checked when the model is
+//! compiled.
+
+use std::collections::HashMap;
+
+use crate::Document;
+use crate::diag::Diagnostic;
+use crate::spec::{BodySpec, FieldError, OrientationSpec};
+use crate::values::{InertiaSpec, PointSpec};
+
+/// Coordinate names; a body point may not take one, so that `body.x` always means a coordinate.
+pub const AXIS_NAMES: [&str; 7] = ["x", "y", "z", "l0", "l1", "l2", "l3"];
+
+/// `true` for a valid name of a node, body, point or element (see [`crate::NAME_PATTERN`]).
+pub fn is_valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => {}
+        _ => return false,
+    }
+    chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+const NAME_HINT: &str = "names start with a letter or `_` and use only letters, digits, `_` and `-` (a `.` separates a body from its points)";
+
+pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
+    let spec = doc.spec();
+    let mut out = Vec::new();
+    // one namespace for nodes, bodies and elements: `name.x` and `name.mode` must be unambiguous
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    let groups: [(&str, Vec<&str>); 3] = [
+        ("nodes", spec.nodes.iter().map(|(k, _)| k).collect()),
+        ("bodies", spec.bodies.iter().map(|(k, _)| k).collect()),
+        ("elements", spec.elements.iter().map(|(k, _)| k).collect()),
+    ];
+    for (table, names) in &groups {
+        for name in names {
+            let path = format!("{table}.{name}");
+            if !is_valid_name(name) {
+                out.push(doc.error_at_key(&path, format!("`{name}` is not a valid name"), NAME_HINT));
+            } else if let Some(prev) = seen.get(name) {
+                out.push(doc.error_at_key(
+                    &path,
+                    format!("the name `{name}` is already used in `{prev}`"),
+                    "nodes, bodies and elements share one namespace (inputs such as `name.x` refer to them): rename one",
+                ));
+            } else {
+                seen.insert(name, table);
+            }
+        }
+    }
+    for (name, node) in spec.nodes.iter() {
+        let path = format!("nodes.{name}");
+        match (&node.position, &node.orientation) {
+            (Some(p), None) => check_finite(doc, &mut out, &format!("{path}.position"), p),
+            (None, Some(o)) => check_orientation(doc, &mut out, &format!("{path}.orientation"), o),
+            (None, None) => out.push(doc.error(
+                &path,
+                "a node needs a `position` or an `orientation`",
+                "write `position = [x, y, z]` for a point, or `orientation = { ... }`",
+            )),
+            (Some(_), Some(_)) => out.push(doc.error(
+                &path,
+                "a node is either a point or an orientation, not both",
+                "keep one of `position` and `orientation`; a frame with both is a body (under [bodies])",
+            )),
+        }
+    }
+    for (name, body) in spec.bodies.iter() {
+        check_body(doc, &mut out, name, body);
+    }
+    for (name, el) in spec.elements.iter() {
+        if el.kind.trim().is_empty() {
+            out.push(doc.error(
+                &format!("elements.{name}.type"),
+                "the element type is empty",
+                "write e.g. `type = \"truss\"`; `mollier types` lists the types",
+            ));
+        }
+    }
+    for (list, items) in [("fixed", &spec.fixed), ("inputs", &spec.inputs), ("free", &spec.free)] {
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("{list}[{i}]");
+            if item.trim().is_empty() {
+                out.push(doc.error(&path, "empty name", "write a node, body, coordinate or mode name"));
+            } else if let Some(j) = items[..i].iter().position(|x| x == item) {
+                out.push(doc.error(&path, format!("`{item}` is listed twice (also at {list}[{j}])"), "delete one"));
+            }
+        }
+    }
+    out
+}
+
+fn check_finite(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, v: &[f64]) {
+    for (i, x) in v.iter().enumerate() {
+        if !x.is_finite() {
+            out.push(doc.error(
+                &format!("{path}[{i}]"),
+                format!("numbers must be finite, found {x}"),
+                "replace it with a finite number",
+            ));
+        }
+    }
+}
+
+fn check_orientation(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, o: &OrientationSpec) {
+    if let Err(FieldError { field, message, hint }) = o.euler_parameters(doc.spec().units.angle_factor()) {
+        let p = if field.is_empty() { path.to_string() } else { format!("{path}.{field}") };
+        out.push(doc.error(&p, message, hint));
+    }
+}
+
+fn check_body(doc: &Document, out: &mut Vec<Diagnostic>, name: &str, body: &BodySpec) {
+    let path = format!("bodies.{name}");
+    match &body.origin {
+        PointSpec::Coordinates(c) => check_finite(doc, out, &format!("{path}.origin"), c),
+        PointSpec::Name(n) if n.is_empty() => {
+            out.push(doc.error(&format!("{path}.origin"), "empty node name", "give coordinates or a node name"));
+        }
+        PointSpec::Name(_) => {}
+    }
+    if let Some(o) = &body.orientation {
+        check_orientation(doc, out, &format!("{path}.orientation"), o);
+    }
+    for (p, point) in body.points.iter() {
+        let pp = format!("{path}.points.{p}");
+        if !is_valid_name(p) {
+            out.push(doc.error_at_key(&pp, format!("`{p}` is not a valid name"), NAME_HINT));
+        } else if AXIS_NAMES.contains(&p) || p == "orientation" {
+            out.push(doc.error_at_key(
+                &pp,
+                format!("`{p}` is reserved"),
+                if p == "orientation" {
+                    format!("`{name}.orientation` is the body's orientation node; call the point differently")
+                } else {
+                    format!("`{name}.{p}` is a coordinate of the body's origin; call the point differently")
+                },
+            ));
+        }
+        match point {
+            PointSpec::Coordinates(c) => check_finite(doc, out, &pp, c),
+            PointSpec::Name(n) if n.is_empty() => {
+                out.push(doc.error(&pp, "empty node name", "give body coordinates or a node name"));
+            }
+            PointSpec::Name(_) => {}
+        }
+    }
+    let mass_needed = body.com.is_some() || body.inertia.is_some();
+    match body.mass {
+        Some(m) if !(m.is_finite() && m > 0.0) => out.push(doc.error(
+            &format!("{path}.mass"),
+            format!("the mass must be a positive number, found {m}"),
+            "give the mass in the file's mass unit",
+        )),
+        None if mass_needed => out.push(doc.error(
+            &path,
+            "a centre of mass or inertia is given without a `mass`",
+            "add `mass = ...` (file mass unit)",
+        )),
+        _ => {}
+    }
+    match &body.com {
+        Some(PointSpec::Coordinates(c)) => check_finite(doc, out, &format!("{path}.com"), c),
+        Some(PointSpec::Name(n)) if body.points.get(n).is_none() => {
+            let known: Vec<&str> = body.points.iter().map(|(k, _)| k).collect();
+            out.push(doc.error(
+                &format!("{path}.com"),
+                format!("`{name}` has no point `{n}`"),
+                if known.is_empty() {
+                    "give the centre of mass as [x, y, z] in body coordinates, or declare the point".to_string()
+                } else {
+                    format!("its points: {}", known.join(", "))
+                },
+            ));
+        }
+        _ => {}
+    }
+    if let Some(inertia) = &body.inertia {
+        check_inertia(doc, out, &format!("{path}.inertia"), inertia);
+    }
+}
+
+fn check_inertia(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, inertia: &InertiaSpec) {
+    let m = inertia.matrix();
+    if m.iter().flatten().any(|v| !v.is_finite()) {
+        out.push(doc.error(path, "numbers must be finite", "replace the non-finite entries"));
+        return;
+    }
+    let scale = m.iter().flatten().fold(0.0f64, |a, v| a.max(v.abs()));
+    let tol = 1e-9 * scale;
+    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+        if (m[i][j] - m[j][i]).abs() > tol {
+            out.push(doc.error(
+                path,
+                format!("the inertia matrix is not symmetric (entry ({i},{j}) = {}, ({j},{i}) = {})", m[i][j], m[j][i]),
+                "an inertia tensor is symmetric; or give six numbers [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]",
+            ));
+            return;
+        }
+    }
+    let e = sym_eigenvalues(&m);
+    let (lo, hi) = (e[0], e[2]);
+    if lo < -tol {
+        out.push(doc.error(
+            path,
+            format!("the inertia tensor has a negative principal moment ({lo:.3e})"),
+            "principal moments of inertia are never negative: check the signs of the products of inertia",
+        ));
+    } else if hi > e[0] + e[1] + tol {
+        out.push(doc.error(
+            path,
+            format!("the principal moments {:.3e}, {:.3e}, {:.3e} violate the triangle inequality", e[0], e[1], e[2]),
+            "no body has such an inertia: each principal moment is at most the sum of the other two",
+        ));
+    }
+}
+
+/// Eigenvalues of a symmetric 3x3 matrix, ascending (trigonometric closed form).
+fn sym_eigenvalues(m: &[[f64; 3]; 3]) -> [f64; 3] {
+    let p1 = m[0][1].powi(2) + m[0][2].powi(2) + m[1][2].powi(2);
+    let q = (m[0][0] + m[1][1] + m[2][2]) / 3.0;
+    if p1 == 0.0 {
+        let mut d = [m[0][0], m[1][1], m[2][2]];
+        d.sort_by(f64::total_cmp);
+        return d;
+    }
+    let p2 = (m[0][0] - q).powi(2) + (m[1][1] - q).powi(2) + (m[2][2] - q).powi(2) + 2.0 * p1;
+    let p = (p2 / 6.0).sqrt();
+    let b = |i: usize, j: usize| (m[i][j] - if i == j { q } else { 0.0 }) / p;
+    let det = b(0, 0) * (b(1, 1) * b(2, 2) - b(1, 2) * b(2, 1)) - b(0, 1) * (b(1, 0) * b(2, 2) - b(1, 2) * b(2, 0))
+        + b(0, 2) * (b(1, 0) * b(2, 1) - b(1, 1) * b(2, 0));
+    let phi = (det / 2.0).clamp(-1.0, 1.0).acos() / 3.0;
+    let e1 = q + 2.0 * p * phi.cos();
+    let e3 = q + 2.0 * p * (phi + 2.0 * std::f64::consts::PI / 3.0).cos();
+    let e2 = 3.0 * q - e1 - e3;
+    let mut e = [e1, e2, e3];
+    e.sort_by(f64::total_cmp);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for ok in ["A", "gh_elevation", "_x", "m-1"] {
+            assert!(is_valid_name(ok), "{ok}");
+        }
+        for bad in ["", "1a", "a.b", "a b", "a/b", "é"] {
+            assert!(!is_valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn eigenvalues_of_a_rotated_diagonal_tensor() {
+        // R diag(1, 2, 4) Rᵀ with R a rotation by 30° about z: eigenvalues 1, 2, 4
+        let (s, c) = (30f64.to_radians().sin(), 30f64.to_radians().cos());
+        let m = [
+            [c * c + 2.0 * s * s, (1.0 - 2.0) * c * s, 0.0],
+            [(1.0 - 2.0) * c * s, s * s + 2.0 * c * c, 0.0],
+            [0.0, 0.0, 4.0],
+        ];
+        let e = sym_eigenvalues(&m);
+        for (a, b) in e.iter().zip([1.0, 2.0, 4.0]) {
+            assert!((a - b).abs() < 1e-12, "{e:?}");
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Kinematic analysis of a motion, frame by frame, with outputs named as in the file.
+//!
+//! For each frame: positions of the points a user can name, every mode of the user's elements,
+//! and the first-order transfer function `∂e/∂q` of every dependent (free) mode of the user's
+//! elements — for a muscle's elongation, minus its moment arms. Each frame starts from the
+//! previous solution (Newton-Raphson with the kernel's predictor and continuation).
+
+use mollier_core::kinematics::{KinematicsError, solve_positions};
+use mollier_core::transfer::first_order;
+use mollier_core::{Data, ModeId, ModeRole, NodeId};
+
+use crate::compile::Compiled;
+
+/// Why a frame could not be solved.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The kernel failed: no convergence, a singular configuration, an element error.
+    #[error(transparent)]
+    Kinematics(#[from] KinematicsError),
+    /// A result is NaN or infinite.
+    #[error("the solution has a non-finite value in `{0}`")]
+    NonFinite(String),
+}
+
+/// One frame's results, in the order of [`KinematicsRun`]'s headers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameOutput {
+    /// `x, y, z` of each point (m): `3 x points`.
+    pub positions: Vec<f64>,
+    /// Each mode of each user element (m or rad).
+    pub deformations: Vec<f64>,
+    /// `∂e/∂q` for each dependent mode and input (m/m, m/rad, rad/rad, ...).
+    pub transfer: Vec<f64>,
+}
+
+/// A kinematic analysis in progress: the model's workspace and the output columns.
+pub struct KinematicsRun<'a> {
+    compiled: &'a Compiled,
+    data: Data,
+    points: Vec<(String, NodeId)>,
+    modes: Vec<(String, ModeId)>,
+    dependent: Vec<(String, ModeId)>,
+}
+
+impl<'a> KinematicsRun<'a> {
+    /// Start at the model's initial configuration.
+    pub fn new(compiled: &'a Compiled) -> Self {
+        let model = &compiled.model;
+        let points = compiled.points.iter().map(|p| (p.name.clone(), p.node)).collect();
+        let mut modes = Vec::new();
+        let mut dependent = Vec::new();
+        for el in &compiled.elements {
+            let n = model.element(el.id).layout().n_modes();
+            for k in 0..n {
+                let m = model.mode_id(el.id, k);
+                let label = format!("{}.{}", el.name, model.mode_info(m).name);
+                if model.mode_role(m) == ModeRole::Dependent {
+                    dependent.push((label.clone(), m));
+                }
+                modes.push((label, m));
+            }
+        }
+        Self { compiled, data: Data::new(model), points, modes, dependent }
+    }
+
+    /// Columns of positions: `<point>.x`, `<point>.y`, `<point>.z` per point.
+    pub fn position_header(&self) -> Vec<String> {
+        self.points.iter().flat_map(|(n, _)| ["x", "y", "z"].map(|a| format!("{n}.{a}"))).collect()
+    }
+
+    /// Columns of deformations: `<element>.<mode>` per mode of each user element.
+    pub fn deformation_header(&self) -> Vec<String> {
+        self.modes.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// Columns of transfer functions: `<element>.<mode>/<input>` per dependent mode and input.
+    pub fn transfer_header(&self) -> Vec<String> {
+        self.dependent
+            .iter()
+            .flat_map(|(n, _)| self.compiled.inputs.iter().map(move |i| format!("{n}/{}", i.name)))
+            .collect()
+    }
+
+    /// Solve one frame for the generalized coordinates `q` (n_q, SI). On failure the workspace
+    /// stays at the last solved frame, so the run can go on.
+    pub fn solve(&mut self, q: &[f64]) -> Result<FrameOutput, FrameError> {
+        let model = &self.compiled.model;
+        solve_positions(model, &mut self.data, q)?;
+        first_order(model, &mut self.data)?;
+        let positions = self.points.iter().flat_map(|(_, n)| self.data.position(model, *n)).collect();
+        let deformations = self.modes.iter().map(|(_, m)| self.data.mode_value(*m)).collect();
+        let df = self.data.df_e();
+        let n_q = model.n_q();
+        let transfer = self.dependent.iter().flat_map(|(_, m)| (0..n_q).map(move |j| df[(m.index(), j)])).collect();
+        let out = FrameOutput { positions, deformations, transfer };
+        let bad = |v: &[f64], h: Vec<String>| v.iter().position(|x| !x.is_finite()).map(|i| h[i].clone());
+        let culprit = bad(&out.positions, self.position_header())
+            .or_else(|| bad(&out.deformations, self.deformation_header()))
+            .or_else(|| bad(&out.transfer, self.transfer_header()));
+        if let Some(column) = culprit {
+            // never start the next frame from a poisoned configuration
+            self.data.reset(model);
+            return Err(FrameError::NonFinite(column));
+        }
+        Ok(out)
+    }
+
+    /// The workspace (configuration of the last solved frame).
+    pub fn data(&self) -> &Data {
+        &self.data
+    }
+}

@@ -1,0 +1,97 @@
+//! Is the model well posed, and if not, why — in the file's terms.
+//!
+//! The kernel's check ([`mollier_core::well_posedness`]) looks at `D_cc` with the inputs held.
+//! When it fails, the same file is compiled once more with the inputs released, which gives the
+//! mechanism's own mobility at the initial configuration (`under`) and its redundant constraints
+//! (`over`). If the mobility differs from the number of inputs, the inputs are wrong, and that is
+//! reported at `inputs` in the file; otherwise the constraints are (redundancy, or inputs that do
+//! not drive the free motions), and the kernel's messages name the modes involved.
+
+use mollier_core::registry::Registry;
+use mollier_core::{Data, WellPosedness, well_posedness};
+use mollier_format::Diagnostic;
+
+use crate::compile::{Compiled, compile_with};
+
+/// The verdict of [`check`].
+#[derive(Clone, Debug)]
+pub struct CheckReport {
+    /// The kernel's analysis of the model with its inputs, at the initial configuration.
+    pub analysis: WellPosedness,
+    /// Degrees of freedom of the mechanism at its initial configuration: the number of inputs
+    /// it needs.
+    pub dof: usize,
+    /// Redundant constraints of the mechanism without its inputs (when it was analysed so).
+    pub redundant: usize,
+    /// Problems with the file itself: inputs that do not match the degrees of freedom.
+    pub problems: Vec<Diagnostic>,
+    /// Findings for people, naming element modes and coordinates.
+    pub diagnostics: Vec<String>,
+}
+
+impl CheckReport {
+    /// `true` when positions can be solved: as many independent constraints as unknowns.
+    pub fn is_well_posed(&self) -> bool {
+        self.analysis.is_well_posed() && self.problems.is_empty()
+    }
+}
+
+/// Check a compiled model at its initial configuration.
+pub fn check(compiled: &Compiled, registry: &Registry) -> CheckReport {
+    let model = &compiled.model;
+    let mut data = Data::new(model);
+    let analysis = well_posedness(model, &mut data);
+    let n_inputs = compiled.inputs.len();
+    if analysis.is_well_posed() {
+        return CheckReport { dof: n_inputs, redundant: 0, problems: Vec::new(), diagnostics: Vec::new(), analysis };
+    }
+    let mut diagnostics = analysis.messages();
+    let mut problems = Vec::new();
+    // the mechanism without its inputs: its own mobility and redundancy
+    let free = compile_with(&compiled.document, registry, false).ok().map(|c| {
+        let mut d = Data::new(&c.model);
+        well_posedness(&c.model, &mut d)
+    });
+    let (dof, redundant) = match &free {
+        Some(w) if w.note.is_none() => (w.under, w.over),
+        _ => (n_inputs, analysis.over),
+    };
+    if let Some(w) = free.as_ref().filter(|w| w.note.is_none() && w.under != n_inputs) {
+        let doc = &compiled.document;
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        let message = format!(
+            "the mechanism has {} degree{} of freedom at its initial configuration, but {} input{} {} declared",
+            w.under,
+            s(w.under),
+            n_inputs,
+            s(n_inputs),
+            if n_inputs == 1 { "is" } else { "are" }
+        );
+        let moving: Vec<&str> = w.free.iter().take(8).map(|i| i.name.as_str()).collect();
+        let hint = if w.under > n_inputs {
+            format!(
+                "declare {} more input{} (a joint mode such as `joint.rotation`, or a coordinate), or fix what should not move; free to move now: {}",
+                w.under - n_inputs,
+                s(w.under - n_inputs),
+                moving.join(", ")
+            )
+        } else {
+            format!(
+                "remove {} input{}, or release constraints (`free`) so that the inputs can move",
+                n_inputs - w.under,
+                s(n_inputs - w.under)
+            )
+        };
+        problems.push(doc.error("inputs", message, hint));
+        if w.over > 0 {
+            let names: Vec<&str> = w.redundant.iter().take(12).map(|i| i.name.as_str()).collect();
+            diagnostics.push(format!(
+                "without its inputs the mechanism has {} redundant constraint{}: release one of these modes per redundancy: {}",
+                w.over,
+                s(w.over),
+                names.join(", ")
+            ));
+        }
+    }
+    CheckReport { analysis, dof, redundant, problems, diagnostics }
+}

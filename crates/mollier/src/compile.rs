@@ -1,0 +1,955 @@
+//! The compile step: a checked [`Document`] → a kernel [`Model`], every name resolved to a typed
+//! id, elements built by their registered types, bodies expanded into nodes and rigid beams.
+//!
+//! A body becomes a position node at its origin (named after the body), an orientation node
+//! (`body.orientation`), and for each point off the origin a position node (`body.point`) joined
+//! to the origin by a generated BEAM whose two ends share the body's orientation node — as the
+//! Delft shoulder model joins attachment points to bones. With one orientation node only
+//! `elongation`, `bending_y_p` and `bending_z_p` of that beam are independent: those three are
+//! held and `torsion`, `bending_y_q`, `bending_z_q` released. A point at the origin, or one given
+//! as the name of another node, reuses that node.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use mollier_beam::Beam;
+use mollier_core::element::{NodeKind, Quantity};
+use mollier_core::registry::{Frame, Params, Registry, Resolver, Units, Value};
+use mollier_core::{BuildError, ElementId, Input, Model, ModelBuilder, NodeId};
+use mollier_format::{Diagnostic, Diagnostics, Document, ModelSpec, ParamValue, PointSpec, UnitsSpec};
+
+/// Separates a resolver's message from its hint inside a registry `ParamError` message.
+const HINT_MARK: &str = "\u{1f}";
+/// Below this distance (m) a body point is its body's origin: a beam needs a length.
+const ZERO_LENGTH: f64 = 1e-12;
+const IDENTITY: [f64; 4] = [1.0, 0.0, 0.0, 0.0];
+
+/// What a kernel node is in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeRole {
+    /// A node declared under `[nodes]`.
+    Node,
+    /// The origin of a body (the body's name).
+    Origin {
+        /// The body.
+        body: String,
+    },
+    /// The orientation of a body (`body.orientation`).
+    Orientation {
+        /// The body.
+        body: String,
+    },
+    /// A point of a body (`body.point`).
+    Point {
+        /// The body.
+        body: String,
+        /// The point.
+        point: String,
+    },
+}
+
+/// A position the user can name, and the kernel node that holds it. Several names may share a
+/// node (a body turning about another body's point).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PointEntry {
+    /// `node`, `body` (its origin) or `body.point`.
+    pub name: String,
+    /// The kernel node.
+    pub node: NodeId,
+}
+
+/// An element written by the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserElement {
+    /// Its name.
+    pub name: String,
+    /// Its type name.
+    pub kind: String,
+    /// The kernel element.
+    pub id: ElementId,
+}
+
+/// A generalized coordinate as the file names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputInfo {
+    /// As written in `inputs`, e.g. `crank_joint.rotation` or `slider.x`: the motion-file column.
+    pub name: String,
+    /// The kernel's input.
+    pub input: Input,
+    /// Its quantity: `Length` (m) for point coordinates, `Angle` (rad) for angular modes.
+    pub quantity: Quantity,
+}
+
+/// A body's frame and its inertial properties in SI (kept for dynamics; kinematics ignores them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyInfo {
+    /// The body's name.
+    pub name: String,
+    /// Its origin and orientation nodes.
+    pub frame: Frame,
+    /// Mass (kg).
+    pub mass: Option<f64>,
+    /// Centre of mass in body coordinates (m).
+    pub com: Option<[f64; 3]>,
+    /// Inertia tensor about the centre of mass in body axes (kg m², 3x3).
+    pub inertia: Option<[[f64; 3]; 3]>,
+}
+
+/// A compiled model with the names it was written with.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The kernel model.
+    pub model: Model,
+    /// The file it came from (to place later problems).
+    pub document: Document,
+    /// Every kernel node and what it is in the file, in node order.
+    pub nodes: Vec<NodeRole>,
+    /// The positions a user can name — plain position nodes, body origins and body points — in
+    /// file order: the columns of `positions.csv`.
+    pub points: Vec<PointEntry>,
+    /// The user's elements, in file order (generated beams are left out).
+    pub elements: Vec<UserElement>,
+    /// The generalized coordinates, in `q` order.
+    pub inputs: Vec<InputInfo>,
+    /// The bodies, in file order.
+    pub bodies: Vec<BodyInfo>,
+}
+
+/// Read, check and compile a model file.
+pub fn load(path: &Path, registry: &Registry) -> Result<Compiled, Diagnostics> {
+    let doc = mollier_format::load(path)?;
+    compile(&doc, registry)
+}
+
+/// Compile a checked model file into a kernel model.
+pub fn compile(doc: &Document, registry: &Registry) -> Result<Compiled, Diagnostics> {
+    compile_with(doc, registry, true)
+}
+
+/// A reference to something declared in the file, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ref {
+    Node(usize),
+    Body(usize),
+    Point(usize, usize),
+}
+
+fn lookup(spec: &ModelSpec, name: &str) -> Option<Ref> {
+    if let Some(i) = spec.nodes.position(name) {
+        return Some(Ref::Node(i));
+    }
+    if let Some(b) = spec.bodies.position(name) {
+        return Some(Ref::Body(b));
+    }
+    let (body, point) = name.split_once('.')?;
+    let b = spec.bodies.position(body)?;
+    spec.bodies.0[b].1.points.position(point).map(|p| Ref::Point(b, p))
+}
+
+/// Names that can stand for a node, for "did you mean".
+fn node_names(spec: &ModelSpec) -> Vec<String> {
+    let mut v: Vec<String> = spec.nodes.iter().map(|(k, _)| k.to_string()).collect();
+    for (b, body) in spec.bodies.iter() {
+        v.push(b.to_string());
+        v.extend(body.points.iter().map(|(p, _)| format!("{b}.{p}")));
+    }
+    v
+}
+
+/// The closest candidate to `name` (same letters in another case, or at most 2 edits away).
+pub(crate) fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let cl = c.to_lowercase();
+        // a prefix of a longer name (a shortened point name) counts as one edit
+        let d = if cl == lower {
+            0
+        } else if lower.len() >= 4 && cl.starts_with(&lower) {
+            1
+        } else {
+            edit_distance(&lower, &cl)
+        };
+        let limit = match name.len() {
+            0..=3 => 1,
+            4..=12 => 2,
+            n => n / 6,
+        };
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for j in 0..b.len() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != b[j])).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+fn unknown_node(spec: &ModelSpec, name: &str) -> (String, String) {
+    let names = node_names(spec);
+    let hint = match suggest(name, names.iter().map(String::as_str)) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => "declare it under [nodes], or as a point of a body and write `body.point`".to_string(),
+    };
+    (format!("no node, body or point called `{name}`"), hint)
+}
+
+#[derive(Clone, Copy, Debug)]
+struct BodyFrame {
+    origin: [f64; 3],
+    euler: [f64; 4],
+}
+
+enum State<T> {
+    Todo,
+    Busy,
+    Done(Option<T>),
+}
+
+/// Phase 1: where every body and point is, following names between bodies.
+struct Placer<'a> {
+    doc: &'a Document,
+    spec: &'a ModelSpec,
+    units: UnitsSpec,
+    ang: f64,
+    frames: Vec<State<BodyFrame>>,
+    points: Vec<Vec<State<[f64; 3]>>>,
+    visiting: Vec<String>,
+    errors: Vec<Diagnostic>,
+}
+
+type Why = (String, String);
+
+impl Placer<'_> {
+    fn frame(&mut self, b: usize) -> Result<Option<BodyFrame>, Why> {
+        match self.frames[b] {
+            State::Done(f) => return Ok(f),
+            State::Busy => {
+                let name = &self.spec.bodies.0[b].0;
+                return Err((
+                    format!("the origin of `{name}` is placed relative to `{name}` itself"),
+                    "give one body on this chain its origin as coordinates".to_string(),
+                ));
+            }
+            State::Todo => {}
+        }
+        self.frames[b] = State::Busy;
+        let (name, body) = &self.spec.bodies.0[b];
+        let origin = match &body.origin {
+            PointSpec::Coordinates(c) => Some(c.map(|v| self.units.length_to_si(v))),
+            PointSpec::Name(n) => self.position_at(n, &format!("bodies.{name}.origin")),
+        };
+        // checked when the file was parsed
+        let euler = match &body.orientation {
+            Some(o) => o.euler_parameters(self.ang).ok(),
+            None => Some(IDENTITY),
+        };
+        let f = origin.zip(euler).map(|(origin, euler)| BodyFrame { origin, euler });
+        self.frames[b] = State::Done(f);
+        Ok(f)
+    }
+
+    /// The position of `name`, referred to from field `path`, where a problem is reported.
+    fn position_at(&mut self, name: &str, path: &str) -> Option<[f64; 3]> {
+        match self.position_of(name) {
+            Ok(p) => p,
+            Err((message, hint)) => {
+                self.errors.push(self.doc.error(path, message, hint));
+                None
+            }
+        }
+    }
+
+    /// `Ok(None)`: it could not be placed, and that was reported where the cause is.
+    fn position_of(&mut self, name: &str) -> Result<Option<[f64; 3]>, Why> {
+        if self.visiting.iter().any(|v| v == name) {
+            return Err((
+                format!("`{name}` is placed relative to itself ({} → {name})", self.visiting.join(" → ")),
+                "give one point on this chain coordinates instead of a name".to_string(),
+            ));
+        }
+        self.visiting.push(name.to_string());
+        let r = match lookup(self.spec, name) {
+            None => Err(unknown_node(self.spec, name)),
+            Some(Ref::Node(i)) => match self.spec.nodes.0[i].1.position {
+                Some(p) => Ok(Some(p.map(|v| self.units.length_to_si(v)))),
+                None => Err((
+                    format!("`{name}` is an orientation node, not a point"),
+                    "name a point: a position node, a body (its origin) or `body.point`".to_string(),
+                )),
+            },
+            Some(Ref::Body(b)) => self.frame(b).map(|f| f.map(|f| f.origin)),
+            Some(Ref::Point(b, p)) => self.point(b, p),
+        };
+        self.visiting.pop();
+        r
+    }
+
+    fn point(&mut self, b: usize, p: usize) -> Result<Option<[f64; 3]>, Why> {
+        match self.points[b][p] {
+            State::Done(x) => return Ok(x),
+            State::Busy => return Ok(None),
+            State::Todo => {}
+        }
+        self.points[b][p] = State::Busy;
+        let (bname, body) = &self.spec.bodies.0[b];
+        let (pname, spec) = &body.points.0[p];
+        let r = match spec {
+            PointSpec::Coordinates(c) => match self.frame(b) {
+                Ok(f) => Ok(f.map(|f| add(&f.origin, &rotate(&f.euler, &c.map(|v| self.units.length_to_si(v)))))),
+                Err(e) => Err(e),
+            },
+            PointSpec::Name(n) => Ok(self.position_at(n, &format!("bodies.{bname}.points.{pname}"))),
+        };
+        self.points[b][p] = State::Done(r.clone().ok().flatten());
+        r
+    }
+}
+
+/// The first three coordinates of a position node.
+fn position(c: &[f64]) -> [f64; 3] {
+    match c {
+        [x, y, z, ..] => [*x, *y, *z],
+        _ => [f64::NAN; 3],
+    }
+}
+
+fn add(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+
+fn sub(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn norm(a: &[f64; 3]) -> f64 {
+    (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt()
+}
+
+/// `R(λ) u`.
+fn rotate(l: &[f64; 4], u: &[f64; 3]) -> [f64; 3] {
+    mollier_core::geometry::rotate(l, u)
+}
+
+/// `R(λ)ᵀ u`.
+fn rotate_back(l: &[f64; 4], u: &[f64; 3]) -> [f64; 3] {
+    rotate(&[l[0], -l[1], -l[2], -l[3]], u)
+}
+
+/// Phase 3: names → kernel nodes, for the element types' parameters and the partition.
+struct Names<'a> {
+    spec: &'a ModelSpec,
+    plain: Vec<Option<NodeId>>,
+    origin: Vec<Option<NodeId>>,
+    orientation: Vec<Option<NodeId>>,
+    points: Vec<Vec<Option<NodeId>>>,
+    coords: Vec<Vec<f64>>,
+    kinds: Vec<NodeKind>,
+}
+
+impl Names<'_> {
+    /// The node `name` of the given kind: `Ok(None)` when it could not be made (already reported).
+    fn resolve(&self, name: &str, kind: NodeKind) -> Result<Option<NodeId>, Why> {
+        let Some(r) = lookup(self.spec, name) else {
+            return Err(unknown_node(self.spec, name));
+        };
+        let wrong = |what: &str| {
+            let hint = match kind {
+                NodeKind::Position => "name a point: a position node, a body (its origin) or `body.point`",
+                NodeKind::Orientation => "name an orientation: an orientation node or a body",
+            };
+            Err((format!("`{name}` is {what}, but {} is needed here", article(kind)), hint.to_string()))
+        };
+        match (r, kind) {
+            (Ref::Node(i), _) => match self.plain[i] {
+                Some(id) if self.kinds[id.index()] != kind => {
+                    wrong(&format!("{} node", article(self.kinds[id.index()])))
+                }
+                id => Ok(id),
+            },
+            (Ref::Body(b), NodeKind::Position) => Ok(self.origin[b]),
+            (Ref::Body(b), NodeKind::Orientation) => Ok(self.orientation[b]),
+            (Ref::Point(b, p), NodeKind::Position) => Ok(self.points[b][p]),
+            (Ref::Point(..), NodeKind::Orientation) => wrong("a point of a body"),
+        }
+    }
+}
+
+fn article(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Position => "a position",
+        NodeKind::Orientation => "an orientation",
+    }
+}
+
+impl Resolver for Names<'_> {
+    fn node(&self, name: &str, kind: NodeKind) -> Result<NodeId, String> {
+        match self.resolve(name, kind) {
+            Ok(Some(id)) => Ok(id),
+            Ok(None) => Err(format!("`{name}` could not be placed (see the problem reported there)")),
+            // the compile step splits the hint off again (the registry carries one message)
+            Err((m, h)) => Err(format!("{m}{HINT_MARK}{h}")),
+        }
+    }
+    fn frame(&self, name: &str) -> Option<Frame> {
+        let b = self.spec.bodies.position(name)?;
+        Some(Frame { position: self.origin[b]?, orientation: self.orientation[b]? })
+    }
+    fn initial(&self, node: NodeId) -> Option<Vec<f64>> {
+        self.coords.get(node.index()).cloned()
+    }
+}
+
+fn to_value(v: &ParamValue) -> Value {
+    match v {
+        ParamValue::Bool(b) => Value::Bool(*b),
+        ParamValue::Number(x) => Value::Number(*x),
+        ParamValue::String(s) => Value::String(s.clone()),
+        ParamValue::Array(a) => Value::Array(a.iter().map(to_value).collect()),
+        ParamValue::Table(t) => Value::Table(t.iter().map(|(k, v)| (k.clone(), to_value(v))).collect()),
+    }
+}
+
+/// What an entry of `fixed`, `inputs` or `free` names.
+enum Target {
+    /// Every coordinate of these nodes.
+    Nodes(Vec<NodeId>),
+    /// One coordinate.
+    Coordinate(NodeId, usize, Quantity),
+    /// Every mode of an element.
+    Element(usize),
+    /// One mode (element index in the file, mode index).
+    Mode(usize, usize),
+    /// Something that failed earlier (already reported).
+    Failed,
+}
+
+/// A user element as built: its kernel id and modes.
+struct Built {
+    id: ElementId,
+    modes: Vec<(String, Quantity)>,
+}
+
+pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: bool) -> Result<Compiled, Diagnostics> {
+    let spec = doc.spec();
+    let units = &spec.units;
+    let (len, ang) = (units.length_factor(), units.angle_factor());
+
+    // 1. place bodies and points
+    let mut placer = Placer {
+        doc,
+        spec,
+        units: *units,
+        ang,
+        frames: spec.bodies.iter().map(|_| State::Todo).collect(),
+        points: spec.bodies.iter().map(|(_, b)| b.points.iter().map(|_| State::Todo).collect()).collect(),
+        visiting: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut frames = Vec::with_capacity(spec.bodies.len());
+    let mut globals: Vec<Vec<Option<[f64; 3]>>> = Vec::with_capacity(spec.bodies.len());
+    for (b, (name, body)) in spec.bodies.iter().enumerate() {
+        let f = match placer.frame(b) {
+            Ok(f) => f,
+            Err((m, h)) => {
+                placer.errors.push(doc.error(&format!("bodies.{name}.origin"), m, h));
+                None
+            }
+        };
+        frames.push(f);
+        let mut g = Vec::with_capacity(body.points.len());
+        for p in 0..body.points.len() {
+            g.push(match placer.point(b, p) {
+                Ok(x) => x,
+                Err((m, h)) => {
+                    placer.errors.push(doc.error(&format!("bodies.{name}.points.{}", body.points.0[p].0), m, h));
+                    None
+                }
+            });
+        }
+        globals.push(g);
+    }
+    let mut errors = std::mem::take(&mut placer.errors);
+
+    // 2. kernel nodes
+    let mut builder = ModelBuilder::new();
+    let mut roles: Vec<NodeRole> = Vec::new();
+    // values were checked when the file was parsed, and generated names contain a `.` that
+    // the file's names cannot: the builder has nothing to refuse, but is asked anyway
+    let mut push_node = |builder: &mut ModelBuilder,
+                         errors: &mut Vec<Diagnostic>,
+                         path: &str,
+                         name: String,
+                         role: NodeRole,
+                         pos: Option<[f64; 3]>,
+                         l: Option<[f64; 4]>| {
+        let r = match (pos, l) {
+            (Some(p), _) => builder.position_node(name, p),
+            (None, Some(l)) => builder.orientation_node(name, l),
+            (None, None) => return None,
+        };
+        match r {
+            Ok(id) => {
+                roles.push(role);
+                Some(id)
+            }
+            Err(e) => {
+                errors.push(doc.error(path, e.to_string(), "check this value"));
+                None
+            }
+        }
+    };
+    let mut plain = Vec::with_capacity(spec.nodes.len());
+    for (name, node) in spec.nodes.iter() {
+        let l = node.orientation.as_ref().and_then(|o| o.euler_parameters(ang).ok());
+        let p = node.position.map(|p| p.map(|v| units.length_to_si(v)));
+        let path = format!("nodes.{name}");
+        plain.push(push_node(&mut builder, &mut errors, &path, name.to_string(), NodeRole::Node, p, l));
+    }
+    let mut origin_own = vec![None; spec.bodies.len()];
+    let mut orientation = vec![None; spec.bodies.len()];
+    let mut point_own: Vec<Vec<Option<NodeId>>> = Vec::with_capacity(spec.bodies.len());
+    for (b, (name, body)) in spec.bodies.iter().enumerate() {
+        let mut own = vec![None; body.points.len()];
+        if let Some(f) = frames[b] {
+            if matches!(body.origin, PointSpec::Coordinates(_)) {
+                origin_own[b] = push_node(
+                    &mut builder,
+                    &mut errors,
+                    &format!("bodies.{name}.origin"),
+                    name.to_string(),
+                    NodeRole::Origin { body: name.to_string() },
+                    Some(f.origin),
+                    None,
+                );
+            }
+            orientation[b] = push_node(
+                &mut builder,
+                &mut errors,
+                &format!("bodies.{name}.orientation"),
+                format!("{name}.orientation"),
+                NodeRole::Orientation { body: name.to_string() },
+                None,
+                Some(f.euler),
+            );
+            for (p, (pname, point)) in body.points.iter().enumerate() {
+                if let (PointSpec::Coordinates(c), Some(x)) = (point, globals[b][p]) {
+                    if norm(&c.map(|v| units.length_to_si(v))) > ZERO_LENGTH {
+                        let role = NodeRole::Point { body: name.to_string(), point: pname.to_string() };
+                        let path = format!("bodies.{name}.points.{pname}");
+                        own[p] =
+                            push_node(&mut builder, &mut errors, &path, format!("{name}.{pname}"), role, Some(x), None);
+                    }
+                }
+            }
+        }
+        point_own.push(own);
+    }
+    // names given instead of coordinates share the named node
+    let limit = spec.nodes.len() + spec.bodies.iter().map(|(_, b)| 1 + b.points.len()).sum::<usize>() + 1;
+    let follow = |name: &str| -> Option<NodeId> {
+        let mut name = name.to_string();
+        for _ in 0..limit {
+            match lookup(spec, &name)? {
+                Ref::Node(i) => return plain[i],
+                Ref::Body(b) => match (&spec.bodies.0[b].1.origin, origin_own[b]) {
+                    (_, Some(id)) => return Some(id),
+                    (PointSpec::Name(n), None) => name = n.clone(),
+                    (PointSpec::Coordinates(_), None) => return None,
+                },
+                Ref::Point(b, p) => match (&spec.bodies.0[b].1.points.0[p].1, point_own[b][p]) {
+                    (_, Some(id)) => return Some(id),
+                    (PointSpec::Name(n), None) => name = n.clone(),
+                    (PointSpec::Coordinates(_), None) => name = spec.bodies.0[b].0.clone(),
+                },
+            }
+        }
+        None
+    };
+    let origin: Vec<Option<NodeId>> =
+        spec.bodies.iter().enumerate().map(|(b, (name, _))| frames[b].and_then(|_| follow(name))).collect();
+    let points: Vec<Vec<Option<NodeId>>> = spec
+        .bodies
+        .iter()
+        .map(|(name, body)| body.points.iter().map(|(p, _)| follow(&format!("{name}.{p}"))).collect())
+        .collect();
+    let n_nodes = roles.len();
+    let coords: Vec<Vec<f64>> = (0..n_nodes)
+        .map(|i| builder.node_coordinates(NodeId::new(i)).map(<[f64]>::to_vec).unwrap_or_default())
+        .collect();
+    let kinds: Vec<NodeKind> =
+        (0..n_nodes).map(|i| builder.node_kind(NodeId::new(i)).unwrap_or(NodeKind::Position)).collect();
+
+    // 3. rigid beams from each body's origin to its points
+    let mut element_paths: HashMap<String, String> = HashMap::new();
+    for (b, (name, body)) in spec.bodies.iter().enumerate() {
+        let (Some(o), Some(l)) = (origin[b], orientation[b]) else { continue };
+        for (p, (pname, _)) in body.points.iter().enumerate() {
+            let Some(t) = points[b][p] else { continue };
+            if t == o {
+                continue;
+            }
+            let path = format!("bodies.{name}.points.{pname}");
+            let d = norm(&sub(&position(&coords[t.index()]), &position(&coords[o.index()])));
+            if !(d > ZERO_LENGTH) {
+                errors.push(doc.error(
+                    &path,
+                    format!("`{name}.{pname}` is at the origin of `{name}` but is another node"),
+                    format!("a point at the origin is the origin: refer to `{name}` instead, or move the point"),
+                ));
+                continue;
+            }
+            let el_name = format!("{name}.{pname}");
+            match builder.add_generated_element(el_name.clone(), Box::new(Beam::new(o, l, t, l, None))) {
+                Ok(id) => {
+                    for m in ["torsion", "bending_y_q", "bending_z_q"] {
+                        builder.free_mode(id, m);
+                    }
+                    element_paths.insert(el_name, path);
+                }
+                Err(e) => errors.push(doc.error(&path, e.to_string(), "rename the point")),
+            }
+        }
+    }
+
+    // 4. the user's elements, built by their registered types
+    let names = Names { spec, plain, origin, orientation, points, coords, kinds };
+    let kernel_units = Units { length: len, angle: ang, mass: units.mass_factor() };
+    let mut built: Vec<Option<Built>> = Vec::with_capacity(spec.elements.len());
+    let mut elements = Vec::new();
+    for (name, el) in spec.elements.iter() {
+        let base = format!("elements.{name}");
+        let Some(t) = registry.get(&el.kind) else {
+            let known: Vec<&str> = registry.types().map(|t| t.name).collect();
+            let hint = match suggest(&el.kind, known.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`? (`mollier types` lists the types: {})", known.join(", ")),
+                None => format!("the types of this build: {} (see `mollier types`)", known.join(", ")),
+            };
+            errors.push(doc.error(&format!("{base}.type"), format!("unknown element type `{}`", el.kind), hint));
+            built.push(None);
+            continue;
+        };
+        let table: Vec<(String, Value)> = el.params.0.iter().map(|(k, v)| (k.clone(), to_value(v))).collect();
+        let params = Params::new(&table, "", &names, kernel_units);
+        match registry.build(&el.kind, &params) {
+            Ok(element) => {
+                let modes =
+                    element.layout().modes().iter().map(|m| (m.name.to_string(), m.quantity)).collect::<Vec<_>>();
+                match builder.add_element(name.to_string(), element) {
+                    Ok(id) => {
+                        element_paths.insert(name.to_string(), base.clone());
+                        elements.push(UserElement { name: name.to_string(), kind: el.kind.clone(), id });
+                        built.push(Some(Built { id, modes }));
+                    }
+                    Err(e) => {
+                        errors.push(doc.error(&base, e.to_string(), "rename the element"));
+                        built.push(None);
+                    }
+                }
+            }
+            Err(pe) => {
+                let path = if pe.path.is_empty() { base.clone() } else { format!("{base}.{}", pe.path) };
+                let key = pe.path.rsplit(['.', '[']).next().unwrap_or("");
+                let (message, resolver_hint) = match pe.message.split_once(HINT_MARK) {
+                    Some((m, h)) => (m.to_string(), Some(h.to_string())),
+                    None => (pe.message.clone(), None),
+                };
+                let hint = pe.hint.clone().or(resolver_hint).unwrap_or_else(|| {
+                    match t.params.iter().find(|d| d.name == key) {
+                        Some(d) => format!("`{}` of a {}: {}", d.name, t.name, d.doc),
+                        None => format!("`mollier types` lists the parameters of `{}`", t.name),
+                    }
+                });
+                errors.push(doc.error(&path, message, hint));
+                built.push(None);
+            }
+        }
+    }
+
+    // 5. the partition, in the user's words
+    let target = |text: &str| -> Result<Target, Why> {
+        if let Some(r) = lookup(spec, text) {
+            let ids = match r {
+                Ref::Node(i) => vec![names.plain[i]],
+                Ref::Body(b) => vec![names.origin[b], names.orientation[b]],
+                Ref::Point(b, p) => vec![names.points[b][p]],
+            };
+            return Ok(match ids.into_iter().collect::<Option<Vec<_>>>() {
+                Some(v) => Target::Nodes(v),
+                None => Target::Failed,
+            });
+        }
+        if let Some(e) = spec.elements.position(text) {
+            return Ok(if built[e].is_some() { Target::Element(e) } else { Target::Failed });
+        }
+        let Some((prefix, suffix)) = text.rsplit_once('.') else {
+            let mut cands = node_names(spec);
+            cands.extend(spec.elements.iter().map(|(k, _)| k.to_string()));
+            let hint = match suggest(text, cands.iter().map(String::as_str)) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => "name a node, body, `body.point`, element, `node.x` or `element.mode`".to_string(),
+            };
+            return Err((format!("no node, body, point or element called `{text}`"), hint));
+        };
+        if let Some(e) = spec.elements.position(prefix) {
+            let Some(b) = &built[e] else { return Ok(Target::Failed) };
+            return match b.modes.iter().position(|(m, _)| m == suffix) {
+                Some(k) => Ok(Target::Mode(e, k)),
+                None => {
+                    let modes: Vec<&str> = b.modes.iter().map(|(m, _)| m.as_str()).collect();
+                    let hint = match suggest(suffix, modes.iter().copied()) {
+                        Some(s) => format!("did you mean `{prefix}.{s}`? its modes: {}", modes.join(", ")),
+                        None => format!("its modes: {}", modes.join(", ")),
+                    };
+                    Err((format!("element `{prefix}` ({}) has no mode `{suffix}`", spec.elements.0[e].1.kind), hint))
+                }
+            };
+        }
+        let Some(r) = lookup(spec, prefix) else {
+            let mut cands = node_names(spec);
+            cands.extend(spec.elements.iter().map(|(k, _)| k.to_string()));
+            let hint = match suggest(prefix, cands.iter().map(String::as_str)) {
+                Some(s) => format!("did you mean `{s}.{suffix}`?"),
+                None => "name a node, body, `body.point` or element before the `.`".to_string(),
+            };
+            return Err((format!("no node, body, point or element called `{prefix}`"), hint));
+        };
+        let axis =
+            ["x", "y", "z"].iter().position(|a| *a == suffix).map(|a| (a, NodeKind::Position)).or_else(|| {
+                ["l0", "l1", "l2", "l3"].iter().position(|a| *a == suffix).map(|a| (a, NodeKind::Orientation))
+            });
+        let Some((a, kind)) = axis else {
+            let hint = match r {
+                Ref::Body(_) => {
+                    "a body's coordinates are `x`, `y`, `z` (origin) and `l0`..`l3` (orientation); its points are `body.point`"
+                }
+                _ => "coordinates are `x`, `y`, `z` for points and `l0`..`l3` for orientations",
+            };
+            return Err((format!("`{suffix}` is not a coordinate of `{prefix}`"), hint.to_string()));
+        };
+        Ok(match names.resolve(prefix, kind)? {
+            Some(id) => {
+                let q = if kind == NodeKind::Position { Quantity::Length } else { Quantity::Dimensionless };
+                Target::Coordinate(id, a, q)
+            }
+            None => Target::Failed,
+        })
+    };
+    let mut coord_role: HashMap<(NodeId, usize), (&str, String)> = HashMap::new();
+    let mut mode_role: HashMap<(usize, usize), (&str, String)> = HashMap::new();
+    let mut claim_coord =
+        |errors: &mut Vec<Diagnostic>, key: (NodeId, usize), role: &'static str, path: &str, text: &str| {
+            match coord_role.get(&key) {
+                Some((r, p)) if *r != role => {
+                    errors.push(doc.error(
+                        path,
+                        format!("`{text}` makes a coordinate {role} that `{p}` already makes {r}"),
+                        "a coordinate is either fixed or an input: remove one of the two",
+                    ));
+                    false
+                }
+                _ => {
+                    coord_role.insert(key, (role, path.to_string()));
+                    true
+                }
+            }
+        };
+    for (i, text) in spec.fixed.iter().enumerate() {
+        let path = format!("fixed[{i}]");
+        match target(text) {
+            Ok(Target::Nodes(ids)) => {
+                for id in ids {
+                    for a in 0..names.kinds[id.index()].dim() {
+                        claim_coord(&mut errors, (id, a), "fixed", &path, text);
+                    }
+                    builder.fix_node(id);
+                }
+            }
+            Ok(Target::Coordinate(id, a, _)) => {
+                claim_coord(&mut errors, (id, a), "fixed", &path, text);
+                builder.fix_coordinate(id, a);
+            }
+            Ok(Target::Element(_) | Target::Mode(..)) => errors.push(doc.error(
+                &path,
+                format!("`{text}` is an element or mode: `fixed` holds node coordinates"),
+                "modes are rigid unless listed in `free` or `inputs`: remove it from `fixed`",
+            )),
+            Ok(Target::Failed) => {}
+            Err((m, h)) => errors.push(doc.error(&path, m, h)),
+        }
+    }
+    let mut inputs: Vec<(String, PendingInput, Quantity)> = Vec::new();
+    for (i, text) in spec.inputs.iter().enumerate() {
+        let path = format!("inputs[{i}]");
+        match target(text) {
+            Ok(Target::Coordinate(id, a, quantity)) => {
+                if claim_coord(&mut errors, (id, a), "an input", &path, text) && with_inputs {
+                    builder.input_coordinate(id, a);
+                    inputs.push((text.clone(), PendingInput::Coordinate(id, a), quantity));
+                }
+            }
+            Ok(Target::Mode(e, k)) => {
+                mode_role.insert((e, k), ("an input", path.clone()));
+                if let Some(b) = &built[e] {
+                    if with_inputs {
+                        builder.input_mode(b.id, &b.modes[k].0);
+                        inputs.push((text.clone(), PendingInput::Mode(b.id, k), b.modes[k].1));
+                    } else {
+                        builder.free_mode(b.id, &b.modes[k].0);
+                    }
+                }
+            }
+            Ok(Target::Nodes(_)) => errors.push(doc.error(
+                &path,
+                format!("`{text}` is a node, body or point: an input is one coordinate or one mode"),
+                format!("write e.g. `{text}.x`, or an element mode such as `joint.rotation`"),
+            )),
+            Ok(Target::Element(e)) => {
+                let modes: Vec<String> = built[e]
+                    .as_ref()
+                    .map(|b| b.modes.iter().map(|(m, _)| format!("{text}.{m}")).collect())
+                    .unwrap_or_default();
+                errors.push(doc.error(
+                    &path,
+                    format!("`{text}` is an element: an input is one of its modes"),
+                    format!("write one of: {}", modes.join(", ")),
+                ));
+            }
+            Ok(Target::Failed) => {}
+            Err((m, h)) => errors.push(doc.error(&path, m, h)),
+        }
+    }
+    for (i, text) in spec.free.iter().enumerate() {
+        let path = format!("free[{i}]");
+        let conflict =
+            |errors: &mut Vec<Diagnostic>, e: usize, k: usize, mode_role: &HashMap<(usize, usize), (&str, String)>| {
+                if let Some((_, p)) = mode_role.get(&(e, k)) {
+                    let mode = built[e].as_ref().map_or(String::new(), |b| b.modes[k].0.clone());
+                    errors.push(doc.error(
+                        &path,
+                        format!("mode `{}.{mode}` is released here but is an input at `{p}`", spec.elements.0[e].0),
+                        "an input is driven, a free mode follows the motion: remove one of the two",
+                    ));
+                    true
+                } else {
+                    false
+                }
+            };
+        match target(text) {
+            Ok(Target::Element(e)) => {
+                let n = built[e].as_ref().map_or(0, |b| b.modes.len());
+                let clash = (0..n).any(|k| conflict(&mut errors, e, k, &mode_role));
+                if let (Some(b), false) = (&built[e], clash) {
+                    builder.free_element(b.id);
+                }
+            }
+            Ok(Target::Mode(e, k)) => {
+                if !conflict(&mut errors, e, k, &mode_role) {
+                    if let Some(b) = &built[e] {
+                        builder.free_mode(b.id, &b.modes[k].0);
+                    }
+                }
+            }
+            Ok(Target::Nodes(_) | Target::Coordinate(..)) => errors.push(doc.error(
+                &path,
+                format!("`{text}` is a node or coordinate: `free` releases element modes"),
+                "nodes move unless they are fixed: remove it here (list it under `fixed` to hold it)",
+            )),
+            Ok(Target::Failed) => {}
+            Err((m, h)) => errors.push(doc.error(&path, m, h)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Diagnostics(errors));
+    }
+
+    // 6. build
+    let model = builder.build().map_err(|e| Diagnostics::one(build_error(doc, &element_paths, e)))?;
+    let inputs = inputs
+        .into_iter()
+        .map(|(name, p, quantity)| InputInfo {
+            name,
+            input: match p {
+                PendingInput::Coordinate(node, axis) => Input::Coordinate(model.coord_id(node, axis)),
+                PendingInput::Mode(el, k) => Input::Mode(model.mode_id(el, k)),
+            },
+            quantity,
+        })
+        .collect();
+    let mut user_points = Vec::new();
+    for (i, (name, _)) in spec.nodes.iter().enumerate() {
+        if let Some(id) = names.plain[i].filter(|id| names.kinds[id.index()] == NodeKind::Position) {
+            user_points.push(PointEntry { name: name.to_string(), node: id });
+        }
+    }
+    let mut bodies = Vec::new();
+    for (b, (name, body)) in spec.bodies.iter().enumerate() {
+        if let Some(o) = names.origin[b] {
+            user_points.push(PointEntry { name: name.to_string(), node: o });
+        }
+        for (p, (pname, _)) in body.points.iter().enumerate() {
+            if let Some(id) = names.points[b][p] {
+                user_points.push(PointEntry { name: format!("{name}.{pname}"), node: id });
+            }
+        }
+        if let (Some(position), Some(orientation), Some(f)) = (names.origin[b], names.orientation[b], frames[b]) {
+            let com = match &body.com {
+                Some(PointSpec::Coordinates(c)) => Some(c.map(|v| units.length_to_si(v))),
+                Some(PointSpec::Name(p)) => body
+                    .points
+                    .position(p)
+                    .and_then(|i| globals[b][i])
+                    .map(|x| rotate_back(&f.euler, &sub(&x, &f.origin))),
+                None => None,
+            };
+            bodies.push(BodyInfo {
+                name: name.to_string(),
+                frame: Frame { position, orientation },
+                mass: body.mass.map(|m| units.mass_to_si(m)),
+                com,
+                inertia: body.inertia.as_ref().map(|i| i.matrix().map(|r| r.map(|v| units.inertia_to_si(v)))),
+            });
+        }
+    }
+    Ok(Compiled { model, document: doc.clone(), nodes: roles, points: user_points, elements, inputs, bodies })
+}
+
+enum PendingInput {
+    Coordinate(NodeId, usize),
+    Mode(ElementId, usize),
+}
+
+fn build_error(doc: &Document, paths: &HashMap<String, String>, e: BuildError) -> Diagnostic {
+    match &e {
+        BuildError::Element { element, error } => {
+            let path = paths.get(element).cloned().unwrap_or_default();
+            let msg = error.to_string();
+            if msg.contains("zero length") {
+                doc.error(
+                    &path,
+                    "zero-length element: its end points coincide in the initial configuration",
+                    "move one end, or make the two ends one node",
+                )
+            } else {
+                doc.error(&path, msg, "check the element's nodes and parameters in the initial configuration")
+            }
+        }
+        BuildError::NodeKind { element, .. } | BuildError::UnknownMode { element, .. } => {
+            let path = paths.get(element).cloned().unwrap_or_default();
+            doc.error(&path, e.to_string(), "check the element's node parameters")
+        }
+        _ => doc.error("", e.to_string(), "this is a problem Mollier did not expect: please report it with the file"),
+    }
+}

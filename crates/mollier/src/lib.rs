@@ -1,0 +1,76 @@
+//! # mollier
+//!
+//! The facade that turns model files into kernel models. Compiling needs three things at once —
+//! the file format ([`mollier_format`]), the kernel ([`mollier_core`]) and the element types
+//! ([`registry`]) — and both the `mollier` command and the language bindings need the same
+//! compile step, so it lives here rather than in any of them.
+//!
+//! Pipeline (after MuJoCo's mjSpec → mjModel → mjData):
+//! ```text
+//! file ──parse──▶ Document (ModelSpec) ──compile──▶ Compiled { Model, names } ──▶ Data, analyses
+//! ```
+//! [`compile()`] resolves every name to a typed id once; nothing after it looks anything up by name.
+//!
+//! ```
+//! let registry = mollier::registry();
+//! let doc = mollier_format::parse("pendulum.toml", r#"
+//! format_version = 1
+//! fixed = ["ground"]
+//! inputs = ["swing.rotation"]
+//! [bodies.ground]
+//! origin = [0, 0, 0]
+//! [bodies.arm]
+//! origin = "ground"
+//! points = { tip = [0, -0.5, 0] }
+//! [elements.swing]
+//! type = "hinge"
+//! p = "ground"
+//! q = "arm"
+//! axis = [0, 0, 1]
+//! "#).unwrap();
+//! let compiled = mollier::compile(&doc, &registry).unwrap();
+//! assert_eq!(compiled.model.n_q(), 1);
+//! assert!(mollier::check(&compiled, &registry).is_well_posed());
+//! ```
+
+pub mod analysis;
+pub mod check;
+pub mod compile;
+pub mod motion;
+pub mod schema;
+
+use mollier_core::registry::Registry;
+
+pub use analysis::{FrameError, FrameOutput, KinematicsRun};
+pub use check::{CheckReport, check};
+pub use compile::{BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, load};
+pub use motion::{Motion, parse_motion, read_motion};
+pub use schema::schema;
+
+/// Every element type this build knows, each registered by its own crate.
+///
+/// To add an element crate: depend on it in `crates/mollier/Cargo.toml` and add one line here.
+pub fn registry() -> Registry {
+    let mut r = Registry::new();
+    add(&mut r, mollier_truss::register);
+    add(&mut r, mollier_hinge::register);
+    add(&mut r, mollier_beam::register);
+    r
+}
+
+fn add(r: &mut Registry, register: fn(&mut Registry) -> Result<(), String>) {
+    // two crates claiming one type name is a mistake in this build, not in a user's file
+    if let Err(e) = register(r) {
+        panic!("element registry: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_registry_has_the_built_in_types() {
+        let r = super::registry();
+        let names: Vec<&str> = r.types().map(|t| t.name).collect();
+        assert_eq!(names, ["beam", "hinge", "truss"]);
+    }
+}

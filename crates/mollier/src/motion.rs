@@ -1,0 +1,286 @@
+//! Motion files: the generalized coordinates over time.
+//!
+//! - CSV (`.csv`, or any other extension): a header `time,<input>,<input>,...` naming the model's
+//!   inputs as written in its `inputs` list, in any order; values in SI (m, rad).
+//! - OpenSim storage (`.mot`, `.sto`): a header block ending in a line `endheader`, then a line of
+//!   column labels and rows of numbers separated by tabs (or spaces). With `inDegrees=yes` in the
+//!   header, inputs that are angles (modes whose quantity is an angle) are converted from degrees
+//!   to radians; lengths are read as m.
+//!
+//! Columns that are not inputs are ignored (and listed in [`Motion::ignored`]). Every value must be
+//! a finite number and time must increase.
+
+use std::path::Path;
+
+use mollier_core::element::Quantity;
+use mollier_format::{Diagnostic, Diagnostics};
+
+use crate::compile::InputInfo;
+
+/// The generalized coordinates over time, in SI and in the model's input order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Motion {
+    /// The file, as named.
+    pub file: String,
+    /// Time of each frame (s), increasing.
+    pub times: Vec<f64>,
+    /// Generalized coordinates of each frame (frames x n_q), SI (m, rad).
+    pub q: Vec<Vec<f64>>,
+    /// Columns that name no input.
+    pub ignored: Vec<String>,
+    /// `true` when angles were converted from degrees (`inDegrees=yes`).
+    pub in_degrees: bool,
+}
+
+/// Read a motion file for a model with these inputs.
+pub fn read_motion(path: &Path, inputs: &[InputInfo]) -> Result<Motion, Diagnostics> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostics::one(
+            Diagnostic::new(&file, "", format!("cannot read the motion file: {e}"))
+                .with_hint("check the path; motion files are CSV (.csv) or OpenSim storage (.mot, .sto)"),
+        )
+    })?;
+    parse_motion(&file, &text, inputs)
+}
+
+/// Parse a motion file's text; `.mot` and `.sto` names are OpenSim storage, others CSV.
+pub fn parse_motion(file: &str, text: &str, inputs: &[InputInfo]) -> Result<Motion, Diagnostics> {
+    let ext = Path::new(file).extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let table = if ext == "mot" || ext == "sto" { storage(file, text)? } else { csv_table(file, text)? };
+    assemble(file, text, table, inputs).map_err(|d| Diagnostics::one(*d))
+}
+
+/// A table of numbers as read, with where each row starts.
+struct Table {
+    header: Vec<String>,
+    header_at: usize,
+    rows: Vec<(usize, Vec<String>)>,
+    in_degrees: bool,
+}
+
+fn at(
+    file: &str,
+    text: &str,
+    offset: usize,
+    path: &str,
+    message: impl Into<String>,
+    hint: impl Into<String>,
+) -> Box<Diagnostic> {
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    Box::new(Diagnostic::new(file, path, message).with_hint(hint).at_span(text, offset..end.max(offset + 1)))
+}
+
+fn csv_table(file: &str, text: &str) -> Result<Table, Diagnostics> {
+    let mut reader = csv::ReaderBuilder::new().trim(csv::Trim::All).comment(Some(b'#')).from_reader(text.as_bytes());
+    let fail = |e: csv::Error| {
+        let offset = e.position().map_or(0, |p| p.byte() as usize).min(text.len());
+        Diagnostics::one(*at(
+            file,
+            text,
+            offset,
+            "",
+            format!("not a valid CSV table: {e}"),
+            "every row needs one value per column, separated by commas",
+        ))
+    };
+    let header: Vec<String> = reader.headers().map_err(fail)?.iter().map(str::to_string).collect();
+    let mut rows = Vec::new();
+    for rec in reader.records() {
+        let rec = rec.map_err(fail)?;
+        let offset = rec.position().map_or(0, |p| p.byte() as usize).min(text.len());
+        rows.push((offset, rec.iter().map(str::to_string).collect()));
+    }
+    Ok(Table { header, header_at: 0, rows, in_degrees: false })
+}
+
+fn storage(file: &str, text: &str) -> Result<Table, Diagnostics> {
+    let mut offset = 0;
+    let mut in_degrees = false;
+    let mut lines = text.split_inclusive('\n').map(|l| {
+        let start = offset;
+        offset += l.len();
+        (start, l.trim_end_matches(['\n', '\r']))
+    });
+    let mut ended = false;
+    for (_, line) in lines.by_ref() {
+        let l = line.trim();
+        if l.eq_ignore_ascii_case("endheader") {
+            ended = true;
+            break;
+        }
+        if let Some((k, v)) = l.split_once('=') {
+            if k.trim().eq_ignore_ascii_case("indegrees") {
+                in_degrees = v.trim().eq_ignore_ascii_case("yes");
+            }
+        }
+    }
+    if !ended {
+        return Err(Diagnostics::one(*at(
+            file,
+            text,
+            0,
+            "",
+            "no `endheader` line",
+            "an OpenSim storage file has a header ending in a line `endheader`, then the column labels",
+        )));
+    }
+    let split = |l: &str| -> Vec<String> {
+        if l.contains('\t') {
+            l.split('\t').map(|s| s.trim().to_string()).collect()
+        } else {
+            l.split_whitespace().map(str::to_string).collect()
+        }
+    };
+    let mut rest = lines.filter(|(_, l)| !l.trim().is_empty());
+    let Some((header_at, labels)) = rest.next() else {
+        return Err(Diagnostics::one(*at(
+            file,
+            text,
+            text.len(),
+            "",
+            "no column labels after `endheader`",
+            "add a line `time<TAB><input>...`",
+        )));
+    };
+    let header = split(labels);
+    let rows = rest.map(|(o, l)| (o, split(l))).collect();
+    Ok(Table { header, header_at, rows, in_degrees })
+}
+
+fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Motion, Box<Diagnostic>> {
+    let hdr = |message: String, hint: String| at(file, text, t.header_at, "", message, hint);
+    for (i, h) in t.header.iter().enumerate() {
+        if t.header[..i].contains(h) {
+            return Err(hdr(format!("column `{h}` appears twice"), "delete one of them".into()));
+        }
+    }
+    let Some(time_col) = t.header.iter().position(|h| h.eq_ignore_ascii_case("time")) else {
+        return Err(hdr("no `time` column".into(), "the header names the columns: time,<input>,<input>,...".into()));
+    };
+    let mut cols = Vec::with_capacity(inputs.len());
+    let mut missing = Vec::new();
+    for inp in inputs {
+        match t.header.iter().position(|h| *h == inp.name) {
+            Some(c) => cols.push(c),
+            None => missing.push(inp.name.as_str()),
+        }
+    }
+    if !missing.is_empty() {
+        let names: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
+        return Err(hdr(
+            format!("no column for input{} {}", if missing.len() == 1 { "" } else { "s" }, quote_list(&missing)),
+            format!("give one column per input of the model, named as in its `inputs` list: time,{}", names.join(",")),
+        ));
+    }
+    let ignored: Vec<String> = t
+        .header
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != time_col && !cols.contains(i))
+        .map(|(_, h)| h.clone())
+        .collect();
+    let deg = std::f64::consts::PI / 180.0;
+    let mut times = Vec::with_capacity(t.rows.len());
+    let mut q = Vec::with_capacity(t.rows.len());
+    for (offset, row) in &t.rows {
+        let row_err = |path: &str, message: String, hint: &str| at(file, text, *offset, path, message, hint);
+        if row.len() != t.header.len() {
+            return Err(row_err(
+                "",
+                format!("{} values for {} columns", row.len(), t.header.len()),
+                "give one value per column",
+            ));
+        }
+        let value = |c: usize| -> Result<f64, Box<Diagnostic>> {
+            match row[c].parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(v),
+                Ok(v) => {
+                    Err(row_err(&t.header[c], format!("not a finite number: {v}"), "replace it with a finite number"))
+                }
+                Err(_) => Err(row_err(
+                    &t.header[c],
+                    format!("not a number: `{}`", row[c]),
+                    "write numbers like 0.25 or -1.5e-3",
+                )),
+            }
+        };
+        let time = value(time_col)?;
+        if let Some(&prev) = times.last() {
+            if !(time > prev) {
+                return Err(row_err(
+                    &t.header[time_col],
+                    format!("time does not increase ({time} after {prev})"),
+                    "each row is one instant: sort the rows and remove repeated times",
+                ));
+            }
+        }
+        let mut frame = Vec::with_capacity(cols.len());
+        for (j, &c) in cols.iter().enumerate() {
+            let v = value(c)?;
+            frame.push(if t.in_degrees && inputs[j].quantity == Quantity::Angle { v * deg } else { v });
+        }
+        times.push(time);
+        q.push(frame);
+    }
+    if times.is_empty() {
+        return Err(hdr("the motion has no rows".into(), "add one row of values per instant after the header".into()));
+    }
+    Ok(Motion { file: file.to_string(), times, q, ignored, in_degrees: t.in_degrees })
+}
+
+fn quote_list(v: &[&str]) -> String {
+    v.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mollier_core::{CoordId, Input, ModeId};
+
+    fn inputs() -> Vec<InputInfo> {
+        vec![
+            InputInfo { name: "knee.rotation".into(), input: Input::Mode(ModeId::new(0)), quantity: Quantity::Angle },
+            InputInfo {
+                name: "pelvis.y".into(),
+                input: Input::Coordinate(CoordId::new(1)),
+                quantity: Quantity::Length,
+            },
+        ]
+    }
+
+    #[test]
+    fn csv_columns_in_any_order() {
+        let m = parse_motion("m.csv", "pelvis.y, time ,knee.rotation,extra\n0.9,0,0.1,7\n0.95,0.01,0.2,7\n", &inputs())
+            .unwrap();
+        assert_eq!(m.times, [0.0, 0.01]);
+        assert_eq!(m.q, [[0.1, 0.9], [0.2, 0.95]]);
+        assert_eq!(m.ignored, ["extra"]);
+    }
+
+    #[test]
+    fn opensim_storage_in_degrees_converts_only_angles() {
+        let text = "Coordinates\nversion=1\nnRows=2\ninDegrees=yes\nendheader\ntime\tknee.rotation\tpelvis.y\n0\t90\t0.9\n0.5\t-45\t1.0\n";
+        let m = parse_motion("walk.mot", text, &inputs()).unwrap();
+        assert!(m.in_degrees);
+        assert!((m.q[0][0] - std::f64::consts::FRAC_PI_2).abs() < 1e-15 && m.q[0][1] == 0.9);
+        assert!((m.q[1][0] + std::f64::consts::FRAC_PI_4).abs() < 1e-15 && m.q[1][1] == 1.0);
+    }
+
+    #[test]
+    fn problems_are_located() {
+        let e = parse_motion("m.csv", "time,knee.rotation\n0,0\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:1:1: error: no column for input `pelvis.y`");
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n0.1,nan,1\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:3:1: error: knee.rotation: not a finite number: NaN");
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n0.1,x,1\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:3:1: error: knee.rotation: not a number: `x`");
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0.2,0,1\n0.1,0,1\n", &inputs()).unwrap_err();
+        assert!(e.0[0].message.contains("time does not increase"), "{e}");
+        let e = parse_motion("m.mot", "time\tknee.rotation\n", &inputs()).unwrap_err();
+        assert!(e.0[0].message.contains("endheader"));
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n", &inputs()).unwrap_err();
+        assert!(e.0[0].message.contains("no rows"));
+    }
+}

@@ -1,0 +1,213 @@
+//! The compile step on small inline models: bodies, orientation forms, units, shared points,
+//! coordinate inputs, JSON, and the well-posedness verdicts.
+
+use mollier::{Compiled, KinematicsRun, compile, registry};
+use mollier_format::{Format, parse, parse_as};
+
+fn compiled(text: &str) -> Compiled {
+    let doc = parse("inline.toml", text).unwrap_or_else(|d| panic!("{}", d.render()));
+    compile(&doc, &registry()).unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+fn position(c: &Compiled, name: &str, q: &[f64]) -> [f64; 3] {
+    let mut run = KinematicsRun::new(c);
+    let f = run.solve(q).unwrap_or_else(|e| panic!("{e}"));
+    let i = c.points.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("no point {name}"));
+    [f.positions[3 * i], f.positions[3 * i + 1], f.positions[3 * i + 2]]
+}
+
+fn arm(orientation: &str, units: &str) -> String {
+    format!(
+        r#"format_version = 1
+fixed = ["ground"]
+inputs = ["swing.rotation"]
+{units}
+[bodies.ground]
+origin = [0, 0, 0]
+points = {{ P = [1, 2, 3] }}
+
+[bodies.arm]
+origin = "ground.P"
+orientation = {orientation}
+points = {{ tip = [1, 0, 0], here = [0, 0, 0] }}
+mass = 1500
+com = "tip"
+inertia = [[2, 0, 0], [0, 3, 0], [0, 0, 4]]
+
+[elements.swing]
+type = "hinge"
+p = "ground"
+q = "arm"
+axis = [0, 0, 1]
+"#
+    )
+}
+
+#[test]
+fn the_three_orientation_forms_place_points_alike() {
+    // 90° about z takes the body's x axis to global y
+    let forms = [
+        "{ axis = [0, 0, 1], angle = 1.5707963267948966 }",
+        "{ matrix = [[0, -1, 0], [1, 0, 0], [0, 0, 1]] }",
+        "{ euler = [0.7071067811865476, 0, 0, 0.7071067811865476] }",
+    ];
+    for f in forms {
+        let c = compiled(&arm(f, ""));
+        let tip = position(&c, "arm.tip", &[0.0]);
+        for (a, b) in tip.iter().zip([1.0, 3.0, 3.0]) {
+            assert!((a - b).abs() < 1e-12, "{f}: {tip:?}");
+        }
+        // turning the hinge by 90° more takes the tip to (0, 2, 3)
+        let tip = position(&c, "arm.tip", &[std::f64::consts::FRAC_PI_2]);
+        for (a, b) in tip.iter().zip([0.0, 2.0, 3.0]) {
+            assert!((a - b).abs() < 1e-12, "{f}: {tip:?}");
+        }
+    }
+}
+
+#[test]
+fn units_convert_to_si_and_a_point_at_the_origin_is_the_origin() {
+    let c =
+        compiled(&arm("{ axis = [0, 0, 1], angle = 90 }", "[units]\nlength = \"mm\"\nangle = \"deg\"\nmass = \"g\"\n"));
+    let tip = position(&c, "arm.tip", &[0.0]);
+    for (a, b) in tip.iter().zip([0.001, 0.003, 0.003]) {
+        assert!((a - b).abs() < 1e-15, "{tip:?}");
+    }
+    let node = |n: &str| c.points.iter().find(|p| p.name == n).map(|p| p.node);
+    assert_eq!(node("arm.here"), node("arm"));
+    assert_ne!(node("arm.tip"), node("arm"));
+    // generated: the beams to ground.P and arm.tip (none to arm.here), the norm of the arm
+    assert_eq!(c.model.n_elements() - c.elements.len(), 3);
+    let body = &c.bodies[1];
+    assert_eq!(body.mass, Some(1.5));
+    let com = body.com.expect("com");
+    assert!((com[0] - 0.001).abs() < 1e-15 && com[1].abs() < 1e-15 && com[2].abs() < 1e-15, "{com:?}");
+    // 4 g mm² = 4e-9 kg m²
+    assert_eq!(body.inertia.map(|m| m[2][2]), Some(4e-9));
+}
+
+#[test]
+fn a_coordinate_can_be_the_input() {
+    // the slider-crank driven by the slider: crank angle θ from x = r cos θ + sqrt(l² − r² sin² θ)
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/mechanisms/slider-crank.toml"))
+            .expect("model")
+            .replace(r#"inputs = ["crank_joint.rotation"]"#, r#"inputs = ["slider.x"]"#)
+            .replace(r#"free = ["travel"]"#, r#"free = ["travel", "crank_joint.rotation"]"#);
+    let c = compiled(&text);
+    assert!(mollier::check(&c, &registry()).is_well_posed());
+    let mut run = KinematicsRun::new(&c);
+    assert_eq!(run.transfer_header()[0], "crank_joint.rotation/slider.x");
+    let (r, l) = (0.3f64, 0.5f64);
+    for x in [0.4, 0.5, 0.6, 0.7, 0.75] {
+        let f = run.solve(&[x]).unwrap_or_else(|e| panic!("{e}"));
+        // cos θ = (x² + r² − l²) / (2 r x), θ in (0, π) on this branch
+        let th = ((x * x + r * r - l * l) / (2.0 * r * x)).acos();
+        let rot = f.deformations[0];
+        assert!((rot - (th - std::f64::consts::FRAC_PI_2)).abs() < 1e-10, "x = {x}: {rot}");
+    }
+    // beyond r + l the slider cannot be reached: an error, and the run goes on from the last frame
+    assert!(run.solve(&[0.9]).is_err());
+    assert!(run.solve(&[0.6]).is_ok());
+}
+
+const HINGED_FOUR_BAR: &str = r#"format_version = 1
+fixed = ["ground"]
+inputs = ["crank_joint.rotation"]
+free = ["rocker_joint.rotation", "coupler_joint.rotation", "pin_joint.rotation"]
+
+[bodies.ground]
+origin = [0, 0, 0]
+points = { D = [1, 0, 0] }
+
+[bodies.crank]
+origin = "ground"
+points = { B = [0, 0.4, 0] }
+
+[bodies.coupler]
+origin = "crank.B"
+points = { C = [1.3, 0.4, 0] }
+
+[bodies.rocker]
+origin = "ground.D"
+points = { C = "coupler.C" }
+
+[elements.crank_joint]
+type = "hinge"
+p = "ground"
+q = "crank"
+axis = [0, 0, 1]
+
+[elements.coupler_joint]
+type = "hinge"
+p = "crank"
+q = "coupler"
+axis = [0, 0, 1]
+
+[elements.pin_joint]
+type = "hinge"
+p = "coupler"
+q = "rocker"
+axis = [0, 0, 1]
+
+[elements.rocker_joint]
+type = "hinge"
+p = "ground"
+q = "rocker"
+axis = [0, 0, 1]
+"#;
+
+#[test]
+fn a_planar_loop_of_four_hinges_is_over_constrained_and_the_check_names_the_modes() {
+    let c = compiled(HINGED_FOUR_BAR);
+    // the rocker's point C is the coupler's: one node, reached by both bodies' beams
+    let node = |n: &str| c.points.iter().find(|p| p.name == n).map(|p| p.node);
+    assert_eq!(node("rocker.C"), node("coupler.C"));
+    let r = mollier::check(&c, &registry());
+    assert!(!r.is_well_posed());
+    assert!(r.problems.is_empty(), "the input count is right: {:?}", r.problems);
+    assert_eq!((r.dof, r.redundant), (1, 3));
+    let text = r.diagnostics.join("\n");
+    assert!(text.contains("over-constrained by 3"), "{text}");
+    assert!(text.contains("pin_joint.bending_y") || text.contains("coupler_joint.bending_y"), "{text}");
+}
+
+#[test]
+fn releasing_three_bendings_makes_it_well_posed() {
+    // a spherical joint at C (both bendings free) and a universal joint at B (one bending free)
+    let text = HINGED_FOUR_BAR.replace(
+        r#"free = ["rocker_joint.rotation", "coupler_joint.rotation", "pin_joint.rotation"]"#,
+        r#"free = ["rocker_joint.rotation", "coupler_joint.rotation", "pin_joint", "coupler_joint.bending_y"]"#,
+    );
+    let c = compiled(&text);
+    let r = mollier::check(&c, &registry());
+    assert!(r.is_well_posed(), "{:?}", r.diagnostics);
+    // and it moves like the truss-coupler four-bar: θ4 after a quarter turn of the crank
+    let mut run = KinematicsRun::new(&c);
+    let f = run.solve(&[0.3]).unwrap_or_else(|e| panic!("{e}"));
+    let i = run.deformation_header().iter().position(|h| h == "rocker_joint.rotation").expect("column");
+    let c2 = compiled(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/mechanisms/four-bar.toml"))
+            .expect("model"),
+    );
+    let mut run2 = KinematicsRun::new(&c2);
+    let f2 = run2.solve(&[0.3]).unwrap_or_else(|e| panic!("{e}"));
+    assert!((f.deformations[i] - f2.deformations[3]).abs() < 1e-10, "{} vs {}", f.deformations[i], f2.deformations[3]);
+}
+
+#[test]
+fn json_and_toml_are_one_format() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/mechanisms/rssr.toml");
+    let toml_doc = parse(path, &std::fs::read_to_string(path).expect("model")).expect("parses");
+    let json = serde_json::to_string_pretty(toml_doc.spec()).expect("serializes");
+    let json_doc = parse_as("rssr.json", &json, Format::Json).unwrap_or_else(|d| panic!("{}", d.render()));
+    assert_eq!(json_doc.spec(), toml_doc.spec());
+    let (a, b) = (compile(&toml_doc, &registry()).expect("toml"), compile(&json_doc, &registry()).expect("json"));
+    let (mut ra, mut rb) = (KinematicsRun::new(&a), KinematicsRun::new(&b));
+    for q in [0.5, 2.0, 4.0] {
+        assert_eq!(ra.solve(&[q]).expect("toml"), rb.solve(&[q]).expect("json"));
+    }
+    // a "$schema" key is allowed in JSON, for editors
+    let with_schema = json.replacen('{', "{\n  \"$schema\": \"mollier.schema.json\",", 1);
+    assert!(parse_as("rssr.json", &with_schema, Format::Json).is_ok());
+}

@@ -1,0 +1,330 @@
+//! The element: three deformation modes that measure the orientation of the moving member's joint
+//! frame relative to the fixed member's, by swing and twist.
+//!
+//! With `n_i^f`, `n_j^m` the joint frames' axes (fixed and moving) carried by the two orientation
+//! nodes, `R_ij = n_i^f · n_j^m` is the relative rotation in the fixed joint frame and
+//! `u = (R_xz, R_yz, R_zz)` the moving long axis there, at polar angle `θ` from the pole and
+//! azimuth `φ`. The joint angles are
+//! ```text
+//! p = θ cos φ,  q = θ sin φ        (swing; the azimuthal equidistant map of u, see `swing`)
+//! ψ = atan2(R_yx − R_xy, R_xx + R_yy)   (twist: R = R_swing Rz(ψ), R_swing about an axis ⟂ z)
+//! ```
+//! All three are smooth through `θ = 0` and undefined only at `θ = π`. The modes are the joint
+//! angles less their values in the initial configuration, `(p0, q0, ψ0)`, so that they are zero
+//! at rest as the kernel requires; the law adds the reference back. The twist mode is computed as
+//! `atan2(sin(ψ − ψ0), cos(ψ − ψ0))` directly, so it is continuous at rest.
+
+use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
+use mollier_core::geometry::{
+    Quat, Vec3, column, dot, lift, q_matrix, q_times, quat_at, rotate, rotate_jacobian, triad,
+};
+use mollier_core::scalar::{Real, c};
+use mollier_core::{Law, NodeId, Order};
+
+use crate::law::{JointMoment, ResistanceLaw};
+use crate::swing::{swing, swing_generic};
+
+/// Names of the three modes, in order (rad).
+pub const MODES: [&str; 3] = ["swing_p", "swing_q", "torsion"];
+
+/// Local offsets of the two orientation nodes.
+const F: usize = 0;
+const M: usize = 4;
+/// Local coordinates: two sets of Euler parameters.
+const N: usize = 8;
+
+/// The joint frames, in the global frame of the initial configuration (unitless directions).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointFrames {
+    /// z axis of the fixed member's joint frame: the pole of the joint sinus (`θ = 0`).
+    pub fixed_z: Vec3,
+    /// x axis of the fixed member's joint frame: the azimuth `φ = 0` (its part perpendicular to
+    /// `fixed_z` is used).
+    pub fixed_x: Vec3,
+    /// z axis of the moving member's joint frame: its long axis, pointing away from the joint.
+    pub moving_z: Vec3,
+    /// x axis of the moving member's joint frame (its part perpendicular to `moving_z`): `ψ = 0`
+    /// where it coincides with the fixed x axis carried along by the swing.
+    pub moving_x: Vec3,
+}
+
+/// The passive resistance of a ball-and-socket joint between two orientation nodes.
+#[derive(Clone, Debug)]
+pub struct BallSocketResistance {
+    layout: Layout,
+    frames: JointFrames,
+    /// Fixed joint frame axes (x, y, z) in the fixed node's body frame.
+    tf: [Vec3; 3],
+    /// Moving joint frame axes (x, y, z) in the moving node's body frame.
+    tm: [Vec3; 3],
+    /// `(cos ψ0, sin ψ0)`.
+    twist0: (f64, f64),
+    law: ResistanceLaw,
+}
+
+/// A scalar of the eight local coordinates with its gradient and (row-major) Hessian.
+struct Term {
+    v: f64,
+    g: [f64; N],
+    h: [f64; N * N],
+}
+
+impl Term {
+    fn zero() -> Self {
+        Self { v: 0.0, g: [0.0; N], h: [0.0; N * N] }
+    }
+
+    /// `(R(λ_f) a) · (R(λ_m) b)` for body vectors `a` (fixed node) and `b` (moving node).
+    fn product(x: &[f64], a: &Vec3, b: &Vec3, order: Order) -> Self {
+        let (lf, lm): (Quat, Quat) = (quat_at(x, F), quat_at(x, M));
+        let (ra, rb) = (rotate(&lf, a), rotate(&lm, b));
+        let mut t = Self { v: dot(&ra, &rb), ..Self::zero() };
+        if order >= Order::Gradient {
+            // (R(λ) a)·d = λᵀ Q(a, d) λ
+            let (qa, qb) = (q_matrix(a, &rb), q_matrix(b, &ra));
+            let (ga, gb) = (q_times(&qa, &lf), q_times(&qb, &lm));
+            for i in 0..4 {
+                t.g[F + i] = 2.0 * ga[i];
+                t.g[M + i] = 2.0 * gb[i];
+            }
+            if order >= Order::Hessian {
+                let (ja, jb) = (rotate_jacobian(&lf, a), rotate_jacobian(&lm, b));
+                for i in 0..4 {
+                    for j in 0..4 {
+                        t.h[(F + i) * N + F + j] = 2.0 * qa[i][j];
+                        t.h[(M + i) * N + M + j] = 2.0 * qb[i][j];
+                        let cross_term: f64 = (0..3).map(|k| ja[k][i] * jb[k][j]).sum();
+                        t.h[(F + i) * N + M + j] = cross_term;
+                        t.h[(M + j) * N + F + i] = cross_term;
+                    }
+                }
+            }
+        }
+        t
+    }
+
+    /// `Σ w_k t_k`.
+    fn combine(parts: &[(f64, &Term)]) -> Self {
+        let mut r = Self::zero();
+        for (w, t) in parts {
+            r.v += w * t.v;
+            r.g.iter_mut().zip(&t.g).for_each(|(a, b)| *a += w * b);
+            r.h.iter_mut().zip(&t.h).for_each(|(a, b)| *a += w * b);
+        }
+        r
+    }
+}
+
+/// Write a mode's gradient and Hessian, as far as they are wanted.
+fn store(out: &mut Evaluation<'_>, k: usize, g: &[f64; N], h: &[f64; N * N]) {
+    let d = out.mode(k);
+    if d.has_grad() {
+        d.grad.copy_from_slice(g);
+    }
+    if d.has_hess() {
+        d.hess.copy_from_slice(h);
+    }
+}
+
+fn unit_quat(l: Quat) -> Option<Quat> {
+    let n = l.iter().map(|v| v * v).sum::<f64>().sqrt();
+    (n > 0.0 && n.is_finite()).then(|| l.map(|v| v / n))
+}
+
+/// Axes (x, y, z) of a right-handed frame with `z ∥ z_axis` and x from `x_hint`.
+fn joint_frame(z_axis: &Vec3, x_hint: &Vec3, which: &str) -> Result<[Vec3; 3], ElementError> {
+    // triad's columns are (z, x⊥, z × x⊥ = y)
+    let t = triad(z_axis, Some(x_hint)).ok_or_else(|| {
+        ElementError::Degenerate(format!("the {which} joint frame: its z axis is zero or its x axis is parallel to it"))
+    })?;
+    Ok([column(&t, 1), column(&t, 2), column(&t, 0)])
+}
+
+impl BallSocketResistance {
+    /// The element between the fixed member's orientation node `fixed` and the moving member's
+    /// `moving`, with its joint frames and its law.
+    pub fn new(fixed: NodeId, moving: NodeId, frames: JointFrames, law: ResistanceLaw) -> Self {
+        Self {
+            layout: Layout::new(
+                vec![(fixed, NodeKind::Orientation), (moving, NodeKind::Orientation)],
+                vec![ModeInfo::angle(MODES[0]), ModeInfo::angle(MODES[1]), ModeInfo::rotation(MODES[2])],
+            ),
+            frames,
+            tf: [[0.0; 3]; 3],
+            tm: [[0.0; 3]; 3],
+            twist0: (1.0, 0.0),
+            law,
+        }
+    }
+
+    /// The joint frames as given.
+    pub fn frames(&self) -> &JointFrames {
+        &self.frames
+    }
+
+    /// The element's law (with the reference joint angles once initialized).
+    pub fn resistance(&self) -> &ResistanceLaw {
+        &self.law
+    }
+
+    /// The joint angles `(p, q, ψ)` (rad, `ψ ∈ (−π, π]`) at local coordinates `x` (8).
+    pub fn joint_angles(&self, x: &[f64]) -> Result<[f64; 3], ElementError> {
+        let mut e = [0.0; 3];
+        self.angles_generic(x, &mut e, (1.0, 0.0))?;
+        Ok([e[0], e[1], e[2]])
+    }
+
+    /// The passive moment at local coordinates `x` (8), with the torque on the moving member
+    /// also in global components (N m).
+    pub fn moment(&self, x: &[f64]) -> Result<(JointMoment, Vec3), ElementError> {
+        let [p, q, psi] = self.joint_angles(x)?;
+        let m = self.law.moment_at(p, q, psi);
+        let lf = unit_quat(quat_at(x, F))
+            .ok_or_else(|| ElementError::Domain("the fixed member's Euler parameters are zero".into()))?;
+        let axes = self.tf.map(|a| rotate(&lf, &a));
+        let global = std::array::from_fn(|k| (0..3).map(|i| m.torque[i] * axes[i][k]).sum());
+        Ok((m, global))
+    }
+
+    /// Joint angles less the reference twist `twist0 = (cos ψ0, sin ψ0)` (the swing offsets are
+    /// subtracted by the caller).
+    fn angles_generic<T: Real>(&self, x: &[T], e: &mut [T], twist0: (f64, f64)) -> Result<(), ElementError> {
+        if x.len() != N || e.len() < 3 {
+            return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
+        }
+        let (lf, lm) = (quat_at(x, F), quat_at(x, M));
+        let nf = self.tf.map(|a| rotate(&lf, &lift(&a)));
+        let nm = self.tm.map(|b| rotate(&lm, &lift(&b)));
+        let (p, q) = swing_generic([dot(&nf[0], &nm[2]), dot(&nf[1], &nm[2]), dot(&nf[2], &nm[2])])?;
+        let s = dot(&nf[1], &nm[0]) - dot(&nf[0], &nm[1]);
+        let cc = dot(&nf[0], &nm[0]) + dot(&nf[1], &nm[1]);
+        if !(s.re().hypot(cc.re()) > 0.0) {
+            return Err(ElementError::Domain("the twist is undefined at θ = π".into()));
+        }
+        let (c0, s0) = (c::<T>(twist0.0), c::<T>(twist0.1));
+        e[0] = p;
+        e[1] = q;
+        e[2] = (s * c0 - cc * s0).atan2(cc * c0 + s * s0);
+        Ok(())
+    }
+}
+
+impl ElementInfo for BallSocketResistance {
+    fn type_name(&self) -> &str {
+        crate::TYPE.name
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
+        if x0.len() != N {
+            return Err(ElementError::Degenerate(format!("expected {N} local coordinates, found {}", x0.len())));
+        }
+        let jf = joint_frame(&self.frames.fixed_z, &self.frames.fixed_x, "fixed")?;
+        let jm = joint_frame(&self.frames.moving_z, &self.frames.moving_x, "moving")?;
+        let zero = || ElementError::Degenerate("an orientation node has zero Euler parameters".into());
+        let lf = unit_quat(quat_at(x0, F)).ok_or_else(zero)?;
+        let lm = unit_quat(quat_at(x0, M)).ok_or_else(zero)?;
+        // body vector b with R(λ) b = a: rotate by the conjugate
+        let body = |l: &Quat, a: &Vec3| rotate(&[l[0], -l[1], -l[2], -l[3]], a);
+        self.tf = jf.map(|a| body(&lf, &a));
+        self.tm = jm.map(|a| body(&lm, &a));
+        let [p0, q0, psi0] = self
+            .joint_angles(x0)
+            .map_err(|e| ElementError::Degenerate(format!("the initial configuration has no joint angles: {e}")))?;
+        self.twist0 = (psi0.cos(), psi0.sin());
+        self.law.set_reference([p0, q0, psi0]);
+        Ok(())
+    }
+}
+
+impl Element for BallSocketResistance {
+    fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
+        if x.len() != N {
+            return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
+        }
+        let order = out.order();
+        let [xf, yf, zf] = &self.tf;
+        let [xm, ym, zm] = &self.tm;
+        let u = [Term::product(x, xf, zm, order), Term::product(x, yf, zm, order), Term::product(x, zf, zm, order)];
+        let sw = swing([u[0].v, u[1].v, u[2].v])?;
+        let reference = self.law.reference();
+        for k in 0..2 {
+            out.e[k] = sw.value[k] - reference[k];
+            if order >= Order::Gradient {
+                // chain rule through u: ∇e = Σ_a e_a ∇u_a, ∇²e = Σ_a e_a ∇²u_a + Σ_ab e_ab ∇u_a ∇u_bᵀ
+                let mut g = [0.0; N];
+                let mut h = [0.0; N * N];
+                for a in 0..3 {
+                    let w = sw.grad[k][a];
+                    g.iter_mut().zip(&u[a].g).for_each(|(gi, ui)| *gi += w * ui);
+                    if order >= Order::Hessian {
+                        h.iter_mut().zip(&u[a].h).for_each(|(hi, ui)| *hi += w * ui);
+                        for b in 0..3 {
+                            let wab = sw.hess[k][a][b];
+                            for i in 0..N {
+                                let s = wab * u[a].g[i];
+                                for j in 0..N {
+                                    h[i * N + j] += s * u[b].g[j];
+                                }
+                            }
+                        }
+                    }
+                }
+                store(out, k, &g, &h);
+            }
+        }
+        // twist relative to the reference: atan2(y, x) with y, x linear in four products
+        let (rxx, ryy) = (Term::product(x, xf, xm, order), Term::product(x, yf, ym, order));
+        let (ryx, rxy) = (Term::product(x, yf, xm, order), Term::product(x, xf, ym, order));
+        let (c0, s0) = self.twist0;
+        // sin(ψ − ψ0) ∝ S c0 − C s0, cos(ψ − ψ0) ∝ C c0 + S s0, with S = R_yx − R_xy, C = R_xx + R_yy
+        let ty = Term::combine(&[(c0, &ryx), (-c0, &rxy), (-s0, &rxx), (-s0, &ryy)]);
+        let tx = Term::combine(&[(c0, &rxx), (c0, &ryy), (s0, &ryx), (-s0, &rxy)]);
+        let r2 = tx.v * tx.v + ty.v * ty.v;
+        if !(r2 > 0.0) || !r2.is_finite() {
+            return Err(ElementError::Domain("the twist is undefined at θ = π".into()));
+        }
+        out.e[2] = ty.v.atan2(tx.v);
+        if order >= Order::Gradient {
+            // ψ = Im log(x + i y): ∇ψ = (x∇y − y∇x)/r², ∇²ψ = Im(∇²z/z − ∇z∇zᵀ/z²)
+            let (xv, yv) = (tx.v, ty.v);
+            let mut g = [0.0; N];
+            let mut h = [0.0; N * N];
+            for i in 0..N {
+                g[i] = (xv * ty.g[i] - yv * tx.g[i]) / r2;
+            }
+            if order >= Order::Hessian {
+                let (a, b) = (xv * xv - yv * yv, 2.0 * xv * yv);
+                let r4 = r2 * r2;
+                for i in 0..N {
+                    for j in 0..N {
+                        let k = i * N + j;
+                        let first = (xv * ty.h[k] - yv * tx.h[k]) / r2;
+                        let im_zz = tx.g[i] * ty.g[j] + ty.g[i] * tx.g[j];
+                        let re_zz = tx.g[i] * tx.g[j] - ty.g[i] * ty.g[j];
+                        h[k] = first - (a * im_zz - b * re_zz) / r4;
+                    }
+                }
+            }
+            store(out, 2, &g, &h);
+        }
+        Ok(())
+    }
+
+    fn law(&self) -> Option<&dyn Law> {
+        Some(&self.law)
+    }
+}
+
+impl Deformations for BallSocketResistance {
+    fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
+        self.angles_generic(x, e, self.twist0)?;
+        let reference = self.law.reference();
+        e[0] -= c::<T>(reference[0]);
+        e[1] -= c::<T>(reference[1]);
+        Ok(())
+    }
+}

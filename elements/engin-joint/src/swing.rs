@@ -1,0 +1,185 @@
+//! The swing coordinates `p = θ cos φ`, `q = θ sin φ` of a direction `u = (u_x, u_y, u_z)`, where
+//! `θ` is the angle of `u` from the z axis and `φ` its azimuth (the azimuthal equidistant map):
+//! ```text
+//! (p, q) = g(w, u_z) (u_x, u_y),   w = u_x² + u_y²,   g = atan2(√w, u_z) / √w
+//! ```
+//! `g` is analytic in `(w, u_z)` except at `θ = π`: for `w ≪ u_z²` it is the series
+//! `g = F(w/u_z²)/u_z`, `F(t) = Σ (−t)^k/(2k+1)`, so the map is smooth through the pole `θ = 0`.
+//! It is homogeneous of degree 0 in `u`, as the element needs (its Euler parameters are not
+//! exactly unit during Newton iterations).
+
+use mollier_core::ElementError;
+use mollier_core::scalar::{Real, c};
+
+/// `w/u_z²` below which the series is used.
+const SERIES_LIMIT: f64 = 0.1;
+/// Terms of the series: `0.1^24` is far below rounding.
+const SERIES_TERMS: usize = 24;
+/// `sin²θ` below which a direction with `u_z < 0` is taken as `θ = π`, where the azimuth, hence
+/// the swing, is undefined (`θ` within 1e-6 rad of π).
+const ANTIPODE_SIN2: f64 = 1e-12;
+
+/// `(p, q)` and their derivatives with respect to `u` (3, and 3 x 3 symmetric).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Swing {
+    pub value: [f64; 2],
+    pub grad: [[f64; 3]; 2],
+    pub hess: [[[f64; 3]; 3]; 2],
+}
+
+fn domain(w: f64, z: f64) -> Result<(), ElementError> {
+    let r2 = w + z * z;
+    if !(r2 > 0.0) || !r2.is_finite() {
+        return Err(ElementError::Domain(format!("the joint axes have no direction (|u|² = {r2})")));
+    }
+    if z < 0.0 && w <= ANTIPODE_SIN2 * r2 {
+        return Err(ElementError::Domain(
+            "the moving member's axis points opposite the fixed member's pole (θ = π): the swing direction is undefined"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `F(t)`, `F'(t)`, `F''(t)` for `F(t) = atan(√t)/√t = Σ (−t)^k/(2k+1)`.
+fn series(t: f64) -> (f64, f64, f64) {
+    let (mut f, mut d1, mut d2) = (0.0, 0.0, 0.0);
+    for k in (0..SERIES_TERMS).rev() {
+        let a = (if k % 2 == 0 { 1.0 } else { -1.0 }) / (2 * k + 1) as f64;
+        let kf = k as f64;
+        f = f * t + a;
+        if k >= 1 {
+            d1 = d1 * t + a * kf;
+        }
+        if k >= 2 {
+            d2 = d2 * t + a * kf * (kf - 1.0);
+        }
+    }
+    (f, d1, d2)
+}
+
+/// The swing coordinates of `u` with derivatives.
+pub(crate) fn swing(u: [f64; 3]) -> Result<Swing, ElementError> {
+    let [ux, uy, z] = u;
+    let w = ux * ux + uy * uy;
+    domain(w, z)?;
+    let r2 = w + z * z;
+    // g and its partial derivatives in (w, z)
+    let (g, gw, gww) = if z > 0.0 && w < SERIES_LIMIT * z * z {
+        let (f, f1, f2) = series(w / (z * z));
+        let z2 = z * z;
+        (f / z, f1 / (z2 * z), f2 / (z2 * z2 * z))
+    } else {
+        let s = w.sqrt();
+        let g = s.atan2(z) / s;
+        let gw = (z / r2 - g) / (2.0 * w);
+        (g, gw, -1.5 * gw / w - z / (2.0 * w * r2 * r2))
+    };
+    let (gz, gwz, gzz) = (-1.0 / r2, 1.0 / (r2 * r2), 2.0 * z / (r2 * r2));
+    let uv = [ux, uy];
+    let mut out = Swing::default();
+    for a in 0..2 {
+        let ua = uv[a];
+        out.value[a] = ua * g;
+        let delta = |i: usize, j: usize| if i == j { 1.0 } else { 0.0 };
+        for b in 0..2 {
+            out.grad[a][b] = delta(a, b) * g + 2.0 * ua * uv[b] * gw;
+            for cc in 0..2 {
+                out.hess[a][b][cc] = 2.0 * gw * (delta(a, b) * uv[cc] + delta(a, cc) * uv[b] + delta(b, cc) * ua)
+                    + 4.0 * ua * uv[b] * uv[cc] * gww;
+            }
+            let mixed = delta(a, b) * gz + 2.0 * ua * uv[b] * gwz;
+            out.hess[a][b][2] = mixed;
+            out.hess[a][2][b] = mixed;
+        }
+        out.grad[a][2] = ua * gz;
+        out.hess[a][2][2] = ua * gzz;
+    }
+    Ok(out)
+}
+
+/// The swing coordinates of `u`, generic over the scalar (for dual numbers).
+pub(crate) fn swing_generic<T: Real>(u: [T; 3]) -> Result<(T, T), ElementError> {
+    let [ux, uy, z] = u;
+    let w = ux * ux + uy * uy;
+    domain(w.re(), z.re())?;
+    let g = if z.re() > 0.0 && w.re() < SERIES_LIMIT * z.re() * z.re() {
+        let t = w / (z * z);
+        let mut f = c::<T>(0.0);
+        for k in (0..SERIES_TERMS).rev() {
+            f = f * t + c::<T>((if k % 2 == 0 { 1.0 } else { -1.0 }) / (2 * k + 1) as f64);
+        }
+        f / z
+    } else {
+        let s = w.sqrt();
+        s.atan2(z) / s
+    };
+    Ok((ux * g, uy * g))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(theta: f64, phi: f64, k: f64) -> [f64; 3] {
+        [k * theta.sin() * phi.cos(), k * theta.sin() * phi.sin(), k * theta.cos()]
+    }
+
+    #[test]
+    fn values_are_theta_cos_phi_and_theta_sin_phi_at_any_scale() {
+        for &theta in &[0.0, 1e-9, 0.01, 0.3, 0.31, 0.32, 1.2, 1.57, 2.4, 3.1] {
+            for &phi in &[0.0, 0.7, 2.0, -2.9] {
+                for &k in &[1.0, 0.8, 1.3] {
+                    let s = swing(dir(theta, phi, k)).unwrap();
+                    let (pg, qg) = swing_generic(dir(theta, phi, k)).unwrap();
+                    for (v, want) in [(s.value[0], theta * phi.cos()), (s.value[1], theta * phi.sin())] {
+                        assert!((v - want).abs() < 4e-15 * (1.0 + theta), "{theta} {phi} {k}: {v} {want}");
+                    }
+                    assert!((pg - s.value[0]).abs() < 1e-15 && (qg - s.value[1]).abs() < 1e-15);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn derivatives_match_central_differences_on_both_sides_of_the_series_switch() {
+        let h = 1e-6;
+        // t = w/z² = tan²θ: the series holds below θ = atan(√0.1) ≈ 0.3064
+        for &theta in &[0.0, 0.05, 0.30, 0.3064, 0.307, 0.33, 1.0, 1.6, 2.2, 2.9] {
+            for &phi in &[0.4, 1.9, -2.5] {
+                let u = dir(theta, phi, 0.9);
+                let s = swing(u).unwrap();
+                for i in 0..3 {
+                    let (mut up, mut um) = (u, u);
+                    up[i] += h;
+                    um[i] -= h;
+                    let (sp, sm) = (swing(up).unwrap(), swing(um).unwrap());
+                    for a in 0..2 {
+                        let fd = (sp.value[a] - sm.value[a]) / (2.0 * h);
+                        assert!((fd - s.grad[a][i]).abs() < 1e-7, "{theta} {phi} d{a}/du{i}: {fd} {}", s.grad[a][i]);
+                        for j in 0..3 {
+                            let fd2 = (sp.grad[a][j] - sm.grad[a][j]) / (2.0 * h);
+                            assert!(
+                                (fd2 - s.hess[a][i][j]).abs() < 1e-6 * (1.0 + s.hess[a][i][j].abs()),
+                                "{theta} {phi} d2{a}/du{i}du{j}: {fd2} {}",
+                                s.hess[a][i][j]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_antipode_and_the_zero_vector_are_domain_errors() {
+        assert!(matches!(swing([0.0, 0.0, -1.0]), Err(ElementError::Domain(_))));
+        assert!(matches!(swing([1e-8, 0.0, -1.0]), Err(ElementError::Domain(_))));
+        assert!(matches!(swing([0.0; 3]), Err(ElementError::Domain(_))));
+        assert!(matches!(swing([f64::NAN, 0.0, 1.0]), Err(ElementError::Domain(_))));
+        assert!(swing_generic([0.0, 0.0, -2.0]).is_err());
+        // just off the antipode is still defined, with θ close to π
+        let s = swing([1e-5, 0.0, -1.0]).unwrap();
+        assert!((s.value[0] - (std::f64::consts::PI - 1e-5)).abs() < 1e-9);
+    }
+}
