@@ -2,7 +2,7 @@
 
 use mollier_core::Data;
 use mollier_core::dynamics::simulate;
-use mollier_tests::{Link, serial_chain};
+use mollier_tests::{Link, serial_chain, spatial_links};
 
 #[test]
 fn double_pendulum_conserves_energy() {
@@ -24,30 +24,7 @@ fn double_pendulum_conserves_energy() {
 
 #[test]
 fn spatial_chain_conserves_energy() {
-    let sym = |a: [f64; 6]| [[a[0], a[3], a[4]], [a[3], a[1], a[5]], [a[4], a[5], a[2]]];
-    let links = [
-        Link {
-            axis: [0.0, 0.0, 1.0],
-            joint: [0.0; 3],
-            com: [0.1, 0.05, 0.2],
-            mass: 2.0,
-            inertia: sym([0.05, 0.04, 0.03, 0.004, -0.002, 0.001]),
-        },
-        Link {
-            axis: [0.0, 1.0, 0.0],
-            joint: [0.2, 0.0, 0.3],
-            com: [0.45, 0.08, 0.25],
-            mass: 1.5,
-            inertia: sym([0.02, 0.03, 0.025, -0.003, 0.002, 0.001]),
-        },
-        Link {
-            axis: [0.6, 0.0, 0.8],
-            joint: [0.7, 0.1, 0.3],
-            com: [0.85, 0.0, 0.4],
-            mass: 0.9,
-            inertia: sym([0.01, 0.012, 0.008, 0.001, 0.0, -0.002]),
-        },
-    ];
+    let links = spatial_links(3);
     let (model, _) = serial_chain(&links, [0.0, -9.81, 0.0]);
     let mut data = Data::new(&model);
     let traj =

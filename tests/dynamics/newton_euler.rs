@@ -7,40 +7,10 @@ use mollier_core::geometry::{
     Mat3, Vec3, add, cross, mat_mul, mat_vec, quat_from_axis_angle, rotation, scale, sub, transpose,
 };
 use mollier_core::{Data, solve_positions};
-use mollier_tests::{Link, serial_chain};
+use mollier_tests::{Link, serial_chain, spatial_links};
 
 fn links() -> Vec<Link> {
-    let sym = |a: [f64; 6]| [[a[0], a[3], a[4]], [a[3], a[1], a[5]], [a[4], a[5], a[2]]];
-    vec![
-        Link {
-            axis: [0.0, 0.0, 1.0],
-            joint: [0.0; 3],
-            com: [0.1, 0.05, 0.2],
-            mass: 2.0,
-            inertia: sym([0.05, 0.04, 0.03, 0.004, -0.002, 0.001]),
-        },
-        Link {
-            axis: [0.0, 1.0, 0.0],
-            joint: [0.2, 0.0, 0.3],
-            com: [0.45, 0.08, 0.25],
-            mass: 1.5,
-            inertia: sym([0.02, 0.03, 0.025, -0.003, 0.002, 0.001]),
-        },
-        Link {
-            axis: [0.6, 0.0, 0.8],
-            joint: [0.7, 0.1, 0.3],
-            com: [0.85, 0.0, 0.4],
-            mass: 0.9,
-            inertia: sym([0.01, 0.012, 0.008, 0.001, 0.0, -0.002]),
-        },
-        Link {
-            axis: [1.0, 0.0, 0.0],
-            joint: [1.0, -0.1, 0.35],
-            com: [1.15, -0.1, 0.3],
-            mass: 0.5,
-            inertia: sym([0.004, 0.006, 0.005, 0.0, 0.001, 0.0]),
-        },
-    ]
+    spatial_links(4)
 }
 
 /// Joint torques by recursive Newton-Euler (world frame).

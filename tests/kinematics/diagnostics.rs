@@ -3,7 +3,7 @@
 
 use mollier_core::{Data, KinematicsError, ModelBuilder, solve_positions, well_posedness};
 use mollier_hinge::Hinge;
-use mollier_tests::{FourBar, IDENTITY, SliderCrank, rigid_point};
+use mollier_tests::{FourBar, IDENTITY, SliderCrank, four_bar_frame, rigid_point};
 
 /// The planar four-bar built only from hinges and rigid bodies in space: the classic
 /// over-constrained loop (Grübler: 6·3 − 5·4 = −2 for a mechanism that moves with one DOF).
@@ -11,15 +11,7 @@ use mollier_tests::{FourBar, IDENTITY, SliderCrank, rigid_point};
 fn hinge_only_four_bar_is_over_constrained_out_of_plane() {
     let fb = FourBar::crank_rocker();
     let mut b = ModelBuilder::new();
-    let a = b.position_node("A", [0.0; 3]).unwrap();
-    let d = b.position_node("D", [fb.d, 0.0, 0.0]).unwrap();
-    let g = b.orientation_node("ground", IDENTITY).unwrap();
-    for n in [a, d, g] {
-        b.fix_node(n);
-    }
-    let t4 = fb.theta4(fb.theta0);
-    let bp = b.position_node("B", [fb.a * fb.theta0.cos(), fb.a * fb.theta0.sin(), 0.0]).unwrap();
-    let cp = b.position_node("C", [fb.d + fb.c * t4.cos(), fb.c * t4.sin(), 0.0]).unwrap();
+    let (a, d, g, bp, cp) = four_bar_frame(&mut b, &fb);
     let l1 = b.orientation_node("L1", IDENTITY).unwrap();
     let l2 = b.orientation_node("L2", IDENTITY).unwrap();
     let l3 = b.orientation_node("L3", IDENTITY).unwrap();
@@ -59,19 +51,11 @@ fn four_bar_without_an_input_is_under_constrained() {
     // the crank-driven four-bar, but with its crank hinge released instead of driven
     let fb = FourBar::crank_rocker();
     let mut b = ModelBuilder::new();
-    let a = b.position_node("A", [0.0; 3]).unwrap();
-    let d = b.position_node("D", [fb.d, 0.0, 0.0]).unwrap();
-    let g = b.orientation_node("ground", IDENTITY).unwrap();
-    for n in [a, d, g] {
-        b.fix_node(n);
-    }
+    let (a, d, g, pin, c) = four_bar_frame(&mut b, &fb);
     let l = b.orientation_node("L1", IDENTITY).unwrap();
-    let pin = b.position_node("B", [fb.a * fb.theta0.cos(), fb.a * fb.theta0.sin(), 0.0]).unwrap();
     rigid_point(&mut b, "crank", a, l, pin);
     let h = b.add_element("pivot", Box::new(Hinge::new(g, l, [0.0, 0.0, 1.0], None))).unwrap();
     b.free_mode(h, "rotation");
-    let t4 = fb.theta4(fb.theta0);
-    let c = b.position_node("C", [fb.d + fb.c * t4.cos(), fb.c * t4.sin(), 0.0]).unwrap();
     b.fix_coordinate(c, 2);
     b.add_element("coupler", Box::new(mollier_truss::Truss::new(pin, c))).unwrap();
     b.add_element("rocker", Box::new(mollier_truss::Truss::new(c, d))).unwrap();

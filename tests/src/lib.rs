@@ -310,3 +310,59 @@ pub fn serial_chain(links: &[Link], gravity: [f64; 3]) -> (Model, ChainNodes) {
     b.set_gravity(gravity);
     (b.build().unwrap(), nodes)
 }
+
+/// A symmetric 3x3 tensor from `[xx, yy, zz, xy, xz, yz]`.
+pub fn symmetric(a: [f64; 6]) -> [[f64; 3]; 3] {
+    [[a[0], a[3], a[4]], [a[3], a[1], a[5]], [a[4], a[5], a[2]]]
+}
+
+/// A spatial chain of four bodies with full inertia tensors, offset centres of mass and skew
+/// axes (the first `n` of them).
+pub fn spatial_links(n: usize) -> Vec<Link> {
+    let all = [
+        Link {
+            axis: [0.0, 0.0, 1.0],
+            joint: [0.0; 3],
+            com: [0.1, 0.05, 0.2],
+            mass: 2.0,
+            inertia: symmetric([0.05, 0.04, 0.03, 0.004, -0.002, 0.001]),
+        },
+        Link {
+            axis: [0.0, 1.0, 0.0],
+            joint: [0.2, 0.0, 0.3],
+            com: [0.45, 0.08, 0.25],
+            mass: 1.5,
+            inertia: symmetric([0.02, 0.03, 0.025, -0.003, 0.002, 0.001]),
+        },
+        Link {
+            axis: [0.6, 0.0, 0.8],
+            joint: [0.7, 0.1, 0.3],
+            com: [0.85, 0.0, 0.4],
+            mass: 0.9,
+            inertia: symmetric([0.01, 0.012, 0.008, 0.001, 0.0, -0.002]),
+        },
+        Link {
+            axis: [1.0, 0.0, 0.0],
+            joint: [1.0, -0.1, 0.35],
+            com: [1.15, -0.1, 0.3],
+            mass: 0.5,
+            inertia: symmetric([0.004, 0.006, 0.005, 0.0, 0.001, 0.0]),
+        },
+    ];
+    all[..n].to_vec()
+}
+
+/// The ground of a four-bar: pivots A (origin) and D, the ground orientation, all fixed, and the
+/// crank pin B and rocker pin C in their initial places. Returns (A, D, ground, B, C).
+pub fn four_bar_frame(b: &mut ModelBuilder, fb: &FourBar) -> (NodeId, NodeId, NodeId, NodeId, NodeId) {
+    let a = b.position_node("A", [0.0; 3]).unwrap();
+    let d = b.position_node("D", [fb.d, 0.0, 0.0]).unwrap();
+    let g = b.orientation_node("ground", IDENTITY).unwrap();
+    for n in [a, d, g] {
+        b.fix_node(n);
+    }
+    let t4 = fb.theta4(fb.theta0);
+    let bp = b.position_node("B", [fb.a * fb.theta0.cos(), fb.a * fb.theta0.sin(), 0.0]).unwrap();
+    let cp = b.position_node("C", [fb.d + fb.c * t4.cos(), fb.c * t4.sin(), 0.0]).unwrap();
+    (a, d, g, bp, cp)
+}

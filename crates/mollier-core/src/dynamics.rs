@@ -202,24 +202,9 @@ pub fn mass_matrix(model: &Model, data: &mut Data) -> Result<Mat<f64>, Kinematic
     Ok(mbar)
 }
 
-/// The generalized forces `Q̄(q, q̇)` (n_q): loads, velocity-dependent inertia and law stresses,
-/// at the solved configuration, for input rates `qd`. Also sets the velocities in `data`.
-pub fn bias_forces(model: &Model, data: &mut Data, qd: &[f64], extra: &[Load]) -> Result<Vec<f64>, KinematicsError> {
-    transfer::first_order(model, data)?;
-    let zeros = vec![0.0; model.n_q()];
-    transfer::accelerations(model, data, qd, &zeros)?;
-    let f = external_forces(model, data, extra);
-    let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
-    let net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
-    let sigma = law_stresses(model, data);
-    let a = transpose_times(data.df_x.as_ref(), &net);
-    let b = transpose_times(data.df_e.as_ref(), &sigma);
-    Ok(a.iter().zip(&b).map(|(x, y)| x - y).collect())
-}
-
-/// Inverse dynamics: the driving generalized forces `τ` (n_q) that produce accelerations `qdd`
-/// at rates `qd` (N m for a driven hinge, N for a driven coordinate), at the solved configuration.
-pub fn inverse_dynamics(
+/// `DF_xᵀ (f − f_in) − DF_eᵀ σ_law` (n_q) for the rates and accelerations of the inputs: the
+/// generalized force left over by loads, inertia and laws, which the drives must balance.
+fn unbalanced(
     model: &Model,
     data: &mut Data,
     qd: &[f64],
@@ -230,11 +215,30 @@ pub fn inverse_dynamics(
     transfer::accelerations(model, data, qd, qdd)?;
     let f = external_forces(model, data, extra);
     let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
-    let net: Vec<f64> = fin.iter().zip(&f).map(|(a, b)| a - b).collect();
+    let net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
     let sigma = law_stresses(model, data);
     let a = transpose_times(data.df_x.as_ref(), &net);
     let b = transpose_times(data.df_e.as_ref(), &sigma);
-    Ok(a.iter().zip(&b).map(|(x, y)| x + y).collect())
+    Ok(a.iter().zip(&b).map(|(x, y)| x - y).collect())
+}
+
+/// The generalized forces `Q̄(q, q̇)` (n_q): loads, velocity-dependent inertia and law stresses,
+/// at the solved configuration, for input rates `qd`. Also sets the velocities in `data`.
+pub fn bias_forces(model: &Model, data: &mut Data, qd: &[f64], extra: &[Load]) -> Result<Vec<f64>, KinematicsError> {
+    unbalanced(model, data, qd, &vec![0.0; model.n_q()], extra)
+}
+
+/// Inverse dynamics: the driving generalized forces `τ` (n_q) that produce accelerations `qdd`
+/// at rates `qd` (N m for a driven hinge, N for a driven coordinate), at the solved configuration:
+/// `τ = M̄ q̈ − Q̄`, computed with the full `ẍ` without forming `M̄`.
+pub fn inverse_dynamics(
+    model: &Model,
+    data: &mut Data,
+    qd: &[f64],
+    qdd: &[f64],
+    extra: &[Load],
+) -> Result<Vec<f64>, KinematicsError> {
+    Ok(unbalanced(model, data, qd, qdd, extra)?.into_iter().map(|v| -v).collect())
 }
 
 /// Forward dynamics: `q̈` (n_q) from `M̄ q̈ = Q̄ + τ` at the solved configuration.
