@@ -1,0 +1,843 @@
+//! The span over an ellipsoid: straight, or tangent segment – geodesic – tangent segment, the
+//! shortest path found by shooting.
+//!
+//! **Does it wrap?** An affine map `y = D⁻¹x` (`D = diag(a)`) takes the ellipsoid to the unit
+//! sphere and lines to lines, so the straight line from `p` to `s` meets the ellipsoid exactly
+//! when the line from `D⁻¹p` to `D⁻¹s` meets the unit sphere: the closed-form sphere test decides,
+//! with no iteration and no tolerance, and touch-down is where the geodesic's length is zero.
+//!
+//! **Unknowns.** The tangent points of lines from `p` form the *horizon* of `p`, the ellipse where
+//! the ellipsoid meets the polar plane `pᵀMx = 1`; in `y` it is a circle,
+//! `y(ψ) = p̂'/|p'| + ρ (cos ψ u₁ + sin ψ u₂)`, `ρ = √(1 − 1/|p'|²)`. Starting the geodesic at
+//! `T(ψ) = D y(ψ)` along `t = (T − p)/|T − p|` makes the first segment tangent by
+//! construction. With the geodesic's length `ℓ` and the last segment's length `μ`, the path
+//! reaches `s` when
+//! ```text
+//! R(ψ, ℓ, μ) = X(ℓ) + μ V(ℓ) − s = 0
+//! ```
+//! (`X`, `V`: end point and tangent of the geodesic), three equations in three unknowns, solved
+//! by damped Newton. The Jacobian needs the end state's response to a change of the start:
+//! a shift along the geodesic moves the end along it; a sideways shift or a turn of the start
+//! direction moves it by the Jacobi fields (`geodesic` module).
+//!
+//! **Derivatives.** `L = |p − T| + ℓ + μ`; `∂L/∂p = (p − T)/|p − T|`, `∂L/∂s = V` (envelope
+//! theorem). The Hessian differentiates these through the solution: `dξ/ds = J⁻¹`,
+//! `dξ/dp = −J⁻¹ ∂R/∂p` (implicit function theorem).
+//!
+//! **Warm start.** The solution and its sensitivity to the anchors are kept, and the next
+//! evaluation starts from the first-order prediction; a cold start takes the tangent points and the arc of the
+//! affine-image sphere problem, and if Newton fails from there, continues along a homotopy of
+//! the end anchor.
+
+use mollier_core::ElementError;
+use mollier_core::geometry::{Vec3, cross, dot, norm, perpendicular, sub};
+use mollier_core::scalar::{Real, c};
+use num_dual::Dual64;
+
+use crate::geodesic::{Ellipsoid, Shot};
+use crate::span::{Contact, SpanEval, straight, straight_generic};
+
+/// What an evaluation keeps for the next one (obstacle frame): the solution, the anchors it was
+/// for, and its sensitivity to them, so that the next evaluation starts from the first-order
+/// prediction `ξ + ∂ξ/∂(p, s) Δ(p, s)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Warm {
+    /// Reference direction of the horizon-circle parametrisation (unit sphere image).
+    pub w: Vec3,
+    /// `(ψ, ℓ, μ)`.
+    pub xi: [f64; 3],
+    /// The anchors of that solution.
+    pub anchors: [f64; 6],
+    /// `∂ξ/∂(p, s)`, 3 x 6.
+    pub dxi: [[f64; 6]; 3],
+    /// Whether the fields hold a solution.
+    pub valid: bool,
+}
+
+/// A converged wrap: what the derivatives and the dual-number version need.
+#[derive(Clone, Copy, Debug)]
+pub struct Solved {
+    /// Reference direction fixing the horizon-circle parametrisation (`ψ = 0` towards it).
+    pub w: Vec3,
+    /// `(ψ, ℓ, μ)`.
+    pub xi: [f64; 3],
+    /// Macro steps of the integration at the solution.
+    pub steps: usize,
+    /// Inverse of `∂R/∂ξ` at the solution.
+    pub jinv: [[f64; 3]; 3],
+}
+
+/// The start of the geodesic for horizon angle `psi`: tangent point `T` and unit direction `t`.
+fn start<T: Real>(e: &Ellipsoid, p: &Vec3<T>, w: &Vec3, psi: T) -> (Vec3<T>, Vec3<T>) {
+    let a = &e.axes;
+    let pn = [p[0] / a[0], p[1] / a[1], p[2] / a[2]];
+    let r = norm(&pn);
+    let ph = pn.map(|v| v / r);
+    let wd: Vec3<T> = [0, 1, 2].map(|i| ph[i] * (-(ph[0] * w[0] + ph[1] * w[1] + ph[2] * w[2])) + w[i]);
+    let wn = norm(&wd);
+    let u1 = wd.map(|v| v / wn);
+    let u2 = cross(&ph, &u1);
+    let rho = (c::<T>(1.0) - (r * r).recip()).sqrt();
+    let (sn, cs) = (psi.sin(), psi.cos());
+    let y: Vec3<T> = [0, 1, 2].map(|i| ph[i] / r + rho * (u1[i] * cs + u2[i] * sn));
+    let t_pt = [y[0] * a[0], y[1] * a[1], y[2] * a[2]];
+    let d = sub(&t_pt, p);
+    let dl = norm(&d);
+    (t_pt, d.map(|v| v / dl))
+}
+
+/// The start state and its derivatives: `∂(T, t)/∂ψ` (6) and `∂(T, t)/∂p` (6 x 3).
+fn start_derivs(e: &Ellipsoid, p: &Vec3, w: &Vec3, psi: f64) -> (Vec3, Vec3, [f64; 6], [[f64; 3]; 6]) {
+    let (tp, tv) = start(e, p, w, psi);
+    let mut d_psi = [0.0; 6];
+    let mut d_p = [[0.0; 3]; 6];
+    for k in 0..4 {
+        let mut pd = p.map(Dual64::from);
+        let mut sd = Dual64::from(psi);
+        if k == 0 {
+            sd.eps = 1.0;
+        } else {
+            pd[k - 1].eps = 1.0;
+        }
+        let (a, b) = start(e, &pd, w, sd);
+        for i in 0..3 {
+            if k == 0 {
+                d_psi[i] = a[i].eps;
+                d_psi[3 + i] = b[i].eps;
+            } else {
+                d_p[i][k - 1] = a[i].eps;
+                d_p[3 + i][k - 1] = b[i].eps;
+            }
+        }
+    }
+    (tp, tv, d_psi, d_p)
+}
+
+/// Everything about one shot at `ξ`.
+struct Trial {
+    xi: [f64; 3],
+    r: Vec3,
+    jac: [[f64; 3]; 3],
+    t_pt: Vec3,
+    d_psi: [f64; 6],
+    d_p: [[f64; 3]; 6],
+    resp: Response,
+    steps: usize,
+}
+
+/// The end state's linear response to a change of the start state (see the module docs).
+#[derive(Clone, Copy, Debug)]
+struct Response {
+    t_in: Vec3,
+    b_in: Vec3,
+    shot: Shot,
+    t_out: Vec3,
+    n_out: Vec3,
+    b_out: Vec3,
+    g_out: f64,
+    kappa: f64,
+    m: Vec3,
+}
+
+impl Response {
+    /// `(δX, δV)` for a start change `(δT, δt)`.
+    fn apply(&self, d: &[f64; 6]) -> (Vec3, Vec3) {
+        let dt = [d[0], d[1], d[2]];
+        let dv = [d[3], d[4], d[5]];
+        let st = dot(&dt, &self.t_in);
+        let sb = dot(&dt, &self.b_in);
+        let sr = dot(&dv, &self.b_in);
+        let s = &self.shot;
+        let j = sb * s.ja + sr * s.jr;
+        let jp = sb * s.dja + sr * s.djr;
+        let dx: Vec3 = [0, 1, 2].map(|i| st * self.t_out[i] + j * self.b_out[i]);
+        let tmdx = (0..3).map(|i| self.m[i] * self.t_out[i] * dx[i]).sum::<f64>() / self.g_out;
+        let dvv: Vec3 = [0, 1, 2].map(|i| jp * self.b_out[i] - tmdx * self.n_out[i]);
+        (dx, dvv)
+    }
+}
+
+fn trial(e: &Ellipsoid, p: &Vec3, s: &Vec3, w: &Vec3, xi: [f64; 3]) -> Trial {
+    let (t_pt, t_dir, d_psi, d_p) = start_derivs(e, p, w, xi[0]);
+    let steps = e.steps_with(xi[1], path_curvature(e, p, s));
+    let shot = e.shoot_in(&t_pt, &t_dir, xi[1], steps);
+    let n_in = e.normal(&t_pt);
+    let b_in = cross(&n_in, &t_dir);
+    let g = e.grad(&shot.x);
+    let g_out = norm(&g);
+    let n_out = g.map(|v| v / g_out);
+    let t_out = shot.v;
+    let b_out = cross(&n_out, &t_out);
+    let m = *e.metric();
+    let kappa = (m[0] * t_out[0] * t_out[0] + m[1] * t_out[1] * t_out[1] + m[2] * t_out[2] * t_out[2]) / g_out;
+    let resp = Response { t_in: t_dir, b_in, shot, t_out, n_out, b_out, g_out, kappa, m };
+    let mu = xi[2];
+    let r = [0, 1, 2].map(|i| shot.x[i] + mu * t_out[i] - s[i]);
+    let (dx, dv) = resp.apply(&d_psi);
+    let mut jac = [[0.0; 3]; 3];
+    for i in 0..3 {
+        jac[i][0] = dx[i] + mu * dv[i];
+        jac[i][1] = t_out[i] - mu * kappa * n_out[i];
+        jac[i][2] = t_out[i];
+    }
+    Trial { xi, r, jac, t_pt, d_psi, d_p, resp, steps }
+}
+
+fn det3(m: &[[f64; 3]; 3]) -> f64 {
+    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+}
+
+/// Inverse of a 3x3 matrix, `None` when (numerically) singular.
+fn inverse3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
+    let d = det3(m);
+    let scale: f64 = m.iter().flatten().fold(0.0, |a, v| a.max(v.abs()));
+    if !(d.abs() > 1e-14 * scale * scale * scale) {
+        return None;
+    }
+    let mut r = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            let (i1, i2) = ((j + 1) % 3, (j + 2) % 3);
+            let (j1, j2) = ((i + 1) % 3, (i + 2) % 3);
+            r[i][j] = (m[i1][j1] * m[i2][j2] - m[i1][j2] * m[i2][j1]) / d;
+        }
+    }
+    Some(r)
+}
+
+fn mat_vec3(m: &[[f64; 3]; 3], v: &Vec3) -> Vec3 {
+    [dot(&m[0], v), dot(&m[1], v), dot(&m[2], v)]
+}
+
+/// A bound on the curvature along the path from `p` to `s` for the integration's step count:
+/// 1.25 times the largest principal curvature at nine points of the affine image's arc (the
+/// cold-start path), a function of the anchors alone. Near the ends of a long axis the
+/// curvature is far larger than elsewhere; bounding it along this path instead of over the
+/// whole ellipsoid saves steps where they are not needed.
+fn path_curvature(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> f64 {
+    let a = &e.axes;
+    let (yi, yo) = image_tangent_points(e, p, s);
+    let ang = dot(&yi, &yo).clamp(-1.0, 1.0).acos();
+    let ortho = {
+        let q = [0, 1, 2].map(|i| yo[i] - dot(&yo, &yi) * yi[i]);
+        let l = norm(&q);
+        if l > 1e-12 { q.map(|x| x / l) } else { perpendicular(&yi) }
+    };
+    let mut k: f64 = 0.0;
+    for j in 0..9 {
+        let t = ang * j as f64 / 8.0;
+        let y = [0, 1, 2].map(|i| t.cos() * yi[i] + t.sin() * ortho[i]);
+        k = k.max(e.max_curvature(&[y[0] * a[0], y[1] * a[1], y[2] * a[2]]));
+    }
+    1.25 * k
+}
+
+/// Damped Newton from `xi0`; `None` when it fails. Converged when the residual is below `1e-13`
+/// of the ellipsoid's size, about the integration's rounding floor; between that and `1e-10`, a
+/// full step that does not reduce it also means the floor is reached.
+fn newton(e: &Ellipsoid, p: &Vec3, s: &Vec3, w: &Vec3, xi0: [f64; 3], max_iter: usize) -> Option<Trial> {
+    let scale = e.axes[0].max(e.axes[1]).max(e.axes[2]);
+    let mut cur = trial(e, p, s, w, xi0);
+    for _ in 0..max_iter {
+        let rn = norm(&cur.r);
+        if !rn.is_finite() {
+            return None;
+        }
+        if rn <= 1e-13 * scale {
+            return Some(cur);
+        }
+        let jinv = inverse3(&cur.jac)?;
+        let step = mat_vec3(&jinv, &cur.r).map(|v| -v);
+        let mut lam: f64 = 1.0;
+        // keep the geodesic length non-negative and the last segment pointing forward
+        if cur.xi[1] + step[1] < 0.0 {
+            lam = lam.min(0.9 * cur.xi[1] / -step[1]);
+        }
+        if cur.xi[2] + step[2] < 0.1 * cur.xi[2] {
+            lam = lam.min(0.9 * cur.xi[2] / -step[2]);
+        }
+        let near = rn <= 1e-10 * scale;
+        let mut accepted = false;
+        while lam > 1e-6 {
+            let xi = [0, 1, 2].map(|i| cur.xi[i] + lam * step[i]);
+            let t = trial(e, p, s, w, xi);
+            let tn = norm(&t.r);
+            if tn < (1.0 - 1e-4 * lam) * rn {
+                cur = t;
+                accepted = true;
+                break;
+            }
+            if near {
+                break;
+            }
+            lam *= 0.5;
+        }
+        if !accepted {
+            // no further decrease: converged to the rounding floor of the integration, or stuck
+            return near.then_some(cur);
+        }
+    }
+    (norm(&cur.r) <= 1e-10 * scale).then_some(cur)
+}
+
+/// The tangent points (on the unit sphere) of the affine-image sphere problem.
+fn image_tangent_points(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> (Vec3, Vec3) {
+    let a = &e.axes;
+    let pn = [p[0] / a[0], p[1] / a[1], p[2] / a[2]];
+    let sn = [s[0] / a[0], s[1] / a[1], s[2] / a[2]];
+    let (rp, rs) = (norm(&pn), norm(&sn));
+    let (u, v) = (pn.map(|x| x / rp), sn.map(|x| x / rs));
+    let cr = cross(&u, &v);
+    let cn = norm(&cr);
+    let n = if cn > 1e-9 { cr.map(|x| x / cn) } else { perpendicular(&u) };
+    let e1 = cross(&n, &u);
+    let e2 = cross(&v, &n);
+    let (cp, sp) = (1.0 / rp, (1.0 - 1.0 / (rp * rp)).sqrt());
+    let (cs, ss) = (1.0 / rs, (1.0 - 1.0 / (rs * rs)).sqrt());
+    ([0, 1, 2].map(|i| cp * u[i] + sp * e1[i]), [0, 1, 2].map(|i| cs * v[i] + ss * e2[i]))
+}
+
+/// The cold-start guess: tangent points and arc of the affine-image sphere problem.
+fn cold_guess(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> (Vec3, [f64; 3]) {
+    let a = &e.axes;
+    let (y_in, y_out) = image_tangent_points(e, p, s);
+    // the arc from y_in to y_out mapped back by D, as a polyline
+    let ang = dot(&y_in, &y_out).clamp(-1.0, 1.0).acos();
+    let k = 16;
+    let mut ell = 0.0;
+    let mut prev = [y_in[0] * a[0], y_in[1] * a[1], y_in[2] * a[2]];
+    let ortho = {
+        let q = [0, 1, 2].map(|i| y_out[i] - dot(&y_out, &y_in) * y_in[i]);
+        let l = norm(&q);
+        if l > 1e-12 { q.map(|x| x / l) } else { perpendicular(&y_in) }
+    };
+    for j in 1..=k {
+        let t = ang * j as f64 / k as f64;
+        let y = [0, 1, 2].map(|i| t.cos() * y_in[i] + t.sin() * ortho[i]);
+        let x = [y[0] * a[0], y[1] * a[1], y[2] * a[2]];
+        ell += norm(&sub(&x, &prev));
+        prev = x;
+    }
+    let t_out = [y_out[0] * a[0], y_out[1] * a[1], y_out[2] * a[2]];
+    (y_in, [0.0, ell, norm(&sub(s, &t_out))])
+}
+
+/// Shape homotopy: the same problem on ellipsoids deformed from a sphere (where the cold guess
+/// is exact) to `e`, with the anchors fixed in the affine image. Since the image is unchanged,
+/// so is whether the path wraps; the solution is followed in small, adaptive steps.
+fn homotopy(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> Option<(Trial, Vec3)> {
+    let a = e.axes;
+    let g = (a[0] * a[1] * a[2]).cbrt();
+    let pn = [p[0] / a[0], p[1] / a[1], p[2] / a[2]];
+    let sn = [s[0] / a[0], s[1] / a[1], s[2] / a[2]];
+    let at = |tau: f64| {
+        let ax = a.map(|v| g.powf(1.0 - tau) * v.powf(tau));
+        let ei = Ellipsoid::new(ax);
+        let pi = [pn[0] * ax[0], pn[1] * ax[1], pn[2] * ax[2]];
+        let si = [sn[0] * ax[0], sn[1] * ax[1], sn[2] * ax[2]];
+        (ei, pi, si)
+    };
+    // at τ = 0 the guess (scaled to the sphere of radius g) is the exact solution
+    let (e0, p0, s0) = at(0.0);
+    let (w0, xi_start) = cold_guess(&e0, &p0, &s0);
+    let mut xi = newton(&e0, &p0, &s0, &w0, xi_start, 10)?.xi;
+    let (mut tau, mut dtau) = (0.0f64, 0.125f64);
+    // bounded work: a path that needs more steps than this is not followed
+    let mut budget = 200;
+    while tau < 1.0 {
+        budget -= 1;
+        if budget == 0 {
+            return None;
+        }
+        let next = (tau + dtau).min(1.0);
+        let (ei, pi, si) = at(next);
+        match newton(&ei, &pi, &si, &w0, xi, 12) {
+            Some(t) => {
+                xi = t.xi;
+                tau = next;
+                dtau = (dtau * 1.5).min(0.5);
+            }
+            None => {
+                dtau *= 0.5;
+                if dtau < 1e-3 {
+                    return None;
+                }
+            }
+        }
+    }
+    newton(e, p, s, &w0, xi, 20).map(|t| (t, w0))
+}
+
+/// The wrap angle of the affine-image sphere problem: positive exactly when the straight line
+/// from `p` to `s` passes through the ellipsoid (the path wraps). Both anchors must be outside.
+pub fn image_wrap_angle(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> Result<f64, ElementError> {
+    let a = &e.axes;
+    let pn = [p[0] / a[0], p[1] / a[1], p[2] / a[2]];
+    let sn = [s[0] / a[0], s[1] / a[1], s[2] / a[2]];
+    for (which, q) in [("first", &pn), ("second", &sn)] {
+        let r2 = dot(q, q);
+        if !(r2 > 1.0) {
+            return Err(ElementError::Domain(format!(
+                "the path's {which} anchor is inside the ellipsoid (xᵀMx = {r2:.6} ≤ 1)"
+            )));
+        }
+    }
+    let (rp, rs) = (norm(&pn), norm(&sn));
+    let (hp, hs) = (((rp - 1.0) * (rp + 1.0)).sqrt(), ((rs - 1.0) * (rs + 1.0)).sqrt());
+    Ok(crate::span::wrap_angle(norm(&cross(&pn, &sn)), dot(&pn, &sn), 1.0, hp, hs))
+}
+
+/// Does the straight line from `p` to `s` pass through the ellipsoid (see [`image_wrap_angle`])?
+pub fn wraps(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> Result<bool, ElementError> {
+    Ok(image_wrap_angle(e, p, s)? > 0.0)
+}
+
+/// Below this wrap angle of the affine image (rad), Newton started from the image's solution
+/// converges to the shortest path; above it, it may find a longer geodesic, and the cold start
+/// follows the shape homotopy instead (see the tests).
+const DIRECT_COLD_START: f64 = 0.3;
+
+/// Whether a converged path is a local minimum of length, not a saddle. Moving the contact
+/// points sideways by `δa` and `δb` (the middle staying a geodesic, so a Jacobi field with those
+/// end values) changes the length to second order by `½ [δa δb] Q [δa δb]ᵀ / j_r(ℓ)` with
+/// ```text
+/// Q = [ j_r/d + j_a    −1          ]      d = |p − T_in|, μ = last segment
+///     [ −1             j_r/μ + j_r' ]
+/// ```
+/// (index form of the Jacobi fields, using their Wronskian `j_a j_r' − j_a' j_r = 1`). A minimum
+/// needs `j_r(ℓ) > 0` (no conjugate point) and `Q` positive definite. On a sphere `det Q` is
+/// zero exactly when the anchors and the centre are in line, where the path may turn about
+/// that line freely.
+fn is_minimum(p: &Vec3, t: &Trial) -> bool {
+    let s = &t.resp.shot;
+    let d = norm(&sub(p, &t.t_pt));
+    let mu = t.xi[2];
+    let a = s.jr / d + s.ja;
+    let b = s.jr / mu + s.djr;
+    s.jr >= 0.0 && a > 0.0 && a * b - 1.0 > -1e-12
+}
+
+fn length_of(p: &Vec3, t: &Trial) -> f64 {
+    norm(&sub(p, &t.t_pt)) + t.xi[1] + t.xi[2]
+}
+
+/// Solve the wrap (`phi_image`: the image wrap angle), warm-started from `warm` when it holds a
+/// solution. Returns a local minimum of length: when the warm or cold start lands on a saddle
+/// (two ways round a bump of the ellipsoid, nearly equally long), Newton restarts from
+/// neighbouring horizon angles and the shortest minimum found is kept.
+fn solve(e: &Ellipsoid, p: &Vec3, s: &Vec3, phi_image: f64, warm: &Warm) -> Result<(Trial, Vec3), ElementError> {
+    let a = &e.axes;
+    let pn = [p[0] / a[0], p[1] / a[1], p[2] / a[2]];
+    // the horizon parametrisation needs the reference direction well off the anchor's axis: at
+    // least half the horizon circle's radius
+    let rho = (1.0 - 1.0 / dot(&pn, &pn)).max(0.0).sqrt();
+    let usable = |w: &Vec3| {
+        let ph = pn.map(|v| v / norm(&pn));
+        let d = [0, 1, 2].map(|i| w[i] - dot(w, &ph) * ph[i]);
+        norm(&d) > 0.5 * rho * norm(w)
+    };
+    let mut found: Option<(Trial, Vec3)> = None;
+    if warm.valid && usable(&warm.w) {
+        // first-order prediction from the last solution; the plain last solution if that fails
+        let delta: [f64; 6] = std::array::from_fn(|k| if k < 3 { p[k] } else { s[k - 3] } - warm.anchors[k]);
+        let mut pred: [f64; 3] =
+            std::array::from_fn(|i| warm.xi[i] + (0..6).map(|k| warm.dxi[i][k] * delta[k]).sum::<f64>());
+        if !(pred[1] >= 0.0 && pred[2] > 0.0) {
+            pred = warm.xi;
+        }
+        let t = newton(e, p, s, &warm.w, pred, 30).or_else(|| newton(e, p, s, &warm.w, warm.xi, 30));
+        if let Some(t) = t {
+            if is_minimum(p, &t) {
+                return Ok((t, warm.w));
+            }
+            found = Some((t, warm.w));
+        }
+    }
+    if found.is_none() {
+        let (w, xi0) = cold_guess(e, p, s);
+        if usable(&w) && phi_image < DIRECT_COLD_START {
+            if let Some(t) = newton(e, p, s, &w, xi0, 40) {
+                found = Some((t, w));
+            }
+        }
+        if found.is_none() {
+            found = homotopy(e, p, s);
+        }
+    }
+    let Some((t, w)) = found else {
+        return Err(ElementError::NoConvergence("the geodesic over the ellipsoid was not found".into()));
+    };
+    if is_minimum(p, &t) {
+        return Ok((t, w));
+    }
+    // a saddle: look for the minima on either side
+    let mut best: Option<(f64, Trial)> = None;
+    for dpsi in [0.3, -0.3, 0.7, -0.7, 1.2, -1.2, 1.8, -1.8, 2.5, -2.5, 3.1] {
+        if let Some(c) = newton(e, p, s, &w, [t.xi[0] + dpsi, t.xi[1], t.xi[2]], 40) {
+            if is_minimum(p, &c) {
+                let l = length_of(p, &c);
+                if best.as_ref().is_none_or(|(bl, _)| l < *bl) {
+                    best = Some((l, c));
+                }
+            }
+        }
+    }
+    Ok(match best {
+        Some((_, c)) => (c, w),
+        None => (t, w),
+    })
+}
+
+/// The span over an ellipsoid from `p` to `s` (ellipsoid frame), its gradient and, when
+/// `want_hess`, its Hessian; updates the warm start. Also returns what the dual-number version
+/// needs (`None` when the path does not wrap).
+pub fn span(
+    e: &Ellipsoid,
+    p: &Vec3,
+    s: &Vec3,
+    warm: &mut Warm,
+    want_hess: bool,
+) -> Result<(SpanEval, Option<Solved>), ElementError> {
+    let phi_image = image_wrap_angle(e, p, s)?;
+    if !(phi_image > 0.0) {
+        warm.valid = false;
+        return Ok((straight(p, s, want_hess)?, None));
+    }
+    let (t, w) = solve(e, p, s, phi_image, warm)?;
+    let jinv = inverse3(&t.jac).ok_or_else(|| {
+        ElementError::Domain("the wrapped path over the ellipsoid is at a focal configuration".into())
+    })?;
+    let [_, ell, mu] = t.xi;
+    // keep the solution and its sensitivity for the next evaluation; a new reference direction
+    // only when the anchor turns towards the old one (where the parametrisation degenerates)
+    let (rp_dxi, _) = sensitivities(&t, &jinv);
+    *warm = Warm { w, xi: t.xi, anchors: [p[0], p[1], p[2], s[0], s[1], s[2]], dxi: rp_dxi, valid: true };
+    let dpv = sub(p, &t.t_pt);
+    let dp = norm(&dpv);
+    let ep = dpv.map(|v| v / dp);
+    let t_out = t.resp.t_out;
+    let mut ev = SpanEval {
+        length: dp + ell + mu,
+        grad: [ep[0], ep[1], ep[2], t_out[0], t_out[1], t_out[2]],
+        hess: [0.0; 36],
+        wrap: Some(Contact { t_in: t.t_pt, t_out: t.resp.shot.x, surface_length: ell }),
+    };
+    if want_hess {
+        hessian(&t, &jinv, &ep, dp, &mut ev.hess);
+    }
+    Ok((ev, Some(Solved { w, xi: t.xi, steps: t.steps, jinv })))
+}
+
+/// `∂ξ/∂(p, s)` (3 x 6) at a converged trial, and `∂R/∂p` (3 x 3).
+fn sensitivities(t: &Trial, jinv: &[[f64; 3]; 3]) -> ([[f64; 6]; 3], [[f64; 3]; 3]) {
+    let mu = t.xi[2];
+    let mut rp = [[0.0; 3]; 3];
+    for k in 0..3 {
+        let col: [f64; 6] = [0, 1, 2, 3, 4, 5].map(|i| t.d_p[i][k]);
+        let (dx, dv) = t.resp.apply(&col);
+        for i in 0..3 {
+            rp[i][k] = dx[i] + mu * dv[i];
+        }
+    }
+    let mut dxi = [[0.0; 6]; 3];
+    for i in 0..3 {
+        for k in 0..3 {
+            dxi[i][k] = -(0..3).map(|q| jinv[i][q] * rp[q][k]).sum::<f64>();
+            dxi[i][3 + k] = jinv[i][k];
+        }
+    }
+    (dxi, rp)
+}
+
+/// The 6 x 6 Hessian at a converged trial (see the module docs).
+fn hessian(t: &Trial, jinv: &[[f64; 3]; 3], ep: &Vec3, dp: f64, h: &mut [f64; 36]) {
+    let mu = t.xi[2];
+    let resp = &t.resp;
+    // responses to the three components of p at fixed ψ
+    let mut rp = [[0.0; 3]; 3]; // ∂R/∂p, rows R, cols p
+    let mut dtp = [[0.0; 3]; 3]; // ∂t_out/∂p at fixed ξ
+    for k in 0..3 {
+        let col: [f64; 6] = [0, 1, 2, 3, 4, 5].map(|i| t.d_p[i][k]);
+        let (dx, dv) = resp.apply(&col);
+        for i in 0..3 {
+            rp[i][k] = dx[i] + mu * dv[i];
+            dtp[i][k] = dv[i];
+        }
+    }
+    let (_, dv_psi) = resp.apply(&t.d_psi);
+    // ∂t_out/∂ξ, rows t_out, cols (ψ, ℓ, μ)
+    let mut dtxi = [[0.0; 3]; 3];
+    for i in 0..3 {
+        dtxi[i][0] = dv_psi[i];
+        dtxi[i][1] = -resp.kappa * resp.n_out[i];
+    }
+    let mm = |a: &[[f64; 3]; 3], b: &[[f64; 3]; 3]| {
+        let mut r = [[0.0; 3]; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                r[i][j] = (0..3).map(|k| a[i][k] * b[k][j]).sum();
+            }
+        }
+        r
+    };
+    // dξ/dp = −J⁻¹ ∂R/∂p, dξ/ds = J⁻¹
+    let dxi_dp = mm(jinv, &rp).map(|row| row.map(|v| -v));
+    let h_ss = mm(&dtxi, jinv);
+    let mut h_sp = mm(&dtxi, &dxi_dp);
+    for i in 0..3 {
+        for j in 0..3 {
+            h_sp[i][j] += dtp[i][j];
+        }
+    }
+    // ∂L/∂p = e_p = (p − T)/|p − T|: d e_p = P (dp − dT)/|p − T|
+    let dt_psi = [t.d_psi[0], t.d_psi[1], t.d_psi[2]];
+    let mut dtin_dp = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            dtin_dp[i][j] = t.d_p[i][j] + dt_psi[i] * dxi_dp[0][j];
+        }
+    }
+    let proj = |i: usize, k: usize| (if i == k { 1.0 } else { 0.0 }) - ep[i] * ep[k];
+    let mut h_pp = [[0.0; 3]; 3];
+    let mut h_ps = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            let mut a = 0.0;
+            let mut b = 0.0;
+            for k in 0..3 {
+                a += proj(i, k) * ((if k == j { 1.0 } else { 0.0 }) - dtin_dp[k][j]);
+                b -= proj(i, k) * dt_psi[k] * jinv[0][j];
+            }
+            h_pp[i][j] = a / dp;
+            h_ps[i][j] = b / dp;
+        }
+    }
+    // symmetric by construction up to the integration's rounding: symmetrise
+    for i in 0..3 {
+        for j in 0..3 {
+            h[i * 6 + j] = 0.5 * (h_pp[i][j] + h_pp[j][i]);
+            h[(3 + i) * 6 + 3 + j] = 0.5 * (h_ss[i][j] + h_ss[j][i]);
+            let cross_ij = 0.5 * (h_ps[i][j] + h_sp[j][i]);
+            h[i * 6 + 3 + j] = cross_ij;
+            h[(3 + j) * 6 + i] = cross_ij;
+        }
+    }
+}
+
+/// The span's length and gradient for a generic scalar: three chord-Newton steps in `T` from the
+/// `f64` solution (with its Jacobian) carry the derivative parts exactly to second order.
+pub fn span_generic<T: Real>(e: &Ellipsoid, p: &Vec3<T>, s: &Vec3<T>, solved: Option<&Solved>) -> (T, [T; 6]) {
+    let Some(sol) = solved else {
+        return straight_generic(p, s);
+    };
+    let mut xi = sol.xi.map(c::<T>);
+    let shoot = |xi: &[T; 3]| {
+        let (tp, tv) = start(e, p, &sol.w, xi[0]);
+        let (x, v) = e.shoot_generic(&tp, &tv, xi[1], sol.steps);
+        (tp, x, v)
+    };
+    for _ in 0..3 {
+        let (_, x, v) = shoot(&xi);
+        let r: Vec3<T> = [0, 1, 2].map(|i| x[i] + xi[2] * v[i] - s[i]);
+        for k in 0..3 {
+            xi[k] -= r[0] * sol.jinv[k][0] + r[1] * sol.jinv[k][1] + r[2] * sol.jinv[k][2];
+        }
+    }
+    let (tp, _, v) = shoot(&xi);
+    let d = sub(p, &tp);
+    let dl = norm(&d);
+    let len = dl + xi[1] + xi[2];
+    (len, [d[0] / dl, d[1] / dl, d[2] / dl, v[0], v[1], v[2]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mollier_core::conformance::Rng;
+    use num_dual::HyperDual64;
+
+    fn thorax() -> Ellipsoid {
+        Ellipsoid::new([0.147, 0.2079, 0.0944])
+    }
+
+    /// Anchors on opposite sides of the thorax, so that the path wraps.
+    fn anchors(rng: &mut Rng) -> (Vec3, Vec3) {
+        let e = thorax();
+        loop {
+            let a = rng.unit_vector().map(|v| v * 0.3);
+            let b = rng.unit_vector().map(|v| v * 0.3);
+            let (p, s) = ([a[0] * 0.8, a[1], a[2] * 0.7], [b[0] * 0.8, b[1], b[2] * 0.7]);
+            if e.level(&p) > 1.3 && e.level(&s) > 1.3 && wraps(&e, &p, &s).unwrap() {
+                return (p, s);
+            }
+        }
+    }
+
+    #[test]
+    fn sphere_case_matches_the_closed_form() {
+        let r = 0.12;
+        let e = Ellipsoid::new([r, r, r]);
+        let mut rng = Rng::new(21);
+        for _ in 0..20 {
+            let p = rng.unit_vector().map(|v| v * r * (1.2 + rng.uniform()));
+            let s = rng.unit_vector().map(|v| v * r * (1.2 + rng.uniform()));
+            let mut warm = Warm::default();
+            let (ev, _) = span(&e, &p, &s, &mut warm, true).unwrap();
+            let want = crate::span::sphere(r, &p, &s, true).unwrap();
+            assert!((ev.length - want.length).abs() < 1e-13, "{} vs {}", ev.length, want.length);
+            for i in 0..6 {
+                assert!((ev.grad[i] - want.grad[i]).abs() < 1e-11);
+            }
+            if ev.wrap.is_some() {
+                for i in 0..36 {
+                    assert!((ev.hess[i] - want.hess[i]).abs() < 1e-8 * (1.0 + want.hess[i].abs()), "{i}");
+                }
+            }
+        }
+    }
+
+    /// The solution is a local minimum of length, never longer than what Newton from the affine
+    /// image's solution or the shape homotopy find when those are minima; and the minimum test
+    /// agrees with the sphere's closed form (`det Q = 0` exactly when anchors and centre are in
+    /// line).
+    #[test]
+    fn solutions_are_shortest_local_minima() {
+        let e = thorax();
+        let mut rng = Rng::new(5);
+        let mut compared = 0;
+        for _ in 0..60 {
+            let (p, s) = anchors(&mut rng);
+            let phi = image_wrap_angle(&e, &p, &s).unwrap();
+            let (t, _) = solve(&e, &p, &s, phi, &Warm::default()).unwrap();
+            assert!(is_minimum(&p, &t));
+            let l = length_of(&p, &t);
+            let (w, xi0) = cold_guess(&e, &p, &s);
+            let others = [newton(&e, &p, &s, &w, xi0, 40), homotopy(&e, &p, &s).map(|x| x.0)];
+            for o in others.into_iter().flatten() {
+                if is_minimum(&p, &o) {
+                    compared += 1;
+                    assert!(l <= length_of(&p, &o) + 1e-13, "{l} vs {}", length_of(&p, &o));
+                }
+            }
+        }
+        assert!(compared > 40, "{compared}");
+        // sphere: anchors at twice the radius; as they come in line with the centre (wrap angle
+        // 60°) det Q goes to zero (∝ the angle from the line); away from the line it is a strict
+        // minimum
+        let r = 0.1;
+        let sph = Ellipsoid::new([r, r, r]);
+        let p = [-2.0 * r, 0.0, 0.0];
+        for (ang, strict) in [(std::f64::consts::PI - 1e-6, false), (2.8, true)] {
+            let s = [-2.0 * r * ang.cos(), 2.0 * r * ang.sin(), 0.0];
+            let (w, xi0) = cold_guess(&sph, &p, &s);
+            let t = newton(&sph, &p, &s, &w, xi0, 40).unwrap();
+            let sh = &t.resp.shot;
+            let d = norm(&sub(&p, &t.t_pt));
+            let det = (sh.jr / d + sh.ja) * (sh.jr / t.xi[2] + sh.djr) - 1.0;
+            if strict {
+                assert!(det > 1e-2 && is_minimum(&p, &t), "{det}");
+            } else {
+                assert!(det.abs() < 1e-5, "{det}");
+            }
+        }
+    }
+
+    /// Just past touch-down the geodesic is tiny; length and gradient meet the straight line's.
+    #[test]
+    fn touch_down_is_smooth() {
+        let e = thorax();
+        let p = [0.25, 0.0, 0.0];
+        // move s along z until the straight line grazes the ellipsoid; bisect on the image test
+        let s_at = |z: f64| [-0.25, 0.05, z];
+        let (mut lo, mut hi) = (0.0, 1.0); // wraps at lo, clear at hi
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if wraps(&e, &p, &s_at(mid)).unwrap() {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let z0 = lo;
+        assert!(wraps(&e, &p, &s_at(0.0)).unwrap() && !wraps(&e, &p, &s_at(1.0)).unwrap() && z0 < 0.9);
+        for dz in [1e-9, 1e-6, 1e-4] {
+            let (inside, outside) = (s_at(z0 - dz), s_at(z0 + dz));
+            let (a, _) = span(&e, &p, &inside, &mut Warm::default(), true).unwrap();
+            let (b, _) = span(&e, &p, &outside, &mut Warm::default(), true).unwrap();
+            assert!(a.wrap.is_some() && b.wrap.is_none(), "{dz}: {:?} {:?} z0 {z0}", a.wrap, b.wrap);
+            // L(z) is C¹ with a jump only in L″: the two sides differ by O(dz) in value
+            // (through the common slope) and O(dz) in gradient
+            assert!((a.length - b.length).abs() < 2.0 * dz, "{dz}: {} {}", a.length, b.length);
+            let dg = (0..6).map(|i| (a.grad[i] - b.grad[i]).abs()).fold(0.0, f64::max);
+            let hmax = a.hess.iter().chain(&b.hess).fold(0.0f64, |m, v| m.max(v.abs()));
+            println!("dz {dz:e}: |ΔL| {:e}, |Δ∇L| {dg:e}, |∇²L| ≤ {hmax:e}", (a.length - b.length).abs());
+            // the gradient changes by at most the step times the second derivative
+            assert!(dg < 2.0 * dz * hmax * 1.5 + 1e-12, "{dz}: {dg}");
+            assert!(a.hess.iter().all(|v| v.is_finite()));
+        }
+    }
+
+    #[test]
+    fn tangency_and_stationarity_on_a_triaxial_ellipsoid() {
+        let e = thorax();
+        let mut rng = Rng::new(5);
+        for _ in 0..10 {
+            let (p, s) = anchors(&mut rng);
+            let mut warm = Warm::default();
+            let (ev, _) = span(&e, &p, &s, &mut warm, false).unwrap();
+            let c = ev.wrap.unwrap();
+            // the straight segments lie in the tangent planes at the contact points
+            let n_in = e.normal(&c.t_in);
+            let n_out = e.normal(&c.t_out);
+            let din = sub(&p, &c.t_in);
+            let dout = sub(&s, &c.t_out);
+            assert!(dot(&n_in, &din).abs() < 1e-13 * norm(&din), "{}", dot(&n_in, &din));
+            assert!(dot(&n_out, &dout).abs() < 1e-12 * norm(&dout));
+            assert!((e.level(&c.t_in) - 1.0).abs() < 1e-14 && (e.level(&c.t_out) - 1.0).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn derivatives_against_differences_and_duals() {
+        let e = thorax();
+        let mut rng = Rng::new(7);
+        for _ in 0..6 {
+            let (p, s) = anchors(&mut rng);
+            let mut warm = Warm::default();
+            let (ev, sol) = span(&e, &p, &s, &mut warm, true).unwrap();
+            let sol = sol.unwrap();
+            let x = [p[0], p[1], p[2], s[0], s[1], s[2]];
+            let h = 1e-6;
+            for i in 0..6 {
+                let (mut xp, mut xm) = (x, x);
+                xp[i] += h;
+                xm[i] -= h;
+                let f = |x: &[f64; 6]| {
+                    let mut w = warm;
+                    span(&e, &[x[0], x[1], x[2]], &[x[3], x[4], x[5]], &mut w, false).unwrap().0
+                };
+                let (a, b) = (f(&xp), f(&xm));
+                let fd = (a.length - b.length) / (2.0 * h);
+                assert!((fd - ev.grad[i]).abs() < 1e-7, "grad {i}: {fd} vs {}", ev.grad[i]);
+                for j in 0..6 {
+                    let fd2 = (a.grad[j] - b.grad[j]) / (2.0 * h);
+                    let an = ev.hess[i * 6 + j];
+                    assert!((fd2 - an).abs() < 1e-5 * (1.0 + an.abs()), "hess {i},{j}: {fd2} vs {an}");
+                }
+            }
+            for i in 0..6 {
+                for j in i..6 {
+                    let mut xh = x.map(HyperDual64::from);
+                    xh[i].eps1 = 1.0;
+                    xh[j].eps2 = 1.0;
+                    let (l, _) = span_generic(&e, &[xh[0], xh[1], xh[2]], &[xh[3], xh[4], xh[5]], Some(&sol));
+                    assert!((l.re - ev.length).abs() < 1e-13);
+                    assert!((l.eps1 - ev.grad[i]).abs() < 1e-10, "{} vs {}", l.eps1, ev.grad[i]);
+                    let an = ev.hess[i * 6 + j];
+                    assert!((l.eps1eps2 - an).abs() < 1e-8 * (1.0 + an.abs()), "{i},{j}: {} vs {an}", l.eps1eps2);
+                }
+            }
+        }
+    }
+}
