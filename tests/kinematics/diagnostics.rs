@@ -125,3 +125,27 @@ fn topology_of_the_four_bar() {
     // the crank loop through the ground, the four-bar loop, and the plane constraint of C
     assert_eq!(t.loops, 3);
 }
+
+#[test]
+fn a_model_without_dependent_coordinates_solves_trivially() {
+    // a point moved by its three coordinates, and a free truss to a fixed point
+    let mut b = ModelBuilder::new();
+    let a = b.position_node("A", [0.0; 3]).unwrap();
+    let p = b.position_node("P", [0.3, 0.4, 0.0]).unwrap();
+    b.fix_node(a);
+    for axis in 0..3 {
+        b.input_coordinate(p, axis);
+    }
+    let t = b.add_element("link", Box::new(mollier_truss::Truss::new(a, p))).unwrap();
+    b.free_element(t);
+    let model = b.build().unwrap();
+    assert_eq!((model.n_unknowns(), model.n_equations()), (0, 0));
+    let mut data = Data::new(&model);
+    assert!(well_posedness(&model, &mut data).is_well_posed());
+    solve_positions(&model, &mut data, &[0.6, 0.8, 0.0]).unwrap();
+    mollier_core::transfer::second_order(&model, &mut data).unwrap();
+    let el = model.mode_by_name(t, "elongation").unwrap().index();
+    // elongation 1 − 0.5 and its derivative along x: x/|p| = 0.6
+    assert!((data.e()[el] - 0.5).abs() < 1e-15);
+    assert!((data.df_e()[(el, 0)] - 0.6).abs() < 1e-15);
+}

@@ -448,6 +448,50 @@ pub fn kinetostatic_influence(
     Ok((dsigma, dnodal))
 }
 
+/// `∂σ_r/∂σ_k` (rows.len() x modes.len()) of chosen modes `rows` with respect to the stresses of
+/// dependent modes `modes`, at the solved configuration: the rows of [`kinetostatic_influence`]
+/// by the adjoint, one solve with `D_cc` per row instead of one per mode. For a fixed or input
+/// mode `r` (a row of `D_cc`), with `D_cc w_r = e_r`, `∂σ_r/∂σ_k = −Σ_c w_r[c] ∂e_k/∂x_c` over
+/// the dependent coordinates; a dependent `r` gives `δ_rk`. Load sharing asks it for the few
+/// constrained reactions of many muscles.
+pub fn kinetostatic_sensitivity(
+    model: &Model,
+    data: &mut Data,
+    rows: &[ModeId],
+    modes: &[ModeId],
+) -> Result<Mat<f64>, KinematicsError> {
+    if !(data.solved && data.lu.valid) {
+        return Err(KinematicsError::NotSolved);
+    }
+    let (nc, nr) = (model.n_unknowns(), rows.len());
+    let mut w = Mat::<f64>::zeros(nc, nr);
+    for (j, r) in rows.iter().enumerate() {
+        if let Some(row) = model.mode_row[r.index()] {
+            w[(row, j)] = 1.0;
+        }
+    }
+    crate::kinematics::solve_checked(model, data, w.as_mut())?;
+    let mut out = Mat::<f64>::zeros(nr, modes.len());
+    for (k, m) in modes.iter().enumerate() {
+        let (el, local) = model.mode_element[m.index()];
+        let entry = &model.elements[el.index()];
+        let n = entry.coords.len();
+        let g = &data.de[entry.de_offset + local * n..entry.de_offset + (local + 1) * n];
+        for (j, r) in rows.iter().enumerate() {
+            out[(j, k)] = match model.mode_row[r.index()] {
+                Some(_) => -entry
+                    .coords
+                    .iter()
+                    .zip(g)
+                    .filter_map(|(&c, gv)| model.coord_col[c].map(|col| w[(col, j)] * gv))
+                    .sum::<f64>(),
+                None => f64::from(u8::from(r == m)),
+            };
+        }
+    }
+    Ok(out)
+}
+
 /// The driving generalized forces of the inputs from a kinetostatic result (n_q): `−σ` of the
 /// actuator part for input modes, the nodal force for input coordinates.
 pub fn driving_from_kinetostatics(model: &Model, data: &Data, ks: &Kinetostatics) -> Vec<f64> {

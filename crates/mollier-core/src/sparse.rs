@@ -145,6 +145,11 @@ impl Lu {
     /// there is no symbolic factorization (non-square).
     pub fn factor(&mut self, pattern: &Pattern, values: &[f64]) -> Result<(), String> {
         self.valid = false;
+        if pattern.n_rows == 0 && pattern.n_cols == 0 {
+            // every coordinate is given: nothing to solve
+            self.valid = true;
+            return Ok(());
+        }
         let Some(symbolic) = pattern.symbolic.as_ref() else {
             return Err(pattern.symbolic_error.clone().unwrap_or_else(|| "D_cc is not square".into()));
         };
@@ -164,6 +169,9 @@ impl Lu {
 
     /// Solve `D_cc X = B` (or `D_ccᵀ X = B`) in place for all columns of `rhs`.
     pub fn solve(&mut self, pattern: &Pattern, rhs: MatMut<'_, f64>, transpose: bool) {
+        if pattern.n_rows == 0 {
+            return;
+        }
         let symbolic = pattern.symbolic.as_ref().expect("factored");
         debug_assert!(self.valid);
         let req = symbolic.solve_in_place_scratch::<f64>(rhs.ncols(), Par::Seq);

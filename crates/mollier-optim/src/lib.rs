@@ -1,0 +1,43 @@
+//! # mollier-optim
+//!
+//! Inverse-dynamic optimization (seed 001, eq. 17-19, "Constraints", App. C): the driving forces
+//! of a prescribed motion are shared among the muscles. Per frame, with positions solved and
+//! the inputs' rates and accelerations given, the muscle forces `F` (N) are the unknowns of a
+//! convex program solved by clarabel:
+//!
+//! - equalities: every input's driving force vanishes, `τ_j(F) = r_j` (the motion is made by
+//!   muscles, or by an optional, expensive reserve actuator `r_j`); `τ` is affine in `F` through
+//!   kinetostatics ([`mollier_core::dynamics::kinetostatic_influence`]);
+//! - bounds `0 <= F_i <= Fmax_i(l) = PCSA_i · specific tension · g(l_i)` (seed 002 eq. 13);
+//! - sign constraints on reactions of fixed modes (SURFACE: compression; ligaments: tension);
+//! - the joint's elliptic stability cone, one exact second-order cone ([`cone`]);
+//! - criteria (a) `Σ F²`, (b) `Σ (F/PCSA)²`, (c) `Σ (F/Fmax(l))²`, (d) `max F/PCSA` made unique
+//!   by a second stage, or weighted ([`Criterion`]).
+//!
+//! Every solution is checked independently (kinetostatics again from the forces: equilibrium,
+//! signs, cone; bounds), and a failed frame says why ([`Status`]). The problem structure is
+//! built once per thread and updated for every frame; frames run in parallel chunks with results
+//! independent of the threading ([`LoadSharing::run`]). See `docs/theory/optimization.md`.
+//!
+//! ```no_run
+//! # use mollier_core::{Model, ModeId};
+//! # use mollier_optim::*;
+//! # fn demo(model: &Model, biceps: ModeId, frames: &[Frame]) -> Result<(), SetupError> {
+//! let study = Study::new(vec![Muscle::new(biceps, 4.0e-4, 0.3)], Criterion::Stresses);
+//! let sharing = LoadSharing::new(model, study)?;
+//! let results = sharing.run(frames, RunOptions::default());
+//! let summary = Summary::of(sharing.study(), &results);
+//! # Ok(()) }
+//! ```
+
+pub mod cone;
+mod qp;
+mod sharing;
+pub mod study;
+
+pub use cone::{cone_violation, deviation_angles, stability_index};
+pub use sharing::{Frame, FrameResult, LoadSharing, RunOptions, Status, Summary, Workspace};
+pub use study::{
+    Criterion, DEFAULT_SPECIFIC_TENSION, DEFAULT_TOLERANCE, DEFAULT_WIDTH, JointCone, Muscle, Reserve, SetupError,
+    Sign, SignConstraint, Study,
+};

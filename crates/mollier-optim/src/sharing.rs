@@ -1,0 +1,886 @@
+//! One frame of load sharing: the affine maps from the muscle forces to the driving forces, the
+//! sign-constrained reactions and the joint force (kinetostatics, seed 001 eq. 15/19), the conic
+//! program, and the independent check of its solution.
+
+use std::fmt;
+use std::time::Instant;
+
+use faer::Mat;
+use mollier_core::ModeRole;
+use mollier_core::dynamics::{driving_from_kinetostatics, element_forces, kinetostatic_sensitivity, kinetostatics};
+use mollier_core::element::Quantity;
+use mollier_core::geometry::{Mat3, quat_at, rotation};
+use mollier_core::transfer::first_order;
+use mollier_core::{Data, ElementId, Load, ModeId, Model, NodeKind, solve_positions};
+
+use crate::cone::{cone_violation, stability_index};
+use crate::qp::{Layout, Outcome, Program, Values};
+use crate::study::{Criterion, SetupError, Sign, Study};
+
+/// What became of a frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    /// Solved (clarabel `Solved`) and every check passed.
+    Solved,
+    /// Solved to reduced accuracy (clarabel `AlmostSolved`) and every check passed.
+    AlmostSolved,
+    /// clarabel did not solve: its status (`PrimalInfeasible`, `MaxIterations`, ...) or why no
+    /// solve could be made. The forces are not a solution.
+    Solver(String),
+    /// clarabel reported a solution but the independent check failed: what failed.
+    Check(String),
+    /// Positions, rates or kinetostatics failed: the kernel's message. Forces are NaN.
+    Kinematics(String),
+}
+
+impl Status {
+    /// `true` for a solved and checked frame.
+    pub fn is_success(&self) -> bool {
+        matches!(self, Status::Solved | Status::AlmostSolved)
+    }
+    /// A one-word label: `solved`, `almost_solved`, `solver_failed`, `check_failed`,
+    /// `kinematics_failed`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Status::Solved => "solved",
+            Status::AlmostSolved => "almost_solved",
+            Status::Solver(_) => "solver_failed",
+            Status::Check(_) => "check_failed",
+            Status::Kinematics(_) => "kinematics_failed",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::Solved | Status::AlmostSolved => f.write_str(self.label()),
+            Status::Solver(s) | Status::Check(s) | Status::Kinematics(s) => write!(f, "{}: {s}", self.label()),
+        }
+    }
+}
+
+/// The result of one frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameResult {
+    /// Outcome.
+    pub status: Status,
+    /// Active muscle forces (N), one per muscle of the study, within `[0, Fmax(l)]`. A law on a
+    /// muscle's element adds its passive stress to the element's tension on top of this. NaN
+    /// when the frame failed before the optimization; not a solution unless `status` is a success.
+    pub forces: Vec<f64>,
+    /// `Fmax(l)` of each muscle at this frame (N).
+    pub max_forces: Vec<f64>,
+    /// Current length of each muscle (m).
+    pub lengths: Vec<f64>,
+    /// Driving force of each reserve actuator (N m or N), in the order of `Study::reserves`.
+    pub reserves: Vec<f64>,
+    /// Reaction of each sign-constrained mode (N or N m), in the order of `Study::signs`.
+    pub reactions: Vec<f64>,
+    /// The force the joint node exerts on the cone's elements, in the cone frame (N); `None`
+    /// without a cone or before kinetostatics.
+    pub cone_force: Option<[f64; 3]>,
+    /// Stability index of seed 002 eq. 9 of `cone_force` (<= 0 inside); `None` without a cone or
+    /// for a zero force.
+    pub stability_index: Option<f64>,
+    /// Value of the criterion, in its own units, with the reserves' cost.
+    pub objective: Option<f64>,
+    /// Largest equilibrium residual `|τ_j(F) − r_j|` over the inputs (N m or N), recomputed by
+    /// kinetostatics from the returned forces.
+    pub residual: Option<f64>,
+    /// Interior-point iterations (both stages for criterion (d)).
+    pub iterations: u32,
+    /// Wall time of the frame (ms).
+    pub time_ms: f64,
+}
+
+/// One frame of a motion: inputs and external loads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    /// Time (s), for outputs.
+    pub time: f64,
+    /// Generalized coordinates (n_q).
+    pub q: Vec<f64>,
+    /// Their rates (n_q).
+    pub qd: Vec<f64>,
+    /// Their accelerations (n_q).
+    pub qdd: Vec<f64>,
+    /// External loads besides the model's own.
+    pub loads: Vec<Load>,
+}
+
+impl Frame {
+    /// A static frame: zero rates and accelerations, no extra loads.
+    pub fn at_rest(time: f64, q: Vec<f64>) -> Self {
+        let n = q.len();
+        Self { time, q, qd: vec![0.0; n], qdd: vec![0.0; n], loads: Vec::new() }
+    }
+}
+
+/// How [`LoadSharing::run`] goes through the frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Solve chunks of frames on rayon's threads.
+    pub parallel: bool,
+    /// Frames per chunk. Each chunk starts from the model's initial configuration with a fresh
+    /// workspace and goes through its frames in order, in either mode: the results do not depend
+    /// on `parallel` or on the number of threads.
+    pub chunk: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self { parallel: true, chunk: 32 }
+    }
+}
+
+/// Counts over a run, for a summary file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Frames.
+    pub frames: usize,
+    /// Solved and checked frames.
+    pub solved: usize,
+    /// Other frames.
+    pub failed: usize,
+    /// The criterion's letter.
+    pub criterion: String,
+    /// Mean wall time per frame (ms).
+    pub ms_per_frame: f64,
+}
+
+impl Summary {
+    /// The summary of `results` of a study.
+    pub fn of(study: &Study, results: &[FrameResult]) -> Self {
+        let solved = results.iter().filter(|r| r.status.is_success()).count();
+        let total: f64 = results.iter().map(|r| r.time_ms).sum();
+        Self {
+            frames: results.len(),
+            solved,
+            failed: results.len() - solved,
+            criterion: study.criterion.letter().to_string(),
+            ms_per_frame: if results.is_empty() { 0.0 } else { total / results.len() as f64 },
+        }
+    }
+}
+
+/// Per-thread state: the programs (and their clarabel solvers, reused from frame to frame).
+pub struct Workspace {
+    programs: Vec<Program>,
+    values: Vec<Values>,
+}
+
+impl fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Workspace").field("stages", &self.programs.len()).finish()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct ConeSetup {
+    /// Each element with the local offsets of the joint node's position slots in it.
+    slots: Vec<(ElementId, Vec<usize>)>,
+    /// Offset of the body's orientation node in `x`.
+    body_offset: usize,
+    rotation: Mat3,
+    half_y: f64,
+    half_z: f64,
+    enforce: bool,
+}
+
+/// A load-sharing study set up on a model: shared by all threads.
+#[derive(Debug)]
+pub struct LoadSharing<'m> {
+    model: &'m Model,
+    study: Study,
+    modes: Vec<ModeId>,
+    /// Modes whose stress derivatives the frame needs: the sign-constrained ones, then every
+    /// mode of the cone's elements.
+    rows: Vec<ModeId>,
+    cone: Option<ConeSetup>,
+    layouts: Vec<Layout>,
+}
+
+/// The affine maps of one frame, from the muscle forces `F` (N).
+struct Maps {
+    /// Stresses with every muscle's active force 0 (n_e).
+    sigma0: Vec<f64>,
+    /// Driving forces `τ0` (n_q) and `∂τ/∂F` (n_q x k, row-major).
+    tau0: Vec<f64>,
+    tau_f: Vec<f64>,
+    /// Sign-constrained reactions and their derivatives (n_sign x k).
+    sig0: Vec<f64>,
+    sig_f: Vec<f64>,
+    /// Joint force in the cone frame and its derivatives (3 x k).
+    cone0: [f64; 3],
+    cone_f: Vec<f64>,
+    /// Cone frame: `f_cone = C f_global`.
+    to_cone: Mat3,
+    /// `Fmax(l)` (N), `g(l)`, lengths (m).
+    fmax: Vec<f64>,
+    g: Vec<f64>,
+    lengths: Vec<f64>,
+}
+
+fn transpose(m: &Mat3) -> Mat3 {
+    [0, 1, 2].map(|i| [0, 1, 2].map(|j| m[j][i]))
+}
+
+fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
+    [0, 1, 2].map(|i| [0, 1, 2].map(|j| (0..3).map(|k| a[i][k] * b[k][j]).sum()))
+}
+
+fn mat_vec(a: &Mat3, v: &[f64; 3]) -> [f64; 3] {
+    [0, 1, 2].map(|i| a[i][0] * v[0] + a[i][1] * v[1] + a[i][2] * v[2])
+}
+
+fn max_abs(v: impl IntoIterator<Item = f64>) -> f64 {
+    v.into_iter().fold(0.0, |m, x| m.max(x.abs()))
+}
+
+/// `x` if it is a positive finite scale, else 1.
+fn scale_or_one(x: f64) -> f64 {
+    if x.is_finite() && x > 0.0 { x } else { 1.0 }
+}
+
+impl<'m> LoadSharing<'m> {
+    /// Check a study against a model and set it up.
+    pub fn new(model: &'m Model, study: Study) -> Result<Self, SetupError> {
+        let (ne, nq) = (model.n_e(), model.n_q());
+        let param = |ok: bool, msg: String| if ok { Ok(()) } else { Err(SetupError::Parameter(msg)) };
+        param(
+            study.specific_tension.is_finite() && study.specific_tension > 0.0,
+            format!("specific tension must be finite and > 0, got {}", study.specific_tension),
+        )?;
+        param(study.width > 0.0, format!("force-length width must be > 0 (or infinite), got {}", study.width))?;
+        param(
+            study.tolerance.is_finite() && study.tolerance > 0.0 && study.tolerance < 1.0,
+            format!("check tolerance must be in (0, 1), got {}", study.tolerance),
+        )?;
+        param(!study.muscles.is_empty(), "a study needs at least one muscle".into())?;
+        let mut seen = vec![false; ne];
+        for (index, m) in study.muscles.iter().enumerate() {
+            let bad = |name: String, message: String| SetupError::Muscle { index, name, message };
+            if m.mode.index() >= ne {
+                return Err(bad(format!("mode #{}", m.mode.index()), format!("the model has {ne} modes")));
+            }
+            let name = model.mode_name(m.mode);
+            if model.mode_role(m.mode) != ModeRole::Dependent {
+                return Err(bad(name, "its mode must be free (dependent), not fixed or an input".into()));
+            }
+            if model.mode_info(m.mode).quantity != Quantity::Length {
+                return Err(bad(name, "its mode must be a length (an elongation)".into()));
+            }
+            if std::mem::replace(&mut seen[m.mode.index()], true) {
+                return Err(bad(name, "the mode is listed twice".into()));
+            }
+            let pos = |v: f64| v.is_finite() && v > 0.0;
+            if !pos(m.pcsa) {
+                return Err(bad(name, format!("PCSA must be finite and > 0, got {}", m.pcsa)));
+            }
+            if !pos(m.reference_length) {
+                return Err(bad(name, format!("reference length must be finite and > 0, got {}", m.reference_length)));
+            }
+            if !pos(m.l_opt()) {
+                return Err(bad(name, format!("optimal length must be finite and > 0, got {}", m.l_opt())));
+            }
+        }
+        if let Criterion::Weighted(w) = &study.criterion {
+            param(w.len() == study.muscles.len(), format!("{} weights for {} muscles", w.len(), study.muscles.len()))?;
+            param(w.iter().all(|v| v.is_finite() && *v > 0.0), "weights must be finite and > 0".into())?;
+        }
+        let mut seen = vec![false; ne];
+        for (index, s) in study.signs.iter().enumerate() {
+            let bad = |name: String, message: String| SetupError::Sign { index, name, message };
+            if s.mode.index() >= ne {
+                return Err(bad(format!("mode #{}", s.mode.index()), format!("the model has {ne} modes")));
+            }
+            let name = model.mode_name(s.mode);
+            if !matches!(model.mode_role(s.mode), ModeRole::Fixed(_)) {
+                return Err(bad(name, "only a fixed mode has a reaction".into()));
+            }
+            if std::mem::replace(&mut seen[s.mode.index()], true) {
+                return Err(bad(name, "the mode is listed twice".into()));
+            }
+        }
+        let mut seen = vec![false; nq];
+        for (index, r) in study.reserves.iter().enumerate() {
+            let bad = |message: String| SetupError::Reserve { index, message };
+            if r.input >= nq {
+                return Err(bad(format!("input {} does not exist (the model has {nq})", r.input)));
+            }
+            if std::mem::replace(&mut seen[r.input], true) {
+                return Err(bad(format!("input `{}` has two reserves", model.input_name(r.input))));
+            }
+            if !(r.weight.is_finite() && r.weight > 0.0) {
+                return Err(bad(format!("weight must be finite and > 0, got {}", r.weight)));
+            }
+        }
+        let cone = study.cone.as_ref().map(|c| Self::setup_cone(model, c)).transpose()?;
+        let base = Layout {
+            k: study.muscles.len(),
+            n_eq: nq,
+            reserves: study.reserves.iter().map(|r| r.input).collect(),
+            n_sign: study.signs.len(),
+            stress: None,
+            cone: cone.as_ref().is_some_and(|c| c.enforce),
+        };
+        let layouts = match study.criterion {
+            Criterion::MaxStress => vec![
+                Layout { stress: Some(true), ..base.clone() },
+                Layout { stress: Some(false), reserves: Vec::new(), ..base },
+            ],
+            _ => vec![base],
+        };
+        let modes = study.muscles.iter().map(|m| m.mode).collect();
+        let mut rows: Vec<ModeId> = study.signs.iter().map(|s| s.mode).collect();
+        if let Some(c) = &cone {
+            for (el, _) in &c.slots {
+                rows.extend((0..model.element(*el).layout().n_modes()).map(|kk| model.mode_id(*el, kk)));
+            }
+        }
+        Ok(Self { model, study, modes, rows, cone, layouts })
+    }
+
+    fn setup_cone(model: &Model, c: &crate::study::JointCone) -> Result<ConeSetup, SetupError> {
+        let err = |m: String| SetupError::Cone(m);
+        let nodes = model.nodes();
+        let node = nodes.get(c.node.index()).ok_or_else(|| err(format!("node #{} does not exist", c.node.index())))?;
+        if node.kind != NodeKind::Position {
+            return Err(err(format!("joint node `{}` must be a position node", node.name)));
+        }
+        let body = nodes.get(c.body.index()).ok_or_else(|| err(format!("node #{} does not exist", c.body.index())))?;
+        if body.kind != NodeKind::Orientation {
+            return Err(err(format!("body node `{}` must be an orientation node", body.name)));
+        }
+        if c.elements.is_empty() {
+            return Err(err("no elements listed".into()));
+        }
+        let mut slots = Vec::new();
+        for &el in &c.elements {
+            if el.index() >= model.n_elements() {
+                return Err(err(format!("element #{} does not exist", el.index())));
+            }
+            if slots.iter().any(|(e, _)| *e == el) {
+                return Err(err(format!("element `{}` is listed twice", model.element_name(el))));
+            }
+            let layout = model.element(el).layout();
+            let offs: Vec<usize> = (0..layout.nodes().len())
+                .filter(|&s| layout.nodes()[s].0 == c.node)
+                .map(|s| layout.offset(s))
+                .collect();
+            if offs.is_empty() {
+                return Err(err(format!("element `{}` does not act on node `{}`", model.element_name(el), node.name)));
+            }
+            slots.push((el, offs));
+        }
+        let r = c.rotation;
+        let rtr = mat_mul(&transpose(&r), &r);
+        let ortho = (0..3).all(|i| (0..3).all(|j| (rtr[i][j] - f64::from(u8::from(i == j))).abs() < 1e-9));
+        let det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) - r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0])
+            + r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
+        if !(ortho && det > 0.0) {
+            return Err(err("the cone frame's rotation must be a proper rotation (orthonormal, det +1)".into()));
+        }
+        for (name, a) in [("θ_a", c.half_angle_y), ("φ_a", c.half_angle_z)] {
+            if !(a > 0.0 && a < std::f64::consts::FRAC_PI_2) {
+                return Err(err(format!("half-angle {name} must be in (0, π/2) rad, got {a}")));
+            }
+        }
+        Ok(ConeSetup {
+            slots,
+            body_offset: body.offset,
+            rotation: r,
+            half_y: c.half_angle_y,
+            half_z: c.half_angle_z,
+            enforce: c.enforce,
+        })
+    }
+
+    /// The model.
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// The study.
+    pub fn study(&self) -> &Study {
+        &self.study
+    }
+
+    /// A fresh per-thread workspace.
+    pub fn workspace(&self) -> Workspace {
+        Workspace {
+            programs: self.layouts.iter().map(|l| Program::new(l.clone())).collect(),
+            values: self.layouts.iter().map(Values::new).collect(),
+        }
+    }
+
+    /// Output names of the muscles: their elements' names.
+    pub fn muscle_names(&self) -> Vec<String> {
+        self.modes.iter().map(|&m| self.model.element_name(self.model.mode_owner(m).0).to_string()).collect()
+    }
+
+    /// Output names of the sign-constrained reactions (`element.mode`).
+    pub fn reaction_names(&self) -> Vec<String> {
+        self.study.signs.iter().map(|s| self.model.mode_name(s.mode)).collect()
+    }
+
+    /// Output names of the reserves: their inputs' names.
+    pub fn reserve_names(&self) -> Vec<String> {
+        self.study.reserves.iter().map(|r| self.model.input_name(r.input)).collect()
+    }
+
+    /// The stresses of the dependent modes (n_e) that make the muscles pull with `forces` (N)
+    /// on top of the laws' stresses `base` (n_e): the `sigma_free` of
+    /// [`mollier_core::dynamics::kinetostatics`].
+    pub fn stresses(&self, base: &[f64], forces: &[f64]) -> Vec<f64> {
+        let mut s = base.to_vec();
+        for (&m, &f) in self.modes.iter().zip(forces) {
+            s[m.index()] += f;
+        }
+        s
+    }
+
+    /// Solve positions for `frame.q`, then [`Self::solve_frame`]. Never panics; a failure is in
+    /// the result's status.
+    pub fn frame(&self, ws: &mut Workspace, data: &mut Data, frame: &Frame) -> FrameResult {
+        let start = Instant::now();
+        if let Err(e) = solve_positions(self.model, data, &frame.q) {
+            return self.failed(Status::Kinematics(e.to_string()), start);
+        }
+        self.solve_inner(ws, data, &frame.qd, &frame.qdd, &frame.loads, start)
+    }
+
+    /// Load sharing at the configuration solved in `data`, for input rates `qd` and
+    /// accelerations `qdd` (n_q each) and extra loads. Never panics.
+    pub fn solve_frame(
+        &self,
+        ws: &mut Workspace,
+        data: &mut Data,
+        qd: &[f64],
+        qdd: &[f64],
+        loads: &[Load],
+    ) -> FrameResult {
+        self.solve_inner(ws, data, qd, qdd, loads, Instant::now())
+    }
+
+    /// All frames, in chunks (see [`RunOptions`]); one result per frame, in order.
+    pub fn run(&self, frames: &[Frame], options: RunOptions) -> Vec<FrameResult> {
+        use rayon::prelude::*;
+        let chunk = options.chunk.max(1);
+        let run_chunk = |c: &[Frame]| -> Vec<FrameResult> {
+            let mut data = Data::new(self.model);
+            let mut ws = self.workspace();
+            c.iter().map(|f| self.frame(&mut ws, &mut data, f)).collect()
+        };
+        let parts: Vec<Vec<FrameResult>> = if options.parallel {
+            frames.par_chunks(chunk).map(run_chunk).collect()
+        } else {
+            frames.chunks(chunk).map(run_chunk).collect()
+        };
+        parts.into_iter().flatten().collect()
+    }
+
+    fn failed(&self, status: Status, start: Instant) -> FrameResult {
+        let k = self.modes.len();
+        FrameResult {
+            status,
+            forces: vec![f64::NAN; k],
+            max_forces: vec![f64::NAN; k],
+            lengths: vec![f64::NAN; k],
+            reserves: vec![f64::NAN; self.study.reserves.len()],
+            reactions: vec![f64::NAN; self.study.signs.len()],
+            cone_force: None,
+            stability_index: None,
+            objective: None,
+            residual: None,
+            iterations: 0,
+            time_ms: start.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+
+    /// The affine maps of the frame: kinetostatics at zero active force; the driving forces'
+    /// derivatives by virtual power, `∂τ_j/∂F_i = ∂e_i/∂q_j` (first-order transfer function);
+    /// the constrained reactions' derivatives by the adjoint of kinetostatics.
+    fn maps(&self, data: &mut Data, qd: &[f64], qdd: &[f64], loads: &[Load]) -> Result<Maps, String> {
+        let model = self.model;
+        let (k, nq) = (self.modes.len(), model.n_q());
+        let ks0 = kinetostatics(model, data, qd, qdd, None, loads).map_err(|e| e.to_string())?;
+        let tau0 = driving_from_kinetostatics(model, data, &ks0);
+        first_order(model, data).map_err(|e| e.to_string())?;
+        let dfe = data.df_e();
+        let mut tau_f = vec![0.0; nq * k];
+        for j in 0..nq {
+            for (i, m) in self.modes.iter().enumerate() {
+                // the muscle's power −F ė is a generalized force −F ∂e/∂q_j, which the driving
+                // force need not supply
+                tau_f[j * k + i] = dfe[(m.index(), j)];
+            }
+        }
+        let sens = kinetostatic_sensitivity(model, data, &self.rows, &self.modes).map_err(|e| e.to_string())?;
+        let ns = self.study.signs.len();
+        let mut sig0 = vec![0.0; ns];
+        let mut sig_f = vec![0.0; ns * k];
+        for (s, sc) in self.study.signs.iter().enumerate() {
+            sig0[s] = ks0.sigma[sc.mode.index()];
+            for i in 0..k {
+                sig_f[s * k + i] = sens[(s, i)];
+            }
+        }
+        let (mut cone0, mut cone_f, mut to_cone) = ([0.0; 3], vec![0.0; 3 * k], [[0.0; 3]; 3]);
+        if let Some(c) = &self.cone {
+            to_cone = mat_mul(&transpose(&c.rotation), &transpose(&rotation(&quat_at(data.x(), c.body_offset))));
+            let (g0, gf) = self.joint_force_map(data, &ks0.sigma, &sens);
+            cone0 = mat_vec(&to_cone, &g0);
+            for i in 0..k {
+                let v = mat_vec(&to_cone, &[gf[i], gf[k + i], gf[2 * k + i]]);
+                for r in 0..3 {
+                    cone_f[r * k + i] = v[r];
+                }
+            }
+        }
+        let mut fmax = vec![0.0; k];
+        let mut g = vec![0.0; k];
+        let mut lengths = vec![0.0; k];
+        for (i, m) in self.study.muscles.iter().enumerate() {
+            lengths[i] = m.reference_length + data.mode_value(m.mode);
+            g[i] = m.force_length(lengths[i], self.study.width);
+            fmax[i] = m.pcsa * self.study.specific_tension * g[i];
+        }
+        Ok(Maps { sigma0: ks0.sigma, tau0, tau_f, sig0, sig_f, cone0, cone_f, to_cone, fmax, g, lengths })
+    }
+
+    /// The global force (N) that the joint node exerts on the cone's elements for stresses
+    /// `sigma` (n_e): `Σ D_elᵀ σ_el` at the node's slots.
+    fn joint_force(&self, data: &Data, sigma: &[f64]) -> [f64; 3] {
+        let mut f = [0.0; 3];
+        if let Some(c) = &self.cone {
+            for (el, offs) in &c.slots {
+                let on_nodes = element_forces(self.model, data, *el, sigma);
+                for &o in offs {
+                    for a in 0..3 {
+                        f[a] -= on_nodes[o + a];
+                    }
+                }
+            }
+        }
+        f
+    }
+
+    /// The joint force as an affine map of the muscle forces: value at `sigma0` and derivatives
+    /// (3 x k, row-major) through `sens`, whose rows past the sign constraints are the cone
+    /// elements' modes in order.
+    fn joint_force_map(&self, data: &Data, sigma0: &[f64], sens: &Mat<f64>) -> ([f64; 3], Vec<f64>) {
+        let k = self.modes.len();
+        let mut gf = vec![0.0; 3 * k];
+        let Some(c) = &self.cone else { return ([0.0; 3], gf) };
+        let f0 = self.joint_force(data, sigma0);
+        let mut unit = vec![0.0; self.model.n_e()];
+        let mut row = self.study.signs.len();
+        for (el, offs) in &c.slots {
+            let nm = self.model.element(*el).layout().n_modes();
+            for kk in 0..nm {
+                let m = self.model.mode_id(*el, kk).index();
+                unit[m] = 1.0;
+                let per = element_forces(self.model, data, *el, &unit);
+                unit[m] = 0.0;
+                let mut h = [0.0; 3];
+                for &o in offs {
+                    for a in 0..3 {
+                        h[a] -= per[o + a];
+                    }
+                }
+                for i in 0..k {
+                    let d = sens[(row, i)];
+                    if d != 0.0 {
+                        for a in 0..3 {
+                            gf[a * k + i] += h[a] * d;
+                        }
+                    }
+                }
+                row += 1;
+            }
+        }
+        (f0, gf)
+    }
+
+    fn solve_inner(
+        &self,
+        ws: &mut Workspace,
+        data: &mut Data,
+        qd: &[f64],
+        qdd: &[f64],
+        loads: &[Load],
+        start: Instant,
+    ) -> FrameResult {
+        let maps = match self.maps(data, qd, qdd, loads) {
+            Ok(m) => m,
+            Err(e) => return self.failed(Status::Kinematics(e), start),
+        };
+        let k = self.modes.len();
+        let nr = self.study.reserves.len();
+        // row scales ω: the largest term of each row
+        let omega_eq: Vec<f64> = (0..self.model.n_q())
+            .map(|j| {
+                scale_or_one(max_abs((0..k).map(|i| maps.tau_f[j * k + i] * maps.fmax[i])).max(maps.tau0[j].abs()))
+            })
+            .collect();
+        let rho: Vec<f64> = self.study.reserves.iter().map(|r| omega_eq[r.input]).collect();
+
+        let first = self.fill(&mut ws.values[0], &self.layouts[0], &maps, &omega_eq, &rho, None);
+        let out1 = ws.programs[0].solve(&ws.values[0]);
+        let mut iterations = out1.iterations;
+        if !out1.solved() {
+            return self.report(data, qd, qdd, loads, &maps, &out1, &rho, iterations, start);
+        }
+        let mut out = out1;
+        if let Criterion::MaxStress = self.study.criterion {
+            // stage 2: least Σ (F/PCSA)² with every stress at most the optimal maximum, reserves
+            // held at their stage-1 values
+            let t_opt = (0..k).map(|i| maps.g[i] * out.x[i]).fold(out.x[first.t_index()], f64::max);
+            let cap = t_opt * (1.0 + 1e-10) + 1e-13;
+            let fixed: Vec<f64> = (0..nr).map(|v| rho[v] * out.x[k + v]).collect();
+            let (values, programs) = (&mut ws.values[1], &mut ws.programs[1]);
+            self.fill(values, &self.layouts[1], &maps, &omega_eq, &rho, Some((cap, &fixed)));
+            let out2 = programs.solve(values);
+            iterations += out2.iterations;
+            if out2.solved() {
+                let mut x = out2.x;
+                x.truncate(k);
+                x.extend((0..nr).map(|v| out.x[k + v]));
+                out = Outcome { status: out2.status, error: None, x, iterations };
+            }
+            // else: keep the stage-1 solution, optimal for the maximum stress too
+        }
+        self.report(data, qd, qdd, loads, &maps, &out, &rho, iterations, start)
+    }
+
+    /// Fill the program's numbers. `stage2 = Some((cap, reserves))` for the second stage of (d).
+    #[allow(clippy::too_many_arguments)]
+    fn fill<'a>(
+        &self,
+        v: &mut Values,
+        layout: &'a Layout,
+        maps: &Maps,
+        omega_eq: &[f64],
+        rho: &[f64],
+        stage2: Option<(f64, &[f64])>,
+    ) -> &'a Layout {
+        let k = layout.k;
+        let s = &maps.fmax;
+        for j in 0..layout.n_eq {
+            let w = omega_eq[j];
+            for i in 0..k {
+                v.eq[j * k + i] = maps.tau_f[j * k + i] * s[i] / w;
+            }
+            v.eq_rhs[j] = -maps.tau0[j] / w;
+        }
+        if let Some((_, fixed)) = stage2 {
+            for (r, res) in self.study.reserves.iter().enumerate() {
+                v.eq_rhs[res.input] += fixed[r] / omega_eq[res.input];
+            }
+        }
+        for (r, res) in layout.reserves.iter().enumerate() {
+            v.reserve_coef[r] = -rho[r] / omega_eq[*res];
+        }
+        for (sidx, sc) in self.study.signs.iter().enumerate() {
+            let row = &maps.sig_f[sidx * k..(sidx + 1) * k];
+            let w = scale_or_one(max_abs((0..k).map(|i| row[i] * s[i])).max(maps.sig0[sidx].abs()));
+            // compression: σ <= 0; tension: −σ <= 0
+            let sg = match sc.sign {
+                Sign::Compression => 1.0,
+                Sign::Tension => -1.0,
+            };
+            for i in 0..k {
+                v.sign[sidx * k + i] = sg * row[i] * s[i] / w;
+            }
+            v.sign_rhs[sidx] = -sg * maps.sig0[sidx] / w;
+        }
+        if layout.stress.is_some() {
+            v.stress.copy_from_slice(&maps.g);
+            v.stress_rhs = stage2.map_or(0.0, |(cap, _)| cap);
+        }
+        if let (true, Some(c)) = (layout.cone, &self.cone) {
+            let w = scale_or_one(
+                (0..k)
+                    .map(|i| {
+                        let f = [maps.cone_f[i], maps.cone_f[k + i], maps.cone_f[2 * k + i]];
+                        (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt() * s[i]
+                    })
+                    .fold(0.0, f64::max)
+                    .max(maps.cone0.iter().map(|x| x * x).sum::<f64>().sqrt()),
+            );
+            let div = [1.0, c.half_y.tan(), c.half_z.tan()];
+            for r in 0..3 {
+                for i in 0..k {
+                    v.cone[r * k + i] = -maps.cone_f[r * k + i] * s[i] / (div[r] * w);
+                }
+                v.cone_rhs[r] = maps.cone0[r] / (div[r] * w);
+            }
+        }
+        // objective: Σ c_i u_i² (+ reserves), normalised by the largest c_i
+        let pcsa = |i: usize| self.study.muscles[i].pcsa;
+        let c: Vec<f64> = match (&self.study.criterion, layout.stress) {
+            (Criterion::Forces, _) => (0..k).map(|i| s[i] * s[i]).collect(),
+            (Criterion::Stresses, _) => (0..k).map(|i| (s[i] / pcsa(i)).powi(2)).collect(),
+            (Criterion::Activations, _) => vec![1.0; k],
+            (Criterion::Weighted(w), _) => (0..k).map(|i| w[i] * s[i] * s[i]).collect(),
+            (Criterion::MaxStress, Some(true)) => vec![0.0; k],
+            (Criterion::MaxStress, _) => (0..k).map(|i| maps.g[i] * maps.g[i]).collect(),
+        };
+        let norm = if layout.stress == Some(true) {
+            // objective t + Σ w r² / T: t is the maximum stress over the specific tension
+            self.study.specific_tension
+        } else {
+            scale_or_one(c.iter().fold(0.0, |m: f64, x| m.max(*x)))
+        };
+        for i in 0..k {
+            v.p_diag[i] = 2.0 * c[i] / norm;
+            v.q[i] = 0.0;
+        }
+        for (r, res) in self.study.reserves.iter().enumerate().take(layout.reserves.len()) {
+            v.p_diag[k + r] = 2.0 * res.weight * rho[r] * rho[r] / norm;
+            v.q[k + r] = 0.0;
+        }
+        if layout.stress == Some(true) {
+            let t = layout.t_index();
+            v.p_diag[t] = 0.0;
+            v.q[t] = 1.0;
+        }
+        layout
+    }
+
+    /// Forces from the solution, the independent check, and the result.
+    #[allow(clippy::too_many_arguments)]
+    fn report(
+        &self,
+        data: &mut Data,
+        qd: &[f64],
+        qdd: &[f64],
+        loads: &[Load],
+        maps: &Maps,
+        out: &Outcome,
+        rho: &[f64],
+        iterations: u32,
+        start: Instant,
+    ) -> FrameResult {
+        let k = self.modes.len();
+        let tol = self.study.tolerance;
+        let finite = out.x.iter().all(|v| v.is_finite());
+        let mut clip = 0.0f64;
+        let forces: Vec<f64> = (0..k)
+            .map(|i| {
+                let raw = maps.fmax[i] * out.x[i];
+                let f = raw.clamp(0.0, maps.fmax[i]);
+                clip = clip.max((raw - f).abs() / scale_or_one(maps.fmax[i]));
+                f
+            })
+            .collect();
+        let reserves: Vec<f64> = (0..self.study.reserves.len()).map(|r| rho[r] * out.x[k + r]).collect();
+        let mut result = FrameResult {
+            status: Status::Solved,
+            forces,
+            max_forces: maps.fmax.clone(),
+            lengths: maps.lengths.clone(),
+            reserves,
+            reactions: vec![f64::NAN; self.study.signs.len()],
+            cone_force: None,
+            stability_index: None,
+            objective: None,
+            residual: None,
+            iterations,
+            time_ms: 0.0,
+        };
+        if !finite {
+            result.forces.fill(f64::NAN);
+            result.reserves.fill(f64::NAN);
+        }
+        // independent check: kinetostatics again, from the forces themselves
+        let sigma = self.stresses(&maps.sigma0, if finite { &result.forces } else { &[] });
+        let mut problems = Vec::new();
+        match kinetostatics(self.model, data, qd, qdd, Some(&sigma), loads) {
+            Ok(ks) => {
+                let tau = driving_from_kinetostatics(self.model, data, &ks);
+                let mut reserve_of = vec![0.0; tau.len()];
+                for (r, res) in self.study.reserves.iter().enumerate() {
+                    reserve_of[res.input] = result.reserves[r];
+                }
+                let mut worst = 0.0f64;
+                let mut worst_scaled = 0.0f64;
+                for j in 0..tau.len() {
+                    let d = (tau[j] - reserve_of[j]).abs();
+                    let scale = maps.tau0[j].abs()
+                        + (0..k).map(|i| (maps.tau_f[j * k + i] * maps.fmax[i]).abs()).sum::<f64>()
+                        + reserve_of[j].abs();
+                    worst = worst.max(d);
+                    worst_scaled = worst_scaled.max(d / scale_or_one(scale));
+                }
+                result.residual = Some(worst);
+                if !(worst_scaled <= tol) {
+                    problems.push(format!("equilibrium residual {worst:.3e} (relative {worst_scaled:.1e})"));
+                }
+                for (s, sc) in self.study.signs.iter().enumerate() {
+                    let sig = ks.sigma[sc.mode.index()];
+                    result.reactions[s] = sig;
+                    let scale =
+                        maps.sig0[s].abs() + (0..k).map(|i| (maps.sig_f[s * k + i] * maps.fmax[i]).abs()).sum::<f64>();
+                    let wrong = match sc.sign {
+                        Sign::Compression => sig,
+                        Sign::Tension => -sig,
+                    };
+                    if !(wrong <= tol * scale_or_one(scale)) {
+                        problems.push(format!(
+                            "reaction of {} has the wrong sign: {sig:.3e}",
+                            self.model.mode_name(sc.mode)
+                        ));
+                    }
+                }
+                if let Some(c) = &self.cone {
+                    let fc = mat_vec(&maps.to_cone, &self.joint_force(data, &ks.sigma));
+                    result.cone_force = Some(fc);
+                    result.stability_index = stability_index(&fc, c.half_y, c.half_z);
+                    if c.enforce {
+                        let scale = maps.cone0.iter().map(|x| x * x).sum::<f64>().sqrt()
+                            + (0..k)
+                                .map(|i| {
+                                    (0..3).map(|r| maps.cone_f[r * k + i].powi(2)).sum::<f64>().sqrt() * maps.fmax[i]
+                                })
+                                .sum::<f64>();
+                        let v = cone_violation(&fc, c.half_y, c.half_z);
+                        if !(v <= tol * scale_or_one(scale)) {
+                            problems.push(format!("joint force outside the cone by {v:.3e} N"));
+                        }
+                    }
+                }
+            }
+            Err(e) => problems.push(format!("kinetostatics of the solution failed: {e}")),
+        }
+        if !(clip <= tol) {
+            problems.push(format!("a force was outside its bounds by {clip:.1e} of Fmax"));
+        }
+        result.objective = finite.then(|| self.objective(&result.forces, &result.reserves, &maps.fmax));
+        result.status = match (out.status, &out.error) {
+            (_, Some(e)) => Status::Solver(e.clone()),
+            (Some(st), _) if !out.solved() => Status::Solver(format!("{st:?}")),
+            _ if !problems.is_empty() => Status::Check(problems.join("; ")),
+            (Some(clarabel::solver::SolverStatus::AlmostSolved), _) => Status::AlmostSolved,
+            _ => Status::Solved,
+        };
+        result.time_ms = start.elapsed().as_secs_f64() * 1e3;
+        result
+    }
+
+    /// The criterion's value (its own units) with the reserves' cost.
+    fn objective(&self, forces: &[f64], reserves: &[f64], fmax: &[f64]) -> f64 {
+        let m = &self.study.muscles;
+        let res: f64 = self.study.reserves.iter().zip(reserves).map(|(r, v)| r.weight * v * v).sum();
+        let sum = |f: &dyn Fn(usize) -> f64| (0..forces.len()).map(f).sum::<f64>();
+        res + match &self.study.criterion {
+            Criterion::Forces => sum(&|i| forces[i] * forces[i]),
+            Criterion::Stresses => sum(&|i| (forces[i] / m[i].pcsa).powi(2)),
+            Criterion::Activations => sum(&|i| if fmax[i] > 0.0 { (forces[i] / fmax[i]).powi(2) } else { 0.0 }),
+            Criterion::Weighted(w) => sum(&|i| w[i] * forces[i] * forces[i]),
+            Criterion::MaxStress => (0..forces.len()).map(|i| forces[i] / m[i].pcsa).fold(0.0, f64::max),
+        }
+    }
+}

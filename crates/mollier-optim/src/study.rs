@@ -1,0 +1,246 @@
+//! What a load-sharing study is made of: the muscles (active elements), the criterion, sign
+//! constraints on reactions, the joint cone and the reserve actuators.
+
+use std::fmt;
+use std::str::FromStr;
+
+use mollier_core::geometry::Mat3;
+use mollier_core::{ElementId, ModeId, NodeId};
+
+/// Specific tension of muscle (N/m²): 100 N/cm², seed 002 App. A.
+pub const DEFAULT_SPECIFIC_TENSION: f64 = 1.0e6;
+/// Width `W` of the Gaussian force-length curve, seed 002 eq. 13.
+pub const DEFAULT_WIDTH: f64 = 0.56;
+/// Relative tolerance of the independent checks of every solution.
+pub const DEFAULT_TOLERANCE: f64 = 1e-6;
+
+/// A muscle element: an active TRUSS or CURVED-TRUSS whose force is an unknown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Muscle {
+    /// The element's `elongation` mode; it must be dependent (released). Its stress is the
+    /// muscle force, N, positive in tension.
+    pub mode: ModeId,
+    /// Physiological cross-sectional area attributed to this element (m²).
+    pub pcsa: f64,
+    /// Length of the element at zero elongation (m): the current length is this plus the
+    /// elongation.
+    pub reference_length: f64,
+    /// Optimal length of the force-length curve (m); `None` takes the reference length.
+    pub optimal_length: Option<f64>,
+}
+
+impl Muscle {
+    /// A muscle on mode `mode` with PCSA (m²) and reference length (m).
+    pub fn new(mode: ModeId, pcsa: f64, reference_length: f64) -> Self {
+        Self { mode, pcsa, reference_length, optimal_length: None }
+    }
+
+    /// With an explicit optimal length (m).
+    pub fn with_optimal_length(mut self, length: f64) -> Self {
+        self.optimal_length = Some(length);
+        self
+    }
+
+    /// The optimal length (m).
+    pub fn l_opt(&self) -> f64 {
+        self.optimal_length.unwrap_or(self.reference_length)
+    }
+
+    /// The force-length factor `g(l) = exp(−((l − l_opt)/(W l_opt))²)` at length `l` (m) for
+    /// width `w` (seed 002 eq. 13); `w = ∞` gives 1.
+    pub fn force_length(&self, l: f64, w: f64) -> f64 {
+        let lo = self.l_opt();
+        let x = (l - lo) / (w * lo);
+        (-x * x).exp()
+    }
+
+    /// `Fmax(l) = PCSA · specific_tension · g(l)` (N).
+    pub fn max_force(&self, l: f64, specific_tension: f64, w: f64) -> f64 {
+        self.pcsa * specific_tension * self.force_length(l, w)
+    }
+}
+
+/// The load-sharing criterion (seed 001, "Results": criteria a-d).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Criterion {
+    /// (a) `min Σ F²` (N²).
+    Forces,
+    /// (b) `min Σ (F/PCSA)²` ((N/m²)²).
+    Stresses,
+    /// (c) `min Σ (F/Fmax(l))²` (dimensionless): squared activations.
+    Activations,
+    /// (d) `min max F/PCSA` (N/m²), as an epigraph; among the minimisers, the one with the least
+    /// `Σ (F/PCSA)²` (a second stage), which makes it unique.
+    MaxStress,
+    /// `min Σ w_i F_i²`, one weight `w_i > 0` per muscle (N⁻² or any consistent unit).
+    Weighted(Vec<f64>),
+}
+
+impl Criterion {
+    /// A short name: `a`, `b`, `c`, `d` or `weighted`.
+    pub fn letter(&self) -> &'static str {
+        match self {
+            Criterion::Forces => "a",
+            Criterion::Stresses => "b",
+            Criterion::Activations => "c",
+            Criterion::MaxStress => "d",
+            Criterion::Weighted(_) => "weighted",
+        }
+    }
+}
+
+impl fmt::Display for Criterion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Criterion::Forces => "a: min sum F^2",
+            Criterion::Stresses => "b: min sum (F/PCSA)^2",
+            Criterion::Activations => "c: min sum (F/Fmax(l))^2",
+            Criterion::MaxStress => "d: min max F/PCSA",
+            Criterion::Weighted(_) => "weighted: min sum w F^2",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Parses `a`..`d` (or `forces`, `stresses`, `activations`, `max-stress`).
+impl FromStr for Criterion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "a" | "forces" => Ok(Criterion::Forces),
+            "b" | "stresses" => Ok(Criterion::Stresses),
+            "c" | "activations" => Ok(Criterion::Activations),
+            "d" | "max-stress" | "minmax" => Ok(Criterion::MaxStress),
+            other => Err(format!("unknown criterion `{other}` (expected a, b, c or d)")),
+        }
+    }
+}
+
+/// The allowed sign of a reaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sign {
+    /// `σ <= 0`: a SURFACE element, a contact.
+    Compression,
+    /// `σ >= 0`: a ligament.
+    Tension,
+}
+
+/// A sign constraint on the reaction (stress) of a fixed mode.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SignConstraint {
+    /// The mode; it must be fixed (its stress is a reaction).
+    pub mode: ModeId,
+    /// Allowed sign.
+    pub sign: Sign,
+}
+
+/// The stability cone of a joint (seed 001 App. C; seed 002 eq. 9): the force that the joint
+/// node exerts on `elements` (e.g. the humeral head on the scapula's elements at the GH node),
+/// expressed in a frame fixed to a body, must lie in the elliptic cone
+/// `(F_y/tan θ_a)² + (F_z/tan φ_a)² <= F_x²`, `F_x >= 0`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointCone {
+    /// The joint's position node.
+    pub node: NodeId,
+    /// The elements the node pushes on; each must have the node among its nodes.
+    pub elements: Vec<ElementId>,
+    /// Orientation node of the body that carries the cone (e.g. the scapula).
+    pub body: NodeId,
+    /// The cone frame in the body frame: column `c` holds cone axis `c` in body coordinates
+    /// (`v_body = R v_cone`). Cone-frame x is the cone axis, pointing into the socket.
+    pub rotation: Mat3,
+    /// Half-angle `θ_a` (rad, in (0, π/2)) towards cone-frame y.
+    pub half_angle_y: f64,
+    /// Half-angle `φ_a` (rad, in (0, π/2)) towards cone-frame z.
+    pub half_angle_z: f64,
+    /// Impose the cone as a constraint; otherwise only report the stability index.
+    pub enforce: bool,
+}
+
+/// A reserve actuator on one input: an ideal motor whose driving force `r` (N m for an angle
+/// input, N for a length) costs `weight · r²` in the criterion's own units (for criterion (d),
+/// in its first stage, per N/m² of maximum stress). Make it expensive; its use is reported.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reserve {
+    /// Index of the input (generalized coordinate) in `q`.
+    pub input: usize,
+    /// Cost weight (> 0).
+    pub weight: f64,
+}
+
+/// A load-sharing study: muscles, criterion and constraints.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Study {
+    /// The active elements, in output order.
+    pub muscles: Vec<Muscle>,
+    /// The criterion.
+    pub criterion: Criterion,
+    /// Specific tension (N/m²), turning PCSA into maximal force.
+    pub specific_tension: f64,
+    /// Width `W` of the force-length curve (`f64::INFINITY`: no length dependence).
+    pub width: f64,
+    /// Sign constraints on reactions of fixed modes.
+    pub signs: Vec<SignConstraint>,
+    /// Joint stability cone, imposed or only reported.
+    pub cone: Option<JointCone>,
+    /// Reserve actuators (at most one per input).
+    pub reserves: Vec<Reserve>,
+    /// Relative tolerance of the independent checks of each solution (equilibrium, bounds,
+    /// signs, cone), relative to the scale of each constraint.
+    pub tolerance: f64,
+}
+
+impl Study {
+    /// A study with default parameters: no sign constraints, no cone, no reserves.
+    pub fn new(muscles: Vec<Muscle>, criterion: Criterion) -> Self {
+        Self {
+            muscles,
+            criterion,
+            specific_tension: DEFAULT_SPECIFIC_TENSION,
+            width: DEFAULT_WIDTH,
+            signs: Vec::new(),
+            cone: None,
+            reserves: Vec::new(),
+            tolerance: DEFAULT_TOLERANCE,
+        }
+    }
+}
+
+/// Why a study cannot be set up on a model.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SetupError {
+    /// A muscle is not usable.
+    #[error("muscle #{index} ({name}): {message}")]
+    Muscle {
+        /// Index in `Study::muscles`.
+        index: usize,
+        /// Its mode (`element.mode`) when known.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A sign constraint is not usable.
+    #[error("sign constraint #{index} ({name}): {message}")]
+    Sign {
+        /// Index in `Study::signs`.
+        index: usize,
+        /// Its mode when known.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The joint cone is not usable.
+    #[error("joint cone: {0}")]
+    Cone(String),
+    /// A reserve actuator is not usable.
+    #[error("reserve #{index}: {message}")]
+    Reserve {
+        /// Index in `Study::reserves`.
+        index: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A study-wide parameter is out of range.
+    #[error("{0}")]
+    Parameter(String),
+}

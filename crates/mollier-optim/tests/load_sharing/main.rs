@@ -1,0 +1,8 @@
+//! Load sharing against independent references: closed forms, hand statics, KKT conditions.
+
+mod common;
+mod cone;
+mod kernel;
+mod one_dof;
+mod robustness;
+mod signs;

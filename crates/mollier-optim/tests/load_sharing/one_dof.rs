@@ -1,0 +1,221 @@
+//! A 1-DOF planar joint with 2, 3 and 4 muscles: every criterion against its closed-form
+//! optimum, with the moment arms and lengths computed by hand from the geometry.
+//!
+//! Closed forms for `Σ r_i F_i = M` (M > 0) over the agonists (r_i > 0), antagonists at 0:
+//! - (a) `F_i = r_i M / Σ r_j²`; (b) `F_i = A_i² r_i M / Σ A_j² r_j²`;
+//! - (c) `F_i = Fmax_i² r_i M / Σ Fmax_j² r_j²`; weighted `F_i = (r_i/w_i) M / Σ r_j²/w_j`;
+//! - (d) `F_i = A_i t`, `t = M / Σ A_j r_j`;
+//! - with muscle s saturated: the same over the others with `M − r_s Fmax_s`.
+
+use mollier_core::dynamics::Load;
+use mollier_core::{Data, solve_positions};
+use mollier_optim::{Criterion, FrameResult, LoadSharing, Muscle, Reserve, Study};
+
+use crate::common::*;
+
+const Q: f64 = 0.3;
+const LOAD: [f64; 3] = [0.0, -20.0, 0.0];
+
+fn origins() -> Vec<[f64; 3]> {
+    vec![[-0.05, 0.20, 0.0], [0.02, 0.25, 0.0], [0.0, -0.2, 0.0], [0.05, 0.15, 0.0]]
+}
+fn insertions() -> Vec<[f64; 3]> {
+    vec![[0.10, 0.02, 0.0], [0.15, -0.01, 0.0], [0.05, 0.0, 0.0], [0.2, 0.015, 0.0]]
+}
+
+struct Case {
+    arm: Arm,
+    pcsa: Vec<f64>,
+    lopt: Vec<Option<f64>>,
+}
+
+impl Case {
+    fn new(which: &[usize], pcsa: &[f64]) -> Self {
+        let o: Vec<_> = which.iter().map(|&i| origins()[i]).collect();
+        let ins: Vec<_> = which.iter().map(|&i| insertions()[i]).collect();
+        Self { arm: arm(&o, &ins, [0.3, 0.0, 0.0], false), pcsa: pcsa.to_vec(), lopt: vec![None; which.len()] }
+    }
+
+    fn muscles(&self) -> Vec<Muscle> {
+        (0..self.pcsa.len())
+            .map(|i| {
+                let m = Muscle::new(self.arm.muscles[i], self.pcsa[i], self.arm.l0[i]);
+                match self.lopt[i] {
+                    Some(l) => m.with_optimal_length(l),
+                    None => m,
+                }
+            })
+            .collect()
+    }
+
+    fn solve(&self, study: Study) -> FrameResult {
+        let sharing = LoadSharing::new(&self.arm.model, study).unwrap();
+        let mut data = Data::new(&self.arm.model);
+        solve_positions(&self.arm.model, &mut data, &[Q]).unwrap();
+        let mut ws = sharing.workspace();
+        let load = [Load::Force { node: self.arm.tip, force: LOAD }];
+        let r = sharing.solve_frame(&mut ws, &mut data, &[0.0], &[0.0], &load);
+        assert!(r.status.is_success(), "{}", r.status);
+        r
+    }
+
+    /// Hand values at Q: lengths, moment arms, Fmax(l), required moment.
+    fn hand(&self) -> (Vec<f64>, Vec<f64>, Vec<f64>, f64) {
+        let (len, r, _) = self.arm.planar(Q);
+        let fmax = (0..len.len())
+            .map(|i| {
+                let lo = self.lopt[i].unwrap_or(self.arm.l0[i]);
+                self.pcsa[i] * T * (-((len[i] - lo) / (W * lo)).powi(2)).exp()
+            })
+            .collect();
+        (len, r, fmax, self.arm.holding_moment(Q, &LOAD))
+    }
+}
+
+/// `F_i = c_i r_i λ` over the muscles with `r_i > 0` and `i ∉ saturated`, `λ` from the moment.
+fn proportional(r: &[f64], c: &[f64], m: f64, saturated: &[(usize, f64)]) -> Vec<f64> {
+    let rest = m - saturated.iter().map(|&(s, f)| r[s] * f).sum::<f64>();
+    let free = |i: usize| r[i] > 0.0 && !saturated.iter().any(|&(s, _)| s == i);
+    let den: f64 = (0..r.len()).filter(|&i| free(i)).map(|i| c[i] * r[i] * r[i]).sum();
+    (0..r.len())
+        .map(|i| match saturated.iter().find(|&&(s, _)| s == i) {
+            Some(&(_, f)) => f,
+            None if free(i) => c[i] * r[i] * rest / den,
+            None => 0.0,
+        })
+        .collect()
+}
+
+fn assert_forces(what: &str, got: &[f64], want: &[f64]) {
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let d = rel_diff(got, want, scale);
+    assert!(d < 1e-9, "{what}: got {got:?}, want {want:?} (relative {d:.1e})");
+}
+
+fn check_all_criteria(case: &Case) {
+    let (_, r, fmax, m) = case.hand();
+    assert!(m > 0.0);
+    let a = &case.pcsa;
+    let k = r.len();
+    // (a)
+    let got = case.solve(Study::new(case.muscles(), Criterion::Forces));
+    assert_forces("(a)", &got.forces, &proportional(&r, &vec![1.0; k], m, &[]));
+    assert_forces("Fmax(l)", &got.max_forces, &fmax);
+    // (b)
+    let got = case.solve(Study::new(case.muscles(), Criterion::Stresses));
+    let c: Vec<f64> = a.iter().map(|v| v * v).collect();
+    assert_forces("(b)", &got.forces, &proportional(&r, &c, m, &[]));
+    // (c)
+    let got = case.solve(Study::new(case.muscles(), Criterion::Activations));
+    let c: Vec<f64> = fmax.iter().map(|v| v * v).collect();
+    assert_forces("(c)", &got.forces, &proportional(&r, &c, m, &[]));
+    // weighted
+    let w: Vec<f64> = (0..k).map(|i| 1.0 + i as f64).collect();
+    let got = case.solve(Study::new(case.muscles(), Criterion::Weighted(w.clone())));
+    let c: Vec<f64> = w.iter().map(|v| 1.0 / v).collect();
+    assert_forces("weighted", &got.forces, &proportional(&r, &c, m, &[]));
+    // (d): F_i = A_i t
+    let got = case.solve(Study::new(case.muscles(), Criterion::MaxStress));
+    let t = m / (0..k).filter(|&i| r[i] > 0.0).map(|i| a[i] * r[i]).sum::<f64>();
+    let want: Vec<f64> = (0..k).map(|i| if r[i] > 0.0 { a[i] * t } else { 0.0 }).collect();
+    assert_forces("(d)", &got.forces, &want);
+    assert!((got.objective.unwrap() - t).abs() < 1e-6 * t, "max stress {} vs {t}", got.objective.unwrap());
+    // every frame is in equilibrium by the independent kinetostatics
+    assert!(got.residual.unwrap() < 1e-10 * m);
+}
+
+#[test]
+fn two_agonists_every_criterion() {
+    let case = Case::new(&[0, 1], &[3e-4, 5e-4]);
+    check_all_criteria(&case);
+}
+
+#[test]
+fn two_agonists_and_an_antagonist_every_criterion() {
+    let mut case = Case::new(&[0, 1, 2], &[3e-4, 5e-4, 4e-4]);
+    // a muscle away from its optimal length: g(l) < 1 weighs criterion (c)
+    case.lopt[1] = Some(0.6 * case.arm.l0[1]);
+    let (_, r, fmax, _) = case.hand();
+    assert!(r[0] > 0.0 && r[1] > 0.0 && r[2] < 0.0, "moment arms {r:?}");
+    assert!(fmax[1] < 0.9 * case.pcsa[1] * T);
+    check_all_criteria(&case);
+}
+
+#[test]
+fn three_agonists_every_criterion() {
+    let case = Case::new(&[0, 1, 3], &[3e-4, 5e-4, 2e-4]);
+    let (_, r, _, _) = case.hand();
+    assert!(r.iter().all(|v| *v > 0.0), "moment arms {r:?}");
+    check_all_criteria(&case);
+}
+
+#[test]
+fn saturated_muscle_criteria_a_and_d() {
+    // muscle 1 has the largest moment arm but little PCSA: it saturates at Fmax(l)
+    let case = Case::new(&[0, 1, 3], &[3e-4, 1e-5, 2e-4]);
+    let (_, r, fmax, m) = case.hand();
+    // (a): the unbounded optimum wants more than Fmax from muscle 1
+    let want = proportional(&r, &[1.0; 3], m, &[(1, fmax[1])]);
+    let lambda = want[0] / r[0];
+    assert!(lambda * r[1] > fmax[1], "precondition: muscle 1 saturates");
+    let got = case.solve(Study::new(case.muscles(), Criterion::Forces));
+    assert_forces("(a) saturated", &got.forces, &want);
+    // (d): saturation comes from the force-length curve: muscle 1 far from its optimal length
+    let mut case = Case::new(&[0, 1, 3], &[3e-4, 5e-4, 2e-4]);
+    case.lopt[1] = Some(0.4 * case.arm.l0[1]);
+    let (_, r, fmax, m) = case.hand();
+    let a = &case.pcsa;
+    let t = (m - r[1] * fmax[1]) / (r[0] * a[0] + r[2] * a[2]);
+    assert!(a[1] * t > fmax[1], "precondition: muscle 1 saturates under (d)");
+    let got = case.solve(Study::new(case.muscles(), Criterion::MaxStress));
+    assert_forces("(d) saturated", &got.forces, &[a[0] * t, fmax[1], a[2] * t]);
+    let s0 = got.forces[0] / a[0];
+    let s2 = got.forces[2] / a[2];
+    assert!((s0 - s2).abs() < 1e-9 * s0, "equal stresses of the unsaturated muscles: {s0} vs {s2}");
+    assert!(got.forces[1] / a[1] < s0, "the saturated one is below the common stress");
+}
+
+#[test]
+fn an_expensive_reserve_covers_what_the_muscles_cannot() {
+    // the load is beyond the muscles: without a reserve the frame is infeasible, with an
+    // expensive one all muscles saturate and the reserve gives the rest:
+    // KKT: 2 F_i = λ r_i (unsaturated), 2 w r = λ  ⇒  saturated when w r r_i > Fmax_i
+    let case = Case::new(&[0, 1], &[1e-5, 1e-5]);
+    let (_, r, fmax, m) = case.hand();
+    assert!(r[0] * fmax[0] + r[1] * fmax[1] < 0.5 * m, "precondition: the muscles are too weak");
+    let sharing = LoadSharing::new(&case.arm.model, Study::new(case.muscles(), Criterion::Forces)).unwrap();
+    let mut data = Data::new(&case.arm.model);
+    solve_positions(&case.arm.model, &mut data, &[Q]).unwrap();
+    let load = [Load::Force { node: case.arm.tip, force: LOAD }];
+    let mut ws = sharing.workspace();
+    let res = sharing.solve_frame(&mut ws, &mut data, &[0.0], &[0.0], &load);
+    assert!(!res.status.is_success(), "{}", res.status);
+    assert!(res.status.to_string().contains("Infeasible"), "{}", res.status);
+    assert!(res.residual.unwrap() > 0.0 && res.residual.unwrap().is_finite());
+    let weight = 1e3;
+    let mut study = Study::new(case.muscles(), Criterion::Forces);
+    study.reserves = vec![Reserve { input: 0, weight }];
+    let sharing = LoadSharing::new(&case.arm.model, study).unwrap();
+    let mut ws = sharing.workspace();
+    let res = sharing.solve_frame(&mut ws, &mut data, &[0.0], &[0.0], &load);
+    assert!(res.status.is_success(), "{}", res.status);
+    let reserve = m - r[0] * fmax[0] - r[1] * fmax[1];
+    assert!((0..2).all(|i| weight * reserve * r[i] > fmax[i]), "precondition: both saturate");
+    assert_forces("saturated muscles", &res.forces, &fmax);
+    assert!((res.reserves[0] - reserve).abs() < 1e-9 * m, "reserve {} vs {reserve}", res.reserves[0]);
+    let cost = fmax.iter().map(|f| f * f).sum::<f64>() + weight * reserve * reserve;
+    assert!((res.objective.unwrap() - cost).abs() < 1e-6 * cost);
+}
+
+#[test]
+fn equal_stresses_under_criterion_d_with_several_muscles() {
+    // four muscles, one antagonist: the three agonists share one F/PCSA
+    let case = Case::new(&[0, 1, 2, 3], &[3e-4, 5e-4, 4e-4, 2e-4]);
+    let r = case.solve(Study::new(case.muscles(), Criterion::MaxStress));
+    let s: Vec<f64> = (0..4).map(|i| r.forces[i] / case.pcsa[i]).collect();
+    assert!(s[2].abs() < 1e-9 * s[0], "the antagonist rests: {s:?}");
+    for i in [1, 3] {
+        assert!((s[i] - s[0]).abs() < 1e-9 * s[0], "equal stresses: {s:?}");
+    }
+    assert!(r.forces.iter().zip(&r.max_forces).all(|(f, m)| f < m), "unsaturated");
+}
