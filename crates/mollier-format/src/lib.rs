@@ -8,7 +8,8 @@
 //!
 //! Every problem is a [`Diagnostic`] with `file:line:col`, the field path and a hint:
 //! [`parse`] reports syntax, unknown fields, wrong types, the format version, invalid or
-//! duplicate names, non-finite numbers and malformed orientations and inertias; a
+//! duplicate names, non-finite numbers, malformed orientations and inertias, and laws, loads and
+//! gravity that cannot be right (a negative stiffness, a gravity in mm/s²); a
 //! [`Document`] places the compile step's later problems by field path ([`Document::error`]).
 //!
 //! ```
@@ -45,8 +46,8 @@ use std::path::Path;
 pub use diag::{Diagnostic, Diagnostics, Location, Snippet};
 pub use spans::Spans;
 pub use spec::{
-    AngleUnit, BodySpec, ElementSpec, FORMAT_VERSION, FieldError, LengthUnit, MassUnit, ModelSpec, NodeSpec,
-    ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
+    AngleUnit, BodySpec, ElementSpec, FORMAT_VERSION, FieldError, LengthUnit, LoadSpec, MassUnit, ModeLawSpec,
+    ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
 };
 pub use validate::{AXIS_NAMES, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};

@@ -44,6 +44,10 @@ pub struct ModelSpec {
     /// modes (a muscle, a ligament). Every other mode is rigid (held at its initial value).
     #[serde(default)]
     pub free: Vec<String>,
+    /// Gravitational acceleration `[x, y, z]` in the global frame, in m/s² whatever the file's
+    /// length unit (e.g. `[0, -9.81, 0]`). It acts on the bodies' masses. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gravity: Option<[f64; 3]>,
     /// Free-standing nodes: points (`position`) and orientations (`orientation`).
     #[serde(default)]
     pub nodes: Named<NodeSpec>,
@@ -54,6 +58,10 @@ pub struct ModelSpec {
     /// the other keys are that type's parameters.
     #[serde(default)]
     pub elements: Named<ElementSpec>,
+    /// Constant external loads by name: forces at points and moments on bodies, in the global
+    /// frame.
+    #[serde(default, skip_serializing_if = "Named::is_empty")]
+    pub loads: Named<LoadSpec>,
 }
 
 /// Units of the numbers in a model file.
@@ -114,6 +122,22 @@ impl UnitsSpec {
         match self.angle {
             AngleUnit::Rad => 1.0,
             AngleUnit::Deg => std::f64::consts::PI / 180.0,
+        }
+    }
+    /// A quantity per length unit (a stiffness in N per length unit, a damping in N s per length
+    /// unit) in SI (per metre), by one multiplication by the units per metre.
+    pub fn per_length_to_si(&self, v: f64) -> f64 {
+        match self.length {
+            LengthUnit::M => v,
+            LengthUnit::Cm => v * 100.0,
+            LengthUnit::Mm => v * 1000.0,
+        }
+    }
+    /// A quantity per angle unit (a stiffness in N m per angle unit) in SI (per radian).
+    pub fn per_angle_to_si(&self, v: f64) -> f64 {
+        match self.angle {
+            AngleUnit::Rad => v,
+            AngleUnit::Deg => v * (180.0 / std::f64::consts::PI),
         }
     }
     /// Kilograms per mass unit.
@@ -350,10 +374,11 @@ pub struct BodySpec {
     /// elsewhere as `body.point`.
     #[serde(default)]
     pub points: Named<PointSpec>,
-    /// Mass (file mass unit). Kept for dynamics; kinematics does not use it.
+    /// Mass (file mass unit), at the centre of mass. Dynamics uses it; kinematics does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mass: Option<f64>,
-    /// Centre of mass: the name of one of this body's points, or `[x, y, z]` in body coordinates.
+    /// Centre of mass: the name of one of this body's points, or `[x, y, z]` in body coordinates
+    /// (file length unit; a node `body.com` is made there). Default: the body's origin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub com: Option<PointSpec>,
     /// Inertia tensor about the centre of mass in body axes (file mass unit × length unit²): a 3x3
@@ -370,9 +395,54 @@ pub struct ElementSpec {
     /// The element type, e.g. `truss`, `hinge`, `beam`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// A constitutive law for the element's free (or driven) modes, by mode name: linear
+    /// springs, dampers and preload (`σ = preload + stiffness·e + damping·ė`). Rigid modes
+    /// cannot have one: their stress is a reaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub law: Option<Named<ModeLawSpec>>,
     /// The type's parameters.
     #[serde(flatten)]
     pub params: ParamTable,
+}
+
+/// The linear law of one mode (SPACAR's eq. 16, uncoupled): its stress is
+/// `preload + stiffness · e + damping · ė`, with `e` the mode's value (zero in the initial
+/// configuration). Stresses are forces (N) for modes that are lengths and moments (N m) for
+/// angles; the file's length and angle units apply to the "per" part. Omitted values are 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModeLawSpec {
+    /// Spring stiffness, at least 0: N per length unit for a length mode, N m per angle unit for
+    /// an angle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub stiffness: Option<f64>,
+    /// Damping coefficient, at least 0: N s per length unit for a length mode, N m s per angle
+    /// unit for an angle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub damping: Option<f64>,
+    /// Stress in the initial configuration (N, or N m for an angle): positive is tension for an
+    /// elongation, a moment in the positive sense of the mode for an angle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preload: Option<f64>,
+}
+
+/// A constant load in the global frame: a force at a point, a moment on a body, or both (a
+/// wrench at a point of a body).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSpec {
+    /// Where it acts: a point (`body.point`, a body's origin by the body's name, or a position
+    /// node) for a force; a body (or `body.point`: the moment acts on that body) or an
+    /// orientation node for a moment.
+    pub at: String,
+    /// Force `[x, y, z]` in N, global frame, at the point `at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<[f64; 3]>,
+    /// Moment `[x, y, z]` in N m, global frame, on the body `at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moment: Option<[f64; 3]>,
 }
 
 #[cfg(test)]

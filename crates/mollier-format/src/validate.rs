@@ -6,8 +6,11 @@ use std::collections::HashMap;
 
 use crate::Document;
 use crate::diag::Diagnostic;
-use crate::spec::{BodySpec, FieldError, OrientationSpec};
-use crate::values::{InertiaSpec, PointSpec};
+use crate::spec::{BodySpec, FieldError, LoadSpec, ModeLawSpec, OrientationSpec};
+use crate::values::{InertiaSpec, Named, PointSpec};
+
+/// Standard gravity (m/s²), to recognise a gravity written in another length unit.
+const STANDARD_GRAVITY: f64 = 9.80665;
 
 /// Coordinate names; a body point may not take one, so that `body.x` always means a coordinate.
 pub const AXIS_NAMES: [&str; 7] = ["x", "y", "z", "l0", "l1", "l2", "l3"];
@@ -78,6 +81,15 @@ pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
                 "write e.g. `type = \"truss\"`; `mollier types` lists the types",
             ));
         }
+        if let Some(law) = &el.law {
+            check_law(doc, &mut out, &format!("elements.{name}.law"), law);
+        }
+    }
+    if let Some(g) = &spec.gravity {
+        check_gravity(doc, &mut out, g);
+    }
+    for (name, load) in spec.loads.iter() {
+        check_load(doc, &mut out, name, load);
     }
     for (list, items) in [("fixed", &spec.fixed), ("inputs", &spec.inputs), ("free", &spec.free)] {
         for (i, item) in items.iter().enumerate() {
@@ -161,7 +173,16 @@ fn check_body(doc: &Document, out: &mut Vec<Diagnostic>, name: &str, body: &Body
         _ => {}
     }
     match &body.com {
-        Some(PointSpec::Coordinates(c)) => check_finite(doc, out, &format!("{path}.com"), c),
+        Some(PointSpec::Coordinates(c)) => {
+            check_finite(doc, out, &format!("{path}.com"), c);
+            if body.points.get("com").is_some() {
+                out.push(doc.error(
+                    &format!("{path}.com"),
+                    format!("`{name}` has a point called `com`, and a centre of mass given as coordinates would take that name"),
+                    "write `com = \"com\"` to put the centre of mass at that point, or rename the point",
+                ));
+            }
+        }
         Some(PointSpec::Name(n)) if body.points.get(n).is_none() => {
             let known: Vec<&str> = body.points.iter().map(|(k, _)| k).collect();
             out.push(doc.error(
@@ -213,6 +234,89 @@ fn check_inertia(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, inertia:
             format!("the principal moments {:.3e}, {:.3e}, {:.3e} violate the triangle inequality", e[0], e[1], e[2]),
             "no body has such an inertia: each principal moment is at most the sum of the other two",
         ));
+    }
+}
+
+fn check_law(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, law: &Named<ModeLawSpec>) {
+    if law.is_empty() {
+        out.push(doc.error(
+            path,
+            "the law names no mode",
+            "give one table per mode, e.g. `law.elongation = { stiffness = 1000 }`",
+        ));
+    }
+    for (mode, m) in law.iter() {
+        let mp = format!("{path}.{mode}");
+        if m.stiffness.is_none() && m.damping.is_none() && m.preload.is_none() {
+            out.push(doc.error(
+                &mp,
+                format!("the law of `{mode}` gives no `stiffness`, `damping` or `preload`"),
+                "give at least one of them (omitted ones are 0), or delete the entry",
+            ));
+        }
+        for (field, v) in [("stiffness", m.stiffness), ("damping", m.damping), ("preload", m.preload)] {
+            let Some(v) = v else { continue };
+            let fp = format!("{mp}.{field}");
+            if !v.is_finite() {
+                out.push(doc.error(
+                    &fp,
+                    format!("numbers must be finite, found {v}"),
+                    "replace it with a finite number",
+                ));
+            } else if v < 0.0 && field != "preload" {
+                let hint = if field == "stiffness" {
+                    "a spring's stiffness is at least 0; to load the mode the other way, give a negative `preload`"
+                } else {
+                    "a damper dissipates energy: its coefficient is at least 0"
+                };
+                out.push(doc.error(&fp, format!("the {field} must not be negative, found {v}"), hint));
+            }
+        }
+    }
+}
+
+fn check_gravity(doc: &Document, out: &mut Vec<Diagnostic>, g: &[f64; 3]) {
+    let before = out.len();
+    check_finite(doc, out, "gravity", g);
+    if out.len() > before {
+        return;
+    }
+    let n = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+    // standard gravity in cm/s² or mm/s², give or take 2 %
+    for (per_m, unit) in [(100.0, "cm"), (1000.0, "mm")] {
+        if (n / (per_m * STANDARD_GRAVITY) - 1.0).abs() < 0.02 {
+            out.push(doc.error(
+                "gravity",
+                format!("a gravity of {n} m/s² is about {per_m} g: it looks like {unit}/s²"),
+                "gravity is in m/s² whatever the file's length unit: write e.g. [0, -9.81, 0]",
+            ));
+        }
+    }
+}
+
+fn check_load(doc: &Document, out: &mut Vec<Diagnostic>, name: &str, load: &LoadSpec) {
+    let path = format!("loads.{name}");
+    if !is_valid_name(name) {
+        out.push(doc.error_at_key(&path, format!("`{name}` is not a valid name"), NAME_HINT));
+    }
+    if load.at.trim().is_empty() {
+        out.push(doc.error(
+            &format!("{path}.at"),
+            "empty name",
+            "name the point a force acts at, or the body a moment acts on",
+        ));
+    }
+    if load.force.is_none() && load.moment.is_none() {
+        out.push(doc.error(
+            &path,
+            "a load needs a `force` or a `moment`",
+            "write `force = [x, y, z]` (N) or `moment = [x, y, z]` (N m), global frame",
+        ));
+    }
+    for (field, v) in [("force", &load.force), ("moment", &load.moment)] {
+        if let Some(v) = v {
+            check_finite(doc, out, &format!("{path}.{field}"), v);
+        }
     }
 }
 

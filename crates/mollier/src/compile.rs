@@ -8,6 +8,11 @@
 //! `elongation`, `bending_y_p` and `bending_z_p` of that beam are independent: those three are
 //! held and `torsion`, `bending_y_q`, `bending_z_q` released. A point at the origin, or one given
 //! as the name of another node, reuses that node.
+//!
+//! Dynamics: a body's mass sits at a node at its centre of mass — the named point, the origin, or
+//! a node `body.com` joined to the origin like a point — and its inertia (about the centre of
+//! mass, in body axes) at its orientation node. Gravity, loads and the elements' linear laws are
+//! converted to SI and handed to the kernel.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -15,8 +20,10 @@ use std::path::Path;
 use mollier_beam::Beam;
 use mollier_core::element::{NodeKind, Quantity};
 use mollier_core::registry::{Frame, Params, Registry, Resolver, Units, Value};
-use mollier_core::{BuildError, ElementId, Input, Model, ModelBuilder, NodeId};
-use mollier_format::{Diagnostic, Diagnostics, Document, ModelSpec, ParamValue, PointSpec, UnitsSpec};
+use mollier_core::{BuildError, ElementId, Input, LinearLaw, Load, ModeRole, Model, ModelBuilder, NodeId};
+use mollier_format::{
+    Diagnostic, Diagnostics, Document, ModeLawSpec, ModelSpec, Named, ParamValue, PointSpec, UnitsSpec,
+};
 
 /// Separates a resolver's message from its hint inside a registry `ParamError` message.
 const HINT_MARK: &str = "\u{1f}";
@@ -45,6 +52,11 @@ pub enum NodeRole {
         body: String,
         /// The point.
         point: String,
+    },
+    /// The centre of mass of a body, given as coordinates (`body.com`).
+    CentreOfMass {
+        /// The body.
+        body: String,
     },
 }
 
@@ -93,6 +105,8 @@ pub struct BodyInfo {
     pub com: Option<[f64; 3]>,
     /// Inertia tensor about the centre of mass in body axes (kg m², 3x3).
     pub inertia: Option<[[f64; 3]; 3]>,
+    /// The node that carries the mass (at the centre of mass), when the body has one.
+    pub mass_node: Option<NodeId>,
 }
 
 /// A compiled model with the names it was written with.
@@ -440,6 +454,8 @@ enum Target {
 struct Built {
     id: ElementId,
     modes: Vec<(String, Quantity)>,
+    /// The element type gives the element a constitutive law of its own.
+    own_law: bool,
 }
 
 pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: bool) -> Result<Compiled, Diagnostics> {
@@ -521,6 +537,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
     let mut origin_own = vec![None; spec.bodies.len()];
     let mut orientation = vec![None; spec.bodies.len()];
     let mut point_own: Vec<Vec<Option<NodeId>>> = Vec::with_capacity(spec.bodies.len());
+    let mut com_own: Vec<Option<NodeId>> = Vec::with_capacity(spec.bodies.len());
     for (b, (name, body)) in spec.bodies.iter().enumerate() {
         let mut own = vec![None; body.points.len()];
         if let Some(f) = frames[b] {
@@ -556,6 +573,23 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             }
         }
         point_own.push(own);
+        com_own.push(match (frames[b], &body.com, body.mass) {
+            (Some(f), Some(PointSpec::Coordinates(c)), Some(_)) => {
+                let c = c.map(|v| units.length_to_si(v));
+                (norm(&c) > ZERO_LENGTH).then(|| add(&f.origin, &rotate(&f.euler, &c))).and_then(|x| {
+                    push_node(
+                        &mut builder,
+                        &mut errors,
+                        &format!("bodies.{name}.com"),
+                        format!("{name}.com"),
+                        NodeRole::CentreOfMass { body: name.to_string() },
+                        Some(x),
+                        None,
+                    )
+                })
+            }
+            _ => None,
+        });
     }
     // names given instead of coordinates share the named node
     let limit = spec.nodes.len() + spec.bodies.iter().map(|(_, b)| 1 + b.points.len()).sum::<usize>() + 1;
@@ -622,6 +656,18 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
                 Err(e) => errors.push(doc.error(&path, e.to_string(), "rename the point")),
             }
         }
+        if let Some(t) = com_own[b] {
+            let el_name = format!("{name}.com");
+            match builder.add_generated_element(el_name.clone(), Box::new(Beam::new(o, l, t, l, None))) {
+                Ok(id) => {
+                    for m in ["torsion", "bending_y_q", "bending_z_q"] {
+                        builder.free_mode(id, m);
+                    }
+                    element_paths.insert(el_name, format!("bodies.{name}.com"));
+                }
+                Err(e) => errors.push(doc.error(&format!("bodies.{name}.com"), e.to_string(), "rename the point")),
+            }
+        }
     }
 
     // 4. the user's elements, built by their registered types
@@ -647,11 +693,12 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             Ok(element) => {
                 let modes =
                     element.layout().modes().iter().map(|m| (m.name.to_string(), m.quantity)).collect::<Vec<_>>();
+                let own_law = element.law().is_some();
                 match builder.add_element(name.to_string(), element) {
                     Ok(id) => {
                         element_paths.insert(name.to_string(), base.clone());
                         elements.push(UserElement { name: name.to_string(), kind: el.kind.clone(), id });
-                        built.push(Some(Built { id, modes }));
+                        built.push(Some(Built { id, modes, own_law }));
                     }
                     Err(e) => {
                         errors.push(doc.error(&base, e.to_string(), "rename the element"));
@@ -871,12 +918,90 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             Err((m, h)) => errors.push(doc.error(&path, m, h)),
         }
     }
+    // 6. dynamics: masses and inertias, gravity, loads, laws
+    let mut mass_nodes = vec![None; spec.bodies.len()];
+    for (b, (_, body)) in spec.bodies.iter().enumerate() {
+        let Some(mass) = body.mass else { continue };
+        let node = match &body.com {
+            Some(PointSpec::Coordinates(_)) => com_own[b].or(names.origin[b]),
+            Some(PointSpec::Name(p)) => body.points.position(p).and_then(|i| names.points[b][i]),
+            None => names.origin[b],
+        };
+        // a body that could not be placed was reported where the cause is
+        if let Some(node) = node {
+            builder.add_mass(node, units.mass_to_si(mass));
+            mass_nodes[b] = Some(node);
+        }
+        if let (Some(inertia), Some(l)) = (&body.inertia, names.orientation[b]) {
+            // symmetric to the parser's tolerance: take the symmetric part
+            let j = inertia.matrix().map(|r| r.map(|v| units.inertia_to_si(v)));
+            builder.add_rotational_inertia(l, [0, 1, 2].map(|i| [0, 1, 2].map(|k| 0.5 * (j[i][k] + j[k][i]))));
+        }
+    }
+    if let Some(g) = spec.gravity {
+        builder.set_gravity(g);
+    }
+    for (name, load) in spec.loads.iter() {
+        let path = format!("loads.{name}.at");
+        match load_nodes(spec, &names, &load.at, load.force.is_some(), load.moment.is_some()) {
+            Ok((point, body)) => {
+                if let (Some(force), Some(node)) = (load.force, point) {
+                    builder.add_load(Load::Force { node, force });
+                }
+                if let (Some(moment), Some(node)) = (load.moment, body) {
+                    builder.add_load(Load::Moment { node, moment });
+                }
+            }
+            Err((m, h)) => errors.push(doc.error(&path, m, h)),
+        }
+    }
+    let mut laws: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (e, (name, el)) in spec.elements.iter().enumerate() {
+        let (Some(law), Some(b)) = (&el.law, &built[e]) else { continue };
+        let path = format!("elements.{name}.law");
+        if b.own_law {
+            errors.push(doc.error(
+                &path,
+                format!("a `{}` has a constitutive law of its own, which a `law` table would replace", el.kind),
+                "delete the `law` table; the element type's parameters set its law",
+            ));
+            continue;
+        }
+        match linear_law(law, b, units) {
+            Ok((linear, modes)) => {
+                builder.set_law(b.id, Box::new(linear));
+                laws.push((e, modes));
+            }
+            Err((mode, m, h)) => errors.push(doc.error_at_key(
+                &format!("{path}.{mode}"),
+                format!("element `{name}` ({}) {m}", el.kind),
+                h,
+            )),
+        }
+    }
     if !errors.is_empty() {
         return Err(Diagnostics(errors));
     }
 
-    // 6. build
+    // 7. build
     let model = builder.build().map_err(|e| Diagnostics::one(build_error(doc, &element_paths, e)))?;
+    // a rigid mode's stress is a reaction: a law there would be silently ignored
+    for (e, modes) in &laws {
+        let (name, b) = (&spec.elements.0[*e].0, built[*e].as_ref().expect("a law is only read for built elements"));
+        for &k in modes {
+            if let ModeRole::Fixed(_) = model.mode_role(model.mode_id(b.id, k)) {
+                let mode = &b.modes[k].0;
+                errors.push(doc.error_at_key(
+                    &format!("elements.{name}.law.{mode}"),
+                    format!("`{name}.{mode}` is rigid: its stress is a reaction, which a law cannot set"),
+                    format!("release it (`free = [\"{name}.{mode}\"]`, or `\"{name}\"` for all its modes) or drive it (`inputs`)"),
+                ));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Diagnostics(errors));
+    }
     let inputs = inputs
         .into_iter()
         .map(|(name, p, quantity)| InputInfo {
@@ -920,6 +1045,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
                 mass: body.mass.map(|m| units.mass_to_si(m)),
                 com,
                 inertia: body.inertia.as_ref().map(|i| i.matrix().map(|r| r.map(|v| units.inertia_to_si(v)))),
+                mass_node: mass_nodes[b],
             });
         }
     }
@@ -929,6 +1055,81 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
 enum PendingInput {
     Coordinate(NodeId, usize),
     Mode(ElementId, usize),
+}
+
+/// The nodes a load named `at` acts on: the point for its force, the orientation for its moment
+/// (each when asked for; `None` when it could not be made, which was reported already).
+fn load_nodes(
+    spec: &ModelSpec,
+    names: &Names<'_>,
+    at: &str,
+    force: bool,
+    moment: bool,
+) -> Result<(Option<NodeId>, Option<NodeId>), Why> {
+    let Some(r) = lookup(spec, at) else {
+        if let Some(body) = at.strip_suffix(".orientation").filter(|b| spec.bodies.position(b).is_some()) {
+            return Err((
+                format!("`{at}` is not a name in the file"),
+                format!("a body's name stands for its orientation: write `at = \"{body}\"`"),
+            ));
+        }
+        return Err(unknown_node(spec, at));
+    };
+    let (point, body) = match r {
+        Ref::Node(i) => {
+            let id = names.plain[i];
+            let kind = id.map(|id| names.kinds[id.index()]);
+            if force && kind == Some(NodeKind::Orientation) {
+                return Err((
+                    format!("`{at}` is an orientation node: a force acts at a point"),
+                    "name a point: a position node, a body (its origin) or `body.point`".to_string(),
+                ));
+            }
+            if moment && kind == Some(NodeKind::Position) {
+                return Err((
+                    format!("`{at}` is a point node, which belongs to no body: a moment acts on a body"),
+                    "name a body (or one of its points), or an orientation node".to_string(),
+                ));
+            }
+            (id, id)
+        }
+        Ref::Body(b) => (names.origin[b], names.orientation[b]),
+        Ref::Point(b, p) => (names.points[b][p], names.orientation[b]),
+    };
+    Ok((point.filter(|_| force), body.filter(|_| moment)))
+}
+
+/// The linear law of an element in SI, and the modes it names; or the mode that is wrong, why,
+/// and a hint.
+fn linear_law(
+    law: &Named<ModeLawSpec>,
+    b: &Built,
+    units: &UnitsSpec,
+) -> Result<(LinearLaw, Vec<usize>), (String, String, String)> {
+    let n = b.modes.len();
+    let (mut stiffness, mut damping, mut preload) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut modes = Vec::with_capacity(law.len());
+    for (mode, spec) in law.iter() {
+        let Some(k) = b.modes.iter().position(|(m, _)| m == mode) else {
+            let all: Vec<&str> = b.modes.iter().map(|(m, _)| m.as_str()).collect();
+            let hint = match suggest(mode, all.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`? its modes: {}", all.join(", ")),
+                None => format!("its modes: {}", all.join(", ")),
+            };
+            return Err((mode.to_string(), format!("has no mode `{mode}`"), hint));
+        };
+        // the stress is N or N m in any file; the file's units apply to the "per" part
+        let per = |v: f64| match b.modes[k].1 {
+            Quantity::Length => units.per_length_to_si(v),
+            Quantity::Angle => units.per_angle_to_si(v),
+            Quantity::Dimensionless => v,
+        };
+        stiffness[k] = per(spec.stiffness.unwrap_or(0.0));
+        damping[k] = per(spec.damping.unwrap_or(0.0));
+        preload[k] = spec.preload.unwrap_or(0.0);
+        modes.push(k);
+    }
+    Ok((LinearLaw::diagonal(&stiffness, &damping, &preload), modes))
 }
 
 fn build_error(doc: &Document, paths: &HashMap<String, String>, e: BuildError) -> Diagnostic {

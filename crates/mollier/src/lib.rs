@@ -10,6 +10,9 @@
 //! file ──parse──▶ Document (ModelSpec) ──compile──▶ Compiled { Model, names } ──▶ Data, analyses
 //! ```
 //! [`compile()`] resolves every name to a typed id once; nothing after it looks anything up by name.
+//! The analyses run frame by frame: [`KinematicsRun`] (positions, deformations, transfer
+//! functions), [`InverseDynamicsRun`] (driving forces, reactions, law stresses; motions are
+//! differentiated by [`Motion::differentiate`]) and [`Simulation`] (forward dynamics).
 //!
 //! ```
 //! let registry = mollier::registry();
@@ -36,15 +39,20 @@
 pub mod analysis;
 pub mod check;
 pub mod compile;
+pub mod dynamics;
 pub mod motion;
+pub mod reference;
 pub mod schema;
+pub mod spline;
 
 use mollier_core::registry::Registry;
 
 pub use analysis::{FrameError, FrameOutput, KinematicsRun};
 pub use check::{CheckReport, check};
 pub use compile::{BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, load};
-pub use motion::{Motion, parse_motion, read_motion};
+pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
+pub use motion::{Motion, MotionDerivatives, Smoothing, parse_motion, read_motion};
+pub use reference::element_reference;
 pub use schema::schema;
 
 /// Every element type this build knows, each registered by its own crate.
@@ -55,6 +63,9 @@ pub fn registry() -> Registry {
     add(&mut r, mollier_truss::register);
     add(&mut r, mollier_hinge::register);
     add(&mut r, mollier_beam::register);
+    add(&mut r, mollier_surface::register);
+    add(&mut r, mollier_curved_truss::register);
+    add(&mut r, mollier_engin_joint::register);
     r
 }
 
@@ -71,6 +82,8 @@ mod tests {
     fn the_registry_has_the_built_in_types() {
         let r = super::registry();
         let names: Vec<&str> = r.types().map(|t| t.name).collect();
-        assert_eq!(names, ["beam", "hinge", "truss"]);
+        for t in ["beam", "hinge", "truss", "surface", "curved-truss", "ball-socket-resistance"] {
+            assert!(names.contains(&t), "{t} is not registered: {names:?}");
+        }
     }
 }

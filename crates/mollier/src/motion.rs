@@ -9,6 +9,9 @@
 //!
 //! Columns that are not inputs are ignored (and listed in [`Motion::ignored`]). Every value must be
 //! a finite number and time must increase.
+//!
+//! [`Motion::differentiate`] gives the velocities and accelerations that dynamics needs, from a
+//! cubic spline per input (see [`crate::spline`]).
 
 use std::path::Path;
 
@@ -230,6 +233,66 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
     Ok(Motion { file: file.to_string(), times, q, ignored, in_degrees: t.in_degrees })
 }
 
+/// How to differentiate a motion.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Smoothing {
+    /// Interpolate the samples (not-a-knot cubic spline): exact for motions cubic in time.
+    #[default]
+    Interpolate,
+    /// Smooth with a cubic smoothing spline that halves the amplitude of a sine of this frequency
+    /// (Hz): like a second-order Butterworth low-pass filter run forward and backward. The
+    /// positions are smoothed too.
+    Cutoff(f64),
+}
+
+/// Generalized coordinates with their rates and accelerations at every frame of a motion.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MotionDerivatives {
+    /// `q` (frames x n_q), as read or smoothed.
+    pub q: Vec<Vec<f64>>,
+    /// `q̇` (m/s, rad/s).
+    pub qd: Vec<Vec<f64>>,
+    /// `q̈` (m/s², rad/s²).
+    pub qdd: Vec<Vec<f64>>,
+}
+
+impl Motion {
+    /// Velocities and accelerations at the frames, from a cubic spline through (or, smoothing,
+    /// near) each input's samples. A one-frame motion is at rest.
+    pub fn differentiate(&self, smoothing: Smoothing) -> Result<MotionDerivatives, crate::spline::SplineError> {
+        let knots = crate::spline::Knots::new(&self.times)?;
+        let (frames, nq) = (self.times.len(), self.q.first().map_or(0, Vec::len));
+        let mut out = MotionDerivatives {
+            q: vec![vec![0.0; nq]; frames],
+            qd: vec![vec![0.0; nq]; frames],
+            qdd: vec![vec![0.0; nq]; frames],
+        };
+        for j in 0..nq {
+            let y: Vec<f64> = self.q.iter().map(|f| f.get(j).copied().unwrap_or(f64::NAN)).collect();
+            let fit = match smoothing {
+                Smoothing::Interpolate => knots.interpolate(&y)?,
+                Smoothing::Cutoff(hz) => {
+                    if !(hz > 0.0) || !hz.is_finite() {
+                        return Err(crate::spline::SplineError::Cutoff(hz));
+                    }
+                    let lambda =
+                        if frames < 3 { 0.0 } else { crate::spline::smoothing_parameter(knots.mean_interval(), hz) };
+                    if !lambda.is_finite() {
+                        return Err(crate::spline::SplineError::Cutoff(hz));
+                    }
+                    knots.smooth(&y, lambda)?
+                }
+            };
+            for i in 0..frames {
+                out.q[i][j] = fit.value[i];
+                out.qd[i][j] = fit.d1[i];
+                out.qdd[i][j] = fit.d2[i];
+            }
+        }
+        Ok(out)
+    }
+}
+
 fn quote_list(v: &[&str]) -> String {
     v.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
 }
@@ -266,6 +329,31 @@ mod tests {
         assert!(m.in_degrees);
         assert!((m.q[0][0] - std::f64::consts::FRAC_PI_2).abs() < 1e-15 && m.q[0][1] == 0.9);
         assert!((m.q[1][0] + std::f64::consts::FRAC_PI_4).abs() < 1e-15 && m.q[1][1] == 1.0);
+    }
+
+    #[test]
+    fn a_motion_is_differentiated_per_input() {
+        // knee: a cubic in degrees; pelvis: a line; both differentiated exactly
+        let mut text = String::from("x\ninDegrees=yes\nendheader\ntime\tknee.rotation\tpelvis.y\n");
+        for i in 0..6 {
+            let t = 0.1 * i as f64;
+            text.push_str(&format!("{t}\t{}\t{}\n", 30.0 * t * t * t, 0.9 + 0.5 * t));
+        }
+        let m = parse_motion("m.mot", &text, &inputs()).unwrap();
+        let d = m.differentiate(Smoothing::Interpolate).unwrap();
+        let deg = std::f64::consts::PI / 180.0;
+        for (i, t) in m.times.iter().enumerate() {
+            assert!((d.qd[i][0] - 90.0 * t * t * deg).abs() < 1e-12, "{:?}", d.qd[i]);
+            assert!((d.qdd[i][0] - 180.0 * t * deg).abs() < 1e-10, "{:?}", d.qdd[i]);
+            assert!((d.qd[i][1] - 0.5).abs() < 1e-12 && d.qdd[i][1].abs() < 1e-10, "{:?}", d.qd[i]);
+            assert_eq!(d.q[i], m.q[i]);
+        }
+        for hz in [0.0, -1.0, f64::NAN, 1e-300] {
+            assert!(
+                matches!(m.differentiate(Smoothing::Cutoff(hz)), Err(crate::spline::SplineError::Cutoff(_))),
+                "{hz}"
+            );
+        }
     }
 
     #[test]

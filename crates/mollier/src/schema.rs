@@ -10,7 +10,8 @@ use serde_json::{Map, Value, json};
 pub fn schema(registry: &Registry) -> Value {
     let mut root = mollier_format::schema();
     let names: Vec<&str> = registry.types().map(|t| t.name).collect();
-    let cases: Vec<Value> = registry.types().map(element_case).collect();
+    let law = root.pointer("/$defs/ElementSpec/properties/law").cloned();
+    let cases: Vec<Value> = registry.types().map(|t| element_case(t, law.as_ref())).collect();
     if let Some(el) = root.pointer_mut("/$defs/ElementSpec").and_then(Value::as_object_mut) {
         if let Some(t) = el.get_mut("properties").and_then(|p| p.get_mut("type")).and_then(Value::as_object_mut) {
             t.insert("enum".into(), json!(names));
@@ -20,10 +21,16 @@ pub fn schema(registry: &Registry) -> Value {
     root
 }
 
-/// `if type == name then <its parameters>`.
-fn element_case(t: &ElementType) -> Value {
+/// `if type == name then <its parameters>`; its `law` names the type's modes.
+fn element_case(t: &ElementType, law: Option<&Value>) -> Value {
     let mut props = Map::new();
     props.insert("type".into(), json!({ "const": t.name }));
+    if let Some(mut law) = law.cloned() {
+        if let Some(o) = law.as_object_mut() {
+            o.insert("propertyNames".into(), json!({ "enum": t.modes }));
+        }
+        props.insert("law".into(), law);
+    }
     let (p, required) = params(t.params);
     props.extend(p);
     json!({
@@ -114,10 +121,26 @@ mod tests {
     fn element_types_are_in_the_schema() {
         let s = schema(&crate::registry());
         let el = s.pointer("/$defs/ElementSpec").expect("ElementSpec is a definition");
-        assert_eq!(el.pointer("/properties/type/enum"), Some(&json!(["beam", "hinge", "truss"])));
+        // every registered type, and one case per type
+        let names: Vec<Value> = crate::registry().types().map(|t| json!(t.name)).collect();
+        assert_eq!(el.pointer("/properties/type/enum"), Some(&Value::Array(names.clone())));
+        for t in ["beam", "hinge", "truss"] {
+            assert!(names.contains(&json!(t)), "{t}");
+        }
         let cases = el["allOf"].as_array().expect("cases");
+        assert_eq!(cases.len(), names.len());
         let hinge = cases.iter().find(|c| c.pointer("/if/properties/type/const") == Some(&json!("hinge"))).unwrap();
         assert_eq!(hinge.pointer("/then/required"), Some(&json!(["p", "q", "axis"])));
         assert_eq!(hinge.pointer("/then/properties/axis/maxItems"), Some(&json!(3)));
+        // a law names the type's modes
+        assert_eq!(
+            hinge.pointer("/then/properties/law/propertyNames/enum"),
+            Some(&json!(["rotation", "bending_y", "bending_z"]))
+        );
+        assert_eq!(
+            hinge.pointer("/then/properties/law/additionalProperties/$ref"),
+            Some(&json!("#/$defs/ModeLawSpec"))
+        );
+        assert_eq!(s.pointer("/$defs/ModeLawSpec/properties/stiffness/minimum"), Some(&json!(0.0)));
     }
 }

@@ -1,10 +1,10 @@
 //! The documents stay true: `docs/model-format.md` names every field of the schema and every
 //! parameter of every registered element type, and the complete models in the docs compile and
-//! are well posed (the tutorial's motion runs).
+//! are well posed (the tutorial's motion runs, and its inverse dynamics prints what it says).
 
 use std::path::{Path, PathBuf};
 
-use mollier::{KinematicsRun, registry};
+use mollier::{InverseDynamicsRun, KinematicsRun, Smoothing, registry};
 use mollier_format::{Format, parse_as};
 use serde_json::Value;
 
@@ -28,17 +28,30 @@ fn properties(v: &Value, out: &mut Vec<String>) {
 }
 
 #[test]
+fn the_element_reference_is_generated_from_the_registry() {
+    let committed = doc("element-types.md");
+    let generated = mollier::element_reference(&registry());
+    assert!(
+        committed == generated,
+        "docs/element-types.md is out of date: run `cargo run -p mollier-cli -- types --markdown > docs/element-types.md`"
+    );
+    for t in registry().types() {
+        assert!(committed.contains(&format!("## `{}`", t.name)), "no section for element type `{}`", t.name);
+    }
+}
+
+#[test]
 fn the_format_reference_names_every_field_and_element_parameter() {
-    let text = doc("model-format.md");
+    // format fields in the hand-written reference, element parameters in the generated one
+    let text = doc("model-format.md") + &doc("element-types.md");
     let mut names = Vec::new();
     properties(&mollier::schema(&registry()), &mut names);
     names.sort();
     names.dedup();
     assert!(names.len() > 25, "{names:?}");
     let missing: Vec<&String> = names.iter().filter(|n| !text.contains(&format!("`{n}`"))).collect();
-    assert!(missing.is_empty(), "docs/model-format.md does not mention {missing:?}");
+    assert!(missing.is_empty(), "docs/model-format.md and docs/element-types.md do not mention {missing:?}");
     for t in registry().types() {
-        assert!(text.contains(&format!("### `{}`", t.name)), "no section for element type `{}`", t.name);
         for m in t.modes {
             assert!(text.contains(&format!("`{m}`")), "mode `{m}` of `{}` is not documented", t.name);
         }
@@ -92,6 +105,11 @@ fn the_examples_in_the_format_reference_compile() {
     let (a, b) = (&models[0].0, &models[1].0);
     let (mut ra, mut rb) = (KinematicsRun::new(a), KinematicsRun::new(b));
     assert_eq!(ra.solve(&[0.4]).expect("toml"), rb.solve(&[0.4]).expect("json"));
+    // with the same masses, gravity and spring
+    let (mut da, mut db) = (InverseDynamicsRun::new(a), InverseDynamicsRun::new(b));
+    let (fa, fb) = (da.solve(&[0.4], &[1.0], &[2.0]).expect("toml"), db.solve(&[0.4], &[1.0], &[2.0]).expect("json"));
+    assert_eq!(fa, fb);
+    assert!(fa.driving[0].abs() > 1.0 && fa.passive.len() == 1, "{fa:?}");
 }
 
 #[test]
@@ -107,5 +125,44 @@ fn the_tutorial_runs_from_model_to_results() {
     let mut run = KinematicsRun::new(model);
     for q in &motion.q {
         run.solve(q).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn the_tutorials_inverse_dynamics_gives_the_moments_it_shows() {
+    let text = doc("tutorial.md");
+    let all = blocks(&text);
+    let toml = |pred: &dyn Fn(&str) -> bool| {
+        all.iter().filter(|(i, b)| i == "toml" && pred(b)).map(|(_, b)| b.clone()).next_back().expect("a block")
+    };
+    // the final model, with the forearm's table replaced and gravity added as the section says
+    let model = toml(&|b| b.contains("format_version"));
+    let forearm = toml(&|b| b.starts_with("[bodies.forearm]") && b.contains("mass"));
+    let gravity = toml(&|b| b.starts_with("gravity"));
+    let start = model.find("[bodies.forearm]").expect("forearm");
+    let end = start + model[start..].find("\n\n").expect("end of the table");
+    let model = format!("{}{}{}", &model[..start], forearm.trim_end(), &model[end..]).replacen(
+        "free = [\"biceps\"]\n",
+        &format!("free = [\"biceps\"]\n{gravity}"),
+        1,
+    );
+    let d = parse_as("tutorial.md", &model, Format::Toml).unwrap_or_else(|d| panic!("{}\n{model}", d.render()));
+    let c = mollier::compile(&d, &registry()).unwrap_or_else(|d| panic!("{}", d.render()));
+    let csv = all.iter().find(|(info, body)| info == "csv" && body.starts_with("time,")).expect("a motion");
+    let motion = mollier::parse_motion("flexion.csv", &csv.1, &c.inputs).unwrap_or_else(|d| panic!("{}", d.render()));
+    let m = motion.differentiate(Smoothing::Interpolate).expect("differentiable");
+    // what the tutorial prints
+    let shown = all.iter().find(|(_, b)| b.starts_with("$ cat results/driving.csv")).expect("the output").1.clone();
+    let rows: Vec<Vec<f64>> =
+        shown.lines().skip(2).map(|l| l.split(',').map(|v| v.parse().expect("number")).collect()).collect();
+    assert_eq!(rows.len(), motion.times.len());
+    let mut run = InverseDynamicsRun::new(&c);
+    for (i, row) in rows.iter().enumerate() {
+        let f = run.solve(&m.q[i], &m.qd[i], &m.qdd[i]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(row[0], motion.times[i]);
+        assert!((row[1] - f.driving[0]).abs() < 1e-12, "shown {} vs computed {}", row[1], f.driving[0]);
+        // steady turning: the moment holds the forearm up, m g c cos φ
+        let want = 1.5 * 9.81 * 0.15 * m.q[i][0].cos();
+        assert!((row[1] - want).abs() < 1e-12, "shown {} vs m g c cos φ = {want}", row[1]);
     }
 }

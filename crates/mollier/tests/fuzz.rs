@@ -1,17 +1,25 @@
-//! Mutated model files through the parser, the compiler, the well-posedness check and one
-//! kinematic solve: nothing may panic, and every problem must come with a location and a hint.
+//! Mutated model files through the parser, the compiler, the well-posedness check, one kinematic
+//! solve and one inverse-dynamics frame: nothing may panic, and every problem must come with a
+//! location and a hint.
 
 use std::path::Path;
 
-use mollier::{KinematicsRun, registry};
+use mollier::{InverseDynamicsRun, KinematicsRun, registry};
 use mollier_format::{Diagnostics, Format, parse_as};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-const SEEDS: [&str; 4] = ["four-bar.toml", "slider-crank.toml", "spherical-joint.toml", "rssr.toml"];
+const SEEDS: [&str; 6] = [
+    "four-bar.toml",
+    "slider-crank.toml",
+    "spherical-joint.toml",
+    "rssr.toml",
+    "pendulum.toml",
+    "double-pendulum.toml",
+];
 
 /// Pieces that make TOML and JSON go wrong in interesting ways.
-const TOKENS: [&str; 32] = [
+const TOKENS: [&str; 36] = [
     "",
     "[",
     "]",
@@ -41,6 +49,10 @@ const TOKENS: [&str; 32] = [
     "\"truss\"",
     "\"beam\"",
     "[[x]]",
+    "law",
+    "{ stiffness = -1 }",
+    "mass",
+    "\"rod.orientation\"",
     "free",
     "inputs = []",
     "ÿ",
@@ -89,6 +101,8 @@ fn exercise(text: &str, format: Format) {
         let mut run = KinematicsRun::new(&compiled);
         // solving may fail for a mutated mechanism; it must not panic
         let _ = run.solve(&q);
+        let ones = vec![1.0; q.len()];
+        let _ = InverseDynamicsRun::new(&compiled).solve(&q, &ones, &ones);
     }
 }
 

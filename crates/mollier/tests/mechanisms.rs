@@ -50,7 +50,14 @@ fn assert_close(what: &str, t: f64, got: f64, want: f64, tol: f64) {
 #[test]
 fn every_mechanism_is_well_posed_with_its_degrees_of_freedom() {
     let registry = mollier::registry();
-    for (file, dof) in [("four-bar.toml", 1), ("slider-crank.toml", 1), ("spherical-joint.toml", 3), ("rssr.toml", 1)] {
+    for (file, dof) in [
+        ("four-bar.toml", 1),
+        ("slider-crank.toml", 1),
+        ("spherical-joint.toml", 3),
+        ("rssr.toml", 1),
+        ("pendulum.toml", 1),
+        ("double-pendulum.toml", 2),
+    ] {
         let c = load(file);
         let r = mollier::check(&c, &registry);
         assert!(r.is_well_posed(), "{file}: {:?}", r.diagnostics);

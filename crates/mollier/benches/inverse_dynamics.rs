@@ -1,0 +1,63 @@
+//! One inverse-dynamics frame for each mechanism in `models/mechanisms/`: positions by
+//! Newton-Raphson from the previous frame, then kinetostatics (driving forces, reactions, law
+//! stresses) — what `mollier inverse-dynamics` does per frame. A kinematics frame (positions and
+//! first-order transfer functions, as `mollier kinematics` does) is timed alongside for scale.
+//!
+//! Each iteration alternates between two consecutive frames of the mechanism's own motion file,
+//! so every iteration really solves. Run with
+//! `cargo bench -p mollier --bench inverse_dynamics`.
+
+use std::path::PathBuf;
+
+use divan::Bencher;
+use mollier::{Compiled, InverseDynamicsRun, KinematicsRun, MotionDerivatives, Smoothing};
+
+fn main() {
+    divan::main();
+}
+
+const MECHANISMS: [&str; 6] = ["four-bar", "slider-crank", "spherical-joint", "rssr", "pendulum", "double-pendulum"];
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models/mechanisms")
+}
+
+/// The compiled mechanism and its motion, differentiated.
+fn load(name: &str) -> (Compiled, MotionDerivatives) {
+    let registry = mollier::registry();
+    let c = mollier::load(&dir().join(format!("{name}.toml")), &registry).unwrap_or_else(|d| panic!("{}", d.render()));
+    let motion = ["csv", "mot"]
+        .iter()
+        .map(|ext| dir().join(format!("{name}-motion.{ext}")))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("no motion file for {name}"));
+    let m = mollier::read_motion(&motion, &c.inputs).unwrap_or_else(|d| panic!("{}", d.render()));
+    let d = m.differentiate(Smoothing::Interpolate).expect("differentiable");
+    (c, d)
+}
+
+/// The two frames an iteration alternates between.
+const FRAMES: [usize; 2] = [10, 11];
+
+#[divan::bench(args = MECHANISMS)]
+fn inverse_dynamics_frame(bencher: Bencher, name: &str) {
+    let (c, m) = load(name);
+    let mut run = InverseDynamicsRun::new(&c);
+    let mut k = 0;
+    bencher.bench_local(|| {
+        k += 1;
+        let i = FRAMES[k % 2];
+        run.solve(&m.q[i], &m.qd[i], &m.qdd[i]).expect("solves")
+    });
+}
+
+#[divan::bench(args = MECHANISMS)]
+fn kinematics_frame(bencher: Bencher, name: &str) {
+    let (c, m) = load(name);
+    let mut run = KinematicsRun::new(&c);
+    let mut k = 0;
+    bencher.bench_local(|| {
+        k += 1;
+        run.solve(&m.q[FRAMES[k % 2]]).expect("solves")
+    });
+}
