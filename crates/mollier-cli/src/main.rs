@@ -1,7 +1,8 @@
-//! `mollier`: check models, run kinematic analyses, print the model-file schema.
+//! `mollier`: check models, run kinematic and dynamic analyses, print the model-file schema.
 //!
-//! Exit codes: 0 success; 1 the analysis failed (the model is not well posed, or frames could not
-//! be solved); 2 a file is unreadable or invalid (model, motion), or the command line is wrong.
+//! Exit codes: 0 success; 1 the analysis failed (the model is not well posed, or frames or
+//! simulation steps could not be solved); 2 a file is unreadable or invalid (model, motion), the
+//! results cannot be written, or the command line is wrong.
 
 use std::fs::File;
 use std::io::{IsTerminal, Write};
@@ -10,12 +11,17 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use mollier::{CheckReport, Compiled, KinematicsRun, NodeRole};
-use mollier_core::element::NodeKind;
-use mollier_core::registry::{ParamDoc, ParamKind};
+use mollier::{
+    CheckReport, Column, Compiled, FrameError, InverseDynamicsRun, KinematicsRun, Motion, MotionDerivatives, NodeRole,
+    Simulation, SimulationState, Smoothing,
+};
+use mollier_core::element::{NodeKind, Quantity};
+use mollier_core::registry::{ParamDoc, ParamKind, Registry};
 use mollier_core::{CoordRole, ModeRole};
 use mollier_format::{Diagnostic, Diagnostics};
 use serde_json::{Value, json};
+
+mod study;
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say).
 macro_rules! outln {
@@ -38,7 +44,7 @@ macro_rules! errln {
     }};
 }
 
-/// Mollier: finite-element multibody kinematics for musculoskeletal models.
+/// Mollier: finite-element multibody kinematics and dynamics for musculoskeletal models.
 #[derive(Parser, Debug)]
 #[command(name = "mollier", version, about, long_about = None)]
 struct Cli {
@@ -79,10 +85,83 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Inverse dynamics of a motion: the driving forces of the inputs and the reactions.
+    ///
+    /// Differentiates the motion with a cubic spline per input (exact for motions cubic in time;
+    /// see --smooth for measured data), then solves positions and kinetostatics frame by frame.
+    /// Writes DIR/driving.csv (one column per input: N m for an angle, N for a length),
+    /// DIR/reactions.csv (the stress of every rigid mode of the model's elements, then the support
+    /// reactions at the fixed coordinates), DIR/passive.csv (the stresses the elements' laws give)
+    /// and DIR/units.csv (unit and meaning of every column). SI units, global frame.
+    InverseDynamics {
+        /// The model file.
+        model: PathBuf,
+        /// The motion: CSV (time,<input>,...; SI units) or OpenSim .mot/.sto (inDegrees honoured).
+        #[arg(long)]
+        motion: PathBuf,
+        /// The directory for the results (created if needed; files in it are replaced).
+        #[arg(long)]
+        out: PathBuf,
+        /// Smooth the motion before differentiating it: a cubic smoothing spline that halves a
+        /// sine of this frequency (Hz), like a second-order Butterworth low-pass filter run forward
+        /// and backward. The positions are smoothed too.
+        #[arg(long, value_name = "HZ", value_parser = positive_number)]
+        smooth: Option<f64>,
+        /// What to do when a frame cannot be solved: stop there (default), or skip it and go on.
+        /// Either way the exit code is 1 and no row is written for a failed frame.
+        #[arg(long, value_enum, default_value_t = OnError::Stop)]
+        on_error: OnError,
+        /// No progress bar and no summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Forward dynamics of a passive mechanism (no driving forces) from rest in its initial
+    /// configuration.
+    ///
+    /// Integrates with the fourth-order Runge-Kutta method, positions solved on the constraint
+    /// manifold. Writes DIR/motion.csv (the inputs over time: a motion file for `kinematics` and
+    /// `inverse-dynamics`), DIR/velocities.csv, DIR/energy.csv (kinetic plus potential energy and
+    /// its drift from the start, J) and DIR/units.csv, and reports the energy drift.
+    Simulate {
+        /// The model file.
+        model: PathBuf,
+        /// How long to simulate (s), rounded up to a whole number of steps.
+        #[arg(long, value_parser = positive_number)]
+        duration: f64,
+        /// The time step (s).
+        #[arg(long, value_parser = positive_number)]
+        dt: f64,
+        /// The directory for the results (created if needed; files in it are replaced).
+        #[arg(long)]
+        out: PathBuf,
+        /// No progress bar and no summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Run a study: a motion through a model and load sharing over it for several criteria,
+    /// with and without a joint stability constraint (e.g. models/shoulder/abduction.toml).
+    ///
+    /// Writes DIR/summary.json, DIR/kinematics.csv, DIR/lengths.csv, DIR/moment_arms.csv, per
+    /// variant DIR/<criterion>-<glenoid|free>/{forces,reactions,stability}.csv and summary.json,
+    /// and SVG plots in DIR/plots. See docs/shoulder.md.
+    Study {
+        /// The study file (.toml).
+        study: PathBuf,
+        /// The directory for the results (created if needed; files in it are replaced).
+        #[arg(long)]
+        out: PathBuf,
+        /// No summary on standard output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Print the JSON Schema of model files, for completion in editors.
     Schema,
     /// List the element types, their modes and parameters.
-    Types,
+    Types {
+        /// Print the Markdown reference (`docs/element-types.md`) instead.
+        #[arg(long)]
+        markdown: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -101,15 +180,33 @@ fn main() -> ExitCode {
         Command::Kinematics { model, motion, out, on_error, quiet } => {
             kinematics(&model, &motion, &out, on_error, quiet, &registry)
         }
+        Command::InverseDynamics { model, motion, out, smooth, on_error, quiet } => {
+            inverse_dynamics(&model, &motion, &out, smooth, on_error, quiet, &registry)
+        }
+        Command::Simulate { model, duration, dt, out, quiet } => simulate(&model, duration, dt, &out, quiet, &registry),
+        Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
         Command::Schema => {
             let s = serde_json::to_string_pretty(&mollier::schema(&registry)).unwrap_or_default();
             outln!("{s}");
             ExitCode::SUCCESS
         }
-        Command::Types => {
-            out!("{}", types(&registry));
+        Command::Types { markdown } => {
+            if markdown {
+                out!("{}", mollier::element_reference(&registry));
+            } else {
+                out!("{}", types(&registry));
+            }
             ExitCode::SUCCESS
         }
+    }
+}
+
+/// A positive, finite number (clap value parser).
+fn positive_number(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        Ok(v) => Err(format!("must be a positive number, got {v}")),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -120,7 +217,7 @@ fn report(d: &Diagnostics) {
     errln!("{}", d.render());
 }
 
-fn check(path: &Path, json: bool, registry: &mollier_core::registry::Registry) -> ExitCode {
+fn check(path: &Path, json: bool, registry: &Registry) -> ExitCode {
     let compiled = match mollier::load(path, registry) {
         Ok(c) => c,
         Err(d) => {
@@ -193,6 +290,7 @@ fn role_text(role: &NodeRole) -> String {
         NodeRole::Origin { body } => format!("origin of body {body}"),
         NodeRole::Orientation { body } => format!("orientation of body {body}"),
         NodeRole::Point { body, point } => format!("point {point} of body {body}"),
+        NodeRole::CentreOfMass { body } => format!("centre of mass of body {body}"),
     }
 }
 
@@ -249,10 +347,58 @@ fn check_json(path: &Path, c: &Compiled, r: &CheckReport) -> Value {
         "unknowns": r.analysis.unknowns,
         "rank": r.analysis.rank,
         "redundant": r.redundant,
+        "dynamics": dynamics_json(c),
         "well_posed": r.is_well_posed(),
         "diagnostics": diagnostics,
         "errors": r.problems.iter().map(error_json).collect::<Vec<_>>(),
     })
+}
+
+/// What a model has for dynamics, in the file's names.
+struct DynamicsSummary<'a> {
+    /// Bodies with a mass.
+    bodies: Vec<&'a str>,
+    /// Their total mass (kg).
+    mass: f64,
+    gravity: Option<[f64; 3]>,
+    loads: Vec<&'a str>,
+    /// Elements with a law.
+    laws: Vec<&'a str>,
+}
+
+fn dynamics_summary(c: &Compiled) -> DynamicsSummary<'_> {
+    let spec = c.document.spec();
+    DynamicsSummary {
+        bodies: c.bodies.iter().filter(|b| b.mass.is_some()).map(|b| b.name.as_str()).collect(),
+        mass: c.bodies.iter().filter_map(|b| b.mass).sum(),
+        gravity: spec.gravity,
+        loads: spec.loads.iter().map(|(k, _)| k).collect(),
+        laws: spec.elements.iter().filter(|(_, e)| e.law.is_some()).map(|(k, _)| k).collect(),
+    }
+}
+
+fn dynamics_json(c: &Compiled) -> Value {
+    let d = dynamics_summary(c);
+    json!({ "mass": d.mass, "bodies_with_mass": d.bodies, "gravity": d.gravity, "loads": d.loads, "laws": d.laws })
+}
+
+fn dynamics_text(c: &Compiled) -> Option<String> {
+    let d = dynamics_summary(c);
+    let mut parts = Vec::new();
+    if !d.bodies.is_empty() {
+        let s = if d.bodies.len() == 1 { "y" } else { "ies" };
+        parts.push(format!("mass {} kg in {} bod{s} ({})", number(d.mass), d.bodies.len(), d.bodies.join(", ")));
+    }
+    if let Some(g) = d.gravity {
+        parts.push(format!("gravity [{}] m/s²", g.map(number).join(", ")));
+    }
+    if !d.loads.is_empty() {
+        parts.push(format!("loads {}", d.loads.join(", ")));
+    }
+    if !d.laws.is_empty() {
+        parts.push(format!("laws on {}", d.laws.join(", ")));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 fn check_text(path: &Path, c: &Compiled, r: &CheckReport) -> String {
@@ -304,6 +450,9 @@ fn check_text(path: &Path, c: &Compiled, r: &CheckReport) -> String {
     } else {
         s.push_str(&format!("inputs ({}): {}\n", names.len(), names.join(", ")));
     }
+    if let Some(d) = dynamics_text(c) {
+        s.push_str(&format!("dynamics: {d}\n"));
+    }
     s.push_str(&format!("degrees of freedom: {}\n", r.dof));
     let a = &r.analysis;
     if r.is_well_posed() {
@@ -338,41 +487,249 @@ fn fmt_row(time: f64, values: &[f64]) -> Vec<String> {
     std::iter::once(time).chain(values.iter().copied()).map(number).collect()
 }
 
+/// A CSV file that an analysis writes, one row per solved frame: its name in the output
+/// directory and its columns after `time`, each with its unit and meaning (for `units.csv`).
+struct Table {
+    file: &'static str,
+    columns: Vec<Column>,
+}
+
+impl Table {
+    /// Columns without units (kinematics writes no `units.csv`).
+    fn plain(file: &'static str, names: Vec<String>) -> Self {
+        Self {
+            file,
+            columns: names.into_iter().map(|name| Column { name, unit: "", meaning: String::new() }).collect(),
+        }
+    }
+}
+
+/// One row of every table, at one time.
+struct Row {
+    time: f64,
+    values: Vec<Vec<f64>>,
+}
+
+/// An analysis run frame by frame: kinematics, inverse dynamics, simulation.
+trait FrameRun {
+    /// The tables it writes.
+    fn tables(&self) -> Vec<Table>;
+    /// Number of frames.
+    fn frames(&self) -> usize;
+    /// The time at which frame `i` starts (for messages).
+    fn time(&self, i: usize) -> f64;
+    /// Number of rows frame `i` gives (one for a motion's frame, several for a chunk of
+    /// simulation steps).
+    fn rows_in(&self, _i: usize) -> usize {
+        1
+    }
+    /// Solve frame `i`: the rows to write.
+    fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError>;
+}
+
+/// What the frame loop calls its rows, how it names a failed frame, and whether a failed frame
+/// may be skipped.
+struct LoopKind {
+    /// `frame`, or `step`.
+    noun: &'static str,
+    /// The failed frame starting at a time, for messages.
+    failed: fn(f64) -> String,
+    on_error: OnError,
+}
+
+fn frame_at(t: f64) -> String {
+    format!("frame at time {t} s")
+}
+
+fn steps_from(t: f64) -> String {
+    format!("the steps from time {t} s")
+}
+
 struct Outputs {
-    positions: csv::Writer<File>,
-    deformations: csv::Writer<File>,
-    transfer: csv::Writer<File>,
+    writers: Vec<(PathBuf, csv::Writer<File>)>,
 }
 
 impl Outputs {
-    fn create(dir: &Path, run: &KinematicsRun<'_>) -> Result<Self, String> {
+    fn create(dir: &Path, tables: &[Table]) -> Result<Self, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-        let open = |name: &str, header: Vec<String>| -> Result<csv::Writer<File>, String> {
-            let p = dir.join(name);
+        let mut writers = Vec::with_capacity(tables.len());
+        for t in tables {
+            let p = dir.join(t.file);
             let mut w = csv::Writer::from_path(&p).map_err(|e| format!("cannot write `{}`: {e}", p.display()))?;
-            w.write_record(std::iter::once("time".to_string()).chain(header))
+            w.write_record(std::iter::once("time").chain(t.columns.iter().map(|c| c.name.as_str())))
                 .map_err(|e| format!("cannot write `{}`: {e}", p.display()))?;
-            Ok(w)
-        };
-        Ok(Self {
-            positions: open("positions.csv", run.position_header())?,
-            deformations: open("deformations.csv", run.deformation_header())?,
-            transfer: open("transfer.csv", run.transfer_header())?,
-        })
+            writers.push((p, w));
+        }
+        Ok(Self { writers })
     }
 
-    fn write(&mut self, time: f64, f: &mollier::FrameOutput) -> Result<(), String> {
-        let w = |w: &mut csv::Writer<File>, v: &[f64]| w.write_record(fmt_row(time, v)).map_err(|e| e.to_string());
-        w(&mut self.positions, &f.positions)?;
-        w(&mut self.deformations, &f.deformations)?;
-        w(&mut self.transfer, &f.transfer)
+    fn write(&mut self, row: &Row) -> Result<(), String> {
+        for ((_, w), v) in self.writers.iter_mut().zip(&row.values) {
+            w.write_record(fmt_row(row.time, v)).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> Result<(), String> {
-        for w in [&mut self.positions, &mut self.deformations, &mut self.transfer] {
+        for (_, w) in &mut self.writers {
             w.flush().map_err(|e| e.to_string())?;
         }
         Ok(())
+    }
+
+    fn paths(&self) -> String {
+        self.writers.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// `DIR/units.csv`: the unit and meaning of every column the analysis writes.
+fn write_units(dir: &Path, tables: &[Table]) -> Result<(), String> {
+    let p = dir.join("units.csv");
+    let fail = |e: csv::Error| format!("cannot write `{}`: {e}", p.display());
+    let mut w = csv::Writer::from_path(&p).map_err(fail)?;
+    w.write_record(["file", "column", "unit", "meaning"]).map_err(fail)?;
+    for t in tables {
+        w.write_record([t.file, "time", "s", "time"]).map_err(fail)?;
+        for c in &t.columns {
+            w.write_record([t.file, c.name.as_str(), c.unit, c.meaning.as_str()]).map_err(fail)?;
+        }
+    }
+    w.flush().map_err(|e| format!("cannot write `{}`: {e}", p.display()))
+}
+
+/// Load a model and make sure it can be analysed: exit code 2 for an invalid file, 1 for a model
+/// that is not well posed.
+fn load_well_posed(model: &Path, registry: &Registry) -> Result<Compiled, ExitCode> {
+    let compiled = match mollier::load(model, registry) {
+        Ok(c) => c,
+        Err(d) => {
+            report(&d);
+            return Err(ExitCode::from(INVALID));
+        }
+    };
+    let verdict = mollier::check(&compiled, registry);
+    if !verdict.problems.is_empty() {
+        report(&Diagnostics(verdict.problems));
+        return Err(ExitCode::from(INVALID));
+    }
+    if !verdict.is_well_posed() {
+        errln!("error: {} is not well posed; `mollier check` explains:", model.display());
+        for d in &verdict.diagnostics {
+            errln!("  - {d}");
+        }
+        return Err(ExitCode::from(FAILED));
+    }
+    Ok(compiled)
+}
+
+/// Read a motion for a model: exit code 2 when it is invalid.
+fn load_motion(path: &Path, compiled: &Compiled, quiet: bool) -> Result<Motion, ExitCode> {
+    match mollier::read_motion(path, &compiled.inputs) {
+        Ok(m) => {
+            if !m.ignored.is_empty() && !quiet {
+                errln!("note: {}: ignoring columns that are not inputs: {}", m.file, m.ignored.join(", "));
+            }
+            Ok(m)
+        }
+        Err(d) => {
+            report(&d);
+            Err(ExitCode::from(INVALID))
+        }
+    }
+}
+
+/// The frame loop every analysis shares: output files, progress bar, the error policy, the
+/// summary and the exit code (0 all frames solved, 1 some failed, 2 the results cannot be
+/// written).
+fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, quiet: bool) -> ExitCode {
+    let interactive = std::io::stderr().is_terminal() && !quiet;
+    let tables = run.tables();
+    let mut outputs = match Outputs::create(out, &tables) {
+        Ok(o) => o,
+        Err(e) => {
+            errln!("error: {e}");
+            return ExitCode::from(INVALID);
+        }
+    };
+    let frames = run.frames();
+    let total: usize = (0..frames).map(|i| run.rows_in(i)).sum();
+    let bar = if interactive {
+        let b = ProgressBar::new(total as u64);
+        let template = format!("{{bar:40}} {{pos}}/{{len}} {}s  t = {{msg}} s  ({{eta}} left)", kind.noun);
+        if let Ok(style) = ProgressStyle::with_template(&template) {
+            b.set_style(style);
+        }
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let (mut failed, mut solved) = (0usize, 0usize);
+    for i in 0..frames {
+        let time = run.time(i);
+        bar.set_message(time.to_string());
+        match run.solve(i) {
+            Ok(rows) => {
+                for row in &rows {
+                    if let Err(e) = outputs.write(row) {
+                        bar.abandon();
+                        errln!("error: cannot write the results in `{}`: {e}", out.display());
+                        return ExitCode::from(INVALID);
+                    }
+                }
+                solved += rows.len();
+            }
+            Err(e) => {
+                failed += run.rows_in(i);
+                bar.suspend(|| errln!("error: {}: {e}", (kind.failed)(time)));
+                if kind.on_error == OnError::Stop {
+                    break;
+                }
+            }
+        }
+        bar.inc(run.rows_in(i) as u64);
+    }
+    bar.finish_and_clear();
+    if let Err(e) = outputs.flush() {
+        errln!("error: cannot write the results in `{}`: {e}", out.display());
+        return ExitCode::from(INVALID);
+    }
+    if failed > 0 {
+        let what = match kind.on_error {
+            OnError::Stop => format!("stopped: {solved} of {total} {}s solved", kind.noun),
+            OnError::Skip => format!("{failed} of {total} {}s could not be solved and are left out", kind.noun),
+        };
+        errln!("error: {what}; results in {}", out.display());
+        return ExitCode::from(FAILED);
+    }
+    if interactive {
+        errln!("solved {total} {}s; wrote {}", kind.noun, outputs.paths());
+    }
+    ExitCode::SUCCESS
+}
+
+/// Kinematics over a motion's frames.
+struct KinematicsFrames<'a> {
+    run: KinematicsRun<'a>,
+    motion: Motion,
+}
+
+impl FrameRun for KinematicsFrames<'_> {
+    fn tables(&self) -> Vec<Table> {
+        vec![
+            Table::plain("positions.csv", self.run.position_header()),
+            Table::plain("deformations.csv", self.run.deformation_header()),
+            Table::plain("transfer.csv", self.run.transfer_header()),
+        ]
+    }
+    fn frames(&self) -> usize {
+        self.motion.times.len()
+    }
+    fn time(&self, i: usize) -> f64 {
+        self.motion.times[i]
+    }
+    fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
+        let f = self.run.solve(&self.motion.q[i])?;
+        Ok(vec![Row { time: self.motion.times[i], values: vec![f.positions, f.deformations, f.transfer] }])
     }
 }
 
@@ -382,99 +739,213 @@ fn kinematics(
     out: &Path,
     on_error: OnError,
     quiet: bool,
-    registry: &mollier_core::registry::Registry,
+    registry: &Registry,
 ) -> ExitCode {
-    let compiled = match mollier::load(model, registry) {
+    let compiled = match load_well_posed(model, registry) {
         Ok(c) => c,
-        Err(d) => {
-            report(&d);
-            return ExitCode::from(INVALID);
-        }
+        Err(code) => return code,
     };
-    let verdict = mollier::check(&compiled, registry);
-    if !verdict.problems.is_empty() {
-        report(&Diagnostics(verdict.problems));
-        return ExitCode::from(INVALID);
-    }
-    if !verdict.is_well_posed() {
-        errln!("error: {} is not well posed; `mollier check` explains:", model.display());
-        for d in &verdict.diagnostics {
-            errln!("  - {d}");
-        }
-        return ExitCode::from(FAILED);
-    }
-    let motion = match mollier::read_motion(motion, &compiled.inputs) {
+    let motion = match load_motion(motion, &compiled, quiet) {
         Ok(m) => m,
-        Err(d) => {
-            report(&d);
-            return ExitCode::from(INVALID);
-        }
+        Err(code) => return code,
     };
-    let interactive = std::io::stderr().is_terminal() && !quiet;
-    if !motion.ignored.is_empty() && !quiet {
-        errln!("note: {}: ignoring columns that are not inputs: {}", motion.file, motion.ignored.join(", "));
+    let mut frames = KinematicsFrames { run: KinematicsRun::new(&compiled), motion };
+    run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error }, quiet)
+}
+
+/// Inverse dynamics over a motion's frames, with its derivatives.
+struct InverseDynamicsFrames<'a> {
+    run: InverseDynamicsRun<'a>,
+    times: Vec<f64>,
+    motion: MotionDerivatives,
+}
+
+impl FrameRun for InverseDynamicsFrames<'_> {
+    fn tables(&self) -> Vec<Table> {
+        vec![
+            Table { file: "driving.csv", columns: self.run.driving_columns().to_vec() },
+            Table { file: "reactions.csv", columns: self.run.reaction_columns().to_vec() },
+            Table { file: "passive.csv", columns: self.run.passive_columns().to_vec() },
+        ]
     }
-    let mut run = KinematicsRun::new(&compiled);
-    let mut outputs = match Outputs::create(out, &run) {
-        Ok(o) => o,
+    fn frames(&self) -> usize {
+        self.times.len()
+    }
+    fn time(&self, i: usize) -> f64 {
+        self.times[i]
+    }
+    fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
+        let m = &self.motion;
+        let f = self.run.solve(&m.q[i], &m.qd[i], &m.qdd[i])?;
+        Ok(vec![Row { time: self.times[i], values: vec![f.driving, f.reactions, f.passive] }])
+    }
+}
+
+/// Say so when a model has nothing that makes a force: every result would be zero.
+fn note_if_weightless(compiled: &Compiled, quiet: bool) {
+    let d = compiled.model.dynamics();
+    let any_law = compiled.elements.iter().any(|e| compiled.model.law(e.id).is_some());
+    if d.masses.iter().all(|(_, m)| *m == 0.0) && d.loads.is_empty() && !any_law && !quiet {
+        errln!(
+            "note: the model has no mass, load or law: every force is zero (give bodies a `mass`, see docs/model-format.md)"
+        );
+    }
+}
+
+fn inverse_dynamics(
+    model: &Path,
+    motion: &Path,
+    out: &Path,
+    smooth: Option<f64>,
+    on_error: OnError,
+    quiet: bool,
+    registry: &Registry,
+) -> ExitCode {
+    let compiled = match load_well_posed(model, registry) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let motion = match load_motion(motion, &compiled, quiet) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    note_if_weightless(&compiled, quiet);
+    let smoothing = smooth.map_or(Smoothing::Interpolate, Smoothing::Cutoff);
+    let derivatives = match motion.differentiate(smoothing) {
+        Ok(d) => d,
         Err(e) => {
-            errln!("error: {e}");
+            errln!("error: {}: cannot differentiate the motion: {e}", motion.file);
             return ExitCode::from(INVALID);
         }
     };
-    let bar = if interactive {
-        let b = ProgressBar::new(motion.times.len() as u64);
-        if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} frames  t = {msg} s  ({eta} left)") {
-            b.set_style(style);
-        }
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let mut failed = 0usize;
-    let mut solved = 0usize;
-    for (time, q) in motion.times.iter().zip(&motion.q) {
-        bar.set_message(time.to_string());
-        match run.solve(q) {
-            Ok(f) => {
-                if let Err(e) = outputs.write(*time, &f) {
-                    bar.abandon();
-                    errln!("error: cannot write the results in `{}`: {e}", out.display());
-                    return ExitCode::from(INVALID);
-                }
-                solved += 1;
-            }
-            Err(e) => {
-                failed += 1;
-                bar.suspend(|| errln!("error: frame at time {time} s: {e}"));
-                if on_error == OnError::Stop {
-                    break;
-                }
-            }
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    if let Err(e) = outputs.flush() {
+    let mut frames =
+        InverseDynamicsFrames { run: InverseDynamicsRun::new(&compiled), times: motion.times, motion: derivatives };
+    if let Err(e) =
+        std::fs::create_dir_all(out).map_err(|e| e.to_string()).and_then(|_| write_units(out, &frames.tables()))
+    {
         errln!("error: cannot write the results in `{}`: {e}", out.display());
         return ExitCode::from(INVALID);
     }
-    let total = motion.times.len();
-    if failed > 0 {
-        let what = match on_error {
-            OnError::Stop => format!("stopped: {solved} of {total} frames solved"),
-            OnError::Skip => format!("{failed} of {total} frames could not be solved and are left out"),
+    run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error }, quiet)
+}
+
+/// A simulation, in chunks of steps (one progress tick per chunk).
+struct SimulationFrames<'a> {
+    sim: Simulation<'a>,
+    steps: usize,
+    chunk: usize,
+    e0: Option<f64>,
+    drift: f64,
+}
+
+impl SimulationFrames<'_> {
+    fn row(&mut self, s: &SimulationState) -> Row {
+        let mut values = vec![s.q.clone(), s.qd.clone()];
+        if let (Some(e0), Some(e)) = (self.e0, s.energy) {
+            self.drift = self.drift.max((e - e0).abs());
+            values.push(vec![e, e - e0]);
+        }
+        Row { time: s.time, values }
+    }
+}
+
+impl FrameRun for SimulationFrames<'_> {
+    fn tables(&self) -> Vec<Table> {
+        let inputs = &self.sim.compiled().inputs;
+        let column = |i: &mollier::InputInfo, rate: bool| {
+            let (unit, what) = match (i.quantity, rate) {
+                (Quantity::Length, false) => ("m", "generalized coordinate"),
+                (Quantity::Length, true) => ("m/s", "its rate"),
+                (_, false) => ("rad", "generalized coordinate"),
+                (_, true) => ("rad/s", "its rate"),
+            };
+            Column { name: i.name.clone(), unit, meaning: what.to_string() }
         };
-        errln!("error: {what}; results in {}", out.display());
-        return ExitCode::from(FAILED);
+        let mut t = vec![
+            Table { file: "motion.csv", columns: inputs.iter().map(|i| column(i, false)).collect() },
+            Table { file: "velocities.csv", columns: inputs.iter().map(|i| column(i, true)).collect() },
+        ];
+        if self.e0.is_some() {
+            t.push(Table {
+                file: "energy.csv",
+                columns: vec![
+                    Column {
+                        name: "energy".into(),
+                        unit: "J",
+                        meaning: "kinetic plus potential energy (gravity, springs of the laws)".into(),
+                    },
+                    Column { name: "drift".into(), unit: "J", meaning: "energy minus its initial value".into() },
+                ],
+            });
+        }
+        t
     }
-    if interactive {
-        errln!(
-            "solved {total} frames; wrote {}",
-            ["positions.csv", "deformations.csv", "transfer.csv"].map(|f| out.join(f).display().to_string()).join(", ")
-        );
+    fn frames(&self) -> usize {
+        // frame 0 is the initial state
+        1 + self.steps.div_ceil(self.chunk)
     }
-    ExitCode::SUCCESS
+    fn rows_in(&self, i: usize) -> usize {
+        if i == 0 { 1 } else { self.chunk.min(self.steps - (i - 1) * self.chunk) }
+    }
+    fn time(&self, _: usize) -> f64 {
+        self.sim.state().time
+    }
+    fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
+        if i == 0 {
+            let s = self.sim.state().clone();
+            return Ok(vec![self.row(&s)]);
+        }
+        let n = self.rows_in(i);
+        let states = self.sim.advance(n)?;
+        Ok(states.iter().map(|s| self.row(s)).collect())
+    }
+}
+
+fn simulate(model: &Path, duration: f64, dt: f64, out: &Path, quiet: bool, registry: &Registry) -> ExitCode {
+    let steps = duration / dt;
+    if !(dt > 0.0 && duration > 0.0 && steps.is_finite() && steps <= 1e9) {
+        errln!("error: --duration and --dt must be positive, and at most 1e9 steps long (got {duration} s and {dt} s)");
+        return ExitCode::from(INVALID);
+    }
+    // a duration that is a whole number of steps up to rounding is not one step more
+    let steps = (steps - 1e-9).ceil().max(1.0) as usize;
+    let compiled = match load_well_posed(model, registry) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    note_if_weightless(&compiled, quiet);
+    let sim = match Simulation::new(&compiled, dt) {
+        Ok(s) => s,
+        Err(e) => {
+            errln!("error: the initial configuration: {e}");
+            return ExitCode::from(FAILED);
+        }
+    };
+    let e0 = sim.state().energy;
+    let conservative = sim.is_conservative();
+    let mut frames = SimulationFrames { sim, steps, chunk: steps.div_ceil(200).max(1), e0, drift: 0.0 };
+    if let Err(e) =
+        std::fs::create_dir_all(out).map_err(|e| e.to_string()).and_then(|_| write_units(out, &frames.tables()))
+    {
+        errln!("error: cannot write the results in `{}`: {e}", out.display());
+        return ExitCode::from(INVALID);
+    }
+    let code =
+        run_frames(&mut frames, out, LoopKind { noun: "step", failed: steps_from, on_error: OnError::Stop }, quiet);
+    if !quiet {
+        let t = frames.sim.state().time;
+        match e0 {
+            Some(_) if conservative => {
+                errln!("energy drift over {t} s: max |E − E(0)| = {:.3e} J", frames.drift)
+            }
+            Some(_) => errln!(
+                "energy change over {t} s: max |E − E(0)| = {:.3e} J (the model has damping or loads: energy is not conserved)",
+                frames.drift
+            ),
+            None => errln!("note: a law of the model defines no energy: energy.csv is not written"),
+        }
+    }
+    code
 }
 
 fn param_lines(s: &mut String, params: &[ParamDoc], indent: usize) {
@@ -495,7 +966,7 @@ fn param_lines(s: &mut String, params: &[ParamDoc], indent: usize) {
     }
 }
 
-fn types(registry: &mollier_core::registry::Registry) -> String {
+fn types(registry: &Registry) -> String {
     let mut s = String::new();
     for t in registry.types() {
         s.push_str(&format!("{}: {}\n  modes: {}\n  parameters:\n", t.name, t.summary, t.modes.join(", ")));

@@ -44,7 +44,14 @@ fn check_reports_a_well_posed_mechanism() {
 
 #[test]
 fn check_json_gives_one_object_per_model() {
-    for (file, dof) in [("four-bar.toml", 1), ("slider-crank.toml", 1), ("spherical-joint.toml", 3), ("rssr.toml", 1)] {
+    for (file, dof) in [
+        ("four-bar.toml", 1),
+        ("slider-crank.toml", 1),
+        ("spherical-joint.toml", 3),
+        ("rssr.toml", 1),
+        ("pendulum.toml", 1),
+        ("double-pendulum.toml", 2),
+    ] {
         let out = mollier(&["check", path_str(&mechanism(file)), "--json"]);
         assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
@@ -292,4 +299,240 @@ fn schema_and_types_describe_the_format() {
     assert!(stdout.contains("hinge: joint between two orientations"), "{stdout}");
     assert!(stdout.contains("  modes: rotation, bending_y, bending_z"), "{stdout}");
     assert!(stdout.contains("    axis    [x, y, z] direction, required: hinge axis"), "{stdout}");
+}
+
+/// A CSV table by column name.
+fn table(path: &Path) -> (Vec<String>, Vec<Vec<f64>>, impl Fn(&str) -> usize + use<>) {
+    let (h, rows) = read_csv(path);
+    let names = h.clone();
+    (h, rows, move |n: &str| names.iter().position(|c| c == n).unwrap_or_else(|| panic!("no column {n}: {names:?}")))
+}
+
+const G: f64 = 9.81;
+
+/// Driving moments of a chain of uniform rods hinged end to end, from Lagrange's equations in the
+/// rods' absolute angles θ from hanging down: for rods `(m, l)`, relative inputs φ (the first from
+/// the horizontal), rates and accelerations. Two rods at most.
+fn rods_lagrange(rods: &[(f64, f64)], phi: &[f64], phid: &[f64], phidd: &[f64]) -> Vec<f64> {
+    let th1 = phi[0] + std::f64::consts::FRAC_PI_2;
+    let (m1, l1) = rods[0];
+    let (c1, j1) = (l1 / 2.0, m1 * l1 * l1 / 12.0);
+    if rods.len() == 1 {
+        return vec![(m1 * c1 * c1 + j1) * phidd[0] + m1 * G * c1 * th1.sin()];
+    }
+    let (m2, l2) = rods[1];
+    let (c2, j2) = (l2 / 2.0, m2 * l2 * l2 / 12.0);
+    let th2 = th1 + phi[1];
+    let (w1, w2) = (phid[0], phid[0] + phid[1]);
+    let (a1, a2) = (phidd[0], phidd[0] + phidd[1]);
+    let (c, s) = ((th1 - th2).cos(), (th1 - th2).sin());
+    let k = m2 * l1 * c2;
+    // M(θ) θ̈ + Coriolis + gravity in the absolute angles
+    let q1 =
+        (m1 * c1 * c1 + j1 + m2 * l1 * l1) * a1 + k * c * a2 + k * s * w2 * w2 + (m1 * c1 + m2 * l1) * G * th1.sin();
+    let q2 = k * c * a1 + (m2 * c2 * c2 + j2) * a2 - k * s * w1 * w1 + m2 * c2 * G * th2.sin();
+    // θ1 = φ1 + π/2, θ2 = θ1 + φ2: the moments conjugate to φ are Tᵀ Q
+    vec![q1 + q2, q2]
+}
+
+#[test]
+fn inverse_dynamics_of_the_pendulums_follows_lagrange_at_every_frame() {
+    let deg = std::f64::consts::PI / 180.0;
+    // the motions in the files: cubic in time (rad for the pendulum, degrees for the double one)
+    type Motion = fn(f64) -> [f64; 3];
+    let swing: Motion = |t| [-2.0 * t * t + 0.8 * t.powi(3), -4.0 * t + 2.4 * t * t, -4.0 + 4.8 * t];
+    let shoulder: Motion = |t| [-45.0 * t * t + 12.0 * t.powi(3), -90.0 * t + 36.0 * t * t, -90.0 + 72.0 * t];
+    let elbow: Motion =
+        |t| [60.0 * t - 50.0 * t * t + 14.0 * t.powi(3), 60.0 - 100.0 * t + 42.0 * t * t, -100.0 + 84.0 * t];
+    // model, motion file, rods (m, l), inputs (column, motion, radians per unit)
+    type Case<'a> = (&'a str, &'a str, Vec<(f64, f64)>, Vec<(&'a str, Motion, f64)>);
+    let cases: [Case; 2] = [
+        ("pendulum", "pendulum-motion.csv", vec![(1.5, 0.8)], vec![("swing.rotation", swing, 1.0)]),
+        (
+            "double-pendulum",
+            "double-pendulum-motion.mot",
+            vec![(2.0, 0.5), (1.2, 0.4)],
+            vec![("shoulder.rotation", shoulder, deg), ("elbow.rotation", elbow, deg)],
+        ),
+    ];
+    for (model, motion, rods, inputs) in cases {
+        let dir = scratch(&format!("id-{model}"));
+        let out = mollier(&[
+            "inverse-dynamics",
+            path_str(&mechanism(&format!("{model}.toml"))),
+            "--motion",
+            path_str(&mechanism(motion)),
+            "--out",
+            path_str(&dir),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{model}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stderr), "", "quiet when not on a terminal");
+        let (h, rows, at) = table(&dir.join("driving.csv"));
+        assert_eq!(h[1..], inputs.iter().map(|i| i.0.to_string()).collect::<Vec<_>>()[..]);
+        assert_eq!(rows.len(), 41);
+        let mut worst = 0.0f64;
+        for row in &rows {
+            let t = row[0];
+            let (mut q, mut qd, mut qdd) = (Vec::new(), Vec::new(), Vec::new());
+            for (_, f, unit) in &inputs {
+                let [a, b, c] = f(t);
+                q.push(a * unit);
+                qd.push(b * unit);
+                qdd.push(c * unit);
+            }
+            let want = rods_lagrange(&rods, &q, &qd, &qdd);
+            for (k, (name, ..)) in inputs.iter().enumerate() {
+                let got = row[at(name)];
+                worst = worst.max((got - want[k]).abs());
+                assert!((got - want[k]).abs() < 1e-8, "{model} {name} at t = {t}: {got} vs {want:?}");
+            }
+        }
+        assert!(worst > 0.0, "compared something");
+        // reactions: the hinges' bendings, then the ground's support
+        let (h, rows, at) = table(&dir.join("reactions.csv"));
+        assert!(h.contains(&"ground.y".to_string()) && h.contains(&"ground.orientation.mz".to_string()), "{h:?}");
+        let weight: f64 = rods.iter().map(|(m, _)| m * G).sum();
+        // at rest in the first frame of the pendulum the support carries the weight less m a_c
+        if model == "pendulum" {
+            assert!((rows[0][at("ground.y")] - (weight + 1.5 * 0.4 * -4.0)).abs() < 1e-9, "{:?}", rows[0]);
+        }
+        let units = std::fs::read_to_string(dir.join("units.csv")).expect("units.csv");
+        for (name, ..) in &inputs {
+            assert!(units.contains(&format!("driving.csv,{name},N m,")), "{units}");
+        }
+        assert!(units.contains("reactions.csv,ground.x,N,"), "{units}");
+        assert!(std::fs::read_to_string(dir.join("passive.csv")).expect("passive.csv").starts_with("time\n"));
+    }
+}
+
+/// Simulate the double pendulum for 0.6 s with step `dt`, check the run, then return the largest
+/// driving moment that the inverse dynamics of the simulated motion finds (away from its ends).
+fn simulated_then_driven(dir: &Path, dt: &str) -> f64 {
+    let sim = dir.join(format!("sim-{dt}"));
+    let out = mollier(&[
+        "simulate",
+        "models/mechanisms/double-pendulum.toml",
+        "--duration",
+        "0.6",
+        "--dt",
+        dt,
+        "--out",
+        path_str(&sim),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.starts_with("energy drift over 0.6 s: max |E − E(0)| = "), "{stderr}");
+    let (h, rows, _) = table(&sim.join("motion.csv"));
+    assert_eq!(h, ["time", "shoulder.rotation", "elbow.rotation"]);
+    let steps = (0.6 / dt.parse::<f64>().expect("dt")).round() as usize;
+    assert_eq!(rows.len(), steps + 1);
+    assert_eq!((rows[0][1], rows[0][2]), (0.0, 0.0));
+    assert!(rows[steps][1] < -1.0, "the rods fall: {:?}", rows[steps]);
+    let (_, energy, at) = table(&sim.join("energy.csv"));
+    let drift = energy.iter().map(|r| r[at("drift")].abs()).fold(0.0, f64::max);
+    assert!(drift < 1e-6, "energy drift {drift} J");
+    // the simulated motion is a motion file
+    let id = dir.join(format!("id-{dt}"));
+    let out = mollier(&[
+        "inverse-dynamics",
+        "models/mechanisms/double-pendulum.toml",
+        "--motion",
+        path_str(&sim.join("motion.csv")),
+        "--out",
+        path_str(&id),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (_, driving, _) = table(&id.join("driving.csv"));
+    driving[2..driving.len() - 2].iter().map(|r| r[1].abs().max(r[2].abs())).fold(0.0, f64::max)
+}
+
+#[test]
+fn a_simulated_passive_motion_needs_no_driving_moments() {
+    // the splines' accelerations are right to O(h²): halving the step quarters the residual
+    // moments, which are small against the gravity moments of ~10 N m
+    let dir = scratch("simulate");
+    let (coarse, fine) = (simulated_then_driven(&dir, "0.002"), simulated_then_driven(&dir, "0.001"));
+    assert!(fine < 1e-3, "{fine} N m");
+    assert!((3.5..4.5).contains(&(coarse / fine)), "{coarse} / {fine} N m");
+}
+
+#[test]
+fn inverse_dynamics_refuses_bad_input_with_the_usual_exit_codes() {
+    let dir = scratch("id-errors");
+    let run = |args: &[&str]| {
+        let mut all = vec!["inverse-dynamics", "models/mechanisms/pendulum.toml", "--out", path_str(&dir)];
+        all.extend_from_slice(args);
+        mollier(&all)
+    };
+    let out = run(&["--motion", "models/mechanisms/pendulum-motion.csv", "--smooth", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("must be a positive number"), "{}", text(&out.stderr));
+    let out = run(&["--motion", "models/mechanisms/four-bar-motion.csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no column for input `swing.rotation`"), "{}", text(&out.stderr));
+    let out = mollier(&[
+        "simulate",
+        "models/mechanisms/pendulum.toml",
+        "--duration",
+        "1",
+        "--dt",
+        "-0.1",
+        "--out",
+        path_str(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    // a model without mass says that everything is zero
+    let out = mollier(&[
+        "inverse-dynamics",
+        "models/mechanisms/four-bar.toml",
+        "--motion",
+        "models/mechanisms/four-bar-motion.csv",
+        "--out",
+        path_str(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("note: the model has no mass, load or law"), "{}", text(&out.stderr));
+    let (_, rows, _) = table(&dir.join("driving.csv"));
+    assert!(rows.iter().all(|r| r[1] == 0.0));
+}
+
+#[test]
+fn smoothing_keeps_noise_out_of_the_driving_moments() {
+    // the pendulum's cubic motion sampled at 100 Hz with ±0.1 mrad of noise
+    let dir = scratch("id-smooth");
+    let motion = dir.join("noisy.csv");
+    let mut seed = 7u64;
+    let mut noise = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2e-4
+    };
+    let mut csv = String::from("time,swing.rotation\n");
+    for i in 0..=200 {
+        let t = i as f64 / 100.0;
+        csv.push_str(&format!("{t},{}\n", -2.0 * t * t + 0.8 * t.powi(3) + noise()));
+    }
+    std::fs::write(&motion, csv).expect("write");
+    let error = |smooth: Option<&str>| {
+        let out = dir.join(smooth.unwrap_or("raw"));
+        let mut args = vec!["inverse-dynamics", "models/mechanisms/pendulum.toml", "--motion", path_str(&motion)];
+        args.extend(["--out", path_str(&out)]);
+        if let Some(hz) = smooth {
+            args.extend(["--smooth", hz]);
+        }
+        let o = mollier(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let (_, rows, _) = table(&out.join("driving.csv"));
+        // away from the ends, where the natural smoothing spline's curvature goes to zero
+        rows[40..160]
+            .iter()
+            .map(|r| {
+                let t = r[0];
+                let (q, qdd) = (-2.0 * t * t + 0.8 * t.powi(3), -4.0 + 4.8 * t);
+                (r[1] - rods_lagrange(&[(1.5, 0.8)], &[q], &[0.0], &[qdd])[0]).abs()
+            })
+            .fold(0.0, f64::max)
+    };
+    let (raw, smooth) = (error(None), error(Some("5")));
+    assert!(raw > 0.3, "raw {raw}");
+    assert!(smooth < 0.05, "smoothed {smooth}");
 }

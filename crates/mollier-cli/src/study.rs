@@ -1,0 +1,86 @@
+//! `mollier study STUDY --out DIR`: a motion through a model, load sharing for several criteria
+//! with and without the glenoid constraint, CSV tables, JSON summaries and SVG plots
+//! (crate `mollier-study`; docs/shoulder.md).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Run the study in `file`, write into `out`. Exit code 0 when every frame of every variant was
+/// solved, 1 when some failed (they are in the outputs, marked), 2 when the study cannot be read
+/// or set up or the outputs cannot be written.
+pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr().lock();
+    let study = match mollier_study::Study::load(file) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = writeln!(stderr, "{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !quiet {
+        let _ = writeln!(
+            stdout,
+            "{}: {} frames, {} muscle elements in {} muscles, {} variants",
+            study.title(),
+            study.motion.frames.len(),
+            study.muscles.len(),
+            study.groups.len(),
+            study.variants.len()
+        );
+    }
+    let results = study.run();
+    let files = mollier_study::output::write(&study, &results, out).and_then(|mut f| {
+        mollier_study::plots::write(&study, &results, &out.join("plots")).map(|p| {
+            f.extend(p);
+            f
+        })
+    });
+    let files = match files {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = writeln!(stderr, "{}: {e}", out.display());
+            return ExitCode::from(2);
+        }
+    };
+    let kin_failed = results.kinematics.frames.iter().filter(|f| f.is_err()).count();
+    for (f, frame) in results.kinematics.frames.iter().zip(&study.motion.frames) {
+        if let Err(e) = f {
+            let _ = writeln!(stderr, "kinematics, elevation {:.2} deg: {e}", frame.elevation);
+        }
+    }
+    let mut failed = kin_failed;
+    for v in &results.variants {
+        failed += v.summary.failed;
+        if !quiet {
+            let index = v
+                .frames
+                .iter()
+                .filter(|r| r.status.is_success())
+                .filter_map(|r| r.stability_index)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let _ = writeln!(
+                stdout,
+                "  {:<10} {:>3}/{} solved, {:6.2} ms/frame, largest stability index {}",
+                v.variant.name(),
+                v.summary.solved,
+                v.summary.frames,
+                v.summary.ms_per_frame,
+                if index.is_finite() { format!("{index:.3}") } else { "-".into() }
+            );
+        }
+    }
+    if !quiet {
+        let _ = writeln!(
+            stdout,
+            "kinematics {}/{} frames; {:.0} ms in all; {} files in {}",
+            results.kinematics.frames.len() - kin_failed,
+            results.kinematics.frames.len(),
+            results.time_ms,
+            files.len(),
+            out.display()
+        );
+    }
+    if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}

@@ -1,0 +1,89 @@
+//! `mollier study`: the shoulder abduction study on three frames writes its tables, summaries
+//! and plots and exits 0; an invalid study exits 2.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn shoulder() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/shoulder")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mollier-cli-study-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The abduction study with three frames and two criteria, its paths made absolute.
+fn small_study(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(shoulder().join("abduction.toml")).unwrap();
+    let text = text
+        .replace(
+            "model = \"shoulder.toml\"",
+            &format!("model = {:?}", shoulder().join("shoulder.toml").display().to_string()),
+        )
+        .replace(
+            "muscles = \"muscles.csv\"",
+            &format!("muscles = {:?}", shoulder().join("muscles.csv").display().to_string()),
+        )
+        .replace("frames = 37", "frames = 3")
+        .replace("criteria = [\"a\", \"b\", \"c\", \"d\"]", "criteria = [\"b\", \"c\"]");
+    let p = dir.join("study.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn study_writes_its_results() {
+    let dir = temp("ok");
+    let out = dir.join("results");
+    let run = Command::new(env!("CARGO_BIN_EXE_mollier"))
+        .arg("study")
+        .arg(small_study(&dir))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(stdout.contains("b-glenoid") && stdout.contains("3/3 solved"), "{stdout}");
+    for f in [
+        "summary.json",
+        "kinematics.csv",
+        "lengths.csv",
+        "moment_arms.csv",
+        "b-glenoid/forces.csv",
+        "c-free/stability.csv",
+        "plots/glenoid.svg",
+        "plots/landmarks.svg",
+        "plots/forces_b-free.svg",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+}
+
+#[test]
+fn an_invalid_study_exits_2() {
+    let dir = temp("bad");
+    let p = small_study(&dir);
+    let text = std::fs::read_to_string(&p).unwrap().replace("criteria = [\"b\", \"c\"]", "criteria = [\"x\"]");
+    std::fs::write(&p, text).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_mollier"))
+        .arg("study")
+        .arg(&p)
+        .arg("--out")
+        .arg(dir.join("r"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("criterion"));
+    let run = Command::new(env!("CARGO_BIN_EXE_mollier"))
+        .arg("study")
+        .arg(dir.join("none.toml"))
+        .arg("--out")
+        .arg(dir.join("r"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+}

@@ -1,0 +1,32 @@
+//! # mollier-study
+//!
+//! A study runs a motion through a model and shares the load among its muscles for several
+//! criteria, with and without a joint stability constraint, and writes the results as CSV
+//! tables, JSON summaries and SVG plots. It is the runner of the shoulder abduction study of
+//! van der Helm (1994, seed 001, "Results"): `mollier study models/shoulder/abduction.toml`.
+//!
+//! - [`spec`]: the study file (TOML);
+//! - [`rhythm`]: the scapulohumeral rhythm of de Groot & Brand (2001), as in DAS3;
+//! - [`motion`]: the rhythm in a model's inputs;
+//! - [`muscles`]: the muscle table (PCSA, optimal lengths) and the muscles' lengths;
+//! - [`study`]: setting up and running: kinematics, then load sharing per variant with
+//!   [`mollier_optim`];
+//! - [`output`], [`plots`]: the files.
+//!
+//! ```no_run
+//! let study = mollier_study::Study::load("models/shoulder/abduction.toml".as_ref()).unwrap();
+//! let results = study.run();
+//! mollier_study::output::write(&study, &results, "results/abduction".as_ref()).unwrap();
+//! mollier_study::plots::write(&study, &results, "results/abduction/plots".as_ref()).unwrap();
+//! ```
+
+pub mod motion;
+pub mod muscles;
+pub mod output;
+pub mod plots;
+pub mod rhythm;
+pub mod rotation;
+pub mod spec;
+pub mod study;
+
+pub use study::{Glenoid, KinematicFrame, Kinematics, Results, Study, StudyError, Variant, VariantResult};

@@ -1,0 +1,572 @@
+//! A study set up on its model, and running it: the kinematics of the motion, then load
+//! sharing for every variant (criterion × glenoid constraint).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use mollier::{Compiled, KinematicsRun};
+use mollier_core::{Data, ElementId, ModeId, ModeRole, NodeId, solve_positions};
+use mollier_optim::{
+    Criterion, Frame, FrameResult, JointCone, LoadSharing, Muscle, Reserve, RunOptions, Sign, SignConstraint, Summary,
+};
+use rayon::prelude::*;
+
+use crate::motion::{RhythmMotion, cone_rotation};
+use crate::muscles::{MuscleElement, MuscleGroup, groups, read_table};
+use crate::rotation::nearest_rotation;
+use crate::spec::{FORMAT_VERSION, StudySpec};
+
+const DEG: f64 = std::f64::consts::PI / 180.0;
+
+/// Why a study cannot be read or set up.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    /// The study file cannot be read.
+    #[error("{path}: {message}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The model file has problems (rendered diagnostics).
+    #[error("{0}")]
+    Model(String),
+    /// The study does not fit its model.
+    #[error("{path}: {message}")]
+    Setup {
+        /// The study file.
+        path: PathBuf,
+        /// What does not fit.
+        message: String,
+    },
+}
+
+/// One variant of the load sharing: a criterion, with or without the glenoid cone imposed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    /// The criterion.
+    pub criterion: Criterion,
+    /// The cone imposed (`true`) or only reported.
+    pub glenoid: bool,
+}
+
+impl Variant {
+    /// `b-glenoid`, `b-free`, ...: the variant's output directory.
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.criterion.letter(), if self.glenoid { "glenoid" } else { "free" })
+    }
+}
+
+/// The glenoid cone in the model's terms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Glenoid {
+    /// The joint node.
+    pub node: NodeId,
+    /// The socket's elements at the joint.
+    pub elements: Vec<ElementId>,
+    /// The socket body's orientation node.
+    pub body: NodeId,
+    /// The cone frame in the body frame (columns: cone axes; x into the socket).
+    pub rotation: [[f64; 3]; 3],
+    /// Half-angles (rad) towards the cone's y and z axes.
+    pub half_angles: [f64; 2],
+}
+
+/// A study read and set up on its model.
+#[derive(Debug)]
+pub struct Study {
+    /// The study file.
+    pub file: PathBuf,
+    /// Its contents.
+    pub spec: StudySpec,
+    /// The model.
+    pub compiled: Compiled,
+    /// The muscle elements, in table order.
+    pub muscles: Vec<MuscleElement>,
+    /// The muscles (groups of elements).
+    pub groups: Vec<MuscleGroup>,
+    /// The motion.
+    pub motion: RhythmMotion,
+    /// Landmarks to report: name and node.
+    pub landmarks: Vec<(String, NodeId)>,
+    /// Sign constraints, with their names.
+    pub signs: Vec<(String, SignConstraint)>,
+    /// The glenoid cone.
+    pub glenoid: Option<Glenoid>,
+    /// The variants, in output order.
+    pub variants: Vec<Variant>,
+}
+
+/// One frame of the kinematics pass.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KinematicFrame {
+    /// Positions of the landmarks (m).
+    pub landmarks: Vec<[f64; 3]>,
+    /// Values of the free modes of the model's other elements (joint angles in rad, ligament
+    /// elongations in m).
+    pub free: Vec<f64>,
+    /// Muscle lengths (m).
+    pub lengths: Vec<f64>,
+    /// Minus the first-order transfer functions of the muscle lengths, `−∂l/∂q_j` (m/rad for
+    /// an angle input: the moment arm; m/m for a coordinate input), muscle-major.
+    pub moment_arms: Vec<f64>,
+    /// Angle between the model's scapula and the rhythm's (rad).
+    pub scapula_deviation: f64,
+    /// Central finite differences of the muscle lengths, `∂l_i/∂q_j` (muscle-major), from
+    /// solving positions at `q ± h e_j`: an independent check of the transfer functions.
+    pub length_differences: Vec<f64>,
+    /// Central finite differences of the potential energy of gravity, `∂V/∂q_j` (N m, N), when
+    /// the model's only loads are gravity and no element has a law; `None` otherwise.
+    pub gravity_differences: Option<Vec<f64>>,
+}
+
+/// The masses under gravity (their nodes and kg) and the gravity vector (m/s²).
+type Gravity = (Vec<(NodeId, f64)>, [f64; 3]);
+
+/// The finite-difference step for an input (m for a coordinate, rad for an angle).
+pub const DIFFERENCE_STEP: f64 = 1e-6;
+
+/// The kinematics of the motion.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kinematics {
+    /// Names of the free modes reported (`element.mode`).
+    pub free_names: Vec<String>,
+    /// One result per frame: the frame, or why it failed.
+    pub frames: Vec<Result<KinematicFrame, String>>,
+    /// Wall time (ms).
+    pub time_ms: f64,
+}
+
+/// The load sharing of one variant.
+#[derive(Clone, Debug)]
+pub struct VariantResult {
+    /// The variant.
+    pub variant: Variant,
+    /// One result per frame.
+    pub frames: Vec<FrameResult>,
+    /// Per frame, the independent equilibrium check by virtual work (see
+    /// [`Study::virtual_work`]): the largest residual over the inputs (N m or N) and the scale
+    /// it is measured against; `None` where the frame or its kinematics failed, or the check
+    /// does not apply.
+    pub virtual_work: Vec<Option<(f64, f64)>>,
+    /// Counts and timing.
+    pub summary: Summary,
+    /// Wall time of the variant (ms).
+    pub time_ms: f64,
+}
+
+/// Everything a study produces.
+#[derive(Clone, Debug)]
+pub struct Results {
+    /// The kinematics.
+    pub kinematics: Kinematics,
+    /// One result per variant, in the study's order.
+    pub variants: Vec<VariantResult>,
+    /// Wall time of the whole run (ms).
+    pub time_ms: f64,
+}
+
+fn mode_by_full_name(compiled: &Compiled, full: &str) -> Result<ModeId, String> {
+    let (el, mode) = full.split_once('.').ok_or_else(|| format!("`{full}` is not `element.mode`"))?;
+    let id = compiled.model.element_by_name(el).ok_or_else(|| format!("the model has no element `{el}`"))?;
+    compiled.model.mode_by_name(id, mode).ok_or_else(|| format!("element `{el}` has no mode `{mode}`"))
+}
+
+impl Study {
+    /// Read a study file, compile its model and set everything up.
+    pub fn load(path: &Path) -> Result<Self, StudyError> {
+        let read_err = |message: String| StudyError::Read { path: path.to_path_buf(), message };
+        let text = std::fs::read_to_string(path).map_err(|e| read_err(e.to_string()))?;
+        let spec: StudySpec = toml::from_str(&text).map_err(|e| read_err(e.to_string()))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let registry = mollier::registry();
+        let compiled = mollier::load(&dir.join(&spec.model), &registry).map_err(|d| StudyError::Model(d.render()))?;
+        Self::with_model(path, spec, compiled)
+    }
+
+    /// Set a study up on an already compiled model (`path` names the study file; the muscle
+    /// table is read relative to it).
+    pub fn with_model(path: &Path, spec: StudySpec, compiled: Compiled) -> Result<Self, StudyError> {
+        let setup = |message: String| StudyError::Setup { path: path.to_path_buf(), message };
+        if spec.format_version != FORMAT_VERSION {
+            return Err(setup(format!(
+                "format_version {} is not supported (this build reads {FORMAT_VERSION})",
+                spec.format_version
+            )));
+        }
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let muscles = read_table(&dir.join(&spec.muscles), &compiled).map_err(setup)?;
+        let groups = groups(&muscles);
+        let motion = RhythmMotion::new(&spec.motion, &compiled).map_err(|m| setup(format!("motion: {m}")))?;
+        let landmarks = spec
+            .landmarks
+            .iter()
+            .map(|n| {
+                compiled
+                    .points
+                    .iter()
+                    .find(|p| &p.name == n)
+                    .map(|p| (n.clone(), p.node))
+                    .ok_or_else(|| setup(format!("landmarks: the model has no point `{n}`")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let o = &spec.optimisation;
+        let mut signs = Vec::new();
+        for (list, sign) in [(&o.compression, Sign::Compression), (&o.tension, Sign::Tension)] {
+            for name in list {
+                let mode = mode_by_full_name(&compiled, name).map_err(|m| setup(format!("optimisation: {m}")))?;
+                if !matches!(compiled.model.mode_role(mode), ModeRole::Fixed(_)) {
+                    return Err(setup(format!(
+                        "optimisation: `{name}` must be a rigid (fixed) mode to have a reaction"
+                    )));
+                }
+                signs.push((name.clone(), SignConstraint { mode, sign }));
+            }
+        }
+        if !(o.specific_tension.is_finite() && o.specific_tension > 0.0) {
+            return Err(setup("optimisation.specific_tension must be positive".into()));
+        }
+        if !(o.width > 0.0) {
+            return Err(setup("optimisation.width must be positive".into()));
+        }
+        if o.reserve_weight.is_some_and(|w| !(w.is_finite() && w > 0.0)) {
+            return Err(setup("optimisation.reserve_weight must be positive".into()));
+        }
+        let criteria = o
+            .criteria
+            .iter()
+            .map(|c| c.parse::<Criterion>().map_err(|m| setup(format!("optimisation.criteria: {m}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        if criteria.is_empty() {
+            return Err(setup("optimisation.criteria is empty".into()));
+        }
+        let (glenoid, with) = match &spec.glenoid {
+            None => (None, vec![false]),
+            Some(g) => {
+                let node = compiled
+                    .points
+                    .iter()
+                    .find(|p| p.name == g.joint)
+                    .map(|p| p.node)
+                    .ok_or_else(|| setup(format!("glenoid.joint: the model has no point `{}`", g.joint)))?;
+                let elements = g
+                    .elements
+                    .iter()
+                    .map(|e| {
+                        compiled
+                            .model
+                            .element_by_name(e)
+                            .ok_or_else(|| setup(format!("glenoid.elements: the model has no element `{e}`")))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let body = compiled
+                    .bodies
+                    .iter()
+                    .find(|b| b.name == g.body)
+                    .map(|b| b.frame.orientation)
+                    .ok_or_else(|| setup(format!("glenoid.body: the model has no body `{}`", g.body)))?;
+                let to_glenoid = nearest_rotation(&g.to_glenoid, 1e-3)
+                    .ok_or_else(|| setup("glenoid.to_glenoid is not a rotation (to within 1e-3)".into()))?;
+                let rotation =
+                    cone_rotation(&to_glenoid, &g.into_socket).map_err(|m| setup(format!("glenoid: {m}")))?;
+                if !g.half_angles.iter().all(|a| *a > 0.0 && *a < 90.0) {
+                    return Err(setup("glenoid.half_angles must be in (0, 90) deg".into()));
+                }
+                let mut with = Vec::new();
+                for v in &g.variants {
+                    match v.as_str() {
+                        "with" => with.push(true),
+                        "without" => with.push(false),
+                        other => return Err(setup(format!("glenoid.variants: `{other}` (expected with, without)"))),
+                    }
+                }
+                if with.is_empty() {
+                    return Err(setup("glenoid.variants is empty".into()));
+                }
+                (Some(Glenoid { node, elements, body, rotation, half_angles: g.half_angles.map(|a| a * DEG) }), with)
+            }
+        };
+        let variants = criteria
+            .iter()
+            .flat_map(|c| with.iter().map(move |&g| Variant { criterion: c.clone(), glenoid: g }))
+            .collect();
+        let study = Self {
+            file: path.to_path_buf(),
+            spec,
+            compiled,
+            muscles,
+            groups,
+            motion,
+            landmarks,
+            signs,
+            glenoid,
+            variants,
+        };
+        // set every variant up once, so that a bad study fails here and not half-way
+        for v in &study.variants {
+            LoadSharing::new(&study.compiled.model, study.optim_study(v)).map_err(|e| setup(e.to_string()))?;
+        }
+        Ok(study)
+    }
+
+    /// The title.
+    pub fn title(&self) -> String {
+        self.spec.name.clone().unwrap_or_else(|| self.file.display().to_string())
+    }
+
+    /// The load-sharing problem of a variant.
+    pub fn optim_study(&self, v: &Variant) -> mollier_optim::Study {
+        let muscles = self
+            .muscles
+            .iter()
+            .map(|m| Muscle::new(m.mode, m.pcsa, m.reference_length).with_optimal_length(m.optimal_length))
+            .collect();
+        let mut s = mollier_optim::Study::new(muscles, v.criterion.clone());
+        let o = &self.spec.optimisation;
+        s.specific_tension = o.specific_tension * 1e4;
+        s.width = o.width;
+        s.signs = self.signs.iter().map(|(_, c)| *c).collect();
+        s.cone = self.glenoid.as_ref().map(|g| JointCone {
+            node: g.node,
+            elements: g.elements.clone(),
+            body: g.body,
+            rotation: g.rotation,
+            half_angle_y: g.half_angles[0],
+            half_angle_z: g.half_angles[1],
+            enforce: v.glenoid,
+        });
+        if let Some(w) = o.reserve_weight {
+            s.reserves = (0..self.compiled.model.n_q()).map(|input| Reserve { input, weight: w }).collect();
+        }
+        s
+    }
+
+    /// The frames of the motion, at rest (quasi-static).
+    pub fn frames(&self) -> Vec<Frame> {
+        self.motion.frames.iter().map(|f| Frame::at_rest(f.time, f.q.clone())).collect()
+    }
+
+    /// The free modes reported besides the muscles: every free mode of the other user elements.
+    fn free_modes(&self) -> Vec<(String, ModeId)> {
+        let model = &self.compiled.model;
+        let mut out = Vec::new();
+        for el in &self.compiled.elements {
+            if self.muscles.iter().any(|m| m.element == el.id) {
+                continue;
+            }
+            for k in 0..model.element(el.id).layout().n_modes() {
+                let m = model.mode_id(el.id, k);
+                if model.mode_role(m) == ModeRole::Dependent {
+                    out.push((format!("{}.{}", el.name, model.mode_info(m).name), m));
+                }
+            }
+        }
+        out
+    }
+
+    /// The kinematics of the motion, frame after frame (each from the previous solution).
+    pub fn kinematics(&self) -> Kinematics {
+        let start = Instant::now();
+        let model = &self.compiled.model;
+        let mut run = KinematicsRun::new(&self.compiled);
+        let free = self.free_modes();
+        let points: Vec<usize> = self
+            .landmarks
+            .iter()
+            .map(|(_, n)| self.compiled.points.iter().position(|p| p.node == *n).expect("resolved in load"))
+            .collect();
+        // columns of the run's outputs
+        let dependent: Vec<ModeId> = self
+            .compiled
+            .elements
+            .iter()
+            .flat_map(|el| (0..model.element(el.id).layout().n_modes()).map(move |k| model.mode_id(el.id, k)))
+            .filter(|m| model.mode_role(*m) == ModeRole::Dependent)
+            .collect();
+        let nq = model.n_q();
+        let gravity = self.gravity_masses();
+        let mut fd = Data::new(model);
+        let frames = self
+            .motion
+            .frames
+            .iter()
+            .map(|f| {
+                let out = run.solve(&f.q).map_err(|e| e.to_string())?;
+                let data = run.data();
+                let (length_differences, gravity_differences) = self
+                    .differences(&mut fd, &f.q, gravity.as_ref())
+                    .map_err(|e| format!("finite differences: {e}"))?;
+                let lengths = self.muscles.iter().map(|m| m.reference_length + data.mode_value(m.mode)).collect();
+                let mut moment_arms = Vec::with_capacity(self.muscles.len() * nq);
+                for m in &self.muscles {
+                    let row = dependent.iter().position(|d| *d == m.mode).expect("muscles are free");
+                    moment_arms.extend((0..nq).map(|j| -out.transfer[row * nq + j]));
+                }
+                Ok(KinematicFrame {
+                    landmarks: points
+                        .iter()
+                        .map(|&i| [out.positions[3 * i], out.positions[3 * i + 1], out.positions[3 * i + 2]])
+                        .collect(),
+                    free: free.iter().map(|(_, m)| data.mode_value(*m)).collect(),
+                    lengths,
+                    moment_arms,
+                    scapula_deviation: self.motion.scapula_deviation(&self.compiled, data, f),
+                    length_differences,
+                    gravity_differences,
+                })
+            })
+            .collect();
+        Kinematics {
+            free_names: free.into_iter().map(|(n, _)| n).collect(),
+            frames,
+            time_ms: start.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+
+    /// The masses under gravity (kg), their nodes, and the gravity vector (m/s²), when gravity
+    /// is the model's only load and no element has a law (so that muscles and gravity are all
+    /// the applied forces); `None` otherwise.
+    fn gravity_masses(&self) -> Option<Gravity> {
+        let spec = self.compiled.document.spec();
+        if !spec.loads.0.is_empty() || spec.elements.0.iter().any(|(_, e)| e.law.is_some()) {
+            return None;
+        }
+        let g = spec.gravity.unwrap_or([0.0; 3]);
+        let masses = self.compiled.bodies.iter().filter_map(|b| Some((b.mass_node?, b.mass?))).collect();
+        Some((masses, g))
+    }
+
+    /// Central differences at `q`: `∂l_i/∂q_j` and `∂V/∂q_j`. `fd` is a workspace of its own
+    /// that follows the motion (each solve starts from the previous sample, close by).
+    fn differences(
+        &self,
+        fd: &mut Data,
+        q: &[f64],
+        gravity: Option<&Gravity>,
+    ) -> Result<(Vec<f64>, Option<Vec<f64>>), String> {
+        let model = &self.compiled.model;
+        let (nq, k) = (model.n_q(), self.muscles.len());
+        let mut dl = vec![0.0; k * nq];
+        let mut dv = vec![0.0; nq];
+        let h = DIFFERENCE_STEP;
+        for j in 0..nq {
+            let mut sample = |sign: f64| -> Result<(Vec<f64>, f64), String> {
+                let mut qs = q.to_vec();
+                qs[j] += sign * h;
+                solve_positions(model, fd, &qs).map_err(|e| e.to_string())?;
+                let l = self.muscles.iter().map(|m| fd.mode_value(m.mode)).collect();
+                let v = gravity.map_or(0.0, |(masses, g)| {
+                    masses
+                        .iter()
+                        .map(|(n, m)| {
+                            let p = fd.position(model, *n);
+                            -m * (g[0] * p[0] + g[1] * p[1] + g[2] * p[2])
+                        })
+                        .sum()
+                });
+                Ok((l, v))
+            };
+            let (lp, vp) = sample(1.0)?;
+            let (lm, vm) = sample(-1.0)?;
+            for i in 0..k {
+                dl[i * nq + j] = (lp[i] - lm[i]) / (2.0 * h);
+            }
+            dv[j] = (vp - vm) / (2.0 * h);
+        }
+        Ok((dl, gravity.map(|_| dv)))
+    }
+
+    /// The independent equilibrium check of a solved frame by virtual work: for every input
+    /// `j`, `Σ_i F_i ∂l_i/∂q_j + ∂V/∂q_j − r_j` (N m or N) must vanish, where the derivatives
+    /// are central differences of positions solved at `q ± h e_j` (no transfer functions, no
+    /// kinetostatics): the joints, the contacts and the rigid conoid do no work, the muscles'
+    /// forces `F_i` and gravity do, and the inputs' driving forces are zero (or the reserves
+    /// `r_j`). Returns the largest residual and the scale it is measured against (the largest
+    /// `Σ_i |F_i ∂l_i/∂q_j| + |∂V/∂q_j|`).
+    pub fn virtual_work(&self, frame: &KinematicFrame, result: &FrameResult, reserves: &[usize]) -> Option<(f64, f64)> {
+        let dv = frame.gravity_differences.as_ref()?;
+        if !result.status.is_success() {
+            return None;
+        }
+        let nq = dv.len();
+        let (mut worst, mut scale) = (0.0f64, 0.0f64);
+        for j in 0..nq {
+            let mut sum = dv[j];
+            let mut mag = dv[j].abs();
+            for (i, f) in result.forces.iter().enumerate() {
+                let t = f * frame.length_differences[i * nq + j];
+                sum += t;
+                mag += t.abs();
+            }
+            if let Some(r) = reserves.iter().position(|&input| input == j) {
+                sum -= result.reserves[r];
+            }
+            worst = worst.max(sum.abs());
+            scale = scale.max(mag);
+        }
+        Some((worst, scale))
+    }
+
+    /// Load sharing of one variant over the motion (frames in sequence, each starting from the
+    /// previous configuration), with the independent check against `kinematics`.
+    pub fn run_variant_checked(&self, v: &Variant, kinematics: &Kinematics) -> VariantResult {
+        let mut r = self.run_variant(v);
+        let reserves: Vec<usize> = self.optim_study(v).reserves.iter().map(|r| r.input).collect();
+        r.virtual_work = r
+            .frames
+            .iter()
+            .zip(&kinematics.frames)
+            .map(|(res, kin)| kin.as_ref().ok().and_then(|k| self.virtual_work(k, res, &reserves)))
+            .collect();
+        r
+    }
+
+    /// Load sharing of one variant over the motion (frames in sequence, each starting from the
+    /// previous configuration).
+    pub fn run_variant(&self, v: &Variant) -> VariantResult {
+        let start = Instant::now();
+        let study = self.optim_study(v);
+        let frames = self.frames();
+        let results = match LoadSharing::new(&self.compiled.model, study.clone()) {
+            Ok(sharing) => sharing.run(&frames, RunOptions { parallel: false, chunk: frames.len().max(1) }),
+            // checked in `with_model`; kept as failed frames rather than a panic
+            Err(e) => frames.iter().map(|f| failed_frame(f, &study, e.to_string())).collect(),
+        };
+        let summary = Summary::of(&study, &results);
+        let n = results.len();
+        VariantResult {
+            variant: v.clone(),
+            frames: results,
+            summary,
+            virtual_work: vec![None; n],
+            time_ms: start.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+
+    /// The kinematics and every variant (variants in parallel).
+    pub fn run(&self) -> Results {
+        let start = Instant::now();
+        let kinematics = self.kinematics();
+        let variants = self.variants.par_iter().map(|v| self.run_variant_checked(v, &kinematics)).collect();
+        Results { kinematics, variants, time_ms: start.elapsed().as_secs_f64() * 1e3 }
+    }
+}
+
+fn failed_frame(_frame: &Frame, study: &mollier_optim::Study, message: String) -> FrameResult {
+    let k = study.muscles.len();
+    FrameResult {
+        status: mollier_optim::Status::Solver(message),
+        forces: vec![f64::NAN; k],
+        max_forces: vec![f64::NAN; k],
+        lengths: vec![f64::NAN; k],
+        reserves: vec![f64::NAN; study.reserves.len()],
+        reactions: vec![f64::NAN; study.signs.len()],
+        cone_force: None,
+        stability_index: None,
+        objective: None,
+        residual: None,
+        iterations: 0,
+        time_ms: 0.0,
+    }
+}

@@ -1,0 +1,893 @@
+#!/usr/bin/env python3
+"""Generate the Mollier shoulder model (models/shoulder/shoulder.toml) and its muscle table
+(models/shoulder/muscles.csv) from the DAS3 OpenSim model.
+
+    python3 models/shoulder/tools/make_shoulder.py [--osim PATH] [--out DIR] [--check]
+
+Python 3.11, standard library only. Reads `../shared/data/das3/das3.osim` by default (the DAS3
+model of Chadwick et al. 2014, dasproject/DAS3 commit d6f2ff0, Apache-2.0); the files it writes
+are committed and do not need the .osim to be used. `--check` regenerates into memory and fails
+if the committed files differ (so a change of this script shows up as a diff).
+
+What it does, in order (docs/shoulder.md explains each choice):
+
+1. reads the bodies (mass, centre of mass, inertia, wrap objects), the joints (parent offsets,
+   rotation axes) and the 138 muscle elements (path points, wrap objects, optimal fibre and
+   tendon slack lengths) of the .osim file;
+2. lumps ulna, radius and hand rigidly onto the humerus with the elbow fixed at DAS3's default
+   angles (EL_x = PS_y = 5 deg): masses, centres of mass and inertias combined by the
+   parallel-axis theorem, forearm points and wrap objects carried into the humerus frame;
+3. computes the rest posture: the de Groot & Brand (2001) regression of the shoulder rhythm as
+   implemented in DAS3's `estimate_shoulder_angles` (rest angles C0, S0 of DSEM; clavicle axial
+   rotation by `axclav`) at humerus pole angle, elevation and axial rotation all zero; then
+   places the scapula on the thorax ellipsoid (TS and AI on its surface) keeping AC and TS.x
+   (Newton's method on three rotations), and turns the clavicle about its SC-AC line to the
+   axial rotation axclav's criterion prefers for the placed scapula. This is the initial
+   configuration; the rigid conoid takes its length there;
+4. maps DAS3's muscle elements onto the 20 muscles and 95 elements of van der Helm (1994),
+   Table 2: where DAS3 has more elements than Table 2, evenly spaced ones are selected; where it
+   has fewer, origins, insertions, via points and lengths are interpolated between neighbouring
+   elements of the same muscle (van der Helm & Veenbaas 1991: elements spread over a broad
+   attachment);
+5. estimates the trapezoid and costoclavicular ligament attachments;
+6. writes the model file (mm, deg, kg) and the muscle table.
+"""
+
+import argparse
+import csv
+import io
+import math
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+# ---------------------------------------------------------------------------------------------
+# 3x3 linear algebra
+# ---------------------------------------------------------------------------------------------
+
+I3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
+def mm(a, b):
+    return [[sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
+
+
+def mv(a, v):
+    return [sum(a[i][k] * v[k] for k in range(3)) for i in range(3)]
+
+
+def tr(a):
+    return [[a[j][i] for j in range(3)] for i in range(3)]
+
+
+def add(a, b):
+    return [x + y for x, y in zip(a, b)]
+
+
+def sub(a, b):
+    return [x - y for x, y in zip(a, b)]
+
+
+def scale(s, a):
+    return [s * x for x in a]
+
+
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+def norm(a):
+    return math.sqrt(dot(a, a))
+
+
+def column(r, j):
+    return [r[0][j], r[1][j], r[2][j]]
+
+
+def rot(axis, t):
+    """Rotation by t (rad) about axis (right-handed)."""
+    n = norm(axis)
+    x, y, z = (c / n for c in axis)
+    c, s = math.cos(t), math.sin(t)
+    k = 1.0 - c
+    return [
+        [c + x * x * k, x * y * k - z * s, x * z * k + y * s],
+        [y * x * k + z * s, c + y * y * k, y * z * k - x * s],
+        [z * x * k - y * s, z * y * k + x * s, c + z * z * k],
+    ]
+
+
+def rx(t):
+    return rot([1, 0, 0], t)
+
+
+def ry(t):
+    return rot([0, 1, 0], t)
+
+
+def rz(t):
+    return rot([0, 0, 1], t)
+
+
+def ryzx(a):
+    """Ry(a0) Rz(a1) Rx(a2): DAS3's rotation order for clavicle and scapula."""
+    return mm(mm(ry(a[0]), rz(a[1])), rx(a[2]))
+
+
+def rotyzx(r):
+    """Angles (y, z, x) with r = Ry Rz Rx, z in [-pi/2, pi/2] (DAS3's `rotyzx`)."""
+    z = math.asin(max(-1.0, min(1.0, r[1][0])))
+    x = math.atan2(-r[1][2], r[1][1])
+    y = math.atan2(-r[2][0], r[0][0])
+    return [y, z, x]
+
+
+def rotvec(w):
+    """Rotation by the vector w (rad)."""
+    t = norm(w)
+    return I3 if t == 0.0 else rot(w, t)
+
+
+def solve(a, b):
+    """Gaussian elimination with partial pivoting for a small dense system."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        if abs(m[p][c]) < 1e-300:
+            raise ValueError("singular system")
+        m[c], m[p] = m[p], m[c]
+        for r in range(c + 1, n):
+            f = m[r][c] / m[c][c]
+            for k in range(c, n + 1):
+                m[r][k] -= f * m[c][k]
+    x = [0.0] * n
+    for r in reversed(range(n)):
+        x[r] = (m[r][n] - sum(m[r][k] * x[k] for k in range(r + 1, n))) / m[r][r]
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# The .osim file
+# ---------------------------------------------------------------------------------------------
+
+
+def vec(s):
+    return [float(x) for x in s.split()]
+
+
+def read_osim(path):
+    root = ET.parse(path).getroot().find("Model")
+    bodies, wraps = {}, {}
+    for b in root.find("BodySet").find("objects"):
+        name = b.get("name")
+        ine = vec(b.findtext("inertia"))
+        tensor = [[ine[0], ine[3], ine[4]], [ine[3], ine[1], ine[5]], [ine[4], ine[5], ine[2]]]
+        flipped = False
+        if not physical(tensor):
+            # OpenSim reads Ixy, Ixz, Iyz as tensor elements; a file that lists the products of
+            # inertia (their negatives) gives an impossible tensor. DAS3's clavicle does: only
+            # with the signs turned is it physical (rod-like, nearly zero about its long axis).
+            tensor = [[ine[0], -ine[3], -ine[4]], [-ine[3], ine[1], -ine[5]], [-ine[4], -ine[5], ine[2]]]
+            if not physical(tensor):
+                raise ValueError(f"body {name}: inertia {ine} is not physical with either sign of the products")
+            flipped = True
+        bodies[name] = dict(
+            mass=float(b.findtext("mass")),
+            com=vec(b.findtext("mass_center")),
+            inertia=tensor,
+            flipped=flipped,
+        )
+        ws = b.find("WrapObjectSet")
+        if ws is None or ws.find("objects") is None:
+            continue
+        for w in ws.find("objects"):
+            wraps[w.get("name")] = dict(
+                kind={"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid"}[w.tag],
+                body=name,
+                rotation=vec(w.findtext("xyz_body_rotation")),
+                translation=vec(w.findtext("translation")),
+                radius=float(w.findtext("radius")) if w.findtext("radius") else None,
+                dimensions=vec(w.findtext("dimensions")) if w.findtext("dimensions") else None,
+                length=float(w.findtext("length")) if w.findtext("length") else None,
+                quadrant=w.findtext("quadrant").strip(),
+            )
+    joints = {}
+    for j in root.find("JointSet").find("objects"):
+        frames = {f.get("name"): f for f in j.find("frames")}
+        pf = frames[j.findtext("socket_parent_frame")]
+        cf = frames[j.findtext("socket_child_frame")]
+        if vec(pf.findtext("orientation")) != [0, 0, 0] or vec(cf.findtext("translation")) != [0, 0, 0]:
+            raise ValueError(f"joint {j.get('name')}: offset frame orientations are not supported")
+        coords = {}
+        if j.find("coordinates") is not None:
+            for c in j.find("coordinates"):
+                coords[c.get("name")] = float(c.findtext("default_value"))
+        axes = []
+        st = j.find("SpatialTransform")
+        if st is not None:
+            for ta in list(st)[:3]:
+                co = ta.findtext("coordinates")
+                if co and co.strip():
+                    axes.append((vec(ta.findtext("axis")), co.strip()))
+        joints[cf.findtext("socket_parent").split("/")[-1]] = dict(
+            name=j.get("name"),
+            parent=pf.findtext("socket_parent").split("/")[-1],
+            location=vec(pf.findtext("translation")),
+            axes=axes,
+            defaults=coords,
+        )
+    muscles = []
+    for m in root.find("ForceSet").find("objects"):
+        if "Muscle" not in m.tag:
+            continue
+        gp = m.find("GeometryPath")
+        points = [
+            (p.findtext("socket_parent_frame").split("/")[-1], vec(p.findtext("location")))
+            for p in gp.find("PathPointSet").find("objects")
+        ]
+        used = []
+        pws = gp.find("PathWrapSet")
+        if pws is not None and pws.find("objects") is not None:
+            for w in pws.find("objects"):
+                if w.findtext("range") and vec(w.findtext("range")) != [-1, -1]:
+                    raise ValueError(f"{m.get('name')}: wrap ranges are not supported")
+                used.append(w.findtext("wrap_object").strip())
+        muscles.append(
+            dict(
+                name=m.get("name"),
+                points=points,
+                wraps=used,
+                fmax=float(m.findtext("max_isometric_force")),
+                fibre=float(m.findtext("optimal_fiber_length")),
+                tendon=float(m.findtext("tendon_slack_length")),
+            )
+        )
+    return bodies, wraps, joints, muscles
+
+
+def principal_moments(t):
+    """Eigenvalues of a symmetric 3x3 matrix, ascending (trigonometric solution)."""
+    p1 = t[0][1] ** 2 + t[0][2] ** 2 + t[1][2] ** 2
+    q = (t[0][0] + t[1][1] + t[2][2]) / 3.0
+    p2 = sum((t[i][i] - q) ** 2 for i in range(3)) + 2.0 * p1
+    if p2 == 0.0:
+        return [q, q, q]
+    p = math.sqrt(p2 / 6.0)
+    b = [[(t[i][j] - (q if i == j else 0.0)) / p for j in range(3)] for i in range(3)]
+    det = (b[0][0] * (b[1][1] * b[2][2] - b[1][2] * b[2][1]) - b[0][1] * (b[1][0] * b[2][2] - b[1][2] * b[2][0])
+           + b[0][2] * (b[1][0] * b[2][1] - b[1][1] * b[2][0]))
+    phi = math.acos(max(-1.0, min(1.0, det / 2.0))) / 3.0
+    e1 = q + 2.0 * p * math.cos(phi)
+    e3 = q + 2.0 * p * math.cos(phi + 2.0 * math.pi / 3.0)
+    return sorted([e1, 3.0 * q - e1 - e3, e3])
+
+
+def physical(t):
+    """Principal moments not negative and obeying the triangle inequality."""
+    e = principal_moments(t)
+    return e[0] >= 0.0 and e[2] <= e[0] + e[1] + 1e-12 * max(1.0, e[2])
+
+
+def relative_pose(joints, body, ancestor):
+    """(R, p) of `body` in the frame of `ancestor` at the joints' default coordinates."""
+    if body == ancestor:
+        return I3, [0.0, 0.0, 0.0]
+    j = joints[body]
+    r_par, p_par = relative_pose(joints, j["parent"], ancestor)
+    r_j = I3
+    for axis, coord in j["axes"]:
+        r_j = mm(r_j, rot(axis, j["defaults"][coord]))
+    return mm(r_par, r_j), add(p_par, mv(r_par, j["location"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Published constants (../shared/data/das3/README.md: das3_readosim.m, das3.al; seed 002)
+# ---------------------------------------------------------------------------------------------
+
+THORAX_CENTRE = [0.0, -0.1486, 0.0591]
+THORAX_AXES = [0.147, 0.2079, 0.0944]
+TS_SCAPULA = [-0.1274, -0.0228, -0.0346]
+AI_SCAPULA = [-0.1257, -0.1223, -0.0275]
+CONOID_CLAVICLE = [0.1365, 0.0206, 0.0136]
+CONOID_SCAPULA = [-0.0536, -0.0009, -0.0266]
+
+# de Groot & Brand (2001) as implemented in DAS3's estimate_shoulder_angles (rest angles of the
+# Delft Shoulder and Elbow Model, deg: clavicle and scapula YZX in the thorax frame)
+DEG = math.pi / 180.0
+C0 = [-2.8573324e001 * DEG, 1.1679804e001 * DEG, 7.4820950e000 * DEG]
+S0 = [3.2047376e001 * DEG, 1.0669100e001 * DEG, -1.0320259e001 * DEG]
+
+
+def regression(plane, elevation):
+    """Clavicle (y, z) and scapula (y, z, x) angles in the thorax frame, rad, from the humerus
+    pole angle and elevation (rad): de Groot & Brand 2001, Clin Biomech 16:735-743."""
+    c0 = [c / DEG for c in C0]
+    s0 = [s / DEG for s in S0]
+    hy, hz = plane / DEG, elevation / DEG
+    cy = -4.983 + 0.120 * hy - 0.242 * hz + 0.851 * c0[0]
+    cz = 3.917 - 0.046 * hy + 0.123 * hz + 0.493 * c0[1]
+    sy = -1.203 + 0.140 * hy - 0.049 * hz + 0.901 * s0[0]
+    sz = 3.095 - 0.079 * hy + 0.396 * hz + 0.414 * s0[1]
+    sx = 0.659 - 0.028 * hy + 0.184 * hz + 0.886 * s0[2]
+    return [cy * DEG, cz * DEG], [sy * DEG, sz * DEG, sx * DEG]
+
+
+def axclav_error(ma, mp, s, alpha):
+    sd = mm(mm(ma, rx(alpha)), mp)
+    e = mm(tr(sd), s)
+    return sum(math.acos(max(-1.0, min(1.0, e[i][i]))) for i in range(3))
+
+
+def axclav(c, s):
+    """DAS3's axclav: the clavicle's axial rotation that keeps the clavicle-scapula relation
+    closest to its rest relation (sum of the angles between corresponding axes, minimised)."""
+    co, so = ryzx(C0), ryzx(S0)
+    mp = mm(tr(co), so)
+    b, g, _ = rotyzx(mm(tr(co), c))
+    ma = mm(mm(co, ry(b)), rz(g))
+    # a scan of the half circle, then golden-section refinement
+    n = 720
+    grid = [-math.pi / 2 + math.pi * k / n for k in range(n + 1)]
+    a0 = min(grid, key=lambda a: axclav_error(ma, mp, s, a))
+    lo, hi = a0 - math.pi / n, a0 + math.pi / n
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(80):
+        c1, c2 = hi - g * (hi - lo), lo + g * (hi - lo)
+        if axclav_error(ma, mp, s, c1) < axclav_error(ma, mp, s, c2):
+            hi = c2
+        else:
+            lo = c1
+    return mm(ma, rx(0.5 * (lo + hi)))
+
+
+def rhythm(plane, elevation, axial):
+    """Thorax-to-clavicle, -scapula and -humerus rotations (DAS3 bone frames)."""
+    (cy, cz), s = regression(plane, elevation)
+    scap = ryzx(s)
+    clav = axclav(ryzx([cy, cz, 0.0]), scap)
+    hum = mm(mm(ry(plane), rz(elevation)), ry(axial))
+    return clav, scap, hum
+
+
+def ellipsoid_level(p):
+    return sum(((p[i] - THORAX_CENTRE[i]) / THORAX_AXES[i]) ** 2 for i in range(3)) - 1.0
+
+
+def thorax_distance(p):
+    """Signed distance (m) from p to the thorax ellipsoid along its normal, positive outside:
+    the root t of sum (a_i y_i / (a_i^2 + t))^2 = 1 by bisection, then |y - closest point|."""
+    a = THORAX_AXES
+    y = [p[i] - THORAX_CENTRE[i] for i in range(3)]
+    f = lambda t: sum((a[i] * y[i] / (a[i] ** 2 + t)) ** 2 for i in range(3)) - 1.0
+    lo, hi = -min(x * x for x in a) * (1.0 - 1e-12), 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    t = 0.5 * (lo + hi)
+    closest = [a[i] ** 2 * y[i] / (a[i] ** 2 + t) for i in range(3)]
+    d = norm(sub(y, closest))
+    return d if t > 0.0 else -d
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 2 of van der Helm (1994) and the DAS3 elements it is built from
+# ---------------------------------------------------------------------------------------------
+
+# (element name stem, Table 2 name, PCSA cm^2, elements, PCSA per element cm^2, DAS3 prefix)
+TABLE2 = [
+    ("trapezius_scapular", "m. trapezius, scapular part", 14.34, 6, 2.39, "trap_scap"),
+    ("trapezius_clavicular", "m. trapezius, clavicular part", 3.12, 6, 0.52, "trap_clav"),
+    ("levator_scapulae", "m. levator scapulae", 3.44, 3, 1.15, "lev_scap"),
+    ("pectoralis_minor", "m. pectoralis minor", 3.43, 4, 0.86, "pect_min"),
+    ("rhomboideus", "m. rhomboideus", 7.57, 3, 2.52, "rhomboid"),
+    ("serratus_anterior", "m. serratus anterior", 11.43, 6, 1.91, "serr_ant"),
+    ("deltoideus_scapular", "m. deltoideus, scapular part", 16.58, 6, 2.76, "delt_scap"),
+    ("deltoideus_clavicular", "m. deltoideus, clavicular part", 8.07, 6, 1.35, "delt_clav"),
+    ("coracobrachialis", "m. coracobrachialis", 3.20, 6, 0.53, "coracobr"),
+    ("infraspinatus", "m. infraspinatus", 8.17, 6, 1.36, "infra"),
+    ("teres_minor", "m. teres minor", 3.10, 6, 0.52, "ter_min"),
+    ("teres_major", "m. teres major", 12.56, 6, 2.09, "ter_maj"),
+    ("supraspinatus", "m. supraspinatus", 4.69, 6, 0.78, "supra"),
+    ("subscapularis", "m. subscapularis", 14.99, 6, 2.50, "subscap"),
+    ("biceps_longum", "m. biceps, caput longum", 1.72, 1, 1.72, "bic_l"),
+    ("biceps_breve", "m. biceps, caput breve", 1.78, 1, 1.78, "bic_b"),
+    ("triceps_longum", "m. triceps, caput longum", 6.24, 2, 3.12, "tric_long"),
+    ("latissimus_dorsi", "m. latissimus dorsi", 8.52, 5, 1.70, "lat_dorsi"),
+    ("pectoralis_major_thoracic", "m. pectoralis major, thoracic part", 8.68, 5, 1.74, "pect_maj_t"),
+    ("pectoralis_major_clavicular", "m. pectoralis major, clavicular part", 3.55, 5, 0.71, "pect_maj_c"),
+]
+
+
+def das3_elements(muscles, prefix):
+    """DAS3's elements of one muscle, in file order (`trap_scap_1` ... `trap_scap11`)."""
+    out = []
+    for m in muscles:
+        rest = m["name"][len(prefix):]
+        if m["name"].startswith(prefix) and (rest == "" or rest.lstrip("_").isdigit()):
+            out.append(m)
+    return out
+
+
+def positions(n, k):
+    """Where Table 2's k elements sit among DAS3's n (index space 0..n-1): evenly spaced from the
+    first to the last, or the middle for a single element."""
+    if k == 1:
+        return [0.5 * (n - 1)]
+    return [j * (n - 1) / (k - 1) for j in range(k)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The model
+# ---------------------------------------------------------------------------------------------
+
+ARM = ("ulna_r", "radius_r", "hand_r")
+BODY = {"thorax": "thorax", "clavicle_r": "clavicle", "scapula_r": "scapula", "humerus_r": "humerus"}
+
+
+class Builder:
+    def __init__(self, osim):
+        self.osim = osim
+        self.bodies, self.wraps, self.joints, self.muscles = read_osim(osim)
+        self.arm_pose = {b: relative_pose(self.joints, b, "humerus_r") for b in ARM}
+
+    # -- the arm: humerus + forearm + hand, elbow fixed ---------------------------------------
+
+    def to_humerus(self, body, p):
+        """A point of `body` (DAS3 frame, m) in our body frame (m), and our body's name."""
+        if body in ARM:
+            r, o = self.arm_pose[body]
+            return "humerus", add(o, mv(r, p))
+        return BODY[body], list(p)
+
+    def arm_inertia(self):
+        parts = [("humerus_r", I3, [0.0, 0.0, 0.0])] + [(b, *self.arm_pose[b]) for b in ARM]
+        mass = sum(self.bodies[b]["mass"] for b, _, _ in parts)
+        com = [0.0, 0.0, 0.0]
+        for b, r, o in parts:
+            com = add(com, scale(self.bodies[b]["mass"], add(o, mv(r, self.bodies[b]["com"]))))
+        com = scale(1.0 / mass, com)
+        inertia = [[0.0] * 3 for _ in range(3)]
+        for b, r, o in parts:
+            m = self.bodies[b]["mass"]
+            j = mm(mm(r, self.bodies[b]["inertia"]), tr(r))
+            d = sub(add(o, mv(r, self.bodies[b]["com"])), com)
+            for i in range(3):
+                for k in range(3):
+                    inertia[i][k] += j[i][k] + m * ((dot(d, d) if i == k else 0.0) - d[i] * d[k])
+        return mass, com, inertia
+
+    # -- rest posture --------------------------------------------------------------------------
+
+    def rest_posture(self):
+        """Clavicle and scapula rotations of the rest posture: the scapula placed on the thorax
+        (TS and AI on the ellipsoid) keeping the regression's AC and TS.x, then the clavicle
+        turned about its SC-AC line (AC stays) to the axial rotation that axclav's criterion
+        prefers for the placed scapula. The conoid's rigid length is its length there."""
+        sc = self.joints["clavicle_1"]["location"]
+        ac_c = self.joints["scapula_1"]["location"]
+        clav0, scap0, _ = rhythm(0.0, 0.0, 0.0)
+        ac = add(sc, mv(clav0, ac_c))
+        ts0 = add(ac, mv(scap0, TS_SCAPULA))
+
+        def residual(w):
+            s = mm(rotvec(w), scap0)
+            ts, ai = add(ac, mv(s, TS_SCAPULA)), add(ac, mv(s, AI_SCAPULA))
+            return [ts[0] - ts0[0], 0.1 * ellipsoid_level(ts), 0.1 * ellipsoid_level(ai)]
+
+        w = [0.0] * 3
+        for _ in range(50):
+            f = residual(w)
+            if max(abs(v) for v in f) < 1e-15:
+                break
+            h = 1e-7
+            jac = [[0.0] * 3 for _ in range(3)]
+            for k in range(3):
+                wp, wm = w[:], w[:]
+                wp[k] += h
+                wm[k] -= h
+                fp, fm = residual(wp), residual(wm)
+                for i in range(3):
+                    jac[i][k] = (fp[i] - fm[i]) / (2 * h)
+            w = add(w, solve(jac, [-v for v in f]))
+        else:
+            raise RuntimeError("the rest posture did not converge")
+        scap = mm(rotvec(w), scap0)
+        # axclav's criterion, over rotations about the SC-AC line
+        u = sub(ac, sc)
+        mp = mm(tr(ryzx(C0)), ryzx(S0))
+        err = lambda a: axclav_error(mm(rot(u, a), clav0), mp, scap, 0.0)
+        n = 720
+        a0 = min((-math.pi / 2 + math.pi * k / n for k in range(n + 1)), key=err)
+        lo, hi = a0 - math.pi / n, a0 + math.pi / n
+        g = (math.sqrt(5.0) - 1.0) / 2.0
+        for _ in range(80):
+            c1, c2 = hi - g * (hi - lo), lo + g * (hi - lo)
+            if err(c1) < err(c2):
+                hi = c2
+            else:
+                lo = c1
+        alpha = 0.5 * (lo + hi)
+        clav = mm(rot(u, alpha), clav0)
+        self.rest_change = (abs(alpha) / DEG, norm(w) / DEG)
+        self.conoid = norm(sub(add(sc, mv(clav, CONOID_CLAVICLE)), add(ac, mv(scap, CONOID_SCAPULA))))
+        return clav, scap
+
+    # -- muscles ---------------------------------------------------------------------------------
+
+    def muscle_elements(self):
+        """The 95 elements: name, Table 2 muscle, PCSA per element, path, obstacles, lengths."""
+        out = []
+        for stem, title, pcsa, k, per, prefix in TABLE2:
+            if abs(pcsa / k - per) > 0.006:
+                raise ValueError(f"{title}: Table 2 PCSA/element {per} != {pcsa}/{k}")
+            src = das3_elements(self.muscles, prefix)
+            n = len(src)
+            if n == 0:
+                raise ValueError(f"no DAS3 elements for {prefix}")
+            for j, v in enumerate(positions(n, k)):
+                name = f"{stem}_{j + 1}" if k > 1 else stem
+                if k <= n:
+                    i = min(n - 1, int(math.floor(v + 0.5)))
+                    a, b, w = src[i], src[i], 0.0
+                    how = f"{a['name']}"
+                else:
+                    i = min(n - 2, int(math.floor(v)))
+                    a, b, w = src[i], src[i + 1], v - i
+                    how = a["name"] if w < 1e-12 else (b["name"] if w > 1 - 1e-12 else f"{a['name']} + {w:.3f} ({b['name']} - {a['name']})")
+                if [p[0] for p in a["points"]] != [p[0] for p in b["points"]] or a["wraps"] != b["wraps"]:
+                    raise ValueError(f"{a['name']} and {b['name']} differ in structure")
+                pts = []
+                for (body, pa), (_, pb) in zip(a["points"], b["points"]):
+                    pts.append(self.to_humerus(body, add(scale(1 - w, pa), scale(w, pb))))
+                das3_bodies = [p[0] for p in a["points"]]
+                obstacles = []
+                for wname in a["wraps"]:
+                    wr = self.wraps[wname]
+                    seg = self.segment_of(das3_bodies, wr["body"], a["name"], wname)
+                    obstacles.append((wname, seg))
+                lopt = (1 - w) * (a["fibre"] + a["tendon"]) + w * (b["fibre"] + b["tendon"])
+                out.append(
+                    dict(name=name, stem=stem, title=title, pcsa=per, points=pts, obstacles=obstacles,
+                         lopt=lopt, source=how, das3=(a["name"], b["name"], w))
+                )
+        if len(out) != 95 or len(TABLE2) != 20:
+            raise ValueError(f"{len(out)} elements in {len(TABLE2)} muscles, expected 95 in 20")
+        return out
+
+    @staticmethod
+    def segment_of(bodies, wrap_body, muscle, wrap):
+        """The stretch of a path a wrap object acts on: the first stretch between two different
+        bodies with the wrap object's body at one end."""
+        for s in range(len(bodies) - 1):
+            a, b = bodies[s], bodies[s + 1]
+            if a != b and wrap_body in (a, b):
+                return s
+        raise ValueError(f"{muscle}: no stretch of the path for wrap object {wrap}")
+
+    def obstacle_table(self, wname, seg):
+        wr = self.wraps[wname]
+        r = frame_rotation(wr["rotation"])
+        body, centre = self.to_humerus(wr["body"], wr["translation"])
+        if wr["body"] in ARM:
+            r = mm(self.arm_pose[wr["body"]][0], r)
+        t = [f'type = "{wr["kind"]}"', f'body = "{body}"', f"centre = {fmt_vec(scale(1000, centre))}"]
+        if wr["kind"] == "sphere":
+            t.append(f"radius = {fmt(1000 * wr['radius'])}")
+        elif wr["kind"] == "ellipsoid":
+            t.append(f"semi_axes = {fmt_vec(scale(1000, wr['dimensions']))}")
+            if any(abs(r[i][k] - I3[i][k]) > 1e-12 for i in range(3) for k in range(3)):
+                t.append(f"x_axis = {fmt_unit(column(r, 0))}, y_axis = {fmt_unit(column(r, 1))}")
+        elif wr["quadrant"] == "all":
+            # a finite stand-in for OpenSim's finite cylinder (CURVED-TRUSS cylinders are
+            # infinite): the ellipsoid inscribed in it, semi-axes (r, r, length/2)
+            rr, half = 1000 * wr["radius"], 500 * wr["length"]
+            t[0] = 'type = "ellipsoid"'
+            t.append(f"semi_axes = {fmt_vec([rr, rr, half])}")
+            t.append(f"x_axis = {fmt_unit(column(r, 0))}, y_axis = {fmt_unit(column(r, 1))}")
+        else:
+            t.append(f"radius = {fmt(1000 * wr['radius'])}")
+            t.append(f"axis = {fmt_unit(column(r, 2))}")
+            q = wr["quadrant"]
+            if q != "all":
+                sign = -1.0 if q.startswith("-") else 1.0
+                k = {"x": 0, "y": 1}[q.lstrip("+-")]
+                t.append(f"side = {fmt_unit(scale(sign, column(r, k)))}")
+        if seg:
+            t.append(f"segment = {seg}")
+        return "{ " + ", ".join(t) + " }"
+
+
+def frame_rotation(a):
+    """OpenSim's xyz_body_rotation: Rx(a0) Ry(a1) Rz(a2)."""
+    return mm(mm(rx(a[0]), ry(a[1])), rz(a[2]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------
+
+
+def fmt(x, digits=4):
+    s = f"{x:.{digits}f}".rstrip("0").rstrip(".")
+    return "0" if s in ("-0", "") else s
+
+
+def fmt_vec(v, digits=4):
+    return "[" + ", ".join(fmt(x, digits) for x in v) + "]"
+
+
+def fmt_unit(v):
+    n = norm(v)
+    return fmt_vec([x / n for x in v], 9)
+
+
+def fmt_matrix(r):
+    return "[" + ", ".join(fmt_vec(row, 12) for row in r) + "]"
+
+
+HEADER = """\
+# The Delft shoulder model (van der Helm 1994) built from the DAS3 shoulder model, for Mollier.
+#
+# GENERATED by models/shoulder/tools/make_shoulder.py from das3.osim -- do not edit by hand;
+# change the script and run it again (docs/shoulder.md).
+#
+# Sources
+# - Structure: F.C.T. van der Helm (1994), A finite element musculoskeletal model of the shoulder
+#   mechanism, J Biomech 27(5):551-569 (seed 001): SC, AC, GH as three hinges each; TS and AI on
+#   the thorax ellipsoid (SURFACE); conoid rigid; costoclavicular and trapezoid ligaments; Table 2:
+#   20 muscles and muscle parts, 95 elements, PCSA per element (models/shoulder/muscles.csv).
+# - Geometry, inertia, wrap objects, optimal lengths: DAS3, the Dynamic Arm Simulator
+#   (E.K. Chadwick, D. Blana, R.F. Kirsch, A.J. van den Bogert (2014), Real-time simulation of
+#   three-dimensional shoulder girdle and arm dynamics, IEEE TBME 61(7):1947-1956, seed 002),
+#   das3.osim of github.com/dasproject/DAS3 at commit d6f2ff0 (2022-04-05), Apache License 2.0.
+#   Thorax ellipsoid, TS/AI contact points and conoid attachments: das3_readosim.m of the same
+#   repository. DAS3 derives from the Delft Shoulder and Elbow Model (DSEM).
+# - Rest posture: the shoulder rhythm regression of A.H. de Groot and R. Brand (2001), Clin
+#   Biomech 16(9):735-743, as implemented in DAS3's estimate_shoulder_angles.m (rest angles C0, S0
+#   of DSEM; clavicle axial rotation by axclav), at humerus pole angle, elevation and axial
+#   rotation 0, with TS and AI then placed on the thorax ellipsoid (AC and TS.x kept) and the
+#   clavicle's axial rotation set by axclav's criterion for the placed scapula.
+# - Trapezoid and costoclavicular attachments: estimated (docs/shoulder.md, "Ligaments").
+# - Glenoid frame and half-angles for the stability constraint: DAS3 (glenoid_scap), given in
+#   the study file models/shoulder/abduction.toml, which the model format does not hold.
+#
+# Wrapping: DAS3's wrap objects on the path stretch they act on. CURVED-TRUSS cylinders are
+# infinite, OpenSim's finite: the cylinder without a quadrant (ter_lat_pec) becomes the ellipsoid
+# inscribed in it, semi-axes (r, r, length/2); cylinders with a quadrant keep it as `side`.
+#
+# Inertia: DAS3's. Its clavicle lists products of inertia where OpenSim expects tensor elements
+# (their negatives): as listed the tensor is impossible (principal moments violate the triangle
+# inequality), so the signs of the clavicle's Ixy, Ixz, Iyz are turned.
+#
+# Frames: DAS3's (the Delft conventions). Global = thorax: origin at the incisura jugularis,
+# X lateral (right), Y cranial, Z dorsal. Each body's frame is its DAS3 frame, so points are in
+# DAS3 body coordinates; the forearm and hand are lumped onto the humerus with the elbow at
+# DAS3's default angles (flexion {el:.1f} deg, pronation-supination {ps:.1f} deg).
+#
+# Generalized coordinates (seed 001, "Input variables"): AC.y, AC.z (the acromioclavicular joint
+# centre), scapula.TS.x, and the humerus's pole angle (about thorax Y), elevation (about z') and
+# axial rotation (about y'') relative to the thorax: rotations of the three input hinges from
+# the initial configuration, in which all three are zero (the arm hangs along thorax -Y).
+#
+# Rest posture: the scapula turned {rs:.2f} deg from the regression's orientation to put TS and AI
+# on the thorax, the clavicle {rc:.2f} deg about its SC-AC line by axclav's criterion; the rigid
+# conoid's length is its length there, {con:.2f} mm (DAS3's slack length is 17.4 mm between the
+# same attachment points). DAS3's default coordinates are not used: they put TS and AI
+# {dts:.1f} and {dai:.1f} mm inside the thorax ellipsoid and the conoid attachments {dcon:.1f} mm apart.
+"""
+
+
+def build(osim):
+    b = Builder(osim)
+    clav, scap = b.rest_posture()
+    hum = I3
+    sc = b.joints["clavicle_1"]["location"]
+    ac_c = b.joints["scapula_1"]["location"]
+    gh_s = b.joints["humerus_1"]["location"]
+    ac = add(sc, mv(clav, ac_c))
+    gh = add(ac, mv(scap, gh_s))
+    el = b.joints["ulna_r"]["defaults"]["EL_x"] / DEG
+    ps = b.joints["radius_r"]["defaults"]["PS_y"] / DEG
+    elements = b.muscle_elements()
+
+    # body points, in our bodies' frames (m)
+    points = {"thorax": [], "clavicle": [], "scapula": [], "humerus": []}
+    points["thorax"].append(("SC", sc))
+    points["clavicle"].append(("AC", "AC"))
+    points["scapula"] += [("TS", TS_SCAPULA), ("AI", AI_SCAPULA), ("GH", gh_s)]
+    points["clavicle"].append(("conoid", CONOID_CLAVICLE))
+    points["scapula"].append(("conoid", CONOID_SCAPULA))
+
+    # trapezoid: clavicle, midway between the conoid attachment and the AC joint centre (the
+    # trapezoid line runs from the conoid tubercle towards the AC joint); scapula, midway between
+    # the conoid attachment and the coracoid tip (mean of DAS3's coracobrachialis origins)
+    tip = [0.0, 0.0, 0.0]
+    corac = das3_elements(b.muscles, "coracobr")
+    for m in corac:
+        tip = add(tip, scale(1.0 / len(corac), m["points"][0][1]))
+    trapezoid_c = scale(0.5, add(CONOID_CLAVICLE, ac_c))
+    trapezoid_s = scale(0.5, add(CONOID_SCAPULA, tip))
+    points["clavicle"].append(("trapezoid", trapezoid_c))
+    points["scapula"].append(("trapezoid", trapezoid_s))
+    # costoclavicular: clavicle, on the costal tuberosity 12 % of the way from SC to AC and 8 mm
+    # below the clavicle's axis (its y axis is cranial); thorax, the first costal cartilage 12 mm
+    # caudal of it in the rest posture
+    costo_c = add(scale(0.12, ac_c), [0.0, -0.008, 0.0])
+    costo_t = add(add(sc, mv(clav, costo_c)), [0.0, -0.012, 0.0])
+    points["clavicle"].append(("costoclavicular", costo_c))
+    points["thorax"].append(("costoclavicular", costo_t))
+
+    suffix = lambda k, n: "o" if k == 0 else ("i" if k == n - 1 else f"v{k}")
+    for e in elements:
+        n = len(e["points"])
+        names = []
+        for k, (body, p) in enumerate(e["points"]):
+            if norm(p) < 1e-9:
+                raise ValueError(f"{e['name']}: a point at its body's origin")
+            pname = f"{e['name']}_{suffix(k, n)}"
+            points[body].append((pname, p))
+            names.append(f"{body}.{pname}")
+        e["names"] = names
+
+    mass, com, inertia = b.arm_inertia()
+    rc, rs = b.rest_change
+    out = io.StringIO()
+    w = out.write
+    r_def, o_def = relative_pose(b.joints, "scapula_r", "thorax")
+    rc_def, oc_def = relative_pose(b.joints, "clavicle_r", "thorax")
+    dts = -1000 * thorax_distance(add(o_def, mv(r_def, TS_SCAPULA)))
+    dai = -1000 * thorax_distance(add(o_def, mv(r_def, AI_SCAPULA)))
+    dcon = 1000 * norm(sub(add(oc_def, mv(rc_def, CONOID_CLAVICLE)), add(o_def, mv(r_def, CONOID_SCAPULA))))
+    w(HEADER.format(el=el, ps=ps, rc=rc, rs=rs, con=1000 * b.conoid, dts=dts, dai=dai, dcon=dcon))
+    w("\nformat_version = 1\n")
+    w('name = "Delft shoulder model (van der Helm 1994) on DAS3 geometry"\n')
+    w('description = "Generated by models/shoulder/tools/make_shoulder.py from das3.osim (dasproject/DAS3 d6f2ff0, Apache-2.0); see docs/shoulder.md"\n')
+    w('fixed = ["thorax"]\n')
+    w('inputs = ["AC.y", "AC.z", "scapula.TS.x", "humerus_pole.rotation", "humerus_elevation.rotation", "humerus_axial.rotation"]\n')
+    free = [f"{h}.rotation" for h in ("sc_y", "sc_z", "sc_x", "ac_y", "ac_z", "ac_x", "gh_x", "gh_y", "gh_z")]
+    free += ["costoclavicular", "trapezoid"]
+    free += [e["name"] for e in elements]
+    w("free = [\n")
+    for i in range(0, len(free), 6):
+        w("    " + ", ".join(f'"{f}"' for f in free[i : i + 6]) + ",\n")
+    w("]\n")
+    w("gravity = [0, -9.80665, 0]\n\n")
+    w('[units]\nlength = "mm"\nangle = "deg"\nmass = "kg"\n\n')
+
+    # the AC joint centre, shared by clavicle and scapula: an input node
+    w("# the acromioclavicular joint centre (DAS3: the scapula frame's origin), shared by clavicle\n")
+    w("# and scapula\n")
+    w(f"[nodes.AC]\nposition = {fmt_vec(scale(1000, ac))}\n\n")
+
+    # intermediate orientations of the three-hinge joints
+    sc_a = rotyzx(clav)
+    ac_a = rotyzx(mm(tr(clav), scap))
+    inter = [
+        ("sc_1", ry(sc_a[0]), "SC: after the rotation about thorax Y"),
+        ("sc_2", mm(ry(sc_a[0]), rz(sc_a[1])), "SC: after the rotation about z'"),
+        ("ac_1", mm(clav, ry(ac_a[0])), "AC: after the rotation about clavicle y"),
+        ("ac_2", mm(clav, mm(ry(ac_a[0]), rz(ac_a[1]))), "AC: after the rotation about z'"),
+        ("gh_1", scap, "GH: after the rotation about scapula x"),
+        ("gh_2", scap, "GH: after the rotation about y'"),
+        ("humerus_1", ry(0.0), "input chain: after the pole angle (about thorax Y)"),
+        ("humerus_2", mm(ry(0.0), rz(0.0)), "input chain: after the elevation (about z')"),
+    ]
+    w("# massless intermediate orientations of the joints made of three hinges\n")
+    for name, r, what in inter:
+        w(f"[nodes.{name}]  # {what}\norientation = {{ matrix = {fmt_matrix(r)} }}\n\n")
+
+    def body(name, origin, r, pts, massprops, note):
+        w(f"# {note}\n[bodies.{name}]\n")
+        w(f"origin = {origin}\n")
+        if r is not None:
+            w(f"orientation = {{ matrix = {fmt_matrix(r)} }}\n")
+        if massprops:
+            m, c, j = massprops
+            w(f"mass = {fmt(m, 6)}\ncom = {fmt_vec(scale(1000, c))}\n")
+            w(f"inertia = {fmt_vec([j[0][0] * 1e6, j[1][1] * 1e6, j[2][2] * 1e6, j[0][1] * 1e6, j[0][2] * 1e6, j[1][2] * 1e6], 3)}\n")
+        w(f"[bodies.{name}.points]\n")
+        for pname, p in pts:
+            val = f'"{p}"' if isinstance(p, str) else fmt_vec(scale(1000, p))
+            w(f"{pname} = {val}\n")
+        w("\n")
+
+    bd = b.bodies
+    body("thorax", "[0, 0, 0]", None, points["thorax"], None, "thorax: fixed; SC is the sternoclavicular joint centre")
+    body("clavicle", '"thorax.SC"', clav, points["clavicle"],
+         (bd["clavicle_r"]["mass"], bd["clavicle_r"]["com"], bd["clavicle_r"]["inertia"]),
+         "clavicle: turns about SC")
+    body("scapula", '"AC"', scap, points["scapula"],
+         (bd["scapula_r"]["mass"], bd["scapula_r"]["com"], bd["scapula_r"]["inertia"]),
+         "scapula: turns about AC; TS and AI are DAS3's scapulothoracic contact points; GH is the glenohumeral joint centre")
+    body("humerus", '"scapula.GH"', hum, points["humerus"], (mass, com, inertia),
+         f"humerus with ulna, radius and hand lumped on (elbow fixed): {mass:.4f} kg")
+
+    def hinge(name, p, q, axis, what):
+        w(f'[elements.{name}]  # {what}\ntype = "hinge"\np = "{p}"\nq = "{q}"\naxis = {fmt_unit(axis)}\n\n')
+
+    w("# sternoclavicular joint: DAS3's YZX chain (SC_y, SC_z, SC_x), rotations free\n")
+    hinge("sc_y", "thorax", "sc_1", [0, 1, 0], f"DAS3 SC_y; rest {sc_a[0] / DEG:.2f} deg")
+    hinge("sc_z", "sc_1", "sc_2", column(inter[0][1], 2), f"DAS3 SC_z; rest {sc_a[1] / DEG:.2f} deg")
+    hinge("sc_x", "sc_2", "clavicle", column(clav, 0), f"DAS3 SC_x; rest {sc_a[2] / DEG:.2f} deg")
+    w("# acromioclavicular joint: DAS3's YZX chain (AC_y, AC_z, AC_x), rotations free\n")
+    hinge("ac_y", "clavicle", "ac_1", column(clav, 1), f"DAS3 AC_y; rest {ac_a[0] / DEG:.2f} deg")
+    hinge("ac_z", "ac_1", "ac_2", column(inter[2][1], 2), f"DAS3 AC_z; rest {ac_a[1] / DEG:.2f} deg")
+    hinge("ac_x", "ac_2", "scapula", column(scap, 0), f"DAS3 AC_x; rest {ac_a[2] / DEG:.2f} deg")
+    w("# glenohumeral joint: hinges about the scapula's x, y', z'' axes (not DAS3's YZY, whose\n")
+    w("# middle angle is zero at rest: gimbal lock); rotations free, zero at rest\n")
+    hinge("gh_x", "scapula", "gh_1", column(scap, 0), "about scapula x")
+    hinge("gh_y", "gh_1", "gh_2", column(scap, 1), "about y'")
+    hinge("gh_z", "gh_2", "humerus", column(scap, 2), "about z''")
+    w("# the humerus's orientation relative to the thorax, driven: pole angle, elevation, axial\n")
+    w("# rotation (seed 001; DAS3's thorax-humerus YZY). These hinges carry no load in the\n")
+    w("# optimisation: their driving moments must vanish\n")
+    hinge("humerus_pole", "thorax", "humerus_1", [0, 1, 0], "input: pole angle, about thorax Y")
+    hinge("humerus_elevation", "humerus_1", "humerus_2", [0, 0, 1], "input: elevation, about z'")
+    hinge("humerus_axial", "humerus_2", "humerus", [0, 1, 0], "input: axial rotation, about y''")
+
+    w("# scapulothoracic gliding plane: TS and AI on the thorax ellipsoid (distance held at 0)\n")
+    for pt in ("TS", "AI"):
+        w(f'[elements.{pt}_thorax]\ntype = "surface"\npoint = "scapula.{pt}"\nbody = "thorax"\n')
+        w(f"centre = {fmt_vec(scale(1000, THORAX_CENTRE))}\nsemi_axes = {fmt_vec(scale(1000, THORAX_AXES))}\n")
+        w('reference = "surface"\n\n')
+
+    w("# ligaments: conoid rigid (tension only in the optimisation), the others free\n")
+    w('[elements.conoid]\ntype = "truss"\np = "clavicle.conoid"\nq = "scapula.conoid"\n\n')
+    w('[elements.trapezoid]\ntype = "truss"\np = "clavicle.trapezoid"\nq = "scapula.trapezoid"\n\n')
+    w('[elements.costoclavicular]\ntype = "truss"\np = "thorax.costoclavicular"\nq = "clavicle.costoclavicular"\n\n')
+
+    w("# muscles: van der Helm (1994) Table 2 on DAS3 elements (models/shoulder/muscles.csv)\n")
+    for e in elements:
+        names = e["names"]
+        if e["obstacles"] or len(names) > 2:
+            w(f'[elements.{e["name"]}]  # {e["source"]}\ntype = "curved-truss"\np = "{names[0]}"\nq = "{names[-1]}"\n')
+            if len(names) > 2:
+                w("via = [" + ", ".join(f'"{n}"' for n in names[1:-1]) + "]\n")
+            if e["obstacles"]:
+                w("obstacles = [\n")
+                for wname, seg in e["obstacles"]:
+                    w(f"    {b.obstacle_table(wname, seg)},  # DAS3 {wname}\n")
+                w("]\n")
+        else:
+            w(f'[elements.{e["name"]}]  # {e["source"]}\ntype = "truss"\np = "{names[0]}"\nq = "{names[1]}"\n')
+        w("\n")
+
+    table = io.StringIO()
+    cw = csv.writer(table, lineterminator="\n")
+    cw.writerow(["element", "muscle", "pcsa_cm2", "optimal_length_mm", "das3"])
+    for e in elements:
+        cw.writerow([e["name"], e["title"], f"{e['pcsa']:.2f}", fmt(1000 * e["lopt"], 2), e["source"]])
+    return out.getvalue(), table.getvalue(), b
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--osim", default=os.path.join(repo, "..", "shared", "data", "das3", "das3.osim"))
+    ap.add_argument("--out", default=os.path.join(repo, "models", "shoulder"))
+    ap.add_argument("--check", action="store_true", help="fail if the committed files differ")
+    args = ap.parse_args()
+    if not os.path.exists(args.osim):
+        sys.exit(f"make_shoulder: {args.osim} not found (the DAS3 reference data)")
+    model, table, b = build(args.osim)
+    files = {"shoulder.toml": model, "muscles.csv": table}
+    if args.check:
+        bad = [f for f, text in files.items() if open(os.path.join(args.out, f)).read() != text]
+        if bad:
+            sys.exit(f"make_shoulder: {', '.join(bad)} differ from what the script generates")
+        print("make_shoulder: the committed files are up to date")
+        return
+    for f, text in files.items():
+        with open(os.path.join(args.out, f), "w") as fh:
+            fh.write(text)
+    rc, rs = b.rest_change
+    print(f"wrote {', '.join(files)} to {args.out}; rest posture moved {rc:.2f} deg (clavicle), {rs:.2f} deg (scapula)")
+
+
+if __name__ == "__main__":
+    main()
