@@ -111,3 +111,24 @@ fn spatial_rssr_loop_closes_with_the_closed_form_output() {
         assert!((data.df_e()[(rot.index(), 0)] - dphi).abs() < 1e-10, "dφ/dθ at q = {q}");
     }
 }
+
+#[test]
+fn a_cloned_workspace_solves_on_from_its_configuration() {
+    let fb = FourBar::crank_rocker();
+    let (model, c, _) = fb.model();
+    let mut data = Data::new(&model);
+    solve_positions(&model, &mut data, &[2.0]).unwrap();
+    let mut copy = data.clone();
+    assert_eq!(copy.q(), data.q());
+    assert_eq!(copy.x(), data.x());
+    // the copy solves on from where the original was, to the same configuration
+    solve_positions(&model, &mut copy, &[2.1]).unwrap();
+    solve_positions(&model, &mut data, &[2.1]).unwrap();
+    let (a, b) = (copy.position(&model, c), data.position(&model, c));
+    assert!((0..3).all(|i| (a[i] - b[i]).abs() < 1e-14), "{a:?} vs {b:?}");
+    // and its reference lengths are the initial ones
+    let coupler = model.element_by_name("coupler").unwrap();
+    let m = model.mode_by_name(coupler, "elongation").unwrap();
+    let l0 = model.mode_reference(m).unwrap();
+    assert!((l0 - fb.b).abs() < 1e-12, "{l0} vs {}", fb.b);
+}

@@ -73,6 +73,9 @@ impl<E: Deformations> ElementInfo for AutoDiff<E> {
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
         self.0.initialize(x0)
     }
+    fn mode_reference(&self, k: usize) -> Option<f64> {
+        self.0.mode_reference(k)
+    }
 }
 
 impl<E: Deformations> Element for AutoDiff<E> {

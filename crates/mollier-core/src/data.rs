@@ -47,6 +47,41 @@ pub struct Data {
     pub(crate) qdd: Vec<f64>,
 }
 
+impl Clone for Data {
+    /// A copy of the configuration, deformations and results; the factorization is not copied,
+    /// so the copy re-establishes it (cheaply, at its converged configuration) on its first
+    /// solve. Use it to give each thread its own workspace from a solved one.
+    fn clone(&self) -> Self {
+        Self {
+            x: self.x.clone(),
+            e: self.e.clone(),
+            e_prev: self.e_prev.clone(),
+            q: self.q.clone(),
+            de: self.de.clone(),
+            d2e: self.d2e.clone(),
+            order: None,
+            states: self.states.clone(),
+            xloc: self.xloc.clone(),
+            dcc: self.dcc.clone(),
+            lu: Lu::default(),
+            g: self.g.clone(),
+            solved: false,
+            df_x: self.df_x.clone(),
+            df_e: self.df_e.clone(),
+            df_valid: self.df_valid,
+            d2f_x: self.d2f_x.clone(),
+            d2f_e: self.d2f_e.clone(),
+            d2f_valid: self.d2f_valid,
+            xd: self.xd.clone(),
+            ed: self.ed.clone(),
+            xdd: self.xdd.clone(),
+            edd: self.edd.clone(),
+            qd: self.qd.clone(),
+            qdd: self.qdd.clone(),
+        }
+    }
+}
+
 impl Data {
     /// A workspace in the model's initial configuration.
     pub fn new(model: &Model) -> Self {

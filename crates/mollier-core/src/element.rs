@@ -328,6 +328,14 @@ pub trait ElementInfo: Send + Sync + fmt::Debug {
     /// Take reference values from the initial local coordinates `x0` (length `n_local`), so that
     /// every deformation is zero there. Called once when the model is built.
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError>;
+
+    /// The value mode `k` is measured from, so that its absolute measure is `e_k + reference`
+    /// (the reference length of an elongation, m). `None` for modes without one (an angle from
+    /// the initial configuration). Known after [`initialize`](Self::initialize).
+    fn mode_reference(&self, k: usize) -> Option<f64> {
+        let _ = k;
+        None
+    }
 }
 
 /// An element with its own (analytic) derivatives: what the kernel evaluates.

@@ -806,6 +806,12 @@ impl Model {
     pub fn mode_owner(&self, m: ModeId) -> (ElementId, usize) {
         self.mode_element[m.index()]
     }
+    /// The value a mode is measured from (e.g. a muscle's reference length, m), so that its
+    /// absolute measure is `e + reference`; `None` when the element defines none.
+    pub fn mode_reference(&self, m: ModeId) -> Option<f64> {
+        let (el, k) = self.mode_element[m.index()];
+        self.elements[el.index()].element.mode_reference(k)
+    }
     /// Description of a mode.
     pub fn mode_info(&self, m: ModeId) -> &ModeInfo {
         &self.mode_info[m.index()]

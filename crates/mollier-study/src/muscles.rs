@@ -7,12 +7,8 @@
 
 use std::path::Path;
 
-use mollier::{Compiled, NodeRole};
-use mollier_core::conformance::evaluate;
-use mollier_core::element::Order;
-use mollier_core::geometry::{Vec3, norm, sub, vec3_at};
-use mollier_core::{ElementId, ModeId, ModeRole, NodeId};
-use mollier_format::ParamValue;
+use mollier::Compiled;
+use mollier_core::{ElementId, ModeId, ModeRole};
 
 /// One row of the muscle table, resolved in the model.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,69 +116,14 @@ pub fn groups(muscles: &[MuscleElement]) -> Vec<MuscleGroup> {
     out
 }
 
-fn node_of(compiled: &Compiled, name: &str) -> Result<NodeId, String> {
-    compiled.points.iter().find(|p| p.name == name).map(|p| p.node).ok_or_else(|| format!("no point `{name}`"))
-}
-
-fn string(v: Option<&ParamValue>, what: &str) -> Result<String, String> {
-    match v {
-        Some(ParamValue::String(s)) => Ok(s.clone()),
-        _ => Err(format!("`{what}` is not a name")),
-    }
-}
-
 /// The length (m) of a TRUSS or CURVED-TRUSS at the model's initial configuration, where its
-/// elongation is zero by definition.
-///
-/// The kernel's elements do not report their reference values, so this asks the element
-/// itself: it evaluates the elongation `e = L − l0` at a configuration in which every
-/// obstacle's body is moved 100 m away (the path is then the straight line through `p`, the via
-/// points and `q`, whose length `L_far` is known) and returns `l0 = L_far − e`. Errors if an
-/// anchor of the path is an obstacle body's origin (it would move too).
+/// elongation is zero by definition: the element's own reference value of its mode.
 pub fn reference_length(compiled: &Compiled, el: ElementId, name: &str) -> Result<f64, String> {
     let model = &compiled.model;
-    let spec = compiled.document.spec().elements.get(name).ok_or_else(|| format!("no element `{name}` in the file"))?;
-    let params: Vec<(String, ParamValue)> = spec.params.0.clone();
-    let get = |k: &str| params.iter().find(|(key, _)| key == k).map(|(_, v)| v);
-    let mut anchors = vec![string(get("p"), "p")?];
-    if let Some(ParamValue::Array(via)) = get("via") {
-        for v in via {
-            anchors.push(string(Some(v), "via")?);
-        }
+    let mode = model.mode_by_name(el, "elongation").ok_or_else(|| format!("`{name}` has no elongation mode"))?;
+    match model.mode_reference(mode) {
+        Some(l0) if l0.is_finite() && l0 > 0.0 => Ok(l0),
+        Some(l0) => Err(format!("its reference length is {l0}")),
+        None => Err(format!("`{name}` does not report a reference length")),
     }
-    anchors.push(string(get("q"), "q")?);
-    let anchors: Vec<NodeId> = anchors.iter().map(|a| node_of(compiled, a)).collect::<Result<_, _>>()?;
-    let mut origins = Vec::new();
-    if let Some(ParamValue::Array(obs)) = get("obstacles") {
-        for o in obs {
-            let ParamValue::Table(t) = o else { return Err("an obstacle is not a table".into()) };
-            let body = string(t.iter().find(|(k, _)| k == "body").map(|(_, v)| v), "body")?;
-            let info = compiled.bodies.iter().find(|b| b.name == body).ok_or_else(|| format!("no body `{body}`"))?;
-            origins.push(info.frame.position);
-        }
-    }
-    if let Some(a) = anchors.iter().find(|a| origins.contains(a)) {
-        return Err(format!("the path's anchor `{}` is an obstacle body's origin", model.nodes()[a.index()].name));
-    }
-    for a in &anchors {
-        if !matches!(compiled.nodes[a.index()], NodeRole::Point { .. } | NodeRole::Node | NodeRole::Origin { .. }) {
-            return Err("an anchor is not a position".into());
-        }
-    }
-    // the global configuration with the obstacle bodies far away
-    let mut x = model.x0().to_vec();
-    for o in &origins {
-        let off = model.nodes()[o.index()].offset;
-        x[off] += 100.0;
-        x[off + 1] += 100.0;
-    }
-    let local: Vec<f64> = model.element_coords(el).iter().map(|&c| x[c]).collect();
-    let (e, _, _) = evaluate(model.element(el), &local, Order::Value)?;
-    let pos = |n: &NodeId| -> Vec3 { vec3_at(&x, model.nodes()[n.index()].offset) };
-    let far: f64 = anchors.windows(2).map(|w| norm(&sub(&pos(&w[1]), &pos(&w[0])))).sum();
-    let l0 = far - e[0];
-    if !(l0.is_finite() && l0 > 0.0) {
-        return Err(format!("its reference length came out as {l0}"));
-    }
-    Ok(l0)
 }

@@ -359,7 +359,10 @@ fn engin_shoulder_resistance_acts_internally_and_grows_outside_the_sinus() {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models/joints/engin-shoulder.toml");
     let c = compiled(&std::fs::read_to_string(&p).unwrap());
     let mut run = InverseDynamicsRun::new(&c);
-    let (mx, mz) = (column(run.reaction_columns(), "thorax.orientation.mx"), column(run.reaction_columns(), "thorax.orientation.mz"));
+    let (mx, mz) = (
+        column(run.reaction_columns(), "thorax.orientation.mx"),
+        column(run.reaction_columns(), "thorax.orientation.mz"),
+    );
     let my = column(run.reaction_columns(), "thorax.orientation.my");
     let swing = [
         column(run.passive_columns(), "shoulder_resistance.swing_p"),

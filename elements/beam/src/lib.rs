@@ -95,6 +95,9 @@ impl ElementInfo for Beam {
         self.tq = body_triad(&quat_at(x0, LQ), &e);
         Ok(())
     }
+    fn mode_reference(&self, k: usize) -> Option<f64> {
+        (k == 0).then_some(self.l0)
+    }
 }
 
 impl Element for Beam {

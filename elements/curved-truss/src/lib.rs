@@ -688,6 +688,9 @@ impl ElementInfo for CurvedTruss {
         self.l0 = l;
         Ok(())
     }
+    fn mode_reference(&self, _k: usize) -> Option<f64> {
+        Some(self.l0)
+    }
 }
 
 impl Element for CurvedTruss {

@@ -113,6 +113,9 @@ impl ElementInfo for Surface {
         };
         Ok(())
     }
+    fn mode_reference(&self, _k: usize) -> Option<f64> {
+        Some(self.d0)
+    }
 }
 
 impl Element for Surface {

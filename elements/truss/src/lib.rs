@@ -49,6 +49,9 @@ impl ElementInfo for Truss {
         self.l0 = l;
         Ok(())
     }
+    fn mode_reference(&self, _k: usize) -> Option<f64> {
+        Some(self.l0)
+    }
 }
 
 impl Element for Truss {
