@@ -44,6 +44,8 @@ macro_rules! errln {
     }};
 }
 
+mod inverse;
+
 /// Mollier: finite-element multibody kinematics and dynamics for musculoskeletal models.
 #[derive(Parser, Debug)]
 #[command(name = "mollier", version, about, long_about = None)]
@@ -115,6 +117,43 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Load sharing: the driving forces of a motion shared among the model's muscles by a
+    /// criterion, under its sign constraints and joint cone (the model's `[load_sharing]` section).
+    ///
+    /// Differentiates the motion like inverse-dynamics (or, with --static, takes every frame as a
+    /// static posture), then solves every frame's convex program (frames in parallel; the results
+    /// do not depend on the number of threads). Writes DIR/forces.csv (one column per muscle
+    /// element, N), DIR/reactions.csv (the sign-constrained reactions, the joint force in the cone
+    /// frame, the reserves), DIR/stability.csv (status, stability index, equilibrium residual,
+    /// objective, ms per frame) and DIR/summary.json. A frame that cannot be solved (infeasible,
+    /// say) is written as such, with empty cells, and the run goes on; the exit code is then 1.
+    Inverse {
+        /// The model file, with a `[load_sharing]` section.
+        model: PathBuf,
+        /// The motion: CSV (time,<input>,...; SI units) or OpenSim .mot/.sto (inDegrees honoured).
+        #[arg(long)]
+        motion: PathBuf,
+        /// The criterion: a = min Σ F², b = min Σ (F/PCSA)², c = min Σ (F/Fmax(l))²,
+        /// d = min max F/PCSA.
+        #[arg(long, value_parser = criterion)]
+        criterion: mollier_optim::Criterion,
+        /// The directory for the results (created if needed; files in it are replaced).
+        #[arg(long)]
+        out: PathBuf,
+        /// Report the joint cone's stability index but do not impose the cone.
+        #[arg(long)]
+        no_cone: bool,
+        /// Take every frame as a static posture: rates and accelerations zero (a quasi-static
+        /// analysis; time only orders the frames).
+        #[arg(long = "static", conflicts_with = "smooth")]
+        quasi_static: bool,
+        /// Smooth the motion before differentiating it (Hz), as for inverse-dynamics.
+        #[arg(long, value_name = "HZ", value_parser = positive_number)]
+        smooth: Option<f64>,
+        /// No progress bar and no summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Forward dynamics of a passive mechanism (no driving forces) from rest in its initial
     /// configuration.
     ///
@@ -142,7 +181,7 @@ enum Command {
     /// with and without a joint stability constraint (e.g. models/shoulder/abduction.toml).
     ///
     /// Writes DIR/summary.json, DIR/kinematics.csv, DIR/lengths.csv, DIR/moment_arms.csv, per
-    /// variant DIR/<criterion>-<glenoid|free>/{forces,reactions,stability}.csv and summary.json,
+    /// variant `DIR/<criterion>-<glenoid|free>/{forces,reactions,stability}.csv` and `summary.json`,
     /// and SVG plots in DIR/plots. See docs/shoulder.md.
     Study {
         /// The study file (.toml).
@@ -183,6 +222,10 @@ fn main() -> ExitCode {
         Command::InverseDynamics { model, motion, out, smooth, on_error, quiet } => {
             inverse_dynamics(&model, &motion, &out, smooth, on_error, quiet, &registry)
         }
+        Command::Inverse { model, motion, criterion, out, no_cone, quasi_static, smooth, quiet } => {
+            let options = inverse::Options { criterion, impose_cone: !no_cone, quasi_static, smooth, quiet };
+            inverse::run(&model, &motion, &out, &options, &registry)
+        }
         Command::Simulate { model, duration, dt, out, quiet } => simulate(&model, duration, dt, &out, quiet, &registry),
         Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
         Command::Schema => {
@@ -208,6 +251,11 @@ fn positive_number(s: &str) -> Result<f64, String> {
         Ok(v) => Err(format!("must be a positive number, got {v}")),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// A load-sharing criterion (clap value parser): `a`, `b`, `c` or `d`.
+fn criterion(s: &str) -> Result<mollier_optim::Criterion, String> {
+    s.parse()
 }
 
 const INVALID: u8 = 2;
@@ -348,6 +396,7 @@ fn check_json(path: &Path, c: &Compiled, r: &CheckReport) -> Value {
         "rank": r.analysis.rank,
         "redundant": r.redundant,
         "dynamics": dynamics_json(c),
+        "load_sharing": load_sharing_json(c),
         "well_posed": r.is_well_posed(),
         "diagnostics": diagnostics,
         "errors": r.problems.iter().map(error_json).collect::<Vec<_>>(),
@@ -380,6 +429,42 @@ fn dynamics_summary(c: &Compiled) -> DynamicsSummary<'_> {
 fn dynamics_json(c: &Compiled) -> Value {
     let d = dynamics_summary(c);
     json!({ "mass": d.mass, "bodies_with_mass": d.bodies, "gravity": d.gravity, "loads": d.loads, "laws": d.laws })
+}
+
+fn load_sharing_json(c: &Compiled) -> Value {
+    let Some(l) = &c.load_sharing else { return Value::Null };
+    json!({
+        "muscles": l.muscle_names(),
+        "compression": l.signs.iter().filter(|s| s.constraint.sign == mollier_optim::Sign::Compression).map(|s| &s.name).collect::<Vec<_>>(),
+        "tension": l.signs.iter().filter(|s| s.constraint.sign == mollier_optim::Sign::Tension).map(|s| &s.name).collect::<Vec<_>>(),
+        "joint_cone": l.cone.as_ref().map(|k| json!({ "joint": k.joint, "half_angles_deg": k.half_angles.map(f64::to_degrees) })),
+        "reserves": l.reserve_names(),
+    })
+}
+
+/// `3 muscles (biceps, ...); compression: ...; joint cone at ...; reserves on ...`.
+fn load_sharing_text(c: &Compiled) -> Option<String> {
+    let l = c.load_sharing.as_ref()?;
+    let names = l.muscle_names();
+    let shown = if names.len() <= 6 { names.join(", ") } else { format!("{}, ...", names[..3].join(", ")) };
+    let mut parts =
+        vec![format!("{} muscle element{} ({shown})", names.len(), if names.len() == 1 { "" } else { "s" })];
+    for (sign, what) in
+        [(mollier_optim::Sign::Compression, "compression only"), (mollier_optim::Sign::Tension, "tension only")]
+    {
+        let v: Vec<&str> = l.signs.iter().filter(|s| s.constraint.sign == sign).map(|s| s.name.as_str()).collect();
+        if !v.is_empty() {
+            parts.push(format!("{what}: {}", v.join(", ")));
+        }
+    }
+    if let Some(k) = &l.cone {
+        let [a, b] = k.half_angles.map(f64::to_degrees);
+        parts.push(format!("joint cone at {} ({} by {} deg)", k.joint, number(a), number(b)));
+    }
+    if !l.reserves.is_empty() {
+        parts.push(format!("reserves on {}", l.reserve_names().join(", ")));
+    }
+    Some(parts.join("; "))
 }
 
 fn dynamics_text(c: &Compiled) -> Option<String> {
@@ -452,6 +537,9 @@ fn check_text(path: &Path, c: &Compiled, r: &CheckReport) -> String {
     }
     if let Some(d) = dynamics_text(c) {
         s.push_str(&format!("dynamics: {d}\n"));
+    }
+    if let Some(l) = load_sharing_text(c) {
+        s.push_str(&format!("load sharing: {l}\n"));
     }
     s.push_str(&format!("degrees of freedom: {}\n", r.dof));
     let a = &r.analysis;
@@ -623,6 +711,18 @@ fn load_well_posed(model: &Path, registry: &Registry) -> Result<Compiled, ExitCo
 }
 
 /// Read a motion for a model: exit code 2 when it is invalid.
+/// A well-posed model and a motion for it; the exit code when either cannot be read.
+fn load_with_motion(
+    model: &Path,
+    motion: &Path,
+    quiet: bool,
+    registry: &Registry,
+) -> Result<(Compiled, Motion), ExitCode> {
+    let compiled = load_well_posed(model, registry)?;
+    let motion = load_motion(motion, &compiled, quiet)?;
+    Ok((compiled, motion))
+}
+
 fn load_motion(path: &Path, compiled: &Compiled, quiet: bool) -> Result<Motion, ExitCode> {
     match mollier::read_motion(path, &compiled.inputs) {
         Ok(m) => {
@@ -636,6 +736,19 @@ fn load_motion(path: &Path, compiled: &Compiled, quiet: bool) -> Result<Motion, 
             Err(ExitCode::from(INVALID))
         }
     }
+}
+
+/// A progress bar on standard error for `total` items (hidden unless stderr is a terminal and
+/// not `quiet`).
+fn progress_bar(total: usize, template: &str, quiet: bool) -> ProgressBar {
+    if !std::io::stderr().is_terminal() || quiet {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(total as u64);
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        b.set_style(style);
+    }
+    b
 }
 
 /// The frame loop every analysis shares: output files, progress bar, the error policy, the
@@ -653,16 +766,8 @@ fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, quiet: bool) -
     };
     let frames = run.frames();
     let total: usize = (0..frames).map(|i| run.rows_in(i)).sum();
-    let bar = if interactive {
-        let b = ProgressBar::new(total as u64);
-        let template = format!("{{bar:40}} {{pos}}/{{len}} {}s  t = {{msg}} s  ({{eta}} left)", kind.noun);
-        if let Ok(style) = ProgressStyle::with_template(&template) {
-            b.set_style(style);
-        }
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let template = format!("{{bar:40}} {{pos}}/{{len}} {}s  t = {{msg}} s  ({{eta}} left)", kind.noun);
+    let bar = progress_bar(total, &template, quiet);
     let (mut failed, mut solved) = (0usize, 0usize);
     for i in 0..frames {
         let time = run.time(i);
@@ -741,12 +846,8 @@ fn kinematics(
     quiet: bool,
     registry: &Registry,
 ) -> ExitCode {
-    let compiled = match load_well_posed(model, registry) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let motion = match load_motion(motion, &compiled, quiet) {
-        Ok(m) => m,
+    let (compiled, motion) = match load_with_motion(model, motion, quiet, registry) {
+        Ok(v) => v,
         Err(code) => return code,
     };
     let mut frames = KinematicsFrames { run: KinematicsRun::new(&compiled), motion };
@@ -801,12 +902,8 @@ fn inverse_dynamics(
     quiet: bool,
     registry: &Registry,
 ) -> ExitCode {
-    let compiled = match load_well_posed(model, registry) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let motion = match load_motion(motion, &compiled, quiet) {
-        Ok(m) => m,
+    let (compiled, motion) = match load_with_motion(model, motion, quiet, registry) {
+        Ok(v) => v,
         Err(code) => return code,
     };
     note_if_weightless(&compiled, quiet);

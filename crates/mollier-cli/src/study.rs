@@ -25,7 +25,7 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
             "{}: {} frames, {} muscle elements in {} muscles, {} variants",
             study.title(),
             study.motion.frames.len(),
-            study.muscles.len(),
+            study.muscles().len(),
             study.groups.len(),
             study.variants.len()
         );

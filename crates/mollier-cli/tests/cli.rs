@@ -51,6 +51,8 @@ fn check_json_gives_one_object_per_model() {
         ("rssr.toml", 1),
         ("pendulum.toml", 1),
         ("double-pendulum.toml", 2),
+        ("wrapping.toml", 1),
+        ("elbow-muscles.toml", 1),
     ] {
         let out = mollier(&["check", path_str(&mechanism(file)), "--json"]);
         assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
@@ -64,51 +66,8 @@ fn check_json_gives_one_object_per_model() {
     }
 }
 
-const HINGED_FOUR_BAR: &str = r#"format_version = 1
-fixed = ["ground"]
-inputs = ["crank_joint.rotation"]
-free = ["rocker_joint.rotation", "coupler_joint.rotation", "pin_joint.rotation"]
-
-[bodies.ground]
-origin = [0, 0, 0]
-points = { D = [1, 0, 0] }
-
-[bodies.crank]
-origin = "ground"
-points = { B = [0, 0.4, 0] }
-
-[bodies.coupler]
-origin = "crank.B"
-points = { C = [1.3, 0.4, 0] }
-
-[bodies.rocker]
-origin = "ground.D"
-points = { C = "coupler.C" }
-
-[elements.crank_joint]
-type = "hinge"
-p = "ground"
-q = "crank"
-axis = [0, 0, 1]
-
-[elements.coupler_joint]
-type = "hinge"
-p = "crank"
-q = "coupler"
-axis = [0, 0, 1]
-
-[elements.pin_joint]
-type = "hinge"
-p = "coupler"
-q = "rocker"
-axis = [0, 0, 1]
-
-[elements.rocker_joint]
-type = "hinge"
-p = "ground"
-q = "rocker"
-axis = [0, 0, 1]
-"#;
+/// A four-bar of hinges only (over-constrained out of its plane).
+const HINGED_FOUR_BAR: &str = include_str!("../../mollier/tests/fixtures/hinged-four-bar.toml");
 
 #[test]
 fn check_exits_1_for_a_model_that_is_not_well_posed() {
@@ -535,4 +494,68 @@ fn smoothing_keeps_noise_out_of_the_driving_moments() {
     let (raw, smooth) = (error(None), error(Some("5")));
     assert!(raw > 0.3, "raw {raw}");
     assert!(smooth < 0.05, "smoothed {smooth}");
+}
+
+fn inverse(model: &str, dir: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["inverse", model, "--motion", "models/mechanisms/elbow-muscles-motion.csv"];
+    args.extend(["--out", path_str(dir)]);
+    args.extend_from_slice(extra);
+    mollier(&args)
+}
+
+#[test]
+fn inverse_shares_the_load_and_writes_its_tables() {
+    // the forces themselves are checked against closed forms in crates/mollier/tests/load_sharing.rs
+    let dir = scratch("inverse");
+    let out = inverse("models/mechanisms/elbow-muscles.toml", &dir, &["--criterion", "d", "--static"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("criterion d") && stdout.contains("joint cone imposed"), "{stdout}");
+    assert!(stdout.contains("27/27 frames solved"), "{stdout}");
+    let (header, rows, _) = table(&dir.join("forces.csv"));
+    assert_eq!(header, ["time", "biceps", "brachialis", "brachioradialis", "triceps"]);
+    assert_eq!(rows.len(), 27);
+    assert!(rows.iter().flatten().all(|f| f.is_finite() && *f >= -1e-6), "forces are pulls");
+    let (header, _, _) = table(&dir.join("reactions.csv"));
+    assert_eq!(header, ["time", "joint_force.x", "joint_force.y", "joint_force.z", "joint_force"]);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).expect("summary")).expect("JSON");
+    assert_eq!((summary["solved"].as_u64(), summary["joint_cone"].as_str()), (Some(27), Some("imposed")));
+    assert!(summary["stability_index"]["max"].as_f64().expect("an index") <= 1e-6, "{summary}");
+    // the motion differentiated, the cone only reported: it is left at some frames
+    let out = inverse("models/mechanisms/elbow-muscles.toml", &dir, &["--criterion", "b", "--no-cone"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).expect("summary")).expect("JSON");
+    assert!(summary["stability_index"]["frames_outside"].as_u64().expect("a count") > 0, "{summary}");
+    assert_eq!(summary["motion_derivatives"], "interpolating cubic spline");
+    // `check` lists the section
+    let out = mollier(&["check", "models/mechanisms/elbow-muscles.toml"]);
+    assert!(text(&out.stdout).contains("load sharing: 4 muscle elements (biceps, brachialis, brachioradialis, triceps); joint cone at humerus.elbow (25 by 25 deg)"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn inverse_reports_infeasible_frames_and_refuses_models_without_muscles() {
+    let dir = scratch("inverse-errors");
+    // a triceps too weak for the cable: the frames that need it cannot be solved
+    let weak = std::fs::read_to_string(mechanism("elbow-muscles.toml"))
+        .expect("model")
+        .replace("triceps = { pcsa = 15.0,", "triceps = { pcsa = 0.01,");
+    let model = dir.join("weak.toml");
+    std::fs::write(&model, weak).expect("write");
+    let out = inverse(path_str(&model), &dir.join("out"), &["--criterion", "b", "--static", "--no-cone"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error: frame at time 2.6 s: solver_failed"), "{stderr}");
+    let stability = std::fs::read_to_string(dir.join("out/stability.csv")).expect("stability.csv");
+    let last = stability.lines().last().expect("rows");
+    assert!(last.starts_with("2.6,solver_failed,"), "{last}");
+    let forces = std::fs::read_to_string(dir.join("out/forces.csv")).expect("forces.csv");
+    assert_eq!(forces.lines().last(), Some("2.6,,,,"), "a failed frame has empty cells");
+    // no [load_sharing] section, an unknown criterion
+    let out = inverse("models/mechanisms/pendulum.toml", &dir, &["--criterion", "b"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("has no [load_sharing] section"), "{}", text(&out.stderr));
+    let out = inverse("models/mechanisms/elbow-muscles.toml", &dir, &["--criterion", "e"]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -36,6 +36,7 @@
 
 mod diag;
 mod migrate;
+mod sharing;
 mod spans;
 mod spec;
 mod validate;
@@ -44,6 +45,10 @@ mod values;
 use std::path::Path;
 
 pub use diag::{Diagnostic, Diagnostics, Location, Snippet};
+pub use sharing::{
+    AXES_TOLERANCE, DEFAULT_SPECIFIC_TENSION, DEFAULT_WIDTH, JointConeSpec, LoadSharingSpec, MuscleSpec, ReserveSpec,
+    SocketAxis, nearest_rotation, orthonormality_error,
+};
 pub use spans::Spans;
 pub use spec::{
     AngleUnit, BodySpec, ElementSpec, FORMAT_VERSION, FieldError, LengthUnit, LoadSpec, MassUnit, ModeLawSpec,

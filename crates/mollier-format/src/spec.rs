@@ -6,6 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::sharing::LoadSharingSpec;
 use crate::values::{InertiaSpec, Named, ParamTable, PointSpec};
 
 /// The format version this crate reads and writes.
@@ -62,6 +63,10 @@ pub struct ModelSpec {
     /// frame.
     #[serde(default, skip_serializing_if = "Named::is_empty")]
     pub loads: Named<LoadSpec>,
+    /// Load sharing for `mollier inverse` and studies: the muscles (PCSA, optimal lengths), sign
+    /// constraints on reactions, a joint's stability cone and reserve actuators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_sharing: Option<LoadSharingSpec>,
 }
 
 /// Units of the numbers in a model file.
@@ -228,7 +233,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn new(field: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub(crate) fn new(field: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
         Self { field, message: message.into(), hint: hint.into() }
     }
 }

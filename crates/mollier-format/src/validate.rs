@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use crate::Document;
 use crate::diag::Diagnostic;
+use crate::sharing::LoadSharingSpec;
 use crate::spec::{BodySpec, FieldError, LoadSpec, ModeLawSpec, OrientationSpec};
 use crate::values::{InertiaSpec, Named, PointSpec};
 
@@ -92,16 +93,112 @@ pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
         check_load(doc, &mut out, name, load);
     }
     for (list, items) in [("fixed", &spec.fixed), ("inputs", &spec.inputs), ("free", &spec.free)] {
-        for (i, item) in items.iter().enumerate() {
-            let path = format!("{list}[{i}]");
-            if item.trim().is_empty() {
-                out.push(doc.error(&path, "empty name", "write a node, body, coordinate or mode name"));
-            } else if let Some(j) = items[..i].iter().position(|x| x == item) {
-                out.push(doc.error(&path, format!("`{item}` is listed twice (also at {list}[{j}])"), "delete one"));
-            }
-        }
+        check_list(doc, &mut out, list, items, "write a node, body, coordinate or mode name");
+    }
+    if let Some(ls) = &spec.load_sharing {
+        check_load_sharing(doc, &mut out, ls);
     }
     out
+}
+
+/// Every entry of a list of names is non-empty and listed once.
+fn check_list(doc: &Document, out: &mut Vec<Diagnostic>, list: &str, items: &[String], what: &str) {
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("{list}[{i}]");
+        if item.trim().is_empty() {
+            out.push(doc.error(&path, "empty name", what));
+        } else if let Some(j) = items[..i].iter().position(|x| x == item) {
+            out.push(doc.error(&path, format!("`{item}` is listed twice (also at {list}[{j}])"), "delete one"));
+        }
+    }
+}
+
+/// A number that must be finite and positive (`inf` allowed where `infinite_ok`).
+fn check_positive(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, v: f64, infinite_ok: bool, hint: &str) {
+    let ok = v > 0.0 && (v.is_finite() || infinite_ok);
+    if !ok {
+        out.push(doc.error(path, format!("must be a positive number, found {v}"), hint));
+    }
+}
+
+fn check_load_sharing(doc: &Document, out: &mut Vec<Diagnostic>, ls: &LoadSharingSpec) {
+    let base = "load_sharing";
+    if ls.muscle_table.is_none() && ls.muscles.is_empty() {
+        out.push(doc.error(
+            base,
+            "load sharing needs muscles, and none are named",
+            "add `muscle_table = \"muscles.csv\"` or entries such as `muscles.biceps = { pcsa = 4.6 }` (cm²)",
+        ));
+    }
+    if ls.muscle_table.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        out.push(doc.error(
+            &format!("{base}.muscle_table"),
+            "empty file name",
+            "give the CSV file's path relative to this model file",
+        ));
+    }
+    for (name, m) in ls.muscles.iter() {
+        let path = format!("{base}.muscles.{name}");
+        check_positive(doc, out, &format!("{path}.pcsa"), m.pcsa, false, "the PCSA is in cm², e.g. 4.6");
+        if let Some(l) = m.optimal_length {
+            check_positive(doc, out, &format!("{path}.optimal_length"), l, false, "a length in the file's length unit");
+        }
+        if m.muscle.as_deref().is_some_and(|g| g.trim().is_empty()) {
+            out.push(doc.error(&format!("{path}.muscle"), "empty muscle name", "name the muscle, or leave it out"));
+        }
+    }
+    if let Some(t) = ls.specific_tension {
+        check_positive(doc, out, &format!("{base}.specific_tension"), t, false, "in N/cm², e.g. 100 (seed 002)");
+    }
+    if let Some(w) = ls.width {
+        check_positive(doc, out, &format!("{base}.width"), w, true, "e.g. 0.56 (seed 002 eq. 13), or inf for none");
+    }
+    let what = "write a rigid mode as `element.mode`";
+    check_list(doc, out, &format!("{base}.compression"), &ls.compression, what);
+    check_list(doc, out, &format!("{base}.tension"), &ls.tension, what);
+    for (i, item) in ls.tension.iter().enumerate() {
+        if let Some(j) = ls.compression.iter().position(|c| c == item) {
+            out.push(doc.error(
+                &format!("{base}.tension[{i}]"),
+                format!("`{item}` is also at {base}.compression[{j}]: its reaction could only be zero"),
+                "keep it in one of the two lists",
+            ));
+        }
+    }
+    if let Some(c) = &ls.joint_cone {
+        let path = format!("{base}.joint_cone");
+        for (field, v) in [("joint", &c.joint), ("body", &c.body)] {
+            if v.trim().is_empty() {
+                out.push(doc.error(&format!("{path}.{field}"), "empty name", "name a point (joint) or a body"));
+            }
+        }
+        if c.elements.is_empty() {
+            out.push(doc.error(
+                &format!("{path}.elements"),
+                "no elements: the joint force is the force on them",
+                "name the socket's elements at the joint, e.g. the generated beam `scapula.GH`",
+            ));
+        }
+        check_list(doc, out, &format!("{path}.elements"), &c.elements, "name an element");
+        check_finite(doc, out, &format!("{path}.half_angles"), &c.half_angles);
+        let checks = [c.rotation().err(), c.half_angles_rad(doc.spec().units.angle_factor()).err()];
+        for FieldError { field, message, hint } in checks.into_iter().flatten() {
+            out.push(doc.error(&format!("{path}.{field}"), message, hint));
+        }
+    }
+    for (i, r) in ls.reserves.iter().enumerate() {
+        let path = format!("{base}.reserves[{i}]");
+        if r.input.trim().is_empty() {
+            out.push(doc.error(&format!("{path}.input"), "empty name", "name an input as written in `inputs`"));
+        } else if let Some(j) = ls.reserves[..i].iter().position(|x| x.input == r.input) {
+            out.push(doc.error(
+                &format!("{path}.input"),
+                format!("`{}` has a reserve already (at {base}.reserves[{j}])", r.input),
+                "one reserve per input: delete one",
+            ));
+        }
+        check_positive(doc, out, &format!("{path}.weight"), r.weight, false, "a large cost weight, e.g. 1e6");
+    }
 }
 
 fn check_finite(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, v: &[f64]) {

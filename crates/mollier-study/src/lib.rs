@@ -8,7 +8,7 @@
 //! - [`spec`]: the study file (TOML);
 //! - [`rhythm`]: the scapulohumeral rhythm of de Groot & Brand (2001), as in DAS3;
 //! - [`motion`]: the rhythm in a model's inputs;
-//! - [`muscles`]: the muscle table (PCSA, optimal lengths) and the muscles' lengths;
+//! - [`muscles`]: the model's muscle elements grouped into muscles;
 //! - [`study`]: setting up and running: kinematics, then load sharing per variant with
 //!   [`mollier_optim`];
 //! - [`output`], [`plots`]: the files.
@@ -29,4 +29,4 @@ pub mod rotation;
 pub mod spec;
 pub mod study;
 
-pub use study::{Glenoid, KinematicFrame, Kinematics, Results, Study, StudyError, Variant, VariantResult};
+pub use study::{KinematicFrame, Kinematics, Results, Study, StudyError, Variant, VariantResult};

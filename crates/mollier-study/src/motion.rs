@@ -1,7 +1,7 @@
 //! A rhythm motion resolved in a model: the frames' generalized coordinates.
 
 use mollier::Compiled;
-use mollier_core::geometry::{Mat3, Vec3, mat_mul, mat_t_vec, rotation, sub, transpose};
+use mollier_core::geometry::{Mat3, mat_t_vec, rotation, sub};
 use mollier_core::{Data, NodeId};
 
 use crate::rhythm::{Landmarks, Posture, RestAngles, posture};
@@ -144,32 +144,4 @@ impl RhythmMotion {
     pub fn scapula_deviation(&self, compiled: &Compiled, data: &Data, frame: &MotionFrame) -> f64 {
         angle_between(&orientation(compiled, data, self.scapula), &frame.posture.scapula)
     }
-}
-
-/// The rotation that takes vectors of a body frame to the cone frame of `mollier_optim`
-/// (columns of the returned matrix: the cone's axes in body coordinates), from DAS3's
-/// body-to-glenoid rotation `to_glenoid` (rows: glenoid axes in body coordinates) and the
-/// glenoid axis `into` (`x`, `-x`, ..., `-z`) that points into the socket. The cone frame is
-/// `(±g_k, ±g_{k+1}, g_{k+2})`: a proper rotation with its x axis into the socket.
-pub fn cone_rotation(to_glenoid: &Mat3, into: &str) -> Result<Mat3, String> {
-    let (sign, axis) = match into.trim() {
-        "x" | "+x" => (1.0, 0),
-        "-x" => (-1.0, 0),
-        "y" | "+y" => (1.0, 1),
-        "-y" => (-1.0, 1),
-        "z" | "+z" => (1.0, 2),
-        "-z" => (-1.0, 2),
-        other => return Err(format!("into_socket `{other}`: expected x, -x, y, -y, z or -z")),
-    };
-    // glenoid axes in body coordinates: the rows of to_glenoid, i.e. the columns of its transpose
-    let g = transpose(to_glenoid);
-    let col = |k: usize| -> Vec3 { [g[0][k], g[1][k], g[2][k]] };
-    let (a, b, c) = (col(axis).map(|v| sign * v), col((axis + 1) % 3).map(|v| sign * v), col((axis + 2) % 3));
-    let r: Mat3 = [[a[0], b[0], c[0]], [a[1], b[1], c[1]], [a[2], b[2], c[2]]];
-    // a proper rotation by construction when to_glenoid is one
-    let check = mat_mul(&transpose(&r), &r);
-    if !(0..3).all(|i| (0..3).all(|j| (check[i][j] - f64::from(u8::from(i == j))).abs() < 1e-9)) {
-        return Err("the glenoid rotation is not orthonormal".into());
-    }
-    Ok(r)
 }

@@ -110,7 +110,7 @@ fn forces(study: &Study, v: &VariantResult, path: &Path) -> io::Result<()> {
         if r.status.is_success() { r.forces[i] } else { f64::NAN }
     };
     let ymax = (0..el.len())
-        .flat_map(|k| (0..study.muscles.len()).map(move |i| (k, i)))
+        .flat_map(|k| (0..study.muscles().len()).map(move |i| (k, i)))
         .map(|(k, i)| value(k, i))
         .filter(|f| f.is_finite())
         .fold(1.0, f64::max);
@@ -144,14 +144,14 @@ fn criteria(study: &Study, variants: &[&VariantResult], path: &Path, what: &str)
         top.draw(&PathElement::new(vec![(x, 52), (x + 30, 52)], c.stroke_width(2))).map_err(err)?;
         top.draw(&Text::new(format!("{}", v.variant.criterion), (x + 36, 46), ("sans-serif", 12))).map_err(err)?;
     }
-    let sigma = study.spec.optimisation.specific_tension * 1e4;
+    let sigma = study.sharing.specific_tension;
     let percent = |v: &VariantResult, k: usize, elements: &[usize]| {
         let r = &v.frames[k];
         if !r.status.is_success() {
             return f64::NAN;
         }
         let f: f64 = elements.iter().map(|&i| r.forces[i]).sum();
-        let fmax: f64 = elements.iter().map(|&i| study.muscles[i].pcsa * sigma).sum();
+        let fmax: f64 = elements.iter().map(|&i| study.muscles()[i].pcsa * sigma).sum();
         100.0 * f / fmax
     };
     let x = padded(el[0].min(el[el.len() - 1]), el[0].max(el[el.len() - 1]));
@@ -184,7 +184,7 @@ fn ellipse(a: f64, b: f64) -> Vec<(f64, f64)> {
 
 /// The glenohumeral force's direction inside the glenoid ellipse (seed 002, Fig. 3 inset).
 fn glenoid(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
-    let Some(g) = &study.glenoid else { return Ok(()) };
+    let Some(g) = &study.sharing.cone else { return Ok(()) };
     let (ta, pa) = (g.half_angles[0].to_degrees(), g.half_angles[1].to_degrees());
     let criteria: Vec<String> = {
         let mut c: Vec<String> = Vec::new();
@@ -409,7 +409,7 @@ fn moment_arms(study: &Study, results: &Results, path: &Path) -> io::Result<()> 
     let value =
         |k: usize, i: usize| kin.frames[k].as_ref().map(|f| 1000.0 * f.moment_arms[i * nq + j]).unwrap_or(f64::NAN);
     let all: Vec<f64> = (0..el.len())
-        .flat_map(|k| (0..study.muscles.len()).map(move |i| (k, i)))
+        .flat_map(|k| (0..study.muscles().len()).map(move |i| (k, i)))
         .map(|(k, i)| value(k, i))
         .filter(|v| v.is_finite())
         .collect();
@@ -450,7 +450,7 @@ pub fn write(study: &Study, results: &Results, dir: &Path) -> io::Result<Vec<Pat
             out(name.to_string(), &|p| criteria(study, &vs, p, what))?;
         }
     }
-    if study.glenoid.is_some() {
+    if study.sharing.cone.is_some() {
         out("glenoid.svg".into(), &|p| glenoid(study, results, p))?;
     }
     out("landmarks.svg".into(), &|p| landmarks(study, results, p))?;

@@ -71,58 +71,6 @@ pub fn angle_between(a: &Mat3, b: &Mat3) -> f64 {
     ((d[0][0] + d[1][1] + d[2][2] - 1.0) / 2.0).clamp(-1.0, 1.0).acos()
 }
 
-/// The largest deviation of `r` from a proper rotation: `max |rᵀr − I|`, and `|det r − 1|`.
-pub fn orthonormality_error(r: &Mat3) -> f64 {
-    let rtr = mat_mul(&transpose(r), r);
-    let mut e: f64 = 0.0;
-    for i in 0..3 {
-        for j in 0..3 {
-            e = e.max((rtr[i][j] - IDENTITY[i][j]).abs());
-        }
-    }
-    let det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) - r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0])
-        + r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
-    e.max((det - 1.0).abs())
-}
-
-/// The rotation nearest to `r` (polar decomposition by Newton's iteration `R ← (R + R⁻ᵀ)/2`),
-/// for matrices published to a few decimals. `None` if `r` is far from a rotation (an
-/// orthonormality error above `tol`) or singular.
-pub fn nearest_rotation(r: &Mat3, tol: f64) -> Option<Mat3> {
-    if !r.iter().flatten().all(|v| v.is_finite()) || orthonormality_error(r) > tol {
-        return None;
-    }
-    let mut m = *r;
-    for _ in 0..50 {
-        let inv_t = inverse_transpose(&m)?;
-        let next: Mat3 = [0, 1, 2].map(|i| [0, 1, 2].map(|j| 0.5 * (m[i][j] + inv_t[i][j])));
-        let change = (0..3)
-            .flat_map(|i| (0..3).map(move |j| (i, j)))
-            .map(|(i, j)| (next[i][j] - m[i][j]).abs())
-            .fold(0.0, f64::max);
-        m = next;
-        if change < 1e-15 {
-            break;
-        }
-    }
-    (orthonormality_error(&m) < 1e-12).then_some(m)
-}
-
-fn inverse_transpose(m: &Mat3) -> Option<Mat3> {
-    // the cofactor matrix divided by the determinant
-    let c = |i: usize, j: usize| {
-        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-        let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
-        m[i1][j1] * m[i2][j2] - m[i1][j2] * m[i2][j1]
-    };
-    let cof: Mat3 = [0, 1, 2].map(|i| [0, 1, 2].map(|j| c(i, j)));
-    let det = m[0][0] * cof[0][0] + m[0][1] * cof[0][1] + m[0][2] * cof[0][2];
-    if det.abs() < 1e-300 {
-        return None;
-    }
-    Some(cof.map(|row| row.map(|v| v / det)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,20 +109,5 @@ mod tests {
         // gimbal lock: only the sum of pole angle and axial rotation is defined
         assert!(to_yzy(&yzy(&[0.3, 0.0, 0.2])).is_none());
         assert!(to_yzy(&ry(0.5)).is_none());
-    }
-
-    #[test]
-    fn nearest_rotation_of_a_rounded_matrix() {
-        let r = yzx(&[0.4, -0.2, 0.7]);
-        let rounded = r.map(|row| row.map(|v| (v * 1e4).round() / 1e4));
-        assert!(orthonormality_error(&rounded) > 1e-6);
-        let n = nearest_rotation(&rounded, 1e-3).unwrap();
-        assert!(orthonormality_error(&n) < 1e-13);
-        assert!(angle_between(&n, &r) < 1e-4);
-        // a reflection or a sheared matrix is refused
-        let mut bad = r;
-        bad[0][0] += 0.1;
-        assert!(nearest_rotation(&bad, 1e-3).is_none());
-        assert!(nearest_rotation(&[[f64::NAN; 3]; 3], 1e-3).is_none());
     }
 }

@@ -1,10 +1,11 @@
 //! The study file: TOML, read into these structures. Paths inside it are relative to the file.
+//! The model file names the muscles, the sign constraints and the joint cone (its
+//! `[load_sharing]` section); the study adds the motion, the criteria and the variants.
 //!
 //! ```toml
-//! format_version = 1
+//! format_version = 2
 //! name = "Humeral abduction"
 //! model = "shoulder.toml"
-//! muscles = "muscles.csv"
 //!
 //! [motion]
 //! type = "rhythm"
@@ -24,16 +25,7 @@
 //!
 //! [optimisation]
 //! criteria = ["a", "b", "c", "d"]
-//! compression = ["TS_thorax.distance"]
-//! tension = ["conoid.elongation"]
-//!
-//! [glenoid]
-//! joint = "scapula.GH"
-//! elements = ["scapula.GH"]
-//! body = "scapula"
-//! to_glenoid = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
-//! into_socket = "-x"
-//! half_angles = [44.37, 38.55]
+//! joint_cone = ["with", "without"]
 //! ```
 //!
 //! `docs/shoulder.md` describes every field.
@@ -41,7 +33,7 @@
 use serde::Deserialize;
 
 /// The version of the study format this build reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// A study file.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -52,18 +44,12 @@ pub struct StudySpec {
     /// A title, for plots and the summary.
     #[serde(default)]
     pub name: Option<String>,
-    /// The model file (relative to the study file).
+    /// The model file (relative to the study file), with a `[load_sharing]` section.
     pub model: String,
-    /// The muscle table (CSV: `element`, `muscle`, `pcsa_cm2`, `optimal_length_mm`, ...),
-    /// relative to the study file.
-    pub muscles: String,
     /// The motion.
     pub motion: MotionSpec,
-    /// Load sharing.
+    /// Load sharing: the criteria and variants.
     pub optimisation: OptimisationSpec,
-    /// The glenohumeral stability cone.
-    #[serde(default)]
-    pub glenoid: Option<GlenoidSpec>,
     /// Which points to report in the kinematics and plot as landmarks (point names).
     #[serde(default)]
     pub landmarks: Vec<String>,
@@ -115,64 +101,39 @@ pub struct RhythmModelSpec {
     pub rest_angles: [f64; 3],
 }
 
-/// Load sharing.
+/// Load sharing: which criteria, with and without the model's joint cone imposed.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct OptimisationSpec {
     /// Criteria: `a`, `b`, `c`, `d` (seed 001).
     pub criteria: Vec<String>,
-    /// Specific tension (N/cm²): PCSA × this is a muscle's maximal force. Default 100.
-    #[serde(default = "default_tension")]
-    pub specific_tension: f64,
-    /// Width of the Gaussian force-length relation (seed 002 eq. 13). Default 0.56.
-    #[serde(default = "default_width")]
-    pub width: f64,
-    /// Fixed modes whose reaction must be compressive (`element.mode`).
-    #[serde(default)]
-    pub compression: Vec<String>,
-    /// Fixed modes whose reaction must be tensile (`element.mode`).
-    #[serde(default)]
-    pub tension: Vec<String>,
-    /// Weight of a reserve actuator on every input (in the criterion's units per (N m)² or
-    /// N²); none if absent.
-    #[serde(default)]
-    pub reserve_weight: Option<f64>,
-}
-
-fn default_tension() -> f64 {
-    100.0
-}
-
-fn default_width() -> f64 {
-    0.56
-}
-
-/// The glenohumeral joint's stability cone.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct GlenoidSpec {
-    /// The joint centre (a point of the socket's body).
-    pub joint: String,
-    /// The elements of the socket's body at the joint centre (e.g. its generated beam
-    /// `scapula.GH`): the force the joint node exerts on them is the joint force on the socket.
-    pub elements: Vec<String>,
-    /// The body that carries the socket.
-    pub body: String,
-    /// Rows map a vector in the body's frame to the glenoid frame (DAS3's `glenoid_scap`);
-    /// orthonormalised if given to a few decimals (off by at most 1e-3).
-    pub to_glenoid: [[f64; 3]; 3],
-    /// The glenoid-frame axis that points from the humeral head into the socket: `x`, `-x`, `y`,
-    /// `-y`, `z` or `-z`.
-    pub into_socket: String,
-    /// Half-angles of the glenoid ellipse (deg): towards the next axis after `into_socket` and
-    /// the one after that (for `-x`: y, then z).
-    pub half_angles: [f64; 2],
-    /// Which variants to run: `with` (the cone imposed) and/or `without` (only reported).
-    /// Default both.
+    /// When the model has a joint cone: run each criterion `with` it imposed and/or `without`
+    /// (only reported). Default both.
     #[serde(default = "default_variants")]
-    pub variants: Vec<String>,
+    pub joint_cone: Vec<String>,
 }
 
 fn default_variants() -> Vec<String> {
     vec!["with".into(), "without".into()]
+}
+
+/// Parse a study file's text, its version first: a study written for format 1 is told what
+/// moved to the model file.
+pub fn parse(text: &str) -> Result<StudySpec, String> {
+    #[derive(Deserialize)]
+    struct Version {
+        format_version: Option<u32>,
+    }
+    let v: Version = toml::from_str(text).map_err(|e| e.to_string())?;
+    match v.format_version {
+        Some(FORMAT_VERSION) => toml::from_str(text).map_err(|e| e.to_string()),
+        Some(1) => Err("format_version 1 is no longer read: the muscle table (`muscles`), \
+             `optimisation.specific_tension`, `width`, `compression`, `tension`, `reserve_weight` \
+             and the `[glenoid]` section moved to the model file's `[load_sharing]` section \
+             (docs/model-format.md), and `[glenoid] variants` is now `optimisation.joint_cone`; \
+             then write `format_version = 2`"
+            .into()),
+        Some(n) => Err(format!("format_version {n} is not supported (this build reads {FORMAT_VERSION})")),
+        None => Err(format!("missing field `format_version` (write `format_version = {FORMAT_VERSION}`)")),
+    }
 }

@@ -4,19 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use mollier::{Compiled, KinematicsRun};
-use mollier_core::{Data, ElementId, ModeId, ModeRole, NodeId, solve_positions};
-use mollier_optim::{
-    Criterion, Frame, FrameResult, JointCone, LoadSharing, Muscle, Reserve, RunOptions, Sign, SignConstraint, Summary,
-};
+use mollier::{Compiled, KinematicsRun, LoadSharingSetup, MuscleInfo};
+use mollier_core::{Data, ModeId, ModeRole, NodeId, solve_positions};
+use mollier_optim::{Criterion, Frame, FrameResult, LoadSharing, RunOptions, Summary};
 use rayon::prelude::*;
 
-use crate::motion::{RhythmMotion, cone_rotation};
-use crate::muscles::{MuscleElement, MuscleGroup, groups, read_table};
-use crate::rotation::nearest_rotation;
+use crate::motion::RhythmMotion;
+use crate::muscles::{MuscleGroup, groups};
 use crate::spec::{FORMAT_VERSION, StudySpec};
-
-const DEG: f64 = std::f64::consts::PI / 180.0;
 
 /// Why a study cannot be read or set up.
 #[derive(Debug, thiserror::Error)]
@@ -58,21 +53,6 @@ impl Variant {
     }
 }
 
-/// The glenoid cone in the model's terms.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Glenoid {
-    /// The joint node.
-    pub node: NodeId,
-    /// The socket's elements at the joint.
-    pub elements: Vec<ElementId>,
-    /// The socket body's orientation node.
-    pub body: NodeId,
-    /// The cone frame in the body frame (columns: cone axes; x into the socket).
-    pub rotation: [[f64; 3]; 3],
-    /// Half-angles (rad) towards the cone's y and z axes.
-    pub half_angles: [f64; 2],
-}
-
 /// A study read and set up on its model.
 #[derive(Debug)]
 pub struct Study {
@@ -82,18 +62,15 @@ pub struct Study {
     pub spec: StudySpec,
     /// The model.
     pub compiled: Compiled,
-    /// The muscle elements, in table order.
-    pub muscles: Vec<MuscleElement>,
+    /// The model's load sharing (its `[load_sharing]` section): muscles, sign constraints,
+    /// joint cone, reserves.
+    pub sharing: LoadSharingSetup,
     /// The muscles (groups of elements).
     pub groups: Vec<MuscleGroup>,
     /// The motion.
     pub motion: RhythmMotion,
     /// Landmarks to report: name and node.
     pub landmarks: Vec<(String, NodeId)>,
-    /// Sign constraints, with their names.
-    pub signs: Vec<(String, SignConstraint)>,
-    /// The glenoid cone.
-    pub glenoid: Option<Glenoid>,
     /// The variants, in output order.
     pub variants: Vec<Variant>,
 }
@@ -167,26 +144,19 @@ pub struct Results {
     pub time_ms: f64,
 }
 
-fn mode_by_full_name(compiled: &Compiled, full: &str) -> Result<ModeId, String> {
-    let (el, mode) = full.split_once('.').ok_or_else(|| format!("`{full}` is not `element.mode`"))?;
-    let id = compiled.model.element_by_name(el).ok_or_else(|| format!("the model has no element `{el}`"))?;
-    compiled.model.mode_by_name(id, mode).ok_or_else(|| format!("element `{el}` has no mode `{mode}`"))
-}
-
 impl Study {
     /// Read a study file, compile its model and set everything up.
     pub fn load(path: &Path) -> Result<Self, StudyError> {
         let read_err = |message: String| StudyError::Read { path: path.to_path_buf(), message };
         let text = std::fs::read_to_string(path).map_err(|e| read_err(e.to_string()))?;
-        let spec: StudySpec = toml::from_str(&text).map_err(|e| read_err(e.to_string()))?;
+        let spec = crate::spec::parse(&text).map_err(read_err)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let registry = mollier::registry();
         let compiled = mollier::load(&dir.join(&spec.model), &registry).map_err(|d| StudyError::Model(d.render()))?;
         Self::with_model(path, spec, compiled)
     }
 
-    /// Set a study up on an already compiled model (`path` names the study file; the muscle
-    /// table is read relative to it).
+    /// Set a study up on an already compiled model (`path` names the study file).
     pub fn with_model(path: &Path, spec: StudySpec, compiled: Compiled) -> Result<Self, StudyError> {
         let setup = |message: String| StudyError::Setup { path: path.to_path_buf(), message };
         if spec.format_version != FORMAT_VERSION {
@@ -195,9 +165,13 @@ impl Study {
                 spec.format_version
             )));
         }
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let muscles = read_table(&dir.join(&spec.muscles), &compiled).map_err(setup)?;
-        let groups = groups(&muscles);
+        let sharing = compiled.load_sharing.clone().ok_or_else(|| {
+            setup(format!(
+                "the model `{}` has no `[load_sharing]` section: it names the muscles, sign constraints and joint cone (docs/model-format.md)",
+                spec.model
+            ))
+        })?;
+        let groups = groups(&sharing.muscles);
         let motion = RhythmMotion::new(&spec.motion, &compiled).map_err(|m| setup(format!("motion: {m}")))?;
         let landmarks = spec
             .landmarks
@@ -212,27 +186,6 @@ impl Study {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let o = &spec.optimisation;
-        let mut signs = Vec::new();
-        for (list, sign) in [(&o.compression, Sign::Compression), (&o.tension, Sign::Tension)] {
-            for name in list {
-                let mode = mode_by_full_name(&compiled, name).map_err(|m| setup(format!("optimisation: {m}")))?;
-                if !matches!(compiled.model.mode_role(mode), ModeRole::Fixed(_)) {
-                    return Err(setup(format!(
-                        "optimisation: `{name}` must be a rigid (fixed) mode to have a reaction"
-                    )));
-                }
-                signs.push((name.clone(), SignConstraint { mode, sign }));
-            }
-        }
-        if !(o.specific_tension.is_finite() && o.specific_tension > 0.0) {
-            return Err(setup("optimisation.specific_tension must be positive".into()));
-        }
-        if !(o.width > 0.0) {
-            return Err(setup("optimisation.width must be positive".into()));
-        }
-        if o.reserve_weight.is_some_and(|w| !(w.is_finite() && w > 0.0)) {
-            return Err(setup("optimisation.reserve_weight must be positive".into()));
-        }
         let criteria = o
             .criteria
             .iter()
@@ -241,68 +194,26 @@ impl Study {
         if criteria.is_empty() {
             return Err(setup("optimisation.criteria is empty".into()));
         }
-        let (glenoid, with) = match &spec.glenoid {
-            None => (None, vec![false]),
-            Some(g) => {
-                let node = compiled
-                    .points
-                    .iter()
-                    .find(|p| p.name == g.joint)
-                    .map(|p| p.node)
-                    .ok_or_else(|| setup(format!("glenoid.joint: the model has no point `{}`", g.joint)))?;
-                let elements = g
-                    .elements
-                    .iter()
-                    .map(|e| {
-                        compiled
-                            .model
-                            .element_by_name(e)
-                            .ok_or_else(|| setup(format!("glenoid.elements: the model has no element `{e}`")))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let body = compiled
-                    .bodies
-                    .iter()
-                    .find(|b| b.name == g.body)
-                    .map(|b| b.frame.orientation)
-                    .ok_or_else(|| setup(format!("glenoid.body: the model has no body `{}`", g.body)))?;
-                let to_glenoid = nearest_rotation(&g.to_glenoid, 1e-3)
-                    .ok_or_else(|| setup("glenoid.to_glenoid is not a rotation (to within 1e-3)".into()))?;
-                let rotation =
-                    cone_rotation(&to_glenoid, &g.into_socket).map_err(|m| setup(format!("glenoid: {m}")))?;
-                if !g.half_angles.iter().all(|a| *a > 0.0 && *a < 90.0) {
-                    return Err(setup("glenoid.half_angles must be in (0, 90) deg".into()));
-                }
-                let mut with = Vec::new();
-                for v in &g.variants {
-                    match v.as_str() {
-                        "with" => with.push(true),
-                        "without" => with.push(false),
-                        other => return Err(setup(format!("glenoid.variants: `{other}` (expected with, without)"))),
-                    }
-                }
-                if with.is_empty() {
-                    return Err(setup("glenoid.variants is empty".into()));
-                }
-                (Some(Glenoid { node, elements, body, rotation, half_angles: g.half_angles.map(|a| a * DEG) }), with)
+        let mut with = Vec::new();
+        for v in &o.joint_cone {
+            match v.as_str() {
+                "with" => with.push(true),
+                "without" => with.push(false),
+                other => return Err(setup(format!("optimisation.joint_cone: `{other}` (expected with, without)"))),
             }
-        };
+        }
+        if with.is_empty() {
+            return Err(setup("optimisation.joint_cone is empty".into()));
+        }
+        if sharing.cone.is_none() {
+            // nothing to impose: one variant per criterion
+            with = vec![false];
+        }
         let variants = criteria
             .iter()
             .flat_map(|c| with.iter().map(move |&g| Variant { criterion: c.clone(), glenoid: g }))
             .collect();
-        let study = Self {
-            file: path.to_path_buf(),
-            spec,
-            compiled,
-            muscles,
-            groups,
-            motion,
-            landmarks,
-            signs,
-            glenoid,
-            variants,
-        };
+        let study = Self { file: path.to_path_buf(), spec, compiled, sharing, groups, motion, landmarks, variants };
         // set every variant up once, so that a bad study fails here and not half-way
         for v in &study.variants {
             LoadSharing::new(&study.compiled.model, study.optim_study(v)).map_err(|e| setup(e.to_string()))?;
@@ -315,31 +226,14 @@ impl Study {
         self.spec.name.clone().unwrap_or_else(|| self.file.display().to_string())
     }
 
+    /// The muscle elements, in the model's order.
+    pub fn muscles(&self) -> &[MuscleInfo] {
+        &self.sharing.muscles
+    }
+
     /// The load-sharing problem of a variant.
     pub fn optim_study(&self, v: &Variant) -> mollier_optim::Study {
-        let muscles = self
-            .muscles
-            .iter()
-            .map(|m| Muscle::new(m.mode, m.pcsa, m.reference_length).with_optimal_length(m.optimal_length))
-            .collect();
-        let mut s = mollier_optim::Study::new(muscles, v.criterion.clone());
-        let o = &self.spec.optimisation;
-        s.specific_tension = o.specific_tension * 1e4;
-        s.width = o.width;
-        s.signs = self.signs.iter().map(|(_, c)| *c).collect();
-        s.cone = self.glenoid.as_ref().map(|g| JointCone {
-            node: g.node,
-            elements: g.elements.clone(),
-            body: g.body,
-            rotation: g.rotation,
-            half_angle_y: g.half_angles[0],
-            half_angle_z: g.half_angles[1],
-            enforce: v.glenoid,
-        });
-        if let Some(w) = o.reserve_weight {
-            s.reserves = (0..self.compiled.model.n_q()).map(|input| Reserve { input, weight: w }).collect();
-        }
-        s
+        self.sharing.study(v.criterion.clone(), v.glenoid)
     }
 
     /// The frames of the motion, at rest (quasi-static).
@@ -352,7 +246,7 @@ impl Study {
         let model = &self.compiled.model;
         let mut out = Vec::new();
         for el in &self.compiled.elements {
-            if self.muscles.iter().any(|m| m.element == el.id) {
+            if self.muscles().iter().any(|m| m.element == el.id) {
                 continue;
             }
             for k in 0..model.element(el.id).layout().n_modes() {
@@ -397,9 +291,9 @@ impl Study {
                 let (length_differences, gravity_differences) = self
                     .differences(&mut fd, &f.q, gravity.as_ref())
                     .map_err(|e| format!("finite differences: {e}"))?;
-                let lengths = self.muscles.iter().map(|m| m.reference_length + data.mode_value(m.mode)).collect();
-                let mut moment_arms = Vec::with_capacity(self.muscles.len() * nq);
-                for m in &self.muscles {
+                let lengths = self.muscles().iter().map(|m| m.reference_length + data.mode_value(m.mode)).collect();
+                let mut moment_arms = Vec::with_capacity(self.muscles().len() * nq);
+                for m in self.muscles() {
                     let row = dependent.iter().position(|d| *d == m.mode).expect("muscles are free");
                     moment_arms.extend((0..nq).map(|j| -out.transfer[row * nq + j]));
                 }
@@ -446,7 +340,7 @@ impl Study {
         gravity: Option<&Gravity>,
     ) -> Result<(Vec<f64>, Option<Vec<f64>>), String> {
         let model = &self.compiled.model;
-        let (nq, k) = (model.n_q(), self.muscles.len());
+        let (nq, k) = (model.n_q(), self.muscles().len());
         let mut dl = vec![0.0; k * nq];
         let mut dv = vec![0.0; nq];
         let h = DIFFERENCE_STEP;
@@ -455,7 +349,7 @@ impl Study {
                 let mut qs = q.to_vec();
                 qs[j] += sign * h;
                 solve_positions(model, fd, &qs).map_err(|e| e.to_string())?;
-                let l = self.muscles.iter().map(|m| fd.mode_value(m.mode)).collect();
+                let l = self.muscles().iter().map(|m| fd.mode_value(m.mode)).collect();
                 let v = gravity.map_or(0.0, |(masses, g)| {
                     masses
                         .iter()

@@ -36,8 +36,9 @@ fn check_variants(study: &Study, r: &Results) {
             );
             let (res, scale) = v.virtual_work[k].unwrap_or_else(|| panic!("{name}, frame {k}: no virtual-work check"));
             assert!(res <= VIRTUAL_WORK * scale, "{name}, frame {k}: virtual work {res} against {scale}");
-            for ((label, s), reaction) in study.signs.iter().zip(&f.reactions) {
-                match s.sign {
+            for (s, reaction) in study.sharing.signs.iter().zip(&f.reactions) {
+                let label = &s.name;
+                match s.constraint.sign {
                     Sign::Compression => assert!(*reaction <= SIGN, "{name}, frame {k}: {label} = {reaction} N pulls"),
                     Sign::Tension => assert!(*reaction >= -SIGN, "{name}, frame {k}: {label} = {reaction} N pushes"),
                 }
@@ -51,7 +52,7 @@ fn check_variants(study: &Study, r: &Results) {
 }
 
 fn cuff_force(study: &Study, forces: &[f64]) -> f64 {
-    study.muscles.iter().zip(forces).filter(|(m, _)| ROTATOR_CUFF.contains(&m.muscle.as_str())).map(|(_, f)| f).sum()
+    study.muscles().iter().zip(forces).filter(|(m, _)| ROTATOR_CUFF.contains(&m.muscle.as_str())).map(|(_, f)| f).sum()
 }
 
 #[test]
@@ -73,10 +74,11 @@ fn every_variant_solves_every_frame_in_equilibrium() {
     for v in &r.variants {
         for f in &v.frames {
             let pressing = study
+                .sharing
                 .signs
                 .iter()
                 .zip(&f.reactions)
-                .filter(|((_, s), x)| s.sign == Sign::Compression && **x < -1.0)
+                .filter(|(s, x)| s.constraint.sign == Sign::Compression && **x < -1.0)
                 .count();
             assert!(pressing >= 1, "{}: the scapula floats", v.variant.name());
         }
@@ -99,12 +101,16 @@ fn every_variant_solves_every_frame_in_equilibrium() {
 fn where_a_narrower_glenoid_binds_the_rotator_cuff_takes_the_load() {
     // the glenoid ellipse at 40 % of DAS3's half-angles (17.7° by 15.4°): the unconstrained
     // joint force leaves it at some frames
-    let study = abduction_with(|s| {
-        s.motion.frames = 5;
-        s.optimisation.criteria = vec!["b".into()];
-        let g = s.glenoid.as_mut().unwrap();
-        g.half_angles = g.half_angles.map(|a| 0.4 * a);
-    });
+    let study = abduction_with_model(
+        |s| {
+            s.motion.frames = 5;
+            s.optimisation.criteria = vec!["b".into()];
+        },
+        |m| {
+            let c = m.load_sharing.as_mut().and_then(|s| s.cone.as_mut()).unwrap();
+            c.half_angles = c.half_angles.map(|a| 0.4 * a);
+        },
+    );
     let r = study.run();
     check_variants(&study, &r);
     let (with, without) = (&r.variants[0], &r.variants[1]);

@@ -110,7 +110,7 @@ fn the_model_carries_das3s_geometry_and_inertia() {
     ] {
         let l = field(&text, "Schutte1993Muscle_Deprecated", das3, "optimal_fiber_length").parse::<f64>().unwrap()
             + field(&text, "Schutte1993Muscle_Deprecated", das3, "tendon_slack_length").parse::<f64>().unwrap();
-        let m = study.muscles.iter().find(|m| m.name == ours).unwrap();
+        let m = study.muscles().iter().find(|m| m.name == ours).unwrap();
         assert!((m.optimal_length - l).abs() < 1e-5, "{ours}: {} vs {l}", m.optimal_length);
     }
 }

@@ -14,7 +14,7 @@ fn moment_arms_match_finite_differences_of_the_lengths() {
     let mut worst = (0.0, String::new());
     for (f, frame) in k.frames.iter().zip(&study.motion.frames) {
         let f = f.as_ref().unwrap();
-        for (i, m) in study.muscles.iter().enumerate() {
+        for (i, m) in study.muscles().iter().enumerate() {
             for j in 0..nq {
                 let analytic = f.moment_arms[i * nq + j];
                 let fd = -f.length_differences[i * nq + j];

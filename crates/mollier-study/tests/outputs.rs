@@ -42,8 +42,8 @@ fn tables_summaries_and_plots_are_written() {
     }
     let forces = std::fs::read_to_string(dir.join("b-glenoid/forces.csv")).unwrap();
     let header = forces.lines().next().unwrap();
-    assert!(header.starts_with("time,elevation_deg,status,trapezius_scapular_1,"));
-    assert_eq!(header.split(',').count(), 3 + 95);
+    assert!(header.starts_with("time,elevation_deg,trapezius_scapular_1,"));
+    assert_eq!(header.split(',').count(), 2 + 95);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["frames"], 3);

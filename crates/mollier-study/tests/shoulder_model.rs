@@ -65,15 +65,15 @@ fn the_model_is_well_posed_with_six_degrees_of_freedom() {
 fn the_muscles_are_table_2() {
     let study = abduction_with(|s| s.motion.frames = 2);
     assert_eq!(study.groups.len(), 20);
-    assert_eq!(study.muscles.len(), 95);
+    assert_eq!(study.muscles().len(), 95);
     for (g, (name, pcsa, n)) in study.groups.iter().zip(TABLE2) {
         assert_eq!(g.name, name);
         assert_eq!(g.elements.len(), n, "{name}");
-        let total: f64 = g.elements.iter().map(|&i| study.muscles[i].pcsa * 1e4).sum();
+        let total: f64 = g.elements.iter().map(|&i| study.muscles()[i].pcsa * 1e4).sum();
         // Table 2 gives the PCSA per element to two decimals
         assert!((total - pcsa).abs() <= 0.005 * n as f64 + 1e-9, "{name}: {total} vs {pcsa}");
     }
-    for m in &study.muscles {
+    for m in study.muscles() {
         // optimal lengths (DAS3: optimal fibre + tendon slack) and reference lengths are lengths
         // of a shoulder muscle
         assert!((0.05..0.5).contains(&m.optimal_length), "{}: {}", m.name, m.optimal_length);

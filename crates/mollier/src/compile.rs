@@ -25,8 +25,18 @@ use mollier_format::{
     Diagnostic, Diagnostics, Document, ModeLawSpec, ModelSpec, Named, ParamValue, PointSpec, UnitsSpec,
 };
 
+use crate::load_sharing::LoadSharingSetup;
+
 /// Separates a resolver's message from its hint inside a registry `ParamError` message.
 const HINT_MARK: &str = "\u{1f}";
+
+/// A resolver's error split into its message and hint.
+pub(crate) fn split_hint(e: &str) -> (String, String) {
+    match e.split_once(HINT_MARK) {
+        Some((m, h)) => (m.to_string(), h.to_string()),
+        None => (e.to_string(), "check the name".to_string()),
+    }
+}
 /// Below this distance (m) a body point is its body's origin: a beam needs a length.
 const ZERO_LENGTH: f64 = 1e-12;
 const IDENTITY: [f64; 4] = [1.0, 0.0, 0.0, 0.0];
@@ -127,6 +137,8 @@ pub struct Compiled {
     pub inputs: Vec<InputInfo>,
     /// The bodies, in file order.
     pub bodies: Vec<BodyInfo>,
+    /// Load sharing, when the file has a `[load_sharing]` section.
+    pub load_sharing: Option<LoadSharingSetup>,
 }
 
 /// Read, check and compile a model file.
@@ -1002,7 +1014,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
     if !errors.is_empty() {
         return Err(Diagnostics(errors));
     }
-    let inputs = inputs
+    let inputs: Vec<InputInfo> = inputs
         .into_iter()
         .map(|(name, p, quantity)| InputInfo {
             name,
@@ -1049,7 +1061,20 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             });
         }
     }
-    Ok(Compiled { model, document: doc.clone(), nodes: roles, points: user_points, elements, inputs, bodies })
+    let cx =
+        crate::load_sharing::Context { doc, model: &model, resolver: &names, elements: &elements, inputs: &inputs };
+    // without inputs (the mobility analysis of `check`) there is no load to share
+    let load_sharing = if with_inputs { crate::load_sharing::compile(&cx).map_err(Diagnostics)? } else { None };
+    Ok(Compiled {
+        model,
+        document: doc.clone(),
+        nodes: roles,
+        points: user_points,
+        elements,
+        inputs,
+        bodies,
+        load_sharing,
+    })
 }
 
 enum PendingInput {

@@ -56,14 +56,14 @@ pub fn parse_motion(file: &str, text: &str, inputs: &[InputInfo]) -> Result<Moti
 }
 
 /// A table of numbers as read, with where each row starts.
-struct Table {
-    header: Vec<String>,
-    header_at: usize,
-    rows: Vec<(usize, Vec<String>)>,
-    in_degrees: bool,
+pub(crate) struct Table {
+    pub(crate) header: Vec<String>,
+    pub(crate) header_at: usize,
+    pub(crate) rows: Vec<(usize, Vec<String>)>,
+    pub(crate) in_degrees: bool,
 }
 
-fn at(
+pub(crate) fn at(
     file: &str,
     text: &str,
     offset: usize,
@@ -75,7 +75,7 @@ fn at(
     Box::new(Diagnostic::new(file, path, message).with_hint(hint).at_span(text, offset..end.max(offset + 1)))
 }
 
-fn csv_table(file: &str, text: &str) -> Result<Table, Diagnostics> {
+pub(crate) fn csv_table(file: &str, text: &str) -> Result<Table, Diagnostics> {
     let mut reader = csv::ReaderBuilder::new().trim(csv::Trim::All).comment(Some(b'#')).from_reader(text.as_bytes());
     let fail = |e: csv::Error| {
         let offset = e.position().map_or(0, |p| p.byte() as usize).min(text.len());
@@ -89,13 +89,21 @@ fn csv_table(file: &str, text: &str) -> Result<Table, Diagnostics> {
         ))
     };
     let header: Vec<String> = reader.headers().map_err(fail)?.iter().map(str::to_string).collect();
+    // the header is the first line that is not a comment or blank (the reader skips those)
+    let mut header_at = 0;
+    for line in text.split_inclusive('\n') {
+        if !(line.starts_with('#') || line.trim().is_empty()) {
+            break;
+        }
+        header_at += line.len();
+    }
     let mut rows = Vec::new();
     for rec in reader.records() {
         let rec = rec.map_err(fail)?;
         let offset = rec.position().map_or(0, |p| p.byte() as usize).min(text.len());
         rows.push((offset, rec.iter().map(str::to_string).collect()));
     }
-    Ok(Table { header, header_at: 0, rows, in_degrees: false })
+    Ok(Table { header, header_at, rows, in_degrees: false })
 }
 
 fn storage(file: &str, text: &str) -> Result<Table, Diagnostics> {

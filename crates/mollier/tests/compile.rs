@@ -111,51 +111,7 @@ fn a_coordinate_can_be_the_input() {
     assert!(run.solve(&[0.6]).is_ok());
 }
 
-const HINGED_FOUR_BAR: &str = r#"format_version = 1
-fixed = ["ground"]
-inputs = ["crank_joint.rotation"]
-free = ["rocker_joint.rotation", "coupler_joint.rotation", "pin_joint.rotation"]
-
-[bodies.ground]
-origin = [0, 0, 0]
-points = { D = [1, 0, 0] }
-
-[bodies.crank]
-origin = "ground"
-points = { B = [0, 0.4, 0] }
-
-[bodies.coupler]
-origin = "crank.B"
-points = { C = [1.3, 0.4, 0] }
-
-[bodies.rocker]
-origin = "ground.D"
-points = { C = "coupler.C" }
-
-[elements.crank_joint]
-type = "hinge"
-p = "ground"
-q = "crank"
-axis = [0, 0, 1]
-
-[elements.coupler_joint]
-type = "hinge"
-p = "crank"
-q = "coupler"
-axis = [0, 0, 1]
-
-[elements.pin_joint]
-type = "hinge"
-p = "coupler"
-q = "rocker"
-axis = [0, 0, 1]
-
-[elements.rocker_joint]
-type = "hinge"
-p = "ground"
-q = "rocker"
-axis = [0, 0, 1]
-"#;
+const HINGED_FOUR_BAR: &str = include_str!("fixtures/hinged-four-bar.toml");
 
 #[test]
 fn a_planar_loop_of_four_hinges_is_over_constrained_and_the_check_names_the_modes() {

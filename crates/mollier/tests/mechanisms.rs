@@ -57,6 +57,8 @@ fn every_mechanism_is_well_posed_with_its_degrees_of_freedom() {
         ("rssr.toml", 1),
         ("pendulum.toml", 1),
         ("double-pendulum.toml", 2),
+        ("wrapping.toml", 1),
+        ("elbow-muscles.toml", 1),
     ] {
         let c = load(file);
         let r = mollier::check(&c, &registry);
@@ -207,4 +209,82 @@ fn rssr_closes_its_spatial_loop_as_the_closed_form_says() {
         let f_phi = -p * phi.sin() + q * phi.cos();
         assert_close("dφ/dθ", t, v["rocker_joint.rotation/crank_joint.rotation"], -f_th / f_phi, 1e-9);
     }
+}
+
+/// Length (m) of the shortest path from `o` to `i` in the plane that does not enter the circle
+/// of radius `r` about the origin: straight, or two tangents and the arc between them.
+fn around_circle(o: [f64; 2], i: [f64; 2], r: f64) -> (f64, bool) {
+    let (a, b) = (o[0].hypot(o[1]), i[0].hypot(i[1]));
+    let between = ((o[0] * i[0] + o[1] * i[1]) / (a * b)).clamp(-1.0, 1.0).acos();
+    let arc = between - (r / a).acos() - (r / b).acos();
+    if arc > 0.0 {
+        ((a * a - r * r).sqrt() + (b * b - r * r).sqrt() + r * arc, true)
+    } else {
+        ((o[0] - i[0]).hypot(o[1] - i[1]), false)
+    }
+}
+
+fn turned(p: [f64; 2], th: f64) -> [f64; 2] {
+    [p[0] * th.cos() - p[1] * th.sin(), p[0] * th.sin() + p[1] * th.cos()]
+}
+
+#[test]
+fn wrapping_muscles_touch_down_and_lift_off_with_continuous_moment_arms() {
+    // wrapping.toml in metres: the sphere (r 40 mm) and the cylinder (r 30 mm, along the hinge
+    // axis) are centred on the hinge, and each muscle lies in a plane normal to it, so its path
+    // is planar: straight, or tangent–arc–tangent around a circle
+    let frames = run("wrapping.toml", "wrapping-motion.csv");
+    for (muscle, o, i0, r) in
+        [("over_sphere", [-0.2, 0.06], [0.2, 0.05], 0.04), ("over_cylinder", [-0.15, 0.06], [0.25, 0.03], 0.03)]
+    {
+        let (l0, _) = around_circle(o, i0, r);
+        let mut wrapped = [false, false];
+        for (t, v) in &frames {
+            let th = v["elbow.rotation"];
+            let (l, on) = around_circle(o, turned(i0, th), r);
+            wrapped[usize::from(on)] = true;
+            assert_close(&format!("{muscle} elongation"), *t, v[&format!("{muscle}.elongation")], l - l0, 1e-12);
+            let h = 1e-6;
+            let dl =
+                (around_circle(o, turned(i0, th + h), r).0 - around_circle(o, turned(i0, th - h), r).0) / (2.0 * h);
+            let got = v[&format!("{muscle}.elongation/elbow.rotation")];
+            assert_close(&format!("{muscle} dl/dθ"), *t, got, dl, 1e-8);
+            if on {
+                // wrapped around the joint's centre, the moment arm is the radius
+                assert_close(&format!("{muscle} moment arm"), *t, got, -r, 1e-12);
+            }
+        }
+        assert_eq!(wrapped, [true, true], "{muscle} both wraps and runs straight during the motion");
+    }
+}
+
+#[test]
+fn wrapping_over_the_ellipsoid_has_the_derivative_of_its_length() {
+    // no closed form: the transfer function against central differences of the solved
+    // elongation, and the length never shorter than the straight line
+    let c = load("wrapping.toml");
+    let m =
+        mollier::read_motion(&mechanism("wrapping-motion.csv"), &c.inputs).unwrap_or_else(|d| panic!("{}", d.render()));
+    let mut run = KinematicsRun::new(&c);
+    let col = |h: Vec<String>, n: &str| h.iter().position(|x| x == n).unwrap_or_else(|| panic!("no column {n}"));
+    let e = col(run.deformation_header(), "over_ellipsoid.elongation");
+    let dfe = col(run.transfer_header(), "over_ellipsoid.elongation/elbow.rotation");
+    let pos = run.position_header();
+    let (o, i) = (col(pos.clone(), "ground.ellipsoid_origin.x"), col(pos, "arm.ellipsoid_insertion.x"));
+    let el = c.elements.iter().find(|u| u.name == "over_ellipsoid").expect("the element").id;
+    let mode = c.model.mode_by_name(el, "elongation").expect("its mode");
+    let l0 = c.model.mode_reference(mode).expect("a reference length");
+    let mut lifted = [false, false];
+    for q in &m.q {
+        let f = run.solve(q).unwrap_or_else(|err| panic!("{err}"));
+        let h = 1e-5;
+        let plus = run.solve(&[q[0] + h]).expect("solves").deformations[e];
+        let minus = run.solve(&[q[0] - h]).expect("solves").deformations[e];
+        assert_close("ellipsoid dl/dθ", q[0], f.transfer[dfe], (plus - minus) / (2.0 * h), 1e-8);
+        let straight = (0..3).map(|k| (f.positions[o + k] - f.positions[i + k]).powi(2)).sum::<f64>().sqrt();
+        let length = l0 + f.deformations[e];
+        assert!(length >= straight - 1e-12, "at θ = {}: path {length} shorter than the line {straight}", q[0]);
+        lifted[usize::from(length > straight + 1e-9)] = true;
+    }
+    assert_eq!(lifted, [true, true], "the ellipsoid path both wraps and runs straight");
 }

@@ -291,6 +291,10 @@ TS_SCAPULA = [-0.1274, -0.0228, -0.0346]
 AI_SCAPULA = [-0.1257, -0.1223, -0.0275]
 CONOID_CLAVICLE = [0.1365, 0.0206, 0.0136]
 CONOID_SCAPULA = [-0.0536, -0.0009, -0.0266]
+# glenoid frame (rows: the glenoid axes in scapula coordinates; DAS3's glenoid_scap) and the
+# glenoid ellipse's half-angles (deg), towards glenoid y and z
+GLENOID_SCAP = [[0.9511, -0.2724, -0.1455], [0.2693, 0.9622, -0.0412], [0.1513, 0, 0.9885]]
+GLENOID_HALF_ANGLES = [44.37, 38.55]
 
 # de Groot & Brand (2001) as implemented in DAS3's estimate_shoulder_angles (rest angles of the
 # Delft Shoulder and Elbow Model, deg: clavicle and scapula YZX in the thorax frame)
@@ -652,8 +656,9 @@ HEADER = """\
 #   rotation 0, with TS and AI then placed on the thorax ellipsoid (AC and TS.x kept) and the
 #   clavicle's axial rotation set by axclav's criterion for the placed scapula.
 # - Trapezoid and costoclavicular attachments: estimated (docs/shoulder.md, "Ligaments").
-# - Glenoid frame and half-angles for the stability constraint: DAS3 (glenoid_scap), given in
-#   the study file models/shoulder/abduction.toml, which the model format does not hold.
+# - Load sharing ([load_sharing], at the end): the muscle table models/shoulder/muscles.csv
+#   (Table 2's PCSA, DAS3's optimal lengths); the glenoid frame and half-angles of the stability
+#   constraint from DAS3 (glenoid_scap).
 #
 # Wrapping: DAS3's wrap objects on the path stretch they act on. CURVED-TRUSS cylinders are
 # infinite, OpenSim's finite: the cylinder without a quadrant (ter_lat_pec) becomes the ellipsoid
@@ -855,6 +860,28 @@ def build(osim):
         else:
             w(f'[elements.{e["name"]}]  # {e["source"]}\ntype = "truss"\np = "{names[0]}"\nq = "{names[1]}"\n')
         w("\n")
+
+    w("# load sharing (seed 001 eq. 17-19; `mollier inverse`, models/shoulder/abduction.toml): the\n")
+    w("# muscle elements above with their PCSA (van der Helm 1994, Table 2) and optimal lengths\n")
+    w("# (DAS3) in muscles.csv; TS and AI may only be pressed onto the thorax, the conoid may only pull\n")
+    w("[load_sharing]\n")
+    w('muscle_table = "muscles.csv"\n')
+    w("specific_tension = 100  # N/cm^2 (seed 002, App. A)\n")
+    w("width = 0.56            # of the force-length relation (seed 002 eq. 13)\n")
+    w('compression = ["TS_thorax.distance", "AI_thorax.distance"]\n')
+    w('tension = ["conoid.elongation"]\n\n')
+    w("# glenohumeral stability (seed 001 App. C; seed 002 eq. 9): the force of the humeral head on\n")
+    w("# the scapula (on the generated beam that holds GH to the scapula) must point into the glenoid\n")
+    w("# ellipse. DAS3's glenoid frame (glenoid_scap: rows are the glenoid axes in scapula\n")
+    w("# coordinates, published to 4 decimals and orthonormalised on reading); its x axis points from\n")
+    w("# the glenoid to the humeral head, so the force on the scapula points along -x\n")
+    w("[load_sharing.joint_cone]\n")
+    w('joint = "scapula.GH"\n')
+    w('elements = ["scapula.GH"]\n')
+    w('body = "scapula"\n')
+    w(f"axes = [{', '.join(fmt_vec(r) for r in GLENOID_SCAP)}]\n")
+    w('into_socket = "-x"\n')
+    w(f"half_angles = {fmt_vec(GLENOID_HALF_ANGLES)}  # deg: towards glenoid y, then z\n")
 
     table = io.StringIO()
     cw = csv.writer(table, lineterminator="\n")

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mollier::Compiled;
 use mollier_study::Study;
 use mollier_study::spec::StudySpec;
 
@@ -23,10 +24,22 @@ pub fn abduction_spec() -> StudySpec {
 
 /// The abduction study with its specification changed by `edit` (e.g. fewer frames).
 pub fn abduction_with(edit: impl FnOnce(&mut StudySpec)) -> Study {
+    abduction_with_model(edit, |_| {})
+}
+
+/// The shoulder model, compiled.
+pub fn shoulder_model() -> Compiled {
+    mollier::load(&shoulder_dir().join("shoulder.toml"), &mollier::registry())
+        .unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+/// The abduction study with its specification and its compiled model changed (e.g. the model's
+/// load sharing).
+pub fn abduction_with_model(edit: impl FnOnce(&mut StudySpec), edit_model: impl FnOnce(&mut Compiled)) -> Study {
     let mut spec = abduction_spec();
     edit(&mut spec);
-    let compiled = mollier::load(&shoulder_dir().join(&spec.model), &mollier::registry())
-        .unwrap_or_else(|d| panic!("{}", d.render()));
+    let mut compiled = shoulder_model();
+    edit_model(&mut compiled);
     Study::with_model(&abduction_file(), spec, compiled).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -1,0 +1,201 @@
+//! Load sharing as a model file states it (`[load_sharing]`), through the facade's run, against
+//! closed forms: `models/mechanisms/elbow-muscles.toml`, a planar elbow whose one equilibrium
+//! equation `Σ r_i F_i = W` makes every criterion solvable by hand.
+
+use std::path::PathBuf;
+
+use mollier::{Compiled, LoadSharingSetup};
+use mollier_optim::{Criterion, FrameResult, LoadSharing, RunOptions};
+
+const G: f64 = 9.81;
+/// Geometry of elbow-muscles.toml in metres, the elbow at the origin: muscle origins on the
+/// humerus (fixed), insertions on the forearm at zero flexion, PCSA (m²), optimal lengths (m).
+const ORIGINS: [[f64; 2]; 4] = [[0.030, 0.280], [0.005, 0.120], [0.012, 0.070], [-0.020, 0.220]];
+const INSERTIONS: [[f64; 2]; 4] = [[0.045, 0.010], [0.030, 0.006], [0.240, 0.008], [-0.025, 0.004]];
+const PCSA: [f64; 4] = [4.6e-4, 7.0e-4, 1.5e-4, 15.0e-4];
+const OPTIMAL: [f64; 4] = [0.280, 0.120, 0.250, 0.210];
+const MASS: f64 = 1.5;
+const COM: f64 = 0.150;
+const HAND: f64 = 0.300;
+const CABLE: f64 = -20.0;
+const HALF_ANGLE: f64 = 25.0 * std::f64::consts::PI / 180.0;
+
+fn mechanism(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models/mechanisms").join(name)
+}
+
+fn turned(p: [f64; 2], phi: f64) -> [f64; 2] {
+    [p[0] * phi.cos() - p[1] * phi.sin(), p[0] * phi.sin() + p[1] * phi.cos()]
+}
+
+/// The posture at flexion φ: each muscle's unit vector from insertion to origin, length and
+/// moment arm about +z (m), and the moment `W` (N m) the muscles must supply.
+struct Posture {
+    unit: [[f64; 2]; 4],
+    length: [f64; 4],
+    arm: [f64; 4],
+    w: f64,
+}
+
+fn posture(phi: f64) -> Posture {
+    let mut p = Posture { unit: [[0.0; 2]; 4], length: [0.0; 4], arm: [0.0; 4], w: 0.0 };
+    for i in 0..4 {
+        let ins = turned(INSERTIONS[i], phi);
+        let d = [ORIGINS[i][0] - ins[0], ORIGINS[i][1] - ins[1]];
+        let l = d[0].hypot(d[1]);
+        p.unit[i] = [d[0] / l, d[1] / l];
+        p.length[i] = l;
+        p.arm[i] = ins[0] * p.unit[i][1] - ins[1] * p.unit[i][0];
+    }
+    // gravity at the centre of mass and the cable (along x) at the hand, about the elbow
+    let external = -MASS * G * COM * phi.cos() - HAND * phi.sin() * CABLE;
+    p.w = -external;
+    p
+}
+
+/// Maximal forces (N): PCSA × 100 N/cm² × the Gaussian force-length factor (width 0.56).
+fn fmax(p: &Posture) -> [f64; 4] {
+    std::array::from_fn(|i| PCSA[i] * 1e6 * (-((p.length[i] - OPTIMAL[i]) / (0.56 * OPTIMAL[i])).powi(2)).exp())
+}
+
+/// The forces `F_i = clamp(μ g_i, 0, Fmax_i)` whose moment is `W`, `μ` found by bisection (the
+/// moment grows with `μ`): with `g_i = c_i r_i` the minimiser of `Σ F_i² / c_i` subject to
+/// `Σ r_i F_i = W`, `0 ≤ F ≤ Fmax` (KKT), with `g_i = A_i` for the muscles that help the least
+/// maximal stress (signed as their moment arms).
+fn saturating(p: &Posture, g: [f64; 4]) -> [f64; 4] {
+    let cap = fmax(p);
+    let forces = |mu: f64| -> [f64; 4] { std::array::from_fn(|i| (mu * g[i]).clamp(0.0, cap[i])) };
+    let moment = |f: [f64; 4]| (0..4).map(|i| p.arm[i] * f[i]).sum::<f64>();
+    let sign = p.w.signum();
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while moment(forces(sign * hi)).abs() < p.w.abs() {
+        hi *= 2.0;
+        assert!(hi < 1e30, "W = {} cannot be reached", p.w);
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if moment(forces(sign * mid)).abs() < p.w.abs() { lo = mid } else { hi = mid }
+    }
+    forces(sign * 0.5 * (lo + hi))
+}
+
+fn closed_form(criterion: &Criterion, p: &Posture) -> [f64; 4] {
+    // only the muscles whose moment has the sign of W work
+    let helps = |i: usize| p.arm[i] * p.w > 0.0;
+    let weights = |c: [f64; 4]| std::array::from_fn(|i| if helps(i) { c[i] * p.arm[i] } else { 0.0 });
+    match criterion {
+        Criterion::Forces => saturating(p, weights([1.0; 4])),
+        Criterion::Stresses => saturating(p, weights(PCSA.map(|a| a * a))),
+        Criterion::Activations => saturating(p, weights(fmax(p).map(|f| f * f))),
+        // every muscle that helps at one stress s (or its maximal force)
+        Criterion::MaxStress => {
+            saturating(p, std::array::from_fn(|i| if helps(i) { PCSA[i] * p.arm[i].signum() } else { 0.0 }))
+        }
+        Criterion::Weighted(_) => unreachable!("not tested here"),
+    }
+}
+
+/// The force of the forearm on the humerus in the cone frame (x = global y into the humerus,
+/// y = global z, z = global x): the muscles' pull, the weight and the cable.
+fn joint_force(p: &Posture, forces: &[f64]) -> [f64; 3] {
+    let fx: f64 = (0..4).map(|i| forces[i] * p.unit[i][0]).sum::<f64>() + CABLE;
+    let fy: f64 = (0..4).map(|i| forces[i] * p.unit[i][1]).sum::<f64>() - MASS * G;
+    [fy, 0.0, fx]
+}
+
+fn load() -> Compiled {
+    let registry = mollier::registry();
+    mollier::load(&mechanism("elbow-muscles.toml"), &registry).unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+fn run(c: &Compiled, setup: &LoadSharingSetup, criterion: Criterion, cone: bool) -> (Vec<f64>, Vec<FrameResult>) {
+    let motion = mollier::read_motion(&mechanism("elbow-muscles-motion.csv"), &c.inputs)
+        .unwrap_or_else(|d| panic!("{}", d.render()));
+    let frames = mollier::load_sharing::frames(&motion, None);
+    let sharing = LoadSharing::new(&c.model, setup.study(criterion, cone)).expect("a valid study");
+    let results = mollier::load_sharing::run(&sharing, &frames, RunOptions::default(), &|_| {});
+    (motion.q.iter().map(|q| q[0]).collect(), results)
+}
+
+#[test]
+fn the_section_compiles_to_si_with_names_resolved() {
+    let c = load();
+    let s = c.load_sharing.as_ref().expect("a [load_sharing] section");
+    assert_eq!(s.muscle_names(), ["biceps", "brachialis", "brachioradialis", "triceps"]);
+    for (m, i) in s.muscles.iter().zip(0..) {
+        assert!((m.pcsa - PCSA[i]).abs() < 1e-18, "{}: {}", m.name, m.pcsa);
+        assert!((m.optimal_length - OPTIMAL[i]).abs() < 1e-15, "{}", m.name);
+        let l0 = posture(0.0).length[i];
+        assert!((m.reference_length - l0).abs() < 1e-14, "{}: {} vs {l0}", m.name, m.reference_length);
+    }
+    assert_eq!(s.specific_tension, 1e6);
+    let cone = s.cone.as_ref().expect("a joint cone");
+    assert_eq!(cone.half_angles, [HALF_ANGLE; 2]);
+    // into the socket along +y: the cone's axes are the body's (y, z, x)
+    assert_eq!(cone.rotation, [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
+}
+
+#[test]
+fn every_criterion_shares_the_moment_as_its_closed_form_says() {
+    let c = load();
+    let setup = c.load_sharing.as_ref().expect("a [load_sharing] section");
+    for criterion in [Criterion::Forces, Criterion::Stresses, Criterion::Activations, Criterion::MaxStress] {
+        let (phis, results) = run(&c, setup, criterion.clone(), false);
+        let (mut extensor, mut saturated) = (false, false);
+        for (phi, r) in phis.iter().zip(&results) {
+            let p = posture(*phi);
+            assert!(r.status.is_success(), "{} at {phi}: {}", criterion.letter(), r.status);
+            let want = closed_form(&criterion, &p);
+            let scale = want.iter().fold(1.0f64, |m, f| m.max(f.abs()));
+            for i in 0..4 {
+                assert!(
+                    (r.forces[i] - want[i]).abs() <= 1e-6 * scale,
+                    "criterion {} at φ = {phi}: muscle {i} {} N, closed form {} N",
+                    criterion.letter(),
+                    r.forces[i],
+                    want[i]
+                );
+                assert!((r.lengths[i] - p.length[i]).abs() < 1e-12);
+            }
+            extensor |= want[3] > 0.0 && want[0] == 0.0;
+            saturated |= (0..4).any(|i| want[i] > 0.0 && want[i] == fmax(&p)[i]);
+            let j = joint_force(&p, &r.forces);
+            let got = r.cone_force.expect("the cone force is reported");
+            for k in 0..3 {
+                assert!((got[k] - j[k]).abs() <= 1e-6 * scale, "joint force at φ = {phi}: {got:?} vs {j:?}");
+            }
+        }
+        assert!(extensor, "the triceps takes over in the motion");
+        if criterion == Criterion::Forces {
+            assert!(saturated, "(a) loads the brachioradialis to its maximal force when the arm is nearly straight");
+        }
+    }
+}
+
+#[test]
+fn the_joint_cone_binds_where_the_free_force_leaves_it() {
+    let c = load();
+    let setup = c.load_sharing.as_ref().expect("a [load_sharing] section");
+    let (phis, free) = run(&c, setup, Criterion::Stresses, false);
+    let (_, held) = run(&c, setup, Criterion::Stresses, true);
+    let mut bound = 0;
+    for ((phi, f), h) in phis.iter().zip(&free).zip(&held) {
+        assert!(h.status.is_success(), "at {phi}: {}", h.status);
+        let index = h.stability_index.expect("an index");
+        assert!(index <= 1e-6, "at φ = {phi} the imposed cone is left: index {index}");
+        let free_index = f.stability_index.expect("an index");
+        let same = f.forces.iter().zip(&h.forces).all(|(a, b)| (a - b).abs() <= 1e-6 * a.abs().max(1.0));
+        if free_index <= 0.0 {
+            assert!(same, "at φ = {phi} the cone does not bind, yet the forces change");
+        } else {
+            // a binding cone: on its rim (the SOC meets the index's ellipse on the cone's axes,
+            // and this force lies in the x-z plane) and at a higher cost
+            bound += 1;
+            assert!(!same && index.abs() < 1e-5, "at φ = {phi}: index {index}");
+            assert!(h.objective.expect("cost") > f.objective.expect("cost"));
+            let j = joint_force(&posture(*phi), &h.forces);
+            assert!((j[2].atan2(j[0]).abs() - HALF_ANGLE).abs() < 1e-6, "at φ = {phi}: {j:?}");
+        }
+    }
+    assert!(bound >= 5, "the cone binds at {bound} frames");
+}
