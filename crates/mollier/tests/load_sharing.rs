@@ -199,3 +199,20 @@ fn the_joint_cone_binds_where_the_free_force_leaves_it() {
     }
     assert!(bound >= 5, "the cone binds at {bound} frames");
 }
+
+#[test]
+fn parallel_runs_equal_sequential_ones() {
+    let c = load();
+    let setup = c.load_sharing.as_ref().expect("a [load_sharing] section");
+    let motion = mollier::read_motion(&mechanism("elbow-muscles-motion.csv"), &c.inputs)
+        .unwrap_or_else(|d| panic!("{}", d.render()));
+    let frames = mollier::load_sharing::frames(&motion, None);
+    let sharing = LoadSharing::new(&c.model, setup.study(Criterion::Activations, true)).expect("a valid study");
+    let go = |parallel, chunk| mollier::load_sharing::run(&sharing, &frames, RunOptions { parallel, chunk }, &|_| {});
+    let forces = |r: &[FrameResult]| r.iter().flat_map(|f| f.forces.clone()).collect::<Vec<f64>>();
+    // the same chunks on threads or not: the same numbers, to the bit
+    assert_eq!(forces(&go(true, 4)), forces(&go(false, 4)));
+    // other chunks start Newton-Raphson elsewhere: the same solution to the solver's tolerance
+    let (a, b) = (forces(&go(true, 4)), forces(&go(false, 1000)));
+    assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1e-8 * x.abs().max(1.0)), "{a:?}\n{b:?}");
+}
