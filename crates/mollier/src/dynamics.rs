@@ -4,17 +4,18 @@
 //! (seed 001, eq. 13-15) for `q̇` and `q̈`: the driving generalized force of every input, the
 //! stress of every rigid mode of the user's elements (the reactions: joint moments in a hinge's
 //! bendings, forces in rigid trusses, contact forces), the support reactions at the fixed
-//! coordinates, and the stresses the laws give the free and driven modes.
+//! coordinates, the joint forces where bodies share a point, and the stresses the laws give the
+//! free and driven modes.
 //!
 //! [`Simulation`] integrates the equations of motion of a passive mechanism (no driving forces)
 //! with the kernel's fourth-order Runge-Kutta method and reports the energy.
 
 use mollier_core::dynamics::{
-    Trajectory, driving_from_kinetostatics, kinetostatics, law_stresses, moment_of, simulate,
+    Trajectory, driving_from_kinetostatics, element_forces, kinetostatics, law_stresses, moment_of, simulate,
 };
 use mollier_core::element::{NodeKind, Quantity};
 use mollier_core::kinematics::solve_positions;
-use mollier_core::{CoordRole, Data, ModeId, ModeRole, NodeId};
+use mollier_core::{CoordRole, Data, ElementId, ModeId, ModeRole, Model, NodeId};
 
 use crate::analysis::FrameError;
 use crate::compile::Compiled;
@@ -54,12 +55,70 @@ enum Support {
     Moment(NodeId, usize),
 }
 
+/// A joint: a point `A.P` of body `A` that another body shares (as its origin or as one of its
+/// points). Its force is the force on `A` at `P` from everything else at the node: minus the force
+/// that `A`'s generated beam `A.P` exerts on the node.
+#[derive(Clone, Debug)]
+struct Joint {
+    /// The beam that holds the point to its body.
+    beam: ElementId,
+    /// Offset of the point's node among the beam's local coordinates.
+    offset: usize,
+}
+
+/// The joints of a compiled model, with their names (`A.P`), in element order.
+fn joints(compiled: &Compiled) -> Vec<(String, Joint)> {
+    let model = &compiled.model;
+    // the bodies that hold each position node: their origins and their points (generated beams)
+    let mut holders: Vec<Vec<&str>> = vec![Vec::new(); model.nodes().len()];
+    let mut beams: Vec<(String, &str, ElementId, NodeId)> = Vec::new();
+    for b in &compiled.bodies {
+        holders[b.frame.position.index()].push(&b.name);
+    }
+    for i in 0..model.n_elements() {
+        let el = ElementId::new(i);
+        if compiled.elements.iter().any(|u| u.id == el) {
+            continue;
+        }
+        let name = model.element_name(el);
+        let Some((body, point)) = name.split_once('.') else { continue };
+        let Some(b) = compiled.bodies.iter().find(|b| b.name == body) else { continue };
+        // a centre of mass is not a joint
+        if point == "com" && b.mass_node.is_some() {
+            continue;
+        }
+        let layout = model.element(el).layout();
+        let at = layout
+            .nodes()
+            .iter()
+            .map(|(n, _)| *n)
+            .find(|n| *n != b.frame.position && model.nodes()[n.index()].kind == NodeKind::Position);
+        if let Some(n) = at {
+            holders[n.index()].push(&b.name);
+            beams.push((name.to_string(), &b.name, el, n));
+        }
+    }
+    beams
+        .into_iter()
+        .filter(|(_, body, _, n)| holders[n.index()].iter().any(|h| h != body))
+        .map(|(name, _, beam, n)| (name, Joint { beam, offset: slot(model, beam, n) }))
+        .collect()
+}
+
+/// Offset of position node `n` among the local coordinates of element `el` (which acts on it).
+fn slot(model: &Model, el: ElementId, n: NodeId) -> usize {
+    let layout = model.element(el).layout();
+    let s = layout.nodes().iter().position(|(m, _)| *m == n).expect("the element acts on the node");
+    layout.offset(s)
+}
+
 /// One frame's results of an inverse-dynamics run, in the order of its columns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DynamicsFrame {
     /// Driving generalized force of each input (N m for an angle, N for a length).
     pub driving: Vec<f64>,
-    /// Stresses of the rigid modes of the user's elements, then the support reactions.
+    /// Stresses of the rigid modes of the user's elements, the support reactions, then the joint
+    /// forces.
     pub reactions: Vec<f64>,
     /// Stresses that the laws give the free and driven modes of elements with a law.
     pub passive: Vec<f64>,
@@ -71,6 +130,7 @@ pub struct InverseDynamicsRun<'a> {
     data: Data,
     rigid: Vec<ModeId>,
     supports: Vec<Support>,
+    joints: Vec<Joint>,
     passive: Vec<ModeId>,
     driving_columns: Vec<Column>,
     reaction_columns: Vec<Column>,
@@ -146,11 +206,24 @@ impl<'a> InverseDynamicsRun<'a> {
                 reaction_columns.push(Column::new(format!("{}.{}", node.name, node.kind.axis_names()[a]), unit, what));
             }
         }
+        let mut joint_list = Vec::new();
+        for (name, j) in joints(compiled) {
+            let body = name.split_once('.').map_or(name.as_str(), |(b, _)| b);
+            for axis in ["fx", "fy", "fz"] {
+                reaction_columns.push(Column::new(
+                    format!("{name}.{axis}"),
+                    "N",
+                    format!("joint force on body {body} at its point, from the bodies that share it; global frame"),
+                ));
+            }
+            joint_list.push(j);
+        }
         Self {
             compiled,
             data: Data::new(model),
             rigid,
             supports,
+            joints: joint_list,
             passive,
             driving_columns,
             reaction_columns,
@@ -164,7 +237,8 @@ impl<'a> InverseDynamicsRun<'a> {
     }
 
     /// Columns of `reactions.csv`: `<element>.<mode>` per rigid mode of the user's elements, then
-    /// `<node>.<axis>` per fixed coordinate (`<node>.mx`, `.my`, `.mz` for a fixed orientation).
+    /// `<node>.<axis>` per fixed coordinate (`<node>.mx`, `.my`, `.mz` for a fixed orientation),
+    /// then `<body>.<point>.fx`, `.fy`, `.fz` per joint (a body's point that another body shares).
     pub fn reaction_columns(&self) -> &[Column] {
         &self.reaction_columns
     }
@@ -194,6 +268,10 @@ impl<'a> InverseDynamicsRun<'a> {
                     moment_of(&self.data.orientation(model, node), &f)[axis]
                 }
             });
+        }
+        for j in &self.joints {
+            let on_node = element_forces(model, &self.data, j.beam, &ks.sigma);
+            reactions.extend((0..3).map(|a| -on_node[j.offset + a]));
         }
         let law = law_stresses(model, &self.data);
         let passive = self.passive.iter().map(|m| law[m.index()]).collect();

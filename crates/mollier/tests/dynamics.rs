@@ -396,3 +396,27 @@ fn engin_shoulder_resistance_acts_internally_and_grows_outside_the_sinus() {
     assert!(magnitudes[16] > 6.0, "{magnitudes:?}");
     assert!(magnitudes[16] > magnitudes[10] && magnitudes[10] > magnitudes[4], "{magnitudes:?}");
 }
+
+#[test]
+fn the_joint_force_where_a_body_turns_about_anothers_point_follows_newton() {
+    // elbow-muscles.toml: the forearm (m, centre of mass c from the elbow) turns about the
+    // humerus's point `elbow` at the origin; a cable pulls its hand with 20 N along −x. The force
+    // on the humerus at the elbow is the forearm's weight and the cable minus m a_c.
+    let c = compiled(&mechanism_text("elbow-muscles.toml"));
+    let mut run = InverseDynamicsRun::new(&c);
+    let names: Vec<&str> = run.reaction_columns().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names[names.len() - 3..], ["humerus.elbow.fx", "humerus.elbow.fy", "humerus.elbow.fz"]);
+    let at = |n: &str| column(run.reaction_columns(), n);
+    let (fx, fy, fz) = (at("humerus.elbow.fx"), at("humerus.elbow.fy"), at("humerus.elbow.fz"));
+    let (m, cm) = (1.5, 0.15);
+    for [phi, w, a] in states() {
+        let f = run.solve(&[phi], &[w], &[a]).unwrap_or_else(|e| panic!("{e}"));
+        let (s, co) = phi.sin_cos();
+        let ac = [-cm * a * s - cm * w * w * co, cm * a * co - cm * w * w * s];
+        let want = [-20.0 - m * ac[0], -m * G - m * ac[1], 0.0];
+        let got = [f.reactions[fx], f.reactions[fy], f.reactions[fz]];
+        for k in 0..3 {
+            assert!((got[k] - want[k]).abs() < 1e-10, "φ = {phi}: {got:?} vs {want:?}");
+        }
+    }
+}
