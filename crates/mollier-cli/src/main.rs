@@ -180,9 +180,10 @@ enum Command {
     /// Run a study: a motion through a model and load sharing over it for several criteria,
     /// with and without a joint stability constraint (e.g. models/shoulder/abduction.toml).
     ///
-    /// Writes DIR/summary.json, DIR/kinematics.csv, DIR/lengths.csv, DIR/moment_arms.csv, per
-    /// variant `DIR/<criterion>-<glenoid|free>/{forces,reactions,stability}.csv` and `summary.json`,
-    /// and SVG plots in DIR/plots. See docs/shoulder.md.
+    /// Writes DIR/summary.json, DIR/motion.csv (the inputs per frame: a motion file of the model),
+    /// DIR/kinematics.csv, DIR/lengths.csv, DIR/moment_arms.csv, per variant
+    /// `DIR/<criterion>-<glenoid|free>/{forces,reactions,stability}.csv` and `summary.json`, and
+    /// SVG plots in DIR/plots. See docs/shoulder.md.
     Study {
         /// The study file (.toml).
         study: PathBuf,

@@ -87,3 +87,45 @@ fn an_invalid_study_exits_2() {
         .unwrap();
     assert_eq!(run.status.code(), Some(2));
 }
+
+#[test]
+fn the_studys_motion_file_reproduces_a_variant_through_mollier_inverse() {
+    // the same load sharing by two routes: the study's variant, and `mollier inverse` on the
+    // model with the motion the study wrote
+    let dir = temp("inverse");
+    let out = dir.join("results");
+    let run = Command::new(env!("CARGO_BIN_EXE_mollier"))
+        .arg("study")
+        .arg(small_study(&dir))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let inv = dir.join("inverse");
+    let run = Command::new(env!("CARGO_BIN_EXE_mollier"))
+        .arg("inverse")
+        .arg(shoulder().join("shoulder.toml"))
+        .args(["--motion", out.join("motion.csv").to_str().unwrap()])
+        .args(["--criterion", "c", "--static", "--no-cone", "--out", inv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let table = |p: PathBuf| -> Vec<std::collections::HashMap<String, String>> {
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let mut lines = text.lines();
+        let header: Vec<String> = lines.next().unwrap().split(',').map(str::to_string).collect();
+        lines.map(|l| header.iter().cloned().zip(l.split(',').map(str::to_string)).collect()).collect()
+    };
+    let (study, inverse) = (table(out.join("c-free/forces.csv")), table(inv.join("forces.csv")));
+    assert_eq!((study.len(), inverse.len()), (3, 3));
+    let mut compared = 0;
+    for (a, b) in study.iter().zip(&inverse) {
+        for (name, v) in b.iter().filter(|(k, _)| *k != "time") {
+            let (x, y): (f64, f64) = (a[name].parse().unwrap(), v.parse().unwrap());
+            assert!((x - y).abs() <= 1e-6 * x.abs().max(1.0), "{name}: study {x} N, inverse {y} N");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 3 * 95);
+}

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! DIR/summary.json            the study: frames, variants, timing
-//! DIR/kinematics.csv          inputs, landmarks (m), the girdle's free modes, scapula vs rhythm
+//! DIR/motion.csv              the inputs per frame: a motion file of the model
+//! DIR/kinematics.csv          landmarks (m), the girdle's free modes, scapula vs rhythm
 //! DIR/lengths.csv             muscle lengths (m)
 //! DIR/moment_arms.csv         −∂l/∂q for every muscle and input (m/rad, m/m)
 //! DIR/<variant>/forces.csv    muscle forces (N)
@@ -14,7 +15,7 @@
 //! ```
 
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use mollier::LoadSharingSetup;
@@ -29,7 +30,17 @@ fn cell(v: f64) -> String {
 }
 
 fn write_csv(path: &Path, header: &[String], rows: &[Vec<String>]) -> io::Result<()> {
-    let mut w = csv::Writer::from_path(path)?;
+    write_records(csv::Writer::from_path(path)?, header, rows)
+}
+
+/// A CSV table after one `# comment` line (motion files skip such lines).
+fn write_csv_with_comment(path: &Path, comment: &str, header: &[String], rows: &[Vec<String>]) -> io::Result<()> {
+    let mut file = fs::File::create(path)?;
+    writeln!(file, "# {comment}")?;
+    write_records(csv::Writer::from_writer(file), header, rows)
+}
+
+fn write_records<W: io::Write>(mut w: csv::Writer<W>, header: &[String], rows: &[Vec<String>]) -> io::Result<()> {
     w.write_record(header)?;
     for r in rows {
         w.write_record(r)?;
@@ -268,10 +279,24 @@ pub fn write(study: &Study, results: &Results, dir: &Path) -> io::Result<Vec<Pat
     let base = || vec!["time".to_string(), "elevation_deg".to_string()];
     let kin = &results.kinematics;
 
-    // kinematics.csv
+    // motion.csv: the frames' inputs as a motion file for the model (`mollier inverse`, ...)
+    let mut header = vec!["time".to_string()];
+    header.extend(study.compiled.inputs.iter().map(|i| i.name.clone()));
+    let rows: Vec<Vec<String>> =
+        frames.iter().map(|f| std::iter::once(cell(f.time)).chain(f.q.iter().map(|v| cell(*v))).collect()).collect();
+    let p = dir.join("motion.csv");
+    write_csv_with_comment(
+        &p,
+        "the study's motion as a motion file of its model (static postures; time is the frame \
+         number): mollier inverse MODEL --motion motion.csv --static ...",
+        &header,
+        &rows,
+    )?;
+    written.push(p);
+
+    // kinematics.csv (the inputs are in motion.csv: an input may be a landmark's coordinate)
     let mut header = base();
     header.push("status".into());
-    header.extend(study.compiled.inputs.iter().map(|i| i.name.clone()));
     for (n, _) in &study.landmarks {
         header.extend(["x", "y", "z"].map(|a| format!("{n}.{a}")));
     }
@@ -286,14 +311,12 @@ pub fn write(study: &Study, results: &Results, dir: &Path) -> io::Result<Vec<Pat
             match f {
                 Ok(f) => {
                     r.push("solved".into());
-                    r.extend(frames[k].q.iter().map(|v| cell(*v)));
                     r.extend(f.landmarks.iter().flatten().map(|v| cell(*v)));
                     r.extend(f.free.iter().map(|v| cell(*v)));
                     r.push(cell(f.scapula_deviation.to_degrees()));
                 }
                 Err(e) => {
                     r.push(format!("failed: {e}"));
-                    r.extend(frames[k].q.iter().map(|v| cell(*v)));
                     r.resize(header.len(), String::new());
                 }
             }

@@ -15,15 +15,15 @@ fn tables_summaries_and_plots_are_written() {
     let dir = temp_dir("outputs");
     let files = mollier_study::output::write(&study, &r, &dir).unwrap();
     let plots = mollier_study::plots::write(&study, &r, &dir.join("plots")).unwrap();
-    // 4 + 4 per variant tables and summaries; forces per variant, 2 criteria plots, glenoid,
+    // 5 + 4 per variant tables and summaries; forces per variant, 2 criteria plots, glenoid,
     // landmarks, girdle, moment arms
-    assert_eq!(files.len(), 4 + 4 * 4);
+    assert_eq!(files.len(), 5 + 4 * 4);
     assert_eq!(plots.len(), 4 + 2 + 4);
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
         assert!(!text.contains("NaN"), "{}", f.display());
         if f.extension().is_some_and(|e| e == "csv") {
-            let mut rdr = csv::Reader::from_reader(text.as_bytes());
+            let mut rdr = csv::ReaderBuilder::new().comment(Some(b'#')).from_reader(text.as_bytes());
             let n = rdr.headers().unwrap().len();
             let rows: Vec<_> = rdr.records().map(|r| r.unwrap()).collect();
             assert_eq!(rows.len(), 3, "{}", f.display());
