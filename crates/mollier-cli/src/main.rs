@@ -730,6 +730,9 @@ fn load_motion(path: &Path, compiled: &Compiled, quiet: bool) -> Result<Motion, 
             if !m.ignored.is_empty() && !quiet {
                 errln!("note: {}: ignoring columns that are not inputs: {}", m.file, m.ignored.join(", "));
             }
+            for n in m.notes.iter().filter(|_| !quiet) {
+                errln!("note: {}: {n}", m.file);
+            }
             Ok(m)
         }
         Err(d) => {

@@ -33,7 +33,32 @@ pub struct Motion {
     pub ignored: Vec<String>,
     /// `true` when angles were converted from degrees (`inDegrees=yes`).
     pub in_degrees: bool,
+    /// Things the reader noticed that may be mistakes, such as an angle column whose values look
+    /// like degrees; for the user's eyes.
+    pub notes: Vec<String>,
 }
+
+/// A column header `name` or `name [unit]`: the name and the unit, if any.
+fn split_unit(header: &str) -> (&str, Option<&str>) {
+    match header.strip_suffix(']').and_then(|h| h.rsplit_once('[')) {
+        Some((name, unit)) => (name.trim(), Some(unit.trim())),
+        None => (header, None),
+    }
+}
+
+/// SI per unit of `unit` for a column of this quantity; `None` if the unit does not fit.
+fn unit_factor(unit: &str, quantity: Quantity) -> Option<f64> {
+    match (quantity, unit) {
+        (Quantity::Angle, "rad") | (Quantity::Length, "m") => Some(1.0),
+        (Quantity::Angle, "deg") => Some(std::f64::consts::PI / 180.0),
+        (Quantity::Length, "mm") => Some(1e-3),
+        (Quantity::Length, "cm") => Some(1e-2),
+        _ => None,
+    }
+}
+
+/// An angle column without a unit whose values exceed this (rad) is probably in degrees.
+const LOOKS_LIKE_DEGREES: f64 = 1.5 * std::f64::consts::TAU;
 
 /// Read a motion file for a model with these inputs.
 pub fn read_motion(path: &Path, inputs: &[InputInfo]) -> Result<Motion, Diagnostics> {
@@ -162,19 +187,43 @@ fn storage(file: &str, text: &str) -> Result<Table, Diagnostics> {
 
 fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Motion, Box<Diagnostic>> {
     let hdr = |message: String, hint: String| at(file, text, t.header_at, "", message, hint);
-    for (i, h) in t.header.iter().enumerate() {
-        if t.header[..i].contains(h) {
+    let names: Vec<&str> = t.header.iter().map(|h| split_unit(h).0).collect();
+    for (i, h) in names.iter().enumerate() {
+        if names[..i].contains(h) {
             return Err(hdr(format!("column `{h}` appears twice"), "delete one of them".into()));
         }
     }
-    let Some(time_col) = t.header.iter().position(|h| h.eq_ignore_ascii_case("time")) else {
+    let Some(time_col) = names.iter().position(|h| h.eq_ignore_ascii_case("time")) else {
         return Err(hdr("no `time` column".into(), "the header names the columns: time,<input>,<input>,...".into()));
     };
+    if let Some(u) = split_unit(&t.header[time_col]).1.filter(|u| *u != "s") {
+        return Err(hdr(format!("time in `{u}`"), "times are in seconds: write `time` or `time [s]`".into()));
+    }
     let mut cols = Vec::with_capacity(inputs.len());
+    // SI per file unit of each input's column: 1, or a converting factor for a column unit
+    let mut factors = Vec::with_capacity(inputs.len());
     let mut missing = Vec::new();
     for inp in inputs {
-        match t.header.iter().position(|h| *h == inp.name) {
-            Some(c) => cols.push(c),
+        match names.iter().position(|h| *h == inp.name) {
+            Some(c) => {
+                cols.push(c);
+                let factor = match split_unit(&t.header[c]).1 {
+                    Some(u) => unit_factor(u, inp.quantity).ok_or_else(|| {
+                        let (what, units) = match inp.quantity {
+                            Quantity::Angle => ("an angle", "`rad` or `deg`"),
+                            Quantity::Length => ("a length", "`m`, `cm` or `mm`"),
+                            Quantity::Dimensionless => ("a dimensionless", "none: leave the unit out"),
+                        };
+                        hdr(
+                            format!("column `{}`: unit `{u}` does not fit {what} input", inp.name),
+                            format!("units for this input: {units}"),
+                        )
+                    })?,
+                    None if t.in_degrees && inp.quantity == Quantity::Angle => std::f64::consts::PI / 180.0,
+                    None => 1.0,
+                };
+                factors.push(factor);
+            }
             None => missing.push(inp.name.as_str()),
         }
     }
@@ -192,7 +241,6 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
         .filter(|(i, _)| *i != time_col && !cols.contains(i))
         .map(|(_, h)| h.clone())
         .collect();
-    let deg = std::f64::consts::PI / 180.0;
     let mut times = Vec::with_capacity(t.rows.len());
     let mut q = Vec::with_capacity(t.rows.len());
     for (offset, row) in &t.rows {
@@ -228,9 +276,8 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
             }
         }
         let mut frame = Vec::with_capacity(cols.len());
-        for (j, &c) in cols.iter().enumerate() {
-            let v = value(c)?;
-            frame.push(if t.in_degrees && inputs[j].quantity == Quantity::Angle { v * deg } else { v });
+        for (&c, factor) in cols.iter().zip(&factors) {
+            frame.push(value(c)? * factor);
         }
         times.push(time);
         q.push(frame);
@@ -238,7 +285,19 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
     if times.is_empty() {
         return Err(hdr("the motion has no rows".into(), "add one row of values per instant after the header".into()));
     }
-    Ok(Motion { file: file.to_string(), times, q, ignored, in_degrees: t.in_degrees })
+    let mut notes = Vec::new();
+    for (j, (&c, inp)) in cols.iter().zip(inputs).enumerate() {
+        let largest = q.iter().fold(0.0f64, |m, f| m.max(f[j].abs()));
+        if inp.quantity == Quantity::Angle && factors[j] == 1.0 && largest > LOOKS_LIKE_DEGREES {
+            notes.push(format!(
+                "column `{}` reaches {largest} rad ({:.1} turns): if it is in degrees, name the column `{} [deg]`",
+                t.header[c],
+                largest / std::f64::consts::TAU,
+                inp.name
+            ));
+        }
+    }
+    Ok(Motion { file: file.to_string(), times, q, ignored, in_degrees: t.in_degrees, notes })
 }
 
 /// How to differentiate a motion.
@@ -362,6 +421,26 @@ mod tests {
                 "{hz}"
             );
         }
+    }
+
+    #[test]
+    fn column_units_convert_and_must_fit_the_input() {
+        let m = parse_motion("m.csv", "time [s],knee.rotation [deg],pelvis.y [mm]\n0,90,900\n0.1,-45,950\n", &inputs())
+            .unwrap();
+        assert!((m.q[0][0] - std::f64::consts::FRAC_PI_2).abs() < 1e-15 && (m.q[0][1] - 0.9).abs() < 1e-15);
+        assert!((m.q[1][0] + std::f64::consts::FRAC_PI_4).abs() < 1e-15 && (m.q[1][1] - 0.95).abs() < 1e-15);
+        assert!(m.notes.is_empty() && m.ignored.is_empty());
+        let e = parse_motion("m.csv", "time,knee.rotation [mm],pelvis.y\n0,1,1\n", &inputs()).unwrap_err();
+        assert_eq!(
+            e.0[0].headline(),
+            "m.csv:1:1: error: column `knee.rotation`: unit `mm` does not fit an angle input"
+        );
+        let e = parse_motion("m.csv", "time [ms],knee.rotation,pelvis.y\n0,1,1\n", &inputs()).unwrap_err();
+        assert!(e.0[0].message.contains("time in `ms`"), "{e}");
+        // degrees written as radians are noticed, not refused
+        let m = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n0.1,90,1\n", &inputs()).unwrap();
+        assert_eq!(m.q[1][0], 90.0);
+        assert!(m.notes[0].contains("name the column `knee.rotation [deg]`"), "{:?}", m.notes);
     }
 
     #[test]
