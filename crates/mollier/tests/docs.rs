@@ -128,33 +128,73 @@ fn the_tutorial_runs_from_model_to_results() {
     }
 }
 
-#[test]
-fn the_tutorials_inverse_dynamics_gives_the_moments_it_shows() {
-    let text = doc("tutorial.md");
-    let all = blocks(&text);
+/// The tutorial's model as its dynamics section leaves it (the forearm's table replaced, gravity
+/// added), with the load-sharing section appended if `sharing`, and its motion differentiated.
+fn tutorial_dynamics(
+    sharing: bool,
+) -> (mollier::Compiled, mollier::Motion, mollier::MotionDerivatives, Vec<(String, String)>) {
+    let all = blocks(&doc("tutorial.md"));
     let toml = |pred: &dyn Fn(&str) -> bool| {
         all.iter().filter(|(i, b)| i == "toml" && pred(b)).map(|(_, b)| b.clone()).next_back().expect("a block")
     };
-    // the final model, with the forearm's table replaced and gravity added as the section says
     let model = toml(&|b| b.contains("format_version"));
     let forearm = toml(&|b| b.starts_with("[bodies.forearm]") && b.contains("mass"));
     let gravity = toml(&|b| b.starts_with("gravity"));
     let start = model.find("[bodies.forearm]").expect("forearm");
     let end = start + model[start..].find("\n\n").expect("end of the table");
-    let model = format!("{}{}{}", &model[..start], forearm.trim_end(), &model[end..]).replacen(
+    let mut model = format!("{}{}{}", &model[..start], forearm.trim_end(), &model[end..]).replacen(
         "free = [\"biceps\"]\n",
         &format!("free = [\"biceps\"]\n{gravity}"),
         1,
     );
+    if sharing {
+        model = format!("{model}\n{}", toml(&|b| b.starts_with("[load_sharing]")));
+    }
     let d = parse_as("tutorial.md", &model, Format::Toml).unwrap_or_else(|d| panic!("{}\n{model}", d.render()));
     let c = mollier::compile(&d, &registry()).unwrap_or_else(|d| panic!("{}", d.render()));
     let csv = all.iter().find(|(info, body)| info == "csv" && body.starts_with("time,")).expect("a motion");
     let motion = mollier::parse_motion("flexion.csv", &csv.1, &c.inputs).unwrap_or_else(|d| panic!("{}", d.render()));
     let m = motion.differentiate(Smoothing::Interpolate).expect("differentiable");
+    (c, motion, m, all)
+}
+
+/// The numbers of a `$ cat results/FILE` block of the tutorial, one row per line after the header.
+fn shown(all: &[(String, String)], file: &str) -> Vec<Vec<f64>> {
+    let text = &all.iter().find(|(_, b)| b.starts_with(&format!("$ cat results/{file}"))).expect("the output").1;
+    text.lines().skip(2).map(|l| l.split(',').map(|v| v.parse().expect("number")).collect()).collect()
+}
+
+#[test]
+fn the_tutorials_load_sharing_gives_the_forces_it_shows() {
+    let (c, motion, m, all) = tutorial_dynamics(true);
+    let setup = c.load_sharing.as_ref().expect("the section");
+    let frames = mollier::load_sharing::frames(&motion, Some(&m));
+    let sharing = mollier_optim::LoadSharing::new(&c.model, setup.study(mollier_optim::Criterion::Stresses, true))
+        .expect("a study");
+    let results = mollier::load_sharing::run(&sharing, &frames, mollier_optim::RunOptions::default(), &|_| {});
+    let rows = shown(&all, "forces.csv");
+    assert_eq!(rows.len(), results.len());
+    let (mut kin, mut id) = (KinematicsRun::new(&c), InverseDynamicsRun::new(&c));
+    for (k, (row, r)) in rows.iter().zip(&results).enumerate() {
+        assert!(r.status.is_success(), "{}", r.status);
+        assert!((row[1] - r.forces[0]).abs() < 1e-9, "shown {} vs computed {}", row[1], r.forces[0]);
+        // one muscle: its force times its moment arm (minus ∂l/∂φ) is the elbow's moment
+        let arm = -kin.solve(&m.q[k]).expect("kinematics").transfer[0];
+        let tau = id.solve(&m.q[k], &m.qd[k], &m.qdd[k]).expect("inverse dynamics").driving[0];
+        assert!((r.forces[0] * arm - tau).abs() < 1e-9, "F r = {} vs τ = {tau}", r.forces[0] * arm);
+    }
+    // as the text says at t = 0.5 s
+    assert!(
+        (rows[2][1] - 64.1).abs() < 0.05
+            && (-kin.solve(&m.q[2]).expect("kinematics").transfer[0] * 1e3 - 34.43).abs() < 0.005
+    );
+}
+
+#[test]
+fn the_tutorials_inverse_dynamics_gives_the_moments_it_shows() {
+    let (c, motion, m, all) = tutorial_dynamics(false);
     // what the tutorial prints
-    let shown = all.iter().find(|(_, b)| b.starts_with("$ cat results/driving.csv")).expect("the output").1.clone();
-    let rows: Vec<Vec<f64>> =
-        shown.lines().skip(2).map(|l| l.split(',').map(|v| v.parse().expect("number")).collect()).collect();
+    let rows = shown(&all, "driving.csv");
     assert_eq!(rows.len(), motion.times.len());
     let mut run = InverseDynamicsRun::new(&c);
     for (i, row) in rows.iter().enumerate() {
