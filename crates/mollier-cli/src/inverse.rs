@@ -76,7 +76,7 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
         }
     };
     let bar = progress_bar(frames.len(), "{bar:40} {pos}/{len} frames  ({eta} left)", o.quiet);
-    let results = mollier::load_sharing::run(&sharing, &frames, RunOptions::default(), &|n| bar.inc(n as u64));
+    let results = sharing.run_with_progress(&frames, RunOptions::default(), &|n| bar.inc(n as u64));
     bar.finish_and_clear();
 
     let lead = Lead::times(&motion.times);

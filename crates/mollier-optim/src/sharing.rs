@@ -122,15 +122,20 @@ impl Frame {
 pub struct RunOptions {
     /// Solve chunks of frames on rayon's threads.
     pub parallel: bool,
-    /// Frames per chunk. Each chunk starts from the model's initial configuration with a fresh
-    /// workspace and goes through its frames in order, in either mode: the results do not depend
-    /// on `parallel` or on the number of threads.
+    /// Frames per chunk. Each chunk starts with a fresh workspace and goes through its frames in
+    /// order, in either mode: the results do not depend on `parallel` or on the number of threads.
     pub chunk: usize,
+    /// Start each chunk where a sequential run would be at its first frame — the positions of
+    /// the frames before it solved in one sequential pass — so that every chunk follows the
+    /// motion from nearby; else at the model's initial configuration. Costs one position solve
+    /// per frame before the last chunk; without it a chunk far along a motion may start Newton
+    /// on another assembly branch.
+    pub follow: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { parallel: true, chunk: 32 }
+        Self { parallel: true, chunk: 32, follow: true }
     }
 }
 
@@ -466,19 +471,54 @@ impl<'m> LoadSharing<'m> {
 
     /// All frames, in chunks (see [`RunOptions`]); one result per frame, in order.
     pub fn run(&self, frames: &[Frame], options: RunOptions) -> Vec<FrameResult> {
+        self.run_with_progress(frames, options, &|_| {})
+    }
+
+    /// [`LoadSharing::run`], telling `progress` the number of frames of each finished chunk.
+    pub fn run_with_progress(
+        &self,
+        frames: &[Frame],
+        options: RunOptions,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Vec<FrameResult> {
         use rayon::prelude::*;
         let chunk = options.chunk.max(1);
-        let run_chunk = |c: &[Frame]| -> Vec<FrameResult> {
-            let mut data = Data::new(self.model);
+        let seeds = self.chunk_starts(frames, chunk, options.follow);
+        let run_chunk = |(c, seed): (&[Frame], Data)| -> Vec<FrameResult> {
+            let mut data = seed;
             let mut ws = self.workspace();
-            c.iter().map(|f| self.frame(&mut ws, &mut data, f)).collect()
+            let out: Vec<FrameResult> = c.iter().map(|f| self.frame(&mut ws, &mut data, f)).collect();
+            progress(out.len());
+            out
         };
         let parts: Vec<Vec<FrameResult>> = if options.parallel {
-            frames.par_chunks(chunk).map(run_chunk).collect()
+            frames.par_chunks(chunk).zip(seeds.into_par_iter()).map(run_chunk).collect()
         } else {
-            frames.chunks(chunk).map(run_chunk).collect()
+            frames.chunks(chunk).zip(seeds).map(run_chunk).collect()
         };
         parts.into_iter().flatten().collect()
+    }
+
+    /// The workspace each chunk of `chunk` frames starts with: the initial configuration, or
+    /// (`follow`) what a sequential run holds when it reaches the chunk's first frame.
+    fn chunk_starts(&self, frames: &[Frame], chunk: usize, follow: bool) -> Vec<Data> {
+        let n = frames.len().div_ceil(chunk);
+        if !follow {
+            return (0..n).map(|_| Data::new(self.model)).collect();
+        }
+        let mut data = Data::new(self.model);
+        let mut starts = Vec::with_capacity(n);
+        for c in 0..n {
+            starts.push(data.clone());
+            if c + 1 < n {
+                for f in &frames[c * chunk..(c + 1) * chunk] {
+                    // on failure the configuration stays at the last solved frame, and the frame
+                    // reports the failure in its chunk
+                    let _ = solve_positions(self.model, &mut data, &f.q);
+                }
+            }
+        }
+        starts
     }
 
     fn failed(&self, status: Status, start: Instant) -> FrameResult {

@@ -22,7 +22,7 @@ use mollier::LoadSharingSetup;
 use mollier_optim::{FrameResult, Sign, Summary, deviation_angles};
 use serde_json::{Map, Value, json};
 
-use crate::study::{Results, Study};
+use crate::study::{KinematicFrame, Results, Study};
 
 /// A cell: the number, or empty if it is not finite.
 fn cell(v: f64) -> String {
@@ -327,46 +327,31 @@ pub fn write(study: &Study, results: &Results, dir: &Path) -> io::Result<Vec<Pat
     write_csv(&p, &header, &rows)?;
     written.push(p);
 
-    // lengths.csv and moment_arms.csv
+    // lengths.csv and moment_arms.csv: one value per muscle (and input) per solved frame
     let names = study.sharing.muscle_names();
-    let mut header = base();
-    header.extend(names.iter().cloned());
-    let rows: Vec<Vec<String>> = kin
-        .frames
-        .iter()
-        .enumerate()
-        .map(|(k, f)| {
-            let mut r = lead(k);
-            match f {
-                Ok(f) => r.extend(f.lengths.iter().map(|v| cell(*v))),
-                Err(_) => r.resize(header.len(), String::new()),
-            }
-            r
-        })
-        .collect();
-    let p = dir.join("lengths.csv");
-    write_csv(&p, &header, &rows)?;
-    written.push(p);
-    let mut header = base();
-    for n in &names {
-        header.extend(study.compiled.inputs.iter().map(|i| format!("{n}/{}", i.name)));
-    }
-    let rows: Vec<Vec<String>> = kin
-        .frames
-        .iter()
-        .enumerate()
-        .map(|(k, f)| {
-            let mut r = lead(k);
-            match f {
-                Ok(f) => r.extend(f.moment_arms.iter().map(|v| cell(*v))),
-                Err(_) => r.resize(header.len(), String::new()),
-            }
-            r
-        })
-        .collect();
-    let p = dir.join("moment_arms.csv");
-    write_csv(&p, &header, &rows)?;
-    written.push(p);
+    let per_frame = |file: &str, columns: Vec<String>, values: fn(&KinematicFrame) -> &[f64]| -> io::Result<PathBuf> {
+        let mut header = base();
+        header.extend(columns);
+        let rows: Vec<Vec<String>> = kin
+            .frames
+            .iter()
+            .enumerate()
+            .map(|(k, f)| {
+                let mut r = lead(k);
+                match f {
+                    Ok(f) => r.extend(values(f).iter().map(|v| cell(*v))),
+                    Err(_) => r.resize(header.len(), String::new()),
+                }
+                r
+            })
+            .collect();
+        let p = dir.join(file);
+        write_csv(&p, &header, &rows)?;
+        Ok(p)
+    };
+    written.push(per_frame("lengths.csv", names.clone(), |f| &f.lengths)?);
+    let arms = names.iter().flat_map(|n| study.compiled.inputs.iter().map(move |i| format!("{n}/{}", i.name)));
+    written.push(per_frame("moment_arms.csv", arms.collect(), |f| &f.moment_arms)?);
 
     // the variants
     let lead = Lead { header: base(), rows: frames.iter().map(|f| vec![f.time, f.elevation]).collect() };

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::muscles::MuscleGroup;
 use crate::output::glenoid_angles;
 use crate::study::{Results, Study, VariantResult};
 
@@ -92,28 +93,47 @@ fn panel(
 
 /// Force of every element against elevation, one panel per muscle (seed 001, Fig. 7).
 fn forces(study: &Study, v: &VariantResult, path: &Path) -> io::Result<()> {
-    let el = elevations(study);
-    let groups = &study.groups;
-    let (rows, cols) = grid(groups.len());
-    let root = SVGBackend::new(path, (300 * cols as u32, 220 * rows as u32 + 40)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
     let title = format!(
         "{}: muscle element forces, criterion {} ({})",
         study.title(),
         v.variant.criterion,
         if v.variant.glenoid { "glenoid constraint" } else { "no glenoid constraint" }
     );
-    let (top, body) = root.split_vertically(40);
-    top.titled(&title, ("sans-serif", 16)).map_err(err)?;
     let value = |k: usize, i: usize| {
         let r = &v.frames[k];
         if r.status.is_success() { r.forces[i] } else { f64::NAN }
     };
-    let ymax = (0..el.len())
-        .flat_map(|k| (0..study.muscles().len()).map(move |i| (k, i)))
-        .map(|(k, i)| value(k, i))
-        .filter(|f| f.is_finite())
-        .fold(1.0, f64::max);
+    let ymax = element_values(study, &value).fold(1.0, f64::max);
+    // the element count in the title, as the seed asks the reader to keep it in mind
+    per_muscle_panels(study, path, &title, &value, (0.0, ymax * 1.05), "N", |g| {
+        format!("{} ({})", g.name, g.elements.len())
+    })
+}
+
+/// Every finite `value(frame, element)` of a study.
+fn element_values<'a>(study: &'a Study, value: &'a dyn Fn(usize, usize) -> f64) -> impl Iterator<Item = f64> + 'a {
+    (0..study.motion.frames.len())
+        .flat_map(move |k| (0..study.muscles().len()).map(move |i| value(k, i)))
+        .filter(|v| v.is_finite())
+}
+
+/// One panel per muscle, one line per element of `value(frame, element)` against elevation.
+fn per_muscle_panels(
+    study: &Study,
+    path: &Path,
+    title: &str,
+    value: &dyn Fn(usize, usize) -> f64,
+    y: (f64, f64),
+    y_desc: &str,
+    panel_title: impl Fn(&MuscleGroup) -> String,
+) -> io::Result<()> {
+    let el = elevations(study);
+    let groups = &study.groups;
+    let (rows, cols) = grid(groups.len());
+    let root = SVGBackend::new(path, (300 * cols as u32, 220 * rows as u32 + 40)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let (top, body) = root.split_vertically(40);
+    top.titled(title, ("sans-serif", 16)).map_err(err)?;
     let x = padded(el[0].min(el[el.len() - 1]), el[0].max(el[el.len() - 1]));
     for (g, area) in groups.iter().zip(body.split_evenly((rows, cols))) {
         let lines: Vec<_> = g
@@ -122,7 +142,7 @@ fn forces(study: &Study, v: &VariantResult, path: &Path) -> io::Result<()> {
             .enumerate()
             .map(|(j, &i)| ((0..el.len()).map(|k| (el[k], value(k, i))).collect(), PALETTE[j % PALETTE.len()]))
             .collect();
-        panel(&area, &format!("{} ({})", g.name, g.elements.len()), x, (0.0, ymax * 1.05), "N", &lines)?;
+        panel(&area, &panel_title(g), x, y, y_desc, &lines)?;
     }
     root.present().map_err(err)
 }
@@ -391,43 +411,18 @@ fn girdle(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
 /// Every element's moment arm about the elevation input, one panel per muscle.
 fn moment_arms(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     let kin = &results.kinematics;
-    let el = elevations(study);
     let nq = study.compiled.model.n_q();
     let Some(j) = study.compiled.inputs.iter().position(|i| i.name == study.spec.motion.model.inputs[4]) else {
         return Ok(());
     };
-    let groups = &study.groups;
-    let (rows, cols) = grid(groups.len());
-    let root = SVGBackend::new(path, (300 * cols as u32, 220 * rows as u32 + 40)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    let (top, body) = root.split_vertically(40);
-    top.titled(
-        &format!("{}: moment arms about the elevation input, -dl/d(elevation) (mm)", study.title()),
-        ("sans-serif", 16),
-    )
-    .map_err(err)?;
+    let title = format!("{}: moment arms about the elevation input, -dl/d(elevation) (mm)", study.title());
     let value =
         |k: usize, i: usize| kin.frames[k].as_ref().map(|f| 1000.0 * f.moment_arms[i * nq + j]).unwrap_or(f64::NAN);
-    let all: Vec<f64> = (0..el.len())
-        .flat_map(|k| (0..study.muscles().len()).map(move |i| (k, i)))
-        .map(|(k, i)| value(k, i))
-        .filter(|v| v.is_finite())
-        .collect();
     let y = padded(
-        all.iter().copied().fold(f64::INFINITY, f64::min),
-        all.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        element_values(study, &value).fold(f64::INFINITY, f64::min),
+        element_values(study, &value).fold(f64::NEG_INFINITY, f64::max),
     );
-    let x = padded(el[0].min(el[el.len() - 1]), el[0].max(el[el.len() - 1]));
-    for (g, area) in groups.iter().zip(body.split_evenly((rows, cols))) {
-        let lines: Vec<_> = g
-            .elements
-            .iter()
-            .enumerate()
-            .map(|(jj, &i)| ((0..el.len()).map(|k| (el[k], value(k, i))).collect(), PALETTE[jj % PALETTE.len()]))
-            .collect();
-        panel(&area, &g.name, x, y, "mm", &lines)?;
-    }
-    root.present().map_err(err)
+    per_muscle_panels(study, path, &title, &value, y, "mm", |g| g.name.clone())
 }
 
 /// Write the plots into `dir` (created if needed); returns the files written.

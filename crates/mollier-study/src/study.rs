@@ -423,7 +423,9 @@ impl Study {
         let study = self.optim_study(v);
         let frames = self.frames();
         let results = match LoadSharing::new(&self.compiled.model, study.clone()) {
-            Ok(sharing) => sharing.run(&frames, RunOptions { parallel: false, chunk: frames.len().max(1) }),
+            Ok(sharing) => {
+                sharing.run(&frames, RunOptions { parallel: false, chunk: frames.len().max(1), follow: false })
+            }
             // checked in `with_model`; kept as failed frames rather than a panic
             Err(e) => frames.iter().map(|f| failed_frame(f, &study, e.to_string())).collect(),
         };

@@ -1,7 +1,7 @@
 //! Load sharing as a model file names it (`[load_sharing]`): the section compiled into the terms
 //! of [`mollier_optim`] — muscles with PCSA, optimal and reference lengths, sign constraints on
-//! reactions, the joint cone, reserve actuators — and a run of [`LoadSharing`] over a motion that
-//! follows the motion like a sequential run while solving frames in parallel.
+//! reactions, the joint cone, reserve actuators — and the frames of a motion for
+//! [`LoadSharing::run`].
 //!
 //! The muscle table (`muscle_table`, CSV) is read relative to the model file, with problems
 //! located in it (`file:line:col`); names are resolved to ids once, here.
@@ -11,11 +11,9 @@ use std::path::Path;
 use mollier_core::element::{NodeKind, Quantity};
 use mollier_core::geometry::Mat3;
 use mollier_core::registry::Resolver;
-use mollier_core::{Data, ElementId, ModeId, ModeRole, Model, NodeId, solve_positions};
+use mollier_core::{ElementId, ModeId, ModeRole, Model, NodeId};
 use mollier_format::{Diagnostic, Document, LoadSharingSpec};
-use mollier_optim::{
-    Criterion, Frame, FrameResult, JointCone, LoadSharing, Muscle, Reserve, RunOptions, Sign, SignConstraint, Study,
-};
+use mollier_optim::{Criterion, Frame, JointCone, LoadSharing, Muscle, Reserve, Sign, SignConstraint, Study};
 
 use crate::compile::{InputInfo, UserElement, split_hint, suggest};
 use crate::motion::{Motion, MotionDerivatives, at, csv_table};
@@ -525,50 +523,4 @@ pub fn frames(motion: &Motion, derivatives: Option<&MotionDerivatives>) -> Vec<F
             .collect(),
         None => motion.times.iter().zip(&motion.q).map(|(&t, q)| Frame::at_rest(t, q.clone())).collect(),
     }
-}
-
-/// Load sharing over a motion, in chunks of `options.chunk` frames (in parallel with
-/// `options.parallel`). A sequential pass of the positions through every frame first gives each
-/// chunk the configuration a sequential run would reach at its first frame — so that every chunk
-/// follows the motion from nearby, not from the model's initial configuration — and the chunks
-/// then go through their frames in order. The results do not depend on `parallel` or on the
-/// number of threads. `progress` is told the number of frames of each finished chunk.
-pub fn run(
-    sharing: &LoadSharing<'_>,
-    frames: &[Frame],
-    options: RunOptions,
-    progress: &(dyn Fn(usize) + Sync),
-) -> Vec<FrameResult> {
-    use rayon::prelude::*;
-    let model = sharing.model();
-    let chunk = options.chunk.max(1);
-    // the first frame of the last chunk: no later chunk needs a configuration past it
-    let last = (frames.len().saturating_sub(1) / chunk) * chunk;
-    let mut data = Data::new(model);
-    let mut seeds = Vec::with_capacity(frames.len().div_ceil(chunk));
-    for (k, f) in frames.iter().enumerate() {
-        if k % chunk == 0 {
-            // what a sequential run holds when it starts frame k: frame k − 1 solved
-            seeds.push(data.clone());
-        }
-        if k >= last {
-            break;
-        }
-        // on failure the configuration stays at the last solved frame, and the frame reports
-        // the failure in its chunk
-        let _ = solve_positions(model, &mut data, &f.q);
-    }
-    let run_chunk = |(c, seed): (&[Frame], Data)| -> Vec<FrameResult> {
-        let mut data = seed;
-        let mut ws = sharing.workspace();
-        let out: Vec<FrameResult> = c.iter().map(|f| sharing.frame(&mut ws, &mut data, f)).collect();
-        progress(out.len());
-        out
-    };
-    let parts: Vec<Vec<FrameResult>> = if options.parallel {
-        frames.par_chunks(chunk).zip(seeds.into_par_iter()).map(run_chunk).collect()
-    } else {
-        frames.chunks(chunk).zip(seeds).map(run_chunk).collect()
-    };
-    parts.into_iter().flatten().collect()
 }

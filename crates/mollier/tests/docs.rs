@@ -171,7 +171,7 @@ fn the_tutorials_load_sharing_gives_the_forces_it_shows() {
     let frames = mollier::load_sharing::frames(&motion, Some(&m));
     let sharing = mollier_optim::LoadSharing::new(&c.model, setup.study(mollier_optim::Criterion::Stresses, true))
         .expect("a study");
-    let results = mollier::load_sharing::run(&sharing, &frames, mollier_optim::RunOptions::default(), &|_| {});
+    let results = sharing.run(&frames, mollier_optim::RunOptions::default());
     let rows = shown(&all, "forces.csv");
     assert_eq!(rows.len(), results.len());
     let (mut kin, mut id) = (KinematicsRun::new(&c), InverseDynamicsRun::new(&c));

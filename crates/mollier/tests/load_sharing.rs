@@ -113,7 +113,7 @@ fn run(c: &Compiled, setup: &LoadSharingSetup, criterion: Criterion, cone: bool)
         .unwrap_or_else(|d| panic!("{}", d.render()));
     let frames = mollier::load_sharing::frames(&motion, None);
     let sharing = LoadSharing::new(&c.model, setup.study(criterion, cone)).expect("a valid study");
-    let results = mollier::load_sharing::run(&sharing, &frames, RunOptions::default(), &|_| {});
+    let results = sharing.run(&frames, RunOptions::default());
     (motion.q.iter().map(|q| q[0]).collect(), results)
 }
 
@@ -208,7 +208,7 @@ fn parallel_runs_equal_sequential_ones() {
         .unwrap_or_else(|d| panic!("{}", d.render()));
     let frames = mollier::load_sharing::frames(&motion, None);
     let sharing = LoadSharing::new(&c.model, setup.study(Criterion::Activations, true)).expect("a valid study");
-    let go = |parallel, chunk| mollier::load_sharing::run(&sharing, &frames, RunOptions { parallel, chunk }, &|_| {});
+    let go = |parallel, chunk| sharing.run(&frames, RunOptions { parallel, chunk, follow: true });
     let forces = |r: &[FrameResult]| r.iter().flat_map(|f| f.forces.clone()).collect::<Vec<f64>>();
     // the same chunks on threads or not: the same numbers, to the bit
     assert_eq!(forces(&go(true, 4)), forces(&go(false, 4)));

@@ -51,8 +51,8 @@ fn parallel_and_sequential_runs_are_identical() {
     let arm = spatial_arm(Some(2.0));
     let sharing = LoadSharing::new(&arm.model, study(&arm, Criterion::Activations)).unwrap();
     let frames = motion(40);
-    let seq = sharing.run(&frames, RunOptions { parallel: false, chunk: 8 });
-    let par = sharing.run(&frames, RunOptions { parallel: true, chunk: 8 });
+    let seq = sharing.run(&frames, RunOptions { parallel: false, chunk: 8, ..RunOptions::default() });
+    let par = sharing.run(&frames, RunOptions { parallel: true, chunk: 8, ..RunOptions::default() });
     assert_eq!(seq.len(), 40);
     for (k, (a, b)) in seq.iter().zip(&par).enumerate() {
         assert!(a.status.is_success(), "frame {k}: {}", a.status);
