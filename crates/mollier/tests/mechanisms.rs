@@ -47,19 +47,12 @@ fn assert_close(what: &str, t: f64, got: f64, want: f64, tol: f64) {
     assert!((got - want).abs() <= tol, "{what} at t = {t}: got {got}, want {want} (difference {:e})", got - want);
 }
 
+include!("fixtures/mechanisms.rs");
+
 #[test]
 fn every_mechanism_is_well_posed_with_its_degrees_of_freedom() {
     let registry = mollier::registry();
-    for (file, dof) in [
-        ("four-bar.toml", 1),
-        ("slider-crank.toml", 1),
-        ("spherical-joint.toml", 3),
-        ("rssr.toml", 1),
-        ("pendulum.toml", 1),
-        ("double-pendulum.toml", 2),
-        ("wrapping.toml", 1),
-        ("elbow-muscles.toml", 1),
-    ] {
+    for (file, dof) in MECHANISMS {
         let c = load(file);
         let r = mollier::check(&c, &registry);
         assert!(r.is_well_posed(), "{file}: {:?}", r.diagnostics);
