@@ -21,6 +21,26 @@ pub fn rigid_point(b: &mut ModelBuilder, name: &str, p: NodeId, l: NodeId, q: No
     el
 }
 
+/// How the points of a body are held to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Points {
+    /// A rigid BEAM from the body's joint to each point, as SPACAR and the Delft shoulder model
+    /// join them ([`rigid_point`]): three unknowns and three equations per point.
+    Beams,
+    /// Attached to the body's frame ([`ModelBuilder::attach`]): computed, no unknowns.
+    Attached,
+}
+
+/// Hold point `q` to the body with origin `p` and orientation `l`, as `by` says.
+pub fn hold_point(b: &mut ModelBuilder, by: Points, name: &str, p: NodeId, l: NodeId, q: NodeId) {
+    match by {
+        Points::Beams => {
+            rigid_point(b, name, p, l, q);
+        }
+        Points::Attached => b.attach(q, p, l),
+    }
+}
+
 /// A crank: fixed pivot `a` (ground orientation `g`), a body orientation, a crank pin at
 /// `pin`, and a hinge about `axis` whose rotation is the input. Returns (orientation, pin).
 pub fn crank(
@@ -228,6 +248,11 @@ impl Rssr {
 /// rotation is an input; hinge axes cycle through z, y, x. Each body is a rigid BEAM from its joint
 /// to the next (length `link`). `n` degrees of freedom.
 pub fn chain(n: usize, link: f64) -> Model {
+    chain_by(n, link, Points::Beams)
+}
+
+/// [`chain`] with the bodies' far ends held as `by` says.
+pub fn chain_by(n: usize, link: f64, by: Points) -> Model {
     let mut b = ModelBuilder::new();
     let mut p = b.position_node("P0", [0.0; 3]).unwrap();
     let mut l = b.orientation_node("L0", IDENTITY).unwrap();
@@ -239,7 +264,7 @@ pub fn chain(n: usize, link: f64) -> Model {
         let h = b.add_element(format!("joint{i}"), Box::new(Hinge::new(l, li, axes[i % 3], None))).unwrap();
         b.input_mode(h, "rotation");
         let pi = b.position_node(format!("P{i}"), [link * i as f64, 0.0, 0.0]).unwrap();
-        rigid_point(&mut b, &format!("link{i}"), p, li, pi);
+        hold_point(&mut b, by, &format!("link{i}"), p, li, pi);
         p = pi;
         l = li;
     }
@@ -282,6 +307,17 @@ pub struct ChainNodes {
 /// A serial chain of rigid bodies with inertia, each turning about its parent by a driven
 /// hinge; the first joint is fixed in the ground.
 pub fn serial_chain(links: &[Link], gravity: [f64; 3]) -> (Model, ChainNodes) {
+    serial_chain_with(links, gravity, Points::Beams, |_, _| {})
+}
+
+/// [`serial_chain`] with the joints and centres of mass held as `by` says, and `more` adding
+/// elements before the model is built.
+pub fn serial_chain_with(
+    links: &[Link],
+    gravity: [f64; 3],
+    by: Points,
+    more: impl FnOnce(&mut ModelBuilder, &ChainNodes),
+) -> (Model, ChainNodes) {
     let mut b = ModelBuilder::new();
     let g = b.orientation_node("ground", IDENTITY).unwrap();
     b.fix_node(g);
@@ -292,13 +328,13 @@ pub fn serial_chain(links: &[Link], gravity: [f64; 3]) -> (Model, ChainNodes) {
         if i == 0 {
             b.fix_node(j);
         } else {
-            rigid_point(&mut b, &format!("link{}_to_J{i}", i - 1), nodes.joints[i - 1], parent, j);
+            hold_point(&mut b, by, &format!("link{}_to_J{i}", i - 1), nodes.joints[i - 1], parent, j);
         }
         let l = b.orientation_node(format!("L{i}"), IDENTITY).unwrap();
         let h = b.add_element(format!("joint{i}"), Box::new(Hinge::new(parent, l, link.axis, None))).unwrap();
         b.input_mode(h, "rotation");
         let c = b.position_node(format!("C{i}"), link.com).unwrap();
-        rigid_point(&mut b, &format!("link{i}_com"), j, l, c);
+        hold_point(&mut b, by, &format!("link{i}_com"), j, l, c);
         b.add_mass(c, link.mass);
         b.add_rotational_inertia(l, link.inertia);
         nodes.joints.push(j);
@@ -308,6 +344,7 @@ pub fn serial_chain(links: &[Link], gravity: [f64; 3]) -> (Model, ChainNodes) {
         parent = l;
     }
     b.set_gravity(gravity);
+    more(&mut b, &nodes);
     (b.build().unwrap(), nodes)
 }
 

@@ -390,3 +390,80 @@ pub fn check_generic<E: Element + Deformations>(element: &E, x_ref: &[f64], opts
     report.dual = Some(worst);
     Ok(report)
 }
+
+/// Checks 3-4 for the chain rule of attached nodes ([`crate::ModelBuilder::attach`]): at the
+/// configuration `x` (n_x; attached coordinates are recomputed from their frames), the gradient
+/// and Hessian the kernel assembles for every element on an attached node, by the independent
+/// coordinates it depends on, against central differences of its deformations with the attached
+/// nodes carried along. Steps: `opts.step` times the model's length scale for positions, and
+/// `opts.step` for Euler parameters. Returns the largest errors (`configurations` counts the
+/// elements checked).
+pub fn check_attached(model: &crate::Model, x: &[f64], opts: &Options) -> Result<Report, Failure> {
+    use crate::kinematics::evaluate as evaluate_model;
+    let fail = |el: &str, check, detail: String| Failure { element: el.to_string(), check, configuration: 0, detail };
+    let mut data = crate::Data::new(model);
+    data.set_x(x);
+    evaluate_model(model, &mut data, Order::Hessian).map_err(|e| fail("model", "evaluation", e.to_string()))?;
+    let mut probe = crate::Data::new(model);
+    let mut report = Report::default();
+    let l = model.length_scale();
+    for entry in model.elements.iter().filter(|e| e.chain.is_some()) {
+        let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        let g = &data.de[entry.de_offset..entry.de_offset + m * n];
+        let h = &data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n];
+        let mut fd1 = vec![0.0; m * n];
+        let mut fd2 = vec![0.0; m * n * n];
+        for (j, &c) in entry.coords.iter().enumerate() {
+            let is_position =
+                model.nodes[model.coord_owner(crate::CoordId::new(c)).0.index()].kind == NodeKind::Position;
+            let step = if is_position { opts.step * l } else { opts.step };
+            let mut at = |s: f64| -> Result<(Vec<f64>, Vec<f64>), Failure> {
+                let mut y = x.to_vec();
+                y[c] += s;
+                probe.set_x(&y);
+                evaluate_model(model, &mut probe, Order::Gradient)
+                    .map_err(|e| fail(&entry.name, "evaluation", e.to_string()))?;
+                Ok((
+                    probe.e[entry.mode_offset..entry.mode_offset + m].to_vec(),
+                    probe.de[entry.de_offset..entry.de_offset + m * n].to_vec(),
+                ))
+            };
+            let (ep, gp) = at(step)?;
+            let (em, gm) = at(-step)?;
+            for k in 0..m {
+                fd1[k * n + j] = (ep[k] - em[k]) / (2.0 * step);
+                for i in 0..n {
+                    fd2[k * n * n + i * n + j] = (gp[k * n + i] - gm[k * n + i]) / (2.0 * step);
+                }
+            }
+        }
+        for k in 0..m {
+            let scale = if entry.element.layout().modes()[k].quantity == Quantity::Length { l } else { 1.0 };
+            let (gk, fk) = (&g[k * n..(k + 1) * n], &fd1[k * n..(k + 1) * n]);
+            let gs = max_abs(fk).max(max_abs(gk)).max(scale / l * 1e-3);
+            let err = gk.iter().zip(fk).fold(0.0f64, |a, (p, q)| a.max((p - q).abs())) / gs;
+            report.gradient = report.gradient.max(err);
+            let mode = &entry.element.layout().modes()[k].name;
+            if err > opts.gradient_rtol {
+                return Err(fail(
+                    &entry.name,
+                    "first derivatives through attached nodes",
+                    format!("mode `{mode}`: {err:e}"),
+                ));
+            }
+            let (hk, fk) = (&h[k * n * n..(k + 1) * n * n], &fd2[k * n * n..(k + 1) * n * n]);
+            let hs = max_abs(fk).max(max_abs(hk)).max(scale / (l * l) * 1e-3);
+            let err = hk.iter().zip(fk).fold(0.0f64, |a, (p, q)| a.max((p - q).abs())) / hs;
+            report.hessian = report.hessian.max(err);
+            if err > opts.hessian_rtol {
+                return Err(fail(
+                    &entry.name,
+                    "second derivatives through attached nodes",
+                    format!("mode `{mode}`: {err:e}"),
+                ));
+            }
+        }
+        report.configurations += 1;
+    }
+    Ok(report)
+}

@@ -26,6 +26,12 @@ pub struct Data {
     pub(crate) order: Option<Order>,
     pub(crate) states: Vec<ElementState>,
     pub(crate) xloc: Vec<f64>,
+    /// Gradients of the elements on attached nodes by their own coordinates (m x n_own blocks).
+    pub(crate) de_own: Vec<f64>,
+    /// Scratch of the chain rule: an own Hessian (m·n_own²), `J` and `H J` (n_own·n_exp).
+    pub(crate) chain_h: Vec<f64>,
+    pub(crate) chain_j: Vec<f64>,
+    pub(crate) chain_t: Vec<f64>,
     /// Values of `D_cc` in CSC order.
     pub(crate) dcc: Vec<f64>,
     pub(crate) lu: Lu,
@@ -62,6 +68,10 @@ impl Clone for Data {
             order: None,
             states: self.states.clone(),
             xloc: self.xloc.clone(),
+            de_own: self.de_own.clone(),
+            chain_h: self.chain_h.clone(),
+            chain_j: self.chain_j.clone(),
+            chain_t: self.chain_t.clone(),
             dcc: self.dcc.clone(),
             lu: Lu::default(),
             g: self.g.clone(),
@@ -87,7 +97,10 @@ impl Data {
     pub fn new(model: &Model) -> Self {
         let n_x = model.n_x();
         let n_e = model.n_e();
-        let max_local = model.elements.iter().map(|e| e.coords.len()).max().unwrap_or(0);
+        let max_local = model.elements.iter().map(|e| e.coords.len().max(e.own.len())).max().unwrap_or(0);
+        let chained = || model.elements.iter().filter(|e| e.chain.is_some());
+        let max_h = chained().map(|e| e.element.layout().n_modes() * e.own.len().pow(2)).max().unwrap_or(0);
+        let max_j = chained().map(|e| e.own.len() * e.coords.len()).max().unwrap_or(0);
         Self {
             x: model.x0.clone(),
             e: vec![0.0; n_e],
@@ -98,6 +111,10 @@ impl Data {
             order: None,
             states: (0..model.elements.len()).map(|_| ElementState::default()).collect(),
             xloc: vec![0.0; max_local],
+            de_own: vec![0.0; model.de_own_len],
+            chain_h: vec![0.0; max_h],
+            chain_j: vec![0.0; max_j],
+            chain_t: vec![0.0; max_j],
             dcc: vec![0.0; model.pattern.nnz()],
             lu: Lu::default(),
             g: vec![0.0; model.n_equations()],

@@ -334,7 +334,9 @@ pub fn kinetostatics(
     transfer::accelerations(model, data, qd, qdd)?;
     let f = external_forces(model, data, extra);
     let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
-    let net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
+    let mut net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
+    // forces on attached nodes act on their bodies (`stress_to_nodal` carries the stresses' too)
+    model.attachments.pull_back(&data.x, &mut net);
     let mut sigma = match sigma_free {
         Some(s) => {
             let mut v = vec![0.0; model.n_e()];
@@ -367,37 +369,47 @@ pub fn kinetostatics(
     Ok(Kinetostatics { sigma, nodal })
 }
 
-/// `Dᵀ σ` (n_x): the generalized forces the stresses exert, summed at every coordinate.
+/// `Dᵀ σ` (n_x): the generalized forces the stresses exert, summed at every coordinate. Forces
+/// at an attached node are carried on to its body frame; its own entries keep the force that
+/// passes through it (from the elements on it and on the nodes attached to it).
 pub fn stress_to_nodal(model: &Model, data: &Data, sigma: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; model.n_x()];
-    for entry in &model.elements {
-        let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
-        for k in 0..m {
+    for (i, entry) in model.elements.iter().enumerate() {
+        for k in 0..entry.element.layout().n_modes() {
             let s = sigma[entry.mode_offset + k];
             if s == 0.0 {
                 continue;
             }
-            let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
-            for (a, &c) in entry.coords.iter().enumerate() {
-                out[c] += g[a] * s;
+            for (g, &c) in own_gradient(model, data, i, k).iter().zip(&entry.own) {
+                out[c] += g * s;
             }
         }
     }
+    model.attachments.pull_back(&data.x, &mut out);
     out
 }
 
-/// The generalized forces (n_local of the element) that element `el` exerts on its nodes for mode
-/// stresses `sigma` (n_e): `−D_elᵀ σ_el`. For a position node the three entries are a force (N);
-/// for an orientation node, `M = ½ G(λ) f_λ` is the moment (N m) on the node's body.
+/// The gradient of mode `k` of element `i` by the element's own local coordinates (n_own).
+fn own_gradient<'a>(model: &Model, data: &'a Data, i: usize, k: usize) -> &'a [f64] {
+    let entry = &model.elements[i];
+    let n = entry.own.len();
+    match &entry.chain {
+        Some(chain) => &data.de_own[chain.de_own_offset + k * n..chain.de_own_offset + (k + 1) * n],
+        None => &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n],
+    }
+}
+
+/// The generalized forces (n_local of the element, its layout's coordinates) that element `el`
+/// exerts on its nodes for mode stresses `sigma` (n_e): `−D_elᵀ σ_el`. For a position node the
+/// three entries are a force (N); for an orientation node, `M = ½ G(λ) f_λ` is the moment (N m)
+/// on the node's body.
 pub fn element_forces(model: &Model, data: &Data, el: ElementId, sigma: &[f64]) -> Vec<f64> {
     let entry = &model.elements[el.index()];
-    let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
-    let mut out = vec![0.0; n];
-    for k in 0..m {
+    let mut out = vec![0.0; entry.own.len()];
+    for k in 0..entry.element.layout().n_modes() {
         let s = sigma[entry.mode_offset + k];
-        let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
-        for a in 0..n {
-            out[a] -= g[a] * s;
+        for (o, g) in out.iter_mut().zip(own_gradient(model, data, el.index(), k)) {
+            *o -= g * s;
         }
     }
     out

@@ -142,9 +142,15 @@ pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), Kine
         data.d2e = vec![0.0; model.d2e_len];
     }
     data.e_prev.copy_from_slice(&data.e);
+    model.attachments.place(&mut data.x);
     for (i, entry) in model.elements.iter().enumerate() {
         let layout = entry.element.layout();
         let (m, n) = (layout.n_modes(), entry.coords.len());
+        if let Some(chain) = &entry.chain {
+            evaluate_chained(model, data, i, chain, order)?;
+            check_finite(model, data, i, order)?;
+            continue;
+        }
         let xloc = &mut data.xloc[..n];
         for (v, &c) in xloc.iter_mut().zip(&entry.coords) {
             *v = data.x[c];
@@ -169,34 +175,136 @@ pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), Kine
             .element
             .evaluate(xloc, &mut out)
             .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
-        for k in 0..m {
-            let g = entry.mode_offset + k;
-            if !data.e[g].is_finite() {
-                return Err(non_finite(model, g, "value"));
-            }
-            if model.mode_info[g].periodic {
-                let reference = match model.mode_row[g].map(|r| model.row_target[r]) {
-                    Some(RowTarget::Fixed(v)) => v,
-                    Some(RowTarget::Input(j)) => data.q[j],
-                    None => data.e_prev[g],
-                };
-                data.e[g] += TAU * ((reference - data.e[g]) / TAU).round();
-            }
-        }
-        if order >= Order::Gradient && data.de[entry.de_offset..entry.de_offset + m * n].iter().any(|v| !v.is_finite())
-        {
-            let k = (0..m).find(|&k| {
-                data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n].iter().any(|v| !v.is_finite())
-            });
-            return Err(non_finite(model, entry.mode_offset + k.unwrap_or(0), "gradient"));
-        }
-        if order >= Order::Hessian
-            && data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n].iter().any(|v| !v.is_finite())
-        {
-            return Err(non_finite(model, entry.mode_offset, "Hessian"));
-        }
+        check_finite(model, data, i, order)?;
     }
     data.order = Some(order);
+    Ok(())
+}
+
+/// After element `i` was evaluated: refuse non-finite values and derivatives, and unwrap its
+/// periodic modes.
+fn check_finite(model: &Model, data: &mut Data, i: usize, order: Order) -> Result<(), KinematicsError> {
+    let entry = &model.elements[i];
+    let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+    for k in 0..m {
+        let g = entry.mode_offset + k;
+        if !data.e[g].is_finite() {
+            return Err(non_finite(model, g, "value"));
+        }
+        if model.mode_info[g].periodic {
+            let reference = match model.mode_row[g].map(|r| model.row_target[r]) {
+                Some(RowTarget::Fixed(v)) => v,
+                Some(RowTarget::Input(j)) => data.q[j],
+                None => data.e_prev[g],
+            };
+            data.e[g] += TAU * ((reference - data.e[g]) / TAU).round();
+        }
+    }
+    if order >= Order::Gradient && data.de[entry.de_offset..entry.de_offset + m * n].iter().any(|v| !v.is_finite()) {
+        let k = (0..m)
+            .find(|&k| data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n].iter().any(|v| !v.is_finite()));
+        return Err(non_finite(model, entry.mode_offset + k.unwrap_or(0), "gradient"));
+    }
+    if order >= Order::Hessian
+        && data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n].iter().any(|v| !v.is_finite())
+    {
+        return Err(non_finite(model, entry.mode_offset, "Hessian"));
+    }
+    Ok(())
+}
+
+/// Evaluate element `i`, which touches attached nodes, on its own coordinates, and carry its
+/// derivatives to its expanded coordinates by the chain rule (`J = ∂x_own/∂x_exp`):
+/// `∇_exp e = Jᵀ ∇e`, `∇²_exp e = Jᵀ ∇²e J + Σ_a (∂e/∂x_a) ∂²x_a/∂x_exp²`.
+fn evaluate_chained(
+    model: &Model,
+    data: &mut Data,
+    i: usize,
+    chain: &crate::attach::Chain,
+    order: Order,
+) -> Result<(), KinematicsError> {
+    let entry = &model.elements[i];
+    let (m, no, n) = (entry.element.layout().n_modes(), entry.own.len(), entry.coords.len());
+    let xloc = &mut data.xloc[..no];
+    for (v, &c) in xloc.iter_mut().zip(&entry.own) {
+        *v = data.x[c];
+    }
+    let e = &mut data.e[entry.mode_offset..entry.mode_offset + m];
+    let g_own: &mut [f64] = if order >= Order::Gradient {
+        let s = &mut data.de_own[chain.de_own_offset..chain.de_own_offset + m * no];
+        s.fill(0.0);
+        s
+    } else {
+        &mut []
+    };
+    let h_own: &mut [f64] = if order >= Order::Hessian {
+        let s = &mut data.chain_h[..m * no * no];
+        s.fill(0.0);
+        s
+    } else {
+        &mut []
+    };
+    let mut out = Evaluation::new(order, no, e, g_own, h_own, &mut data.states[i]);
+    entry
+        .element
+        .evaluate(xloc, &mut out)
+        .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
+    if order < Order::Gradient {
+        return Ok(());
+    }
+    let j = &mut data.chain_j[..no * n];
+    chain.jacobian(&model.attachments, &data.x, n, j);
+    let g_own = &data.de_own[chain.de_own_offset..chain.de_own_offset + m * no];
+    let g = &mut data.de[entry.de_offset..entry.de_offset + m * n];
+    g.fill(0.0);
+    for k in 0..m {
+        let gk = &mut g[k * n..(k + 1) * n];
+        for (a, &ga) in g_own[k * no..(k + 1) * no].iter().enumerate() {
+            if ga != 0.0 {
+                for (gv, jv) in gk.iter_mut().zip(&j[a * n..(a + 1) * n]) {
+                    *gv += ga * jv;
+                }
+            }
+        }
+    }
+    if order < Order::Hessian {
+        return Ok(());
+    }
+    let t = &mut data.chain_t[..no * n];
+    let h = &mut data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n];
+    h.fill(0.0);
+    for k in 0..m {
+        let hk_own = &data.chain_h[k * no * no..(k + 1) * no * no];
+        // t = H_own J (no x n)
+        t.fill(0.0);
+        for a in 0..no {
+            let ta = &mut t[a * n..(a + 1) * n];
+            for b in 0..no {
+                let hab = hk_own[a * no + b];
+                if hab != 0.0 {
+                    for (tv, jv) in ta.iter_mut().zip(&j[b * n..(b + 1) * n]) {
+                        *tv += hab * jv;
+                    }
+                }
+            }
+        }
+        // h = Jᵀ t + Σ_a g_a ∂²x_a
+        let hk = &mut h[k * n * n..(k + 1) * n * n];
+        for a in 0..no {
+            let ta = &t[a * n..(a + 1) * n];
+            for (c, &jac) in j[a * n..(a + 1) * n].iter().enumerate() {
+                if jac != 0.0 {
+                    for (hv, tv) in hk[c * n..(c + 1) * n].iter_mut().zip(ta) {
+                        *hv += jac * tv;
+                    }
+                }
+            }
+            let ga = g_own[k * no + a];
+            if ga != 0.0 {
+                chain.add_curvature(&model.attachments, a, ga, n, hk);
+            }
+        }
+    }
     Ok(())
 }
 

@@ -17,6 +17,7 @@
 //!
 //! Units are SI: m, rad, kg, s, N.
 
+mod attach;
 pub mod autodiff;
 pub mod conformance;
 pub mod data;

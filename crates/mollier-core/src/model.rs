@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use crate::attach::{Attachment, Attachments, Chain};
 use crate::dynamics::{Dynamics, Load};
 use crate::element::{Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Quantity};
 use crate::ids::{CoordId, ElementId, ModeId, NodeId};
@@ -38,6 +39,9 @@ pub enum CoordRole {
     Dependent,
     /// `x^m`: a generalized coordinate, given.
     Input,
+    /// A coordinate of a node attached to a body frame ([`ModelBuilder::attach`]): computed from
+    /// the frame, never solved for.
+    Attached,
 }
 
 /// The role of a deformation mode.
@@ -75,8 +79,14 @@ pub(crate) struct ElementEntry {
     /// Constitutive law attached in the model (else the element's own, if any).
     pub law: Option<Box<dyn Law>>,
     pub mode_offset: usize,
-    /// Global coordinate index of each local coordinate.
+    /// Global coordinate index of each of the element's own local coordinates (its layout).
+    pub own: Vec<usize>,
+    /// The independent coordinates the kernel differentiates the element by: `own`, unless the
+    /// element touches an attached node, in which case the chain rule in `chain` maps `own` to
+    /// these (its frames' coordinates, each once). Gradient and Hessian blocks are over these.
     pub coords: Vec<usize>,
+    /// The chain rule from `coords` to `own`, for an element touching an attached node.
+    pub chain: Option<crate::attach::Chain>,
     /// Offset of this element's gradient block (m·n) in the gradient buffer.
     pub de_offset: usize,
     /// Offset of this element's Hessian block (m·n·n) in the Hessian buffer.
@@ -165,6 +175,7 @@ pub struct ModelBuilder {
     laws: Vec<(ElementId, Box<dyn Law>)>,
     element_names: HashMap<String, ElementId>,
     coord_roles: HashMap<usize, (CoordRole, &'static str)>,
+    attached: Vec<(NodeId, NodeId, NodeId)>,
     mode_roles: Vec<(ElementId, usize, ModeRole, &'static str)>,
     inputs: Vec<PendingInput>,
     dynamics: Dynamics,
@@ -326,6 +337,31 @@ impl ModelBuilder {
         }
     }
 
+    /// Attach position node `node` rigidly to the body frame `(origin, orientation)` — a position
+    /// and an orientation node — at its initial place: `x_node = x_origin + R(λ) p` with `p`
+    /// fixed from the initial coordinates. Its coordinates are then computed, not solved for
+    /// (no unknowns, no equations), and the elements on it are differentiated by the chain rule.
+    /// `origin` may itself be attached. A node is attached at most once and cannot also be fixed
+    /// or an input.
+    pub fn attach(&mut self, node: NodeId, origin: NodeId, orientation: NodeId) {
+        let kinds = [node, origin, orientation].map(|n| self.nodes.get(n.index()).map(|i| i.kind));
+        if kinds != [Some(NodeKind::Position), Some(NodeKind::Position), Some(NodeKind::Orientation)] {
+            self.errors.push(BuildError::BadValue {
+                what: format!("attachment of node #{}", node.index()),
+                message: "needs a position node attached to a position and an orientation node".into(),
+            });
+            return;
+        }
+        if node == origin {
+            self.errors.push(BuildError::BadValue {
+                what: format!("node `{}`", self.nodes[node.index()].name),
+                message: "cannot be attached to itself".into(),
+            });
+            return;
+        }
+        self.attached.push((node, origin, orientation));
+    }
+
     /// Make a nodal coordinate a generalized coordinate; returns its index in `q`.
     pub fn input_coordinate(&mut self, node: NodeId, axis: usize) -> usize {
         if let Some(c) = self.coord_index(node, axis) {
@@ -458,6 +494,7 @@ impl ModelBuilder {
         for (&c, &(role, _)) in &self.coord_roles {
             coord_role[c] = role;
         }
+        let (attachments, attachment_of) = self.resolve_attachments(&mut coord_role)?;
         // elements: check layouts, initialize
         let mut entries: Vec<ElementEntry> = Vec::with_capacity(self.elements.len());
         let mut n_e = 0;
@@ -483,13 +520,19 @@ impl ModelBuilder {
             check_unique_modes(&name, &layout)?;
             let x_loc: Vec<f64> = coords.iter().map(|&c| self.x0[c]).collect();
             element.initialize(&x_loc).map_err(|error| BuildError::Element { element: name.clone(), error })?;
+            let (expanded, chain) = match chain_of(&layout, &self.nodes, &attachments, &attachment_of) {
+                Some((expanded, chain)) => (expanded, Some(chain)),
+                None => (coords.clone(), None),
+            };
             entries.push(ElementEntry {
                 name,
                 element,
                 internal: generated[idx],
                 law: None,
                 mode_offset: n_e,
-                coords,
+                own: coords,
+                coords: expanded,
+                chain,
                 de_offset: 0,
                 d2e_offset: 0,
             });
@@ -506,7 +549,9 @@ impl ModelBuilder {
                     internal: true,
                     law: None,
                     mode_offset: n_e,
+                    own: (node.offset..node.offset + 4).collect(),
                     coords: (node.offset..node.offset + 4).collect(),
+                    chain: None,
                     de_offset: 0,
                     d2e_offset: 0,
                 });
@@ -525,13 +570,17 @@ impl ModelBuilder {
             }
         }
         // buffer offsets
-        let (mut de_off, mut d2e_off) = (0, 0);
+        let (mut de_off, mut d2e_off, mut own_off) = (0, 0, 0);
         for entry in &mut entries {
             let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
             entry.de_offset = de_off;
             entry.d2e_offset = d2e_off;
             de_off += m * n;
             d2e_off += m * n * n;
+            if let Some(chain) = &mut entry.chain {
+                chain.de_own_offset = own_off;
+                own_off += m * entry.own.len();
+            }
         }
         // mode roles
         let mut mode_role = vec![ModeRole::Fixed(0.0); n_e];
@@ -584,7 +633,8 @@ impl ModelBuilder {
             })
             .collect();
         let length_scale = length_scale(&self.nodes, &self.x0);
-        let topology = Topology::analyse(&self.nodes, &entries, &coord_role);
+        let frames: Vec<(NodeId, NodeId, NodeId)> = self.attached.clone();
+        let topology = Topology::analyse(&self.nodes, &entries, &coord_role, &frames);
         let mut model = Model {
             dynamics: std::mem::take(&mut self.dynamics),
             nodes: self.nodes,
@@ -607,11 +657,134 @@ impl ModelBuilder {
             pattern: Pattern::default(),
             de_len: de_off,
             d2e_len: d2e_off,
+            de_own_len: own_off,
+            attachments,
         };
         model.order_unknowns();
         model.pattern = Pattern::build(&model);
         Ok(model)
     }
+}
+
+impl ModelBuilder {
+    /// Check the attachments, mark their coordinates, and order them parents first; returns them
+    /// with the attachment index of every node (`None` when not attached).
+    fn resolve_attachments(
+        &self,
+        coord_role: &mut [CoordRole],
+    ) -> Result<(Attachments, Vec<Option<usize>>), BuildError> {
+        let mut parent: Vec<Option<(NodeId, NodeId)>> = vec![None; self.nodes.len()];
+        for &(node, origin, orientation) in &self.attached {
+            let info = &self.nodes[node.index()];
+            if parent[node.index()].is_some() {
+                return Err(BuildError::Conflict {
+                    what: format!("node `{}`", info.name),
+                    first: "attached to a body",
+                    second: "attached again",
+                });
+            }
+            for c in info.offset..info.offset + 3 {
+                if let Some(&(_, label)) = self.coord_roles.get(&c) {
+                    return Err(BuildError::Conflict {
+                        what: self.coord_label(c),
+                        first: "attached to a body",
+                        second: label,
+                    });
+                }
+                coord_role[c] = CoordRole::Attached;
+            }
+            parent[node.index()] = Some((origin, orientation));
+        }
+        // parents first: depth-first from each attached node up its chain of origins
+        let mut order: Vec<NodeId> = Vec::with_capacity(self.attached.len());
+        let mut state = vec![0u8; self.nodes.len()]; // 0 new, 1 on the current chain, 2 placed
+        for &(node, _, _) in &self.attached {
+            let mut chain = Vec::new();
+            let mut cur = node;
+            while parent[cur.index()].is_some() && state[cur.index()] == 0 {
+                state[cur.index()] = 1;
+                chain.push(cur);
+                cur = parent[cur.index()].expect("attached").0;
+            }
+            if state[cur.index()] == 1 {
+                return Err(BuildError::BadValue {
+                    what: format!("node `{}`", self.nodes[cur.index()].name),
+                    message: "its attachments form a cycle: a body frame cannot hang from itself".into(),
+                });
+            }
+            for n in chain.into_iter().rev() {
+                state[n.index()] = 2;
+                order.push(n);
+            }
+        }
+        let mut index = vec![None; self.nodes.len()];
+        let mut list = Vec::with_capacity(order.len());
+        for n in order {
+            let (origin, orientation) = parent[n.index()].expect("attached");
+            let (po, oo, lo) = (
+                self.nodes[n.index()].offset,
+                self.nodes[origin.index()].offset,
+                self.nodes[orientation.index()].offset,
+            );
+            let l = [self.x0[lo], -self.x0[lo + 1], -self.x0[lo + 2], -self.x0[lo + 3]];
+            let d = [0, 1, 2].map(|i| self.x0[po + i] - self.x0[oo + i]);
+            // p = R(λ)ᵀ d = R(λ̄) d for unit λ
+            let p = crate::geometry::rotate(&l, &d);
+            index[n.index()] = Some(list.len());
+            list.push(Attachment::new(po, oo, lo, p));
+        }
+        Ok((Attachments { list }, index))
+    }
+}
+
+/// The expanded coordinates and chain rule of an element with a node in `layout` that is
+/// attached; `None` when no node of it is.
+fn chain_of(
+    layout: &Layout,
+    nodes: &[NodeInfo],
+    attachments: &Attachments,
+    attachment_of: &[Option<usize>],
+) -> Option<(Vec<usize>, Chain)> {
+    if layout.nodes().iter().all(|(n, _)| attachment_of[n.index()].is_none()) {
+        return None;
+    }
+    let mut expanded: Vec<usize> = Vec::new();
+    let mut slot = |c: usize| match expanded.iter().position(|&e| e == c) {
+        Some(i) => i,
+        None => {
+            expanded.push(c);
+            expanded.len() - 1
+        }
+    };
+    let node_of = |offset: usize| nodes.partition_point(|n| n.offset <= offset) - 1;
+    let mut rows = Vec::with_capacity(layout.n_local());
+    for &(node, kind) in layout.nodes() {
+        let offset = nodes[node.index()].offset;
+        let Some(first) = attachment_of[node.index()] else {
+            for c in offset..offset + kind.dim() {
+                rows.push((slot(c), Vec::new()));
+            }
+            continue;
+        };
+        for i in 0..3 {
+            let mut terms = Vec::new();
+            let mut t = first;
+            let base = loop {
+                let a = &attachments.list[t];
+                let l = slot(a.orientation);
+                for k in 1..4 {
+                    slot(a.orientation + k);
+                }
+                terms.push((t, i, l));
+                match attachment_of[node_of(a.origin)] {
+                    Some(up) => t = up,
+                    None => break slot(a.origin + i),
+                };
+            };
+            rows.push((base, terms));
+        }
+    }
+    Some((expanded, Chain { rows, de_own_offset: 0 }))
 }
 
 fn check_unique_modes(name: &str, layout: &Layout) -> Result<(), BuildError> {
@@ -664,6 +837,9 @@ pub struct Model {
     pub(crate) pattern: Pattern,
     pub(crate) de_len: usize,
     pub(crate) d2e_len: usize,
+    /// Length of the own-gradient buffer of the elements on attached nodes.
+    pub(crate) de_own_len: usize,
+    pub(crate) attachments: Attachments,
 }
 
 impl fmt::Debug for Model {
@@ -789,9 +965,20 @@ impl Model {
     pub fn user_elements(&self) -> impl Iterator<Item = ElementId> + '_ {
         (0..self.elements.len()).filter(|&i| !self.elements[i].internal).map(ElementId::new)
     }
-    /// Global coordinate indices of an element's local coordinates.
+    /// Global coordinate indices of an element's local coordinates (its layout's).
     pub fn element_coords(&self, el: ElementId) -> &[usize] {
-        &self.elements[el.index()].coords
+        &self.elements[el.index()].own
+    }
+    /// The body frame `(origin, orientation)` a position node is attached to
+    /// ([`ModelBuilder::attach`]), or `None`.
+    pub fn attached_to(&self, node: NodeId) -> Option<(NodeId, NodeId)> {
+        let o = self.nodes[node.index()].offset;
+        let a = self.attachments.list.iter().find(|a| a.node == o)?;
+        Some((self.coord_owner(CoordId::new(a.origin)).0, self.coord_owner(CoordId::new(a.orientation)).0))
+    }
+    /// Number of attached nodes (computed, not solved for).
+    pub fn n_attached(&self) -> usize {
+        self.attachments.list.len()
     }
     /// The global mode of local mode `k` of an element.
     pub fn mode_id(&self, el: ElementId, k: usize) -> ModeId {

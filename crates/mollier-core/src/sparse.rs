@@ -54,7 +54,8 @@ impl Pattern {
                         CoordRole::Input => {
                             scatter_input.push((src, r, input_of_coord[c].expect("input coordinate listed")))
                         }
-                        CoordRole::Fixed => {}
+                        // expanded coordinates are never attached ones
+                        CoordRole::Fixed | CoordRole::Attached => {}
                     }
                 }
             }

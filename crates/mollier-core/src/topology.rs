@@ -48,7 +48,14 @@ pub struct Topology {
 }
 
 impl Topology {
-    pub(crate) fn analyse(nodes: &[NodeInfo], elements: &[ElementEntry], coord_role: &[CoordRole]) -> Self {
+    /// `attached`: `(node, origin, orientation)` of each attached node, joined to its frame's two
+    /// nodes as a rigid attachment element joined them before (so parts and loops are unchanged).
+    pub(crate) fn analyse(
+        nodes: &[NodeInfo],
+        elements: &[ElementEntry],
+        coord_role: &[CoordRole],
+        attached: &[(NodeId, NodeId, NodeId)],
+    ) -> Self {
         let mut g: UnGraph<Vertex, ()> = UnGraph::new_undirected();
         let ground = g.add_node(Vertex::Ground);
         let mut node_vertex = Vec::with_capacity(nodes.len());
@@ -75,6 +82,15 @@ impl Topology {
                 if !seen.contains(&nv) {
                     seen.push(nv);
                     g.add_edge(v, nv, ());
+                }
+            }
+        }
+        for &(node, origin, orientation) in attached {
+            let nv = node_vertex[node.index()];
+            for other in [origin, orientation] {
+                let ov = node_vertex[other.index()];
+                if ov != nv {
+                    g.add_edge(nv, ov, ());
                 }
             }
         }

@@ -99,6 +99,7 @@ pub(crate) fn directional(
             x[c.index()] = v[j];
         }
     }
+    model.attachments.rates(&data.x, &mut x, quadratic);
     Ok(x)
 }
 
@@ -133,6 +134,11 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
         match inp {
             Input::Coordinate(c) => dfx[(c.index(), j)] = 1.0,
             Input::Mode(m) => dfe[(m.index(), j)] = 1.0,
+        }
+    }
+    if !model.attachments.is_empty() {
+        for j in 0..nq {
+            model.attachments.rates(&data.x, dfx.col_as_slice_mut(j), None);
         }
     }
     for j in 0..nq {
@@ -231,11 +237,17 @@ pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsErro
     solve_unchecked(model, data, rhs.as_mut())?;
     let mut d2x = Mat::<f64>::zeros(nx, np);
     let mut d2e = Mat::<f64>::zeros(ne, np);
+    let pairs: Vec<(usize, usize)> = (0..nq).flat_map(|i| (i..nq).map(move |j| (i, j))).collect();
     for p in 0..np {
         let src = rhs.col_as_slice(p);
         let dst = d2x.col_as_slice_mut(p);
         for (r, &c) in model.dependent_coords.iter().enumerate() {
             dst[c] = src[r];
+        }
+        if !model.attachments.is_empty() {
+            let (i, j) = pairs[p];
+            debug_assert_eq!(pair_index(i, j, nq), p);
+            model.attachments.second(&data.x, dst, data.df_x.col_as_slice(i), data.df_x.col_as_slice(j));
         }
         let x = d2x.col_as_slice(p);
         for &m in &model.dependent_modes {

@@ -2,12 +2,13 @@
 //! id, elements built by their registered types, bodies expanded into nodes and rigid beams.
 //!
 //! A body becomes a position node at its origin (named after the body), an orientation node
-//! (`body.orientation`), and for each point off the origin a position node (`body.point`) joined
-//! to the origin by a generated BEAM whose two ends share the body's orientation node — as the
-//! Delft shoulder model joins attachment points to bones. With one orientation node only
-//! `elongation`, `bending_y_p` and `bending_z_p` of that beam are independent: those three are
-//! held and `torsion`, `bending_y_q`, `bending_z_q` released. A point at the origin, or one given
-//! as the name of another node, reuses that node.
+//! (`body.orientation`), and for each point off the origin a position node (`body.point`)
+//! *attached* to the body's frame (`ModelBuilder::attach`): its place follows from the frame's,
+//! so it adds no unknowns. The Delft shoulder model joins attachment points to bones by rigid
+//! beams instead, which gives the same motion with three unknowns and three equations more per
+//! point; a point that is fixed or an input, and a point given as the name of another body's
+//! node, is still joined by a generated BEAM whose two ends share the body's orientation node.
+//! A point at the origin, or one given as the name of another node, reuses that node.
 //!
 //! Dynamics: a body's mass sits at a node at its centre of mass — the named point, the origin, or
 //! a node `body.com` joined to the origin like a point — and its inertia (about the centre of
@@ -638,8 +639,11 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
     let kinds: Vec<NodeKind> =
         (0..n_nodes).map(|i| builder.node_kind(NodeId::new(i)).unwrap_or(NodeKind::Position)).collect();
 
-    // 3. rigid beams from each body's origin to its points
+    // 3. each body's points: its own points (and centre of mass) are attached to its frame once
+    //    the partition is known (step 5); a point that names another node is joined to the
+    //    origin by a rigid beam
     let mut element_paths: HashMap<String, String> = HashMap::new();
+    let mut attachments: Vec<Attachment> = Vec::new();
     for (b, (name, body)) in spec.bodies.iter().enumerate() {
         let (Some(o), Some(l)) = (origin[b], orientation[b]) else { continue };
         for (p, (pname, _)) in body.points.iter().enumerate() {
@@ -657,28 +661,16 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
                 ));
                 continue;
             }
-            let el_name = format!("{name}.{pname}");
-            match builder.add_generated_element(el_name.clone(), Box::new(Beam::new(o, l, t, l, None))) {
-                Ok(id) => {
-                    for m in ["torsion", "bending_y_q", "bending_z_q"] {
-                        builder.free_mode(id, m);
-                    }
-                    element_paths.insert(el_name, path);
-                }
-                Err(e) => errors.push(doc.error(&path, e.to_string(), "rename the point")),
+            let attachment = Attachment { name: format!("{name}.{pname}"), path, point: t, origin: o, orientation: l };
+            if point_own[b][p] == Some(t) {
+                attachments.push(attachment);
+            } else {
+                attachment.beam(&mut builder, &mut element_paths, &mut errors, doc);
             }
         }
         if let Some(t) = com_own[b] {
-            let el_name = format!("{name}.com");
-            match builder.add_generated_element(el_name.clone(), Box::new(Beam::new(o, l, t, l, None))) {
-                Ok(id) => {
-                    for m in ["torsion", "bending_y_q", "bending_z_q"] {
-                        builder.free_mode(id, m);
-                    }
-                    element_paths.insert(el_name, format!("bodies.{name}.com"));
-                }
-                Err(e) => errors.push(doc.error(&format!("bodies.{name}.com"), e.to_string(), "rename the point")),
-            }
+            let path = format!("bodies.{name}.com");
+            attachments.push(Attachment { name: format!("{name}.com"), path, point: t, origin: o, orientation: l });
         }
     }
 
@@ -930,6 +922,17 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             Err((m, h)) => errors.push(doc.error(&path, m, h)),
         }
     }
+    // a point that is fixed or an input moves on its own, and a joint cone takes its force from
+    // the beam `body.point` at the joint: join those to their bodies by beams instead
+    let cone_elements: &[String] =
+        spec.load_sharing.as_ref().and_then(|l| l.joint_cone.as_ref()).map_or(&[], |c| &c.elements);
+    for a in attachments {
+        if (0..3).any(|axis| coord_role.contains_key(&(a.point, axis))) || cone_elements.contains(&a.name) {
+            a.beam(&mut builder, &mut element_paths, &mut errors, doc);
+        } else {
+            builder.attach(a.point, a.origin, a.orientation);
+        }
+    }
     // 6. dynamics: masses and inertias, gravity, loads, laws
     let mut mass_nodes = vec![None; spec.bodies.len()];
     for (b, (_, body)) in spec.bodies.iter().enumerate() {
@@ -1084,6 +1087,41 @@ enum PendingInput {
 
 /// The nodes a load named `at` acts on: the point for its force, the orientation for its moment
 /// (each when asked for; `None` when it could not be made, which was reported already).
+/// A body's point, with the body frame it is rigidly part of.
+struct Attachment {
+    /// `body.point` (or `body.com`).
+    name: String,
+    /// Its field path in the file.
+    path: String,
+    point: NodeId,
+    origin: NodeId,
+    orientation: NodeId,
+}
+
+impl Attachment {
+    /// Join the point to its body by a generated rigid BEAM whose two ends share the body's
+    /// orientation node: with one orientation node only `elongation`, `bending_y_p` and
+    /// `bending_z_p` are independent, so those are held and the other three released.
+    fn beam(
+        self,
+        builder: &mut ModelBuilder,
+        element_paths: &mut HashMap<String, String>,
+        errors: &mut Vec<Diagnostic>,
+        doc: &Document,
+    ) {
+        let (o, l, t) = (self.origin, self.orientation, self.point);
+        match builder.add_generated_element(self.name.clone(), Box::new(Beam::new(o, l, t, l, None))) {
+            Ok(id) => {
+                for m in ["torsion", "bending_y_q", "bending_z_q"] {
+                    builder.free_mode(id, m);
+                }
+                element_paths.insert(self.name, self.path);
+            }
+            Err(e) => errors.push(doc.error(&self.path, e.to_string(), "rename the point")),
+        }
+    }
+}
+
 fn load_nodes(
     spec: &ModelSpec,
     names: &Names<'_>,

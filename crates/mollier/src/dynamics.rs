@@ -56,34 +56,47 @@ enum Support {
 }
 
 /// A joint: a point `A.P` of body `A` that another body shares (as its origin or as one of its
-/// points). Its force is the force on `A` at `P` from everything else at the node: minus the force
-/// that `A`'s generated beam `A.P` exerts on the node.
+/// points). Its force is the force on `A` at `P` from everything else at the node.
 #[derive(Clone, Debug)]
-struct Joint {
-    /// The beam that holds the point to its body.
-    beam: ElementId,
-    /// Offset of the point's node among the beam's local coordinates.
-    offset: usize,
+enum Joint {
+    /// The point is attached to `A`'s frame: the force is what passes from the node into `A`,
+    /// minus the kinetostatic nodal entries of its coordinates.
+    Attached(NodeId),
+    /// The point is held to `A` by a generated beam: minus the force the beam exerts on the node,
+    /// at `offset` among the beam's local coordinates.
+    Beam { beam: ElementId, offset: usize },
 }
 
-/// The joints of a compiled model, with their names (`A.P`), in element order.
+/// The joints of a compiled model, with their names (`A.P`), in the order of their nodes.
 fn joints(compiled: &Compiled) -> Vec<(String, Joint)> {
     let model = &compiled.model;
-    // the bodies that hold each position node: their origins and their points (generated beams)
+    let body_of =
+        |o: NodeId, l: NodeId| compiled.bodies.iter().find(|b| b.frame.position == o && b.frame.orientation == l);
+    // the bodies that hold each position node: their origins, and their points (attached or
+    // held by generated beams)
     let mut holders: Vec<Vec<&str>> = vec![Vec::new(); model.nodes().len()];
-    let mut beams: Vec<(String, &str, ElementId, NodeId)> = Vec::new();
+    let mut held: Vec<(usize, String, &str, Joint)> = Vec::new();
     for b in &compiled.bodies {
         holders[b.frame.position.index()].push(&b.name);
     }
+    for i in 0..model.nodes().len() {
+        let n = NodeId::new(i);
+        let Some(b) = model.attached_to(n).and_then(|(o, l)| body_of(o, l)) else { continue };
+        // a centre of mass is not a joint
+        if b.mass_node == Some(n) && model.nodes()[i].name == format!("{}.com", b.name) {
+            continue;
+        }
+        holders[i].push(&b.name);
+        held.push((i, model.nodes()[i].name.clone(), &b.name, Joint::Attached(n)));
+    }
     for i in 0..model.n_elements() {
         let el = ElementId::new(i);
-        if compiled.elements.iter().any(|u| u.id == el) {
+        if !model.is_internal(el) {
             continue;
         }
         let name = model.element_name(el);
         let Some((body, point)) = name.split_once('.') else { continue };
         let Some(b) = compiled.bodies.iter().find(|b| b.name == body) else { continue };
-        // a centre of mass is not a joint
         if point == "com" && b.mass_node.is_some() {
             continue;
         }
@@ -95,13 +108,13 @@ fn joints(compiled: &Compiled) -> Vec<(String, Joint)> {
             .find(|n| *n != b.frame.position && model.nodes()[n.index()].kind == NodeKind::Position);
         if let Some(n) = at {
             holders[n.index()].push(&b.name);
-            beams.push((name.to_string(), &b.name, el, n));
+            held.push((n.index(), name.to_string(), &b.name, Joint::Beam { beam: el, offset: slot(model, el, n) }));
         }
     }
-    beams
-        .into_iter()
-        .filter(|(_, body, _, n)| holders[n.index()].iter().any(|h| h != body))
-        .map(|(name, _, beam, n)| (name, Joint { beam, offset: slot(model, beam, n) }))
+    held.sort_by_key(|h| h.0);
+    held.into_iter()
+        .filter(|(n, _, body, _)| holders[*n].iter().any(|h| h != body))
+        .map(|(_, name, _, joint)| (name, joint))
         .collect()
 }
 
@@ -270,8 +283,16 @@ impl<'a> InverseDynamicsRun<'a> {
             });
         }
         for j in &self.joints {
-            let on_node = element_forces(model, &self.data, j.beam, &ks.sigma);
-            reactions.extend((0..3).map(|a| -on_node[j.offset + a]));
+            match *j {
+                Joint::Attached(n) => {
+                    let o = model.nodes()[n.index()].offset;
+                    reactions.extend((0..3).map(|a| -ks.nodal[o + a]));
+                }
+                Joint::Beam { beam, offset } => {
+                    let on_node = element_forces(model, &self.data, beam, &ks.sigma);
+                    reactions.extend((0..3).map(|a| -on_node[offset + a]));
+                }
+            }
         }
         let law = law_stresses(model, &self.data);
         let passive = self.passive.iter().map(|m| law[m.index()]).collect();

@@ -76,8 +76,13 @@ fn units_convert_to_si_and_a_point_at_the_origin_is_the_origin() {
     let node = |n: &str| c.points.iter().find(|p| p.name == n).map(|p| p.node);
     assert_eq!(node("arm.here"), node("arm"));
     assert_ne!(node("arm.tip"), node("arm"));
-    // generated: the beams to ground.P and arm.tip (none to arm.here), the norm of the arm
-    assert_eq!(c.model.n_elements() - c.elements.len(), 3);
+    // ground.P (the arm's origin) and arm.tip are attached to their bodies' frames, arm.here is
+    // the origin: the only generated element is the norm of the arm's Euler parameters
+    let frame = |b: usize| (c.bodies[b].frame.position, c.bodies[b].frame.orientation);
+    assert_eq!(c.model.attached_to(node("arm.tip").expect("tip")), Some(frame(1)));
+    assert_eq!(c.model.attached_to(node("arm").expect("origin")), Some(frame(0)));
+    assert_eq!(c.model.attached_to(c.bodies[0].frame.position), None);
+    assert_eq!(c.model.n_elements() - c.elements.len(), 1);
     let body = &c.bodies[1];
     assert_eq!(body.mass, Some(1.5));
     let com = body.com.expect("com");

@@ -1,0 +1,176 @@
+//! Points of rigid bodies as dependent nodes.
+//!
+//! A position node *attached* to a body frame — a position node `o` and an orientation node `λ` —
+//! is no unknown of its own: `x_p = x_o + R(λ) p` with the body vector `p` fixed when the model
+//! is built. Its coordinates stay in `x` (outputs and element layouts see an ordinary node), but
+//! they are recomputed from the frame and never solved for; elements that touch it are evaluated
+//! on their own coordinates and their derivatives carried to the frame's by the chain rule
+//! (`docs/theory/kernel.md`, "Attached nodes"). `R(λ) p` is a homogeneous quadratic form in `λ`,
+//! `(R(λ) p)_i = λᵀ Q(p, e_i) λ`, so its first derivative is `2 Q λ` and its second the constant
+//! `2 Q`: the chain rule is exact at every order the kernel uses.
+//!
+//! A frame's origin may itself be attached (a body whose origin is another body's point): the
+//! attachments form a forest, kept in an order where a parent comes before its children.
+
+use crate::geometry::{q_matrix, q_times, rotate};
+
+/// One attached node.
+#[derive(Clone, Debug)]
+pub(crate) struct Attachment {
+    /// First coordinate of the attached node in `x`.
+    pub node: usize,
+    /// First coordinate of the frame's origin (a position node, possibly attached itself).
+    pub origin: usize,
+    /// First coordinate of the frame's orientation node.
+    pub orientation: usize,
+    /// The body vector `p` (m, body frame).
+    pub p: [f64; 3],
+    /// `2 Q(p, e_i)` for the three components: the constant Hessian of `(R(λ) p)_i`.
+    pub q2: [[[f64; 4]; 4]; 3],
+}
+
+impl Attachment {
+    pub fn new(node: usize, origin: usize, orientation: usize, p: [f64; 3]) -> Self {
+        let q2 = [0, 1, 2].map(|i| {
+            let mut e = [0.0; 3];
+            e[i] = 1.0;
+            q_matrix(&p, &e).map(|row| row.map(|v| 2.0 * v))
+        });
+        Self { node, origin, orientation, p, q2 }
+    }
+
+    fn lambda(&self, x: &[f64]) -> [f64; 4] {
+        [x[self.orientation], x[self.orientation + 1], x[self.orientation + 2], x[self.orientation + 3]]
+    }
+
+    /// `∂x_p,i/∂λ = 2 Q(p, e_i) λ` (3 x 4).
+    pub fn jacobian(&self, x: &[f64]) -> [[f64; 4]; 3] {
+        let l = self.lambda(x);
+        [0, 1, 2].map(|i| q_times(&self.q2[i], &l))
+    }
+
+    /// `uᵀ (2 Q(p, e_i)) w` for the three components, `u`, `w` Euler-parameter rates.
+    fn bilinear(&self, u: &[f64; 4], w: &[f64; 4]) -> [f64; 3] {
+        [0, 1, 2].map(|i| {
+            let qw = q_times(&self.q2[i], w);
+            (0..4).map(|k| u[k] * qw[k]).sum()
+        })
+    }
+}
+
+/// The attachments of a model, parents before children.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Attachments {
+    pub list: Vec<Attachment>,
+}
+
+fn quat(v: &[f64], o: usize) -> [f64; 4] {
+    [v[o], v[o + 1], v[o + 2], v[o + 3]]
+}
+
+impl Attachments {
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Recompute the attached coordinates of `x` from their frames.
+    pub fn place(&self, x: &mut [f64]) {
+        for a in &self.list {
+            let r = rotate(&quat(x, a.orientation), &a.p);
+            for i in 0..3 {
+                x[a.node + i] = x[a.origin + i] + r[i];
+            }
+        }
+    }
+
+    /// Rates of the attached coordinates from those of their frames: `v_p = v_o + J(λ) v_λ`,
+    /// plus, with `w = Some(ẋ)`, the second-order term `ẋ_λᵀ 2Q ẋ_λ` (the part of an
+    /// acceleration that the rates alone give). `x` is the configuration (n_x each).
+    pub fn rates(&self, x: &[f64], v: &mut [f64], w: Option<&[f64]>) {
+        for a in &self.list {
+            let j = a.jacobian(x);
+            let vl = quat(v, a.orientation);
+            let quad = w.map(|w| {
+                let wl = quat(w, a.orientation);
+                a.bilinear(&wl, &wl)
+            });
+            for i in 0..3 {
+                let lin: f64 = (0..4).map(|k| j[i][k] * vl[k]).sum();
+                v[a.node + i] = v[a.origin + i] + lin + quad.map_or(0.0, |q| q[i]);
+            }
+        }
+    }
+
+    /// Second-order transfer function of the attached coordinates for one pair of inputs:
+    /// `d_p = d_o + J d_λ + u_λᵀ 2Q w_λ` with `u`, `w` the first-order columns of the two inputs.
+    pub fn second(&self, x: &[f64], d: &mut [f64], u: &[f64], w: &[f64]) {
+        for a in &self.list {
+            let j = a.jacobian(x);
+            let dl = quat(d, a.orientation);
+            let b = a.bilinear(&quat(u, a.orientation), &quat(w, a.orientation));
+            for i in 0..3 {
+                let lin: f64 = (0..4).map(|k| j[i][k] * dl[k]).sum();
+                d[a.node + i] = d[a.origin + i] + lin + b[i];
+            }
+        }
+    }
+
+    /// Carry generalized forces at attached coordinates to their frames, children first:
+    /// `f_o += f_p`, `f_λ += Jᵀ f_p`. The attached entries keep the force that passes through
+    /// them (their own plus their children's).
+    pub fn pull_back(&self, x: &[f64], f: &mut [f64]) {
+        for a in self.list.iter().rev() {
+            let j = a.jacobian(x);
+            for i in 0..3 {
+                let fp = f[a.node + i];
+                f[a.origin + i] += fp;
+                for k in 0..4 {
+                    f[a.orientation + k] += j[i][k] * fp;
+                }
+            }
+        }
+    }
+}
+
+/// How an element's own local coordinates depend on the independent coordinates it is evaluated
+/// on (the *expanded* coordinates: its nodes' coordinates with each attached node replaced by
+/// the chain of frames it hangs from).
+#[derive(Clone, Debug)]
+pub(crate) struct Chain {
+    /// Per own local coordinate: `(expanded index of the coordinate itself or of its base
+    /// origin's, attached terms)`; each term is `(attachment index, component, expanded index of
+    /// the frame's first Euler parameter)`, one per frame up the chain.
+    pub rows: Vec<(usize, Vec<(usize, usize, usize)>)>,
+    /// Offset of the element's own gradient (m · n_own) in the own-gradient buffer.
+    pub de_own_offset: usize,
+}
+
+impl Chain {
+    /// The Jacobian `J = ∂x_own/∂x_expanded` (n_own x n_exp, row-major) into `j`.
+    pub fn jacobian(&self, att: &Attachments, x: &[f64], n_exp: usize, j: &mut [f64]) {
+        j.fill(0.0);
+        for (a, (base, terms)) in self.rows.iter().enumerate() {
+            let row = &mut j[a * n_exp..(a + 1) * n_exp];
+            row[*base] = 1.0;
+            for &(t, i, l) in terms {
+                let jt = att.list[t].jacobian(x);
+                for k in 0..4 {
+                    row[l + k] += jt[i][k];
+                }
+            }
+        }
+    }
+
+    /// Add `s Σ` of the chain's constant second derivatives of own coordinate `a` to `h`
+    /// (n_exp x n_exp): `s · 2Q(p, e_i)` on each frame's Euler-parameter block.
+    pub fn add_curvature(&self, att: &Attachments, a: usize, s: f64, n_exp: usize, h: &mut [f64]) {
+        for &(t, i, l) in &self.rows[a].1 {
+            let q = &att.list[t].q2[i];
+            for r in 0..4 {
+                for c in 0..4 {
+                    h[(l + r) * n_exp + l + c] += s * q[r][c];
+                }
+            }
+        }
+    }
+}
