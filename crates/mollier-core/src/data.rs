@@ -22,8 +22,9 @@ pub struct Data {
     pub(crate) de: Vec<f64>,
     /// Element Hessians, concatenated blocks of `m x n x n` (allocated on first use).
     pub(crate) d2e: Vec<f64>,
-    /// What has been evaluated at the current `x`.
+    /// What has been evaluated at the current `x`: the constraint elements, and the others.
     pub(crate) order: Option<Order>,
+    pub(crate) order_free: Option<Order>,
     pub(crate) states: Vec<ElementState>,
     pub(crate) xloc: Vec<f64>,
     /// Gradients of the elements on attached nodes by their own coordinates (m x n_own blocks).
@@ -66,6 +67,7 @@ impl Clone for Data {
             de: self.de.clone(),
             d2e: self.d2e.clone(),
             order: None,
+            order_free: None,
             states: self.states.clone(),
             xloc: self.xloc.clone(),
             de_own: self.de_own.clone(),
@@ -109,6 +111,7 @@ impl Data {
             de: vec![0.0; model.de_len],
             d2e: Vec::new(),
             order: None,
+            order_free: None,
             states: (0..model.elements.len()).map(|_| ElementState::default()).collect(),
             xloc: vec![0.0; max_local],
             de_own: vec![0.0; model.de_own_len],
@@ -142,6 +145,7 @@ impl Data {
     /// Forget everything derived from `x` (after `x` changed).
     pub(crate) fn invalidate(&mut self) {
         self.order = None;
+        self.order_free = None;
         self.solved = false;
         self.lu.valid = false;
         self.df_valid = false;

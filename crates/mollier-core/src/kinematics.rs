@@ -135,15 +135,36 @@ pub struct NewtonReport {
 /// and second derivatives. Periodic modes are unwrapped: towards their target for constraint
 /// rows, towards their previous value otherwise.
 pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), KinematicsError> {
+    evaluate_constraints(model, data, order)?;
+    if data.order_free.is_some_and(|o| o >= order) {
+        return Ok(());
+    }
+    data.e_prev.copy_from_slice(&data.e);
+    evaluate_set(model, data, &model.free_elements, order)?;
+    data.order_free = Some(order);
+    Ok(())
+}
+
+/// Evaluate the elements with a fixed or input mode — the constraint equations, all that
+/// Newton-Raphson and the predictor need. Elements whose modes are all dependent (muscles,
+/// ligaments, free joints' measures) do not move the mechanism: [`evaluate`] adds them once at
+/// the solution.
+pub(crate) fn evaluate_constraints(model: &Model, data: &mut Data, order: Order) -> Result<(), KinematicsError> {
     if data.order.is_some_and(|o| o >= order) {
         return Ok(());
     }
+    model.attachments.place(&mut data.x);
+    evaluate_set(model, data, &model.constraint_elements, order)?;
+    data.order = Some(order);
+    Ok(())
+}
+
+fn evaluate_set(model: &Model, data: &mut Data, set: &[usize], order: Order) -> Result<(), KinematicsError> {
     if order >= Order::Hessian && data.d2e.len() != model.d2e_len {
         data.d2e = vec![0.0; model.d2e_len];
     }
-    data.e_prev.copy_from_slice(&data.e);
-    model.attachments.place(&mut data.x);
-    for (i, entry) in model.elements.iter().enumerate() {
+    for &i in set {
+        let entry = &model.elements[i];
         let layout = entry.element.layout();
         let (m, n) = (layout.n_modes(), entry.coords.len());
         if let Some(chain) = &entry.chain {
@@ -177,7 +198,6 @@ pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), Kine
             .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
         check_finite(model, data, i, order)?;
     }
-    data.order = Some(order);
     Ok(())
 }
 
@@ -347,7 +367,7 @@ pub(crate) fn assemble(model: &Model, data: &mut Data) {
 /// Evaluate, assemble and factor `D_cc` at the current `x`. On a singular matrix, the error
 /// carries the SVD diagnostics.
 pub(crate) fn factor(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
-    evaluate(model, data, Order::Gradient)?;
+    evaluate_constraints(model, data, Order::Gradient)?;
     if !model.is_square() {
         return Err(not_well_posed(model, data));
     }
@@ -443,7 +463,7 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
     let mut first_worst = f64::NAN;
     let mut previous = f64::INFINITY;
     for it in 0..=opts.max_iterations {
-        evaluate(model, data, Order::Gradient)?;
+        evaluate_constraints(model, data, Order::Gradient)?;
         let (worst, _) = residual(model, data, q, opts.tolerance);
         if it == 0 {
             first_worst = worst;
@@ -455,6 +475,8 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
             // the sparse LU does not report singularity: probe it once at the solution
             let mut probe = faer::Mat::from_fn(n, 1, |i, _| 1.0 + (i % 7) as f64);
             solve_checked(model, data, probe.as_mut())?;
+            // the elements that do not constrain the motion, once, at the solution
+            evaluate(model, data, Order::Gradient)?;
             data.solved = true;
             return Ok(NewtonReport { iterations: it, substeps: 1, residual: worst });
         }
@@ -468,6 +490,7 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
             data.x[c] -= dx[(col, 0)];
         }
         data.order = None;
+        data.order_free = None;
         data.lu.valid = false;
     }
     let (_, row) = residual(model, data, q, opts.tolerance);

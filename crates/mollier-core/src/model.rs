@@ -659,8 +659,18 @@ impl ModelBuilder {
             d2e_len: d2e_off,
             de_own_len: own_off,
             attachments,
+            constraint_elements: Vec::new(),
+            free_elements: Vec::new(),
         };
         model.order_unknowns();
+        for (i, entry) in model.elements.iter().enumerate() {
+            let m = entry.element.layout().n_modes();
+            if (entry.mode_offset..entry.mode_offset + m).any(|k| model.mode_row[k].is_some()) {
+                model.constraint_elements.push(i);
+            } else {
+                model.free_elements.push(i);
+            }
+        }
         model.pattern = Pattern::build(&model);
         Ok(model)
     }
@@ -840,6 +850,9 @@ pub struct Model {
     /// Length of the own-gradient buffer of the elements on attached nodes.
     pub(crate) de_own_len: usize,
     pub(crate) attachments: Attachments,
+    /// Elements with a fixed or input mode (rows of `D_cc`), and the others.
+    pub(crate) constraint_elements: Vec<usize>,
+    pub(crate) free_elements: Vec<usize>,
 }
 
 impl fmt::Debug for Model {

@@ -15,7 +15,7 @@ use faer::Mat;
 
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::Order;
-use crate::kinematics::{KinematicsError, evaluate, solve_checked, solve_unchecked};
+use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, solve_checked, solve_unchecked};
 use crate::model::{Input, Model};
 
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
@@ -35,11 +35,12 @@ fn input_rhs(model: &Model, data: &Data, v: &[f64], rhs: &mut [f64]) {
     }
 }
 
-/// `uᵀ H_k w` for every mode `k` of every element, into `out` (n_e); `u`, `w` are global (n_x).
-fn contract(model: &Model, data: &Data, u: &[f64], w: &[f64], out: &mut [f64]) {
+/// `uᵀ H_k w` for every mode `k` of the elements `set`, into `out` (n_e); `u`, `w` are global
+/// (n_x).
+fn contract(model: &Model, data: &Data, set: &[usize], u: &[f64], w: &[f64], out: &mut [f64]) {
     let mut ul = Vec::new();
     let mut wl = Vec::new();
-    for entry in &model.elements {
+    for entry in set.iter().map(|&i| &model.elements[i]) {
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
         ul.clear();
         wl.clear();
@@ -81,9 +82,9 @@ pub(crate) fn directional(
     let mut rhs = vec![0.0; nc];
     input_rhs(model, data, v, &mut rhs);
     if let Some(w) = quadratic {
-        evaluate(model, data, Order::Hessian)?;
+        evaluate_constraints(model, data, Order::Hessian)?;
         let mut h = vec![0.0; model.n_e()];
-        contract(model, data, w, w, &mut h);
+        contract(model, data, &model.constraint_elements, w, w, &mut h);
         for (r, &m) in model.rows.iter().enumerate() {
             rhs[r] -= h[m];
         }
@@ -112,6 +113,7 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     if data.df_valid {
         return Ok(());
     }
+    evaluate(model, data, Order::Gradient)?;
     let (nx, ne, nq, nc) = (model.n_x(), model.n_e(), model.n_q(), model.n_unknowns());
     let mut b = Mat::<f64>::zeros(nc, nq);
     let mut unit = vec![0.0; nq];
@@ -265,6 +267,7 @@ pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsErro
 /// (n_q), in one solve.
 pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), KinematicsError> {
     check_len(model, qd)?;
+    evaluate(model, data, Order::Gradient)?;
     let xd = directional(model, data, qd, None)?;
     let mut ed = vec![0.0; model.n_e()];
     jacobian_times(model, data, &xd, &mut ed);
@@ -279,6 +282,7 @@ pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), Kine
 pub fn accelerations(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) -> Result<(), KinematicsError> {
     check_len(model, qdd)?;
     velocities(model, data, qd)?;
+    evaluate(model, data, Order::Hessian)?;
     let xd = std::mem::take(&mut data.xd);
     let xdd = directional(model, data, qdd, Some(&xd));
     data.xd = xd;
@@ -286,7 +290,8 @@ pub fn accelerations(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) ->
     let mut edd = vec![0.0; model.n_e()];
     jacobian_times(model, data, &xdd, &mut edd);
     let mut h = vec![0.0; model.n_e()];
-    contract(model, data, &data.xd, &data.xd, &mut h);
+    let all: Vec<usize> = (0..model.elements.len()).collect();
+    contract(model, data, &all, &data.xd, &data.xd, &mut h);
     for (a, b) in edd.iter_mut().zip(&h) {
         *a += b;
     }
