@@ -1,6 +1,12 @@
 //! Well-posedness of the position problem: is `D_cc` square and nonsingular, and if not, which
 //! element modes and nodal coordinates are involved (SVD, as SPACAR's constraint check).
 //!
+//! A large square `D_cc` (above 500 x 500) is first factored by the sparse LU, linear in the size
+//! of a mechanism: if that succeeds with a well-conditioned probe solve, the model is well posed
+//! and no SVD is needed. The SVD below is for the models found singular, up to 4000 x 4000; above
+//! that the structural rank (a maximum matching over the sparsity pattern) says how many
+//! equations and unknowns are left over and which.
+//!
 //! With the rows and columns of `D_cc` equilibrated (each scaled by its largest entry, so lengths
 //! and angles compare), the singular values below `1e-8 · s_max` count as zero. Then:
 //! - `over = rows − rank` constraint equations are redundant. A fixed mode *participates* in the
@@ -115,8 +121,14 @@ impl fmt::Display for WellPosedness {
     }
 }
 
-/// Dense SVD is used up to this many matrix entries.
+/// Dense SVD is used up to this many matrix entries (a 4000 x 4000 `D_cc`).
 const DENSE_LIMIT: usize = 16_000_000;
+/// Above this many entries a square `D_cc` is first tried with the sparse LU (linear in the size
+/// of a mechanism); the SVD is left for the models it finds singular.
+const LU_FIRST: usize = 250_000;
+/// Largest condition number (lower bound `|A| |v| / |b|` of a probe solve) the sparse-LU path
+/// accepts as full rank; the SVD's threshold is `1e-8 s_max` after equilibration.
+const LU_CONDITION: f64 = 1e10;
 
 /// Check well-posedness at the configuration in `data` (the initial one for a new [`Data`]).
 pub fn well_posedness(model: &Model, data: &mut Data) -> WellPosedness {
@@ -141,8 +153,12 @@ pub fn well_posedness(model: &Model, data: &mut Data) -> WellPosedness {
         w.note = Some(format!("could not evaluate the elements: {e}"));
         return w;
     }
+    if rows * cols > LU_FIRST && rows == cols && full_rank_by_lu(model, data) {
+        w.rank = Some(rows);
+        return w;
+    }
     if rows * cols > DENSE_LIMIT {
-        w.note = Some(format!("D_cc is {rows} x {cols}: too large for the dense rank check"));
+        structural(model, &mut w);
         return w;
     }
     if rows == 0 || cols == 0 {
@@ -200,6 +216,103 @@ pub fn well_posedness(model: &Model, data: &mut Data) -> WellPosedness {
         .map(|(c, weight)| Involved { name: model.coord_name(CoordId::new(model.dependent_coords[c])), weight })
         .collect();
     w
+}
+
+/// A large square `D_cc` factored by the sparse LU: full rank when the factorization succeeds
+/// and a probe solve is finite, accurate and not ill-conditioned.
+fn full_rank_by_lu(model: &Model, data: &mut Data) -> bool {
+    crate::kinematics::assemble(model, data);
+    if data.lu.factor(&model.pattern, &data.dcc).is_err() {
+        return false;
+    }
+    let n = model.n_unknowns();
+    let b: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
+    let mut v = Mat::from_fn(n, 1, |i, _| b[i]);
+    data.lu.solve(&model.pattern, v.as_mut(), false);
+    let v: Vec<f64> = (0..n).map(|i| v[(i, 0)]).collect();
+    let ok = crate::kinematics::solution_ok(model, data, &v, &b, false, LU_CONDITION);
+    data.lu.valid = false;
+    ok
+}
+
+/// The structural rank of `D_cc` by a maximum matching of rows to columns over its pattern (for
+/// models too large for the SVD): an unmatched row is an equation no unknown is left for, an
+/// unmatched column an unknown no equation holds. Structural rank bounds the numerical rank from
+/// above, so a full structural rank with a failed factorization is reported as singular.
+fn structural(model: &Model, w: &mut WellPosedness) {
+    let p = &model.pattern;
+    let (rows, cols) = (p.n_rows, p.n_cols);
+    let mut row_cols: Vec<Vec<usize>> = vec![Vec::new(); rows];
+    for c in 0..cols {
+        for &r in &p.row_idx[p.col_ptr[c]..p.col_ptr[c + 1]] {
+            row_cols[r].push(c);
+        }
+    }
+    let mut col_row = vec![usize::MAX; cols];
+    let mut row_col = vec![usize::MAX; rows];
+    // greedy, then augmenting paths (iterative depth-first search) for the rows left over
+    for r in 0..rows {
+        if let Some(&c) = row_cols[r].iter().find(|&&c| col_row[c] == usize::MAX) {
+            col_row[c] = r;
+            row_col[r] = c;
+        }
+    }
+    let mut seen = vec![usize::MAX; cols];
+    for r0 in 0..rows {
+        if row_col[r0] != usize::MAX {
+            continue;
+        }
+        // stack of (row, next candidate index); parent column of each visited row
+        let mut stack = vec![(r0, 0usize)];
+        let mut via: Vec<usize> = Vec::new();
+        let mut found = None;
+        while let Some(&mut (r, ref mut k)) = stack.last_mut() {
+            if *k >= row_cols[r].len() {
+                stack.pop();
+                via.pop();
+                continue;
+            }
+            let c = row_cols[r][*k];
+            *k += 1;
+            if seen[c] == r0 {
+                continue;
+            }
+            seen[c] = r0;
+            via.push(c);
+            if col_row[c] == usize::MAX {
+                found = Some(());
+                break;
+            }
+            stack.push((col_row[c], 0));
+        }
+        if found.is_some() {
+            // flip the path: row stack[i] takes column via[i]
+            for (i, &(r, _)) in stack.iter().enumerate() {
+                let c = via[i];
+                col_row[c] = r;
+                row_col[r] = c;
+            }
+        }
+    }
+    let rank = row_col.iter().filter(|&&c| c != usize::MAX).count();
+    w.rank = Some(rank);
+    w.over = rows - rank;
+    w.under = cols - rank;
+    // which rows and columns a matching leaves over is not the shape of the redundancy or the
+    // free motion: the lists stay empty rather than name the wrong modes
+    w.note = Some(if rank == rows && rows == cols {
+        format!(
+            "D_cc ({rows} x {cols}) has full structural rank but is singular at this configuration; it is too large \
+             for the SVD that would name the modes involved"
+        )
+    } else {
+        format!(
+            "D_cc ({rows} x {cols}) has structural rank {rank} (from its sparsity pattern): {} equation(s) and {} \
+             unknown(s) left over; it is too large for the SVD that would name the modes and coordinates involved",
+            rows - rank,
+            cols - rank
+        )
+    });
 }
 
 fn involved_mode(model: &Model, row: usize, weight: f64) -> Involved {

@@ -423,15 +423,16 @@ fn solve_with(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>, transpose: b
             v[i] = rhs[(i, j)];
             bcol[i] = b[(i, j)];
         }
-        if !solution_ok(model, data, &v, &bcol, transpose) {
+        if !solution_ok(model, data, &v, &bcol, transpose, 1e13) {
             return Err(not_well_posed(model, data));
         }
     }
     Ok(())
 }
 
-/// Backward error and a condition lower bound of a solve of `D_cc` (or its transpose).
-fn solution_ok(model: &Model, data: &Data, v: &[f64], b: &[f64], transpose: bool) -> bool {
+/// Backward error and a condition lower bound (at most `condition`) of a solve of `D_cc` (or its
+/// transpose).
+pub(crate) fn solution_ok(model: &Model, data: &Data, v: &[f64], b: &[f64], transpose: bool, condition: f64) -> bool {
     if v.iter().any(|a| !a.is_finite()) {
         return false;
     }
@@ -444,7 +445,7 @@ fn solution_ok(model: &Model, data: &Data, v: &[f64], b: &[f64], transpose: bool
     let bn = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let err = y.iter().zip(b).fold(0.0f64, |m, (p, q)| m.max((p - q).abs()));
     let scale = data.dcc.iter().fold(0.0f64, |m, x| m.max(x.abs())) * v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    !(err > 1e-8 * (bn + scale) + f64::MIN_POSITIVE || (bn > 0.0 && scale > 1e13 * bn))
+    !(err > 1e-8 * (bn + scale) + f64::MIN_POSITIVE || (bn > 0.0 && scale > condition * bn))
 }
 
 fn set_input_coordinates(model: &Model, data: &mut Data, q: &[f64]) {
