@@ -37,3 +37,27 @@ fn whole_study(bencher: Bencher) {
     let s = study();
     bencher.bench(|| s.run());
 }
+
+/// Two postures 0.25° of elevation apart, as consecutive frames of a 721-frame abduction: a
+/// twentieth of the way from frame 18 (elevation 90°) towards frame 19 of the study's rhythm.
+fn neighbours(s: &Study) -> [Vec<f64>; 2] {
+    let (a, b) = (&s.motion.frames[18].q, &s.motion.frames[19].q);
+    [a.clone(), a.iter().zip(b).map(|(x, y)| x + (y - x) / 20.0).collect()]
+}
+
+/// What `mollier kinematics` does per frame on the shoulder (`KinematicsRun::solve`): positions
+/// by Newton-Raphson from the previous frame, the first-order transfer functions of every mode
+/// (the muscles' moment arms), and the frame's output rows. Alternates between two neighbouring
+/// postures, so every iteration solves.
+#[divan::bench]
+fn posture_positions_and_moment_arms(bencher: Bencher) {
+    let s = study();
+    let qs = neighbours(&s);
+    let mut run = mollier::KinematicsRun::new(&s.compiled);
+    run.solve(&qs[0]).expect("solves");
+    let mut k = 0;
+    bencher.bench_local(|| {
+        k += 1;
+        run.solve(&qs[k % 2]).expect("solves")
+    });
+}

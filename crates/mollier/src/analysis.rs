@@ -93,10 +93,11 @@ impl<'a> KinematicsRun<'a> {
         let n_q = model.n_q();
         let transfer = self.dependent.iter().flat_map(|(_, m)| (0..n_q).map(move |j| df[(m.index(), j)])).collect();
         let out = FrameOutput { positions, deformations, transfer };
-        let bad = |v: &[f64], h: Vec<String>| v.iter().position(|x| !x.is_finite()).map(|i| h[i].clone());
-        let culprit = bad(&out.positions, self.position_header())
-            .or_else(|| bad(&out.deformations, self.deformation_header()))
-            .or_else(|| bad(&out.transfer, self.transfer_header()));
+        // the headers are made only for a frame that has a non-finite value
+        let bad = |v: &[f64], h: &dyn Fn() -> Vec<String>| v.iter().position(|x| !x.is_finite()).map(|i| h()[i].clone());
+        let culprit = bad(&out.positions, &|| self.position_header())
+            .or_else(|| bad(&out.deformations, &|| self.deformation_header()))
+            .or_else(|| bad(&out.transfer, &|| self.transfer_header()));
         if let Some(column) = culprit {
             // never start the next frame from a poisoned configuration
             self.data.reset(model);
