@@ -14,6 +14,9 @@
 
 use crate::geometry::{q_matrix, q_times, rotate};
 
+/// `∂x_p/∂λ` of one attachment (3 x 4).
+pub(crate) type Jacobian = [[f64; 4]; 3];
+
 /// One attached node.
 #[derive(Clone, Debug)]
 pub(crate) struct Attachment {
@@ -73,22 +76,23 @@ impl Attachments {
         self.list.is_empty()
     }
 
-    /// Recompute the attached coordinates of `x` from their frames.
-    pub fn place(&self, x: &mut [f64]) {
-        for a in &self.list {
+    /// Recompute the attached coordinates of `x` from their frames, and each attachment's
+    /// Jacobian `∂x_p/∂λ` (3 x 4) into `jac` (one per attachment).
+    pub fn place(&self, x: &mut [f64], jac: &mut [Jacobian]) {
+        for (a, j) in self.list.iter().zip(jac.iter_mut()) {
             let r = rotate(&quat(x, a.orientation), &a.p);
             for i in 0..3 {
                 x[a.node + i] = x[a.origin + i] + r[i];
             }
+            *j = a.jacobian(x);
         }
     }
 
     /// Rates of the attached coordinates from those of their frames: `v_p = v_o + J(λ) v_λ`,
     /// plus, with `w = Some(ẋ)`, the second-order term `ẋ_λᵀ 2Q ẋ_λ` (the part of an
-    /// acceleration that the rates alone give). `x` is the configuration (n_x each).
-    pub fn rates(&self, x: &[f64], v: &mut [f64], w: Option<&[f64]>) {
-        for a in &self.list {
-            let j = a.jacobian(x);
+    /// acceleration that the rates alone give). `jac`: the Jacobians of [`Attachments::place`].
+    pub fn rates(&self, jac: &[Jacobian], v: &mut [f64], w: Option<&[f64]>) {
+        for (a, j) in self.list.iter().zip(jac) {
             let vl = quat(v, a.orientation);
             let quad = w.map(|w| {
                 let wl = quat(w, a.orientation);
@@ -103,9 +107,8 @@ impl Attachments {
 
     /// Second-order transfer function of the attached coordinates for one pair of inputs:
     /// `d_p = d_o + J d_λ + u_λᵀ 2Q w_λ` with `u`, `w` the first-order columns of the two inputs.
-    pub fn second(&self, x: &[f64], d: &mut [f64], u: &[f64], w: &[f64]) {
-        for a in &self.list {
-            let j = a.jacobian(x);
+    pub fn second(&self, jac: &[Jacobian], d: &mut [f64], u: &[f64], w: &[f64]) {
+        for (a, j) in self.list.iter().zip(jac) {
             let dl = quat(d, a.orientation);
             let b = a.bilinear(&quat(u, a.orientation), &quat(w, a.orientation));
             for i in 0..3 {
@@ -118,9 +121,8 @@ impl Attachments {
     /// Carry generalized forces at attached coordinates to their frames, children first:
     /// `f_o += f_p`, `f_λ += Jᵀ f_p`. The attached entries keep the force that passes through
     /// them (their own plus their children's).
-    pub fn pull_back(&self, x: &[f64], f: &mut [f64]) {
-        for a in self.list.iter().rev() {
-            let j = a.jacobian(x);
+    pub fn pull_back(&self, jac: &[Jacobian], f: &mut [f64]) {
+        for (a, j) in self.list.iter().zip(jac).rev() {
             for i in 0..3 {
                 let fp = f[a.node + i];
                 f[a.origin + i] += fp;
@@ -147,15 +149,14 @@ pub(crate) struct Chain {
 
 impl Chain {
     /// The Jacobian `J = ∂x_own/∂x_expanded` (n_own x n_exp, row-major) into `j`.
-    pub fn jacobian(&self, att: &Attachments, x: &[f64], n_exp: usize, j: &mut [f64]) {
+    pub fn jacobian(&self, jac: &[Jacobian], n_exp: usize, j: &mut [f64]) {
         j.fill(0.0);
         for (a, (base, terms)) in self.rows.iter().enumerate() {
             let row = &mut j[a * n_exp..(a + 1) * n_exp];
             row[*base] = 1.0;
             for &(t, i, l) in terms {
-                let jt = att.list[t].jacobian(x);
                 for k in 0..4 {
-                    row[l + k] += jt[i][k];
+                    row[l + k] += jac[t][i][k];
                 }
             }
         }

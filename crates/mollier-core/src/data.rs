@@ -33,6 +33,8 @@ pub struct Data {
     pub(crate) chain_h: Vec<f64>,
     pub(crate) chain_j: Vec<f64>,
     pub(crate) chain_t: Vec<f64>,
+    /// `∂x_p/∂λ` of every attachment at the current `x` (set when the elements are evaluated).
+    pub(crate) att_jac: Vec<crate::attach::Jacobian>,
     /// Values of `D_cc` in CSC order.
     pub(crate) dcc: Vec<f64>,
     pub(crate) lu: Lu,
@@ -74,6 +76,7 @@ impl Clone for Data {
             chain_h: self.chain_h.clone(),
             chain_j: self.chain_j.clone(),
             chain_t: self.chain_t.clone(),
+            att_jac: self.att_jac.clone(),
             dcc: self.dcc.clone(),
             lu: Lu::default(),
             g: self.g.clone(),
@@ -118,6 +121,7 @@ impl Data {
             chain_h: vec![0.0; max_h],
             chain_j: vec![0.0; max_j],
             chain_t: vec![0.0; max_j],
+            att_jac: vec![[[0.0; 4]; 3]; model.attachments.list.len()],
             dcc: vec![0.0; model.pattern.nnz()],
             lu: Lu::default(),
             g: vec![0.0; model.n_equations()],

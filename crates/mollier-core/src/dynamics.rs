@@ -336,7 +336,7 @@ pub fn kinetostatics(
     let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
     let mut net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
     // forces on attached nodes act on their bodies (`stress_to_nodal` carries the stresses' too)
-    model.attachments.pull_back(&data.x, &mut net);
+    model.attachments.pull_back(&data.att_jac, &mut net);
     let mut sigma = match sigma_free {
         Some(s) => {
             let mut v = vec![0.0; model.n_e()];
@@ -385,7 +385,7 @@ pub fn stress_to_nodal(model: &Model, data: &Data, sigma: &[f64]) -> Vec<f64> {
             }
         }
     }
-    model.attachments.pull_back(&data.x, &mut out);
+    model.attachments.pull_back(&data.att_jac, &mut out);
     out
 }
 

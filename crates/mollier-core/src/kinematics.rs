@@ -153,7 +153,7 @@ pub(crate) fn evaluate_constraints(model: &Model, data: &mut Data, order: Order)
     if data.order.is_some_and(|o| o >= order) {
         return Ok(());
     }
-    model.attachments.place(&mut data.x);
+    model.attachments.place(&mut data.x, &mut data.att_jac);
     evaluate_set(model, data, &model.constraint_elements, order)?;
     data.order = Some(order);
     Ok(())
@@ -273,7 +273,7 @@ fn evaluate_chained(
         return Ok(());
     }
     let j = &mut data.chain_j[..no * n];
-    chain.jacobian(&model.attachments, &data.x, n, j);
+    chain.jacobian(&data.att_jac, n, j);
     let g_own = &data.de_own[chain.de_own_offset..chain.de_own_offset + m * no];
     let g = &mut data.de[entry.de_offset..entry.de_offset + m * n];
     g.fill(0.0);

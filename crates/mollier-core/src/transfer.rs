@@ -100,7 +100,7 @@ pub(crate) fn directional(
             x[c.index()] = v[j];
         }
     }
-    model.attachments.rates(&data.x, &mut x, quadratic);
+    model.attachments.rates(&data.att_jac, &mut x, quadratic);
     Ok(x)
 }
 
@@ -140,7 +140,7 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     }
     if !model.attachments.is_empty() {
         for j in 0..nq {
-            model.attachments.rates(&data.x, dfx.col_as_slice_mut(j), None);
+            model.attachments.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
         }
     }
     for j in 0..nq {
@@ -249,7 +249,7 @@ pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsErro
         if !model.attachments.is_empty() {
             let (i, j) = pairs[p];
             debug_assert_eq!(pair_index(i, j, nq), p);
-            model.attachments.second(&data.x, dst, data.df_x.col_as_slice(i), data.df_x.col_as_slice(j));
+            model.attachments.second(&data.att_jac, dst, data.df_x.col_as_slice(i), data.df_x.col_as_slice(j));
         }
         let x = d2x.col_as_slice(p);
         for &m in &model.dependent_modes {

@@ -94,7 +94,8 @@ impl<'a> KinematicsRun<'a> {
         let transfer = self.dependent.iter().flat_map(|(_, m)| (0..n_q).map(move |j| df[(m.index(), j)])).collect();
         let out = FrameOutput { positions, deformations, transfer };
         // the headers are made only for a frame that has a non-finite value
-        let bad = |v: &[f64], h: &dyn Fn() -> Vec<String>| v.iter().position(|x| !x.is_finite()).map(|i| h()[i].clone());
+        let bad =
+            |v: &[f64], h: &dyn Fn() -> Vec<String>| v.iter().position(|x| !x.is_finite()).map(|i| h()[i].clone());
         let culprit = bad(&out.positions, &|| self.position_header())
             .or_else(|| bad(&out.deformations, &|| self.deformation_header()))
             .or_else(|| bad(&out.transfer, &|| self.transfer_header()));
