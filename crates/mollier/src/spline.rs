@@ -385,30 +385,35 @@ mod tests {
         }
     }
 
-    /// Largest end-frame (first or last) and inner (middle half) errors of the velocity and the
-    /// acceleration of `sin(2π t + 1)` sampled at `n` even frames over one period, relative to
+    /// Largest end-frame (first or last) errors of the velocity and the acceleration, and the
+    /// largest acceleration errors of the middle half and of all frames, of `sin(2π t + 1)` sampled at `n` even frames over one period, relative to
     /// the amplitudes 2π and (2π)².
-    fn sine_errors(n: usize, ends: Ends) -> [f64; 3] {
+    fn sine_errors(n: usize, ends: Ends) -> [f64; 4] {
         let w = TAU;
         let t: Vec<f64> = (0..n).map(|i| i as f64 / (n - 1) as f64).collect();
         let y: Vec<f64> = t.iter().map(|x| (w * x + 1.0).sin()).collect();
         let f = Knots::new(&t).unwrap().interpolate_with(&y, ends).unwrap();
         let ev = |i: usize| (f.d1[i] - w * (w * t[i] + 1.0).cos()).abs() / w;
         let ea = |i: usize| (f.d2[i] + w * w * (w * t[i] + 1.0).sin()).abs() / (w * w);
-        [ev(0).max(ev(n - 1)), ea(0).max(ea(n - 1)), (n / 4..3 * n / 4).map(ea).fold(0.0, f64::max)]
+        [
+            ev(0).max(ev(n - 1)),
+            ea(0).max(ea(n - 1)),
+            (n / 4..3 * n / 4).map(ea).fold(0.0, f64::max),
+            (0..n).map(ea).fold(0.0, f64::max),
+        ]
     }
 
     #[test]
     fn quintic_ends_make_the_end_frames_as_accurate_as_the_others() {
         // the figures of docs/model-format.md (Motion files)
-        let [v, a, inner] = sine_errors(12, Ends::NotAKnot);
-        assert!(v > 0.01 && a > 0.2 && inner < 0.03, "{v} {a} {inner}");
-        let [v, a, inner] = sine_errors(12, Ends::Quintic);
-        assert!(v < 0.008 && a < 0.035 && inner < 0.03, "{v} {a} {inner}");
-        let [v, a, inner] = sine_errors(400, Ends::NotAKnot);
-        assert!(v > 5e-7 && a > 1.4e-4 && inner < 2.1e-5, "{v} {a} {inner}");
-        let [v, a, inner] = sine_errors(400, Ends::Quintic);
-        assert!(v < 2e-10 && a < inner && inner < 2.1e-5, "{v} {a} {inner}");
+        let [v, a, inner, all] = sine_errors(12, Ends::NotAKnot);
+        assert!(v > 0.01 && a > 0.2 && inner < 0.03 && all == a, "{v} {a} {inner} {all}");
+        let [v, a, inner, all] = sine_errors(12, Ends::Quintic);
+        assert!(v < 0.008 && a < 0.035 && inner < 0.03 && all < 0.04, "{v} {a} {inner} {all}");
+        let [v, a, inner, all] = sine_errors(400, Ends::NotAKnot);
+        assert!(v > 5e-7 && a > 1.4e-4 && inner < 2.1e-5 && all == a, "{v} {a} {inner} {all}");
+        let [v, a, inner, all] = sine_errors(400, Ends::Quintic);
+        assert!(v < 2e-10 && a < inner && inner < 2.1e-5 && all < 2.1e-5, "{v} {a} {inner} {all}");
     }
 
     #[test]
