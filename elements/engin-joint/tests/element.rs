@@ -272,17 +272,7 @@ fn a_model_drives_the_joint_through_its_modes_and_carries_the_law() {
     let (theta, phi) = (p.hypot(q), q.atan2(p));
     let ramp = shoulder_law(Interpolation::Linear).swing().ramp(phi);
     assert!(theta > ramp.sinus + ramp.width, "beyond the ramp: θ = {theta}, {ramp:?}");
-    let c = mollier_engin_joint::shoulder::MOMENT;
-    let engin = c[0] * theta
-        + c[1] * p
-        + c[2] * q
-        + c[3] * p * p
-        + c[4] * p * q
-        + c[5] * q * q
-        + c[6] * p.powi(3)
-        + c[7] * p * p * q
-        + c[8] * p * q * q
-        + c[9] * q.powi(3);
+    let engin = common::engin_pq(p, q);
     let (a, m) = (mollier_engin_joint::shoulder::TORSION_ANGLES, mollier_engin_joint::shoulder::TORSION_MOMENTS);
     let k = a.iter().rposition(|&x| x <= psi).unwrap();
     let torsion = m[k] + (m[k + 1] - m[k]) * (psi - a[k]) / (a[k + 1] - a[k]);

@@ -4,6 +4,9 @@
 // the report's printed angles (3.14, 3.142) are data, not π
 #![allow(clippy::approx_constant)]
 
+mod common;
+
+use common::engin_pq;
 use mollier_engin_joint::expansion::{MomentExpansion, SinusBoundary};
 use mollier_engin_joint::shoulder::{self, MOMENT, SINUS, TORSION_ANGLES, TORSION_MOMENTS};
 use mollier_engin_joint::torsion::Interpolation;
@@ -101,21 +104,6 @@ fn sinus_boundary_reproduces_table_h2() {
     assert!((t - at_half_pi).abs() < 1e-15, "{t} vs {at_half_pi}");
     // both within the graph reading of Table H.2's lines φ = 0 and φ = 1.571
     assert!((at_0 - TABLE_H2[0].expected.0).abs() < 0.0025 && (at_half_pi - TABLE_H2[2].expected.0).abs() < 0.0025);
-}
-
-/// Engin's expansion written out in `p = θ cos φ`, `q = θ sin φ` (report eq. 3.3), N m.
-fn engin_pq(p: f64, q: f64) -> f64 {
-    let c = MOMENT;
-    c[0] * p.hypot(q)
-        + c[1] * p
-        + c[2] * q
-        + c[3] * p * p
-        + c[4] * p * q
-        + c[5] * q * q
-        + c[6] * p.powi(3)
-        + c[7] * p * p * q
-        + c[8] * p * q * q
-        + c[9] * q.powi(3)
 }
 
 /// Where the report's analytic column was evaluated: at the row's angles, or at its printed,
