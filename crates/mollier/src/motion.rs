@@ -36,6 +36,8 @@ pub struct Motion {
     pub times: Vec<f64>,
     /// Generalized coordinates of each frame (frames x n_q), SI (m, rad).
     pub q: Vec<Vec<f64>>,
+    /// The inputs' names, in the model's input order.
+    pub names: Vec<String>,
     /// Velocities read from the file, per input in input order: `None` for an input without a
     /// velocity column, else one per frame (m/s, rad/s).
     pub velocities: Vec<Option<Vec<f64>>>,
@@ -380,7 +382,18 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
         }
     }
     let [velocities, accelerations] = given;
-    Ok(Motion { file: file.to_string(), times, q, velocities, accelerations, ignored, in_degrees: t.in_degrees, notes })
+    let names = inputs.iter().map(|i| i.name.clone()).collect();
+    Ok(Motion {
+        file: file.to_string(),
+        times,
+        q,
+        names,
+        velocities,
+        accelerations,
+        ignored,
+        in_degrees: t.in_degrees,
+        notes,
+    })
 }
 
 /// How to differentiate a motion.
@@ -511,6 +524,16 @@ impl Motion {
                 (None, Some(v)) => (fit(v)?.d1, Source::Velocities(method)),
                 (None, None) => (positions.d2.clone(), Source::Positions(method)),
             };
+            // finite samples can still overflow a difference (1e308 next to −1e308)
+            if let Some(i) =
+                (0..frames).find(|&i| !(positions.value[i].is_finite() && qd[i].is_finite() && qdd[i].is_finite()))
+            {
+                let name = self.names.get(j).map_or_else(|| format!("input {}", j + 1), |n| format!("`{n}`"));
+                return Err(SplineError::Values(format!(
+                    "{name} at time {}: its velocity or acceleration is not finite; check the values and their units",
+                    self.times[i]
+                )));
+            }
             for i in 0..frames {
                 out.q[i][j] = positions.value[i];
                 out.qd[i][j] = qd[i];
@@ -683,6 +706,65 @@ mod tests {
         assert_eq!(e.0[0].headline(), "m.csv:2:1: error: pelvis.y.acc: not a number: `x`");
     }
 
+    /// Cells and headers a mutated motion file may get.
+    const TOKENS: [&str; 16] = [
+        "",
+        "nan",
+        "inf",
+        "1e308",
+        "-1e308",
+        "x",
+        "1e-320",
+        "0",
+        "\"",
+        ",",
+        "\t",
+        "\n",
+        "knee.rotation.vel [deg]",
+        "pelvis.y_u",
+        "pelvis.y.acc [mm/s^2]",
+        "knee.rotation.vel",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 400, ..Default::default() })]
+
+        /// Any mutation of a motion file with derivative columns: no panic, every problem located,
+        /// and what is read differentiates to finite numbers or to an error.
+        #[test]
+        fn mutated_motion_files_never_panic_or_give_non_finite_derivatives(
+            storage in proptest::bool::ANY,
+            edits in proptest::collection::vec((0usize..8, 0usize..5, 0..TOKENS.len()), 1..4),
+        ) {
+            let sep = if storage { "\t" } else { "," };
+            let mut rows: Vec<Vec<String>> = vec![
+                ["time", "knee.rotation [deg]", "pelvis.y", "knee.rotation.vel [deg/s]", "pelvis.y.acc"].map(String::from).to_vec(),
+            ];
+            for i in 0..7 {
+                let t = 0.1 * i as f64;
+                rows.push([t, 30.0 * t, 0.9 + t * t, 30.0, 2.0].map(|v| v.to_string()).to_vec());
+            }
+            for (row, col, tok) in &edits {
+                rows[*row][*col] = TOKENS[*tok].to_string();
+            }
+            let body: Vec<String> = rows.iter().map(|r| r.join(sep)).collect();
+            let (file, text) = if storage {
+                ("m.sto", format!("m\nendheader\n{}\n", body.join("\n")))
+            } else {
+                ("m.csv", body.join("\n") + "\n")
+            };
+            match parse_motion(file, &text, &inputs()) {
+                Err(d) => proptest::prop_assert!(d.0.iter().all(|d| d.location.is_some()), "{d}"),
+                Ok(m) => {
+                    if let Ok(d) = m.differentiate(Smoothing::Interpolate) {
+                        let all = d.q.iter().chain(&d.qd).chain(&d.qdd).flatten();
+                        proptest::prop_assert!(all.clone().all(|v| v.is_finite()), "{text}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn column_units_convert_and_must_fit_the_input() {
         let m = parse_motion("m.csv", "time [s],knee.rotation [deg],pelvis.y [mm]\n0,90,900\n0.1,-45,950\n", &inputs())
@@ -717,5 +799,9 @@ mod tests {
         assert!(e.0[0].message.contains("endheader"));
         let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n", &inputs()).unwrap_err();
         assert!(e.0[0].message.contains("no rows"));
+        // finite values whose derivatives are not: refused, naming the input and the time
+        let m = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1e308\n0.1,0,-1e308\n", &inputs()).unwrap();
+        let e = m.differentiate(Smoothing::Interpolate).unwrap_err();
+        assert!(e.to_string().starts_with("`pelvis.y` at time 0: its velocity or acceleration is not finite"), "{e}");
     }
 }
