@@ -300,8 +300,7 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
                         (Quantity::Angle, _) => "`rad/s^2` or `deg/s^2`",
                         (Quantity::Length, 1) => "`m/s`, `cm/s` or `mm/s`",
                         (Quantity::Length, _) => "`m/s^2`, `cm/s^2` or `mm/s^2`",
-                        (Quantity::Dimensionless, 1) => "`/s`",
-                        (Quantity::Dimensionless, _) => "`/s^2`",
+                        (Quantity::Dimensionless, _) => "none: leave the unit out",
                     };
                     hdr(
                         format!("column `{}`: unit `{u}` does not fit it", names[c]),
@@ -317,7 +316,7 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
     let used = |i: usize| i == time_col || cols.contains(&i) || rates.iter().flatten().flatten().any(|(c, _)| *c == i);
     let ignored: Vec<String> = t.header.iter().enumerate().filter(|(i, _)| !used(*i)).map(|(_, h)| h.clone()).collect();
     let mut given: [Vec<Option<Vec<f64>>>; 2] =
-        rates.clone().map(|r| r.iter().map(|c| c.map(|_| Vec::with_capacity(t.rows.len()))).collect());
+        rates.each_ref().map(|r| r.iter().map(|c| c.map(|_| Vec::with_capacity(t.rows.len()))).collect());
     let mut times = Vec::with_capacity(t.rows.len());
     let mut q = Vec::with_capacity(t.rows.len());
     for (offset, row) in &t.rows {
