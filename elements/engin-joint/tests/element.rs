@@ -106,20 +106,31 @@ fn spherical(theta: f64, phi: f64) -> (Vec3, Vec3, Vec3) {
 #[test]
 fn swing_moment_is_perpendicular_to_the_long_axis_with_engins_magnitude() {
     let law = shoulder_law(Interpolation::MonotoneCubic);
+    let mut beyond = 0;
     for k in 0..48 {
         let phi = 2.0 * PI * k as f64 / 48.0;
+        let ramp = law.swing().ramp(phi);
         for &theta in &[0.4, 1.3, 1.6, 1.9, 2.4, 3.0] {
             for &psi in &[-1.0, 0.156, 0.9] {
-                let m = law.moment_at(theta * phi.cos(), theta * phi.sin(), psi);
+                let (p, q) = (theta * phi.cos(), theta * phi.sin());
+                let m = law.moment_at(p, q, psi);
                 let (u, _, _) = spherical(theta, phi);
                 // torsion about the long axis, swing moment perpendicular to it, of magnitude M
                 let axial = dot(&m.torque, &u);
                 assert!((axial - m.torsion).abs() < 1e-12 * (1.0 + axial.abs()));
                 let swing: Vec3 = std::array::from_fn(|i| m.torque[i] - axial * u[i]);
-                assert!((dot(&swing, &swing).sqrt() - m.swing).abs() < 1e-12 * (1.0 + m.swing));
+                let swing = dot(&swing, &swing).sqrt();
+                assert!((swing - m.swing).abs() < 1e-12 * (1.0 + m.swing));
+                // beyond the ramp, M is Engin's expansion itself (eq. 3.3 by hand)
+                if theta > ramp.sinus + ramp.width {
+                    let engin = common::engin_pq(p, q);
+                    assert!((swing - engin).abs() < 1e-12 * engin, "({phi}, {theta}): {swing} vs {engin}");
+                    beyond += 1;
+                }
             }
         }
     }
+    assert!(beyond > 48 * 3 * 2, "{beyond}");
 }
 
 #[test]
