@@ -516,6 +516,67 @@ mod tests {
         assert!(r.hessian > 1e-8 && r.hessian < Options::default().hessian_rtol, "{r:?}");
     }
 
+    /// `λ_a · λ_b` (the Euler parameters' dot product, the cosine of half the relative
+    /// rotation) minus its rest value: invariant, since a common rotation is an orthogonal map of
+    /// both; gradient `(λ_b, λ_a)`, Hessian `I` in the cross blocks. With `wrong_sign`, the
+    /// derivative with respect to `λ_b`'s third parameter has the wrong sign.
+    #[derive(Debug)]
+    struct Alignment {
+        layout: Layout,
+        rest: f64,
+        wrong_sign: bool,
+    }
+
+    impl ElementInfo for Alignment {
+        fn type_name(&self) -> &str {
+            "alignment"
+        }
+        fn layout(&self) -> &Layout {
+            &self.layout
+        }
+        fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
+            self.rest = (0..4).map(|i| x0[i] * x0[4 + i]).sum();
+            Ok(())
+        }
+    }
+
+    impl Element for Alignment {
+        fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
+            out.e[0] = (0..4).map(|i| x[i] * x[4 + i]).sum::<f64>() - self.rest;
+            let mut dv = out.mode(0);
+            dv.add_grad(0, &x[4..8], 1.0);
+            dv.add_grad(4, &x[0..4], 1.0);
+            if self.wrong_sign && dv.has_grad() {
+                dv.grad[7] = -dv.grad[7];
+            }
+            let identity: [f64; 16] = std::array::from_fn(|k| f64::from(u8::from(k / 4 == k % 4)));
+            dv.add_hess_cross(0, 4, 4, 4, &identity, 1.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_wrong_sign_in_an_euler_parameter_derivative_is_rejected() {
+        let x0: Vec<f64> = quat_from_axis_angle(&[0.3, -0.5, 0.8], 0.4)
+            .into_iter()
+            .chain(quat_from_axis_angle(&[-0.6, 0.2, 0.7], 1.1))
+            .collect();
+        let check = |wrong_sign| {
+            let layout = Layout::new(
+                vec![(NodeId::new(0), NodeKind::Orientation), (NodeId::new(1), NodeKind::Orientation)],
+                vec![ModeInfo::dimensionless("alignment")],
+            );
+            let mut el = Alignment { layout, rest: 0.0, wrong_sign };
+            el.initialize(&x0).unwrap();
+            check_element(&el, &x0, &Options::default())
+        };
+        let r = check(false).unwrap_or_else(|f| panic!("{f}"));
+        assert!(r.invariance < 1e-12 && r.gradient < 1e-8 && r.hessian < 1e-6, "{r:?}");
+        let f = check(true).unwrap_err();
+        assert_eq!((f.check, f.configuration), ("first derivatives", 0), "{f}");
+        assert!(f.detail.contains("mode `alignment`, coordinate 7"), "{f}");
+    }
+
     #[test]
     fn an_element_that_is_not_invariant_under_rigid_motion_is_rejected() {
         let f = check(Fault::NotInvariant).unwrap_err();
