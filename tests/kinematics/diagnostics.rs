@@ -4,6 +4,7 @@
 use mollier_core::{Data, KinematicsError, ModelBuilder, solve_positions, well_posedness};
 use mollier_hinge::Hinge;
 use mollier_tests::{FourBar, IDENTITY, SliderCrank, four_bar_frame, rigid_point};
+use num_dual::Dual64;
 
 /// The planar four-bar built only from hinges and rigid bodies in space: the classic
 /// over-constrained loop (Grübler: 6·3 − 5·4 = −2 for a mechanism that moves with one DOF).
@@ -80,7 +81,19 @@ fn slider_driven_crank_is_singular_at_dead_centre() {
     let (model, _) = sc.model(true);
     let mut data = Data::new(&model);
     let w = well_posedness(&model, &mut data);
-    assert_eq!((w.equations, w.unknowns, w.over, w.under), (7, 7, 1, 1), "{w}");
+    // Away from dead centre the same mechanism is well posed: as many independent equations
+    // as unknowns. At dead centre only the posture differs, so the counts are the same, and
+    // the rank drops by one: the slider's closed-form position x(θ) has x′(θ) = 0 at θ = 0
+    // (and only there), one direction the equations do not fix to first order.
+    let regular = SliderCrank { theta0: 0.7, ..sc }.model(true).0;
+    let wr = well_posedness(&regular, &mut Data::new(&regular));
+    assert!(wr.is_well_posed() && wr.equations == wr.unknowns && wr.over == 0, "{wr}");
+    let slope = |theta: f64| sc.x(Dual64::from(theta).derivative()).eps;
+    assert!(slope(0.0) == 0.0 && slope(0.7).abs() > 0.1 * sc.r);
+    // the unknowns: the crank's orientation (4 Euler parameters) and its pin (3); the slider
+    // is the input along x and fixed across
+    assert_eq!(wr.unknowns, 4 + 3);
+    assert_eq!((w.equations, w.unknowns, w.over, w.under), (wr.equations, wr.unknowns, 1, 1), "{w}");
     // the two aligned bars
     let mut redundant: Vec<&str> = w.redundant.iter().map(|i| i.name.as_str()).collect();
     redundant.sort();

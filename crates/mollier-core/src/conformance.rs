@@ -467,3 +467,203 @@ pub fn check_attached(model: &crate::Model, x: &[f64], opts: &Options) -> Result
     }
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    //! Negative controls: elements with one planted fault each, which the harness must reject
+    //! at the check that the fault breaks (and the same element without the fault passes).
+
+    use super::*;
+    use crate::element::{ElementError, ElementInfo, ModeInfo};
+    use crate::ids::NodeId;
+
+    /// What is wrong with a [`Distance`] element.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Fault {
+        None,
+        /// The gradient's entry for `b.y` has the wrong sign.
+        GradientSign,
+        /// The Hessian's `(b.x, b.x)` entry is off by this much (1/m).
+        HessianEntry(f64),
+        /// The mode is `b.x − a.x` minus its rest value: correct derivatives, but it changes
+        /// when the element turns.
+        NotInvariant,
+    }
+
+    /// The distance between two points minus its rest value (m), written out here with its
+    /// derivatives: gradient `(−u, u)`, Hessian `±(I − u uᵀ)/L` with `u` the unit vector a→b.
+    #[derive(Debug)]
+    struct Distance {
+        layout: Layout,
+        rest: f64,
+        fault: Fault,
+    }
+
+    impl Distance {
+        fn new(fault: Fault, x0: &[f64]) -> Self {
+            let layout = Layout::new(
+                vec![(NodeId::new(0), NodeKind::Position), (NodeId::new(1), NodeKind::Position)],
+                vec![ModeInfo::length("elongation")],
+            );
+            let mut d = Self { layout, rest: 0.0, fault };
+            d.initialize(x0).unwrap();
+            d
+        }
+        fn measure(&self, x: &[f64]) -> f64 {
+            let d = [x[3] - x[0], x[4] - x[1], x[5] - x[2]];
+            match self.fault {
+                Fault::NotInvariant => d[0],
+                _ => (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt(),
+            }
+        }
+    }
+
+    impl ElementInfo for Distance {
+        fn type_name(&self) -> &str {
+            "distance"
+        }
+        fn layout(&self) -> &Layout {
+            &self.layout
+        }
+        fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
+            self.rest = self.measure(x0);
+            Ok(())
+        }
+    }
+
+    impl Element for Distance {
+        fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
+            out.e[0] = self.measure(x) - self.rest;
+            let d = [x[3] - x[0], x[4] - x[1], x[5] - x[2]];
+            let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            let (u, curvature) = match self.fault {
+                Fault::NotInvariant => ([1.0, 0.0, 0.0], [0.0; 9]),
+                _ => {
+                    let u = d.map(|v| v / l);
+                    let p: [f64; 9] =
+                        std::array::from_fn(|k| (f64::from(u8::from(k / 3 == k % 3)) - u[k / 3] * u[k % 3]) / l);
+                    (u, p)
+                }
+            };
+            let mut dv = out.mode(0);
+            dv.add_grad(0, &u, -1.0);
+            dv.add_grad(3, &u, 1.0);
+            if self.fault == Fault::GradientSign && dv.has_grad() {
+                dv.grad[4] = -dv.grad[4];
+            }
+            dv.add_hess_diag(0, 3, &curvature, 1.0);
+            dv.add_hess_diag(3, 3, &curvature, 1.0);
+            dv.add_hess_cross(0, 3, 3, 3, &curvature, -1.0);
+            if let (Fault::HessianEntry(error), true) = (self.fault, dv.has_hess()) {
+                dv.hess[3 * 6 + 3] += error;
+            }
+            Ok(())
+        }
+    }
+
+    /// A generic reference configuration, about 1 m long, where no gradient entry is zero.
+    const X0: [f64; 6] = [0.1, -0.2, 0.05, 0.7, 0.55, 0.4];
+
+    fn check(fault: Fault) -> Result<Report, Failure> {
+        check_element(&Distance::new(fault, &X0), &X0, &Options::default())
+    }
+
+    #[test]
+    fn the_faultless_control_passes() {
+        let r = check(Fault::None).unwrap_or_else(|f| panic!("{f}"));
+        assert_eq!(r.configurations, 1 + Options::default().samples);
+        assert!(r.rest == 0.0 && r.invariance < 1e-12 && r.gradient < 1e-8 && r.hessian < 1e-6, "{r:?}");
+    }
+
+    #[test]
+    fn a_wrong_sign_in_one_derivative_is_rejected() {
+        let f = check(Fault::GradientSign).unwrap_err();
+        assert_eq!((f.check, f.configuration), ("first derivatives", 0), "{f}");
+        assert!(f.detail.contains("mode `elongation`, coordinate 4"), "{f}");
+    }
+
+    #[test]
+    fn an_error_of_1e_4_in_one_hessian_entry_is_rejected() {
+        let f = check(Fault::HessianEntry(1e-4)).unwrap_err();
+        assert_eq!((f.check, f.configuration), ("second derivatives", 0), "{f}");
+        assert!(f.detail.contains("entry (3, 3)"), "{f}");
+        // a diagonal entry keeps the Hessian symmetric: central differences catch it; an error
+        // below the tolerance passes, so the test above fails because of the planted error
+        let r = check(Fault::HessianEntry(1e-7)).unwrap_or_else(|f| panic!("{f}"));
+        assert!(r.hessian > 1e-8 && r.hessian < Options::default().hessian_rtol, "{r:?}");
+    }
+
+    /// `λ_a · λ_b` (the Euler parameters' dot product, the cosine of half the relative
+    /// rotation) minus its rest value: invariant, since a common rotation is an orthogonal map of
+    /// both; gradient `(λ_b, λ_a)`, Hessian `I` in the cross blocks. With `wrong_sign`, the
+    /// derivative with respect to `λ_b`'s third parameter has the wrong sign.
+    #[derive(Debug)]
+    struct Alignment {
+        layout: Layout,
+        rest: f64,
+        wrong_sign: bool,
+    }
+
+    impl ElementInfo for Alignment {
+        fn type_name(&self) -> &str {
+            "alignment"
+        }
+        fn layout(&self) -> &Layout {
+            &self.layout
+        }
+        fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
+            self.rest = (0..4).map(|i| x0[i] * x0[4 + i]).sum();
+            Ok(())
+        }
+    }
+
+    impl Element for Alignment {
+        fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
+            out.e[0] = (0..4).map(|i| x[i] * x[4 + i]).sum::<f64>() - self.rest;
+            let mut dv = out.mode(0);
+            dv.add_grad(0, &x[4..8], 1.0);
+            dv.add_grad(4, &x[0..4], 1.0);
+            if self.wrong_sign && dv.has_grad() {
+                dv.grad[7] = -dv.grad[7];
+            }
+            let identity: [f64; 16] = std::array::from_fn(|k| f64::from(u8::from(k / 4 == k % 4)));
+            dv.add_hess_cross(0, 4, 4, 4, &identity, 1.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_wrong_sign_in_an_euler_parameter_derivative_is_rejected() {
+        let x0: Vec<f64> = quat_from_axis_angle(&[0.3, -0.5, 0.8], 0.4)
+            .into_iter()
+            .chain(quat_from_axis_angle(&[-0.6, 0.2, 0.7], 1.1))
+            .collect();
+        let check = |wrong_sign| {
+            let layout = Layout::new(
+                vec![(NodeId::new(0), NodeKind::Orientation), (NodeId::new(1), NodeKind::Orientation)],
+                vec![ModeInfo::dimensionless("alignment")],
+            );
+            let mut el = Alignment { layout, rest: 0.0, wrong_sign };
+            el.initialize(&x0).unwrap();
+            check_element(&el, &x0, &Options::default())
+        };
+        let r = check(false).unwrap_or_else(|f| panic!("{f}"));
+        assert!(r.invariance < 1e-12 && r.gradient < 1e-8 && r.hessian < 1e-6, "{r:?}");
+        let f = check(true).unwrap_err();
+        assert_eq!((f.check, f.configuration), ("first derivatives", 0), "{f}");
+        assert!(f.detail.contains("mode `alignment`, coordinate 7"), "{f}");
+    }
+
+    #[test]
+    fn an_element_that_is_not_invariant_under_rigid_motion_is_rejected() {
+        let f = check(Fault::NotInvariant).unwrap_err();
+        assert_eq!((f.check, f.configuration), ("rigid-motion invariance", 0), "{f}");
+        // its derivatives are right: the harness rejects it for the invariance alone
+        let x = perturb(&Distance::new(Fault::NotInvariant, &X0).layout, &X0, 0.2, &mut Rng::new(3));
+        let el = Distance::new(Fault::NotInvariant, &X0);
+        let (_, de, d2e) = evaluate(&el, &x, Order::Hessian).unwrap();
+        let (fd1, fd2) = central_differences(&el, &x, 1e-5).unwrap();
+        assert!(de.iter().zip(&fd1).all(|(a, b)| (a - b).abs() < 1e-9));
+        assert!(d2e.iter().zip(&fd2).all(|(a, b)| (a - b).abs() < 1e-9));
+    }
+}

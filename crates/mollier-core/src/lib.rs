@@ -31,6 +31,7 @@ pub mod law;
 pub mod model;
 pub mod registry;
 pub mod scalar;
+pub mod shared_data;
 mod sparse;
 pub mod terms;
 pub mod topology;

@@ -166,6 +166,8 @@ mod tests {
     fn regression_matches_the_published_coefficients() {
         // at rest (φ = θ = 0) each angle is intercept + slope·rest angle, by hand from DAS3's
         // estimate_shoulder_angles: Cy = −4.983 + 0.851·(−28.573324) = −29.298899 deg, ...
+        // (the published table of de Groot & Brand 2001 is not among the project's sources: these
+        // are DAS3's copy of it, and remain to be checked against the paper)
         let rest = RestAngles::default();
         let ([cy, cz], [sy, sz, sx]) = regression(&rest, 0.0, 0.0);
         let want = [-29.298_899, 9.675_143, 27.671_686, 7.512_007, -8.484_749];

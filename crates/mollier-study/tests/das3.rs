@@ -2,25 +2,21 @@
 //! al. 2014; dasproject/DAS3 d6f2ff0): joint centres, contact points, conoid, thorax ellipsoid,
 //! masses and optimal lengths as read from the .osim file by an independent (Rust) reader; and
 //! the committed model file as the generator writes it. Skips, saying so, when the data or
-//! python3 are absent.
+//! python3 are absent (`SKIPPED: ...` on standard error, see `mollier_core::shared_data`).
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use common::*;
 use mollier_format::ParamValue;
 
-fn osim() -> Option<(PathBuf, String)> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/das3/das3.osim");
-    match std::fs::read_to_string(&p) {
-        Ok(t) => Some((p, t)),
-        Err(_) => {
-            println!("skipped: {} is absent (the DAS3 reference data is not checked out)", p.display());
-            None
-        }
-    }
+/// DAS3's model file and its text, or `None` (the test named `test` said it is skipped).
+fn osim(test: &str) -> Option<(PathBuf, String)> {
+    mollier_core::shared_data::read("das3/das3.osim")
+        .map_err(|reason| mollier_core::shared_data::skip(test, &reason))
+        .ok()
 }
 
 fn numbers(s: &str) -> Vec<f64> {
@@ -58,7 +54,7 @@ fn param_numbers(study: &mollier_study::Study, element: &str, key: &str) -> Vec<
 
 #[test]
 fn the_model_carries_das3s_geometry_and_inertia() {
-    let Some((_, text)) = osim() else { return };
+    let Some((_, text)) = osim("the_model_carries_das3s_geometry_and_inertia") else { return };
     let study = abduction_with(|s| s.motion.frames = 2);
     let model = &study.compiled.model;
     let data = mollier_core::Data::new(model);
@@ -117,12 +113,15 @@ fn the_model_carries_das3s_geometry_and_inertia() {
 
 #[test]
 fn the_committed_model_is_what_the_generator_writes() {
-    let Some((osim, _)) = osim() else { return };
+    let Some((osim, _)) = osim("the_committed_model_is_what_the_generator_writes") else { return };
     let script = shoulder_dir().join("tools/make_shoulder.py");
     let out = match Command::new("python3").arg(&script).arg("--osim").arg(&osim).arg("--check").output() {
         Ok(o) => o,
         Err(e) => {
-            println!("skipped: python3 is not available ({e})");
+            mollier_core::shared_data::skip(
+                "the_committed_model_is_what_the_generator_writes",
+                &format!("python3 is not available ({e})"),
+            );
             return;
         }
     };

@@ -7,11 +7,19 @@ use common::*;
 
 #[test]
 fn tables_summaries_and_plots_are_written() {
-    let study = abduction_with(|s| {
+    let mut study = abduction_with(|s| {
         s.motion.frames = 3;
         s.optimisation.criteria = vec!["b".into(), "d".into()];
     });
+    // the middle frame asks for a posture the shoulder cannot reach (AC 0.5 m higher than the
+    // rhythm puts it): its kinematics and every variant fail there, the frames around it solve
+    study.motion.frames[1].q[0] += 0.5;
     let r = study.run();
+    assert!(r.kinematics.frames[1].is_err() && r.kinematics.frames[0].is_ok() && r.kinematics.frames[2].is_ok());
+    for v in &r.variants {
+        let solved: Vec<bool> = v.frames.iter().map(|f| f.status.is_success()).collect();
+        assert_eq!(solved, [true, false, true], "{}", v.variant.name());
+    }
     let dir = temp_dir("outputs");
     let files = mollier_study::output::write(&study, &r, &dir).unwrap();
     let plots = mollier_study::plots::write(&study, &r, &dir.join("plots")).unwrap();
@@ -26,6 +34,7 @@ fn tables_summaries_and_plots_are_written() {
             let mut rdr = csv::ReaderBuilder::new().comment(Some(b'#')).from_reader(text.as_bytes());
             let n = rdr.headers().unwrap().len();
             let rows: Vec<_> = rdr.records().map(|r| r.unwrap()).collect();
+            // failed frames keep their row
             assert_eq!(rows.len(), 3, "{}", f.display());
             assert!(rows.iter().all(|r| r.len() == n));
             // every number finite
@@ -53,6 +62,31 @@ fn tables_summaries_and_plots_are_written() {
     for key in ["frames", "solved", "failed", "criterion", "ms_per_frame"] {
         assert!(v.get(key).is_some(), "{key}");
     }
+    // the failed frame: a row like the others, its status and message, every number empty
+    let (time, elevation) = (study.motion.frames[1].time, study.motion.frames[1].elevation);
+    let row = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let mut rdr = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+        let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+        let row: Vec<String> = rdr.records().nth(1).unwrap().unwrap().iter().map(String::from).collect();
+        assert_eq!(row[..2], [time.to_string(), elevation.to_string()], "{file}");
+        header.iter().zip(row).map(|(h, c)| format!("{h}={c}")).collect()
+    };
+    let kin = row("kinematics.csv");
+    assert!(kin[2].starts_with("status=failed: "), "{kin:?}");
+    assert!(kin[3..].iter().all(|c| c.ends_with('=')), "{kin:?}");
+    for file in ["lengths.csv", "moment_arms.csv", "b-glenoid/forces.csv", "d-free/reactions.csv"] {
+        let cells = row(file);
+        assert!(cells[2..].iter().all(|c| c.ends_with('=')), "{file}: {cells:?}");
+    }
+    let stability = row("b-glenoid/stability.csv");
+    assert!(stability[2] == "status=kinematics_failed" && !stability.last().unwrap().ends_with('='), "{stability:?}");
+    let failed = &v["failed_frames"];
+    assert_eq!((v["solved"].as_u64(), v["failed"].as_u64()), (Some(2), Some(1)), "{v}");
+    assert_eq!(failed.as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(failed[0]["time"].as_f64(), Some(time), "{v}");
+    assert_eq!(summary["kinematics"]["failed_frames"][0]["time"].as_f64(), Some(time), "{summary}");
+
     for p in &plots {
         let text = std::fs::read_to_string(p).unwrap();
         assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"), "{}", p.display());

@@ -53,9 +53,10 @@ pub use check::{CheckReport, check};
 pub use compile::{BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, load};
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
-pub use motion::{Motion, MotionDerivatives, Smoothing, parse_motion, read_motion};
+pub use motion::{Method, Motion, MotionDerivatives, Smoothing, Source, parse_motion, read_motion};
 pub use reference::element_reference;
 pub use schema::schema;
+pub use spline::Ends;
 
 /// Every element type this build knows, each registered by its own crate.
 ///

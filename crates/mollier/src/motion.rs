@@ -7,11 +7,17 @@
 //!   header, inputs that are angles (modes whose quantity is an angle) are converted from degrees
 //!   to radians; lengths are read as m.
 //!
-//! Columns that are not inputs are ignored (and listed in [`Motion::ignored`]). Every value must be
+//! An input's velocity and acceleration may be given too, in columns `<input>.vel` and
+//! `<input>.acc` (in storage files also `<input>_u` or `<input>_speed` for the velocity, as
+//! OpenSim names speeds), in SI per second (or per second squared), or in the unit the column
+//! names (`elbow.rotation.vel [deg/s]`, `AC.y.acc [mm/s^2]`), or in degrees with `inDegrees=yes`.
+//!
+//! Columns that are neither are ignored (and listed in [`Motion::ignored`]). Every value must be
 //! a finite number and time must increase.
 //!
-//! [`Motion::differentiate`] gives the velocities and accelerations that dynamics needs, from a
-//! cubic spline per input (see [`crate::spline`]).
+//! [`Motion::differentiate`] gives the velocities and accelerations that dynamics needs: those
+//! of the file where it has them, the others from a cubic spline per input (see
+//! [`crate::spline`]), and says which ([`MotionDerivatives::sources`]).
 
 use std::path::Path;
 
@@ -19,6 +25,7 @@ use mollier_core::element::Quantity;
 use mollier_format::{Diagnostic, Diagnostics};
 
 use crate::compile::InputInfo;
+use crate::spline::{Ends, Fit, Knots, SplineError, smoothing_parameter};
 
 /// The generalized coordinates over time, in SI and in the model's input order.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,7 +36,14 @@ pub struct Motion {
     pub times: Vec<f64>,
     /// Generalized coordinates of each frame (frames x n_q), SI (m, rad).
     pub q: Vec<Vec<f64>>,
-    /// Columns that name no input.
+    /// The inputs' names, in the model's input order.
+    pub names: Vec<String>,
+    /// Velocities read from the file, per input in input order: `None` for an input without a
+    /// velocity column, else one per frame (m/s, rad/s).
+    pub velocities: Vec<Option<Vec<f64>>>,
+    /// Accelerations read from the file, likewise (m/s², rad/s²).
+    pub accelerations: Vec<Option<Vec<f64>>>,
+    /// Columns that name no input, velocity or acceleration.
     pub ignored: Vec<String>,
     /// `true` when angles were converted from degrees (`inDegrees=yes`).
     pub in_degrees: bool,
@@ -57,6 +71,30 @@ fn unit_factor(unit: &str, quantity: Quantity) -> Option<f64> {
     }
 }
 
+/// SI per unit of `unit` for the `order`-th time derivative (1 or 2) of a quantity: the unit of
+/// the quantity per s or per s² (`deg/s`, `mm/s^2`, `m/s²`); `None` if it does not fit.
+fn rate_factor(unit: &str, quantity: Quantity, order: usize) -> Option<f64> {
+    let base = match order {
+        1 => unit.strip_suffix("/s"),
+        _ => ["/s^2", "/s²", "/s2"].iter().find_map(|s| unit.strip_suffix(s)),
+    };
+    base.and_then(|b| unit_factor(b.trim(), quantity))
+}
+
+/// The column names that may hold the `order`-th derivative (1 or 2) of input `name`.
+fn derivative_names(name: &str, order: usize, storage: bool) -> Vec<String> {
+    match (order, storage) {
+        (1, true) => vec![format!("{name}.vel"), format!("{name}_u"), format!("{name}_speed")],
+        (1, false) => vec![format!("{name}.vel")],
+        _ => vec![format!("{name}.acc")],
+    }
+}
+
+fn is_storage(file: &str) -> bool {
+    let ext = Path::new(file).extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    ext == "mot" || ext == "sto"
+}
+
 /// An angle column without a unit whose values exceed this (rad) is probably in degrees.
 const LOOKS_LIKE_DEGREES: f64 = 1.5 * std::f64::consts::TAU;
 
@@ -74,9 +112,8 @@ pub fn read_motion(path: &Path, inputs: &[InputInfo]) -> Result<Motion, Diagnost
 
 /// Parse a motion file's text; `.mot` and `.sto` names are OpenSim storage, others CSV.
 pub fn parse_motion(file: &str, text: &str, inputs: &[InputInfo]) -> Result<Motion, Diagnostics> {
-    let ext = Path::new(file).extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let table = if ext == "mot" || ext == "sto" { storage(file, text)? } else { csv_table(file, text)? };
+    let table = if is_storage(file) { storage(file, text)? } else { csv_table(file, text)? };
     assemble(file, text, table, inputs).map_err(|d| Diagnostics::one(*d))
 }
 
@@ -234,13 +271,52 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
             format!("give one column per input of the model, named as in its `inputs` list: time,{}", names.join(",")),
         ));
     }
-    let ignored: Vec<String> = t
-        .header
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != time_col && !cols.contains(i))
-        .map(|(_, h)| h.clone())
-        .collect();
+    // derivative columns: per order (velocity, acceleration), per input, the column and factor
+    let mut rates: [Vec<Option<(usize, f64)>>; 2] = [Vec::new(), Vec::new()];
+    for (order, found) in [1, 2].into_iter().zip(&mut rates) {
+        for inp in inputs {
+            let candidates = derivative_names(&inp.name, order, is_storage(file));
+            let present: Vec<usize> = candidates.iter().filter_map(|c| names.iter().position(|h| h == c)).collect();
+            if present.len() > 1 {
+                let given: Vec<&str> = present.iter().map(|&c| names[c]).collect();
+                return Err(hdr(
+                    format!(
+                        "the {} of `{}` is given twice: {}",
+                        ["velocity", "acceleration"][order - 1],
+                        inp.name,
+                        quote_list(&given)
+                    ),
+                    "keep one of these columns".into(),
+                ));
+            }
+            let Some(&c) = present.first() else {
+                found.push(None);
+                continue;
+            };
+            let factor = match split_unit(&t.header[c]).1 {
+                Some(u) => rate_factor(u, inp.quantity, order).ok_or_else(|| {
+                    let units = match (inp.quantity, order) {
+                        (Quantity::Angle, 1) => "`rad/s` or `deg/s`",
+                        (Quantity::Angle, _) => "`rad/s^2` or `deg/s^2`",
+                        (Quantity::Length, 1) => "`m/s`, `cm/s` or `mm/s`",
+                        (Quantity::Length, _) => "`m/s^2`, `cm/s^2` or `mm/s^2`",
+                        (Quantity::Dimensionless, _) => "none: leave the unit out",
+                    };
+                    hdr(
+                        format!("column `{}`: unit `{u}` does not fit it", names[c]),
+                        format!("units for this column: {units}"),
+                    )
+                })?,
+                None if t.in_degrees && inp.quantity == Quantity::Angle => std::f64::consts::PI / 180.0,
+                None => 1.0,
+            };
+            found.push(Some((c, factor)));
+        }
+    }
+    let used = |i: usize| i == time_col || cols.contains(&i) || rates.iter().flatten().flatten().any(|(c, _)| *c == i);
+    let ignored: Vec<String> = t.header.iter().enumerate().filter(|(i, _)| !used(*i)).map(|(_, h)| h.clone()).collect();
+    let mut given: [Vec<Option<Vec<f64>>>; 2] =
+        rates.each_ref().map(|r| r.iter().map(|c| c.map(|_| Vec::with_capacity(t.rows.len()))).collect());
     let mut times = Vec::with_capacity(t.rows.len());
     let mut q = Vec::with_capacity(t.rows.len());
     for (offset, row) in &t.rows {
@@ -279,6 +355,13 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
         for (&c, factor) in cols.iter().zip(&factors) {
             frame.push(value(c)? * factor);
         }
+        for (found, values) in rates.iter().zip(&mut given) {
+            for (col, v) in found.iter().zip(values.iter_mut()) {
+                if let (Some((c, factor)), Some(v)) = (col, v) {
+                    v.push(value(*c)? * factor);
+                }
+            }
+        }
         times.push(time);
         q.push(frame);
     }
@@ -297,19 +380,70 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
             ));
         }
     }
-    Ok(Motion { file: file.to_string(), times, q, ignored, in_degrees: t.in_degrees, notes })
+    let [velocities, accelerations] = given;
+    let names = inputs.iter().map(|i| i.name.clone()).collect();
+    Ok(Motion {
+        file: file.to_string(),
+        times,
+        q,
+        names,
+        velocities,
+        accelerations,
+        ignored,
+        in_degrees: t.in_degrees,
+        notes,
+    })
 }
 
 /// How to differentiate a motion.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Smoothing {
-    /// Interpolate the samples (not-a-knot cubic spline): exact for motions cubic in time.
+    /// Interpolate the samples by a cubic spline with quintic ends ([`Ends::Quintic`]): exact for
+    /// motions cubic in time, the end frames about as accurate as the others.
     #[default]
     Interpolate,
+    /// Interpolate by a cubic spline with not-a-knot ends ([`Ends::NotAKnot`]), as before quintic
+    /// ends were the default: exact for cubic motions, the end frames the least accurate.
+    NotAKnot,
     /// Smooth with a cubic smoothing spline that halves the amplitude of a sine of this frequency
     /// (Hz): like a second-order Butterworth low-pass filter run forward and backward. The
     /// positions are smoothed too.
     Cutoff(f64),
+}
+
+/// How a derivative was computed from samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Method {
+    /// The interpolating cubic spline with these ends.
+    Spline(Ends),
+    /// The cubic smoothing spline with this cutoff (Hz).
+    Smoothing(f64),
+}
+
+/// Where an input's velocity or acceleration came from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Source {
+    /// A column of the motion file.
+    File,
+    /// Differentiating the positions.
+    Positions(Method),
+    /// Differentiating the velocities of the file (accelerations only).
+    Velocities(Method),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (of, method) = match self {
+            Source::File => return f.write_str("from the file"),
+            Source::Positions(m) => ("the positions", m),
+            Source::Velocities(m) => ("the file's velocities", m),
+        };
+        match method {
+            Method::Spline(Ends::Quintic) => write!(f, "by a cubic spline of {of} (quintic ends)"),
+            Method::Spline(Ends::NotAKnot) => write!(f, "by a cubic spline of {of} (not-a-knot ends)"),
+            Method::Smoothing(hz) => write!(f, "by a smoothing spline of {of} ({hz} Hz)"),
+        }
+    }
 }
 
 /// Generalized coordinates with their rates and accelerations at every frame of a motion.
@@ -321,40 +455,90 @@ pub struct MotionDerivatives {
     pub qd: Vec<Vec<f64>>,
     /// `q̈` (m/s², rad/s²).
     pub qdd: Vec<Vec<f64>>,
+    /// Per input: where its velocity and its acceleration came from.
+    pub sources: Vec<[Source; 2]>,
+}
+
+impl MotionDerivatives {
+    /// One line saying which derivatives were used, for a run's summary: one phrase when every
+    /// input's came from the same place, else one per input (`inputs` name them).
+    pub fn summary(&self, inputs: &[InputInfo]) -> String {
+        let say = |s: &[Source; 2]| format!("velocities {}, accelerations {}", s[0], s[1]);
+        match self.sources.first() {
+            Some(first) if self.sources.iter().all(|s| s == first) => say(first),
+            None => "no inputs".into(),
+            _ => self
+                .sources
+                .iter()
+                .zip(inputs)
+                .map(|(s, i)| format!("{}: {}", i.name, say(s)))
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
 }
 
 impl Motion {
-    /// Velocities and accelerations at the frames, from a cubic spline through (or, smoothing,
-    /// near) each input's samples. A one-frame motion is at rest.
-    pub fn differentiate(&self, smoothing: Smoothing) -> Result<MotionDerivatives, crate::spline::SplineError> {
-        let knots = crate::spline::Knots::new(&self.times)?;
+    /// Velocities and accelerations at the frames: those the file gives, the others from a
+    /// cubic spline through (or, smoothing, near) each input's samples — an acceleration from
+    /// the file's velocities where it has them. A one-frame motion is at rest.
+    pub fn differentiate(&self, smoothing: Smoothing) -> Result<MotionDerivatives, SplineError> {
+        let knots = Knots::new(&self.times)?;
         let (frames, nq) = (self.times.len(), self.q.first().map_or(0, Vec::len));
+        let (method, lambda) = match smoothing {
+            Smoothing::Interpolate => (Method::Spline(Ends::Quintic), 0.0),
+            Smoothing::NotAKnot => (Method::Spline(Ends::NotAKnot), 0.0),
+            Smoothing::Cutoff(hz) => {
+                let lambda = if frames < 3 { 0.0 } else { smoothing_parameter(knots.mean_interval(), hz) };
+                if !(hz > 0.0) || !hz.is_finite() || !lambda.is_finite() {
+                    return Err(SplineError::Cutoff(hz));
+                }
+                (Method::Smoothing(hz), lambda)
+            }
+        };
+        let fit = |y: &[f64]| -> Result<Fit, SplineError> {
+            match method {
+                Method::Spline(ends) => knots.interpolate_with(y, ends),
+                Method::Smoothing(_) => knots.smooth(y, lambda),
+            }
+        };
         let mut out = MotionDerivatives {
             q: vec![vec![0.0; nq]; frames],
             qd: vec![vec![0.0; nq]; frames],
             qdd: vec![vec![0.0; nq]; frames],
+            sources: Vec::with_capacity(nq),
         };
         for j in 0..nq {
             let y: Vec<f64> = self.q.iter().map(|f| f.get(j).copied().unwrap_or(f64::NAN)).collect();
-            let fit = match smoothing {
-                Smoothing::Interpolate => knots.interpolate(&y)?,
-                Smoothing::Cutoff(hz) => {
-                    if !(hz > 0.0) || !hz.is_finite() {
-                        return Err(crate::spline::SplineError::Cutoff(hz));
-                    }
-                    let lambda =
-                        if frames < 3 { 0.0 } else { crate::spline::smoothing_parameter(knots.mean_interval(), hz) };
-                    if !lambda.is_finite() {
-                        return Err(crate::spline::SplineError::Cutoff(hz));
-                    }
-                    knots.smooth(&y, lambda)?
-                }
+            let positions = fit(&y)?;
+            // a column of the file, one value per frame
+            let given_v = self.velocities.get(j).and_then(Option::as_ref).filter(|v| v.len() == frames);
+            let given_a = self.accelerations.get(j).and_then(Option::as_ref).filter(|v| v.len() == frames);
+            let (qd, v_source) = match given_v {
+                Some(v) => (v.clone(), Source::File),
+                None => (positions.d1.clone(), Source::Positions(method)),
             };
-            for i in 0..frames {
-                out.q[i][j] = fit.value[i];
-                out.qd[i][j] = fit.d1[i];
-                out.qdd[i][j] = fit.d2[i];
+            let (qdd, a_source) = match (given_a, given_v) {
+                (Some(a), _) => (a.clone(), Source::File),
+                (None, Some(v)) => (fit(v)?.d1, Source::Velocities(method)),
+                (None, None) => (positions.d2.clone(), Source::Positions(method)),
+            };
+            // finite samples can still overflow a difference (1e308 next to −1e308)
+            if let Some(i) =
+                (0..frames).find(|&i| !(positions.value[i].is_finite() && qd[i].is_finite() && qdd[i].is_finite()))
+            {
+                let name = self.names.get(j).map_or_else(|| format!("input {}", j + 1), |n| format!("`{n}`"));
+                return Err(SplineError::Values(format!(
+                    "{name} at time {}: its velocity or acceleration is not finite; check the values and their units",
+                    self.times[i]
+                )));
             }
+            for i in 0..frames {
+                out.q[i][j] = positions.value[i];
+                out.qd[i][j] = qd[i];
+                out.qdd[i][j] = qdd[i];
+            }
+            out.sources.push([v_source, a_source]);
         }
         Ok(out)
     }
@@ -423,6 +607,163 @@ mod tests {
         }
     }
 
+    /// A motion file of `knee.rotation = A sin ωt` (deg) and `pelvis.y = 0.9 + 0.1 t²` (m) at
+    /// `n` frames over one second, with the extra columns `extra(t)` after those.
+    fn sine_file(n: usize, header: &str, extra: impl Fn(f64) -> String) -> String {
+        let mut text = format!("time,knee.rotation [deg],pelvis.y{header}\n");
+        for i in 0..n {
+            let t = i as f64 / (n - 1) as f64;
+            text.push_str(&format!("{t},{},{}{}\n", 30.0 * (TAU * t).sin(), 0.9 + 0.1 * t * t, extra(t)));
+        }
+        text
+    }
+
+    const TAU: f64 = std::f64::consts::TAU;
+    const DEG: f64 = std::f64::consts::PI / 180.0;
+
+    #[test]
+    fn velocity_and_acceleration_columns_are_used_where_given() {
+        // exact velocities and accelerations in the file (deg/s, deg/s², and SI for pelvis.y)
+        let extra = |t: f64| {
+            let (s, c) = (TAU * t).sin_cos();
+            format!(",{},{},{}", 30.0 * TAU * c, -30.0 * TAU * TAU * s, 0.2 * t)
+        };
+        let text = sine_file(12, ",knee.rotation.vel [deg/s],knee.rotation.acc [deg/s^2],pelvis.y.vel", extra);
+        let m = parse_motion("m.csv", &text, &inputs()).unwrap();
+        assert!(m.ignored.is_empty(), "{:?}", m.ignored);
+        assert!(
+            m.velocities.iter().all(Option::is_some) && m.accelerations[0].is_some() && m.accelerations[1].is_none()
+        );
+        for smoothing in [Smoothing::Interpolate, Smoothing::NotAKnot] {
+            let d = m.differentiate(smoothing).unwrap();
+            for (i, &t) in m.times.iter().enumerate() {
+                let (s, c) = (TAU * t).sin_cos();
+                // the file's own values, converted
+                assert!((d.qd[i][0] - 30.0 * DEG * TAU * c).abs() < 1e-12, "{i}");
+                assert!((d.qdd[i][0] + 30.0 * DEG * TAU * TAU * s).abs() < 1e-11, "{i}");
+                assert!((d.qd[i][1] - 0.2 * t).abs() < 1e-15, "{i}");
+                // pelvis.y's acceleration: the spline of its velocities, a line: exact
+                assert!((d.qdd[i][1] - 0.2).abs() < 1e-12, "{i}: {}", d.qdd[i][1]);
+            }
+            let method = match smoothing {
+                Smoothing::NotAKnot => Method::Spline(Ends::NotAKnot),
+                _ => Method::Spline(Ends::Quintic),
+            };
+            assert_eq!(d.sources, [[Source::File, Source::File], [Source::File, Source::Velocities(method)]]);
+        }
+        let d = m.differentiate(Smoothing::Interpolate).unwrap();
+        assert_eq!(
+            d.summary(&inputs()),
+            "knee.rotation: velocities from the file, accelerations from the file; pelvis.y: velocities from \
+             the file, accelerations by a cubic spline of the file's velocities (quintic ends)"
+        );
+        // without the columns: the spline of the positions, for every input, said in one phrase
+        let m = parse_motion("m.csv", &sine_file(12, "", |_| String::new()), &inputs()).unwrap();
+        let d = m.differentiate(Smoothing::Interpolate).unwrap();
+        assert_eq!(
+            d.summary(&inputs()),
+            "velocities by a cubic spline of the positions (quintic ends), accelerations by a cubic spline of the positions (quintic ends)"
+        );
+        let d = m.differentiate(Smoothing::Cutoff(6.0)).unwrap();
+        assert_eq!(d.sources[1], [Source::Positions(Method::Smoothing(6.0)); 2]);
+    }
+
+    #[test]
+    fn opensim_speeds_and_derivative_units() {
+        // `_u` and `_speed` are velocities in storage files, in degrees with inDegrees=yes
+        let text = "x\ninDegrees=yes\nendheader\ntime\tknee.rotation\tpelvis.y\tknee.rotation_u\tpelvis.y_speed\n\
+                    0\t0\t1\t90\t0.5\n0.1\t9\t1.05\t90\t0.5\n";
+        let m = parse_motion("m.sto", text, &inputs()).unwrap();
+        assert_eq!(m.velocities[0].as_deref(), Some(&[90.0 * DEG, 90.0 * DEG][..]));
+        assert_eq!(m.velocities[1].as_deref(), Some(&[0.5, 0.5][..]));
+        // in CSV they are other columns
+        let m = parse_motion("m.csv", "time,knee.rotation,pelvis.y,knee.rotation_u\n0,0,1,3\n", &inputs()).unwrap();
+        assert!(m.velocities[0].is_none() && m.ignored == ["knee.rotation_u"]);
+        // lengths per second in mm/s, accelerations in cm/s²
+        let m = parse_motion(
+            "m.csv",
+            "time,knee.rotation,pelvis.y,pelvis.y.vel [mm/s],pelvis.y.acc [cm/s²]\n0,0,1,500,-20\n",
+            &inputs(),
+        )
+        .unwrap();
+        assert!((m.velocities[1].as_ref().unwrap()[0] - 0.5).abs() < 1e-15);
+        assert!((m.accelerations[1].as_ref().unwrap()[0] + 0.2).abs() < 1e-15);
+        // a unit that does not fit, and a velocity given twice, are located at the header
+        let e =
+            parse_motion("m.csv", "time,knee.rotation,pelvis.y,pelvis.y.vel [mm]\n0,0,1,5\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:1:1: error: column `pelvis.y.vel`: unit `mm` does not fit it");
+        assert!(e.0[0].hint.as_deref().is_some_and(|h| h.contains("`mm/s`")), "{e}");
+        let e = parse_motion(
+            "m.mot",
+            "endheader\ntime\tknee.rotation\tpelvis.y\tpelvis.y.vel\tpelvis.y_u\n0\t0\t1\t0\t0\n",
+            &inputs(),
+        )
+        .unwrap_err();
+        assert!(e.0[0].message.contains("the velocity of `pelvis.y` is given twice"), "{e}");
+        // and a bad cell in a derivative column is located like any other
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y,pelvis.y.acc\n0,0,1,x\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:2:1: error: pelvis.y.acc: not a number: `x`");
+    }
+
+    /// Cells and headers a mutated motion file may get.
+    const TOKENS: [&str; 16] = [
+        "",
+        "nan",
+        "inf",
+        "1e308",
+        "-1e308",
+        "x",
+        "1e-320",
+        "0",
+        "\"",
+        ",",
+        "\t",
+        "\n",
+        "knee.rotation.vel [deg]",
+        "pelvis.y_u",
+        "pelvis.y.acc [mm/s^2]",
+        "knee.rotation.vel",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 400, ..Default::default() })]
+
+        /// Any mutation of a motion file with derivative columns: no panic, every problem located,
+        /// and what is read differentiates to finite numbers or to an error.
+        #[test]
+        fn mutated_motion_files_never_panic_or_give_non_finite_derivatives(
+            storage in proptest::bool::ANY,
+            edits in proptest::collection::vec((0usize..8, 0usize..5, 0..TOKENS.len()), 1..4),
+        ) {
+            let sep = if storage { "\t" } else { "," };
+            let mut rows: Vec<Vec<String>> = vec![
+                ["time", "knee.rotation [deg]", "pelvis.y", "knee.rotation.vel [deg/s]", "pelvis.y.acc"].map(String::from).to_vec(),
+            ];
+            for i in 0..7 {
+                let t = 0.1 * i as f64;
+                rows.push([t, 30.0 * t, 0.9 + t * t, 30.0, 2.0].map(|v| v.to_string()).to_vec());
+            }
+            for (row, col, tok) in &edits {
+                rows[*row][*col] = TOKENS[*tok].to_string();
+            }
+            let body: Vec<String> = rows.iter().map(|r| r.join(sep)).collect();
+            let (file, text) = if storage {
+                ("m.sto", format!("m\nendheader\n{}\n", body.join("\n")))
+            } else {
+                ("m.csv", body.join("\n") + "\n")
+            };
+            match parse_motion(file, &text, &inputs()) {
+                Err(d) => proptest::prop_assert!(d.0.iter().all(|d| d.location.is_some()), "{d}"),
+                Ok(m) => {
+                    if let Ok(d) = m.differentiate(Smoothing::Interpolate) {
+                        let all = d.q.iter().chain(&d.qd).chain(&d.qdd).flatten();
+                        proptest::prop_assert!(all.clone().all(|v| v.is_finite()), "{text}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn column_units_convert_and_must_fit_the_input() {
         let m = parse_motion("m.csv", "time [s],knee.rotation [deg],pelvis.y [mm]\n0,90,900\n0.1,-45,950\n", &inputs())
@@ -457,5 +798,9 @@ mod tests {
         assert!(e.0[0].message.contains("endheader"));
         let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n", &inputs()).unwrap_err();
         assert!(e.0[0].message.contains("no rows"));
+        // finite values whose derivatives are not: refused, naming the input and the time
+        let m = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1e308\n0.1,0,-1e308\n", &inputs()).unwrap();
+        let e = m.differentiate(Smoothing::Interpolate).unwrap_err();
+        assert!(e.to_string().starts_with("`pelvis.y` at time 0: its velocity or acceleration is not finite"), "{e}");
     }
 }

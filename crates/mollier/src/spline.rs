@@ -1,10 +1,13 @@
 //! Smooth differentiation of sampled motions: cubic splines through (or near) the samples give
 //! velocities and accelerations at the sample times.
 //!
-//! - [`Knots::interpolate`]: the interpolating cubic spline with **not-a-knot** ends (the first
-//!   two and the last two pieces are one cubic each). It reproduces any cubic polynomial exactly
-//!   (4 samples or more), so its derivatives are exact for motions that are cubic in time, and
-//!   accurate to O(h³) (velocity) and O(h²) (acceleration) for smooth ones.
+//! - [`Knots::interpolate_with`]: the interpolating cubic spline, with [`Ends::Quintic`] ends
+//!   (clamped to the slope of the quintic through the six samples nearest each end) or
+//!   **not-a-knot** ends (the first two and the last two pieces are one cubic each,
+//!   [`Knots::interpolate`]). Both reproduce any cubic polynomial exactly (4 samples or more), so
+//!   the derivatives are exact for motions that are cubic in time, and accurate to O(h³)
+//!   (velocity) and O(h²) (acceleration) for smooth ones; not-a-knot ends are the least accurate
+//!   frames of a sampled motion, quintic ends are about as accurate as the inner ones.
 //! - [`Knots::smooth`]: the natural cubic **smoothing spline** (Reinsch 1967), which minimizes
 //!   `Σ (yᵢ − f(tᵢ))² + λ ∫ f″(t)² dt`. For samples `Δt` apart it acts as a zero-lag low-pass
 //!   filter with gain `1 / (1 + λ Δt ω⁴)` — the gain of a second-order Butterworth filter run
@@ -95,6 +98,12 @@ impl Knots {
     /// The interpolating cubic spline with not-a-knot ends. With 3 samples it is the parabola
     /// through them, with 2 the line, with 1 a constant.
     pub fn interpolate(&self, y: &[f64]) -> Result<Fit, SplineError> {
+        self.interpolate_with(y, Ends::NotAKnot)
+    }
+
+    /// The interpolating cubic spline with the given ends (as [`Knots::interpolate`] for fewer
+    /// than 4 samples, where both kinds of end give the polynomial through the samples).
+    pub fn interpolate_with(&self, y: &[f64], ends: Ends) -> Result<Fit, SplineError> {
         self.check(y)?;
         let (n, h) = (y.len(), &self.h);
         match n {
@@ -105,6 +114,9 @@ impl Knots {
             }
             3 => return Ok(parabola(&self.t, y)),
             _ => {}
+        }
+        if ends == Ends::Quintic {
+            return Ok(self.clamped(y, end_slope(&self.t, y, false), end_slope(&self.t, y, true)));
         }
         let d: Vec<f64> = (0..n - 1).map(|i| (y[i + 1] - y[i]) / h[i]).collect();
         // second derivatives M: h_{i−1} M_{i−1} + 2 (h_{i−1} + h_i) M_i + h_i M_{i+1} = 6 (d_i − d_{i−1})
@@ -133,6 +145,23 @@ impl Knots {
         mm.extend_from_slice(&inner);
         mm.push(((a + b) * inner[m - 1] - a * inner[m - 2]) / b);
         Ok(self.evaluate(y.to_vec(), mm))
+    }
+
+    /// The interpolating cubic spline with the slopes `s0`, `sn` at the first and last samples
+    /// (at least 4 samples, checked).
+    fn clamped(&self, y: &[f64], s0: f64, sn: f64) -> Fit {
+        let (n, h) = (y.len(), &self.h);
+        let d: Vec<f64> = (0..n - 1).map(|i| (y[i + 1] - y[i]) / h[i]).collect();
+        // the continuity equations at the interior samples, and at the ends the given slope:
+        // 2 h_0 M_0 + h_0 M_1 = 6 (d_0 − s0), h_{n−2} M_{n−2} + 2 h_{n−2} M_{n−1} = 6 (sn − d_{n−2})
+        let (mut sub, mut diag, mut sup, mut rhs) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        (diag[0], sup[0], rhs[0]) = (2.0 * h[0], h[0], 6.0 * (d[0] - s0));
+        for i in 1..n - 1 {
+            (sub[i], diag[i], sup[i]) = (h[i - 1], 2.0 * (h[i - 1] + h[i]), h[i]);
+            rhs[i] = 6.0 * (d[i] - d[i - 1]);
+        }
+        (sub[n - 1], diag[n - 1], rhs[n - 1]) = (h[n - 2], 2.0 * h[n - 2], 6.0 * (sn - d[n - 2]));
+        self.evaluate(y.to_vec(), tridiagonal(&sub, &diag, &sup, &rhs))
     }
 
     /// The natural cubic smoothing spline with parameter `lambda` (units of `y² s³`; 0
@@ -202,6 +231,42 @@ impl Knots {
         d1.push((y[k + 1] - y[k]) / h[k] + h[k] * (m[k] + 2.0 * m[k + 1]) / 6.0);
         Fit { value: y, d1, d2: m }
     }
+}
+
+/// How an interpolating spline ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ends {
+    /// The first two and the last two pieces are one cubic each: exact for cubic motions, but
+    /// the end frames' accelerations of a sampled motion are the least accurate (a sine in 12
+    /// frames: 37 % of its amplitude at the last frame).
+    NotAKnot,
+    /// Clamped to the slope, at each end, of the polynomial through the six samples nearest it
+    /// (a quintic; through all samples when there are fewer): exact for cubic motions too, and
+    /// the end frames become about as accurate as the others.
+    #[default]
+    Quintic,
+}
+
+/// The slope at the first sample (at the last with `last`) of the polynomial through the
+/// samples nearest that end, at most six: `Σ_j y_j L_j′(t_end)` with the Lagrange basis `L_j`.
+fn end_slope(t: &[f64], y: &[f64], last: bool) -> f64 {
+    let k = t.len().min(6);
+    let idx: Vec<usize> = if last { (t.len() - k..t.len()).rev().collect() } else { (0..k).collect() };
+    let t0 = t[idx[0]];
+    let mut slope = 0.0;
+    for (a, &j) in idx.iter().enumerate() {
+        let weight = if a == 0 {
+            // L_0′(t_0) = Σ_{m≠0} 1/(t_0 − t_m)
+            idx[1..].iter().map(|&m| 1.0 / (t0 - t[m])).sum::<f64>()
+        } else {
+            // L_j′(t_0) = Π_{m≠0,j} (t_0 − t_m) / Π_{m≠j} (t_j − t_m)
+            let num: f64 = idx[1..].iter().filter(|&&m| m != j).map(|&m| t0 - t[m]).product();
+            let den: f64 = idx.iter().filter(|&&m| m != j).map(|&m| t[j] - t[m]).product();
+            num / den
+        };
+        slope += weight * y[j];
+    }
+    slope
 }
 
 /// `λ` for which the smoothing spline of samples `interval` seconds apart halves the amplitude
@@ -310,12 +375,56 @@ mod tests {
         for n in [4, 5, 9, 40] {
             for t in [(0..n).map(|i| i as f64 * 0.05).collect::<Vec<_>>(), uneven(n)] {
                 let y: Vec<f64> = t.iter().map(|&x| p(x)).collect();
-                let f = Knots::new(&t).unwrap().interpolate(&y).unwrap();
-                close(&format!("n = {n}: value"), &f.value, |i| p(t[i]), 0.0);
-                close(&format!("n = {n}: velocity"), &f.d1, |i| dp(t[i]), 1e-11);
-                close(&format!("n = {n}: acceleration"), &f.d2, |i| ddp(t[i]), 1e-9);
+                for ends in [Ends::NotAKnot, Ends::Quintic] {
+                    let f = Knots::new(&t).unwrap().interpolate_with(&y, ends).unwrap();
+                    close(&format!("n = {n}, {ends:?}: value"), &f.value, |i| p(t[i]), 0.0);
+                    close(&format!("n = {n}, {ends:?}: velocity"), &f.d1, |i| dp(t[i]), 1e-11);
+                    close(&format!("n = {n}, {ends:?}: acceleration"), &f.d2, |i| ddp(t[i]), 1e-9);
+                }
             }
         }
+    }
+
+    /// Largest end-frame (first or last) errors of the velocity and the acceleration, and the
+    /// largest acceleration errors of the middle half and of all frames, of `sin(2π t + 1)` sampled at `n` even frames over one period, relative to
+    /// the amplitudes 2π and (2π)².
+    fn sine_errors(n: usize, ends: Ends) -> [f64; 4] {
+        let w = TAU;
+        let t: Vec<f64> = (0..n).map(|i| i as f64 / (n - 1) as f64).collect();
+        let y: Vec<f64> = t.iter().map(|x| (w * x + 1.0).sin()).collect();
+        let f = Knots::new(&t).unwrap().interpolate_with(&y, ends).unwrap();
+        let ev = |i: usize| (f.d1[i] - w * (w * t[i] + 1.0).cos()).abs() / w;
+        let ea = |i: usize| (f.d2[i] + w * w * (w * t[i] + 1.0).sin()).abs() / (w * w);
+        [
+            ev(0).max(ev(n - 1)),
+            ea(0).max(ea(n - 1)),
+            (n / 4..3 * n / 4).map(ea).fold(0.0, f64::max),
+            (0..n).map(ea).fold(0.0, f64::max),
+        ]
+    }
+
+    #[test]
+    fn quintic_ends_make_the_end_frames_as_accurate_as_the_others() {
+        // the figures of docs/model-format.md (Motion files)
+        let [v, a, inner, all] = sine_errors(12, Ends::NotAKnot);
+        assert!(v > 0.01 && a > 0.2 && inner < 0.03 && all == a, "{v} {a} {inner} {all}");
+        let [v, a, inner, all] = sine_errors(12, Ends::Quintic);
+        assert!(v < 0.008 && a < 0.035 && inner < 0.03 && all < 0.04, "{v} {a} {inner} {all}");
+        let [v, a, inner, all] = sine_errors(400, Ends::NotAKnot);
+        assert!(v > 5e-7 && a > 1.4e-4 && inner < 2.1e-5 && all == a, "{v} {a} {inner} {all}");
+        let [v, a, inner, all] = sine_errors(400, Ends::Quintic);
+        assert!(v < 2e-10 && a < inner && inner < 2.1e-5 && all < 2.1e-5, "{v} {a} {inner} {all}");
+    }
+
+    #[test]
+    fn the_end_slope_is_the_quintics() {
+        // through six samples of a quintic, uneven, its slope at either end exactly
+        let p = |t: f64| 0.2 + t - 0.5 * t.powi(2) + 0.8 * t.powi(3) - 0.3 * t.powi(4) + 0.05 * t.powi(5);
+        let dp = |t: f64| 1.0 - t + 2.4 * t.powi(2) - 1.2 * t.powi(3) + 0.25 * t.powi(4);
+        let t = uneven(9);
+        let y: Vec<f64> = t.iter().map(|&x| p(x)).collect();
+        assert!((end_slope(&t, &y, false) - dp(t[0])).abs() < 1e-12);
+        assert!((end_slope(&t, &y, true) - dp(t[8])).abs() < 1e-12);
     }
 
     #[test]

@@ -1161,8 +1161,16 @@ mod tests {
     fn element_sphere_length_matches_the_span_and_is_frame_invariant() {
         let r = 0.03;
         let (el, x0, fr) = single(Shape::Sphere { radius: r }, [0.08, 0.01, 0.0], [-0.07, 0.02, 0.01]);
-        let want = span::sphere(r, &[0.08 - 0.0, 0.01, 0.0], &[-0.07, 0.02, 0.01], false).unwrap().length;
-        assert!((el.reference_length() - want).abs() < 1e-15);
+        // the closed form of a path over a sphere, in the plane of p, q and the centre: two
+        // tangents √(|p|² − r²), √(|q|² − r²) and the arc r (γ − acos(r/|p|) − acos(r/|q|)),
+        // γ the angle between p and q seen from the centre
+        let (p, q): (Vec3, Vec3) = ([0.08, 0.01, 0.0], [-0.07, 0.02, 0.01]);
+        let (np, nq) = (norm(&p), norm(&q));
+        let gamma = (dot(&p, &q) / (np * nq)).acos();
+        let (ap, aq) = ((r / np).acos(), (r / nq).acos());
+        assert!(gamma > ap + aq, "the path wraps");
+        let want = (np * np - r * r).sqrt() + (nq * nq - r * r).sqrt() + r * (gamma - ap - aq);
+        assert!((el.reference_length() - want).abs() < 1e-15, "{} vs {want}", el.reference_length());
         // tangency in global coordinates: the straight pieces are normal to the radius at the contacts
         let (pieces, len) = el.path(&x0).unwrap();
         assert!((len - want).abs() < 1e-15);

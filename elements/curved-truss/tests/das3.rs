@@ -13,7 +13,8 @@ use mollier_core::registry::{Frame, Params, Registry, Resolver, Units, Value};
 use mollier_core::{Element, NodeId};
 use mollier_surface::frame::{ShapeFrame, body_fixed_xyz};
 
-const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/das3/das3.osim");
+/// The DAS3 model under the shared data directory.
+const DAS3: &str = "das3/das3.osim";
 
 #[derive(Debug)]
 struct Wrap {
@@ -154,9 +155,11 @@ fn obstacle(w: &Wrap) -> Vec<(String, Value)> {
 
 #[test]
 fn das3_wrap_objects_and_muscle_paths_are_representable() {
-    let Ok(text) = std::fs::read_to_string(PATH) else {
-        println!("skipped: {PATH} is absent (the DAS3 reference data is not checked out)");
-        return;
+    let text = match mollier_core::shared_data::read(DAS3) {
+        Ok((_, text)) => text,
+        Err(reason) => {
+            return mollier_core::shared_data::skip("das3_wrap_objects_and_muscle_paths_are_representable", &reason);
+        }
     };
     let (wraps, muscles) = parse(&text);
     assert_eq!(wraps.len(), 12, "{:?}", wraps.keys());

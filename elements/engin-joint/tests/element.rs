@@ -7,10 +7,9 @@ mod common;
 use std::f64::consts::PI;
 
 use common::{Setup, shoulder_law};
-use mollier_core::Law;
 use mollier_core::conformance::{Options, check_generic, evaluate};
 use mollier_core::element::{Element, Order};
-use mollier_core::geometry::{Quat, Vec3, cross, dot, quat_from_axis_angle, quat_mul};
+use mollier_core::geometry::{Quat, Vec3, cross, dot, quat_from_axis_angle, quat_mul, rotate};
 use mollier_engin_joint::Interpolation;
 
 fn joint(setup: &Setup, x: &[f64]) -> [f64; 3] {
@@ -107,20 +106,31 @@ fn spherical(theta: f64, phi: f64) -> (Vec3, Vec3, Vec3) {
 #[test]
 fn swing_moment_is_perpendicular_to_the_long_axis_with_engins_magnitude() {
     let law = shoulder_law(Interpolation::MonotoneCubic);
+    let mut beyond = 0;
     for k in 0..48 {
         let phi = 2.0 * PI * k as f64 / 48.0;
+        let ramp = law.swing().ramp(phi);
         for &theta in &[0.4, 1.3, 1.6, 1.9, 2.4, 3.0] {
             for &psi in &[-1.0, 0.156, 0.9] {
-                let m = law.moment_at(theta * phi.cos(), theta * phi.sin(), psi);
+                let (p, q) = (theta * phi.cos(), theta * phi.sin());
+                let m = law.moment_at(p, q, psi);
                 let (u, _, _) = spherical(theta, phi);
                 // torsion about the long axis, swing moment perpendicular to it, of magnitude M
                 let axial = dot(&m.torque, &u);
                 assert!((axial - m.torsion).abs() < 1e-12 * (1.0 + axial.abs()));
                 let swing: Vec3 = std::array::from_fn(|i| m.torque[i] - axial * u[i]);
-                assert!((dot(&swing, &swing).sqrt() - m.swing).abs() < 1e-12 * (1.0 + m.swing));
+                let swing = dot(&swing, &swing).sqrt();
+                assert!((swing - m.swing).abs() < 1e-12 * (1.0 + m.swing));
+                // beyond the ramp, M is Engin's expansion itself (eq. 3.3 by hand)
+                if theta > ramp.sinus + ramp.width {
+                    let engin = common::engin_pq(p, q);
+                    assert!((swing - engin).abs() < 1e-12 * engin, "({phi}, {theta}): {swing} vs {engin}");
+                    beyond += 1;
+                }
             }
         }
     }
+    assert!(beyond > 48 * 3 * 2, "{beyond}");
 }
 
 #[test]
@@ -237,8 +247,7 @@ fn a_model_drives_the_joint_through_its_modes_and_carries_the_law() {
     let f = b.orientation_node("thorax", s.lf0).unwrap();
     let m = b.orientation_node("humerus", s.lm0).unwrap();
     b.fix_node(f);
-    let element =
-        mollier_engin_joint::BallSocketResistance::new(f, m, s.frames, shoulder_law(Interpolation::MonotoneCubic));
+    let element = mollier_engin_joint::BallSocketResistance::new(f, m, s.frames, shoulder_law(Interpolation::Linear));
     let el = b.add_element("shoulder", Box::new(element)).unwrap();
     for mode in mollier_engin_joint::MODES {
         b.input_mode(el, mode);
@@ -258,12 +267,44 @@ fn a_model_drives_the_joint_through_its_modes_and_carries_the_law() {
         let twist = (j[2] - want[2] + PI).rem_euclid(2.0 * PI) - PI;
         assert!((j[0] - want[0]).abs() < 1e-10 && (j[1] - want[1]).abs() < 1e-10 && twist.abs() < 1e-10, "step {i}");
     }
-    // the kernel applies the element's own law, measured from the element's reference
+    // the kernel applies the element's own law, measured from the element's reference: check
+    // the torque its stresses exert against one built independently of the law's code, from
+    // Engin's expansion (report eq. 3.3, in p = θ cos φ, q = θ sin φ) beyond the ramp and the
+    // torsion table (App. G) by linear interpolation, at a posture far out with a small twist
     let law = model.law(el).unwrap();
-    let (mut sigma, mut sigma_ref) = ([0.0; 3], [0.0; 3]);
-    law.stress(&[0.9, 0.8, 3.6], &[0.0; 3], &mut sigma);
-    s.element.resistance().stress(&[0.9, 0.8, 3.6], &[0.0; 3], &mut sigma_ref);
-    assert_eq!(sigma, sigma_ref);
-    let m = shoulder_law(Interpolation::MonotoneCubic).moment_at(reference[0] + 0.9, reference[1] + 0.8, 3.6);
-    assert_eq!(sigma, m.stress);
+    let far = [1.6, 1.3, 0.5];
+    let mut data = Data::new(&model);
+    for i in 1..=steps {
+        let a = i as f64 / steps as f64;
+        solve_positions(&model, &mut data, &far.map(|v| v * a)).unwrap();
+    }
+    let local: Vec<f64> = model.element_coords(el).iter().map(|&c| data.x()[c]).collect();
+    let [p, q, psi] = s.element.joint_angles(&local).unwrap();
+    let (theta, phi) = (p.hypot(q), q.atan2(p));
+    let ramp = shoulder_law(Interpolation::Linear).swing().ramp(phi);
+    assert!(theta > ramp.sinus + ramp.width, "beyond the ramp: θ = {theta}, {ramp:?}");
+    let engin = common::engin_pq(p, q);
+    let (a, m) = (mollier_engin_joint::shoulder::TORSION_ANGLES, mollier_engin_joint::shoulder::TORSION_MOMENTS);
+    let k = a.iter().rposition(|&x| x <= psi).unwrap();
+    let torsion = m[k] + (m[k + 1] - m[k]) * (psi - a[k]) / (a[k + 1] - a[k]);
+    // the torque on the moving member from the stresses: τ·ω = −σ·(De ẋ) for ω about each axis
+    let mut sigma = [0.0; 3];
+    law.stress(&far, &[0.0; 3], &mut sigma);
+    let (_, de, _) = evaluate(model.element(el), &local, Order::Gradient).unwrap();
+    let lm = [local[4], local[5], local[6], local[7]];
+    let torque: Vec3 = std::array::from_fn(|axis| {
+        let mut w = [0.0; 3];
+        w[axis] = 1.0;
+        let xd: Vec<f64> = [0.0; 4].iter().chain(&rate(&lm, &w)).copied().collect();
+        -(0..3).map(|k| sigma[k] * (0..8).map(|j| de[k * 8 + j] * xd[j]).sum::<f64>()).sum::<f64>()
+    });
+    // the long axis: given in the global frame of the initial configuration, carried along
+    let z = s.frames.moving_z;
+    let z_member = rotate(&common::conj(&s.lm0), &z.map(|v| v / dot(&z, &z).sqrt()));
+    let u = rotate(&lm, &z_member);
+    let axial = dot(&torque, &u);
+    let swing: Vec3 = std::array::from_fn(|i| torque[i] - axial * u[i]);
+    let swing = dot(&swing, &swing).sqrt();
+    assert!((swing - engin).abs() < 1e-9 * engin, "swing {swing} N m vs Engin's {engin}");
+    assert!((axial - torsion).abs() < 1e-9 * (1.0 + torsion.abs()), "torsion {axial} N m vs the table's {torsion}");
 }

@@ -4,6 +4,9 @@
 // the report's printed angles (3.14, 3.142) are data, not π
 #![allow(clippy::approx_constant)]
 
+mod common;
+
+use common::engin_pq;
 use mollier_engin_joint::expansion::{MomentExpansion, SinusBoundary};
 use mollier_engin_joint::shoulder::{self, MOMENT, SINUS, TORSION_ANGLES, TORSION_MOMENTS};
 use mollier_engin_joint::torsion::Interpolation;
@@ -91,9 +94,16 @@ fn sinus_boundary_reproduces_table_h2() {
         assert!((tb - theta).abs() < 0.0025, "φ = {}: θ_b = {tb}, read {theta}", line.phi);
         assert!((pb - p).abs() < 0.0025 && (qb - q).abs() < 0.0025, "φ = {}: ({pb}, {qb}) vs ({p}, {q})", line.phi);
     }
-    // the two values quoted in the issue, to the digits the coefficients give
-    assert!(to_printed_digits(sinus.theta(0.0), 1.467, 3), "{}", sinus.theta(0.0));
-    assert!(to_printed_digits(sinus.theta(1.571), 1.407, 3), "{}", sinus.theta(1.571));
+    // eq. 4.1 by hand on the two axes: at φ = 0 (cos φ = 1, sin φ = 0) θ_b is the sum of the
+    // odd coefficients C1 + C3 + C5 + C7 + C9; at φ = π/2 (cos φ = 0, sin φ = 1) it is C1 + C2
+    let c = SINUS;
+    let at_0 = c[0] + c[2] + c[4] + c[6] + c[8];
+    assert!((sinus.theta(0.0) - at_0).abs() < 1e-15, "{} vs {at_0}", sinus.theta(0.0));
+    let at_half_pi = c[0] + c[1];
+    let t = sinus.theta(std::f64::consts::FRAC_PI_2);
+    assert!((t - at_half_pi).abs() < 1e-15, "{t} vs {at_half_pi}");
+    // both within the graph reading of Table H.2's lines φ = 0 and φ = 1.571
+    assert!((at_0 - TABLE_H2[0].expected.0).abs() < 0.0025 && (at_half_pi - TABLE_H2[2].expected.0).abs() < 0.0025);
 }
 
 /// Where the report's analytic column was evaluated: at the row's angles, or at its printed,
@@ -109,7 +119,7 @@ const TABLE_H4: [(f64, f64, f64, f64, f64, i32, At); 21] = [
     (0.0, 1.560, 1.560, 0.0, 5.814, 3, At::Angles),
     (0.0, 2.000, 2.000, 0.0, 20.42, 2, At::Angles),
     (0.0, 2.500, 2.500, 0.0, 42.34, 2, At::Angles),
-    // (p₁, q₁) are θ = 1.493 at φ = π/4, not the row's angles: f(0.79, 1.5) = 6.541
+    // (p₁, q₁) are θ = 1.493 at φ = π/4, not the row's angles (f there: see the test)
     (0.790, 1.500, 1.056, 1.056, 6.357, 3, At::PrintedPq),
     (0.790, 2.030, 1.429, 1.442, 22.77, 2, At::Angles),
     (0.790, 2.750, 1.936, 1.953, 51.30, 2, At::PrintedPq),
@@ -127,8 +137,8 @@ const TABLE_H4: [(f64, f64, f64, f64, f64, i32, At); 21] = [
     (4.710, 2.030, -0.005, -2.030, 22.04, 2, At::Angles),
     (4.710, 2.500, -0.006, -2.500, 48.93, 2, At::Angles),
     (5.500, 2.000, 1.417, -1.411, 21.61, 2, At::PrintedPq),
-    // q₁ is printed +1.693 for φ = 5.5 (fourth quadrant): M_anal is f at the mirrored point;
-    // at the row's angles f = 45.82 N m
+    // q₁ is printed +1.693 for φ = 5.5 (fourth quadrant): M_anal is f at the mirrored point,
+    // not at the row's angles
     (5.500, 2.400, 1.701, 1.693, 36.62, 2, At::PrintedPq),
 ];
 
@@ -147,9 +157,16 @@ fn moment_expansion_reproduces_the_analytic_column_of_table_h4() {
             assert!((f.value(phi, theta) - at_pq(p, q)).abs() < 0.06, "({phi}, {theta})");
         }
     }
-    // the two rows whose (p₁, q₁) are another point
-    assert!(to_printed_digits(f.value(0.79, 1.5), 6.541, 3));
-    assert!(to_printed_digits(f.value(5.5, 2.4), 45.82, 2));
+    // the expansion in (φ, θ) is eq. 3.3 in (p, q); the two rows whose (p₁, q₁) are another
+    // point: at the row's own angles f is not the printed M_anal (by far more than its digits)
+    for &(phi, theta, _, _, printed, _, at) in &TABLE_H4 {
+        let by_hand = engin_pq(theta * phi.cos(), theta * phi.sin());
+        assert!((f.value(phi, theta) - by_hand).abs() < 1e-12 * (1.0 + by_hand), "({phi}, {theta})");
+        if (phi, theta) == (0.79, 1.5) || (phi, theta) == (5.5, 2.4) {
+            assert_eq!(at, At::PrintedPq);
+            assert!((by_hand - printed).abs() > 0.1, "({phi}, {theta}): {by_hand} vs {printed}");
+        }
+    }
     // the issue's three examples
     assert!(to_printed_digits(f.value(0.0, 2.0), 20.42, 2));
     assert!(to_printed_digits(f.value(1.57, 2.5), 41.00, 2));

@@ -79,3 +79,18 @@ impl Setup {
         lf.iter().chain(&lm).copied().collect()
     }
 }
+
+/// Engin's expansion written out in `p = θ cos φ`, `q = θ sin φ` (report eq. 3.3), N m.
+pub fn engin_pq(p: f64, q: f64) -> f64 {
+    let c = shoulder::MOMENT;
+    c[0] * p.hypot(q)
+        + c[1] * p
+        + c[2] * q
+        + c[3] * p * p
+        + c[4] * p * q
+        + c[5] * q * q
+        + c[6] * p.powi(3)
+        + c[7] * p * p * q
+        + c[8] * p * q * q
+        + c[9] * q.powi(3)
+}
