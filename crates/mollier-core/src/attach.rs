@@ -46,10 +46,33 @@ impl Attachment {
         [x[self.orientation], x[self.orientation + 1], x[self.orientation + 2], x[self.orientation + 3]]
     }
 
-    /// `∂x_p,i/∂λ = 2 Q(p, e_i) λ` (3 x 4).
-    pub fn jacobian(&self, x: &[f64]) -> [[f64; 4]; 3] {
-        let l = self.lambda(x);
-        [0, 1, 2].map(|i| q_times(&self.q2[i], &l))
+    /// `∂x_p,i/∂λ = 2 Q(p, e_i) λ` (3 x 4), in closed form: with `λ = (λ0, v)` and
+    /// `R p = (λ0² − v·v) p + 2 (v·p) v + 2 λ0 v × p`, the column of `λ0` is `2 (λ0 p + v × p)`
+    /// and the column of `v_k` is `2 (−v_k p + p_k v + (v·p) e_k + λ0 e_k × p)`.
+    pub fn jacobian(&self, x: &[f64]) -> Jacobian {
+        let [l0, v0, v1, v2] = self.lambda(x);
+        let (v, p) = ([v0, v1, v2], self.p);
+        let vp = v[0] * p[0] + v[1] * p[1] + v[2] * p[2];
+        let vxp = [v[1] * p[2] - v[2] * p[1], v[2] * p[0] - v[0] * p[2], v[0] * p[1] - v[1] * p[0]];
+        let mut j = [[0.0; 4]; 3];
+        for i in 0..3 {
+            j[i][0] = 2.0 * (l0 * p[i] + vxp[i]);
+            for k in 0..3 {
+                // (e_k × p)_i
+                let ek_x_p = match (k, i) {
+                    (0, 1) => -p[2],
+                    (0, 2) => p[1],
+                    (1, 0) => p[2],
+                    (1, 2) => -p[0],
+                    (2, 0) => -p[1],
+                    (2, 1) => p[0],
+                    _ => 0.0,
+                };
+                let delta = if i == k { vp } else { 0.0 };
+                j[i][k + 1] = 2.0 * (-v[k] * p[i] + p[k] * v[i] + delta + l0 * ek_x_p);
+            }
+        }
+        j
     }
 
     /// `uᵀ (2 Q(p, e_i)) w` for the three components, `u`, `w` Euler-parameter rates.
@@ -61,10 +84,14 @@ impl Attachment {
     }
 }
 
-/// The attachments of a model, parents before children.
+/// The attachments of a model, parents before children; `constraining` lists (in that order)
+/// those the constraint elements need, with their ancestors — placed in every Newton iteration —
+/// and `rest` the others (a muscle's attachment points), placed once at the solution.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Attachments {
     pub list: Vec<Attachment>,
+    pub constraining: Vec<usize>,
+    pub rest: Vec<usize>,
 }
 
 fn quat(v: &[f64], o: usize) -> [f64; 4] {
@@ -78,13 +105,21 @@ impl Attachments {
 
     /// Recompute the attached coordinates of `x` from their frames, and each attachment's
     /// Jacobian `∂x_p/∂λ` (3 x 4) into `jac` (one per attachment).
+    #[cfg(test)]
     pub fn place(&self, x: &mut [f64], jac: &mut [Jacobian]) {
-        for (a, j) in self.list.iter().zip(jac.iter_mut()) {
+        let all: Vec<usize> = (0..self.list.len()).collect();
+        self.place_some(&all, x, jac);
+    }
+
+    /// [`Attachments::place`] for the attachments `set` only (in order, their parents placed).
+    pub fn place_some(&self, set: &[usize], x: &mut [f64], jac: &mut [Jacobian]) {
+        for &t in set {
+            let a = &self.list[t];
             let r = rotate(&quat(x, a.orientation), &a.p);
             for i in 0..3 {
                 x[a.node + i] = x[a.origin + i] + r[i];
             }
-            *j = a.jacobian(x);
+            jac[t] = a.jacobian(x);
         }
     }
 
@@ -172,6 +207,37 @@ impl Chain {
                     h[(l + r) * n_exp + l + c] += s * q[r][c];
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance::Rng;
+
+    #[test]
+    fn the_closed_form_jacobian_is_the_quadratic_forms_gradient() {
+        let mut rng = Rng::new(3);
+        for _ in 0..20 {
+            let p = [rng.symmetric(), rng.symmetric(), rng.symmetric()];
+            let l = [rng.symmetric(), rng.symmetric(), rng.symmetric(), rng.symmetric()];
+            let mut x = vec![0.0; 10];
+            x[3..7].copy_from_slice(&l);
+            let a = Attachment::new(7, 0, 3, p);
+            let j = a.jacobian(&x);
+            for i in 0..3 {
+                let g = q_times(&a.q2[i], &l);
+                for k in 0..4 {
+                    assert!((j[i][k] - g[k]).abs() < 1e-14, "{i} {k}: {} vs {}", j[i][k], g[k]);
+                }
+            }
+            // and the place it gives is x_o + R(λ) p
+            let list = Attachments { list: vec![a], constraining: vec![0], rest: vec![] };
+            let mut jac = vec![[[0.0; 4]; 3]];
+            list.place(&mut x, &mut jac);
+            let r = rotate(&l, &p);
+            assert!((0..3).all(|i| (x[7 + i] - r[i]).abs() < 1e-15));
         }
     }
 }

@@ -139,6 +139,7 @@ pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), Kine
     if data.order_free.is_some_and(|o| o >= order) {
         return Ok(());
     }
+    model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
     data.e_prev.copy_from_slice(&data.e);
     evaluate_set(model, data, &model.free_elements, order)?;
     data.order_free = Some(order);
@@ -153,7 +154,7 @@ pub(crate) fn evaluate_constraints(model: &Model, data: &mut Data, order: Order)
     if data.order.is_some_and(|o| o >= order) {
         return Ok(());
     }
-    model.attachments.place(&mut data.x, &mut data.att_jac);
+    model.attachments.place_some(&model.attachments.constraining, &mut data.x, &mut data.att_jac);
     evaluate_set(model, data, &model.constraint_elements, order)?;
     data.order = Some(order);
     Ok(())

@@ -663,14 +663,24 @@ impl ModelBuilder {
             free_elements: Vec::new(),
         };
         model.order_unknowns();
+        let mut needed = vec![false; model.attachments.list.len()];
         for (i, entry) in model.elements.iter().enumerate() {
             let m = entry.element.layout().n_modes();
             if (entry.mode_offset..entry.mode_offset + m).any(|k| model.mode_row[k].is_some()) {
                 model.constraint_elements.push(i);
+                // a chain's terms name every frame up to the root: the ancestors too
+                for (_, terms) in entry.chain.iter().flat_map(|c| &c.rows) {
+                    for &(t, _, _) in terms {
+                        needed[t] = true;
+                    }
+                }
             } else {
                 model.free_elements.push(i);
             }
         }
+        let (constraining, rest): (Vec<usize>, Vec<usize>) = (0..needed.len()).partition(|&t| needed[t]);
+        model.attachments.constraining = constraining;
+        model.attachments.rest = rest;
         model.pattern = Pattern::build(&model);
         Ok(model)
     }
@@ -743,7 +753,7 @@ impl ModelBuilder {
             index[n.index()] = Some(list.len());
             list.push(Attachment::new(po, oo, lo, p));
         }
-        Ok((Attachments { list }, index))
+        Ok((Attachments { list, constraining: Vec::new(), rest: Vec::new() }, index))
     }
 }
 
