@@ -6,7 +6,7 @@
 
 use divan::Bencher;
 use mollier_core::{Data, Model, solve_positions, transfer};
-use mollier_tests::{FourBar, Rssr, chain};
+use mollier_tests::{FourBar, Points, Rssr, chain_by};
 
 fn main() {
     divan::main();
@@ -31,29 +31,39 @@ fn run(bencher: Bencher, model: &Model, step: f64, work: fn(&Model, &mut Data)) 
     });
 }
 
+fn velocities_accelerations(m: &Model, d: &mut Data) {
+    let qd = vec![0.3; m.n_q()];
+    let qdd = vec![-0.2; m.n_q()];
+    transfer::accelerations(m, d, &qd, &qdd).expect("accelerations");
+}
+
 /// Positions, then velocities and accelerations for given input rates (directional: one solve
-/// each). Linear in N.
-#[divan::bench(args = [10, 100, 1000])]
+/// each). Linear in N. Each body's far end is attached to its frame (no unknowns of its own).
+#[divan::bench(args = [10, 100, 1000, 5000])]
 fn chain_positions_velocities_accelerations(bencher: Bencher, n: usize) {
-    let model = chain(n, 0.1);
-    run(bencher, &model, 0.01, |m, d| {
-        let qd = vec![0.3; m.n_q()];
-        let qdd = vec![-0.2; m.n_q()];
-        transfer::accelerations(m, d, &qd, &qdd).expect("accelerations");
-    });
+    let model = chain_by(n, 0.1, Points::Attached);
+    run(bencher, &model, 0.01, velocities_accelerations);
+}
+
+/// The same with each far end a node held by a rigid BEAM (SPACAR's way: three unknowns and
+/// three equations more per body), for the ratio.
+#[divan::bench(args = [10, 100])]
+fn chain_beams_positions_velocities_accelerations(bencher: Bencher, n: usize) {
+    let model = chain_by(n, 0.1, Points::Beams);
+    run(bencher, &model, 0.01, velocities_accelerations);
 }
 
 /// Positions and the full first- and second-order transfer functions (NR + DF + D²F).
 #[divan::bench(args = [10, 30, 100])]
 fn chain_full_transfer_functions(bencher: Bencher, n: usize) {
-    let model = chain(n, 0.1);
+    let model = chain_by(n, 0.1, Points::Attached);
     run(bencher, &model, 0.01, |m, d| transfer::second_order(m, d).expect("D²F"));
 }
 
 /// Positions and DF only.
 #[divan::bench(args = [10, 100, 1000])]
 fn chain_first_order(bencher: Bencher, n: usize) {
-    let model = chain(n, 0.1);
+    let model = chain_by(n, 0.1, Points::Attached);
     run(bencher, &model, 0.01, |m, d| transfer::first_order(m, d).expect("DF"));
 }
 
