@@ -13,7 +13,7 @@ use mollier_optim::{Criterion, LoadSharing, RunOptions};
 use mollier_study::output::{Lead, LoadSharingRun, write_load_sharing};
 use serde_json::{Map, json};
 
-use crate::{FAILED, INVALID, load_motion, load_well_posed, note_if_weightless, progress_bar};
+use crate::common::{FAILED, INVALID, load_motion, load_well_posed, note_if_weightless, progress_bar};
 
 /// How `mollier inverse` runs.
 pub struct Options {

@@ -1,0 +1,64 @@
+//! `mollier inverse-dynamics MODEL --motion MOTION --out DIR`.
+
+use super::prelude::*;
+
+/// Inverse dynamics over a motion's frames, with its derivatives.
+struct InverseDynamicsFrames<'a> {
+    run: InverseDynamicsRun<'a>,
+    times: Vec<f64>,
+    motion: MotionDerivatives,
+}
+
+impl FrameRun for InverseDynamicsFrames<'_> {
+    fn tables(&self) -> Vec<Table> {
+        vec![
+            Table { file: "driving.csv", columns: self.run.driving_columns().to_vec() },
+            Table { file: "reactions.csv", columns: self.run.reaction_columns().to_vec() },
+            Table { file: "passive.csv", columns: self.run.passive_columns().to_vec() },
+        ]
+    }
+    fn frames(&self) -> usize {
+        self.times.len()
+    }
+    fn time(&self, i: usize) -> f64 {
+        self.times[i]
+    }
+    fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
+        let m = &self.motion;
+        let f = self.run.solve(&m.q[i], &m.qd[i], &m.qdd[i])?;
+        Ok(vec![Row { time: self.times[i], values: vec![f.driving, f.reactions, f.passive] }])
+    }
+}
+
+pub fn run(
+    model: &Path,
+    motion: &Path,
+    out: &Path,
+    smooth: Option<f64>,
+    on_error: OnError,
+    quiet: bool,
+    registry: &Registry,
+) -> ExitCode {
+    let (compiled, motion) = match load_with_motion(model, motion, quiet, registry) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    note_if_weightless(&compiled, quiet);
+    let smoothing = smooth.map_or(Smoothing::Interpolate, Smoothing::Cutoff);
+    let derivatives = match motion.differentiate(smoothing) {
+        Ok(d) => d,
+        Err(e) => {
+            errln!("error: {}: cannot differentiate the motion: {e}", motion.file);
+            return ExitCode::from(INVALID);
+        }
+    };
+    let mut frames =
+        InverseDynamicsFrames { run: InverseDynamicsRun::new(&compiled), times: motion.times, motion: derivatives };
+    if let Err(e) =
+        std::fs::create_dir_all(out).map_err(|e| e.to_string()).and_then(|_| write_units(out, &frames.tables()))
+    {
+        errln!("error: cannot write the results in `{}`: {e}", out.display());
+        return ExitCode::from(INVALID);
+    }
+    run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error }, quiet)
+}
