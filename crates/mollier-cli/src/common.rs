@@ -9,19 +9,6 @@ pub(crate) fn report(d: &Diagnostics) {
     errln!("{}", d.render());
 }
 
-/// Shortest text that reads back to the same number; exponent notation far from 1.
-pub(crate) fn number(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        // a sign on zero is noise in a table
-        "0".to_string()
-    } else if (1e-5..1e15).contains(&a) {
-        v.to_string()
-    } else {
-        format!("{v:e}")
-    }
-}
-
 /// Load a model and make sure it can be analysed: exit code 2 for an invalid file, 1 for a model
 /// that is not well posed.
 pub(crate) fn load_well_posed(model: &Path, registry: &Registry) -> Result<Compiled, ExitCode> {
@@ -99,5 +86,14 @@ pub(crate) fn note_if_weightless(compiled: &Compiled, quiet: bool) {
         errln!(
             "note: the model has no mass, load or law: every force is zero (give bodies a `mass`, see docs/model-format.md)"
         );
+    }
+}
+
+/// How a motion was differentiated, for the summaries.
+pub(crate) fn derivatives_text(quasi_static: bool, smooth: Option<f64>) -> String {
+    match (quasi_static, smooth) {
+        (true, _) => "static: rates and accelerations zero".to_string(),
+        (false, None) => "interpolating cubic spline".to_string(),
+        (false, Some(hz)) => format!("smoothing cubic spline, {hz} Hz"),
     }
 }

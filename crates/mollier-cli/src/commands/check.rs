@@ -1,5 +1,7 @@
 //! `mollier check MODEL [--json]`: nodes, elements, inputs, degrees of freedom and well-posedness.
 
+use mollier::output::number;
+
 use super::prelude::*;
 
 pub fn run(path: &Path, json: bool, registry: &Registry) -> ExitCode {

@@ -1,28 +1,16 @@
 //! The frame loop of the analyses that run frame by frame (kinematics, inverse dynamics,
-//! simulation): output tables, progress, the error policy and the exit code.
+//! simulation): progress, the error policy and the exit code; the rows go to the shared output
+//! writer ([`mollier::output`]) as they are solved.
+
+use std::time::Instant;
+
+use mollier::output::{OutputDir, Table, TableId};
+use serde_json::Map;
 
 use super::prelude::*;
 
-pub(crate) fn fmt_row(time: f64, values: &[f64]) -> Vec<String> {
-    std::iter::once(time).chain(values.iter().copied()).map(number).collect()
-}
-
-/// A CSV file that an analysis writes, one row per solved frame: its name in the output
-/// directory and its columns after `time`, each with its unit and meaning (for `units.csv`).
-pub(crate) struct Table {
-    pub(crate) file: &'static str,
-    pub(crate) columns: Vec<Column>,
-}
-
-impl Table {
-    /// Columns without units (kinematics writes no `units.csv`).
-    pub(crate) fn plain(file: &'static str, names: Vec<String>) -> Self {
-        Self {
-            file,
-            columns: names.into_iter().map(|name| Column { name, unit: "", meaning: String::new() }).collect(),
-        }
-    }
-}
+/// At most this many failed frames are listed in `summary.json` and on standard error.
+pub(crate) const LISTED: usize = 10;
 
 /// One row of every table, at one time.
 pub(crate) struct Row {
@@ -34,6 +22,10 @@ pub(crate) struct Row {
 pub(crate) trait FrameRun {
     /// The tables it writes.
     fn tables(&self) -> Vec<Table>;
+    /// Whether it writes `units.csv` for its tables.
+    fn units(&self) -> bool {
+        true
+    }
     /// Number of frames.
     fn frames(&self) -> usize;
     /// The time at which frame `i` starts (for messages).
@@ -45,16 +37,22 @@ pub(crate) trait FrameRun {
     }
     /// Solve frame `i`: the rows to write.
     fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError>;
+    /// Fields of `summary.json` known once every frame is solved.
+    fn summary(&self) -> Map<String, Value> {
+        Map::new()
+    }
 }
 
-/// What the frame loop calls its rows, how it names a failed frame, and whether a failed frame
-/// may be skipped.
+/// What the frame loop calls its rows, how it names a failed frame, whether a failed frame may
+/// be skipped, and what the summary says of the run.
 pub(crate) struct LoopKind {
     /// `frame`, or `step`.
     pub(crate) noun: &'static str,
     /// The failed frame starting at a time, for messages.
     pub(crate) failed: fn(f64) -> String,
     pub(crate) on_error: OnError,
+    /// The first fields of `summary.json`: command, model, motion.
+    pub(crate) summary: Map<String, Value>,
 }
 
 pub(crate) fn frame_at(t: f64) -> String {
@@ -65,92 +63,64 @@ pub(crate) fn steps_from(t: f64) -> String {
     format!("the steps from time {t} s")
 }
 
-pub(crate) struct Outputs {
-    writers: Vec<(PathBuf, csv::Writer<File>)>,
+/// The fields every summary starts with: the command and its files.
+pub(crate) fn summary_head(command: &str, model: &Path, motion: Option<&str>) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("command".into(), json!(command));
+    m.insert("model".into(), json!(model.display().to_string()));
+    if let Some(f) = motion {
+        m.insert("motion".into(), json!(f));
+    }
+    m
 }
 
-impl Outputs {
-    pub(crate) fn create(dir: &Path, tables: &[Table]) -> Result<Self, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-        let mut writers = Vec::with_capacity(tables.len());
-        for t in tables {
-            let p = dir.join(t.file);
-            let mut w = csv::Writer::from_path(&p).map_err(|e| format!("cannot write `{}`: {e}", p.display()))?;
-            w.write_record(std::iter::once("time").chain(t.columns.iter().map(|c| c.name.as_str())))
-                .map_err(|e| format!("cannot write `{}`: {e}", p.display()))?;
-            writers.push((p, w));
-        }
-        Ok(Self { writers })
-    }
-
-    pub(crate) fn write(&mut self, row: &Row) -> Result<(), String> {
-        for ((_, w), v) in self.writers.iter_mut().zip(&row.values) {
-            w.write_record(fmt_row(row.time, v)).map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    }
-
-    pub(crate) fn flush(&mut self) -> Result<(), String> {
-        for (_, w) in &mut self.writers {
-            w.flush().map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    }
-
-    pub(crate) fn paths(&self) -> String {
-        self.writers.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", ")
-    }
-}
-
-/// `DIR/units.csv`: the unit and meaning of every column the analysis writes.
-pub(crate) fn write_units(dir: &Path, tables: &[Table]) -> Result<(), String> {
-    let p = dir.join("units.csv");
-    let fail = |e: csv::Error| format!("cannot write `{}`: {e}", p.display());
-    let mut w = csv::Writer::from_path(&p).map_err(fail)?;
-    w.write_record(["file", "column", "unit", "meaning"]).map_err(fail)?;
-    for t in tables {
-        w.write_record([t.file, "time", "s", "time"]).map_err(fail)?;
-        for c in &t.columns {
-            w.write_record([t.file, c.name.as_str(), c.unit, c.meaning.as_str()]).map_err(fail)?;
-        }
-    }
-    w.flush().map_err(|e| format!("cannot write `{}`: {e}", p.display()))
-}
-
-/// The frame loop every analysis shares: output files, progress bar, the error policy, the
+/// The frame loop every analysis shares: output directory, progress bar, the error policy, the
 /// summary and the exit code (0 all frames solved, 1 some failed, 2 the results cannot be
-/// written).
+/// written). The directory is replaced only when the loop is done; frames that failed are in
+/// its `summary.json`.
 pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, quiet: bool) -> ExitCode {
+    let start = Instant::now();
     let interactive = std::io::stderr().is_terminal() && !quiet;
+    let cannot_write = |e: mollier::OutputError| {
+        errln!("error: {e}");
+        ExitCode::from(INVALID)
+    };
     let tables = run.tables();
-    let mut outputs = match Outputs::create(out, &tables) {
-        Ok(o) => o,
-        Err(e) => {
-            errln!("error: {e}");
-            return ExitCode::from(INVALID);
-        }
+    let mut dir = match OutputDir::create(out) {
+        Ok(d) => d,
+        Err(e) => return cannot_write(e),
+    };
+    let opened: Result<Vec<TableId>, _> = tables.iter().map(|t| dir.table(&t.file, None, t.header())).collect();
+    let ids = match opened.and_then(|ids| if run.units() { dir.units(&tables).map(|_| ids) } else { Ok(ids) }) {
+        Ok(ids) => ids,
+        Err(e) => return cannot_write(e),
     };
     let frames = run.frames();
     let total: usize = (0..frames).map(|i| run.rows_in(i)).sum();
     let template = format!("{{bar:40}} {{pos}}/{{len}} {}s  t = {{msg}} s  ({{eta}} left)", kind.noun);
     let bar = progress_bar(total, &template, quiet);
     let (mut failed, mut solved) = (0usize, 0usize);
+    let mut failures: Vec<Value> = Vec::new();
     for i in 0..frames {
         let time = run.time(i);
         bar.set_message(time.to_string());
         match run.solve(i) {
             Ok(rows) => {
                 for row in &rows {
-                    if let Err(e) = outputs.write(row) {
-                        bar.abandon();
-                        errln!("error: cannot write the results in `{}`: {e}", out.display());
-                        return ExitCode::from(INVALID);
+                    for (id, v) in ids.iter().zip(&row.values) {
+                        if let Err(e) = dir.numbers(*id, std::iter::once(row.time).chain(v.iter().copied())) {
+                            bar.abandon();
+                            return cannot_write(e);
+                        }
                     }
                 }
                 solved += rows.len();
             }
             Err(e) => {
                 failed += run.rows_in(i);
+                if failures.len() < LISTED {
+                    failures.push(json!({ "time": time, "error": e.to_string() }));
+                }
                 bar.suspend(|| errln!("error: {}: {e}", (kind.failed)(time)));
                 if kind.on_error == OnError::Stop {
                     break;
@@ -160,9 +130,19 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
         bar.inc(run.rows_in(i) as u64);
     }
     bar.finish_and_clear();
-    if let Err(e) = outputs.flush() {
-        errln!("error: cannot write the results in `{}`: {e}", out.display());
-        return ExitCode::from(INVALID);
+    let stopped = failed > 0 && kind.on_error == OnError::Stop;
+    let mut summary = kind.summary;
+    summary.insert(format!("{}s", kind.noun), json!(total));
+    summary.insert("solved".into(), json!(solved));
+    summary.insert("failed".into(), json!(if stopped { total - solved } else { failed }));
+    summary.insert("stopped".into(), json!(stopped));
+    summary.insert("failures".into(), json!(failures));
+    summary.extend(run.summary());
+    let wall_ms = start.elapsed().as_secs_f64() * 1e3;
+    let timing = json!({ "wall_ms": wall_ms, format!("ms_per_{}", kind.noun): wall_ms / solved.max(1) as f64 });
+    let files = dir.files().join(", ");
+    if let Err(e) = dir.commit(Value::Object(summary), timing) {
+        return cannot_write(e);
     }
     if failed > 0 {
         let what = match kind.on_error {
@@ -173,7 +153,7 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
         return ExitCode::from(FAILED);
     }
     if interactive {
-        errln!("solved {total} {}s; wrote {}", kind.noun, outputs.paths());
+        errln!("solved {total} {}s; wrote {files} in {}", kind.noun, out.display());
     }
     ExitCode::SUCCESS
 }

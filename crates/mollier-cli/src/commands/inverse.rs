@@ -13,7 +13,9 @@ use mollier_optim::{Criterion, LoadSharing, RunOptions};
 use mollier_study::output::{Lead, LoadSharingRun, write_load_sharing};
 use serde_json::{Map, json};
 
-use crate::common::{FAILED, INVALID, load_motion, load_well_posed, note_if_weightless, progress_bar};
+use crate::common::{
+    FAILED, INVALID, derivatives_text, load_motion, load_well_posed, note_if_weightless, progress_bar,
+};
 
 /// How `mollier inverse` runs.
 pub struct Options {
@@ -85,14 +87,7 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
     let mut extra = Map::new();
     extra.insert("model".into(), json!(model.display().to_string()));
     extra.insert("motion".into(), json!(motion.file));
-    extra.insert(
-        "motion_derivatives".into(),
-        json!(match (o.quasi_static, o.smooth) {
-            (true, _) => "static: rates and accelerations zero".to_string(),
-            (false, None) => "interpolating cubic spline".to_string(),
-            (false, Some(hz)) => format!("smoothing cubic spline, {hz} Hz"),
-        }),
-    );
+    extra.insert("motion_derivatives".into(), json!(derivatives_text(o.quasi_static, o.smooth)));
     let summary = match write_load_sharing(out, &run, extra) {
         Ok((_, s)) => s,
         Err(e) => {

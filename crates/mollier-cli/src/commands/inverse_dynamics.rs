@@ -12,9 +12,9 @@ struct InverseDynamicsFrames<'a> {
 impl FrameRun for InverseDynamicsFrames<'_> {
     fn tables(&self) -> Vec<Table> {
         vec![
-            Table { file: "driving.csv", columns: self.run.driving_columns().to_vec() },
-            Table { file: "reactions.csv", columns: self.run.reaction_columns().to_vec() },
-            Table { file: "passive.csv", columns: self.run.passive_columns().to_vec() },
+            Table { file: "driving.csv".into(), columns: self.run.driving_columns().to_vec() },
+            Table { file: "reactions.csv".into(), columns: self.run.reaction_columns().to_vec() },
+            Table { file: "passive.csv".into(), columns: self.run.passive_columns().to_vec() },
         ]
     }
     fn frames(&self) -> usize {
@@ -52,13 +52,9 @@ pub fn run(
             return ExitCode::from(INVALID);
         }
     };
+    let mut summary = summary_head("inverse-dynamics", model, Some(&motion.file));
+    summary.insert("motion_derivatives".into(), json!(derivatives_text(false, smooth)));
     let mut frames =
         InverseDynamicsFrames { run: InverseDynamicsRun::new(&compiled), times: motion.times, motion: derivatives };
-    if let Err(e) =
-        std::fs::create_dir_all(out).map_err(|e| e.to_string()).and_then(|_| write_units(out, &frames.tables()))
-    {
-        errln!("error: cannot write the results in `{}`: {e}", out.display());
-        return ExitCode::from(INVALID);
-    }
-    run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error }, quiet)
+    run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error, summary }, quiet)
 }

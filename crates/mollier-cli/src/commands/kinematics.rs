@@ -16,6 +16,9 @@ impl FrameRun for KinematicsFrames<'_> {
             Table::plain("transfer.csv", self.run.transfer_header()),
         ]
     }
+    fn units(&self) -> bool {
+        false
+    }
     fn frames(&self) -> usize {
         self.motion.times.len()
     }
@@ -33,6 +36,7 @@ pub fn run(model: &Path, motion: &Path, out: &Path, on_error: OnError, quiet: bo
         Ok(v) => v,
         Err(code) => return code,
     };
+    let summary = summary_head("kinematics", model, Some(&motion.file));
     let mut frames = KinematicsFrames { run: KinematicsRun::new(&compiled), motion };
-    run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error }, quiet)
+    run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error, summary }, quiet)
 }

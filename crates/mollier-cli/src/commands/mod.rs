@@ -11,9 +11,8 @@ pub(crate) mod types;
 
 /// What the command modules use.
 pub(crate) mod prelude {
-    pub(crate) use std::fs::File;
     pub(crate) use std::io::{IsTerminal, Write};
-    pub(crate) use std::path::{Path, PathBuf};
+    pub(crate) use std::path::Path;
     pub(crate) use std::process::ExitCode;
 
     pub(crate) use indicatif::{ProgressBar, ProgressStyle};
@@ -27,7 +26,8 @@ pub(crate) mod prelude {
     pub(crate) use mollier_format::{Diagnostic, Diagnostics};
     pub(crate) use serde_json::{Value, json};
 
-    pub(crate) use super::frames::{FrameRun, LoopKind, Row, Table, frame_at, run_frames, steps_from, write_units};
+    pub(crate) use super::frames::{FrameRun, LoopKind, Row, frame_at, run_frames, steps_from, summary_head};
     pub(crate) use crate::OnError;
     pub(crate) use crate::common::*;
+    pub(crate) use mollier::output::Table;
 }

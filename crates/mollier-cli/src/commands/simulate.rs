@@ -35,12 +35,12 @@ impl FrameRun for SimulationFrames<'_> {
             Column { name: i.name.clone(), unit, meaning: what.to_string() }
         };
         let mut t = vec![
-            Table { file: "motion.csv", columns: inputs.iter().map(|i| column(i, false)).collect() },
-            Table { file: "velocities.csv", columns: inputs.iter().map(|i| column(i, true)).collect() },
+            Table { file: "motion.csv".into(), columns: inputs.iter().map(|i| column(i, false)).collect() },
+            Table { file: "velocities.csv".into(), columns: inputs.iter().map(|i| column(i, true)).collect() },
         ];
         if self.e0.is_some() {
             t.push(Table {
-                file: "energy.csv",
+                file: "energy.csv".into(),
                 columns: vec![
                     Column {
                         name: "energy".into(),
@@ -56,6 +56,13 @@ impl FrameRun for SimulationFrames<'_> {
     fn frames(&self) -> usize {
         // frame 0 is the initial state
         1 + self.steps.div_ceil(self.chunk)
+    }
+    fn summary(&self) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("end_time_s".into(), json!(self.sim.state().time));
+        // absent when a law defines no energy (no energy.csv then)
+        m.insert("max_energy_drift_J".into(), json!(self.e0.map(|_| self.drift)));
+        m
     }
     fn rows_in(&self, i: usize) -> usize {
         if i == 0 { 1 } else { self.chunk.min(self.steps - (i - 1) * self.chunk) }
@@ -97,14 +104,12 @@ pub fn run(model: &Path, duration: f64, dt: f64, out: &Path, quiet: bool, regist
     let e0 = sim.state().energy;
     let conservative = sim.is_conservative();
     let mut frames = SimulationFrames { sim, steps, chunk: steps.div_ceil(200).max(1), e0, drift: 0.0 };
-    if let Err(e) =
-        std::fs::create_dir_all(out).map_err(|e| e.to_string()).and_then(|_| write_units(out, &frames.tables()))
-    {
-        errln!("error: cannot write the results in `{}`: {e}", out.display());
-        return ExitCode::from(INVALID);
-    }
-    let code =
-        run_frames(&mut frames, out, LoopKind { noun: "step", failed: steps_from, on_error: OnError::Stop }, quiet);
+    let mut summary = summary_head("simulate", model, None);
+    summary.insert("duration_s".into(), json!(duration));
+    summary.insert("dt_s".into(), json!(dt));
+    summary.insert("conservative".into(), json!(conservative));
+    let kind = LoopKind { noun: "step", failed: steps_from, on_error: OnError::Stop, summary };
+    let code = run_frames(&mut frames, out, kind, quiet);
     if !quiet {
         let t = frames.sim.state().time;
         match e0 {
