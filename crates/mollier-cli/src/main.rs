@@ -59,20 +59,26 @@ enum Command {
     /// Solve the positions for a motion and write positions, deformations and transfer functions.
     ///
     /// Writes DIR/positions.csv, DIR/deformations.csv and DIR/transfer.csv, one row per solved
-    /// frame. A frame that cannot be solved is reported with its time; see --on-error.
+    /// frame (with --second-order also DIR/second_order.csv), then DIR/timing.json and
+    /// DIR/summary.json. A frame that cannot be solved is reported with its time; see --on-error.
     Kinematics {
         /// The model file.
         model: PathBuf,
         /// The motion: CSV (time,<input>,...; SI units) or OpenSim .mot/.sto (inDegrees honoured).
         #[arg(long)]
         motion: PathBuf,
-        /// The directory for the results (created if needed; files in it are replaced).
+        /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
+        /// "Output directories").
         #[arg(long)]
         out: PathBuf,
         /// What to do when a frame cannot be solved: stop there (default), or skip it and go on.
         /// Either way the exit code is 1 and no row is written for a failed frame.
         #[arg(long, value_enum, default_value_t = OnError::Stop)]
         on_error: OnError,
+        /// Also write the second-order transfer functions ∂²e/∂q_i∂q_j of the free modes,
+        /// columns `<element>.<mode>/<input i>/<input j>` for i <= j, in DIR/second_order.csv.
+        #[arg(long)]
+        second_order: bool,
         /// No progress bar and no summary.
         #[arg(long, short)]
         quiet: bool,
@@ -91,7 +97,8 @@ enum Command {
         /// The motion: CSV (time,<input>,...; SI units) or OpenSim .mot/.sto (inDegrees honoured).
         #[arg(long)]
         motion: PathBuf,
-        /// The directory for the results (created if needed; files in it are replaced).
+        /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
+        /// "Output directories").
         #[arg(long)]
         out: PathBuf,
         /// Smooth the motion before differentiating it: a cubic smoothing spline that halves a
@@ -127,7 +134,8 @@ enum Command {
         /// d = min max F/PCSA.
         #[arg(long, value_parser = criterion)]
         criterion: mollier_optim::Criterion,
-        /// The directory for the results (created if needed; files in it are replaced).
+        /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
+        /// "Output directories").
         #[arg(long)]
         out: PathBuf,
         /// Report the joint cone's stability index but do not impose the cone.
@@ -160,7 +168,8 @@ enum Command {
         /// The time step (s).
         #[arg(long, value_parser = positive_number)]
         dt: f64,
-        /// The directory for the results (created if needed; files in it are replaced).
+        /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
+        /// "Output directories").
         #[arg(long)]
         out: PathBuf,
         /// No progress bar and no summary.
@@ -177,7 +186,8 @@ enum Command {
     Study {
         /// The study file (.toml).
         study: PathBuf,
-        /// The directory for the results (created if needed; files in it are replaced).
+        /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
+        /// "Output directories").
         #[arg(long)]
         out: PathBuf,
         /// No summary on standard output.
@@ -207,8 +217,8 @@ fn main() -> ExitCode {
     let registry = mollier::registry();
     match cli.command {
         Command::Check { model, json } => check::run(&model, json, &registry),
-        Command::Kinematics { model, motion, out, on_error, quiet } => {
-            kinematics::run(&model, &motion, &out, on_error, quiet, &registry)
+        Command::Kinematics { model, motion, out, on_error, second_order, quiet } => {
+            kinematics::run(&model, &motion, &out, on_error, second_order, quiet, &registry)
         }
         Command::InverseDynamics { model, motion, out, smooth, on_error, quiet } => {
             inverse_dynamics::run(&model, &motion, &out, smooth, on_error, quiet, &registry)

@@ -164,3 +164,28 @@ fn a_killed_run_leaves_the_previous_output_whole() {
     let beside: Vec<_> = std::fs::read_dir(&dir).expect("dir").map(|e| e.expect("entry").file_name()).collect();
     assert_eq!(beside, ["out"]);
 }
+
+#[test]
+fn kinematics_writes_second_order_transfer_functions_on_request() {
+    // the values are checked against central differences in crates/mollier/tests/second_order.rs
+    let dir = scratch("second-order");
+    let out = dir.join("out");
+    let mut a = vec![
+        "kinematics",
+        "models/mechanisms/spherical-joint.toml",
+        "--motion",
+        "models/mechanisms/spherical-joint-motion.mot",
+    ];
+    a.extend(["--out", out.to_str().expect("utf-8"), "--second-order", "-q"]);
+    let o = mollier(&a, 1);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = |f: &str| std::fs::read_to_string(out.join(f)).expect(f);
+    let (second, first) = (text("second_order.csv"), text("transfer.csv"));
+    let header: Vec<&str> = second.lines().next().expect("header").split(',').collect();
+    let first_header: Vec<&str> = first.lines().next().expect("header").split(',').collect();
+    // three inputs: six pairs per free mode, three first-order columns
+    assert_eq!((header.len() - 1) * 3, (first_header.len() - 1) * 6, "{header:?}");
+    assert!(header.iter().skip(1).all(|h| h.split('/').count() == 3), "{header:?}");
+    assert_eq!(second.lines().count(), first.lines().count());
+    assert!(summary(&out)["files"].as_array().expect("files").iter().any(|f| f == "second_order.csv"));
+}

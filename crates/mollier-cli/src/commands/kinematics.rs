@@ -10,11 +10,16 @@ struct KinematicsFrames<'a> {
 
 impl FrameRun for KinematicsFrames<'_> {
     fn tables(&self) -> Vec<Table> {
-        vec![
+        let mut t = vec![
             Table::plain("positions.csv", self.run.position_header()),
             Table::plain("deformations.csv", self.run.deformation_header()),
             Table::plain("transfer.csv", self.run.transfer_header()),
-        ]
+        ];
+        let second = self.run.second_order_header();
+        if !second.is_empty() {
+            t.push(Table::plain("second_order.csv", second));
+        }
+        t
     }
     fn units(&self) -> bool {
         false
@@ -27,16 +32,31 @@ impl FrameRun for KinematicsFrames<'_> {
     }
     fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
         let f = self.run.solve(&self.motion.q[i])?;
-        Ok(vec![Row { time: self.motion.times[i], values: vec![f.positions, f.deformations, f.transfer] }])
+        Ok(vec![Row {
+            time: self.motion.times[i],
+            values: vec![f.positions, f.deformations, f.transfer, f.second_order],
+        }])
     }
 }
 
-pub fn run(model: &Path, motion: &Path, out: &Path, on_error: OnError, quiet: bool, registry: &Registry) -> ExitCode {
+pub fn run(
+    model: &Path,
+    motion: &Path,
+    out: &Path,
+    on_error: OnError,
+    second_order: bool,
+    quiet: bool,
+    registry: &Registry,
+) -> ExitCode {
     let (compiled, motion) = match load_with_motion(model, motion, quiet, registry) {
         Ok(v) => v,
         Err(code) => return code,
     };
     let summary = summary_head("kinematics", model, Some(&motion.file));
-    let mut frames = KinematicsFrames { run: KinematicsRun::new(&compiled), motion };
+    let mut run = KinematicsRun::new(&compiled);
+    if second_order {
+        run = run.with_second_order();
+    }
+    let mut frames = KinematicsFrames { run, motion };
     run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error, summary }, quiet)
 }
