@@ -36,6 +36,15 @@ pub(crate) fn load_well_posed(model: &Path, registry: &Registry) -> Result<Compi
 
 /// Read a motion for a model: exit code 2 when it is invalid.
 /// A well-posed model and a motion for it; the exit code when either cannot be read.
+/// What the frame-by-frame analyses of a motion (kinematics, inverse dynamics) are given.
+pub(crate) struct MotionRun<'a> {
+    pub(crate) model: &'a Path,
+    pub(crate) motion: &'a Path,
+    pub(crate) out: &'a Path,
+    pub(crate) on_error: OnError,
+    pub(crate) quiet: bool,
+}
+
 pub(crate) fn load_with_motion(
     model: &Path,
     motion: &Path,

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use commands::{check, inverse, inverse_dynamics, kinematics, simulate, study, types};
+use common::MotionRun;
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say).
 macro_rules! outln {
@@ -218,10 +219,12 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { model, json } => check::run(&model, json, &registry),
         Command::Kinematics { model, motion, out, on_error, second_order, quiet } => {
-            kinematics::run(&model, &motion, &out, on_error, second_order, quiet, &registry)
+            let run = MotionRun { model: &model, motion: &motion, out: &out, on_error, quiet };
+            kinematics::run(&run, second_order, &registry)
         }
         Command::InverseDynamics { model, motion, out, smooth, on_error, quiet } => {
-            inverse_dynamics::run(&model, &motion, &out, smooth, on_error, quiet, &registry)
+            let run = MotionRun { model: &model, motion: &motion, out: &out, on_error, quiet };
+            inverse_dynamics::run(&run, smooth, &registry)
         }
         Command::Inverse { model, motion, criterion, out, no_cone, quasi_static, smooth, quiet } => {
             let options = inverse::Options { criterion, impose_cone: !no_cone, quasi_static, smooth, quiet };

@@ -56,7 +56,10 @@ fn elbow_frames_streamed(bencher: Bencher) {
     let forces = std::fs::metadata(out.join("forces.csv")).map(|m| m.len()).unwrap_or(0);
     let _ = std::fs::remove_dir_all(&out);
     if let (Some(b), Some(peak)) = (before, peak_mb()) {
-        eprintln!("{n} frames: peak resident memory {peak:.1} MB (before the run {b:.1} MB); forces.csv {:.0} MB", forces as f64 / 1e6);
+        eprintln!(
+            "{n} frames: peak resident memory {peak:.1} MB (before the run {b:.1} MB); forces.csv {:.0} MB",
+            forces as f64 / 1e6
+        );
         assert!(peak < 200.0, "peak memory {peak:.1} MB over 200 MB");
     }
 }

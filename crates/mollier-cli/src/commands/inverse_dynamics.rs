@@ -30,20 +30,12 @@ impl FrameRun for InverseDynamicsFrames<'_> {
     }
 }
 
-pub fn run(
-    model: &Path,
-    motion: &Path,
-    out: &Path,
-    smooth: Option<f64>,
-    on_error: OnError,
-    quiet: bool,
-    registry: &Registry,
-) -> ExitCode {
-    let (compiled, motion) = match load_with_motion(model, motion, quiet, registry) {
+pub fn run(r: &MotionRun, smooth: Option<f64>, registry: &Registry) -> ExitCode {
+    let (compiled, motion) = match load_with_motion(r.model, r.motion, r.quiet, registry) {
         Ok(v) => v,
         Err(code) => return code,
     };
-    note_if_weightless(&compiled, quiet);
+    note_if_weightless(&compiled, r.quiet);
     let smoothing = smooth.map_or(Smoothing::Interpolate, Smoothing::Cutoff);
     let derivatives = match motion.differentiate(smoothing) {
         Ok(d) => d,
@@ -52,9 +44,9 @@ pub fn run(
             return ExitCode::from(INVALID);
         }
     };
-    let mut summary = summary_head("inverse-dynamics", model, Some(&motion.file));
+    let mut summary = summary_head("inverse-dynamics", r.model, Some(&motion.file));
     summary.insert("motion_derivatives".into(), json!(derivatives_text(false, smooth)));
     let mut frames =
         InverseDynamicsFrames { run: InverseDynamicsRun::new(&compiled), times: motion.times, motion: derivatives };
-    run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error, summary }, quiet)
+    run_frames(&mut frames, r.out, LoopKind { noun: "frame", failed: frame_at, on_error: r.on_error, summary }, r.quiet)
 }

@@ -39,24 +39,16 @@ impl FrameRun for KinematicsFrames<'_> {
     }
 }
 
-pub fn run(
-    model: &Path,
-    motion: &Path,
-    out: &Path,
-    on_error: OnError,
-    second_order: bool,
-    quiet: bool,
-    registry: &Registry,
-) -> ExitCode {
-    let (compiled, motion) = match load_with_motion(model, motion, quiet, registry) {
+pub fn run(r: &MotionRun, second_order: bool, registry: &Registry) -> ExitCode {
+    let (compiled, motion) = match load_with_motion(r.model, r.motion, r.quiet, registry) {
         Ok(v) => v,
         Err(code) => return code,
     };
-    let summary = summary_head("kinematics", model, Some(&motion.file));
+    let summary = summary_head("kinematics", r.model, Some(&motion.file));
     let mut run = KinematicsRun::new(&compiled);
     if second_order {
         run = run.with_second_order();
     }
     let mut frames = KinematicsFrames { run, motion };
-    run_frames(&mut frames, out, LoopKind { noun: "frame", failed: frame_at, on_error, summary }, quiet)
+    run_frames(&mut frames, r.out, LoopKind { noun: "frame", failed: frame_at, on_error: r.on_error, summary }, r.quiet)
 }
