@@ -9,7 +9,8 @@ use serde_json::Map;
 
 use super::prelude::*;
 
-/// At most this many failed frames are listed in `summary.json` and on standard error.
+/// At most this many failed frames are listed on standard error (and in the frame loop's
+/// `summary.json`; `mollier inverse`'s `stability.csv` has every frame).
 pub(crate) const LISTED: usize = 10;
 
 /// One row of every table, at one time.

@@ -15,6 +15,7 @@ use mollier_optim::{Criterion, LoadSharing, RunOptions};
 use mollier_study::output::LoadSharingTables;
 use serde_json::{Map, json};
 
+use super::frames::LISTED;
 use crate::common::{
     FAILED, INVALID, derivatives_text, load_motion, load_well_posed, note_if_weightless, progress_bar,
 };
@@ -32,9 +33,6 @@ pub struct Options {
     /// No progress bar and no summary.
     pub quiet: bool,
 }
-
-/// At most this many failed frames are listed on standard error (all are in `stability.csv`).
-const LISTED: usize = 10;
 
 /// Run the analysis: exit code 0 when every frame is solved, 1 when some are not (they are in
 /// the outputs, marked), 2 when a file is invalid or the results cannot be written.
