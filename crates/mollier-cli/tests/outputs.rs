@@ -94,6 +94,10 @@ fn reruns_are_byte_identical_but_for_timing_whatever_the_threads() {
             for field in ["\"ms\"", "wall_ms", "ms_per_frame", "ms_per_step", "time_ms"] {
                 assert!(!text.contains(field), "{args:?}: {name} has a timing field {field}");
             }
+            if name.ends_with(".csv") {
+                let header = text.lines().find(|l| !l.starts_with('#')).unwrap_or("");
+                assert!(!header.split(',').any(|c| c == "ms"), "{args:?}: {name} has a column of ms");
+            }
         }
         let s: serde_json::Value = serde_json::from_slice(&a["summary.json"]).expect("JSON");
         assert_eq!(s["complete"], true, "{args:?}");
