@@ -481,44 +481,69 @@ impl<'m> LoadSharing<'m> {
         options: RunOptions,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Vec<FrameResult> {
+        let mut results = Vec::with_capacity(frames.len());
+        let collect = |_: usize, r: FrameResult| -> Result<(), std::convert::Infallible> {
+            results.push(r);
+            Ok(())
+        };
+        let Ok(()) = self.run_streaming(frames.len(), &|i| frames[i].clone(), options, progress, collect);
+        results
+    }
+
+    /// [`LoadSharing::run`] over `n` frames made on demand by `frame(i)`, each result handed to
+    /// `sink(i, result)` in frame order as soon as it and every frame before it are solved; a
+    /// sink's error stops the run. Frames go through in windows of a few chunks per thread (the
+    /// chunks of a window in parallel), so memory is bounded by the chunk size and the number of
+    /// threads, not by `n`. The results are those of [`LoadSharing::run`]: they do not depend on
+    /// `parallel`, on the number of threads or on the windows.
+    pub fn run_streaming<E>(
+        &self,
+        n: usize,
+        frame: &(dyn Fn(usize) -> Frame + Sync),
+        options: RunOptions,
+        progress: &(dyn Fn(usize) + Sync),
+        mut sink: impl FnMut(usize, FrameResult) -> Result<(), E>,
+    ) -> Result<(), E> {
         use rayon::prelude::*;
         let chunk = options.chunk.max(1);
-        let seeds = self.chunk_starts(frames, chunk, options.follow);
-        let run_chunk = |(c, seed): (&[Frame], Data)| -> Vec<FrameResult> {
+        let n_chunks = n.div_ceil(chunk);
+        let per_window = if options.parallel { 4 * rayon::current_num_threads().max(1) } else { 1 };
+        let run_chunk = |(c, seed): (Vec<Frame>, Data)| -> Vec<FrameResult> {
             let mut data = seed;
             let mut ws = self.workspace();
             let out: Vec<FrameResult> = c.iter().map(|f| self.frame(&mut ws, &mut data, f)).collect();
             progress(out.len());
             out
         };
-        let parts: Vec<Vec<FrameResult>> = if options.parallel {
-            frames.par_chunks(chunk).zip(seeds.into_par_iter()).map(run_chunk).collect()
-        } else {
-            frames.chunks(chunk).zip(seeds).map(run_chunk).collect()
-        };
-        parts.into_iter().flatten().collect()
-    }
-
-    /// The workspace each chunk of `chunk` frames starts with: the initial configuration, or
-    /// (`follow`) what a sequential run holds when it reaches the chunk's first frame.
-    fn chunk_starts(&self, frames: &[Frame], chunk: usize, follow: bool) -> Vec<Data> {
-        let n = frames.len().div_ceil(chunk);
-        if !follow {
-            return (0..n).map(|_| Data::new(self.model)).collect();
-        }
-        let mut data = Data::new(self.model);
-        let mut starts = Vec::with_capacity(n);
-        for c in 0..n {
-            starts.push(data.clone());
-            if c + 1 < n {
-                for f in &frames[c * chunk..(c + 1) * chunk] {
-                    // on failure the configuration stays at the last solved frame, and the frame
-                    // reports the failure in its chunk
-                    let _ = solve_positions(self.model, &mut data, &f.q);
+        // the configuration of a sequential run at the start of the next chunk (`follow`)
+        let mut follow = Data::new(self.model);
+        let mut first = 0;
+        while first < n_chunks {
+            let last = (first + per_window).min(n_chunks);
+            let mut work = Vec::with_capacity(last - first);
+            for c in first..last {
+                let frames: Vec<Frame> = (c * chunk..((c + 1) * chunk).min(n)).map(frame).collect();
+                let seed = if options.follow { follow.clone() } else { Data::new(self.model) };
+                if options.follow && c + 1 < n_chunks {
+                    for f in &frames {
+                        // on failure the configuration stays at the last solved frame, and the
+                        // frame reports the failure in its chunk
+                        let _ = solve_positions(self.model, &mut follow, &f.q);
+                    }
                 }
+                work.push((frames, seed));
             }
+            let parts: Vec<Vec<FrameResult>> = if options.parallel {
+                work.into_par_iter().map(run_chunk).collect()
+            } else {
+                work.into_iter().map(run_chunk).collect()
+            };
+            for (k, r) in parts.into_iter().flatten().enumerate() {
+                sink(first * chunk + k, r)?;
+            }
+            first = last;
         }
-        starts
+        Ok(())
     }
 
     fn failed(&self, status: Status, start: Instant) -> FrameResult {

@@ -16,8 +16,8 @@
 //! ```no_run
 //! let study = mollier_study::Study::load("models/shoulder/abduction.toml".as_ref()).unwrap();
 //! let results = study.run();
+//! // tables, summaries and plots, written as one unit (summary.json last, "complete": true)
 //! mollier_study::output::write(&study, &results, "results/abduction".as_ref()).unwrap();
-//! mollier_study::plots::write(&study, &results, "results/abduction/plots".as_ref()).unwrap();
 //! ```
 
 pub mod motion;

@@ -12,7 +12,9 @@
 //! - `moment_arms.svg`: every element's moment arm about the elevation input.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use mollier::output::{OutputDir, OutputError};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -425,31 +427,27 @@ fn moment_arms(study: &Study, results: &Results, path: &Path) -> io::Result<()> 
     per_muscle_panels(study, path, &title, &value, y, "mm", |g| g.name.clone())
 }
 
-/// Write the plots into `dir` (created if needed); returns the files written.
-pub fn write(study: &Study, results: &Results, dir: &Path) -> io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
-    let mut written = Vec::new();
-    let mut out = |name: String, f: &dyn Fn(&Path) -> io::Result<()>| -> io::Result<()> {
-        let p = dir.join(name);
-        f(&p)?;
-        written.push(p);
-        Ok(())
+/// Write the plots into `out`'s `plots/` directory.
+pub fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Result<(), OutputError> {
+    let mut plot = |name: String, f: &dyn Fn(&Path) -> io::Result<()>| -> Result<(), OutputError> {
+        let p = out.file(&format!("plots/{name}"))?;
+        f(&p).map_err(|source| OutputError::Io { path: p, source })
     };
     for v in &results.variants {
-        out(format!("forces_{}.svg", v.variant.name()), &|p| forces(study, v, p))?;
+        plot(format!("forces_{}.svg", v.variant.name()), &|p| forces(study, v, p))?;
     }
     for (glen, what) in [(true, "with the glenoid constraint"), (false, "without the glenoid constraint")] {
         let vs: Vec<&VariantResult> = results.variants.iter().filter(|v| v.variant.glenoid == glen).collect();
         if !vs.is_empty() {
             let name = if glen { "criteria_glenoid.svg" } else { "criteria_free.svg" };
-            out(name.to_string(), &|p| criteria(study, &vs, p, what))?;
+            plot(name.to_string(), &|p| criteria(study, &vs, p, what))?;
         }
     }
     if study.sharing.cone.is_some() {
-        out("glenoid.svg".into(), &|p| glenoid(study, results, p))?;
+        plot("glenoid.svg".into(), &|p| glenoid(study, results, p))?;
     }
-    out("landmarks.svg".into(), &|p| landmarks(study, results, p))?;
-    out("girdle.svg".into(), &|p| girdle(study, results, p))?;
-    out("moment_arms.svg".into(), &|p| moment_arms(study, results, p))?;
-    Ok(written)
+    plot("landmarks.svg".into(), &|p| landmarks(study, results, p))?;
+    plot("girdle.svg".into(), &|p| girdle(study, results, p))?;
+    plot("moment_arms.svg".into(), &|p| moment_arms(study, results, p))?;
+    Ok(())
 }

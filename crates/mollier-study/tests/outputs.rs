@@ -21,12 +21,14 @@ fn tables_summaries_and_plots_are_written() {
         assert_eq!(solved, [true, false, true], "{}", v.variant.name());
     }
     let dir = temp_dir("outputs");
-    let files = mollier_study::output::write(&study, &r, &dir).unwrap();
-    let plots = mollier_study::plots::write(&study, &r, &dir.join("plots")).unwrap();
-    // 5 + 4 per variant tables and summaries; forces per variant, 2 criteria plots, glenoid,
-    // landmarks, girdle, moment arms
-    assert_eq!(files.len(), 5 + 4 * 4);
+    let dir = dir.join("results");
+    let written = mollier_study::output::write(&study, &r, &dir).unwrap();
+    let (plots, files): (Vec<_>, Vec<_>) = written.into_iter().partition(|f| f.extension().is_some_and(|e| e == "svg"));
+    // 5 + 4 per variant tables and summaries, timing.json; forces per variant, 2 criteria plots,
+    // glenoid, landmarks, girdle, moment arms
+    assert_eq!(files.len(), 5 + 4 * 4 + 1);
     assert_eq!(plots.len(), 4 + 2 + 4);
+    assert!(files.last().is_some_and(|f| f.ends_with("summary.json")));
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
         assert!(!text.contains("NaN"), "{}", f.display());
@@ -56,10 +58,11 @@ fn tables_summaries_and_plots_are_written() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["frames"], 3);
+    assert_eq!(summary["complete"], true);
     assert_eq!(summary["variants"].as_array().unwrap().len(), 4);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("d-free/summary.json")).unwrap()).unwrap();
-    for key in ["frames", "solved", "failed", "criterion", "ms_per_frame"] {
+    for key in ["frames", "solved", "failed", "criterion"] {
         assert!(v.get(key).is_some(), "{key}");
     }
     // the failed frame: a row like the others, its status and message, every number empty
@@ -87,6 +90,9 @@ fn tables_summaries_and_plots_are_written() {
     assert_eq!(failed[0]["time"].as_f64(), Some(time), "{v}");
     assert_eq!(summary["kinematics"]["failed_frames"][0]["time"].as_f64(), Some(time), "{summary}");
 
+    let timing: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("timing.json")).unwrap()).unwrap();
+    assert!(timing["variants"]["d-free"]["ms_per_frame"].as_f64().is_some_and(|t| t > 0.0), "{timing}");
     for p in &plots {
         let text = std::fs::read_to_string(p).unwrap();
         assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"), "{}", p.display());

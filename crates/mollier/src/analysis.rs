@@ -3,11 +3,13 @@
 //! For each frame: positions of the points a user can name, every mode of the user's elements,
 //! and the first-order transfer function `∂e/∂q` of every dependent (free) mode of the user's
 //! elements — for a muscle's elongation, minus its moment arms. Each frame starts from the
-//! previous solution (Newton-Raphson with the kernel's predictor and continuation).
+//! previous solution (Newton-Raphson with the kernel's predictor and continuation). On request
+//! ([`KinematicsRun::with_second_order`]) also the second-order transfer function
+//! `∂²e/∂q_i∂q_j` of the same modes, for `i <= j` (the pairs of [`mollier_core::pair_index`]).
 
 use mollier_core::kinematics::{KinematicsError, solve_positions};
-use mollier_core::transfer::first_order;
-use mollier_core::{Data, ModeId, ModeRole, NodeId};
+use mollier_core::transfer::{first_order, second_order};
+use mollier_core::{Data, ModeId, ModeRole, NodeId, n_pairs};
 
 use crate::compile::Compiled;
 
@@ -31,6 +33,10 @@ pub struct FrameOutput {
     pub deformations: Vec<f64>,
     /// `∂e/∂q` for each dependent mode and input (m/m, m/rad, rad/rad, ...).
     pub transfer: Vec<f64>,
+    /// `∂²e/∂q_i∂q_j` for each dependent mode and pair of inputs `i <= j` (m/rad², ...):
+    /// `modes x n_q(n_q+1)/2`, pairs in the order of [`mollier_core::pair_index`]; empty unless
+    /// the run was made [`KinematicsRun::with_second_order`].
+    pub second_order: Vec<f64>,
 }
 
 /// A kinematic analysis in progress: the model's workspace and the output columns.
@@ -40,6 +46,7 @@ pub struct KinematicsRun<'a> {
     points: Vec<(String, NodeId)>,
     modes: Vec<(String, ModeId)>,
     dependent: Vec<(String, ModeId)>,
+    second_order: bool,
 }
 
 impl<'a> KinematicsRun<'a> {
@@ -60,7 +67,13 @@ impl<'a> KinematicsRun<'a> {
                 modes.push((label, m));
             }
         }
-        Self { compiled, data: Data::new(model), points, modes, dependent }
+        Self { compiled, data: Data::new(model), points, modes, dependent, second_order: false }
+    }
+
+    /// Also compute the second-order transfer functions ([`FrameOutput::second_order`]).
+    pub fn with_second_order(mut self) -> Self {
+        self.second_order = true;
+        self
     }
 
     /// Columns of positions: `<point>.x`, `<point>.y`, `<point>.z` per point.
@@ -81,6 +94,19 @@ impl<'a> KinematicsRun<'a> {
             .collect()
     }
 
+    /// Columns of second-order transfer functions: `<element>.<mode>/<input i>/<input j>` per
+    /// dependent mode and pair of inputs `i <= j` (empty unless [`Self::with_second_order`]).
+    pub fn second_order_header(&self) -> Vec<String> {
+        if !self.second_order {
+            return Vec::new();
+        }
+        let inputs = &self.compiled.inputs;
+        let pairs: Vec<String> = (0..inputs.len())
+            .flat_map(|i| (i..inputs.len()).map(move |j| format!("{}/{}", inputs[i].name, inputs[j].name)))
+            .collect();
+        self.dependent.iter().flat_map(|(n, _)| pairs.iter().map(move |p| format!("{n}/{p}"))).collect()
+    }
+
     /// Solve one frame for the generalized coordinates `q` (n_q, SI). On failure the workspace
     /// stays at the last solved frame, so the run can go on.
     pub fn solve(&mut self, q: &[f64]) -> Result<FrameOutput, FrameError> {
@@ -92,13 +118,22 @@ impl<'a> KinematicsRun<'a> {
         let df = self.data.df_e();
         let n_q = model.n_q();
         let transfer = self.dependent.iter().flat_map(|(_, m)| (0..n_q).map(move |j| df[(m.index(), j)])).collect();
-        let out = FrameOutput { positions, deformations, transfer };
+        let second = if self.second_order {
+            second_order(model, &mut self.data)?;
+            let d2 = self.data.d2f_e();
+            // the pairs i <= j in order are the columns 0, 1, ... of pair_index
+            self.dependent.iter().flat_map(|(_, m)| (0..n_pairs(n_q)).map(move |p| d2[(m.index(), p)])).collect()
+        } else {
+            Vec::new()
+        };
+        let out = FrameOutput { positions, deformations, transfer, second_order: second };
         // the headers are made only for a frame that has a non-finite value
         let bad =
             |v: &[f64], h: &dyn Fn() -> Vec<String>| v.iter().position(|x| !x.is_finite()).map(|i| h()[i].clone());
         let culprit = bad(&out.positions, &|| self.position_header())
             .or_else(|| bad(&out.deformations, &|| self.deformation_header()))
-            .or_else(|| bad(&out.transfer, &|| self.transfer_header()));
+            .or_else(|| bad(&out.transfer, &|| self.transfer_header()))
+            .or_else(|| bad(&out.second_order, &|| self.second_order_header()));
         if let Some(column) = culprit {
             // never start the next frame from a poisoned configuration
             self.data.reset(model);

@@ -42,6 +42,7 @@ pub mod compile;
 pub mod dynamics;
 pub mod load_sharing;
 pub mod motion;
+pub mod output;
 pub mod reference;
 pub mod schema;
 pub mod spline;
@@ -54,6 +55,7 @@ pub use compile::{BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserEleme
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
 pub use motion::{Method, Motion, MotionDerivatives, Smoothing, Source, parse_motion, read_motion};
+pub use output::{OutputDir, OutputError, Table, TableId};
 pub use reference::element_reference;
 pub use schema::schema;
 pub use spline::Ends;

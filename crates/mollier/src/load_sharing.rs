@@ -508,19 +508,22 @@ fn cone(cx: &Context<'_>, ls: &LoadSharingSpec) -> Result<ConeInfo, Vec<Diagnost
     }
 }
 
-/// The frames of a motion for load sharing: with its derivatives, or at rest (quasi-static:
-/// every frame a static posture) without.
-pub fn frames(motion: &Motion, derivatives: Option<&MotionDerivatives>) -> Vec<Frame> {
+/// Frame `k` of a motion for load sharing: with its derivatives, or at rest (quasi-static: a
+/// static posture) without.
+pub fn frame(motion: &Motion, derivatives: Option<&MotionDerivatives>, k: usize) -> Frame {
     match derivatives {
-        Some(d) => (0..motion.times.len())
-            .map(|k| Frame {
-                time: motion.times[k],
-                q: d.q[k].clone(),
-                qd: d.qd[k].clone(),
-                qdd: d.qdd[k].clone(),
-                loads: Vec::new(),
-            })
-            .collect(),
-        None => motion.times.iter().zip(&motion.q).map(|(&t, q)| Frame::at_rest(t, q.clone())).collect(),
+        Some(d) => Frame {
+            time: motion.times[k],
+            q: d.q[k].clone(),
+            qd: d.qd[k].clone(),
+            qdd: d.qdd[k].clone(),
+            loads: Vec::new(),
+        },
+        None => Frame::at_rest(motion.times[k], motion.q[k].clone()),
     }
+}
+
+/// Every frame of a motion for load sharing ([`frame`]).
+pub fn frames(motion: &Motion, derivatives: Option<&MotionDerivatives>) -> Vec<Frame> {
+    (0..motion.times.len()).map(|k| frame(motion, derivatives, k)).collect()
 }

@@ -212,6 +212,26 @@ fn parallel_runs_equal_sequential_ones() {
     let forces = |r: &[FrameResult]| r.iter().flat_map(|f| f.forces.clone()).collect::<Vec<f64>>();
     // the same chunks on threads or not: the same numbers, to the bit
     assert_eq!(forces(&go(true, 4)), forces(&go(false, 4)));
+    // chunks of one frame: many windows of the streaming run; on 1 and on 3 threads (other windows)
+    let one = forces(&go(false, 1));
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+        assert_eq!(pool.install(|| forces(&go(true, 1))), one, "{threads} threads");
+    }
+    // streamed in order, frame by frame, to the same numbers
+    let mut streamed = Vec::new();
+    let run = sharing.run_streaming(
+        frames.len(),
+        &|k| frames[k].clone(),
+        RunOptions { parallel: true, chunk: 1, follow: true },
+        &|_| {},
+        |k, r| {
+            assert_eq!(k, streamed.len() / 4, "in order");
+            streamed.extend(r.forces);
+            Ok::<(), ()>(())
+        },
+    );
+    assert_eq!((run, streamed), (Ok(()), one));
     // other chunks start Newton-Raphson elsewhere: the same solution to the solver's tolerance
     let (a, b) = (forces(&go(true, 4)), forces(&go(false, 1000)));
     assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1e-8 * x.abs().max(1.0)), "{a:?}\n{b:?}");

@@ -31,16 +31,10 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
         );
     }
     let results = study.run();
-    let files = mollier_study::output::write(&study, &results, out).and_then(|mut f| {
-        mollier_study::plots::write(&study, &results, &out.join("plots")).map(|p| {
-            f.extend(p);
-            f
-        })
-    });
-    let files = match files {
+    let files = match mollier_study::output::write(&study, &results, out) {
         Ok(f) => f,
         Err(e) => {
-            let _ = writeln!(stderr, "{}: {e}", out.display());
+            let _ = writeln!(stderr, "error: {e}");
             return ExitCode::from(2);
         }
     };

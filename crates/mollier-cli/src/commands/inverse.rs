@@ -8,12 +8,17 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use mollier::Smoothing;
+use mollier::output::{OutputDir, OutputError};
 use mollier_core::registry::Registry;
+use mollier_optim::FrameResult;
 use mollier_optim::{Criterion, LoadSharing, RunOptions};
-use mollier_study::output::{Lead, LoadSharingRun, write_load_sharing};
+use mollier_study::output::LoadSharingTables;
 use serde_json::{Map, json};
 
-use crate::{FAILED, INVALID, load_motion, load_well_posed, note_if_weightless, progress_bar};
+use super::frames::LISTED;
+use crate::common::{
+    FAILED, INVALID, derivatives_text, load_motion, load_well_posed, note_if_weightless, progress_bar,
+};
 
 /// How `mollier inverse` runs.
 pub struct Options {
@@ -28,9 +33,6 @@ pub struct Options {
     /// No progress bar and no summary.
     pub quiet: bool,
 }
-
-/// At most this many failed frames are listed on standard error (all are in `stability.csv`).
-const LISTED: usize = 10;
 
 /// Run the analysis: exit code 0 when every frame is solved, 1 when some are not (they are in
 /// the outputs, marked), 2 when a file is invalid or the results cannot be written.
@@ -66,7 +68,6 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
             }
         }
     };
-    let frames = mollier::load_sharing::frames(&motion, derivatives.as_ref());
     let study = setup.study(o.criterion.clone(), o.impose_cone);
     let sharing = match LoadSharing::new(&compiled.model, study.clone()) {
         Ok(s) => s,
@@ -75,45 +76,55 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
             return ExitCode::from(INVALID);
         }
     };
-    let bar = progress_bar(frames.len(), "{bar:40} {pos}/{len} frames  ({eta} left)", o.quiet);
-    let results = sharing.run_with_progress(&frames, RunOptions::default(), &|n| bar.inc(n as u64));
+    let cannot_write = |e: OutputError| {
+        errln!("error: {e}");
+        ExitCode::from(INVALID)
+    };
+    let mut dir = match OutputDir::create(out) {
+        Ok(d) => d,
+        Err(e) => return cannot_write(e),
+    };
+    let mut tables = match LoadSharingTables::open(&mut dir, "", setup, &study, &["time".to_string()], false) {
+        Ok(t) => t,
+        Err(e) => return cannot_write(e),
+    };
+    // frames are made, solved and written chunk by chunk: memory does not grow with the motion
+    let n = motion.times.len();
+    let frame = |k: usize| mollier::load_sharing::frame(&motion, derivatives.as_ref(), k);
+    let bar = progress_bar(n, "{bar:40} {pos}/{len} frames  ({eta} left)", o.quiet);
+    let mut failed = 0usize;
+    let sink = |k: usize, r: FrameResult| {
+        if !r.status.is_success() {
+            failed += 1;
+            if failed <= LISTED {
+                bar.suspend(|| errln!("error: frame at time {} s: {}", motion.times[k], r.status));
+            }
+        }
+        tables.push(&mut dir, &[motion.times[k]], &r, None)
+    };
+    let streamed = sharing.run_streaming(n, &frame, RunOptions::default(), &|k| bar.inc(k as u64), sink);
     bar.finish_and_clear();
+    if let Err(e) = streamed {
+        return cannot_write(e);
+    }
 
-    let lead = Lead::times(&motion.times);
-    let wall_ms = start.elapsed().as_secs_f64() * 1e3;
-    let run = LoadSharingRun { setup, study: &study, lead: &lead, frames: &results, virtual_work: None, wall_ms };
     let mut extra = Map::new();
     extra.insert("model".into(), json!(model.display().to_string()));
     extra.insert("motion".into(), json!(motion.file));
-    extra.insert(
-        "motion_derivatives".into(),
-        json!(match (o.quasi_static, o.smooth) {
-            (true, _) => "static: rates and accelerations zero".to_string(),
-            (false, None) => "interpolating cubic spline".to_string(),
-            (false, Some(hz)) => format!("smoothing cubic spline, {hz} Hz"),
-        }),
-    );
-    let summary = match write_load_sharing(out, &run, extra) {
-        Ok((_, s)) => s,
-        Err(e) => {
-            errln!("error: cannot write the results in `{}`: {e}", out.display());
-            return ExitCode::from(INVALID);
-        }
-    };
-    let failed: Vec<(f64, String)> = results
-        .iter()
-        .zip(&motion.times)
-        .filter(|(r, _)| !r.status.is_success())
-        .map(|(r, t)| (*t, r.status.to_string()))
-        .collect();
-    for (t, status) in failed.iter().take(LISTED) {
-        errln!("error: frame at time {t} s: {status}");
+    extra.insert("motion_derivatives".into(), json!(derivatives_text(o.quasi_static, o.smooth)));
+    let (summary, mut timing) = tables.finish(extra);
+    let ms_per_frame = timing["ms_per_frame"].as_f64().unwrap_or(f64::NAN);
+    if let Some(t) = timing.as_object_mut() {
+        t.insert("wall_ms".into(), json!(start.elapsed().as_secs_f64() * 1e3));
     }
-    if failed.len() > LISTED {
-        errln!("error: ... and {} more frames (stability.csv lists every frame's status)", failed.len() - LISTED);
+    let index = summary["stability_index"]["max"].as_f64();
+    if let Err(e) = dir.commit(summary, timing) {
+        return cannot_write(e);
+    }
+    if failed > LISTED {
+        errln!("error: ... and {} more frames (stability.csv lists every frame's status)", failed - LISTED);
     }
     if !o.quiet {
-        let index = summary["stability_index"]["max"].as_f64();
         outln!(
             "{}: criterion {}{}: {}/{} frames solved, {:.2} ms/frame{}; results in {}",
             model.display(),
@@ -123,12 +134,12 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
                 (Some(_), true) => ", joint cone imposed",
                 (Some(_), false) => ", joint cone reported",
             },
-            results.len() - failed.len(),
-            results.len(),
-            summary["ms_per_frame"].as_f64().unwrap_or(f64::NAN),
+            n - failed,
+            n,
+            ms_per_frame,
             index.map(|i| format!(", largest stability index {i:.3}")).unwrap_or_default(),
             out.display()
         );
     }
-    if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(FAILED) }
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(FAILED) }
 }

@@ -1,0 +1,52 @@
+//! `mollier inverse-dynamics MODEL --motion MOTION --out DIR`.
+
+use super::prelude::*;
+
+/// Inverse dynamics over a motion's frames, with its derivatives.
+struct InverseDynamicsFrames<'a> {
+    run: InverseDynamicsRun<'a>,
+    times: Vec<f64>,
+    motion: MotionDerivatives,
+}
+
+impl FrameRun for InverseDynamicsFrames<'_> {
+    fn tables(&self) -> Vec<Table> {
+        vec![
+            Table { file: "driving.csv".into(), columns: self.run.driving_columns().to_vec() },
+            Table { file: "reactions.csv".into(), columns: self.run.reaction_columns().to_vec() },
+            Table { file: "passive.csv".into(), columns: self.run.passive_columns().to_vec() },
+        ]
+    }
+    fn frames(&self) -> usize {
+        self.times.len()
+    }
+    fn time(&self, i: usize) -> f64 {
+        self.times[i]
+    }
+    fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
+        let m = &self.motion;
+        let f = self.run.solve(&m.q[i], &m.qd[i], &m.qdd[i])?;
+        Ok(vec![Row { time: self.times[i], values: vec![f.driving, f.reactions, f.passive] }])
+    }
+}
+
+pub fn run(r: &MotionRun, smooth: Option<f64>, registry: &Registry) -> ExitCode {
+    let (compiled, motion) = match load_with_motion(r.model, r.motion, r.quiet, registry) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    note_if_weightless(&compiled, r.quiet);
+    let smoothing = smooth.map_or(Smoothing::Interpolate, Smoothing::Cutoff);
+    let derivatives = match motion.differentiate(smoothing) {
+        Ok(d) => d,
+        Err(e) => {
+            errln!("error: {}: cannot differentiate the motion: {e}", motion.file);
+            return ExitCode::from(INVALID);
+        }
+    };
+    let mut summary = summary_head("inverse-dynamics", r.model, Some(&motion.file));
+    summary.insert("motion_derivatives".into(), json!(derivatives_text(false, smooth)));
+    let mut frames =
+        InverseDynamicsFrames { run: InverseDynamicsRun::new(&compiled), times: motion.times, motion: derivatives };
+    run_frames(&mut frames, r.out, LoopKind { noun: "frame", failed: frame_at, on_error: r.on_error, summary }, r.quiet)
+}

@@ -1,0 +1,33 @@
+//! One module per command; `main.rs` parses the command line and calls them.
+
+pub(crate) mod check;
+pub(crate) mod frames;
+pub(crate) mod inverse;
+pub(crate) mod inverse_dynamics;
+pub(crate) mod kinematics;
+pub(crate) mod simulate;
+pub(crate) mod study;
+pub(crate) mod types;
+
+/// What the command modules use.
+pub(crate) mod prelude {
+    pub(crate) use std::io::{IsTerminal, Write};
+    pub(crate) use std::path::Path;
+    pub(crate) use std::process::ExitCode;
+
+    pub(crate) use indicatif::{ProgressBar, ProgressStyle};
+    pub(crate) use mollier::{
+        CheckReport, Column, Compiled, FrameError, InverseDynamicsRun, KinematicsRun, Motion, MotionDerivatives,
+        NodeRole, Simulation, SimulationState, Smoothing,
+    };
+    pub(crate) use mollier_core::element::{NodeKind, Quantity};
+    pub(crate) use mollier_core::registry::{ParamDoc, ParamKind, Registry};
+    pub(crate) use mollier_core::{CoordRole, ModeRole};
+    pub(crate) use mollier_format::{Diagnostic, Diagnostics};
+    pub(crate) use serde_json::{Value, json};
+
+    pub(crate) use super::frames::{FrameRun, LoopKind, Row, frame_at, run_frames, steps_from, summary_head};
+    pub(crate) use crate::OnError;
+    pub(crate) use crate::common::*;
+    pub(crate) use mollier::output::Table;
+}

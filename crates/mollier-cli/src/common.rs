@@ -1,0 +1,108 @@
+//! What the commands share: exit codes, loading a model and a motion, progress bars.
+
+use crate::commands::prelude::*;
+
+pub(crate) const INVALID: u8 = 2;
+pub(crate) const FAILED: u8 = 1;
+
+pub(crate) fn report(d: &Diagnostics) {
+    errln!("{}", d.render());
+}
+
+/// Load a model and make sure it can be analysed: exit code 2 for an invalid file, 1 for a model
+/// that is not well posed.
+pub(crate) fn load_well_posed(model: &Path, registry: &Registry) -> Result<Compiled, ExitCode> {
+    let compiled = match mollier::load(model, registry) {
+        Ok(c) => c,
+        Err(d) => {
+            report(&d);
+            return Err(ExitCode::from(INVALID));
+        }
+    };
+    let verdict = mollier::check(&compiled, registry);
+    if !verdict.problems.is_empty() {
+        report(&Diagnostics(verdict.problems));
+        return Err(ExitCode::from(INVALID));
+    }
+    if !verdict.is_well_posed() {
+        errln!("error: {} is not well posed; `mollier check` explains:", model.display());
+        for d in &verdict.diagnostics {
+            errln!("  - {d}");
+        }
+        return Err(ExitCode::from(FAILED));
+    }
+    Ok(compiled)
+}
+
+/// Read a motion for a model: exit code 2 when it is invalid.
+/// A well-posed model and a motion for it; the exit code when either cannot be read.
+/// What the frame-by-frame analyses of a motion (kinematics, inverse dynamics) are given.
+pub(crate) struct MotionRun<'a> {
+    pub(crate) model: &'a Path,
+    pub(crate) motion: &'a Path,
+    pub(crate) out: &'a Path,
+    pub(crate) on_error: OnError,
+    pub(crate) quiet: bool,
+}
+
+pub(crate) fn load_with_motion(
+    model: &Path,
+    motion: &Path,
+    quiet: bool,
+    registry: &Registry,
+) -> Result<(Compiled, Motion), ExitCode> {
+    let compiled = load_well_posed(model, registry)?;
+    let motion = load_motion(motion, &compiled, quiet)?;
+    Ok((compiled, motion))
+}
+
+pub(crate) fn load_motion(path: &Path, compiled: &Compiled, quiet: bool) -> Result<Motion, ExitCode> {
+    match mollier::read_motion(path, &compiled.inputs) {
+        Ok(m) => {
+            if !m.ignored.is_empty() && !quiet {
+                errln!("note: {}: ignoring columns that are not inputs: {}", m.file, m.ignored.join(", "));
+            }
+            for n in m.notes.iter().filter(|_| !quiet) {
+                errln!("note: {}: {n}", m.file);
+            }
+            Ok(m)
+        }
+        Err(d) => {
+            report(&d);
+            Err(ExitCode::from(INVALID))
+        }
+    }
+}
+
+/// A progress bar on standard error for `total` items (hidden unless stderr is a terminal and
+/// not `quiet`).
+pub(crate) fn progress_bar(total: usize, template: &str, quiet: bool) -> ProgressBar {
+    if !std::io::stderr().is_terminal() || quiet {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(total as u64);
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        b.set_style(style);
+    }
+    b
+}
+
+/// Say so when a model has nothing that makes a force: every result would be zero.
+pub(crate) fn note_if_weightless(compiled: &Compiled, quiet: bool) {
+    let d = compiled.model.dynamics();
+    let any_law = compiled.elements.iter().any(|e| compiled.model.law(e.id).is_some());
+    if d.masses.iter().all(|(_, m)| *m == 0.0) && d.loads.is_empty() && !any_law && !quiet {
+        errln!(
+            "note: the model has no mass, load or law: every force is zero (give bodies a `mass`, see docs/model-format.md)"
+        );
+    }
+}
+
+/// How a motion was differentiated, for the summaries.
+pub(crate) fn derivatives_text(quasi_static: bool, smooth: Option<f64>) -> String {
+    match (quasi_static, smooth) {
+        (true, _) => "static: rates and accelerations zero".to_string(),
+        (false, None) => "interpolating cubic spline".to_string(),
+        (false, Some(hz)) => format!("smoothing cubic spline, {hz} Hz"),
+    }
+}

@@ -1,0 +1,500 @@
+//! Output directories written as a unit, shared by every front end (the `mollier` command now,
+//! language bindings and viewers later).
+//!
+//! The contract (docs/model-format.md, "Output directories"):
+//! - a run writes into a temporary sibling of its directory, `.NAME.partial-PID`, and renames it
+//!   into place when everything is written ([`OutputDir::commit`]); the old directory is replaced
+//!   whole, so no file of an earlier run survives;
+//! - `summary.json` is written last and carries `"complete": true` and the list of `files`;
+//!   `timing.json` holds every wall-clock figure, so that all other files are byte-identical
+//!   across reruns and thread counts;
+//! - tables are streamed: rows go to the temporary files as they are solved (memory does not
+//!   grow with the motion);
+//! - a run that fails, or is killed, before the rename leaves the previous complete output (or
+//!   nothing); a writer dropped before [`OutputDir::commit`] removes its temporary directory.
+//!
+//! A killed run can leave its temporary directory behind; the next run into the same directory
+//! removes it (Linux: when its process is gone). A run killed between the two renames of the
+//! swap leaves the old output as `.NAME.old-PID`, which the next run puts back first.
+//!
+//! An existing directory is replaced only if it is empty or holds a `summary.json` (an earlier
+//! output): a run never deletes a directory of other files given by mistake as `--out`.
+
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::Column;
+
+/// The file written last, with `"complete": true`.
+pub const SUMMARY: &str = "summary.json";
+/// Wall-clock figures of the run (never in any other file).
+pub const TIMING: &str = "timing.json";
+
+/// Why an output directory cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// A file or directory operation failed.
+    #[error("cannot write `{}`: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The target exists and is not an earlier output: it is not replaced.
+    #[error(
+        "`{}` exists and is not an output directory of mollier (it is not empty and has no summary.json): remove it or choose another directory",
+        path.display()
+    )]
+    NotAnOutput {
+        /// The target directory.
+        path: PathBuf,
+    },
+    /// The target has no name of its own (`.`, `..`, `/`).
+    #[error("`{}` cannot be replaced as a whole: name a directory (e.g. `results`)", path.display())]
+    NoName {
+        /// The target as given.
+        path: PathBuf,
+    },
+    /// A table or file name that would leave the directory, or is written twice.
+    #[error("`{name}` is not a new file name inside the output directory")]
+    BadName {
+        /// The name.
+        name: String,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> OutputError + '_ {
+    move |source| OutputError::Io { path: path.to_path_buf(), source }
+}
+
+/// A number in a table: the shortest text that reads back to the same `f64`, exponent notation
+/// far from 1, `0` for either zero, and an empty cell for NaN or an infinity (never a silent NaN).
+pub fn number(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        String::new()
+    } else if a == 0.0 {
+        "0".to_string()
+    } else if (1e-5..1e15).contains(&a) {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// A table being written: handle from [`OutputDir::table`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableId(usize);
+
+struct OpenTable {
+    path: PathBuf,
+    writer: csv::Writer<BufWriter<fs::File>>,
+}
+
+/// An output directory being written; see the module's documentation for the contract.
+pub struct OutputDir {
+    target: PathBuf,
+    staging: PathBuf,
+    files: Vec<String>,
+    tables: Vec<OpenTable>,
+    committed: bool,
+}
+
+impl OutputDir {
+    /// Start writing the output directory `target`: checks that it may be replaced (absent,
+    /// empty, or an earlier output) and creates the temporary sibling the run writes into.
+    pub fn create(target: &Path) -> Result<Self, OutputError> {
+        let name = target
+            .file_name()
+            .filter(|n| *n != "." && *n != "..")
+            .ok_or_else(|| OutputError::NoName { path: target.to_path_buf() })?
+            .to_string_lossy()
+            .into_owned();
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&parent).map_err(io_err(&parent))?;
+        recover(&parent, &name, target);
+        match fs::symlink_metadata(target) {
+            Ok(m) if !m.is_dir() => {
+                return Err(OutputError::Io {
+                    path: target.to_path_buf(),
+                    source: io::Error::other("exists and is not a directory"),
+                });
+            }
+            Ok(_) => {
+                let empty = fs::read_dir(target).map_err(io_err(target))?.next().is_none();
+                if !empty && !target.join(SUMMARY).is_file() {
+                    return Err(OutputError::NotAnOutput { path: target.to_path_buf() });
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(OutputError::Io { path: target.to_path_buf(), source: e }),
+        }
+        let staging = parent.join(format!(".{name}.partial-{}", std::process::id()));
+        if staging.exists() {
+            fs::remove_dir_all(&staging).map_err(io_err(&staging))?;
+        }
+        fs::create_dir(&staging).map_err(io_err(&staging))?;
+        Ok(Self { target: target.to_path_buf(), staging, files: Vec::new(), tables: Vec::new(), committed: false })
+    }
+
+    /// The directory the results go to once committed.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// The temporary directory being written.
+    pub fn staging(&self) -> &Path {
+        &self.staging
+    }
+
+    /// The path in the temporary directory for a file that another writer fills (a plot, say),
+    /// its parent directories created; `name` is relative (`plots/forces.svg`) and is listed in
+    /// the summary's `files`.
+    pub fn file(&mut self, name: &str) -> Result<PathBuf, OutputError> {
+        let relative = Path::new(name);
+        let inside = relative.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside || name.is_empty() || self.files.iter().any(|f| f == name) || name == SUMMARY || name == TIMING {
+            return Err(OutputError::BadName { name: name.to_string() });
+        }
+        let path = self.staging.join(relative);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(io_err(dir))?;
+        }
+        self.files.push(name.to_string());
+        Ok(path)
+    }
+
+    /// Open a CSV table `name` with its header (and, before it, a `# comment` line when
+    /// `comment` is given: motion files skip such lines); rows follow with [`Self::row`].
+    pub fn table<S: AsRef<str>>(
+        &mut self,
+        name: &str,
+        comment: Option<&str>,
+        header: impl IntoIterator<Item = S>,
+    ) -> Result<TableId, OutputError> {
+        let path = self.file(name)?;
+        let mut file = BufWriter::new(fs::File::create(&path).map_err(io_err(&path))?);
+        if let Some(c) = comment {
+            writeln!(file, "# {c}").map_err(io_err(&path))?;
+        }
+        let mut writer = csv::WriterBuilder::new().flexible(false).from_writer(file);
+        let header: Vec<String> = header.into_iter().map(|h| h.as_ref().to_string()).collect();
+        writer.write_record(&header).map_err(|e| csv_err(&path, e))?;
+        self.tables.push(OpenTable { path, writer });
+        Ok(TableId(self.tables.len() - 1))
+    }
+
+    /// Append a row of cells to a table (as many as its header has).
+    pub fn row<S: AsRef<[u8]>>(
+        &mut self,
+        table: TableId,
+        cells: impl IntoIterator<Item = S>,
+    ) -> Result<(), OutputError> {
+        let t = &mut self.tables[table.0];
+        t.writer.write_record(cells).map_err(|e| csv_err(&t.path, e))
+    }
+
+    /// Append a row of numbers ([`number`]) to a table.
+    pub fn numbers(&mut self, table: TableId, values: impl IntoIterator<Item = f64>) -> Result<(), OutputError> {
+        self.row(table, values.into_iter().map(number))
+    }
+
+    /// Write a JSON file (pretty, with a final newline).
+    pub fn json(&mut self, name: &str, value: &Value) -> Result<(), OutputError> {
+        let path = self.file(name)?;
+        write_json(&path, value)
+    }
+
+    /// `units.csv`: the unit and meaning of every column of `tables` (after each one's `time`).
+    pub fn units(&mut self, tables: &[Table]) -> Result<(), OutputError> {
+        let id = self.table("units.csv", None, ["file", "column", "unit", "meaning"])?;
+        for t in tables {
+            self.row(id, [t.file.as_str(), "time", "s", "time"])?;
+            for c in &t.columns {
+                self.row(id, [t.file.as_str(), c.name.as_str(), c.unit, c.meaning.as_str()])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The files written so far, relative to the directory, in order.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// Finish the run: close the tables, write `timing.json`, then `summary.json` (the object
+    /// `summary` with `"complete": true` and `files` first), and rename the directory into place,
+    /// replacing the old one whole. Returns the directory.
+    pub fn commit(mut self, summary: Value, timing: Value) -> Result<PathBuf, OutputError> {
+        for t in std::mem::take(&mut self.tables) {
+            let OpenTable { path, writer } = t;
+            let file =
+                writer.into_inner().map_err(|e| OutputError::Io { path: path.clone(), source: e.into_error() })?;
+            let file = file.into_inner().map_err(|e| OutputError::Io { path: path.clone(), source: e.into_error() })?;
+            file.sync_all().map_err(io_err(&path))?;
+        }
+        write_json(&self.staging.join(TIMING), &timing)?;
+        let mut files: Vec<String> = self.files.clone();
+        files.push(TIMING.to_string());
+        let mut m = Map::new();
+        m.insert("complete".into(), json!(true));
+        m.insert("files".into(), json!(files));
+        match summary {
+            Value::Object(s) => m.extend(s),
+            Value::Null => {}
+            other => {
+                m.insert("summary".into(), other);
+            }
+        }
+        let summary_path = self.staging.join(SUMMARY);
+        write_json(&summary_path, &Value::Object(m))?;
+        fs::File::open(&summary_path).and_then(|f| f.sync_all()).map_err(io_err(&summary_path))?;
+        self.swap()?;
+        self.committed = true;
+        Ok(self.target.clone())
+    }
+
+    /// Rename the temporary directory into place; the old output is moved aside first and
+    /// removed after.
+    fn swap(&self) -> Result<(), OutputError> {
+        let aside = aside_path(&self.target, std::process::id());
+        let had_old = match fs::rename(&self.target, &aside) {
+            Ok(()) => true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(e) => return Err(OutputError::Io { path: self.target.clone(), source: e }),
+        };
+        if let Err(e) = fs::rename(&self.staging, &self.target) {
+            if had_old {
+                let _ = fs::rename(&aside, &self.target);
+            }
+            return Err(OutputError::Io { path: self.target.clone(), source: e });
+        }
+        if had_old {
+            // the new output is in place: failing to delete the old one loses nothing
+            let _ = fs::remove_dir_all(&aside);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.tables.clear();
+            let _ = fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+/// A CSV file of an analysis: its name in the output directory and its columns after `time`,
+/// each with its unit and meaning (for `units.csv`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// File name, e.g. `driving.csv`.
+    pub file: String,
+    /// The columns after `time`.
+    pub columns: Vec<Column>,
+}
+
+impl Table {
+    /// Columns without units or meanings.
+    pub fn plain(file: &str, names: Vec<String>) -> Self {
+        Self {
+            file: file.to_string(),
+            columns: names.into_iter().map(|name| Column { name, unit: "", meaning: String::new() }).collect(),
+        }
+    }
+
+    /// The header: `time`, then the columns.
+    pub fn header(&self) -> impl Iterator<Item = &str> {
+        std::iter::once("time").chain(self.columns.iter().map(|c| c.name.as_str()))
+    }
+}
+
+fn csv_err(path: &Path, e: csv::Error) -> OutputError {
+    let source = match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => io::Error::other(format!("{other:?}")),
+    };
+    OutputError::Io { path: path.to_path_buf(), source }
+}
+
+fn write_json(path: &Path, v: &Value) -> Result<(), OutputError> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| OutputError::Io { path: path.into(), source: e.into() })?;
+    fs::write(path, text + "\n").map_err(io_err(path))
+}
+
+fn aside_path(target: &Path, pid: u32) -> PathBuf {
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    target.with_file_name(format!(".{name}.old-{pid}"))
+}
+
+/// Clean up after killed runs into `parent/name`: put back an old output moved aside by a swap
+/// that did not finish, remove temporary directories of processes that are gone.
+fn recover(parent: &Path, name: &str, target: &Path) {
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&format!(".{name}.")) else { continue };
+        let (kind, pid) = match rest.split_once('-') {
+            Some((k, p)) => (k, p.parse::<u32>().ok()),
+            None => continue,
+        };
+        if !pid.is_some_and(|p| p != std::process::id() && !alive(p)) {
+            continue;
+        }
+        let path = entry.path();
+        match kind {
+            "old" if !target.exists() => {
+                let _ = fs::rename(&path, target);
+            }
+            "old" | "partial" => {
+                let _ = fs::remove_dir_all(&path);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether process `pid` runs (Linux: `/proc/PID`); elsewhere assume so and leave its files.
+fn alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") { Path::new(&format!("/proc/{pid}")).exists() } else { true }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mollier-output-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> =
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        v.sort();
+        v
+    }
+
+    /// One run: a table `t.csv` with `rows` rows and one extra file per variant.
+    fn run(target: &Path, variants: &[&str], rows: usize) -> Result<PathBuf, OutputError> {
+        let mut o = OutputDir::create(target)?;
+        let t = o.table("t.csv", None, ["time", "x"])?;
+        for i in 0..rows {
+            o.numbers(t, [i as f64, 0.5 * i as f64])?;
+        }
+        for v in variants {
+            o.json(&format!("{v}/summary.json"), &json!({ "variant": v }))?;
+        }
+        o.commit(json!({ "rows": rows }), json!({ "wall_ms": 1.0 }))
+    }
+
+    #[test]
+    fn a_rerun_with_fewer_variants_leaves_no_stale_file() {
+        let base = temp("rerun");
+        let out = base.join("out");
+        run(&out, &["a", "b", "c"], 3).unwrap();
+        assert_eq!(names(&out), ["a", "b", "c", "summary.json", "t.csv", "timing.json"]);
+        run(&out, &["a"], 2).unwrap();
+        assert_eq!(names(&out), ["a", "summary.json", "t.csv", "timing.json"]);
+        // nothing left beside it either
+        assert_eq!(names(&base), ["out"]);
+        let s: Value = serde_json::from_str(&fs::read_to_string(out.join(SUMMARY)).unwrap()).unwrap();
+        assert_eq!(s["complete"], json!(true));
+        assert_eq!(s["files"], json!(["t.csv", "a/summary.json", "timing.json"]));
+        assert_eq!(s["rows"], json!(2));
+        assert_eq!(fs::read_to_string(out.join("t.csv")).unwrap(), "time,x\n0,0\n1,0.5\n");
+    }
+
+    #[test]
+    fn a_run_that_stops_part_way_leaves_the_old_output_intact() {
+        let base = temp("interrupted");
+        let out = base.join("out");
+        run(&out, &["a"], 3).unwrap();
+        let before: Vec<(String, Vec<u8>)> =
+            names(&out).into_iter().map(|n| (n.clone(), fs::read(out.join(&n)).unwrap_or_default())).collect();
+        {
+            // a run that writes rows, then fails (an error returned part-way drops the writer)
+            let mut o = OutputDir::create(&out).unwrap();
+            let t = o.table("t.csv", None, ["time", "x"]).unwrap();
+            o.numbers(t, [9.0, 9.0]).unwrap();
+            o.json("z/summary.json", &json!({})).unwrap();
+            assert!(o.staging().exists());
+        }
+        let after: Vec<(String, Vec<u8>)> =
+            names(&out).into_iter().map(|n| (n.clone(), fs::read(out.join(&n)).unwrap_or_default())).collect();
+        assert_eq!(before, after);
+        assert_eq!(names(&base), ["out"], "the temporary directory is removed");
+    }
+
+    #[test]
+    fn summary_is_written_last_and_tables_are_complete_before_it() {
+        let base = temp("last");
+        let out = base.join("out");
+        run(&out, &["a", "b"], 1000).unwrap();
+        let modified = |n: &str| fs::metadata(out.join(n)).unwrap().modified().unwrap();
+        for f in ["t.csv", "a/summary.json", "b/summary.json", "timing.json"] {
+            assert!(modified(f) <= modified(SUMMARY), "{f} written after summary.json");
+        }
+        let table = fs::read_to_string(out.join("t.csv")).unwrap();
+        assert_eq!(table.lines().count(), 1001);
+        assert!(table.ends_with("999,499.5\n"));
+    }
+
+    #[test]
+    fn a_killed_run_is_cleaned_up_and_an_interrupted_swap_undone() {
+        let base = temp("killed");
+        let out = base.join("out");
+        run(&out, &[], 1).unwrap();
+        // a run killed while writing (no such process), and one killed between the renames
+        let dead = u32::MAX - 1;
+        fs::create_dir(base.join(format!(".out.partial-{dead}"))).unwrap();
+        fs::rename(&out, aside_path(&out, dead)).unwrap();
+        let mut o = OutputDir::create(&out).unwrap();
+        assert!(out.join(SUMMARY).is_file(), "the old output is back in place");
+        let t = o.table("t.csv", None, ["time"]).unwrap();
+        o.numbers(t, [1.0]).unwrap();
+        o.commit(json!({}), json!({})).unwrap();
+        assert_eq!(names(&base), ["out"]);
+    }
+
+    #[test]
+    fn a_directory_of_other_files_is_not_replaced() {
+        let base = temp("foreign");
+        let out = base.join("mine");
+        fs::create_dir_all(&out).unwrap();
+        fs::write(out.join("thesis.tex"), "precious").unwrap();
+        assert!(matches!(OutputDir::create(&out), Err(OutputError::NotAnOutput { .. })));
+        assert_eq!(fs::read_to_string(out.join("thesis.tex")).unwrap(), "precious");
+        assert!(matches!(OutputDir::create(Path::new(".")), Err(OutputError::NoName { .. })));
+        let file = base.join("file");
+        fs::write(&file, "x").unwrap();
+        assert!(OutputDir::create(&file).is_err());
+        let mut o = OutputDir::create(&base.join("new")).unwrap();
+        for bad in ["../x.csv", "/etc/x", "", "summary.json", "a/../../b"] {
+            assert!(matches!(o.file(bad), Err(OutputError::BadName { .. })), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_read_back_exactly_and_never_as_nan() {
+        for v in [0.1, -1.0 / 3.0, 1e-300, 6.02e23, 146.226, -0.1727990292093, f64::MIN_POSITIVE, 1e15, 1e-5] {
+            assert_eq!(number(v).parse::<f64>().unwrap(), v, "{v}");
+        }
+        assert_eq!(number(-0.0), "0");
+        assert_eq!(number(1e-7), "1e-7");
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(number(v), "");
+        }
+    }
+}
