@@ -36,6 +36,7 @@
 
 mod diag;
 mod migrate;
+mod read;
 mod sharing;
 mod spans;
 mod spec;
@@ -44,7 +45,8 @@ mod values;
 
 use std::path::Path;
 
-pub use diag::{Diagnostic, Diagnostics, Location, Snippet};
+pub use diag::{Diagnostic, Diagnostics, EXCERPT_CHARS, Location, MESSAGE_CHARS, Snippet, excerpt};
+pub use read::{DEFAULT_MAX_FILE_BYTES, MAX_FILE_BYTES_VAR, max_file_bytes, read_text};
 pub use sharing::{
     AXES_TOLERANCE, DEFAULT_SPECIFIC_TENSION, DEFAULT_WIDTH, JointConeSpec, LoadSharingSpec, MuscleSpec, ReserveSpec,
     SocketAxis, nearest_rotation, orthonormality_error,
@@ -173,15 +175,10 @@ pub fn parse_as(file: &str, text: &str, format: Format) -> Result<Document, Diag
     if problems.is_empty() { Ok(doc) } else { Err(Diagnostics(problems)) }
 }
 
-/// Read, parse and check a model file.
+/// Read ([`read_text`]: a regular file within the size limit, UTF-8), parse and check a model file.
 pub fn load(path: &Path) -> Result<Document, Diagnostics> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Diagnostics::one(
-            Diagnostic::new(&file, "", format!("cannot read the file: {e}"))
-                .with_hint("check the path; model files are TOML (.toml) or JSON (.json)"),
-        )
-    })?;
+    let text = read_text(path, "model file")?;
     parse(&file, &text)
 }
 

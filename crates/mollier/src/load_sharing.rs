@@ -298,12 +298,18 @@ fn muscle(
 fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Diagnostic>> {
     let path = Path::new(cx.doc.file()).parent().unwrap_or(Path::new("")).join(table);
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        vec![cx.doc.error(
-            "load_sharing.muscle_table",
-            format!("cannot read the muscle table `{file}`: {e}"),
-            "the path is relative to the model file",
-        )]
+    let text = mollier_format::read_text(&path, "muscle table").map_err(|d| {
+        // a file that cannot be read is the model's problem, placed at the field naming it
+        d.0.into_iter()
+            .map(|d| match d.location {
+                Some(_) => d,
+                None => cx.doc.error(
+                    "load_sharing.muscle_table",
+                    format!("`{file}`: {}", d.message),
+                    format!("{}; the path is relative to the model file", d.hint.unwrap_or_default()),
+                ),
+            })
+            .collect::<Vec<_>>()
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let t = csv_table(&file, text).map_err(|d| d.0)?;

@@ -63,12 +63,7 @@ const LOOKS_LIKE_DEGREES: f64 = 1.5 * std::f64::consts::TAU;
 /// Read a motion file for a model with these inputs.
 pub fn read_motion(path: &Path, inputs: &[InputInfo]) -> Result<Motion, Diagnostics> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Diagnostics::one(
-            Diagnostic::new(&file, "", format!("cannot read the motion file: {e}"))
-                .with_hint("check the path; motion files are CSV (.csv) or OpenSim storage (.mot, .sto)"),
-        )
-    })?;
+    let text = mollier_format::read_text(path, "motion file")?;
     parse_motion(&file, &text, inputs)
 }
 
