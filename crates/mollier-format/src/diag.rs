@@ -146,6 +146,19 @@ impl fmt::Display for Diagnostics {
     }
 }
 
+/// A number for people: 12 significant digits, shortest form (`4.05`, not `4.050000000000001`;
+/// `30`, not `29.999999999999996`), exponent form beyond `1e-4..1e15` (`1e308`, not 309 digits).
+pub fn human(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let r: f64 = format!("{x:.11e}").parse().unwrap_or(x);
+    if (1e-4..1e15).contains(&r.abs()) { r.to_string() } else { format!("{r:e}") }
+}
+
 /// The longest excerpt of a file's content echoed in a message or snippet (characters).
 pub const EXCERPT_CHARS: usize = 80;
 
@@ -251,6 +264,19 @@ mod tests {
         assert_eq!((snip.start, snip.len), (4, 6));
         assert_eq!(offset_of(text, 2, 5), 11);
         assert_eq!(offset_of(text, 9, 1), text.len());
+    }
+
+    #[test]
+    fn numbers_for_people_are_short() {
+        assert_eq!(human(4.05 + 1e-15), "4.05");
+        assert_eq!(human(29.999999999999996), "30");
+        assert_eq!(human(1e308), "1e308");
+        assert_eq!(human(-2.5e-7), "-2.5e-7");
+        assert_eq!(human(9810.0), "9810");
+        assert_eq!(human(0.1 + 0.2), "0.3");
+        assert_eq!(human(-0.0), "0");
+        assert_eq!(human(f64::NAN), "NaN");
+        assert_eq!(human(123456789012345.0), "123456789012000");
     }
 
     #[test]

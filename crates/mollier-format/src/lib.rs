@@ -45,7 +45,7 @@ mod values;
 
 use std::path::Path;
 
-pub use diag::{Diagnostic, Diagnostics, EXCERPT_CHARS, Location, MESSAGE_CHARS, Snippet, excerpt};
+pub use diag::{Diagnostic, Diagnostics, EXCERPT_CHARS, Location, MESSAGE_CHARS, Snippet, excerpt, human};
 pub use read::{DEFAULT_MAX_FILE_BYTES, MAX_FILE_BYTES_VAR, max_file_bytes, read_text};
 pub use sharing::{
     AXES_TOLERANCE, DEFAULT_SPECIFIC_TENSION, DEFAULT_WIDTH, JointConeSpec, LoadSharingSpec, MuscleSpec, ReserveSpec,
@@ -56,7 +56,7 @@ pub use spec::{
     AngleUnit, BodySpec, ElementSpec, FORMAT_VERSION, FieldError, LengthUnit, LoadSpec, MassUnit, ModeLawSpec,
     ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
 };
-pub use validate::{AXIS_NAMES, is_valid_name};
+pub use validate::{AXIS_NAMES, MAX_MAGNITUDE, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};
 
 /// The syntax of a model file.

@@ -345,7 +345,12 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
         }
         let number = |c: usize| -> Result<f64, Box<Diagnostic>> {
             match row[c].parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+                Ok(v) if v.is_finite() && v > 0.0 && v <= mollier_format::MAX_MAGNITUDE => Ok(v),
+                Ok(v) if v > mollier_format::MAX_MAGNITUDE => Err(Box::new(err(
+                    &t.header[c],
+                    format!("{} is too large: numbers are at most 1e15", mollier_format::human(v)),
+                    "write the value in the column's unit (cm² for `pcsa_cm2`, mm for `optimal_length_mm`)",
+                ))),
                 _ => Err(Box::new(err(
                     &t.header[c],
                     format!("`{}` is not a positive number", row[c]),
