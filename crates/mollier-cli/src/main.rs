@@ -18,7 +18,7 @@ use mollier::{
 use mollier_core::element::{NodeKind, Quantity};
 use mollier_core::registry::{ParamDoc, ParamKind, Registry};
 use mollier_core::{CoordRole, ModeRole};
-use mollier_format::{Diagnostic, Diagnostics};
+use mollier_format::{Diagnostic, Diagnostics, human};
 use serde_json::{Value, json};
 
 mod study;
@@ -297,13 +297,7 @@ fn check(path: &Path, json: bool, registry: &Registry) -> ExitCode {
             report(&Diagnostics(report_.problems.clone()));
         }
     }
-    if !report_.problems.is_empty() {
-        ExitCode::from(INVALID)
-    } else if !report_.is_well_posed() {
-        ExitCode::from(FAILED)
-    } else {
-        ExitCode::SUCCESS
-    }
+    ExitCode::from(report_.exit_code())
 }
 
 fn error_json(d: &Diagnostic) -> Value {
@@ -460,7 +454,7 @@ fn load_sharing_text(c: &Compiled) -> Option<String> {
     }
     if let Some(k) = &l.cone {
         let [a, b] = k.half_angles.map(f64::to_degrees);
-        parts.push(format!("joint cone at {} ({} by {} deg)", k.joint, number(a), number(b)));
+        parts.push(format!("joint cone at {} ({} by {} deg)", k.joint, human(a), human(b)));
     }
     if !l.reserves.is_empty() {
         parts.push(format!("reserves on {}", l.reserve_names().join(", ")));
@@ -473,7 +467,7 @@ fn dynamics_text(c: &Compiled) -> Option<String> {
     let mut parts = Vec::new();
     if !d.bodies.is_empty() {
         let s = if d.bodies.len() == 1 { "y" } else { "ies" };
-        parts.push(format!("mass {} kg in {} bod{s} ({})", number(d.mass), d.bodies.len(), d.bodies.join(", ")));
+        parts.push(format!("mass {} kg in {} bod{s} ({})", human(d.mass), d.bodies.len(), d.bodies.join(", ")));
     }
     if let Some(g) = d.gravity {
         parts.push(format!("gravity [{}] m/s²", g.map(number).join(", ")));
@@ -698,8 +692,9 @@ fn load_well_posed(model: &Path, registry: &Registry) -> Result<Compiled, ExitCo
     };
     let verdict = mollier::check(&compiled, registry);
     if !verdict.problems.is_empty() {
+        let code = verdict.exit_code();
         report(&Diagnostics(verdict.problems));
-        return Err(ExitCode::from(INVALID));
+        return Err(ExitCode::from(code));
     }
     if !verdict.is_well_posed() {
         errln!("error: {} is not well posed; `mollier check` explains:", model.display());
@@ -732,6 +727,10 @@ fn load_motion(path: &Path, compiled: &Compiled, quiet: bool) -> Result<Motion, 
             }
             for n in m.notes.iter().filter(|_| !quiet) {
                 errln!("note: {}: {n}", m.file);
+            }
+            // probable mistakes are shown even with -q: the results would be wrong
+            for w in &m.warnings {
+                errln!("warning: {}: {w}", m.file);
             }
             Ok(m)
         }

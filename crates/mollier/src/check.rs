@@ -8,6 +8,10 @@
 //! not drive the free motions), and the kernel's messages name the modes involved.
 
 use mollier_core::registry::Registry;
+use std::collections::HashSet;
+
+use mollier_core::ids::ElementId;
+use mollier_core::model::Model;
 use mollier_core::{Data, WellPosedness, well_posedness};
 use mollier_format::Diagnostic;
 
@@ -34,6 +38,13 @@ impl CheckReport {
     pub fn is_well_posed(&self) -> bool {
         self.analysis.is_well_posed() && self.problems.is_empty()
     }
+
+    /// The exit code of a front end for this verdict: 0 well posed, 1 not well posed — too many
+    /// constraints, too few, or inputs that do not match the degrees of freedom alike (2 is for
+    /// files that cannot be read or compiled, before there is a verdict).
+    pub fn exit_code(&self) -> u8 {
+        u8::from(!self.is_well_posed())
+    }
 }
 
 /// Check a compiled model at its initial configuration.
@@ -45,10 +56,11 @@ pub fn check(compiled: &Compiled, registry: &Registry) -> CheckReport {
     if analysis.is_well_posed() {
         return CheckReport { dof: n_inputs, redundant: 0, problems: Vec::new(), diagnostics: Vec::new(), analysis };
     }
-    let mut diagnostics = analysis.messages();
+    let mut diagnostics = releasable(model, &analysis).messages();
     let mut problems = Vec::new();
     // the mechanism without its inputs: its own mobility and redundancy
-    let free = compile_with(&compiled.document, registry, false).ok().map(|c| {
+    let compile_free = compile_with(&compiled.document, registry, false).ok();
+    let free = compile_free.as_ref().map(|c| {
         let mut d = Data::new(&c.model);
         well_posedness(&c.model, &mut d)
     });
@@ -84,14 +96,37 @@ pub fn check(compiled: &Compiled, registry: &Registry) -> CheckReport {
         };
         problems.push(doc.error("inputs", message, hint));
         if w.over > 0 {
-            let names: Vec<&str> = w.redundant.iter().take(12).map(|i| i.name.as_str()).collect();
+            let shown = free.as_ref().zip(compile_free.as_ref()).map(|(w, c)| releasable(&c.model, w));
+            let names: Vec<&str> = shown.iter().flat_map(|w| &w.redundant).take(12).map(|i| i.name.as_str()).collect();
             diagnostics.push(format!(
-                "without its inputs the mechanism has {} redundant constraint{}: release one of these modes per redundancy: {}",
+                "without its inputs the mechanism has {} redundant constraint{}: {}: {}",
                 w.over,
                 s(w.over),
+                mollier_core::diagnostics::release_advice(w.over),
                 names.join(", ")
             ));
         }
     }
     CheckReport { analysis, dof, redundant, problems, diagnostics }
+}
+
+/// The analysis with only the modes a user can release in its list of redundant ones: the
+/// modes of generated elements (the rigid beams that join a body's points) cannot be, so they
+/// are left out, and a note says when only they take part.
+fn releasable(model: &Model, analysis: &WellPosedness) -> WellPosedness {
+    let generated: HashSet<&str> = (0..model.n_elements())
+        .map(ElementId::new)
+        .filter(|&e| model.is_internal(e))
+        .map(|e| model.element_name(e))
+        .collect();
+    let mut shown = analysis.clone();
+    shown.redundant.retain(|i| i.name.rsplit_once('.').is_none_or(|(el, _)| !generated.contains(el)));
+    if shown.over > 0 && shown.redundant.is_empty() && !analysis.redundant.is_empty() {
+        shown.note = Some(
+            "only the rigid joins of bodies' points take part in the redundancy: a point is joined to two \
+             bodies, or two bodies are joined rigidly twice; join each point to one body"
+                .into(),
+        );
+    }
+    shown
 }

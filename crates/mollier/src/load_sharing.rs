@@ -332,7 +332,7 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
     for (offset, row) in &t.rows {
         let err = |path: &str, message: String, hint: &str| {
             // at the cell of the named column, else at the row
-            let cell = t.header.iter().position(|h| h == path).map_or(*offset, |c| field_offset(text, *offset, c));
+            let cell = t.header.iter().position(|h| h == path).map_or(*offset, |c| t.cell_offset(text, *offset, c));
             *at(&file, text, cell, path, message, hint)
         };
         if row.len() != t.header.len() {
@@ -394,23 +394,6 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
         ));
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }
-}
-
-/// Byte offset of field `c` of the CSV row that starts at `offset` (commas in quotes skipped).
-fn field_offset(text: &str, offset: usize, c: usize) -> usize {
-    let (mut field, mut quoted) = (0, false);
-    for (i, ch) in text[offset..].char_indices() {
-        if field == c {
-            return offset + i;
-        }
-        match ch {
-            '"' => quoted = !quoted,
-            ',' if !quoted => field += 1,
-            '\n' => break,
-            _ => {}
-        }
-    }
-    offset
 }
 
 /// The rigid mode `element.mode` (or the one mode of `element`).
