@@ -80,7 +80,15 @@ pub fn check(compiled: &Compiled, registry: &Registry) -> CheckReport {
             if n_inputs == 1 { "is" } else { "are" }
         );
         let moving: Vec<&str> = w.free.iter().take(8).map(|i| i.name.as_str()).collect();
-        let hint = if w.under > n_inputs {
+        let hint = if !doc.has("inputs") {
+            format!(
+                "declare `inputs = [...]` with {} name{} (a joint mode such as `joint.rotation`, or a coordinate) among \
+                 the top-level fields, before the first `[table]`; free to move now: {}",
+                w.under,
+                s(w.under),
+                moving.join(", ")
+            )
+        } else if w.under > n_inputs {
             format!(
                 "declare {} more input{} (a joint mode such as `joint.rotation`, or a coordinate), or fix what should not move; free to move now: {}",
                 w.under - n_inputs,

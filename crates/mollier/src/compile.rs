@@ -742,7 +742,11 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
                     Some((m, h)) => (m.to_string(), Some(h.to_string())),
                     None => (pe.message.clone(), None),
                 };
-                let hint = pe.hint.clone().or(resolver_hint).unwrap_or_else(|| {
+                // a top-level key written after the element's header lands in its table
+                let misplaced = (pe.message == "unknown parameter" && pe.path == key)
+                    .then(|| mollier_format::misplaced_top_level(&base, key))
+                    .flatten();
+                let hint = misplaced.or(pe.hint.clone()).or(resolver_hint).unwrap_or_else(|| {
                     match t.params.iter().find(|d| d.name == key) {
                         Some(d) => format!("`{}` of a {}: {}", d.name, t.name, d.doc),
                         None => format!("`mollier types` lists the parameters of `{}`", t.name),
@@ -802,6 +806,10 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             };
             return Err((format!("no node, body, point or element called `{prefix}`"), hint));
         };
+        // a body's orientation node, named as `check` lists it
+        if let (Ref::Body(b), "orientation") = (r, suffix) {
+            return Ok(names.orientation[b].map_or(Target::Failed, |id| Target::Nodes(vec![id])));
+        }
         let axis =
             ["x", "y", "z"].iter().position(|a| *a == suffix).map(|a| (a, NodeKind::Position)).or_else(|| {
                 ["l0", "l1", "l2", "l3"].iter().position(|a| *a == suffix).map(|a| (a, NodeKind::Orientation))

@@ -179,3 +179,24 @@ fn json_and_toml_are_one_format() {
     let with_schema = json.replacen('{', "{\n  \"$schema\": \"mollier.schema.json\",", 1);
     assert!(parse_as("rssr.json", &with_schema, Format::Json).is_ok());
 }
+
+#[test]
+fn a_body_orientation_can_be_fixed_by_the_name_check_lists() {
+    // `ground` fixes the body's origin and orientation; naming them one by one is the same
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/mechanisms/pendulum.toml"))
+        .expect("model");
+    let whole = compiled(&text);
+    let split = compiled(
+        &text.replace(r#"fixed = ["ground"]"#, r#"fixed = ["ground.orientation", "ground.x", "ground.y", "ground.z"]"#),
+    );
+    let report = mollier::check(&split, &registry());
+    assert!(report.is_well_posed(), "{:?}", report.diagnostics);
+    assert_eq!((split.model.n_q(), split.model.n_unknowns()), (whole.model.n_q(), whole.model.n_unknowns()));
+    // a body's orientation is not a mode: `free` refuses it
+    let doc = parse(
+        "inline.toml",
+        &text.replace(r#"inputs = ["swing.rotation"]"#, "inputs = [\"swing.rotation\"]\nfree = [\"arm.orientation\"]"),
+    );
+    let err = compile(&doc.expect("parses"), &registry()).err().map(|d| d.render()).unwrap_or_default();
+    assert!(err.contains("free[0]"), "{err}");
+}
