@@ -256,13 +256,13 @@ fn hostile_file_references_are_refused_quickly_and_echo_nothing() {
     let mut checked = 0;
     for t in &targets {
         // as a model file, a motion file, and a muscle table named in a model
-        let as_model = mollier::load(Path::new(t), &reg).err().expect("refused as a model");
-        let as_motion = mollier::read_motion(Path::new(t), &elbow.inputs).err().expect("refused as a motion");
+        let as_model = mollier::load(Path::new(t), &reg).expect_err("refused as a model");
+        let as_motion = mollier::read_motion(Path::new(t), &elbow.inputs).expect_err("refused as a motion");
         let text = model.replace("muscle_table = \"no-such-table.csv\"", &format!("muscle_table = {t:?}"));
         assert_ne!(text, model, "the model names its muscle table");
         let file = dir.join("model.toml");
         std::fs::write(&file, text).expect("write");
-        let as_table = mollier::load(&file, &reg).err().expect("refused as a muscle table");
+        let as_table = mollier::load(&file, &reg).expect_err("refused as a muscle table");
         // a readable text file that is no model: at most an excerpt of the line at fault is shown
         // (read by the safe reader: /dev/zero would fill the memory)
         let lines: Vec<String> = mollier_format::read_text(Path::new(t), "file")
@@ -287,7 +287,7 @@ fn a_huge_name_gets_a_short_message_at_once() {
     assert_ne!(bad, text, "the seed names rocker.C");
     let start = std::time::Instant::now();
     let doc = parse_as("m.toml", &bad, Format::Toml).unwrap_or_else(|d| panic!("{}", d.render()));
-    let d = mollier::compile(&doc, &registry()).err().expect("an unknown point");
+    let d = mollier::compile(&doc, &registry()).expect_err("an unknown point");
     // bounded work: the 43 s of the issue were the did-you-mean search over 5 MB
     assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
     assert!(d.0.iter().any(|p| p.message.contains("…")), "{}", d.render());
