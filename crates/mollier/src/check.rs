@@ -5,7 +5,9 @@
 //! mechanism's own mobility at the initial configuration (`under`) and its redundant constraints
 //! (`over`). If the mobility differs from the number of inputs, the inputs are wrong, and that is
 //! reported at `inputs` in the file; otherwise the constraints are (redundancy, or inputs that do
-//! not drive the free motions), and the kernel's messages name the modes involved.
+//! not drive the free motions), and the kernel's messages name the modes involved — only those
+//! a user can release (not the generated joins of bodies' points), and for up to three
+//! redundancies, which sets of them restore the rank (each set tried).
 
 use mollier_core::registry::Registry;
 use std::collections::HashSet;
@@ -56,7 +58,36 @@ pub fn check(compiled: &Compiled, registry: &Registry) -> CheckReport {
     if analysis.is_well_posed() {
         return CheckReport { dof: n_inputs, redundant: 0, problems: Vec::new(), diagnostics: Vec::new(), analysis };
     }
-    let mut diagnostics = releasable(model, &analysis).messages();
+    let shown = releasable(model, &analysis);
+    let mut diagnostics = shown.messages();
+    if let Some((good, bad)) = restoring_sets(compiled, registry, &shown) {
+        let k = shown.over;
+        let list = |sets: &[Vec<String>]| {
+            let mut v: Vec<String> = sets.iter().take(6).map(|s| format!("[{}]", s.join(", "))).collect();
+            if sets.len() > 6 {
+                v.push(format!("and {} more", sets.len() - 6));
+            }
+            v.join("; ")
+        };
+        let tried = good.len() + bad.len();
+        diagnostics.push(if good.is_empty() {
+            format!("no set of {k} of the listed modes makes the model well posed by itself ({tried} tried)")
+        } else if bad.is_empty() {
+            format!("releasing any {k} of the listed modes makes the model well posed ({tried} sets tried)")
+        } else if good.len() >= bad.len() {
+            format!(
+                "releasing {k} of the listed modes makes the model well posed ({} of {tried} sets), except: {}",
+                good.len(),
+                list(&bad)
+            )
+        } else {
+            format!(
+                "releasing one of these sets of {k} makes the model well posed ({} of {tried} sets): {}",
+                good.len(),
+                list(&good)
+            )
+        });
+    }
     let mut problems = Vec::new();
     // the mechanism without its inputs: its own mobility and redundancy
     let compile_free = compile_with(&compiled.document, registry, false).ok();
@@ -137,4 +168,46 @@ fn releasable(model: &Model, analysis: &WellPosedness) -> WellPosedness {
         );
     }
     shown
+}
+
+/// Sets of listed modes, as names.
+type Sets = Vec<Vec<String>>;
+
+/// The sets of `over` listed modes whose release makes the model well posed, and those whose
+/// release does not, found by trying each (a compile and a rank check per set), for small
+/// cases only: at most 3 redundancies and 10 listed modes (120 tries). `None` when not tried.
+fn restoring_sets(compiled: &Compiled, registry: &Registry, w: &WellPosedness) -> Option<(Sets, Sets)> {
+    const MAX_OVER: usize = 3;
+    const MAX_LISTED: usize = 10;
+    let names: Vec<&str> = w.redundant.iter().map(|i| i.name.as_str()).collect();
+    let k = w.over;
+    if k == 0 || k > MAX_OVER || names.len() > MAX_LISTED || names.len() < k || w.under > 0 {
+        return None;
+    }
+    let spec = compiled.document.spec();
+    let (mut found, mut failed) = (Vec::new(), Vec::new());
+    let mut combo: Vec<usize> = (0..k).collect();
+    loop {
+        let mut trial = spec.clone();
+        trial.free.extend(combo.iter().map(|&i| names[i].to_string()));
+        let json = serde_json::to_string(&trial).ok()?;
+        let restored = mollier_format::parse_as("trial.json", &json, mollier_format::Format::Json)
+            .ok()
+            .and_then(|doc| compile_with(&doc, registry, true).ok())
+            .is_some_and(|c| well_posedness(&c.model, &mut Data::new(&c.model)).is_well_posed());
+        let set = combo.iter().map(|&i| names[i].to_string()).collect();
+        if restored {
+            found.push(set)
+        } else {
+            failed.push(set)
+        }
+        // the next k-combination of 0..n in lexicographic order
+        let n = names.len();
+        let Some(i) = (0..k).rev().find(|&i| combo[i] < n - k + i) else { break };
+        combo[i] += 1;
+        for j in i + 1..k {
+            combo[j] = combo[j - 1] + 1;
+        }
+    }
+    Some((found, failed))
 }
