@@ -21,8 +21,9 @@ pub(crate) fn load_well_posed(model: &Path, registry: &Registry) -> Result<Compi
     };
     let verdict = mollier::check(&compiled, registry);
     if !verdict.problems.is_empty() {
+        let code = verdict.exit_code();
         report(&Diagnostics(verdict.problems));
-        return Err(ExitCode::from(INVALID));
+        return Err(ExitCode::from(code));
     }
     if !verdict.is_well_posed() {
         errln!("error: {} is not well posed; `mollier check` explains:", model.display());
@@ -64,6 +65,10 @@ pub(crate) fn load_motion(path: &Path, compiled: &Compiled, quiet: bool) -> Resu
             }
             for n in m.notes.iter().filter(|_| !quiet) {
                 errln!("note: {}: {n}", m.file);
+            }
+            // probable mistakes are shown even with -q: the results would be wrong
+            for w in &m.warnings {
+                errln!("warning: {}: {w}", m.file);
             }
             Ok(m)
         }

@@ -169,6 +169,10 @@ impl Attachments {
     }
 }
 
+/// One frame of an attached coordinate's chain: `(attachment index, component, expanded index
+/// of the frame's first Euler parameter)`.
+pub(crate) type Term = (usize, usize, usize);
+
 /// How an element's own local coordinates depend on the independent coordinates it is evaluated
 /// on (the *expanded* coordinates: its nodes' coordinates with each attached node replaced by
 /// the chain of frames it hangs from).
@@ -177,7 +181,7 @@ pub(crate) struct Chain {
     /// Per own local coordinate: `(expanded index of the coordinate itself or of its base
     /// origin's, attached terms)`; each term is `(attachment index, component, expanded index of
     /// the frame's first Euler parameter)`, one per frame up the chain.
-    pub rows: Vec<(usize, Vec<(usize, usize, usize)>)>,
+    pub rows: Vec<(usize, Vec<Term>)>,
     /// Offset of the element's own gradient (m · n_own) in the own-gradient buffer.
     pub de_own_offset: usize,
 }

@@ -86,9 +86,10 @@ impl WellPosedness {
         if self.over > 0 {
             let singular = self.equations == self.unknowns;
             out.push(format!(
-                "over-constrained by {}{}: release one of these modes per redundancy: {}",
+                "over-constrained by {}{}: {}: {}",
                 self.over,
                 if singular { " (dependent constraints at this configuration)" } else { "" },
+                release_advice(self.over),
                 list(&self.redundant)
             ));
         }
@@ -108,6 +109,19 @@ impl WellPosedness {
             out.push(n.clone());
         }
         out
+    }
+}
+
+/// How many of the listed modes to release: with one redundancy any of them restores the
+/// rank; with more, a set restores it only if it removes every redundancy.
+pub fn release_advice(over: usize) -> String {
+    if over == 1 {
+        "release any one of these modes".into()
+    } else {
+        format!(
+            "release {over} of these modes, one per redundancy (not every set of {over} does it: a set that removes \
+             the same redundancy twice leaves another, and the check says so)"
+        )
     }
 }
 

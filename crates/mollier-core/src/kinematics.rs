@@ -31,7 +31,7 @@ pub enum KinematicsError {
         value: f64,
     },
     /// The model is not well posed: `D_cc` is not square or is singular.
-    #[error("{0}")]
+    #[error("{}", singular_message(.0))]
     NotWellPosed(Box<WellPosedness>),
     /// An element failed to evaluate.
     #[error("element `{element}`: {error}")]
@@ -377,6 +377,19 @@ pub(crate) fn factor(model: &Model, data: &mut Data) -> Result<(), KinematicsErr
         return Err(not_well_posed(model, data));
     }
     Ok(())
+}
+
+/// Why `D_cc` could not be factored. The rank check may pass where the factorization failed
+/// (its tolerance is looser): then the configuration is singular — never "well posed" as a
+/// reason for a failure.
+fn singular_message(w: &WellPosedness) -> String {
+    if w.is_well_posed() {
+        "the constraint matrix D_cc is numerically singular at this configuration: the inputs reach a dead point \
+         or a position the mechanism cannot take"
+            .into()
+    } else {
+        w.to_string()
+    }
 }
 
 fn not_well_posed(model: &Model, data: &mut Data) -> KinematicsError {

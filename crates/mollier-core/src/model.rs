@@ -438,17 +438,25 @@ impl ModelBuilder {
     /// A rotational inertia tensor (kg m², in the body frame of the node, about the body's
     /// centre of mass) at an orientation node. Must be symmetric and positive semi-definite.
     pub fn add_rotational_inertia(&mut self, node: NodeId, inertia: [[f64; 3]; 3]) {
-        let symmetric = (0..3)
-            .all(|i| (0..3).all(|j| (inertia[i][j] - inertia[j][i]).abs() <= 1e-12 * (1.0 + inertia[i][j].abs())));
-        let finite = inertia.iter().flatten().all(|v| v.is_finite());
-        let diag_ok = (0..3).all(|i| inertia[i][i] >= 0.0);
+        // relative to the largest entry, so that the verdict does not depend on the units
+        let scale = inertia.iter().flatten().fold(0.0f64, |a, v| a.max(v.abs()));
+        let symmetric = (0..3).all(|i| (0..3).all(|j| (inertia[i][j] - inertia[j][i]).abs() <= 1e-12 * scale));
+        let finite = scale.is_finite();
+        // positive semi-definite: every principal minor of the scaled tensor >= 0 (no overflow)
+        let m = inertia.map(|r| r.map(|v| if scale > 0.0 { v / scale } else { 0.0 }));
+        let minor = |i: usize, j: usize| m[i][i] * m[j][j] - m[i][j] * m[j][i];
+        let det = m[0][0] * minor(1, 2) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+        let diag_ok = (0..3).all(|i| m[i][i] >= 0.0)
+            && [(0, 1), (0, 2), (1, 2)].iter().all(|&(i, j)| minor(i, j) >= -1e-12)
+            && det >= -1e-12;
         match self.nodes.get(node.index()) {
             Some(n) if n.kind == NodeKind::Orientation && symmetric && finite && diag_ok => {
                 self.dynamics.rotors.push((node, inertia))
             }
             _ => self.errors.push(BuildError::BadValue {
                 what: format!("inertia at node #{}", node.index()),
-                message: "needs an orientation node and a finite symmetric tensor with non-negative diagonal".into(),
+                message: "needs an orientation node and a finite, symmetric, positive semi-definite tensor".into(),
             }),
         }
     }

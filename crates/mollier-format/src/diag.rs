@@ -41,20 +41,24 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A problem with no known position in the file.
+    ///
+    /// What a file holds is echoed only in excerpts: a quoted part (`` `...` ``) of the message
+    /// longer than [`EXCERPT_CHARS`] is cut to that, and so is the path and the message as a
+    /// whole beyond [`MESSAGE_CHARS`] (a 5 MB name in a model gives a short message).
     pub fn new(file: impl Into<String>, path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             file: file.into(),
             location: None,
-            path: path.into(),
-            message: message.into(),
+            path: excerpt(&path.into()).into_owned(),
+            message: shorten(&message.into()),
             hint: None,
             snippet: None,
         }
     }
 
-    /// Add a hint.
+    /// Add a hint (shortened as the message is).
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.hint = Some(shorten(&hint.into()));
         self
     }
 
@@ -142,7 +146,60 @@ impl fmt::Display for Diagnostics {
     }
 }
 
+/// A number for people: 12 significant digits, shortest form (`4.05`, not `4.050000000000001`;
+/// `30`, not `29.999999999999996`), exponent form beyond `1e-4..1e15` (`1e308`, not 309 digits).
+pub fn human(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let r: f64 = format!("{x:.11e}").parse().unwrap_or(x);
+    if (1e-4..1e15).contains(&r.abs()) { r.to_string() } else { format!("{r:e}") }
+}
+
+/// The longest excerpt of a file's content echoed in a message or snippet (characters).
+pub const EXCERPT_CHARS: usize = 80;
+
+/// The longest message or hint (characters); longer ones are cut (a list of many names).
+pub const MESSAGE_CHARS: usize = 1000;
+
+/// `s` if it has at most [`EXCERPT_CHARS`] characters, else its start and `…`.
+pub fn excerpt(s: &str) -> std::borrow::Cow<'_, str> {
+    cut(s, EXCERPT_CHARS)
+}
+
+/// `s` cut to `max` characters, the last of them `…`.
+fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => s.into(),
+        Some(_) => {
+            let end = s.char_indices().nth(max - 1).map_or(s.len(), |(i, _)| i);
+            format!("{}…", &s[..end]).into()
+        }
+    }
+}
+
+/// A message with every quoted part cut to an excerpt, and the whole to [`MESSAGE_CHARS`].
+fn shorten(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(4 * MESSAGE_CHARS));
+    for (i, part) in message.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // odd parts are between backquotes
+        out.push_str(if i % 2 == 1 { excerpt(part) } else { part.into() }.as_ref());
+        if out.len() > 4 * MESSAGE_CHARS {
+            break;
+        }
+    }
+    cut(&out, MESSAGE_CHARS).into_owned()
+}
+
 /// Line, column and the snippet of byte range `span` in `text` (clamped to the text).
+///
+/// The snippet is at most [`EXCERPT_CHARS`] characters of the line, around the span's start.
 pub(crate) fn locate(text: &str, span: std::ops::Range<usize>) -> (Location, Snippet) {
     let start = floor_char_boundary(text, span.start.min(text.len()));
     let end = floor_char_boundary(text, span.end.clamp(start, text.len()));
@@ -153,7 +210,24 @@ pub(crate) fn locate(text: &str, span: std::ops::Range<usize>) -> (Location, Sni
     let line_text = text[line_start..line_end].trim_end_matches('\r');
     let under_end = end.min(line_start + line_text.len()).max(start);
     let len = text[start..under_end].chars().count().max(1);
-    (Location { line, column }, Snippet { text: line_text.replace('\t', " "), start: column - 1, len })
+    let location = Location { line, column };
+    let chars = line_text.chars().count();
+    if chars <= EXCERPT_CHARS {
+        return (location, Snippet { text: line_text.replace('\t', " "), start: column - 1, len });
+    }
+    // a window of the line: a few characters before the span, `…` where it is cut
+    let first = (column - 1).saturating_sub(EXCERPT_CHARS / 4).min(chars - EXCERPT_CHARS);
+    let mut window: String = line_text.chars().skip(first).take(EXCERPT_CHARS).collect();
+    let mut start_in = column - 1 - first;
+    if first > 0 {
+        window = format!("…{}", window.chars().skip(1).collect::<String>());
+    }
+    if first + EXCERPT_CHARS < chars {
+        window = format!("{}…", window.chars().take(EXCERPT_CHARS - 1).collect::<String>());
+    }
+    start_in = start_in.min(EXCERPT_CHARS - 1);
+    let len = len.min(EXCERPT_CHARS - start_in);
+    (location, Snippet { text: window.replace('\t', " "), start: start_in, len })
 }
 
 /// Byte offset of `line:column` (1-based, column in characters), clamped to the text.
@@ -190,6 +264,44 @@ mod tests {
         assert_eq!((snip.start, snip.len), (4, 6));
         assert_eq!(offset_of(text, 2, 5), 11);
         assert_eq!(offset_of(text, 9, 1), text.len());
+    }
+
+    #[test]
+    fn numbers_for_people_are_short() {
+        assert_eq!(human(4.05 + 1e-15), "4.05");
+        assert_eq!(human(29.999999999999996), "30");
+        assert_eq!(human(1e308), "1e308");
+        assert_eq!(human(-2.5e-7), "-2.5e-7");
+        assert_eq!(human(9810.0), "9810");
+        assert_eq!(human(0.1 + 0.2), "0.3");
+        assert_eq!(human(-0.0), "0");
+        assert_eq!(human(f64::NAN), "NaN");
+        assert_eq!(human(123456789012345.0), "123456789012000");
+    }
+
+    #[test]
+    fn long_lines_and_quoted_names_are_echoed_as_excerpts() {
+        let name = "x".repeat(5_000_000);
+        let text = format!("inputs = [\"{name}\"]\n");
+        let d = Diagnostic::new("m.toml", format!("elements.{name}"), format!("no mode `{name}`"))
+            .with_hint(format!("did you mean `{name}`? or one of {}", "a, ".repeat(10_000)))
+            .at_span(&text, 11..11 + name.len());
+        let r = d.render();
+        assert!(r.len() < 2 * MESSAGE_CHARS + 4 * EXCERPT_CHARS, "{} bytes", r.len());
+        assert_eq!(d.message, format!("no mode `{}…`", "x".repeat(EXCERPT_CHARS - 1)));
+        assert_eq!(d.location, Some(Location { line: 1, column: 12 }));
+        let snip = d.snippet.expect("snippet");
+        assert_eq!(snip.text.chars().count(), EXCERPT_CHARS);
+        assert!(snip.text.starts_with("inputs = [\"x") && snip.text.ends_with("x…"), "{}", snip.text);
+        assert_eq!((snip.start, snip.len), (11, EXCERPT_CHARS - 11));
+        // far into a long line, the window starts there
+        let long = format!("{}µ = 1\n", "a".repeat(500));
+        let (loc, snip) = locate(&long, 500..502);
+        assert_eq!(loc.column, 501);
+        assert!(snip.text.starts_with('…') && snip.text.chars().nth(snip.start) == Some('µ'), "{snip:?}");
+        assert!(snip.text.chars().count() <= EXCERPT_CHARS);
+        // short ones are untouched
+        assert_eq!(shorten("no node `crank.B`"), "no node `crank.B`");
     }
 
     #[test]

@@ -36,6 +36,7 @@
 
 mod diag;
 mod migrate;
+mod read;
 mod sharing;
 mod spans;
 mod spec;
@@ -44,7 +45,8 @@ mod values;
 
 use std::path::Path;
 
-pub use diag::{Diagnostic, Diagnostics, Location, Snippet};
+pub use diag::{Diagnostic, Diagnostics, EXCERPT_CHARS, Location, MESSAGE_CHARS, Snippet, excerpt, human};
+pub use read::{DEFAULT_MAX_FILE_BYTES, MAX_FILE_BYTES_VAR, max_file_bytes, read_text};
 pub use sharing::{
     AXES_TOLERANCE, DEFAULT_SPECIFIC_TENSION, DEFAULT_WIDTH, JointConeSpec, LoadSharingSpec, MuscleSpec, ReserveSpec,
     SocketAxis, nearest_rotation, orthonormality_error,
@@ -54,7 +56,7 @@ pub use spec::{
     AngleUnit, BodySpec, ElementSpec, FORMAT_VERSION, FieldError, LengthUnit, LoadSpec, MassUnit, ModeLawSpec,
     ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
 };
-pub use validate::{AXIS_NAMES, is_valid_name};
+pub use validate::{AXIS_NAMES, MAX_MAGNITUDE, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};
 
 /// The syntax of a model file.
@@ -105,6 +107,11 @@ impl Document {
         &self.spec
     }
 
+    /// `true` when the file writes field `path` (as opposed to leaving it to its default).
+    pub fn has(&self, path: &str) -> bool {
+        self.spans.exact(path).is_some()
+    }
+
     /// A problem with the value at field `path` (placed at it, or at its nearest ancestor).
     pub fn error(&self, path: &str, message: impl Into<String>, hint: impl Into<String>) -> Diagnostic {
         self.place(Diagnostic::new(&self.file, path, message).with_hint(hint), self.spans.value(path))
@@ -118,8 +125,26 @@ impl Document {
     fn place(&self, d: Diagnostic, span: Option<std::ops::Range<usize>>) -> Diagnostic {
         match span {
             Some(s) => d.at_span(&self.text, s),
-            None => d.at_span(&self.text, 0..0),
+            None => d.at_span(&self.text, self.top_level_end()),
         }
+    }
+
+    /// Where a missing top-level field would go: in TOML, the first `[table]` header (keys
+    /// after it belong to the table), else the end of the text; in JSON, the opening brace.
+    fn top_level_end(&self) -> std::ops::Range<usize> {
+        if self.format == Format::Json {
+            let at = self.text.find('{').unwrap_or(0);
+            return at..at + 1;
+        }
+        let mut offset = 0;
+        for line in self.text.split_inclusive('\n') {
+            if line.trim_start().starts_with('[') {
+                let at = offset + (line.len() - line.trim_start().len());
+                return at..offset + line.trim_end().len();
+            }
+            offset += line.len();
+        }
+        self.text.len()..self.text.len()
     }
 }
 
@@ -173,15 +198,10 @@ pub fn parse_as(file: &str, text: &str, format: Format) -> Result<Document, Diag
     if problems.is_empty() { Ok(doc) } else { Err(Diagnostics(problems)) }
 }
 
-/// Read, parse and check a model file.
+/// Read ([`read_text`]: a regular file within the size limit, UTF-8), parse and check a model file.
 pub fn load(path: &Path) -> Result<Document, Diagnostics> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Diagnostics::one(
-            Diagnostic::new(&file, "", format!("cannot read the file: {e}"))
-                .with_hint("check the path; model files are TOML (.toml) or JSON (.json)"),
-        )
-    })?;
+    let text = read_text(path, "model file")?;
     parse(&file, &text)
 }
 
@@ -211,6 +231,23 @@ fn unwrap_descriptions(v: &mut serde_json::Value) {
     }
 }
 
+/// The hint for a key `field` found in `table` that is a top-level field of model files: TOML
+/// puts every key after a `[table]` header into that table, so it was probably written below one.
+pub fn misplaced_top_level(table: &str, field: &str) -> Option<String> {
+    (!table.is_empty() && top_level_fields().iter().any(|f| f == field)).then(|| {
+        format!(
+            "`{field}` is a top-level field, but in TOML every key after a `[table]` header belongs to that table \
+             (here `{table}`): move `{field} = ...` above the first `[...]` header"
+        )
+    })
+}
+
+/// The fields of the top-level table of a model file.
+fn top_level_fields() -> Vec<String> {
+    let schema = serde_json::to_value(schemars::schema_for!(ModelSpec)).unwrap_or_default();
+    schema["properties"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+}
+
 /// `a.b[0].c` from a serde path (unknown segments dropped).
 fn path_string(path: &serde_path_to_error::Path) -> String {
     let mut s = String::new();
@@ -236,10 +273,14 @@ fn serde_problem(
 ) -> Diagnostic {
     let quoted = |prefix: &str| message.strip_prefix(prefix).and_then(|r| r.split('`').next()).map(str::to_string);
     let hint = if let Some(field) = quoted("unknown field `") {
+        let table = path.clone();
         if path.rsplit('.').next() != Some(field.as_str()) {
             path = spans::join(&path, &field);
         }
-        "fields are case-sensitive; `mollier schema` and docs/model-format.md list the fields of each table".to_string()
+        misplaced_top_level(&table, &field).unwrap_or_else(|| {
+            "fields are case-sensitive; `mollier schema` and docs/model-format.md list the fields of each table"
+                .to_string()
+        })
     } else if let Some(field) = quoted("missing field `") {
         format!("add `{field}`; docs/model-format.md describes it")
     } else if message.starts_with("unknown variant") {

@@ -27,6 +27,11 @@ impl Spans {
         }
     }
 
+    /// The range of the value at `path` itself, if it is indexed (no ancestor).
+    pub fn exact(&self, path: &str) -> Option<Range<usize>> {
+        self.values.get(path).cloned()
+    }
+
     /// The range of the key of the entry at `path` (exact), else that of its value or ancestor.
     pub fn key(&self, path: &str) -> Option<Range<usize>> {
         self.keys.get(path).cloned().or_else(|| self.value(path))

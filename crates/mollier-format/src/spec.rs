@@ -326,10 +326,9 @@ impl OrientationSpec {
 }
 
 fn finite(field: &'static str, v: &[f64]) -> Result<(), FieldError> {
-    if v.iter().all(|x| x.is_finite()) {
-        Ok(())
-    } else {
-        Err(FieldError::new(field, "numbers must be finite (not nan or inf)", "replace the value with a finite number"))
+    match v.iter().find_map(|x| crate::validate::number_problem(*x)) {
+        None => Ok(()),
+        Some(m) => Err(FieldError::new(field, m, "replace the value with a finite number (at most 1e15 in magnitude)")),
     }
 }
 

@@ -5,13 +5,34 @@
 use std::collections::HashMap;
 
 use crate::Document;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, human};
 use crate::sharing::LoadSharingSpec;
 use crate::spec::{BodySpec, FieldError, LoadSpec, ModeLawSpec, OrientationSpec};
-use crate::values::{InertiaSpec, Named, PointSpec};
+use crate::values::{InertiaSpec, Named, ParamValue, PointSpec};
 
 /// Standard gravity (m/s²), to recognise a gravity written in another length unit.
 const STANDARD_GRAVITY: f64 = 9.80665;
+
+/// The largest magnitude of a number in a model file, in its own units.
+///
+/// No quantity of a musculoskeletal model comes near it in any unit the format offers, and
+/// below it products of a handful of numbers (mass × gravity × length, the inertia's
+/// invariants) stay finite, so a typo such as `1e308` is refused here rather than surfacing as
+/// a non-finite result later.
+pub const MAX_MAGNITUDE: f64 = 1e15;
+
+/// Why `x` cannot be a model number (not finite, or beyond [`MAX_MAGNITUDE`]).
+pub(crate) fn number_problem(x: f64) -> Option<String> {
+    if !x.is_finite() {
+        Some(format!("numbers must be finite, found {x}"))
+    } else if x.abs() > MAX_MAGNITUDE {
+        Some(format!("{} is too large: numbers in a model file are at most 1e15 in magnitude", human(x)))
+    } else {
+        None
+    }
+}
+
+const NUMBER_HINT: &str = "replace it with a finite number in the file's units (at most 1e15 in magnitude)";
 
 /// Coordinate names; a body point may not take one, so that `body.x` always means a coordinate.
 pub const AXIS_NAMES: [&str; 7] = ["x", "y", "z", "l0", "l1", "l2", "l3"];
@@ -85,6 +106,9 @@ pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
         if let Some(law) = &el.law {
             check_law(doc, &mut out, &format!("elements.{name}.law"), law);
         }
+        for (k, v) in &el.params.0 {
+            check_params(doc, &mut out, &format!("elements.{name}.{k}"), v);
+        }
     }
     if let Some(g) = &spec.gravity {
         check_gravity(doc, &mut out, g);
@@ -115,9 +139,10 @@ fn check_list(doc: &Document, out: &mut Vec<Diagnostic>, list: &str, items: &[St
 
 /// A number that must be finite and positive (`inf` allowed where `infinite_ok`).
 fn check_positive(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, v: f64, infinite_ok: bool, hint: &str) {
-    let ok = v > 0.0 && (v.is_finite() || infinite_ok);
-    if !ok {
-        out.push(doc.error(path, format!("must be a positive number, found {v}"), hint));
+    if !(v > 0.0) || (v.is_infinite() && !infinite_ok) {
+        out.push(doc.error(path, format!("must be a positive number, found {}", human(v)), hint));
+    } else if let Some(m) = number_problem(v).filter(|_| v.is_finite()) {
+        out.push(doc.error(path, m, hint));
     }
 }
 
@@ -201,15 +226,34 @@ fn check_load_sharing(doc: &Document, out: &mut Vec<Diagnostic>, ls: &LoadSharin
     }
 }
 
+/// Every number of `v` finite and at most [`MAX_MAGNITUDE`].
 fn check_finite(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, v: &[f64]) {
     for (i, x) in v.iter().enumerate() {
-        if !x.is_finite() {
-            out.push(doc.error(
-                &format!("{path}[{i}]"),
-                format!("numbers must be finite, found {x}"),
-                "replace it with a finite number",
-            ));
+        if let Some(m) = number_problem(*x) {
+            out.push(doc.error(&format!("{path}[{i}]"), m, NUMBER_HINT));
         }
+    }
+}
+
+/// Every number in an element's parameters finite and at most [`MAX_MAGNITUDE`].
+fn check_params(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, v: &ParamValue) {
+    match v {
+        ParamValue::Number(x) => {
+            if let Some(m) = number_problem(*x) {
+                out.push(doc.error(path, m, NUMBER_HINT));
+            }
+        }
+        ParamValue::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                check_params(doc, out, &format!("{path}[{i}]"), x);
+            }
+        }
+        ParamValue::Table(t) => {
+            for (k, x) in t {
+                check_params(doc, out, &format!("{path}.{k}"), x);
+            }
+        }
+        ParamValue::Bool(_) | ParamValue::String(_) => {}
     }
 }
 
@@ -259,8 +303,13 @@ fn check_body(doc: &Document, out: &mut Vec<Diagnostic>, name: &str, body: &Body
     match body.mass {
         Some(m) if !(m.is_finite() && m > 0.0) => out.push(doc.error(
             &format!("{path}.mass"),
-            format!("the mass must be a positive number, found {m}"),
+            format!("the mass must be a positive number, found {}", human(m)),
             "give the mass in the file's mass unit",
+        )),
+        Some(m) if number_problem(m).is_some() => out.push(doc.error(
+            &format!("{path}.mass"),
+            number_problem(m).unwrap_or_default(),
+            "give the mass in the file's mass unit (at most 1e15)",
         )),
         None if mass_needed => out.push(doc.error(
             &path,
@@ -301,23 +350,31 @@ fn check_body(doc: &Document, out: &mut Vec<Diagnostic>, name: &str, body: &Body
 
 fn check_inertia(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, inertia: &InertiaSpec) {
     let m = inertia.matrix();
-    if m.iter().flatten().any(|v| !v.is_finite()) {
-        out.push(doc.error(path, "numbers must be finite", "replace the non-finite entries"));
+    if let Some(problem) = m.iter().flatten().find_map(|v| number_problem(*v)) {
+        out.push(doc.error(path, problem, NUMBER_HINT));
         return;
     }
     let scale = m.iter().flatten().fold(0.0f64, |a, v| a.max(v.abs()));
-    let tol = 1e-9 * scale;
+    if scale == 0.0 {
+        return;
+    }
+    // the checks on the tensor divided by its largest entry: scale-free, and the eigenvalue
+    // formula's squares and cubes cannot overflow
+    let m = m.map(|row| row.map(|v| v / scale));
+    let tol = 1e-9;
     for (i, j) in [(0, 1), (0, 2), (1, 2)] {
         if (m[i][j] - m[j][i]).abs() > tol {
+            let (a, b) = (human(m[i][j] * scale), human(m[j][i] * scale));
             out.push(doc.error(
                 path,
-                format!("the inertia matrix is not symmetric (entry ({i},{j}) = {}, ({j},{i}) = {})", m[i][j], m[j][i]),
+                format!("the inertia matrix is not symmetric (entry ({i},{j}) = {a}, ({j},{i}) = {b})"),
                 "an inertia tensor is symmetric; or give six numbers [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]",
             ));
             return;
         }
     }
-    let e = sym_eigenvalues(&m);
+    let e = sym_eigenvalues(&m).map(|v| v * scale);
+    let tol = tol * scale;
     let (lo, hi) = (e[0], e[2]);
     if lo < -tol {
         out.push(doc.error(
@@ -354,19 +411,15 @@ fn check_law(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, law: &Named<
         for (field, v) in [("stiffness", m.stiffness), ("damping", m.damping), ("preload", m.preload)] {
             let Some(v) = v else { continue };
             let fp = format!("{mp}.{field}");
-            if !v.is_finite() {
-                out.push(doc.error(
-                    &fp,
-                    format!("numbers must be finite, found {v}"),
-                    "replace it with a finite number",
-                ));
+            if let Some(m) = number_problem(v) {
+                out.push(doc.error(&fp, m, NUMBER_HINT));
             } else if v < 0.0 && field != "preload" {
                 let hint = if field == "stiffness" {
                     "a spring's stiffness is at least 0; to load the mode the other way, give a negative `preload`"
                 } else {
                     "a damper dissipates energy: its coefficient is at least 0"
                 };
-                out.push(doc.error(&fp, format!("the {field} must not be negative, found {v}"), hint));
+                out.push(doc.error(&fp, format!("the {field} must not be negative, found {}", human(v)), hint));
             }
         }
     }
@@ -384,7 +437,7 @@ fn check_gravity(doc: &Document, out: &mut Vec<Diagnostic>, g: &[f64; 3]) {
         if (n / (per_m * STANDARD_GRAVITY) - 1.0).abs() < 0.02 {
             out.push(doc.error(
                 "gravity",
-                format!("a gravity of {n} m/s² is about {per_m} g: it looks like {unit}/s²"),
+                format!("a gravity of {} m/s² is about {per_m} g: it looks like {unit}/s²", human(n)),
                 "gravity is in m/s² whatever the file's length unit: write e.g. [0, -9.81, 0]",
             ));
         }

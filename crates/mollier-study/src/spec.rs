@@ -30,6 +30,7 @@
 //!
 //! `docs/shoulder.md` describes every field.
 
+use mollier_format::{Diagnostic, Diagnostics, Spans};
 use serde::Deserialize;
 
 /// The version of the study format this build reads.
@@ -118,22 +119,43 @@ fn default_variants() -> Vec<String> {
 }
 
 /// Parse a study file's text, its version first: a study written for format 1 is told what
-/// moved to the model file.
-pub fn parse(text: &str) -> Result<StudySpec, String> {
+/// moved to the model file. `file` names it in the problem, which is placed at `line:col`.
+pub fn parse(file: &str, text: &str) -> Result<StudySpec, Diagnostics> {
+    parse_one(file, text).map_err(|d| Diagnostics::one(*d))
+}
+
+fn parse_one(file: &str, text: &str) -> Result<StudySpec, Box<Diagnostic>> {
     #[derive(Deserialize)]
     struct Version {
         format_version: Option<u32>,
     }
-    let v: Version = toml::from_str(text).map_err(|e| e.to_string())?;
+    let toml_err = |e: toml::de::Error| {
+        let d = Diagnostic::new(file, "", e.message().trim_end())
+            .with_hint("docs/shoulder.md describes every field of a study file");
+        Box::new(d.at_span(text, e.span().unwrap_or(0..0)))
+    };
+    let at_version = |message: String, hint: &str| {
+        let span = Spans::toml(text).value("format_version").unwrap_or(0..0);
+        Box::new(Diagnostic::new(file, "format_version", message).with_hint(hint).at_span(text, span))
+    };
+    let v: Version = toml::from_str(text).map_err(toml_err)?;
     match v.format_version {
-        Some(FORMAT_VERSION) => toml::from_str(text).map_err(|e| e.to_string()),
-        Some(1) => Err("format_version 1 is no longer read: the muscle table (`muscles`), \
-             `optimisation.specific_tension`, `width`, `compression`, `tension`, `reserve_weight` \
-             and the `[glenoid]` section moved to the model file's `[load_sharing]` section \
-             (docs/model-format.md), and `[glenoid] variants` is now `optimisation.joint_cone`; \
-             then write `format_version = 2`"
-            .into()),
-        Some(n) => Err(format!("format_version {n} is not supported (this build reads {FORMAT_VERSION})")),
-        None => Err(format!("missing field `format_version` (write `format_version = {FORMAT_VERSION}`)")),
+        Some(FORMAT_VERSION) => toml::from_str(text).map_err(toml_err),
+        Some(1) => Err(at_version(
+            "format_version 1 is no longer read".into(),
+            "the muscle table (`muscles`), `optimisation.specific_tension`, `width`, `compression`, \
+             `tension`, `reserve_weight` and the `[glenoid]` section moved to the model file's \
+             `[load_sharing]` section (docs/model-format.md), and `[glenoid] variants` is now \
+             `optimisation.joint_cone`; then write `format_version = 2`",
+        )),
+        Some(n) => Err(at_version(
+            format!("format_version {n} is not supported (this build reads {FORMAT_VERSION})"),
+            &format!("write `format_version = {FORMAT_VERSION}`"),
+        )),
+        None => Err(Box::new(
+            Diagnostic::new(file, "format_version", "missing field `format_version`")
+                .with_hint(format!("write `format_version = {FORMAT_VERSION}` first"))
+                .at_span(text, 0..0),
+        )),
     }
 }

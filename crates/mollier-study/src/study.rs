@@ -17,22 +17,23 @@ use crate::spec::{FORMAT_VERSION, StudySpec};
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
     /// The study file cannot be read.
-    #[error("{path}: {message}")]
+    #[error("{message}")]
     Read {
         /// The file.
         path: PathBuf,
-        /// What went wrong.
+        /// What went wrong, rendered as `file:line:col: error: message` with the line and a hint.
         message: String,
     },
     /// The model file has problems (rendered diagnostics).
     #[error("{0}")]
     Model(String),
     /// The study does not fit its model.
-    #[error("{path}: {message}")]
+    #[error("{message}")]
     Setup {
         /// The study file.
         path: PathBuf,
-        /// What does not fit.
+        /// What does not fit, as `file[:line:col]: error: field: message` (placed in the file
+        /// when the study was read from one).
         message: String,
     },
 }
@@ -147,18 +148,25 @@ pub struct Results {
 impl Study {
     /// Read a study file, compile its model and set everything up.
     pub fn load(path: &Path) -> Result<Self, StudyError> {
-        let read_err = |message: String| StudyError::Read { path: path.to_path_buf(), message };
-        let text = std::fs::read_to_string(path).map_err(|e| read_err(e.to_string()))?;
-        let spec = crate::spec::parse(&text).map_err(read_err)?;
+        let read_err =
+            |d: mollier_format::Diagnostics| StudyError::Read { path: path.to_path_buf(), message: d.render() };
+        let text = mollier_format::read_text(path, "study file").map_err(read_err)?;
+        let spec = crate::spec::parse(&path.display().to_string(), &text).map_err(read_err)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let registry = mollier::registry();
         let compiled = mollier::load(&dir.join(&spec.model), &registry).map_err(|d| StudyError::Model(d.render()))?;
-        Self::with_model(path, spec, compiled)
+        Self::set_up(path, Some(&text), spec, compiled)
     }
 
     /// Set a study up on an already compiled model (`path` names the study file).
     pub fn with_model(path: &Path, spec: StudySpec, compiled: Compiled) -> Result<Self, StudyError> {
-        let setup = |message: String| StudyError::Setup { path: path.to_path_buf(), message };
+        Self::set_up(path, None, spec, compiled)
+    }
+
+    /// [`Study::with_model`], placing problems in the study file's `text` when given.
+    fn set_up(path: &Path, text: Option<&str>, spec: StudySpec, compiled: Compiled) -> Result<Self, StudyError> {
+        let setup =
+            |message: String| StudyError::Setup { path: path.to_path_buf(), message: place(path, text, &message) };
         if spec.format_version != FORMAT_VERSION {
             return Err(setup(format!(
                 "format_version {} is not supported (this build reads {FORMAT_VERSION})",
@@ -464,5 +472,21 @@ fn failed_frame(_frame: &Frame, study: &mollier_optim::Study, message: String) -
         residual: None,
         iterations: 0,
         time_ms: 0.0,
+    }
+}
+
+/// A set-up problem `field: message` as `file:line:col: error: field: message`, placed at the
+/// field (or at the field the message starts with, as in `motion: motion.frames must be ...`); `file: error: message` when it cannot be placed.
+fn place(path: &Path, text: Option<&str>, message: &str) -> String {
+    let file = path.display().to_string();
+    let unplaced = || format!("{file}: error: {message}");
+    let (Some(text), Some((field, rest))) = (text, message.split_once(": ")) else { return unplaced() };
+    let spans = mollier_format::Spans::toml(text);
+    let word = rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).next().unwrap_or("");
+    let inner = format!("{field}.{word}");
+    let exact = [inner.as_str(), word].into_iter().find_map(|p| spans.exact(p).map(|s| (p, s)));
+    match exact.or_else(|| spans.value(field).map(|s| (field, s))) {
+        Some((p, span)) => mollier_format::Diagnostic::new(&file, p, rest).at_span(text, span).render(),
+        None => unplaced(),
     }
 }

@@ -71,3 +71,30 @@ fn unreadable_files_are_reported() {
     assert!(matches!(Study::load(&dir.join("missing-model.toml")), Err(StudyError::Model(_))));
     assert!(Path::new(&abduction_file()).exists());
 }
+
+#[test]
+fn study_file_problems_are_placed_at_line_and_column() {
+    let dir = temp_dir("placed");
+    let file = dir.join("study.toml");
+    let name = file.display().to_string();
+    let model = abduction_file().with_file_name("shoulder.toml").display().to_string();
+    let text = std::fs::read_to_string(abduction_file())
+        .unwrap()
+        .replace("model = \"shoulder.toml\"", &format!("model = {model:?}"));
+    let line_of = |t: &str, s: &str| t.lines().position(|l| l.starts_with(s)).expect("line") + 1;
+    // a semantic problem: at the value of motion.frames
+    let bad = text.replace("frames = 37", "frames = 1");
+    std::fs::write(&file, &bad).unwrap();
+    let m = message(Study::load(&file));
+    let want =
+        format!("{name}:{}:10: error: motion.frames: motion.frames must be from 2 to 100000", line_of(&bad, "frames"));
+    assert!(m.starts_with(&want), "{m}");
+    // a syntax problem: in the same form as model files, not "TOML parse error at line N"
+    let bad = text.replace("frames = 37", "frames = = 37");
+    std::fs::write(&file, &bad).unwrap();
+    let m = message(Study::load(&file));
+    assert!(m.starts_with(&format!("{name}:{}:", line_of(&bad, "frames"))) && !m.contains("TOML parse error"), "{m}");
+    // a study file that is not a regular file is refused before it is opened
+    #[cfg(unix)]
+    assert!(message(Study::load(Path::new("/dev/zero"))).contains("not a regular file"));
+}

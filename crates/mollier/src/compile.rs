@@ -183,11 +183,28 @@ fn node_names(spec: &ModelSpec) -> Vec<String> {
     v
 }
 
+/// Names longer than this (bytes) get no "did you mean": a typo is found in names people type.
+const SUGGEST_MAX_NAME: usize = 64;
+
+/// At most this many candidates are compared, so that the hint's cost is bounded.
+const SUGGEST_MAX_CANDIDATES: usize = 10_000;
+
 /// The closest candidate to `name` (same letters in another case, or at most 2 edits away).
+///
+/// Bounded cost: no suggestion for a name over [`SUGGEST_MAX_NAME`] bytes, candidates too long
+/// to be close are skipped, and at most [`SUGGEST_MAX_CANDIDATES`] are compared.
 pub(crate) fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    if name.len() > SUGGEST_MAX_NAME {
+        return None;
+    }
     let lower = name.to_lowercase();
     let mut best: Option<(usize, &str)> = None;
-    for c in candidates {
+    for c in candidates.into_iter().take(SUGGEST_MAX_CANDIDATES) {
+        // a prefix match needs the candidate at most this long to stay cheap; edits change the
+        // length by at most the limit
+        if c.len() > 2 * SUGGEST_MAX_NAME {
+            continue;
+        }
         let cl = c.to_lowercase();
         // a prefix of a longer name (a shortened point name) counts as one edit
         let d = if cl == lower {
@@ -717,7 +734,11 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
                     Some((m, h)) => (m.to_string(), Some(h.to_string())),
                     None => (pe.message.clone(), None),
                 };
-                let hint = pe.hint.clone().or(resolver_hint).unwrap_or_else(|| {
+                // a top-level key written after the element's header lands in its table
+                let misplaced = (pe.message == "unknown parameter" && pe.path == key)
+                    .then(|| mollier_format::misplaced_top_level(&base, key))
+                    .flatten();
+                let hint = misplaced.or(pe.hint.clone()).or(resolver_hint).unwrap_or_else(|| {
                     match t.params.iter().find(|d| d.name == key) {
                         Some(d) => format!("`{}` of a {}: {}", d.name, t.name, d.doc),
                         None => format!("`mollier types` lists the parameters of `{}`", t.name),
@@ -777,6 +798,10 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             };
             return Err((format!("no node, body, point or element called `{prefix}`"), hint));
         };
+        // a body's orientation node, named as `check` lists it
+        if let (Ref::Body(b), "orientation") = (r, suffix) {
+            return Ok(names.orientation[b].map_or(Target::Failed, |id| Target::Nodes(vec![id])));
+        }
         let axis =
             ["x", "y", "z"].iter().position(|a| *a == suffix).map(|a| (a, NodeKind::Position)).or_else(|| {
                 ["l0", "l1", "l2", "l3"].iter().position(|a| *a == suffix).map(|a| (a, NodeKind::Orientation))
@@ -1215,5 +1240,24 @@ fn build_error(doc: &Document, paths: &HashMap<String, String>, e: BuildError) -
             doc.error(&path, e.to_string(), "check the element's node parameters")
         }
         _ => doc.error("", e.to_string(), "this is a problem Mollier did not expect: please report it with the file"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::suggest;
+
+    #[test]
+    fn suggestions_are_bounded_in_cost() {
+        let huge = "b".repeat(5_000_000);
+        // a huge name gets no suggestion; a huge candidate is skipped, not compared
+        assert_eq!(suggest(&huge, ["b", "bb"]), None);
+        assert_eq!(suggest("rocker.c", [huge.as_str(), "rocker.C", "crank.B"]), Some("rocker.C"));
+        // only the first 10,000 candidates are looked at
+        let mut many: Vec<String> = (0..9_999).map(|i| format!("filler{i}")).collect();
+        many.push("rocker.C".into());
+        assert_eq!(suggest("rocker.c", many.iter().map(String::as_str)), Some("rocker.C"));
+        many.insert(0, "filler".into());
+        assert_eq!(suggest("rocker.c", many.iter().map(String::as_str)), None);
     }
 }

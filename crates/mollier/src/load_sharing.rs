@@ -298,12 +298,18 @@ fn muscle(
 fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Diagnostic>> {
     let path = Path::new(cx.doc.file()).parent().unwrap_or(Path::new("")).join(table);
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        vec![cx.doc.error(
-            "load_sharing.muscle_table",
-            format!("cannot read the muscle table `{file}`: {e}"),
-            "the path is relative to the model file",
-        )]
+    let text = mollier_format::read_text(&path, "muscle table").map_err(|d| {
+        // a file that cannot be read is the model's problem, placed at the field naming it
+        d.0.into_iter()
+            .map(|d| match d.location {
+                Some(_) => d,
+                None => cx.doc.error(
+                    "load_sharing.muscle_table",
+                    format!("`{file}`: {}", d.message),
+                    format!("{}; the path is relative to the model file", d.hint.unwrap_or_default()),
+                ),
+            })
+            .collect::<Vec<_>>()
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let t = csv_table(&file, text).map_err(|d| d.0)?;
@@ -326,7 +332,7 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
     for (offset, row) in &t.rows {
         let err = |path: &str, message: String, hint: &str| {
             // at the cell of the named column, else at the row
-            let cell = t.header.iter().position(|h| h == path).map_or(*offset, |c| field_offset(text, *offset, c));
+            let cell = t.header.iter().position(|h| h == path).map_or(*offset, |c| t.cell_offset(text, *offset, c));
             *at(&file, text, cell, path, message, hint)
         };
         if row.len() != t.header.len() {
@@ -339,7 +345,12 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
         }
         let number = |c: usize| -> Result<f64, Box<Diagnostic>> {
             match row[c].parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+                Ok(v) if v.is_finite() && v > 0.0 && v <= mollier_format::MAX_MAGNITUDE => Ok(v),
+                Ok(v) if v > mollier_format::MAX_MAGNITUDE => Err(Box::new(err(
+                    &t.header[c],
+                    format!("{} is too large: numbers are at most 1e15", mollier_format::human(v)),
+                    "write the value in the column's unit (cm² for `pcsa_cm2`, mm for `optimal_length_mm`)",
+                ))),
                 _ => Err(Box::new(err(
                     &t.header[c],
                     format!("`{}` is not a positive number", row[c]),
@@ -383,23 +394,6 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
         ));
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }
-}
-
-/// Byte offset of field `c` of the CSV row that starts at `offset` (commas in quotes skipped).
-fn field_offset(text: &str, offset: usize, c: usize) -> usize {
-    let (mut field, mut quoted) = (0, false);
-    for (i, ch) in text[offset..].char_indices() {
-        if field == c {
-            return offset + i;
-        }
-        match ch {
-            '"' => quoted = !quoted,
-            ',' if !quoted => field += 1,
-            '\n' => break,
-            _ => {}
-        }
-    }
-    offset
 }
 
 /// The rigid mode `element.mode` (or the one mode of `element`).

@@ -22,7 +22,7 @@
 use std::path::Path;
 
 use mollier_core::element::Quantity;
-use mollier_format::{Diagnostic, Diagnostics};
+use mollier_format::{Diagnostic, Diagnostics, human};
 
 use crate::compile::InputInfo;
 use crate::spline::{Ends, Fit, Knots, SplineError, smoothing_parameter};
@@ -47,9 +47,12 @@ pub struct Motion {
     pub ignored: Vec<String>,
     /// `true` when angles were converted from degrees (`inDegrees=yes`).
     pub in_degrees: bool,
-    /// Things the reader noticed that may be mistakes, such as an angle column whose values look
-    /// like degrees; for the user's eyes.
+    /// Things the reader noticed, for the user's eyes (front ends may hide them when asked to
+    /// be quiet).
     pub notes: Vec<String>,
+    /// Things that are probably mistakes, such as an angle column whose values look like
+    /// degrees: shown even when quiet, since the results would be wrong.
+    pub warnings: Vec<String>,
 }
 
 /// A column header `name` or `name [unit]`: the name and the unit, if any.
@@ -95,18 +98,17 @@ fn is_storage(file: &str) -> bool {
     ext == "mot" || ext == "sto"
 }
 
+/// The largest time in a motion (s), about 30 years: beyond it the spline's powers of the time
+/// steps, and times printed for people, stop making sense.
+const MAX_TIME: f64 = 1e9;
+
 /// An angle column without a unit whose values exceed this (rad) is probably in degrees.
 const LOOKS_LIKE_DEGREES: f64 = 1.5 * std::f64::consts::TAU;
 
 /// Read a motion file for a model with these inputs.
 pub fn read_motion(path: &Path, inputs: &[InputInfo]) -> Result<Motion, Diagnostics> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Diagnostics::one(
-            Diagnostic::new(&file, "", format!("cannot read the motion file: {e}"))
-                .with_hint("check the path; motion files are CSV (.csv) or OpenSim storage (.mot, .sto)"),
-        )
-    })?;
+    let text = mollier_format::read_text(path, "motion file")?;
     parse_motion(&file, &text, inputs)
 }
 
@@ -123,6 +125,43 @@ pub(crate) struct Table {
     pub(crate) header_at: usize,
     pub(crate) rows: Vec<(usize, Vec<String>)>,
     pub(crate) in_degrees: bool,
+    /// What separates the cells of a row: `,` (CSV, quotes respected), a tab, or, for `None`,
+    /// runs of whitespace.
+    pub(crate) separator: Option<char>,
+}
+
+impl Table {
+    /// Byte offset in `text` of cell `c` of the row starting at `row` (its first non-blank
+    /// character), so that a problem with a cell is shown at the cell; the row's start if the
+    /// row has fewer cells.
+    pub(crate) fn cell_offset(&self, text: &str, row: usize, c: usize) -> usize {
+        let line = text[row..].split('\n').next().unwrap_or("");
+        let mut starts = vec![0];
+        let mut quoted = false;
+        let mut prev_blank = true;
+        for (i, ch) in line.char_indices() {
+            match self.separator {
+                Some(',') if ch == '"' => quoted = !quoted,
+                Some(sep) if ch == sep && !quoted => starts.push(i + 1),
+                None => {
+                    let blank = ch.is_whitespace();
+                    if prev_blank && !blank && i > 0 {
+                        starts.push(i);
+                    }
+                    prev_blank = blank;
+                }
+                _ => {}
+            }
+        }
+        if self.separator.is_none() {
+            // the first token may start after leading blanks
+            starts[0] = line.len() - line.trim_start().len();
+            starts.dedup();
+        }
+        let Some(&start) = starts.get(c) else { return row };
+        let cell = &line[start..];
+        row + start + (cell.len() - cell.trim_start_matches([' ', '\t']).len())
+    }
 }
 
 pub(crate) fn at(
@@ -165,7 +204,7 @@ pub(crate) fn csv_table(file: &str, text: &str) -> Result<Table, Diagnostics> {
         let offset = rec.position().map_or(0, |p| p.byte() as usize).min(text.len());
         rows.push((offset, rec.iter().map(str::to_string).collect()));
     }
-    Ok(Table { header, header_at, rows, in_degrees: false })
+    Ok(Table { header, header_at, rows, in_degrees: false, separator: Some(',') })
 }
 
 fn storage(file: &str, text: &str) -> Result<Table, Diagnostics> {
@@ -218,8 +257,9 @@ fn storage(file: &str, text: &str) -> Result<Table, Diagnostics> {
         )));
     };
     let header = split(labels);
-    let rows = rest.map(|(o, l)| (o, split(l))).collect();
-    Ok(Table { header, header_at, rows, in_degrees })
+    let rows: Vec<(usize, Vec<String>)> = rest.map(|(o, l)| (o, split(l))).collect();
+    let tabs = rows.first().map_or(labels, |(o, _)| &text[*o..]).split('\n').next().is_some_and(|l| l.contains('\t'));
+    Ok(Table { header, header_at, rows, in_degrees, separator: tabs.then_some('\t') })
 }
 
 fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Motion, Box<Diagnostic>> {
@@ -321,6 +361,9 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
     let mut q = Vec::with_capacity(t.rows.len());
     for (offset, row) in &t.rows {
         let row_err = |path: &str, message: String, hint: &str| at(file, text, *offset, path, message, hint);
+        let cell_err = |c: usize, message: String, hint: &str| {
+            at(file, text, t.cell_offset(text, *offset, c), &t.header[c], message, hint)
+        };
         if row.len() != t.header.len() {
             return Err(row_err(
                 "",
@@ -328,37 +371,36 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
                 "give one value per column",
             ));
         }
-        let value = |c: usize| -> Result<f64, Box<Diagnostic>> {
+        let value = |c: usize, largest: f64| -> Result<f64, Box<Diagnostic>> {
             match row[c].parse::<f64>() {
-                Ok(v) if v.is_finite() => Ok(v),
-                Ok(v) => {
-                    Err(row_err(&t.header[c], format!("not a finite number: {v}"), "replace it with a finite number"))
-                }
-                Err(_) => Err(row_err(
-                    &t.header[c],
-                    format!("not a number: `{}`", row[c]),
-                    "write numbers like 0.25 or -1.5e-3",
+                Ok(v) if v.is_finite() && v.abs() <= largest => Ok(v),
+                Ok(v) if v.is_finite() => Err(cell_err(
+                    c,
+                    format!("{} is too large: at most {largest:e} here", human(v)),
+                    if c == time_col { "times are in seconds" } else { "check the column's unit" },
                 )),
+                Ok(v) => Err(cell_err(c, format!("not a finite number: {v}"), "replace it with a finite number")),
+                Err(_) => Err(cell_err(c, format!("not a number: `{}`", row[c]), "write numbers like 0.25 or -1.5e-3")),
             }
         };
-        let time = value(time_col)?;
+        let time = value(time_col, MAX_TIME)?;
         if let Some(&prev) = times.last() {
             if !(time > prev) {
-                return Err(row_err(
-                    &t.header[time_col],
-                    format!("time does not increase ({time} after {prev})"),
+                return Err(cell_err(
+                    time_col,
+                    format!("time does not increase ({} after {})", human(time), human(prev)),
                     "each row is one instant: sort the rows and remove repeated times",
                 ));
             }
         }
         let mut frame = Vec::with_capacity(cols.len());
         for (&c, factor) in cols.iter().zip(&factors) {
-            frame.push(value(c)? * factor);
+            frame.push(value(c, mollier_format::MAX_MAGNITUDE)? * factor);
         }
         for (found, values) in rates.iter().zip(&mut given) {
             for (col, v) in found.iter().zip(values.iter_mut()) {
                 if let (Some((c, factor)), Some(v)) = (col, v) {
-                    v.push(value(*c)? * factor);
+                    v.push(value(*c, mollier_format::MAX_MAGNITUDE)? * factor);
                 }
             }
         }
@@ -368,13 +410,14 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
     if times.is_empty() {
         return Err(hdr("the motion has no rows".into(), "add one row of values per instant after the header".into()));
     }
-    let mut notes = Vec::new();
+    let mut warnings = Vec::new();
     for (j, (&c, inp)) in cols.iter().zip(inputs).enumerate() {
         let largest = q.iter().fold(0.0f64, |m, f| m.max(f[j].abs()));
         if inp.quantity == Quantity::Angle && factors[j] == 1.0 && largest > LOOKS_LIKE_DEGREES {
-            notes.push(format!(
-                "column `{}` reaches {largest} rad ({:.1} turns): if it is in degrees, name the column `{} [deg]`",
+            warnings.push(format!(
+                "column `{}` reaches {} rad ({:.1} turns): if it is in degrees, name the column `{} [deg]`",
                 t.header[c],
+                human(largest),
                 largest / std::f64::consts::TAU,
                 inp.name
             ));
@@ -391,7 +434,8 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
         accelerations,
         ignored,
         in_degrees: t.in_degrees,
-        notes,
+        notes: Vec::new(),
+        warnings,
     })
 }
 
@@ -702,7 +746,7 @@ mod tests {
         assert!(e.0[0].message.contains("the velocity of `pelvis.y` is given twice"), "{e}");
         // and a bad cell in a derivative column is located like any other
         let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y,pelvis.y.acc\n0,0,1,x\n", &inputs()).unwrap_err();
-        assert_eq!(e.0[0].headline(), "m.csv:2:1: error: pelvis.y.acc: not a number: `x`");
+        assert_eq!(e.0[0].headline(), "m.csv:2:7: error: pelvis.y.acc: not a number: `x`");
     }
 
     /// Cells and headers a mutated motion file may get.
@@ -770,7 +814,7 @@ mod tests {
             .unwrap();
         assert!((m.q[0][0] - std::f64::consts::FRAC_PI_2).abs() < 1e-15 && (m.q[0][1] - 0.9).abs() < 1e-15);
         assert!((m.q[1][0] + std::f64::consts::FRAC_PI_4).abs() < 1e-15 && (m.q[1][1] - 0.95).abs() < 1e-15);
-        assert!(m.notes.is_empty() && m.ignored.is_empty());
+        assert!(m.notes.is_empty() && m.warnings.is_empty() && m.ignored.is_empty());
         let e = parse_motion("m.csv", "time,knee.rotation [mm],pelvis.y\n0,1,1\n", &inputs()).unwrap_err();
         assert_eq!(
             e.0[0].headline(),
@@ -781,7 +825,7 @@ mod tests {
         // degrees written as radians are noticed, not refused
         let m = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n0.1,90,1\n", &inputs()).unwrap();
         assert_eq!(m.q[1][0], 90.0);
-        assert!(m.notes[0].contains("name the column `knee.rotation [deg]`"), "{:?}", m.notes);
+        assert!(m.warnings[0].contains("name the column `knee.rotation [deg]`"), "{:?}", m.warnings);
     }
 
     #[test]
@@ -789,18 +833,31 @@ mod tests {
         let e = parse_motion("m.csv", "time,knee.rotation\n0,0\n", &inputs()).unwrap_err();
         assert_eq!(e.0[0].headline(), "m.csv:1:1: error: no column for input `pelvis.y`");
         let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n0.1,nan,1\n", &inputs()).unwrap_err();
-        assert_eq!(e.0[0].headline(), "m.csv:3:1: error: knee.rotation: not a finite number: NaN");
-        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n0.1,x,1\n", &inputs()).unwrap_err();
-        assert_eq!(e.0[0].headline(), "m.csv:3:1: error: knee.rotation: not a number: `x`");
+        // at the cell, not at the row
+        assert_eq!(e.0[0].headline(), "m.csv:3:5: error: knee.rotation: not a finite number: NaN");
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n0.1, x,1\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:3:6: error: knee.rotation: not a number: `x`");
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n0.1,\"0\",y\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:3:9: error: pelvis.y: not a number: `y`");
+        let sto = "endheader\ntime\tknee.rotation\tpelvis.y\n0\t0\t1\n0.1\t0\tz\n";
+        let e = parse_motion("m.sto", sto, &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.sto:4:7: error: pelvis.y: not a number: `z`");
+        let e = parse_motion("m.mot", "endheader\ntime knee.rotation pelvis.y\n0  0 1\n 0.1 0  w\n", &inputs())
+            .unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.mot:4:9: error: pelvis.y: not a number: `w`");
+        // finite but absurd values are refused at their cell, printed short: no NaN later
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n1e300,0,1\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:3:1: error: time: 1e300 is too large: at most 1e9 here");
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1\n1,0,-2e200\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:3:5: error: pelvis.y: -2e200 is too large: at most 1e15 here");
         let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0.2,0,1\n0.1,0,1\n", &inputs()).unwrap_err();
         assert!(e.0[0].message.contains("time does not increase"), "{e}");
         let e = parse_motion("m.mot", "time\tknee.rotation\n", &inputs()).unwrap_err();
         assert!(e.0[0].message.contains("endheader"));
         let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n", &inputs()).unwrap_err();
         assert!(e.0[0].message.contains("no rows"));
-        // finite values whose derivatives are not: refused, naming the input and the time
-        let m = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1e308\n0.1,0,-1e308\n", &inputs()).unwrap();
-        let e = m.differentiate(Smoothing::Interpolate).unwrap_err();
-        assert!(e.to_string().starts_with("`pelvis.y` at time 0: its velocity or acceleration is not finite"), "{e}");
+        // finite values whose derivatives would overflow are refused where they stand
+        let e = parse_motion("m.csv", "time,knee.rotation,pelvis.y\n0,0,1e308\n0.1,0,-1e308\n", &inputs()).unwrap_err();
+        assert_eq!(e.0[0].headline(), "m.csv:2:5: error: pelvis.y: 1e308 is too large: at most 1e15 here");
     }
 }

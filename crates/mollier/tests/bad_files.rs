@@ -15,9 +15,8 @@ use mollier_format::Diagnostic;
 /// so that files it names (a muscle table) are found next to it.
 fn problems(path: &Path) -> Vec<Diagnostic> {
     let registry = mollier::registry();
-    let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).expect("corpus file");
-    let doc = match mollier_format::parse(&name, &text) {
+    // read as users' files are: some corpus files are not UTF-8
+    let doc = match mollier_format::load(path) {
         Ok(d) => d,
         Err(d) => return d.0,
     };

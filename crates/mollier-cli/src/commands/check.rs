@@ -1,6 +1,7 @@
 //! `mollier check MODEL [--json]`: nodes, elements, inputs, degrees of freedom and well-posedness.
 
 use mollier::output::number;
+use mollier_format::human;
 
 use super::prelude::*;
 
@@ -35,13 +36,7 @@ pub fn run(path: &Path, json: bool, registry: &Registry) -> ExitCode {
             report(&Diagnostics(report_.problems.clone()));
         }
     }
-    if !report_.problems.is_empty() {
-        ExitCode::from(INVALID)
-    } else if !report_.is_well_posed() {
-        ExitCode::from(FAILED)
-    } else {
-        ExitCode::SUCCESS
-    }
+    ExitCode::from(report_.exit_code())
 }
 
 fn error_json(d: &Diagnostic) -> Value {
@@ -198,7 +193,7 @@ fn load_sharing_text(c: &Compiled) -> Option<String> {
     }
     if let Some(k) = &l.cone {
         let [a, b] = k.half_angles.map(f64::to_degrees);
-        parts.push(format!("joint cone at {} ({} by {} deg)", k.joint, number(a), number(b)));
+        parts.push(format!("joint cone at {} ({} by {} deg)", k.joint, human(a), human(b)));
     }
     if !l.reserves.is_empty() {
         parts.push(format!("reserves on {}", l.reserve_names().join(", ")));
@@ -211,7 +206,7 @@ fn dynamics_text(c: &Compiled) -> Option<String> {
     let mut parts = Vec::new();
     if !d.bodies.is_empty() {
         let s = if d.bodies.len() == 1 { "y" } else { "ies" };
-        parts.push(format!("mass {} kg in {} bod{s} ({})", number(d.mass), d.bodies.len(), d.bodies.join(", ")));
+        parts.push(format!("mass {} kg in {} bod{s} ({})", human(d.mass), d.bodies.len(), d.bodies.join(", ")));
     }
     if let Some(g) = d.gravity {
         parts.push(format!("gravity [{}] m/s²", g.map(number).join(", ")));
