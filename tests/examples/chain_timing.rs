@@ -13,7 +13,7 @@
 //! - `inverse_dynamics`: one frame, the positions and the kinetostatics (driving torques for
 //!   given q, q̇, q̈).
 //!
-//! Each sample is a batch of calls (about 0.5 ms of work) divided by its length; fastest and
+//! `newton_iterations` is the count of one timed step. Each sample is a batch of calls (about 0.5 ms of work) divided by its length; fastest and
 //! median per call in µs. The torques (N m) at a fixed (q, q̇, q̈) are printed with the links so
 //! that the peer's values can be compared.
 
@@ -83,10 +83,15 @@ fn chain(n: usize) -> Result<Value, String> {
         inverse_dynamics(m, d, &qd, &qdd, &[]).map(|_| ()).map_err(|e| e.to_string())
     })
     .map_err(|e| format!("N = {n}: inverse dynamics: {e}"))?;
+    // Newton iterations of one timed step, to read the timings by
+    let step = |d: &mut Data, q: &[f64]| solve_positions(&model, d, q).map_err(|e| format!("N = {n}: {e}"));
+    step(&mut data, &qs[0])?;
+    let iterations = step(&mut data, &qs[1])?.iterations;
 
     Ok(json!({
         "n": n,
         "unknowns": model.n_unknowns(),
+        "newton_iterations": iterations,
         "links": links.iter().map(link_json).collect::<Vec<_>>(),
         "q": q, "qd": qd, "qdd": qdd, "tau": tau,
         "positions_us": positions,
