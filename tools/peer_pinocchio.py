@@ -8,10 +8,12 @@ Runs `cargo run --release -p mollier-tests --example chain_timing` (tests/exampl
 which times Mollier and prints the chain's links, a fixed (q, q̇, q̈) and Mollier's driving torques
 there. Builds the same chain in Pinocchio from those links (a revolute joint per link about the same
 axis, placed at the same joint position, with the same mass, centre of mass, inertia and gravity),
-checks that `pin.rnea` gives the same torques (relative 1e-9: an independent check of Mollier's
-dynamics), times `pin.forwardKinematics` and `pin.rnea` the same way (batches of calls, fastest and
-median per call, warm, in-process) and prints a table with the ratios. Exits 1 when the torques
-differ; prints SKIPPED and exits 0 when Pinocchio is not installed (pip install pin).
+checks that `pin.rnea` gives the same torques as both of Mollier's routes, the kinetostatics of a
+frame and `dynamics::inverse_dynamics` (largest difference at most 1e-9 of the largest torque: an
+independent check of Mollier's dynamics), times `pin.forwardKinematics` and `pin.rnea` the same
+way (batches of calls, fastest and median per call, warm, in-process) and prints a table with the
+ratios. Exits 1 when the torques differ; prints SKIPPED and exits 0 when Pinocchio is not
+installed (pip install pin). The figures and what they mean: docs/performance.md.
 
 Conventions. Mollier's reference configuration has every body frame parallel to the ground, so
 each link's axis, joint position and centre of mass are given in global coordinates, and a
@@ -45,9 +47,9 @@ def build(pin, np, links, gravity):
         joint = np.array(link["joint"], dtype=float)
         placement = pin.SE3(np.eye(3), joint - prev)
         parent = model.addJoint(parent, joint_model(pin, axis), placement, f"joint{i}")
-        inertia = pin.Inertia(
-            float(link["mass"]), np.array(link["com"], dtype=float) - joint, np.array(link["inertia"], dtype=float)
-        )
+        # mass, centre of mass from the joint, inertia about the centre of mass (body frame)
+        lever = np.array(link["com"], dtype=float) - joint
+        inertia = pin.Inertia(float(link["mass"]), lever, np.array(link["inertia"], dtype=float))
         model.appendBodyToJoint(parent, inertia, pin.SE3.Identity())
         prev = joint
     return model
@@ -115,31 +117,39 @@ def main():
         pdata = model.createData()
         q, qd, qdd = (np.array(chain[k], dtype=float) for k in ("q", "qd", "qdd"))
         want = pin.rnea(model, pdata, q, qd, qdd).copy()
-        got = np.array(chain["tau"], dtype=float)
         scale = np.max(np.abs(want))
-        err = np.max(np.abs(got - want)) / scale
-        ok = bool(np.all(np.isfinite(got))) and err <= RTOL
-        failed |= not ok
-        verdict = "agree" if ok else f"FAILED (tolerance {RTOL:.0e})"
-        print(
-            f"N = {n}: torques {verdict}: largest difference {err:.1e} of the largest torque ({scale:.4g} N m); "
-            f"Mollier: {chain['newton_iterations']} Newton iteration(s) per timed step"
-        )
+        for key, route in (("tau", "kinetostatics"), ("tau_df", "inverse_dynamics (DF)")):
+            got = np.array(chain[key], dtype=float)
+            if got.shape != want.shape:
+                sys.exit(f"peer_pinocchio: N = {n}: {key} has {got.size} torques, Pinocchio {want.size}")
+            err = np.max(np.abs(got - want)) / scale
+            ok = bool(np.all(np.isfinite(got))) and err <= RTOL
+            failed |= not ok
+            verdict = "agree" if ok else f"FAILED (tolerance {RTOL:.0e})"
+            print(
+                f"N = {n}, Mollier by {route}: torques {verdict}: largest difference {err:.1e} "
+                f"of the largest torque ({scale:.4g} N m)"
+            )
+        print(f"N = {n}: Mollier took {chain['newton_iterations']} Newton iteration(s) per timed step")
         qs = (q, q + 0.01)
         fk = timed(lambda x: pin.forwardKinematics(model, pdata, x), qs)
         id_ = timed(lambda x: pin.rnea(model, pdata, x, qd, qdd), qs)
-        rows.append((n, chain["unknowns"], "positions / forwardKinematics", chain["positions_us"], fk))
-        rows.append((n, chain["unknowns"], "inverse-dynamics frame / rnea", chain["inverse_dynamics_us"], id_))
+        for what, key, peer in (
+            ("positions / forwardKinematics", "positions_us", fk),
+            ("inverse-dynamics frame / rnea", "inverse_dynamics_us", id_),
+            ("frame by DF / rnea", "inverse_dynamics_df_us", id_),
+        ):
+            rows.append((n, chain["unknowns"], what, chain[key], peer))
 
     print()
     print(f"Pinocchio {pin.__version__}, Python {sys.version.split()[0]}; µs per call, fastest (median)")
-    print("| N | Mollier unknowns | work (Mollier / Pinocchio) | Mollier | Pinocchio | ratio, fastest (median) |")
+    print("| N | Mollier unknowns | Mollier / Pinocchio | Mollier | Pinocchio | ratio, fastest (median) |")
     print("|---|---|---|---|---|---|")
     for n, unknowns, what, m, p in rows:
-        print(
-            f"| {n} | {unknowns} | {what} | {m['fastest']:.3g} ({m['median']:.3g}) | {p['fastest']:.3g} ({p['median']:.3g}) "
-            f"| {m['fastest'] / p['fastest']:.0f} ({m['median'] / p['median']:.0f}) |"
-        )
+        ratio = f"{m['fastest'] / p['fastest']:.0f} ({m['median'] / p['median']:.0f})"
+        mollier_us = f"{m['fastest']:.3g} ({m['median']:.3g})"
+        peer_us = f"{p['fastest']:.3g} ({p['median']:.3g})"
+        print(f"| {n} | {unknowns} | {what} | {mollier_us} | {peer_us} | {ratio} |")
     return 1 if failed else 0
 
 

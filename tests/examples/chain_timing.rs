@@ -8,18 +8,23 @@
 //! For each N: the chain of [`timing_links`] (joints 0.1 m apart) under gravity, its joints and
 //! centres of mass attached to the body frames. Timed, warm, alternating between two inputs a
 //! small step apart so that every call really solves:
-//! - `positions`: every body's position and orientation for the new inputs (Newton-Raphson from
+//! - `positions_us`: every body's position and orientation for the new inputs (Newton-Raphson from
 //!   the previous solution);
-//! - `inverse_dynamics`: one frame, the positions and the kinetostatics (driving torques for
-//!   given q, q̇, q̈).
+//! - `inverse_dynamics_us`: one frame as `mollier inverse-dynamics` computes its torques: the
+//!   positions, then the kinetostatics (velocities, accelerations and one transposed solve)
+//!   and the driving torques from them (`dynamics::driving_from_kinetostatics`);
+//! - `inverse_dynamics_df_us`: the positions, then `dynamics::inverse_dynamics`, which forms the
+//!   first-order transfer functions `DF` (one solve per input) and contracts them with the net
+//!   forces.
 //!
-//! `newton_iterations` is the count of one timed step. Each sample is a batch of calls (about 0.5 ms of work) divided by its length; fastest and
-//! median per call in µs. The torques (N m) at a fixed (q, q̇, q̈) are printed with the links so
-//! that the peer's values can be compared.
+//! Each sample is a batch of calls (about 0.5 ms of work) divided by its length; fastest and
+//! median per call in µs. `newton_iterations` is the count of one timed positions step. The
+//! driving torques (N m) at a fixed (q, q̇, q̈) by both routes (`tau`, `tau_df`) are printed with
+//! the links so that the peer's values can be compared.
 
 use std::time::Instant;
 
-use mollier_core::dynamics::inverse_dynamics;
+use mollier_core::dynamics::{driving_from_kinetostatics, inverse_dynamics, kinetostatics};
 use mollier_core::{Data, Model, solve_positions};
 use mollier_tests::{Link, Points, serial_chain_with, timing_links};
 use serde_json::{Value, json};
@@ -68,9 +73,10 @@ fn chain(n: usize) -> Result<Value, String> {
         let qk: Vec<f64> = q.iter().map(|v| v * k as f64 / 10.0).collect();
         solve_positions(&model, &mut data, &qk).map_err(|e| format!("N = {n}: positions: {e}"))?;
     }
-    let tau = inverse_dynamics(&model, &mut data, &qd, &qdd, &[]).map_err(|e| format!("N = {n}: {e}"))?;
-    if let Some(j) = tau.iter().position(|t| !t.is_finite()) {
-        return Err(format!("N = {n}: torque {j} is {}", tau[j]));
+    let tau = frame(&model, &mut data, &q, &qd, &qdd).map_err(|e| format!("N = {n}: {e}"))?;
+    let tau_df = inverse_dynamics(&model, &mut data, &qd, &qdd, &[]).map_err(|e| format!("N = {n}: {e}"))?;
+    if let Some(j) = tau.iter().chain(&tau_df).position(|t| !t.is_finite()) {
+        return Err(format!("N = {n}: torque {} is not finite", j % n));
     }
 
     // the timed inputs: the check state and a step of 0.01 rad from it
@@ -78,11 +84,13 @@ fn chain(n: usize) -> Result<Value, String> {
     let positions =
         time(&model, &mut data, &qs, |m, d, q| solve_positions(m, d, q).map(|_| ()).map_err(|e| e.to_string()))
             .map_err(|e| format!("N = {n}: positions: {e}"))?;
-    let dynamics = time(&model, &mut data, &qs, |m, d, q| {
+    let dynamics = time(&model, &mut data, &qs, |m, d, q| frame(m, d, q, &qd, &qdd).map(|_| ()))
+        .map_err(|e| format!("N = {n}: inverse dynamics: {e}"))?;
+    let dynamics_df = time(&model, &mut data, &qs, |m, d, q| {
         solve_positions(m, d, q).map_err(|e| e.to_string())?;
         inverse_dynamics(m, d, &qd, &qdd, &[]).map(|_| ()).map_err(|e| e.to_string())
     })
-    .map_err(|e| format!("N = {n}: inverse dynamics: {e}"))?;
+    .map_err(|e| format!("N = {n}: inverse dynamics by DF: {e}"))?;
     // Newton iterations of one timed step, to read the timings by
     let step = |d: &mut Data, q: &[f64]| solve_positions(&model, d, q).map_err(|e| format!("N = {n}: {e}"));
     step(&mut data, &qs[0])?;
@@ -93,10 +101,19 @@ fn chain(n: usize) -> Result<Value, String> {
         "unknowns": model.n_unknowns(),
         "newton_iterations": iterations,
         "links": links.iter().map(link_json).collect::<Vec<_>>(),
-        "q": q, "qd": qd, "qdd": qdd, "tau": tau,
+        "q": q, "qd": qd, "qdd": qdd, "tau": tau, "tau_df": tau_df,
         "positions_us": positions,
         "inverse_dynamics_us": dynamics,
+        "inverse_dynamics_df_us": dynamics_df,
     }))
+}
+
+/// One inverse-dynamics frame: positions for `q`, kinetostatics for `qd`, `qdd`, and the driving
+/// torques (n_q, N m).
+fn frame(model: &Model, data: &mut Data, q: &[f64], qd: &[f64], qdd: &[f64]) -> Result<Vec<f64>, String> {
+    solve_positions(model, data, q).map_err(|e| e.to_string())?;
+    let ks = kinetostatics(model, data, qd, qdd, None, &[]).map_err(|e| e.to_string())?;
+    Ok(driving_from_kinetostatics(model, data, &ks))
 }
 
 fn link_json(l: &Link) -> Value {
