@@ -389,6 +389,30 @@ pub fn spatial_links(n: usize) -> Vec<Link> {
     all[..n].to_vec()
 }
 
+/// A spatial chain of `n` bodies with inertia for timing against peers: hinge axes cycling z, y,
+/// x; joints `link` (m) apart along x with small y–z offsets so that no two axes are coplanar;
+/// each body's centre of mass off its axis, mass 0.5–1.5 kg, full positive-definite inertia
+/// tensor (kg m², principal moments 0.005–0.01 obeying the triangle inequality, products of
+/// inertia up to 0.0005). Deterministic.
+pub fn timing_links(n: usize, link: f64) -> Vec<Link> {
+    let axes = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]];
+    (0..n)
+        .map(|i| {
+            let t = i as f64;
+            let joint = [link * t, 0.1 * link * (0.7 * t).sin(), 0.1 * link * (1.3 * t).cos()];
+            let com = [joint[0] + 0.5 * link, joint[1] + 0.05 * link, joint[2] - 0.03 * link];
+            let d = 0.001 * (0.9 * t).cos();
+            Link {
+                axis: axes[i % 3],
+                joint,
+                com,
+                mass: 1.0 + 0.5 * (0.37 * t).sin(),
+                inertia: symmetric([0.008 + d, 0.007 - d, 0.006, 0.0005, -0.0003, 0.0002]),
+            }
+        })
+        .collect()
+}
+
 /// The ground of a four-bar: pivots A (origin) and D, the ground orientation, all fixed, and the
 /// crank pin B and rocker pin C in their initial places. Returns (A, D, ground, B, C).
 pub fn four_bar_frame(b: &mut ModelBuilder, fb: &FourBar) -> (NodeId, NodeId, NodeId, NodeId, NodeId) {

@@ -1,0 +1,149 @@
+//! Times Mollier's kernel on a serial chain with inertia and prints JSON for a peer to compare
+//! against (`tools/peer_pinocchio.py` builds the same chain in Pinocchio from the printed links).
+//!
+//! ```sh
+//! cargo run --release -p mollier-tests --example chain_timing [-- N ...]   # default: 10 100
+//! ```
+//!
+//! For each N: the chain of [`timing_links`] (joints 0.1 m apart) under gravity, its joints and
+//! centres of mass attached to the body frames. Timed, warm, alternating between two inputs a
+//! small step apart so that every call really solves:
+//! - `positions_us`: every body's position and orientation for the new inputs (Newton-Raphson from
+//!   the previous solution);
+//! - `inverse_dynamics_us`: one frame as `mollier inverse-dynamics` computes its torques: the
+//!   positions, then the kinetostatics (velocities, accelerations and one transposed solve)
+//!   and the driving torques from them (`dynamics::driving_from_kinetostatics`);
+//! - `inverse_dynamics_df_us`: the positions, then `dynamics::inverse_dynamics`, which forms the
+//!   first-order transfer functions `DF` (one solve per input) and contracts them with the net
+//!   forces.
+//!
+//! Each sample is a batch of calls (about 0.5 ms of work) divided by its length; fastest and
+//! median per call in µs. `newton_iterations` is the count of one timed positions step. The
+//! driving torques (N m) at a fixed (q, q̇, q̈) by both routes (`tau`, `tau_df`) are printed with
+//! the links so that the peer's values can be compared.
+
+use std::time::Instant;
+
+use mollier_core::dynamics::{driving_from_kinetostatics, inverse_dynamics, kinetostatics};
+use mollier_core::{Data, Model, solve_positions};
+use mollier_tests::{Link, Points, serial_chain_with, timing_links};
+use serde_json::{Value, json};
+
+/// Distance between successive joints (m).
+const LINK: f64 = 0.1;
+/// Gravity (m/s²), global frame.
+const GRAVITY: [f64; 3] = [0.0, -9.81, 0.0];
+/// Timed samples per measurement.
+const SAMPLES: usize = 301;
+/// Work per sample (s).
+const BATCH_SECONDS: f64 = 5e-4;
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("chain_timing: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let ns: Vec<usize> = match std::env::args().skip(1).map(|a| a.parse::<usize>()).collect::<Result<Vec<_>, _>>() {
+        Ok(v) if v.is_empty() => vec![10, 100],
+        Ok(v) if v.iter().all(|&n| n > 0) => v,
+        _ => return Err("arguments must be chain lengths (positive integers)".into()),
+    };
+    let chains = ns.iter().map(|&n| chain(n)).collect::<Result<Vec<_>, _>>()?;
+    let out = json!({ "link": LINK, "gravity": GRAVITY, "chains": chains });
+    println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+/// The fixed state of the value check: moderate angles, rates and accelerations, all different.
+fn check_state(n: usize) -> [Vec<f64>; 3] {
+    let f = |a: f64, w: f64, p: f64| (0..n).map(|j| a * (w * j as f64 + p).sin()).collect::<Vec<f64>>();
+    [f(0.4, 0.83, 0.3), f(1.5, 0.61, 1.1), f(3.0, 1.27, -0.4)]
+}
+
+fn chain(n: usize) -> Result<Value, String> {
+    let links = timing_links(n, LINK);
+    let (model, _) = serial_chain_with(&links, GRAVITY, Points::Attached, |_, _| {});
+    let [q, qd, qdd] = check_state(n);
+    let mut data = Data::new(&model);
+    // from the reference configuration in steps, so Newton-Raphson starts near each solution
+    for k in 1..=10 {
+        let qk: Vec<f64> = q.iter().map(|v| v * k as f64 / 10.0).collect();
+        solve_positions(&model, &mut data, &qk).map_err(|e| format!("N = {n}: positions: {e}"))?;
+    }
+    let tau = frame(&model, &mut data, &q, &qd, &qdd).map_err(|e| format!("N = {n}: {e}"))?;
+    let tau_df = inverse_dynamics(&model, &mut data, &qd, &qdd, &[]).map_err(|e| format!("N = {n}: {e}"))?;
+    if let Some(j) = tau.iter().chain(&tau_df).position(|t| !t.is_finite()) {
+        return Err(format!("N = {n}: torque {} is not finite", j % n));
+    }
+
+    // the timed inputs: the check state and a step of 0.01 rad from it
+    let qs = [q.clone(), q.iter().map(|v| v + 0.01).collect::<Vec<f64>>()];
+    let positions =
+        time(&model, &mut data, &qs, |m, d, q| solve_positions(m, d, q).map(|_| ()).map_err(|e| e.to_string()))
+            .map_err(|e| format!("N = {n}: positions: {e}"))?;
+    let dynamics = time(&model, &mut data, &qs, |m, d, q| frame(m, d, q, &qd, &qdd).map(|_| ()))
+        .map_err(|e| format!("N = {n}: inverse dynamics: {e}"))?;
+    let dynamics_df = time(&model, &mut data, &qs, |m, d, q| {
+        solve_positions(m, d, q).map_err(|e| e.to_string())?;
+        inverse_dynamics(m, d, &qd, &qdd, &[]).map(|_| ()).map_err(|e| e.to_string())
+    })
+    .map_err(|e| format!("N = {n}: inverse dynamics by DF: {e}"))?;
+    // Newton iterations of one timed step, to read the timings by
+    let step = |d: &mut Data, q: &[f64]| solve_positions(&model, d, q).map_err(|e| format!("N = {n}: {e}"));
+    step(&mut data, &qs[0])?;
+    let iterations = step(&mut data, &qs[1])?.iterations;
+
+    Ok(json!({
+        "n": n,
+        "unknowns": model.n_unknowns(),
+        "newton_iterations": iterations,
+        "links": links.iter().map(link_json).collect::<Vec<_>>(),
+        "q": q, "qd": qd, "qdd": qdd, "tau": tau, "tau_df": tau_df,
+        "positions_us": positions,
+        "inverse_dynamics_us": dynamics,
+        "inverse_dynamics_df_us": dynamics_df,
+    }))
+}
+
+/// One inverse-dynamics frame: positions for `q`, kinetostatics for `qd`, `qdd`, and the driving
+/// torques (n_q, N m).
+fn frame(model: &Model, data: &mut Data, q: &[f64], qd: &[f64], qdd: &[f64]) -> Result<Vec<f64>, String> {
+    solve_positions(model, data, q).map_err(|e| e.to_string())?;
+    let ks = kinetostatics(model, data, qd, qdd, None, &[]).map_err(|e| e.to_string())?;
+    Ok(driving_from_kinetostatics(model, data, &ks))
+}
+
+fn link_json(l: &Link) -> Value {
+    json!({ "axis": l.axis, "joint": l.joint, "com": l.com, "mass": l.mass, "inertia": l.inertia })
+}
+
+/// Fastest and median time per call (µs) of `work`, alternating between the two inputs.
+fn time(
+    model: &Model,
+    data: &mut Data,
+    qs: &[Vec<f64>; 2],
+    mut work: impl FnMut(&Model, &mut Data, &[f64]) -> Result<(), String>,
+) -> Result<Value, String> {
+    // warm up, and size the batches from the warm cost
+    let start = Instant::now();
+    let mut calls = 0usize;
+    while calls < 20 || start.elapsed().as_secs_f64() < 0.05 {
+        work(model, data, &qs[calls % 2])?;
+        calls += 1;
+    }
+    let per_call = start.elapsed().as_secs_f64() / calls as f64;
+    let batch = ((BATCH_SECONDS / per_call).ceil() as usize).max(2) & !1;
+    let mut samples = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        let t = Instant::now();
+        for k in 0..batch {
+            work(model, data, &qs[k % 2])?;
+        }
+        samples.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(json!({ "fastest": samples[0], "median": samples[SAMPLES / 2], "samples": SAMPLES, "batch": batch }))
+}
