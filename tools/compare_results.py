@@ -10,7 +10,8 @@ values are all below 1e-10 of the table's largest value (time and frame columns 
 round-off, and is compared at the table's scale. Empty cells and
 text must be equal. JSON files are compared leaf by leaf the same way, except timing fields
 (`ms`, `wall_ms`, `ms_per_frame`, `seconds` and anything ending in `_ms`), which differ from run
-to run, and solver residuals (`residual`, `max_residual`, `virtual_work`) and iteration counts, which measure round-off
+to run (and `timing.json` whole), the writer's bookkeeping (`complete`, `files`), and solver
+residuals (`residual`, `max_residual`, `virtual_work`) and iteration counts, which measure round-off
 and the solver's path. Tables in one unit (forces, lengths, moment arms) are compared at the scale of the
 whole table. Plots (SVG) are not compared. Prints the largest relative difference per file and exits 1
 when any file differs beyond the tolerance or exists on one side only.
@@ -45,9 +46,19 @@ INDEX = {"time", "frame", "elevation_deg"}
 ROUND_OFF = 1e-10
 
 
+# The output writer's bookkeeping (docs/model-format.md, "Output directories"): not results.
+BOOKKEEPING = {"complete", "files"}
+
+
 def is_residual(name):
-    """Columns that measure round-off (solver residuals) or time: never compared."""
-    return "residual" in name or name in TIMING or name.endswith("_ms") or name in ("virtual_work", "iterations")
+    """Columns that measure round-off (solver residuals) or time, and bookkeeping: never compared."""
+    return (
+        "residual" in name
+        or name in TIMING
+        or name.endswith("_ms")
+        or name in ("virtual_work", "iterations")
+        or name in BOOKKEEPING
+    )
 
 
 def rows_of(path):
@@ -129,7 +140,7 @@ def files(root):
     out = set()
     for d, _, fs in os.walk(root):
         for f in fs:
-            if f.endswith((".csv", ".json")):
+            if f.endswith((".csv", ".json")) and f != "timing.json":
                 out.add(os.path.relpath(os.path.join(d, f), root))
     return out
 
