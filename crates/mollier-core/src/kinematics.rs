@@ -165,38 +165,10 @@ fn evaluate_set(model: &Model, data: &mut Data, set: &[usize], order: Order) -> 
         data.d2e = vec![0.0; model.d2e_len];
     }
     for &i in set {
-        let entry = &model.elements[i];
-        let layout = entry.element.layout();
-        let (m, n) = (layout.n_modes(), entry.coords.len());
-        if let Some(chain) = &entry.chain {
-            evaluate_chained(model, data, i, chain, order)?;
-            check_finite(model, data, i, order)?;
-            continue;
+        evaluate_own(model, data, i, order)?;
+        if let Some(chain) = &model.elements[i].chain {
+            chain_rule(model, data, i, chain, order);
         }
-        let xloc = &mut data.xloc[..n];
-        for (v, &c) in xloc.iter_mut().zip(&entry.coords) {
-            *v = data.x[c];
-        }
-        let e = &mut data.e[entry.mode_offset..entry.mode_offset + m];
-        let de: &mut [f64] = if order >= Order::Gradient {
-            let s = &mut data.de[entry.de_offset..entry.de_offset + m * n];
-            s.fill(0.0);
-            s
-        } else {
-            &mut []
-        };
-        let d2e: &mut [f64] = if order >= Order::Hessian {
-            let s = &mut data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n];
-            s.fill(0.0);
-            s
-        } else {
-            &mut []
-        };
-        let mut out = Evaluation::new(order, n, e, de, d2e, &mut data.states[i]);
-        entry
-            .element
-            .evaluate(xloc, &mut out)
-            .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
         check_finite(model, data, i, order)?;
     }
     Ok(())
@@ -234,44 +206,51 @@ fn check_finite(model: &Model, data: &mut Data, i: usize, order: Order) -> Resul
     Ok(())
 }
 
-/// Evaluate element `i`, which touches attached nodes, on its own coordinates, and carry its
-/// derivatives to its expanded coordinates by the chain rule (`J = ∂x_own/∂x_exp`):
-/// `∇_exp e = Jᵀ ∇e`, `∇²_exp e = Jᵀ ∇²e J + Σ_a (∂e/∂x_a) ∂²x_a/∂x_exp²`.
-fn evaluate_chained(
-    model: &Model,
-    data: &mut Data,
-    i: usize,
-    chain: &crate::attach::Chain,
-    order: Order,
-) -> Result<(), KinematicsError> {
+/// Evaluate element `i` on its own local coordinates: its derivatives go to the kernel's buffers,
+/// or for an element on attached nodes to the chain rule's (its own gradient, kept for its
+/// forces, and a scratch Hessian).
+fn evaluate_own(model: &Model, data: &mut Data, i: usize, order: Order) -> Result<(), KinematicsError> {
     let entry = &model.elements[i];
-    let (m, no, n) = (entry.element.layout().n_modes(), entry.own.len(), entry.coords.len());
-    let xloc = &mut data.xloc[..no];
+    let (m, n) = (entry.element.layout().n_modes(), entry.own.len());
+    let xloc = &mut data.xloc[..n];
     for (v, &c) in xloc.iter_mut().zip(&entry.own) {
         *v = data.x[c];
     }
     let e = &mut data.e[entry.mode_offset..entry.mode_offset + m];
-    let g_own: &mut [f64] = if order >= Order::Gradient {
-        let s = &mut data.de_own[chain.de_own_offset..chain.de_own_offset + m * no];
+    let (de, d2e) = match &entry.chain {
+        None => (&mut data.de[entry.de_offset..], &mut data.d2e[..]),
+        Some(c) => (&mut data.de_own[c.de_own_offset..], &mut data.chain_h[..]),
+    };
+    let d2e_offset = if entry.chain.is_some() { 0 } else { entry.d2e_offset };
+    let de: &mut [f64] = if order >= Order::Gradient {
+        let s = &mut de[..m * n];
         s.fill(0.0);
         s
     } else {
         &mut []
     };
-    let h_own: &mut [f64] = if order >= Order::Hessian {
-        let s = &mut data.chain_h[..m * no * no];
+    let d2e: &mut [f64] = if order >= Order::Hessian {
+        let s = &mut d2e[d2e_offset..d2e_offset + m * n * n];
         s.fill(0.0);
         s
     } else {
         &mut []
     };
-    let mut out = Evaluation::new(order, no, e, g_own, h_own, &mut data.states[i]);
+    let mut out = Evaluation::new(order, n, e, de, d2e, &mut data.states[i]);
     entry
         .element
         .evaluate(xloc, &mut out)
-        .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
+        .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })
+}
+
+/// Carry the derivatives of element `i`, evaluated on its own coordinates ([`evaluate_own`]), to
+/// its expanded coordinates by the chain rule (`J = ∂x_own/∂x_exp`):
+/// `∇_exp e = Jᵀ ∇e`, `∇²_exp e = Jᵀ ∇²e J + Σ_a (∂e/∂x_a) ∂²x_a/∂x_exp²`.
+fn chain_rule(model: &Model, data: &mut Data, i: usize, chain: &crate::attach::Chain, order: Order) {
+    let entry = &model.elements[i];
+    let (m, no, n) = (entry.element.layout().n_modes(), entry.own.len(), entry.coords.len());
     if order < Order::Gradient {
-        return Ok(());
+        return;
     }
     let j = &mut data.chain_j[..no * n];
     chain.jacobian(&data.att_jac, n, j);
@@ -289,7 +268,7 @@ fn evaluate_chained(
         }
     }
     if order < Order::Hessian {
-        return Ok(());
+        return;
     }
     let t = &mut data.chain_t[..no * n];
     let h = &mut data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n];
@@ -326,7 +305,6 @@ fn evaluate_chained(
             }
         }
     }
-    Ok(())
 }
 
 fn non_finite(model: &Model, m: usize, what: &'static str) -> KinematicsError {
