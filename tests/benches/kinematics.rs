@@ -45,6 +45,15 @@ fn chain_positions_velocities_accelerations(bencher: Bencher, n: usize) {
     run(bencher, &model, 0.01, velocities_accelerations);
 }
 
+/// The same with the inputs moved by `0.1/N` rad each, so that the chain's tip turns by about as
+/// much whatever N (with 0.01 rad per joint a 1000-body chain's tip turns by 10 rad, and Newton-
+/// Raphson needs more iterations): the cost of one frame of comparable work, for the growth.
+#[divan::bench(args = [10, 100, 1000, 5000])]
+fn chain_positions_velocities_accelerations_same_tip_motion(bencher: Bencher, n: usize) {
+    let model = chain_by(n, 0.1, Points::Attached);
+    run(bencher, &model, 0.1 / n as f64, velocities_accelerations);
+}
+
 /// The same with each far end a node held by a rigid BEAM (SPACAR's way: three unknowns and
 /// three equations more per body), for the ratio.
 #[divan::bench(args = [10, 100])]
