@@ -69,6 +69,20 @@ pub enum KinematicsError {
     /// The reduced mass matrix is singular (a degree of freedom without inertia).
     #[error("the reduced mass matrix is singular: some degree of freedom moves no mass")]
     SingularMass,
+    /// The configuration cannot be reached, and these inputs cannot be reached even when moved
+    /// alone from the last solved configuration ([`solve_positions_explained`]).
+    #[error(
+        "this configuration cannot be reached: moved alone from the last solved one, {} cannot \
+         reach {} value here either ({cause})",
+        inputs.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", "),
+        if inputs.len() == 1 { "its" } else { "their" }
+    )]
+    Unreachable {
+        /// The inputs' names.
+        inputs: Vec<String>,
+        /// What the solve reported.
+        cause: Box<KinematicsError>,
+    },
     /// Transfer functions were asked for before positions were solved.
     #[error("the configuration is not solved: call solve_positions first")]
     NotSolved,
@@ -633,5 +647,47 @@ fn solve_segment(
                 .and_then(|_| solve_segment(model, data, &mid, to, opts, depth + 1, total))
                 .map_err(|_| e)
         }
+    }
+}
+
+/// After [`solve_positions`] failed to reach `q` (n_q) from the solved configuration in `data`:
+/// the inputs that, moved alone from there to their values in `q`, cannot be reached either — the
+/// likely culprits of an unreachable posture, where the failure itself names whichever equation
+/// gave up first. `data` is left as it is (each trial works on a copy); one solve per input that
+/// moves, so call it only on the failure path. Empty when `data` holds no solution, or when every
+/// input can be reached alone (then it is their combination that cannot).
+pub fn unreachable_inputs(model: &Model, data: &Data, q: &[f64]) -> Vec<usize> {
+    if !data.solved || q.len() != model.n_q() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for j in 0..q.len() {
+        if q[j] == data.q[j] || !q[j].is_finite() {
+            continue;
+        }
+        let mut trial = data.q.clone();
+        trial[j] = q[j];
+        let mut copy = data.clone();
+        if solve_positions(model, &mut copy, &trial).is_err() {
+            out.push(j);
+        }
+    }
+    out
+}
+
+/// [`solve_positions`]; when `q` cannot be reached (no convergence, an element outside its
+/// domain) and some inputs cannot be reached alone either ([`unreachable_inputs`]), the error
+/// names them ([`KinematicsError::Unreachable`]) instead of the equation that gave up first.
+pub fn solve_positions_explained(model: &Model, data: &mut Data, q: &[f64]) -> Result<NewtonReport, KinematicsError> {
+    match solve_positions(model, data, q) {
+        Err(cause @ (KinematicsError::NoConvergence { .. } | KinematicsError::Element { .. })) => {
+            let culprits = unreachable_inputs(model, data, q);
+            if culprits.is_empty() {
+                return Err(cause);
+            }
+            let inputs = culprits.iter().map(|&j| model.input_name(j)).collect();
+            Err(KinematicsError::Unreachable { inputs, cause: Box::new(cause) })
+        }
+        other => other,
     }
 }

@@ -10,6 +10,7 @@ use mollier_core::ModeRole;
 use mollier_core::dynamics::{driving_from_kinetostatics, element_forces, kinetostatic_sensitivity, kinetostatics};
 use mollier_core::element::Quantity;
 use mollier_core::geometry::{Mat3, quat_at, rotation};
+use mollier_core::kinematics::solve_positions_explained;
 use mollier_core::transfer::first_order;
 use mollier_core::{Data, ElementId, Load, ModeId, Model, NodeKind, solve_positions};
 
@@ -450,7 +451,7 @@ impl<'m> LoadSharing<'m> {
     /// the result's status.
     pub fn frame(&self, ws: &mut Workspace, data: &mut Data, frame: &Frame) -> FrameResult {
         let start = Instant::now();
-        if let Err(e) = solve_positions(self.model, data, &frame.q) {
+        if let Err(e) = solve_positions_explained(self.model, data, &frame.q) {
             return self.failed(Status::Kinematics(e.to_string()), start);
         }
         self.solve_inner(ws, data, &frame.qd, &frame.qdd, &frame.loads, start)

@@ -7,7 +7,7 @@
 //! ([`KinematicsRun::with_second_order`]) also the second-order transfer function
 //! `∂²e/∂q_i∂q_j` of the same modes, for `i <= j` (the pairs of [`mollier_core::pair_index`]).
 
-use mollier_core::kinematics::{KinematicsError, solve_positions};
+use mollier_core::kinematics::{KinematicsError, solve_positions_explained};
 use mollier_core::transfer::{first_order, second_order};
 use mollier_core::{Data, ModeId, ModeRole, NodeId, n_pairs};
 
@@ -22,6 +22,13 @@ pub enum FrameError {
     /// A result is NaN or infinite.
     #[error("the solution has a non-finite value in `{0}`")]
     NonFinite(String),
+}
+
+/// Solve the positions of a frame, naming the inputs that cannot be reached when it cannot be
+/// (`mollier_core::kinematics::solve_positions_explained`).
+pub(crate) fn solve_frame_positions(compiled: &Compiled, data: &mut Data, q: &[f64]) -> Result<(), FrameError> {
+    solve_positions_explained(&compiled.model, data, q)?;
+    Ok(())
 }
 
 /// One frame's results, in the order of [`KinematicsRun`]'s headers.
@@ -111,7 +118,7 @@ impl<'a> KinematicsRun<'a> {
     /// stays at the last solved frame, so the run can go on.
     pub fn solve(&mut self, q: &[f64]) -> Result<FrameOutput, FrameError> {
         let model = &self.compiled.model;
-        solve_positions(model, &mut self.data, q)?;
+        solve_frame_positions(self.compiled, &mut self.data, q)?;
         first_order(model, &mut self.data)?;
         let positions = self.points.iter().flat_map(|(_, n)| self.data.position(model, *n)).collect();
         let deformations = self.modes.iter().map(|(_, m)| self.data.mode_value(*m)).collect();

@@ -14,7 +14,6 @@ use mollier_core::dynamics::{
     Trajectory, driving_from_kinetostatics, element_forces, kinetostatics, law_stresses, moment_of, simulate,
 };
 use mollier_core::element::{NodeKind, Quantity};
-use mollier_core::kinematics::solve_positions;
 use mollier_core::{CoordRole, Data, ElementId, ModeId, ModeRole, Model, NodeId};
 
 use crate::analysis::FrameError;
@@ -266,7 +265,7 @@ impl<'a> InverseDynamicsRun<'a> {
     /// the last solved frame.
     pub fn solve(&mut self, q: &[f64], qd: &[f64], qdd: &[f64]) -> Result<DynamicsFrame, FrameError> {
         let model = &self.compiled.model;
-        solve_positions(model, &mut self.data, q)?;
+        crate::analysis::solve_frame_positions(self.compiled, &mut self.data, q)?;
         // kinetostatics needs the factors at the solution, not the transfer functions
         let ks = kinetostatics(model, &mut self.data, qd, qdd, None, &[])?;
         let driving = driving_from_kinetostatics(model, &self.data, &ks);

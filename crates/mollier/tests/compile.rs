@@ -1,7 +1,8 @@
 //! The compile step on small inline models: bodies, orientation forms, units, shared points,
 //! coordinate inputs, JSON, and the well-posedness verdicts.
 
-use mollier::{Compiled, KinematicsRun, compile, registry};
+use mollier::{Compiled, FrameError, KinematicsRun, compile, registry};
+use mollier_core::KinematicsError;
 use mollier_format::{Format, parse, parse_as};
 
 fn compiled(text: &str) -> Compiled {
@@ -111,8 +112,17 @@ fn a_coordinate_can_be_the_input() {
         let rot = f.deformations[0];
         assert!((rot - (th - std::f64::consts::FRAC_PI_2)).abs() < 1e-10, "x = {x}: {rot}");
     }
-    // beyond r + l the slider cannot be reached: an error, and the run goes on from the last frame
-    assert!(run.solve(&[0.9]).is_err());
+    // beyond r + l the slider cannot be reached: an error naming the input, and the run goes on
+    // from the last frame
+    let e = run.solve(&[0.9]).expect_err("out of reach");
+    assert!(
+        matches!(&e, FrameError::Kinematics(KinematicsError::Unreachable { inputs, .. }) if inputs == &["slider.x"]),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("this configuration cannot be reached: moved alone from the last solved one, `slider.x`")
+    );
     assert!(run.solve(&[0.6]).is_ok());
 }
 
