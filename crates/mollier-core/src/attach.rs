@@ -111,7 +111,9 @@ impl Attachments {
         self.place_some(&all, x, jac);
     }
 
-    /// [`Attachments::place`] for the attachments `set` only (in order, their parents placed).
+    /// Recompute the attached coordinates of `x` of the attachments `set` (in order, their parents
+    /// placed) from their frames, and their Jacobians `∂x_p/∂λ` (3 x 4) into `jac` (one per
+    /// attachment).
     pub fn place_some(&self, set: &[usize], x: &mut [f64], jac: &mut [Jacobian]) {
         for &t in set {
             let a = &self.list[t];
@@ -125,7 +127,7 @@ impl Attachments {
 
     /// Rates of the attached coordinates from those of their frames: `v_p = v_o + J(λ) v_λ`,
     /// plus, with `w = Some(ẋ)`, the second-order term `ẋ_λᵀ 2Q ẋ_λ` (the part of an
-    /// acceleration that the rates alone give). `jac`: the Jacobians of [`Attachments::place`].
+    /// acceleration that the rates alone give). `jac`: the Jacobians of [`Attachments::place_some`].
     pub fn rates(&self, jac: &[Jacobian], v: &mut [f64], w: Option<&[f64]>) {
         for (a, j) in self.list.iter().zip(jac) {
             let vl = quat(v, a.orientation);
