@@ -104,10 +104,9 @@ pub(crate) fn note_if_weightless(compiled: &Compiled, quiet: bool) {
 }
 
 /// How a motion was differentiated, for the summaries.
-pub(crate) fn derivatives_text(quasi_static: bool, smooth: Option<f64>) -> String {
-    match (quasi_static, smooth) {
-        (true, _) => "static: rates and accelerations zero".to_string(),
-        (false, None) => "interpolating cubic spline".to_string(),
-        (false, Some(hz)) => format!("smoothing cubic spline, {hz} Hz"),
+pub(crate) fn derivatives_text(derivatives: Option<&MotionDerivatives>, inputs: &[InputInfo]) -> String {
+    match derivatives {
+        None => "static: rates and accelerations zero".to_string(),
+        Some(d) => d.summary(inputs),
     }
 }

@@ -68,6 +68,7 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
             }
         }
     };
+    let derivatives_used = derivatives_text(derivatives.as_ref(), &compiled.inputs);
     let study = setup.study(o.criterion.clone(), o.impose_cone);
     let sharing = match LoadSharing::new(&compiled.model, study.clone()) {
         Ok(s) => s,
@@ -111,7 +112,7 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
     let mut extra = Map::new();
     extra.insert("model".into(), json!(model.display().to_string()));
     extra.insert("motion".into(), json!(motion.file));
-    extra.insert("motion_derivatives".into(), json!(derivatives_text(o.quasi_static, o.smooth)));
+    extra.insert("motion_derivatives".into(), json!(derivatives_used));
     let (summary, mut timing) = tables.finish(extra);
     let ms_per_frame = timing["ms_per_frame"].as_f64().unwrap_or(f64::NAN);
     if let Some(t) = timing.as_object_mut() {

@@ -45,7 +45,7 @@ pub fn run(r: &MotionRun, smooth: Option<f64>, registry: &Registry) -> ExitCode 
         }
     };
     let mut summary = summary_head("inverse-dynamics", r.model, Some(&motion.file));
-    summary.insert("motion_derivatives".into(), json!(derivatives_text(false, smooth)));
+    summary.insert("motion_derivatives".into(), json!(derivatives_text(Some(&derivatives), &compiled.inputs)));
     let mut frames =
         InverseDynamicsFrames { run: InverseDynamicsRun::new(&compiled), times: motion.times, motion: derivatives };
     run_frames(&mut frames, r.out, LoopKind { noun: "frame", failed: frame_at, on_error: r.on_error, summary }, r.quiet)
