@@ -41,7 +41,7 @@ fn elbow_frames_streamed(bencher: Bencher) {
         let mut dir = OutputDir::create(&out).expect("an output directory");
         let mut tables =
             LoadSharingTables::open(&mut dir, "", setup, &study, &["time".to_string()], false).expect("tables");
-        let frame = |k: usize| Frame::at_rest(k as f64 * 0.01, motion.q[k % motion.q.len()].clone());
+        let frame = |k: usize| Frame::at_rest(k as f64 * 0.01, motion.q[k % motion.q.len()].to_vec());
         let mut failed = 0usize;
         sharing
             .run_streaming(n, &frame, RunOptions::default(), &|_| {}, |k, r| {

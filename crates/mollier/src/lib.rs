@@ -54,7 +54,7 @@ pub use check::{CheckReport, check};
 pub use compile::{BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, load};
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
-pub use motion::{Method, Motion, MotionDerivatives, Smoothing, Source, parse_motion, read_motion};
+pub use motion::{Method, Motion, MotionDerivatives, Rows, RowsIter, Smoothing, Source, parse_motion, read_motion};
 pub use output::{OutputDir, OutputError, Table, TableId};
 pub use reference::element_reference;
 pub use schema::schema;

@@ -508,12 +508,12 @@ pub fn frame(motion: &Motion, derivatives: Option<&MotionDerivatives>, k: usize)
     match derivatives {
         Some(d) => Frame {
             time: motion.times[k],
-            q: d.q[k].clone(),
-            qd: d.qd[k].clone(),
-            qdd: d.qdd[k].clone(),
+            q: d.q[k].to_vec(),
+            qd: d.qd[k].to_vec(),
+            qdd: d.qdd[k].to_vec(),
             loads: Vec::new(),
         },
-        None => Frame::at_rest(motion.times[k], motion.q[k].clone()),
+        None => Frame::at_rest(motion.times[k], motion.q[k].to_vec()),
     }
 }
 

@@ -27,6 +27,89 @@ use mollier_format::{Diagnostic, Diagnostics, human};
 use crate::compile::InputInfo;
 use crate::spline::{Ends, Fit, Knots, SplineError, smoothing_parameter};
 
+/// Rows of equal width stored in one array (rows x width, row-major): `rows[i]` is row `i`. A long
+/// motion costs its numbers and nothing per frame (a vector per frame cost 60-80 bytes more).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rows {
+    width: usize,
+    rows: usize,
+    data: Vec<f64>,
+}
+
+impl Rows {
+    /// No rows, each of `width` values.
+    pub fn new(width: usize) -> Self {
+        Self { width, rows: 0, data: Vec::new() }
+    }
+    /// `rows` rows of `width` zeros.
+    pub fn zeros(rows: usize, width: usize) -> Self {
+        Self { width, rows, data: vec![0.0; rows * width] }
+    }
+    /// Append a row (its length must be the width).
+    pub fn push(&mut self, row: &[f64]) {
+        assert_eq!(row.len(), self.width, "a row of the wrong width");
+        self.data.extend_from_slice(row);
+        self.rows += 1;
+    }
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+    /// `true` without rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+    /// Values per row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    /// The rows in order.
+    pub fn iter(&self) -> RowsIter<'_> {
+        RowsIter { rows: self, next: 0 }
+    }
+}
+
+/// The rows of [`Rows`] in order.
+#[derive(Clone, Debug)]
+pub struct RowsIter<'a> {
+    rows: &'a Rows,
+    next: usize,
+}
+
+impl<'a> Iterator for RowsIter<'a> {
+    type Item = &'a [f64];
+    fn next(&mut self) -> Option<&'a [f64]> {
+        let rows: &'a Rows = self.rows;
+        (self.next < rows.rows).then(|| {
+            self.next += 1;
+            &rows[self.next - 1]
+        })
+    }
+}
+
+impl<'a> IntoIterator for &'a Rows {
+    type Item = &'a [f64];
+    type IntoIter = RowsIter<'a>;
+    fn into_iter(self) -> RowsIter<'a> {
+        self.iter()
+    }
+}
+
+impl std::ops::Index<usize> for Rows {
+    type Output = [f64];
+    fn index(&self, i: usize) -> &[f64] {
+        assert!(i < self.rows, "row {i} of {}", self.rows);
+        &self.data[i * self.width..(i + 1) * self.width]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Rows {
+    fn index_mut(&mut self, i: usize) -> &mut [f64] {
+        assert!(i < self.rows, "row {i} of {}", self.rows);
+        &mut self.data[i * self.width..(i + 1) * self.width]
+    }
+}
+
 /// The generalized coordinates over time, in SI and in the model's input order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Motion {
@@ -35,7 +118,7 @@ pub struct Motion {
     /// Time of each frame (s), increasing.
     pub times: Vec<f64>,
     /// Generalized coordinates of each frame (frames x n_q), SI (m, rad).
-    pub q: Vec<Vec<f64>>,
+    pub q: Rows,
     /// The inputs' names, in the model's input order.
     pub names: Vec<String>,
     /// Velocities read from the file, per input in input order: `None` for an input without a
@@ -358,7 +441,7 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
     let mut given: [Vec<Option<Vec<f64>>>; 2] =
         rates.each_ref().map(|r| r.iter().map(|c| c.map(|_| Vec::with_capacity(t.rows.len()))).collect());
     let mut times = Vec::with_capacity(t.rows.len());
-    let mut q = Vec::with_capacity(t.rows.len());
+    let mut q = Rows::new(cols.len());
     for (offset, row) in &t.rows {
         let row_err = |path: &str, message: String, hint: &str| at(file, text, *offset, path, message, hint);
         let cell_err = |c: usize, message: String, hint: &str| {
@@ -405,7 +488,7 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
             }
         }
         times.push(time);
-        q.push(frame);
+        q.push(&frame);
     }
     if times.is_empty() {
         return Err(hdr("the motion has no rows".into(), "add one row of values per instant after the header".into()));
@@ -494,11 +577,11 @@ impl std::fmt::Display for Source {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MotionDerivatives {
     /// `q` (frames x n_q), as read or smoothed.
-    pub q: Vec<Vec<f64>>,
+    pub q: Rows,
     /// `q̇` (m/s, rad/s).
-    pub qd: Vec<Vec<f64>>,
+    pub qd: Rows,
     /// `q̈` (m/s², rad/s²).
-    pub qdd: Vec<Vec<f64>>,
+    pub qdd: Rows,
     /// Per input: where its velocity and its acceleration came from.
     pub sources: Vec<[Source; 2]>,
 }
@@ -528,7 +611,7 @@ impl Motion {
     /// the file's velocities where it has them. A one-frame motion is at rest.
     pub fn differentiate(&self, smoothing: Smoothing) -> Result<MotionDerivatives, SplineError> {
         let knots = Knots::new(&self.times)?;
-        let (frames, nq) = (self.times.len(), self.q.first().map_or(0, Vec::len));
+        let (frames, nq) = (self.times.len(), self.q.width());
         let (method, lambda) = match smoothing {
             Smoothing::Interpolate => (Method::Spline(Ends::Quintic), 0.0),
             Smoothing::NotAKnot => (Method::Spline(Ends::NotAKnot), 0.0),
@@ -547,9 +630,9 @@ impl Motion {
             }
         };
         let mut out = MotionDerivatives {
-            q: vec![vec![0.0; nq]; frames],
-            qd: vec![vec![0.0; nq]; frames],
-            qdd: vec![vec![0.0; nq]; frames],
+            q: Rows::zeros(frames, nq),
+            qd: Rows::zeros(frames, nq),
+            qdd: Rows::zeros(frames, nq),
             sources: Vec::with_capacity(nq),
         };
         for j in 0..nq {
@@ -613,7 +696,7 @@ mod tests {
         let m = parse_motion("m.csv", "pelvis.y, time ,knee.rotation,extra\n0.9,0,0.1,7\n0.95,0.01,0.2,7\n", &inputs())
             .unwrap();
         assert_eq!(m.times, [0.0, 0.01]);
-        assert_eq!(m.q, [[0.1, 0.9], [0.2, 0.95]]);
+        assert_eq!((&m.q[0], &m.q[1]), (&[0.1, 0.9][..], &[0.2, 0.95][..]));
         assert_eq!(m.ignored, ["extra"]);
     }
 
@@ -638,9 +721,9 @@ mod tests {
         let d = m.differentiate(Smoothing::Interpolate).unwrap();
         let deg = std::f64::consts::PI / 180.0;
         for (i, t) in m.times.iter().enumerate() {
-            assert!((d.qd[i][0] - 90.0 * t * t * deg).abs() < 1e-12, "{:?}", d.qd[i]);
-            assert!((d.qdd[i][0] - 180.0 * t * deg).abs() < 1e-10, "{:?}", d.qdd[i]);
-            assert!((d.qd[i][1] - 0.5).abs() < 1e-12 && d.qdd[i][1].abs() < 1e-10, "{:?}", d.qd[i]);
+            assert!((d.qd[i][0] - 90.0 * t * t * deg).abs() < 1e-12, "{:?}", &d.qd[i]);
+            assert!((d.qdd[i][0] - 180.0 * t * deg).abs() < 1e-10, "{:?}", &d.qdd[i]);
+            assert!((d.qd[i][1] - 0.5).abs() < 1e-12 && d.qdd[i][1].abs() < 1e-10, "{:?}", &d.qd[i]);
             assert_eq!(d.q[i], m.q[i]);
         }
         for hz in [0.0, -1.0, f64::NAN, 1e-300] {

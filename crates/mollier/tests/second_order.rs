@@ -40,7 +40,7 @@ fn second_order_transfer_functions_are_the_derivatives_of_the_first_order_ones()
                 // DF at q ± h e_j, from the same frame's configuration (a fresh run each side)
                 let h = 1e-5;
                 let side = |s: f64| {
-                    let mut qs = q.clone();
+                    let mut qs = q.to_vec();
                     qs[j] += s * h;
                     let mut r = KinematicsRun::new(&c);
                     r.solve(q).expect("the frame");
