@@ -353,12 +353,12 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
                 ))),
                 _ => Err(Box::new(err(
                     &t.header[c],
-                    format!("`{}` is not a positive number", row[c]),
+                    format!("`{}` is not a positive number", &row[c]),
                     "write a positive number such as 2.39",
                 ))),
             }
         };
-        let name = row[c_el].as_str();
+        let name = &row[c_el];
         let pcsa = match number(c_pcsa) {
             Ok(v) => v * 1e-4,
             Err(d) => {
@@ -377,7 +377,7 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
             errors.push(err("element", format!("`{name}` is listed twice"), "give each element once"));
             continue;
         }
-        let group = c_group.map(|c| row[c].as_str()).filter(|g| !g.is_empty());
+        let group = c_group.map(|c| &row[c]).filter(|g| !g.is_empty());
         match muscle(cx, name, pcsa, optimal, group) {
             Ok(m) => out.push(m),
             Err((message, hint)) => errors.push(err("element", message, &hint)),

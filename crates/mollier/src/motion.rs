@@ -202,11 +202,40 @@ pub fn parse_motion(file: &str, text: &str, inputs: &[InputInfo]) -> Result<Moti
     assemble(file, text, table, inputs).map_err(|d| Diagnostics::one(*d))
 }
 
+/// The cells of one row as read: their text in one string, and where each ends — two
+/// allocations a row rather than one a cell, so that a long motion's table stays small.
+pub(crate) struct Row {
+    text: Box<str>,
+    ends: Box<[u32]>,
+}
+
+impl Row {
+    fn new<'a>(cells: impl Iterator<Item = &'a str>) -> Self {
+        let (mut text, mut ends) = (String::new(), Vec::new());
+        for c in cells {
+            text.push_str(c);
+            ends.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+        }
+        Self { text: text.into_boxed_str(), ends: ends.into_boxed_slice() }
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+}
+
+impl std::ops::Index<usize> for Row {
+    type Output = str;
+    fn index(&self, c: usize) -> &str {
+        let start = if c == 0 { 0 } else { self.ends[c - 1] as usize };
+        &self.text[start..self.ends[c] as usize]
+    }
+}
+
 /// A table of numbers as read, with where each row starts.
 pub(crate) struct Table {
     pub(crate) header: Vec<String>,
     pub(crate) header_at: usize,
-    pub(crate) rows: Vec<(usize, Vec<String>)>,
+    pub(crate) rows: Vec<(usize, Row)>,
     pub(crate) in_degrees: bool,
     /// What separates the cells of a row: `,` (CSV, quotes respected), a tab, or, for `None`,
     /// runs of whitespace.
@@ -285,7 +314,7 @@ pub(crate) fn csv_table(file: &str, text: &str) -> Result<Table, Diagnostics> {
     for rec in reader.records() {
         let rec = rec.map_err(fail)?;
         let offset = rec.position().map_or(0, |p| p.byte() as usize).min(text.len());
-        rows.push((offset, rec.iter().map(str::to_string).collect()));
+        rows.push((offset, Row::new(rec.iter())));
     }
     Ok(Table { header, header_at, rows, in_degrees: false, separator: Some(',') })
 }
@@ -340,7 +369,13 @@ fn storage(file: &str, text: &str) -> Result<Table, Diagnostics> {
         )));
     };
     let header = split(labels);
-    let rows: Vec<(usize, Vec<String>)> = rest.map(|(o, l)| (o, split(l))).collect();
+    let rows: Vec<(usize, Row)> = rest
+        .map(|(o, l)| {
+            let row =
+                if l.contains('\t') { Row::new(l.split('\t').map(str::trim)) } else { Row::new(l.split_whitespace()) };
+            (o, row)
+        })
+        .collect();
     let tabs = rows.first().map_or(labels, |(o, _)| &text[*o..]).split('\n').next().is_some_and(|l| l.contains('\t'));
     Ok(Table { header, header_at, rows, in_degrees, separator: tabs.then_some('\t') })
 }
@@ -463,7 +498,9 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
                     if c == time_col { "times are in seconds" } else { "check the column's unit" },
                 )),
                 Ok(v) => Err(cell_err(c, format!("not a finite number: {v}"), "replace it with a finite number")),
-                Err(_) => Err(cell_err(c, format!("not a number: `{}`", row[c]), "write numbers like 0.25 or -1.5e-3")),
+                Err(_) => {
+                    Err(cell_err(c, format!("not a number: `{}`", &row[c]), "write numbers like 0.25 or -1.5e-3"))
+                }
             }
         };
         let time = value(time_col, MAX_TIME)?;
