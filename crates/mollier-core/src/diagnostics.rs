@@ -125,6 +125,30 @@ pub fn release_advice(over: usize) -> String {
     }
 }
 
+impl WellPosedness {
+    /// The analysis with only the modes a user can release in its list of redundant ones: the
+    /// modes of generated elements (the rigid beams that join a body's points, the Euler
+    /// parameters' norms) cannot be, so they are left out, and a note says when only they take
+    /// part.
+    pub fn releasable(&self, model: &Model) -> WellPosedness {
+        let generated: std::collections::HashSet<&str> = (0..model.n_elements())
+            .map(crate::ids::ElementId::new)
+            .filter(|&e| model.is_internal(e))
+            .map(|e| model.element_name(e))
+            .collect();
+        let mut shown = self.clone();
+        shown.redundant.retain(|i| i.name.rsplit_once('.').is_none_or(|(el, _)| !generated.contains(el)));
+        if shown.over > 0 && shown.redundant.is_empty() && !self.redundant.is_empty() {
+            shown.note = Some(
+                "only the rigid joins of bodies' points take part in the redundancy: a point is joined to two \
+                 bodies, or two bodies are joined rigidly twice; join each point to one body"
+                    .into(),
+            );
+        }
+        shown
+    }
+}
+
 impl fmt::Display for WellPosedness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_well_posed() {

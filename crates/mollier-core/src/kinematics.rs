@@ -385,7 +385,8 @@ fn singular_message(w: &WellPosedness) -> String {
 }
 
 fn not_well_posed(model: &Model, data: &mut Data) -> KinematicsError {
-    KinematicsError::NotWellPosed(Box::new(well_posedness(model, data)))
+    // a failed solve names only the modes a user can release
+    KinematicsError::NotWellPosed(Box::new(well_posedness(model, data).releasable(model)))
 }
 
 /// Solve `D_cc v = rhs` in place with the current factors and check the solution: a singular

@@ -10,10 +10,7 @@
 //! redundancies, which sets of them restore the rank (each set tried).
 
 use mollier_core::registry::Registry;
-use std::collections::HashSet;
 
-use mollier_core::ids::ElementId;
-use mollier_core::model::Model;
 use mollier_core::{Data, WellPosedness, well_posedness};
 use mollier_format::Diagnostic;
 
@@ -58,7 +55,7 @@ pub fn check(compiled: &Compiled, registry: &Registry) -> CheckReport {
     if analysis.is_well_posed() {
         return CheckReport { dof: n_inputs, redundant: 0, problems: Vec::new(), diagnostics: Vec::new(), analysis };
     }
-    let shown = releasable(model, &analysis);
+    let shown = analysis.releasable(model);
     let mut diagnostics = shown.messages();
     if let Some((good, bad)) = restoring_sets(compiled, registry, &shown) {
         let k = shown.over;
@@ -135,7 +132,7 @@ pub fn check(compiled: &Compiled, registry: &Registry) -> CheckReport {
         };
         problems.push(doc.error("inputs", message, hint));
         if w.over > 0 {
-            let shown = free.as_ref().zip(compile_free.as_ref()).map(|(w, c)| releasable(&c.model, w));
+            let shown = free.as_ref().zip(compile_free.as_ref()).map(|(w, c)| w.releasable(&c.model));
             let names: Vec<&str> = shown.iter().flat_map(|w| &w.redundant).take(12).map(|i| i.name.as_str()).collect();
             diagnostics.push(format!(
                 "without its inputs the mechanism has {} redundant constraint{}: {}: {}",
@@ -147,27 +144,6 @@ pub fn check(compiled: &Compiled, registry: &Registry) -> CheckReport {
         }
     }
     CheckReport { analysis, dof, redundant, problems, diagnostics }
-}
-
-/// The analysis with only the modes a user can release in its list of redundant ones: the
-/// modes of generated elements (the rigid beams that join a body's points) cannot be, so they
-/// are left out, and a note says when only they take part.
-fn releasable(model: &Model, analysis: &WellPosedness) -> WellPosedness {
-    let generated: HashSet<&str> = (0..model.n_elements())
-        .map(ElementId::new)
-        .filter(|&e| model.is_internal(e))
-        .map(|e| model.element_name(e))
-        .collect();
-    let mut shown = analysis.clone();
-    shown.redundant.retain(|i| i.name.rsplit_once('.').is_none_or(|(el, _)| !generated.contains(el)));
-    if shown.over > 0 && shown.redundant.is_empty() && !analysis.redundant.is_empty() {
-        shown.note = Some(
-            "only the rigid joins of bodies' points take part in the redundancy: a point is joined to two \
-             bodies, or two bodies are joined rigidly twice; join each point to one body"
-                .into(),
-        );
-    }
-    shown
 }
 
 /// Sets of listed modes, as names.

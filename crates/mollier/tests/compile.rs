@@ -154,6 +154,14 @@ fn a_planar_loop_of_four_hinges_is_over_constrained_and_the_check_names_the_mode
         assert!(user.contains(&element), "`{item}` is not a mode of the user's elements: {over}");
     }
     assert!(over.contains("release 3 of these modes, one per redundancy"), "{over}");
+    // a solve that fails for it names only the user's modes too
+    match KinematicsRun::new(&c).solve(&[0.1]) {
+        Err(FrameError::Kinematics(KinematicsError::NotWellPosed(w))) => {
+            assert!(!w.redundant.is_empty(), "{w}");
+            assert!(w.redundant.iter().all(|i| !i.name.starts_with("rocker.C.")), "{:?}", w.redundant);
+        }
+        other => panic!("expected not well posed, got {other:?}"),
+    }
     // which sets restore the rank: each exception, released here, leaves the model ill posed,
     // and the set of the next test is not among them
     let sets = r.diagnostics.iter().find(|d| d.starts_with("releasing 3 of the listed")).expect("the sets");
