@@ -169,13 +169,13 @@ impl Study {
             |message: String| StudyError::Setup { path: path.to_path_buf(), message: place(path, text, &message) };
         if spec.format_version != FORMAT_VERSION {
             return Err(setup(format!(
-                "format_version {} is not supported (this build reads {FORMAT_VERSION})",
+                "format_version: {} is not supported (this build reads {FORMAT_VERSION})",
                 spec.format_version
             )));
         }
         let sharing = compiled.load_sharing.clone().ok_or_else(|| {
             setup(format!(
-                "the model `{}` has no `[load_sharing]` section: it names the muscles, sign constraints and joint cone (docs/model-format.md)",
+                "model: `{}` has no `[load_sharing]` section: it names the muscles, sign constraints and joint cone (docs/model-format.md)",
                 spec.model
             ))
         })?;
@@ -200,7 +200,7 @@ impl Study {
             .map(|c| c.parse::<Criterion>().map_err(|m| setup(format!("optimisation.criteria: {m}"))))
             .collect::<Result<Vec<_>, _>>()?;
         if criteria.is_empty() {
-            return Err(setup("optimisation.criteria is empty".into()));
+            return Err(setup("optimisation.criteria: the list is empty: name at least one of a, b, c, d".into()));
         }
         let mut with = Vec::new();
         for v in &o.joint_cone {
@@ -211,7 +211,7 @@ impl Study {
             }
         }
         if with.is_empty() {
-            return Err(setup("optimisation.joint_cone is empty".into()));
+            return Err(setup("optimisation.joint_cone: the list is empty: give \"with\", \"without\" or both".into()));
         }
         if sharing.cone.is_none() {
             // nothing to impose: one variant per criterion
@@ -224,7 +224,8 @@ impl Study {
         let study = Self { file: path.to_path_buf(), spec, compiled, sharing, groups, motion, landmarks, variants };
         // set every variant up once, so that a bad study fails here and not half-way
         for v in &study.variants {
-            LoadSharing::new(&study.compiled.model, study.optim_study(v)).map_err(|e| setup(e.to_string()))?;
+            LoadSharing::new(&study.compiled.model, study.optim_study(v))
+                .map_err(|e| setup(format!("model: the load sharing of variant {}: {e}", v.name())))?;
         }
         Ok(study)
     }

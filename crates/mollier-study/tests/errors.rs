@@ -28,7 +28,7 @@ fn bad_studies_are_reported() {
     assert!(message(setup(|s| s.optimisation.criteria = vec!["e".into()])).contains("criterion"));
     assert!(message(setup(|s| s.optimisation.criteria.clear())).contains("empty"));
     assert!(message(setup(|s| s.optimisation.joint_cone = vec!["maybe".into()])).contains("maybe"));
-    assert!(message(setup(|s| s.optimisation.joint_cone.clear())).contains("joint_cone is empty"));
+    assert!(message(setup(|s| s.optimisation.joint_cone.clear())).contains("joint_cone: the list is empty"));
     assert!(message(setup(|s| s.motion.model.inputs[0] = "AC.x".into())).contains("no input `AC.x`"));
     assert!(message(setup(|s| s.motion.model.inputs[1] = "AC.y".into())).contains("twice"));
     assert!(message(setup(|s| s.motion.frames = 1)).contains("frames"));
@@ -88,6 +88,12 @@ fn study_file_problems_are_placed_at_line_and_column() {
     let m = message(Study::load(&file));
     let want =
         format!("{name}:{}:10: error: motion.frames: motion.frames must be from 2 to 100000", line_of(&bad, "frames"));
+    assert!(m.starts_with(&want), "{m}");
+    // an empty list: at the list
+    let bad = text.replace("criteria = [\"a\", \"b\", \"c\", \"d\"]", "criteria = []");
+    std::fs::write(&file, &bad).unwrap();
+    let m = message(Study::load(&file));
+    let want = format!("{name}:{}:12: error: optimisation.criteria: the list is empty", line_of(&bad, "criteria"));
     assert!(m.starts_with(&want), "{m}");
     // a syntax problem: in the same form as model files, not "TOML parse error at line N"
     let bad = text.replace("frames = 37", "frames = = 37");
