@@ -90,6 +90,8 @@ impl Attachment {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Attachments {
     pub list: Vec<Attachment>,
+    /// The attachment of each node (by node index), `None` when it is not attached.
+    pub of_node: Vec<Option<usize>>,
     pub constraining: Vec<usize>,
     pub rest: Vec<usize>,
 }
@@ -239,7 +241,7 @@ mod tests {
                 }
             }
             // and the place it gives is x_o + R(λ) p
-            let list = Attachments { list: vec![a], constraining: vec![0], rest: vec![] };
+            let list = Attachments { list: vec![a], of_node: vec![], constraining: vec![0], rest: vec![] };
             let mut jac = vec![[[0.0; 4]; 3]];
             list.place(&mut x, &mut jac);
             let r = rotate(&l, &p);

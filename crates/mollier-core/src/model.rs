@@ -761,7 +761,7 @@ impl ModelBuilder {
             index[n.index()] = Some(list.len());
             list.push(Attachment::new(po, oo, lo, p));
         }
-        Ok((Attachments { list, constraining: Vec::new(), rest: Vec::new() }, index))
+        Ok((Attachments { list, of_node: index.clone(), constraining: Vec::new(), rest: Vec::new() }, index))
     }
 }
 
@@ -1003,8 +1003,7 @@ impl Model {
     /// The body frame `(origin, orientation)` a position node is attached to
     /// ([`ModelBuilder::attach`]), or `None`.
     pub fn attached_to(&self, node: NodeId) -> Option<(NodeId, NodeId)> {
-        let o = self.nodes[node.index()].offset;
-        let a = self.attachments.list.iter().find(|a| a.node == o)?;
+        let a = &self.attachments.list[self.attachments.of_node.get(node.index()).copied().flatten()?];
         Some((self.coord_owner(CoordId::new(a.origin)).0, self.coord_owner(CoordId::new(a.orientation)).0))
     }
     /// Number of attached nodes (computed, not solved for).

@@ -35,12 +35,16 @@ fn input_rhs(model: &Model, data: &Data, v: &[f64], rhs: &mut [f64]) {
     }
 }
 
-/// `uᵀ H_k w` for every mode `k` of the elements `set`, into `out` (n_e); `u`, `w` are global
-/// (n_x).
-fn contract(model: &Model, data: &Data, set: &[usize], u: &[f64], w: &[f64], out: &mut [f64]) {
+/// `uᵀ H_k w` for every mode `k` of the elements `set` (all when `None`), into `out` (n_e); `u`,
+/// `w` are global (n_x).
+fn contract(model: &Model, data: &Data, set: Option<&[usize]>, u: &[f64], w: &[f64], out: &mut [f64]) {
     let mut ul = Vec::new();
     let mut wl = Vec::new();
-    for entry in set.iter().map(|&i| &model.elements[i]) {
+    let entries: Box<dyn Iterator<Item = &crate::model::ElementEntry>> = match set {
+        Some(set) => Box::new(set.iter().map(|&i| &model.elements[i])),
+        None => Box::new(model.elements.iter()),
+    };
+    for entry in entries {
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
         ul.clear();
         wl.clear();
@@ -84,7 +88,7 @@ pub(crate) fn directional(
     if let Some(w) = quadratic {
         evaluate_constraints(model, data, Order::Hessian)?;
         let mut h = vec![0.0; model.n_e()];
-        contract(model, data, &model.constraint_elements, w, w, &mut h);
+        contract(model, data, Some(&model.constraint_elements), w, w, &mut h);
         for (r, &m) in model.rows.iter().enumerate() {
             rhs[r] -= h[m];
         }
@@ -290,8 +294,7 @@ pub fn accelerations(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) ->
     let mut edd = vec![0.0; model.n_e()];
     jacobian_times(model, data, &xdd, &mut edd);
     let mut h = vec![0.0; model.n_e()];
-    let all: Vec<usize> = (0..model.elements.len()).collect();
-    contract(model, data, &all, &data.xd, &data.xd, &mut h);
+    contract(model, data, None, &data.xd, &data.xd, &mut h);
     for (a, b) in edd.iter_mut().zip(&h) {
         *a += b;
     }

@@ -24,13 +24,6 @@ pub enum FrameError {
     NonFinite(String),
 }
 
-/// Solve the positions of a frame, naming the inputs that cannot be reached when it cannot be
-/// (`mollier_core::kinematics::solve_positions_explained`).
-pub(crate) fn solve_frame_positions(compiled: &Compiled, data: &mut Data, q: &[f64]) -> Result<(), FrameError> {
-    solve_positions_explained(&compiled.model, data, q)?;
-    Ok(())
-}
-
 /// One frame's results, in the order of [`KinematicsRun`]'s headers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FrameOutput {
@@ -118,7 +111,8 @@ impl<'a> KinematicsRun<'a> {
     /// stays at the last solved frame, so the run can go on.
     pub fn solve(&mut self, q: &[f64]) -> Result<FrameOutput, FrameError> {
         let model = &self.compiled.model;
-        solve_frame_positions(self.compiled, &mut self.data, q)?;
+        // an unreachable frame names the inputs that cannot be reached alone
+        solve_positions_explained(model, &mut self.data, q)?;
         first_order(model, &mut self.data)?;
         let positions = self.points.iter().flat_map(|(_, n)| self.data.position(model, *n)).collect();
         let deformations = self.modes.iter().map(|(_, m)| self.data.mode_value(*m)).collect();

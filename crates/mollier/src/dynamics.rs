@@ -265,7 +265,7 @@ impl<'a> InverseDynamicsRun<'a> {
     /// the last solved frame.
     pub fn solve(&mut self, q: &[f64], qd: &[f64], qdd: &[f64]) -> Result<DynamicsFrame, FrameError> {
         let model = &self.compiled.model;
-        crate::analysis::solve_frame_positions(self.compiled, &mut self.data, q)?;
+        mollier_core::kinematics::solve_positions_explained(model, &mut self.data, q)?;
         // kinetostatics needs the factors at the solution, not the transfer functions
         let ks = kinetostatics(model, &mut self.data, qd, qdd, None, &[])?;
         let driving = driving_from_kinetostatics(model, &self.data, &ks);
