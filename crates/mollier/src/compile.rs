@@ -28,6 +28,12 @@ use mollier_format::{
 
 use crate::load_sharing::LoadSharingSetup;
 
+mod placing;
+use placing::{Placer, State, add, norm, position, rotate, rotate_back, sub};
+
+/// What went wrong, and a hint.
+type Why = (String, String);
+
 /// Separates a resolver's message from its hint inside a registry `ParamError` message.
 const HINT_MARK: &str = "\u{1f}";
 
@@ -248,148 +254,6 @@ fn unknown_node(spec: &ModelSpec, name: &str) -> (String, String) {
         None => "declare it under [nodes], or as a point of a body and write `body.point`".to_string(),
     };
     (format!("no node, body or point called `{name}`"), hint)
-}
-
-#[derive(Clone, Copy, Debug)]
-struct BodyFrame {
-    origin: [f64; 3],
-    euler: [f64; 4],
-}
-
-enum State<T> {
-    Todo,
-    Busy,
-    Done(Option<T>),
-}
-
-/// Phase 1: where every body and point is, following names between bodies.
-struct Placer<'a> {
-    doc: &'a Document,
-    spec: &'a ModelSpec,
-    units: UnitsSpec,
-    ang: f64,
-    frames: Vec<State<BodyFrame>>,
-    points: Vec<Vec<State<[f64; 3]>>>,
-    visiting: Vec<String>,
-    errors: Vec<Diagnostic>,
-}
-
-type Why = (String, String);
-
-impl Placer<'_> {
-    fn frame(&mut self, b: usize) -> Result<Option<BodyFrame>, Why> {
-        match self.frames[b] {
-            State::Done(f) => return Ok(f),
-            State::Busy => {
-                let name = &self.spec.bodies.0[b].0;
-                return Err((
-                    format!("the origin of `{name}` is placed relative to `{name}` itself"),
-                    "give one body on this chain its origin as coordinates".to_string(),
-                ));
-            }
-            State::Todo => {}
-        }
-        self.frames[b] = State::Busy;
-        let (name, body) = &self.spec.bodies.0[b];
-        let origin = match &body.origin {
-            PointSpec::Coordinates(c) => Some(c.map(|v| self.units.length_to_si(v))),
-            PointSpec::Name(n) => self.position_at(n, &format!("bodies.{name}.origin")),
-        };
-        // checked when the file was parsed
-        let euler = match &body.orientation {
-            Some(o) => o.euler_parameters(self.ang).ok(),
-            None => Some(IDENTITY),
-        };
-        let f = origin.zip(euler).map(|(origin, euler)| BodyFrame { origin, euler });
-        self.frames[b] = State::Done(f);
-        Ok(f)
-    }
-
-    /// The position of `name`, referred to from field `path`, where a problem is reported.
-    fn position_at(&mut self, name: &str, path: &str) -> Option<[f64; 3]> {
-        match self.position_of(name) {
-            Ok(p) => p,
-            Err((message, hint)) => {
-                self.errors.push(self.doc.error(path, message, hint));
-                None
-            }
-        }
-    }
-
-    /// `Ok(None)`: it could not be placed, and that was reported where the cause is.
-    fn position_of(&mut self, name: &str) -> Result<Option<[f64; 3]>, Why> {
-        if self.visiting.iter().any(|v| v == name) {
-            return Err((
-                format!("`{name}` is placed relative to itself ({} → {name})", self.visiting.join(" → ")),
-                "give one point on this chain coordinates instead of a name".to_string(),
-            ));
-        }
-        self.visiting.push(name.to_string());
-        let r = match lookup(self.spec, name) {
-            None => Err(unknown_node(self.spec, name)),
-            Some(Ref::Node(i)) => match self.spec.nodes.0[i].1.position {
-                Some(p) => Ok(Some(p.map(|v| self.units.length_to_si(v)))),
-                None => Err((
-                    format!("`{name}` is an orientation node, not a point"),
-                    "name a point: a position node, a body (its origin) or `body.point`".to_string(),
-                )),
-            },
-            Some(Ref::Body(b)) => self.frame(b).map(|f| f.map(|f| f.origin)),
-            Some(Ref::Point(b, p)) => self.point(b, p),
-        };
-        self.visiting.pop();
-        r
-    }
-
-    fn point(&mut self, b: usize, p: usize) -> Result<Option<[f64; 3]>, Why> {
-        match self.points[b][p] {
-            State::Done(x) => return Ok(x),
-            State::Busy => return Ok(None),
-            State::Todo => {}
-        }
-        self.points[b][p] = State::Busy;
-        let (bname, body) = &self.spec.bodies.0[b];
-        let (pname, spec) = &body.points.0[p];
-        let r = match spec {
-            PointSpec::Coordinates(c) => match self.frame(b) {
-                Ok(f) => Ok(f.map(|f| add(&f.origin, &rotate(&f.euler, &c.map(|v| self.units.length_to_si(v)))))),
-                Err(e) => Err(e),
-            },
-            PointSpec::Name(n) => Ok(self.position_at(n, &format!("bodies.{bname}.points.{pname}"))),
-        };
-        self.points[b][p] = State::Done(r.clone().ok().flatten());
-        r
-    }
-}
-
-/// The first three coordinates of a position node.
-fn position(c: &[f64]) -> [f64; 3] {
-    match c {
-        [x, y, z, ..] => [*x, *y, *z],
-        _ => [f64::NAN; 3],
-    }
-}
-
-fn add(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-
-fn sub(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn norm(a: &[f64; 3]) -> f64 {
-    (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt()
-}
-
-/// `R(λ) u`.
-fn rotate(l: &[f64; 4], u: &[f64; 3]) -> [f64; 3] {
-    mollier_core::geometry::rotate(l, u)
-}
-
-/// `R(λ)ᵀ u`.
-fn rotate_back(l: &[f64; 4], u: &[f64; 3]) -> [f64; 3] {
-    rotate(&[l[0], -l[1], -l[2], -l[3]], u)
 }
 
 /// Phase 3: names → kernel nodes, for the element types' parameters and the partition.

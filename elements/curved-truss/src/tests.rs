@@ -1,0 +1,204 @@
+use super::*;
+use mollier_core::conformance::{Options, check_generic, evaluate};
+use mollier_core::element::Order;
+use mollier_core::geometry::quat_from_axis_angle;
+use mollier_surface::frame::body_fixed_xyz;
+
+const BODY: Frame = Frame { position: NodeId::new(2), orientation: NodeId::new(3) };
+
+/// p, q and one body (origin, orientation); the shape frame is rotated and offset in the body.
+fn single(shape: Shape, p_loc: Vec3, q_loc: Vec3) -> (CurvedTruss, Vec<f64>, ShapeFrame) {
+    let fr = ShapeFrame::from_matrix(&body_fixed_xyz(&[0.3, -0.2, 0.9]), [0.01, -0.02, 0.005]);
+    let lam = quat_from_axis_angle(&[0.4, -0.3, 0.8], 0.7);
+    let o = [0.1, 0.2, -0.1];
+    let (p, q) = (fr.global(&lam, &o, &p_loc), fr.global(&lam, &o, &q_loc));
+    let mut x0: Vec<f64> = p.iter().chain(&q).chain(&o).copied().collect();
+    x0.extend_from_slice(&lam);
+    let ob = Obstacle { shape, frame: fr, body: BODY, segment: 0 };
+    let mut el = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &[ob]).unwrap();
+    el.initialize(&x0).unwrap();
+    (el, x0, fr)
+}
+
+fn conform(el: &CurvedTruss, x0: &[f64], amplitude: f64) {
+    conform_n(el, x0, amplitude, Options::default().samples);
+}
+
+fn conform_n(el: &CurvedTruss, x0: &[f64], amplitude: f64, samples: usize) {
+    let opts = Options { amplitude, samples, ..Options::default() };
+    let r = check_generic(el, x0, &opts).unwrap_or_else(|f| panic!("{f}"));
+    assert!(r.dual.unwrap() < 1e-9 && r.gradient < 1e-6 && r.hessian < 1e-5, "{r:?}");
+}
+
+#[test]
+fn conformance_sphere_cylinder_ellipsoid() {
+    let sphere = Shape::Sphere { radius: 0.03 };
+    // wrapped, and clear of the sphere
+    conform(
+        &single(sphere, [0.08, 0.01, 0.0], [-0.07, 0.02, 0.01]).0,
+        &single(sphere, [0.08, 0.01, 0.0], [-0.07, 0.02, 0.01]).1,
+        0.05,
+    );
+    let (el, x0, _) = single(sphere, [0.08, 0.05, 0.0], [-0.07, 0.06, 0.01]);
+    assert!(el.path(&x0).unwrap().0.len() == 1);
+    conform(&el, &x0, 0.05);
+    for side in [Side::Either, Side::Toward([0.0, 1.0]), Side::Toward([0.0, -1.0])] {
+        let (el, x0, _) = single(Shape::Cylinder { radius: 0.02, side }, [0.06, 0.01, -0.03], [-0.05, 0.015, 0.04]);
+        conform(&el, &x0, 0.05);
+    }
+    let thorax = Shape::Ellipsoid { semi_axes: [0.147, 0.2079, 0.0944] };
+    let (el, x0, _) = single(thorax, [0.16, 0.1, 0.05], [-0.1, 0.12, 0.1]);
+    assert!(matches!(el.path(&x0).unwrap().0[1], Piece::Surface { .. }));
+    conform(&el, &x0, 0.03);
+}
+
+#[test]
+fn via_points_and_several_obstacles() {
+    // p → sphere → via → cylinder, ellipsoid → q, each obstacle on its own body
+    let bodies = [(4, 5), (6, 7), (8, 9)];
+    let lams = [
+        quat_from_axis_angle(&[0.4, -0.3, 0.8], 0.7),
+        quat_from_axis_angle(&[-0.1, 0.9, 0.2], -0.4),
+        quat_from_axis_angle(&[0.7, 0.2, -0.5], 1.1),
+    ];
+    let origins = [[0.0, 0.0, 0.0], [0.3, 0.0, 0.0], [0.6, 0.0, 0.0]];
+    let frames = [
+        ShapeFrame::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], [0.0; 3]),
+        ShapeFrame::from_matrix(&body_fixed_xyz(&[0.2, 0.3, -0.1]), [0.0; 3]),
+        ShapeFrame::from_matrix(&body_fixed_xyz(&[-0.2, 0.1, 0.4]), [0.0; 3]),
+    ];
+    // build the global geometry in a common frame, then express the shapes in their bodies
+    let shapes = [
+        Shape::Sphere { radius: 0.04 },
+        Shape::Cylinder { radius: 0.03, side: Side::Either },
+        Shape::Ellipsoid { semi_axes: [0.05, 0.04, 0.06] },
+    ];
+    let mut x0 = Vec::new();
+    let pts = [[-0.1, 0.01, 0.0], [0.15, 0.005, 0.01], [0.75, 0.01, -0.01]];
+    for p in &pts {
+        x0.extend_from_slice(p);
+    }
+    let mut obs = Vec::new();
+    for k in 0..3 {
+        x0.extend_from_slice(&origins[k]);
+        x0.extend_from_slice(&lams[k]);
+        obs.push(Obstacle {
+            shape: shapes[k],
+            frame: frames[k],
+            body: Frame { position: NodeId::new(bodies[k].0), orientation: NodeId::new(bodies[k].1) },
+            segment: if k == 0 { 0 } else { 1 },
+        });
+    }
+    // points: p (0), q (1), via (3: node index 2 is q? use explicit ids)
+    let ids = [NodeId::new(0), NodeId::new(3), NodeId::new(1)];
+    // layout order is p, via, q: reorder x0 accordingly
+    let mut xs = Vec::new();
+    xs.extend_from_slice(&pts[0]);
+    xs.extend_from_slice(&pts[1]);
+    xs.extend_from_slice(&pts[2]);
+    xs.extend_from_slice(&x0[9..]);
+    let mut el = CurvedTruss::new(&ids, &obs).unwrap();
+    el.initialize(&xs).unwrap();
+    let (pieces, _) = el.path(&xs).unwrap();
+    let surfaces = pieces.iter().filter(|p| matches!(p, Piece::Surface { .. })).count();
+    assert_eq!(surfaces, 3, "{pieces:?}");
+    // 30 local coordinates: few samples keep the dual-number check quick
+    conform_n(&el, &xs, 0.02, 2);
+}
+
+#[test]
+fn two_spheres_in_one_segment_match_the_planar_construction() {
+    // two equal spheres of radius r at (0, 0, 0) and (D, 0, 0) on one body; p and q in the
+    // plane z = 0 slightly above the centres: the path goes over both tops, along the common
+    // tangent y = r
+    let (r, dd) = (0.03, 0.1);
+    let body = Frame { position: NodeId::new(2), orientation: NodeId::new(3) };
+    let obs = [
+        Obstacle { shape: Shape::Sphere { radius: r }, frame: ShapeFrame::default(), body, segment: 0 },
+        Obstacle {
+            shape: Shape::Sphere { radius: r },
+            frame: ShapeFrame::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], [dd, 0.0, 0.0]),
+            body,
+            segment: 0,
+        },
+    ];
+    let p = [-0.08, 0.02, 0.0];
+    let q = [dd + 0.09, 0.01, 0.0];
+    let mut x0: Vec<f64> = p.iter().chain(&q).copied().collect();
+    x0.extend_from_slice(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+    let mut el = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &obs).unwrap();
+    el.initialize(&x0).unwrap();
+    // planar construction: a point at polar angle β and distance ρ from a circle's centre
+    // has tangent points at β ± acos(r/ρ); the upper ones lead to the tops (angle π/2)
+    let polar = |pt: &[f64; 3], cx: f64| {
+        let (dx, dy) = (pt[0] - cx, pt[1]);
+        let rho = dx.hypot(dy);
+        (dy.atan2(dx), (r / rho).acos(), (rho * rho - r * r).sqrt())
+    };
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    let (b1, a1, h1) = polar(&p, 0.0);
+    let (b2, a2, h2) = polar(&q, dd);
+    let arc1 = (b1 - a1) - half_pi;
+    let arc2 = half_pi - (b2 + a2);
+    assert!(arc1 > 0.0 && arc2 > 0.0);
+    let want = h1 + r * arc1 + dd + r * arc2 + h2;
+    let (pieces, len) = el.path(&x0).unwrap();
+    assert!((len - want).abs() < 1e-12, "{len} vs {want}: {pieces:?}");
+    conform(&el, &x0, 0.02);
+}
+
+#[test]
+fn element_sphere_length_matches_the_span_and_is_frame_invariant() {
+    let r = 0.03;
+    let (el, x0, fr) = single(Shape::Sphere { radius: r }, [0.08, 0.01, 0.0], [-0.07, 0.02, 0.01]);
+    // the closed form of a path over a sphere, in the plane of p, q and the centre: two
+    // tangents √(|p|² − r²), √(|q|² − r²) and the arc r (γ − acos(r/|p|) − acos(r/|q|)),
+    // γ the angle between p and q seen from the centre
+    let (p, q): (Vec3, Vec3) = ([0.08, 0.01, 0.0], [-0.07, 0.02, 0.01]);
+    let (np, nq) = (norm(&p), norm(&q));
+    let gamma = (dot(&p, &q) / (np * nq)).acos();
+    let (ap, aq) = ((r / np).acos(), (r / nq).acos());
+    assert!(gamma > ap + aq, "the path wraps");
+    let want = (np * np - r * r).sqrt() + (nq * nq - r * r).sqrt() + r * (gamma - ap - aq);
+    assert!((el.reference_length() - want).abs() < 1e-15, "{} vs {want}", el.reference_length());
+    // tangency in global coordinates: the straight pieces are normal to the radius at the contacts
+    let (pieces, len) = el.path(&x0).unwrap();
+    assert!((len - want).abs() < 1e-15);
+    let lam: Quat = quat_at(&x0, 9);
+    let centre = fr.global(&lam, &vec3_at(&x0, 6), &[0.0; 3]);
+    if let [Piece::Straight { from: p, to: t1 }, Piece::Surface { from, to, .. }, Piece::Straight { from: t2, to: q }] =
+        pieces.as_slice()
+    {
+        assert_eq!(t1, from);
+        assert_eq!(t2, to);
+        assert!(dot(&sub(t1, &centre), &sub(p, t1)).abs() < 1e-17);
+        assert!(dot(&sub(t2, &centre), &sub(q, t2)).abs() < 1e-17);
+        assert!((norm(&sub(t1, &centre)) - r).abs() < 1e-16);
+    } else {
+        panic!("{pieces:?}");
+    }
+    let (e, _, _) = evaluate(&el, &x0, Order::Value).unwrap();
+    assert!(e[0] == 0.0);
+}
+
+#[test]
+fn bad_geometry_is_an_error_not_nan() {
+    let (el, mut x, _) = single(Shape::Sphere { radius: 0.03 }, [0.08, 0.01, 0.0], [-0.07, 0.02, 0.01]);
+    // move p to the sphere's centre
+    let c = {
+        let lam: Quat = quat_at(&x, 9);
+        ShapeFrame::from_matrix(&body_fixed_xyz(&[0.3, -0.2, 0.9]), [0.01, -0.02, 0.005]).global(
+            &lam,
+            &vec3_at(&x, 6),
+            &[0.0; 3],
+        )
+    };
+    x[..3].copy_from_slice(&c);
+    assert!(matches!(evaluate(&el, &x, Order::Hessian), Err(m) if m.contains("inside")));
+    // coincident points of a straight path
+    let mut el2 = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &[]).unwrap();
+    assert!(el2.initialize(&[0.0; 6]).is_err());
+    // an obstacle on a segment that does not exist
+    let ob = Obstacle { shape: Shape::Sphere { radius: 1.0 }, frame: ShapeFrame::default(), body: BODY, segment: 1 };
+    assert!(CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &[ob]).is_err());
+}
