@@ -20,6 +20,45 @@ pub trait Law: Send + Sync + fmt::Debug {
         let _ = e;
         None
     }
+
+    /// Called once when the model is built, with the reference value of each of the element's
+    /// modes ([`crate::ElementInfo::mode_reference`]: a truss's initial length), for laws whose
+    /// parameters are absolute measures (a slack length). An error names what is missing.
+    fn bind(&mut self, references: &[Option<f64>]) -> Result<(), String> {
+        let _ = references;
+        Ok(())
+    }
+
+    /// The law's tangents at `(e, ė)`: `ds_de[i n + j] = ∂σ_i/∂e_j` and
+    /// `ds_ded[i n + j] = ∂σ_i/∂ė_j` (n x n row-major each; N/m, N m/rad; N s/m, N m s/rad).
+    /// Implicit integrators need them for their Jacobians. The default takes central differences
+    /// of [`Law::stress`] (step `1e-6 (1 + |x|)`, error of order 1e-10 of the stress's scale for
+    /// smooth laws); laws that know their tangents override it.
+    fn tangent(&self, e: &[f64], ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
+        let n = e.len();
+        let (mut x, mut s_plus, mut s_minus) = (e.to_vec(), vec![0.0; n], vec![0.0; n]);
+        let mut xd = ed.to_vec();
+        for j in 0..n {
+            let h = 1e-6 * (1.0 + e[j].abs());
+            x[j] = e[j] + h;
+            self.stress(&x, ed, &mut s_plus);
+            x[j] = e[j] - h;
+            self.stress(&x, ed, &mut s_minus);
+            x[j] = e[j];
+            for i in 0..n {
+                ds_de[i * n + j] = (s_plus[i] - s_minus[i]) / (2.0 * h);
+            }
+            let h = 1e-6 * (1.0 + ed[j].abs());
+            xd[j] = ed[j] + h;
+            self.stress(e, &xd, &mut s_plus);
+            xd[j] = ed[j] - h;
+            self.stress(e, &xd, &mut s_minus);
+            xd[j] = ed[j];
+            for i in 0..n {
+                ds_ded[i * n + j] = (s_plus[i] - s_minus[i]) / (2.0 * h);
+            }
+        }
+    }
 }
 
 /// `σ = σ0 + C e + K ė` with constant matrices (eq. 16): linear springs, dampers and preload.
@@ -70,5 +109,233 @@ impl Law for LinearLaw {
                 })
                 .sum()
         })
+    }
+
+    fn tangent(&self, _e: &[f64], _ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
+        ds_de.copy_from_slice(&self.stiffness);
+        ds_ded.copy_from_slice(&self.damping);
+    }
+}
+
+/// A one-sided smooth spring (seed 002, eq. 5, the conoid ligament):
+/// `σ = (k/2)(d + √(d² + ε²))`, `d = e − slack`: tension `k d` when stretched well beyond the
+/// slack value, vanishing (as `k ε²/(4|d|)`) when slack, smooth in between.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TensionOnly {
+    /// Stiffness `k` when taut (N/m, N m/rad).
+    pub stiffness: f64,
+    /// The mode value at which it engages (m, rad): slack length minus reference length.
+    pub slack: f64,
+    /// Width `ε` of the smooth transition (m, rad), > 0.
+    pub epsilon: f64,
+}
+
+/// Quadratic stops outside a range (seed 002, eq. 4): `σ = −k₂ (e − min)²` below `min`,
+/// `k₂ (e − max)²` above `max`, 0 inside.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// Lower end of the free range (m, rad).
+    pub min: f64,
+    /// Upper end of the free range (m, rad).
+    pub max: f64,
+    /// `k₂` (N/m², N m/rad²), ≥ 0.
+    pub stiffness: f64,
+}
+
+/// The law of one mode: `σ = σ0 + c e + k ė` plus an optional one-sided spring and optional range
+/// stops, each term with its exact tangent.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ModeLaw {
+    /// Preload `σ0` (N, N m).
+    pub preload: f64,
+    /// Linear stiffness `c` (N/m, N m/rad).
+    pub stiffness: f64,
+    /// Linear damping `k` (N s/m, N m s/rad).
+    pub damping: f64,
+    /// A one-sided spring (ligament).
+    pub tension_only: Option<TensionOnly>,
+    /// Stops at the ends of a range.
+    pub limits: Option<Limits>,
+}
+
+impl ModeLaw {
+    /// `(σ, ∂σ/∂e, ∂σ/∂ė)` at `(e, ė)`.
+    pub fn eval(&self, e: f64, ed: f64) -> (f64, f64, f64) {
+        let mut s = self.preload + self.stiffness * e + self.damping * ed;
+        let mut ds = self.stiffness;
+        if let Some(t) = self.tension_only {
+            let d = e - t.slack;
+            let r = d.hypot(t.epsilon);
+            s += 0.5 * t.stiffness * (d + r);
+            ds += 0.5 * t.stiffness * (1.0 + d / r);
+        }
+        if let Some(l) = self.limits {
+            if e < l.min {
+                s -= l.stiffness * (e - l.min) * (e - l.min);
+                ds -= 2.0 * l.stiffness * (e - l.min);
+            } else if e > l.max {
+                s += l.stiffness * (e - l.max) * (e - l.max);
+                ds += 2.0 * l.stiffness * (e - l.max);
+            }
+        }
+        (s, ds, self.damping)
+    }
+
+    /// The stored energy `∫ σ de` from 0 (J), without the damping.
+    pub fn energy(&self, e: f64) -> f64 {
+        let mut v = self.preload * e + 0.5 * self.stiffness * e * e;
+        if let Some(t) = self.tension_only {
+            // ∫ (k/2)(d + √(d²+ε²)) dd = (k/4)(d² + d√(d²+ε²) + ε² asinh(d/ε))
+            let w = |d: f64| 0.25 * t.stiffness * (d * d + d * d.hypot(t.epsilon) + t.epsilon * t.epsilon * (d / t.epsilon).asinh());
+            v += w(e - t.slack) - w(-t.slack);
+        }
+        if let Some(l) = self.limits {
+            // the stops are zero at e = 0 whenever 0 lies in the range; the integral from 0 is
+            // the difference of the antiderivative's values
+            let w = |x: f64| {
+                if x < l.min {
+                    -l.stiffness * (x - l.min).powi(3) / 3.0
+                } else if x > l.max {
+                    l.stiffness * (x - l.max).powi(3) / 3.0
+                } else {
+                    0.0
+                }
+            };
+            v += w(e) - w(0.0);
+        }
+        v
+    }
+}
+
+/// Uncoupled laws of an element's modes, one [`ModeLaw`] per mode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModeLaws {
+    /// One law per mode of the element.
+    pub laws: Vec<ModeLaw>,
+    /// Per mode, a slack length (m) that [`Law::bind`] turns into the tension-only spring's
+    /// `slack` (the length less the mode's reference length).
+    pub slack_lengths: Vec<Option<f64>>,
+}
+
+impl ModeLaws {
+    /// Laws whose parameters are all relative to the initial configuration.
+    pub fn new(laws: Vec<ModeLaw>) -> Self {
+        let n = laws.len();
+        Self { laws, slack_lengths: vec![None; n] }
+    }
+}
+
+impl Law for ModeLaws {
+    fn bind(&mut self, references: &[Option<f64>]) -> Result<(), String> {
+        for (k, l) in self.slack_lengths.iter().enumerate() {
+            let Some(l) = *l else { continue };
+            let Some(t) = self.laws[k].tension_only.as_mut() else { continue };
+            match references.get(k).copied().flatten() {
+                Some(r) => t.slack = l - r,
+                None => return Err(format!("mode #{k} has no reference length for a `slack_length`")),
+            }
+        }
+        Ok(())
+    }
+
+    fn stress(&self, e: &[f64], ed: &[f64], sigma: &mut [f64]) {
+        for (k, law) in self.laws.iter().enumerate() {
+            sigma[k] = law.eval(e[k], ed[k]).0;
+        }
+    }
+
+    fn energy(&self, e: &[f64]) -> Option<f64> {
+        Some(self.laws.iter().zip(e).map(|(l, &e)| l.energy(e)).sum())
+    }
+
+    fn tangent(&self, e: &[f64], ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
+        let n = self.laws.len();
+        ds_de.fill(0.0);
+        ds_ded.fill(0.0);
+        for (k, law) in self.laws.iter().enumerate() {
+            let (_, de, ded) = law.eval(e[k], ed[k]);
+            ds_de[k * n + k] = de;
+            ds_ded[k * n + k] = ded;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn laws() -> ModeLaws {
+        ModeLaws::new(vec![
+            ModeLaw {
+                preload: 0.3,
+                stiffness: 5.0,
+                damping: 1.0,
+                tension_only: Some(TensionOnly { stiffness: 8.0e4, slack: -0.02, epsilon: 1e-3 }),
+                limits: None,
+            },
+            ModeLaw {
+                stiffness: 5.0,
+                limits: Some(Limits { min: -0.5, max: 0.4, stiffness: 5000.0 }),
+                ..Default::default()
+            },
+        ])
+    }
+
+    #[test]
+    fn tangents_are_the_stress_derivatives() {
+        let law = laws();
+        for (e, ed) in [([-0.03, -0.7], [0.2, -1.0]), ([-0.0195, 0.1], [0.0, 0.3]), ([0.01, 0.55], [-0.5, 0.0])] {
+            let (mut a, mut ad) = (vec![0.0; 4], vec![0.0; 4]);
+            let (mut b, mut bd) = (vec![0.0; 4], vec![0.0; 4]);
+            law.tangent(&e, &ed, &mut a, &mut ad);
+            // the trait's default: central differences
+            struct Fd<'a>(&'a ModeLaws);
+            impl fmt::Debug for Fd<'_> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("Fd")
+                }
+            }
+            impl Law for Fd<'_> {
+                fn stress(&self, e: &[f64], ed: &[f64], s: &mut [f64]) {
+                    self.0.stress(e, ed, s)
+                }
+            }
+            Fd(&law).tangent(&e, &ed, &mut b, &mut bd);
+            for i in 0..4 {
+                let scale = 1.0 + a[i].abs();
+                assert!((a[i] - b[i]).abs() < 1e-6 * scale, "{i}: {} vs {}", a[i], b[i]);
+                assert!((ad[i] - bd[i]).abs() < 1e-6 * (1.0 + ad[i].abs()));
+            }
+        }
+    }
+
+    #[test]
+    fn energy_is_the_integral_of_the_stress() {
+        // Simpson's rule on σ(e) with ė = 0 against the closed-form energy
+        let law = laws();
+        for k in 0..2 {
+            for end in [-0.6, -0.025, 0.0, 0.03, 0.45] {
+                let n = 20000;
+                let f = |e: f64| law.laws[k].eval(e, 0.0).0;
+                let h = end / n as f64;
+                let mut sum = f(0.0) + f(end);
+                for i in 1..n {
+                    sum += if i % 2 == 1 { 4.0 } else { 2.0 } * f(i as f64 * h);
+                }
+                let simpson = sum * h / 3.0;
+                let exact = law.laws[k].energy(end);
+                assert!((simpson - exact).abs() < 1e-7 * (1.0 + exact.abs()), "mode {k} at {end}: {simpson} vs {exact}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_ligament_pulls_and_does_not_push() {
+        let l = ModeLaw { tension_only: Some(TensionOnly { stiffness: 8.0e4, slack: 0.0, epsilon: 1e-3 }), ..Default::default() };
+        // 10 mm taut: k d to within k ε²/(4d)
+        assert!((l.eval(0.01, 0.0).0 - 800.0).abs() < 8.0e4 * 1e-6 / 0.04 + 1e-9);
+        // 10 mm slack: k ε²/(4|d|) = 2 N, positive (never a push)
+        let slack = l.eval(-0.01, 0.0).0;
+        assert!(slack > 0.0 && (slack - 2.0).abs() < 0.01, "{slack}");
     }
 }

@@ -28,6 +28,7 @@ pub mod geometry;
 pub mod ids;
 pub mod kinematics;
 pub mod law;
+pub mod linearize;
 pub mod model;
 pub mod registry;
 pub mod scalar;
@@ -45,6 +46,6 @@ pub use element::{
 };
 pub use ids::{CoordId, ElementId, ModeId, NodeId};
 pub use kinematics::{KinematicsError, NewtonOptions, NewtonReport, Predictor, solve_positions, solve_positions_with};
-pub use law::{Law, LinearLaw};
+pub use law::{Law, Limits, LinearLaw, ModeLaw, ModeLaws, TensionOnly};
 pub use model::{BuildError, CoordRole, Input, ModeRole, Model, ModelBuilder, NodeInfo};
 pub use scalar::Real;

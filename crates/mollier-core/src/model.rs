@@ -566,9 +566,17 @@ impl ModelBuilder {
                 n_e += 1;
             }
         }
-        for (el, law) in std::mem::take(&mut self.laws) {
+        for (el, mut law) in std::mem::take(&mut self.laws) {
             match entries.get_mut(el.index()) {
-                Some(entry) => entry.law = Some(law),
+                Some(entry) => {
+                    let refs: Vec<Option<f64>> =
+                        (0..entry.element.layout().n_modes()).map(|k| entry.element.mode_reference(k)).collect();
+                    law.bind(&refs).map_err(|message| BuildError::BadValue {
+                        what: format!("the law of element `{}`", entry.name),
+                        message,
+                    })?;
+                    entry.law = Some(law);
+                }
                 None => {
                     return Err(BuildError::BadValue {
                         what: format!("element #{}", el.index()),

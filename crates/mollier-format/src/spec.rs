@@ -67,6 +67,43 @@ pub struct ModelSpec {
     /// constraints on reactions, a joint's stability cone and reserve actuators.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_sharing: Option<LoadSharingSpec>,
+    /// Hill-type muscles for forward simulation (`mollier simulate --excitations`), by name: each
+    /// acts along the path of an element with an elongation (a `truss` or `curved-truss` listed
+    /// in `free`). The model of Chadwick et al. (2014), DAS3.
+    #[serde(default, skip_serializing_if = "Named::is_empty")]
+    pub muscles: Named<HillMuscleSpec>,
+}
+
+/// A Hill-type muscle (Chadwick et al. 2014, App. A): activation dynamics, a contractile element
+/// with the Gaussian force-length and two-hyperbola force-velocity curves, pennation at
+/// constant volume, and parallel and series elastic elements.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HillMuscleSpec {
+    /// The element whose elongation is the muscle-tendon length: default, the element with the
+    /// muscle's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Maximum isometric force (N), greater than 0.
+    pub max_force: f64,
+    /// Optimal fibre length (length unit), greater than 0.
+    pub optimal_fibre_length: f64,
+    /// Tendon slack length (length unit), greater than 0: the series elastic element pulls
+    /// beyond it, with `max_force` at 4 % strain.
+    pub tendon_slack_length: f64,
+    /// Pennation angle at optimal fibre length (angle unit), in [0, 90°). Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pennation: Option<f64>,
+    /// Activation time constant (s), greater than 0. Default 0.015 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_time: Option<f64>,
+    /// Deactivation time constant (s), greater than 0. Default 0.060 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deactivation_time: Option<f64>,
+    /// Slack length of the parallel elastic element (length unit). Default: the optimal fibre
+    /// length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pee_slack_length: Option<f64>,
 }
 
 /// Units of the numbers in a model file.
@@ -430,6 +467,44 @@ pub struct ModeLawSpec {
     /// elongation, a moment in the positive sense of the mode for an angle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preload: Option<f64>,
+    /// A one-sided smooth spring added to the above, a ligament that pulls but does not push
+    /// (Chadwick et al. 2014, eq. 5): `(k/2)(d + √(d² + ε²))` with `d` the stretch beyond slack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tension_only: Option<TensionOnlySpec>,
+    /// Stops at the ends of a free range, added to the above (Chadwick et al. 2014, eq. 4):
+    /// `−k₂ (e − min)²` below the range, `k₂ (e − max)²` above it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsSpec>,
+}
+
+/// A one-sided smooth spring: the stress is `(k/2)(d + √(d² + ε²))`, where `d` is the stretch
+/// beyond slack: about `k d` when taut, tending to 0 when slack.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TensionOnlySpec {
+    /// `k`, greater than 0: N per length unit (N m per angle unit for an angle).
+    pub stiffness: f64,
+    /// The slack length (length unit), for a mode that is an elongation of an element with a
+    /// length (a truss, a curved truss): `d = length − slack_length`. Give this or `slack`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slack_length: Option<f64>,
+    /// The value of the mode at which the spring engages (length or angle unit; 0 = the initial
+    /// configuration): `d = e − slack`. Give this or `slack_length`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slack: Option<f64>,
+    /// `ε`, greater than 0 (length or angle unit): the width of the smooth transition.
+    pub epsilon: f64,
+}
+
+/// Quadratic stops outside a free range of a mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    /// `[min, max]`: the free range of the mode's value (length or angle unit; 0 = the initial
+    /// configuration).
+    pub range: [f64; 2],
+    /// `k₂`, at least 0: N per length unit² (N m per angle unit² for an angle).
+    pub stiffness: f64,
 }
 
 /// A constant load in the global frame: a force at a point, a moment on a body, or both (a

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::Document;
 use crate::diag::{Diagnostic, human};
 use crate::sharing::LoadSharingSpec;
-use crate::spec::{BodySpec, FieldError, LoadSpec, ModeLawSpec, OrientationSpec};
+use crate::spec::{BodySpec, FieldError, HillMuscleSpec, LoadSpec, ModeLawSpec, OrientationSpec};
 use crate::values::{InertiaSpec, Named, ParamValue, PointSpec};
 
 /// Standard gravity (m/s²), to recognise a gravity written in another length unit.
@@ -122,7 +122,42 @@ pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
     if let Some(ls) = &spec.load_sharing {
         check_load_sharing(doc, &mut out, ls);
     }
+    for (name, m) in spec.muscles.iter() {
+        check_muscle(doc, &mut out, &format!("muscles.{name}"), m);
+    }
     out
+}
+
+fn check_muscle(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, m: &HillMuscleSpec) {
+    let required = [
+        ("max_force", Some(m.max_force), "the maximum isometric force in N, e.g. PCSA × 100 N/cm²"),
+        ("optimal_fibre_length", Some(m.optimal_fibre_length), "in the file's length unit"),
+        ("tendon_slack_length", Some(m.tendon_slack_length), "in the file's length unit"),
+        ("activation_time", m.activation_time, "in seconds, e.g. 0.015"),
+        ("deactivation_time", m.deactivation_time, "in seconds, e.g. 0.060"),
+        ("pee_slack_length", m.pee_slack_length, "in the file's length unit"),
+    ];
+    for (field, v, hint) in required {
+        let Some(v) = v else { continue };
+        let fp = format!("{path}.{field}");
+        if let Some(msg) = number_problem(v) {
+            out.push(doc.error(&fp, msg, NUMBER_HINT));
+        } else if v <= 0.0 {
+            out.push(doc.error(&fp, format!("`{field}` must be greater than 0, found {}", human(v)), hint));
+        }
+    }
+    if let Some(p) = m.pennation {
+        let fp = format!("{path}.pennation");
+        if let Some(msg) = number_problem(p) {
+            out.push(doc.error(&fp, msg, NUMBER_HINT));
+        } else if p < 0.0 || p * doc.spec().units.angle_factor() >= std::f64::consts::FRAC_PI_2 {
+            out.push(doc.error(
+                &fp,
+                format!("a pennation angle lies in [0, 90°), found {}", human(p)),
+                "the angle between the fibres and the line of action at optimal fibre length, in the file's angle unit",
+            ));
+        }
+    }
 }
 
 /// Every entry of a list of names is non-empty and listed once.
@@ -401,12 +436,83 @@ fn check_law(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, law: &Named<
     }
     for (mode, m) in law.iter() {
         let mp = format!("{path}.{mode}");
-        if m.stiffness.is_none() && m.damping.is_none() && m.preload.is_none() {
+        if m.stiffness.is_none()
+            && m.damping.is_none()
+            && m.preload.is_none()
+            && m.tension_only.is_none()
+            && m.limits.is_none()
+        {
             out.push(doc.error(
                 &mp,
-                format!("the law of `{mode}` gives no `stiffness`, `damping` or `preload`"),
+                format!("the law of `{mode}` gives no `stiffness`, `damping`, `preload`, `tension_only` or `limits`"),
                 "give at least one of them (omitted ones are 0), or delete the entry",
             ));
+        }
+        if let Some(t) = &m.tension_only {
+            let tp = format!("{mp}.tension_only");
+            let mut positive = |field: &str, v: f64, what: &str| {
+                if let Some(m) = number_problem(v) {
+                    out.push(doc.error(&format!("{tp}.{field}"), m, NUMBER_HINT));
+                } else if v <= 0.0 {
+                    out.push(doc.error(
+                        &format!("{tp}.{field}"),
+                        format!("`{field}` must be greater than 0, found {}", human(v)),
+                        what,
+                    ));
+                }
+            };
+            positive("stiffness", t.stiffness, "a ligament's stiffness when taut, e.g. 80000 N/m");
+            positive("epsilon", t.epsilon, "the width of the smooth transition from slack to taut, e.g. 1 mm");
+            match (t.slack_length, t.slack) {
+                (Some(_), Some(_)) => out.push(doc.error(
+                    &tp,
+                    "both `slack_length` and `slack` are given",
+                    "give one: `slack_length` (the length at which it engages) or `slack` (the mode's value then)",
+                )),
+                (None, None) => out.push(doc.error(
+                    &tp,
+                    "neither `slack_length` nor `slack` is given",
+                    "give one: `slack_length` (the length at which it engages) or `slack` (the mode's value then)",
+                )),
+                (Some(l), None) => {
+                    if let Some(m) = number_problem(l) {
+                        out.push(doc.error(&format!("{tp}.slack_length"), m, NUMBER_HINT));
+                    } else if l <= 0.0 {
+                        out.push(doc.error(
+                            &format!("{tp}.slack_length"),
+                            format!("a slack length must be greater than 0, found {}", human(l)),
+                            "the length at which the ligament becomes taut",
+                        ));
+                    }
+                }
+                (None, Some(v)) => {
+                    if let Some(m) = number_problem(v) {
+                        out.push(doc.error(&format!("{tp}.slack"), m, NUMBER_HINT));
+                    }
+                }
+            }
+        }
+        if let Some(l) = &m.limits {
+            let lp = format!("{mp}.limits");
+            let [lo, hi] = l.range;
+            if let Some(m) = number_problem(lo).or_else(|| number_problem(hi)) {
+                out.push(doc.error(&format!("{lp}.range"), m, NUMBER_HINT));
+            } else if lo > hi {
+                out.push(doc.error(
+                    &format!("{lp}.range"),
+                    format!("the range [{}, {}] is reversed", human(lo), human(hi)),
+                    "write it as [min, max]",
+                ));
+            }
+            if let Some(m) = number_problem(l.stiffness) {
+                out.push(doc.error(&format!("{lp}.stiffness"), m, NUMBER_HINT));
+            } else if l.stiffness < 0.0 {
+                out.push(doc.error(
+                    &format!("{lp}.stiffness"),
+                    format!("the stiffness must not be negative, found {}", human(l.stiffness)),
+                    "the stops push the mode back into its range: k₂ is at least 0",
+                ));
+            }
         }
         for (field, v) in [("stiffness", m.stiffness), ("damping", m.damping), ("preload", m.preload)] {
             let Some(v) = v else { continue };

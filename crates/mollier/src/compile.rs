@@ -21,7 +21,7 @@ use std::path::Path;
 use mollier_beam::Beam;
 use mollier_core::element::{NodeKind, Quantity};
 use mollier_core::registry::{Frame, Params, Registry, Resolver, Units, Value};
-use mollier_core::{BuildError, ElementId, Input, LinearLaw, Load, ModeRole, Model, ModelBuilder, NodeId};
+use mollier_core::{BuildError, ElementId, Input, Limits, Load, ModeLaw, ModeLaws, ModeRole, Model, ModelBuilder, NodeId, TensionOnly};
 use mollier_format::{
     Diagnostic, Diagnostics, Document, ModeLawSpec, ModelSpec, Named, ParamValue, PointSpec, UnitsSpec,
 };
@@ -146,6 +146,8 @@ pub struct Compiled {
     pub bodies: Vec<BodyInfo>,
     /// Load sharing, when the file has a `[load_sharing]` section.
     pub load_sharing: Option<LoadSharingSetup>,
+    /// The Hill muscles of `[muscles]`, for forward simulation.
+    pub muscles: Vec<mollier_sim::Muscle>,
 }
 
 /// Read, check and compile a model file.
@@ -871,9 +873,9 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             ));
             continue;
         }
-        match linear_law(law, b, units) {
-            Ok((linear, modes)) => {
-                builder.set_law(b.id, Box::new(linear));
+        match mode_laws(law, b, units) {
+            Ok((laws_of_modes, modes)) => {
+                builder.set_law(b.id, Box::new(laws_of_modes));
                 laws.push((e, modes));
             }
             Err((mode, m, h)) => errors.push(doc.error_at_key(
@@ -957,6 +959,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
         crate::load_sharing::Context { doc, model: &model, resolver: &names, elements: &elements, inputs: &inputs };
     // without inputs (the mobility analysis of `check`) there is no load to share
     let load_sharing = if with_inputs { crate::load_sharing::compile(&cx).map_err(Diagnostics)? } else { None };
+    let muscles = crate::forward::compile(&cx).map_err(Diagnostics)?;
     Ok(Compiled {
         model,
         document: doc.clone(),
@@ -966,6 +969,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
         inputs,
         bodies,
         load_sharing,
+        muscles,
     })
 }
 
@@ -1051,15 +1055,14 @@ fn load_nodes(
     Ok((point.filter(|_| force), body.filter(|_| moment)))
 }
 
-/// The linear law of an element in SI, and the modes it names; or the mode that is wrong, why,
-/// and a hint.
-fn linear_law(
+/// The laws of an element's modes from its `law` table in SI units, and the modes it names; or
+/// the mode that is wrong, why, and a hint.
+fn mode_laws(
     law: &Named<ModeLawSpec>,
     b: &Built,
     units: &UnitsSpec,
-) -> Result<(LinearLaw, Vec<usize>), (String, String, String)> {
-    let n = b.modes.len();
-    let (mut stiffness, mut damping, mut preload) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+) -> Result<(ModeLaws, Vec<usize>), (String, String, String)> {
+    let mut laws = ModeLaws::new(vec![ModeLaw::default(); b.modes.len()]);
     let mut modes = Vec::with_capacity(law.len());
     for (mode, spec) in law.iter() {
         let Some(k) = b.modes.iter().position(|(m, _)| m == mode) else {
@@ -1071,17 +1074,50 @@ fn linear_law(
             return Err((mode.to_string(), format!("has no mode `{mode}`"), hint));
         };
         // the stress is N or N m in any file; the file's units apply to the "per" part
-        let per = |v: f64| match b.modes[k].1 {
+        let quantity = b.modes[k].1;
+        let per = |v: f64| match quantity {
             Quantity::Length => units.per_length_to_si(v),
             Quantity::Angle => units.per_angle_to_si(v),
             Quantity::Dimensionless => v,
         };
-        stiffness[k] = per(spec.stiffness.unwrap_or(0.0));
-        damping[k] = per(spec.damping.unwrap_or(0.0));
-        preload[k] = spec.preload.unwrap_or(0.0);
+        let value = |v: f64| match quantity {
+            Quantity::Length => units.length_to_si(v),
+            Quantity::Angle => v * units.angle_factor(),
+            Quantity::Dimensionless => v,
+        };
+        let tension_only = match &spec.tension_only {
+            None => None,
+            Some(t) => {
+                // a slack length becomes a slack value when the model is built (Law::bind)
+                if let Some(l) = t.slack_length {
+                    if quantity != Quantity::Length {
+                        return Err((
+                            format!("{mode}.tension_only.slack_length"),
+                            format!("`{mode}` is not a length"),
+                            "give `slack` instead: the mode's value at which the spring engages".into(),
+                        ));
+                    }
+                    laws.slack_lengths[k] = Some(units.length_to_si(l));
+                }
+                let slack = t.slack.map_or(0.0, value);
+                Some(TensionOnly { stiffness: per(t.stiffness), slack, epsilon: value(t.epsilon) })
+            }
+        };
+        let limits = spec.limits.map(|l| Limits {
+            min: value(l.range[0]),
+            max: value(l.range[1]),
+            stiffness: per(per(l.stiffness)),
+        });
+        laws.laws[k] = ModeLaw {
+            preload: spec.preload.unwrap_or(0.0),
+            stiffness: per(spec.stiffness.unwrap_or(0.0)),
+            damping: per(spec.damping.unwrap_or(0.0)),
+            tension_only,
+            limits,
+        };
         modes.push(k);
     }
-    Ok((LinearLaw::diagonal(&stiffness, &damping, &preload), modes))
+    Ok((laws, modes))
 }
 
 fn build_error(doc: &Document, paths: &HashMap<String, String>, e: BuildError) -> Diagnostic {

@@ -232,7 +232,7 @@ pub(crate) fn compile(cx: &Context<'_>) -> Result<Option<LoadSharingSetup>, Vec<
     Ok(Some(setup))
 }
 
-type Why = (String, String);
+pub(crate) type Why = (String, String);
 
 /// A muscle on element `name` with PCSA (m²) and optimal length (m; `None`: the reference length).
 fn muscle(
@@ -242,6 +242,21 @@ fn muscle(
     optimal: Option<f64>,
     group: Option<&str>,
 ) -> Result<MuscleInfo, Why> {
+    let (element, mode, reference_length) = path_mode(cx, name)?;
+    Ok(MuscleInfo {
+        name: name.to_string(),
+        muscle: group.unwrap_or(name).to_string(),
+        pcsa,
+        optimal_length: optimal.unwrap_or(reference_length),
+        element,
+        mode,
+        reference_length,
+    })
+}
+
+/// The path of a muscle, element `name`: its free `elongation` mode and its length in the
+/// initial configuration (m); or why it cannot be one, and a hint.
+pub(crate) fn path_mode(cx: &Context<'_>, name: &str) -> Result<(ElementId, ModeId, f64), Why> {
     let model = cx.model;
     let Some(el) = cx.elements.iter().find(|e| e.name == name) else {
         let hint = match suggest(name, cx.elements.iter().map(|e| e.name.as_str())) {
@@ -274,24 +289,13 @@ fn muscle(
             ));
         }
     }
-    let reference_length = match model.mode_reference(mode) {
-        Some(l) if l.is_finite() && l > 0.0 => l,
-        _ => {
-            return Err((
-                format!("`{name}` ({}) does not report its length in the initial configuration", el.kind),
-                "a muscle is a `truss` or `curved-truss`".into(),
-            ));
-        }
-    };
-    Ok(MuscleInfo {
-        name: name.to_string(),
-        muscle: group.unwrap_or(name).to_string(),
-        pcsa,
-        optimal_length: optimal.unwrap_or(reference_length),
-        element: el.id,
-        mode,
-        reference_length,
-    })
+    match model.mode_reference(mode) {
+        Some(l) if l.is_finite() && l > 0.0 => Ok((el.id, mode, l)),
+        _ => Err((
+            format!("`{name}` ({}) does not report its length in the initial configuration", el.kind),
+            "a muscle is a `truss` or `curved-truss`".into(),
+        )),
+    }
 }
 
 /// The muscle table's rows, resolved; problems located in the table.

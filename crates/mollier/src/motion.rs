@@ -198,7 +198,7 @@ pub fn read_motion(path: &Path, inputs: &[InputInfo]) -> Result<Motion, Diagnost
 /// Parse a motion file's text; `.mot` and `.sto` names are OpenSim storage, others CSV.
 pub fn parse_motion(file: &str, text: &str, inputs: &[InputInfo]) -> Result<Motion, Diagnostics> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let table = if is_storage(file) { storage(file, text)? } else { csv_table(file, text)? };
+    let table = any_table(file, text)?;
     assemble(file, text, table, inputs).map_err(|d| Diagnostics::one(*d))
 }
 
@@ -286,6 +286,11 @@ pub(crate) fn at(
 ) -> Box<Diagnostic> {
     let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
     Box::new(Diagnostic::new(file, path, message).with_hint(hint).at_span(text, offset..end.max(offset + 1)))
+}
+
+/// The table of a CSV file, or of an OpenSim storage file (`.sto`, `.mot`) by its name.
+pub(crate) fn any_table(file: &str, text: &str) -> Result<Table, Diagnostics> {
+    if is_storage(file) { storage(file, text) } else { csv_table(file, text) }
 }
 
 pub(crate) fn csv_table(file: &str, text: &str) -> Result<Table, Diagnostics> {

@@ -1,0 +1,229 @@
+//! The reduced equations of motion as a residual, and its partial derivatives, for implicit
+//! integrators (seed 002, eqs. 7-8).
+//!
+//! With the notation of [`crate::dynamics`], the residual of the equations of motion at
+//! `(q, v = q̇, v̇)` without driving forces is
+//! ```text
+//! r = M̄(q) v̇ + c(q, v) − DF_xᵀ f + DF_eᵀ σ(e, ė),     c = DF_xᵀ (h(ẋ) + M D²F_x(v, v))
+//! ```
+//! and its partials are assembled from the transfer functions:
+//! - `∂r/∂v̇ = M̄`, exact;
+//! - `∂r/∂v = ∂c/∂v + DF_eᵀ (∂σ/∂ė) DF_e`, exact: `c` is quadratic in `v`, so
+//!   `∂c/∂v_k = DF_xᵀ (2 M D²F_x(v, e_k) + ∂h/∂ẋ · DF_x e_k)`;
+//! - `∂r/∂q`, exact in everything that does not grow with the velocities: the inertia forces of
+//!   `v̇` (through `∂DF_x/∂q = D²F_x` and `∂M/∂q`), the loads, and the laws' stresses, elastic
+//!   (`D²F_eᵀ σ + DF_eᵀ (∂σ/∂e) DF_e`) and viscous (`DF_eᵀ (∂σ/∂ė) D²F_e(v, ·)`).
+//!   `∂c/∂q` would need third-order transfer functions and is left out: it is of order `|v|²`,
+//!   never stiff, and an implicit step stays first-order accurate with it missing (a W-method).
+//!   At rest the partial is exact.
+
+use faer::Mat;
+
+use crate::data::{Data, pair_index};
+use crate::dynamics::{Load, bias_forces, mass_matrix, rotational_mass};
+use crate::geometry::{Mat3, Quat, g_matrix, gbar_matrix, quat_at};
+use crate::ids::ElementId;
+use crate::kinematics::KinematicsError;
+use crate::model::{ModeRole, Model};
+use crate::transfer;
+
+/// The residual of the equations of motion and its partial derivatives at one state.
+#[derive(Clone, Debug)]
+pub struct MotionLinearization {
+    /// `r` (n_q): N m for a hinge coordinate, N for a length.
+    pub residual: Vec<f64>,
+    /// `∂r/∂v̇ = M̄` (n_q x n_q).
+    pub mass: Mat<f64>,
+    /// `∂r/∂q` (n_q x n_q), without `∂c/∂q` (see the module's doc).
+    pub d_q: Mat<f64>,
+    /// `∂r/∂v` (n_q x n_q).
+    pub d_v: Mat<f64>,
+}
+
+/// `Ḡ(a)ᵀ J Ḡ(b)` (4x4).
+fn gbar_t_j_gbar(a: &Quat, j: &Mat3, b: &Quat) -> [[f64; 4]; 4] {
+    let (ga, gb) = (gbar_matrix(a), gbar_matrix(b));
+    let mut m = [[0.0; 4]; 4];
+    for (r, row) in m.iter_mut().enumerate() {
+        for (c, v) in row.iter_mut().enumerate() {
+            let mut s = 0.0;
+            for i in 0..3 {
+                for k in 0..3 {
+                    s += ga[i][r] * j[i][k] * gb[k][c];
+                }
+            }
+            *v = s;
+        }
+    }
+    m
+}
+
+fn mat4_vec(m: &[[f64; 4]; 4], v: &[f64; 4]) -> [f64; 4] {
+    [0, 1, 2, 3].map(|a| (0..4).map(|b| m[a][b] * v[b]).sum())
+}
+
+/// The equations of motion's residual and partials at input coordinates `q` (positions solved
+/// by the caller: `data` must hold the solution for `q`), rates `v` and accelerations `vdot`
+/// (n_q each), with no driving forces. Computes the second-order transfer functions and sets the
+/// velocities in `data`.
+pub fn linearize_motion(
+    model: &Model,
+    data: &mut Data,
+    v: &[f64],
+    vdot: &[f64],
+) -> Result<MotionLinearization, KinematicsError> {
+    let nq = model.n_q();
+    transfer::second_order(model, data)?;
+    let mass = mass_matrix(model, data)?;
+    // Q̄(q, v): loads, velocity terms and law stresses; also sets ẋ and ė
+    let bias = bias_forces(model, data, v, &[])?;
+    let residual: Vec<f64> =
+        (0..nq).map(|i| (0..nq).map(|j| mass[(i, j)] * vdot[j]).sum::<f64>() - bias[i]).collect();
+    let mut d_q = Mat::<f64>::zeros(nq, nq);
+    let mut d_v = Mat::<f64>::zeros(nq, nq);
+    let (df, d2) = (data.df_x.as_ref(), data.d2f_x.as_ref());
+    let x = &data.x;
+    // ∂F(w, e_k)/∂… contraction: D²F_x(w, e_k) at row r = Σ_j w_j D²F[r, (j, k)]
+    let d2_dir = |r: usize, w: &[f64], k: usize| -> f64 { (0..nq).map(|j| w[j] * d2[(r, pair_index(j, k, nq))]).sum() };
+
+    let dynamics = &model.dynamics;
+    for &(node, m) in &dynamics.masses {
+        let o = model.nodes[node.index()].offset;
+        let acc: [f64; 3] = [0, 1, 2].map(|a| (0..nq).map(|j| df[(o + a, j)] * vdot[j]).sum());
+        let g = dynamics.gravity;
+        for k in 0..nq {
+            let dacc = [0, 1, 2].map(|a| d2_dir(o + a, vdot, k));
+            let dvel = [0, 1, 2].map(|a| d2_dir(o + a, v, k));
+            for i in 0..nq {
+                let mut dq = 0.0;
+                let mut dv = 0.0;
+                for a in 0..3 {
+                    let d2ik = d2[(o + a, pair_index(i, k, nq))];
+                    // inertia of v̇ through DF and D²F; gravity through ∂DF/∂q
+                    dq += m * (d2ik * acc[a] + df[(o + a, i)] * dacc[a]) - d2ik * m * g[a];
+                    // c = DFᵀ M D²F(v, v): ∂/∂v_k = 2 DFᵀ M D²F(v, e_k)
+                    dv += 2.0 * m * df[(o + a, i)] * dvel[a];
+                }
+                d_q[(i, k)] += dq;
+                d_v[(i, k)] += dv;
+            }
+        }
+    }
+    for (node, j) in &dynamics.rotors {
+        let o = model.nodes[node.index()].offset;
+        let l = quat_at(x, o);
+        let ml = rotational_mass(&l, j);
+        let acc: [f64; 4] = [0, 1, 2, 3].map(|a| (0..nq).map(|c| df[(o + a, c)] * vdot[c]).sum());
+        let ld: [f64; 4] = [0, 1, 2, 3].map(|a| (0..nq).map(|c| df[(o + a, c)] * v[c]).sum());
+        let m_acc = acc;
+        // H(a, b) = 8 Ḡ(a)ᵀ J Ḡ(λ) b, h(λ̇) = H(λ̇, λ̇)
+        let jg_ld = {
+            let g = gbar_matrix(&l);
+            let w: [f64; 3] = [0, 1, 2].map(|i| (0..4).map(|b| g[i][b] * ld[b]).sum());
+            [0, 1, 2].map(|i| (0..3).map(|c| j[i][c] * w[c]).sum::<f64>())
+        };
+        let ld_part = gbar_t_j_gbar(&ld, j, &l);
+        for k in 0..nq {
+            let dl: [f64; 4] = [0, 1, 2, 3].map(|a| df[(o + a, k)]);
+            // ∂M_λ/∂q_k = 4 (Ḡ(δλ)ᵀ J Ḡ(λ) + Ḡ(λ)ᵀ J Ḡ(δλ))
+            let (p1, p2) = (gbar_t_j_gbar(&dl, j, &l), gbar_t_j_gbar(&l, j, &dl));
+            let dm_acc = [0, 1, 2, 3].map(|a| 4.0 * (0..4).map(|b| (p1[a][b] + p2[a][b]) * m_acc[b]).sum::<f64>());
+            let m_dacc = mat4_vec(&ml, &[0, 1, 2, 3].map(|a| d2_dir(o + a, vdot, k)));
+            let ml_acc = mat4_vec(&ml, &m_acc);
+            // ∂h/∂λ̇ · δ = 8 Ḡ(δ)ᵀ J Ḡ(λ) λ̇ + 8 Ḡ(λ̇)ᵀ J Ḡ(λ) δ, with δ = DF_λ e_k
+            let gd = gbar_matrix(&dl);
+            let dh: [f64; 4] = [0, 1, 2, 3]
+                .map(|a| 8.0 * ((0..3).map(|i| gd[i][a] * jg_ld[i]).sum::<f64>() + (0..4).map(|b| ld_part[a][b] * dl[b]).sum::<f64>()));
+            let m_dvel = mat4_vec(&ml, &[0, 1, 2, 3].map(|a| d2_dir(o + a, v, k)));
+            for i in 0..nq {
+                let mut dq = 0.0;
+                let mut dv = 0.0;
+                for a in 0..4 {
+                    let dfi = df[(o + a, i)];
+                    dq += d2[(o + a, pair_index(i, k, nq))] * ml_acc[a] + dfi * (dm_acc[a] + m_dacc[a]);
+                    dv += dfi * (2.0 * m_dvel[a] + dh[a]);
+                }
+                d_q[(i, k)] += dq;
+                d_v[(i, k)] += dv;
+            }
+        }
+    }
+    // constant loads: forces are constant, so only ∂DF/∂q; a moment's f_λ = 2 G(λ)ᵀ M moves with λ
+    for load in &dynamics.loads {
+        let (node, moment, force) = match *load {
+            Load::Force { node, force } => (node, None, Some(force)),
+            Load::Moment { node, moment } => (node, Some(moment), None),
+        };
+        let o = model.nodes[node.index()].offset;
+        if let Some(f) = force {
+            for k in 0..nq {
+                for i in 0..nq {
+                    d_q[(i, k)] -= (0..3).map(|a| d2[(o + a, pair_index(i, k, nq))] * f[a]).sum::<f64>();
+                }
+            }
+        }
+        if let Some(mm) = moment {
+            let g = g_matrix(&quat_at(x, o));
+            let f: [f64; 4] = [0, 1, 2, 3].map(|c| 2.0 * (0..3).map(|i| g[i][c] * mm[i]).sum::<f64>());
+            for k in 0..nq {
+                let gd = g_matrix(&[0, 1, 2, 3].map(|a| df[(o + a, k)]));
+                let df_load: [f64; 4] = [0, 1, 2, 3].map(|c| 2.0 * (0..3).map(|i| gd[i][c] * mm[i]).sum::<f64>());
+                for i in 0..nq {
+                    d_q[(i, k)] -= (0..4)
+                        .map(|a| d2[(o + a, pair_index(i, k, nq))] * f[a] + df[(o + a, i)] * df_load[a])
+                        .sum::<f64>();
+                }
+            }
+        }
+    }
+    // laws: r ∋ DF_eᵀ σ(e, ė), ė = DF_e v
+    let (dfe, d2e) = (data.df_e.as_ref(), data.d2f_e.as_ref());
+    let mut sigma = Vec::new();
+    let (mut ks, mut cs) = (Vec::new(), Vec::new());
+    for (el, entry) in model.elements.iter().enumerate() {
+        let Some(law) = model.law(ElementId::new(el)) else { continue };
+        let n = entry.element.layout().n_modes();
+        let r = entry.mode_offset..entry.mode_offset + n;
+        sigma.resize(n, 0.0);
+        ks.resize(n * n, 0.0);
+        cs.resize(n * n, 0.0);
+        law.stress(&data.e[r.clone()], &data.ed[r.clone()], &mut sigma);
+        law.tangent(&data.e[r.clone()], &data.ed[r.clone()], &mut ks, &mut cs);
+        // rigid modes carry reactions, not the law's stresses (as in law_stresses)
+        let live: Vec<bool> = r.clone().map(|m| !matches!(model.mode_role[m], ModeRole::Fixed(_))).collect();
+        for a in 0..n {
+            if !live[a] {
+                sigma[a] = 0.0;
+                for b in 0..n {
+                    ks[a * n + b] = 0.0;
+                    cs[a * n + b] = 0.0;
+                }
+            }
+        }
+        let o = entry.mode_offset;
+        for k in 0..nq {
+            // ∂σ/∂q_k = K DF_e e_k + C D²F_e(v, e_k)
+            let dsig: Vec<f64> = (0..n)
+                .map(|a| {
+                    (0..n).map(|b| ks[a * n + b] * dfe[(o + b, k)] + cs[a * n + b] * d2_dir_e(d2e, o + b, v, k, nq)).sum()
+                })
+                .collect();
+            let dsig_v: Vec<f64> = (0..n).map(|a| (0..n).map(|b| cs[a * n + b] * dfe[(o + b, k)]).sum()).collect();
+            for i in 0..nq {
+                let mut dq = 0.0;
+                let mut dv = 0.0;
+                for a in 0..n {
+                    dq += d2e[(o + a, pair_index(i, k, nq))] * sigma[a] + dfe[(o + a, i)] * dsig[a];
+                    dv += dfe[(o + a, i)] * dsig_v[a];
+                }
+                d_q[(i, k)] += dq;
+                d_v[(i, k)] += dv;
+            }
+        }
+    }
+    Ok(MotionLinearization { residual, mass, d_q, d_v })
+}
+
+fn d2_dir_e(d2e: faer::MatRef<'_, f64>, r: usize, w: &[f64], k: usize, nq: usize) -> f64 {
+    (0..nq).map(|j| w[j] * d2e[(r, pair_index(j, k, nq))]).sum()
+}

@@ -1,0 +1,438 @@
+//! The three-element Hill muscle of DAS3 (Chadwick et al. 2014, seed 002, eqs. 1-2 and App. A),
+//! in implicit form with exact partial derivatives.
+//!
+//! States: the active state `a` and the contraction state `s = L_CE cos φ` (m), the fibre length
+//! projected on the line of action, which is regular where the pennation angle is not. With the
+//! constant-volume pennation (eq. 14), `L_CE sin φ = b = L_CEopt sin φ_opt`, so
+//! ```text
+//! L_CE = √(s² + b²),   cos φ = s / L_CE,   L̇_CE = ṡ cos φ
+//! ```
+//! Activation (eq. 1) and contraction (eq. 2, the force balance of the series and parallel
+//! branches) are the residuals
+//! ```text
+//! f_a = ȧ − (u/T_act + (1 − u)/T_deact)(u − a)
+//! f_s = F_SEE(L_M − s) − (a F_max f_FL(L_CE) f_FV(L̇_CE) + F_PEE(L_CE)) cos φ − β F_max ṡ / L_CEopt
+//! ```
+//! both zero along a solution. The last term is the small viscosity DAS3's code puts in the
+//! projected CE (β = 0.001) so that `∂f_s/∂ṡ` never vanishes, not in the paper. The muscle pulls
+//! on its path with the tendon force `F_SEE`.
+
+/// Parameters of one muscle (SI units).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HillParams {
+    /// Maximum isometric force `F_max` (N).
+    pub max_force: f64,
+    /// Optimal fibre (CE) length `L_CEopt` (m).
+    pub optimal_fibre_length: f64,
+    /// Slack length of the series elastic element (tendon), `L_slack,SEE` (m).
+    pub tendon_slack_length: f64,
+    /// Pennation angle at optimal fibre length `φ_opt` (rad), in `[0, π/2)`.
+    pub pennation: f64,
+    /// Activation time constant `T_act` (s).
+    pub activation_time: f64,
+    /// Deactivation time constant `T_deact` (s).
+    pub deactivation_time: f64,
+    /// Slack length of the parallel elastic element (m): `L_CEopt` unless the data say otherwise.
+    pub pee_slack_length: f64,
+    /// Width `W` of the Gaussian force-length curve (eq. 13), relative to `L_CEopt`: 0.56.
+    pub width: f64,
+    /// Hill's `A` of the concentric curve (eq. 15): 0.25.
+    pub hill_a: f64,
+    /// Maximal shortening velocity in optimal lengths per second (eq. 15): 10.
+    pub vmax: f64,
+    /// Maximal normalized eccentric force `g_max` (eq. 15): 1.5.
+    pub gmax: f64,
+    /// Stiffness of the linear term of both elastic elements `k₁` (N/m): 10.
+    pub k1: f64,
+    /// Tendon strain at which the SEE's quadratic term reaches `F_max` (App. A): 0.04.
+    pub see_strain: f64,
+    /// PEE force, relative to `F_max`, of the quadratic term at an elongation of `W L_CEopt`: 1.
+    pub pee_force: f64,
+    /// Viscosity of the projected CE, in `F_max` per `L_CEopt`/s (DAS3's code): 0.001.
+    pub damping: f64,
+}
+
+impl HillParams {
+    /// A muscle with the constants of seed 002, App. A (and DAS3's code where the paper is
+    /// silent), PEE slack length = optimal fibre length.
+    pub fn new(
+        max_force: f64,
+        optimal_fibre_length: f64,
+        tendon_slack_length: f64,
+        pennation: f64,
+        activation_time: f64,
+        deactivation_time: f64,
+    ) -> Self {
+        Self {
+            max_force,
+            optimal_fibre_length,
+            tendon_slack_length,
+            pennation,
+            activation_time,
+            deactivation_time,
+            pee_slack_length: optimal_fibre_length,
+            width: 0.56,
+            hill_a: 0.25,
+            vmax: 10.0,
+            gmax: 1.5,
+            k1: 10.0,
+            see_strain: 0.04,
+            pee_force: 1.0,
+            damping: 0.001,
+        }
+    }
+
+    /// What is wrong with the parameters, if anything (a field name and why).
+    pub fn problem(&self) -> Option<(&'static str, String)> {
+        let positive = [
+            ("max_force", self.max_force),
+            ("optimal_fibre_length", self.optimal_fibre_length),
+            ("tendon_slack_length", self.tendon_slack_length),
+            ("activation_time", self.activation_time),
+            ("deactivation_time", self.deactivation_time),
+            ("pee_slack_length", self.pee_slack_length),
+            ("width", self.width),
+            ("hill_a", self.hill_a),
+            ("vmax", self.vmax),
+            ("see_strain", self.see_strain),
+        ];
+        for (name, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Some((name, format!("must be a finite number greater than 0, found {v}")));
+            }
+        }
+        if !(self.pennation.is_finite() && (0.0..std::f64::consts::FRAC_PI_2).contains(&self.pennation)) {
+            return Some(("pennation", format!("must lie in [0, 90°), found {} rad", self.pennation)));
+        }
+        if !(self.gmax.is_finite() && self.gmax > 1.0) {
+            return Some(("gmax", format!("must be greater than 1, found {}", self.gmax)));
+        }
+        for (name, v) in [("k1", self.k1), ("pee_force", self.pee_force), ("damping", self.damping)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Some((name, format!("must be a finite number of at least 0, found {v}")));
+            }
+        }
+        None
+    }
+}
+
+/// A muscle: its parameters and the constants derived from them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HillMuscle {
+    /// The parameters.
+    pub params: HillParams,
+    /// `b = L_CEopt sin φ_opt` (m).
+    b: f64,
+    /// `V_max` (m/s).
+    vmax: f64,
+    /// `c₃` of eq. 16 (m/s): the eccentric curve's constant for a continuous slope at 0.
+    c3: f64,
+    /// Quadratic SEE stiffness (N/m²).
+    k_see: f64,
+    /// Quadratic PEE stiffness (N/m²).
+    k_pee: f64,
+}
+
+/// The contraction residual `f_s` and what depends on it, at one state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Contraction {
+    /// `f_s` (N).
+    pub residual: f64,
+    /// `∂f_s/∂a` (N).
+    pub d_a: f64,
+    /// `∂f_s/∂s` (N/m).
+    pub d_s: f64,
+    /// `∂f_s/∂ṡ` (N s/m).
+    pub d_sdot: f64,
+    /// `∂f_s/∂L_M` (N/m).
+    pub d_length: f64,
+    /// The tendon force `F_SEE`, what the muscle pulls its path with (N).
+    pub force: f64,
+    /// `∂F_SEE/∂L_M` (N/m).
+    pub force_d_length: f64,
+    /// `∂F_SEE/∂s` (N/m).
+    pub force_d_s: f64,
+}
+
+/// Where a muscle is: its fibres, forces and curves at one state (for output).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MuscleState {
+    /// Fibre (CE) length (m).
+    pub fibre_length: f64,
+    /// Fibre velocity (m/s, positive lengthening).
+    pub fibre_velocity: f64,
+    /// Pennation angle (rad).
+    pub pennation: f64,
+    /// Active CE force `a F_max f_FL f_FV` (N).
+    pub active_force: f64,
+    /// PEE force (N).
+    pub passive_force: f64,
+    /// Tendon force (N).
+    pub force: f64,
+}
+
+impl HillMuscle {
+    /// The muscle with parameters `p` (see [`HillParams::problem`] for which are valid).
+    pub fn new(p: HillParams) -> Self {
+        let lopt = p.optimal_fibre_length;
+        let vmax = p.vmax * lopt;
+        let strain = p.see_strain * p.tendon_slack_length;
+        let stretch = p.width * lopt;
+        Self {
+            params: p,
+            b: lopt * p.pennation.sin(),
+            vmax,
+            c3: vmax * p.hill_a * (p.gmax - 1.0) / (p.hill_a + 1.0),
+            k_see: p.max_force / (strain * strain),
+            k_pee: p.pee_force * p.max_force / (stretch * stretch),
+        }
+    }
+
+    /// `(L_CE, cos φ, ∂L_CE/∂s, ∂cos φ/∂s)` for contraction state `s` (m).
+    pub fn fibre(&self, s: f64) -> (f64, f64, f64, f64) {
+        if self.b == 0.0 {
+            return (s, 1.0, 1.0, 0.0);
+        }
+        let l = s.hypot(self.b);
+        let cos = s / l;
+        (l, cos, cos, self.b * self.b / (l * l * l))
+    }
+
+    /// The Gaussian force-length curve (eq. 13) and its slope (1/m).
+    pub fn force_length(&self, lce: f64) -> (f64, f64) {
+        let lopt = self.params.optimal_fibre_length;
+        let w = self.params.width * lopt;
+        let x = (lce - lopt) / w;
+        let f = (-x * x).exp();
+        (f, -2.0 * x * f / w)
+    }
+
+    /// The force-velocity curve (eqs. 15-16) and its slope (s/m), for CE velocity `v` (m/s,
+    /// positive lengthening).
+    pub fn force_velocity(&self, v: f64) -> (f64, f64) {
+        let p = &self.params;
+        if v < 0.0 {
+            let d = self.vmax - v / p.hill_a;
+            let f = (self.vmax + v) / d;
+            (f, (1.0 + f / p.hill_a) / d)
+        } else {
+            let d = v + self.c3;
+            let f = (p.gmax * v + self.c3) / d;
+            (f, (p.gmax - f) / d)
+        }
+    }
+
+    /// An elastic element: `k₁ x + k₂ x²` for `x > 0`, `k₁ x` otherwise, and its slope.
+    fn spring(k1: f64, k2: f64, x: f64) -> (f64, f64) {
+        if x > 0.0 { (k1 * x + k2 * x * x, k1 + 2.0 * k2 * x) } else { (k1 * x, k1) }
+    }
+
+    /// SEE force and slope at tendon length `l` (m).
+    pub fn tendon(&self, l: f64) -> (f64, f64) {
+        Self::spring(self.params.k1, self.k_see, l - self.params.tendon_slack_length)
+    }
+
+    /// PEE force and slope at fibre length `lce` (m).
+    pub fn parallel(&self, lce: f64) -> (f64, f64) {
+        Self::spring(self.params.k1, self.k_pee, lce - self.params.pee_slack_length)
+    }
+
+    /// The contraction residual and its partials at active state `a`, contraction state `s` and
+    /// its rate `sdot`, and muscle-tendon (path) length `length` (m).
+    pub fn contraction(&self, a: f64, s: f64, sdot: f64, length: f64) -> Contraction {
+        let p = &self.params;
+        let (lce, cos, dl_ds, dcos_ds) = self.fibre(s);
+        let v = sdot * cos;
+        let (fl, dfl) = self.force_length(lce);
+        let (fv, dfv) = self.force_velocity(v);
+        let (fp, dfp) = self.parallel(lce);
+        let (ft, dft) = self.tendon(length - s);
+        let beta = p.damping * p.max_force / p.optimal_fibre_length;
+        let active = a * p.max_force * fl * fv;
+        let fibre = active + fp;
+        // d(active)/ds through L_CE (force-length) and through L̇_CE = ṡ cos φ (force-velocity)
+        let d_active_ds = a * p.max_force * (dfl * dl_ds * fv + fl * dfv * sdot * dcos_ds);
+        Contraction {
+            residual: ft - fibre * cos - beta * sdot,
+            d_a: -p.max_force * fl * fv * cos,
+            d_s: -dft - (d_active_ds + dfp * dl_ds) * cos - fibre * dcos_ds,
+            d_sdot: -a * p.max_force * fl * dfv * cos * cos - beta,
+            d_length: dft,
+            force: ft,
+            force_d_length: dft,
+            force_d_s: -dft,
+        }
+    }
+
+    /// The activation residual `f_a` and its partials `(∂/∂a, ∂/∂ȧ, ∂/∂u)`.
+    pub fn activation(&self, a: f64, adot: f64, u: f64) -> (f64, f64, f64, f64) {
+        let (ta, td) = (self.params.activation_time, self.params.deactivation_time);
+        let rate = u / ta + (1.0 - u) / td;
+        (adot - rate * (u - a), rate, 1.0, -((1.0 / ta - 1.0 / td) * (u - a) + rate))
+    }
+
+    /// `ȧ` for excitation `u` (eq. 1).
+    pub fn activation_rate(&self, a: f64, u: f64) -> f64 {
+        let (ta, td) = (self.params.activation_time, self.params.deactivation_time);
+        (u / ta + (1.0 - u) / td) * (u - a)
+    }
+
+    /// The contraction state at which the muscle is in isometric equilibrium (`ṡ = 0`,
+    /// `f_s = 0`) at path length `length` and active state `a`, by safeguarded Newton on the
+    /// residual; `None` if there is none with a positive fibre length (the path is too short).
+    pub fn isometric_state(&self, a: f64, length: f64) -> Option<f64> {
+        // bracketed: at a vanishing fibre the stretched tendon pulls harder than the fibres, at
+        // a slack tendon less (bisection keeps the bracket, Newton speeds it up)
+        let (mut lo, mut hi) = (1e-9 * self.params.optimal_fibre_length, length - self.params.tendon_slack_length);
+        let f = |s: f64| self.contraction(a, s, 0.0, length);
+        if hi <= lo {
+            hi = length;
+            if hi <= lo {
+                return None;
+            }
+        }
+        if f(lo).residual < 0.0 {
+            return None;
+        }
+        if f(hi).residual > 0.0 {
+            // still tension at a slack tendon: only the k₁ term pulls; widen to the full length
+            hi = length;
+            if f(hi).residual > 0.0 {
+                return None;
+            }
+        }
+        let mut s = 0.5 * (lo + hi);
+        for _ in 0..200 {
+            let c = f(s);
+            if c.residual > 0.0 {
+                lo = s;
+            } else {
+                hi = s;
+            }
+            if c.residual.abs() <= 1e-12 * self.params.max_force || (hi - lo) < 1e-15 * length {
+                return Some(s);
+            }
+            let newton = s - c.residual / c.d_s;
+            s = if c.d_s < 0.0 && newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
+        }
+        Some(s)
+    }
+
+    /// Fibre length, velocity, pennation and forces at a state, for output.
+    pub fn state(&self, a: f64, s: f64, sdot: f64, length: f64) -> MuscleState {
+        let (lce, cos, _, _) = self.fibre(s);
+        let v = sdot * cos;
+        let active = a * self.params.max_force * self.force_length(lce).0 * self.force_velocity(v).0;
+        MuscleState {
+            fibre_length: lce,
+            fibre_velocity: v,
+            pennation: cos.clamp(-1.0, 1.0).acos(),
+            active_force: active,
+            passive_force: self.parallel(lce).0,
+            force: self.tendon(length - s).0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn muscle(pennation: f64) -> HillMuscle {
+        HillMuscle::new(HillParams::new(500.0, 0.1, 0.2, pennation, 0.015, 0.06))
+    }
+
+    #[test]
+    fn force_velocity_is_continuous_in_value_and_slope_at_zero() {
+        let m = muscle(0.0);
+        let (f0, d0) = m.force_velocity(0.0);
+        let (fm, dm) = m.force_velocity(-1e-12);
+        assert_eq!(f0, 1.0);
+        assert!((fm - 1.0).abs() < 1e-10);
+        // both slopes equal (1 + 1/A)/V_max at 0 by the choice of c₃ (eq. 16)
+        let want = (1.0 + 1.0 / 0.25) / (10.0 * 0.1);
+        assert!((d0 - want).abs() < 1e-12 * want, "{d0} vs {want}");
+        assert!((dm - want).abs() < 1e-9 * want, "{dm} vs {want}");
+        // the curve's limits: 0 at −V_max, g_max far into lengthening
+        assert!(m.force_velocity(-1.0).0.abs() < 1e-15);
+        assert!((m.force_velocity(1e9).0 - 1.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_elastic_elements_reach_their_defining_forces() {
+        let m = muscle(0.0);
+        // SEE: F_max (+ the k₁ term) at 4 % strain
+        let (f, _) = m.tendon(0.2 * 1.04);
+        assert!((f - (500.0 + 10.0 * 0.008)).abs() < 1e-9, "{f}");
+        // PEE: F_max (+ k₁) at an elongation of W L_opt
+        let (f, _) = m.parallel(0.1 * 1.56);
+        assert!((f - (500.0 + 10.0 * 0.056)).abs() < 1e-9, "{f}");
+    }
+
+    #[test]
+    fn the_partials_are_the_residuals_derivatives() {
+        for pen in [0.0, 0.4] {
+            let m = muscle(pen);
+            for (a, s, sdot, l) in [(0.3, 0.098, -0.05, 0.3), (0.9, 0.11, 0.2, 0.315), (0.05, 0.09, 0.0, 0.295)] {
+                let c = m.contraction(a, s, sdot, l);
+                let h = 1e-7;
+                let fd = |f: &dyn Fn(f64) -> f64, x: f64| (f(x + h) - f(x - h)) / (2.0 * h);
+                let r = |a: f64, s: f64, sd: f64, l: f64| m.contraction(a, s, sd, l).residual;
+                let checks = [
+                    (c.d_a, fd(&|x| r(x, s, sdot, l), a)),
+                    (c.d_s, fd(&|x| r(a, x, sdot, l), s)),
+                    (c.d_sdot, fd(&|x| r(a, s, x, l), sdot)),
+                    (c.d_length, fd(&|x| r(a, s, sdot, x), l)),
+                    (c.force_d_s, fd(&|x| m.contraction(a, x, sdot, l).force, s)),
+                    (c.force_d_length, fd(&|x| m.contraction(a, s, sdot, x).force, l)),
+                ];
+                for (k, (exact, numeric)) in checks.iter().enumerate() {
+                    assert!((exact - numeric).abs() < 1e-5 * (1.0 + exact.abs()), "{k}: {exact} vs {numeric}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_active_force_is_the_appendix_formula() {
+        // a fully active fibre at optimal length, no pennation, moving at constant velocity v:
+        // the CE's force is F_max f_FV(v), written here from eq. 15 directly
+        let m = muscle(0.0);
+        let (vmax, a, g) = (1.0, 0.25, 1.5);
+        let c3 = vmax * a * (g - 1.0) / (a + 1.0);
+        for v in [-0.8, -0.3, -0.01, 0.0, 0.05, 0.4, 2.0] {
+            let fv = if v <= 0.0 { (vmax + v) / (vmax - v / a) } else { (g * v + c3) / (v + c3) };
+            let st = m.state(1.0, 0.1, v, 0.3);
+            assert!((st.active_force - 500.0 * fv).abs() < 1e-10, "v = {v}");
+            assert_eq!(st.passive_force, 0.0);
+        }
+    }
+
+    #[test]
+    fn isometric_equilibrium_balances_the_branches() {
+        for pen in [0.0, 0.35] {
+            let m = muscle(pen);
+            for (a, l) in [(1.0, 0.3), (0.2, 0.32), (0.0, 0.35), (1.0, 0.36)] {
+                let s = m.isometric_state(a, l).expect("an equilibrium");
+                let st = m.state(a, s, 0.0, l);
+                let cos = st.pennation.cos();
+                let fl = (-((st.fibre_length - 0.1) / 0.056).powi(2)).exp();
+                let balance = st.force - (a * 500.0 * fl + st.passive_force) * cos;
+                assert!(balance.abs() < 1e-9, "pen {pen} a {a} l {l}: {balance}");
+            }
+        }
+    }
+
+    #[test]
+    fn activation_partials() {
+        let m = muscle(0.0);
+        let (u, a, ad) = (0.7, 0.2, 3.0);
+        let (f, da, dad, du) = m.activation(a, ad, u);
+        assert!((f - (ad - m.activation_rate(a, u))).abs() < 1e-14);
+        let h = 1e-7;
+        let fd = |g: &dyn Fn(f64) -> f64, x: f64| (g(x + h) - g(x - h)) / (2.0 * h);
+        assert!((da - fd(&|x| m.activation(x, ad, u).0, a)).abs() < 1e-6);
+        assert_eq!(dad, 1.0);
+        assert!((du - fd(&|x| m.activation(a, ad, x).0, u)).abs() < 1e-6);
+    }
+}

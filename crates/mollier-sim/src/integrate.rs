@@ -1,0 +1,269 @@
+//! Time integration of a [`Musculoskeletal`] system: the linearly implicit (Rosenbrock) step of
+//! seed 002, eq. 8, and an explicit, variable-step reference (Dormand-Prince 5(4)) for accuracy
+//! checks.
+//!
+//! The Rosenbrock step linearizes backward Euler, `f(x_{n+1}, (x_{n+1} − x_n)/h, u_{n+1}) = 0`,
+//! about `(x_n, ẋ_n, u_n)`:
+//! ```text
+//! (∂f/∂x + ∂f/∂ẋ / h) Δx = ∂f/∂ẋ ẋ_n − f(x_n, ẋ_n, u_n) − ∂f/∂u (u_{n+1} − u_n)
+//! x_{n+1} = x_n + Δx,   ẋ_{n+1} = Δx / h
+//! ```
+//! one linear solve per step, no iteration: first order, L-stable for the stiff muscle and contact
+//! dynamics. The reference integrates the explicit form `ẋ = F(x, u)`: `v̇` from the equations of
+//! motion, `ṡ` from the contraction residual solved for it (it is strictly monotone in `ṡ`: the
+//! force-velocity curve rises and the CE has a viscosity), `ȧ` from eq. 1.
+
+use crate::hill::HillMuscle;
+use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_dense};
+
+/// A state of the system and its rate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    /// Time (s).
+    pub t: f64,
+    /// `x = (q, v, s, a)`.
+    pub x: Vec<f64>,
+    /// `ẋ`.
+    pub xd: Vec<f64>,
+}
+
+/// Excitations as a function of time: fills `u` (one per muscle, 0…1) at time `t` (s).
+pub type Excitation<'a> = &'a dyn Fn(f64, &mut [f64]);
+
+impl Musculoskeletal<'_> {
+    /// The state at rest at coordinates `q` and time `t`: `v = 0`, each muscle's active state
+    /// equal to its excitation and its fibres in isometric equilibrium at the path length, and
+    /// `ẋ` consistent with it (`v̇` from the equations of motion, `ṡ = ȧ = 0`).
+    pub fn rest_state(&self, ws: &mut Workspace, q: &[f64], t: f64, u: &[f64]) -> Result<State, SimError> {
+        let l = self.layout();
+        let mut x = vec![0.0; l.len()];
+        x[..l.n].copy_from_slice(q);
+        let xd = vec![0.0; l.len()];
+        // the path lengths at q: a first evaluation with any muscle states
+        for k in 0..l.m {
+            x[l.a() + k] = u[k].clamp(0.0, 1.0);
+            x[l.s() + k] = self.muscles[k].hill.params.optimal_fibre_length;
+        }
+        let lin = self.linearize(ws, &x, &xd, u)?;
+        for (k, mu) in self.muscles.iter().enumerate() {
+            let s = mu
+                .hill
+                .isometric_state(x[l.a() + k], lin.length[k])
+                .ok_or_else(|| SimError::NoEquilibrium(mu.name.clone(), lin.length[k]))?;
+            x[l.s() + k] = s;
+        }
+        let mut state = State { t, x, xd };
+        state.xd = self.rates(ws, &state.x, t, &|_, w: &mut [f64]| w.copy_from_slice(u))?;
+        Ok(state)
+    }
+
+    /// One Rosenbrock step of size `h` (s) from `state` under excitations `u`; returns the next
+    /// state and the linearization at `state` (its muscle forces, lengths and residual).
+    pub fn rosenbrock_step(
+        &self,
+        ws: &mut Workspace,
+        state: &State,
+        h: f64,
+        u: Excitation<'_>,
+    ) -> Result<(State, Linearization), SimError> {
+        let l = self.layout();
+        let (mut u0, mut u1) = (vec![0.0; l.m], vec![0.0; l.m]);
+        u(state.t, &mut u0);
+        u(state.t + h, &mut u1);
+        let lin = self.linearize(ws, &state.x, &state.xd, &u0)?;
+        let xd = &state.xd;
+        let mut rhs = vec![0.0; l.len()];
+        for i in 0..l.n {
+            rhs[i] = xd[i] - lin.f[i];
+            let mv: f64 = (0..l.n).map(|j| lin.mass[(i, j)] * xd[l.n + j]).sum();
+            rhs[l.n + i] = mv - lin.f[l.n + i];
+        }
+        for k in 0..l.m {
+            let (rs, ra) = (l.s() + k, l.a() + k);
+            rhs[rs] = lin.contraction[k].d_sdot * xd[rs] - lin.f[rs];
+            rhs[ra] = xd[ra] - lin.f[ra] - lin.activation[k].1 * (u1[k] - u0[k]);
+        }
+        let dx = lin.solve(h, &rhs)?;
+        let x: Vec<f64> = state.x.iter().zip(&dx).map(|(a, d)| a + d).collect();
+        let xd: Vec<f64> = dx.iter().map(|d| d / h).collect();
+        if let Some(i) = x.iter().chain(&xd).position(|v| !v.is_finite()) {
+            return Err(SimError::NonFinite(self.state_name(i % l.len())));
+        }
+        Ok((State { t: state.t + h, x, xd }, lin))
+    }
+
+    /// The name of state variable `i`: `q:NAME`, `v:NAME`, `s:MUSCLE`, `a:MUSCLE`.
+    pub fn state_name(&self, i: usize) -> String {
+        let l = self.layout();
+        if i < l.n {
+            format!("q:{}", self.model.input_name(i))
+        } else if i < 2 * l.n {
+            format!("v:{}", self.model.input_name(i - l.n))
+        } else if i < l.a() {
+            format!("s:{}", self.muscles[i - l.s()].name)
+        } else {
+            format!("a:{}", self.muscles[i - l.a()].name)
+        }
+    }
+
+    /// The explicit rates `ẋ = F(x, u(t))`.
+    pub fn rates(&self, ws: &mut Workspace, x: &[f64], t: f64, u: Excitation<'_>) -> Result<Vec<f64>, SimError> {
+        let l = self.layout();
+        let mut uu = vec![0.0; l.m];
+        u(t, &mut uu);
+        let zero = vec![0.0; l.len()];
+        // at ẋ = 0 the v rows of f are the generalized forces that v̇ must balance: M̄ v̇ = −f_v
+        let lin = self.linearize(ws, x, &zero, &uu)?;
+        let mut xd = vec![0.0; l.len()];
+        xd[..l.n].copy_from_slice(&x[l.n..2 * l.n]);
+        let rhs: Vec<f64> = (0..l.n).map(|i| -lin.f[l.n + i]).collect();
+        let vdot = solve_dense(&lin.mass, &rhs).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
+        xd[l.n..2 * l.n].copy_from_slice(&vdot);
+        for (k, mu) in self.muscles.iter().enumerate() {
+            let (s, a) = (x[l.s() + k], x[l.a() + k]);
+            xd[l.s() + k] = contraction_rate(&mu.hill, a, s, lin.length[k])
+                .ok_or_else(|| SimError::NonFinite(format!("s:{} (no contraction rate)", mu.name)))?;
+            xd[l.a() + k] = mu.hill.activation_rate(a, uu[k]);
+        }
+        Ok(xd)
+    }
+
+    /// Integrate from `state` to time `t_end` with the explicit Dormand-Prince 5(4) pair and
+    /// error control (relative `rtol`, absolute `atol` per component), calling `out` at every
+    /// multiple of `every` (s) by dense (Hermite) output between accepted steps. Returns the
+    /// number of accepted steps.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reference(
+        &self,
+        ws: &mut Workspace,
+        state: &State,
+        t_end: f64,
+        rtol: f64,
+        atol: f64,
+        every: f64,
+        u: Excitation<'_>,
+        out: &mut dyn FnMut(f64, &[f64]),
+    ) -> Result<usize, SimError> {
+        let (mut t, mut x) = (state.t, state.x.clone());
+        let mut k1 = self.rates(ws, &x, t, u)?;
+        let mut h = (t_end - t).min(1e-4).max(1e-12);
+        let mut next = t;
+        let mut accepted = 0;
+        out(t, &x);
+        next += every;
+        while t < t_end - 1e-15 * t_end.abs().max(1.0) {
+            h = h.min(t_end - t);
+            let (x5, err, k7) = dopri_step(self, ws, t, &x, &k1, h, u)?;
+            let scale_err = x
+                .iter()
+                .zip(&x5)
+                .zip(&err)
+                .map(|((a, b), e)| {
+                    let sc = atol + rtol * a.abs().max(b.abs());
+                    (e / sc) * (e / sc)
+                })
+                .sum::<f64>();
+            let norm = (scale_err / x.len().max(1) as f64).sqrt();
+            if norm <= 1.0 {
+                // outputs inside the step by cubic Hermite interpolation of (x, k1) and (x5, k7)
+                while next <= t + h + 1e-12 * h {
+                    let th = ((next - t) / h).clamp(0.0, 1.0);
+                    let (h00, h10, h01, h11) = (
+                        2.0 * th.powi(3) - 3.0 * th * th + 1.0,
+                        th.powi(3) - 2.0 * th * th + th,
+                        -2.0 * th.powi(3) + 3.0 * th * th,
+                        th.powi(3) - th * th,
+                    );
+                    let xi: Vec<f64> = (0..x.len())
+                        .map(|i| h00 * x[i] + h10 * h * k1[i] + h01 * x5[i] + h11 * h * k7[i])
+                        .collect();
+                    out(next, &xi);
+                    next += every;
+                }
+                t += h;
+                x = x5;
+                k1 = k7;
+                accepted += 1;
+            }
+            let factor = if norm == 0.0 { 5.0 } else { (0.9 * norm.powf(-0.2)).clamp(0.2, 5.0) };
+            h *= factor;
+            if h < 1e-14 {
+                return Err(SimError::NonFinite("the reference integrator's step vanished".into()));
+            }
+        }
+        Ok(accepted)
+    }
+}
+
+/// The `ṡ` at which the contraction residual vanishes (it decreases strictly in `ṡ`).
+pub fn contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64) -> Option<f64> {
+    let r = |sd: f64| hill.contraction(a, s, sd, length);
+    let vmax = hill.params.vmax * hill.params.optimal_fibre_length;
+    let (mut lo, mut hi) = (-vmax, vmax);
+    while r(lo).residual < 0.0 {
+        lo *= 4.0;
+        if !lo.is_finite() || lo < -1e12 {
+            return None;
+        }
+    }
+    while r(hi).residual > 0.0 {
+        hi *= 4.0;
+        if !hi.is_finite() || hi > 1e12 {
+            return None;
+        }
+    }
+    let mut sd = 0.0f64.clamp(lo, hi);
+    for _ in 0..200 {
+        let c = r(sd);
+        if c.residual.abs() <= 1e-13 * hill.params.max_force || hi - lo <= 1e-15 * vmax {
+            return Some(sd);
+        }
+        if c.residual > 0.0 {
+            lo = sd;
+        } else {
+            hi = sd;
+        }
+        let newton = sd - c.residual / c.d_sdot;
+        sd = if newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
+    }
+    Some(sd)
+}
+
+// Dormand-Prince 5(4) tableau
+const C: [f64; 7] = [0.0, 1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0, 1.0];
+const A: [[f64; 6]; 7] = [
+    [0.0; 6],
+    [1.0 / 5.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    [3.0 / 40.0, 9.0 / 40.0, 0.0, 0.0, 0.0, 0.0],
+    [44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0, 0.0, 0.0, 0.0],
+    [19372.0 / 6561.0, -25360.0 / 2187.0, 64448.0 / 6561.0, -212.0 / 729.0, 0.0, 0.0],
+    [9017.0 / 3168.0, -355.0 / 33.0, 46732.0 / 5247.0, 49.0 / 176.0, -5103.0 / 18656.0, 0.0],
+    [35.0 / 384.0, 0.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0],
+];
+const B5: [f64; 7] = [35.0 / 384.0, 0.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0, 0.0];
+const B4: [f64; 7] =
+    [5179.0 / 57600.0, 0.0, 7571.0 / 16695.0, 393.0 / 640.0, -92097.0 / 339200.0, 187.0 / 2100.0, 1.0 / 40.0];
+
+type DopriOut = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+fn dopri_step(
+    sys: &Musculoskeletal<'_>,
+    ws: &mut Workspace,
+    t: f64,
+    x: &[f64],
+    k1: &[f64],
+    h: f64,
+    u: Excitation<'_>,
+) -> Result<DopriOut, SimError> {
+    let n = x.len();
+    let mut k: Vec<Vec<f64>> = vec![k1.to_vec()];
+    for stage in 1..7 {
+        let xi: Vec<f64> =
+            (0..n).map(|i| x[i] + h * (0..stage).map(|j| A[stage][j] * k[j][i]).sum::<f64>()).collect();
+        k.push(sys.rates(ws, &xi, t + C[stage] * h, u)?);
+    }
+    let x5: Vec<f64> = (0..n).map(|i| x[i] + h * (0..7).map(|j| B5[j] * k[j][i]).sum::<f64>()).collect();
+    let err: Vec<f64> = (0..n).map(|i| h * (0..7).map(|j| (B5[j] - B4[j]) * k[j][i]).sum::<f64>()).collect();
+    let k7 = k.pop().expect("seven stages");
+    Ok((x5, err, k7))
+}

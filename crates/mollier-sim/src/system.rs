@@ -1,0 +1,315 @@
+//! A mechanism with Hill muscles on its paths as one implicit first-order system
+//! `f(x, ẋ, u) = 0` (seed 002, eq. 7), with its exact partials, and the linear solve of the
+//! Rosenbrock step by eliminating the muscles' states.
+//!
+//! State `x = (q, v, s, a)`: the generalized coordinates (n), their rates (n), and per muscle the
+//! contraction state `s` and the active state `a` (m each); `u` the m excitations. The residual
+//! is, in this order,
+//! ```text
+//! f_q = q̇ − v
+//! f_v = M̄ v̇ + c − DF_xᵀ f + DF_eᵀ σ + Σ_m F_m ∂L_m/∂q      (the muscle pulls its path shorter)
+//! f_s = the contraction residual of each muscle at its path length L_m(q)    (hill.rs)
+//! f_a = the activation residual of each muscle
+//! ```
+//! `∂f/∂ẋ` is block diagonal but for `M̄`; `∂f/∂u` touches `f_a` only. A path's length and its
+//! derivatives are the path element's mode and transfer functions: `L_m = L_ref + e_m`,
+//! `∂L_m/∂q = DF_e` row, `∂²L_m/∂q² = D²F_e` row. The muscle needs nothing else of the path.
+
+use faer::Mat;
+use mollier_core::data::pair_index;
+use mollier_core::kinematics::{KinematicsError, solve_positions};
+use mollier_core::linearize::linearize_motion;
+use mollier_core::{Data, ModeId, Model};
+
+use crate::hill::{Contraction, HillMuscle};
+
+/// A muscle on a path: the path's length mode and its Hill model.
+#[derive(Clone, Debug)]
+pub struct Muscle {
+    /// Name, for output.
+    pub name: String,
+    /// The path's elongation mode (free).
+    pub mode: ModeId,
+    /// The path's length in the initial configuration (m): `L = reference + e`.
+    pub reference_length: f64,
+    /// The muscle model.
+    pub hill: HillMuscle,
+}
+
+/// A mechanism and its muscles (immutable).
+#[derive(Debug)]
+pub struct Musculoskeletal<'m> {
+    /// The kernel model.
+    pub model: &'m Model,
+    /// The muscles.
+    pub muscles: Vec<Muscle>,
+}
+
+/// Why a step or an evaluation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The kernel could not solve or differentiate the configuration.
+    #[error(transparent)]
+    Kinematics(#[from] KinematicsError),
+    /// The iteration matrix of the step is singular.
+    #[error("the step's iteration matrix is singular{0}")]
+    Singular(String),
+    /// A state became NaN or infinite.
+    #[error("the state is no longer finite: {0}")]
+    NonFinite(String),
+    /// A muscle has no isometric equilibrium at its path length (the path is shorter than the
+    /// tendon and fibres can be).
+    #[error("muscle `{0}` has no equilibrium at its path length {1:.6} m")]
+    NoEquilibrium(String, f64),
+}
+
+/// Index ranges of the state vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Generalized coordinates.
+    pub n: usize,
+    /// Muscles.
+    pub m: usize,
+}
+
+impl Layout {
+    /// Length of `x`.
+    pub fn len(&self) -> usize {
+        2 * self.n + 2 * self.m
+    }
+    /// Always false: a system has at least its coordinates (or is empty, and then true).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Offset of `v`.
+    pub fn v(&self) -> usize {
+        self.n
+    }
+    /// Offset of `s`.
+    pub fn s(&self) -> usize {
+        2 * self.n
+    }
+    /// Offset of `a`.
+    pub fn a(&self) -> usize {
+        2 * self.n + self.m
+    }
+}
+
+/// The residual at one `(x, ẋ, u)` and everything its partials and the muscles' outputs need.
+#[derive(Clone, Debug)]
+pub struct Linearization {
+    /// The layout of `x`.
+    pub layout: Layout,
+    /// `f` (len).
+    pub f: Vec<f64>,
+    /// `M̄` (n x n).
+    pub mass: Mat<f64>,
+    /// `∂f_v/∂q` (n x n), muscles included.
+    pub fv_q: Mat<f64>,
+    /// `∂f_v/∂v` (n x n).
+    pub fv_v: Mat<f64>,
+    /// `∂L_m/∂q` (m rows of n).
+    pub grad: Vec<Vec<f64>>,
+    /// Path lengths (m).
+    pub length: Vec<f64>,
+    /// Contraction residuals and partials per muscle.
+    pub contraction: Vec<Contraction>,
+    /// Activation partials per muscle: `(∂f_a/∂a, ∂f_a/∂u)` (`∂f_a/∂ȧ = 1`).
+    pub activation: Vec<(f64, f64)>,
+}
+
+/// The workspace of a system: the kernel's `Data`.
+pub struct Workspace {
+    /// The kernel's data for the last configuration.
+    pub data: Data,
+}
+
+impl<'m> Musculoskeletal<'m> {
+    /// The system of `model` with `muscles`.
+    pub fn new(model: &'m Model, muscles: Vec<Muscle>) -> Self {
+        Self { model, muscles }
+    }
+
+    /// The state layout.
+    pub fn layout(&self) -> Layout {
+        Layout { n: self.model.n_q(), m: self.muscles.len() }
+    }
+
+    /// A workspace for this system.
+    pub fn workspace(&self) -> Workspace {
+        Workspace { data: Data::new(self.model) }
+    }
+
+    /// Evaluate `f(x, ẋ, u)` and its partials.
+    pub fn linearize(&self, ws: &mut Workspace, x: &[f64], xd: &[f64], u: &[f64]) -> Result<Linearization, SimError> {
+        let layout = self.layout();
+        let Layout { n, m } = layout;
+        let (q, v) = (&x[..n], &x[n..2 * n]);
+        solve_positions(self.model, &mut ws.data, q)?;
+        let lin = linearize_motion(self.model, &mut ws.data, v, &xd[n..2 * n])?;
+        let mut f = vec![0.0; layout.len()];
+        for i in 0..n {
+            f[i] = xd[i] - v[i];
+            f[n + i] = lin.residual[i];
+        }
+        let mut fv_q = lin.d_q;
+        let data = &ws.data;
+        let (dfe, d2e) = (data.df_e(), data.d2f_e());
+        let mut grad = Vec::with_capacity(m);
+        let mut length = Vec::with_capacity(m);
+        let mut contraction = Vec::with_capacity(m);
+        let mut activation = Vec::with_capacity(m);
+        for (k, mu) in self.muscles.iter().enumerate() {
+            let r = mu.mode.index();
+            let g: Vec<f64> = (0..n).map(|j| dfe[(r, j)]).collect();
+            let l = mu.reference_length + data.e()[r];
+            let (s, a) = (x[layout.s() + k], x[layout.a() + k]);
+            let c = mu.hill.contraction(a, s, xd[layout.s() + k], l);
+            let (fa, da, _, du) = mu.hill.activation(a, xd[layout.a() + k], u[k]);
+            f[layout.s() + k] = c.residual;
+            f[layout.a() + k] = fa;
+            for i in 0..n {
+                f[n + i] += c.force * g[i];
+                for j in 0..n {
+                    fv_q[(i, j)] += c.force * d2e[(r, pair_index(i, j, n))] + c.force_d_length * g[i] * g[j];
+                }
+            }
+            grad.push(g);
+            length.push(l);
+            contraction.push(c);
+            activation.push((da, du));
+        }
+        Ok(Linearization { layout, f, mass: lin.mass, fv_q, fv_v: lin.d_v, grad, length, contraction, activation })
+    }
+}
+
+impl Linearization {
+    /// `∂f/∂x`, `∂f/∂ẋ` and `∂f/∂u` as dense matrices (len x len, len x len, len x m), for tests
+    /// and inspection; the step uses the blocks.
+    pub fn dense(&self) -> (Mat<f64>, Mat<f64>, Mat<f64>) {
+        let l = self.layout;
+        let (n, m, len) = (l.n, l.m, l.len());
+        let mut fx = Mat::<f64>::zeros(len, len);
+        let mut fxd = Mat::<f64>::zeros(len, len);
+        let mut fu = Mat::<f64>::zeros(len, m);
+        for i in 0..n {
+            fx[(i, n + i)] = -1.0;
+            fxd[(i, i)] = 1.0;
+            for j in 0..n {
+                fx[(n + i, j)] = self.fv_q[(i, j)];
+                fx[(n + i, n + j)] = self.fv_v[(i, j)];
+                fxd[(n + i, n + j)] = self.mass[(i, j)];
+            }
+        }
+        for k in 0..m {
+            let c = &self.contraction[k];
+            let (rs, ra) = (l.s() + k, l.a() + k);
+            for i in 0..n {
+                fx[(n + i, rs)] = c.force_d_s * self.grad[k][i];
+                fx[(rs, i)] = c.d_length * self.grad[k][i];
+            }
+            fx[(rs, rs)] = c.d_s;
+            fx[(rs, ra)] = c.d_a;
+            fxd[(rs, rs)] = c.d_sdot;
+            fx[(ra, ra)] = self.activation[k].0;
+            fxd[(ra, ra)] = 1.0;
+            fu[(ra, k)] = self.activation[k].1;
+        }
+        (fx, fxd, fu)
+    }
+
+    /// Solve `(∂f/∂x + ∂f/∂ẋ / h) Δ = rhs` by eliminating, in turn, the activations (diagonal),
+    /// the contraction states (one per muscle, coupled to `q` only), and `v` (`Δv = Δq/h − r_q`):
+    /// what is left is one dense n x n system. `O(m n² + n³)`.
+    pub fn solve(&self, h: f64, rhs: &[f64]) -> Result<Vec<f64>, SimError> {
+        let l = self.layout;
+        let (n, m) = (l.n, l.m);
+        let mut out = vec![0.0; l.len()];
+        // activations: (∂f_a/∂a + 1/h) Δa = r_a
+        for k in 0..m {
+            let d = self.activation[k].0 + 1.0 / h;
+            out[l.a() + k] = rhs[l.a() + k] / d;
+        }
+        // contraction: A_ss Δs + c.d_a Δa + c.d_length g·Δq = r_s  →  Δs = (b_s − c.d_length g·Δq) / A_ss
+        let mut b_s = vec![0.0; m];
+        let mut a_ss = vec![0.0; m];
+        for k in 0..m {
+            let c = &self.contraction[k];
+            a_ss[k] = c.d_s + c.d_sdot / h;
+            if a_ss[k] == 0.0 || !a_ss[k].is_finite() {
+                return Err(SimError::Singular(format!(" (contraction of muscle #{k})")));
+            }
+            b_s[k] = rhs[l.s() + k] - c.d_a * out[l.a() + k];
+        }
+        // v rows with Δv = Δq/h − r_q:
+        // (f_vq + f_vv/h + M/h² − Σ F_s d_L g gᵀ / A_ss) Δq = r_v + (f_vv + M/h) r_q − Σ F_s g b_s / A_ss
+        let mut k_mat = Mat::<f64>::zeros(n, n);
+        let mut b = vec![0.0; n];
+        for i in 0..n {
+            let mut bi = rhs[n + i];
+            for j in 0..n {
+                let fvv = self.fv_v[(i, j)] + self.mass[(i, j)] / h;
+                k_mat[(i, j)] = self.fv_q[(i, j)] + fvv / h;
+                bi += fvv * rhs[j];
+            }
+            b[i] = bi;
+        }
+        for k in 0..m {
+            let c = &self.contraction[k];
+            let g = &self.grad[k];
+            let w = c.force_d_s / a_ss[k];
+            for i in 0..n {
+                b[i] -= w * g[i] * b_s[k];
+                for j in 0..n {
+                    k_mat[(i, j)] -= w * c.d_length * g[i] * g[j];
+                }
+            }
+        }
+        let dq = solve_dense(&k_mat, &b).ok_or_else(|| SimError::Singular(String::new()))?;
+        for i in 0..n {
+            out[i] = dq[i];
+            out[n + i] = dq[i] / h - rhs[i];
+        }
+        for k in 0..m {
+            let c = &self.contraction[k];
+            let gq: f64 = (0..n).map(|j| self.grad[k][j] * dq[j]).sum();
+            out[l.s() + k] = (b_s[k] - c.d_length * gq) / a_ss[k];
+        }
+        Ok(out)
+    }
+}
+
+/// Solve a small dense system by LU with partial pivoting; `None` when singular.
+pub fn solve_dense(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
+    let n = a.nrows();
+    let mut m: Vec<f64> = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
+    let mut x = b.to_vec();
+    let scale = m.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+    for c in 0..n {
+        let p = (c..n).max_by(|&i, &j| m[i * n + c].abs().total_cmp(&m[j * n + c].abs()))?;
+        if !(m[p * n + c].abs() > 1e-14 * scale) {
+            return None;
+        }
+        if p != c {
+            for k in 0..n {
+                m.swap(p * n + k, c * n + k);
+            }
+            x.swap(p, c);
+        }
+        let d = m[c * n + c];
+        for i in c + 1..n {
+            let f = m[i * n + c] / d;
+            if f != 0.0 {
+                for k in c..n {
+                    m[i * n + k] -= f * m[c * n + k];
+                }
+                x[i] -= f * x[c];
+            }
+        }
+    }
+    for c in (0..n).rev() {
+        let s: f64 = (c + 1..n).map(|k| m[c * n + k] * x[k]).sum();
+        x[c] = (x[c] - s) / m[c * n + c];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}

@@ -1,0 +1,290 @@
+//! Forward dynamics with Hill muscles: the model file's `[muscles]`, excitation files, and a
+//! simulation run on [`mollier_sim`] that the front ends share.
+
+use std::path::Path;
+
+use mollier_format::{Diagnostic, Diagnostics};
+use mollier_sim::{HillMuscle, HillParams, Muscle, Musculoskeletal, SimError, State, Workspace};
+
+use crate::compile::Compiled;
+use crate::load_sharing::{Context, path_mode};
+use crate::motion::{any_table, at};
+
+/// Default activation time constant (s) when a muscle gives none.
+pub const DEFAULT_ACTIVATION_TIME: f64 = 0.015;
+/// Default deactivation time constant (s) when a muscle gives none.
+pub const DEFAULT_DEACTIVATION_TIME: f64 = 0.060;
+
+/// Compile the `[muscles]` section; every problem found, placed at its field.
+pub(crate) fn compile(cx: &Context<'_>) -> Result<Vec<Muscle>, Vec<Diagnostic>> {
+    let spec = cx.doc.spec();
+    let units = &spec.units;
+    let mut out = Vec::with_capacity(spec.muscles.len());
+    let mut errors = Vec::new();
+    for (name, m) in spec.muscles.iter() {
+        let base = format!("muscles.{name}");
+        let path = m.path.as_deref().unwrap_or(name);
+        let (_, mode, reference_length) = match path_mode(cx, path) {
+            Ok(p) => p,
+            Err((message, hint)) => {
+                let field = if m.path.is_some() { format!("{base}.path") } else { base.clone() };
+                let hint = if m.path.is_some() {
+                    hint
+                } else {
+                    format!("{hint}; or name the element with `path = \"...\"`")
+                };
+                errors.push(cx.doc.error(&field, message, hint));
+                continue;
+            }
+        };
+        if let Some(other) = out.iter().find(|o: &&Muscle| o.mode == mode) {
+            errors.push(cx.doc.error(
+                &base,
+                format!("muscle `{}` already acts along `{path}`", other.name),
+                "give each muscle its own path element",
+            ));
+            continue;
+        }
+        let lopt = units.length_to_si(m.optimal_fibre_length);
+        let mut p = HillParams::new(
+            m.max_force,
+            lopt,
+            units.length_to_si(m.tendon_slack_length),
+            m.pennation.unwrap_or(0.0) * units.angle_factor(),
+            m.activation_time.unwrap_or(DEFAULT_ACTIVATION_TIME),
+            m.deactivation_time.unwrap_or(DEFAULT_DEACTIVATION_TIME),
+        );
+        p.pee_slack_length = m.pee_slack_length.map_or(lopt, |l| units.length_to_si(l));
+        if let Some((field, why)) = p.problem() {
+            errors.push(cx.doc.error(&format!("{base}.{field}"), format!("`{field}` {why}"), "see `mollier schema`"));
+            continue;
+        }
+        out.push(Muscle { name: name.to_string(), mode, reference_length, hill: HillMuscle::new(p) });
+    }
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// Excitations read from a file: a time column and one column per muscle, values in [0, 1],
+/// interpolated linearly in time and held constant beyond the ends.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Excitations {
+    /// Times (s), increasing.
+    pub time: Vec<f64>,
+    /// `values[k][i]`: muscle `k` (the model's order) at time `i`.
+    pub values: Vec<Vec<f64>>,
+    /// Muscles the file has no column for (their excitation is 0).
+    pub missing: Vec<String>,
+}
+
+impl Excitations {
+    /// Zero excitation for every muscle.
+    pub fn zero(compiled: &Compiled) -> Self {
+        Self {
+            time: vec![0.0],
+            values: vec![vec![0.0]; compiled.muscles.len()],
+            missing: compiled.muscles.iter().map(|m| m.name.clone()).collect(),
+        }
+    }
+
+    /// The excitations at time `t` (s) into `u`.
+    pub fn at(&self, t: f64, u: &mut [f64]) {
+        let n = self.time.len();
+        let i = self.time.partition_point(|&x| x <= t);
+        for (k, v) in self.values.iter().enumerate() {
+            u[k] = if i == 0 {
+                v[0]
+            } else if i >= n {
+                v[n - 1]
+            } else {
+                let w = (t - self.time[i - 1]) / (self.time[i] - self.time[i - 1]);
+                v[i - 1] + w * (v[i] - v[i - 1])
+            };
+        }
+    }
+
+    /// Read an excitation file (CSV, or an OpenSim `.sto`/`.mot` with its header): a `time`
+    /// column (s, increasing) and a column per muscle named as in `[muscles]`, values in [0, 1].
+    /// Problems are located at `file:line:col`.
+    pub fn read(path: &Path, compiled: &Compiled) -> Result<Self, Diagnostics> {
+        let text = mollier_format::read_text(path, "excitation file")?;
+        Self::parse(&path.display().to_string(), &text, compiled)
+    }
+
+    /// Parse the text of an excitation file named `file` (see [`Self::read`]).
+    pub fn parse(file: &str, text: &str, compiled: &Compiled) -> Result<Self, Diagnostics> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let t = any_table(file, text)?;
+        let err = |offset: usize, field: &str, message: String, hint: &str| {
+            Diagnostics(vec![*at(file, text, offset, field, message, hint)])
+        };
+        let time_col = t.header.iter().position(|h| h == "time").ok_or_else(|| {
+            err(t.header_at, "", "no `time` column".into(), "the first line names the columns: time, then one per muscle")
+        })?;
+        let names: Vec<&str> = compiled.muscles.iter().map(|m| m.name.as_str()).collect();
+        let mut cols = vec![None; names.len()];
+        for (c, h) in t.header.iter().enumerate() {
+            if c == time_col {
+                continue;
+            }
+            if t.header[..c].contains(h) {
+                return Err(err(t.header_at, h, format!("column `{h}` appears twice"), "delete one of them"));
+            }
+            match names.iter().position(|n| n == h) {
+                Some(k) => cols[k] = Some(c),
+                None => {
+                    let hint = match crate::compile::suggest(h, names.iter().copied()) {
+                        Some(s) => format!("did you mean `{s}`? the model's muscles: {}", names.join(", ")),
+                        None => format!("the model's muscles: {}", names.join(", ")),
+                    };
+                    return Err(err(t.header_at, h, format!("`{h}` is not a muscle of the model"), &hint));
+                }
+            }
+        }
+        if t.rows.is_empty() {
+            return Err(err(t.header_at, "", "the file has no rows".into(), "give at least one row of excitations"));
+        }
+        let mut time = Vec::with_capacity(t.rows.len());
+        let mut values = vec![Vec::with_capacity(t.rows.len()); names.len()];
+        for (offset, row) in &t.rows {
+            if row.len() != t.header.len() {
+                return Err(err(
+                    *offset,
+                    "",
+                    format!("{} values for {} columns", row.len(), t.header.len()),
+                    "one value per column",
+                ));
+            }
+            let cell = |c: usize| t.cell_offset(text, *offset, c);
+            let tv: f64 = row[time_col].parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
+                err(cell(time_col), "time", format!("`{}` is not a time", &row[time_col]), "a number of seconds")
+            })?;
+            if let Some(&prev) = time.last() {
+                if tv <= prev {
+                    return Err(err(
+                        cell(time_col),
+                        "time",
+                        format!("time {tv} does not increase (previous {prev})"),
+                        "rows are in increasing time",
+                    ));
+                }
+            }
+            time.push(tv);
+            for (k, c) in cols.iter().enumerate() {
+                let v = match c {
+                    None => 0.0,
+                    Some(c) => {
+                        let raw = &row[*c];
+                        match raw.parse::<f64>() {
+                            Ok(v) if (0.0..=1.0).contains(&v) => v,
+                            Ok(v) if v.is_finite() => {
+                                return Err(err(
+                                    cell(*c),
+                                    names[k],
+                                    format!("excitation {v} of `{}` is outside [0, 1]", names[k]),
+                                    "an excitation is a fraction of full neural drive, from 0 to 1",
+                                ));
+                            }
+                            _ => {
+                                return Err(err(
+                                    cell(*c),
+                                    names[k],
+                                    format!("`{raw}` is not an excitation"),
+                                    "write a number from 0 to 1",
+                                ));
+                            }
+                        }
+                    }
+                };
+                values[k].push(v);
+            }
+        }
+        let missing = cols.iter().zip(&names).filter(|(c, _)| c.is_none()).map(|(_, n)| n.to_string()).collect();
+        Ok(Self { time, values, missing })
+    }
+}
+
+/// A forward simulation of a compiled model with its muscles, step by step.
+pub struct ForwardRun<'a> {
+    system: Musculoskeletal<'a>,
+    ws: Workspace,
+    excitations: Excitations,
+    step: f64,
+    state: State,
+}
+
+/// What the run reports of one state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForwardFrame {
+    /// Time (s).
+    pub time: f64,
+    /// The state `(q, v, s, a)`.
+    pub x: Vec<f64>,
+    /// Per muscle: excitation, active state, tendon force (N), fibre length (m), fibre velocity
+    /// (m/s), path length (m).
+    pub muscles: Vec<[f64; 6]>,
+}
+
+impl<'a> ForwardRun<'a> {
+    /// Start at rest in the initial configuration, muscles in isometric equilibrium at their
+    /// initial excitation, with step `step` (s).
+    pub fn new(compiled: &'a Compiled, excitations: Excitations, step: f64) -> Result<Self, SimError> {
+        let system = Musculoskeletal::new(&compiled.model, compiled.muscles.clone());
+        let mut ws = system.workspace();
+        let mut u = vec![0.0; system.muscles.len()];
+        excitations.at(0.0, &mut u);
+        let state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
+        Ok(Self { system, ws, excitations, step, state })
+    }
+
+    /// The system.
+    pub fn system(&self) -> &Musculoskeletal<'a> {
+        &self.system
+    }
+
+    /// The current state.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The excitations.
+    pub fn excitations(&self) -> &Excitations {
+        &self.excitations
+    }
+
+    /// Advance one Rosenbrock step; returns the frame of the state the step started from.
+    pub fn advance(&mut self) -> Result<ForwardFrame, SimError> {
+        let ex = &self.excitations;
+        let (next, lin) = self.system.rosenbrock_step(&mut self.ws, &self.state, self.step, &|t, u| ex.at(t, u))?;
+        let frame = self.frame_of(&lin.length);
+        self.state = next;
+        Ok(frame)
+    }
+
+    /// The frame of the current state (its path lengths evaluated afresh).
+    pub fn current(&mut self) -> Result<ForwardFrame, SimError> {
+        let l = self.system.layout();
+        let mut u = vec![0.0; l.m];
+        self.excitations.at(self.state.t, &mut u);
+        let lin = self.system.linearize(&mut self.ws, &self.state.x, &self.state.xd, &u)?;
+        Ok(self.frame_of(&lin.length))
+    }
+
+    fn frame_of(&self, length: &[f64]) -> ForwardFrame {
+        let l = self.system.layout();
+        let st = &self.state;
+        let mut u = vec![0.0; l.m];
+        self.excitations.at(st.t, &mut u);
+        let muscles = self
+            .system
+            .muscles
+            .iter()
+            .enumerate()
+            .map(|(k, mu)| {
+                let (s, a) = (st.x[l.s() + k], st.x[l.a() + k]);
+                let ms = mu.hill.state(a, s, st.xd[l.s() + k], length[k]);
+                [u[k], a, ms.force, ms.fibre_length, ms.fibre_velocity, length[k]]
+            })
+            .collect();
+        ForwardFrame { time: st.t, x: st.x.clone(), muscles }
+    }
+}
