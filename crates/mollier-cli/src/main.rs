@@ -153,13 +153,18 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Forward dynamics of a passive mechanism (no driving forces) from rest in its initial
-    /// configuration.
+    /// Forward dynamics from rest in the initial configuration: a passive mechanism, or a model
+    /// with Hill muscles (`[muscles]`) driven by excitations.
     ///
-    /// Integrates with the fourth-order Runge-Kutta method, positions solved on the constraint
-    /// manifold. Writes DIR/motion.csv (the inputs over time: a motion file for `kinematics` and
+    /// Passive mechanisms: fourth-order Runge-Kutta, positions solved on the constraint manifold;
+    /// writes DIR/motion.csv (the inputs over time: a motion file for `kinematics` and
     /// `inverse-dynamics`), DIR/velocities.csv, DIR/energy.csv (kinetic plus potential energy and
     /// its drift from the start, J) and DIR/units.csv, and reports the energy drift.
+    ///
+    /// Models with muscles: the linearly implicit (Rosenbrock) step of Chadwick et al. (2014),
+    /// muscles starting in isometric equilibrium; writes DIR/states.csv (coordinates, rates,
+    /// muscle states), DIR/muscles.csv (excitation, activation, force, fibre length and velocity,
+    /// path length) and DIR/summary.json with the real-time factor. See docs/forward-dynamics.md.
     Simulate {
         /// The model file.
         model: PathBuf,
@@ -167,8 +172,16 @@ enum Command {
         #[arg(long, value_parser = positive_number)]
         duration: f64,
         /// The time step (s).
-        #[arg(long, value_parser = positive_number)]
+        #[arg(long, alias = "step", value_parser = positive_number, default_value = "0.004")]
         dt: f64,
+        /// Muscle excitations: CSV or OpenSim .sto/.mot with a `time` column and one column per
+        /// muscle of `[muscles]` (0 to 1, interpolated linearly); muscles without a column get 0.
+        #[arg(long)]
+        excitations: Option<PathBuf>,
+        /// The integrator: `rosenbrock` (default for models with muscles) or `rk4` (default for
+        /// passive mechanisms).
+        #[arg(long, value_enum)]
+        integrator: Option<simulate::Integrator>,
         /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
         /// "Output directories").
         #[arg(long)]
@@ -230,9 +243,18 @@ fn main() -> ExitCode {
             let options = inverse::Options { criterion, impose_cone: !no_cone, quasi_static, smooth, quiet };
             inverse::run(&model, &motion, &out, &options, &registry)
         }
-        Command::Simulate { model, duration, dt, out, quiet } => {
-            simulate::run(&model, duration, dt, &out, quiet, &registry)
-        }
+        Command::Simulate { model, duration, dt, excitations, integrator, out, quiet } => simulate::run(
+            simulate::Request {
+                model: &model,
+                duration,
+                dt,
+                excitations: excitations.as_deref(),
+                integrator,
+                out: &out,
+                quiet,
+            },
+            &registry,
+        ),
         Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
         Command::Schema => {
             let s = serde_json::to_string_pretty(&mollier::schema(&registry)).unwrap_or_default();

@@ -555,3 +555,68 @@ fn inverse_reports_infeasible_frames_and_refuses_models_without_muscles() {
     let out = inverse("models/mechanisms/elbow-muscles.toml", &dir, &["--criterion", "e"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn simulate_moves_an_elbow_by_its_muscles() {
+    let dir = scratch("forward");
+    let out = mollier(&[
+        "simulate",
+        "models/forward/elbow.toml",
+        "--excitations",
+        "models/forward/elbow-excitations.csv",
+        "--duration",
+        "0.6",
+        "--step",
+        "0.004",
+        "--out",
+        path_str(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("× real time"), "{}", text(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["complete"], serde_json::json!(true));
+    assert_eq!(summary["integrator"], serde_json::json!("rosenbrock"));
+    assert!(summary["real_time_factor"].as_f64().is_some_and(|r| r > 0.0), "{summary}");
+    let (_, states, col) = table(&dir.join("states.csv"));
+    assert_eq!(states.len(), 151);
+    assert!((states[150][0] - 0.6).abs() < 1e-12, "the last row is at the end time: {}", states[150][0]);
+    // the biceps (excitation 0.6 from 0.15 s) flexes the elbow: above +10° at 0.35 s
+    let flexion = states.iter().find(|r| (r[0] - 0.36).abs() < 1e-9).map(|r| r[col("elbow.rotation")]).unwrap();
+    assert!(flexion.to_degrees() > 10.0, "{}°", flexion.to_degrees());
+    let (_, muscles, mcol) = table(&dir.join("muscles.csv"));
+    let r = &muscles[60]; // t = 0.24 s
+    assert!((r[mcol("biceps.excitation")] - 0.6).abs() < 1e-12);
+    assert!(r[mcol("biceps.force")] > 100.0, "{}", r[mcol("biceps.force")]);
+    // a bad excitation file is located, exit 2, nothing written
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "time,biceps,triceps\n0,0.1,0.1\n0.1,1.5,0.1\n").unwrap();
+    let out2 = dir.join("out2");
+    let out = mollier(&[
+        "simulate",
+        "models/forward/elbow.toml",
+        "--excitations",
+        path_str(&bad),
+        "--duration",
+        "0.1",
+        "--out",
+        path_str(&out2),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("bad.csv:3:"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("outside [0, 1]"), "{}", text(&out.stderr));
+    assert!(!out2.exists());
+    // RK4 is for passive mechanisms
+    let out = mollier(&[
+        "simulate",
+        "models/forward/elbow.toml",
+        "--integrator",
+        "rk4",
+        "--duration",
+        "0.1",
+        "--out",
+        path_str(&out2),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("needs `--integrator rosenbrock`"), "{}", text(&out.stderr));
+}

@@ -186,7 +186,9 @@ impl ModeLaw {
         let mut v = self.preload * e + 0.5 * self.stiffness * e * e;
         if let Some(t) = self.tension_only {
             // ∫ (k/2)(d + √(d²+ε²)) dd = (k/4)(d² + d√(d²+ε²) + ε² asinh(d/ε))
-            let w = |d: f64| 0.25 * t.stiffness * (d * d + d * d.hypot(t.epsilon) + t.epsilon * t.epsilon * (d / t.epsilon).asinh());
+            let w = |d: f64| {
+                0.25 * t.stiffness * (d * d + d * d.hypot(t.epsilon) + t.epsilon * t.epsilon * (d / t.epsilon).asinh())
+            };
             v += w(e - t.slack) - w(-t.slack);
         }
         if let Some(l) = self.limits {
@@ -324,14 +326,20 @@ mod tests {
                 }
                 let simpson = sum * h / 3.0;
                 let exact = law.laws[k].energy(end);
-                assert!((simpson - exact).abs() < 1e-7 * (1.0 + exact.abs()), "mode {k} at {end}: {simpson} vs {exact}");
+                assert!(
+                    (simpson - exact).abs() < 1e-7 * (1.0 + exact.abs()),
+                    "mode {k} at {end}: {simpson} vs {exact}"
+                );
             }
         }
     }
 
     #[test]
     fn the_ligament_pulls_and_does_not_push() {
-        let l = ModeLaw { tension_only: Some(TensionOnly { stiffness: 8.0e4, slack: 0.0, epsilon: 1e-3 }), ..Default::default() };
+        let l = ModeLaw {
+            tension_only: Some(TensionOnly { stiffness: 8.0e4, slack: 0.0, epsilon: 1e-3 }),
+            ..Default::default()
+        };
         // 10 mm taut: k d to within k ε²/(4d)
         assert!((l.eval(0.01, 0.0).0 - 800.0).abs() < 8.0e4 * 1e-6 / 0.04 + 1e-9);
         // 10 mm slack: k ε²/(4|d|) = 2 N, positive (never a push)

@@ -77,8 +77,7 @@ pub fn linearize_motion(
     let mass = mass_matrix(model, data)?;
     // Q̄(q, v): loads, velocity terms and law stresses; also sets ẋ and ė
     let bias = bias_forces(model, data, v, &[])?;
-    let residual: Vec<f64> =
-        (0..nq).map(|i| (0..nq).map(|j| mass[(i, j)] * vdot[j]).sum::<f64>() - bias[i]).collect();
+    let residual: Vec<f64> = (0..nq).map(|i| (0..nq).map(|j| mass[(i, j)] * vdot[j]).sum::<f64>() - bias[i]).collect();
     let mut d_q = Mat::<f64>::zeros(nq, nq);
     let mut d_v = Mat::<f64>::zeros(nq, nq);
     let (df, d2) = (data.df_x.as_ref(), data.d2f_x.as_ref());
@@ -132,8 +131,10 @@ pub fn linearize_motion(
             let ml_acc = mat4_vec(&ml, &m_acc);
             // ∂h/∂λ̇ · δ = 8 Ḡ(δ)ᵀ J Ḡ(λ) λ̇ + 8 Ḡ(λ̇)ᵀ J Ḡ(λ) δ, with δ = DF_λ e_k
             let gd = gbar_matrix(&dl);
-            let dh: [f64; 4] = [0, 1, 2, 3]
-                .map(|a| 8.0 * ((0..3).map(|i| gd[i][a] * jg_ld[i]).sum::<f64>() + (0..4).map(|b| ld_part[a][b] * dl[b]).sum::<f64>()));
+            let dh: [f64; 4] = [0, 1, 2, 3].map(|a| {
+                8.0 * ((0..3).map(|i| gd[i][a] * jg_ld[i]).sum::<f64>()
+                    + (0..4).map(|b| ld_part[a][b] * dl[b]).sum::<f64>())
+            });
             let m_dvel = mat4_vec(&ml, &[0, 1, 2, 3].map(|a| d2_dir(o + a, v, k)));
             for i in 0..nq {
                 let mut dq = 0.0;
@@ -205,7 +206,9 @@ pub fn linearize_motion(
             // ∂σ/∂q_k = K DF_e e_k + C D²F_e(v, e_k)
             let dsig: Vec<f64> = (0..n)
                 .map(|a| {
-                    (0..n).map(|b| ks[a * n + b] * dfe[(o + b, k)] + cs[a * n + b] * d2_dir_e(d2e, o + b, v, k, nq)).sum()
+                    (0..n)
+                        .map(|b| ks[a * n + b] * dfe[(o + b, k)] + cs[a * n + b] * d2_dir_e(d2e, o + b, v, k, nq))
+                        .sum()
                 })
                 .collect();
             let dsig_v: Vec<f64> = (0..n).map(|a| (0..n).map(|b| cs[a * n + b] * dfe[(o + b, k)]).sum()).collect();

@@ -174,9 +174,8 @@ impl Musculoskeletal<'_> {
                         -2.0 * th.powi(3) + 3.0 * th * th,
                         th.powi(3) - th * th,
                     );
-                    let xi: Vec<f64> = (0..x.len())
-                        .map(|i| h00 * x[i] + h10 * h * k1[i] + h01 * x5[i] + h11 * h * k7[i])
-                        .collect();
+                    let xi: Vec<f64> =
+                        (0..x.len()).map(|i| h00 * x[i] + h10 * h * k1[i] + h01 * x5[i] + h11 * h * k7[i]).collect();
                     out(next, &xi);
                     next += every;
                 }
@@ -258,8 +257,7 @@ fn dopri_step(
     let n = x.len();
     let mut k: Vec<Vec<f64>> = vec![k1.to_vec()];
     for stage in 1..7 {
-        let xi: Vec<f64> =
-            (0..n).map(|i| x[i] + h * (0..stage).map(|j| A[stage][j] * k[j][i]).sum::<f64>()).collect();
+        let xi: Vec<f64> = (0..n).map(|i| x[i] + h * (0..stage).map(|j| A[stage][j] * k[j][i]).sum::<f64>()).collect();
         k.push(sys.rates(ws, &xi, t + C[stage] * h, u)?);
     }
     let x5: Vec<f64> = (0..n).map(|i| x[i] + h * (0..7).map(|j| B5[j] * k[j][i]).sum::<f64>()).collect();

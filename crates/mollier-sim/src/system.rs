@@ -46,7 +46,7 @@ pub struct Musculoskeletal<'m> {
 }
 
 /// Why a step or an evaluation failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum SimError {
     /// The kernel could not solve or differentiate the configuration.
     #[error(transparent)]

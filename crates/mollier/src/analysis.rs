@@ -22,6 +22,9 @@ pub enum FrameError {
     /// A result is NaN or infinite.
     #[error("the solution has a non-finite value in `{0}`")]
     NonFinite(String),
+    /// A forward simulation with muscles failed.
+    #[error(transparent)]
+    Simulation(#[from] mollier_sim::SimError),
 }
 
 /// One frame's results, in the order of [`KinematicsRun`]'s headers.

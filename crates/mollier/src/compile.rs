@@ -21,7 +21,9 @@ use std::path::Path;
 use mollier_beam::Beam;
 use mollier_core::element::{NodeKind, Quantity};
 use mollier_core::registry::{Frame, Params, Registry, Resolver, Units, Value};
-use mollier_core::{BuildError, ElementId, Input, Limits, Load, ModeLaw, ModeLaws, ModeRole, Model, ModelBuilder, NodeId, TensionOnly};
+use mollier_core::{
+    BuildError, ElementId, Input, Limits, Load, ModeLaw, ModeLaws, ModeRole, Model, ModelBuilder, NodeId, TensionOnly,
+};
 use mollier_format::{
     Diagnostic, Diagnostics, Document, ModeLawSpec, ModelSpec, Named, ParamValue, PointSpec, UnitsSpec,
 };

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use mollier_format::{Diagnostic, Diagnostics};
-use mollier_sim::{HillMuscle, HillParams, Muscle, Musculoskeletal, SimError, State, Workspace};
+use mollier_sim::{HillMuscle, HillParams, Linearization, Muscle, Musculoskeletal, SimError, State, Workspace};
 
 use crate::compile::Compiled;
 use crate::load_sharing::{Context, path_mode};
@@ -28,11 +28,8 @@ pub(crate) fn compile(cx: &Context<'_>) -> Result<Vec<Muscle>, Vec<Diagnostic>> 
             Ok(p) => p,
             Err((message, hint)) => {
                 let field = if m.path.is_some() { format!("{base}.path") } else { base.clone() };
-                let hint = if m.path.is_some() {
-                    hint
-                } else {
-                    format!("{hint}; or name the element with `path = \"...\"`")
-                };
+                let hint =
+                    if m.path.is_some() { hint } else { format!("{hint}; or name the element with `path = \"...\"`") };
                 errors.push(cx.doc.error(&field, message, hint));
                 continue;
             }
@@ -118,7 +115,12 @@ impl Excitations {
             Diagnostics(vec![*at(file, text, offset, field, message, hint)])
         };
         let time_col = t.header.iter().position(|h| h == "time").ok_or_else(|| {
-            err(t.header_at, "", "no `time` column".into(), "the first line names the columns: time, then one per muscle")
+            err(
+                t.header_at,
+                "",
+                "no `time` column".into(),
+                "the first line names the columns: time, then one per muscle",
+            )
         })?;
         let names: Vec<&str> = compiled.muscles.iter().map(|m| m.name.as_str()).collect();
         let mut cols = vec![None; names.len()];
@@ -209,6 +211,7 @@ pub struct ForwardRun<'a> {
     ws: Workspace,
     excitations: Excitations,
     step: f64,
+    steps: usize,
     state: State,
 }
 
@@ -222,6 +225,9 @@ pub struct ForwardFrame {
     /// Per muscle: excitation, active state, tendon force (N), fibre length (m), fibre velocity
     /// (m/s), path length (m).
     pub muscles: Vec<[f64; 6]>,
+    /// The largest residual of the equations of motion (N m or N) and of the muscles' force
+    /// balance (N) at this state: what the linearly implicit step leaves (0 at the start).
+    pub defect: [f64; 2],
 }
 
 impl<'a> ForwardRun<'a> {
@@ -233,7 +239,7 @@ impl<'a> ForwardRun<'a> {
         let mut u = vec![0.0; system.muscles.len()];
         excitations.at(0.0, &mut u);
         let state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
-        Ok(Self { system, ws, excitations, step, state })
+        Ok(Self { system, ws, excitations, step, steps: 0, state })
     }
 
     /// The system.
@@ -254,8 +260,11 @@ impl<'a> ForwardRun<'a> {
     /// Advance one Rosenbrock step; returns the frame of the state the step started from.
     pub fn advance(&mut self) -> Result<ForwardFrame, SimError> {
         let ex = &self.excitations;
-        let (next, lin) = self.system.rosenbrock_step(&mut self.ws, &self.state, self.step, &|t, u| ex.at(t, u))?;
-        let frame = self.frame_of(&lin.length);
+        let (mut next, lin) = self.system.rosenbrock_step(&mut self.ws, &self.state, self.step, &|t, u| ex.at(t, u))?;
+        let frame = self.frame_of(&lin);
+        // times as multiples of the step, not sums of it
+        self.steps += 1;
+        next.t = self.steps as f64 * self.step;
         self.state = next;
         Ok(frame)
     }
@@ -266,10 +275,11 @@ impl<'a> ForwardRun<'a> {
         let mut u = vec![0.0; l.m];
         self.excitations.at(self.state.t, &mut u);
         let lin = self.system.linearize(&mut self.ws, &self.state.x, &self.state.xd, &u)?;
-        Ok(self.frame_of(&lin.length))
+        Ok(self.frame_of(&lin))
     }
 
-    fn frame_of(&self, length: &[f64]) -> ForwardFrame {
+    fn frame_of(&self, lin: &Linearization) -> ForwardFrame {
+        let length = &lin.length;
         let l = self.system.layout();
         let st = &self.state;
         let mut u = vec![0.0; l.m];
@@ -285,6 +295,8 @@ impl<'a> ForwardRun<'a> {
                 [u[k], a, ms.force, ms.fibre_length, ms.fibre_velocity, length[k]]
             })
             .collect();
-        ForwardFrame { time: st.t, x: st.x.clone(), muscles }
+        let largest = |r: std::ops::Range<usize>| lin.f[r].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let defect = [largest(l.n..2 * l.n), largest(l.s()..l.a())];
+        ForwardFrame { time: st.t, x: st.x.clone(), muscles, defect }
     }
 }

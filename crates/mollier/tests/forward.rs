@@ -48,7 +48,8 @@ fn the_partials_are_the_residuals_derivatives() {
         let (x, xd, u) = test_state(&sys, &c, moving);
         let lin = sys.linearize(&mut ws, &x, &xd, &u).unwrap();
         let (fx, fxd, fu) = lin.dense();
-        let f = |ws: &mut mollier_sim::Workspace, x: &[f64], xd: &[f64], u: &[f64]| sys.linearize(ws, x, xd, u).unwrap().f;
+        let f =
+            |ws: &mut mollier_sim::Workspace, x: &[f64], xd: &[f64], u: &[f64]| sys.linearize(ws, x, xd, u).unwrap().f;
         let mut worst = 0.0f64;
         for j in 0..l.len() {
             let h = 1e-6 * (1.0 + x[j].abs());
@@ -136,7 +137,9 @@ fn the_rosenbrock_step_converges_to_the_reference_with_order_one() {
     let t_end = 0.6;
     let mut reference = Vec::new();
     let steps = sys
-        .reference(&mut ws, &start, t_end, 1e-10, 1e-12, 0.04, &|t, u| ex.at(t, u), &mut |_, x| reference.push(x.to_vec()))
+        .reference(&mut ws, &start, t_end, 1e-10, 1e-12, 0.04, &|t, u| ex.at(t, u), &mut |_, x| {
+            reference.push(x.to_vec())
+        })
         .unwrap();
     assert_eq!(reference.len(), 16);
     let angle_error = |h: f64| {
@@ -177,8 +180,7 @@ fn activation_follows_its_closed_forms() {
         let mut st: State;
         let ex = step_to(u);
         let mut ref_out = Vec::new();
-        sys.reference(&mut ws, &start, 0.05, 1e-11, 1e-13, 0.01, &ex, &mut |t, x| ref_out.push((t, x[l.a()])))
-            .unwrap();
+        sys.reference(&mut ws, &start, 0.05, 1e-11, 1e-13, 0.01, &ex, &mut |t, x| ref_out.push((t, x[l.a()]))).unwrap();
         for (t, a) in &ref_out {
             let exact = u - u * (-r * t).exp();
             assert!((a - exact).abs() < 1e-8, "reference at {t}: {a} vs {exact}");

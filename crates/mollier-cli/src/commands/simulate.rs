@@ -1,6 +1,131 @@
-//! `mollier simulate MODEL --duration T --dt DT --out DIR`.
+//! `mollier simulate MODEL --duration T [--dt DT] [--excitations FILE] [--integrator I] --out DIR`:
+//! a passive mechanism by explicit RK4, or a model with Hill muscles by the Rosenbrock step.
+
+use std::time::Instant;
+
+use mollier::{Excitations, ForwardFrame, ForwardRun};
 
 use super::prelude::*;
+
+/// The integrators of `mollier simulate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Integrator {
+    /// Classical fourth-order Runge-Kutta, explicit: passive mechanisms without muscles.
+    Rk4,
+    /// The linearly implicit (Rosenbrock) step of Chadwick et al. (2014), first order, for stiff
+    /// musculoskeletal models with Hill muscles.
+    Rosenbrock,
+}
+
+/// A forward simulation with muscles, in chunks of steps; the last frame is the final state.
+struct ForwardFrames<'a> {
+    run: ForwardRun<'a>,
+    steps: usize,
+    chunk: usize,
+    /// Seconds spent integrating (not writing).
+    busy: f64,
+    defect: [f64; 2],
+}
+
+impl ForwardFrames<'_> {
+    fn row(&mut self, f: &ForwardFrame) -> Row {
+        self.defect = [self.defect[0].max(f.defect[0]), self.defect[1].max(f.defect[1])];
+        let muscles: Vec<f64> = f.muscles.iter().flat_map(|m| m.iter().copied()).collect();
+        Row { time: f.time, values: vec![f.x.clone(), muscles] }
+    }
+    fn chunks(&self) -> usize {
+        self.steps.div_ceil(self.chunk)
+    }
+}
+
+impl FrameRun for ForwardFrames<'_> {
+    fn tables(&self) -> Vec<Table> {
+        let sys = self.run.system();
+        let inputs = &sys.model;
+        let mut states = Vec::new();
+        for j in 0..inputs.n_q() {
+            states.push(Column {
+                name: inputs.input_name(j),
+                unit: "m or rad",
+                meaning: "generalized coordinate".into(),
+            });
+        }
+        for j in 0..inputs.n_q() {
+            states.push(Column {
+                name: format!("{}.vel", inputs.input_name(j)),
+                unit: "m/s or rad/s",
+                meaning: "its rate".into(),
+            });
+        }
+        for m in &sys.muscles {
+            states.push(Column {
+                name: format!("{}.contraction", m.name),
+                unit: "m",
+                meaning: "contraction state s = fibre length × cos(pennation)".into(),
+            });
+        }
+        for m in &sys.muscles {
+            states.push(Column { name: format!("{}.activation", m.name), unit: "1", meaning: "active state".into() });
+        }
+        let mut muscles = Vec::new();
+        for m in &sys.muscles {
+            let n = &m.name;
+            muscles.extend([
+                Column { name: format!("{n}.excitation"), unit: "1", meaning: "neural excitation (input)".into() },
+                Column { name: format!("{n}.activation"), unit: "1", meaning: "active state".into() },
+                Column {
+                    name: format!("{n}.force"),
+                    unit: "N",
+                    meaning: "tendon force, pulling along the path".into(),
+                },
+                Column { name: format!("{n}.fibre_length"), unit: "m", meaning: "contractile element length".into() },
+                Column {
+                    name: format!("{n}.fibre_velocity"),
+                    unit: "m/s",
+                    meaning: "contractile element velocity, lengthening positive".into(),
+                },
+                Column { name: format!("{n}.length"), unit: "m", meaning: "muscle-tendon (path) length".into() },
+            ]);
+        }
+        vec![
+            Table { file: "states.csv".into(), columns: states },
+            Table { file: "muscles.csv".into(), columns: muscles },
+        ]
+    }
+    fn frames(&self) -> usize {
+        self.chunks() + 1
+    }
+    fn rows_in(&self, i: usize) -> usize {
+        if i == self.chunks() { 1 } else { self.chunk.min(self.steps - i * self.chunk) }
+    }
+    fn time(&self, _: usize) -> f64 {
+        self.run.state().t
+    }
+    fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
+        let start = Instant::now();
+        let frames: Result<Vec<ForwardFrame>, _> = if i == self.chunks() {
+            self.run.current().map(|f| vec![f])
+        } else {
+            (0..self.rows_in(i)).map(|_| self.run.advance()).collect()
+        };
+        self.busy += start.elapsed().as_secs_f64();
+        Ok(frames?.iter().map(|f| self.row(f)).collect())
+    }
+    fn summary(&self) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        let simulated = self.run.state().t;
+        m.insert("integrator".into(), json!("rosenbrock"));
+        m.insert("end_time_s".into(), json!(simulated));
+        m.insert("integration_wall_s".into(), json!(self.busy));
+        m.insert("real_time_factor".into(), json!(if self.busy > 0.0 { simulated / self.busy } else { 0.0 }));
+        m.insert("us_per_step".into(), json!(self.busy * 1e6 / self.steps.max(1) as f64));
+        m.insert("max_motion_defect".into(), json!(self.defect[0]));
+        m.insert("max_muscle_defect_N".into(), json!(self.defect[1]));
+        m.insert("muscles".into(), json!(self.run.system().muscles.len()));
+        m.insert("muscles_without_excitation".into(), json!(self.run.excitations().missing));
+        m
+    }
+}
 
 /// A simulation, in chunks of steps (one progress tick per chunk).
 struct SimulationFrames<'a> {
@@ -81,7 +206,19 @@ impl FrameRun for SimulationFrames<'_> {
     }
 }
 
-pub fn run(model: &Path, duration: f64, dt: f64, out: &Path, quiet: bool, registry: &Registry) -> ExitCode {
+/// What `mollier simulate` was asked for.
+pub(crate) struct Request<'a> {
+    pub(crate) model: &'a Path,
+    pub(crate) duration: f64,
+    pub(crate) dt: f64,
+    pub(crate) excitations: Option<&'a Path>,
+    pub(crate) integrator: Option<Integrator>,
+    pub(crate) out: &'a Path,
+    pub(crate) quiet: bool,
+}
+
+pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
+    let Request { model, duration, dt, out, quiet, .. } = req;
     let steps = duration / dt;
     if !(dt > 0.0 && duration > 0.0 && steps.is_finite() && steps <= 1e9) {
         errln!("error: --duration and --dt must be positive, and at most 1e9 steps long (got {duration} s and {dt} s)");
@@ -93,8 +230,71 @@ pub fn run(model: &Path, duration: f64, dt: f64, out: &Path, quiet: bool, regist
         Ok(c) => c,
         Err(code) => return code,
     };
+    let muscles = !compiled.muscles.is_empty();
+    let integrator = req.integrator.unwrap_or(if muscles { Integrator::Rosenbrock } else { Integrator::Rk4 });
+    if integrator == Integrator::Rk4 && (muscles || req.excitations.is_some()) {
+        errln!(
+            "error: RK4 simulates passive mechanisms; a model with muscles or excitations needs `--integrator rosenbrock`"
+        );
+        return ExitCode::from(INVALID);
+    }
     note_if_weightless(&compiled, quiet);
-    let sim = match Simulation::new(&compiled, dt) {
+    match integrator {
+        Integrator::Rosenbrock => forward(&compiled, req, steps),
+        Integrator::Rk4 => passive(&compiled, model, duration, dt, out, quiet, steps),
+    }
+}
+
+fn forward(compiled: &Compiled, req: Request<'_>, steps: usize) -> ExitCode {
+    let excitations = match req.excitations {
+        Some(path) => match Excitations::read(path, compiled) {
+            Ok(e) => e,
+            Err(d) => {
+                report(&d);
+                return ExitCode::from(INVALID);
+            }
+        },
+        None => Excitations::zero(compiled),
+    };
+    if !req.quiet && !excitations.missing.is_empty() && req.excitations.is_some() {
+        errln!("note: no excitation column for {}: their excitation is 0", excitations.missing.join(", "));
+    }
+    let run = match ForwardRun::new(compiled, excitations, req.dt) {
+        Ok(r) => r,
+        Err(e) => {
+            errln!("error: the initial state: {e}");
+            return ExitCode::from(FAILED);
+        }
+    };
+    let mut frames = ForwardFrames { run, steps, chunk: steps.div_ceil(200).max(1), busy: 0.0, defect: [0.0; 2] };
+    let mut summary = summary_head("simulate", req.model, None);
+    summary.insert("excitations".into(), json!(req.excitations.map(|p| p.display().to_string())));
+    summary.insert("duration_s".into(), json!(req.duration));
+    summary.insert("dt_s".into(), json!(req.dt));
+    let kind = LoopKind { noun: "step", failed: steps_from, on_error: OnError::Stop, summary };
+    let code = run_frames(&mut frames, req.out, kind, req.quiet);
+    if !req.quiet && frames.busy > 0.0 {
+        let t = frames.run.state().t;
+        errln!(
+            "simulated {t} s in {:.3} s of computing: {:.1}× real time, {:.1} µs per step",
+            frames.busy,
+            t / frames.busy,
+            frames.busy * 1e6 / steps as f64
+        );
+    }
+    code
+}
+
+fn passive(
+    compiled: &Compiled,
+    model: &Path,
+    duration: f64,
+    dt: f64,
+    out: &Path,
+    quiet: bool,
+    steps: usize,
+) -> ExitCode {
+    let sim = match Simulation::new(compiled, dt) {
         Ok(s) => s,
         Err(e) => {
             errln!("error: the initial configuration: {e}");
@@ -107,6 +307,7 @@ pub fn run(model: &Path, duration: f64, dt: f64, out: &Path, quiet: bool, regist
     let mut summary = summary_head("simulate", model, None);
     summary.insert("duration_s".into(), json!(duration));
     summary.insert("dt_s".into(), json!(dt));
+    summary.insert("integrator".into(), json!("rk4"));
     summary.insert("conservative".into(), json!(conservative));
     let kind = LoopKind { noun: "step", failed: steps_from, on_error: OnError::Stop, summary };
     let code = run_frames(&mut frames, out, kind, quiet);
