@@ -73,6 +73,7 @@ pub fn registry() -> Registry {
     add(&mut r, mollier_surface::register);
     add(&mut r, mollier_curved_truss::register);
     add(&mut r, mollier_engin_joint::register);
+    add(&mut r, mollier_soft_contact::register);
     r
 }
 
