@@ -286,18 +286,19 @@ impl HillMuscle {
         let (mut lo, mut hi) = (1e-9 * self.params.optimal_fibre_length, length - self.params.tendon_slack_length);
         let f = |s: f64| self.contraction(a, s, 0.0, length);
         if hi <= lo {
-            hi = length;
-            if hi <= lo {
-                return None;
-            }
+            hi = lo + self.params.optimal_fibre_length;
         }
         if f(lo).residual < 0.0 {
             return None;
         }
-        if f(hi).residual > 0.0 {
-            // still tension at a slack tendon: only the k₁ term pulls; widen to the full length
-            hi = length;
-            if f(hi).residual > 0.0 {
+        // a path shorter than slack tendon and fibres together: both elastic elements are slack
+        // and only their small linear terms (k₁) balance, possibly with the fibre longer than the
+        // path; widen the bracket until the residual changes sign
+        let mut widen = 0;
+        while f(hi).residual > 0.0 {
+            hi += self.params.optimal_fibre_length;
+            widen += 1;
+            if widen > 20 {
                 return None;
             }
         }
@@ -412,7 +413,8 @@ mod tests {
     fn isometric_equilibrium_balances_the_branches() {
         for pen in [0.0, 0.35] {
             let m = muscle(pen);
-            for (a, l) in [(1.0, 0.3), (0.2, 0.32), (0.0, 0.35), (1.0, 0.36)] {
+            // the last: a path shorter than tendon slack and fibres, elastic elements slack
+            for (a, l) in [(1.0, 0.3), (0.2, 0.32), (0.0, 0.35), (1.0, 0.36), (0.0, 0.25)] {
                 let s = m.isometric_state(a, l).expect("an equilibrium");
                 let st = m.state(a, s, 0.0, l);
                 let cos = st.pennation.cos();
