@@ -146,7 +146,7 @@ impl Musculoskeletal<'_> {
     ) -> Result<usize, SimError> {
         let (mut t, mut x) = (state.t, state.x.clone());
         let mut k1 = self.rates(ws, &x, t, u)?;
-        let mut h = (t_end - t).min(1e-4).max(1e-12);
+        let mut h = (t_end - t).clamp(1e-12, 1e-4);
         let mut next = t;
         let mut accepted = 0;
         out(t, &x);

@@ -1,30 +1,60 @@
-//! Forward dynamics with Hill muscles: one Rosenbrock step (seed 002, eq. 8) of the models in
-//! `models/forward/`, from a state inside their excitation file's motion — the kernel's positions
-//! and first- and second-order transfer functions, the muscles' residuals and partials, and the
-//! step's linear solve. Run with `cargo bench -p mollier --bench forward`.
+//! Forward dynamics with Hill muscles: one Rosenbrock step (seed 002, eq. 8) — the kernel's
+//! positions and first- and second-order transfer functions, the muscles' residuals and partials,
+//! and the step's linear solve. Each iteration alternates between two consecutive states of a
+//! simulation, so that positions are really solved. Run with
+//! `cargo bench -p mollier --bench forward`.
 
 use std::path::PathBuf;
 
 use divan::Bencher;
-use mollier::{Excitations, ForwardRun};
+use mollier::{Compiled, Excitations, ForwardRun};
+use mollier_sim::{Musculoskeletal, State};
 
 fn main() {
     divan::main();
 }
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models/forward")
+fn models() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models")
 }
 
-/// One 4 ms step of the elbow (1 coordinate, 2 muscles), 0.2 s into its motion, where the
-/// biceps is active and the elbow moving.
-#[divan::bench]
-fn elbow_step(bencher: Bencher) {
-    let c = mollier::load(&dir().join("elbow.toml"), &mollier::registry()).unwrap_or_else(|d| panic!("{}", d.render()));
-    let ex = Excitations::read(&dir().join("elbow-excitations.csv"), &c).unwrap_or_else(|d| panic!("{}", d.render()));
-    let mut run = ForwardRun::new(&c, ex, 0.004).expect("a rest state");
-    for _ in 0..50 {
+fn load(path: &str) -> Compiled {
+    mollier::load(&models().join(path), &mollier::registry()).unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+/// Bench a 4 ms step alternating between the states after `warm` and `warm + 1` steps.
+fn bench_step(bencher: Bencher, c: &Compiled, ex: Excitations, warm: usize) {
+    let mut run = ForwardRun::new(c, ex.clone(), 0.004).expect("a rest state");
+    for _ in 0..warm {
         run.advance().expect("a step");
     }
-    bencher.bench_local(|| run.advance().expect("a step"));
+    let a: State = run.state().clone();
+    run.advance().expect("a step");
+    let b: State = run.state().clone();
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let mut ws = sys.workspace();
+    let u = |t: f64, u: &mut [f64]| ex.at(t, u);
+    let mut k = 0usize;
+    bencher.bench_local(|| {
+        k += 1;
+        let s = if k % 2 == 0 { &a } else { &b };
+        sys.rosenbrock_step(&mut ws, s, 0.004, &u).expect("a step")
+    });
+}
+
+/// The elbow (1 coordinate, 2 muscles), 0.2 s into its motion: the biceps active, the elbow moving.
+#[divan::bench]
+fn elbow_step(bencher: Bencher) {
+    let c = load("forward/elbow.toml");
+    let ex = Excitations::read(&models().join("forward/elbow-excitations.csv"), &c).expect("excitations");
+    bench_step(bencher, &c, ex, 50);
+}
+
+/// The shoulder (9 coordinates, 95 muscles on wrapping paths, soft scapulothoracic contact),
+/// 0.1 s after release from rest with the muscles inactive: the girdle settling under gravity.
+#[divan::bench]
+fn shoulder_step(bencher: Bencher) {
+    let c = load("shoulder/shoulder-forward.toml");
+    let ex = Excitations::zero(&c);
+    bench_step(bencher, &c, ex, 25);
 }

@@ -145,8 +145,7 @@ fn the_rosenbrock_step_converges_to_the_reference_with_order_one() {
     let angle_error = |h: f64| {
         let r = rosenbrock(&c, h, t_end);
         let e: f64 = r.iter().zip(&reference).map(|(a, b)| (a[0] - b[0]).powi(2)).sum::<f64>() / r.len() as f64;
-        let e = e.sqrt().to_degrees();
-        e
+        e.sqrt().to_degrees()
     };
     let (e1, e2, e3) = (angle_error(0.004), angle_error(0.002), angle_error(0.001));
     eprintln!(
