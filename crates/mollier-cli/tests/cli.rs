@@ -620,3 +620,35 @@ fn simulate_moves_an_elbow_by_its_muscles() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("needs `--integrator rosenbrock`"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn the_shoulder_settles_on_its_soft_scapulothoracic_contact() {
+    // 0.1 s after release with the muscles inactive: the scapula leans on the thorax through TS
+    // and AI, whose soft contacts push outward, and the integration stays within reach of the
+    // surface (DAS3's contact: 20 kN/m)
+    let dir = scratch("shoulder-forward");
+    let out = mollier(&[
+        "simulate",
+        "models/shoulder/shoulder-forward.toml",
+        "--duration",
+        "0.1",
+        "--out",
+        path_str(&dir),
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (h, rows, col) = table(&dir.join("contacts.csv"));
+    assert_eq!(h.len(), 9, "{h:?}");
+    let last = rows.last().unwrap();
+    for p in ["TS_thorax", "AI_thorax"] {
+        let f = [0, 1, 2].map(|a| last[col(&format!("{p}.force_{}", ["x", "y", "z"][a]))]);
+        let level = last[col(&format!("{p}.level"))];
+        assert!(level.abs() < 0.05, "{p}: level {level}");
+        let norm = f.iter().map(|v| v * v).sum::<f64>().sqrt();
+        assert!(norm.is_finite() && norm < 500.0, "{p}: {f:?}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert!(summary["lowest_contact_level"].as_f64().is_some_and(|l| l > -0.05), "{summary}");
+    assert_eq!(summary["muscles"], serde_json::json!(95));
+}

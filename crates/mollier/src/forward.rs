@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use mollier_core::ElementId;
+use mollier_core::dynamics::{element_forces, law_stresses};
 use mollier_format::{Diagnostic, Diagnostics};
 use mollier_sim::{HillMuscle, HillParams, Linearization, Muscle, Musculoskeletal, SimError, State, Workspace};
 
@@ -208,6 +210,8 @@ impl Excitations {
 /// A forward simulation of a compiled model with its muscles, step by step.
 pub struct ForwardRun<'a> {
     system: Musculoskeletal<'a>,
+    /// The soft contacts (`soft-contact` elements): name and element.
+    contacts: Vec<(String, ElementId)>,
     ws: Workspace,
     excitations: Excitations,
     step: f64,
@@ -225,6 +229,9 @@ pub struct ForwardFrame {
     /// Per muscle: excitation, active state, tendon force (N), fibre length (m), fibre velocity
     /// (m/s), path length (m).
     pub muscles: Vec<[f64; 6]>,
+    /// Per soft contact: the force on its point (N, global x, y, z) and the level `F` of the
+    /// ellipsoid's implicit function there (negative inside).
+    pub contacts: Vec<[f64; 4]>,
     /// The largest residual of the equations of motion (N m or N) and of the muscles' force
     /// balance (N) at this state: what the linearly implicit step leaves (0 at the start).
     pub defect: [f64; 2],
@@ -239,7 +246,9 @@ impl<'a> ForwardRun<'a> {
         let mut u = vec![0.0; system.muscles.len()];
         excitations.at(0.0, &mut u);
         let state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
-        Ok(Self { system, ws, excitations, step, steps: 0, state })
+        let contacts =
+            compiled.elements.iter().filter(|e| e.kind == "soft-contact").map(|e| (e.name.clone(), e.id)).collect();
+        Ok(Self { system, contacts, ws, excitations, step, steps: 0, state })
     }
 
     /// The system.
@@ -255,6 +264,11 @@ impl<'a> ForwardRun<'a> {
     /// The excitations.
     pub fn excitations(&self) -> &Excitations {
         &self.excitations
+    }
+
+    /// The names of the soft contacts, in the order of [`ForwardFrame::contacts`].
+    pub fn contact_names(&self) -> impl Iterator<Item = &str> {
+        self.contacts.iter().map(|(n, _)| n.as_str())
     }
 
     /// Advance one Rosenbrock step; returns the frame of the state the step started from.
@@ -297,6 +311,19 @@ impl<'a> ForwardRun<'a> {
             .collect();
         let largest = |r: std::ops::Range<usize>| lin.f[r].iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let defect = [largest(l.n..2 * l.n), largest(l.s()..l.a())];
-        ForwardFrame { time: st.t, x: st.x.clone(), muscles, defect }
+        // the workspace holds this state's configuration, gradients and rates (linearized)
+        let model = self.system.model;
+        let data = &self.ws.data;
+        let sigma = if self.contacts.is_empty() { Vec::new() } else { law_stresses(model, data) };
+        let contacts = self
+            .contacts
+            .iter()
+            .map(|&(_, el)| {
+                // the element's forces on its nodes: the point's three come first
+                let f = element_forces(model, data, el, &sigma);
+                [f[0], f[1], f[2], data.mode_value(model.mode_id(el, 0))]
+            })
+            .collect();
+        ForwardFrame { time: st.t, x: st.x.clone(), muscles, contacts, defect }
     }
 }

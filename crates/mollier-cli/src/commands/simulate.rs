@@ -25,13 +25,22 @@ struct ForwardFrames<'a> {
     /// Seconds spent integrating (not writing).
     busy: f64,
     defect: [f64; 2],
+    /// The lowest level of a soft contact (most negative: deepest inside).
+    deepest: f64,
 }
 
 impl ForwardFrames<'_> {
     fn row(&mut self, f: &ForwardFrame) -> Row {
         self.defect = [self.defect[0].max(f.defect[0]), self.defect[1].max(f.defect[1])];
         let muscles: Vec<f64> = f.muscles.iter().flat_map(|m| m.iter().copied()).collect();
-        Row { time: f.time, values: vec![f.x.clone(), muscles] }
+        let mut values = vec![f.x.clone(), muscles];
+        if !f.contacts.is_empty() {
+            for c in &f.contacts {
+                self.deepest = self.deepest.min(c[3]);
+            }
+            values.push(f.contacts.iter().flat_map(|c| c.iter().copied()).collect());
+        }
+        Row { time: f.time, values }
     }
     fn chunks(&self) -> usize {
         self.steps.div_ceil(self.chunk)
@@ -87,10 +96,29 @@ impl FrameRun for ForwardFrames<'_> {
                 Column { name: format!("{n}.length"), unit: "m", meaning: "muscle-tendon (path) length".into() },
             ]);
         }
-        vec![
+        let mut contacts = Vec::new();
+        for n in self.run.contact_names() {
+            for (axis, c) in ["x", "y", "z"].iter().zip(["force_x", "force_y", "force_z"]) {
+                contacts.push(Column {
+                    name: format!("{n}.{c}"),
+                    unit: "N",
+                    meaning: format!("contact force on the point, global {axis}"),
+                });
+            }
+            contacts.push(Column {
+                name: format!("{n}.level"),
+                unit: "1",
+                meaning: "the ellipsoid's implicit function at the point: negative inside".into(),
+            });
+        }
+        let mut t = vec![
             Table { file: "states.csv".into(), columns: states },
             Table { file: "muscles.csv".into(), columns: muscles },
-        ]
+        ];
+        if !contacts.is_empty() {
+            t.push(Table { file: "contacts.csv".into(), columns: contacts });
+        }
+        t
     }
     fn frames(&self) -> usize {
         self.chunks() + 1
@@ -123,6 +151,9 @@ impl FrameRun for ForwardFrames<'_> {
         m.insert("max_muscle_defect_N".into(), json!(self.defect[1]));
         m.insert("muscles".into(), json!(self.run.system().muscles.len()));
         m.insert("muscles_without_excitation".into(), json!(self.run.excitations().missing));
+        if self.run.contact_names().next().is_some() {
+            m.insert("lowest_contact_level".into(), json!(self.deepest));
+        }
         m
     }
 }
@@ -266,7 +297,14 @@ fn forward(compiled: &Compiled, req: Request<'_>, steps: usize) -> ExitCode {
             return ExitCode::from(FAILED);
         }
     };
-    let mut frames = ForwardFrames { run, steps, chunk: steps.div_ceil(200).max(1), busy: 0.0, defect: [0.0; 2] };
+    let mut frames = ForwardFrames {
+        run,
+        steps,
+        chunk: steps.div_ceil(200).max(1),
+        busy: 0.0,
+        defect: [0.0; 2],
+        deepest: f64::INFINITY,
+    };
     let mut summary = summary_head("simulate", req.model, None);
     summary.insert("excitations".into(), json!(req.excitations.map(|p| p.display().to_string())));
     summary.insert("duration_s".into(), json!(req.duration));
