@@ -4,12 +4,14 @@
 use std::path::Path;
 
 use mollier_core::ElementId;
-use mollier_core::dynamics::{element_forces, law_stresses};
+use mollier_core::dynamics::{element_forces, kinetostatics, law_stresses};
+use mollier_core::geometry::{mat_t_vec, rotation};
 use mollier_format::{Diagnostic, Diagnostics};
+use mollier_optim::{deviation_angles, stability_index};
 use mollier_sim::{HillMuscle, HillParams, Linearization, Muscle, Musculoskeletal, SimError, State, Workspace};
 
 use crate::compile::Compiled;
-use crate::load_sharing::{Context, path_mode};
+use crate::load_sharing::{ConeInfo, Context, path_mode};
 use crate::motion::{any_table, at};
 
 /// Default activation time constant (s) when a muscle gives none.
@@ -212,6 +214,9 @@ pub struct ForwardRun<'a> {
     system: Musculoskeletal<'a>,
     /// The soft contacts (`soft-contact` elements): name and element.
     contacts: Vec<(String, ElementId)>,
+    /// The joint cone of `[load_sharing]`, if any, with each socket element's local offsets of the
+    /// joint node: the joint force's stability (seed 002, eq. 9) is reported per frame.
+    cone: Option<(ConeInfo, Vec<(ElementId, Vec<usize>)>)>,
     ws: Workspace,
     excitations: Excitations,
     step: f64,
@@ -232,6 +237,10 @@ pub struct ForwardFrame {
     /// Per soft contact: the force on its point (N, global x, y, z) and the level `F` of the
     /// ellipsoid's implicit function there (negative inside).
     pub contacts: Vec<[f64; 4]>,
+    /// The joint force in the cone frame (N; x into the socket), its deviation angles towards the
+    /// cone's y and z axes (rad) and the stability index `(θ/θ_a)² + (φ/φ_a)² − 1` (seed 002,
+    /// eq. 9; ≤ 0 inside): present when the model has a joint cone.
+    pub stability: Option<[f64; 6]>,
     /// The largest residual of the equations of motion (N m or N) and of the muscles' force
     /// balance (N) at this state: what the linearly implicit step leaves (0 at the start).
     pub defect: [f64; 2],
@@ -248,7 +257,23 @@ impl<'a> ForwardRun<'a> {
         let state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
         let contacts =
             compiled.elements.iter().filter(|e| e.kind == "soft-contact").map(|e| (e.name.clone(), e.id)).collect();
-        Ok(Self { system, contacts, ws, excitations, step, steps: 0, state })
+        let cone = compiled.load_sharing.as_ref().and_then(|l| l.cone.clone()).map(|c| {
+            let model = &compiled.model;
+            let slots = c
+                .elements
+                .iter()
+                .map(|&el| {
+                    let layout = model.element(el).layout();
+                    let offs = (0..layout.nodes().len())
+                        .filter(|&i| layout.nodes()[i].0 == c.node)
+                        .map(|i| layout.offset(i))
+                        .collect();
+                    (el, offs)
+                })
+                .collect();
+            (c, slots)
+        });
+        Ok(Self { system, contacts, cone, ws, excitations, step, steps: 0, state })
     }
 
     /// The system.
@@ -271,11 +296,16 @@ impl<'a> ForwardRun<'a> {
         self.contacts.iter().map(|(n, _)| n.as_str())
     }
 
+    /// Whether frames report the joint cone's stability.
+    pub fn has_cone(&self) -> bool {
+        self.cone.is_some()
+    }
+
     /// Advance one Rosenbrock step; returns the frame of the state the step started from.
     pub fn advance(&mut self) -> Result<ForwardFrame, SimError> {
         let ex = &self.excitations;
         let (mut next, lin) = self.system.rosenbrock_step(&mut self.ws, &self.state, self.step, &|t, u| ex.at(t, u))?;
-        let frame = self.frame_of(&lin);
+        let frame = self.frame_of(&lin)?;
         // times as multiples of the step, not sums of it
         self.steps += 1;
         next.t = self.steps as f64 * self.step;
@@ -289,10 +319,42 @@ impl<'a> ForwardRun<'a> {
         let mut u = vec![0.0; l.m];
         self.excitations.at(self.state.t, &mut u);
         let lin = self.system.linearize(&mut self.ws, &self.state.x, &self.state.xd, &u)?;
-        Ok(self.frame_of(&lin))
+        self.frame_of(&lin)
     }
 
-    fn frame_of(&self, lin: &Linearization) -> ForwardFrame {
+    /// The joint force at the current state from kinetostatics (seed 001, eqs. 13-15) with the
+    /// state's accelerations, the laws' stresses and the muscles' forces, in the cone frame, and
+    /// its stability. The workspace holds the state's configuration.
+    fn stability(&mut self, lin: &Linearization) -> Result<Option<[f64; 6]>, SimError> {
+        let Some((cone, slots)) = &self.cone else { return Ok(None) };
+        let model = self.system.model;
+        let l = self.system.layout();
+        let (v, vdot) = (&self.state.x[l.n..2 * l.n], &self.state.xd[l.n..2 * l.n]);
+        let mut sigma = law_stresses(model, &self.ws.data);
+        for (k, m) in self.system.muscles.iter().enumerate() {
+            sigma[m.mode.index()] = lin.contraction[k].force;
+        }
+        let ks = kinetostatics(model, &mut self.ws.data, v, vdot, Some(&sigma), &[])?;
+        let data = &self.ws.data;
+        let mut f = [0.0; 3];
+        for (el, offs) in slots {
+            let on_nodes = element_forces(model, data, *el, &ks.sigma);
+            for &o in offs {
+                for a in 0..3 {
+                    f[a] -= on_nodes[o + a];
+                }
+            }
+        }
+        // global → body → cone frame
+        let body = rotation(&data.orientation(model, cone.body));
+        let fc = mat_t_vec(&cone.rotation, &mat_t_vec(&body, &f));
+        let [ty, tz] = cone.half_angles;
+        let (theta, phi) = deviation_angles(&fc).unwrap_or((f64::NAN, f64::NAN));
+        let index = stability_index(&fc, ty, tz).unwrap_or(f64::NAN);
+        Ok(Some([fc[0], fc[1], fc[2], theta, phi, index]))
+    }
+
+    fn frame_of(&mut self, lin: &Linearization) -> Result<ForwardFrame, SimError> {
         let length = &lin.length;
         let l = self.system.layout();
         let st = &self.state;
@@ -324,6 +386,9 @@ impl<'a> ForwardRun<'a> {
                 [f[0], f[1], f[2], data.mode_value(model.mode_id(el, 0))]
             })
             .collect();
-        ForwardFrame { time: st.t, x: st.x.clone(), muscles, contacts, defect }
+        let x = st.x.clone();
+        let time = st.t;
+        let stability = self.stability(lin)?;
+        Ok(ForwardFrame { time, x, muscles, contacts, stability, defect })
     }
 }

@@ -251,3 +251,43 @@ fn bad_excitation_files_are_located() {
     ok.at(0.25, &mut u);
     assert!((u[0] - 0.55).abs() < 1e-15 && u[1] == 0.0);
 }
+
+#[test]
+fn the_joint_force_is_newtons_law_on_the_forearm() {
+    // at the rest state (v = 0) the forearm, a rigid body turning about z at the origin, obeys
+    // J + Σ F_i u_i + m g = m α × r_c with α from the moments about the elbow: J is the humerus's
+    // force on it, and the force of the forearm on the humerus, −J, is what stability.csv reports
+    let c = elbow();
+    let mut run = ForwardRun::new(&c, excitations(&c), 0.004).unwrap();
+    let f = run.current().unwrap();
+    let (m, cx, izz, g) = (1.5, 0.15, 0.011, 9.81);
+    // origins (humerus, fixed) and insertions (forearm at 0°) in metres, global
+    let paths: [([f64; 2], [f64; 2]); 2] = [([0.030, 0.280], [0.045, 0.010]), ([-0.020, 0.220], [-0.025, 0.004])];
+    let mut force = [0.0f64; 2];
+    let mut moment = -1.308997; // the law's preload at 0 (σ = 1.309 N m resists positive rotation)
+    moment -= m * g * cx;
+    for (k, (o, i)) in paths.iter().enumerate() {
+        let d = [o[0] - i[0], o[1] - i[1]];
+        let l = d[0].hypot(d[1]);
+        let fm = f.muscles[k][2];
+        let u = [d[0] / l, d[1] / l];
+        assert!((l - f.muscles[k][5]).abs() < 1e-12, "path length");
+        force[0] += fm * u[0];
+        force[1] += fm * u[1];
+        moment += i[0] * fm * u[1] - i[1] * fm * u[0];
+    }
+    let alpha = moment / (izz + m * cx * cx);
+    // J = m a_c − m g − Σ F u, a_c = (0, α c) at 0°
+    let j = [-force[0], m * alpha * cx + m * g - force[1]];
+    let on_humerus = [-j[0], -j[1]];
+    let st = f.stability.expect("the elbow has a joint cone");
+    let got = (st[0] * st[0] + st[1] * st[1] + st[2] * st[2]).sqrt();
+    let want = on_humerus[0].hypot(on_humerus[1]);
+    eprintln!("joint force on the humerus: {on_humerus:?} N, |F| = {want} N; cone frame {:?}", &st[..3]);
+    assert!((got - want).abs() < 1e-6 * want, "{got} vs {want}");
+    // the cone's axis is the humerus's y: its x component is the force's y
+    assert!((st[0] - on_humerus[1]).abs() < 1e-6 * want, "{} vs {}", st[0], on_humerus[1]);
+    // and the index is eq. 9 of its angles
+    let index = (st[3] / 25f64.to_radians()).powi(2) + (st[4] / 25f64.to_radians()).powi(2) - 1.0;
+    assert!((st[5] - index).abs() < 1e-12);
+}

@@ -947,17 +947,21 @@ def build(osim, forward=False):
             if e["pennation"] != 0.0:
                 w(f"pennation = {fmt(e['pennation'] / DEG, 3)}\n")
             w(f"activation_time = {fmt(t_act, 5)}\ndeactivation_time = {fmt(t_deact, 5)}\n\n")
-        return out.getvalue(), None, b
-
-    w("# load sharing (seed 001 eq. 17-19; `mollier inverse`, models/shoulder/abduction.toml): the\n")
-    w("# muscle elements above with their PCSA (van der Helm 1994, Table 2) and optimal lengths\n")
-    w("# (DAS3) in muscles.csv; TS and AI may only be pressed onto the thorax, the conoid may only pull\n")
+        w("# the glenohumeral joint's stability (seed 002, eq. 9), reported per frame in stability.csv:\n")
+        w("# the cone of shoulder.toml; the muscle table makes the model usable by `mollier inverse` too\n")
+    else:
+        w("# load sharing (seed 001 eq. 17-19; `mollier inverse`, models/shoulder/abduction.toml): the\n")
+        w("# muscle elements above with their PCSA (van der Helm 1994, Table 2) and optimal lengths\n")
+        w("# (DAS3) in muscles.csv; TS and AI may only be pressed onto the thorax, the conoid may only pull\n")
     w("[load_sharing]\n")
     w('muscle_table = "muscles.csv"\n')
     w("specific_tension = 100  # N/cm^2 (seed 002, App. A)\n")
     w("width = 0.56            # of the force-length relation (seed 002 eq. 13)\n")
-    w('compression = ["TS_thorax.distance", "AI_thorax.distance"]\n')
-    w('tension = ["conoid.elongation"]\n\n')
+    if not forward:
+        w('compression = ["TS_thorax.distance", "AI_thorax.distance"]\n')
+        w('tension = ["conoid.elongation"]\n')
+    w("\n")
+
     w("# glenohumeral stability (seed 001 App. C; seed 002 eq. 9): the force of the humeral head on\n")
     w("# the scapula (on the generated beam that holds GH to the scapula) must point into the glenoid\n")
     w("# ellipse. DAS3's glenoid frame (glenoid_scap: rows are the glenoid axes in scapula\n")
@@ -970,6 +974,8 @@ def build(osim, forward=False):
     w(f"axes = [{', '.join(fmt_vec(r) for r in GLENOID_SCAP)}]\n")
     w('into_socket = "-x"\n')
     w(f"half_angles = {fmt_vec(GLENOID_HALF_ANGLES)}  # deg: towards glenoid y, then z\n")
+    if forward:
+        return out.getvalue(), None, b
 
     table = io.StringIO()
     cw = csv.writer(table, lineterminator="\n")

@@ -27,6 +27,8 @@ struct ForwardFrames<'a> {
     defect: [f64; 2],
     /// The lowest level of a soft contact (most negative: deepest inside).
     deepest: f64,
+    /// The largest stability index of the joint force.
+    worst_stability: f64,
 }
 
 impl ForwardFrames<'_> {
@@ -39,6 +41,10 @@ impl ForwardFrames<'_> {
                 self.deepest = self.deepest.min(c[3]);
             }
             values.push(f.contacts.iter().flat_map(|c| c.iter().copied()).collect());
+        }
+        if let Some(st) = f.stability {
+            self.worst_stability = self.worst_stability.max(st[5]);
+            values.push(st.to_vec());
         }
         Row { time: f.time, values }
     }
@@ -118,6 +124,24 @@ impl FrameRun for ForwardFrames<'_> {
         if !contacts.is_empty() {
             t.push(Table { file: "contacts.csv".into(), columns: contacts });
         }
+        if self.run.has_cone() {
+            let col = |name: &str, unit: &'static str, meaning: &str| Column {
+                name: name.into(),
+                unit,
+                meaning: meaning.into(),
+            };
+            t.push(Table {
+                file: "stability.csv".into(),
+                columns: vec![
+                    col("force_x", "N", "joint force in the cone frame, along its axis (into the socket)"),
+                    col("force_y", "N", "joint force in the cone frame, y"),
+                    col("force_z", "N", "joint force in the cone frame, z"),
+                    col("theta", "rad", "deviation angle of the force towards the cone's y axis"),
+                    col("phi", "rad", "deviation angle of the force towards the cone's z axis"),
+                    col("stability_index", "1", "(theta/theta_a)^2 + (phi/phi_a)^2 - 1: at most 0 inside the cone"),
+                ],
+            });
+        }
         t
     }
     fn frames(&self) -> usize {
@@ -153,6 +177,9 @@ impl FrameRun for ForwardFrames<'_> {
         m.insert("muscles_without_excitation".into(), json!(self.run.excitations().missing));
         if self.run.contact_names().next().is_some() {
             m.insert("lowest_contact_level".into(), json!(self.deepest));
+        }
+        if self.run.has_cone() {
+            m.insert("largest_stability_index".into(), json!(self.worst_stability));
         }
         m
     }
@@ -304,6 +331,7 @@ fn forward(compiled: &Compiled, req: Request<'_>, steps: usize) -> ExitCode {
         busy: 0.0,
         defect: [0.0; 2],
         deepest: f64::INFINITY,
+        worst_stability: f64::NEG_INFINITY,
     };
     let mut summary = summary_head("simulate", req.model, None);
     summary.insert("excitations".into(), json!(req.excitations.map(|p| p.display().to_string())));
