@@ -71,6 +71,7 @@ pub fn registry() -> Registry {
     add(&mut r, mollier_surface::register);
     add(&mut r, mollier_curved_truss::register);
     add(&mut r, mollier_engin_joint::register);
+    add(&mut r, mollier_cardan_joint::register);
     r
 }
 

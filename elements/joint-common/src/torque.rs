@@ -128,6 +128,39 @@ impl Table {
         }
     }
 
+    /// `∫_{x_0}^{v} M dx` (N m rad), exact for the interpolant and its tangent continuations.
+    pub fn primitive(&self, v: f64) -> f64 {
+        let (x, m, s) = (&self.x, &self.m, &self.slopes);
+        let n = x.len();
+        let line = |x0: f64, m0: f64, s0: f64, v: f64| (v - x0) * (m0 + 0.5 * s0 * (v - x0));
+        if v <= x[0] {
+            return line(x[0], m[0], s[0], v);
+        }
+        let mut total = 0.0;
+        for i in 0..n - 1 {
+            let h = x[i + 1] - x[i];
+            let t = ((v - x[i]) / h).min(1.0);
+            total += match self.interpolation {
+                Interpolation::Linear => {
+                    let d = (m[i + 1] - m[i]) / h;
+                    t * h * (m[i] + 0.5 * d * t * h)
+                }
+                // the cubic Hermite basis functions integrated from 0 to t
+                Interpolation::MonotoneCubic => {
+                    let (t2, t3, t4) = (t * t, t * t * t, t * t * t * t);
+                    h * ((0.5 * t4 - t3 + t) * m[i]
+                        + (0.25 * t4 - 2.0 * t3 / 3.0 + 0.5 * t2) * h * s[i]
+                        + (t3 - 0.5 * t4) * m[i + 1]
+                        + (0.25 * t4 - t3 / 3.0) * h * s[i + 1])
+                }
+            };
+            if v <= x[i + 1] {
+                return total;
+            }
+        }
+        total + line(x[n - 1], m[n - 1], s[n - 1], v)
+    }
+
     /// The abscissae (rad or rad/s).
     pub fn abscissae(&self) -> &[f64] {
         &self.x
@@ -198,6 +231,22 @@ impl TorqueFunction {
                 (a * (e - 1.0), a * b * e)
             }
             Self::Table(t) => t.eval(x),
+        }
+    }
+
+    /// `∫_a^b M(x) dx` (N m rad, or N m rad/s for a damping function).
+    pub fn integral(&self, a: f64, b: f64) -> f64 {
+        match self {
+            Self::Polynomial(c) => {
+                let p =
+                    |x: f64| c.iter().enumerate().rev().fold(0.0, |acc, (k, ck)| acc * x + ck / (k + 2) as f64) * x * x;
+                p(b) - p(a)
+            }
+            Self::Exponential { a: k, b: r } => {
+                let p = |x: f64| if *r == 0.0 { 0.0 } else { k * ((r * x).exp_m1() / r - x) };
+                p(b) - p(a)
+            }
+            Self::Table(t) => t.primitive(b) - t.primitive(a),
         }
     }
 
@@ -373,6 +422,28 @@ mod tests {
         // a linear table is the chords
         let l = TorqueFunction::Table(Table::new(x.to_vec(), m.to_vec(), Interpolation::Linear).unwrap());
         assert!((l.value(-0.7) - (-16.0)).abs() < 1e-12 && (l.value(-1.5) - (-30.0 - 0.5 * 28.0 / 0.6)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn integrals_match_the_trapezoidal_rule() {
+        let (x, m) = ([-1.0, -0.4, 0.0, 0.3, 0.5, 1.2], [-30.0, -2.0, 0.0, 1.0, 1.0, 25.0]);
+        let fs = [
+            cubic(&x, &m),
+            TorqueFunction::Table(Table::new(x.to_vec(), m.to_vec(), Interpolation::Linear).unwrap()),
+            TorqueFunction::Polynomial(vec![2.0, -1.0, 0.5]),
+            TorqueFunction::Exponential { a: 0.5, b: 3.0 },
+        ];
+        for f in &fs {
+            for (a, b) in [(-1.7, 1.9), (-0.2, 0.45), (0.31, 0.29), (1.3, 2.0), (-3.0, -1.2)] {
+                let n = 20000;
+                let h = (b - a) / n as f64;
+                let trap: f64 =
+                    (0..=n).map(|k| f.value(a + h * k as f64) * if k == 0 || k == n { 0.5 } else { 1.0 }).sum::<f64>()
+                        * h;
+                let got = f.integral(a, b);
+                assert!((got - trap).abs() < 1e-6 * (1.0 + trap.abs()), "{f:?} {a} {b}: {got} vs {trap}");
+            }
+        }
     }
 
     #[test]

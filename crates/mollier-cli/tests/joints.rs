@@ -1,0 +1,170 @@
+//! The joint models of seed 000 (`models/joints/`) through the `mollier` command: `check`,
+//! `kinematics`, `inverse-dynamics` (their passive moments against the closed forms of their
+//! torque functions) and `simulate`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn mollier(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mollier")).args(args).current_dir(root()).output().expect("runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mollier-joints-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// A CSV file: its header, its rows, and a column finder.
+fn table(path: &Path) -> (Vec<String>, Vec<Vec<f64>>, impl Fn(&str) -> usize + use<>) {
+    let s = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = s.lines();
+    let header: Vec<String> = lines.next().expect("header").split(',').map(str::to_string).collect();
+    let rows = lines.map(|l| l.split(',').map(|v| v.parse().expect("a number")).collect()).collect();
+    let h = header.clone();
+    (header, rows, move |name: &str| h.iter().position(|c| c == name).unwrap_or_else(|| panic!("no column {name}")))
+}
+
+/// Run `mollier <command> <model> [--motion <motion>] --out <dir>` and insist on success.
+fn run(command: &str, model: &str, motion: Option<&str>, dir: &Path, extra: &[&str]) -> String {
+    let mut args = vec![command, model];
+    if let Some(m) = motion {
+        args.extend(["--motion", m]);
+    }
+    args.extend(["--out", path_str(dir)]);
+    args.extend(extra);
+    let out = mollier(&args);
+    assert_eq!(out.status.code(), Some(0), "{command} {model}: {}{}", text(&out.stdout), text(&out.stderr));
+    text(&out.stderr)
+}
+
+/// The model file with `from` replaced by `to`, written to `dir`.
+fn variant(model: &str, dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
+    let mut s = std::fs::read_to_string(root().join(model)).expect("the model");
+    for (from, to) in replacements {
+        assert!(s.contains(from), "{model} has no `{from}`");
+        s = s.replace(from, to);
+    }
+    let p = dir.join(Path::new(model).file_name().expect("a file name"));
+    std::fs::write(&p, s).expect("written");
+    p
+}
+
+fn check_lists(model: &str, line: &str) {
+    let out = mollier(&["check", model]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains(line), "{stdout}");
+    assert!(stdout.contains("well posed: yes"), "{stdout}");
+}
+
+// ---- cardan joint: models/joints/cardan-hip.toml ----
+
+const HIP: &str = "models/joints/cardan-hip.toml";
+const HIP_MOTION: &str = "models/joints/cardan-hip-motion.csv";
+
+#[test]
+fn the_cardan_hip_is_well_posed() {
+    check_lists(HIP, "cardan-joint  phi (free), theta (free), psi (free)");
+}
+
+#[test]
+fn the_cardan_angles_of_the_hip_are_its_driven_hinge_rotations() {
+    // the three hinges make the cardan sequence x_i, y', z'': the angles are their rotations
+    let dir = scratch("cardan-kinematics");
+    run("kinematics", HIP, Some(HIP_MOTION), &dir, &[]);
+    let (_, rows, at) = table(&dir.join("deformations.csv"));
+    assert_eq!(rows.len(), 41);
+    let mut worst: f64 = 0.0;
+    for r in &rows {
+        for (hinge, mode) in [("flexion", "phi"), ("abduction", "theta"), ("axial", "psi")] {
+            let d = (r[at(&format!("hip.{mode}"))] - r[at(&format!("{hinge}.rotation"))]).abs();
+            worst = worst.max(d);
+        }
+    }
+    assert!(worst < 1e-12, "{worst}");
+    assert!((rows[40][at("hip.phi")] - 1.6).abs() < 1e-12);
+}
+
+#[test]
+fn the_cardan_hips_passive_moments_are_its_torque_functions() {
+    let dir = scratch("cardan-inverse");
+    run("inverse-dynamics", HIP, Some(HIP_MOTION), &dir, &[]);
+    let (_, rows, at) = table(&dir.join("passive.csv"));
+    let (_, motion, mt) = table(&root().join(HIP_MOTION));
+    assert_eq!(rows.len(), motion.len());
+    let mut worst: f64 = 0.0;
+    for (k, (r, m)) in rows.iter().zip(&motion).enumerate() {
+        // the motion is a·(1 − cos πt)/2: its rate a·(π/2) sin πt
+        let t = m[0];
+        let rate = |a: f64| a * std::f64::consts::FRAC_PI_2 * (std::f64::consts::PI * t).sin();
+        let (theta, psi) = (m[mt("abduction.rotation")], m[mt("axial.rotation")]);
+        // M(θ) = 5 θ + 60 θ³ and 0.5 N m s/rad; M(ψ) = 3 ψ and 0.2 N m s/rad
+        let want_theta = 5.0 * theta + 60.0 * theta.powi(3) + 0.5 * rate(0.35);
+        let want_psi = 3.0 * psi + 0.2 * rate(0.3);
+        // the velocities come from the motion's splines: O(h²) away from the analytic rate
+        let d = (r[at("hip.theta")] - want_theta).abs().max((r[at("hip.psi")] - want_psi).abs());
+        if k > 0 && k < rows.len() - 1 {
+            worst = worst.max(d);
+        }
+        // flexion: the table (exact at its nodes; monotone between them)
+        assert!(r[at("hip.phi")] >= -1e-3, "frame {k}");
+    }
+    assert!(worst < 2e-3, "{worst} N m");
+    // at the end the rates vanish: the table between its nodes (25 N m at 1.5, 90 N m at 2.0)
+    let last = &rows[rows.len() - 1];
+    assert!(last[at("hip.phi")] > 25.0 && last[at("hip.phi")] < 90.0, "{last:?}");
+}
+
+#[test]
+fn the_cardan_hip_released_from_a_preload_swings_conserving_energy_without_damping() {
+    // the femur's joint frame turned by φ = −0.5 rad about x_i: in the hanging posture the
+    // joint pushes the thigh forward; without damping kinetic, gravity and stored energy balance
+    let dir = scratch("cardan-simulate");
+    let preload =
+        "fixed_z = [0, 0, -1]\nmoving_x = [0, -1, 0]\nmoving_z = [-0.479425538604203, 0, -0.8775825618903728]";
+    let undamped = variant(
+        HIP,
+        &dir,
+        &[
+            ("fixed_z = [0, 0, -1]", preload),
+            ("[elements.hip.damping_phi]\nlinear = 0.5\n", ""),
+            ("[elements.hip.damping_theta]\nlinear = 0.5\n", ""),
+            ("[elements.hip.damping_psi]\nlinear = 0.2\n", ""),
+        ],
+    );
+    let out = dir.join("undamped");
+    let stderr = run("simulate", path_str(&undamped), None, &out, &["--duration", "0.5", "--dt", "0.0005"]);
+    assert!(stderr.starts_with("energy drift over 0.5 s"), "{stderr}");
+    let (_, motion, at) = table(&out.join("motion.csv"));
+    let flexion: Vec<f64> = motion.iter().map(|r| r[at("flexion.rotation")]).collect();
+    let most = flexion.iter().copied().fold(f64::MIN, f64::max);
+    assert!(most > 0.3, "the thigh swings forward: {most} rad");
+    let (_, energy, et) = table(&out.join("energy.csv"));
+    let drift = energy.iter().map(|r| r[et("drift")].abs()).fold(0.0, f64::max);
+    // the stored energy at the start: ∫ from −0.5 to 0 of the flexion table, ~10 J
+    assert!(drift < 1e-6, "energy drift {drift} J");
+
+    // with its damping the same release loses energy
+    let damped = variant(HIP, &dir, &[("fixed_z = [0, 0, -1]", preload)]);
+    let out = dir.join("damped");
+    run("simulate", path_str(&damped), None, &out, &["--duration", "0.5", "--dt", "0.0005"]);
+    let (_, energy, et) = table(&out.join("energy.csv"));
+    let last = energy[energy.len() - 1][et("drift")];
+    assert!(last < -0.1, "the damping dissipates: {last} J");
+    assert!(energy.windows(2).all(|w| w[1][et("energy")] <= w[0][et("energy")] + 1e-9), "energy never rises");
+}
