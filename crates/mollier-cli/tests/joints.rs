@@ -168,3 +168,94 @@ fn the_cardan_hip_released_from_a_preload_swings_conserving_energy_without_dampi
     assert!(last < -0.1, "the damping dissipates: {last} J");
     assert!(energy.windows(2).all(|w| w[1][et("energy")] <= w[0][et("energy")] + 1e-9), "energy never rises");
 }
+
+// ---- flexion-torsion joint: models/joints/flexion-torsion-shoulder.toml ----
+
+const SHOULDER: &str = "models/joints/flexion-torsion-shoulder.toml";
+const SHOULDER_MOTION: &str = "models/joints/flexion-torsion-shoulder-motion.csv";
+/// The moving joint frame turned by 1.2 rad about −x: the hanging arm is bent by α0 = 1.2 rad.
+const SHOULDER_PRELOAD: &str =
+    "fixed_x = [1, 0, 0]\nmoving_x = [1, 0, 0]\nmoving_z = [0, 0.9320390859672263, -0.3623577544766736]";
+
+#[test]
+fn the_flexion_torsion_shoulder_is_well_posed() {
+    check_lists(SHOULDER, "flexion-torsion-joint  bending_p (free), bending_q (free), torsion (free)");
+}
+
+#[test]
+fn an_abducted_and_rotated_shoulder_is_bent_by_the_abduction_and_twisted_by_the_rotation() {
+    let dir = scratch("ft-kinematics");
+    run("kinematics", SHOULDER, Some(SHOULDER_MOTION), &dir, &[]);
+    let (_, rows, at) = table(&dir.join("deformations.csv"));
+    let mut worst: f64 = 0.0;
+    for r in &rows {
+        // a pure abduction bends in the direction γ = π/2: p = 0, q = α; the axial rotation is β
+        let d = [
+            r[at("shoulder.bending_p")],
+            r[at("shoulder.bending_q")] - r[at("abduction.rotation")],
+            r[at("shoulder.torsion")] - r[at("axial.rotation")],
+        ];
+        worst = d.iter().fold(worst, |w, v| w.max(v.abs()));
+    }
+    assert!(worst < 1e-12, "{worst}");
+}
+
+#[test]
+fn the_flexion_torsion_shoulders_passive_moments_are_its_torque_functions() {
+    let dir = scratch("ft-inverse");
+    run("inverse-dynamics", SHOULDER, Some(SHOULDER_MOTION), &dir, &[]);
+    let (_, rows, at) = table(&dir.join("passive.csv"));
+    let (_, motion, mt) = table(&root().join(SHOULDER_MOTION));
+    let mut worst: f64 = 0.0;
+    for (k, (r, m)) in rows.iter().zip(&motion).enumerate() {
+        let t = m[0];
+        let rate = |a: f64| a * std::f64::consts::FRAC_PI_2 * (std::f64::consts::PI * t).sin();
+        let (alpha, beta) = (m[mt("abduction.rotation")], m[mt("axial.rotation")]);
+        // σ_β = M_t + D_t = 1.5 β + 4 β³ + 0.1 β̇ (no change of direction: ω·z_j = β̇), and its
+        // share of the bending work σ_p = σ_β (1 − cos α)/α (γ = π/2)
+        let torsion = 1.5 * beta + 4.0 * beta.powi(3) + 0.1 * rate(0.4);
+        let coupling = if alpha > 0.0 { torsion * (1.0 - alpha.cos()) / alpha } else { 0.0 };
+        let d = (r[at("shoulder.torsion")] - torsion).abs().max((r[at("shoulder.bending_p")] - coupling).abs());
+        if k > 0 && k < rows.len() - 1 {
+            worst = worst.max(d);
+        }
+    }
+    assert!(worst < 1e-3, "{worst} N m");
+    // at the end, at rest on a node of the bending table: M_f(1.4 rad) C(π/2) = 8 N m
+    let last = &rows[rows.len() - 1];
+    assert!((last[at("shoulder.bending_q")] - 8.0).abs() < 1e-4, "{last:?}");
+}
+
+#[test]
+fn the_flexion_torsion_shoulder_released_bent_swings_and_a_conservative_one_keeps_its_energy() {
+    let dir = scratch("ft-simulate");
+    // the whole example (torsion, direction factor, damping): no energy, but a motion
+    let full = variant(SHOULDER, &dir, &[("fixed_x = [1, 0, 0]", SHOULDER_PRELOAD)]);
+    let out = dir.join("full");
+    run("simulate", path_str(&full), None, &out, &["--duration", "0.5", "--dt", "0.0005"]);
+    let (_, motion, at) = table(&out.join("motion.csv"));
+    let most = motion.iter().map(|r| r[at("abduction.rotation")].abs()).fold(0.0, f64::max);
+    assert!(most > 0.2 && motion.iter().flatten().all(|v| v.is_finite()), "{most}");
+    // bending only, C ≡ 1, no damping: ∫ M_f dα is the joint's energy
+    let conservative = variant(
+        SHOULDER,
+        &dir,
+        &[
+            ("fixed_x = [1, 0, 0]", SHOULDER_PRELOAD),
+            (
+                "[elements.shoulder.direction_factor]\nangles = [-3.141592653589793, -1.5707963267948966, 0.0, \
+                 1.5707963267948966, 3.141592653589793]\nfactors = [0.8, 1.0, 1.3, 1.0, 0.8]\n",
+                "",
+            ),
+            ("[elements.shoulder.torsion]\npolynomial = [1.5, 0.0, 4.0]\n", ""),
+            ("[elements.shoulder.damping_bending]\nlinear = 0.5\n", ""),
+            ("[elements.shoulder.damping_torsion]\nlinear = 0.1\n", ""),
+        ],
+    );
+    let out = dir.join("conservative");
+    let stderr = run("simulate", path_str(&conservative), None, &out, &["--duration", "0.5", "--dt", "0.0005"]);
+    assert!(stderr.starts_with("energy drift over 0.5 s"), "{stderr}");
+    let (_, energy, et) = table(&out.join("energy.csv"));
+    let drift = energy.iter().map(|r| r[et("drift")].abs()).fold(0.0, f64::max);
+    assert!(drift < 1e-6, "energy drift {drift} J");
+}
