@@ -259,3 +259,87 @@ fn the_flexion_torsion_shoulder_released_bent_swings_and_a_conservative_one_keep
     let drift = energy.iter().map(|r| r[et("drift")].abs()).fold(0.0, f64::max);
     assert!(drift < 1e-6, "energy drift {drift} J");
 }
+
+// ---- Calspan joint stop: models/joints/calspan-shoulder.toml ----
+
+const STOP: &str = "models/joints/calspan-shoulder.toml";
+const STOP_MOTION: &str = "models/joints/engin-shoulder-motion.csv";
+/// Engin's maximal voluntary sinus, report eq. 3.1 (the example's `sinus`).
+const SINUS: [f64; 10] =
+    [1.49936, -0.09257, -0.24640, -0.29356, 0.18743, 0.58589, 0.45557, 0.00899, -0.42918, -0.47066];
+
+fn sinus(phi: f64) -> f64 {
+    let (s, c) = phi.sin_cos();
+    (0..5).map(|n| c.powi(n as i32) * (SINUS[2 * n] + SINUS[2 * n + 1] * s)).sum()
+}
+
+#[test]
+fn the_calspan_shoulder_is_well_posed() {
+    check_lists(STOP, "joint-stop  swing_p (free), swing_q (free)");
+}
+
+#[test]
+fn the_stop_torque_acts_exactly_where_the_humerus_is_outside_engins_sinus() {
+    let dir = scratch("stop-inverse");
+    let (kinematics, inverse) = (dir.join("kinematics"), dir.join("inverse"));
+    run("kinematics", STOP, Some(STOP_MOTION), &kinematics, &[]);
+    run("inverse-dynamics", STOP, Some(STOP_MOTION), &inverse, &[]);
+    let (_, modes, at) = table(&kinematics.join("deformations.csv"));
+    let (_, passive, pt) = table(&inverse.join("passive.csv"));
+    // the humerus's initial direction in the stop frame (a1, a2 = a3 × a1, a3): the modes are
+    // measured from it
+    let a3: [f64; 3] = [0.5014457, 0.8441951, 0.1894382];
+    let a1: [f64; 3] = [0.0967448, 0.1628720, -0.9818926];
+    let a2 = [a3[1] * a1[2] - a3[2] * a1[1], a3[2] * a1[0] - a3[0] * a1[2], a3[0] * a1[1] - a3[1] * a1[0]];
+    // r = +x: its components are the axes' x components
+    let (theta0, phi0) = (a3[0].acos(), a2[0].atan2(a1[0]));
+    let (p0, q0) = (theta0 * phi0.cos(), theta0 * phi0.sin());
+    let (mut inside, mut outside, mut last) = (0, 0, 0.0);
+    for (m, s) in modes.iter().zip(&passive) {
+        let (p, q) = (m[at("shoulder_stop.swing_p")] + p0, m[at("shoulder_stop.swing_q")] + q0);
+        let (theta, phi) = (p.hypot(q), q.atan2(p));
+        let penetration = theta - sinus(phi);
+        let torque = s[pt("shoulder_stop.swing_p")].hypot(s[pt("shoulder_stop.swing_q")]);
+        if penetration < -1e-6 {
+            assert_eq!(torque, 0.0, "inside at t = {}", m[0]);
+            inside += 1;
+        } else if penetration > 1e-6 {
+            // K(δ) = 40 δ + 400 δ³ at least, plus the damping of an abduction that goes on out
+            assert!(torque > 0.9 * (40.0 * penetration + 400.0 * penetration.powi(3)), "t = {}: {torque}", m[0]);
+            assert!(torque > last, "the torque grows as the arm goes on out: {torque} after {last}");
+            last = torque;
+            outside += 1;
+        }
+    }
+    assert!(inside > 10 && outside > 5, "{inside} frames inside, {outside} outside");
+}
+
+#[test]
+fn a_simulated_fall_against_the_stop_needs_no_driving_moments() {
+    // the arm, initially forward, falls under gravity onto the stop; without the damping (which
+    // switches on with a jump when the arm crosses the contour) the stop torque is C1 in time,
+    // and the inverse dynamics of the simulated motion finds no driving moment but the splines'
+    // O(h²) error
+    let dir = scratch("stop-simulate");
+    let model = variant(STOP, &dir, &[("[elements.shoulder_stop.damping]\nlinear = 1.0\n", "")]);
+    let mut residual = Vec::new();
+    for dt in ["0.001", "0.0005"] {
+        let sim = dir.join(format!("sim-{dt}"));
+        run("simulate", path_str(&model), None, &sim, &["--duration", "0.5", "--dt", dt]);
+        let motion = sim.join("motion.csv");
+        let id = dir.join(format!("id-{dt}"));
+        run("inverse-dynamics", path_str(&model), Some(path_str(&motion)), &id, &[]);
+        let (_, passive, pt) = table(&id.join("passive.csv"));
+        let stop: Vec<f64> =
+            passive.iter().map(|r| r[pt("shoulder_stop.swing_p")].hypot(r[pt("shoulder_stop.swing_q")])).collect();
+        let engaged = stop.iter().filter(|v| **v > 0.0).count();
+        let most = stop.iter().copied().fold(0.0, f64::max);
+        assert!(engaged * 10 > stop.len() && most > 5.0, "dt {dt}: {engaged} frames, {most} N m");
+        let (_, driving, _) = table(&id.join("driving.csv"));
+        let worst =
+            driving[2..driving.len() - 2].iter().flat_map(|r| r[1..].iter().map(|v| v.abs())).fold(0.0, f64::max);
+        assert!(worst < 0.01 * most, "dt {dt}: {worst} N m against {most} N m");
+        residual.push(worst);
+    }
+    assert!((3.5..4.5).contains(&(residual[0] / residual[1])), "{residual:?}");
+}

@@ -73,6 +73,7 @@ pub fn registry() -> Registry {
     add(&mut r, mollier_engin_joint::register);
     add(&mut r, mollier_cardan_joint::register);
     add(&mut r, mollier_flexion_torsion_joint::register);
+    add(&mut r, mollier_joint_stop::register);
     r
 }
 
