@@ -82,15 +82,18 @@ impl FlexionTorsionJoint {
         Ok(e)
     }
 
-    /// The torque on the moving member at local coordinates `x` (8, unit Euler parameters) and
+    /// The torque on the moving member at local coordinates `x` (8) and
     /// mode rates `rates` (3, rad/s).
     pub fn torque(&self, x: &[f64], rates: &[f64; 3]) -> Result<JointTorque, ElementError> {
         let [p, q, beta] = self.joint_angles(x)?;
         let moment = self.law.moment_at(p, q, beta, rates);
-        let zi = self.frames.fixed_axes(x)?[2];
-        let r = self.frames.relative(x)?;
         let fixed = self.frames.fixed_axes(x)?;
+        let zi = fixed[2];
+        let r = self.frames.relative(x)?;
+        // z_j from its components in the fixed frame, scaled back to unit length (R scales with
+        // the Euler parameters' norms)
         let zj: Vec3 = std::array::from_fn(|k| (0..3).map(|a| r[a][2] * fixed[a][k]).sum());
+        let zj = zj.map(|v| v / dot(&zj, &zj).sqrt());
         let n = cross(&zi, &zj);
         let s = dot(&n, &n).sqrt();
         let bending = if s > 0.0 { n.map(|v| -moment.bending * v / s) } else { [0.0; 3] };

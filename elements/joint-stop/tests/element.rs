@@ -105,6 +105,14 @@ fn the_stop_switches_on_where_ball_socket_resistance_does_on_table_h2s_rays() {
         }
     }
     eprintln!("joint stop against ball-socket-resistance and eq. 3.1 on Table H.2's rays: max {worst:.1e} rad");
+    // negative control: a contour 2e-5 rad wider switches on measurably later
+    let mut wider = SINUS;
+    wider[0] += 2e-5;
+    let law = StopLaw::new(contour(wider).unwrap(), TorqueFunction::linear(1.0), None);
+    let mut w = JointStop::new(NodeId::new(0), NodeId::new(1), StopFrame { pole: Z, azimuth: X, r: Z }, law);
+    w.initialize(&coords(&ID, &ID)).unwrap();
+    let w_on = |theta: f64| w.torque(&posture(&li, theta, 0.785, 0.3), &[0.0; 2]).unwrap().0.magnitude > 0.0;
+    assert!((switch_on(&w_on, 0.785) - switch_on(&engin_on(0.785), 0.785)).abs() > 1e-5);
 }
 
 #[test]
