@@ -108,6 +108,11 @@ fn bad_parameters_are_located() {
         ),
         (with(example(), "torque_psi", Some(parse("{ }"))), "elements.hip.torque_psi", "no torque function"),
         (
+            with(example(), "torque_psi", Some(parse("{ linear = 3.0, moments = [1.0, 2.0] }"))),
+            "elements.hip.torque_psi.moments",
+            "belongs to a table",
+        ),
+        (
             with(example(), "torque_psi", Some(parse("{ linear = 3.0, stifness = 2.0 }"))),
             "elements.hip.torque_psi.stifness",
             "unknown parameter",

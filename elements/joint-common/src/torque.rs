@@ -300,6 +300,14 @@ impl TorqueFunction {
                     .with_hint(hint));
             }
         };
+        if !matches!(f, Self::Table(_)) {
+            if let Some(k) = ["moments", "interpolation"].into_iter().find(|k| t.get(k).is_some()) {
+                return Err(ParamError::new(
+                    t.path(k),
+                    format!("belongs to a table (`{abscissa}` with `moments`), not to a closed form"),
+                ));
+            }
+        }
         let known: &[&str] = if rate { &RATE_KEYS } else { &ANGLE_KEYS };
         t.finish(known)?;
         Ok(f)
