@@ -74,6 +74,9 @@ pub fn registry() -> Registry {
     add(&mut r, mollier_curved_truss::register);
     add(&mut r, mollier_engin_joint::register);
     add(&mut r, mollier_soft_contact::register);
+    add(&mut r, mollier_cardan_joint::register);
+    add(&mut r, mollier_flexion_torsion_joint::register);
+    add(&mut r, mollier_joint_stop::register);
     r
 }
 

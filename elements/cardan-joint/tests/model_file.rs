@@ -1,0 +1,154 @@
+//! The example `models/joints/cardan-hip.toml` builds through the registry, and bad parameters
+//! are reported at their key.
+
+use mollier_cardan_joint::TYPE;
+use mollier_core::NodeId;
+use mollier_core::element::NodeKind;
+use mollier_core::registry::{Frame, ParamError, Params, Registry, Resolver, Units, Value};
+
+type Table = Vec<(String, Value)>;
+
+const EXAMPLE: &str = include_str!("../../../models/joints/cardan-hip.toml");
+
+struct Bodies;
+
+impl Resolver for Bodies {
+    fn node(&self, name: &str, kind: NodeKind) -> Result<NodeId, String> {
+        match (name, kind) {
+            ("pelvis", NodeKind::Orientation) => Ok(NodeId::new(0)),
+            ("femur", NodeKind::Orientation) => Ok(NodeId::new(1)),
+            _ => Err(format!("no orientation node called `{name}`")),
+        }
+    }
+    fn frame(&self, _name: &str) -> Option<Frame> {
+        None
+    }
+    fn initial(&self, _node: NodeId) -> Option<Vec<f64>> {
+        None
+    }
+}
+
+fn value(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::Number(*i as f64),
+        toml::Value::Float(x) => Value::Number(*x),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Array(a) => Value::Array(a.iter().map(value).collect()),
+        toml::Value::Table(t) => Value::Table(t.iter().map(|(k, v)| (k.clone(), value(v))).collect()),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+    }
+}
+
+fn example() -> Table {
+    let doc: toml::Table = toml::from_str(EXAMPLE).unwrap();
+    let el = doc["elements"]["hip"].as_table().unwrap();
+    assert_eq!(el["type"].as_str(), Some(TYPE.name));
+    el.iter().filter(|(k, _)| *k != "type").map(|(k, v)| (k.clone(), value(v))).collect()
+}
+
+fn build(t: &Table, units: Units) -> Result<Box<dyn mollier_core::Element>, ParamError> {
+    let mut r = Registry::new();
+    mollier_cardan_joint::register(&mut r).unwrap();
+    r.build(TYPE.name, &Params::new(t, "elements.hip", &Bodies, units))
+}
+
+fn with(mut t: Table, key: &str, v: Option<Value>) -> Table {
+    t.retain(|(k, _)| k != key);
+    if let Some(v) = v {
+        t.push((key.to_string(), v));
+    }
+    t
+}
+
+fn parse(s: &str) -> Value {
+    value(&toml::from_str::<toml::Value>(&format!("v = {s}")).unwrap()["v"])
+}
+
+fn error(t: &Table) -> ParamError {
+    build(t, Units::default()).map(|_| ()).expect_err("a bad table")
+}
+
+#[test]
+fn the_example_builds_and_its_law_follows_its_tables() {
+    let mut el = build(&example(), Units::default()).unwrap();
+    assert_eq!(el.type_name(), "cardan-joint");
+    let id = [1.0, 0.0, 0.0, 0.0];
+    el.initialize(&[id, id].concat()).unwrap();
+    let mut s = [0.0; 3];
+    el.law().unwrap().stress(&[1.0, 0.2, -0.5], &[0.0, 1.0, 2.0], &mut s);
+    // table node 4 N m at 1 rad; 5 θ + 60 θ³ + 0.5 θ̇; 3 ψ + 0.2 ψ̇
+    let want = [4.0, 5.0 * 0.2 + 60.0 * 0.008 + 0.5, -1.5 + 0.4];
+    assert!((0..3).all(|k| (s[k] - want[k]).abs() < 1e-12), "{s:?} vs {want:?}");
+}
+
+#[test]
+fn table_angles_follow_the_files_unit_and_closed_forms_stay_in_rad() {
+    let deg = Units { angle: std::f64::consts::PI / 180.0, ..Units::default() };
+    let t = with(
+        example(),
+        "torque_phi",
+        Some(parse("{ angles = [-30.0, 0.0, 60.0], moments = [-10.0, 0.0, 20.0], interpolation = \"linear\" }")),
+    );
+    let mut el = build(&t, deg).unwrap();
+    let id = [1.0, 0.0, 0.0, 0.0];
+    el.initialize(&[id, id].concat()).unwrap();
+    let mut s = [0.0; 3];
+    el.law().unwrap().stress(&[30f64.to_radians(), 0.2, 0.0], &[0.0; 3], &mut s);
+    assert!((s[0] - 10.0).abs() < 1e-12 && (s[1] - (1.0 + 0.48)).abs() < 1e-12, "{s:?}");
+}
+
+#[test]
+fn bad_parameters_are_located() {
+    let cases: Vec<(Table, &str, &str)> = vec![
+        (
+            with(example(), "torque_psi", Some(parse("{ linear = 3.0, polynomial = [1.0] }"))),
+            "elements.hip.torque_psi",
+            "more than one form",
+        ),
+        (with(example(), "torque_psi", Some(parse("{ }"))), "elements.hip.torque_psi", "no torque function"),
+        (
+            with(example(), "torque_psi", Some(parse("{ linear = 3.0, moments = [1.0, 2.0] }"))),
+            "elements.hip.torque_psi.moments",
+            "belongs to a table",
+        ),
+        (
+            with(example(), "torque_psi", Some(parse("{ linear = 3.0, stifness = 2.0 }"))),
+            "elements.hip.torque_psi.stifness",
+            "unknown parameter",
+        ),
+        (
+            with(example(), "torque_phi", Some(parse("{ angles = [0.0, 0.0], moments = [1.0, 2.0] }"))),
+            "elements.hip.torque_phi.angles",
+            "increase strictly",
+        ),
+        (
+            with(
+                example(),
+                "torque_phi",
+                Some(parse("{ angles = [0.0, 1.0], moments = [1.0, 2.0], interpolation = \"spline\" }")),
+            ),
+            "elements.hip.torque_phi.interpolation",
+            "unknown interpolation",
+        ),
+        (
+            with(example(), "damping_phi", Some(parse("{ angles = [0.0, 1.0], moments = [0.0, 2.0] }"))),
+            "elements.hip.damping_phi",
+            "no torque function",
+        ),
+        (with(example(), "moving_x", Some(parse("[1.0, 0.0, 0.0]"))), "elements.hip.moving_z", "missing"),
+        (with(example(), "fixed_x", Some(parse("[0.0, 0.0, 2.0]"))), "elements.hip.fixed_x", "parallel"),
+        (with(example(), "torque_phi", Some(parse("3.0"))), "elements.hip.torque_phi", "expected a table"),
+        (
+            ["torque_phi", "torque_theta", "torque_psi", "damping_phi", "damping_theta", "damping_psi"]
+                .iter()
+                .fold(example(), |t, k| with(t, k, None)),
+            "elements.hip.torque_phi",
+            "no torque function",
+        ),
+    ];
+    for (t, path, message) in cases {
+        let e = error(&t);
+        assert!(e.path == path && e.message.contains(message), "{path}: {e:?}");
+    }
+}

@@ -1,0 +1,132 @@
+//! The example `models/joints/flexion-torsion-shoulder.toml` builds through the registry, and bad parameters
+//! are reported at their key.
+
+use mollier_core::NodeId;
+use mollier_core::element::NodeKind;
+use mollier_core::registry::{Frame, ParamError, Params, Registry, Resolver, Units, Value};
+use mollier_flexion_torsion_joint::TYPE;
+
+type Table = Vec<(String, Value)>;
+
+const EXAMPLE: &str = include_str!("../../../models/joints/flexion-torsion-shoulder.toml");
+
+struct Bodies;
+
+impl Resolver for Bodies {
+    fn node(&self, name: &str, kind: NodeKind) -> Result<NodeId, String> {
+        match (name, kind) {
+            ("thorax", NodeKind::Orientation) => Ok(NodeId::new(0)),
+            ("humerus", NodeKind::Orientation) => Ok(NodeId::new(1)),
+            _ => Err(format!("no orientation node called `{name}`")),
+        }
+    }
+    fn frame(&self, _name: &str) -> Option<Frame> {
+        None
+    }
+    fn initial(&self, _node: NodeId) -> Option<Vec<f64>> {
+        None
+    }
+}
+
+fn value(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::Number(*i as f64),
+        toml::Value::Float(x) => Value::Number(*x),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Array(a) => Value::Array(a.iter().map(value).collect()),
+        toml::Value::Table(t) => Value::Table(t.iter().map(|(k, v)| (k.clone(), value(v))).collect()),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+    }
+}
+
+fn example() -> Table {
+    let doc: toml::Table = toml::from_str(EXAMPLE).unwrap();
+    let el = doc["elements"]["shoulder"].as_table().unwrap();
+    assert_eq!(el["type"].as_str(), Some(TYPE.name));
+    el.iter().filter(|(k, _)| *k != "type").map(|(k, v)| (k.clone(), value(v))).collect()
+}
+
+fn build(t: &Table, units: Units) -> Result<Box<dyn mollier_core::Element>, ParamError> {
+    let mut r = Registry::new();
+    mollier_flexion_torsion_joint::register(&mut r).unwrap();
+    r.build(TYPE.name, &Params::new(t, "elements.shoulder", &Bodies, units))
+}
+
+fn with(mut t: Table, key: &str, v: Option<Value>) -> Table {
+    t.retain(|(k, _)| k != key);
+    if let Some(v) = v {
+        t.push((key.to_string(), v));
+    }
+    t
+}
+
+fn parse(s: &str) -> Value {
+    value(&toml::from_str::<toml::Value>(&format!("v = {s}")).unwrap()["v"])
+}
+
+fn error(t: &Table) -> ParamError {
+    build(t, Units::default()).map(|_| ()).expect_err("a bad table")
+}
+
+#[test]
+fn the_example_builds_and_its_law_follows_its_tables() {
+    let mut el = build(&example(), Units::default()).unwrap();
+    assert_eq!(el.type_name(), "flexion-torsion-joint");
+    let id = [1.0, 0.0, 0.0, 0.0];
+    el.initialize(&[id, id].concat()).unwrap();
+    let mut s = [0.0; 3];
+    // bent by 1.4 rad towards γ = 0 (flexion, C = 1.3), twisted by 0.5 rad, at rest
+    el.law().unwrap().stress(&[1.4, 0.0, 0.5], &[0.0; 3], &mut s);
+    let t = 1.5 * 0.5 + 4.0 * 0.125;
+    let want = [8.0 * 1.3, -t * (1.0 - 1.4f64.cos()) / 1.4, t];
+    assert!((0..3).all(|k| (s[k] - want[k]).abs() < 1e-12), "{s:?} vs {want:?}");
+}
+
+#[test]
+fn bad_parameters_are_located() {
+    let cases: Vec<(Table, &str, &str)> = vec![
+        (
+            with(example(), "torsion", Some(parse("{ angles = [-1.0, 1.0], moments = [-1.0, 2.0] }"))),
+            "elements.shoulder.torsion",
+            "zero at the angle 0",
+        ),
+        (
+            with(example(), "bending", Some(parse("{ exponential = [1.0, 2.0], linear = 1.0 }"))),
+            "elements.shoulder.bending",
+            "more than one form",
+        ),
+        (
+            with(example(), "direction_factor", Some(parse("{ angles = [-3.0, 3.2], factors = [1.0, 1.0] }"))),
+            "elements.shoulder.direction_factor.angles",
+            "span",
+        ),
+        (
+            with(example(), "direction_factor", Some(parse("{ angles = [-4.0, 4.0], factor = [1.0, 1.0] }"))),
+            "elements.shoulder.direction_factor.factors",
+            "missing",
+        ),
+        (
+            with(
+                example(),
+                "direction_factor",
+                Some(parse("{ angles = [-4.0, 0.0, 4.0], factors = [1.0, 2.0, 1.0], extra = 1 }")),
+            ),
+            "elements.shoulder.direction_factor.extra",
+            "unknown parameter",
+        ),
+        (with(example(), "bending", None), "elements.shoulder.direction_factor", "needs a `bending` function"),
+        (with(example(), "moving_z", Some(parse("[0.0, 0.0, 1.0]"))), "elements.shoulder.moving_x", "missing"),
+        (
+            ["bending", "direction_factor", "torsion", "damping_bending", "damping_torsion"]
+                .iter()
+                .fold(example(), |t, k| with(t, k, None)),
+            "elements.shoulder.bending",
+            "no torque function",
+        ),
+    ];
+    for (t, path, message) in cases {
+        let e = error(&t);
+        assert!(e.path == path && e.message.contains(message), "{path}: {e:?}");
+    }
+}

@@ -1,0 +1,132 @@
+//! The example `models/joints/calspan-shoulder.toml` builds through the registry, and bad parameters
+//! are reported at their key.
+
+use mollier_core::NodeId;
+use mollier_core::element::NodeKind;
+use mollier_core::registry::{Frame, ParamError, Params, Registry, Resolver, Units, Value};
+use mollier_joint_stop::TYPE;
+
+type Table = Vec<(String, Value)>;
+
+const EXAMPLE: &str = include_str!("../../../models/joints/calspan-shoulder.toml");
+
+struct Bodies;
+
+impl Resolver for Bodies {
+    fn node(&self, name: &str, kind: NodeKind) -> Result<NodeId, String> {
+        match (name, kind) {
+            ("thorax", NodeKind::Orientation) => Ok(NodeId::new(0)),
+            ("humerus", NodeKind::Orientation) => Ok(NodeId::new(1)),
+            _ => Err(format!("no orientation node called `{name}`")),
+        }
+    }
+    fn frame(&self, _name: &str) -> Option<Frame> {
+        None
+    }
+    fn initial(&self, _node: NodeId) -> Option<Vec<f64>> {
+        None
+    }
+}
+
+fn value(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::Number(*i as f64),
+        toml::Value::Float(x) => Value::Number(*x),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Array(a) => Value::Array(a.iter().map(value).collect()),
+        toml::Value::Table(t) => Value::Table(t.iter().map(|(k, v)| (k.clone(), value(v))).collect()),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+    }
+}
+
+fn example() -> Table {
+    let doc: toml::Table = toml::from_str(EXAMPLE).unwrap();
+    let el = doc["elements"]["shoulder_stop"].as_table().unwrap();
+    assert_eq!(el["type"].as_str(), Some(TYPE.name));
+    el.iter().filter(|(k, _)| *k != "type").map(|(k, v)| (k.clone(), value(v))).collect()
+}
+
+fn build(t: &Table, units: Units) -> Result<Box<dyn mollier_core::Element>, ParamError> {
+    let mut r = Registry::new();
+    mollier_joint_stop::register(&mut r).unwrap();
+    r.build(TYPE.name, &Params::new(t, "elements.shoulder_stop", &Bodies, units))
+}
+
+fn with(mut t: Table, key: &str, v: Option<Value>) -> Table {
+    t.retain(|(k, _)| k != key);
+    if let Some(v) = v {
+        t.push((key.to_string(), v));
+    }
+    t
+}
+
+fn parse(s: &str) -> Value {
+    value(&toml::from_str::<toml::Value>(&format!("v = {s}")).unwrap()["v"])
+}
+
+fn error(t: &Table) -> ParamError {
+    build(t, Units::default()).map(|_| ()).expect_err("a bad table")
+}
+
+#[test]
+fn the_example_builds_with_engins_sinus_and_its_law_follows_its_tables() {
+    let t = example();
+    let Some((_, Value::Array(c))) = t.iter().find(|(k, _)| k == "sinus") else { panic!("sinus") };
+    let c: Vec<f64> = c.iter().map(|v| if let Value::Number(x) = v { *x } else { panic!() }).collect();
+    assert_eq!(c, mollier_engin_joint::shoulder::SINUS);
+    let mut el = build(&t, Units::default()).unwrap();
+    assert_eq!(el.type_name(), "joint-stop");
+    let id = [1.0, 0.0, 0.0, 0.0];
+    el.initialize(&[id, id].concat()).unwrap();
+    // r = +x initially lies inside the sinus: nothing at rest; 0.8 rad further from the pole
+    // along its meridian it is outside
+    let law = el.law().unwrap();
+    let mut s = [0.0; 2];
+    law.stress(&[0.0; 2], &[0.0; 2], &mut s);
+    assert_eq!(s, [0.0; 2]);
+    let a3: [f64; 3] = [0.5014457, 0.8441951, 0.1894382];
+    let a1: [f64; 3] = [0.0967448, 0.1628720, -0.9818926];
+    let a2 = [a3[1] * a1[2] - a3[2] * a1[1], a3[2] * a1[0] - a3[0] * a1[2], a3[0] * a1[1] - a3[1] * a1[0]];
+    let phi0 = a2[0].atan2(a1[0]);
+    law.stress(&[0.8 * phi0.cos(), 0.8 * phi0.sin()], &[0.0; 2], &mut s);
+    assert!(s[0].hypot(s[1]) > 1.0, "{s:?}");
+}
+
+#[test]
+fn bad_parameters_are_located() {
+    let cases: Vec<(Table, &str, &str)> = vec![
+        (
+            with(example(), "stop_torque", Some(parse("{ angles = [0.0, 1.0], moments = [1.0, 5.0] }"))),
+            "elements.shoulder_stop.stop_torque",
+            "zero at the contour",
+        ),
+        (
+            with(example(), "stop_torque", Some(parse("{ polynomial = [10.0, -20.0] }"))),
+            "elements.shoulder_stop.stop_torque",
+            "must not decrease",
+        ),
+        (with(example(), "stop_torque", None), "elements.shoulder_stop.stop_torque", "missing"),
+        (
+            with(example(), "sinus", Some(parse("[3.5, 0, 0, 0, 0, 0, 0, 0, 0, 0]"))),
+            "elements.shoulder_stop.sinus",
+            "outside (0, π)",
+        ),
+        (with(example(), "sinus", Some(parse("[1.5, 0, 0]"))), "elements.shoulder_stop.sinus", "expected 10 numbers"),
+        (with(example(), "moving_z", None), "elements.shoulder_stop.moving_z", "missing"),
+        (
+            with(example(), "fixed_x", Some(parse("[1.0028914, 1.6883902, 0.3788764]"))),
+            "elements.shoulder_stop.fixed_x",
+            "parallel",
+        ),
+        (
+            with(example(), "damping", Some(parse("{ rates = [0.0], moments = [0.0] }"))),
+            "elements.shoulder_stop.damping.rates",
+            "at least two points",
+        ),
+    ];
+    for (t, path, message) in cases {
+        let e = error(&t);
+        assert!(e.path == path && e.message.contains(message), "{path}: {e:?}");
+    }
+}
