@@ -2,71 +2,23 @@
 //! are reported at their key.
 
 use mollier_cardan_joint::TYPE;
-use mollier_core::NodeId;
-use mollier_core::element::NodeKind;
-use mollier_core::registry::{Frame, ParamError, Params, Registry, Resolver, Units, Value};
+use mollier_core::registry::{ParamError, Units};
+use mollier_joint_common::example::{ExampleElement, Table, parse, with};
 
-type Table = Vec<(String, Value)>;
-
-const EXAMPLE: &str = include_str!("../../../models/joints/cardan-hip.toml");
-
-struct Bodies;
-
-impl Resolver for Bodies {
-    fn node(&self, name: &str, kind: NodeKind) -> Result<NodeId, String> {
-        match (name, kind) {
-            ("pelvis", NodeKind::Orientation) => Ok(NodeId::new(0)),
-            ("femur", NodeKind::Orientation) => Ok(NodeId::new(1)),
-            _ => Err(format!("no orientation node called `{name}`")),
-        }
-    }
-    fn frame(&self, _name: &str) -> Option<Frame> {
-        None
-    }
-    fn initial(&self, _node: NodeId) -> Option<Vec<f64>> {
-        None
-    }
-}
-
-fn value(v: &toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => Value::String(s.clone()),
-        toml::Value::Integer(i) => Value::Number(*i as f64),
-        toml::Value::Float(x) => Value::Number(*x),
-        toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::Array(a) => Value::Array(a.iter().map(value).collect()),
-        toml::Value::Table(t) => Value::Table(t.iter().map(|(k, v)| (k.clone(), value(v))).collect()),
-        toml::Value::Datetime(d) => Value::String(d.to_string()),
-    }
+fn ex() -> ExampleElement {
+    ExampleElement::new(include_str!("../../../models/joints/cardan-hip.toml"), "hip", ["pelvis", "femur"], TYPE)
 }
 
 fn example() -> Table {
-    let doc: toml::Table = toml::from_str(EXAMPLE).unwrap();
-    let el = doc["elements"]["hip"].as_table().unwrap();
-    assert_eq!(el["type"].as_str(), Some(TYPE.name));
-    el.iter().filter(|(k, _)| *k != "type").map(|(k, v)| (k.clone(), value(v))).collect()
+    ex().table()
 }
 
 fn build(t: &Table, units: Units) -> Result<Box<dyn mollier_core::Element>, ParamError> {
-    let mut r = Registry::new();
-    mollier_cardan_joint::register(&mut r).unwrap();
-    r.build(TYPE.name, &Params::new(t, "elements.hip", &Bodies, units))
-}
-
-fn with(mut t: Table, key: &str, v: Option<Value>) -> Table {
-    t.retain(|(k, _)| k != key);
-    if let Some(v) = v {
-        t.push((key.to_string(), v));
-    }
-    t
-}
-
-fn parse(s: &str) -> Value {
-    value(&toml::from_str::<toml::Value>(&format!("v = {s}")).unwrap()["v"])
+    ex().build(t, units)
 }
 
 fn error(t: &Table) -> ParamError {
-    build(t, Units::default()).map(|_| ()).expect_err("a bad table")
+    ex().error(t)
 }
 
 #[test]

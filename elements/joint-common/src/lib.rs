@@ -15,6 +15,8 @@
 //!
 //! Theory: `docs/theory/joint-models.md`.
 
+#[cfg(feature = "example")]
+pub mod example;
 pub mod frames;
 pub mod swing;
 pub mod term;
