@@ -2,28 +2,16 @@
 //! are reported at their key.
 
 use mollier_cardan_joint::TYPE;
-use mollier_core::registry::{ParamError, Units};
+use mollier_core::registry::Units;
 use mollier_joint_common::example::{ExampleElement, Table, parse, with};
 
 fn ex() -> ExampleElement {
     ExampleElement::new(include_str!("../../../models/joints/cardan-hip.toml"), "hip", ["pelvis", "femur"], TYPE)
 }
 
-fn example() -> Table {
-    ex().table()
-}
-
-fn build(t: &Table, units: Units) -> Result<Box<dyn mollier_core::Element>, ParamError> {
-    ex().build(t, units)
-}
-
-fn error(t: &Table) -> ParamError {
-    ex().error(t)
-}
-
 #[test]
 fn the_example_builds_and_its_law_follows_its_tables() {
-    let mut el = build(&example(), Units::default()).unwrap();
+    let mut el = ex().build(&ex().table(), Units::default()).unwrap();
     assert_eq!(el.type_name(), "cardan-joint");
     let id = [1.0, 0.0, 0.0, 0.0];
     el.initialize(&[id, id].concat()).unwrap();
@@ -38,11 +26,11 @@ fn the_example_builds_and_its_law_follows_its_tables() {
 fn table_angles_follow_the_files_unit_and_closed_forms_stay_in_rad() {
     let deg = Units { angle: std::f64::consts::PI / 180.0, ..Units::default() };
     let t = with(
-        example(),
+        ex().table(),
         "torque_phi",
         Some(parse("{ angles = [-30.0, 0.0, 60.0], moments = [-10.0, 0.0, 20.0], interpolation = \"linear\" }")),
     );
-    let mut el = build(&t, deg).unwrap();
+    let mut el = ex().build(&t, deg).unwrap();
     let id = [1.0, 0.0, 0.0, 0.0];
     el.initialize(&[id, id].concat()).unwrap();
     let mut s = [0.0; 3];
@@ -54,29 +42,29 @@ fn table_angles_follow_the_files_unit_and_closed_forms_stay_in_rad() {
 fn bad_parameters_are_located() {
     let cases: Vec<(Table, &str, &str)> = vec![
         (
-            with(example(), "torque_psi", Some(parse("{ linear = 3.0, polynomial = [1.0] }"))),
+            with(ex().table(), "torque_psi", Some(parse("{ linear = 3.0, polynomial = [1.0] }"))),
             "elements.hip.torque_psi",
             "more than one form",
         ),
-        (with(example(), "torque_psi", Some(parse("{ }"))), "elements.hip.torque_psi", "no torque function"),
+        (with(ex().table(), "torque_psi", Some(parse("{ }"))), "elements.hip.torque_psi", "no torque function"),
         (
-            with(example(), "torque_psi", Some(parse("{ linear = 3.0, moments = [1.0, 2.0] }"))),
+            with(ex().table(), "torque_psi", Some(parse("{ linear = 3.0, moments = [1.0, 2.0] }"))),
             "elements.hip.torque_psi.moments",
             "belongs to a table",
         ),
         (
-            with(example(), "torque_psi", Some(parse("{ linear = 3.0, stifness = 2.0 }"))),
+            with(ex().table(), "torque_psi", Some(parse("{ linear = 3.0, stifness = 2.0 }"))),
             "elements.hip.torque_psi.stifness",
             "unknown parameter",
         ),
         (
-            with(example(), "torque_phi", Some(parse("{ angles = [0.0, 0.0], moments = [1.0, 2.0] }"))),
+            with(ex().table(), "torque_phi", Some(parse("{ angles = [0.0, 0.0], moments = [1.0, 2.0] }"))),
             "elements.hip.torque_phi.angles",
             "increase strictly",
         ),
         (
             with(
-                example(),
+                ex().table(),
                 "torque_phi",
                 Some(parse("{ angles = [0.0, 1.0], moments = [1.0, 2.0], interpolation = \"spline\" }")),
             ),
@@ -84,23 +72,23 @@ fn bad_parameters_are_located() {
             "unknown interpolation",
         ),
         (
-            with(example(), "damping_phi", Some(parse("{ angles = [0.0, 1.0], moments = [0.0, 2.0] }"))),
+            with(ex().table(), "damping_phi", Some(parse("{ angles = [0.0, 1.0], moments = [0.0, 2.0] }"))),
             "elements.hip.damping_phi",
             "no torque function",
         ),
-        (with(example(), "moving_x", Some(parse("[1.0, 0.0, 0.0]"))), "elements.hip.moving_z", "missing"),
-        (with(example(), "fixed_x", Some(parse("[0.0, 0.0, 2.0]"))), "elements.hip.fixed_x", "parallel"),
-        (with(example(), "torque_phi", Some(parse("3.0"))), "elements.hip.torque_phi", "expected a table"),
+        (with(ex().table(), "moving_x", Some(parse("[1.0, 0.0, 0.0]"))), "elements.hip.moving_z", "missing"),
+        (with(ex().table(), "fixed_x", Some(parse("[0.0, 0.0, 2.0]"))), "elements.hip.fixed_x", "parallel"),
+        (with(ex().table(), "torque_phi", Some(parse("3.0"))), "elements.hip.torque_phi", "expected a table"),
         (
             ["torque_phi", "torque_theta", "torque_psi", "damping_phi", "damping_theta", "damping_psi"]
                 .iter()
-                .fold(example(), |t, k| with(t, k, None)),
+                .fold(ex().table(), |t, k| with(t, k, None)),
             "elements.hip.torque_phi",
             "no torque function",
         ),
     ];
     for (t, path, message) in cases {
-        let e = error(&t);
+        let e = ex().error(&t);
         assert!(e.path == path && e.message.contains(message), "{path}: {e:?}");
     }
 }

@@ -1,7 +1,7 @@
 //! The example `models/joints/flexion-torsion-shoulder.toml` builds through the registry, and bad parameters
 //! are reported at their key.
 
-use mollier_core::registry::{ParamError, Units};
+use mollier_core::registry::Units;
 use mollier_flexion_torsion_joint::TYPE;
 use mollier_joint_common::example::{ExampleElement, Table, parse, with};
 
@@ -14,21 +14,9 @@ fn ex() -> ExampleElement {
     )
 }
 
-fn example() -> Table {
-    ex().table()
-}
-
-fn build(t: &Table, units: Units) -> Result<Box<dyn mollier_core::Element>, ParamError> {
-    ex().build(t, units)
-}
-
-fn error(t: &Table) -> ParamError {
-    ex().error(t)
-}
-
 #[test]
 fn the_example_builds_and_its_law_follows_its_tables() {
-    let mut el = build(&example(), Units::default()).unwrap();
+    let mut el = ex().build(&ex().table(), Units::default()).unwrap();
     assert_eq!(el.type_name(), "flexion-torsion-joint");
     let id = [1.0, 0.0, 0.0, 0.0];
     el.initialize(&[id, id].concat()).unwrap();
@@ -44,46 +32,46 @@ fn the_example_builds_and_its_law_follows_its_tables() {
 fn bad_parameters_are_located() {
     let cases: Vec<(Table, &str, &str)> = vec![
         (
-            with(example(), "torsion", Some(parse("{ angles = [-1.0, 1.0], moments = [-1.0, 2.0] }"))),
+            with(ex().table(), "torsion", Some(parse("{ angles = [-1.0, 1.0], moments = [-1.0, 2.0] }"))),
             "elements.shoulder.torsion",
             "zero at the angle 0",
         ),
         (
-            with(example(), "bending", Some(parse("{ exponential = [1.0, 2.0], linear = 1.0 }"))),
+            with(ex().table(), "bending", Some(parse("{ exponential = [1.0, 2.0], linear = 1.0 }"))),
             "elements.shoulder.bending",
             "more than one form",
         ),
         (
-            with(example(), "direction_factor", Some(parse("{ angles = [-3.0, 3.2], factors = [1.0, 1.0] }"))),
+            with(ex().table(), "direction_factor", Some(parse("{ angles = [-3.0, 3.2], factors = [1.0, 1.0] }"))),
             "elements.shoulder.direction_factor.angles",
             "span",
         ),
         (
-            with(example(), "direction_factor", Some(parse("{ angles = [-4.0, 4.0], factor = [1.0, 1.0] }"))),
+            with(ex().table(), "direction_factor", Some(parse("{ angles = [-4.0, 4.0], factor = [1.0, 1.0] }"))),
             "elements.shoulder.direction_factor.factors",
             "missing",
         ),
         (
             with(
-                example(),
+                ex().table(),
                 "direction_factor",
                 Some(parse("{ angles = [-4.0, 0.0, 4.0], factors = [1.0, 2.0, 1.0], extra = 1 }")),
             ),
             "elements.shoulder.direction_factor.extra",
             "unknown parameter",
         ),
-        (with(example(), "bending", None), "elements.shoulder.direction_factor", "needs a `bending` function"),
-        (with(example(), "moving_z", Some(parse("[0.0, 0.0, 1.0]"))), "elements.shoulder.moving_x", "missing"),
+        (with(ex().table(), "bending", None), "elements.shoulder.direction_factor", "needs a `bending` function"),
+        (with(ex().table(), "moving_z", Some(parse("[0.0, 0.0, 1.0]"))), "elements.shoulder.moving_x", "missing"),
         (
             ["bending", "direction_factor", "torsion", "damping_bending", "damping_torsion"]
                 .iter()
-                .fold(example(), |t, k| with(t, k, None)),
+                .fold(ex().table(), |t, k| with(t, k, None)),
             "elements.shoulder.bending",
             "no torque function",
         ),
     ];
     for (t, path, message) in cases {
-        let e = error(&t);
+        let e = ex().error(&t);
         assert!(e.path == path && e.message.contains(message), "{path}: {e:?}");
     }
 }

@@ -79,7 +79,8 @@ impl ExampleElement {
     pub fn build(&self, t: &Table, units: Units) -> Result<Box<dyn Element>, ParamError> {
         let mut r = Registry::new();
         r.register(self.ty).expect("registers");
-        r.build(self.ty.name, &Params::new(t, &format!("elements.{}", self.element), &Bodies(self.bodies), units))
+        let path = format!("elements.{}", self.element);
+        r.build(self.ty.name, &Params::new(t, &path, &Bodies(self.bodies), units))
     }
 
     /// The error building `t` gives (panics if it builds).

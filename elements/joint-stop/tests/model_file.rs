@@ -1,7 +1,7 @@
 //! The example `models/joints/calspan-shoulder.toml` builds through the registry, and bad parameters
 //! are reported at their key.
 
-use mollier_core::registry::{ParamError, Units, Value};
+use mollier_core::registry::{Units, Value};
 use mollier_joint_common::example::{ExampleElement, Table, parse, with};
 use mollier_joint_stop::TYPE;
 
@@ -14,25 +14,13 @@ fn ex() -> ExampleElement {
     )
 }
 
-fn example() -> Table {
-    ex().table()
-}
-
-fn build(t: &Table, units: Units) -> Result<Box<dyn mollier_core::Element>, ParamError> {
-    ex().build(t, units)
-}
-
-fn error(t: &Table) -> ParamError {
-    ex().error(t)
-}
-
 #[test]
 fn the_example_builds_with_engins_sinus_and_its_law_follows_its_tables() {
-    let t = example();
+    let t = ex().table();
     let Some((_, Value::Array(c))) = t.iter().find(|(k, _)| k == "sinus") else { panic!("sinus") };
     let c: Vec<f64> = c.iter().map(|v| if let Value::Number(x) = v { *x } else { panic!() }).collect();
     assert_eq!(c, mollier_engin_joint::shoulder::SINUS);
-    let mut el = build(&t, Units::default()).unwrap();
+    let mut el = ex().build(&t, Units::default()).unwrap();
     assert_eq!(el.type_name(), "joint-stop");
     let id = [1.0, 0.0, 0.0, 0.0];
     el.initialize(&[id, id].concat()).unwrap();
@@ -54,36 +42,40 @@ fn the_example_builds_with_engins_sinus_and_its_law_follows_its_tables() {
 fn bad_parameters_are_located() {
     let cases: Vec<(Table, &str, &str)> = vec![
         (
-            with(example(), "stop_torque", Some(parse("{ angles = [0.0, 1.0], moments = [1.0, 5.0] }"))),
+            with(ex().table(), "stop_torque", Some(parse("{ angles = [0.0, 1.0], moments = [1.0, 5.0] }"))),
             "elements.shoulder_stop.stop_torque",
             "zero at the contour",
         ),
         (
-            with(example(), "stop_torque", Some(parse("{ polynomial = [10.0, -20.0] }"))),
+            with(ex().table(), "stop_torque", Some(parse("{ polynomial = [10.0, -20.0] }"))),
             "elements.shoulder_stop.stop_torque",
             "must not decrease",
         ),
-        (with(example(), "stop_torque", None), "elements.shoulder_stop.stop_torque", "missing"),
+        (with(ex().table(), "stop_torque", None), "elements.shoulder_stop.stop_torque", "missing"),
         (
-            with(example(), "sinus", Some(parse("[3.5, 0, 0, 0, 0, 0, 0, 0, 0, 0]"))),
+            with(ex().table(), "sinus", Some(parse("[3.5, 0, 0, 0, 0, 0, 0, 0, 0, 0]"))),
             "elements.shoulder_stop.sinus",
             "outside (0, π)",
         ),
-        (with(example(), "sinus", Some(parse("[1.5, 0, 0]"))), "elements.shoulder_stop.sinus", "expected 10 numbers"),
-        (with(example(), "moving_z", None), "elements.shoulder_stop.moving_z", "missing"),
         (
-            with(example(), "fixed_x", Some(parse("[1.0028914, 1.6883902, 0.3788764]"))),
+            with(ex().table(), "sinus", Some(parse("[1.5, 0, 0]"))),
+            "elements.shoulder_stop.sinus",
+            "expected 10 numbers",
+        ),
+        (with(ex().table(), "moving_z", None), "elements.shoulder_stop.moving_z", "missing"),
+        (
+            with(ex().table(), "fixed_x", Some(parse("[1.0028914, 1.6883902, 0.3788764]"))),
             "elements.shoulder_stop.fixed_x",
             "parallel",
         ),
         (
-            with(example(), "damping", Some(parse("{ rates = [0.0], moments = [0.0] }"))),
+            with(ex().table(), "damping", Some(parse("{ rates = [0.0], moments = [0.0] }"))),
             "elements.shoulder_stop.damping.rates",
             "at least two points",
         ),
     ];
     for (t, path, message) in cases {
-        let e = error(&t);
+        let e = ex().error(&t);
         assert!(e.path == path && e.message.contains(message), "{path}: {e:?}");
     }
 }
