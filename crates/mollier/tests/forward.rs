@@ -291,3 +291,49 @@ fn the_joint_force_is_newtons_law_on_the_forearm() {
     let index = (st[3] / 25f64.to_radians()).powi(2) + (st[4] / 25f64.to_radians()).powi(2) - 1.0;
     assert!((st[5] - index).abs() < 1e-12);
 }
+
+#[test]
+fn energy_balances_the_work_of_muscles_and_dampers() {
+    // the elbow released with its muscles unexcited: the change of kinetic plus potential energy
+    // (gravity, the joint's springs and stops) equals the work of the muscles' tendon forces
+    // (−∫ F dL) plus that of the joint's damper (−∫ b ė de); with the Rosenbrock step the
+    // imbalance is of the step's order
+    let c = elbow();
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let l = sys.layout();
+    let mut ws = sys.workspace();
+    let none = |_: f64, u: &mut [f64]| u.fill(0.0);
+    let b = 1.0; // N m s/rad, the elbow's damping
+    let energy = |ws: &mut mollier_sim::Workspace, x: &[f64]| {
+        let n = l.n;
+        mollier_core::kinematics::solve_positions(&c.model, &mut ws.data, &x[..n]).unwrap();
+        mollier_core::transfer::velocities(&c.model, &mut ws.data, &x[n..2 * n]).unwrap();
+        mollier_core::dynamics::kinetic_energy(&c.model, &mut ws.data, &x[n..2 * n]).unwrap()
+            + mollier_core::dynamics::potential_energy(&c.model, &ws.data).unwrap()
+    };
+    let mut imbalance = Vec::new();
+    for h in [0.002f64, 0.001, 0.0005] {
+        let mut st = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &[0.0, 0.0]).unwrap();
+        let e0 = energy(&mut ws, &st.x);
+        let (mut w_muscles, mut w_damper) = (0.0, 0.0);
+        let mut lin = sys.linearize(&mut ws, &st.x, &st.xd, &[0.0, 0.0]).unwrap();
+        for _ in 0..(0.3 / h).round() as usize {
+            let (next, _) = sys.rosenbrock_step(&mut ws, &st, h, &none).unwrap();
+            let lin_next = sys.linearize(&mut ws, &next.x, &next.xd, &[0.0, 0.0]).unwrap();
+            for k in 0..l.m {
+                let (f0, f1) = (lin.contraction[k].force, lin_next.contraction[k].force);
+                w_muscles -= 0.5 * (f0 + f1) * (lin_next.length[k] - lin.length[k]);
+            }
+            let (v0, v1) = (st.x[l.v()], next.x[l.v()]);
+            w_damper -= 0.5 * b * (v0 + v1) * (next.x[0] - st.x[0]);
+            st = next;
+            lin = lin_next;
+        }
+        let de = energy(&mut ws, &st.x) - e0;
+        eprintln!("h {h}: ΔE {de:.5} J, muscles {w_muscles:.5} J, damper {w_damper:.5} J");
+        imbalance.push((de - w_muscles - w_damper).abs());
+    }
+    eprintln!("energy imbalance at 2, 1, 0.5 ms: {imbalance:?} J");
+    let (r1, r2) = (imbalance[0] / imbalance[1], imbalance[1] / imbalance[2]);
+    assert!(r1 > 1.6 && r1 < 2.5 && r2 > 1.7 && r2 < 2.3, "first order: {r1} {r2}");
+}
