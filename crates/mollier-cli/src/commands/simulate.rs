@@ -17,8 +17,20 @@ pub(crate) enum Integrator {
     Rosenbrock,
 }
 
+/// The column of an input (`rate`: of its rate), named as the input, with its unit.
+fn input_column(i: &mollier::InputInfo, rate: bool) -> Column {
+    let (unit, what) = match (i.quantity, rate) {
+        (Quantity::Length, false) => ("m", "generalized coordinate"),
+        (Quantity::Length, true) => ("m/s", "its rate"),
+        (_, false) => ("rad", "generalized coordinate"),
+        (_, true) => ("rad/s", "its rate"),
+    };
+    Column { name: i.name.clone(), unit, meaning: what.to_string() }
+}
+
 /// A forward simulation with muscles, in chunks of steps; the last frame is the final state.
 struct ForwardFrames<'a> {
+    compiled: &'a Compiled,
     run: ForwardRun<'a>,
     steps: usize,
     chunk: usize,
@@ -56,22 +68,12 @@ impl ForwardFrames<'_> {
 impl FrameRun for ForwardFrames<'_> {
     fn tables(&self) -> Vec<Table> {
         let sys = self.run.system();
-        let inputs = &sys.model;
-        let mut states = Vec::new();
-        for j in 0..inputs.n_q() {
-            states.push(Column {
-                name: inputs.input_name(j),
-                unit: "m or rad",
-                meaning: "generalized coordinate".into(),
-            });
-        }
-        for j in 0..inputs.n_q() {
-            states.push(Column {
-                name: format!("{}.vel", inputs.input_name(j)),
-                unit: "m/s or rad/s",
-                meaning: "its rate".into(),
-            });
-        }
+        let inputs = &self.compiled.inputs;
+        let mut states: Vec<Column> = inputs.iter().map(|i| input_column(i, false)).collect();
+        states.extend(inputs.iter().map(|i| {
+            let c = input_column(i, true);
+            Column { name: format!("{}.vel", c.name), ..c }
+        }));
         for m in &sys.muscles {
             states.push(Column {
                 name: format!("{}.contraction", m.name),
@@ -208,18 +210,9 @@ impl SimulationFrames<'_> {
 impl FrameRun for SimulationFrames<'_> {
     fn tables(&self) -> Vec<Table> {
         let inputs = &self.sim.compiled().inputs;
-        let column = |i: &mollier::InputInfo, rate: bool| {
-            let (unit, what) = match (i.quantity, rate) {
-                (Quantity::Length, false) => ("m", "generalized coordinate"),
-                (Quantity::Length, true) => ("m/s", "its rate"),
-                (_, false) => ("rad", "generalized coordinate"),
-                (_, true) => ("rad/s", "its rate"),
-            };
-            Column { name: i.name.clone(), unit, meaning: what.to_string() }
-        };
         let mut t = vec![
-            Table { file: "motion.csv".into(), columns: inputs.iter().map(|i| column(i, false)).collect() },
-            Table { file: "velocities.csv".into(), columns: inputs.iter().map(|i| column(i, true)).collect() },
+            Table { file: "motion.csv".into(), columns: inputs.iter().map(|i| input_column(i, false)).collect() },
+            Table { file: "velocities.csv".into(), columns: inputs.iter().map(|i| input_column(i, true)).collect() },
         ];
         if self.e0.is_some() {
             t.push(Table {
@@ -325,6 +318,7 @@ fn forward(compiled: &Compiled, req: Request<'_>, steps: usize) -> ExitCode {
         }
     };
     let mut frames = ForwardFrames {
+        compiled,
         run,
         steps,
         chunk: steps.div_ceil(200).max(1),
