@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use commands::{check, inverse, inverse_dynamics, kinematics, simulate, study, types};
+use commands::{check, import, inverse, inverse_dynamics, kinematics, simulate, study, types};
 use common::MotionRun;
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say).
@@ -195,6 +195,24 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Import an OpenSim 4.x model (.osim) as a Mollier model file, with an import report.
+    ///
+    /// Writes OUT (TOML; comments name the source objects) and a report (Markdown) of every
+    /// object not imported exactly, then checks that the model is well posed. Exit code 2 when
+    /// the .osim file is invalid (not XML, unknown references, unsupported joints).
+    Import {
+        /// The OpenSim model (.osim).
+        model: PathBuf,
+        /// The Mollier model file to write (.toml).
+        #[arg(long)]
+        out: PathBuf,
+        /// The import report to write (Markdown); default OUT with the extension `.import.md`.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// No summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Print the JSON Schema of model files, for completion in editors.
     Schema,
     /// List the element types, their modes and parameters.
@@ -234,6 +252,7 @@ fn main() -> ExitCode {
             simulate::run(&model, duration, dt, &out, quiet, &registry)
         }
         Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
+        Command::Import { model, out, report, quiet } => import::run(&model, &out, report.as_deref(), quiet, &registry),
         Command::Schema => {
             let s = serde_json::to_string_pretty(&mollier::schema(&registry)).unwrap_or_default();
             outln!("{s}");
