@@ -17,7 +17,10 @@ Run once; its outputs are committed and the Rust tests read them (CI has no Open
    them (a coupled coordinate is OpenSim's) and every body's origin and marker in ground (m).
 3. crates/mollier-osim/tests/data/das3_opensim.json -- DAS3 (external data, never copied into the
    repository; its SHA-256 is recorded): every muscle's length (m) and moment arm about every
-   coordinate (m, OpenSim's computeMomentArm) at 24 postures inside the coordinate ranges.
+   coordinate (m: OpenSim's computeMomentArm, and -dL/dq by central differences of OpenSim's
+   lengths, which is what Mollier's transfer functions are) at 24 postures inside the coordinate
+   ranges (the
+   default and random ones with no path point inside a wrap object it wraps over; see das3()).
 
 Python 3.11, opensim 4.6 (PyPI), numpy. Random postures use a fixed seed.
 """
@@ -229,31 +232,128 @@ def kinematics(path):
     return {"coordinates": names, "postures": out}
 
 
+def rot_xyz(a):
+    """OpenSim's body-fixed X-Y-Z rotation matrix (rows)."""
+    cx, sx, cy, sy, cz, sz = math.cos(a[0]), math.sin(a[0]), math.cos(a[1]), math.sin(a[1]), math.cos(a[2]), math.sin(a[2])
+    rx = [[1, 0, 0], [0, cx, -sx], [0, sx, cx]]
+    ry = [[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]]
+    rz = [[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]]
+    mm = lambda a, b: [[sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
+    return mm(mm(rx, ry), rz)
+
+
+def wrap_shapes(model):
+    """(body, translation, rotation, kind, size) of every wrap object, by name."""
+    out = {}
+    for i in range(model.getBodySet().getSize()):
+        b = model.getBodySet().get(i)
+        ws = b.getWrapObjectSet()
+        for k in range(ws.getSize()):
+            w = ws.get(k)
+            t = w.get_translation()
+            r = w.get_xyz_body_rotation()
+            kind, size = w.getConcreteClassName(), None
+            if kind == "WrapSphere":
+                size = osim.WrapSphere.safeDownCast(w).get_radius()
+            elif kind == "WrapCylinder":
+                size = osim.WrapCylinder.safeDownCast(w).get_radius()
+            elif kind == "WrapEllipsoid":
+                d = osim.WrapEllipsoid.safeDownCast(w).get_dimensions()
+                size = [d.get(0), d.get(1), d.get(2)]
+            out[w.getName()] = (b, [t.get(j) for j in range(3)], rot_xyz([r.get(j) for j in range(3)]), kind, size)
+    return out
+
+
+def inside(state, shape, x):
+    """Whether the ground point x is inside the wrap object (Mollier's shape: cylinders infinite)."""
+    body, t, r, kind, size = shape
+    tr = body.getTransformInGround(state)
+    rb = [[tr.R().get(i, j) for j in range(3)] for i in range(3)]
+    pb = [tr.p().get(j) for j in range(3)]
+    d = [x[j] - pb[j] for j in range(3)]
+    xb = [sum(rb[k][i] * d[k] for k in range(3)) - t[i] for i in range(3)]
+    xl = [sum(r[k][i] * xb[k] for k in range(3)) for i in range(3)]
+    if kind == "WrapSphere":
+        return math.sqrt(sum(v * v for v in xl)) <= size
+    if kind == "WrapCylinder":
+        return math.hypot(xl[0], xl[1]) <= size
+    if kind == "WrapEllipsoid":
+        return sum((xl[j] / size[j]) ** 2 for j in range(3)) <= 1.0
+    return False
+
+
 def das3(path, n=24, seed=14):
+    """Postures: the default, then random ones (each coordinate moved by up to 35 % of its range
+    from its default, inside the range). DAS3's .osim has no scapulothoracic constraint, so many
+    random postures push a path point inside a wrap object it wraps over (the scapula into the
+    thorax): OpenSim then draws that stretch straight, Mollier's curved truss refuses the
+    posture. Such postures are drawn again; how many were is recorded."""
     model = osim.Model(path)
     state = model.initSystem()
     cset = model.getCoordinateSet()
     names = [cset.get(i).getName() for i in range(cset.getSize())]
     rng = random.Random(seed)
     muscles = [model.getMuscles().get(i) for i in range(model.getMuscles().getSize())]
-    postures = []
-    for k in range(n):
+    shapes = wrap_shapes(model)
+    postures, rejected = [], 0
+    while len(postures) < n:
+        k = len(postures)
         q = []
         for i in range(len(names)):
             c = cset.get(i)
             lo, hi, d = c.getRangeMin(), c.getRangeMax(), c.getDefaultValue()
-            # the first posture is the default; the others move every coordinate by up to 35 %
-            # of its range from the default, inside the range
             v = d if k == 0 else d + rng.uniform(-0.35, 0.35) * (hi - lo)
             v = min(max(v, lo), hi)
             q.append(v)
             c.setValue(state, v, False)
         model.realizePosition(state)
+        bad = False
+        for m in muscles:
+            gp = m.getGeometryPath()
+            pts = gp.getPathPointSet()
+            xs = []
+            for j in range(pts.getSize()):
+                p = pts.get(j).getLocationInGround(state)
+                xs.append([p.get(0), p.get(1), p.get(2)])
+            ws = gp.getWrapSet()
+            for j in range(ws.getSize()):
+                shape = shapes[ws.get(j).getWrapObject().getName()]
+                bad = bad or any(inside(state, shape, x) for x in xs)
+        if bad and k > 0:
+            rejected += 1
+            continue
         lengths = [m.getLength(state) for m in muscles]
         arms = [[m.computeMomentArm(state, cset.get(i)) for i in range(len(names))] for m in muscles]
-        postures.append({"q": q, "lengths": lengths, "moment_arms": arms})
-        print(f"das3 posture {k + 1}/{n}", file=sys.stderr)
-    return {"coordinates": names, "muscles": [m.getName() for m in muscles], "postures": postures}
+        # -dL/dq by central differences of OpenSim's lengths (h = 1e-6 rad: truncation ~1e-12 m,
+        # rounding ~1e-10 m): the moment arm as Mollier defines it, from OpenSim's path
+        h = 1e-6
+        dl = [[0.0] * len(names) for _ in muscles]
+        for i in range(len(names)):
+            c = cset.get(i)
+            side = []
+            for sgn in (1.0, -1.0):
+                c.setValue(state, q[i] + sgn * h, False)
+                model.realizePosition(state)
+                side.append([m.getLength(state) for m in muscles])
+            c.setValue(state, q[i], False)
+            for j in range(len(muscles)):
+                dl[j][i] = -(side[0][j] - side[1][j]) / (2.0 * h)
+        model.realizePosition(state)
+        postures.append({"q": q, "lengths": lengths, "moment_arms": arms, "minus_dl_dq": dl})
+        print(f"das3 posture {k + 1}/{n} ({rejected} drawn again)", file=sys.stderr)
+    return {"coordinates": names, "muscles": [m.getName() for m in muscles], "postures": postures,
+            "postures_drawn_again": rejected}
+
+
+def rounded(x):
+    """Numbers to 12 significant digits (1e-13 m on a 0.1 m length): a smaller file."""
+    if isinstance(x, float):
+        return float(f"{x:.12g}")
+    if isinstance(x, list):
+        return [rounded(v) for v in x]
+    if isinstance(x, dict):
+        return {k: rounded(v) for k, v in x.items()}
+    return x
 
 
 def main():
@@ -289,7 +389,7 @@ def main():
         d["provenance"] = dict(provenance, das3_sha256=sha,
                                das3="dasproject/DAS3 commit d6f2ff0 (../shared/data/das3/das3.osim; not in this repository)")
         with open(os.path.join(DATA, "das3_opensim.json"), "w") as fh:
-            json.dump(d, fh)
+            json.dump(rounded(d), fh)
     else:
         print(f"{args.das3} not found: DAS3 reference not written", file=sys.stderr)
 

@@ -160,7 +160,7 @@ fn is_function_tag(tag: &str) -> bool {
 }
 
 /// Read a function element.
-pub(crate) fn read_function(src: &Src, node: Node) -> Result<Function, Diagnostic> {
+pub(crate) fn read_function(src: &Src, node: Node) -> Result<Function, Box<Diagnostic>> {
     let tag = node.tag_name().name();
     match tag {
         "Constant" => Ok(Function::Constant(src.number_or(node, "value", 0.0)?)),

@@ -148,7 +148,7 @@ pub enum PointKind {
     /// In the path only while a coordinate is in `[lo, hi]`.
     Conditional(usize, [f64; 2]),
     /// Each of x, y, z a function of a coordinate (or a constant).
-    Moving([Option<(usize, Function)>; 3]),
+    Moving(Box<[Option<(usize, Function)>; 3]>),
 }
 
 /// A point of a muscle's path.
@@ -249,10 +249,10 @@ pub fn read(file: &str, text: &str) -> Result<Model, Diagnostics> {
         Diagnostics::one(d)
     })?;
     let src = Src { file, doc: &doc };
-    read_doc(&src).map_err(Diagnostics::one)
+    read_doc(&src).map_err(|d| Diagnostics::one(*d))
 }
 
-fn read_doc(src: &Src) -> Result<Model, Diagnostic> {
+fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
     let root = src.doc.root_element();
     if root.tag_name().name() != "OpenSimDocument" {
         return Err(src.error(
@@ -365,7 +365,7 @@ fn read_doc(src: &Src) -> Result<Model, Diagnostic> {
     Ok(m)
 }
 
-fn read_wraps(src: &Src, body: Node, unsupported: &mut Vec<Entry>) -> Result<Vec<Wrap>, Diagnostic> {
+fn read_wraps(src: &Src, body: Node, unsupported: &mut Vec<Entry>) -> Result<Vec<Wrap>, Box<Diagnostic>> {
     let mut out = Vec::new();
     for w in set_objects(body, "WrapObjectSet") {
         let tag = w.tag_name().name();
@@ -419,7 +419,7 @@ fn body_by_path(path: &str, m: &Model) -> Option<usize> {
     m.bodies.iter().position(|b| b.name == p)
 }
 
-fn resolve_body(src: &Src, node: Node, tag: &str, m: &Model) -> Result<usize, Diagnostic> {
+fn resolve_body(src: &Src, node: Node, tag: &str, m: &Model) -> Result<usize, Box<Diagnostic>> {
     let path = src.text(node, tag)?;
     body_by_path(path, m).ok_or_else(|| {
         src.error(
@@ -430,7 +430,7 @@ fn resolve_body(src: &Src, node: Node, tag: &str, m: &Model) -> Result<usize, Di
     })
 }
 
-fn read_frame(src: &Src, joint: Node, tag: &str, m: &Model) -> Result<Frame, Diagnostic> {
+fn read_frame(src: &Src, joint: Node, tag: &str, m: &Model) -> Result<Frame, Box<Diagnostic>> {
     let name = src.text(joint, tag)?;
     if let Some(frames) = child(joint, "frames") {
         for f in frames.children().filter(|c| c.is_element()) {
@@ -461,7 +461,7 @@ fn read_frame(src: &Src, joint: Node, tag: &str, m: &Model) -> Result<Frame, Dia
     }
 }
 
-fn read_joint(src: &Src, j: Node, m: &mut Model) -> Result<(), Diagnostic> {
+fn read_joint(src: &Src, j: Node, m: &mut Model) -> Result<(), Box<Diagnostic>> {
     let kind = j.tag_name().name().to_string();
     let name = name_of(j).to_string();
     let parent = read_frame(src, j, "socket_parent_frame", m)?;
@@ -504,7 +504,7 @@ fn read_joint(src: &Src, j: Node, m: &mut Model) -> Result<(), Diagnostic> {
         }
     }
     let n = names.len();
-    let need = |k: usize| -> Result<(), Diagnostic> {
+    let need = |k: usize| -> Result<(), Box<Diagnostic>> {
         if n == k {
             Ok(())
         } else {
@@ -548,7 +548,7 @@ fn read_joint(src: &Src, j: Node, m: &mut Model) -> Result<(), Diagnostic> {
 
 type Axes = (Vec<Axis>, Vec<Axis>);
 
-fn read_spatial_transform(src: &Src, j: Node, first: usize, names: &[String]) -> Result<Axes, Diagnostic> {
+fn read_spatial_transform(src: &Src, j: Node, first: usize, names: &[String]) -> Result<Axes, Box<Diagnostic>> {
     let st = child(j, "SpatialTransform")
         .ok_or_else(|| src.error(j, "a CustomJoint without a `<SpatialTransform>`", "add its six TransformAxis"))?;
     let axes: Vec<Node> = st.children().filter(|c| c.is_element() && c.tag_name().name() == "TransformAxis").collect();
@@ -619,7 +619,7 @@ fn coordinate_by_path(m: &Model, path: &str) -> Option<usize> {
     m.coordinates.iter().position(|c| c.name == name)
 }
 
-fn read_constraint(src: &Src, c: Node, m: &mut Model) -> Result<(), Diagnostic> {
+fn read_constraint(src: &Src, c: Node, m: &mut Model) -> Result<(), Box<Diagnostic>> {
     let tag = c.tag_name().name();
     if tag != "CoordinateCouplerConstraint" {
         m.unsupported.push(Entry::new(
@@ -667,14 +667,14 @@ fn read_constraint(src: &Src, c: Node, m: &mut Model) -> Result<(), Diagnostic> 
     Ok(())
 }
 
-fn read_muscle(src: &Src, f: Node, m: &Model) -> Result<Muscle, Diagnostic> {
+fn read_muscle(src: &Src, f: Node, m: &Model) -> Result<Muscle, Box<Diagnostic>> {
     let gp =
         child(f, "GeometryPath").ok_or_else(|| src.error(f, "a muscle without a `<GeometryPath>`", "give its path"))?;
     let mut points = Vec::new();
     for p in set_objects(gp, "PathPointSet") {
         let tag = p.tag_name().name();
         let body = resolve_body(src, p, "socket_parent_frame", m)?;
-        let coord = |tag: &str| -> Result<usize, Diagnostic> {
+        let coord = |tag: &str| -> Result<usize, Box<Diagnostic>> {
             let path = src.text(p, tag)?;
             coordinate_by_path(m, path).ok_or_else(|| {
                 src.error(
@@ -705,7 +705,7 @@ fn read_muscle(src: &Src, f: Node, m: &Model) -> Result<Muscle, Diagnostic> {
                     }
                 }
                 let loc0 = [0, 1, 2].map(|k| fs[k].as_ref().map_or(0.0, |(_, f)| f.value(0.0)));
-                (loc0, PointKind::Moving(fs))
+                (loc0, PointKind::Moving(Box::new(fs)))
             }
             _ => {
                 return Err(src.error(

@@ -12,11 +12,11 @@ pub(crate) struct Src<'a> {
 
 impl<'a> Src<'a> {
     /// A problem at `node`.
-    pub fn error(&self, node: Node, message: impl Into<String>, hint: impl Into<String>) -> Diagnostic {
+    pub fn error(&self, node: Node, message: impl Into<String>, hint: impl Into<String>) -> Box<Diagnostic> {
         let pos = self.doc.text_pos_at(node.range().start);
         let mut d = Diagnostic::new(self.file, path_of(node), message).with_hint(hint);
         d.location = Some(Location { line: pos.row as usize, column: pos.col as usize });
-        d
+        Box::new(d)
     }
 
     /// `file:line:col` of a node, for the import report and comments.
@@ -31,14 +31,14 @@ impl<'a> Src<'a> {
     }
 
     /// The text of child `tag`, which must be there.
-    pub fn text<'n>(&self, node: Node<'n, 'n>, tag: &str) -> Result<&'n str, Diagnostic> {
+    pub fn text<'n>(&self, node: Node<'n, 'n>, tag: &str) -> Result<&'n str, Box<Diagnostic>> {
         self.opt_text(node, tag).ok_or_else(|| {
             self.error(node, format!("`<{}>` has no `<{tag}>`", node.tag_name().name()), format!("add `<{tag}>`"))
         })
     }
 
     /// Numbers in child `tag` (whitespace separated), exactly `n` of them unless `n` is 0.
-    pub fn numbers(&self, node: Node, tag: &str, n: usize) -> Result<Vec<f64>, Diagnostic> {
+    pub fn numbers(&self, node: Node, tag: &str, n: usize) -> Result<Vec<f64>, Box<Diagnostic>> {
         let c = child(node, tag).ok_or_else(|| {
             self.error(node, format!("`<{}>` has no `<{tag}>`", node.tag_name().name()), format!("add `<{tag}>`"))
         })?;
@@ -46,7 +46,7 @@ impl<'a> Src<'a> {
     }
 
     /// Numbers in `node`'s own text.
-    pub fn numbers_of(&self, node: Node, n: usize) -> Result<Vec<f64>, Diagnostic> {
+    pub fn numbers_of(&self, node: Node, n: usize) -> Result<Vec<f64>, Box<Diagnostic>> {
         let text = node.text().unwrap_or("");
         let mut out = Vec::new();
         for w in text.split_whitespace() {
@@ -69,7 +69,7 @@ impl<'a> Src<'a> {
     }
 
     /// A three-vector in child `tag`, or `default` when the child is absent.
-    pub fn vec3_or(&self, node: Node, tag: &str, default: [f64; 3]) -> Result<[f64; 3], Diagnostic> {
+    pub fn vec3_or(&self, node: Node, tag: &str, default: [f64; 3]) -> Result<[f64; 3], Box<Diagnostic>> {
         if child(node, tag).is_none() {
             return Ok(default);
         }
@@ -78,7 +78,7 @@ impl<'a> Src<'a> {
     }
 
     /// One number in child `tag`, or `default` when absent.
-    pub fn number_or(&self, node: Node, tag: &str, default: f64) -> Result<f64, Diagnostic> {
+    pub fn number_or(&self, node: Node, tag: &str, default: f64) -> Result<f64, Box<Diagnostic>> {
         if child(node, tag).is_none() {
             return Ok(default);
         }
@@ -86,7 +86,7 @@ impl<'a> Src<'a> {
     }
 
     /// `true`/`false` in child `tag`, or `default` when absent.
-    pub fn bool_or(&self, node: Node, tag: &str, default: bool) -> Result<bool, Diagnostic> {
+    pub fn bool_or(&self, node: Node, tag: &str, default: bool) -> Result<bool, Box<Diagnostic>> {
         match self.opt_text(node, tag) {
             None => Ok(default),
             Some("true") | Some("1") => Ok(true),
