@@ -68,7 +68,7 @@ pub fn import(file: &str, text: &str) -> Result<Import, Diagnostics> {
         Diagnostics::one(
             Diagnostic::new(
                 file,
-                format!("Model/BodySet/Body[{}]", model.bodies[b].name),
+                format!("BodySet/Body[{}]", model.bodies[b].name),
                 format!("body `{}` has no joint that connects it to ground", model.bodies[b].name),
             )
             .with_hint("every body needs a joint whose parent is ground or a body connected to ground"),

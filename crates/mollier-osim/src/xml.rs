@@ -123,16 +123,19 @@ pub(crate) fn name_of<'a>(node: Node<'a, '_>) -> &'a str {
     node.attribute("name").unwrap_or("")
 }
 
-/// `Model/JointSet/CustomJoint[knee_r]/...`: tags from the model down, with names where given,
-/// leaving out the `objects` level of OpenSim's sets.
+/// `JointSet/CustomJoint[knee_r]/SpatialTransform/...`: tags below the model, with the names of
+/// objects, leaving out the `objects` level and the names of OpenSim's sets (short enough to be
+/// shown whole).
 pub(crate) fn path_of(node: Node) -> String {
     let mut parts: Vec<String> = node
         .ancestors()
         .filter(|n| n.is_element())
-        .take_while(|n| n.tag_name().name() != "OpenSimDocument")
+        .take_while(|n| !matches!(n.tag_name().name(), "Model" | "OpenSimDocument"))
         .filter(|n| n.tag_name().name() != "objects")
         .map(|n| match n.attribute("name") {
-            Some(name) if !name.is_empty() => format!("{}[{name}]", n.tag_name().name()),
+            Some(name) if !name.is_empty() && !n.tag_name().name().ends_with("Set") => {
+                format!("{}[{name}]", n.tag_name().name())
+            }
             _ => n.tag_name().name().to_string(),
         })
         .collect();

@@ -1,0 +1,52 @@
+//! `mollier import` as a user runs it: files written, exit codes, located errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn mollier(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mollier")).args(args).current_dir(root()).output().expect("runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mollier-import-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+#[test]
+fn import_writes_a_model_that_check_accepts_and_a_report() {
+    let dir = scratch("ok");
+    let out = dir.join("gimbal.toml");
+    let o = mollier(&["import", "crates/mollier-osim/tests/data/osim/gimbal.osim", "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("6 inputs"), "{stderr}");
+    let report = std::fs::read_to_string(dir.join("gimbal.import.md")).expect("report beside the model");
+    assert!(report.contains("Imported: 2 bodies, 2 joints, 6 coordinates"), "{report}");
+    let c = mollier(&["check", out.to_str().unwrap()]);
+    assert_eq!(c.status.code(), Some(0), "{}", String::from_utf8_lossy(&c.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_osim_file_exits_2_with_its_place() {
+    let dir = scratch("bad");
+    let bad = dir.join("bad.osim");
+    std::fs::write(&bad, "<OpenSimDocument Version=\"40000\">\n<Model name=\"m\">\n<JointSet><objects>\n<PinJoint name=\"j\"><socket_parent_frame>/ground</socket_parent_frame><socket_child_frame>/bodyset/thigh</socket_child_frame></PinJoint>\n</objects></JointSet></Model></OpenSimDocument>\n").unwrap();
+    let out = dir.join("bad.toml");
+    let o = mollier(&["import", bad.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("bad.osim:4:")
+            && stderr.contains("`/bodyset/thigh` is neither a frame of this joint nor a body"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing written for a bad file");
+    let _ = std::fs::remove_dir_all(&dir);
+}
