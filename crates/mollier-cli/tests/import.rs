@@ -50,3 +50,13 @@ fn a_bad_osim_file_exits_2_with_its_place() {
     assert!(!out.exists(), "nothing written for a bad file");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_other_commands_take_an_osim_file() {
+    let o = mollier(&["check", "crates/mollier-osim/tests/data/osim/universal.osim"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("inputs (4): p1.rotation, p2.rotation, q1.rotation, q2.rotation"), "{stdout}");
+    let bad = mollier(&["check", "crates/mollier-osim/tests/data/osim/missing.osim"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

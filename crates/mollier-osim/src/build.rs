@@ -440,6 +440,20 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
                 .or_else(|| stretches.iter().copied().find(|s| bodies[*s] != bodies[*s + 1]))
                 .or_else(|| stretches.first().copied())
                 .unwrap_or(0);
+            if stretches.len() > 1 {
+                entries.push(Entry::new(
+                    &mu.place,
+                    &mu.name,
+                    &mu.kind,
+                    format!(
+                        "approximated: wrap object `{}` acts on the stretch from path point {} to {}; OpenSim tries the {} stretches of its range and wraps, per posture, the one that gains least length",
+                        wrap.name,
+                        seg + 1,
+                        seg + 2,
+                        stretches.len()
+                    ),
+                ));
+            }
             let rr = xyz(&wrap.rotation);
             // an anchor inside the obstacle in the initial configuration: OpenSim does not wrap
             // then; Mollier's curved truss cannot start there
@@ -544,10 +558,13 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
             Shape::Cylinder(_, l) => Some(format!(
                 "approximated: Mollier's cylinder is infinitely long, OpenSim's is {} m long (paths that pass beyond its ends differ){}; {who}",
                 num(*l),
-                if matches!(w.quadrant.trim(), "all" | "x" | "+x" | "-x" | "y" | "+y" | "-y") {
-                    String::new()
-                } else {
-                    format!("; quadrant `{}` ignored", w.quadrant)
+                match w.quadrant.trim() {
+                    "all" => String::new(),
+                    "x" | "+x" | "-x" | "y" | "+y" | "-y" => format!(
+                        "; quadrant `{}` becomes `side`: OpenSim's one-sided wrapping can go round the far side where Mollier's does not (DAS3: tens of millimetres at some postures)",
+                        w.quadrant.trim()
+                    ),
+                    q => format!("; quadrant `{q}` ignored"),
                 }
             )),
             Shape::Ellipsoid(_) => Some(format!(

@@ -15,8 +15,8 @@ use serde_json::Value;
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Why {
     /// A cylinder with a quadrant: OpenSim's one-sided wrapping and CURVED-TRUSS's `side` disagree
-    /// on when and which way the path goes round (OpenSim goes round the far side at a posture or
-    /// two, tens of millimetres longer).
+    /// on when and which way the path goes round (OpenSim goes round the far side, tens of
+    /// millimetres longer, at a posture or two, or for pronator teres 1 at every posture).
     Quadrant,
     /// The import left the wrap object out: a path point is inside it in the default pose.
     LeftOut,
