@@ -46,7 +46,7 @@ pub(crate) struct Built {
     pub toml: String,
     pub inputs: Vec<InputDef>,
     pub body_names: Vec<String>,
-    pub muscle_names: Vec<String>,
+    pub muscle_names: Vec<Option<String>>,
     pub q0: Vec<f64>,
     pub entries: Vec<Entry>,
 }
@@ -337,11 +337,13 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
     let mut wrap_users: HashMap<(usize, usize), Vec<String>> = HashMap::new();
     for mu in &m.muscles {
         let name = top.claim(&mu.name);
-        muscle_names.push(name.clone());
+        muscle_names.push(Some(name.clone()));
         let mut refs = Vec::new();
         let mut bodies = Vec::new();
+        // the points kept: their index in the .osim path (0-based) and where they are
+        let mut kept: Vec<(usize, &crate::model::PathPoint, [f64; 3])> = Vec::new();
         let mut notes = Vec::new();
-        for p in &mu.points {
+        for (index, p) in mu.points.iter().enumerate() {
             let mut loc = p.location;
             match &p.kind {
                 PointKind::Fixed => {}
@@ -403,6 +405,17 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
             let pt = points[p.body].add(&want, vec3(&loc), format!("muscle `{}`", mu.name));
             refs.push(format!("{}.{pt}", body_names[p.body]));
             bodies.push(p.body);
+            kept.push((index, p, loc));
+        }
+        if kept.len() < 2 {
+            entries.push(Entry::new(
+                &mu.place,
+                &mu.name,
+                &mu.kind,
+                "left out: fewer than two of its path points are ever active",
+            ));
+            *muscle_names.last_mut().expect("pushed above") = None;
+            continue;
         }
         // obstacles
         let mut obstacles = Vec::new();
@@ -427,12 +440,13 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
                 ));
                 continue;
             }
-            let n = bodies.len();
+            // the stretches (between kept points k and k + 1) within the range's path points
             let (lo, hi) = (
                 if w.range[0] >= 1 { (w.range[0] - 1) as usize } else { 0 },
-                if w.range[1] >= 1 { (w.range[1] - 1) as usize } else { n - 1 },
+                if w.range[1] >= 1 { (w.range[1] - 1) as usize } else { usize::MAX },
             );
-            let stretches: Vec<usize> = (lo..hi.min(n - 1)).collect();
+            let stretches: Vec<usize> =
+                (0..kept.len() - 1).filter(|s| kept[*s].0 >= lo && kept[*s + 1].0 <= hi).collect();
             let seg = stretches
                 .iter()
                 .copied()
@@ -446,10 +460,10 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
                     &mu.name,
                     &mu.kind,
                     format!(
-                        "approximated: wrap object `{}` acts on the stretch from path point {} to {}; OpenSim tries the {} stretches of its range and wraps, per posture, the one that gains least length",
+                        "approximated: wrap object `{}` acts on the stretch from path point `{}` to `{}`; OpenSim tries the {} stretches of its range and wraps, per posture, the one that gains least length",
                         wrap.name,
-                        seg + 1,
-                        seg + 2,
+                        kept[seg].1.name,
+                        kept[seg + 1].1.name,
                         stretches.len()
                     ),
                 ));
@@ -457,10 +471,10 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
             let rr = xyz(&wrap.rotation);
             // an anchor inside the obstacle in the initial configuration: OpenSim does not wrap
             // then; Mollier's curved truss cannot start there
-            let anchors = [&mu.points[seg], &mu.points[seg + 1]];
-            if let Some(a) = anchors
+            let anchors = [&kept[seg], &kept[seg + 1]];
+            if let Some((_, a, _)) = anchors
                 .iter()
-                .find(|p| inside(&wrap.shape, &pose[wb], &wrap.translation, &rr, &pose[p.body].point(&p.location)))
+                .find(|(_, p, loc)| inside(&wrap.shape, &pose[wb], &wrap.translation, &rr, &pose[p.body].point(loc)))
             {
                 entries.push(Entry::new(
                     &mu.place,

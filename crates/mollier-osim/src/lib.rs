@@ -38,8 +38,9 @@ pub struct Import {
     pub inputs: Vec<InputDef>,
     /// The Mollier name of each body (ground first, then the BodySet's order).
     pub body_names: Vec<String>,
-    /// The Mollier element of each muscle, in the ForceSet's order.
-    pub muscle_names: Vec<String>,
+    /// The Mollier element of each muscle, in the ForceSet's order (`None` for a muscle left out:
+    /// fewer than two of its path points are ever active).
+    pub muscle_names: Vec<Option<String>>,
     /// The coordinates of the initial configuration (rad or m, one per coordinate).
     pub initial: Vec<f64>,
     /// What was not imported exactly.

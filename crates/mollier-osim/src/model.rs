@@ -699,8 +699,7 @@ fn read_muscle(src: &Src, f: Node, m: &Model) -> Result<Muscle, Box<Diagnostic>>
                     let loc = format!("{axis}_location");
                     if let Some(fnode) = child(p, &loc).and_then(function_child) {
                         let fun = read_function(src, fnode)?;
-                        let sock = format!("socket_{axis}_coordinate");
-                        let c = if child(p, &sock).is_some() { coord(&sock)? } else { 0 };
+                        let c = coord(&format!("socket_{axis}_coordinate"))?;
                         fs[k] = Some((c, fun));
                     }
                 }

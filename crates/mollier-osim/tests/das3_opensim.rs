@@ -111,7 +111,7 @@ fn compare(path: &std::path::Path, reference: &Value) -> Vec<Row> {
     for (k, m) in muscles.iter().enumerate() {
         let osim = &imp.model.muscles[k];
         assert_eq!(&osim.name, m);
-        let el = &imp.muscle_names[k];
+        let el = imp.muscle_names[k].as_ref().expect("imported");
         let id = compiled.elements.iter().find(|e| &e.name == el).unwrap().id;
         let reference_length = model.mode_reference(model.mode_by_name(id, "elongation").unwrap()).unwrap_or(0.0);
         let d = deformation.iter().position(|h| h == &format!("{el}.elongation")).unwrap();

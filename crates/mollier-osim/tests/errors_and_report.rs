@@ -120,3 +120,38 @@ fn the_report_lists_every_object_not_imported_exactly() {
         imp.toml
     );
 }
+
+/// A conditional point that is never active is left out, and a wrap's range still names the
+/// .osim path's points; a moving point without its coordinate is placed.
+#[test]
+fn dropped_points_keep_the_wrap_on_its_stretch() {
+    let wraps = r#"<WrapObjectSet><objects><WrapSphere name="ball"><translation>0 0 0</translation><radius>0.01</radius></WrapSphere></objects></WrapObjectSet></Body>"#;
+    let forces = r#"<objects>
+<Millard2012EquilibriumMuscle name="mus"><GeometryPath><PathPointSet><objects>
+<PathPoint name="o"><socket_parent_frame>/ground</socket_parent_frame><location>0.3 0.2 0.1</location></PathPoint>
+<ConditionalPathPoint name="never"><socket_parent_frame>/ground</socket_parent_frame><location>0.2 0.2 0.1</location><socket_coordinate>/jointset/j1/p1</socket_coordinate><range>5 6</range></ConditionalPathPoint>
+<PathPoint name="v"><socket_parent_frame>/ground</socket_parent_frame><location>0.25 0.1 0.1</location></PathPoint>
+<PathPoint name="i"><socket_parent_frame>/bodyset/b1</socket_parent_frame><location>-0.2 0.1 0.05</location></PathPoint>
+</objects></PathPointSet><PathWrapSet><objects><PathWrap><wrap_object>ball</wrap_object><range>3 4</range></PathWrap></objects></PathWrapSet></GeometryPath>
+<max_isometric_force>100</max_isometric_force><optimal_fiber_length>0.1</optimal_fiber_length><tendon_slack_length>0.2</tendon_slack_length></Millard2012EquilibriumMuscle>
+</objects>"#;
+    let text = inject(&pin().replacen("</Body>", wraps, 1), "<ForceSet", forces);
+    let imp = mollier_osim::import("m.osim", &text).unwrap_or_else(|d| panic!("{}", d.render()));
+    assert!(
+        imp.report.markdown().contains("`never` | ConditionalPathPoint | left out: never active"),
+        "{}",
+        imp.report.markdown()
+    );
+    // .osim points 3 and 4 are the kept points 1 and 2: the obstacle is on stretch 1
+    let el = &imp.toml[imp.toml.find("[elements.mus]").unwrap()..];
+    assert!(el.contains("via = [\"ground.mus-v\"]") && el.contains("segment = 1"), "{el}");
+
+    let moving = r#"<objects><Thelen2003Muscle name="m2"><GeometryPath><PathPointSet><objects>
+<PathPoint name="o"><socket_parent_frame>/ground</socket_parent_frame><location>0.3 0.2 0.1</location></PathPoint>
+<MovingPathPoint name="mv"><socket_parent_frame>/bodyset/b1</socket_parent_frame><x_location><Constant><value>0.1</value></Constant></x_location></MovingPathPoint>
+</objects></PathPointSet></GeometryPath></Thelen2003Muscle></objects>"#;
+    let text = inject(&pin(), "<ForceSet", moving);
+    let (d, r) = problem(&text);
+    assert!(r.contains("has no `<socket_x_coordinate>`"), "{r}");
+    assert_eq!(d.location.map(|l| l.line), Some(line_of(&text, "<MovingPathPoint")));
+}

@@ -40,7 +40,7 @@ pub fn run(osim: &Path, out: &Path, report_path: Option<&Path>, quiet: bool, reg
             "wrote {} ({} inputs, {} muscles) and {} ({} objects not imported exactly)",
             out.display(),
             imported.inputs.len(),
-            imported.muscle_names.len(),
+            imported.muscle_names.iter().flatten().count(),
             report_path.display(),
             imported.report.entries.len()
         );
