@@ -73,10 +73,7 @@ const KNOWN: &[(&str, f64, f64, Why)] = &[
 ];
 
 fn das3_path() -> Option<PathBuf> {
-    let p = match std::env::var_os("MOLLIER_DAS3") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/das3/das3.osim"),
-    };
+    let p = mollier_core::shared_data::dir().join("das3/das3.osim");
     p.exists().then_some(p)
 }
 
@@ -144,7 +141,10 @@ fn compare(path: &std::path::Path, reference: &Value) -> Vec<Row> {
 #[test]
 fn das3_muscle_lengths_and_moment_arms_agree_with_opensim() {
     let Some(path) = das3_path() else {
-        println!("skipped: DAS3 (../shared/data/das3/das3.osim, or MOLLIER_DAS3) is not here; it is external data");
+        mollier_core::shared_data::skip(
+            "das3_muscle_lengths_and_moment_arms_agree_with_opensim",
+            "../shared/data/das3/das3.osim is absent: the reference data is not checked out",
+        );
         return;
     };
     let text = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/das3_opensim.json"))
