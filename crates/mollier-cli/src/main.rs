@@ -60,8 +60,8 @@ enum Command {
     /// Solve the positions for a motion and write positions, deformations and transfer functions.
     ///
     /// Writes DIR/positions.csv, DIR/deformations.csv and DIR/transfer.csv, one row per solved
-    /// frame (with --second-order also DIR/second_order.csv), then DIR/timing.json and
-    /// DIR/summary.json. A frame that cannot be solved is reported with its time; see --on-error.
+    /// frame (with muscles also DIR/lengths.csv and DIR/moment_arms.csv; with --second-order also
+    /// DIR/second_order.csv), then DIR/timing.json and DIR/summary.json. A frame that cannot be solved is reported with its time; see --on-error.
     Kinematics {
         /// The model file.
         model: PathBuf,

@@ -60,3 +60,57 @@ fn the_other_commands_take_an_osim_file() {
     let bad = mollier(&["check", "crates/mollier-osim/tests/data/osim/missing.osim"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).expect("table");
+    let mut lines = text.lines();
+    let header = lines.next().expect("header").split(',').map(str::to_string).collect();
+    let rows = lines.map(|l| l.split(',').map(|v| v.parse().expect("number")).collect()).collect();
+    (header, rows)
+}
+
+/// `lengths.csv` against the distance between the muscles' end points in `positions.csv`, and
+/// `moment_arms.csv` against central differences of those lengths over the motion's frames.
+#[test]
+fn kinematics_writes_muscle_lengths_and_moment_arms() {
+    let dir = scratch("lengths");
+    let out = dir.join("k");
+    let o = mollier(&[
+        "kinematics",
+        "models/mechanisms/elbow-muscles.toml",
+        "--motion",
+        "models/mechanisms/elbow-muscles-motion.csv",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let (ph, pos) = read_csv(&out.join("positions.csv"));
+    let (lh, len) = read_csv(&out.join("lengths.csv"));
+    let (ah, arm) = read_csv(&out.join("moment_arms.csv"));
+    assert_eq!(lh, ["time", "biceps", "brachialis", "brachioradialis", "triceps"]);
+    assert_eq!(ah[1], "biceps/elbow.rotation");
+    let at = |row: &[f64], p: &str| -> [f64; 3] {
+        let k = ph.iter().position(|h| h == &format!("{p}.x")).expect("point");
+        [row[k], row[k + 1], row[k + 2]]
+    };
+    for (m, muscle) in lh.iter().enumerate().skip(1) {
+        for (f, row) in pos.iter().enumerate() {
+            let (a, b) =
+                (at(row, &format!("humerus.{muscle}_origin")), at(row, &format!("forearm.{muscle}_insertion")));
+            let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+            assert!((len[f][m] - d).abs() < 1e-12, "{muscle} frame {f}: {} vs {d}", len[f][m]);
+        }
+        // 5 degrees between frames: central differences of the lengths are good to ~1e-4 m/rad here
+        let h = 5f64.to_radians();
+        for f in 1..len.len() - 1 {
+            let fd = -(len[f + 1][m] - len[f - 1][m]) / (2.0 * h);
+            assert!(
+                (arm[f][m] - fd).abs() < 2e-4 * fd.abs().max(0.01) / 0.01,
+                "{muscle} frame {f}: {} vs {fd}",
+                arm[f][m]
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
