@@ -55,6 +55,21 @@ pub(crate) struct Built {
 #[derive(Default)]
 struct Names(HashSet<String>);
 
+#[cfg(test)]
+mod tests {
+    use super::num;
+
+    #[test]
+    fn numbers_read_back_exactly() {
+        for x in [1.0, -0.5, 0.1 + 0.2, 1e-7, 3.2e-5, 123456.789, 1e20, -2.5e-300, std::f64::consts::PI] {
+            let text = num(x);
+            assert_eq!(text.parse::<f64>().unwrap(), x, "{text}");
+        }
+        assert_eq!(num(1.0), "1");
+        assert_eq!(num(-0.0), "0");
+    }
+}
+
 const RESERVED_POINTS: [&str; 9] = ["x", "y", "z", "l0", "l1", "l2", "l3", "orientation", "com"];
 
 impl Names {
@@ -75,9 +90,17 @@ impl Names {
     }
 }
 
-/// A number as TOML: the shortest text that reads back to the same value.
+/// A number as TOML: the shortest text that reads back to the same value (`1`, `0.25`; an
+/// exponent only for the very small and very large).
 fn num(x: f64) -> String {
-    if x == 0.0 { "0".into() } else { format!("{x:?}") }
+    let a = x.abs();
+    if x == 0.0 {
+        "0".into()
+    } else if (1e-5..1e16).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:?}")
+    }
 }
 
 fn vec3(v: &[f64]) -> String {
@@ -239,8 +262,11 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
                 let AxisValue::Coord(c, fun) = &a.value else { continue };
                 at += f.r * Vector3::from(a.dir) * (l + fun.value(q0[*c]));
                 let last = i + 1 == var.len();
-                let node =
-                    top.claim(&if last { format!("{}_centre", j.name) } else { format!("{}_{}", j.name, a.label) });
+                let node = top.claim(&if last {
+                    format!("{}_centre", j.name)
+                } else {
+                    format!("{}_after_{}", j.name, a.label)
+                });
                 let what = if last {
                     "the joint centre (child frame's origin)".to_string()
                 } else {
@@ -285,7 +311,7 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
             let q_orient = if last {
                 cn.clone()
             } else {
-                let node = top.claim(&format!("{}_{}", j.name, a.label));
+                let node = top.claim(&format!("{}_after_{}", j.name, a.label));
                 let _ = writeln!(
                     nodes,
                     "[nodes.{node}]  # joint `{}`: after {} (massless)\norientation = {{ matrix = {} }}\n",
@@ -630,6 +656,9 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
             ));
         }
     }
+
+    // inputs in the order of the coordinates (a coordinate's axes in joint order)
+    inputs.sort_by_key(|d| d.coordinate);
 
     // the file
     let mut s = String::new();

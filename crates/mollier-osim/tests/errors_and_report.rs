@@ -113,9 +113,9 @@ fn the_report_lists_every_object_not_imported_exactly() {
     }
     // the model file names its sources and carries the muscle's parameters
     assert!(imp.toml.contains("# Thelen2003Muscle `mus` (m.osim:"), "{}", imp.toml);
-    assert!(imp.toml.contains("mus = { pcsa = 5.0, optimal_length = 0.30000000000000004 }"), "{}", imp.toml);
+    assert!(imp.toml.contains("mus = { pcsa = 5, optimal_length = 0.30000000000000004 }"), "{}", imp.toml);
     assert!(
-        imp.toml.contains("[elements.p1]  # `j1` rz about [0, 0, 1.0]; input: coordinate `p1` minus its default 0.1"),
+        imp.toml.contains("[elements.p1]  # `j1` rz about [0, 0, 1]; input: coordinate `p1` minus its default 0.1"),
         "{}",
         imp.toml
     );
