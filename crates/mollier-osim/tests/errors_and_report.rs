@@ -155,3 +155,40 @@ fn dropped_points_keep_the_wrap_on_its_stretch() {
     assert!(r.contains("has no `<socket_x_coordinate>`"), "{r}");
     assert_eq!(d.location.map(|l| l.line), Some(line_of(&text, "<MovingPathPoint")));
 }
+
+/// A locked coordinate is held at its default value: the same positions as the unlocked model
+/// driven to that value, and no input; a clamped one is reported.
+#[test]
+fn locked_coordinates_are_held_at_their_default() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/osim/gimbal.osim");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let at = text.find("<Coordinate name=\"p2\">").unwrap();
+    let k = at + text[at..].find("<locked>false</locked>").unwrap();
+    let locked = format!("{}<locked>true</locked>{}", &text[..k], &text[k + "<locked>false</locked>".len()..]);
+    // OpenSim writes no <clamped> when it is false
+    let locked = locked.replacen("<locked>false</locked>", "<locked>false</locked><clamped>true</clamped>", 1);
+    let free = mollier_osim::import("gimbal.osim", &text).unwrap();
+    let held = mollier_osim::import("locked.osim", &locked).unwrap();
+    assert_eq!(free.inputs.len(), 6);
+    assert_eq!(
+        held.inputs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+        ["p1.rotation", "p3.rotation", "q1.rotation", "q2.rotation", "q3.rotation"]
+    );
+    assert!(held.toml.contains("#   p2: [-1.5, 1.5], default 0.2, locked -> held"), "{}", held.toml);
+    assert!(
+        held.report.markdown().contains("`p1` | Coordinate | clamped to [-1.5, 1.5] in OpenSim"),
+        "{}",
+        held.report.markdown()
+    );
+    let registry = mollier::registry();
+    let positions = |imp: &mollier_osim::Import, q: &[f64]| {
+        let doc = mollier_format::parse("m.toml", &imp.toml).unwrap();
+        let compiled = mollier::compile(&doc, &registry).unwrap();
+        let mut run = mollier::KinematicsRun::new(&compiled);
+        run.solve(&imp.inputs_from_coordinates(q)).unwrap().positions
+    };
+    let q = [0.4, 0.2, -0.7, 1.1, -0.3, 0.25]; // p2 at its default
+    let (a, b) = (positions(&free, &q), positions(&held, &q));
+    assert_eq!(a.len(), b.len());
+    assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-14), "{a:?}\n{b:?}");
+}
