@@ -148,6 +148,7 @@ def synthetic_models():
     m["universal"] = model_xml("universal", chain("UniversalJoint", cs("p", 2), cs("q", 2)))
     m["ball"] = model_xml("ball", chain("BallJoint", cs("p", 3), cs("q", 3)))
     m["gimbal"] = model_xml("gimbal", chain("GimbalJoint", cs("p", 3), cs("q", 3)))
+    m["planar"] = model_xml("planar", chain("PlanarJoint", cs("p", 1) + cs("t", 2, -0.5, 0.5), cs("q", 1) + cs("u", 2, -0.5, 0.5)))
     m["free"] = model_xml("free", chain("FreeJoint", cs("p", 3) + cs("t", 3, -0.5, 0.5), cs("q", 3) + cs("u", 3, -0.5, 0.5)))
     # custom joints, one per function type; axes not along the frame's axes
     a, b = (0.3, 0.9, -0.2), (-0.5, 0.1, 0.8)
