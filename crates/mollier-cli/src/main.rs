@@ -209,6 +209,13 @@ enum Command {
         /// The import report to write (Markdown); default OUT with the extension `.import.md`.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// An OpenSim motion of the coordinates (.mot/.sto) to convert into a motion of the
+        /// model's inputs (with --motion-out).
+        #[arg(long, requires = "motion_out")]
+        motion: Option<PathBuf>,
+        /// Where to write the converted motion (CSV, SI), for `mollier kinematics` and the others.
+        #[arg(long, requires = "motion")]
+        motion_out: Option<PathBuf>,
         /// No summary.
         #[arg(long, short)]
         quiet: bool,
@@ -252,7 +259,10 @@ fn main() -> ExitCode {
             simulate::run(&model, duration, dt, &out, quiet, &registry)
         }
         Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
-        Command::Import { model, out, report, quiet } => import::run(&model, &out, report.as_deref(), quiet, &registry),
+        Command::Import { model, out, report, motion, motion_out, quiet } => {
+            let motion = motion.as_deref().zip(motion_out.as_deref());
+            import::run(&model, &out, report.as_deref(), motion, quiet, &registry)
+        }
         Command::Schema => {
             let s = serde_json::to_string_pretty(&mollier::schema(&registry)).unwrap_or_default();
             outln!("{s}");

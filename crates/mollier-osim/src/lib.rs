@@ -15,6 +15,7 @@
 
 pub mod function;
 pub mod model;
+pub mod motion;
 pub mod pose;
 pub mod report;
 

@@ -1,5 +1,7 @@
-//! `mollier import MODEL.osim --out MODEL.toml [--report REPORT.md]`: an OpenSim 4.x model as a
-//! Mollier model file, with an import report of everything not imported exactly.
+//! `mollier import MODEL.osim --out MODEL.toml [--report REPORT.md] [--motion COORDS.mot
+//! --motion-out MOTION.csv]`: an OpenSim 4.x model as a Mollier model file, with an import report
+//! of everything not imported exactly, and optionally an OpenSim motion of its coordinates as a
+//! motion of the model's inputs.
 
 use std::path::PathBuf;
 
@@ -20,7 +22,14 @@ fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
     })
 }
 
-pub fn run(osim: &Path, out: &Path, report_path: Option<&Path>, quiet: bool, registry: &Registry) -> ExitCode {
+pub fn run(
+    osim: &Path,
+    out: &Path,
+    report_path: Option<&Path>,
+    motion: Option<(&Path, &Path)>,
+    quiet: bool,
+    registry: &Registry,
+) -> ExitCode {
     let imported = match mollier_osim::import_path(osim) {
         Ok(i) => i,
         Err(d) => {
@@ -29,7 +38,25 @@ pub fn run(osim: &Path, out: &Path, report_path: Option<&Path>, quiet: bool, reg
         }
     };
     let report_path = report_path.map(Path::to_path_buf).unwrap_or_else(|| default_report(out));
-    for (path, text) in [(out, imported.toml.as_str()), (report_path.as_path(), imported.report.markdown().as_str())] {
+    let mut files = vec![(out.to_path_buf(), imported.toml.clone()), (report_path.clone(), imported.report.markdown())];
+    if let Some((mot, csv)) = motion {
+        let file = mot.display().to_string();
+        let converted = mollier_format::read_text(mot, "OpenSim motion")
+            .and_then(|text| imported.read_coordinate_motion(&file, &text));
+        match converted {
+            Ok(m) => {
+                if !m.missing.is_empty() && !quiet {
+                    errln!("note: {file} has no column for {}: held at their default values", m.missing.join(", "));
+                }
+                files.push((csv.to_path_buf(), imported.motion_csv(&m, &file)));
+            }
+            Err(d) => {
+                report(&d);
+                return ExitCode::from(INVALID);
+            }
+        }
+    }
+    for (path, text) in &files {
         if let Err(e) = write_whole(path, text) {
             errln!("error: cannot write {}: {e}", path.display());
             return ExitCode::from(FAILED);
