@@ -192,3 +192,21 @@ fn locked_coordinates_are_held_at_their_default() {
     assert_eq!(a.len(), b.len());
     assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-14), "{a:?}\n{b:?}");
 }
+
+#[test]
+fn bad_coordinate_motions_are_placed() {
+    let imp = mollier_osim::import("pin.osim", &pin()).unwrap();
+    let bad = "m\ninDegrees=yes\nendheader\ntime\tp1\tq1\n0\t10\t20\n0.1\tten\t20\n";
+    let d = imp.read_coordinate_motion("m.mot", bad).unwrap_err();
+    let r = d.render();
+    assert!(r.contains("m.mot:6:1") && r.contains("column `p1`: `ten` is not a finite number"), "{r}");
+    assert!(
+        imp.read_coordinate_motion("m.mot", "time\tp1\n0\t1\n").unwrap_err().render().contains("no `endheader` line")
+    );
+    // degrees for angles, a missing coordinate held at its default
+    let m =
+        imp.read_coordinate_motion("m.mot", "inDegrees=yes\nendheader\ntime\t/jointset/j1/p1/value\n0\t90\n").unwrap();
+    assert_eq!(m.q[0][0], std::f64::consts::FRAC_PI_2);
+    assert_eq!(m.missing, ["q1"]);
+    assert_eq!(m.q[0][1], imp.model.coordinates[1].default);
+}
