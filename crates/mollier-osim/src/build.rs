@@ -486,7 +486,7 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
                     &mu.name,
                     &mu.kind,
                     format!(
-                        "approximated: wrap object `{}` acts on the stretch from path point `{}` to `{}`; OpenSim tries the {} stretches of its range and wraps, per posture, the one that gains least length",
+                        "approximated: wrap object `{}` acts on the stretch from path point `{}` to `{}`; OpenSim tries the {} stretches of its range at every posture and wraps the first its straight line passes through",
                         wrap.name,
                         kept[seg].1.name,
                         kept[seg + 1].1.name,

@@ -20,8 +20,9 @@ enum Why {
     Quadrant,
     /// The import left the wrap object out: a path point is inside it in the default pose.
     LeftOut,
-    /// OpenSim wraps, per posture, the stretch where wrapping adds least length (here mostly the
-    /// stretch between two humerus points); the curved truss keeps its obstacle on one stretch.
+    /// OpenSim wraps, per posture, the first stretch whose straight line passes through the
+    /// object (here mostly the stretch between two humerus points); the curved truss keeps its
+    /// obstacle on one stretch.
     Stretch,
     /// Ellipsoid: Mollier's path is a geodesic, OpenSim's ellipsoid algorithm is not: lengths
     /// agree within 0.2 mm, moment arms (`-dL/dq`) within 2 mm.
