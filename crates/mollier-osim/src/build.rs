@@ -68,6 +68,35 @@ mod tests {
         assert_eq!(num(1.0), "1");
         assert_eq!(num(-0.0), "0");
     }
+
+    #[test]
+    fn straight_lines_through_shapes() {
+        use super::{Pose, Shape, crosses};
+        use nalgebra::{Matrix3, Vector3};
+        let body = Pose { r: Matrix3::identity(), o: Vector3::new(1.0, 0.0, 0.0) };
+        let c = [0.0, 0.0, 0.0];
+        let i = Matrix3::identity();
+        let line = |y: f64, z: f64| (Vector3::new(-1.0, y, z), Vector3::new(3.0, y, z));
+        let (a, b) = line(0.5, 0.0);
+        assert!(crosses(&Shape::Sphere(1.0), &body, &c, &i, &a, &b));
+        let (a, b) = line(1.5, 0.0);
+        assert!(!crosses(&Shape::Sphere(1.0), &body, &c, &i, &a, &b));
+        // a segment that ends before the sphere does not cross it
+        assert!(!crosses(
+            &Shape::Sphere(1.0),
+            &body,
+            &c,
+            &i,
+            &Vector3::new(-3.0, 0.0, 0.0),
+            &Vector3::new(-1.0, 0.0, 0.0)
+        ));
+        // the cylinder is infinitely long: far along its axis still crosses
+        let (a, b) = line(0.5, 50.0);
+        assert!(crosses(&Shape::Cylinder(1.0, 0.1), &body, &c, &i, &a, &b));
+        let (a, b) = line(1.5, 0.0);
+        assert!(crosses(&Shape::Ellipsoid([1.0, 2.0, 1.0]), &body, &c, &i, &a, &b));
+        assert!(!crosses(&Shape::Ellipsoid([2.0, 1.0, 1.0]), &body, &c, &i, &a, &b));
+    }
 }
 
 const RESERVED_POINTS: [&str; 9] = ["x", "y", "z", "l0", "l1", "l2", "l3", "orientation", "com"];
@@ -473,10 +502,20 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
             );
             let stretches: Vec<usize> =
                 (0..kept.len() - 1).filter(|s| kept[*s].0 >= lo && kept[*s + 1].0 <= hi).collect();
+            let rr = xyz(&wrap.rotation);
+            let at = |k: usize| pose[kept[k].1.body].point(&kept[k].2);
+            // as OpenSim in the default pose: the first stretch whose straight line passes through
+            // the object; else the first between two bodies, one of them the object's
             let seg = stretches
                 .iter()
                 .copied()
-                .find(|s| bodies[*s] != bodies[*s + 1] && (bodies[*s] == wb || bodies[*s + 1] == wb))
+                .find(|s| crosses(&wrap.shape, &pose[wb], &wrap.translation, &rr, &at(*s), &at(*s + 1)))
+                .or_else(|| {
+                    stretches
+                        .iter()
+                        .copied()
+                        .find(|s| bodies[*s] != bodies[*s + 1] && (bodies[*s] == wb || bodies[*s + 1] == wb))
+                })
                 .or_else(|| stretches.iter().copied().find(|s| bodies[*s] != bodies[*s + 1]))
                 .or_else(|| stretches.first().copied())
                 .unwrap_or(0);
@@ -494,7 +533,6 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
                     ),
                 ));
             }
-            let rr = xyz(&wrap.rotation);
             // an anchor inside the obstacle in the initial configuration: OpenSim does not wrap
             // then; Mollier's curved truss cannot start there
             let anchors = [&kept[seg], &kept[seg + 1]];
@@ -759,6 +797,30 @@ fn inside(shape: &Shape, body: &Pose, centre: &[f64; 3], axes: &Matrix3<f64>, x:
         Shape::Ellipsoid(d) => (0..3).map(|k| (local[k] / d[k]).powi(2)).sum::<f64>() <= 1.0,
         Shape::Other(_) => false,
     }
+}
+
+/// Whether the straight line from `a` to `b` (global) passes through the shape (cylinders
+/// infinite, as Mollier's), placed as in [`inside`].
+fn crosses(
+    shape: &Shape,
+    body: &Pose,
+    centre: &[f64; 3],
+    axes: &Matrix3<f64>,
+    a: &Vector3<f64>,
+    b: &Vector3<f64>,
+) -> bool {
+    let local = |x: &Vector3<f64>| axes.transpose() * (body.r.transpose() * (x - body.o) - Vector3::from(*centre));
+    // in coordinates where the shape is the unit sphere (the unit disc for a cylinder)
+    let unit = |v: Vector3<f64>| match shape {
+        Shape::Sphere(r) => v / *r,
+        Shape::Cylinder(r, _) => Vector3::new(v.x / r, v.y / r, 0.0),
+        Shape::Ellipsoid(d) => Vector3::new(v.x / d[0], v.y / d[1], v.z / d[2]),
+        Shape::Other(_) => Vector3::new(f64::INFINITY, 0.0, 0.0),
+    };
+    let (p, q) = (unit(local(a)), unit(local(b)));
+    let d = q - p;
+    let t = if d.norm_squared() > 0.0 { (-p.dot(&d) / d.norm_squared()).clamp(0.0, 1.0) } else { 0.0 };
+    (p + d * t).norm() < 1.0
 }
 
 /// OpenSim's tag of a wrap object's shape.

@@ -21,8 +21,8 @@ enum Why {
     /// The import left the wrap object out: a path point is inside it in the default pose.
     LeftOut,
     /// OpenSim wraps, per posture, the first stretch whose straight line passes through the
-    /// object (here mostly the stretch between two humerus points); the curved truss keeps its
-    /// obstacle on one stretch.
+    /// object; the curved truss keeps its obstacle on the one OpenSim wraps in the default pose
+    /// (subscapularis: between two humerus points; OpenSim moves to the scapula's at 2 postures).
     Stretch,
     /// Ellipsoid: Mollier's path is a geodesic, OpenSim's ellipsoid algorithm is not: lengths
     /// agree within 0.2 mm, moment arms (`-dL/dq`) within 2 mm.
@@ -49,14 +49,13 @@ const KNOWN: &[(&str, f64, f64, Why)] = &[
     ("pron_quad_1", 25.2, 13.6, Quadrant),
     ("serr_ant12", 9.6, 24.9, LeftOut),
     ("serr_ant11", 6.0, 17.9, LeftOut),
-    ("subscap_1", 10.9, 17.5, Stretch),
-    ("serr_ant10", 4.3, 15.8, LeftOut),
-    ("subscap_2", 3.6, 8.7, Stretch),
+    ("serr_ant10", 4.3, 15.7, LeftOut),
     ("supinator_4", 4.1, 5.4, LeftOut),
     ("supinator_2", 2.2, 4.4, LeftOut),
     ("supinator_3", 2.8, 4.2, LeftOut),
     ("ter_min_1", 0.7, 2.5, Quadrant),
     ("ter_min_2", 0.7, 2.1, Quadrant),
+    ("subscap_2", 0.7, 2.1, Stretch),
     ("serr_ant_5", 0.2, 2.0, Ellipsoid),
     ("infra_4", 0.9, 1.8, Quadrant),
     ("lat_dorsi_5", 0.3, 1.7, Cylinder),
@@ -65,9 +64,10 @@ const KNOWN: &[(&str, f64, f64, Why)] = &[
     ("serr_ant_2", 0.2, 1.3, Ellipsoid),
     ("serr_ant_4", 0.2, 1.2, Ellipsoid),
     ("serr_ant_3", 0.2, 1.1, Ellipsoid),
-    ("bic_b_1", 0.1, 1.0, Quadrant),
-    ("bic_b_2", 0.1, 1.0, Quadrant),
+    ("bic_b_1", 0.1, 0.9, Quadrant),
+    ("bic_b_2", 0.1, 0.9, Quadrant),
     ("pect_maj_c_1", 0.3, 0.9, Cylinder),
+    ("subscap_1", 0.2, 0.9, Stretch),
     ("pect_maj_c_2", 0.2, 0.7, Cylinder),
     ("pron_teres_2", 0.3, 0.7, Quadrant),
     ("pect_maj_t_6", 0.2, 0.6, Cylinder),
@@ -185,6 +185,9 @@ fn das3_muscle_lengths_and_moment_arms_agree_with_opensim() {
                     r.length * 1e3,
                     r.arm * 1e3
                 );
+                if worst <= limit {
+                    problems.push(format!("{}: now within the limits: take it off KNOWN", r.name));
+                }
                 if r.length * 1e3 > *l || r.arm * 1e3 > *a {
                     problems.push(format!(
                         "{}: {:.3} mm, {:.3} mm: worse than before ({l} mm, {a} mm)",
