@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use commands::{check, inverse, inverse_dynamics, kinematics, simulate, study, types};
+use commands::{check, import, inverse, inverse_dynamics, kinematics, simulate, study, types};
 use common::MotionRun;
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say).
@@ -60,8 +60,8 @@ enum Command {
     /// Solve the positions for a motion and write positions, deformations and transfer functions.
     ///
     /// Writes DIR/positions.csv, DIR/deformations.csv and DIR/transfer.csv, one row per solved
-    /// frame (with --second-order also DIR/second_order.csv), then DIR/timing.json and
-    /// DIR/summary.json. A frame that cannot be solved is reported with its time; see --on-error.
+    /// frame (with muscles also DIR/lengths.csv and DIR/moment_arms.csv; with --second-order also
+    /// DIR/second_order.csv), then DIR/timing.json and DIR/summary.json. A frame that cannot be solved is reported with its time; see --on-error.
     Kinematics {
         /// The model file.
         model: PathBuf,
@@ -208,6 +208,31 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Import an OpenSim 4.x model (.osim) as a Mollier model file, with an import report.
+    ///
+    /// Writes OUT (TOML; comments name the source objects) and a report (Markdown) of every
+    /// object not imported exactly, then checks that the model is well posed. Exit code 2 when
+    /// the .osim file is invalid (not XML, unknown references, unsupported joints).
+    Import {
+        /// The OpenSim model (.osim).
+        model: PathBuf,
+        /// The Mollier model file to write (.toml).
+        #[arg(long)]
+        out: PathBuf,
+        /// The import report to write (Markdown); default OUT with the extension `.import.md`.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// An OpenSim motion of the coordinates (.mot/.sto) to convert into a motion of the
+        /// model's inputs (with --motion-out).
+        #[arg(long, requires = "motion_out")]
+        motion: Option<PathBuf>,
+        /// Where to write the converted motion (CSV, SI), for `mollier kinematics` and the others.
+        #[arg(long, requires = "motion")]
+        motion_out: Option<PathBuf>,
+        /// No summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Print the JSON Schema of model files, for completion in editors.
     Schema,
     /// List the element types, their modes and parameters.
@@ -256,6 +281,10 @@ fn main() -> ExitCode {
             &registry,
         ),
         Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
+        Command::Import { model, out, report, motion, motion_out, quiet } => {
+            let motion = motion.as_deref().zip(motion_out.as_deref());
+            import::run(&model, &out, report.as_deref(), motion, quiet, &registry)
+        }
         Command::Schema => {
             let s = serde_json::to_string_pretty(&mollier::schema(&registry)).unwrap_or_default();
             outln!("{s}");

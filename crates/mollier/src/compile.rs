@@ -152,9 +152,15 @@ pub struct Compiled {
     pub muscles: Vec<mollier_sim::Muscle>,
 }
 
-/// Read, check and compile a model file.
+/// Read, check and compile a model file (or an OpenSim `.osim` model, imported first).
 pub fn load(path: &Path, registry: &Registry) -> Result<Compiled, Diagnostics> {
-    let doc = mollier_format::load(path)?;
+    // an OpenSim model is imported in memory (docs/opensim-import.md)
+    let doc = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("osim")) {
+        let imported = mollier_osim::import_path(path)?;
+        mollier_format::parse(&format!("{}.toml", path.display()), &imported.toml)?
+    } else {
+        mollier_format::load(path)?
+    };
     compile(&doc, registry)
 }
 

@@ -1,0 +1,86 @@
+//! `mollier import MODEL.osim --out MODEL.toml [--report REPORT.md] [--motion COORDS.mot
+//! --motion-out MOTION.csv]`: an OpenSim 4.x model as a Mollier model file, with an import report
+//! of everything not imported exactly, and optionally an OpenSim motion of its coordinates as a
+//! motion of the model's inputs.
+
+use std::path::PathBuf;
+
+use super::prelude::*;
+
+/// The report's default path: beside the model file, `MODEL.import.md`.
+fn default_report(out: &Path) -> PathBuf {
+    out.with_extension("import.md")
+}
+
+/// Write `text` to `path` through a temporary sibling, so that a failed run leaves no half file.
+fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+pub fn run(
+    osim: &Path,
+    out: &Path,
+    report_path: Option<&Path>,
+    motion: Option<(&Path, &Path)>,
+    quiet: bool,
+    registry: &Registry,
+) -> ExitCode {
+    let imported = match mollier_osim::import_path(osim) {
+        Ok(i) => i,
+        Err(d) => {
+            report(&d);
+            return ExitCode::from(INVALID);
+        }
+    };
+    let report_path = report_path.map(Path::to_path_buf).unwrap_or_else(|| default_report(out));
+    let mut files = vec![(out.to_path_buf(), imported.toml.clone()), (report_path.clone(), imported.report.markdown())];
+    if let Some((mot, csv)) = motion {
+        let file = mot.display().to_string();
+        let converted = mollier_format::read_text(mot, "OpenSim motion")
+            .and_then(|text| imported.read_coordinate_motion(&file, &text));
+        match converted {
+            Ok(m) => {
+                if !m.missing.is_empty() && !quiet {
+                    errln!("note: {file} has no column for {}: held at their default values", m.missing.join(", "));
+                }
+                files.push((csv.to_path_buf(), imported.motion_csv(&m, &file)));
+            }
+            Err(d) => {
+                report(&d);
+                return ExitCode::from(INVALID);
+            }
+        }
+    }
+    for (path, text) in &files {
+        if let Err(e) = write_whole(path, text) {
+            errln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(FAILED);
+        }
+    }
+    if !quiet {
+        errln!(
+            "wrote {} ({} inputs, {} muscles) and {} ({} objects not imported exactly)",
+            out.display(),
+            imported.inputs.len(),
+            imported.muscle_names.iter().flatten().count(),
+            report_path.display(),
+            imported.report.entries.len()
+        );
+    }
+    // the model must compile and be well posed: anything else is a fault of the import
+    match load_well_posed(out, registry) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(code) => {
+            errln!(
+                "error: the imported model {} cannot be analysed (see above); please report this with the .osim file",
+                out.display()
+            );
+            code
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! Bad `.osim` files give located problems; what is not imported exactly is in the report.
+
+use std::path::PathBuf;
+
+fn pin() -> String {
+    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/osim/pin.osim")).unwrap()
+}
+
+/// The one problem of importing `text`, rendered.
+fn problem(text: &str) -> (mollier_format::Diagnostic, String) {
+    let d = mollier_osim::import("bad.osim", text).expect_err("the file is refused");
+    let first = d.iter().next().unwrap().clone();
+    (first, d.render())
+}
+
+/// `text` with the first `<objects />` after `set` replaced by `objects`.
+fn inject(text: &str, set: &str, objects: &str) -> String {
+    let at = text.find(set).expect("set");
+    let k = at + text[at..].find("<objects />").expect("empty set");
+    format!("{}{objects}{}", &text[..k], &text[k + "<objects />".len()..])
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.contains(needle)).expect("needle") + 1
+}
+
+#[test]
+fn not_xml_is_placed() {
+    let (d, r) = problem("<OpenSimDocument Version=\"40000\">\n  <Model>\n</OpenSimDocument>\n");
+    assert!(r.contains("not a valid XML file"), "{r}");
+    assert_eq!(d.location.map(|l| l.line), Some(3), "{r}");
+}
+
+#[test]
+fn an_opensim_3_file_is_refused_with_the_way_out() {
+    let (_, r) =
+        problem("<?xml version=\"1.0\"?>\n<OpenSimDocument Version=\"30000\"><Model name=\"m\"/></OpenSimDocument>\n");
+    assert!(r.contains("bad.osim:2:1") && r.contains("OpenSim 3 file") && r.contains("save it again"), "{r}");
+}
+
+#[test]
+fn an_unknown_body_is_placed_at_its_reference() {
+    let text = pin().replacen(
+        "<socket_parent>/bodyset/b1</socket_parent>",
+        "<socket_parent>/bodyset/femur</socket_parent>",
+        1,
+    );
+    let (d, r) = problem(&text);
+    let line = line_of(&text, "/bodyset/femur");
+    assert!(r.contains("`/bodyset/femur` is not a body of the model"), "{r}");
+    assert_eq!(d.location.map(|l| l.line), Some(line), "{r}");
+    assert_eq!(d.path, "JointSet/PinJoint[j1]/frames/PhysicalOffsetFrame[j1_child]/socket_parent");
+}
+
+#[test]
+fn a_missing_body_and_a_missing_frame_are_placed() {
+    // a body without a joint
+    let text = pin().replacen("<Body name=\"b2\">", "<Body name=\"b3\"><mass>1</mass></Body><Body name=\"b2\">", 1);
+    let r = mollier_osim::import("bad.osim", &text).unwrap_err().render();
+    assert!(r.contains("body `b3` has no joint that connects it to ground"), "{r}");
+    // a joint frame that is neither a frame of the joint nor a body
+    let text = pin().replacen(
+        "<socket_parent_frame>j1_parent</socket_parent_frame>",
+        "<socket_parent_frame>pelvis_offset</socket_parent_frame>",
+        1,
+    );
+    let (d, r) = problem(&text);
+    assert!(r.contains("`pelvis_offset` is neither a frame of this joint nor a body"), "{r}");
+    assert_eq!(d.location.map(|l| l.line), Some(line_of(&text, "pelvis_offset")), "{r}");
+}
+
+#[test]
+fn bad_numbers_and_unsupported_joints_are_placed() {
+    let text = pin().replacen("<mass>1.5</mass>", "<mass>heavy</mass>", 1);
+    let (d, r) = problem(&text);
+    assert!(r.contains("`heavy` is not a number"), "{r}");
+    assert_eq!(d.location.map(|l| l.line), Some(line_of(&text, "heavy")));
+    let text = pin().replace("PinJoint", "EllipsoidJoint");
+    let (_, r) = problem(&text);
+    assert!(r.contains("the joint type `EllipsoidJoint` is not supported"), "{r}");
+}
+
+/// A muscle over a finite cylinder with a conditional and a moving path point, a path spring and
+/// a constraint Mollier does not have: all in the report, none dropped silently.
+#[test]
+fn the_report_lists_every_object_not_imported_exactly() {
+    let wraps = r#"<WrapObjectSet><objects><WrapCylinder name="cyl"><translation>0 0 0</translation><xyz_body_rotation>0 0 0</xyz_body_rotation><quadrant>all</quadrant><radius>0.01</radius><length>0.05</length></WrapCylinder></objects></WrapObjectSet></Body>"#;
+    let forces = r#"<objects>
+<Thelen2003Muscle name="mus"><GeometryPath><PathPointSet><objects>
+<PathPoint name="o"><socket_parent_frame>/ground</socket_parent_frame><location>0.3 0.2 0.1</location></PathPoint>
+<ConditionalPathPoint name="c"><socket_parent_frame>/bodyset/b1</socket_parent_frame><location>0.1 0.1 0</location><socket_coordinate>/jointset/j1/p1</socket_coordinate><range>0 0.5</range></ConditionalPathPoint>
+<MovingPathPoint name="mv"><socket_parent_frame>/bodyset/b1</socket_parent_frame><x_location><LinearFunction><coefficients>0.01 0.05</coefficients></LinearFunction></x_location><socket_x_coordinate>/jointset/j1/p1</socket_x_coordinate></MovingPathPoint>
+<PathPoint name="i"><socket_parent_frame>/bodyset/b2</socket_parent_frame><location>-0.2 0.1 0.05</location></PathPoint>
+</objects></PathPointSet><PathWrapSet><objects><PathWrap><wrap_object>cyl</wrap_object></PathWrap></objects></PathWrapSet></GeometryPath>
+<max_isometric_force>500</max_isometric_force><optimal_fiber_length>0.1</optimal_fiber_length><tendon_slack_length>0.2</tendon_slack_length><pennation_angle_at_optimal>0</pennation_angle_at_optimal></Thelen2003Muscle>
+<PathSpring name="spring"/>
+</objects>"#;
+    let text = inject(
+        &inject(&pin().replacen("</Body>", wraps, 1), "<ForceSet", forces),
+        "<ConstraintSet",
+        r#"<objects><PointConstraint name="pc"/></objects>"#,
+    );
+    let imp = mollier_osim::import("m.osim", &text).unwrap_or_else(|d| panic!("{}", d.render()));
+    let report = imp.report.markdown();
+    for needle in [
+        "`spring` | PathSpring | left out",
+        "`pc` | PointConstraint | left out",
+        "`c` | ConditionalPathPoint | approximated: kept at all times",
+        "`mv` | MovingPathPoint | approximated: fixed where it is in the initial configuration; it moves up to 16.000 mm",
+        "`cyl` | WrapCylinder | approximated: Mollier's cylinder is infinitely long, OpenSim's is 0.05 m long",
+    ] {
+        assert!(report.contains(needle), "no `{needle}` in\n{report}");
+    }
+    // the model file names its sources and carries the muscle's parameters
+    assert!(imp.toml.contains("# Thelen2003Muscle `mus` (m.osim:"), "{}", imp.toml);
+    assert!(imp.toml.contains("mus = { pcsa = 5, optimal_length = 0.30000000000000004 }"), "{}", imp.toml);
+    assert!(
+        imp.toml.contains("[elements.p1]  # `j1` rz about [0, 0, 1]; input: coordinate `p1` minus its default 0.1"),
+        "{}",
+        imp.toml
+    );
+}
+
+/// A conditional point that is never active is left out, and a wrap's range still names the
+/// .osim path's points; a moving point without its coordinate is placed.
+#[test]
+fn dropped_points_keep_the_wrap_on_its_stretch() {
+    let wraps = r#"<WrapObjectSet><objects><WrapSphere name="ball"><translation>0 0 0</translation><radius>0.01</radius></WrapSphere></objects></WrapObjectSet></Body>"#;
+    let forces = r#"<objects>
+<Millard2012EquilibriumMuscle name="mus"><GeometryPath><PathPointSet><objects>
+<PathPoint name="o"><socket_parent_frame>/ground</socket_parent_frame><location>0.3 0.2 0.1</location></PathPoint>
+<ConditionalPathPoint name="never"><socket_parent_frame>/ground</socket_parent_frame><location>0.2 0.2 0.1</location><socket_coordinate>/jointset/j1/p1</socket_coordinate><range>5 6</range></ConditionalPathPoint>
+<PathPoint name="v"><socket_parent_frame>/ground</socket_parent_frame><location>0.25 0.1 0.1</location></PathPoint>
+<PathPoint name="i"><socket_parent_frame>/bodyset/b1</socket_parent_frame><location>-0.2 0.1 0.05</location></PathPoint>
+</objects></PathPointSet><PathWrapSet><objects><PathWrap><wrap_object>ball</wrap_object><range>3 4</range></PathWrap></objects></PathWrapSet></GeometryPath>
+<max_isometric_force>100</max_isometric_force><optimal_fiber_length>0.1</optimal_fiber_length><tendon_slack_length>0.2</tendon_slack_length></Millard2012EquilibriumMuscle>
+</objects>"#;
+    let text = inject(&pin().replacen("</Body>", wraps, 1), "<ForceSet", forces);
+    let imp = mollier_osim::import("m.osim", &text).unwrap_or_else(|d| panic!("{}", d.render()));
+    assert!(
+        imp.report.markdown().contains("`never` | ConditionalPathPoint | left out: never active"),
+        "{}",
+        imp.report.markdown()
+    );
+    // .osim points 3 and 4 are the kept points 1 and 2: the obstacle is on stretch 1
+    let el = &imp.toml[imp.toml.find("[elements.mus]").unwrap()..];
+    assert!(el.contains("via = [\"ground.mus-v\"]") && el.contains("segment = 1"), "{el}");
+
+    let moving = r#"<objects><Thelen2003Muscle name="m2"><GeometryPath><PathPointSet><objects>
+<PathPoint name="o"><socket_parent_frame>/ground</socket_parent_frame><location>0.3 0.2 0.1</location></PathPoint>
+<MovingPathPoint name="mv"><socket_parent_frame>/bodyset/b1</socket_parent_frame><x_location><Constant><value>0.1</value></Constant></x_location></MovingPathPoint>
+</objects></PathPointSet></GeometryPath></Thelen2003Muscle></objects>"#;
+    let text = inject(&pin(), "<ForceSet", moving);
+    let (d, r) = problem(&text);
+    assert!(r.contains("has no `<socket_x_coordinate>`"), "{r}");
+    assert_eq!(d.location.map(|l| l.line), Some(line_of(&text, "<MovingPathPoint")));
+}
+
+/// A locked coordinate is held at its default value: the same positions as the unlocked model
+/// driven to that value, and no input; a clamped one is reported.
+#[test]
+fn locked_coordinates_are_held_at_their_default() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/osim/gimbal.osim");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let at = text.find("<Coordinate name=\"p2\">").unwrap();
+    let k = at + text[at..].find("<locked>false</locked>").unwrap();
+    let locked = format!("{}<locked>true</locked>{}", &text[..k], &text[k + "<locked>false</locked>".len()..]);
+    // OpenSim writes no <clamped> when it is false
+    let locked = locked.replacen("<locked>false</locked>", "<locked>false</locked><clamped>true</clamped>", 1);
+    let free = mollier_osim::import("gimbal.osim", &text).unwrap();
+    let held = mollier_osim::import("locked.osim", &locked).unwrap();
+    assert_eq!(free.inputs.len(), 6);
+    assert_eq!(
+        held.inputs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+        ["p1.rotation", "p3.rotation", "q1.rotation", "q2.rotation", "q3.rotation"]
+    );
+    assert!(held.toml.contains("#   p2: [-1.5, 1.5], default 0.2, locked -> held"), "{}", held.toml);
+    assert!(
+        held.report.markdown().contains("`p1` | Coordinate | clamped to [-1.5, 1.5] in OpenSim"),
+        "{}",
+        held.report.markdown()
+    );
+    let registry = mollier::registry();
+    let positions = |imp: &mollier_osim::Import, q: &[f64]| {
+        let doc = mollier_format::parse("m.toml", &imp.toml).unwrap();
+        let compiled = mollier::compile(&doc, &registry).unwrap();
+        let mut run = mollier::KinematicsRun::new(&compiled);
+        run.solve(&imp.inputs_from_coordinates(q)).unwrap().positions
+    };
+    let q = [0.4, 0.2, -0.7, 1.1, -0.3, 0.25]; // p2 at its default
+    let (a, b) = (positions(&free, &q), positions(&held, &q));
+    assert_eq!(a.len(), b.len());
+    assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-14), "{a:?}\n{b:?}");
+}
+
+#[test]
+fn bad_coordinate_motions_are_placed() {
+    let imp = mollier_osim::import("pin.osim", &pin()).unwrap();
+    let bad = "m\ninDegrees=yes\nendheader\ntime\tp1\tq1\n0\t10\t20\n0.1\tten\t20\n";
+    let d = imp.read_coordinate_motion("m.mot", bad).unwrap_err();
+    let r = d.render();
+    assert!(r.contains("m.mot:6:1") && r.contains("column `p1`: `ten` is not a finite number"), "{r}");
+    assert!(
+        imp.read_coordinate_motion("m.mot", "time\tp1\n0\t1\n").unwrap_err().render().contains("no `endheader` line")
+    );
+    // degrees for angles, a missing coordinate held at its default
+    let m =
+        imp.read_coordinate_motion("m.mot", "inDegrees=yes\nendheader\ntime\t/jointset/j1/p1/value\n0\t90\n").unwrap();
+    assert_eq!(m.q[0][0], std::f64::consts::FRAC_PI_2);
+    assert_eq!(m.missing, ["q1"]);
+    assert_eq!(m.q[0][1], imp.model.coordinates[1].default);
+}
