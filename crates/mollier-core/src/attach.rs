@@ -75,6 +75,17 @@ impl Attachment {
         j
     }
 
+    /// The second-order transfer function of this attached node for one pair of inputs (see
+    /// [`Attachments::second`]); its origin's and orientation's entries of `d` are final.
+    fn second(&self, j: &Jacobian, d: &mut [f64], u: &[f64], w: &[f64]) {
+        let dl = quat(d, self.orientation);
+        let b = self.bilinear(&quat(u, self.orientation), &quat(w, self.orientation));
+        for i in 0..3 {
+            let lin: f64 = (0..4).map(|k| j[i][k] * dl[k]).sum();
+            d[self.node + i] = d[self.origin + i] + lin + b[i];
+        }
+    }
+
     /// `uᵀ (2 Q(p, e_i)) w` for the three components, `u`, `w` Euler-parameter rates.
     fn bilinear(&self, u: &[f64; 4], w: &[f64; 4]) -> [f64; 3] {
         [0, 1, 2].map(|i| {
@@ -94,6 +105,9 @@ pub(crate) struct Attachments {
     pub of_node: Vec<Option<usize>>,
     pub constraining: Vec<usize>,
     pub rest: Vec<usize>,
+    /// The attachments whose nodes carry a mass or a force load, with their ancestors (in list
+    /// order): the rows of `D²F_x` the equations of motion read.
+    pub dynamic: Vec<usize>,
 }
 
 fn quat(v: &[f64], o: usize) -> [f64; 4] {
@@ -148,13 +162,30 @@ impl Attachments {
     /// `d_p = d_o + J d_λ + u_λᵀ 2Q w_λ` with `u`, `w` the first-order columns of the two inputs.
     pub fn second(&self, jac: &[Jacobian], d: &mut [f64], u: &[f64], w: &[f64]) {
         for (a, j) in self.list.iter().zip(jac) {
-            let dl = quat(d, a.orientation);
-            let b = a.bilinear(&quat(u, a.orientation), &quat(w, a.orientation));
-            for i in 0..3 {
-                let lin: f64 = (0..4).map(|k| j[i][k] * dl[k]).sum();
-                d[a.node + i] = d[a.origin + i] + lin + b[i];
+            a.second(j, d, u, w);
+        }
+    }
+
+    /// [`Self::second`] for the attachments `which` only (in list order, ancestors included).
+    pub fn second_of(&self, which: &[usize], jac: &[Jacobian], d: &mut [f64], u: &[f64], w: &[f64]) {
+        for &t in which {
+            self.list[t].second(&jac[t], d, u, w);
+        }
+    }
+
+    /// The attachments of the nodes at coordinate offsets `nodes` with their ancestors, in list
+    /// order.
+    pub fn with_ancestors(&self, nodes: &[usize]) -> Vec<usize> {
+        let mut needed: Vec<bool> = self.list.iter().map(|a| nodes.contains(&a.node)).collect();
+        // parents come first: walking back marks every frame up each chain
+        for t in (0..self.list.len()).rev() {
+            if needed[t] {
+                if let Some(p) = self.list.iter().position(|a| a.node == self.list[t].origin) {
+                    needed[p] = true;
+                }
             }
         }
+        (0..needed.len()).filter(|&t| needed[t]).collect()
     }
 
     /// Carry generalized forces at attached coordinates to their frames, children first:
@@ -241,7 +272,8 @@ mod tests {
                 }
             }
             // and the place it gives is x_o + R(λ) p
-            let list = Attachments { list: vec![a], of_node: vec![], constraining: vec![0], rest: vec![] };
+            let list =
+                Attachments { list: vec![a], of_node: vec![], constraining: vec![0], rest: vec![], dynamic: vec![] };
             let mut jac = vec![[[0.0; 4]; 3]];
             list.place(&mut x, &mut jac);
             let r = rotate(&l, &p);

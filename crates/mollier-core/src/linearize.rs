@@ -73,7 +73,8 @@ pub fn linearize_motion(
     vdot: &[f64],
 ) -> Result<MotionLinearization, KinematicsError> {
     let nq = model.n_q();
-    transfer::second_order(model, data)?;
+    // the attached rows of D²F_x only where masses and forces act: the rest are never read here
+    transfer::second_order_for_dynamics(model, data)?;
     let mass = mass_matrix(model, data)?;
     // Q̄(q, v): loads, velocity terms and law stresses; also sets ẋ and ė
     let bias = bias_forces(model, data, v, &[])?;

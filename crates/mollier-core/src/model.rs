@@ -697,6 +697,14 @@ impl ModelBuilder {
         let (constraining, rest): (Vec<usize>, Vec<usize>) = (0..needed.len()).partition(|&t| needed[t]);
         model.attachments.constraining = constraining;
         model.attachments.rest = rest;
+        let dynamic_nodes: Vec<usize> = (model.dynamics.masses.iter().map(|(n, _)| *n))
+            .chain(model.dynamics.loads.iter().filter_map(|l| match *l {
+                Load::Force { node, .. } => Some(node),
+                Load::Moment { .. } => None,
+            }))
+            .map(|n| model.nodes[n.index()].offset)
+            .collect();
+        model.attachments.dynamic = model.attachments.with_ancestors(&dynamic_nodes);
         model.pattern = Pattern::build(&model);
         Ok(model)
     }
@@ -769,7 +777,16 @@ impl ModelBuilder {
             index[n.index()] = Some(list.len());
             list.push(Attachment::new(po, oo, lo, p));
         }
-        Ok((Attachments { list, of_node: index.clone(), constraining: Vec::new(), rest: Vec::new() }, index))
+        Ok((
+            Attachments {
+                list,
+                of_node: index.clone(),
+                constraining: Vec::new(),
+                rest: Vec::new(),
+                dynamic: Vec::new(),
+            },
+            index,
+        ))
     }
 }
 

@@ -174,8 +174,19 @@ fn mode_gradient_dot(model: &Model, data: &Data, m: usize, v: &[f64]) -> f64 {
 /// `∂²e/∂q_i∂q_j` (n_e x n_q(n_q+1)/2) at the solved configuration (also computes the first
 /// order). Columns are numbered by [`crate::pair_index`]; rows of fixed and input modes are 0.
 pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+    second_order_rows(model, data, true)
+}
+
+/// [`second_order`] for the equations of motion: the rows of `D²F_x` of attached coordinates
+/// are computed only where a mass or a force load sits (and up their chains); the others are
+/// left 0. `D²F_e` is complete. A later [`second_order`] completes `D²F_x`.
+pub fn second_order_for_dynamics(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+    second_order_rows(model, data, false)
+}
+
+fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Result<(), KinematicsError> {
     first_order(model, data)?;
-    if data.d2f_valid {
+    if data.d2f_valid && (data.d2f_complete || !all_attached) {
         return Ok(());
     }
     evaluate(model, data, Order::Hessian)?;
@@ -253,7 +264,12 @@ pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsErro
         if !model.attachments.is_empty() {
             let (i, j) = pairs[p];
             debug_assert_eq!(pair_index(i, j, nq), p);
-            model.attachments.second(&data.att_jac, dst, data.df_x.col_as_slice(i), data.df_x.col_as_slice(j));
+            let (u, w) = (data.df_x.col_as_slice(i), data.df_x.col_as_slice(j));
+            if all_attached {
+                model.attachments.second(&data.att_jac, dst, u, w);
+            } else {
+                model.attachments.second_of(&model.attachments.dynamic, &data.att_jac, dst, u, w);
+            }
         }
         let x = d2x.col_as_slice(p);
         for &m in &model.dependent_modes {
@@ -264,6 +280,7 @@ pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsErro
     data.d2f_x = d2x;
     data.d2f_e = d2e;
     data.d2f_valid = true;
+    data.d2f_complete = all_attached;
     Ok(())
 }
 

@@ -209,6 +209,9 @@ impl Excitations {
     }
 }
 
+/// Elements with the local offsets of a node's position slots in each.
+type Slots = Vec<(ElementId, Vec<usize>)>;
+
 /// A forward simulation of a compiled model with its muscles, step by step.
 pub struct ForwardRun<'a> {
     system: Musculoskeletal<'a>,
@@ -216,7 +219,7 @@ pub struct ForwardRun<'a> {
     contacts: Vec<(String, ElementId)>,
     /// The joint cone of `[load_sharing]`, if any, with each socket element's local offsets of the
     /// joint node: the joint force's stability (seed 002, eq. 9) is reported per frame.
-    cone: Option<(ConeInfo, Vec<(ElementId, Vec<usize>)>)>,
+    cone: Option<(ConeInfo, Slots)>,
     ws: Workspace,
     excitations: Excitations,
     step: f64,

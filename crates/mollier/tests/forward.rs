@@ -337,3 +337,45 @@ fn energy_balances_the_work_of_muscles_and_dampers() {
     let (r1, r2) = (imbalance[0] / imbalance[1], imbalance[1] / imbalance[2]);
     assert!(r1 > 1.6 && r1 < 2.5 && r2 > 1.7 && r2 < 2.3, "first order: {r1} {r2}");
 }
+
+#[test]
+fn the_dynamic_second_order_is_the_full_one_where_it_is_read() {
+    // the shoulder: D²F_e whole, and D²F_x at the masses, as second_order computes them
+    let c = mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry()).unwrap();
+    let m = &c.model;
+    let q: Vec<f64> = (0..m.n_q()).map(|i| 0.05 * ((i as f64) * 1.7).sin()).collect();
+    let mut a = mollier_core::Data::new(m);
+    let mut b = mollier_core::Data::new(m);
+    for d in [&mut a, &mut b] {
+        mollier_core::kinematics::solve_positions(m, d, &q).unwrap();
+    }
+    mollier_core::transfer::second_order_for_dynamics(m, &mut a).unwrap();
+    mollier_core::transfer::second_order(m, &mut b).unwrap();
+    let (ea, eb) = (a.d2f_e(), b.d2f_e());
+    assert_eq!((ea.nrows(), ea.ncols()), (eb.nrows(), eb.ncols()));
+    for i in 0..ea.nrows() {
+        for j in 0..ea.ncols() {
+            assert_eq!(ea[(i, j)], eb[(i, j)]);
+        }
+    }
+    let rows: Vec<usize> = m.dynamics().masses.iter().map(|(n, _)| m.nodes()[n.index()].offset).collect();
+    assert_eq!(rows.len(), 3);
+    let mut nonzero = 0;
+    for o in rows {
+        for r in o..o + 3 {
+            for j in 0..a.d2f_x().ncols() {
+                assert_eq!(a.d2f_x()[(r, j)], b.d2f_x()[(r, j)], "row {r}");
+                nonzero += usize::from(b.d2f_x()[(r, j)] != 0.0);
+            }
+        }
+    }
+    assert!(nonzero > 50, "{nonzero}");
+    // a full second order afterwards completes it
+    mollier_core::transfer::second_order(m, &mut a).unwrap();
+    let (xa, xb) = (a.d2f_x(), b.d2f_x());
+    for i in 0..xa.nrows() {
+        for j in 0..xa.ncols() {
+            assert_eq!(xa[(i, j)], xb[(i, j)]);
+        }
+    }
+}
