@@ -6,7 +6,7 @@
 //! `u = (R_xz, R_yz, R_zz)` the moving long axis there, at polar angle `θ` from the pole and
 //! azimuth `φ`. The joint angles are
 //! ```text
-//! p = θ cos φ,  q = θ sin φ        (swing; the azimuthal equidistant map of u, see `swing`)
+//! p = θ cos φ,  q = θ sin φ        (swing: the azimuthal equidistant map of u, joint-common's `swing`)
 //! ψ = atan2(R_yx − R_xy, R_xx + R_yy)   (twist: R = R_swing Rz(ψ), R_swing about an axis ⟂ z)
 //! ```
 //! All three are smooth through `θ = 0` and undefined only at `θ = π`. The modes are the joint
@@ -22,7 +22,7 @@ use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId, Order};
 
 use crate::law::{JointMoment, ResistanceLaw};
-use crate::swing::{swing, swing_generic};
+use mollier_joint_common::swing::{swing_derivatives, swing_generic};
 
 /// Names of the three modes, in order (rad).
 pub const MODES: [&str; 3] = ["swing_p", "swing_q", "torsion"];
@@ -249,7 +249,7 @@ impl Element for BallSocketResistance {
         let [xf, yf, zf] = &self.tf;
         let [xm, ym, zm] = &self.tm;
         let u = [Term::product(x, xf, zm, order), Term::product(x, yf, zm, order), Term::product(x, zf, zm, order)];
-        let sw = swing([u[0].v, u[1].v, u[2].v])?;
+        let sw = swing_derivatives([u[0].v, u[1].v, u[2].v])?;
         let reference = self.law.reference();
         for k in 0..2 {
             out.e[k] = sw.value[k] - reference[k];

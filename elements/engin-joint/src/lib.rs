@@ -43,7 +43,6 @@ pub mod expansion;
 pub mod law;
 pub mod resistance;
 pub mod shoulder;
-mod swing;
 pub mod torsion;
 
 use std::f64::consts::PI;
@@ -153,13 +152,7 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
     let contour = p.positive("lowest_contour")?;
     let min_width = optional_angle(p, "min_ramp_width", DEFAULT_MIN_RAMP_WIDTH)?;
     let theta_max = optional_angle(p, "theta_max", PI)?;
-    let interpolation = match p.opt_string("torsion_interpolation")? {
-        None => Interpolation::MonotoneCubic,
-        Some(name) => Interpolation::from_name(name).ok_or_else(|| {
-            ParamError::new(p.path("torsion_interpolation"), format!("unknown interpolation `{name}`"))
-                .with_hint("monotone-cubic or linear")
-        })?,
-    };
+    let interpolation = Interpolation::read(p, "torsion_interpolation")?;
     let angles: Vec<f64> = p.numbers("torsion_angles", None)?.iter().map(|a| a * rad).collect();
     let moments = p.numbers("torsion_moments", None)?;
     let data = |e: DataError| ParamError::new(p.path(e.key()), e.to_string());

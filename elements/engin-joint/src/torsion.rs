@@ -6,43 +6,20 @@
 //! C1, exact at the nodes, monotone where the data are, flat where they are flat. Outside it is
 //! continued by the tangent line at the end node, so `T` stays C1 and monotone. The report's own
 //! program interpolated linearly and returned ±200 N m outside; [`Interpolation::Linear`]
-//! reproduces its interpolation (with the end chords as continuation).
+//! reproduces its interpolation (with the end chords as continuation). The interpolation is
+//! `mollier_joint_common`'s table ([`Table`]), shared with the other joint types' torque functions.
+
+use mollier_joint_common::torque::Table;
 
 use crate::DataError;
 
-/// How the table is interpolated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Interpolation {
-    /// Monotone piecewise cubic Hermite (Fritsch–Carlson, PCHIP slopes): C1.
-    MonotoneCubic,
-    /// Piecewise linear, as the report's program: C0.
-    Linear,
-}
-
-impl Interpolation {
-    /// The name used in model files.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Interpolation::MonotoneCubic => "monotone-cubic",
-            Interpolation::Linear => "linear",
-        }
-    }
-
-    /// The variant called `name` in model files.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [Interpolation::MonotoneCubic, Interpolation::Linear].into_iter().find(|i| i.name() == name)
-    }
-}
+pub use mollier_joint_common::Interpolation;
 
 /// The torsion moment curve `T(ψ)`: the moment (N m) on the moving member about its long axis,
 /// right-handed, at torsion angle `ψ` (rad).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TorsionCurve {
-    angles: Vec<f64>,
-    moments: Vec<f64>,
-    /// Node slopes (N m/rad): the Hermite slopes, or the end chords for linear interpolation.
-    slopes: Vec<f64>,
-    interpolation: Interpolation,
+    table: Table,
 }
 
 impl TorsionCurve {
@@ -80,32 +57,25 @@ impl TorsionCurve {
                 ),
             });
         }
-        let slopes = match interpolation {
-            Interpolation::MonotoneCubic => pchip_slopes(&angles, &moments),
-            Interpolation::Linear => {
-                let chord = |i: usize| (moments[i + 1] - moments[i]) / (angles[i + 1] - angles[i]);
-                let mut s = vec![0.0; n];
-                s[0] = chord(0);
-                s[n - 1] = chord(n - 2);
-                s
-            }
-        };
-        Ok(Self { angles, moments, slopes, interpolation })
+        // validated above, so the table accepts it
+        let table = Table::new(angles, moments, interpolation)
+            .map_err(|message| DataError::Torsion { name: "torsion_angles", message })?;
+        Ok(Self { table })
     }
 
     /// The table's angles (rad).
     pub fn angles(&self) -> &[f64] {
-        &self.angles
+        self.table.abscissae()
     }
 
     /// The table's moments (N m).
     pub fn moments(&self) -> &[f64] {
-        &self.moments
+        self.table.moments()
     }
 
     /// The interpolation in use.
     pub fn interpolation(&self) -> Interpolation {
-        self.interpolation
+        self.table.interpolation()
     }
 
     /// `T(ψ)`, N m.
@@ -115,67 +85,8 @@ impl TorsionCurve {
 
     /// `T(ψ)` and `dT/dψ` (N m, N m/rad); at a node of the linear curve, the slope on the right.
     pub fn moment_and_slope(&self, psi: f64) -> (f64, f64) {
-        let (a, m, s) = (&self.angles, &self.moments, &self.slopes);
-        let n = a.len();
-        if psi < a[0] {
-            return (m[0] + s[0] * (psi - a[0]), s[0]);
-        }
-        if psi > a[n - 1] {
-            return (m[n - 1] + s[n - 1] * (psi - a[n - 1]), s[n - 1]);
-        }
-        let i = a.partition_point(|&x| x <= psi).saturating_sub(1).min(n - 2);
-        let h = a[i + 1] - a[i];
-        let t = (psi - a[i]) / h;
-        match self.interpolation {
-            Interpolation::Linear => {
-                let d = (m[i + 1] - m[i]) / h;
-                (m[i] + d * (psi - a[i]), d)
-            }
-            Interpolation::MonotoneCubic => {
-                let (t2, t3) = (t * t, t * t * t);
-                let v = (2.0 * t3 - 3.0 * t2 + 1.0) * m[i]
-                    + (t3 - 2.0 * t2 + t) * h * s[i]
-                    + (3.0 * t2 - 2.0 * t3) * m[i + 1]
-                    + (t3 - t2) * h * s[i + 1];
-                let d = (6.0 * t2 - 6.0 * t) * (m[i] - m[i + 1]) / h
-                    + (3.0 * t2 - 4.0 * t + 1.0) * s[i]
-                    + (3.0 * t2 - 2.0 * t) * s[i + 1];
-                (v, d)
-            }
-        }
+        self.table.eval(psi)
     }
-}
-
-/// PCHIP node slopes: the weighted harmonic mean of the adjacent chords where they agree in sign,
-/// zero where the data turn or are flat, and the shape-preserving three-point formula at the
-/// ends (Fritsch & Butland 1984; Moler, *Numerical Computing with MATLAB*, §3.4).
-fn pchip_slopes(x: &[f64], y: &[f64]) -> Vec<f64> {
-    let n = x.len();
-    let h: Vec<f64> = (0..n - 1).map(|i| x[i + 1] - x[i]).collect();
-    let d: Vec<f64> = (0..n - 1).map(|i| (y[i + 1] - y[i]) / h[i]).collect();
-    if n == 2 {
-        return vec![d[0]; 2];
-    }
-    let mut s = vec![0.0; n];
-    for k in 1..n - 1 {
-        if d[k - 1] * d[k] > 0.0 {
-            let (w1, w2) = (2.0 * h[k] + h[k - 1], h[k] + 2.0 * h[k - 1]);
-            s[k] = (w1 + w2) / (w1 / d[k - 1] + w2 / d[k]);
-        }
-    }
-    let end = |h0: f64, h1: f64, d0: f64, d1: f64| {
-        let m = ((2.0 * h0 + h1) * d0 - h0 * d1) / (h0 + h1);
-        if m * d0 <= 0.0 {
-            0.0
-        } else if d0 * d1 <= 0.0 && m.abs() > 3.0 * d0.abs() {
-            3.0 * d0
-        } else {
-            m
-        }
-    };
-    s[0] = end(h[0], h[1], d[0], d[1]);
-    s[n - 1] = end(h[n - 2], h[n - 3], d[n - 2], d[n - 3]);
-    s
 }
 
 #[cfg(test)]

@@ -60,13 +60,7 @@ fn direction(p: &Params<'_>) -> Result<Option<DirectionFactor>, ParamError> {
     let t = p.table(KEY)?;
     let angles: Vec<f64> = t.numbers("angles", None)?.iter().map(|a| a * p.units().angle).collect();
     let factors = t.numbers("factors", None)?;
-    let interpolation = match t.opt_string("interpolation")? {
-        None => Interpolation::MonotoneCubic,
-        Some(name) => Interpolation::from_name(name).ok_or_else(|| {
-            ParamError::new(t.path("interpolation"), format!("unknown interpolation `{name}`"))
-                .with_hint("monotone-cubic or linear")
-        })?,
-    };
+    let interpolation = Interpolation::read(&t, "interpolation")?;
     t.finish(&["angles", "factors", "interpolation"])?;
     let table = Table::new(angles, factors, interpolation).map_err(|e| ParamError::new(t.path("angles"), e))?;
     DirectionFactor::new(table).map(Some).map_err(|e| ParamError::new(t.path("angles"), e))

@@ -1,7 +1,8 @@
 //! Building blocks shared by the joint-model element types of seed 000 (*Human Joint
 //! Modelling*, Delft, c. 1991, ch. 2): the MADYMO cardan joint (`mollier-cardan-joint`), the
 //! MADYMO flexion-torsion joint (`mollier-flexion-torsion-joint`) and the Calspan joint stop
-//! (`mollier-joint-stop`). This crate registers no element type of its own.
+//! (`mollier-joint-stop`). The ball-socket resistance (`mollier-engin-joint`) uses its swing map
+//! and its table interpolation. This crate registers no element type of its own.
 //!
 //! - [`torque`]: user-defined torque-angle (and torque-rate) functions — tables, linear or
 //!   monotone-cubic, and named closed forms — with their model-file reader;

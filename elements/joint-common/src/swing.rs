@@ -7,8 +7,9 @@
 //! `g = F(w/u_z²)/u_z`, `F(t) = atan(√t)/√t = Σ (−t)^k/(2k+1)`, so the map and its derivatives are
 //! smooth through `θ = 0` (where `√w` alone is not). It is homogeneous of degree 0 in `u`.
 //!
-//! The flexion-torsion joint's bending `(α, γ)` and the joint stop's `(θ, φ)` are both these
-//! coordinates of the moving member's z axis in the fixed joint frame.
+//! The flexion-torsion joint's bending `(α, γ)`, the joint stop's `(θ, φ)` and the ball-socket
+//! resistance's swing `(p, q)` are all these coordinates of the moving member's z axis in the
+//! fixed joint frame.
 
 use mollier_core::ElementError;
 use mollier_core::Order;
@@ -55,9 +56,20 @@ fn series(t: f64) -> (f64, f64, f64) {
     (f, d1, d2)
 }
 
-/// `(p, q)` of the direction `u`, as [`Term`]s from the terms of its components.
-pub fn swing(u: [&Term; 3], order: Order) -> Result<[Term; 2], ElementError> {
-    let (ux, uy, z) = (u[0].v, u[1].v, u[2].v);
+/// `(p, q)` (rad) of a direction `u` and their derivatives with respect to `u`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Swing {
+    /// `(p, q)`, rad.
+    pub value: [f64; 2],
+    /// `∂(p, q)/∂u`: for each of `p`, `q`, 3 components (rad per unit of `u`).
+    pub grad: [[f64; 3]; 2],
+    /// `∂²(p, q)/∂u²`: for each of `p`, `q`, 3 x 3, symmetric.
+    pub hess: [[[f64; 3]; 3]; 2],
+}
+
+/// `(p, q)` of the direction `u` (any length) with gradient and Hessian in `u`.
+pub fn swing_derivatives(u: [f64; 3]) -> Result<Swing, ElementError> {
+    let [ux, uy, z] = u;
     let w = ux * ux + uy * uy;
     domain(w, z)?;
     let r2 = w + z * z;
@@ -67,31 +79,38 @@ pub fn swing(u: [&Term; 3], order: Order) -> Result<[Term; 2], ElementError> {
         let (f, f1, f2) = series(w / z2);
         (f / z, f1 / (z2 * z), f2 / (z2 * z2 * z))
     } else {
-        let g = w.sqrt().atan2(z) / w.sqrt();
+        let s = w.sqrt();
+        let g = s.atan2(z) / s;
         let gw = (z / r2 - g) / (2.0 * w);
         (g, gw, -1.5 * gw / w - z / (2.0 * w * r2 * r2))
     };
     let (gz, gwz, gzz) = (-1.0 / r2, 1.0 / (r2 * r2), 2.0 * z / (r2 * r2));
     let uv = [ux, uy];
     let delta = |i: usize, j: usize| f64::from(u8::from(i == j));
-    Ok(std::array::from_fn(|a| {
+    let mut out = Swing::default();
+    for a in 0..2 {
         let ua = uv[a];
-        let mut df = [0.0; 3];
-        let mut d2f = [[0.0; 3]; 3];
+        out.value[a] = ua * g;
         for b in 0..2 {
-            df[b] = delta(a, b) * g + 2.0 * ua * uv[b] * gw;
+            out.grad[a][b] = delta(a, b) * g + 2.0 * ua * uv[b] * gw;
             for cc in 0..2 {
-                d2f[b][cc] = 2.0 * gw * (delta(a, b) * uv[cc] + delta(a, cc) * uv[b] + delta(b, cc) * ua)
+                out.hess[a][b][cc] = 2.0 * gw * (delta(a, b) * uv[cc] + delta(a, cc) * uv[b] + delta(b, cc) * ua)
                     + 4.0 * ua * uv[b] * uv[cc] * gww;
             }
             let mixed = delta(a, b) * gz + 2.0 * ua * uv[b] * gwz;
-            d2f[b][2] = mixed;
-            d2f[2][b] = mixed;
+            out.hess[a][b][2] = mixed;
+            out.hess[a][2][b] = mixed;
         }
-        df[2] = ua * gz;
-        d2f[2][2] = ua * gzz;
-        Term::chain(ua * g, &df, &d2f, u, order)
-    }))
+        out.grad[a][2] = ua * gz;
+        out.hess[a][2][2] = ua * gzz;
+    }
+    Ok(out)
+}
+
+/// `(p, q)` of the direction `u`, as [`Term`]s from the terms of its components.
+pub fn swing(u: [&Term; 3], order: Order) -> Result<[Term; 2], ElementError> {
+    let s = swing_derivatives([u[0].v, u[1].v, u[2].v])?;
+    Ok(std::array::from_fn(|a| Term::chain(s.value[a], &s.grad[a], &s.hess[a], u, order)))
 }
 
 /// `(p, q)` of the direction `u`, generic over the scalar (for dual numbers).
@@ -143,6 +162,8 @@ mod tests {
                         assert!((v - want).abs() < 4e-15 * (1.0 + theta), "{theta} {phi} {k}: {v} {want}");
                     }
                     assert!((pg - s[0].v).abs() < 1e-15 && (qg - s[1].v).abs() < 1e-15);
+                    let d = swing_derivatives(dir(theta, phi, k)).unwrap();
+                    assert_eq!(d.value, [s[0].v, s[1].v]);
                 }
             }
         }
@@ -178,14 +199,48 @@ mod tests {
     }
 
     #[test]
+    fn derivatives_match_central_differences_on_both_sides_of_the_series_switch() {
+        let h = 1e-6;
+        for &theta in &[0.0, 0.05, 0.30, 0.3064, 0.307, 0.33, 1.0, 1.6, 2.2, 2.9] {
+            for &phi in &[0.4, 1.9, -2.5] {
+                let u = dir(theta, phi, 0.9);
+                let s = swing_derivatives(u).unwrap();
+                for i in 0..3 {
+                    let (mut up, mut um) = (u, u);
+                    up[i] += h;
+                    um[i] -= h;
+                    let (sp, sm) = (swing_derivatives(up).unwrap(), swing_derivatives(um).unwrap());
+                    for a in 0..2 {
+                        let fd = (sp.value[a] - sm.value[a]) / (2.0 * h);
+                        assert!((fd - s.grad[a][i]).abs() < 1e-7, "{theta} {phi} d{a}/du{i}: {fd} {}", s.grad[a][i]);
+                        for j in 0..3 {
+                            let fd2 = (sp.grad[a][j] - sm.grad[a][j]) / (2.0 * h);
+                            assert!(
+                                (fd2 - s.hess[a][i][j]).abs() < 1e-6 * (1.0 + s.hess[a][i][j].abs()),
+                                "{theta} {phi} d2{a}/du{i}du{j}: {fd2} {}",
+                                s.hess[a][i][j]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_antipode_and_the_zero_vector_are_domain_errors() {
         let bad = |u: [f64; 3]| {
             let t = terms(u);
             matches!(swing([&t[0], &t[1], &t[2]], Order::Hessian), Err(ElementError::Domain(_)))
         };
         assert!(bad([0.0, 0.0, -1.0]) && bad([1e-8, 0.0, -1.0]) && bad([0.0; 3]) && bad([f64::NAN, 0.0, 1.0]));
+        for u in [[0.0, 0.0, -1.0], [1e-8, 0.0, -1.0], [0.0; 3], [f64::NAN, 0.0, 1.0]] {
+            assert!(matches!(swing_derivatives(u), Err(ElementError::Domain(_))));
+        }
         assert!(swing_generic([0.0, 0.0, -2.0]).is_err());
         let (p, _) = swing_generic([1e-5, 0.0, -1.0]).unwrap();
         assert!((p - (std::f64::consts::PI - 1e-5)).abs() < 1e-9);
+        let s = swing_derivatives([1e-5, 0.0, -1.0]).unwrap();
+        assert!((s.value[0] - (std::f64::consts::PI - 1e-5)).abs() < 1e-9);
     }
 }

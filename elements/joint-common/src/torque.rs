@@ -39,6 +39,17 @@ impl Interpolation {
     pub fn from_name(name: &str) -> Option<Self> {
         [Interpolation::MonotoneCubic, Interpolation::Linear].into_iter().find(|i| i.name() == name)
     }
+
+    /// The optional model-file key `key` of `p`: monotone-cubic if it is absent.
+    pub fn read(p: &Params<'_>, key: &str) -> Result<Self, ParamError> {
+        match p.opt_string(key)? {
+            None => Ok(Interpolation::MonotoneCubic),
+            Some(name) => Interpolation::from_name(name).ok_or_else(|| {
+                ParamError::new(p.path(key), format!("unknown interpolation `{name}`"))
+                    .with_hint("monotone-cubic or linear")
+            }),
+        }
+    }
 }
 
 /// A torque function `M(x)`: N m of rad (or of rad/s for damping).
@@ -170,6 +181,11 @@ impl Table {
     pub fn moments(&self) -> &[f64] {
         &self.m
     }
+
+    /// The interpolation in use.
+    pub fn interpolation(&self) -> Interpolation {
+        self.interpolation
+    }
 }
 
 /// PCHIP node slopes: the weighted harmonic mean of the adjacent chords where they have one sign,
@@ -285,13 +301,7 @@ impl TorqueFunction {
             [k] if *k == abscissa => {
                 let x: Vec<f64> = t.numbers(abscissa, None)?.iter().map(|v| v * p.units().angle).collect();
                 let m = t.numbers("moments", None)?;
-                let interpolation = match t.opt_string("interpolation")? {
-                    None => Interpolation::MonotoneCubic,
-                    Some(name) => Interpolation::from_name(name).ok_or_else(|| {
-                        ParamError::new(t.path("interpolation"), format!("unknown interpolation `{name}`"))
-                            .with_hint("monotone-cubic or linear")
-                    })?,
-                };
+                let interpolation = Interpolation::read(&t, "interpolation")?;
                 Self::Table(Table::new(x, m, interpolation).map_err(|e| ParamError::new(t.path(abscissa), e))?)
             }
             [] => return Err(ParamError::new(p.path(key), "no torque function given").with_hint(hint)),
