@@ -166,13 +166,7 @@ impl Deformations for SoftContact {
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
-    let point = p.node("point", NodeKind::Position)?;
-    let body = p.frame("body")?;
-    let axes = p.point("semi_axes")?;
-    if !axes.iter().all(|a| *a > 0.0) {
-        return Err(ParamError::new(p.path("semi_axes"), format!("semi-axes must be positive, found {axes:?}")));
-    }
-    let shape = frame::from_params(p)?;
+    let (point, body, axes, shape) = frame::point_and_ellipsoid(p)?;
     let stiffness = p.positive("stiffness")?;
     let epsilon = if p.get("epsilon").is_some() { p.positive("epsilon")? } else { DEFAULT_EPSILON };
     Ok(Box::new(SoftContact::new(point, body, shape, axes, stiffness, epsilon)))
@@ -190,18 +184,8 @@ pub const TYPE: ElementType = ElementType {
             required: true,
             doc: "the point kept out of the ellipsoid (TS, AI)",
         },
-        ParamDoc {
-            name: "body",
-            kind: ParamKind::Body,
-            required: true,
-            doc: "the body carrying the ellipsoid (its origin and orientation nodes)",
-        },
-        ParamDoc {
-            name: "semi_axes",
-            kind: ParamKind::Point,
-            required: true,
-            doc: "the ellipsoid's three semi-axes (length unit, all positive), along its local x, y and z axes",
-        },
+        frame::docs::ELLIPSOID_BODY,
+        frame::docs::SEMI_AXES,
         frame::docs::CENTRE,
         frame::docs::X_AXIS,
         frame::docs::Y_AXIS,

@@ -333,6 +333,20 @@ fn chain_k<const K: usize>(
 pub mod docs {
     use mollier_core::registry::{ParamDoc, ParamKind};
 
+    /// `body`: the body carrying an ellipsoid.
+    pub const ELLIPSOID_BODY: ParamDoc = ParamDoc {
+        name: "body",
+        kind: ParamKind::Body,
+        required: true,
+        doc: "the body carrying the ellipsoid (its origin and orientation nodes)",
+    };
+    /// `semi_axes` of an ellipsoid.
+    pub const SEMI_AXES: ParamDoc = ParamDoc {
+        name: "semi_axes",
+        kind: ParamKind::Point,
+        required: true,
+        doc: "the ellipsoid's three semi-axes (length unit, all positive), along its local x, y and z axes",
+    };
     /// `centre`.
     pub const CENTRE: ParamDoc = ParamDoc {
         name: "centre",
@@ -361,6 +375,25 @@ pub mod docs {
         required: false,
         doc: "orientation of the shape's local axes in the body frame as three body-fixed X-Y-Z rotation angles (angle unit), R = Rx(a) Ry(b) Rz(c), as OpenSim's xyz_body_rotation; default [0, 0, 0]. Not with x_axis / y_axis",
     };
+}
+
+/// A point and an ellipsoid on a body, as SURFACE-like elements read them: `point`, `body`,
+/// `semi_axes` (all positive) and the shape frame ([`from_params`]).
+pub fn point_and_ellipsoid(
+    p: &mollier_core::registry::Params<'_>,
+) -> Result<
+    (mollier_core::NodeId, mollier_core::registry::Frame, mollier_core::geometry::Vec3, ShapeFrame),
+    mollier_core::registry::ParamError,
+> {
+    use mollier_core::element::NodeKind;
+    use mollier_core::registry::ParamError;
+    let point = p.node("point", NodeKind::Position)?;
+    let body = p.frame("body")?;
+    let axes = p.point("semi_axes")?;
+    if !axes.iter().all(|a| *a > 0.0) {
+        return Err(ParamError::new(p.path("semi_axes"), format!("semi-axes must be positive, found {axes:?}")));
+    }
+    Ok((point, body, axes, from_params(p)?))
 }
 
 /// Read `centre`, `x_axis`, `y_axis` and `rotation` (see [`docs`]) from a parameter table.

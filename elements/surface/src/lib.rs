@@ -151,13 +151,7 @@ impl Deformations for Surface {
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
-    let point = p.node("point", NodeKind::Position)?;
-    let body = p.frame("body")?;
-    let axes = p.point("semi_axes")?;
-    if !axes.iter().all(|a| *a > 0.0) {
-        return Err(ParamError::new(p.path("semi_axes"), format!("semi-axes must be positive, found {axes:?}")));
-    }
-    let shape = frame::from_params(p)?;
+    let (point, body, axes, shape) = frame::point_and_ellipsoid(p)?;
     let reference = match p.opt_string("reference")? {
         None | Some("initial") => Reference::Initial,
         Some("surface") => Reference::Surface,
@@ -181,18 +175,8 @@ pub const TYPE: ElementType = ElementType {
             required: true,
             doc: "the point that glides on (or keeps its distance from) the ellipsoid",
         },
-        ParamDoc {
-            name: "body",
-            kind: ParamKind::Body,
-            required: true,
-            doc: "the body carrying the ellipsoid (its origin and orientation nodes)",
-        },
-        ParamDoc {
-            name: "semi_axes",
-            kind: ParamKind::Point,
-            required: true,
-            doc: "the ellipsoid's three semi-axes (length unit, all positive), along its local x, y and z axes",
-        },
+        frame::docs::ELLIPSOID_BODY,
+        frame::docs::SEMI_AXES,
         frame::docs::CENTRE,
         frame::docs::X_AXIS,
         frame::docs::Y_AXIS,
