@@ -31,7 +31,7 @@ use mollier_format::{
 use crate::load_sharing::LoadSharingSetup;
 
 mod placing;
-use placing::{Placer, State, add, norm, position, rotate, rotate_back, sub};
+use placing::{add, norm, position, rotate, rotate_back, sub};
 
 /// What went wrong, and a hint.
 type Why = (String, String);
@@ -368,40 +368,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
     let (len, ang) = (units.length_factor(), units.angle_factor());
 
     // 1. place bodies and points
-    let mut placer = Placer {
-        doc,
-        spec,
-        units: *units,
-        ang,
-        frames: spec.bodies.iter().map(|_| State::Todo).collect(),
-        points: spec.bodies.iter().map(|(_, b)| b.points.iter().map(|_| State::Todo).collect()).collect(),
-        visiting: Vec::new(),
-        errors: Vec::new(),
-    };
-    let mut frames = Vec::with_capacity(spec.bodies.len());
-    let mut globals: Vec<Vec<Option<[f64; 3]>>> = Vec::with_capacity(spec.bodies.len());
-    for (b, (name, body)) in spec.bodies.iter().enumerate() {
-        let f = match placer.frame(b) {
-            Ok(f) => f,
-            Err((m, h)) => {
-                placer.errors.push(doc.error(&format!("bodies.{name}.origin"), m, h));
-                None
-            }
-        };
-        frames.push(f);
-        let mut g = Vec::with_capacity(body.points.len());
-        for p in 0..body.points.len() {
-            g.push(match placer.point(b, p) {
-                Ok(x) => x,
-                Err((m, h)) => {
-                    placer.errors.push(doc.error(&format!("bodies.{name}.points.{}", body.points.0[p].0), m, h));
-                    None
-                }
-            });
-        }
-        globals.push(g);
-    }
-    let mut errors = std::mem::take(&mut placer.errors);
+    let (frames, globals, mut errors) = placing::place(doc, ang);
 
     // 2. kernel nodes
     let mut builder = ModelBuilder::new();
@@ -833,66 +800,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
         }
     }
     // 6. dynamics: masses and inertias, gravity, loads, laws
-    let mut mass_nodes = vec![None; spec.bodies.len()];
-    for (b, (_, body)) in spec.bodies.iter().enumerate() {
-        let Some(mass) = body.mass else { continue };
-        let node = match &body.com {
-            Some(PointSpec::Coordinates(_)) => com_own[b].or(names.origin[b]),
-            Some(PointSpec::Name(p)) => body.points.position(p).and_then(|i| names.points[b][i]),
-            None => names.origin[b],
-        };
-        // a body that could not be placed was reported where the cause is
-        if let Some(node) = node {
-            builder.add_mass(node, units.mass_to_si(mass));
-            mass_nodes[b] = Some(node);
-        }
-        if let (Some(inertia), Some(l)) = (&body.inertia, names.orientation[b]) {
-            // symmetric to the parser's tolerance: take the symmetric part
-            let j = inertia.matrix().map(|r| r.map(|v| units.inertia_to_si(v)));
-            builder.add_rotational_inertia(l, [0, 1, 2].map(|i| [0, 1, 2].map(|k| 0.5 * (j[i][k] + j[k][i]))));
-        }
-    }
-    if let Some(g) = spec.gravity {
-        builder.set_gravity(g);
-    }
-    for (name, load) in spec.loads.iter() {
-        let path = format!("loads.{name}.at");
-        match load_nodes(spec, &names, &load.at, load.force.is_some(), load.moment.is_some()) {
-            Ok((point, body)) => {
-                if let (Some(force), Some(node)) = (load.force, point) {
-                    builder.add_load(Load::Force { node, force });
-                }
-                if let (Some(moment), Some(node)) = (load.moment, body) {
-                    builder.add_load(Load::Moment { node, moment });
-                }
-            }
-            Err((m, h)) => errors.push(doc.error(&path, m, h)),
-        }
-    }
-    let mut laws: Vec<(usize, Vec<usize>)> = Vec::new();
-    for (e, (name, el)) in spec.elements.iter().enumerate() {
-        let (Some(law), Some(b)) = (&el.law, &built[e]) else { continue };
-        let path = format!("elements.{name}.law");
-        if b.own_law {
-            errors.push(doc.error(
-                &path,
-                format!("a `{}` has a constitutive law of its own, which a `law` table would replace", el.kind),
-                "delete the `law` table; the element type's parameters set its law",
-            ));
-            continue;
-        }
-        match mode_laws(law, b, units) {
-            Ok((laws_of_modes, modes)) => {
-                builder.set_law(b.id, Box::new(laws_of_modes));
-                laws.push((e, modes));
-            }
-            Err((mode, m, h)) => errors.push(doc.error_at_key(
-                &format!("{path}.{mode}"),
-                format!("element `{name}` ({}) {m}", el.kind),
-                h,
-            )),
-        }
-    }
+    let (mass_nodes, laws) = add_dynamics(doc, &names, &com_own, &built, &mut builder, &mut errors);
     if !errors.is_empty() {
         return Err(Diagnostics(errors));
     }
@@ -1061,6 +969,85 @@ fn load_nodes(
         Ref::Point(b, p) => (names.points[b][p], names.orientation[b]),
     };
     Ok((point.filter(|_| force), body.filter(|_| moment)))
+}
+
+/// Per element with a `law` table (its index in the file): the modes the table names.
+type LawModes = Vec<(usize, Vec<usize>)>;
+
+/// Step 6: masses (at each body's centre of mass), inertias, gravity, loads and the elements'
+/// laws, added to `builder`; problems into `errors`. Returns each body's mass node and, per
+/// element with a `law` table, the modes it names.
+fn add_dynamics(
+    doc: &Document,
+    names: &Names<'_>,
+    com_own: &[Option<NodeId>],
+    built: &[Option<Built>],
+    builder: &mut ModelBuilder,
+    errors: &mut Vec<Diagnostic>,
+) -> (Vec<Option<NodeId>>, LawModes) {
+    let spec = doc.spec();
+    let units = &spec.units;
+    let mut mass_nodes = vec![None; spec.bodies.len()];
+    for (b, (_, body)) in spec.bodies.iter().enumerate() {
+        let Some(mass) = body.mass else { continue };
+        let node = match &body.com {
+            Some(PointSpec::Coordinates(_)) => com_own[b].or(names.origin[b]),
+            Some(PointSpec::Name(p)) => body.points.position(p).and_then(|i| names.points[b][i]),
+            None => names.origin[b],
+        };
+        // a body that could not be placed was reported where the cause is
+        if let Some(node) = node {
+            builder.add_mass(node, units.mass_to_si(mass));
+            mass_nodes[b] = Some(node);
+        }
+        if let (Some(inertia), Some(l)) = (&body.inertia, names.orientation[b]) {
+            // symmetric to the parser's tolerance: take the symmetric part
+            let j = inertia.matrix().map(|r| r.map(|v| units.inertia_to_si(v)));
+            builder.add_rotational_inertia(l, [0, 1, 2].map(|i| [0, 1, 2].map(|k| 0.5 * (j[i][k] + j[k][i]))));
+        }
+    }
+    if let Some(g) = spec.gravity {
+        builder.set_gravity(g);
+    }
+    for (name, load) in spec.loads.iter() {
+        let path = format!("loads.{name}.at");
+        match load_nodes(spec, names, &load.at, load.force.is_some(), load.moment.is_some()) {
+            Ok((point, body)) => {
+                if let (Some(force), Some(node)) = (load.force, point) {
+                    builder.add_load(Load::Force { node, force });
+                }
+                if let (Some(moment), Some(node)) = (load.moment, body) {
+                    builder.add_load(Load::Moment { node, moment });
+                }
+            }
+            Err((m, h)) => errors.push(doc.error(&path, m, h)),
+        }
+    }
+    let mut laws: LawModes = Vec::new();
+    for (e, (name, el)) in spec.elements.iter().enumerate() {
+        let (Some(law), Some(b)) = (&el.law, &built[e]) else { continue };
+        let path = format!("elements.{name}.law");
+        if b.own_law {
+            errors.push(doc.error(
+                &path,
+                format!("a `{}` has a constitutive law of its own, which a `law` table would replace", el.kind),
+                "delete the `law` table; the element type's parameters set its law",
+            ));
+            continue;
+        }
+        match mode_laws(law, b, units) {
+            Ok((laws_of_modes, modes)) => {
+                builder.set_law(b.id, Box::new(laws_of_modes));
+                laws.push((e, modes));
+            }
+            Err((mode, m, h)) => errors.push(doc.error_at_key(
+                &format!("{path}.{mode}"),
+                format!("element `{name}` ({}) {m}", el.kind),
+                h,
+            )),
+        }
+    }
+    (mass_nodes, laws)
 }
 
 /// The laws of an element's modes from its `law` table in SI units, and the modes it names; or

@@ -114,6 +114,50 @@ impl Placer<'_> {
     }
 }
 
+/// Every body's frame, every body's points (global, m), the problems.
+pub(super) type Placed = (Vec<Option<BodyFrame>>, Vec<Vec<Option<[f64; 3]>>>, Vec<Diagnostic>);
+
+/// Step 1: every body's frame and every point in the global frame (`None` where it could not be
+/// placed), and the problems found, each at its field.
+pub(super) fn place(doc: &Document, ang: f64) -> Placed {
+    let spec = doc.spec();
+    let units = &spec.units;
+    let mut placer = Placer {
+        doc,
+        spec,
+        units: *units,
+        ang,
+        frames: spec.bodies.iter().map(|_| State::Todo).collect(),
+        points: spec.bodies.iter().map(|(_, b)| b.points.iter().map(|_| State::Todo).collect()).collect(),
+        visiting: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut frames = Vec::with_capacity(spec.bodies.len());
+    let mut globals: Vec<Vec<Option<[f64; 3]>>> = Vec::with_capacity(spec.bodies.len());
+    for (b, (name, body)) in spec.bodies.iter().enumerate() {
+        let f = match placer.frame(b) {
+            Ok(f) => f,
+            Err((m, h)) => {
+                placer.errors.push(doc.error(&format!("bodies.{name}.origin"), m, h));
+                None
+            }
+        };
+        frames.push(f);
+        let mut g = Vec::with_capacity(body.points.len());
+        for p in 0..body.points.len() {
+            g.push(match placer.point(b, p) {
+                Ok(x) => x,
+                Err((m, h)) => {
+                    placer.errors.push(doc.error(&format!("bodies.{name}.points.{}", body.points.0[p].0), m, h));
+                    None
+                }
+            });
+        }
+        globals.push(g);
+    }
+    (frames, globals, std::mem::take(&mut placer.errors))
+}
+
 /// The first three coordinates of a position node.
 pub(super) fn position(c: &[f64]) -> [f64; 3] {
     match c {
