@@ -3,6 +3,35 @@
 use crate::commands::prelude::*;
 
 pub(crate) const INVALID: u8 = 2;
+
+/// `--format`: how result tables are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// Comma-separated values.
+    Csv,
+    /// OpenSim storage files (`.sto`).
+    Sto,
+}
+
+static TABLE_FORMAT: std::sync::OnceLock<mollier::output::TableFormat> = std::sync::OnceLock::new();
+
+/// Set once from the command line, before any command runs.
+pub(crate) fn set_table_format(f: Format) {
+    let _ = TABLE_FORMAT.set(match f {
+        Format::Csv => mollier::output::TableFormat::Csv,
+        Format::Sto => mollier::output::TableFormat::Sto,
+    });
+}
+
+/// The table format the command line asked for.
+pub(crate) fn table_format() -> mollier::output::TableFormat {
+    TABLE_FORMAT.get().copied().unwrap_or_default()
+}
+
+/// A command's output directory, its tables in the format the command line asked for.
+pub(crate) fn output_dir(out: &Path) -> Result<mollier::OutputDir, mollier::OutputError> {
+    mollier::OutputDir::create(out).map(|d| d.with_format(table_format()))
+}
 pub(crate) const FAILED: u8 = 1;
 
 pub(crate) fn report(d: &Diagnostics) {

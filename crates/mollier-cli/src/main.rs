@@ -43,6 +43,11 @@ mod common;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How result tables are written: `csv` (default), or `sto`, OpenSim storage files (tab
+    /// separated, with OpenSim's header) that OpenSim's GUI and scripts load; `units.csv` and the
+    /// JSON files stay as they are.
+    #[arg(long, global = true, value_enum, default_value = "csv")]
+    format: common::Format,
 }
 
 #[derive(Subcommand, Debug)]
@@ -253,6 +258,7 @@ pub(crate) enum OnError {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    common::set_table_format(cli.format);
     let registry = mollier::registry();
     match cli.command {
         Command::Check { model, json } => check::run(&model, json, &registry),

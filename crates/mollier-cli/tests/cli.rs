@@ -652,3 +652,43 @@ fn the_shoulder_settles_on_its_soft_scapulothoracic_contact() {
     assert!(summary["lowest_contact_level"].as_f64().is_some_and(|l| l > -0.05), "{summary}");
     assert_eq!(summary["muscles"], serde_json::json!(95));
 }
+
+#[test]
+fn sto_output_is_a_motion_file_for_the_next_command() {
+    // `--format sto`: a simulated motion written as an OpenSim storage file drives `kinematics`,
+    // and its header's row count is the number of rows
+    let dir = scratch("sto");
+    let sim = dir.join("sim");
+    let out = mollier(&[
+        "--format",
+        "sto",
+        "simulate",
+        "models/mechanisms/pendulum.toml",
+        "--duration",
+        "0.2",
+        "--dt",
+        "0.01",
+        "--out",
+        path_str(&sim),
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let sto = std::fs::read_to_string(sim.join("motion.sto")).unwrap();
+    let rows = sto.split_once("endheader\n").unwrap().1.lines().count() - 1;
+    assert_eq!(rows, 21);
+    assert!(sto.contains(&format!("nRows={rows:012}\n")), "{sto}");
+    assert!(!sim.join("motion.csv").exists());
+    let kin = dir.join("kin");
+    let out = mollier(&[
+        "kinematics",
+        "models/mechanisms/pendulum.toml",
+        "--motion",
+        path_str(&sim.join("motion.sto")),
+        "--out",
+        path_str(&kin),
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (_, positions, _) = table(&kin.join("positions.csv"));
+    assert_eq!(positions.len(), 21);
+}

@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use mollier::LoadSharingSetup;
-use mollier::output::{OutputDir, OutputError, TableId, number};
+use mollier::output::{OutputDir, OutputError, TableFormat, TableId, number};
 use mollier_optim::{FrameResult, Sign, deviation_angles};
 use serde_json::{Map, Value, json};
 
@@ -269,7 +269,17 @@ impl<'a> LoadSharingTables<'a> {
 /// the variants' tables and summaries, the plots, `timing.json` and `summary.json` last. Returns
 /// the files written, `summary.json` last.
 pub fn write(study: &Study, results: &Results, target: &Path) -> Result<Vec<PathBuf>, OutputError> {
-    let mut out = OutputDir::create(target)?;
+    write_as(study, results, target, TableFormat::Csv)
+}
+
+/// [`write`] with the tables in `format` (`.sto` for OpenSim).
+pub fn write_as(
+    study: &Study,
+    results: &Results,
+    target: &Path,
+    format: TableFormat,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let mut out = OutputDir::create(target)?.with_format(format);
     let (summary, timing) = write_tables(study, results, &mut out)?;
     crate::plots::write(study, results, &mut out)?;
     let mut files: Vec<PathBuf> = out.files().iter().map(|f| target.join(f)).collect();

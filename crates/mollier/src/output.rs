@@ -21,7 +21,7 @@
 //! output): a run never deletes a directory of other files given by mistake as `--out`.
 
 use std::fs;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -86,6 +86,21 @@ pub fn number(v: f64) -> String {
     }
 }
 
+/// How tables are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TableFormat {
+    /// CSV, `name.csv`: a header line, then comma-separated rows.
+    #[default]
+    Csv,
+    /// OpenSim storage, `name.sto`: a header (the table's name, `version=1`, `nRows`, `nColumns`,
+    /// `inDegrees=no`, `endheader`), then the column labels and the rows, tab-separated — what
+    /// OpenSim's GUI and scripts load. Angles stay in rad.
+    Sto,
+}
+
+/// Digits of the `nRows` field of an STO header, written when the table is closed.
+const ROWS_DIGITS: usize = 12;
+
 /// A table being written: handle from [`OutputDir::table`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableId(usize);
@@ -93,6 +108,10 @@ pub struct TableId(usize);
 struct OpenTable {
     path: PathBuf,
     writer: csv::Writer<BufWriter<fs::File>>,
+    /// Rows written.
+    rows: usize,
+    /// Byte offset of the `nRows` digits of an STO header.
+    rows_at: Option<u64>,
 }
 
 /// An output directory being written; see the module's documentation for the contract.
@@ -101,6 +120,7 @@ pub struct OutputDir {
     staging: PathBuf,
     files: Vec<String>,
     tables: Vec<OpenTable>,
+    format: TableFormat,
     committed: bool,
 }
 
@@ -141,7 +161,29 @@ impl OutputDir {
             fs::remove_dir_all(&staging).map_err(io_err(&staging))?;
         }
         fs::create_dir(&staging).map_err(io_err(&staging))?;
-        Ok(Self { target: target.to_path_buf(), staging, files: Vec::new(), tables: Vec::new(), committed: false })
+        Ok(Self {
+            target: target.to_path_buf(),
+            staging,
+            files: Vec::new(),
+            tables: Vec::new(),
+            format: TableFormat::Csv,
+            committed: false,
+        })
+    }
+
+    /// Write the tables opened from now on in `format` (CSV by default).
+    pub fn with_format(mut self, format: TableFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// The file a table called `name` (`forces.csv`) is written to in this directory's format:
+    /// `forces.sto` for [`TableFormat::Sto`].
+    pub fn table_file(&self, name: &str) -> String {
+        match (self.format, name.strip_suffix(".csv")) {
+            (TableFormat::Sto, Some(stem)) => format!("{stem}.sto"),
+            _ => name.to_string(),
+        }
     }
 
     /// The directory the results go to once committed.
@@ -171,23 +213,55 @@ impl OutputDir {
         Ok(path)
     }
 
-    /// Open a CSV table `name` with its header (and, before it, a `# comment` line when
-    /// `comment` is given: motion files skip such lines); rows follow with [`Self::row`].
+    /// Open a table `name` (`*.csv`; `*.sto` in [`TableFormat::Sto`], see [`Self::table_file`])
+    /// with its header (and, before it, a `# comment` line when `comment` is given: motion files
+    /// skip such lines); rows follow with [`Self::row`].
     pub fn table<S: AsRef<str>>(
         &mut self,
         name: &str,
         comment: Option<&str>,
         header: impl IntoIterator<Item = S>,
     ) -> Result<TableId, OutputError> {
-        let path = self.file(name)?;
+        self.open_table(name, comment, header, self.format)
+    }
+
+    fn open_table<S: AsRef<str>>(
+        &mut self,
+        name: &str,
+        comment: Option<&str>,
+        header: impl IntoIterator<Item = S>,
+        format: TableFormat,
+    ) -> Result<TableId, OutputError> {
+        let name = if format == TableFormat::Csv { name.to_string() } else { self.table_file(name) };
+        let path = self.file(&name)?;
         let mut file = BufWriter::new(fs::File::create(&path).map_err(io_err(&path))?);
-        if let Some(c) = comment {
-            writeln!(file, "# {c}").map_err(io_err(&path))?;
-        }
-        let mut writer = csv::WriterBuilder::new().flexible(false).from_writer(file);
         let header: Vec<String> = header.into_iter().map(|h| h.as_ref().to_string()).collect();
+        let mut rows_at = None;
+        let mut builder = csv::WriterBuilder::new();
+        builder.flexible(false);
+        match format {
+            TableFormat::Csv => {
+                if let Some(c) = comment {
+                    writeln!(file, "# {c}").map_err(io_err(&path))?;
+                }
+            }
+            TableFormat::Sto => {
+                let stem = name.strip_suffix(".sto").unwrap_or(&name);
+                let mut head = format!("{stem}\nversion=1\n");
+                // the row count is known when the table is closed: a fixed-width field to fill then
+                rows_at = Some((head.len() + "nRows=".len()) as u64);
+                head += &format!("nRows={}\nnColumns={}\ninDegrees=no\n", "0".repeat(ROWS_DIGITS), header.len());
+                if let Some(c) = comment {
+                    head += &format!("# {c}\n");
+                }
+                head += "endheader\n";
+                file.write_all(head.as_bytes()).map_err(io_err(&path))?;
+                builder.delimiter(b'\t').quote_style(csv::QuoteStyle::Never);
+            }
+        }
+        let mut writer = builder.from_writer(file);
         writer.write_record(&header).map_err(|e| csv_err(&path, e))?;
-        self.tables.push(OpenTable { path, writer });
+        self.tables.push(OpenTable { path, writer, rows: 0, rows_at });
         Ok(TableId(self.tables.len() - 1))
     }
 
@@ -198,6 +272,7 @@ impl OutputDir {
         cells: impl IntoIterator<Item = S>,
     ) -> Result<(), OutputError> {
         let t = &mut self.tables[table.0];
+        t.rows += 1;
         t.writer.write_record(cells).map_err(|e| csv_err(&t.path, e))
     }
 
@@ -212,13 +287,15 @@ impl OutputDir {
         write_json(&path, value)
     }
 
-    /// `units.csv`: the unit and meaning of every column of `tables` (after each one's `time`).
+    /// `units.csv` (CSV in any format: it holds text): the unit and meaning of every column of
+    /// `tables` (after each one's `time`), by the files they are written to.
     pub fn units(&mut self, tables: &[Table]) -> Result<(), OutputError> {
-        let id = self.table("units.csv", None, ["file", "column", "unit", "meaning"])?;
+        let id = self.open_table("units.csv", None, ["file", "column", "unit", "meaning"], TableFormat::Csv)?;
         for t in tables {
-            self.row(id, [t.file.as_str(), "time", "s", "time"])?;
+            let file = self.table_file(&t.file);
+            self.row(id, [file.as_str(), "time", "s", "time"])?;
             for c in &t.columns {
-                self.row(id, [t.file.as_str(), c.name.as_str(), c.unit, c.meaning.as_str()])?;
+                self.row(id, [file.as_str(), c.name.as_str(), c.unit, c.meaning.as_str()])?;
             }
         }
         Ok(())
@@ -234,10 +311,17 @@ impl OutputDir {
     /// replacing the old one whole. Returns the directory.
     pub fn commit(mut self, summary: Value, timing: Value) -> Result<PathBuf, OutputError> {
         for t in std::mem::take(&mut self.tables) {
-            let OpenTable { path, writer } = t;
+            let OpenTable { path, writer, rows, rows_at } = t;
             let file =
                 writer.into_inner().map_err(|e| OutputError::Io { path: path.clone(), source: e.into_error() })?;
-            let file = file.into_inner().map_err(|e| OutputError::Io { path: path.clone(), source: e.into_error() })?;
+            let mut file =
+                file.into_inner().map_err(|e| OutputError::Io { path: path.clone(), source: e.into_error() })?;
+            if let Some(at) = rows_at {
+                let digits = format!("{rows:0width$}", width = ROWS_DIGITS);
+                file.seek(SeekFrom::Start(at))
+                    .and_then(|_| file.write_all(digits.as_bytes()))
+                    .map_err(io_err(&path))?;
+            }
             file.sync_all().map_err(io_err(&path))?;
         }
         write_json(&self.staging.join(TIMING), &timing)?;
@@ -484,6 +568,32 @@ mod tests {
         for bad in ["../x.csv", "/etc/x", "", "summary.json", "a/../../b"] {
             assert!(matches!(o.file(bad), Err(OutputError::BadName { .. })), "{bad}");
         }
+    }
+
+    #[test]
+    fn sto_tables_have_opensims_header_with_their_row_count() {
+        let base = temp("sto");
+        let target = base.join("out");
+        let mut o = OutputDir::create(&target).unwrap().with_format(TableFormat::Sto);
+        assert_eq!(o.table_file("motion.csv"), "motion.sto");
+        let t = o.table("motion.csv", Some("a comment"), ["time", "a", "b"]).unwrap();
+        for i in 0..1234 {
+            o.numbers(t, [i as f64 * 0.01, 1.0 / (1.0 + i as f64), -2.5e-7 * i as f64]).unwrap();
+        }
+        o.units(&[Table { file: "motion.csv".into(), columns: vec![] }]).unwrap();
+        o.commit(Value::Null, Value::Null).unwrap();
+        let text = fs::read_to_string(target.join("motion.sto")).unwrap();
+        let (head, body) = text.split_once("endheader\n").unwrap();
+        assert_eq!(head, "motion\nversion=1\nnRows=000000001234\nnColumns=3\ninDegrees=no\n# a comment\n");
+        let lines: Vec<&str> = body.lines().collect();
+        assert_eq!(lines[0], "time\ta\tb");
+        assert_eq!(lines.len(), 1 + 1234);
+        let last: Vec<f64> = lines[1234].split('\t').map(|v| v.parse().unwrap()).collect();
+        assert_eq!(last, vec![1233.0 * 0.01, 1.0 / 1234.0, -2.5e-7 * 1233.0]);
+        // the units file stays CSV and names the .sto file
+        let units = fs::read_to_string(target.join("units.csv")).unwrap();
+        assert!(units.contains("motion.sto,time,s,time"), "{units}");
+        let _ = fs::remove_dir_all(&base);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use mollier::output::{OutputDir, Table, TableId};
+use mollier::output::{Table, TableId};
 use serde_json::Map;
 
 use super::prelude::*;
@@ -87,7 +87,7 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
         ExitCode::from(INVALID)
     };
     let tables = run.tables();
-    let mut dir = match OutputDir::create(out) {
+    let mut dir = match output_dir(out) {
         Ok(d) => d,
         Err(e) => return cannot_write(e),
     };

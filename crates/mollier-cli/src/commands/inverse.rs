@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use mollier::Smoothing;
-use mollier::output::{OutputDir, OutputError};
+use mollier::output::OutputError;
+
+use crate::common::output_dir;
 use mollier_core::registry::Registry;
 use mollier_optim::FrameResult;
 use mollier_optim::{Criterion, LoadSharing, RunOptions};
@@ -81,7 +83,7 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
         errln!("error: {e}");
         ExitCode::from(INVALID)
     };
-    let mut dir = match OutputDir::create(out) {
+    let mut dir = match output_dir(out) {
         Ok(d) => d,
         Err(e) => return cannot_write(e),
     };

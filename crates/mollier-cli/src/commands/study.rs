@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::common::table_format;
+
 /// Run the study in `file`, write into `out`. Exit code 0 when every frame of every variant was
 /// solved, 1 when some failed (they are in the outputs, marked), 2 when the study cannot be read
 /// or set up or the outputs cannot be written.
@@ -31,7 +33,7 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
         );
     }
     let results = study.run();
-    let files = match mollier_study::output::write(&study, &results, out) {
+    let files = match mollier_study::output::write_as(&study, &results, out, table_format()) {
         Ok(f) => f,
         Err(e) => {
             let _ = writeln!(stderr, "error: {e}");
