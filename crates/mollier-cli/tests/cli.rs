@@ -651,6 +651,15 @@ fn the_shoulder_settles_on_its_soft_scapulothoracic_contact() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert!(summary["lowest_contact_level"].as_f64().is_some_and(|l| l > -0.05), "{summary}");
     assert_eq!(summary["muscles"], serde_json::json!(95));
+    // the plots: the nine angles, the contact forces, the glenohumeral force in the glenoid
+    for plot in ["coordinates", "contacts", "stability"] {
+        let name = format!("plots/{plot}.svg");
+        let svg = std::fs::read_to_string(dir.join(&name)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("<polyline"), "{name}");
+        assert!(summary["files"].as_array().unwrap().iter().any(|f| f == &serde_json::json!(name)), "{summary}");
+    }
+    let svg = std::fs::read_to_string(dir.join("plots/coordinates.svg")).unwrap();
+    assert!(svg.contains("gh_x.rotation") && svg.contains("time (s)"));
 }
 
 #[test]

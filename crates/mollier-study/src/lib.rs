@@ -20,6 +20,7 @@
 //! mollier_study::output::write(&study, &results, "results/abduction".as_ref()).unwrap();
 //! ```
 
+pub mod forward_plots;
 pub mod motion;
 pub mod muscles;
 pub mod output;

@@ -23,9 +23,9 @@ use crate::muscles::MuscleGroup;
 use crate::output::glenoid_angles;
 use crate::study::{Results, Study, VariantResult};
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
-const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -38,18 +38,18 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-fn err(e: impl std::fmt::Display) -> io::Error {
+pub(crate) fn err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
 }
 
 /// A range that contains `lo..hi` with a little room, and is never empty.
-fn padded(lo: f64, hi: f64) -> (f64, f64) {
+pub(crate) fn padded(lo: f64, hi: f64) -> (f64, f64) {
     let (lo, hi) = if lo.is_finite() && hi.is_finite() && lo <= hi { (lo, hi) } else { (0.0, 1.0) };
     let pad = if hi > lo { 0.05 * (hi - lo) } else { 1.0 };
     (lo - pad, hi + pad)
 }
 
-fn grid(n: usize) -> (usize, usize) {
+pub(crate) fn grid(n: usize) -> (usize, usize) {
     let cols = ((n as f64).sqrt().ceil() as usize).max(1);
     (n.div_ceil(cols), cols)
 }
@@ -68,18 +68,31 @@ fn panel(
     y_desc: &str,
     lines: &[(Vec<(f64, f64)>, RGBColor)],
 ) -> io::Result<()> {
+    panel_over(area, title, (x, "elevation (deg)"), y, y_desc, lines)
+}
+
+/// One small panel of lines against `x.1` over the range `x.0`.
+pub(crate) fn panel_over(
+    area: &Area,
+    title: &str,
+    x: ((f64, f64), &str),
+    y: (f64, f64),
+    y_desc: &str,
+    lines: &[(Vec<(f64, f64)>, RGBColor)],
+) -> io::Result<()> {
+    let ((x0, x1), x_desc) = x;
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 13))
         .margin(6)
         .x_label_area_size(26)
         .y_label_area_size(40)
-        .build_cartesian_2d(x.0..x.1, y.0..y.1)
+        .build_cartesian_2d(x0..x1, y.0..y.1)
         .map_err(err)?;
     chart
         .configure_mesh()
         .x_labels(5)
         .y_labels(5)
-        .x_desc("elevation (deg)")
+        .x_desc(x_desc)
         .y_desc(y_desc)
         .label_style(("sans-serif", 10))
         .draw()
@@ -195,7 +208,7 @@ fn criteria(study: &Study, variants: &[&VariantResult], path: &Path, what: &str)
 }
 
 /// The ellipse `(θ/θa)² + (φ/φa)² = 1` (deg).
-fn ellipse(a: f64, b: f64) -> Vec<(f64, f64)> {
+pub(crate) fn ellipse(a: f64, b: f64) -> Vec<(f64, f64)> {
     (0..=120)
         .map(|k| {
             let t = std::f64::consts::TAU * k as f64 / 120.0;
@@ -429,10 +442,7 @@ fn moment_arms(study: &Study, results: &Results, path: &Path) -> io::Result<()> 
 
 /// Write the plots into `out`'s `plots/` directory.
 pub fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Result<(), OutputError> {
-    let mut plot = |name: String, f: &dyn Fn(&Path) -> io::Result<()>| -> Result<(), OutputError> {
-        let p = out.file(&format!("plots/{name}"))?;
-        f(&p).map_err(|source| OutputError::Io { path: p, source })
-    };
+    let mut plot = |name: String, f: &dyn Fn(&Path) -> io::Result<()>| plot_file(out, &name, f);
     for v in &results.variants {
         plot(format!("forces_{}.svg", v.variant.name()), &|p| forces(study, v, p))?;
     }
@@ -450,4 +460,14 @@ pub fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Result<()
     plot("girdle.svg".into(), &|p| girdle(study, results, p))?;
     plot("moment_arms.svg".into(), &|p| moment_arms(study, results, p))?;
     Ok(())
+}
+
+/// Draw `plots/NAME` of `out` with `f`.
+pub(crate) fn plot_file(
+    out: &mut OutputDir,
+    name: &str,
+    f: &dyn Fn(&Path) -> io::Result<()>,
+) -> Result<(), OutputError> {
+    let p = out.file(&format!("plots/{name}"))?;
+    f(&p).map_err(|source| OutputError::Io { path: p, source })
 }

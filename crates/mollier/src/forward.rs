@@ -304,6 +304,11 @@ impl<'a> ForwardRun<'a> {
         self.cone.is_some()
     }
 
+    /// The joint cone's half-angles (rad) towards its y and z axes, if the model has one.
+    pub fn cone_half_angles(&self) -> Option<[f64; 2]> {
+        self.cone.as_ref().map(|(c, _)| c.half_angles)
+    }
+
     /// Advance one Rosenbrock step; returns the frame of the state the step started from.
     pub fn advance(&mut self) -> Result<ForwardFrame, SimError> {
         let ex = &self.excitations;

@@ -42,6 +42,10 @@ pub(crate) trait FrameRun {
     fn summary(&self) -> Map<String, Value> {
         Map::new()
     }
+    /// Files written once every frame is solved (plots), before the directory is committed.
+    fn finish(&mut self, _dir: &mut mollier::OutputDir) -> Result<(), mollier::OutputError> {
+        Ok(())
+    }
 }
 
 /// What the frame loop calls its rows, how it names a failed frame, whether a failed frame may
@@ -141,6 +145,9 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
     summary.extend(run.summary());
     let wall_ms = start.elapsed().as_secs_f64() * 1e3;
     let timing = json!({ "wall_ms": wall_ms, format!("ms_per_{}", kind.noun): wall_ms / solved.max(1) as f64 });
+    if let Err(e) = run.finish(&mut dir) {
+        return cannot_write(e);
+    }
     let files = dir.files().join(", ");
     if let Err(e) = dir.commit(Value::Object(summary), timing) {
         return cannot_write(e);

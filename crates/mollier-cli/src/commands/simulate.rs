@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use mollier::{Excitations, ForwardFrame, ForwardRun};
+use mollier_study::forward_plots::ForwardSeries;
 
 use super::prelude::*;
 
@@ -41,11 +42,19 @@ struct ForwardFrames<'a> {
     deepest: f64,
     /// The largest stability index of the joint force.
     worst_stability: f64,
+    /// What the plots show, every `every`-th row.
+    series: ForwardSeries,
+    every: usize,
+    seen: usize,
 }
 
 impl ForwardFrames<'_> {
     fn row(&mut self, f: &ForwardFrame) -> Row {
         self.defect = [self.defect[0].max(f.defect[0]), self.defect[1].max(f.defect[1])];
+        if self.seen % self.every == 0 || f.time >= self.run.state().t {
+            self.sample(f);
+        }
+        self.seen += 1;
         let muscles: Vec<f64> = f.muscles.iter().flat_map(|m| m.iter().copied()).collect();
         let mut values = vec![f.x.clone(), muscles];
         if !f.contacts.is_empty() {
@@ -62,6 +71,30 @@ impl ForwardFrames<'_> {
     }
     fn chunks(&self) -> usize {
         self.steps.div_ceil(self.chunk)
+    }
+    /// Add a frame to the plots' series.
+    fn sample(&mut self, f: &ForwardFrame) {
+        let s = &mut self.series;
+        if s.time.is_empty() {
+            s.coordinates = self
+                .compiled
+                .inputs
+                .iter()
+                .map(|i| (i.name.clone(), if i.quantity == Quantity::Length { "m" } else { "deg" }, Vec::new()))
+                .collect();
+            s.contacts = self.run.contact_names().map(|n| (n.to_string(), Vec::new())).collect();
+        }
+        s.time.push(f.time);
+        for (k, (_, unit, v)) in s.coordinates.iter_mut().enumerate() {
+            v.push(if *unit == "deg" { f.x[k].to_degrees() } else { f.x[k] });
+        }
+        for ((_, v), c) in s.contacts.iter_mut().zip(&f.contacts) {
+            v.push((c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt());
+        }
+        if let (Some(st), Some(half)) = (f.stability, self.run.cone_half_angles()) {
+            let entry = s.stability.get_or_insert_with(|| (Vec::new(), half.map(f64::to_degrees)));
+            entry.0.push((st[3].to_degrees(), st[4].to_degrees()));
+        }
     }
 }
 
@@ -164,6 +197,9 @@ impl FrameRun for ForwardFrames<'_> {
         };
         self.busy += start.elapsed().as_secs_f64();
         Ok(frames?.iter().map(|f| self.row(f)).collect())
+    }
+    fn finish(&mut self, dir: &mut mollier::OutputDir) -> Result<(), mollier::OutputError> {
+        mollier_study::forward_plots::write(&self.series, dir)
     }
     fn summary(&self) -> serde_json::Map<String, Value> {
         let mut m = serde_json::Map::new();
@@ -326,6 +362,10 @@ fn forward(compiled: &Compiled, req: Request<'_>, steps: usize) -> ExitCode {
         defect: [0.0; 2],
         deepest: f64::INFINITY,
         worst_stability: f64::NEG_INFINITY,
+        series: ForwardSeries::default(),
+        // at most about 2000 points a line
+        every: steps.div_ceil(2000).max(1),
+        seen: 0,
     };
     let mut summary = summary_head("simulate", req.model, None);
     summary.insert("excitations".into(), json!(req.excitations.map(|p| p.display().to_string())));
