@@ -20,10 +20,12 @@ pub struct ForwardSeries {
     pub coordinates: Vec<(String, &'static str, Vec<f64>)>,
     /// Per soft contact: its name and force magnitudes (N, one per time).
     pub contacts: Vec<(String, Vec<f64>)>,
-    /// The joint force's angles `(θ, φ)` (deg, one pair per time) and the cone's half-angles
-    /// (deg), when the model has a joint cone.
-    pub stability: Option<(Vec<(f64, f64)>, [f64; 2])>,
+    /// The joint force's direction in its cone, when the model has one.
+    pub stability: Option<ConePath>,
 }
+
+/// The joint force's angles `(θ, φ)` (deg, one pair per time) and the cone's half-angles (deg).
+pub type ConePath = (Vec<(f64, f64)>, [f64; 2]);
 
 fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) =

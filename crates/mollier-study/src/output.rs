@@ -272,7 +272,7 @@ pub fn write(study: &Study, results: &Results, target: &Path) -> Result<Vec<Path
     write_as(study, results, target, TableFormat::Csv)
 }
 
-/// [`write`] with the tables in `format` (`.sto` for OpenSim).
+/// [`write()`] with the tables in `format` (`.sto` for OpenSim).
 pub fn write_as(
     study: &Study,
     results: &Results,
