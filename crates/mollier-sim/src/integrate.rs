@@ -36,6 +36,11 @@ impl Musculoskeletal<'_> {
     /// `ẋ` consistent with it (`v̇` from the equations of motion, `ṡ = ȧ = 0`).
     pub fn rest_state(&self, ws: &mut Workspace, q: &[f64], t: f64, u: &[f64]) -> Result<State, SimError> {
         let l = self.layout();
+        for (what, got, expected) in [("q", q.len(), l.n), ("u", u.len(), l.m)] {
+            if got != expected {
+                return Err(SimError::Length { what, got, expected });
+            }
+        }
         let mut x = vec![0.0; l.len()];
         x[..l.n].copy_from_slice(q);
         let xd = vec![0.0; l.len()];

@@ -57,6 +57,16 @@ pub enum SimError {
     /// A state became NaN or infinite.
     #[error("the state is no longer finite: {0}")]
     NonFinite(String),
+    /// A state, rate or excitation vector of the wrong length.
+    #[error("{what} has {got} values, the system {expected}")]
+    Length {
+        /// Which vector.
+        what: &'static str,
+        /// Its length.
+        got: usize,
+        /// The length the system needs.
+        expected: usize,
+    },
     /// A muscle has no isometric equilibrium at its path length (the path is shorter than the
     /// tendon and fibres can be).
     #[error("muscle `{0}` has no equilibrium at its path length {1:.6} m")]
@@ -77,7 +87,7 @@ impl Layout {
     pub fn len(&self) -> usize {
         2 * self.n + 2 * self.m
     }
-    /// Always false: a system has at least its coordinates (or is empty, and then true).
+    /// Whether the state has no variables.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -144,6 +154,12 @@ impl<'m> Musculoskeletal<'m> {
     pub fn linearize(&self, ws: &mut Workspace, x: &[f64], xd: &[f64], u: &[f64]) -> Result<Linearization, SimError> {
         let layout = self.layout();
         let Layout { n, m } = layout;
+        for (what, got, expected) in [("x", x.len(), layout.len()), ("ẋ", xd.len(), layout.len()), ("u", u.len(), m)]
+        {
+            if got != expected {
+                return Err(SimError::Length { what, got, expected });
+            }
+        }
         let (q, v) = (&x[..n], &x[n..2 * n]);
         solve_positions(self.model, &mut ws.data, q)?;
         let lin = linearize_motion(self.model, &mut ws.data, v, &xd[n..2 * n])?;

@@ -379,3 +379,17 @@ fn the_dynamic_second_order_is_the_full_one_where_it_is_read() {
         }
     }
 }
+
+#[test]
+fn vectors_of_the_wrong_length_are_errors_not_panics() {
+    let c = elbow();
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let mut ws = sys.workspace();
+    let n = sys.layout().len();
+    let e = sys.linearize(&mut ws, &vec![0.0; n - 1], &vec![0.0; n], &[0.0, 0.0]).unwrap_err();
+    assert!(e.to_string().contains("x has 5 values, the system 6"), "{e}");
+    assert!(sys.linearize(&mut ws, &vec![0.0; n], &vec![0.0; n], &[0.0]).is_err());
+    let st = State { t: 0.0, x: vec![0.0; 3], xd: vec![0.0; 3] };
+    assert!(sys.rosenbrock_step(&mut ws, &st, 0.004, &|_, u: &mut [f64]| u.fill(0.0)).is_err());
+    assert!(sys.rest_state(&mut ws, &[0.0, 0.0], 0.0, &[0.0, 0.0]).is_err());
+}
