@@ -264,6 +264,14 @@ impl<'m> LoadSharing<'m> {
             format!("check tolerance must be in (0, 1), got {}", study.tolerance),
         )?;
         param(!study.muscles.is_empty(), "a study needs at least one muscle".into())?;
+        param(
+            study.max_stress_slack.is_finite() && (0.0..1.0).contains(&study.max_stress_slack),
+            format!(
+                "the slack of criterion (d) must be in [0, 1) (default {}), got {}",
+                crate::study::DEFAULT_MAX_STRESS_SLACK,
+                study.max_stress_slack
+            ),
+        )?;
         let mut seen = vec![false; ne];
         for (index, m) in study.muscles.iter().enumerate() {
             let bad = |name: String, message: String| SetupError::Muscle { index, name, message };
@@ -701,10 +709,11 @@ impl<'m> LoadSharing<'m> {
         }
         let mut out = out1;
         if let Criterion::MaxStress = self.study.criterion {
-            // stage 2: least Σ (F/PCSA)² with every stress at most the optimal maximum, reserves
-            // held at their stage-1 values
+            // stage 2: least Σ (F/PCSA)² with every stress at most the optimal maximum times
+            // 1 + δ (continuity, see `Study::max_stress_slack`) and a hair more (round-off must
+            // not make the cap infeasible), reserves held at their stage-1 values
             let t_opt = (0..k).map(|i| maps.g[i] * out.x[i]).fold(out.x[first.t_index()], f64::max);
-            let cap = t_opt * (1.0 + 1e-10) + 1e-13;
+            let cap = t_opt * (1.0 + self.study.max_stress_slack + 1e-10) + 1e-13;
             let fixed: Vec<f64> = (0..nr).map(|v| rho[v] * out.x[k + v]).collect();
             let (values, programs) = (&mut ws.values[1], &mut ws.programs[1]);
             self.fill(values, &self.layouts[1], &maps, &omega_eq, &rho, Some((cap, &fixed)));

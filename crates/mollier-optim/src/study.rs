@@ -13,6 +13,13 @@ pub const DEFAULT_SPECIFIC_TENSION: f64 = 1.0e6;
 pub const DEFAULT_WIDTH: f64 = 0.56;
 /// Relative tolerance of the independent checks of every solution.
 pub const DEFAULT_TOLERANCE: f64 = 1e-6;
+/// Relative slack `δ` of criterion (d)'s second stage: every stress may exceed the least maximum
+/// stress `t*` by `δ t*` (1 %). With `δ = 0` the forces are unique but jump where the set of
+/// muscles at the maximum changes (20 N in 0.1° in the shoulder study); with `δ > 0` they are
+/// continuous, with a slope of order `1/δ` there. 1 % is far below the uncertainty of the PCSAs
+/// that define the stresses (tens of %), and keeps the largest change of any element's force in
+/// the shoulder study under 7 N per degree of elevation (see `docs/theory/optimization.md`).
+pub const DEFAULT_MAX_STRESS_SLACK: f64 = 0.01;
 
 /// A muscle element: an active TRUSS or CURVED-TRUSS whose force is an unknown.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,8 +76,10 @@ pub enum Criterion {
     Stresses,
     /// (c) `min Σ (F/Fmax(l))²` (dimensionless): squared activations.
     Activations,
-    /// (d) `min max F/PCSA` (N/m²), as an epigraph; among the minimisers, the one with the least
-    /// `Σ (F/PCSA)²` (a second stage), which makes it unique.
+    /// (d) `min max F/PCSA` (N/m²), lexicographic: first the least maximum stress `t*` (an
+    /// epigraph), then the least `Σ (F/PCSA)²` with every stress at most `t* (1 + δ)`,
+    /// `δ = Study::max_stress_slack` (a second stage), which makes the forces unique and
+    /// continuous along a motion.
     MaxStress,
     /// `min Σ w_i F_i²`, one weight `w_i > 0` per muscle (N⁻² or any consistent unit).
     Weighted(Vec<f64>),
@@ -188,6 +197,11 @@ pub struct Study {
     /// Relative tolerance of the independent checks of each solution (equilibrium, bounds,
     /// signs, cone), relative to the scale of each constraint.
     pub tolerance: f64,
+    /// Relative slack `δ >= 0` of criterion (d)'s second stage (dimensionless; default
+    /// [`DEFAULT_MAX_STRESS_SLACK`]): the stresses are capped at `t* (1 + δ)`. `0` gives the
+    /// strict lexicographic optimum, unique but discontinuous where the muscles at the maximum
+    /// change. Unused by the other criteria.
+    pub max_stress_slack: f64,
 }
 
 impl Study {
@@ -202,6 +216,7 @@ impl Study {
             cone: None,
             reserves: Vec::new(),
             tolerance: DEFAULT_TOLERANCE,
+            max_stress_slack: DEFAULT_MAX_STRESS_SLACK,
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use mollier::{Compiled, LoadSharingSetup};
-use mollier_optim::{Criterion, FrameResult, LoadSharing, RunOptions};
+use mollier_optim::{Criterion, DEFAULT_MAX_STRESS_SLACK, FrameResult, LoadSharing, RunOptions};
 
 const G: f64 = 9.81;
 /// Geometry of elbow-muscles.toml in metres, the elbow at the origin: muscle origins on the
@@ -63,7 +63,11 @@ fn fmax(p: &Posture) -> [f64; 4] {
 /// `Σ r_i F_i = W`, `0 ≤ F ≤ Fmax` (KKT), with `g_i = A_i` for the muscles that help the least
 /// maximal stress (signed as their moment arms).
 fn saturating(p: &Posture, g: [f64; 4]) -> [f64; 4] {
-    let cap = fmax(p);
+    saturating_under(p, g, fmax(p))
+}
+
+/// [`saturating`] with upper bounds `cap` (N) in place of the maximal forces.
+fn saturating_under(p: &Posture, g: [f64; 4], cap: [f64; 4]) -> [f64; 4] {
     let forces = |mu: f64| -> [f64; 4] { std::array::from_fn(|i| (mu * g[i]).clamp(0.0, cap[i])) };
     let moment = |f: [f64; 4]| (0..4).map(|i| p.arm[i] * f[i]).sum::<f64>();
     let sign = p.w.signum();
@@ -87,9 +91,14 @@ fn closed_form(criterion: &Criterion, p: &Posture) -> [f64; 4] {
         Criterion::Forces => saturating(p, weights([1.0; 4])),
         Criterion::Stresses => saturating(p, weights(PCSA.map(|a| a * a))),
         Criterion::Activations => saturating(p, weights(fmax(p).map(|f| f * f))),
-        // every muscle that helps at one stress s (or its maximal force)
+        // stage 1: every muscle that helps at one stress t* (or its maximal force); stage 2: the
+        // least Σ (F/PCSA)² (criterion (b)'s KKT form) with every stress at most t* (1 + δ)
         Criterion::MaxStress => {
-            saturating(p, std::array::from_fn(|i| if helps(i) { PCSA[i] * p.arm[i].signum() } else { 0.0 }))
+            let strict =
+                saturating(p, std::array::from_fn(|i| if helps(i) { PCSA[i] * p.arm[i].signum() } else { 0.0 }));
+            let t = (0..4).map(|i| strict[i] / PCSA[i]).fold(0.0, f64::max);
+            let cap = std::array::from_fn(|i| fmax(p)[i].min(t * (1.0 + DEFAULT_MAX_STRESS_SLACK) * PCSA[i]));
+            saturating_under(p, weights(PCSA.map(|a| a * a)), cap)
         }
         Criterion::Weighted(_) => unreachable!("not tested here"),
     }
@@ -141,7 +150,7 @@ fn every_criterion_shares_the_moment_as_its_closed_form_says() {
     let setup = c.load_sharing.as_ref().expect("a [load_sharing] section");
     for criterion in [Criterion::Forces, Criterion::Stresses, Criterion::Activations, Criterion::MaxStress] {
         let (phis, results) = run(&c, setup, criterion.clone(), false);
-        let (mut extensor, mut saturated) = (false, false);
+        let (mut extensor, mut saturated, mut slack_acts) = (false, false, false);
         for (phi, r) in phis.iter().zip(&results) {
             let p = posture(*phi);
             assert!(r.status.is_success(), "{} at {phi}: {}", criterion.letter(), r.status);
@@ -158,6 +167,13 @@ fn every_criterion_shares_the_moment_as_its_closed_form_says() {
                 assert!((r.lengths[i] - p.length[i]).abs() < 1e-12);
             }
             extensor |= want[3] > 0.0 && want[0] == 0.0;
+            if criterion == Criterion::MaxStress {
+                // the slack changes the strict optimum (one stress for every helper)
+                let helps = |i: usize| p.arm[i] * p.w > 0.0;
+                let strict =
+                    saturating(&p, std::array::from_fn(|i| if helps(i) { PCSA[i] * p.arm[i].signum() } else { 0.0 }));
+                slack_acts |= (0..4).any(|i| (strict[i] - want[i]).abs() > 1e-3 * scale);
+            }
             saturated |= (0..4).any(|i| want[i] > 0.0 && want[i] == fmax(&p)[i]);
             let j = joint_force(&p, &r.forces);
             let got = r.cone_force.expect("the cone force is reported");
@@ -166,6 +182,7 @@ fn every_criterion_shares_the_moment_as_its_closed_form_says() {
             }
         }
         assert!(extensor, "the triceps takes over in the motion");
+        assert_eq!(slack_acts, criterion == Criterion::MaxStress, "(d)'s slack moves the forces");
         if criterion == Criterion::Forces {
             assert!(saturated, "(a) loads the brachioradialis to its maximal force when the arm is nearly straight");
         }
