@@ -33,12 +33,14 @@
 
 pub mod cone;
 mod qp;
+mod result;
 mod sharing;
 pub mod study;
 
 pub use cone::{cone_violation, deviation_angles, stability_index};
-pub use sharing::{Frame, FrameResult, LoadSharing, RunOptions, Status, Summary, Workspace};
+pub use result::{Frame, FrameResult, RunOptions, Status, Summary};
+pub use sharing::{LoadSharing, Workspace};
 pub use study::{
     Criterion, DEFAULT_MAX_STRESS_SLACK, DEFAULT_SPECIFIC_TENSION, DEFAULT_TOLERANCE, DEFAULT_WIDTH, JointCone, Muscle,
-    Reserve, SetupError, Sign, SignConstraint, Study,
+    RESERVE_WARNING_SHARE, RESERVE_WEIGHT, Reserve, SetupError, Sign, SignConstraint, Study,
 };

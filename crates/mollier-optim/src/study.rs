@@ -21,6 +21,14 @@ pub const DEFAULT_TOLERANCE: f64 = 1e-6;
 /// the shoulder study under 7 N per degree of elevation (see `docs/theory/optimization.md`).
 pub const DEFAULT_MAX_STRESS_SLACK: f64 = 0.01;
 
+/// A reserve weight that makes a reserve expensive for every criterion (see [`Reserve`]): a
+/// reserve then carries about `1/weight` of what a muscle could (a part in 10⁻⁴ on the elbow for
+/// every criterion, `crates/mollier/tests/load_sharing.rs`).
+pub const RESERVE_WEIGHT: f64 = 1.0e4;
+/// A reserve carrying more than this share of its input's driving force (1 %) is reported:
+/// `FrameResult::reserve_shares`, the warnings of `mollier inverse` and studies.
+pub const RESERVE_WARNING_SHARE: f64 = 0.01;
+
 /// A muscle element: an active TRUSS or CURVED-TRUSS whose force is an unknown.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Muscle {
@@ -167,8 +175,14 @@ pub struct JointCone {
 }
 
 /// A reserve actuator on one input: an ideal motor whose driving force `r` (N m for an angle
-/// input, N for a length) costs `weight · r²` in the criterion's own units (for criterion (d),
-/// in its first stage, per N/m² of maximum stress). Make it expensive; its use is reported.
+/// input, N for a length) costs `weight · C · (r/ρ)²` in the criterion's own units, so that one
+/// weight means the same for every criterion. `ρ` is the input's scale in the frame (the largest
+/// driving force one muscle makes on it at full force, or the load's if larger; N m or N); `C`
+/// the most expensive muscle at full force in the criterion's units (`max_i` of `Fmax_i²`,
+/// `(Fmax_i/PCSA_i)²`, 1 or `w_i Fmax_i²` for (a), (b), (c), weighted; the specific tension `T`
+/// for (d), whose first stage is `max F/PCSA`). A reserve as strong as the strongest muscle thus
+/// costs `weight` times that muscle at full force. Make it expensive
+/// ([`RESERVE_WEIGHT`]); its share is reported ([`RESERVE_WARNING_SHARE`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reserve {
     /// Index of the input (generalized coordinate) in `q`.

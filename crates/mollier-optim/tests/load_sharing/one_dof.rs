@@ -221,8 +221,9 @@ fn saturated_muscle_criteria_a_and_d() {
 #[test]
 fn an_expensive_reserve_covers_what_the_muscles_cannot() {
     // the load is beyond the muscles: without a reserve the frame is infeasible, with an
-    // expensive one all muscles saturate and the reserve gives the rest:
-    // KKT: 2 F_i = λ r_i (unsaturated), 2 w r = λ  ⇒  saturated when w r r_i > Fmax_i
+    // expensive one all muscles saturate and the reserve gives the rest. Its cost w C (r/ρ)²,
+    // C = max Fmax² (criterion (a)), ρ = max(max r_i Fmax_i, M) the input's scale.
+    // KKT: 2 F_i = λ r_i (unsaturated), 2 w C r/ρ² = λ  ⇒  saturated when w C r r_i/ρ² > Fmax_i
     let case = Case::new(&[0, 1], &[1e-5, 1e-5]);
     let (_, r, fmax, m) = case.hand();
     assert!(r[0] * fmax[0] + r[1] * fmax[1] < 0.5 * m, "precondition: the muscles are too weak");
@@ -235,7 +236,7 @@ fn an_expensive_reserve_covers_what_the_muscles_cannot() {
     assert!(!res.status.is_success(), "{}", res.status);
     assert!(res.status.to_string().contains("Infeasible"), "{}", res.status);
     assert!(res.residual.unwrap() > 0.0 && res.residual.unwrap().is_finite());
-    let weight = 1e3;
+    let weight = mollier_optim::RESERVE_WEIGHT;
     let mut study = Study::new(case.muscles(), Criterion::Forces);
     study.reserves = vec![Reserve { input: 0, weight }];
     let sharing = LoadSharing::new(&case.arm.model, study).unwrap();
@@ -243,10 +244,12 @@ fn an_expensive_reserve_covers_what_the_muscles_cannot() {
     let res = sharing.solve_frame(&mut ws, &mut data, &[0.0], &[0.0], &load);
     assert!(res.status.is_success(), "{}", res.status);
     let reserve = m - r[0] * fmax[0] - r[1] * fmax[1];
-    assert!((0..2).all(|i| weight * reserve * r[i] > fmax[i]), "precondition: both saturate");
+    let c = fmax.iter().fold(0.0f64, |a, f| a.max(f * f));
+    let rho = (0..2).map(|i| r[i] * fmax[i]).fold(m, f64::max);
+    assert!((0..2).all(|i| weight * c * reserve * r[i] / (rho * rho) > fmax[i]), "precondition: both saturate");
     assert_forces("saturated muscles", &res.forces, &fmax);
     assert!((res.reserves[0] - reserve).abs() < 1e-9 * m, "reserve {} vs {reserve}", res.reserves[0]);
-    let cost = fmax.iter().map(|f| f * f).sum::<f64>() + weight * reserve * reserve;
+    let cost = fmax.iter().map(|f| f * f).sum::<f64>() + weight * c * (reserve / rho).powi(2);
     assert!((res.objective.unwrap() - cost).abs() < 1e-6 * cost);
 }
 
