@@ -735,15 +735,23 @@ impl<'m> LoadSharing<'m> {
                 for (r, res) in self.study.reserves.iter().enumerate() {
                     reserve_of[res.input] = result.reserves[r];
                 }
+                let scales: Vec<f64> = (0..tau.len())
+                    .map(|j| {
+                        maps.tau0[j].abs()
+                            + (0..k).map(|i| (maps.tau_f[j * k + i] * maps.fmax[i]).abs()).sum::<f64>()
+                            + reserve_of[j].abs()
+                    })
+                    .collect();
+                // kinetostatics computes every τ_j from the same stresses: its round-off follows
+                // the frame's largest terms, so a nearly unloaded input (an axial rotation no
+                // muscle crosses) is judged against at least 10⁻⁶ of them
+                let floor = 1e-6 * scales.iter().fold(0.0, |m: f64, x| m.max(*x));
                 let mut worst = 0.0f64;
                 let mut worst_scaled = 0.0f64;
                 for j in 0..tau.len() {
                     let d = (tau[j] - reserve_of[j]).abs();
-                    let scale = maps.tau0[j].abs()
-                        + (0..k).map(|i| (maps.tau_f[j * k + i] * maps.fmax[i]).abs()).sum::<f64>()
-                        + reserve_of[j].abs();
                     worst = worst.max(d);
-                    worst_scaled = worst_scaled.max(d / scale_or_one(scale));
+                    worst_scaled = worst_scaled.max(d / scale_or_one(scales[j].max(floor)));
                 }
                 result.residual = Some(worst);
                 if !(worst_scaled <= tol) {
