@@ -12,7 +12,8 @@
 //! - sign constraints on reactions of fixed modes (SURFACE: compression; ligaments: tension);
 //! - the joint's elliptic stability cone, one exact second-order cone ([`cone`]);
 //! - criteria (a) `Σ F²`, (b) `Σ (F/PCSA)²`, (c) `Σ (F/Fmax(l))²`, (d) `max F/PCSA` made unique
-//!   by a second stage, or weighted ([`Criterion`]).
+//!   and continuous by a second stage (least `Σ (F/PCSA)²` within 1 % of the least maximum), or
+//!   weighted ([`Criterion`]).
 //!
 //! Every solution is checked independently (kinetostatics again from the forces: equilibrium,
 //! signs, cone; bounds), and a failed frame says why ([`Status`]). The problem structure is
@@ -32,12 +33,14 @@
 
 pub mod cone;
 mod qp;
+mod result;
 mod sharing;
 pub mod study;
 
 pub use cone::{cone_violation, deviation_angles, stability_index};
-pub use sharing::{Frame, FrameResult, LoadSharing, RunOptions, Status, Summary, Workspace};
+pub use result::{Frame, FrameResult, RunOptions, Status, Summary};
+pub use sharing::{LoadSharing, Workspace};
 pub use study::{
-    Criterion, DEFAULT_SPECIFIC_TENSION, DEFAULT_TOLERANCE, DEFAULT_WIDTH, JointCone, Muscle, Reserve, SetupError,
-    Sign, SignConstraint, Study,
+    Criterion, DEFAULT_MAX_STRESS_SLACK, DEFAULT_SPECIFIC_TENSION, DEFAULT_TOLERANCE, DEFAULT_WIDTH, JointCone, Muscle,
+    RESERVE_WARNING_SHARE, RESERVE_WEIGHT, Reserve, SetupError, Sign, SignConstraint, Study,
 };

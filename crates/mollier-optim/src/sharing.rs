@@ -16,159 +16,8 @@ use mollier_core::{Data, ElementId, Load, ModeId, Model, NodeKind, solve_positio
 
 use crate::cone::{cone_violation, stability_index};
 use crate::qp::{Layout, Outcome, Program, Values};
+use crate::result::{Frame, FrameResult, RunOptions, Status};
 use crate::study::{Criterion, SetupError, Sign, Study};
-
-/// What became of a frame.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Status {
-    /// Solved (clarabel `Solved`) and every check passed.
-    Solved,
-    /// Solved to reduced accuracy (clarabel `AlmostSolved`) and every check passed.
-    AlmostSolved,
-    /// clarabel did not solve: its status (`PrimalInfeasible`, `MaxIterations`, ...) or why no
-    /// solve could be made. The forces are not a solution.
-    Solver(String),
-    /// clarabel reported a solution but the independent check failed: what failed.
-    Check(String),
-    /// Positions, rates or kinetostatics failed: the kernel's message. Forces are NaN.
-    Kinematics(String),
-}
-
-impl Status {
-    /// `true` for a solved and checked frame.
-    pub fn is_success(&self) -> bool {
-        matches!(self, Status::Solved | Status::AlmostSolved)
-    }
-    /// A one-word label: `solved`, `almost_solved`, `solver_failed`, `check_failed`,
-    /// `kinematics_failed`.
-    pub fn label(&self) -> &'static str {
-        match self {
-            Status::Solved => "solved",
-            Status::AlmostSolved => "almost_solved",
-            Status::Solver(_) => "solver_failed",
-            Status::Check(_) => "check_failed",
-            Status::Kinematics(_) => "kinematics_failed",
-        }
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Status::Solved | Status::AlmostSolved => f.write_str(self.label()),
-            Status::Solver(s) | Status::Check(s) | Status::Kinematics(s) => write!(f, "{}: {s}", self.label()),
-        }
-    }
-}
-
-/// The result of one frame.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FrameResult {
-    /// Outcome.
-    pub status: Status,
-    /// Active muscle forces (N), one per muscle of the study, within `[0, Fmax(l)]`. A law on a
-    /// muscle's element adds its passive stress to the element's tension on top of this. NaN
-    /// when the frame failed before the optimization; not a solution unless `status` is a success.
-    pub forces: Vec<f64>,
-    /// `Fmax(l)` of each muscle at this frame (N).
-    pub max_forces: Vec<f64>,
-    /// Current length of each muscle (m).
-    pub lengths: Vec<f64>,
-    /// Driving force of each reserve actuator (N m or N), in the order of `Study::reserves`.
-    pub reserves: Vec<f64>,
-    /// Reaction of each sign-constrained mode (N or N m), in the order of `Study::signs`.
-    pub reactions: Vec<f64>,
-    /// The force the joint node exerts on the cone's elements, in the cone frame (N); `None`
-    /// without a cone or before kinetostatics.
-    pub cone_force: Option<[f64; 3]>,
-    /// Stability index of seed 002 eq. 9 of `cone_force` (<= 0 inside); `None` without a cone or
-    /// for a zero force.
-    pub stability_index: Option<f64>,
-    /// Value of the criterion, in its own units, with the reserves' cost.
-    pub objective: Option<f64>,
-    /// Largest equilibrium residual `|τ_j(F) − r_j|` over the inputs (N m or N), recomputed by
-    /// kinetostatics from the returned forces.
-    pub residual: Option<f64>,
-    /// Interior-point iterations (both stages for criterion (d)).
-    pub iterations: u32,
-    /// Wall time of the frame (ms).
-    pub time_ms: f64,
-}
-
-/// One frame of a motion: inputs and external loads.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Frame {
-    /// Time (s), for outputs.
-    pub time: f64,
-    /// Generalized coordinates (n_q).
-    pub q: Vec<f64>,
-    /// Their rates (n_q).
-    pub qd: Vec<f64>,
-    /// Their accelerations (n_q).
-    pub qdd: Vec<f64>,
-    /// External loads besides the model's own.
-    pub loads: Vec<Load>,
-}
-
-impl Frame {
-    /// A static frame: zero rates and accelerations, no extra loads.
-    pub fn at_rest(time: f64, q: Vec<f64>) -> Self {
-        let n = q.len();
-        Self { time, q, qd: vec![0.0; n], qdd: vec![0.0; n], loads: Vec::new() }
-    }
-}
-
-/// How [`LoadSharing::run`] goes through the frames.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RunOptions {
-    /// Solve chunks of frames on rayon's threads.
-    pub parallel: bool,
-    /// Frames per chunk. Each chunk starts with a fresh workspace and goes through its frames in
-    /// order, in either mode: the results do not depend on `parallel` or on the number of threads.
-    pub chunk: usize,
-    /// Start each chunk where a sequential run would be at its first frame — the positions of
-    /// the frames before it solved in one sequential pass — so that every chunk follows the
-    /// motion from nearby; else at the model's initial configuration. Costs one position solve
-    /// per frame before the last chunk; without it a chunk far along a motion may start Newton
-    /// on another assembly branch.
-    pub follow: bool,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        Self { parallel: true, chunk: 32, follow: true }
-    }
-}
-
-/// Counts over a run, for a summary file.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Summary {
-    /// Frames.
-    pub frames: usize,
-    /// Solved and checked frames.
-    pub solved: usize,
-    /// Other frames.
-    pub failed: usize,
-    /// The criterion's letter.
-    pub criterion: String,
-    /// Mean wall time per frame (ms).
-    pub ms_per_frame: f64,
-}
-
-impl Summary {
-    /// The summary of `results` of a study.
-    pub fn of(study: &Study, results: &[FrameResult]) -> Self {
-        let solved = results.iter().filter(|r| r.status.is_success()).count();
-        let total: f64 = results.iter().map(|r| r.time_ms).sum();
-        Self {
-            frames: results.len(),
-            solved,
-            failed: results.len() - solved,
-            criterion: study.criterion.letter().to_string(),
-            ms_per_frame: if results.is_empty() { 0.0 } else { total / results.len() as f64 },
-        }
-    }
-}
 
 /// Per-thread state: the programs (and their clarabel solvers, reused from frame to frame).
 pub struct Workspace {
@@ -244,6 +93,10 @@ fn max_abs(v: impl IntoIterator<Item = f64>) -> f64 {
     v.into_iter().fold(0.0, |m, x| m.max(x.abs()))
 }
 
+/// `ε` of (d)'s first-stage objective `t² + εt` (t = maximum stress / specific tension): small
+/// beside `2t` at any load the muscles notice, so reserves see a quadratic cost.
+const MAX_STRESS_LINEAR: f64 = 1e-3;
+
 /// `x` if it is a positive finite scale, else 1.
 fn scale_or_one(x: f64) -> f64 {
     if x.is_finite() && x > 0.0 { x } else { 1.0 }
@@ -264,6 +117,14 @@ impl<'m> LoadSharing<'m> {
             format!("check tolerance must be in (0, 1), got {}", study.tolerance),
         )?;
         param(!study.muscles.is_empty(), "a study needs at least one muscle".into())?;
+        param(
+            study.max_stress_slack.is_finite() && (0.0..1.0).contains(&study.max_stress_slack),
+            format!(
+                "the slack of criterion (d) must be in [0, 1) (default {}), got {}",
+                crate::study::DEFAULT_MAX_STRESS_SLACK,
+                study.max_stress_slack
+            ),
+        )?;
         let mut seen = vec![false; ne];
         for (index, m) in study.muscles.iter().enumerate() {
             let bad = |name: String, message: String| SetupError::Muscle { index, name, message };
@@ -555,6 +416,7 @@ impl<'m> LoadSharing<'m> {
             max_forces: vec![f64::NAN; k],
             lengths: vec![f64::NAN; k],
             reserves: vec![f64::NAN; self.study.reserves.len()],
+            reserve_shares: vec![f64::NAN; self.study.reserves.len()],
             reactions: vec![f64::NAN; self.study.signs.len()],
             cone_force: None,
             stability_index: None,
@@ -691,7 +553,9 @@ impl<'m> LoadSharing<'m> {
                 scale_or_one(max_abs((0..k).map(|i| maps.tau_f[j * k + i] * maps.fmax[i])).max(maps.tau0[j].abs()))
             })
             .collect();
-        let rho: Vec<f64> = self.study.reserves.iter().map(|r| omega_eq[r.input]).collect();
+        // a reserve's variable v = r/ρ, ρ = ω/√w: its cost w (r/ω)² is v², like a muscle's u²
+        // (an expensive reserve as a large entry of P stalls the interior point)
+        let rho: Vec<f64> = self.study.reserves.iter().map(|r| omega_eq[r.input] / r.weight.sqrt()).collect();
 
         let first = self.fill(&mut ws.values[0], &self.layouts[0], &maps, &omega_eq, &rho, None);
         let out1 = ws.programs[0].solve(&ws.values[0]);
@@ -701,10 +565,11 @@ impl<'m> LoadSharing<'m> {
         }
         let mut out = out1;
         if let Criterion::MaxStress = self.study.criterion {
-            // stage 2: least Σ (F/PCSA)² with every stress at most the optimal maximum, reserves
-            // held at their stage-1 values
+            // stage 2: least Σ (F/PCSA)² with every stress at most the optimal maximum times
+            // 1 + δ (continuity, see `Study::max_stress_slack`) and a hair more (round-off must
+            // not make the cap infeasible), reserves held at their stage-1 values
             let t_opt = (0..k).map(|i| maps.g[i] * out.x[i]).fold(out.x[first.t_index()], f64::max);
-            let cap = t_opt * (1.0 + 1e-10) + 1e-13;
+            let cap = t_opt * (1.0 + self.study.max_stress_slack + 1e-10) + 1e-13;
             let fixed: Vec<f64> = (0..nr).map(|v| rho[v] * out.x[k + v]).collect();
             let (values, programs) = (&mut ws.values[1], &mut ws.programs[1]);
             self.fill(values, &self.layouts[1], &maps, &omega_eq, &rho, Some((cap, &fixed)));
@@ -722,7 +587,6 @@ impl<'m> LoadSharing<'m> {
     }
 
     /// Fill the program's numbers. `stage2 = Some((cap, reserves))` for the second stage of (d).
-    #[allow(clippy::too_many_arguments)]
     fn fill<'a>(
         &self,
         v: &mut Values,
@@ -785,33 +649,32 @@ impl<'m> LoadSharing<'m> {
             }
         }
         // objective: Σ c_i u_i² (+ reserves), normalised by the largest c_i
-        let pcsa = |i: usize| self.study.muscles[i].pcsa;
         let c: Vec<f64> = match (&self.study.criterion, layout.stress) {
-            (Criterion::Forces, _) => (0..k).map(|i| s[i] * s[i]).collect(),
-            (Criterion::Stresses, _) => (0..k).map(|i| (s[i] / pcsa(i)).powi(2)).collect(),
-            (Criterion::Activations, _) => vec![1.0; k],
-            (Criterion::Weighted(w), _) => (0..k).map(|i| w[i] * s[i] * s[i]).collect(),
             (Criterion::MaxStress, Some(true)) => vec![0.0; k],
             (Criterion::MaxStress, _) => (0..k).map(|i| maps.g[i] * maps.g[i]).collect(),
+            _ => self.cost_coefficients(&maps.fmax),
         };
-        let norm = if layout.stress == Some(true) {
-            // objective t + Σ w r² / T: t is the maximum stress over the specific tension
-            self.study.specific_tension
-        } else {
-            scale_or_one(c.iter().fold(0.0, |m: f64, x| m.max(*x)))
-        };
+        // stage 1 of (d): objective t² + Σ w v², t the maximum stress over the specific tension
+        let norm =
+            if layout.stress == Some(true) { 1.0 } else { scale_or_one(c.iter().fold(0.0, |m: f64, x| m.max(*x))) };
         for i in 0..k {
             v.p_diag[i] = 2.0 * c[i] / norm;
             v.q[i] = 0.0;
         }
+        // a reserve's cost w (r/ω)² = v² in the scaled objective: at its input's scale ω it
+        // costs w times the most expensive muscle at full force (see `Reserve`)
         for (r, res) in self.study.reserves.iter().enumerate().take(layout.reserves.len()) {
-            v.p_diag[k + r] = 2.0 * res.weight * rho[r] * rho[r] / norm;
+            v.p_diag[k + r] = 2.0 * res.weight * (rho[r] / omega_eq[res.input]).powi(2);
             v.q[k + r] = 0.0;
         }
         if layout.stress == Some(true) {
+            // t² + εt rather than t: the same minimiser (t >= 0, increasing), and reserves then
+            // trade against the muscles quadratically, as in (a)-(c), instead of always taking
+            // a fixed amount; ε keeps a gradient at t = 0 (no load), where t² alone leaves every
+            // active row without a multiplier and the interior point stalls
             let t = layout.t_index();
-            v.p_diag[t] = 0.0;
-            v.q[t] = 1.0;
+            v.p_diag[t] = 2.0;
+            v.q[t] = MAX_STRESS_LINEAR;
         }
         layout
     }
@@ -848,6 +711,7 @@ impl<'m> LoadSharing<'m> {
             forces,
             max_forces: maps.fmax.clone(),
             lengths: maps.lengths.clone(),
+            reserve_shares: vec![f64::NAN; reserves.len()],
             reserves,
             reactions: vec![f64::NAN; self.study.signs.len()],
             cone_force: None,
@@ -871,15 +735,23 @@ impl<'m> LoadSharing<'m> {
                 for (r, res) in self.study.reserves.iter().enumerate() {
                     reserve_of[res.input] = result.reserves[r];
                 }
+                let scales: Vec<f64> = (0..tau.len())
+                    .map(|j| {
+                        maps.tau0[j].abs()
+                            + (0..k).map(|i| (maps.tau_f[j * k + i] * maps.fmax[i]).abs()).sum::<f64>()
+                            + reserve_of[j].abs()
+                    })
+                    .collect();
+                // kinetostatics computes every τ_j from the same stresses: its round-off follows
+                // the frame's largest terms, so a nearly unloaded input (an axial rotation no
+                // muscle crosses) is judged against at least 10⁻⁶ of them
+                let floor = 1e-6 * scales.iter().fold(0.0, |m: f64, x| m.max(*x));
                 let mut worst = 0.0f64;
                 let mut worst_scaled = 0.0f64;
                 for j in 0..tau.len() {
                     let d = (tau[j] - reserve_of[j]).abs();
-                    let scale = maps.tau0[j].abs()
-                        + (0..k).map(|i| (maps.tau_f[j * k + i] * maps.fmax[i]).abs()).sum::<f64>()
-                        + reserve_of[j].abs();
                     worst = worst.max(d);
-                    worst_scaled = worst_scaled.max(d / scale_or_one(scale));
+                    worst_scaled = worst_scaled.max(d / scale_or_one(scales[j].max(floor)));
                 }
                 result.residual = Some(worst);
                 if !(worst_scaled <= tol) {
@@ -924,7 +796,12 @@ impl<'m> LoadSharing<'m> {
         if !(clip <= tol) {
             problems.push(format!("a force was outside its bounds by {clip:.1e} of Fmax"));
         }
-        result.objective = finite.then(|| self.objective(&result.forces, &result.reserves, &maps.fmax));
+        result.objective = finite.then(|| self.objective(&result.forces, &result.reserves, &maps.fmax, rho));
+        for (r, res) in self.study.reserves.iter().enumerate() {
+            let muscles: f64 = (0..k).map(|i| (maps.tau_f[res.input * k + i] * result.forces[i]).abs()).sum();
+            let v = result.reserves[r].abs();
+            result.reserve_shares[r] = if v > 0.0 { v / (v + muscles) } else { 0.0 };
+        }
         result.status = match (out.status, &out.error) {
             (_, Some(e)) => Status::Solver(e.clone()),
             (Some(st), _) if !out.solved() => Status::Solver(format!("{st:?}")),
@@ -936,10 +813,36 @@ impl<'m> LoadSharing<'m> {
         result
     }
 
-    /// The criterion's value (its own units) with the reserves' cost.
-    fn objective(&self, forces: &[f64], reserves: &[f64], fmax: &[f64]) -> f64 {
+    /// `c_i` of a quadratic criterion `Σ c_i u_i²` in `u_i = F_i/Fmax_i` (the criterion's units):
+    /// muscle i's cost at full force. For (d), `T²` (its second stage's `Σ (F/PCSA)²`).
+    fn cost_coefficients(&self, fmax: &[f64]) -> Vec<f64> {
         let m = &self.study.muscles;
-        let res: f64 = self.study.reserves.iter().zip(reserves).map(|(r, v)| r.weight * v * v).sum();
+        let k = fmax.len();
+        match &self.study.criterion {
+            Criterion::Forces => (0..k).map(|i| fmax[i] * fmax[i]).collect(),
+            Criterion::Stresses => (0..k).map(|i| (fmax[i] / m[i].pcsa).powi(2)).collect(),
+            Criterion::Activations => vec![1.0; k],
+            Criterion::Weighted(w) => (0..k).map(|i| w[i] * fmax[i] * fmax[i]).collect(),
+            Criterion::MaxStress => vec![self.study.specific_tension.powi(2); k],
+        }
+    }
+
+    /// The cost of a reserve at its input's scale with weight 1, in the criterion's units: the
+    /// largest muscle cost at full force (`max c_i`; `T`, N/m², for (d)).
+    fn reserve_unit(&self, fmax: &[f64]) -> f64 {
+        match self.study.criterion {
+            Criterion::MaxStress => self.study.specific_tension,
+            _ => scale_or_one(self.cost_coefficients(fmax).into_iter().fold(0.0, f64::max)),
+        }
+    }
+
+    /// The criterion's value (its own units) with the reserves' cost `w · C · (r/ω)²` (`C` of
+    /// [`Self::reserve_unit`], `ω` the input's scale), `(r/ρ)²` with `rho` holding `ω/√w`.
+    fn objective(&self, forces: &[f64], reserves: &[f64], fmax: &[f64], rho: &[f64]) -> f64 {
+        let m = &self.study.muscles;
+        let unit = self.reserve_unit(fmax);
+        let res: f64 =
+            self.study.reserves.iter().zip(reserves).zip(rho).map(|((_, v), p)| unit * (v / p).powi(2)).sum();
         let sum = |f: &dyn Fn(usize) -> f64| (0..forces.len()).map(f).sum::<f64>();
         res + match &self.study.criterion {
             Criterion::Forces => sum(&|i| forces[i] * forces[i]),

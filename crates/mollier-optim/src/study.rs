@@ -13,6 +13,21 @@ pub const DEFAULT_SPECIFIC_TENSION: f64 = 1.0e6;
 pub const DEFAULT_WIDTH: f64 = 0.56;
 /// Relative tolerance of the independent checks of every solution.
 pub const DEFAULT_TOLERANCE: f64 = 1e-6;
+/// Relative slack `δ` of criterion (d)'s second stage: every stress may exceed the least maximum
+/// stress `t*` by `δ t*` (1 %). With `δ = 0` the forces are unique but jump where the set of
+/// muscles at the maximum changes (20 N in 0.1° in the shoulder study); with `δ > 0` they are
+/// continuous, with a slope of order `1/δ` there. 1 % is far below the uncertainty of the PCSAs
+/// that define the stresses (tens of %), and keeps the largest change of any element's force in
+/// the shoulder study under 7 N per degree of elevation (see `docs/theory/optimization.md`).
+pub const DEFAULT_MAX_STRESS_SLACK: f64 = 0.01;
+
+/// A reserve weight that makes a reserve expensive for every criterion (see [`Reserve`]): a
+/// reserve then carries about `1/weight` of what a muscle could (a part in 10⁻⁴ on the elbow for
+/// every criterion, `crates/mollier/tests/load_sharing.rs`).
+pub const RESERVE_WEIGHT: f64 = 1.0e4;
+/// A reserve carrying more than this share of its input's driving force (1 %) is reported:
+/// `FrameResult::reserve_shares`, the warnings of `mollier inverse` and studies.
+pub const RESERVE_WARNING_SHARE: f64 = 0.01;
 
 /// A muscle element: an active TRUSS or CURVED-TRUSS whose force is an unknown.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,8 +84,10 @@ pub enum Criterion {
     Stresses,
     /// (c) `min Σ (F/Fmax(l))²` (dimensionless): squared activations.
     Activations,
-    /// (d) `min max F/PCSA` (N/m²), as an epigraph; among the minimisers, the one with the least
-    /// `Σ (F/PCSA)²` (a second stage), which makes it unique.
+    /// (d) `min max F/PCSA` (N/m²), lexicographic: first the least maximum stress `t*` (an
+    /// epigraph), then the least `Σ (F/PCSA)²` with every stress at most `t* (1 + δ)`,
+    /// `δ = Study::max_stress_slack` (a second stage), which makes the forces unique and
+    /// continuous along a motion.
     MaxStress,
     /// `min Σ w_i F_i²`, one weight `w_i > 0` per muscle (N⁻² or any consistent unit).
     Weighted(Vec<f64>),
@@ -158,8 +175,14 @@ pub struct JointCone {
 }
 
 /// A reserve actuator on one input: an ideal motor whose driving force `r` (N m for an angle
-/// input, N for a length) costs `weight · r²` in the criterion's own units (for criterion (d),
-/// in its first stage, per N/m² of maximum stress). Make it expensive; its use is reported.
+/// input, N for a length) costs `weight · C · (r/ρ)²` in the criterion's own units, so that one
+/// weight means the same for every criterion. `ρ` is the input's scale in the frame (the largest
+/// driving force one muscle makes on it at full force, or the load's if larger; N m or N); `C`
+/// the most expensive muscle at full force in the criterion's units (`max_i` of `Fmax_i²`,
+/// `(Fmax_i/PCSA_i)²`, 1 or `w_i Fmax_i²` for (a), (b), (c), weighted; the specific tension `T`
+/// for (d), whose first stage is `max F/PCSA`). A reserve as strong as the strongest muscle thus
+/// costs `weight` times that muscle at full force. Make it expensive
+/// ([`RESERVE_WEIGHT`]); its share is reported ([`RESERVE_WARNING_SHARE`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reserve {
     /// Index of the input (generalized coordinate) in `q`.
@@ -188,6 +211,11 @@ pub struct Study {
     /// Relative tolerance of the independent checks of each solution (equilibrium, bounds,
     /// signs, cone), relative to the scale of each constraint.
     pub tolerance: f64,
+    /// Relative slack `δ >= 0` of criterion (d)'s second stage (dimensionless; default
+    /// [`DEFAULT_MAX_STRESS_SLACK`]): the stresses are capped at `t* (1 + δ)`. `0` gives the
+    /// strict lexicographic optimum, unique but discontinuous where the muscles at the maximum
+    /// change. Unused by the other criteria.
+    pub max_stress_slack: f64,
 }
 
 impl Study {
@@ -202,6 +230,7 @@ impl Study {
             cone: None,
             reserves: Vec::new(),
             tolerance: DEFAULT_TOLERANCE,
+            max_stress_slack: DEFAULT_MAX_STRESS_SLACK,
         }
     }
 }

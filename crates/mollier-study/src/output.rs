@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use mollier::LoadSharingSetup;
 use mollier::output::{OutputDir, OutputError, TableFormat, TableId, number};
-use mollier_optim::{FrameResult, Sign, deviation_angles};
+use mollier_optim::{FrameResult, RESERVE_WARNING_SHARE, Sign, deviation_angles};
 use serde_json::{Map, Value, json};
 
 use crate::study::{KinematicFrame, Results, Study};
@@ -62,6 +62,83 @@ pub fn glenoid_angles(r: &FrameResult) -> Option<(f64, f64)> {
     r.cone_force.as_ref().and_then(deviation_angles).map(|(t, p)| (t.to_degrees(), p.to_degrees()))
 }
 
+/// Where reserves carry more than [`RESERVE_WARNING_SHARE`] of their input's driving force
+/// (`FrameResult::reserve_shares`) over a run: the frames, the first [`LISTED`] of them, and the
+/// largest share.
+#[derive(Clone, Debug)]
+pub struct ReserveUse {
+    lead: Vec<String>,
+    names: Vec<String>,
+    frames: usize,
+    over: usize,
+    listed: Vec<Value>,
+    largest: Option<(f64, Value)>,
+}
+
+impl ReserveUse {
+    /// For frames led by the columns `lead` (`time`, ...) and reserves on the inputs `names`.
+    pub fn new(lead: &[String], names: Vec<String>) -> Self {
+        Self { lead: lead.to_vec(), names, frames: 0, over: 0, listed: Vec::new(), largest: None }
+    }
+
+    /// Count a frame with leading values `lead`.
+    pub fn add(&mut self, lead: &[f64], r: &FrameResult) {
+        self.frames += 1;
+        let mut over = false;
+        for ((name, &share), &reserve) in self.names.iter().zip(&r.reserve_shares).zip(&r.reserves) {
+            if !(share > RESERVE_WARNING_SHARE) {
+                continue;
+            }
+            over = true;
+            let mut m: Map<String, Value> = self.lead.iter().zip(lead).map(|(h, v)| (h.clone(), json!(v))).collect();
+            m.insert("input".into(), json!(name));
+            m.insert("share".into(), json!(share));
+            m.insert("reserve".into(), json!(reserve));
+            let entry = Value::Object(m);
+            if self.largest.as_ref().is_none_or(|(s, _)| share > *s) {
+                self.largest = Some((share, entry.clone()));
+            }
+            if self.listed.len() < LISTED {
+                self.listed.push(entry);
+            }
+        }
+        self.over += usize::from(over);
+    }
+
+    /// Frames where some reserve carries more than the threshold.
+    pub fn frames_over(&self) -> usize {
+        self.over
+    }
+
+    /// The run's one warning: how many frames, and the largest share with where it is; `None`
+    /// when no reserve carries more than the threshold.
+    pub fn warning(&self) -> Option<String> {
+        let (share, at) = self.largest.as_ref()?;
+        let place: Vec<String> = self.lead.iter().map(|h| format!("{h} {}", at[h.as_str()])).collect();
+        Some(format!(
+            "reserves carry more than {:.0} % of a driving force in {} of {} solved frames, at most {:.1} % of `{}` (at {}, reserve r = {:.4}): the muscles cannot make the motion there, or only at a cost the criterion finds higher; check the muscles' paths, PCSAs and the load (summary.json: reserve_use lists the frames)",
+            RESERVE_WARNING_SHARE * 100.0,
+            self.over,
+            self.frames,
+            share * 100.0,
+            at["input"].as_str().unwrap_or(""),
+            place.join(", "),
+            at["reserve"].as_f64().unwrap_or(f64::NAN),
+        ))
+    }
+
+    /// `reserve_use` of a summary: `threshold_share`, `frames_over`, `largest` and `frames` (the
+    /// first [`LISTED`]), each frame with its leading values, `input`, `share` and `reserve`.
+    pub fn json(&self) -> Value {
+        json!({
+            "threshold_share": RESERVE_WARNING_SHARE,
+            "frames_over": self.over,
+            "largest": self.largest.as_ref().map(|(_, v)| v),
+            "frames": self.listed,
+        })
+    }
+}
+
 /// The load-sharing tables of one run, written as its frames are solved: `forces.csv`,
 /// `reactions.csv` and `stability.csv` under `prefix`, and counts for the summary (memory does
 /// not grow with the frames).
@@ -81,6 +158,7 @@ pub struct LoadSharingTables<'a> {
     outside: usize,
     max_compression: Option<f64>,
     max_reserve: Option<f64>,
+    reserve_use: ReserveUse,
     failed_frames: Vec<Value>,
     vw_max: Option<f64>,
     vw_relative: Option<f64>,
@@ -129,6 +207,7 @@ impl<'a> LoadSharingTables<'a> {
             outside: 0,
             max_compression: None,
             max_reserve: None,
+            reserve_use: ReserveUse::new(lead, setup.reserve_names()),
             failed_frames: Vec::new(),
             vw_max: None,
             vw_relative: None,
@@ -221,6 +300,12 @@ impl<'a> LoadSharingTables<'a> {
         for x in &r.reserves {
             max_into(&mut self.max_reserve, x.abs());
         }
+        self.reserve_use.add(lead, r);
+    }
+
+    /// The run's warning about its reserves ([`ReserveUse::warning`]).
+    pub fn reserve_warning(&self) -> Option<String> {
+        self.reserve_use.warning()
     }
 
     /// The run's summary: `extra` (e.g. the variant's name), then `frames`, `solved`, `failed`,
@@ -245,6 +330,7 @@ impl<'a> LoadSharingTables<'a> {
             },
             "max_compression_reaction": self.max_compression,
             "max_reserve": self.max_reserve,
+            "reserve_use": self.reserve_use.json(),
             "failed_frames": self.failed_frames,
         });
         if let (true, Some(m)) = (self.virtual_work, fields.as_object_mut()) {

@@ -466,6 +466,7 @@ fn failed_frame(_frame: &Frame, study: &mollier_optim::Study, message: String) -
         max_forces: vec![f64::NAN; k],
         lengths: vec![f64::NAN; k],
         reserves: vec![f64::NAN; study.reserves.len()],
+        reserve_shares: vec![f64::NAN; study.reserves.len()],
         reactions: vec![f64::NAN; study.signs.len()],
         cone_force: None,
         stability_index: None,

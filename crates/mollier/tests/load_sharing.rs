@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use mollier::{Compiled, LoadSharingSetup};
-use mollier_optim::{Criterion, FrameResult, LoadSharing, RunOptions};
+use mollier_optim::{Criterion, DEFAULT_MAX_STRESS_SLACK, FrameResult, LoadSharing, RunOptions};
 
 const G: f64 = 9.81;
 /// Geometry of elbow-muscles.toml in metres, the elbow at the origin: muscle origins on the
@@ -63,7 +63,11 @@ fn fmax(p: &Posture) -> [f64; 4] {
 /// `Σ r_i F_i = W`, `0 ≤ F ≤ Fmax` (KKT), with `g_i = A_i` for the muscles that help the least
 /// maximal stress (signed as their moment arms).
 fn saturating(p: &Posture, g: [f64; 4]) -> [f64; 4] {
-    let cap = fmax(p);
+    saturating_under(p, g, fmax(p))
+}
+
+/// [`saturating`] with upper bounds `cap` (N) in place of the maximal forces.
+fn saturating_under(p: &Posture, g: [f64; 4], cap: [f64; 4]) -> [f64; 4] {
     let forces = |mu: f64| -> [f64; 4] { std::array::from_fn(|i| (mu * g[i]).clamp(0.0, cap[i])) };
     let moment = |f: [f64; 4]| (0..4).map(|i| p.arm[i] * f[i]).sum::<f64>();
     let sign = p.w.signum();
@@ -87,9 +91,14 @@ fn closed_form(criterion: &Criterion, p: &Posture) -> [f64; 4] {
         Criterion::Forces => saturating(p, weights([1.0; 4])),
         Criterion::Stresses => saturating(p, weights(PCSA.map(|a| a * a))),
         Criterion::Activations => saturating(p, weights(fmax(p).map(|f| f * f))),
-        // every muscle that helps at one stress s (or its maximal force)
+        // stage 1: every muscle that helps at one stress t* (or its maximal force); stage 2: the
+        // least Σ (F/PCSA)² (criterion (b)'s KKT form) with every stress at most t* (1 + δ)
         Criterion::MaxStress => {
-            saturating(p, std::array::from_fn(|i| if helps(i) { PCSA[i] * p.arm[i].signum() } else { 0.0 }))
+            let strict =
+                saturating(p, std::array::from_fn(|i| if helps(i) { PCSA[i] * p.arm[i].signum() } else { 0.0 }));
+            let t = (0..4).map(|i| strict[i] / PCSA[i]).fold(0.0, f64::max);
+            let cap = std::array::from_fn(|i| fmax(p)[i].min(t * (1.0 + DEFAULT_MAX_STRESS_SLACK) * PCSA[i]));
+            saturating_under(p, weights(PCSA.map(|a| a * a)), cap)
         }
         Criterion::Weighted(_) => unreachable!("not tested here"),
     }
@@ -141,7 +150,7 @@ fn every_criterion_shares_the_moment_as_its_closed_form_says() {
     let setup = c.load_sharing.as_ref().expect("a [load_sharing] section");
     for criterion in [Criterion::Forces, Criterion::Stresses, Criterion::Activations, Criterion::MaxStress] {
         let (phis, results) = run(&c, setup, criterion.clone(), false);
-        let (mut extensor, mut saturated) = (false, false);
+        let (mut extensor, mut saturated, mut slack_acts) = (false, false, false);
         for (phi, r) in phis.iter().zip(&results) {
             let p = posture(*phi);
             assert!(r.status.is_success(), "{} at {phi}: {}", criterion.letter(), r.status);
@@ -158,6 +167,13 @@ fn every_criterion_shares_the_moment_as_its_closed_form_says() {
                 assert!((r.lengths[i] - p.length[i]).abs() < 1e-12);
             }
             extensor |= want[3] > 0.0 && want[0] == 0.0;
+            if criterion == Criterion::MaxStress {
+                // the slack changes the strict optimum (one stress for every helper)
+                let helps = |i: usize| p.arm[i] * p.w > 0.0;
+                let strict =
+                    saturating(&p, std::array::from_fn(|i| if helps(i) { PCSA[i] * p.arm[i].signum() } else { 0.0 }));
+                slack_acts |= (0..4).any(|i| (strict[i] - want[i]).abs() > 1e-3 * scale);
+            }
             saturated |= (0..4).any(|i| want[i] > 0.0 && want[i] == fmax(&p)[i]);
             let j = joint_force(&p, &r.forces);
             let got = r.cone_force.expect("the cone force is reported");
@@ -166,6 +182,7 @@ fn every_criterion_shares_the_moment_as_its_closed_form_says() {
             }
         }
         assert!(extensor, "the triceps takes over in the motion");
+        assert_eq!(slack_acts, criterion == Criterion::MaxStress, "(d)'s slack moves the forces");
         if criterion == Criterion::Forces {
             assert!(saturated, "(a) loads the brachioradialis to its maximal force when the arm is nearly straight");
         }
@@ -235,4 +252,125 @@ fn parallel_runs_equal_sequential_ones() {
     // other chunks start Newton-Raphson elsewhere: the same solution to the solver's tolerance
     let (a, b) = (forces(&go(true, 4)), forces(&go(false, 1000)));
     assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1e-8 * x.abs().max(1.0)), "{a:?}\n{b:?}");
+}
+
+/// The elbow with a reserve on its one input, weight `weight`, and the muscles `keep`.
+fn with_reserve(setup: &LoadSharingSetup, weight: f64, keep: &[&str]) -> LoadSharingSetup {
+    let mut s = setup.clone();
+    s.muscles.retain(|m| keep.contains(&m.name.as_str()));
+    s.reserves = vec![mollier::load_sharing::ReserveInfo { name: "elbow.rotation".into(), input: 0, weight }];
+    s
+}
+
+/// The reserve's cost scale of a criterion: the most expensive muscle at full force, `max c_i`.
+fn reserve_unit(criterion: &Criterion, cap: &[f64; 4], kept: &[usize]) -> f64 {
+    let c = |i: usize| match criterion {
+        Criterion::Forces => cap[i] * cap[i],
+        Criterion::Stresses => (cap[i] / PCSA[i]).powi(2),
+        Criterion::Activations => 1.0,
+        _ => unreachable!("not tested here"),
+    };
+    kept.iter().map(|&i| c(i)).fold(0.0, f64::max)
+}
+
+#[test]
+fn a_reserve_costs_its_weight_times_the_dearest_muscle_for_every_criterion() {
+    // KKT of Σ c_i (F_i/Fmax_i)² + w C (r/ρ)² subject to Σ r_i F_i + r = W, 0 <= F <= Fmax:
+    // F_i = clamp(λ r_i Fmax_i²/(2 c_i)), r = λ ρ²/(2 w C), with ρ = max(max_i |r_i| Fmax_i, |W|)
+    // the input's scale and C = max_i c_i; λ by bisection on the moment.
+    let c = load();
+    let setup = c.load_sharing.as_ref().expect("a [load_sharing] section");
+    let all = ["biceps", "brachialis", "brachioradialis", "triceps"];
+    let weight = mollier_optim::RESERVE_WEIGHT;
+    let s = with_reserve(setup, weight, &all);
+    let mut largest = Vec::new();
+    for criterion in [Criterion::Forces, Criterion::Stresses, Criterion::Activations] {
+        let (phis, results) = run(&c, &s, criterion.clone(), false);
+        let mut top = 0.0f64;
+        for (phi, r) in phis.iter().zip(&results) {
+            assert!(r.status.is_success(), "{} at {phi}: {}", criterion.letter(), r.status);
+            let p = posture(*phi);
+            let cap = fmax(&p);
+            let unit = reserve_unit(&criterion, &cap, &[0, 1, 2, 3]);
+            let rho = (0..4).map(|i| (p.arm[i] * cap[i]).abs()).fold(p.w.abs(), f64::max);
+            // F_i = clamp(μ r_i Fmax_i²/c_i, 0, Fmax_i), r = μ ρ²/(w C)
+            let g: [f64; 4] =
+                std::array::from_fn(|i| p.arm[i] * cap[i] * cap[i] / reserve_unit(&criterion, &cap, &[i]));
+            let g_r = rho * rho / (weight * unit);
+            let force = |l: f64, i: usize| (l * g[i]).clamp(0.0, cap[i]);
+            let moment = |l: f64| (0..4).map(|i| p.arm[i] * force(l, i)).sum::<f64>() + l * g_r;
+            // the moment grows with μ
+            let (mut lo, mut hi) = (-1.0, 1.0);
+            while moment(lo) > p.w || moment(hi) < p.w {
+                (lo, hi) = (2.0 * lo, 2.0 * hi);
+                assert!(hi < 1e40, "no bracket");
+            }
+            for _ in 0..400 {
+                let mid = 0.5 * (lo + hi);
+                if moment(mid) < p.w { lo = mid } else { hi = mid }
+            }
+            let l = 0.5 * (lo + hi);
+            let want: Vec<f64> = (0..4).map(|i| force(l, i)).collect();
+            let want_r = l * g_r;
+            let scale = want.iter().fold(1.0f64, |m, f| m.max(f.abs()));
+            for i in 0..4 {
+                assert!(
+                    (r.forces[i] - want[i]).abs() <= 1e-6 * scale,
+                    "{} at φ = {phi}: muscle {i} {} N vs {} N",
+                    criterion.letter(),
+                    r.forces[i],
+                    want[i]
+                );
+            }
+            assert!(
+                (r.reserves[0] - want_r).abs() <= 1e-6 * rho,
+                "{} at {phi}: {} vs {want_r}",
+                criterion.letter(),
+                r.reserves[0]
+            );
+            top = top.max(r.reserve_shares[0]);
+        }
+        // expensive: far below the warning's 1 %
+        assert!(top < 0.1 * mollier_optim::RESERVE_WARNING_SHARE, "{}: share {top}", criterion.letter());
+        largest.push(top);
+    }
+    // one weight, one order of magnitude for every criterion (in the criteria's own units the
+    // same weight would differ by (Fmax/PCSA)² ~ 1e12 between (a) and (b))
+    let (lo, hi) = largest.iter().fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    println!("largest reserve shares (a, b, c): {largest:?}");
+    assert!(lo > 0.0 && hi < 10.0 * lo, "{largest:?}");
+}
+
+#[test]
+fn without_the_triceps_the_reserve_extends_the_elbow_and_says_so() {
+    let c = load();
+    let setup = c.load_sharing.as_ref().expect("a [load_sharing] section");
+    let s = with_reserve(setup, mollier_optim::RESERVE_WEIGHT, &["biceps", "brachialis", "brachioradialis"]);
+    for criterion in [Criterion::Forces, Criterion::Stresses, Criterion::Activations, Criterion::MaxStress] {
+        let (phis, results) = run(&c, &s, criterion.clone(), false);
+        let mut needed = 0;
+        for (phi, r) in phis.iter().zip(&results) {
+            assert!(r.status.is_success(), "{} at {phi}: {}", criterion.letter(), r.status);
+            let w = posture(*phi).w;
+            if w < 0.0 {
+                // only the triceps extends: the reserve makes the whole moment
+                needed += 1;
+                assert!(
+                    (r.reserves[0] - w).abs() < 1e-6 * w.abs(),
+                    "{} at {phi}: {} vs {w}",
+                    criterion.letter(),
+                    r.reserves[0]
+                );
+                assert!(r.reserve_shares[0] > 1.0 - 1e-6, "{} at {phi}: {}", criterion.letter(), r.reserve_shares[0]);
+            } else {
+                assert!(
+                    r.reserve_shares[0] < mollier_optim::RESERVE_WARNING_SHARE,
+                    "{} at {phi}: share {}",
+                    criterion.letter(),
+                    r.reserve_shares[0]
+                );
+            }
+        }
+        assert!(needed >= 5, "{}: {needed} frames need the reserve", criterion.letter());
+    }
 }

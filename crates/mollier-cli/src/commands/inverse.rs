@@ -115,6 +115,10 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
     extra.insert("model".into(), json!(model.display().to_string()));
     extra.insert("motion".into(), json!(motion.file));
     extra.insert("motion_derivatives".into(), json!(derivatives_used));
+    // once per run, whether quiet or not: a reserve doing the muscles' work must not be silent
+    if let Some(w) = tables.reserve_warning() {
+        errln!("warning: {w}");
+    }
     let (summary, mut timing) = tables.finish(extra);
     let ms_per_frame = timing["ms_per_frame"].as_f64().unwrap_or(f64::NAN);
     if let Some(t) = timing.as_object_mut() {

@@ -4,7 +4,8 @@
 //! Closed forms for `Σ r_i F_i = M` (M > 0) over the agonists (r_i > 0), antagonists at 0:
 //! - (a) `F_i = r_i M / Σ r_j²`; (b) `F_i = A_i² r_i M / Σ A_j² r_j²`;
 //! - (c) `F_i = Fmax_i² r_i M / Σ Fmax_j² r_j²`; weighted `F_i = (r_i/w_i) M / Σ r_j²/w_j`;
-//! - (d) `F_i = A_i t`, `t = M / Σ A_j r_j`;
+//! - (d) strict (slack 0): `F_i = A_i t`, `t = M / Σ A_j r_j`; with slack δ: `F_i = A_i s_i`,
+//!   `s_i = min(μ A_i r_i, (1 + δ) t)`, μ from the moment (least `Σ s²` under the cap, KKT);
 //! - with muscle s saturated: the same over the others with `M − r_s Fmax_s`.
 
 use mollier_core::dynamics::Load;
@@ -114,8 +115,8 @@ fn check_all_criteria(case: &Case) {
     let got = case.solve(Study::new(case.muscles(), Criterion::Weighted(w.clone())));
     let c: Vec<f64> = w.iter().map(|v| 1.0 / v).collect();
     assert_forces("weighted", &got.forces, &proportional(&r, &c, m, &[]));
-    // (d): F_i = A_i t
-    let got = case.solve(Study::new(case.muscles(), Criterion::MaxStress));
+    // (d), strict: F_i = A_i t
+    let got = case.solve(strict(Study::new(case.muscles(), Criterion::MaxStress)));
     let t = m / (0..k).filter(|&i| r[i] > 0.0).map(|i| a[i] * r[i]).sum::<f64>();
     let want: Vec<f64> = (0..k).map(|i| if r[i] > 0.0 { a[i] * t } else { 0.0 }).collect();
     assert_forces("(d)", &got.forces, &want);
@@ -149,6 +150,48 @@ fn three_agonists_every_criterion() {
     check_all_criteria(&case);
 }
 
+/// Criterion (d) without slack: the strict lexicographic optimum.
+fn strict(mut s: Study) -> Study {
+    s.max_stress_slack = 0.0;
+    s
+}
+
+#[test]
+fn criterion_d_with_slack_is_the_least_sum_of_squares_under_the_relaxed_cap() {
+    // three agonists, one antagonist; stage 1 gives t, stage 2 s_i = min(μ A_i r_i, (1 + δ) t)
+    let case = Case::new(&[0, 1, 2, 3], &[3e-4, 5e-4, 4e-4, 2e-4]);
+    let (_, r, _, m) = case.hand();
+    let a = &case.pcsa;
+    let t = m / (0..4).filter(|&i| r[i] > 0.0).map(|i| a[i] * r[i]).sum::<f64>();
+    for delta in [0.0, 0.001, 0.01, 0.1] {
+        let cap = (1.0 + delta) * t;
+        // active set by hand: cap the muscles whose unconstrained share exceeds it, until none
+        let mut capped = [false; 4];
+        let s = loop {
+            let rest = m - (0..4).filter(|&i| capped[i]).map(|i| a[i] * r[i] * cap).sum::<f64>();
+            let mu = rest / (0..4).filter(|&i| !capped[i] && r[i] > 0.0).map(|i| (a[i] * r[i]).powi(2)).sum::<f64>();
+            let s: Vec<f64> = (0..4).map(|i| if capped[i] { cap } else { (mu * a[i] * r[i]).max(0.0) }).collect();
+            match (0..4).find(|&i| !capped[i] && s[i] > cap) {
+                Some(i) => capped[i] = true,
+                None => break s,
+            }
+        };
+        let mut study = Study::new(case.muscles(), Criterion::MaxStress);
+        study.max_stress_slack = delta;
+        let got = case.solve(study);
+        let want: Vec<f64> = (0..4).map(|i| a[i] * s[i]).collect();
+        // two interior-point solves in sequence: ~1e-9 each (docs/theory/optimization.md)
+        let d = rel_diff(&got.forces, &want, want.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+        assert!(d < 1e-8, "(d), δ = {delta}: got {:?}, want {want:?} (relative {d:.1e})", got.forces);
+        let top = (0..4).map(|i| got.forces[i] / a[i]).fold(0.0, f64::max);
+        assert!(top <= cap * (1.0 + 1e-8), "δ = {delta}: max stress {top} above (1 + δ) t = {cap}");
+        if delta > 0.0 {
+            // the precondition of a test that can fail: the slack changes the forces
+            assert!(capped.iter().any(|c| *c) && s.iter().any(|v| *v > 0.0 && *v < cap), "δ = {delta}: {s:?}");
+        }
+    }
+}
+
 #[test]
 fn saturated_muscle_criteria_a_and_d() {
     // muscle 1 has the largest moment arm but little PCSA: it saturates at Fmax(l)
@@ -167,7 +210,7 @@ fn saturated_muscle_criteria_a_and_d() {
     let a = &case.pcsa;
     let t = (m - r[1] * fmax[1]) / (r[0] * a[0] + r[2] * a[2]);
     assert!(a[1] * t > fmax[1], "precondition: muscle 1 saturates under (d)");
-    let got = case.solve(Study::new(case.muscles(), Criterion::MaxStress));
+    let got = case.solve(strict(Study::new(case.muscles(), Criterion::MaxStress)));
     assert_forces("(d) saturated", &got.forces, &[a[0] * t, fmax[1], a[2] * t]);
     let s0 = got.forces[0] / a[0];
     let s2 = got.forces[2] / a[2];
@@ -178,8 +221,9 @@ fn saturated_muscle_criteria_a_and_d() {
 #[test]
 fn an_expensive_reserve_covers_what_the_muscles_cannot() {
     // the load is beyond the muscles: without a reserve the frame is infeasible, with an
-    // expensive one all muscles saturate and the reserve gives the rest:
-    // KKT: 2 F_i = λ r_i (unsaturated), 2 w r = λ  ⇒  saturated when w r r_i > Fmax_i
+    // expensive one all muscles saturate and the reserve gives the rest. Its cost w C (r/ρ)²,
+    // C = max Fmax² (criterion (a)), ρ = max(max r_i Fmax_i, M) the input's scale.
+    // KKT: 2 F_i = λ r_i (unsaturated), 2 w C r/ρ² = λ  ⇒  saturated when w C r r_i/ρ² > Fmax_i
     let case = Case::new(&[0, 1], &[1e-5, 1e-5]);
     let (_, r, fmax, m) = case.hand();
     assert!(r[0] * fmax[0] + r[1] * fmax[1] < 0.5 * m, "precondition: the muscles are too weak");
@@ -192,7 +236,7 @@ fn an_expensive_reserve_covers_what_the_muscles_cannot() {
     assert!(!res.status.is_success(), "{}", res.status);
     assert!(res.status.to_string().contains("Infeasible"), "{}", res.status);
     assert!(res.residual.unwrap() > 0.0 && res.residual.unwrap().is_finite());
-    let weight = 1e3;
+    let weight = mollier_optim::RESERVE_WEIGHT;
     let mut study = Study::new(case.muscles(), Criterion::Forces);
     study.reserves = vec![Reserve { input: 0, weight }];
     let sharing = LoadSharing::new(&case.arm.model, study).unwrap();
@@ -200,10 +244,12 @@ fn an_expensive_reserve_covers_what_the_muscles_cannot() {
     let res = sharing.solve_frame(&mut ws, &mut data, &[0.0], &[0.0], &load);
     assert!(res.status.is_success(), "{}", res.status);
     let reserve = m - r[0] * fmax[0] - r[1] * fmax[1];
-    assert!((0..2).all(|i| weight * reserve * r[i] > fmax[i]), "precondition: both saturate");
+    let c = fmax.iter().fold(0.0f64, |a, f| a.max(f * f));
+    let rho = (0..2).map(|i| r[i] * fmax[i]).fold(m, f64::max);
+    assert!((0..2).all(|i| weight * c * reserve * r[i] / (rho * rho) > fmax[i]), "precondition: both saturate");
     assert_forces("saturated muscles", &res.forces, &fmax);
     assert!((res.reserves[0] - reserve).abs() < 1e-9 * m, "reserve {} vs {reserve}", res.reserves[0]);
-    let cost = fmax.iter().map(|f| f * f).sum::<f64>() + weight * reserve * reserve;
+    let cost = fmax.iter().map(|f| f * f).sum::<f64>() + weight * c * (reserve / rho).powi(2);
     assert!((res.objective.unwrap() - cost).abs() < 1e-6 * cost);
 }
 
@@ -211,7 +257,7 @@ fn an_expensive_reserve_covers_what_the_muscles_cannot() {
 fn equal_stresses_under_criterion_d_with_several_muscles() {
     // four muscles, one antagonist: the three agonists share one F/PCSA
     let case = Case::new(&[0, 1, 2, 3], &[3e-4, 5e-4, 4e-4, 2e-4]);
-    let r = case.solve(Study::new(case.muscles(), Criterion::MaxStress));
+    let r = case.solve(strict(Study::new(case.muscles(), Criterion::MaxStress)));
     let s: Vec<f64> = (0..4).map(|i| r.forces[i] / case.pcsa[i]).collect();
     assert!(s[2].abs() < 1e-9 * s[0], "the antagonist rests: {s:?}");
     for i in [1, 3] {
