@@ -3,63 +3,27 @@
 
 use std::f64::consts::PI;
 
-use mollier_core::NodeId;
-use mollier_core::element::NodeKind;
-use mollier_core::registry::{Frame, ParamError, Params, Registry, Resolver, Units, Value};
+use mollier_core::registry::{ParamError, Units, Value};
 use mollier_engin_joint::{TYPE, shoulder};
+use mollier_joint_common::example::{ExampleElement, Table};
 
-/// An element's parameters, keys in file order.
-type Table = Vec<(String, Value)>;
-
-const EXAMPLE: &str = include_str!("../../../models/joints/engin-shoulder.toml");
-
-struct Bodies;
-
-impl Resolver for Bodies {
-    fn node(&self, name: &str, kind: NodeKind) -> Result<NodeId, String> {
-        match (name, kind) {
-            ("thorax", NodeKind::Orientation) => Ok(NodeId::new(0)),
-            ("humerus", NodeKind::Orientation) => Ok(NodeId::new(1)),
-            ("humerus.elbow", _) => Err("`humerus.elbow` is a position node".into()),
-            _ => Err(format!("no node called `{name}`")),
-        }
-    }
-    fn frame(&self, _name: &str) -> Option<Frame> {
-        None
-    }
-    fn initial(&self, _node: NodeId) -> Option<Vec<f64>> {
-        None
-    }
-}
-
-fn value(v: &toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => Value::String(s.clone()),
-        toml::Value::Integer(i) => Value::Number(*i as f64),
-        toml::Value::Float(x) => Value::Number(*x),
-        toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::Array(a) => Value::Array(a.iter().map(value).collect()),
-        toml::Value::Table(t) => Value::Table(t.iter().map(|(k, v)| (k.clone(), value(v))).collect()),
-        toml::Value::Datetime(d) => Value::String(d.to_string()),
-    }
+/// The element `shoulder_resistance` of the example model.
+fn ex() -> ExampleElement {
+    ExampleElement::new(
+        include_str!("../../../models/joints/engin-shoulder.toml"),
+        "shoulder_resistance",
+        ["thorax", "humerus"],
+        TYPE,
+    )
 }
 
 /// The element's parameter table from the example, without `type`.
 fn example_table() -> Table {
-    let doc: toml::Table = toml::from_str(EXAMPLE).unwrap();
-    let el = doc["elements"]["shoulder_resistance"].as_table().unwrap();
-    assert_eq!(el["type"].as_str(), Some(TYPE.name));
-    el.iter().filter(|(k, _)| *k != "type").map(|(k, v)| (k.clone(), value(v))).collect()
-}
-
-fn registry() -> Registry {
-    let mut r = Registry::new();
-    mollier_engin_joint::register(&mut r).unwrap();
-    r
+    ex().table()
 }
 
 fn build(table: &[(String, Value)], units: Units) -> Result<Box<dyn mollier_core::Element>, ParamError> {
-    registry().build(TYPE.name, &Params::new(table, "elements.shoulder_resistance", &Bodies, units))
+    ex().build(table, units)
 }
 
 fn numbers(table: &[(String, Value)], key: &str) -> Vec<f64> {

@@ -76,7 +76,7 @@ impl ExampleElement {
     }
 
     /// Build parameters `t` in `units` through a registry holding the type.
-    pub fn build(&self, t: &Table, units: Units) -> Result<Box<dyn Element>, ParamError> {
+    pub fn build(&self, t: &[(String, Value)], units: Units) -> Result<Box<dyn Element>, ParamError> {
         let mut r = Registry::new();
         r.register(self.ty).expect("registers");
         let path = format!("elements.{}", self.element);
@@ -84,7 +84,7 @@ impl ExampleElement {
     }
 
     /// The error building `t` gives (panics if it builds).
-    pub fn error(&self, t: &Table) -> ParamError {
+    pub fn error(&self, t: &[(String, Value)]) -> ParamError {
         self.build(t, Units::default()).map(|_| ()).expect_err("a bad table")
     }
 }
