@@ -116,6 +116,34 @@ impl HillParams {
     }
 }
 
+/// The root of a function that is positive at `bracket.0` and negative at `bracket.1`, from
+/// `start`: Newton steps while they stay inside the shrinking bracket, bisection otherwise, until
+/// `|f| <= ftol` or the bracket is narrower than `xtol`. `f` returns the value and its slope.
+pub(crate) fn decreasing_root(
+    f: impl Fn(f64) -> (f64, f64),
+    bracket: (f64, f64),
+    start: f64,
+    ftol: f64,
+    xtol: f64,
+) -> f64 {
+    let (mut lo, mut hi) = bracket;
+    let mut x = start;
+    for _ in 0..200 {
+        let (v, slope) = f(x);
+        if v.abs() <= ftol || hi - lo <= xtol {
+            return x;
+        }
+        if v > 0.0 {
+            lo = x;
+        } else {
+            hi = x;
+        }
+        let newton = x - v / slope;
+        x = if newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
+    }
+    x
+}
+
 /// A muscle: its parameters and the constants derived from them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HillMuscle {
@@ -283,7 +311,7 @@ impl HillMuscle {
     pub fn isometric_state(&self, a: f64, length: f64) -> Option<f64> {
         // bracketed: at a vanishing fibre the stretched tendon pulls harder than the fibres, at
         // a slack tendon less (bisection keeps the bracket, Newton speeds it up)
-        let (mut lo, mut hi) = (1e-9 * self.params.optimal_fibre_length, length - self.params.tendon_slack_length);
+        let (lo, mut hi) = (1e-9 * self.params.optimal_fibre_length, length - self.params.tendon_slack_length);
         let f = |s: f64| self.contraction(a, s, 0.0, length);
         if hi <= lo {
             hi = lo + self.params.optimal_fibre_length;
@@ -302,21 +330,11 @@ impl HillMuscle {
                 return None;
             }
         }
-        let mut s = 0.5 * (lo + hi);
-        for _ in 0..200 {
+        let residual = |s: f64| {
             let c = f(s);
-            if c.residual > 0.0 {
-                lo = s;
-            } else {
-                hi = s;
-            }
-            if c.residual.abs() <= 1e-12 * self.params.max_force || (hi - lo) < 1e-15 * length {
-                return Some(s);
-            }
-            let newton = s - c.residual / c.d_s;
-            s = if c.d_s < 0.0 && newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
-        }
-        Some(s)
+            (c.residual, c.d_s)
+        };
+        Some(decreasing_root(residual, (lo, hi), 0.5 * (lo + hi), 1e-12 * self.params.max_force, 1e-15 * length))
     }
 
     /// Fibre length, velocity, pennation and forces at a state, for output.

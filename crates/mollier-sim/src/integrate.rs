@@ -13,7 +13,7 @@
 //! motion, `ṡ` from the contraction residual solved for it (it is strictly monotone in `ṡ`: the
 //! force-velocity curve rises and the CE has a viscosity), `ȧ` from eq. 1.
 
-use crate::hill::HillMuscle;
+use crate::hill::{HillMuscle, decreasing_root};
 use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_dense};
 
 /// A state of the system and its rate.
@@ -216,21 +216,11 @@ pub fn contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64) -> Optio
             return None;
         }
     }
-    let mut sd = 0.0f64.clamp(lo, hi);
-    for _ in 0..200 {
+    let residual = |sd: f64| {
         let c = r(sd);
-        if c.residual.abs() <= 1e-13 * hill.params.max_force || hi - lo <= 1e-15 * vmax {
-            return Some(sd);
-        }
-        if c.residual > 0.0 {
-            lo = sd;
-        } else {
-            hi = sd;
-        }
-        let newton = sd - c.residual / c.d_sdot;
-        sd = if newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
-    }
-    Some(sd)
+        (c.residual, c.d_sdot)
+    };
+    Some(decreasing_root(residual, (lo, hi), 0.0f64.clamp(lo, hi), 1e-13 * hill.params.max_force, 1e-15 * vmax))
 }
 
 // Dormand-Prince 5(4) tableau
