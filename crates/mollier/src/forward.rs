@@ -332,13 +332,13 @@ impl<'a> ForwardRun<'a> {
 
     /// The joint force at the current state from kinetostatics (seed 001, eqs. 13-15) with the
     /// state's accelerations, the laws' stresses and the muscles' forces, in the cone frame, and
-    /// its stability. The workspace holds the state's configuration.
-    fn stability(&mut self, lin: &Linearization) -> Result<Option<[f64; 6]>, SimError> {
+    /// its stability. The workspace holds the state's configuration; `sigma` are the laws'
+    /// stresses there (n_e).
+    fn stability(&mut self, lin: &Linearization, mut sigma: Vec<f64>) -> Result<Option<[f64; 6]>, SimError> {
         let Some((cone, slots)) = &self.cone else { return Ok(None) };
         let model = self.system.model;
         let l = self.system.layout();
         let (v, vdot) = (&self.state.x[l.n..2 * l.n], &self.state.xd[l.n..2 * l.n]);
-        let mut sigma = law_stresses(model, &self.ws.data);
         for (k, m) in self.system.muscles.iter().enumerate() {
             sigma[m.mode.index()] = lin.contraction[k].force;
         }
@@ -384,7 +384,8 @@ impl<'a> ForwardRun<'a> {
         // the workspace holds this state's configuration, gradients and rates (linearized)
         let model = self.system.model;
         let data = &self.ws.data;
-        let sigma = if self.contacts.is_empty() { Vec::new() } else { law_stresses(model, data) };
+        let sigma =
+            if self.contacts.is_empty() && self.cone.is_none() { Vec::new() } else { law_stresses(model, data) };
         let contacts = self
             .contacts
             .iter()
@@ -396,7 +397,7 @@ impl<'a> ForwardRun<'a> {
             .collect();
         let x = st.x.clone();
         let time = st.t;
-        let stability = self.stability(lin)?;
+        let stability = self.stability(lin, sigma)?;
         Ok(ForwardFrame { time, x, muscles, contacts, stability, defect })
     }
 }
