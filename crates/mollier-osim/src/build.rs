@@ -90,7 +90,7 @@ mod tests {
             &Vector3::new(-3.0, 0.0, 0.0),
             &Vector3::new(-1.0, 0.0, 0.0)
         ));
-        // the cylinder is infinitely long: far along its axis still crosses
+        // a line far along a cylinder's axis still crosses it (OpenSim's test of the line)
         let (a, b) = line(0.5, 50.0);
         assert!(crosses(&Shape::Cylinder(1.0, 0.1), &body, &c, &i, &a, &b));
         let (a, b) = line(1.5, 0.0);
@@ -554,9 +554,10 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
                     t.push("type = \"sphere\"".to_string());
                     t.push(format!("radius = {}", num(*r)));
                 }
-                Shape::Cylinder(r, _) => {
+                Shape::Cylinder(r, l) => {
                     t.push("type = \"cylinder\"".to_string());
                     t.push(format!("radius = {}", num(*r)));
+                    t.push(format!("length = {}", num(*l)));
                 }
                 Shape::Ellipsoid(d) => {
                     t.push("type = \"ellipsoid\"".to_string());
@@ -633,18 +634,13 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize]) -> Built {
         let w = &m.bodies[b].wraps[k];
         let who = format!("{} path(s): {}", users.len(), users.join(", "));
         let action = match &w.shape {
-            Shape::Cylinder(_, l) => Some(format!(
-                "approximated: Mollier's cylinder is infinitely long, OpenSim's is {} m long (paths that pass beyond its ends differ){}; {who}",
-                num(*l),
-                match w.quadrant.trim() {
-                    "all" => String::new(),
-                    "x" | "+x" | "-x" | "y" | "+y" | "-y" => format!(
-                        "; quadrant `{}` becomes `side`: OpenSim's one-sided wrapping can go round the far side where Mollier's does not (DAS3: tens of millimetres at some postures)",
-                        w.quadrant.trim()
-                    ),
-                    q => format!("; quadrant `{q}` ignored"),
-                }
-            )),
+            Shape::Cylinder(..) => match w.quadrant.trim() {
+                "all" => None,
+                q @ ("x" | "+x" | "-x" | "y" | "+y" | "-y") => Some(format!(
+                    "approximated: quadrant `{q}` becomes `side`: OpenSim's one-sided wrapping can go round the far side where Mollier's does not (DAS3: tens of millimetres at some postures); {who}"
+                )),
+                q => Some(format!("approximated: quadrant `{q}` ignored; {who}")),
+            },
             Shape::Ellipsoid(_) => Some(format!(
                 "approximated: Mollier wraps a geodesic, OpenSim its own ellipsoid algorithm (lengths differ by up to about a millimetre){}; {who}",
                 if w.quadrant.trim() == "all" { String::new() } else { format!("; quadrant `{}` ignored", w.quadrant) }
@@ -793,14 +789,15 @@ fn inside(shape: &Shape, body: &Pose, centre: &[f64; 3], axes: &Matrix3<f64>, x:
     let local = axes.transpose() * (body.r.transpose() * (x - body.o) - Vector3::from(*centre));
     match shape {
         Shape::Sphere(r) => local.norm() <= *r,
-        Shape::Cylinder(r, _) => local.xy().norm() <= *r,
+        Shape::Cylinder(r, l) => local.xy().norm() <= *r && local.z.abs() <= 0.5 * l,
         Shape::Ellipsoid(d) => (0..3).map(|k| (local[k] / d[k]).powi(2)).sum::<f64>() <= 1.0,
         Shape::Other(_) => false,
     }
 }
 
-/// Whether the straight line from `a` to `b` (global) passes through the shape (cylinders
-/// infinite, as Mollier's), placed as in [`inside`].
+/// Whether the straight line from `a` to `b` (global) passes through the shape (a cylinder's
+/// axis taken as infinite, as OpenSim's own test of a line against a cylinder does), placed as
+/// in [`inside`].
 fn crosses(
     shape: &Shape,
     body: &Pose,

@@ -107,10 +107,13 @@ fn the_report_lists_every_object_not_imported_exactly() {
         "`pc` | PointConstraint | left out",
         "`c` | ConditionalPathPoint | approximated: kept at all times",
         "`mv` | MovingPathPoint | approximated: fixed where it is in the initial configuration; it moves up to 16.000 mm",
-        "`cyl` | WrapCylinder | approximated: Mollier's cylinder is infinitely long, OpenSim's is 0.05 m long",
     ] {
         assert!(report.contains(needle), "no `{needle}` in\n{report}");
     }
+    // a finite cylinder is imported as one (nothing to report), its length in the model file
+    assert!(!report.contains("`cyl` | WrapCylinder"), "{report}");
+    assert!(imp.toml.contains("type = \"cylinder\", body = "), "{}", imp.toml);
+    assert!(imp.toml.contains("radius = 0.01, length = 0.05"), "{}", imp.toml);
     // the model file names its sources and carries the muscle's parameters
     assert!(imp.toml.contains("# Thelen2003Muscle `mus` (m.osim:"), "{}", imp.toml);
     assert!(imp.toml.contains("mus = { pcsa = 5, optimal_length = 0.30000000000000004 }"), "{}", imp.toml);

@@ -24,7 +24,7 @@ fn setup(kind: &str, shift: f64) -> (CurvedTruss, Vec<f64>) {
     let (shape, p, q): (Shape, Vec3, Vec3) = match kind {
         "sphere" => (Shape::Sphere { radius: 0.0272 }, [0.06, 0.012, 0.005], [-0.05, 0.02, 0.012]),
         "cylinder" => (
-            Shape::Cylinder { radius: 0.014, side: Side::Toward([-1.0, 0.0]) },
+            Shape::Cylinder { radius: 0.014, side: Side::Toward([-1.0, 0.0]), length: None },
             [0.0, 0.03, -0.04],
             [0.005, -0.03, 0.05],
         ),

@@ -45,12 +45,15 @@ pub enum Shape {
         /// Radius (m).
         radius: f64,
     },
-    /// An infinite cylinder of this radius (m) along the frame's z axis.
+    /// A cylinder of this radius (m) along the frame's z axis, centred on the frame's origin:
+    /// infinitely long, or `length` long as OpenSim's `WrapCylinder` (see [`span::cylinder`]).
     Cylinder {
         /// Radius (m).
         radius: f64,
         /// Which way the path goes around.
         side: Side,
+        /// Length along the axis (m); `None`: infinite.
+        length: Option<f64>,
     },
     /// An ellipsoid with these semi-axes (m) along the frame's x, y, z axes.
     Ellipsoid {
@@ -253,8 +256,8 @@ impl CurvedTruss {
                 let w = ev.wrap.is_some();
                 Ok((ev, Hint::Wrapped(w)))
             }
-            (Shape::Cylinder { radius, side }, _) => {
-                let ev = span::cylinder(radius, &side, &pa, &pb, want_hess).map_err(tag)?;
+            (Shape::Cylinder { radius, side, length }, _) => {
+                let ev = span::cylinder(radius, &side, length, &pa, &pb, want_hess).map_err(tag)?;
                 let w = ev.wrap.is_some();
                 Ok((ev, Hint::Wrapped(w)))
             }
@@ -707,7 +710,7 @@ impl Element for CurvedTruss {
 fn span_generic<T: Real>(pl: &Placed, pa: &Vec3<T>, pb: &Vec3<T>, hint: &Hint) -> (T, [T; 6]) {
     match (pl.obstacle.shape, hint) {
         (Shape::Sphere { radius }, Hint::Wrapped(w)) => span::sphere_generic(radius, pa, pb, *w),
-        (Shape::Cylinder { radius, side }, Hint::Wrapped(w)) => span::cylinder_generic(radius, &side, pa, pb, *w),
+        (Shape::Cylinder { radius, side, .. }, Hint::Wrapped(w)) => span::cylinder_generic(radius, &side, pa, pb, *w),
         (Shape::Ellipsoid { .. }, Hint::Ellipsoid(sol)) => {
             ellipsoid::span_generic(pl.geo.as_ref().expect("ellipsoid geometry"), pa, pb, sol.as_ref())
         }
@@ -819,6 +822,7 @@ fn shape_of(t: &Params<'_>, fr: &ShapeFrame) -> Result<Shape, ParamError> {
         "sphere" => {
             no("semi_axes", "a sphere has a `radius`, not semi-axes")?;
             no("side", "`side` is for cylinders")?;
+            no("length", "`length` is for cylinders")?;
             Ok(Shape::Sphere { radius: positive_length(t, "radius")? })
         }
         "cylinder" => {
@@ -840,11 +844,16 @@ fn shape_of(t: &Params<'_>, fr: &ShapeFrame) -> Result<Shape, ParamError> {
                     Side::Toward([sx / l, sy / l])
                 }
             };
-            Ok(Shape::Cylinder { radius, side })
+            let length = match t.get("length") {
+                None => None,
+                Some(_) => Some(positive_length(t, "length")?),
+            };
+            Ok(Shape::Cylinder { radius, side, length })
         }
         "ellipsoid" => {
             no("radius", "an ellipsoid has `semi_axes`, not a radius")?;
             no("side", "`side` is for cylinders")?;
+            no("length", "`length` is for cylinders")?;
             let semi_axes = t.point("semi_axes")?;
             if !semi_axes.iter().all(|v| *v > 0.0) {
                 return Err(ParamError::new(t.path("semi_axes"), format!("must be positive, found {semi_axes:?}")));
@@ -951,7 +960,13 @@ pub const OBSTACLE_PARAMS: &[ParamDoc] = &[
         name: "axis",
         kind: ParamKind::Vector,
         required: false,
-        doc: "cylinders only: direction of the cylinder's axis in the body frame, instead of x_axis/y_axis/rotation (whose local z axis is the cylinder's axis otherwise). The cylinder is infinitely long",
+        doc: "cylinders only: direction of the cylinder's axis in the body frame, instead of x_axis/y_axis/rotation (whose local z axis is the cylinder's axis otherwise). The cylinder is infinitely long unless `length` is given",
+    },
+    ParamDoc {
+        name: "length",
+        kind: ParamKind::Length,
+        required: false,
+        doc: "cylinders only: the cylinder's length along its axis (length unit, positive), centred on `centre`, as OpenSim's WrapCylinder: the path goes straight when both contact points would lie beyond the ends, or an anchor within the radius lies beyond them (the length then jumps, as OpenSim's). Default: infinitely long",
     },
     ParamDoc {
         name: "side",
@@ -1048,7 +1063,7 @@ mod pairs {
 
     const SHAPES: [Shape; 3] = [
         Shape::Sphere { radius: 0.03 },
-        Shape::Cylinder { radius: 0.03, side: Side::Either },
+        Shape::Cylinder { radius: 0.03, side: Side::Either, length: None },
         Shape::Ellipsoid { semi_axes: [0.05, 0.04, 0.06] },
     ];
 

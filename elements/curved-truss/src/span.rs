@@ -228,19 +228,37 @@ fn cylinder_angle<T: Real>(side: &Side, p: &[T; 2], s: &[T; 2], radius: f64, hp:
     }
 }
 
-/// An infinite cylinder of radius `radius` along the local z axis through the origin: the path
-/// is tangent lines and a helix, i.e. a straight line on the developed surface.
+/// A cylinder of radius `radius` along the local z axis through the origin, infinitely long
+/// (`length` `None`) or `length` long and centred on the origin: the path is tangent lines and a
+/// helix, i.e. a straight line on the developed surface.
 ///
 /// In the plane normal to the axis the path length is `L_xy = h_p + h_s + R φ` with
 /// `φ = Δ − α_p − α_s` the wrap angle (`Δ` from `side`); along the axis the rise is
 /// `Δz = s_z − p_z`; and since the whole path unrolls into one straight line,
-/// `L = √(L_xy² + Δz²)`. No wrap when `φ ≤ 0`: then `L = |s − p|`. Fails when an anchor is
-/// inside the cylinder, or when `side` is [`Side::Either`], the path wraps and the plane
-/// projections of `a`, the axis and `b` are in line.
-pub fn cylinder(radius: f64, side: &Side, p: &Vec3, s: &Vec3, want_hess: bool) -> Result<SpanEval, ElementError> {
+/// `L = √(L_xy² + Δz²)`. No wrap when `φ ≤ 0`: then `L = |s − p|`.
+///
+/// A finite cylinder is OpenSim's (`WrapCylinder`): the path is straight when both of its
+/// contact points lie beyond the ends (`|z| > length/2`, either end), or when an anchor is
+/// within the radius of the axis but beyond the ends; otherwise the path is the infinite
+/// cylinder's. The length then jumps where the contacts leave the cylinder, as OpenSim's does.
+///
+/// Fails when an anchor is inside the cylinder, or when `side` is [`Side::Either`], the path
+/// wraps and the plane projections of `a`, the axis and `b` are in line.
+pub fn cylinder(
+    radius: f64,
+    side: &Side,
+    length: Option<f64>,
+    p: &Vec3,
+    s: &Vec3,
+    want_hess: bool,
+) -> Result<SpanEval, ElementError> {
+    let beyond = |z: f64| length.is_some_and(|l| z.abs() > 0.5 * l);
     let (p2, s2) = ([p[0], p[1]], [s[0], s[1]]);
     let rp = (p2[0] * p2[0] + p2[1] * p2[1]).sqrt();
     let rs = (s2[0] * s2[0] + s2[1] * s2[1]).sqrt();
+    if !(rp > radius) && beyond(p[2]) || !(rs > radius) && beyond(s[2]) {
+        return straight(p, s, want_hess);
+    }
     if !(rp > radius) {
         return Err(inside("cylinder", "first", rp, radius));
     }
@@ -289,6 +307,9 @@ pub fn cylinder(radius: f64, side: &Side, p: &Vec3, s: &Vec3, want_hess: bool) -
         r * (r * s2[1] / rs - sigma * hs * us[1]) / rs,
         s[2] - dz * hs / lxy,
     ];
+    if beyond(t_in[2]) && beyond(t_out[2]) {
+        return straight(p, s, want_hess);
+    }
     let mut ev = SpanEval {
         length: len,
         grad,
@@ -513,7 +534,7 @@ mod tests {
             let p = [ra * ang(ga)[0], ra * ang(ga)[1], 0.05 * rng.symmetric()];
             let s = [rb * ang(gb)[0], rb * ang(gb)[1], 0.05 * rng.symmetric()];
             let side = if k % 2 == 0 { Side::Either } else { Side::Toward([0.0, 1.0]) };
-            let ev = match cylinder(r, &side, &p, &s, true) {
+            let ev = match cylinder(r, &side, None, &p, &s, true) {
                 Ok(ev) => ev,
                 Err(_) => continue,
             };
@@ -584,6 +605,57 @@ mod tests {
         assert!(count > 20, "{count}");
     }
 
+    /// A finite cylinder against its rule stated independently: with the infinite cylinder's
+    /// contact heights `z_in`, `z_out`, the path is that one unless both are beyond the ends
+    /// (then the straight line); an anchor within the radius is an error only between the ends.
+    #[test]
+    fn finite_cylinder_follows_opensims_rule() {
+        let (r, len) = (0.02, 0.08);
+        let mut rng = Rng::new(12);
+        let (mut inside, mut beyond, mut half) = (0, 0, 0);
+        for k in 0..400 {
+            let side = if k % 2 == 0 { Side::Either } else { Side::Toward([0.0, 1.0]) };
+            let ang = |v: f64| [v.cos(), v.sin()];
+            let (ga, gb) = (rng.symmetric() * 3.1, rng.symmetric() * 3.1);
+            let (ra, rb) = (r * (1.1 + 3.0 * rng.uniform()), r * (1.1 + 3.0 * rng.uniform()));
+            let p = [ra * ang(ga)[0], ra * ang(ga)[1], 0.15 * rng.symmetric()];
+            let s = [rb * ang(gb)[0], rb * ang(gb)[1], 0.15 * rng.symmetric()];
+            let Ok(inf) = cylinder(r, &side, None, &p, &s, true) else { continue };
+            let fin = cylinder(r, &side, Some(len), &p, &s, true).unwrap();
+            let chord = norm(&sub(&s, &p));
+            match inf.wrap {
+                None => assert_eq!(fin, inf),
+                Some(w) => {
+                    let out = |z: f64| z.abs() > 0.5 * len;
+                    if out(w.t_in[2]) && out(w.t_out[2]) {
+                        beyond += 1;
+                        assert!(fin.wrap.is_none() && (fin.length - chord).abs() < 1e-16, "{fin:?}");
+                    } else {
+                        if out(w.t_in[2]) || out(w.t_out[2]) {
+                            half += 1;
+                        } else {
+                            inside += 1;
+                        }
+                        assert_eq!(fin, inf);
+                    }
+                }
+            }
+        }
+        assert!(inside > 10 && beyond > 10 && half > 5, "{inside} within, {beyond} beyond, {half} one end");
+        // an anchor within the radius: straight beyond the ends, an error between them
+        let (a, b) = ([0.005, 0.0, 0.06], [0.0, 0.1, -0.02]);
+        let ev = cylinder(r, &Side::Either, Some(len), &a, &b, false).unwrap();
+        assert!(ev.wrap.is_none() && (ev.length - norm(&sub(&b, &a))).abs() < 1e-16);
+        assert!(cylinder(r, &Side::Either, Some(0.2), &a, &b, false).is_err());
+        assert!(cylinder(r, &Side::Either, None, &a, &b, false).is_err());
+        // derivatives of a wrapped finite span are the infinite cylinder's
+        let (p, s) = ([0.05, 0.01, -0.01], [-0.05, 0.015, 0.02]);
+        let f = |p: &Vec3, s: &Vec3, h: bool| cylinder(r, &Side::Either, Some(len), p, s, h);
+        assert!(f(&p, &s, false).unwrap().wrap.is_some());
+        check_derivatives(&f, &p, &s);
+        check_generic(&f, &|p, s, w| cylinder_generic(r, &Side::Either, p, s, w), &p, &s);
+    }
+
     #[test]
     fn cylinder_derivatives() {
         let r = 0.3;
@@ -593,7 +665,7 @@ mod tests {
             let p = [rng.symmetric(), rng.symmetric(), rng.symmetric()];
             let s = [rng.symmetric(), rng.symmetric(), rng.symmetric()];
             let side = if k % 2 == 0 { Side::Either } else { Side::Toward([0.6, -0.8]) };
-            let f = |p: &Vec3, s: &Vec3, h: bool| cylinder(r, &side, p, s, h);
+            let f = |p: &Vec3, s: &Vec3, h: bool| cylinder(r, &side, None, p, s, h);
             let Ok(_) = f(&p, &s, false) else { continue };
             let on = |pp: &Vec3| f(pp, &s, false).map(|e| e.wrap.is_some()).unwrap_or(false);
             let pe = p.map(|v| v * 1.0001);

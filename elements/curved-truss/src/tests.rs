@@ -43,7 +43,8 @@ fn conformance_sphere_cylinder_ellipsoid() {
     assert!(el.path(&x0).unwrap().0.len() == 1);
     conform(&el, &x0, 0.05);
     for side in [Side::Either, Side::Toward([0.0, 1.0]), Side::Toward([0.0, -1.0])] {
-        let (el, x0, _) = single(Shape::Cylinder { radius: 0.02, side }, [0.06, 0.01, -0.03], [-0.05, 0.015, 0.04]);
+        let (el, x0, _) =
+            single(Shape::Cylinder { radius: 0.02, side, length: None }, [0.06, 0.01, -0.03], [-0.05, 0.015, 0.04]);
         conform(&el, &x0, 0.05);
     }
     let thorax = Shape::Ellipsoid { semi_axes: [0.147, 0.2079, 0.0944] };
@@ -70,7 +71,7 @@ fn via_points_and_several_obstacles() {
     // build the global geometry in a common frame, then express the shapes in their bodies
     let shapes = [
         Shape::Sphere { radius: 0.04 },
-        Shape::Cylinder { radius: 0.03, side: Side::Either },
+        Shape::Cylinder { radius: 0.03, side: Side::Either, length: None },
         Shape::Ellipsoid { semi_axes: [0.05, 0.04, 0.06] },
     ];
     let mut x0 = Vec::new();

@@ -90,14 +90,18 @@ fn cases() -> Vec<(&'static str, Rig, (f64, f64))> {
         (
             "cylinder (side +y)",
             rig(
-                Shape::Cylinder { radius: 0.025, side: Side::Toward([0.0, 1.0]) },
+                Shape::Cylinder { radius: 0.025, side: Side::Toward([0.0, 1.0]), length: None },
                 cyl,
                 [-0.0193, 0.0230, 0.02],
                 [0.032, 0.0, 0.0],
             ),
             (0.5, 3.7),
         ),
-        ("cylinder (either side)", rig(Shape::Cylinder { radius: 0.025, side: Side::Either }, cyl, p, q), (-1.9, 0.0)),
+        (
+            "cylinder (either side)",
+            rig(Shape::Cylinder { radius: 0.025, side: Side::Either, length: None }, cyl, p, q),
+            (-1.9, 0.0),
+        ),
         // an ellipsoid the muscle hugs, as the thorax (with far anchors and a line through the
         // middle, two nearly equal ways round exist and the path may snap between them)
         // an ellipsoid the muscle hugs, as the thorax: anchors near the surface, and the sweep

@@ -87,7 +87,7 @@ fn a_cylinder_in_millimetres_equals_the_same_built_directly() {
     // the same directly: local z = body y, local y = body x (the side), local x = body z
     let fr = ShapeFrame::new([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], [0.01, 0.0, -0.005]);
     let ob = Obstacle {
-        shape: Shape::Cylinder { radius: 0.02, side: Side::Toward([0.0, 1.0]) },
+        shape: Shape::Cylinder { radius: 0.02, side: Side::Toward([0.0, 1.0]), length: None },
         frame: fr,
         body: Frame { position: NodeId::new(2), orientation: NodeId::new(3) },
         segment: 0,
