@@ -68,19 +68,7 @@ fn panel(
     y_desc: &str,
     lines: &[(Vec<(f64, f64)>, RGBColor)],
 ) -> io::Result<()> {
-    panel_over(area, title, (x, "elevation (deg)"), y, y_desc, lines)
-}
-
-/// One small panel of lines against `x.1` over the range `x.0`.
-pub(crate) fn panel_over(
-    area: &Area,
-    title: &str,
-    x: ((f64, f64), &str),
-    y: (f64, f64),
-    y_desc: &str,
-    lines: &[(Vec<(f64, f64)>, RGBColor)],
-) -> io::Result<()> {
-    panel_keyed(area, title, x, y, y_desc, lines, &[])
+    panel_keyed(area, title, (x, "elevation (deg)"), y, y_desc, lines, &[])
 }
 
 /// A tick label: `50`, not `50.0`; at most three decimals.
@@ -89,7 +77,8 @@ pub(crate) fn tick(v: &f64) -> String {
     if r == r.trunc() { format!("{r:.0}") } else { format!("{r}") }
 }
 
-/// [`panel_over`] with a key: `labels[i]` names line `i` (none when `labels` is empty).
+/// One small panel of lines against `x.1` over the range `x.0`, with a key: `labels[i]` names
+/// line `i` (no key when `labels` is empty).
 pub(crate) fn panel_keyed(
     area: &Area,
     title: &str,
@@ -98,6 +87,34 @@ pub(crate) fn panel_keyed(
     y_desc: &str,
     lines: &[(Vec<(f64, f64)>, RGBColor)],
     labels: &[String],
+) -> io::Result<()> {
+    let lines: Vec<Line> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (pts, color))| Line { pts, color: *color, width: 1, dashed: false, label: labels.get(i).cloned() })
+        .collect();
+    panel_lines(area, title, x, y, y_desc, &lines)
+}
+
+/// A line of a panel: points (a non-finite value splits it), colour, width, dashed or solid,
+/// and its name in the key.
+struct Line<'a> {
+    pts: &'a [(f64, f64)],
+    color: RGBColor,
+    width: u32,
+    dashed: bool,
+    label: Option<String>,
+}
+
+/// One panel of lines against `x.1` over the range `x.0`, with a key of the lines that have a
+/// label.
+fn panel_lines(
+    area: &Area,
+    title: &str,
+    x: ((f64, f64), &str),
+    y: (f64, f64),
+    y_desc: &str,
+    lines: &[Line],
 ) -> io::Result<()> {
     let ((x0, x1), x_desc) = x;
     let mut chart = ChartBuilder::on(area)
@@ -118,19 +135,23 @@ pub(crate) fn panel_keyed(
         .label_style(("sans-serif", 10))
         .draw()
         .map_err(err)?;
-    for (i, (pts, color)) in lines.iter().enumerate() {
+    for line in lines {
+        let (color, style) = (line.color, line.color.stroke_width(line.width));
         // a gap (a failed frame) splits a line
-        let color = *color;
-        for (j, run) in pts.split(|p| !p.1.is_finite()).filter(|r| !r.is_empty()).enumerate() {
-            let series = chart.draw_series(LineSeries::new(run.to_vec(), color.stroke_width(1))).map_err(err)?;
-            if let (0, Some(label)) = (j, labels.get(i)) {
+        for (j, run) in line.pts.split(|p| !p.1.is_finite()).filter(|r| !r.is_empty()).enumerate() {
+            let series = if line.dashed {
+                chart.draw_series(DashedLineSeries::new(run.to_vec(), 5, 4, style)).map_err(err)?
+            } else {
+                chart.draw_series(LineSeries::new(run.to_vec(), style)).map_err(err)?
+            };
+            if let (0, Some(label)) = (j, &line.label) {
                 series
                     .label(label.clone())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(2)));
             }
         }
     }
-    if !labels.is_empty() {
+    if lines.iter().any(|l| l.label.is_some()) {
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
@@ -553,43 +574,20 @@ fn girdle(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
             (first..first + 3).map(|i| (0..el.len()).map(|k| (el[k], rhythm[k][i].to_degrees())).collect()).collect();
         let all = model.iter().chain(&dashed).flat_map(|p| p.iter().map(|q| q.1)).filter(|v| v.is_finite());
         let y = padded(all.clone().fold(f64::INFINITY, f64::min), all.fold(f64::NEG_INFINITY, f64::max));
-        let mut chart = ChartBuilder::on(area)
-            .caption(format!("{bone} (YZX angles, deg)"), ("sans-serif", 13))
-            .margin(6)
-            .x_label_area_size(26)
-            .y_label_area_size(40)
-            .build_cartesian_2d(x.0..x.1, y.0..y.1)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_labels(5)
-            .y_labels(5)
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .x_desc("humerus elevation (deg)")
-            .y_desc("deg")
-            .label_style(("sans-serif", 10))
-            .draw()
-            .map_err(err)?;
+        let mut lines = Vec::new();
         for (j, (m, r)) in model.iter().zip(&dashed).enumerate() {
-            let c = PALETTE[j];
-            for run in m.split(|p| !p.1.is_finite()).filter(|r| !r.is_empty()) {
-                chart.draw_series(LineSeries::new(run.to_vec(), c.stroke_width(2))).map_err(err)?;
-            }
-            chart
-                .draw_series(DashedLineSeries::new(r.clone(), 5, 4, c.stroke_width(1)))
-                .map_err(err)?
-                .label(GIRDLE_ANGLES[first + j].1)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2)));
+            let color = PALETTE[j];
+            lines.push(Line { pts: m, color, width: 2, dashed: false, label: None });
+            lines.push(Line {
+                pts: r,
+                color,
+                width: 1,
+                dashed: true,
+                label: Some(GIRDLE_ANGLES[first + j].1.to_string()),
+            });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.7))
-            .border_style(BLACK.mix(0.3))
-            .label_font(("sans-serif", 10))
-            .draw()
-            .map_err(err)?;
+        let title = format!("{bone} (YZX angles, deg)");
+        panel_lines(area, &title, (x, "humerus elevation (deg)"), y, "deg", &lines)?;
     }
     let dev: Vec<(f64, f64)> = (0..el.len())
         .map(|k| (el[k], kin.frames[k].as_ref().map(|f| f.scapula_deviation.to_degrees()).unwrap_or(f64::NAN)))
