@@ -22,7 +22,9 @@ pub const AXES_TOLERANCE: f64 = 1e-3;
 #[serde(deny_unknown_fields)]
 pub struct LoadSharingSpec {
     /// A muscle table: a CSV file, relative to this model file, with the columns `element` and
-    /// `pcsa_cm2` (PCSA, cm²) and optionally `optimal_length_mm` (mm) and `muscle` (the muscle the
+    /// `pcsa_cm2` (PCSA, cm²) and optionally `optimal_length_mm` (mm), `tendon_slack_mm` (mm:
+    /// then `optimal_length_mm` is the fibres' and the force-length relation takes the fibre
+    /// length, the element's length minus the tendon slack) and `muscle` (the muscle the
     /// element belongs to); other columns are notes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub muscle_table: Option<String>,
@@ -71,6 +73,11 @@ pub struct MuscleSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
     pub optimal_length: Option<f64>,
+    /// Tendon slack length (file length unit, default 0): the force-length relation takes the
+    /// fibre length, the element's length minus this, and `optimal_length` is the fibres'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub tendon_slack: Option<f64>,
     /// The muscle the element belongs to, for grouping in outputs (default: the element's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub muscle: Option<String>,
@@ -137,9 +144,29 @@ pub struct JointConeSpec {
     /// Half-angles of the ellipse (file angle unit, each in (0°, 90°)): towards the axis after
     /// `into_socket` and towards the one after that (for `-x`: y, then z).
     pub half_angles: [f64; 2],
+    /// Stability margin `k` in (0, 1] (dimensionless): the force must stay inside `k` times the
+    /// half-angles, not merely inside the rim (seed 001 notes that a force allowed anywhere in
+    /// the glenoid underestimates the rotator cuff). Default 1: the rim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub margin: Option<f64>,
 }
 
 impl JointConeSpec {
+    /// The margin `k`, default 1; an error for one outside (0, 1].
+    pub fn margin(&self) -> Result<f64, FieldError> {
+        let k = self.margin.unwrap_or(1.0);
+        if k.is_finite() && k > 0.0 && k <= 1.0 {
+            Ok(k)
+        } else {
+            Err(FieldError::new(
+                "margin",
+                format!("the margin must be in (0, 1], found {k}"),
+                "give the fraction of the half-angles the force must stay within, e.g. 0.6; 1 is the rim",
+            ))
+        }
+    }
+
     /// The cone frame in the body frame: column `c` holds cone axis `c` in body coordinates, cone
     /// x pointing into the socket. With `into_socket` = ±axis `k` of `axes` (rows `a`), the cone
     /// axes are `(±a_k, ±a_{k+1}, a_{k+2})`: right-handed, the sign on the first two.
@@ -303,6 +330,7 @@ mod tests {
             axes,
             into_socket: into,
             half_angles: [30.0, 20.0],
+            margin: None,
         }
     }
 
@@ -342,5 +370,12 @@ mod tests {
         // 30 rad is not an angle of a cone either
         c.half_angles = [30.0, 20.0];
         assert!(c.half_angles_rad(1.0).is_err());
+        assert_eq!(c.margin(), Ok(1.0));
+        for bad in [0.0, -0.5, 1.5, f64::NAN] {
+            c.margin = Some(bad);
+            assert_eq!(c.margin().unwrap_err().field, "margin", "{bad}");
+        }
+        c.margin = Some(0.6);
+        assert_eq!(c.margin(), Ok(0.6));
     }
 }

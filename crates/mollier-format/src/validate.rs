@@ -203,6 +203,16 @@ fn check_load_sharing(doc: &Document, out: &mut Vec<Diagnostic>, ls: &LoadSharin
         if let Some(l) = m.optimal_length {
             check_positive(doc, out, &format!("{path}.optimal_length"), l, false, "a length in the file's length unit");
         }
+        if let Some(l) = m.tendon_slack.filter(|l| *l != 0.0) {
+            check_positive(
+                doc,
+                out,
+                &format!("{path}.tendon_slack"),
+                l,
+                false,
+                "a length in the file's length unit, or 0",
+            );
+        }
         if m.muscle.as_deref().is_some_and(|g| g.trim().is_empty()) {
             out.push(doc.error(&format!("{path}.muscle"), "empty muscle name", "name the muscle, or leave it out"));
         }
@@ -241,7 +251,7 @@ fn check_load_sharing(doc: &Document, out: &mut Vec<Diagnostic>, ls: &LoadSharin
         }
         check_list(doc, out, &format!("{path}.elements"), &c.elements, "name an element");
         check_finite(doc, out, &format!("{path}.half_angles"), &c.half_angles);
-        let checks = [c.rotation().err(), c.half_angles_rad(doc.spec().units.angle_factor()).err()];
+        let checks = [c.rotation().err(), c.half_angles_rad(doc.spec().units.angle_factor()).err(), c.margin().err()];
         for FieldError { field, message, hint } in checks.into_iter().flatten() {
             out.push(doc.error(&format!("{path}.{field}"), message, hint));
         }

@@ -54,6 +54,9 @@ pub struct LoadSharing<'m> {
     rows: Vec<ModeId>,
     cone: Option<ConeSetup>,
     layouts: Vec<Layout>,
+    /// Say which constraints make an infeasible frame infeasible (off in the relaxed copies
+    /// that find out).
+    explain: bool,
 }
 
 /// The affine maps of one frame, from the muscle forces `F` (N).
@@ -151,6 +154,9 @@ impl<'m> LoadSharing<'m> {
             if !pos(m.l_opt()) {
                 return Err(bad(name, format!("optimal length must be finite and > 0, got {}", m.l_opt())));
             }
+            if !(m.tendon_slack.is_finite() && m.tendon_slack >= 0.0) {
+                return Err(bad(name, format!("tendon slack length must be finite and >= 0, got {}", m.tendon_slack)));
+            }
         }
         if let Criterion::Weighted(w) = &study.criterion {
             param(w.len() == study.muscles.len(), format!("{} weights for {} muscles", w.len(), study.muscles.len()))?;
@@ -206,7 +212,7 @@ impl<'m> LoadSharing<'m> {
                 rows.extend((0..model.element(*el).layout().n_modes()).map(|kk| model.mode_id(*el, kk)));
             }
         }
-        Ok(Self { model, study, modes, rows, cone, layouts })
+        Ok(Self { model, study, modes, rows, cone, layouts, explain: true })
     }
 
     fn setup_cone(model: &Model, c: &crate::study::JointCone) -> Result<ConeSetup, SetupError> {
@@ -561,7 +567,18 @@ impl<'m> LoadSharing<'m> {
         let out1 = ws.programs[0].solve(&ws.values[0]);
         let mut iterations = out1.iterations;
         if !out1.solved() {
-            return self.report(data, qd, qdd, loads, &maps, &out1, &rho, iterations, start);
+            let mut r = self.report(data, qd, qdd, loads, &maps, &out1, &rho, iterations, start);
+            let infeasible = matches!(
+                out1.status,
+                Some(
+                    clarabel::solver::SolverStatus::PrimalInfeasible
+                        | clarabel::solver::SolverStatus::AlmostPrimalInfeasible
+                )
+            );
+            if let (true, true, Status::Solver(m)) = (self.explain, infeasible, &mut r.status) {
+                *m = format!("{m}: {}", self.explain_infeasible(data, qd, qdd, loads));
+            }
+            return r;
         }
         let mut out = out1;
         if let Criterion::MaxStress = self.study.criterion {
@@ -584,6 +601,52 @@ impl<'m> LoadSharing<'m> {
             // else: keep the stage-1 solution, optimal for the maximum stress too
         }
         self.report(data, qd, qdd, loads, &maps, &out, &rho, iterations, start)
+    }
+
+    /// Why a frame is infeasible, found by solving it again with constraints dropped, one set
+    /// more at a time: the joint cone, then the sign constraints on reactions, then the
+    /// muscles' upper bounds `Fmax(l)` (a thousand times stronger, no force-length factor). The
+    /// first relaxation that solves names the culprit; what to try follows. Only on the failure
+    /// path (up to three more solves).
+    fn explain_infeasible(&self, data: &mut Data, qd: &[f64], qdd: &[f64], loads: &[Load]) -> String {
+        let solves = |study: &Study, data: &mut Data| -> bool {
+            let Ok(mut relaxed) = LoadSharing::new(self.model, study.clone()) else { return false };
+            relaxed.explain = false;
+            let mut ws = relaxed.workspace();
+            relaxed.solve_frame(&mut ws, data, qd, qdd, loads).status.is_success()
+        };
+        let mut study = self.study.clone();
+        if let Some(c) = study.cone.as_mut().filter(|c| c.enforce) {
+            c.enforce = false;
+            if solves(&study, data) {
+                return "the joint cone makes the frame infeasible (it solves without it): widen the margin, \
+                        run without the cone (`--no-cone`, or `joint_cone = [\"without\"]` in a study) or add reserves"
+                    .into();
+            }
+        }
+        if !study.signs.is_empty() {
+            let names: Vec<String> = study.signs.iter().map(|s| self.model.mode_name(s.mode)).collect();
+            study.signs.clear();
+            if solves(&study, data) {
+                return format!(
+                    "the sign constraints on reactions ({}) make the frame infeasible, with the joint cone \
+                     dropped too (it solves without them): check the contacts and ligaments, or add reserves",
+                    names.join(", ")
+                );
+            }
+        }
+        study.specific_tension *= 1e3;
+        study.width = f64::INFINITY;
+        if solves(&study, data) {
+            return "the muscles' force bounds make the frame infeasible (it solves with muscles a thousand \
+                    times stronger and the other constraints dropped): the muscles are too weak for the load \
+                    here; add reserves, check the PCSAs, the force-length relation and the load"
+                .into();
+        }
+        "no combination of pulling muscles makes the driving forces, even without the cone, the sign \
+         constraints and the force bounds: an input has no muscle that pulls the needed way; add reserves \
+         or muscles"
+            .into()
     }
 
     /// Fill the program's numbers. `stage2 = Some((cap, reserves))` for the second stage of (d).

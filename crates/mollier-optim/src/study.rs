@@ -40,14 +40,25 @@ pub struct Muscle {
     /// Length of the element at zero elongation (m): the current length is this plus the
     /// elongation.
     pub reference_length: f64,
-    /// Optimal length of the force-length curve (m); `None` takes the reference length.
+    /// Optimal length of the force-length curve (m); `None` takes the reference length. With a
+    /// tendon slack length, the optimal length of the fibres.
     pub optimal_length: Option<f64>,
+    /// Tendon slack length (m, default 0): the force-length curve is a function of the fibre
+    /// length, the muscle's length minus this (a rigid tendon, as OpenSim's static
+    /// optimization; seed 002 eq. 13 applies to the contractile element).
+    pub tendon_slack: f64,
 }
 
 impl Muscle {
     /// A muscle on mode `mode` with PCSA (m²) and reference length (m).
     pub fn new(mode: ModeId, pcsa: f64, reference_length: f64) -> Self {
-        Self { mode, pcsa, reference_length, optimal_length: None }
+        Self { mode, pcsa, reference_length, optimal_length: None, tendon_slack: 0.0 }
+    }
+
+    /// With a tendon slack length (m): the force-length curve then takes the fibre length.
+    pub fn with_tendon_slack(mut self, length: f64) -> Self {
+        self.tendon_slack = length;
+        self
     }
 
     /// With an explicit optimal length (m).
@@ -61,11 +72,12 @@ impl Muscle {
         self.optimal_length.unwrap_or(self.reference_length)
     }
 
-    /// The force-length factor `g(l) = exp(−((l − l_opt)/(W l_opt))²)` at length `l` (m) for
-    /// width `w` (seed 002 eq. 13); `w = ∞` gives 1.
+    /// The force-length factor `g(l) = exp(−((l − l_s − l_opt)/(W l_opt))²)` at muscle length
+    /// `l` (m) for width `w` (seed 002 eq. 13), `l − l_s` the fibre length (`l_s` the tendon
+    /// slack length, rigid tendon); `w = ∞` gives 1.
     pub fn force_length(&self, l: f64, w: f64) -> f64 {
         let lo = self.l_opt();
-        let x = (l - lo) / (w * lo);
+        let x = (l - self.tendon_slack - lo) / (w * lo);
         (-x * x).exp()
     }
 

@@ -28,7 +28,7 @@ fn kinematics_37_frames(bencher: Bencher) {
 #[divan::bench(sample_count = 5, sample_size = 1)]
 fn variant_b_glenoid_37_frames(bencher: Bencher) {
     let s = study();
-    let v = Variant { criterion: Criterion::Stresses, glenoid: true };
+    let v = Variant::new(Criterion::Stresses, true);
     bencher.bench(|| s.run_variant(&v));
 }
 

@@ -9,7 +9,7 @@
 use mollier::output::{OutputDir, OutputError};
 use plotters::prelude::*;
 
-use crate::plots::{PALETTE, err, grid, padded, panel_over, plot_file};
+use crate::plots::{PALETTE, err, grid, padded, panel_keyed, plot_file};
 
 /// What a forward run plots, sampled over time.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -56,7 +56,7 @@ fn coordinates(s: &ForwardSeries, path: &std::path::Path) -> std::io::Result<()>
         let y = range(members.iter().flat_map(|(_, _, v)| v.iter().copied()));
         let unit = members.first().map_or("deg", |m| m.1);
         let names: Vec<&str> = members.iter().map(|(n, _, _)| n.as_str()).collect();
-        panel_over(&area, &names.join(", "), (t, "time (s)"), y, unit, &lines)?;
+        panel_keyed(&area, &names.join(", "), (t, "time (s)"), y, unit, &lines, &[])?;
     }
     root.present().map_err(err)
 }
@@ -73,13 +73,14 @@ fn contacts(s: &ForwardSeries, path: &std::path::Path) -> std::io::Result<()> {
         .map(|(j, (_, v))| (s.time.iter().copied().zip(v.iter().copied()).collect::<Vec<_>>(), PALETTE[j % 10]))
         .collect();
     let names: Vec<&str> = s.contacts.iter().map(|(n, _)| n.as_str()).collect();
-    panel_over(
+    panel_keyed(
         &root,
         &format!("contact forces: {}", names.join(", ")),
         (t, "time (s)"),
         (0.0, 1.1 * top),
         "N",
         &lines,
+        &names.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
     )?;
     root.present().map_err(err)
 }

@@ -1,11 +1,15 @@
-//! A rhythm motion resolved in a model: the frames' generalized coordinates.
+//! A study's motion resolved in a model: the frames' generalized coordinates, from the shoulder
+//! rhythm, from recorded thorax-relative angles, or from a motion file of the model's inputs.
 
-use mollier::Compiled;
+use std::path::Path;
+
+use mollier::{Compiled, InputInfo};
+use mollier_core::element::Quantity;
 use mollier_core::geometry::{Mat3, mat_t_vec, rotation, sub};
-use mollier_core::{Data, NodeId};
+use mollier_core::{Data, NodeId, solve_positions};
 
 use crate::rhythm::{Landmarks, Posture, RestAngles, posture};
-use crate::rotation::{angle_between, yzy};
+use crate::rotation::{angle_between, to_yzx, yzx, yzy};
 use crate::spec::MotionSpec;
 
 const DEG: f64 = std::f64::consts::PI / 180.0;
@@ -32,8 +36,17 @@ pub struct RhythmMotion {
     pub frames: Vec<MotionFrame>,
     /// The scapula's orientation node, to compare the model's scapula with the rhythm's.
     pub scapula: NodeId,
+    /// The clavicle's orientation node.
+    pub clavicle: NodeId,
     /// Rest angles of the rhythm.
     pub rest: RestAngles,
+}
+
+/// DAS3's thorax-relative angles of a clavicle `c` and a scapula `s`: `[y, z, x]` each (YZX,
+/// rad).
+pub fn girdle_angles(c: &Mat3, s: &Mat3) -> [f64; 6] {
+    let (c, s) = (to_yzx(c), to_yzx(s));
+    [c[0], c[1], c[2], s[0], s[1], s[2]]
 }
 
 /// The orientation (rotation matrix) of an orientation node in `data`.
@@ -61,19 +74,51 @@ fn body_orientation(compiled: &Compiled, name: &str) -> Result<NodeId, String> {
         .ok_or_else(|| format!("the model has no body `{name}`"))
 }
 
+/// The columns of a motion of type `angles` (deg unless the file says otherwise): the clavicle's
+/// and the scapula's orientations relative to the thorax as DAS3's YZX angles, and the
+/// humerus's as YZY (pole angle, elevation, axial rotation).
+pub const ANGLE_COLUMNS: [&str; 9] = [
+    "clavicle_y",
+    "clavicle_z",
+    "clavicle_x",
+    "scapula_y",
+    "scapula_z",
+    "scapula_x",
+    "humerus_y",
+    "humerus_z",
+    "humerus_yy",
+];
+
+/// The humerus's elevation (rad): the angle of its long axis (body −y) from thorax −Y.
+fn elevation_of(humerus: &Mat3) -> f64 {
+    humerus[1][1].clamp(-1.0, 1.0).acos()
+}
+
 impl RhythmMotion {
-    /// Resolve a motion specification in a model. Checks that the six named inputs are the
-    /// model's inputs and that the humerus is at the declared rest angles initially.
-    pub fn new(spec: &MotionSpec, compiled: &Compiled) -> Result<Self, String> {
-        if spec.kind != "rhythm" {
-            return Err(format!("motion type `{}`: only `rhythm` is known", spec.kind));
-        }
-        if spec.frames < 2 || spec.frames > 100_000 {
-            return Err(format!("motion.frames must be from 2 to 100000, got {}", spec.frames));
-        }
-        let finite = [spec.pole_angle, spec.elevation[0], spec.elevation[1], spec.axial_rotation];
-        if !finite.iter().all(|v| v.is_finite()) {
-            return Err("motion angles must be finite".into());
+    /// Resolve a motion specification in a model: the rhythm, recorded angles (`angles`) or the
+    /// model's inputs (`inputs`) read from `spec.file`, relative to `dir`. Checks that the six
+    /// named inputs are the model's inputs and that the humerus is at the declared rest angles
+    /// initially.
+    pub fn new(spec: &MotionSpec, compiled: &Compiled, dir: &Path) -> Result<Self, String> {
+        match (spec.kind.as_str(), &spec.file) {
+            ("rhythm", None) => {
+                if spec.frames < 2 || spec.frames > 100_000 {
+                    return Err(format!("motion.frames must be from 2 to 100000, got {}", spec.frames));
+                }
+                let e = spec.elevation.ok_or("motion.elevation: give the first and last elevation (deg)")?;
+                let finite = [spec.pole_angle, e[0], e[1], spec.axial_rotation];
+                if !finite.iter().all(|v| v.is_finite()) {
+                    return Err("motion angles must be finite".into());
+                }
+            }
+            ("rhythm", Some(_)) => {
+                return Err("motion.file: a rhythm reads no file (types `angles` and `inputs` do)".into());
+            }
+            ("angles" | "inputs", None) => {
+                return Err(format!("motion.file: a motion of type `{}` is read from a file: name it", spec.kind));
+            }
+            ("angles" | "inputs", Some(_)) => {}
+            (other, _) => return Err(format!("motion type `{other}`: expected `rhythm`, `angles` or `inputs`")),
         }
         let ms = &spec.model;
         let model = &compiled.model;
@@ -115,29 +160,98 @@ impl RhythmMotion {
             ));
         }
         let rest = RestAngles::default();
-        let n = spec.frames;
-        let frames = (0..n)
-            .map(|k| {
-                let elevation = spec.elevation[0] + (spec.elevation[1] - spec.elevation[0]) * k as f64 / (n - 1) as f64;
-                let angles = [spec.pole_angle * DEG, elevation * DEG, spec.axial_rotation * DEG];
-                let p = posture(&rest, angles[0], angles[1], angles[2]);
-                let girdle = landmarks.coordinates(&p);
-                let values = [
-                    girdle[0],
-                    girdle[1],
-                    girdle[2],
-                    angles[0] - rest_angles[0],
-                    angles[1] - rest_angles[1],
-                    angles[2] - rest_angles[2],
-                ];
-                let mut q = vec![0.0; 6];
-                for (v, &j) in values.iter().zip(&order) {
-                    q[j] = *v;
+        // the inputs of a posture: AC.y, AC.z, TS.x and the humerus's angles from rest
+        let inputs_of = |p: &Posture, humerus: [f64; 3]| {
+            let girdle = landmarks.coordinates(p);
+            let values = [
+                girdle[0],
+                girdle[1],
+                girdle[2],
+                humerus[0] - rest_angles[0],
+                humerus[1] - rest_angles[1],
+                humerus[2] - rest_angles[2],
+            ];
+            let mut q = vec![0.0; 6];
+            for (v, &j) in values.iter().zip(&order) {
+                q[j] = *v;
+            }
+            q
+        };
+        let frames = match spec.kind.as_str() {
+            "rhythm" => {
+                let n = spec.frames;
+                let e = spec.elevation.unwrap_or_default();
+                (0..n)
+                    .map(|k| {
+                        let elevation = e[0] + (e[1] - e[0]) * k as f64 / (n - 1) as f64;
+                        let angles = [spec.pole_angle * DEG, elevation * DEG, spec.axial_rotation * DEG];
+                        let p = posture(&rest, angles[0], angles[1], angles[2]);
+                        MotionFrame { time: k as f64, elevation, posture: p, q: inputs_of(&p, angles) }
+                    })
+                    .collect()
+            }
+            "angles" => {
+                let file = dir.join(spec.file.as_deref().unwrap_or_default());
+                let columns: Vec<InputInfo> = ANGLE_COLUMNS
+                    .iter()
+                    .map(|n| InputInfo {
+                        name: n.to_string(),
+                        input: compiled.inputs[0].input,
+                        quantity: Quantity::Angle,
+                    })
+                    .collect();
+                let m = mollier::read_motion(&file, &columns).map_err(|d| format!("motion.file: {}", d.render()))?;
+                let mut frames = Vec::with_capacity(m.times.len());
+                for (k, a) in m.q.iter().enumerate() {
+                    let p = Posture {
+                        clavicle: yzx(&[a[0], a[1], a[2]]),
+                        scapula: yzx(&[a[3], a[4], a[5]]),
+                        humerus: yzy(&[a[6], a[7], a[8]]),
+                        clavicle_axial: a[2],
+                    };
+                    let elevation = elevation_of(&p.humerus) / DEG;
+                    frames.push(MotionFrame {
+                        time: m.times[k],
+                        elevation,
+                        posture: p,
+                        q: inputs_of(&p, [a[6], a[7], a[8]]),
+                    });
                 }
-                MotionFrame { time: k as f64, elevation, posture: p, q }
-            })
-            .collect();
-        Ok(Self { landmarks, frames, scapula, rest })
+                frames
+            }
+            _ => {
+                // the model's inputs: the posture is the model's own at each frame
+                let file = dir.join(spec.file.as_deref().unwrap_or_default());
+                let m = mollier::read_motion(&file, &compiled.inputs)
+                    .map_err(|d| format!("motion.file: {}", d.render()))?;
+                let mut d = Data::new(model);
+                let mut frames = Vec::with_capacity(m.times.len());
+                for (k, q) in m.q.iter().enumerate() {
+                    solve_positions(model, &mut d, q)
+                        .map_err(|e| format!("motion.file: the frame at time {} cannot be reached: {e}", m.times[k]))?;
+                    let at = |n: NodeId| orientation(compiled, &d, n);
+                    let p = Posture {
+                        clavicle: at(clavicle),
+                        scapula: at(scapula),
+                        humerus: at(humerus),
+                        clavicle_axial: 0.0,
+                    };
+                    let elevation = elevation_of(&p.humerus) / DEG;
+                    frames.push(MotionFrame { time: m.times[k], elevation, posture: p, q: q.to_vec() });
+                }
+                frames
+            }
+        };
+        if frames.len() < 2 {
+            return Err(format!("motion: {} frame(s): a study needs at least 2", frames.len()));
+        }
+        Ok(Self { landmarks, frames, scapula, clavicle, rest })
+    }
+
+    /// The clavicle's and the scapula's orientations relative to the thorax (the global frame)
+    /// in `data` as DAS3's angles: clavicle `[y, z, x]`, scapula `[y, z, x]` (YZX, rad).
+    pub fn girdle_angles(&self, compiled: &Compiled, data: &Data) -> [f64; 6] {
+        girdle_angles(&orientation(compiled, data, self.clavicle), &orientation(compiled, data, self.scapula))
     }
 
     /// How far (rad) the model's scapula in `data` is from the rhythm's scapula of `frame`.

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use mollier::LoadSharingSetup;
 use mollier::output::{OutputDir, OutputError, TableFormat, TableId, number};
-use mollier_optim::{FrameResult, RESERVE_WARNING_SHARE, Sign, deviation_angles};
+use mollier_optim::{FrameResult, RESERVE_WARNING_SHARE, Sign, deviation_angles, stability_index};
 use serde_json::{Map, Value, json};
 
 use crate::study::{KinematicFrame, Results, Study};
@@ -185,7 +185,7 @@ impl<'a> LoadSharingTables<'a> {
         header.extend(setup.reserve_names().iter().map(|n| format!("reserve:{n}")));
         let reactions = out.table(&format!("{prefix}reactions.csv"), None, with_lead(header))?;
         let mut header: Vec<String> =
-            ["status", "stability_index", "theta_deg", "phi_deg", "residual"].map(String::from).into();
+            ["status", "stability_index", "rim_index", "theta_deg", "phi_deg", "residual"].map(String::from).into();
         if virtual_work {
             header.extend(["virtual_work_residual", "virtual_work_scale"].map(String::from));
         }
@@ -251,6 +251,7 @@ impl<'a> LoadSharingTables<'a> {
         row.push(r.status.label().to_string());
         let angles = glenoid_angles(r).filter(|_| ok);
         row.push(r.stability_index.filter(|_| ok).map(number).unwrap_or_default());
+        row.push(self.rim_index(r).filter(|_| ok).map(number).unwrap_or_default());
         row.push(angles.map(|a| number(a.0)).unwrap_or_default());
         row.push(angles.map(|a| number(a.1)).unwrap_or_default());
         row.push(r.residual.map(number).unwrap_or_default());
@@ -265,6 +266,13 @@ impl<'a> LoadSharingTables<'a> {
 
         self.count(lead, r, vw);
         Ok(())
+    }
+
+    /// The stability index of a frame's joint force against the socket's rim (the model's
+    /// half-angles, margin 1; seed 002 eq. 9), whatever margin the run imposed.
+    pub fn rim_index(&self, r: &FrameResult) -> Option<f64> {
+        let c = self.setup.cone.as_ref()?;
+        stability_index(r.cone_force.as_ref()?, c.half_angles[0], c.half_angles[1])
     }
 
     fn count(&mut self, lead: &[f64], r: &FrameResult, vw: Option<(f64, f64)>) {
@@ -315,6 +323,12 @@ impl<'a> LoadSharingTables<'a> {
     pub fn finish(self, extra: Map<String, Value>) -> (Value, Value) {
         let mut out = extra;
         let cone = self.study.cone.as_ref().map(|c| if c.enforce { "imposed" } else { "reported" });
+        let margin = self
+            .study
+            .cone
+            .as_ref()
+            .zip(self.setup.cone.as_ref())
+            .map(|(s, c)| (s.half_angle_y / c.half_angles[0] * 1e12).round() / 1e12);
         let mut fields = json!({
             "frames": self.frames,
             "solved": self.solved,
@@ -322,6 +336,7 @@ impl<'a> LoadSharingTables<'a> {
             "criterion": self.study.criterion.letter(),
             "criterion_text": self.study.criterion.to_string(),
             "joint_cone": cone,
+            "margin": margin,
             "max_residual": self.max_residual,
             "stability_index": {
                 "max": self.index_max,
@@ -408,6 +423,7 @@ fn write_tables(study: &Study, results: &Results, out: &mut OutputDir) -> Result
     }
     header.extend(kin.free_names.iter().cloned());
     header.push("scapula_vs_rhythm_deg".into());
+    header.extend(crate::plots::GIRDLE_ANGLES.iter().map(|(n, _)| format!("{n}_deg")));
     let rows: Vec<Vec<String>> = kin
         .frames
         .iter()
@@ -420,6 +436,7 @@ fn write_tables(study: &Study, results: &Results, out: &mut OutputDir) -> Result
                     r.extend(f.landmarks.iter().flatten().map(|v| number(*v)));
                     r.extend(f.free.iter().map(|v| number(*v)));
                     r.push(number(f.scapula_deviation.to_degrees()));
+                    r.extend(f.girdle_angles.iter().map(|a| number(a.to_degrees())));
                 }
                 Err(e) => {
                     r.push(format!("failed: {e}"));
@@ -478,6 +495,31 @@ fn write_tables(study: &Study, results: &Results, out: &mut OutputDir) -> Result
         variants.push(summary);
     }
 
+    // cuff.csv: the rotator cuff's total force per variant
+    if !study.cuff.is_empty() {
+        let mut header = base();
+        header.extend(results.variants.iter().map(|v| v.variant.name()));
+        let rows: Vec<Vec<String>> = (0..frames.len())
+            .map(|k| {
+                let mut r = lead(k);
+                r.extend(
+                    results
+                        .variants
+                        .iter()
+                        .map(|v| crate::plots::cuff_force(study, v, k).map(number).unwrap_or_default()),
+                );
+                r
+            })
+            .collect();
+        write_table(
+            out,
+            "cuff.csv",
+            Some("the summed force of the study's cuff muscles (N) per variant"),
+            &header,
+            &rows,
+        )?;
+    }
+
     let kin_failed: Vec<Value> = kin
         .frames
         .iter()
@@ -504,6 +546,8 @@ fn write_tables(study: &Study, results: &Results, out: &mut OutputDir) -> Result
             "max_scapula_vs_rhythm_deg": max_deviation,
         },
         "variants": variants,
+        "rhythm": { "data_elevation_deg": crate::rhythm::DATA_ELEVATION_DEG },
+        "warnings": study.warnings(),
     });
     let timing = json!({ "wall_ms": results.time_ms, "kinematics_ms": kin.time_ms, "variants": timings });
     Ok((summary, timing))

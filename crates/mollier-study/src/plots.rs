@@ -68,17 +68,53 @@ fn panel(
     y_desc: &str,
     lines: &[(Vec<(f64, f64)>, RGBColor)],
 ) -> io::Result<()> {
-    panel_over(area, title, (x, "elevation (deg)"), y, y_desc, lines)
+    panel_keyed(area, title, (x, "elevation (deg)"), y, y_desc, lines, &[])
 }
 
-/// One small panel of lines against `x.1` over the range `x.0`.
-pub(crate) fn panel_over(
+/// A tick label: `50`, not `50.0`; at most three decimals.
+pub(crate) fn tick(v: &f64) -> String {
+    let r = (v * 1000.0).round() / 1000.0;
+    if r == r.trunc() { format!("{r:.0}") } else { format!("{r}") }
+}
+
+/// One small panel of lines against `x.1` over the range `x.0`, with a key: `labels[i]` names
+/// line `i` (no key when `labels` is empty).
+pub(crate) fn panel_keyed(
     area: &Area,
     title: &str,
     x: ((f64, f64), &str),
     y: (f64, f64),
     y_desc: &str,
     lines: &[(Vec<(f64, f64)>, RGBColor)],
+    labels: &[String],
+) -> io::Result<()> {
+    let lines: Vec<Line> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (pts, color))| Line { pts, color: *color, width: 1, dashed: false, label: labels.get(i).cloned() })
+        .collect();
+    panel_lines(area, title, x, y, y_desc, &lines)
+}
+
+/// A line of a panel: points (a non-finite value splits it), colour, width, dashed or solid,
+/// and its name in the key.
+struct Line<'a> {
+    pts: &'a [(f64, f64)],
+    color: RGBColor,
+    width: u32,
+    dashed: bool,
+    label: Option<String>,
+}
+
+/// One panel of lines against `x.1` over the range `x.0`, with a key of the lines that have a
+/// label.
+fn panel_lines(
+    area: &Area,
+    title: &str,
+    x: ((f64, f64), &str),
+    y: (f64, f64),
+    y_desc: &str,
+    lines: &[Line],
 ) -> io::Result<()> {
     let ((x0, x1), x_desc) = x;
     let mut chart = ChartBuilder::on(area)
@@ -92,16 +128,38 @@ pub(crate) fn panel_over(
         .configure_mesh()
         .x_labels(5)
         .y_labels(5)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
         .x_desc(x_desc)
         .y_desc(y_desc)
         .label_style(("sans-serif", 10))
         .draw()
         .map_err(err)?;
-    for (pts, color) in lines {
+    for line in lines {
+        let (color, style) = (line.color, line.color.stroke_width(line.width));
         // a gap (a failed frame) splits a line
-        for run in pts.split(|p| !p.1.is_finite()).filter(|r| !r.is_empty()) {
-            chart.draw_series(LineSeries::new(run.to_vec(), color.stroke_width(1))).map_err(err)?;
+        for (j, run) in line.pts.split(|p| !p.1.is_finite()).filter(|r| !r.is_empty()).enumerate() {
+            let series = if line.dashed {
+                chart.draw_series(DashedLineSeries::new(run.to_vec(), 5, 4, style)).map_err(err)?
+            } else {
+                chart.draw_series(LineSeries::new(run.to_vec(), style)).map_err(err)?
+            };
+            if let (0, Some(label)) = (j, &line.label) {
+                series
+                    .label(label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(2)));
+            }
         }
+    }
+    if lines.iter().any(|l| l.label.is_some()) {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.7))
+            .border_style(BLACK.mix(0.3))
+            .label_font(("sans-serif", 9))
+            .draw()
+            .map_err(err)?;
     }
     Ok(())
 }
@@ -112,7 +170,11 @@ fn forces(study: &Study, v: &VariantResult, path: &Path) -> io::Result<()> {
         "{}: muscle element forces, criterion {} ({})",
         study.title(),
         v.variant.criterion,
-        if v.variant.glenoid { "glenoid constraint" } else { "no glenoid constraint" }
+        if v.variant.glenoid {
+            format!("glenoid constraint, margin k = {}", v.variant.margin)
+        } else {
+            "no glenoid constraint".to_string()
+        }
     );
     let value = |k: usize, i: usize| {
         let r = &v.frames[k];
@@ -157,9 +219,29 @@ fn per_muscle_panels(
             .enumerate()
             .map(|(j, &i)| ((0..el.len()).map(|k| (el[k], value(k, i))).collect(), PALETTE[j % PALETTE.len()]))
             .collect();
-        panel(&area, &panel_title(g), x, y, y_desc, &lines)?;
+        // the key: each element's name, without the muscle's common prefix
+        let names: Vec<&str> = g.elements.iter().map(|&i| study.muscles()[i].name.as_str()).collect();
+        let labels: Vec<String> = names.iter().map(|n| element_label(n, &names)).collect();
+        panel_keyed(&area, &panel_title(g), (x, "elevation (deg)"), y, y_desc, &lines, &labels)?;
     }
     root.present().map_err(err)
+}
+
+/// An element's name for a key: without the prefix it shares with the others of its muscle
+/// (`deltoideus_scapular_3` → `3`); the whole name for a muscle of one element.
+fn element_label(name: &str, all: &[&str]) -> String {
+    if all.len() < 2 {
+        return name.to_string();
+    }
+    let common = all
+        .iter()
+        .fold(name.len(), |n, other| name.bytes().zip(other.bytes()).take(n).take_while(|(a, b)| a == b).count());
+    let mut common = common;
+    while !name.is_char_boundary(common) {
+        common -= 1;
+    }
+    let rest = name[common..].trim_start_matches(['_', '.', '-']);
+    if rest.is_empty() { name.to_string() } else { format!("#{rest}") }
 }
 
 /// Each muscle's force as % of its maximal force for every criterion (seed 001, Fig. 8).
@@ -217,10 +299,60 @@ pub(crate) fn ellipse(a: f64, b: f64) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The glenohumeral force's direction inside the glenoid ellipse (seed 002, Fig. 3 inset).
+/// The anatomical direction nearest to a vector in the thorax frame (Delft/DAS3 axes: X
+/// lateral, Y cranial, Z dorsal).
+fn anatomical(v: &[f64; 3]) -> &'static str {
+    let k = (0..3).max_by(|&a, &b| v[a].abs().total_cmp(&v[b].abs())).unwrap_or(0);
+    match (k, v[k] >= 0.0) {
+        (0, true) => "lateral",
+        (0, false) => "medial",
+        (1, true) => "superior",
+        (1, false) => "inferior",
+        (2, true) => "posterior",
+        _ => "anterior",
+    }
+}
+
+/// The colour of a variant in the glenoid and cuff plots: blue without the constraint, red at
+/// margin 1, then orange, green, purple, ... for the smaller margins in the study's order.
+fn margin_color(study: &Study, glenoid: bool, margin: f64) -> RGBColor {
+    if !glenoid {
+        return PALETTE[0];
+    }
+    let margins = study_margins(study);
+    let k = margins.iter().position(|m| *m == margin).unwrap_or(0);
+    [RGBColor(214, 39, 40), PALETTE[1], PALETTE[2], PALETTE[4], PALETTE[5], PALETTE[6]][k % 6]
+}
+
+/// The margins of the study's variants with the constraint, largest first.
+fn study_margins(study: &Study) -> Vec<f64> {
+    let mut m: Vec<f64> = Vec::new();
+    for v in study.variants.iter().filter(|v| v.glenoid) {
+        if !m.contains(&v.margin) {
+            m.push(v.margin);
+        }
+    }
+    m.sort_by(|a, b| b.total_cmp(a));
+    m
+}
+
+/// How a variant is named in a key.
+fn variant_label(glenoid: bool, margin: f64) -> String {
+    if glenoid { format!("constraint, margin k = {margin}") } else { "no constraint".to_string() }
+}
+
+/// The glenohumeral force's direction inside the glenoid ellipse (seed 002, Fig. 3 inset): the
+/// deviation angles from the glenoid's axis, towards the anatomical directions of the glenoid's
+/// axes at rest; the rim (index 0) and the margins' ellipses.
 fn glenoid(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     let Some(g) = &study.sharing.cone else { return Ok(()) };
     let (ta, pa) = (g.half_angles[0].to_degrees(), g.half_angles[1].to_degrees());
+    // the cone's y and z axes in the thorax frame at the initial configuration
+    let data = mollier_core::Data::new(&study.compiled.model);
+    let body = crate::motion::orientation(&study.compiled, &data, g.body);
+    let axis =
+        |c: usize| mollier_core::geometry::mat_vec(&body, &[g.rotation[0][c], g.rotation[1][c], g.rotation[2][c]]);
+    let (towards_y, towards_z) = (anatomical(&axis(1)), anatomical(&axis(2)));
     let criteria: Vec<String> = {
         let mut c: Vec<String> = Vec::new();
         for v in &results.variants {
@@ -232,21 +364,26 @@ fn glenoid(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
         c
     };
     let (rows, cols) = grid(criteria.len());
-    let root = SVGBackend::new(path, (420 * cols as u32, 400 * rows as u32 + 70)).into_drawing_area();
+    let root = SVGBackend::new(path, (460 * cols as u32, 440 * rows as u32 + 90)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let (top, body) = root.split_vertically(70);
+    let (top, body_area) = root.split_vertically(90);
     top.titled(&format!("{}: direction of the glenohumeral force in the glenoid", study.title()), ("sans-serif", 16))
         .map_err(err)?;
-    for (j, (label, c)) in
-        [("with the glenoid constraint", RGBColor(214, 39, 40)), ("without", RGBColor(31, 119, 180))].iter().enumerate()
-    {
-        let x = 20 + 330 * j as i32;
-        top.draw(&PathElement::new(vec![(x, 52), (x + 30, 52)], c.stroke_width(2))).map_err(err)?;
-        top.draw(&Text::new(label.to_string(), (x + 36, 46), ("sans-serif", 12))).map_err(err)?;
+    // the key: without the constraint a wide pale line under the others; with it, dashed lines
+    // with triangles, one colour per margin; the rim black, each margin's ellipse dashed
+    let mut keys = vec![(false, 1.0)];
+    keys.extend(study_margins(study).into_iter().map(|m| (true, m)));
+    for (j, (glen, m)) in keys.iter().enumerate() {
+        let c = margin_color(study, *glen, *m);
+        let (x, y) = (20 + 280 * (j as i32 % 4), 50 + 20 * (j as i32 / 4));
+        let style = if *glen { c.stroke_width(2) } else { c.mix(0.45).stroke_width(6) };
+        top.draw(&PathElement::new(vec![(x, y), (x + 30, y)], style)).map_err(err)?;
+        top.draw(&Text::new(variant_label(*glen, *m), (x + 36, y - 6), ("sans-serif", 12))).map_err(err)?;
     }
-    top.draw(&Text::new("o first frame, x last frame".to_string(), (700, 46), ("sans-serif", 12))).map_err(err)?;
+    top.draw(&Text::new("o first frame, x last frame; black: the rim".to_string(), (20, 76), ("sans-serif", 12)))
+        .map_err(err)?;
     let lim = 1.15 * ta.max(pa);
-    for (letter, area) in criteria.iter().zip(body.split_evenly((rows, cols))) {
+    for (letter, area) in criteria.iter().zip(body_area.split_evenly((rows, cols))) {
         let mut chart = ChartBuilder::on(&area)
             .caption(format!("criterion {letter}"), ("sans-serif", 13))
             .margin(8)
@@ -256,21 +393,35 @@ fn glenoid(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("theta: towards glenoid -y (deg)")
-            .y_desc("phi: towards glenoid z (deg)")
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .x_desc(format!("theta (deg): + {towards_y}"))
+            .y_desc(format!("phi (deg): + {towards_z}"))
             .label_style(("sans-serif", 10))
             .draw()
             .map_err(err)?;
         chart.draw_series(LineSeries::new(ellipse(ta, pa), BLACK.stroke_width(2))).map_err(err)?;
-        for v in results.variants.iter().filter(|v| v.variant.criterion.letter() == letter) {
-            let color = if v.variant.glenoid { RGBColor(214, 39, 40) } else { RGBColor(31, 119, 180) };
+        for m in study_margins(study).into_iter().filter(|m| *m < 1.0) {
+            let c = margin_color(study, true, m);
+            chart.draw_series(DashedLineSeries::new(ellipse(m * ta, m * pa), 5, 4, c.stroke_width(1))).map_err(err)?;
+        }
+        // without the constraint first, so that the constrained lines lie on top of it
+        let mut vs: Vec<&VariantResult> =
+            results.variants.iter().filter(|v| v.variant.criterion.letter() == letter).collect();
+        vs.sort_by_key(|v| v.variant.glenoid);
+        for v in vs {
+            let color = margin_color(study, v.variant.glenoid, v.variant.margin);
             let pts: Vec<(f64, f64)> =
                 v.frames.iter().filter(|r| r.status.is_success()).filter_map(glenoid_angles).collect();
             if pts.is_empty() {
                 continue;
             }
-            chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(1))).map_err(err)?;
-            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 2, color.filled()))).map_err(err)?;
+            if v.variant.glenoid {
+                chart.draw_series(DashedLineSeries::new(pts.clone(), 6, 3, color.stroke_width(2))).map_err(err)?;
+                chart.draw_series(pts.iter().map(|p| TriangleMarker::new(*p, 3, color.filled()))).map_err(err)?;
+            } else {
+                chart.draw_series(LineSeries::new(pts.clone(), color.mix(0.45).stroke_width(6))).map_err(err)?;
+            }
             chart.draw_series(std::iter::once(Circle::new(pts[0], 6, color.stroke_width(2)))).map_err(err)?;
             chart
                 .draw_series(std::iter::once(Cross::new(pts[pts.len() - 1], 6, color.stroke_width(2))))
@@ -375,51 +526,74 @@ fn landmarks(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     root.present().map_err(err)
 }
 
-/// The free joint rotations against elevation.
+/// The girdle's angles relative to the thorax, DAS3's YZX (`kinematics.csv` columns and the
+/// key of `girdle.svg`): the name and what it measures.
+pub const GIRDLE_ANGLES: [(&str, &str); 6] = [
+    ("clavicle_y", "y: protraction (-) / retraction (+)"),
+    ("clavicle_z", "z': elevation"),
+    ("clavicle_x", "x'': axial rotation"),
+    ("scapula_y", "y: protraction (-) / retraction (+)"),
+    ("scapula_z", "z': lateral rotation"),
+    ("scapula_x", "x'': tilt"),
+];
+
+/// The clavicle's and the scapula's angles relative to the thorax against elevation (DAS3's
+/// YZX), the model's (solid) and the rhythm's before the thorax places the scapula (dashed); and
+/// the angle between the two scapulae.
 fn girdle(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     let kin = &results.kinematics;
     let el = elevations(study);
-    let cols: Vec<usize> =
-        kin.free_names.iter().enumerate().filter(|(_, n)| n.ends_with(".rotation")).map(|(i, _)| i).collect();
-    if cols.is_empty() {
-        return Ok(());
-    }
-    // group by the element name's stem before `_` (sc, ac, gh, ...)
-    let mut stems: Vec<String> = Vec::new();
-    for &i in &cols {
-        let stem = kin.free_names[i].split('_').next().unwrap_or("").to_string();
-        if !stems.contains(&stem) {
-            stems.push(stem);
-        }
-    }
-    let root = SVGBackend::new(path, (420 * stems.len() as u32 + 420, 380)).into_drawing_area();
+    let root = SVGBackend::new(path, (1380, 420)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let areas = root.split_evenly((1, stems.len() + 1));
+    let (top, body) = root.split_vertically(40);
+    top.titled(
+        &format!("{}: clavicle and scapula relative to the thorax (model solid, rhythm dashed)", study.title()),
+        ("sans-serif", 15),
+    )
+    .map_err(err)?;
+    let areas = body.split_evenly((1, 3));
     let x = padded(el[0].min(el[el.len() - 1]), el[0].max(el[el.len() - 1]));
-    let value = |k: usize, i: usize| kin.frames[k].as_ref().map(|f| f.free[i].to_degrees()).unwrap_or(f64::NAN);
-    for (stem, area) in stems.iter().zip(&areas) {
-        let members: Vec<usize> =
-            cols.iter().copied().filter(|&i| kin.free_names[i].split('_').next() == Some(stem.as_str())).collect();
-        let lines: Vec<_> = members
-            .iter()
-            .enumerate()
-            .map(|(j, &i)| {
-                ((0..el.len()).map(|k| (el[k], value(k, i))).collect::<Vec<_>>(), PALETTE[j % PALETTE.len()])
+    let rhythm: Vec<[f64; 6]> = study
+        .motion
+        .frames
+        .iter()
+        .map(|f| crate::motion::girdle_angles(&f.posture.clavicle, &f.posture.scapula))
+        .collect();
+    for (bone, area) in ["clavicle", "scapula"].iter().zip(&areas) {
+        let first = if *bone == "clavicle" { 0 } else { 3 };
+        let model: Vec<Vec<(f64, f64)>> = (first..first + 3)
+            .map(|i| {
+                (0..el.len())
+                    .map(|k| {
+                        (el[k], kin.frames[k].as_ref().map(|f| f.girdle_angles[i].to_degrees()).unwrap_or(f64::NAN))
+                    })
+                    .collect()
             })
             .collect();
-        let all: Vec<f64> = lines.iter().flat_map(|(p, _)| p.iter().map(|q| q.1)).filter(|v| v.is_finite()).collect();
-        let y = padded(
-            all.iter().copied().fold(f64::INFINITY, f64::min),
-            all.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        );
-        let names: Vec<&str> = members.iter().map(|&i| kin.free_names[i].as_str()).collect();
-        panel(area, &format!("{} (rotations from rest, deg): {}", stem, names.join(", ")), x, y, "deg", &lines)?;
+        let dashed: Vec<Vec<(f64, f64)>> =
+            (first..first + 3).map(|i| (0..el.len()).map(|k| (el[k], rhythm[k][i].to_degrees())).collect()).collect();
+        let all = model.iter().chain(&dashed).flat_map(|p| p.iter().map(|q| q.1)).filter(|v| v.is_finite());
+        let y = padded(all.clone().fold(f64::INFINITY, f64::min), all.fold(f64::NEG_INFINITY, f64::max));
+        let mut lines = Vec::new();
+        for (j, (m, r)) in model.iter().zip(&dashed).enumerate() {
+            let color = PALETTE[j];
+            lines.push(Line { pts: m, color, width: 2, dashed: false, label: None });
+            lines.push(Line {
+                pts: r,
+                color,
+                width: 1,
+                dashed: true,
+                label: Some(GIRDLE_ANGLES[first + j].1.to_string()),
+            });
+        }
+        let title = format!("{bone} (YZX angles, deg)");
+        panel_lines(area, &title, (x, "humerus elevation (deg)"), y, "deg", &lines)?;
     }
     let dev: Vec<(f64, f64)> = (0..el.len())
         .map(|k| (el[k], kin.frames[k].as_ref().map(|f| f.scapula_deviation.to_degrees()).unwrap_or(f64::NAN)))
         .collect();
     let top = dev.iter().map(|p| p.1).filter(|v| v.is_finite()).fold(1.0, f64::max);
-    panel(&areas[stems.len()], "scapula: model vs rhythm (deg)", x, (0.0, top * 1.1), "deg", &[(dev, BLACK)])?;
+    panel(&areas[2], "scapula: angle between model and rhythm (deg)", x, (0.0, top * 1.1), "deg", &[(dev, BLACK)])?;
     root.present().map_err(err)
 }
 
@@ -440,6 +614,60 @@ fn moment_arms(study: &Study, results: &Results, path: &Path) -> io::Result<()> 
     per_muscle_panels(study, path, &title, &value, y, "mm", |g| g.name.clone())
 }
 
+/// The summed force (N) of the study's cuff muscles at frame `k` of a variant; `None` where the
+/// frame failed.
+pub fn cuff_force(study: &Study, v: &VariantResult, k: usize) -> Option<f64> {
+    let r = &v.frames[k];
+    r.status.is_success().then(|| study.cuff.iter().map(|&i| r.forces[i]).sum())
+}
+
+/// The rotator cuff's force against elevation, one panel per criterion, one line per margin
+/// and one without the constraint.
+fn cuff(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
+    let el = elevations(study);
+    let mut letters: Vec<&str> = Vec::new();
+    for v in &results.variants {
+        if !letters.contains(&v.variant.criterion.letter()) {
+            letters.push(v.variant.criterion.letter());
+        }
+    }
+    let (rows, cols) = grid(letters.len());
+    let root = SVGBackend::new(path, (420 * cols as u32, 320 * rows as u32 + 40)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let (top, body) = root.split_vertically(40);
+    let names: Vec<&str> = study.spec.cuff.iter().map(|s| s.trim_start_matches("m. ")).collect();
+    top.titled(
+        &format!("{}: rotator cuff force ({}) against the stability margin", study.title(), names.join(", ")),
+        ("sans-serif", 15),
+    )
+    .map_err(err)?;
+    let x = padded(el[0].min(el[el.len() - 1]), el[0].max(el[el.len() - 1]));
+    let ymax =
+        results.variants.iter().flat_map(|v| (0..el.len()).filter_map(|k| cuff_force(study, v, k))).fold(1.0, f64::max);
+    for (letter, area) in letters.iter().zip(body.split_evenly((rows, cols))) {
+        let vs: Vec<&VariantResult> =
+            results.variants.iter().filter(|v| v.variant.criterion.letter() == *letter).collect();
+        let lines: Vec<_> = vs
+            .iter()
+            .map(|v| {
+                let pts = (0..el.len()).map(|k| (el[k], cuff_force(study, v, k).unwrap_or(f64::NAN))).collect();
+                (pts, margin_color(study, v.variant.glenoid, v.variant.margin))
+            })
+            .collect();
+        let labels: Vec<String> = vs.iter().map(|v| variant_label(v.variant.glenoid, v.variant.margin)).collect();
+        panel_keyed(
+            &area,
+            &format!("criterion {letter}"),
+            (x, "elevation (deg)"),
+            (0.0, ymax * 1.05),
+            "N",
+            &lines,
+            &labels,
+        )?;
+    }
+    root.present().map_err(err)
+}
+
 /// Write the plots into `out`'s `plots/` directory.
 pub fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Result<(), OutputError> {
     let mut plot = |name: String, f: &dyn Fn(&Path) -> io::Result<()>| plot_file(out, &name, f);
@@ -447,7 +675,13 @@ pub fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Result<()
         plot(format!("forces_{}.svg", v.variant.name()), &|p| forces(study, v, p))?;
     }
     for (glen, what) in [(true, "with the glenoid constraint"), (false, "without the glenoid constraint")] {
-        let vs: Vec<&VariantResult> = results.variants.iter().filter(|v| v.variant.glenoid == glen).collect();
+        // with the constraint: at the largest margin only (the margins are in cuff.svg)
+        let widest = study_margins(study).first().copied().unwrap_or(1.0);
+        let vs: Vec<&VariantResult> = results
+            .variants
+            .iter()
+            .filter(|v| v.variant.glenoid == glen && (!glen || v.variant.margin == widest))
+            .collect();
         if !vs.is_empty() {
             let name = if glen { "criteria_glenoid.svg" } else { "criteria_free.svg" };
             plot(name.to_string(), &|p| criteria(study, &vs, p, what))?;
@@ -455,6 +689,9 @@ pub fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Result<()
     }
     if study.sharing.cone.is_some() {
         plot("glenoid.svg".into(), &|p| glenoid(study, results, p))?;
+    }
+    if !study.cuff.is_empty() {
+        plot("cuff.svg".into(), &|p| cuff(study, results, p))?;
     }
     plot("landmarks.svg".into(), &|p| landmarks(study, results, p))?;
     plot("girdle.svg".into(), &|p| girdle(study, results, p))?;

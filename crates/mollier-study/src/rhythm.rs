@@ -23,6 +23,13 @@ use crate::rotation::{rx, ry, rz, to_yzx, yzx, yzy};
 
 const DEG: f64 = std::f64::consts::PI / 180.0;
 
+/// The humerothoracic elevations (deg) the regression is trusted over: its data are 23 supported
+/// humerus postures of 10 subjects (de Groot & Brand 2001, abstract). The paper's exact range is
+/// not among the project's sources; 120° is where, in this model, the extrapolated girdle leaves
+/// anatomy (AC 110 mm medial, the clavicle retracted 42° more, muscle lengths 0.24 to 2.2 optimal
+/// at 179°; docs/shoulder.md). A study past it warns.
+pub const DATA_ELEVATION_DEG: [f64; 2] = [0.0, 120.0];
+
 /// Rest angles of the clavicle (YZ, plus the axial X) and the scapula (YZX) in the thorax frame,
 /// rad: DSEM's, as in DAS3's `estimate_shoulder_angles` (`C0`, `S0`).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -54,23 +54,37 @@ pub struct StudySpec {
     /// Which points to report in the kinematics and plot as landmarks (point names).
     #[serde(default)]
     pub landmarks: Vec<String>,
+    /// The rotator cuff: muscles (the muscle table's `muscle` names) whose summed force is
+    /// tabulated (`cuff.csv`) and plotted against elevation and margin (`cuff.svg`).
+    #[serde(default)]
+    pub cuff: Vec<String>,
 }
 
-/// The motion: a shoulder rhythm through the model's inputs.
+/// The motion: a shoulder rhythm, recorded angles or recorded inputs, through the model's inputs.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MotionSpec {
-    /// `rhythm`: de Groot & Brand (2001) as in DAS3.
+    /// `rhythm`: de Groot & Brand (2001) as in DAS3; `angles`: the clavicle's, scapula's and
+    /// humerus's angles relative to the thorax per frame, read from `file`
+    /// ([`crate::motion::ANGLE_COLUMNS`]); `inputs`: a motion file of the model's inputs.
     #[serde(rename = "type")]
     pub kind: String,
-    /// Number of frames (at least 2).
-    pub frames: usize,
-    /// Humerus pole angle (deg), constant: 0 is the frontal plane.
+    /// The motion file of `angles` and `inputs` (relative to the study file): CSV, `.mot` or
+    /// `.sto`, a `time` column and one per angle or input.
     #[serde(default)]
+    pub file: Option<String>,
+    /// Number of frames of a rhythm (at least 2).
+    #[serde(default)]
+    pub frames: usize,
+    /// Humerus pole angle of a rhythm (deg), constant: the plane of elevation, 0 the frontal
+    /// plane (abduction), 90 the sagittal plane (forward flexion), about 30-40 the scapular
+    /// plane. Also written `plane`.
+    #[serde(default, alias = "plane")]
     pub pole_angle: f64,
-    /// First and last humerus elevation (deg), evenly spaced over the frames.
-    pub elevation: [f64; 2],
-    /// Humerus axial rotation (deg), constant.
+    /// First and last humerus elevation of a rhythm (deg), evenly spaced over the frames.
+    #[serde(default)]
+    pub elevation: Option<[f64; 2]>,
+    /// Humerus axial rotation of a rhythm (deg), constant.
     #[serde(default)]
     pub axial_rotation: f64,
     /// Where the rhythm meets the model.
@@ -112,6 +126,11 @@ pub struct OptimisationSpec {
     /// (only reported). Default both.
     #[serde(default = "default_variants")]
     pub joint_cone: Vec<String>,
+    /// Stability margins `k` in (0, 1] to run the `with` variants at (the force within `k`
+    /// times the glenoid's half-angles), one variant each; default the model's
+    /// (`[load_sharing.joint_cone] margin`, itself default 1).
+    #[serde(default)]
+    pub margins: Option<Vec<f64>>,
 }
 
 fn default_variants() -> Vec<String> {

@@ -38,19 +38,33 @@ pub enum StudyError {
     },
 }
 
-/// One variant of the load sharing: a criterion, with or without the glenoid cone imposed.
+/// One variant of the load sharing: a criterion, with or without the glenoid cone imposed, and
+/// the cone's stability margin.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Variant {
     /// The criterion.
     pub criterion: Criterion,
     /// The cone imposed (`true`) or only reported.
     pub glenoid: bool,
+    /// Stability margin `k` in (0, 1] of the cone imposed: the joint force stays within `k`
+    /// times the glenoid's half-angles (1: anywhere in the glenoid). 1 without the cone.
+    pub margin: f64,
 }
 
 impl Variant {
-    /// `b-glenoid`, `b-free`, ...: the variant's output directory.
+    /// A variant at margin 1 (the rim).
+    pub fn new(criterion: Criterion, glenoid: bool) -> Self {
+        Self { criterion, glenoid, margin: 1.0 }
+    }
+
+    /// `b-glenoid`, `b-glenoid-k0.6`, `b-free`, ...: the variant's output directory (the
+    /// margin is named when it is below 1).
     pub fn name(&self) -> String {
-        format!("{}-{}", self.criterion.letter(), if self.glenoid { "glenoid" } else { "free" })
+        match (self.glenoid, self.margin < 1.0) {
+            (false, _) => format!("{}-free", self.criterion.letter()),
+            (true, false) => format!("{}-glenoid", self.criterion.letter()),
+            (true, true) => format!("{}-glenoid-k{}", self.criterion.letter(), self.margin),
+        }
     }
 }
 
@@ -74,6 +88,8 @@ pub struct Study {
     pub landmarks: Vec<(String, NodeId)>,
     /// The variants, in output order.
     pub variants: Vec<Variant>,
+    /// The rotator cuff's muscle elements (indices among the muscles), from the study's `cuff`.
+    pub cuff: Vec<usize>,
 }
 
 /// One frame of the kinematics pass.
@@ -91,6 +107,9 @@ pub struct KinematicFrame {
     pub moment_arms: Vec<f64>,
     /// Angle between the model's scapula and the rhythm's (rad).
     pub scapula_deviation: f64,
+    /// The clavicle's and the scapula's angles relative to the thorax, DAS3's YZX: clavicle
+    /// `[y, z, x]`, scapula `[y, z, x]` (rad).
+    pub girdle_angles: [f64; 6],
     /// Central finite differences of the muscle lengths, `∂l_i/∂q_j` (muscle-major), from
     /// solving positions at `q ± h e_j`: an independent check of the transfer functions.
     pub length_differences: Vec<f64>,
@@ -180,7 +199,8 @@ impl Study {
             ))
         })?;
         let groups = groups(&sharing.muscles);
-        let motion = RhythmMotion::new(&spec.motion, &compiled).map_err(|m| setup(format!("motion: {m}")))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let motion = RhythmMotion::new(&spec.motion, &compiled, dir).map_err(|m| setup(format!("motion: {m}")))?;
         let landmarks = spec
             .landmarks
             .iter()
@@ -217,17 +237,67 @@ impl Study {
             // nothing to impose: one variant per criterion
             with = vec![false];
         }
-        let variants = criteria
-            .iter()
-            .flat_map(|c| with.iter().map(move |&g| Variant { criterion: c.clone(), glenoid: g }))
-            .collect();
-        let study = Self { file: path.to_path_buf(), spec, compiled, sharing, groups, motion, landmarks, variants };
+        let margins = match &o.margins {
+            None => vec![sharing.cone.as_ref().map_or(1.0, |c| c.margin)],
+            Some(m) if m.is_empty() => {
+                return Err(setup(
+                    "optimisation.margins: the list is empty: give margins in (0, 1], e.g. [1, 0.6, 0.4]".into(),
+                ));
+            }
+            Some(m) => m.clone(),
+        };
+        if let Some(k) = margins.iter().find(|k| !(k.is_finite() && **k > 0.0 && **k <= 1.0)) {
+            return Err(setup(format!(
+                "optimisation.margins: {k} is not in (0, 1]: a margin is the fraction of the glenoid's half-angles the force must stay within"
+            )));
+        }
+        let mut variants = Vec::new();
+        for c in &criteria {
+            for &g in &with {
+                for &k in if g { &margins[..] } else { &[1.0][..] } {
+                    variants.push(Variant { criterion: c.clone(), glenoid: g, margin: k });
+                }
+            }
+        }
+        let mut cuff = Vec::new();
+        for name in &spec.cuff {
+            let g = groups.iter().find(|g| &g.name == name).ok_or_else(|| {
+                let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+                setup(format!("cuff: the model has no muscle `{name}` (its muscles: {})", names.join("; ")))
+            })?;
+            cuff.extend(&g.elements);
+        }
+        let study =
+            Self { file: path.to_path_buf(), spec, compiled, sharing, groups, motion, landmarks, variants, cuff };
         // set every variant up once, so that a bad study fails here and not half-way
         for v in &study.variants {
             LoadSharing::new(&study.compiled.model, study.optim_study(v))
                 .map_err(|e| setup(format!("model: the load sharing of variant {}: {e}", v.name())))?;
         }
         Ok(study)
+    }
+
+    /// What a reader of the results must know: frames where the rhythm is extrapolated beyond
+    /// its data ([`crate::rhythm::DATA_ELEVATION_DEG`]). Printed by `mollier study` on standard
+    /// error and listed in `summary.json` (`warnings`).
+    pub fn warnings(&self) -> Vec<String> {
+        let [lo, hi] = crate::rhythm::DATA_ELEVATION_DEG;
+        if self.spec.motion.kind != "rhythm" {
+            return Vec::new();
+        }
+        let out: Vec<f64> = self.motion.frames.iter().map(|f| f.elevation).filter(|e| *e < lo || *e > hi).collect();
+        if out.is_empty() {
+            return Vec::new();
+        }
+        let (min, max) = out.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), e| (a.min(*e), b.max(*e)));
+        vec![format!(
+            "the shoulder rhythm (de Groot & Brand 2001) is extrapolated beyond its data ({lo}° to {hi}° humerus \
+             elevation) at {} of {} frames ({min}° to {max}°): the girdle there, and the muscle lengths and forces \
+             that follow, are the regression's extrapolation; use recorded kinematics (motion type `angles` or \
+             `inputs`) to go further",
+            out.len(),
+            self.motion.frames.len()
+        )]
     }
 
     /// The title.
@@ -242,7 +312,7 @@ impl Study {
 
     /// The load-sharing problem of a variant.
     pub fn optim_study(&self, v: &Variant) -> mollier_optim::Study {
-        self.sharing.study(v.criterion.clone(), v.glenoid)
+        self.sharing.study_with_margin(v.criterion.clone(), v.glenoid, v.margin)
     }
 
     /// The frames of the motion, at rest (quasi-static).
@@ -315,6 +385,7 @@ impl Study {
                     lengths,
                     moment_arms,
                     scapula_deviation: self.motion.scapula_deviation(&self.compiled, data, f),
+                    girdle_angles: self.motion.girdle_angles(&self.compiled, data),
                     length_differences,
                     gravity_differences,
                 })

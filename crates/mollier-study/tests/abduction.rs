@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use mollier_optim::Sign;
+use mollier_optim::{Sign, stability_index};
 use mollier_study::{Results, Study};
 
 /// Relative tolerance of the virtual-work equilibrium check: the residual over the largest sum
@@ -21,7 +21,8 @@ const INDEX: f64 = 1e-6;
 fn five_frames() -> Study {
     abduction_with(|s| {
         s.motion.frames = 5;
-        s.motion.elevation = [1.0, 179.0];
+        s.motion.elevation = Some([1.0, 179.0]);
+        s.optimisation.margins = Some(vec![1.0]);
     })
 }
 
@@ -85,7 +86,7 @@ fn every_variant_solves_every_frame_in_equilibrium() {
     }
     // DAS3's glenoid is wide (44° by 39°): in this model the unconstrained optimum of every
     // criterion already points into it at every frame, so the constraint never binds and the
-    // variants with and without it agree (the narrower glenoid below makes it bind)
+    // variants with and without it agree (the margin below makes it bind)
     for pair in r.variants.chunks(2) {
         let (with, without) = (&pair[0], &pair[1]);
         assert!(with.variant.glenoid && !without.variant.glenoid);
@@ -98,29 +99,29 @@ fn every_variant_solves_every_frame_in_equilibrium() {
 }
 
 #[test]
-fn where_a_narrower_glenoid_binds_the_rotator_cuff_takes_the_load() {
-    // the glenoid ellipse at 40 % of DAS3's half-angles (17.7° by 15.4°): the unconstrained
-    // joint force leaves it at some frames
-    let study = abduction_with_model(
-        |s| {
-            s.motion.frames = 5;
-            s.optimisation.criteria = vec!["b".into()];
-        },
-        |m| {
-            let c = m.load_sharing.as_mut().and_then(|s| s.cone.as_mut()).unwrap();
-            c.half_angles = c.half_angles.map(|a| 0.4 * a);
-        },
-    );
+fn where_a_margin_binds_the_rotator_cuff_takes_the_load() {
+    // the force kept within 40 % of DAS3's half-angles (17.7° by 15.4°): the unconstrained
+    // joint force leaves that cone at some frames
+    let study = abduction_with(|s| {
+        s.motion.frames = 5;
+        s.optimisation.criteria = vec!["b".into()];
+        s.optimisation.margins = Some(vec![0.4]);
+    });
+    assert_eq!(study.variants.iter().map(|v| v.name()).collect::<Vec<_>>(), ["b-glenoid-k0.4", "b-free"]);
     let r = study.run();
     check_variants(&study, &r);
     let (with, without) = (&r.variants[0], &r.variants[1]);
-    let index = |k: usize| without.frames[k].stability_index.unwrap();
+    let half = study.sharing.cone.as_ref().unwrap().half_angles;
+    // the free variant's index is against the rim; against the margin's cone:
+    let index =
+        |k: usize| stability_index(&without.frames[k].cone_force.unwrap(), 0.4 * half[0], 0.4 * half[1]).unwrap();
     let binding: Vec<usize> = (0..without.frames.len()).filter(|&k| index(k) > 1e-3).collect();
-    assert!(!binding.is_empty(), "the narrower glenoid does not bind: test precondition");
+    assert!(!binding.is_empty(), "the margin does not bind: test precondition");
     let mut rise = 0.0;
     for &k in &binding {
         let (a, b) = (&with.frames[k], &without.frames[k]);
-        // the constrained force lies on the rim, and costs more
+        // the constrained force lies on the margin's ellipse (its index is against it), and
+        // costs more
         assert!(a.stability_index.unwrap().abs() < 0.05, "frame {k}: index {}", a.stability_index.unwrap());
         assert!(
             a.objective.unwrap() >= b.objective.unwrap() * (1.0 - 1e-9),

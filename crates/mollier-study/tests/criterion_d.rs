@@ -19,9 +19,9 @@ use mollier_study::{Study, Variant};
 fn forces(lo: f64, hi: f64, frames: usize, slack: f64) -> Vec<Vec<f64>> {
     let study: Study = abduction_with(|s| {
         s.motion.frames = frames;
-        s.motion.elevation = [lo, hi];
+        s.motion.elevation = Some([lo, hi]);
     });
-    let mut problem = study.optim_study(&Variant { criterion: Criterion::MaxStress, glenoid: false });
+    let mut problem = study.optim_study(&Variant::new(Criterion::MaxStress, false));
     problem.max_stress_slack = slack;
     let sharing = LoadSharing::new(&study.compiled.model, problem).expect("a valid study");
     let results = sharing.run(&study.frames(), RunOptions { parallel: false, chunk: frames, follow: false });

@@ -97,17 +97,19 @@ fn the_model_carries_das3s_geometry_and_inertia() {
     assert!((got("scapula") - mass("scapula_r")).abs() < 1e-12);
     let arm = mass("humerus_r") + mass("ulna_r") + mass("radius_r") + mass("hand_r");
     assert!((got("humerus") - arm).abs() < 1e-6, "{} vs {arm}", got("humerus"));
-    // optimal lengths of elements taken one to one: optimal fibre length + tendon slack length
+    // elements taken one to one: the optimal fibre length and the tendon slack length (criterion
+    // (c)'s force-length relation takes the fibre length)
     for (ours, das3) in [
         ("infraspinatus_3", "infra_3"),
         ("pectoralis_minor_2", "pect_min_2"),
         ("serratus_anterior_1", "serr_ant_1"),
         ("biceps_longum", "bic_l"),
     ] {
-        let l = field(&text, "Schutte1993Muscle_Deprecated", das3, "optimal_fiber_length").parse::<f64>().unwrap()
-            + field(&text, "Schutte1993Muscle_Deprecated", das3, "tendon_slack_length").parse::<f64>().unwrap();
+        let l = field(&text, "Schutte1993Muscle_Deprecated", das3, "optimal_fiber_length").parse::<f64>().unwrap();
+        let s = field(&text, "Schutte1993Muscle_Deprecated", das3, "tendon_slack_length").parse::<f64>().unwrap();
         let m = study.muscles().iter().find(|m| m.name == ours).unwrap();
-        assert!((m.optimal_length - l).abs() < 1e-5, "{ours}: {} vs {l}", m.optimal_length);
+        assert!((m.optimal_length - l).abs() < 1e-6, "{ours}: {} vs {l}", m.optimal_length);
+        assert!((m.tendon_slack - s).abs() < 1e-6, "{ours}: {} vs {s}", m.tendon_slack);
     }
 }
 

@@ -33,11 +33,21 @@ fn bad_studies_are_reported() {
     assert!(message(setup(|s| s.motion.model.inputs[1] = "AC.y".into())).contains("twice"));
     assert!(message(setup(|s| s.motion.frames = 1)).contains("frames"));
     assert!(message(setup(|s| s.motion.kind = "spline".into())).contains("rhythm"));
-    assert!(message(setup(|s| s.motion.elevation[1] = f64::NAN)).contains("finite"));
+    assert!(message(setup(|s| s.motion.elevation = Some([1.0, f64::NAN]))).contains("finite"));
     assert!(message(setup(|s| s.motion.model.rest_angles = [0.0, 10.0, 0.0])).contains("rest angles"));
     assert!(message(setup(|s| s.motion.model.scapula = "blade".into())).contains("no body `blade`"));
     assert!(message(setup(|s| s.landmarks.push("AC.z".into()))).contains("AC.z"));
     assert!(message(setup(|s| s.format_version = 3)).contains("format_version"));
+    assert!(message(setup(|s| s.optimisation.margins = Some(vec![1.0, 0.0]))).contains("margins: 0 is not in (0, 1]"));
+    assert!(message(setup(|s| s.optimisation.margins = Some(vec![]))).contains("margins: the list is empty"));
+    assert!(message(setup(|s| s.cuff = vec!["m. rotator".into()])).contains("no muscle `m. rotator`"));
+    assert!(message(setup(|s| s.motion.kind = "angles".into())).contains("motion.file"));
+    let missing = message(setup(|s| {
+        s.motion.kind = "inputs".into();
+        s.motion.file = Some("no-such.csv".into());
+    }));
+    assert!(missing.contains("motion.file") && missing.contains("no-such.csv"), "{missing}");
+    assert!(message(setup(|s| s.motion.file = Some("x.csv".into()))).contains("a rhythm reads no file"));
 }
 
 #[test]

@@ -24,10 +24,13 @@ fn tables_summaries_and_plots_are_written() {
     let dir = dir.join("results");
     let written = mollier_study::output::write(&study, &r, &dir).unwrap();
     let (plots, files): (Vec<_>, Vec<_>) = written.into_iter().partition(|f| f.extension().is_some_and(|e| e == "svg"));
-    // 5 + 4 per variant tables and summaries, timing.json; forces per variant, 2 criteria plots,
-    // glenoid, landmarks, girdle, moment arms
-    assert_eq!(files.len(), 5 + 4 * 4 + 1);
-    assert_eq!(plots.len(), 4 + 2 + 4);
+    // 2 criteria × (3 margins with the constraint + 1 without)
+    let n = r.variants.len();
+    assert_eq!(n, 8);
+    // 5 tables, cuff.csv, 4 per variant tables and summaries, timing.json; forces per variant,
+    // 2 criteria plots, glenoid, cuff, landmarks, girdle, moment arms
+    assert_eq!(files.len(), 5 + 1 + 4 * n + 1);
+    assert_eq!(plots.len(), n + 2 + 5);
     assert!(files.last().is_some_and(|f| f.ends_with("summary.json")));
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
@@ -59,7 +62,7 @@ fn tables_summaries_and_plots_are_written() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["frames"], 3);
     assert_eq!(summary["complete"], true);
-    assert_eq!(summary["variants"].as_array().unwrap().len(), 4);
+    assert_eq!(summary["variants"].as_array().unwrap().len(), n);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("d-free/summary.json")).unwrap()).unwrap();
     for key in ["frames", "solved", "failed", "criterion"] {

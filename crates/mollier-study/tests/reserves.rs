@@ -26,7 +26,7 @@ fn with_reserve(drop: &'static [&'static str]) -> mollier_study::Study {
     abduction_with_model(
         |s| {
             s.motion.frames = 5;
-            s.motion.elevation = [30.0, 150.0];
+            s.motion.elevation = Some([30.0, 150.0]);
             s.optimisation.criteria = vec!["a".into(), "b".into(), "c".into(), "d".into()];
             s.optimisation.joint_cone = vec!["without".into()];
         },

@@ -30,8 +30,12 @@ pub struct MuscleInfo {
     pub muscle: String,
     /// PCSA (m²).
     pub pcsa: f64,
-    /// Optimal length of the force-length relation (m): as given, or the reference length.
+    /// Optimal length of the force-length relation (m): as given, or the reference length; with
+    /// a tendon slack length, the fibres' optimal length.
     pub optimal_length: f64,
+    /// Tendon slack length (m; 0 when not given): the force-length relation takes the fibre
+    /// length, the element's length minus this.
+    pub tendon_slack: f64,
     /// The element.
     pub element: ElementId,
     /// Its `elongation` mode (free).
@@ -62,8 +66,10 @@ pub struct ConeInfo {
     pub body: NodeId,
     /// The cone frame in the body frame (columns: cone axes; x into the socket).
     pub rotation: Mat3,
-    /// Half-angles (rad) towards the cone's y and z axes.
+    /// Half-angles (rad) towards the cone's y and z axes: the socket's rim.
     pub half_angles: [f64; 2],
+    /// Stability margin `k` in (0, 1]: the cone imposed has half-angles `k · half_angles`.
+    pub margin: f64,
 }
 
 /// A reserve actuator, resolved.
@@ -95,12 +101,24 @@ pub struct LoadSharingSetup {
 }
 
 impl LoadSharingSetup {
-    /// The load-sharing problem for a criterion, with the joint cone imposed or only reported.
+    /// The load-sharing problem for a criterion, with the joint cone (at the model's margin)
+    /// imposed or only reported.
     pub fn study(&self, criterion: Criterion, impose_cone: bool) -> Study {
+        let margin = self.cone.as_ref().map_or(1.0, |c| c.margin);
+        self.study_with_margin(criterion, impose_cone, margin)
+    }
+
+    /// [`Self::study`] with the cone's half-angles scaled by `margin` (in (0, 1]) instead of the
+    /// model's: the cone imposed, and the one the stability index of the results refers to.
+    pub fn study_with_margin(&self, criterion: Criterion, impose_cone: bool, margin: f64) -> Study {
         let muscles = self
             .muscles
             .iter()
-            .map(|m| Muscle::new(m.mode, m.pcsa, m.reference_length).with_optimal_length(m.optimal_length))
+            .map(|m| {
+                Muscle::new(m.mode, m.pcsa, m.reference_length)
+                    .with_optimal_length(m.optimal_length)
+                    .with_tendon_slack(m.tendon_slack)
+            })
             .collect();
         let mut s = Study::new(muscles, criterion);
         s.specific_tension = self.specific_tension;
@@ -111,8 +129,8 @@ impl LoadSharingSetup {
             elements: c.elements.clone(),
             body: c.body,
             rotation: c.rotation,
-            half_angle_y: c.half_angles[0],
-            half_angle_z: c.half_angles[1],
+            half_angle_y: margin * c.half_angles[0],
+            half_angle_z: margin * c.half_angles[1],
             enforce: impose_cone,
         });
         s.reserves = self.reserves.iter().map(|r| Reserve { input: r.input, weight: r.weight }).collect();
@@ -168,7 +186,8 @@ pub(crate) fn compile(cx: &Context<'_>) -> Result<Option<LoadSharingSetup>, Vec<
             continue;
         }
         let optimal = m.optimal_length.map(|l| units.length_to_si(l));
-        match muscle(cx, name, m.pcsa * 1e-4, optimal, m.muscle.as_deref()) {
+        let slack = m.tendon_slack.map_or(0.0, |l| units.length_to_si(l));
+        match muscle(cx, name, m.pcsa * 1e-4, (optimal, slack), m.muscle.as_deref()) {
             Ok(info) => muscles.push(info),
             Err((msg, hint)) => errors.push(cx.doc.error_at_key(&path, msg, hint)),
         }
@@ -234,12 +253,13 @@ pub(crate) fn compile(cx: &Context<'_>) -> Result<Option<LoadSharingSetup>, Vec<
 
 pub(crate) type Why = (String, String);
 
-/// A muscle on element `name` with PCSA (m²) and optimal length (m; `None`: the reference length).
+/// A muscle on element `name` with PCSA (m²), optimal length (m; `None`: the reference length)
+/// and tendon slack length (m).
 fn muscle(
     cx: &Context<'_>,
     name: &str,
     pcsa: f64,
-    optimal: Option<f64>,
+    (optimal, tendon_slack): (Option<f64>, f64),
     group: Option<&str>,
 ) -> Result<MuscleInfo, Why> {
     let (element, mode, reference_length) = path_mode(cx, name)?;
@@ -248,6 +268,7 @@ fn muscle(
         muscle: group.unwrap_or(name).to_string(),
         pcsa,
         optimal_length: optimal.unwrap_or(reference_length),
+        tendon_slack,
         element,
         mode,
         reference_length,
@@ -327,10 +348,10 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
     let (Some(c_el), Some(c_pcsa)) = (column("element"), column("pcsa_cm2")) else {
         return Err(header_err(
             "the muscle table needs the columns `element` and `pcsa_cm2`".into(),
-            "header: element,pcsa_cm2[,optimal_length_mm][,muscle]; other columns are notes",
+            "header: element,pcsa_cm2[,optimal_length_mm][,tendon_slack_mm][,muscle]; other columns are notes",
         ));
     };
-    let (c_lopt, c_group) = (column("optimal_length_mm"), column("muscle"));
+    let (c_lopt, c_group, c_slack) = (column("optimal_length_mm"), column("muscle"), column("tendon_slack_mm"));
     let mut out: Vec<MuscleInfo> = Vec::with_capacity(t.rows.len());
     let mut errors = Vec::new();
     for (offset, row) in &t.rows {
@@ -377,12 +398,19 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
                 continue;
             }
         };
+        let slack = match c_slack.filter(|&c| !row[c].is_empty()).map(number).transpose() {
+            Ok(v) => v.map_or(0.0, |mm| mm / 1000.0),
+            Err(d) => {
+                errors.push(*d);
+                continue;
+            }
+        };
         if out.iter().any(|m| m.name == name) {
             errors.push(err("element", format!("`{name}` is listed twice"), "give each element once"));
             continue;
         }
         let group = c_group.map(|c| &row[c]).filter(|g| !g.is_empty());
-        match muscle(cx, name, pcsa, optimal, group) {
+        match muscle(cx, name, pcsa, (optimal, slack), group) {
             Ok(m) => out.push(m),
             Err((message, hint)) => errors.push(err("element", message, &hint)),
         }
@@ -498,9 +526,9 @@ fn cone(cx: &Context<'_>, ls: &LoadSharingSpec) -> Result<ConeInfo, Vec<Diagnost
     // checked when the file was parsed
     let rotation = c.rotation().ok();
     let half_angles = c.half_angles_rad(cx.doc.spec().units.angle_factor()).ok();
-    match (node, body, rotation, half_angles, errors.is_empty()) {
-        (Some(node), Some(body), Some(rotation), Some(half_angles), true) => {
-            Ok(ConeInfo { joint: c.joint.clone(), node, elements, body, rotation, half_angles })
+    match (node, body, rotation, half_angles, c.margin().ok(), errors.is_empty()) {
+        (Some(node), Some(body), Some(rotation), Some(half_angles), Some(margin), true) => {
+            Ok(ConeInfo { joint: c.joint.clone(), node, elements, body, rotation, half_angles, margin })
         }
         _ => Err(errors),
     }

@@ -560,11 +560,10 @@ class Builder:
                     wr = self.wraps[wname]
                     seg = self.segment_of(das3_bodies, wr["body"], a["name"], wname)
                     obstacles.append((wname, seg))
-                lopt = (1 - w) * (a["fibre"] + a["tendon"]) + w * (b["fibre"] + b["tendon"])
                 mix = lambda key: (1 - w) * a[key] + w * b[key]
                 out.append(
                     dict(name=name, stem=stem, title=title, pcsa=per, points=pts, obstacles=obstacles,
-                         lopt=lopt, source=how, das3=(a["name"], b["name"], w),
+                         source=how, das3=(a["name"], b["name"], w),
                          fibre=mix("fibre"), tendon=mix("tendon"), pennation=mix("pennation"),
                          act1=mix("act1"), act2=mix("act2"))
                 )
@@ -979,9 +978,12 @@ def build(osim, forward=False):
 
     table = io.StringIO()
     cw = csv.writer(table, lineterminator="\n")
-    cw.writerow(["element", "muscle", "pcsa_cm2", "optimal_length_mm", "das3"])
+    # criterion (c)'s force-length relation takes the fibre length: the element's length minus
+    # the tendon slack length, against the optimal fibre length (DAS3's, interpolated)
+    cw.writerow(["element", "muscle", "pcsa_cm2", "optimal_length_mm", "tendon_slack_mm", "das3"])
     for e in elements:
-        cw.writerow([e["name"], e["title"], f"{e['pcsa']:.2f}", fmt(1000 * e["lopt"], 2), e["source"]])
+        cw.writerow([e["name"], e["title"], f"{e['pcsa']:.2f}", fmt(1000 * e["fibre"], 3),
+                     fmt(1000 * e["tendon"], 3), e["source"]])
     return out.getvalue(), table.getvalue(), b
 
 

@@ -32,6 +32,9 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
             study.variants.len()
         );
     }
+    for w in study.warnings() {
+        let _ = writeln!(stderr, "warning: {w}");
+    }
     let results = study.run();
     let files = match mollier_study::output::write_as(&study, &results, out, table_format()) {
         Ok(f) => f,
@@ -69,7 +72,7 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
                 .fold(f64::NEG_INFINITY, f64::max);
             let _ = writeln!(
                 stdout,
-                "  {:<10} {:>3}/{} solved, {:6.2} ms/frame, largest stability index {}",
+                "  {:<14} {:>3}/{} solved, {:6.2} ms/frame, largest stability index {}",
                 v.variant.name(),
                 v.summary.solved,
                 v.summary.frames,

@@ -274,3 +274,38 @@ fn stability_index_definition() {
         assert!((got - want).abs() < 1e-12, "α {alpha}, β {beta}: {got} vs {want}");
     }
 }
+
+#[test]
+fn an_infeasible_frame_names_the_constraints_responsible() {
+    // the planar arm of the test above, holding a weight
+    let origins = [[-0.05, 0.15, 0.0], [-0.12, 0.04, 0.0], [-0.12, -0.01, 0.0]];
+    let insertions = [[0.12, 0.01, 0.0], [0.02, 0.025, 0.0], [0.03, 0.03, 0.0]];
+    let arm = arm(&origins, &insertions, [0.3, 0.0, 0.0], false);
+    let solve = |pcsa: f64, cone: Option<JointCone>, load: Vec3| {
+        let mut data = Data::new(&arm.model);
+        solve_positions(&arm.model, &mut data, &[0.2]).unwrap();
+        let muscles: Vec<Muscle> = (0..3).map(|i| Muscle::new(arm.muscles[i], pcsa, arm.l0[i])).collect();
+        let mut study = Study::new(muscles, Criterion::Stresses);
+        study.cone = cone;
+        let sharing = LoadSharing::new(&arm.model, study).unwrap();
+        let mut ws = sharing.workspace();
+        let loads = [Load::Force { node: arm.tip, force: load }];
+        sharing.solve_frame(&mut ws, &mut data, &[0.0], &[0.0], &loads).status.to_string()
+    };
+    let down = [0.0, -10.0, 0.0];
+    // a cone turned to point out of the socket: the joint force cannot lie in it
+    let mut away = cone_for(&arm, 0.1, 0.1, true);
+    away.rotation = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+    let s = solve(5e-4, Some(away), down);
+    assert!(s.contains("Infeasible") && s.contains("the joint cone makes the frame infeasible"), "{s}");
+    assert!(s.contains("--no-cone") && s.contains("margin"), "{s}");
+    // muscles of 1 N each cannot hold 3 N m; a thousand times stronger they can
+    let s = solve(1e-6, None, down);
+    assert!(s.contains("the muscles' force bounds make the frame infeasible"), "{s}");
+    // a load that only pushing muscles could hold
+    let s = solve(5e-4, None, [0.0, 10.0, 0.0]);
+    assert!(s.contains("no combination of pulling muscles"), "{s}");
+    // a feasible frame says nothing of the kind
+    let s = solve(5e-4, Some(cone_for(&arm, DAS3.0, DAS3.1, true)), down);
+    assert_eq!(s, "solved");
+}

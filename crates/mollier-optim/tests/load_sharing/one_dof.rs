@@ -28,19 +28,26 @@ struct Case {
     arm: Arm,
     pcsa: Vec<f64>,
     lopt: Vec<Option<f64>>,
+    /// Tendon slack lengths (m): the force-length curve takes `l − slack`.
+    slack: Vec<f64>,
 }
 
 impl Case {
     fn new(which: &[usize], pcsa: &[f64]) -> Self {
         let o: Vec<_> = which.iter().map(|&i| origins()[i]).collect();
         let ins: Vec<_> = which.iter().map(|&i| insertions()[i]).collect();
-        Self { arm: arm(&o, &ins, [0.3, 0.0, 0.0], false), pcsa: pcsa.to_vec(), lopt: vec![None; which.len()] }
+        Self {
+            arm: arm(&o, &ins, [0.3, 0.0, 0.0], false),
+            pcsa: pcsa.to_vec(),
+            lopt: vec![None; which.len()],
+            slack: vec![0.0; which.len()],
+        }
     }
 
     fn muscles(&self) -> Vec<Muscle> {
         (0..self.pcsa.len())
             .map(|i| {
-                let m = Muscle::new(self.arm.muscles[i], self.pcsa[i], self.arm.l0[i]);
+                let m = Muscle::new(self.arm.muscles[i], self.pcsa[i], self.arm.l0[i]).with_tendon_slack(self.slack[i]);
                 match self.lopt[i] {
                     Some(l) => m.with_optimal_length(l),
                     None => m,
@@ -66,7 +73,7 @@ impl Case {
         let fmax = (0..len.len())
             .map(|i| {
                 let lo = self.lopt[i].unwrap_or(self.arm.l0[i]);
-                self.pcsa[i] * T * (-((len[i] - lo) / (W * lo)).powi(2)).exp()
+                self.pcsa[i] * T * (-((len[i] - self.slack[i] - lo) / (W * lo)).powi(2)).exp()
             })
             .collect();
         (len, r, fmax, self.arm.holding_moment(Q, &LOAD))
@@ -122,6 +129,33 @@ fn check_all_criteria(case: &Case) {
     assert_forces("(d)", &got.forces, &want);
     assert!((got.objective.unwrap() - t).abs() < 1e-6 * t, "max stress {} vs {t}", got.objective.unwrap());
     // every frame is in equilibrium by the independent kinetostatics
+    assert!(got.residual.unwrap() < 1e-10 * m);
+}
+
+#[test]
+fn criterion_c_takes_the_fibre_length() {
+    // two agonists with tendons: 40 % and 60 % of each element's length at rest is tendon, the
+    // fibres' optimal length 0.9 of the rest. Criterion (c)'s KKT optimum is
+    // F_i = Fmax_i(l)² r_i M / Σ Fmax_j(l)² r_j² with Fmax on the fibre length, and not the one
+    // with Fmax on the whole length against the same optimal length.
+    let mut case = Case::new(&[0, 1], &[3e-4, 5e-4]);
+    case.slack = vec![0.4 * case.arm.l0[0], 0.6 * case.arm.l0[1]];
+    case.lopt = vec![Some(0.9 * 0.6 * case.arm.l0[0]), Some(0.9 * 0.4 * case.arm.l0[1])];
+    let (len, r, fmax, m) = case.hand();
+    let got = case.solve(Study::new(case.muscles(), Criterion::Activations));
+    assert_forces("Fmax(l) of the fibres", &got.max_forces, &fmax);
+    let c: Vec<f64> = fmax.iter().map(|v| v * v).collect();
+    let want = proportional(&r, &c, m, &[]);
+    assert_forces("(c)", &got.forces, &want);
+    // the whole length against the fibres' optimum would give a third of the force or less:
+    // the test can tell them apart
+    let whole: Vec<f64> = (0..2)
+        .map(|i| {
+            let lo = case.lopt[i].unwrap();
+            case.pcsa[i] * T * (-((len[i] - lo) / (W * lo)).powi(2)).exp()
+        })
+        .collect();
+    assert!(whole.iter().zip(&fmax).all(|(w, f)| *w < 0.5 * f), "{whole:?} vs {fmax:?}");
     assert!(got.residual.unwrap() < 1e-10 * m);
 }
 
