@@ -100,6 +100,13 @@ fn closed_form(criterion: &Criterion, p: &Posture) -> [f64; 4] {
             let cap = std::array::from_fn(|i| fmax(p)[i].min(t * (1.0 + DEFAULT_MAX_STRESS_SLACK) * PCSA[i]));
             saturating_under(p, weights(PCSA.map(|a| a * a)), cap)
         }
+        // (cb), Crowninshield & Brand: 3 F_i²/A_i³ = λ r_i, F_i = A_i^{3/2} √(λ r_i/3)
+        Criterion::CubedStresses => saturating(
+            p,
+            std::array::from_fn(|i| {
+                if helps(i) { PCSA[i].powf(1.5) * p.arm[i].abs().sqrt() * p.arm[i].signum() } else { 0.0 }
+            }),
+        ),
         Criterion::Weighted(_) => unreachable!("not tested here"),
     }
 }
@@ -148,7 +155,14 @@ fn the_section_compiles_to_si_with_names_resolved() {
 fn every_criterion_shares_the_moment_as_its_closed_form_says() {
     let c = load();
     let setup = c.load_sharing.as_ref().expect("a [load_sharing] section");
-    for criterion in [Criterion::Forces, Criterion::Stresses, Criterion::Activations, Criterion::MaxStress] {
+    let all = [
+        Criterion::Forces,
+        Criterion::Stresses,
+        Criterion::Activations,
+        Criterion::MaxStress,
+        Criterion::CubedStresses,
+    ];
+    for criterion in all {
         let (phis, results) = run(&c, setup, criterion.clone(), false);
         let (mut extensor, mut saturated, mut slack_acts) = (false, false, false);
         for (phi, r) in phis.iter().zip(&results) {
@@ -156,9 +170,12 @@ fn every_criterion_shares_the_moment_as_its_closed_form_says() {
             assert!(r.status.is_success(), "{} at {phi}: {}", criterion.letter(), r.status);
             let want = closed_form(&criterion, &p);
             let scale = want.iter().fold(1.0f64, |m, f| m.max(f.abs()));
+            // (cb): the cost of a small force is of third order, so clarabel's gap tolerance
+            // (10⁻¹²) leaves the forces good to about its cube root, parts in 10⁻⁶ of the largest
+            let tol = if criterion == Criterion::CubedStresses { 1e-5 } else { 1e-6 };
             for i in 0..4 {
                 assert!(
-                    (r.forces[i] - want[i]).abs() <= 1e-6 * scale,
+                    (r.forces[i] - want[i]).abs() <= tol * scale,
                     "criterion {} at φ = {phi}: muscle {i} {} N, closed form {} N",
                     criterion.letter(),
                     r.forces[i],
@@ -178,7 +195,7 @@ fn every_criterion_shares_the_moment_as_its_closed_form_says() {
             let j = joint_force(&p, &r.forces);
             let got = r.cone_force.expect("the cone force is reported");
             for k in 0..3 {
-                assert!((got[k] - j[k]).abs() <= 1e-6 * scale, "joint force at φ = {phi}: {got:?} vs {j:?}");
+                assert!((got[k] - j[k]).abs() <= tol * scale, "joint force at φ = {phi}: {got:?} vs {j:?}");
             }
         }
         assert!(extensor, "the triceps takes over in the motion");
