@@ -391,3 +391,58 @@ fn without_the_triceps_the_reserve_extends_the_elbow_and_says_so() {
         assert!(needed >= 5, "{}: {needed} frames need the reserve", criterion.letter());
     }
 }
+
+#[test]
+fn maximum_isometric_moments_of_the_elbow_are_its_closed_form_without_the_cone_and_below_it_with() {
+    // the device holds the elbow: flexion = Σ_{r_i > 0} r_i Fmax_i(l) − W, extension =
+    // Σ_{r_i < 0} |r_i| Fmax_i(l) + W, W the moment the load asks of the muscles
+    let c = load();
+    let setup = c.load_sharing.as_ref().expect("a [load_sharing] section");
+    let motion = mollier::read_motion(&mechanism("elbow-muscles-motion.csv"), &c.inputs)
+        .unwrap_or_else(|d| panic!("{}", d.render()));
+    let direction =
+        || vec![mollier_optim::Direction { input: 0, positive: "flexion".into(), negative: "extension".into() }];
+    let run = |cone: bool| {
+        let mm =
+            mollier_optim::MaxMoment::new(&c.model, setup.study(Criterion::Stresses, cone), direction(), &[]).unwrap();
+        let mut ws = mm.workspace();
+        let mut data = mollier_core::Data::new(&c.model);
+        motion.q.iter().map(|q| mm.posture(&mut ws, &mut data, q, &[]).remove(0)).collect::<Vec<_>>()
+    };
+    let (free, held) = (run(false), run(true));
+    let mut cone_lowers = false;
+    for (k, q) in motion.q.iter().enumerate() {
+        let p = posture(q[0]);
+        let cap = fmax(&p);
+        let flexion: f64 = (0..4).filter(|&i| p.arm[i] > 0.0).map(|i| p.arm[i] * cap[i]).sum::<f64>() - p.w;
+        let extension: f64 = (0..4).filter(|&i| p.arm[i] < 0.0).map(|i| -p.arm[i] * cap[i]).sum::<f64>() + p.w;
+        let [f, e] = &free[k];
+        assert!(f.frame.status.is_success() && e.frame.status.is_success(), "{} {}", f.frame.status, e.frame.status);
+        assert!(
+            (f.moment - flexion).abs() < 1e-7 * flexion.abs().max(1.0),
+            "φ = {}: flexion {} vs {flexion}",
+            q[0],
+            f.moment
+        );
+        assert!(
+            (e.moment - extension).abs() < 1e-7 * extension.abs().max(1.0),
+            "φ = {}: extension {} vs {extension}",
+            q[0],
+            e.moment
+        );
+        for s in 0..2 {
+            let m = &held[k][s];
+            assert!(m.frame.status.is_success(), "{}", m.frame.status);
+            // a constraint more never raises a maximum; the joint force stays in the cone
+            assert!(
+                m.moment <= free[k][s].moment + 1e-9 * free[k][s].moment.abs(),
+                "{} > {}",
+                m.moment,
+                free[k][s].moment
+            );
+            assert!(m.frame.stability_index.unwrap() <= 1e-6);
+            cone_lowers |= m.moment < free[k][s].moment - 1e-3;
+        }
+    }
+    assert!(cone_lowers, "the 25° cone limits the elbow's maximum somewhere");
+}
