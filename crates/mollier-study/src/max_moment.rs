@@ -24,7 +24,7 @@ use mollier_optim::{Direction, MaxMoment, PostureMoments, SetupError, Study};
 use plotters::prelude::*;
 use serde_json::{Value, json};
 
-use crate::plots::{err, grid, padded};
+use crate::plots::{err, grid, key, padded};
 
 /// The moments of every posture.
 #[derive(Debug)]
@@ -209,13 +209,7 @@ fn plot(path: &Path, run: &MomentRun, xs: &[f64], x_desc: &str) -> io::Result<()
                 .label(name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 11))
-            .draw()
-            .map_err(err)?;
+        key(&mut chart)?;
     }
     root.present().map_err(err)
 }

@@ -12,7 +12,9 @@ use mollier_core::registry::Registry;
 use mollier_optim::{Criterion, Direction};
 use serde_json::json;
 
-use crate::common::{FAILED, INVALID, load_motion, load_well_posed, note_if_weightless, output_dir};
+use crate::common::{
+    FAILED, INVALID, load_motion, load_sharing_section, load_well_posed, note_if_weightless, output_dir,
+};
 
 /// What `mollier max-moment` is asked.
 pub struct Options {
@@ -59,12 +61,9 @@ pub fn run(model: &Path, postures: &Path, out: &Path, o: &Options, registry: &Re
         Ok(c) => c,
         Err(code) => return code,
     };
-    let Some(setup) = compiled.load_sharing.as_ref() else {
-        errln!(
-            "error: {} has no [load_sharing] section: name the muscles (and any sign constraints and joint cone) there; see docs/model-format.md",
-            model.display()
-        );
-        return ExitCode::from(INVALID);
+    let setup = match load_sharing_section(&compiled, model, "sign constraints and joint cone") {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     let names: Vec<String> = compiled.inputs.iter().map(|i| i.name.clone()).collect();
     let parsed = (|| -> Result<_, String> {
