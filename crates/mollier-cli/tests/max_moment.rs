@@ -99,10 +99,9 @@ fn a_bad_direction_is_refused_with_the_inputs_listed() {
     }
 }
 
-/// The shoulder's postures from 10° to 80° of elevation in the plane of `pole` degrees (the
-/// rhythm, through a one-criterion study), and the maxima in elevation and axial rotation.
-fn shoulder(name: &str, pole: u32, extra: &[&str]) -> PathBuf {
-    let dir = temp(name);
+/// The abduction study from 10° to 80° of elevation in 8 frames in the plane of `pole` degrees,
+/// with criterion (b) only and `extra` appended, in `dir`.
+fn shoulder_study(dir: &Path, pole: u32, extra: &str) -> PathBuf {
     let s = models().join("shoulder");
     let text = std::fs::read_to_string(s.join("abduction.toml")).unwrap();
     let text = text
@@ -110,8 +109,19 @@ fn shoulder(name: &str, pole: u32, extra: &[&str]) -> PathBuf {
         .replace("frames = 37", "frames = 8")
         .replace("pole_angle = 0", &format!("pole_angle = {pole}"))
         .replace("elevation = [1, 179]", "elevation = [10, 80]")
-        .replace("criteria = [\"a\", \"b\", \"c\", \"d\"]", "criteria = [\"b\"]");
-    std::fs::write(dir.join("study.toml"), text).unwrap();
+        .replace("criteria = [\"a\", \"b\", \"c\", \"d\"]", "criteria = [\"b\"]")
+        + extra;
+    let path = dir.join("study.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The shoulder's postures from 10° to 80° of elevation in the plane of `pole` degrees (the
+/// rhythm, through a one-criterion study), and the maxima in elevation and axial rotation.
+fn shoulder(name: &str, pole: u32, extra: &[&str]) -> PathBuf {
+    let dir = temp(name);
+    let s = models().join("shoulder");
+    shoulder_study(&dir, pole, "");
     let study = dir.join("study");
     let run = mollier(&["study", dir.join("study.toml").to_str().unwrap(), "--out", study.to_str().unwrap(), "-q"]);
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
@@ -168,4 +178,39 @@ fn the_shoulder_in_the_scapular_plane_as_seed_002_describes_it() {
             assert!(*f >= c - 1e-6 * c.abs(), "{name}: {f} without the cone < {c} with it");
         }
     }
+}
+
+const SECTION: &str = r#"
+[max_moment]
+directions = [
+    { input = "humerus_elevation.rotation", positive = "elevation", negative = "depression" },
+    { input = "humerus_axial.rotation", positive = "internal", negative = "external" },
+]
+hold = ["humerus_pole.rotation"]
+"#;
+
+#[test]
+fn a_study_with_a_max_moment_section_gives_the_command_s_moments() {
+    let dir = temp("study-section");
+    let out = dir.join("results");
+    let run =
+        mollier(&["study", shoulder_study(&dir, 40, SECTION).to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["max_moment"]["solved"].as_u64(), Some(8), "{}", summary["max_moment"]);
+    assert_eq!(summary["max_moment"]["plot_input"], "humerus_elevation.rotation");
+    assert!(out.join("max_moment/plots/moments.svg").is_file());
+    // the same postures through the command: the same moments
+    let command = shoulder("study-section-command", 40, &[]).join("moments.csv");
+    for name in ["elevation", "depression", "internal", "external"] {
+        let (a, b) = (column(&out.join("max_moment/moments.csv"), name), column(&command, name));
+        assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1e-9 * y.abs()), "{name}: {a:?} vs {b:?}");
+    }
+    // a bad input is placed in the study file
+    let bad = shoulder_study(&dir, 40, &SECTION.replace("humerus_pole.rotation", "humerus_plane"));
+    let run = mollier(&["study", bad.to_str().unwrap(), "--out", dir.join("bad").to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("max_moment.hold: no input called `humerus_plane`") && err.contains("study.toml:"), "{err}");
 }

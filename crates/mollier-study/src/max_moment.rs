@@ -22,12 +22,13 @@ use mollier_core::element::Quantity;
 use mollier_core::{Data, Model};
 use mollier_optim::{Direction, MaxMoment, PostureMoments, SetupError, Study};
 use plotters::prelude::*;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::plots::{err, grid, key, padded};
 
 /// The moments of every posture.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct MomentRun {
     /// Time (s) of each posture, as in the posture file.
     pub times: Vec<f64>,
@@ -43,6 +44,75 @@ pub struct MomentRun {
     pub muscles: Vec<String>,
 }
 
+/// A study's `[max_moment]` section: the maximum isometric moments at every frame of its motion.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MaxMomentSpec {
+    /// The directions, each an input of the model and the names of its senses.
+    pub directions: Vec<DirectionSpec>,
+    /// Other inputs the device holds, with whatever driving force the maximum needs.
+    #[serde(default)]
+    pub hold: Vec<String>,
+    /// Impose the model's joint cone (default `true`); else only report its stability index.
+    #[serde(default = "impose")]
+    pub joint_cone: bool,
+}
+
+fn impose() -> bool {
+    true
+}
+
+/// One direction of a `[max_moment]` section.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionSpec {
+    /// The input, as in the model's `inputs`.
+    pub input: String,
+    /// The name of the sense that increases it.
+    pub positive: String,
+    /// The name of the sense that decreases it.
+    pub negative: String,
+}
+
+/// The index of the model's input called `name`, or a message listing the inputs.
+pub fn input_index(name: &str, compiled: &Compiled) -> Result<usize, String> {
+    let names: Vec<&str> = compiled.inputs.iter().map(|i| i.name.as_str()).collect();
+    names
+        .iter()
+        .position(|i| *i == name.trim())
+        .ok_or_else(|| format!("no input called `{}`; the model's inputs: {}", name.trim(), names.join(", ")))
+}
+
+/// A direction from its input's name and its senses' names (non-empty and different).
+pub fn direction(input: &str, positive: &str, negative: &str, compiled: &Compiled) -> Result<Direction, String> {
+    let (p, n) = (positive.trim(), negative.trim());
+    if p.is_empty() || n.is_empty() || p == n {
+        return Err(format!("direction `{input}`: name both senses, different, as POSITIVE/NEGATIVE"));
+    }
+    Ok(Direction { input: input_index(input, compiled)?, positive: p.into(), negative: n.into() })
+}
+
+/// The directions and held inputs of a `[max_moment]` section, resolved on the model; a
+/// problem as `max_moment.<field>: message`.
+pub fn resolve(spec: &MaxMomentSpec, compiled: &Compiled) -> Result<(Vec<Direction>, Vec<usize>), String> {
+    if spec.directions.is_empty() {
+        return Err("max_moment.directions: the list is empty: name at least one input".into());
+    }
+    let directions = spec
+        .directions
+        .iter()
+        .map(|d| direction(&d.input, &d.positive, &d.negative, compiled))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|m| format!("max_moment.directions: {m}"))?;
+    let hold = spec
+        .hold
+        .iter()
+        .map(|h| input_index(h, compiled))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|m| format!("max_moment.hold: {m}"))?;
+    Ok((directions, hold))
+}
+
 /// Every direction in both senses at every posture of `motion`, with the muscles, sign
 /// constraints and (if `study.cone` is set) the joint cone of `study`. Postures are solved in
 /// order, each from the last, so that a motion-like posture file stays on one assembly branch.
@@ -53,13 +123,25 @@ pub fn run(
     directions: Vec<Direction>,
     free: &[usize],
 ) -> Result<MomentRun, SetupError> {
+    let postures: Vec<Vec<f64>> = motion.q.iter().map(|q| q.to_vec()).collect();
+    run_postures(model, study, motion.times.clone(), postures, directions, free)
+}
+
+/// [`run`] over postures (rad, m) at `times` (s).
+pub fn run_postures(
+    model: &Model,
+    study: Study,
+    times: Vec<f64>,
+    postures: Vec<Vec<f64>>,
+    directions: Vec<Direction>,
+    free: &[usize],
+) -> Result<MomentRun, SetupError> {
     let mm = MaxMoment::new(model, study, directions, free)?;
     let mut ws = mm.workspace();
     let mut data = Data::new(model);
-    let postures: Vec<Vec<f64>> = motion.q.iter().map(|q| q.to_vec()).collect();
     let results = postures.iter().map(|q| mm.posture(&mut ws, &mut data, q, &[])).collect();
     Ok(MomentRun {
-        times: motion.times.clone(),
+        times,
         postures,
         directions: mm.directions().to_vec(),
         held: mm.held_inputs(),
@@ -82,14 +164,29 @@ impl MomentRun {
     /// Write the tables and the plot into `dir` (not committed); the summary's body is returned.
     /// `x` is the input the plot runs along.
     pub fn write(&self, dir: &mut OutputDir, compiled: &Compiled, x: usize) -> Result<Value, OutputError> {
+        self.write_in(dir, "", compiled, x)
+    }
+
+    /// [`Self::write`] with every file's name after `prefix` (`max_moment/`, say).
+    pub fn write_in(
+        &self,
+        dir: &mut OutputDir,
+        prefix: &str,
+        compiled: &Compiled,
+        x: usize,
+    ) -> Result<Value, OutputError> {
         let inputs: Vec<&str> = compiled.inputs.iter().map(|i| i.name.as_str()).collect();
         let senses = self.senses();
-        let moments =
-            dir.table("moments.csv", None, std::iter::once("time").chain(senses.iter().map(String::as_str)))?;
-        let postures = dir.table("postures.csv", None, std::iter::once("time").chain(inputs.iter().copied()))?;
+        let moments = dir.table(
+            &format!("{prefix}moments.csv"),
+            None,
+            std::iter::once("time").chain(senses.iter().map(String::as_str)),
+        )?;
+        let postures =
+            dir.table(&format!("{prefix}postures.csv"), None, std::iter::once("time").chain(inputs.iter().copied()))?;
         let mut forces = Vec::new();
         for s in &senses {
-            let name = format!("forces_{}.csv", file_safe(s));
+            let name = format!("{prefix}forces_{}.csv", file_safe(s));
             forces.push(dir.table(
                 &name,
                 None,
@@ -98,7 +195,7 @@ impl MomentRun {
         }
         let held: Vec<String> = self.held.iter().map(|&j| format!("device {}", inputs[j])).collect();
         let head = ["time", "sense", "status", "stability_index", "residual"].into_iter().map(String::from);
-        let checks = dir.table("checks.csv", None, head.chain(held))?;
+        let checks = dir.table(&format!("{prefix}checks.csv"), None, head.chain(held))?;
         let num = mollier::output::number;
         for (k, p) in self.results.iter().enumerate() {
             let t = self.times[k];
@@ -118,7 +215,7 @@ impl MomentRun {
                 dir.row(checks, row)?;
             }
         }
-        let svg = dir.file("plots/moments.svg")?;
+        let svg = dir.file(&format!("{prefix}plots/moments.svg"))?;
         let angle = compiled.inputs[x].quantity == Quantity::Angle;
         let xs: Vec<f64> = self.postures.iter().map(|q| if angle { q[x].to_degrees() } else { q[x] }).collect();
         let x_desc = format!("{} ({})", inputs[x], if angle { "deg" } else { "m" });
@@ -212,4 +309,36 @@ fn plot(path: &Path, run: &MomentRun, xs: &[f64], x_desc: &str) -> io::Result<()
         key(&mut chart)?;
     }
     root.present().map_err(err)
+}
+
+/// The maximum isometric moments at every frame of a study with a `[max_moment]` section;
+/// `None` without the section.
+pub fn of_study(study: &crate::Study) -> Option<Result<MomentRun, String>> {
+    let spec = study.spec.max_moment.as_ref()?;
+    let run = || {
+        let (directions, hold) = resolve(spec, &study.compiled)?;
+        let frames = &study.motion.frames;
+        let times = frames.iter().map(|f| f.time).collect();
+        let postures = frames.iter().map(|f| f.q.clone()).collect();
+        let optim = study.sharing.study(mollier_optim::Criterion::Stresses, spec.joint_cone);
+        run_postures(&study.compiled.model, optim, times, postures, directions, &hold)
+            .map_err(|e| format!("max_moment: {e}"))
+    };
+    Some(run())
+}
+
+/// Write a study's maximum moments under `max_moment/`, plotted along the rhythm's elevation;
+/// the summary's `max_moment` entry (the error when they failed).
+pub fn write_study(
+    study: &crate::Study,
+    run: &Result<MomentRun, String>,
+    dir: &mut OutputDir,
+) -> Result<Value, OutputError> {
+    match run {
+        Ok(r) => {
+            let x = input_index(&study.spec.motion.model.inputs[4], &study.compiled).unwrap_or(0);
+            r.write_in(dir, "max_moment/", &study.compiled, x)
+        }
+        Err(e) => Ok(json!({ "error": e })),
+    }
 }

@@ -54,6 +54,9 @@ pub struct StudySpec {
     /// Which points to report in the kinematics and plot as landmarks (point names).
     #[serde(default)]
     pub landmarks: Vec<String>,
+    /// Maximum isometric moments at every frame (seed 002, II-F); optional.
+    #[serde(default)]
+    pub max_moment: Option<crate::max_moment::MaxMomentSpec>,
 }
 
 /// The motion: a shoulder rhythm through the model's inputs.

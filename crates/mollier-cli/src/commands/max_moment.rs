@@ -31,26 +31,12 @@ pub struct Options {
 }
 
 /// A direction `INPUT:POSITIVE/NEGATIVE` against the model's inputs.
-fn direction(spec: &str, inputs: &[String]) -> Result<Direction, String> {
+fn direction(spec: &str, compiled: &mollier::Compiled) -> Result<Direction, String> {
     let (input, senses) = spec.rsplit_once(':').ok_or_else(|| {
         format!("direction `{spec}`: expected INPUT:POSITIVE/NEGATIVE, e.g. elbow.rotation:flexion/extension")
     })?;
-    let (positive, negative) = senses
-        .split_once('/')
-        .filter(|(p, n)| !p.trim().is_empty() && !n.trim().is_empty() && p.trim() != n.trim())
-        .ok_or_else(|| format!("direction `{spec}`: name both senses, different, as POSITIVE/NEGATIVE"))?;
-    Ok(Direction {
-        input: input_index(input, inputs)?,
-        positive: positive.trim().into(),
-        negative: negative.trim().into(),
-    })
-}
-
-fn input_index(name: &str, inputs: &[String]) -> Result<usize, String> {
-    inputs
-        .iter()
-        .position(|i| i == name.trim())
-        .ok_or_else(|| format!("no input called `{}`; the model's inputs: {}", name.trim(), inputs.join(", ")))
+    let (positive, negative) = senses.split_once('/').unwrap_or((senses, ""));
+    mollier_study::max_moment::direction(input, positive, negative, compiled)
 }
 
 /// Run: exit code 0 when every maximum is solved and checked, 1 when some are not (written as
@@ -65,11 +51,11 @@ pub fn run(model: &Path, postures: &Path, out: &Path, o: &Options, registry: &Re
         Ok(s) => s,
         Err(code) => return code,
     };
-    let names: Vec<String> = compiled.inputs.iter().map(|i| i.name.clone()).collect();
+    let input_index = |name: &str| mollier_study::max_moment::input_index(name, &compiled);
     let parsed = (|| -> Result<_, String> {
-        let directions = o.directions.iter().map(|d| direction(d, &names)).collect::<Result<Vec<_>, _>>()?;
-        let hold = o.hold.iter().map(|h| input_index(h, &names)).collect::<Result<Vec<_>, _>>()?;
-        let x = o.x.as_deref().map(|x| input_index(x, &names)).transpose()?;
+        let directions = o.directions.iter().map(|d| direction(d, &compiled)).collect::<Result<Vec<_>, _>>()?;
+        let hold = o.hold.iter().map(|h| input_index(h)).collect::<Result<Vec<_>, _>>()?;
+        let x = o.x.as_deref().map(input_index).transpose()?;
         Ok((directions, hold, x))
     })();
     let (directions, hold, x) = match parsed {
@@ -87,7 +73,9 @@ pub fn run(model: &Path, postures: &Path, out: &Path, o: &Options, registry: &Re
     // the plot's input: as asked, else the first that varies over the postures, else the first
     // direction's
     let varies = |j: usize| motion.q.iter().any(|q| (q[j] - motion.q.iter().next().map_or(q[j], |f| f[j])).abs() > 0.0);
-    let x = x.or_else(|| (0..names.len()).find(|&j| varies(j))).unwrap_or(directions.first().map_or(0, |d| d.input));
+    let x = x
+        .or_else(|| (0..compiled.inputs.len()).find(|&j| varies(j)))
+        .unwrap_or(directions.first().map_or(0, |d| d.input));
     let study = setup.study(Criterion::Stresses, o.impose_cone);
     let moments = match mollier_study::max_moment::run(&compiled.model, study, &motion, directions, &hold) {
         Ok(r) => r,
