@@ -139,3 +139,18 @@ pub(crate) fn derivatives_text(derivatives: Option<&MotionDerivatives>, inputs: 
         Some(d) => d.summary(inputs),
     }
 }
+
+/// The model's `[load_sharing]` section, or exit code 2 with what to add.
+pub(crate) fn load_sharing_section<'c>(
+    compiled: &'c Compiled,
+    model: &Path,
+    what: &str,
+) -> Result<&'c mollier::LoadSharingSetup, ExitCode> {
+    compiled.load_sharing.as_ref().ok_or_else(|| {
+        errln!(
+            "error: {} has no [load_sharing] section: name the muscles (and any {what}) there; see docs/model-format.md",
+            model.display()
+        );
+        ExitCode::from(INVALID)
+    })
+}

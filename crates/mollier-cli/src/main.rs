@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use commands::{check, import, inverse, inverse_dynamics, kinematics, simulate, study, types};
+use commands::{check, import, inverse, inverse_dynamics, kinematics, max_moment, simulate, study, types};
 use common::MotionRun;
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say).
@@ -137,7 +137,8 @@ enum Command {
         #[arg(long)]
         motion: PathBuf,
         /// The criterion: a = min Σ F², b = min Σ (F/PCSA)², c = min Σ (F/Fmax(l))²,
-        /// d = min max F/PCSA.
+        /// d = min max F/PCSA, cb = min Σ (F/PCSA)³ (Crowninshield & Brand), so = OpenSim's
+        /// static optimization, min Σ a² with a = F/Fmax(l) (the same program as c).
         #[arg(long, value_parser = criterion)]
         criterion: mollier_optim::Criterion,
         /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
@@ -155,6 +156,43 @@ enum Command {
         #[arg(long, value_name = "HZ", value_parser = positive_number)]
         smooth: Option<f64>,
         /// No progress bar and no summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Maximum isometric moments (seed 002, section II-F): per posture and direction, the largest
+    /// moment the muscles exert on a device holding the posture.
+    ///
+    /// Each maximum is a conic program over the muscle forces 0 <= F <= Fmax(l) of the model's
+    /// `[load_sharing]` section, with the inputs the device does not hold (the girdle's) in
+    /// equilibrium, the sign constraints and the joint cone. Writes DIR/moments.csv,
+    /// DIR/postures.csv, DIR/forces_<sense>.csv, DIR/checks.csv, DIR/plots/moments.svg and
+    /// DIR/summary.json. See docs/shoulder.md, "Maximum isometric moments".
+    MaxMoment {
+        /// The model file, with a `[load_sharing]` section.
+        model: PathBuf,
+        /// The postures: a motion file of the model's inputs (CSV or .mot/.sto), one per row.
+        #[arg(long)]
+        postures: PathBuf,
+        /// A direction: an input and the names of its two senses, increasing then decreasing,
+        /// `INPUT:POSITIVE/NEGATIVE` (e.g. `humerus_elevation.rotation:abduction/adduction`).
+        /// Repeat for several; the device holds every direction's input.
+        #[arg(long = "direction", required = true)]
+        directions: Vec<String>,
+        /// Another input the device holds, with whatever driving force the maximum needs
+        /// (seed 002's other external moments). Repeat for several.
+        #[arg(long)]
+        hold: Vec<String>,
+        /// Report the joint cone's stability index but do not impose the cone.
+        #[arg(long)]
+        no_cone: bool,
+        /// The input the plot runs along (default: the first that varies over the postures).
+        #[arg(long)]
+        x: Option<String>,
+        /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
+        /// "Output directories").
+        #[arg(long)]
+        out: PathBuf,
+        /// No summary on standard output.
         #[arg(long, short)]
         quiet: bool,
     },
@@ -274,6 +312,10 @@ fn main() -> ExitCode {
             let options = inverse::Options { criterion, impose_cone: !no_cone, quasi_static, smooth, quiet };
             inverse::run(&model, &motion, &out, &options, &registry)
         }
+        Command::MaxMoment { model, postures, directions, hold, no_cone, x, out, quiet } => {
+            let options = max_moment::Options { directions, hold, impose_cone: !no_cone, x, quiet };
+            max_moment::run(&model, &postures, &out, &options, &registry)
+        }
         Command::Simulate { model, duration, dt, excitations, integrator, out, quiet } => simulate::run(
             simulate::Request {
                 model: &model,
@@ -316,7 +358,7 @@ fn positive_number(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A load-sharing criterion (clap value parser): `a`, `b`, `c` or `d`.
+/// A load-sharing criterion (clap value parser): `a`, `b`, `c`, `d`, `cb` or `so`.
 fn criterion(s: &str) -> Result<mollier_optim::Criterion, String> {
     s.parse()
 }

@@ -13,7 +13,11 @@
 //! - the joint's elliptic stability cone, one exact second-order cone ([`cone`]);
 //! - criteria (a) `Σ F²`, (b) `Σ (F/PCSA)²`, (c) `Σ (F/Fmax(l))²`, (d) `max F/PCSA` made unique
 //!   and continuous by a second stage (least `Σ (F/PCSA)²` within 1 % of the least maximum), or
-//!   weighted ([`Criterion`]).
+//!   weighted ([`Criterion`]); `Σ (F/PCSA)³` (Crowninshield & Brand 1981) through one power
+//!   cone per muscle.
+//!
+//! The same program, with a linear objective, gives the maximum isometric moments of seed 002
+//! (section II-F): [`MaxMoment`].
 //!
 //! Every solution is checked independently (kinetostatics again from the forces: equilibrium,
 //! signs, cone; bounds), and a failed frame says why ([`Status`]). The problem structure is
@@ -32,12 +36,14 @@
 //! ```
 
 pub mod cone;
+pub mod max_moment;
 mod qp;
 mod result;
 mod sharing;
 pub mod study;
 
 pub use cone::{cone_violation, deviation_angles, stability_index};
+pub use max_moment::{Direction, MaxMoment, MomentResult, MomentWorkspace, PostureMoments};
 pub use result::{Frame, FrameResult, RunOptions, Status, Summary};
 pub use sharing::{LoadSharing, Workspace};
 pub use study::{

@@ -2,13 +2,17 @@
 //! `s ∈ K`, with a sparsity pattern fixed per study so that a solver is built once and updated
 //! (`update_P/q/A/b`) for every later frame.
 //!
-//! Variables `z = (u, v, t)`: scaled muscle forces `u_i = F_i/Fmax_i(l)` in [0, 1], scaled reserves
-//! `v_j = r_j/ρ_j`, and for the first stage of criterion (d) the epigraph variable `t` (maximum
-//! stress / specific tension). Rows, in this order:
+//! Variables `z = (u, v, t, s)`: scaled muscle forces `u_i = F_i/Fmax_i(l)` in [0, 1], scaled
+//! reserves `v_j = r_j/ρ_j`, for the first stage of criterion (d) the epigraph variable `t`
+//! (maximum stress / specific tension), and for the cubic criterion one epigraph variable
+//! `s_i >= u_i³` per muscle. Rows, in this order:
 //! - zero cone: one equality per input, `Σ_i a_ji u_i − (ρ_j/ω_j) v_j = −τ0_j/ω_j`;
 //! - non-negative cone: `u_i <= 1`, `−u_i <= 0`, the sign constraints, then either the epigraph
 //!   rows `g_i u_i − t <= 0` (stage 1 of (d)) or the cap rows `g_i u_i <= cap` (stage 2);
-//! - second-order cone (3 rows) when the joint cone is imposed: `(f_x; f_y/tan θ_a; f_z/tan φ_a)`.
+//! - second-order cone (3 rows) when the joint cone is imposed: `(f_x; f_y/tan θ_a; f_z/tan φ_a)`;
+//! - for the cubic criterion, one power cone `K(1/3) = {(x, y, z): x^⅓ y^⅔ >= |z|, x, y >= 0}`
+//!   per muscle on `(s_i, κ, u_i)`: `s_i >= |u_i|³/κ²`, so that the objective `Σ c_i κ² s_i` is
+//!   linear; `κ` (the frame's typical activation) keeps the cone's three entries of one size.
 //!
 //! Every row is scaled by the size of its terms so that clarabel sees O(1) data.
 
@@ -30,19 +34,36 @@ pub(crate) struct Layout {
     pub stress: Option<bool>,
     /// The joint cone is imposed.
     pub cone: bool,
+    /// One epigraph variable and power cone per muscle (the cubic criterion).
+    pub cubes: bool,
 }
 
 /// What one nonzero of `A` stands for.
 #[derive(Clone, Copy, Debug)]
 enum Entry {
-    Eq { j: usize, i: usize },
+    Eq {
+        j: usize,
+        i: usize,
+    },
     Upper,
     Lower,
-    Sign { s: usize, i: usize },
-    Stress { i: usize },
-    Cone { r: usize, i: usize },
-    Reserve { v: usize },
+    Sign {
+        s: usize,
+        i: usize,
+    },
+    Stress {
+        i: usize,
+    },
+    Cone {
+        r: usize,
+        i: usize,
+    },
+    Reserve {
+        v: usize,
+    },
     Epigraph,
+    /// `−u_i` in the third row of muscle i's power cone, `−s_i` in its first.
+    Cube,
 }
 
 impl Layout {
@@ -54,7 +75,11 @@ impl Layout {
     }
     /// Number of variables.
     pub fn n_var(&self) -> usize {
-        self.k + self.reserves.len() + usize::from(self.has_t())
+        self.cube_index(0) + if self.cubes { self.k } else { 0 }
+    }
+    /// Index of muscle i's cubic epigraph variable `s_i`.
+    pub fn cube_index(&self, i: usize) -> usize {
+        self.k + self.reserves.len() + usize::from(self.has_t()) + i
     }
     /// Index of the epigraph variable.
     pub fn t_index(&self) -> usize {
@@ -75,9 +100,12 @@ impl Layout {
     fn row_cone(&self, r: usize) -> usize {
         self.n_eq + 2 * self.k + self.n_sign + self.n_stress() + r
     }
+    fn row_cube(&self, i: usize, r: usize) -> usize {
+        self.row_cone(0) + if self.cone { 3 } else { 0 } + 3 * i + r
+    }
     /// Number of rows.
     pub fn n_rows(&self) -> usize {
-        self.row_cone(0) + if self.cone { 3 } else { 0 }
+        self.row_cube(0, 0) + if self.cubes { 3 * self.k } else { 0 }
     }
 
     fn cones(&self) -> Vec<SupportedConeT<f64>> {
@@ -91,6 +119,9 @@ impl Layout {
         }
         if self.cone {
             c.push(SupportedConeT::SecondOrderConeT(3));
+        }
+        if self.cubes {
+            c.extend((0..self.k).map(|_| SupportedConeT::PowerConeT(1.0 / 3.0)));
         }
         c
     }
@@ -114,6 +145,9 @@ impl Layout {
                     f(i, self.row_cone(r), Entry::Cone { r, i });
                 }
             }
+            if self.cubes {
+                f(i, self.row_cube(i, 2), Entry::Cube);
+            }
         }
         for (v, &j) in self.reserves.iter().enumerate() {
             f(self.k + v, j, Entry::Reserve { v });
@@ -121,6 +155,11 @@ impl Layout {
         if self.has_t() {
             for i in 0..self.k {
                 f(self.t_index(), self.row_stress(i), Entry::Epigraph);
+            }
+        }
+        if self.cubes {
+            for i in 0..self.k {
+                f(self.cube_index(i), self.row_cube(i, 0), Entry::Cube);
             }
         }
     }
@@ -161,6 +200,8 @@ pub(crate) struct Values {
     pub cone: Vec<f64>,
     /// Right-hand sides of the cone rows.
     pub cone_rhs: [f64; 3],
+    /// `κ` of the power cones `(s_i, κ, u_i)`: 1, or the frame's typical activation.
+    pub cube_scale: f64,
     /// Diagonal of `P` (n_var).
     pub p_diag: Vec<f64>,
     /// Linear cost (n_var).
@@ -180,6 +221,7 @@ impl Values {
             stress_rhs: 0.0,
             cone: vec![0.0; 3 * k],
             cone_rhs: [0.0; 3],
+            cube_scale: 1.0,
             p_diag: vec![0.0; n],
             q: vec![0.0; n],
         }
@@ -196,6 +238,8 @@ impl Values {
             && self.stress_rhs.is_finite()
             && all(&self.cone)
             && all(&self.cone_rhs)
+            && self.cube_scale.is_finite()
+            && self.cube_scale > 0.0
             && all(&self.p_diag)
             && all(&self.q)
     }
@@ -268,7 +312,7 @@ impl Program {
                 Entry::Stress { i } => v.stress[i],
                 Entry::Cone { r, i } => v.cone[r * k + i],
                 Entry::Reserve { v: r } => v.reserve_coef[r],
-                Entry::Epigraph => -1.0,
+                Entry::Epigraph | Entry::Cube => -1.0,
             };
             p += 1;
         });
@@ -289,6 +333,14 @@ impl Program {
         if l.cone {
             for r in 0..3 {
                 b[l.row_cone(r)] = v.cone_rhs[r];
+            }
+        }
+        if l.cubes {
+            for i in 0..k {
+                // (s_i, κ, u_i): the middle slack is the constant κ
+                b[l.row_cube(i, 0)] = 0.0;
+                b[l.row_cube(i, 1)] = v.cube_scale;
+                b[l.row_cube(i, 2)] = 0.0;
             }
         }
     }
@@ -347,7 +399,7 @@ mod tests {
 
     #[test]
     fn pattern_is_sorted_and_complete() {
-        let l = Layout { k: 3, n_eq: 2, reserves: vec![1], n_sign: 1, stress: Some(true), cone: true };
+        let l = Layout { k: 3, n_eq: 2, reserves: vec![1], n_sign: 1, stress: Some(true), cone: true, cubes: false };
         let (colptr, rowval) = l.pattern();
         assert_eq!(colptr.len(), l.n_var() + 1);
         // per muscle: 2 eq + 2 bounds + 1 sign + 1 stress + 3 cone; reserve: 1; t: 3
@@ -364,7 +416,7 @@ mod tests {
     #[test]
     fn small_qp_against_closed_form() {
         // min u0² + u1² s.t. u0 + 2 u1 = 1, 0 <= u <= 1  →  u = (1, 2)/5
-        let l = Layout { k: 2, n_eq: 1, reserves: vec![], n_sign: 0, stress: None, cone: false };
+        let l = Layout { k: 2, n_eq: 1, reserves: vec![], n_sign: 0, stress: None, cone: false, cubes: false };
         let mut v = Values::new(&l);
         v.eq = vec![1.0, 2.0];
         v.eq_rhs = vec![1.0];
@@ -383,7 +435,20 @@ mod tests {
         let o = p.solve(&v);
         assert!(!o.solved());
         assert!(matches!(o.status, Some(SolverStatus::PrimalInfeasible | SolverStatus::AlmostPrimalInfeasible)));
-        // NaN data is refused before clarabel sees it
+        // NaN data is refused before clarabel sees it (after the cubic case below)
+        let l3 = Layout { k: 2, n_eq: 1, reserves: vec![], n_sign: 0, stress: None, cone: false, cubes: true };
+        // min s0 + s1, s_i >= u_i³, u0 + 2 u1 = 1: 3 u0² = λ, 3 u1² = 2λ, so u1 = √2 u0
+        let mut v3 = Values::new(&l3);
+        v3.eq = vec![1.0, 2.0];
+        v3.eq_rhs = vec![1.0];
+        v3.q[l3.cube_index(0)] = 1.0;
+        v3.q[l3.cube_index(1)] = 1.0;
+        let mut p3 = Program::new(l3);
+        let o3 = p3.solve(&v3);
+        assert!(o3.solved(), "{o3:?}");
+        let u0 = 1.0 / (1.0 + 2.0 * 2f64.sqrt());
+        assert!((o3.x[0] - u0).abs() < 1e-8 && (o3.x[1] - 2f64.sqrt() * u0).abs() < 1e-8, "{:?}", o3.x);
+        assert!((o3.x[2] - u0.powi(3)).abs() < 1e-8, "the epigraph is tight: {:?}", o3.x);
         v.eq_rhs = vec![f64::NAN];
         let o = p.solve(&v);
         assert!(o.status.is_none() && o.error.is_some());

@@ -60,24 +60,24 @@ pub struct LoadSharing<'m> {
 }
 
 /// The affine maps of one frame, from the muscle forces `F` (N).
-struct Maps {
+pub(crate) struct Maps {
     /// Stresses with every muscle's active force 0 (n_e).
-    sigma0: Vec<f64>,
+    pub(crate) sigma0: Vec<f64>,
     /// Driving forces `τ0` (n_q) and `∂τ/∂F` (n_q x k, row-major).
-    tau0: Vec<f64>,
-    tau_f: Vec<f64>,
+    pub(crate) tau0: Vec<f64>,
+    pub(crate) tau_f: Vec<f64>,
     /// Sign-constrained reactions and their derivatives (n_sign x k).
-    sig0: Vec<f64>,
-    sig_f: Vec<f64>,
+    pub(crate) sig0: Vec<f64>,
+    pub(crate) sig_f: Vec<f64>,
     /// Joint force in the cone frame and its derivatives (3 x k).
-    cone0: [f64; 3],
-    cone_f: Vec<f64>,
+    pub(crate) cone0: [f64; 3],
+    pub(crate) cone_f: Vec<f64>,
     /// Cone frame: `f_cone = C f_global`.
-    to_cone: Mat3,
+    pub(crate) to_cone: Mat3,
     /// `Fmax(l)` (N), `g(l)`, lengths (m).
-    fmax: Vec<f64>,
-    g: Vec<f64>,
-    lengths: Vec<f64>,
+    pub(crate) fmax: Vec<f64>,
+    pub(crate) g: Vec<f64>,
+    pub(crate) lengths: Vec<f64>,
 }
 
 fn transpose(m: &Mat3) -> Mat3 {
@@ -197,6 +197,7 @@ impl<'m> LoadSharing<'m> {
             n_sign: study.signs.len(),
             stress: None,
             cone: cone.as_ref().is_some_and(|c| c.enforce),
+            cubes: study.criterion == Criterion::CubedStresses,
         };
         let layouts = match study.criterion {
             Criterion::MaxStress => vec![
@@ -414,7 +415,7 @@ impl<'m> LoadSharing<'m> {
         Ok(())
     }
 
-    fn failed(&self, status: Status, start: Instant) -> FrameResult {
+    pub(crate) fn failed(&self, status: Status, start: Instant) -> FrameResult {
         let k = self.modes.len();
         FrameResult {
             status,
@@ -436,7 +437,7 @@ impl<'m> LoadSharing<'m> {
     /// The affine maps of the frame: kinetostatics at zero active force; the driving forces'
     /// derivatives by virtual power, `∂τ_j/∂F_i = ∂e_i/∂q_j` (first-order transfer function);
     /// the constrained reactions' derivatives by the adjoint of kinetostatics.
-    fn maps(&self, data: &mut Data, qd: &[f64], qdd: &[f64], loads: &[Load]) -> Result<Maps, String> {
+    pub(crate) fn maps(&self, data: &mut Data, qd: &[f64], qdd: &[f64], loads: &[Load]) -> Result<Maps, String> {
         let model = self.model;
         let (k, nq) = (self.modes.len(), model.n_q());
         let ks0 = kinetostatics(model, data, qd, qdd, None, loads).map_err(|e| e.to_string())?;
@@ -553,12 +554,7 @@ impl<'m> LoadSharing<'m> {
         };
         let k = self.modes.len();
         let nr = self.study.reserves.len();
-        // row scales ω: the largest term of each row
-        let omega_eq: Vec<f64> = (0..self.model.n_q())
-            .map(|j| {
-                scale_or_one(max_abs((0..k).map(|i| maps.tau_f[j * k + i] * maps.fmax[i])).max(maps.tau0[j].abs()))
-            })
-            .collect();
+        let omega_eq = self.input_scales(&maps);
         // a reserve's variable v = r/ρ, ρ = ω/√w: its cost w (r/ω)² is v², like a muscle's u²
         // (an expensive reserve as a large entry of P stalls the interior point)
         let rho: Vec<f64> = self.study.reserves.iter().map(|r| omega_eq[r.input] / r.weight.sqrt()).collect();
@@ -649,8 +645,24 @@ impl<'m> LoadSharing<'m> {
             .into()
     }
 
+    /// The scale `ω_j` of each input's equality (N m or N): its largest term, one muscle at full
+    /// force or the load.
+    pub(crate) fn input_scales(&self, maps: &Maps) -> Vec<f64> {
+        let k = self.modes.len();
+        (0..self.model.n_q())
+            .map(|j| {
+                scale_or_one(max_abs((0..k).map(|i| maps.tau_f[j * k + i] * maps.fmax[i])).max(maps.tau0[j].abs()))
+            })
+            .collect()
+    }
+
+    /// The program's layouts: one per stage.
+    pub(crate) fn layouts(&self) -> &[Layout] {
+        &self.layouts
+    }
+
     /// Fill the program's numbers. `stage2 = Some((cap, reserves))` for the second stage of (d).
-    fn fill<'a>(
+    pub(crate) fn fill<'a>(
         &self,
         v: &mut Values,
         layout: &'a Layout,
@@ -720,14 +732,32 @@ impl<'m> LoadSharing<'m> {
         // stage 1 of (d): objective t² + Σ w v², t the maximum stress over the specific tension
         let norm =
             if layout.stress == Some(true) { 1.0 } else { scale_or_one(c.iter().fold(0.0, |m: f64, x| m.max(*x))) };
+        let cubes = layout.cubes;
+        if cubes {
+            // κ: the activation that would balance the most loaded input if every muscle helped
+            // it alike; with s_i >= u_i³/κ² the cones' entries are of one size (with κ = 1 and
+            // activations of a few %, clarabel stops with forces off by parts in 10⁶)
+            v.cube_scale = (0..layout.n_eq)
+                .map(|j| v.eq_rhs[j].abs() / scale_or_one((0..k).map(|i| v.eq[j * k + i].abs()).sum()))
+                .fold(0.0, f64::max)
+                .clamp(1e-3, 1.0);
+        }
+        // the cubic objective in units of κ³ (its value near 1): clarabel stops at an absolute
+        // gap, and the forces' error grows as the square root of the gap over the curvature
+        let gain = if cubes { v.cube_scale.powi(-3) } else { 1.0 };
         for i in 0..k {
-            v.p_diag[i] = 2.0 * c[i] / norm;
+            // Σ c_i u_i² on P, or Σ c_i κ² s_i (s_i >= u_i³/κ², the power cones) on q
+            v.p_diag[i] = if cubes { 0.0 } else { 2.0 * c[i] / norm };
             v.q[i] = 0.0;
+            if cubes {
+                v.p_diag[layout.cube_index(i)] = 0.0;
+                v.q[layout.cube_index(i)] = gain * c[i] * v.cube_scale.powi(2) / norm;
+            }
         }
         // a reserve's cost w (r/ω)² = v² in the scaled objective: at its input's scale ω it
         // costs w times the most expensive muscle at full force (see `Reserve`)
         for (r, res) in self.study.reserves.iter().enumerate().take(layout.reserves.len()) {
-            v.p_diag[k + r] = 2.0 * res.weight * (rho[r] / omega_eq[res.input]).powi(2);
+            v.p_diag[k + r] = gain * 2.0 * res.weight * (rho[r] / omega_eq[res.input]).powi(2);
             v.q[k + r] = 0.0;
         }
         if layout.stress == Some(true) {
@@ -744,7 +774,7 @@ impl<'m> LoadSharing<'m> {
 
     /// Forces from the solution, the independent check, and the result.
     #[allow(clippy::too_many_arguments)]
-    fn report(
+    pub(crate) fn report(
         &self,
         data: &mut Data,
         qd: &[f64],
@@ -887,6 +917,7 @@ impl<'m> LoadSharing<'m> {
             Criterion::Activations => vec![1.0; k],
             Criterion::Weighted(w) => (0..k).map(|i| w[i] * fmax[i] * fmax[i]).collect(),
             Criterion::MaxStress => vec![self.study.specific_tension.powi(2); k],
+            Criterion::CubedStresses => (0..k).map(|i| (fmax[i] / m[i].pcsa).powi(3)).collect(),
         }
     }
 
@@ -913,6 +944,7 @@ impl<'m> LoadSharing<'m> {
             Criterion::Activations => sum(&|i| if fmax[i] > 0.0 { (forces[i] / fmax[i]).powi(2) } else { 0.0 }),
             Criterion::Weighted(w) => sum(&|i| w[i] * forces[i] * forces[i]),
             Criterion::MaxStress => (0..forces.len()).map(|i| forces[i] / m[i].pcsa).fold(0.0, f64::max),
+            Criterion::CubedStresses => sum(&|i| (forces[i] / m[i].pcsa).powi(3)),
         }
     }
 }

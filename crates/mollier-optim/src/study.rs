@@ -101,18 +101,22 @@ pub enum Criterion {
     /// `δ = Study::max_stress_slack` (a second stage), which makes the forces unique and
     /// continuous along a motion.
     MaxStress,
+    /// `min Σ (F/PCSA)³` ((N/m²)³), Crowninshield & Brand (1981): sum of cubed stresses, through
+    /// one power cone per muscle. It spreads the load more evenly over the muscles than (b).
+    CubedStresses,
     /// `min Σ w_i F_i²`, one weight `w_i > 0` per muscle (N⁻² or any consistent unit).
     Weighted(Vec<f64>),
 }
 
 impl Criterion {
-    /// A short name: `a`, `b`, `c`, `d` or `weighted`.
+    /// A short name: `a`, `b`, `c`, `d`, `cb` (cubed stresses) or `weighted`.
     pub fn letter(&self) -> &'static str {
         match self {
             Criterion::Forces => "a",
             Criterion::Stresses => "b",
             Criterion::Activations => "c",
             Criterion::MaxStress => "d",
+            Criterion::CubedStresses => "cb",
             Criterion::Weighted(_) => "weighted",
         }
     }
@@ -125,22 +129,29 @@ impl fmt::Display for Criterion {
             Criterion::Stresses => "b: min sum (F/PCSA)^2",
             Criterion::Activations => "c: min sum (F/Fmax(l))^2",
             Criterion::MaxStress => "d: min max F/PCSA",
+            Criterion::CubedStresses => "cb: min sum (F/PCSA)^3",
             Criterion::Weighted(_) => "weighted: min sum w F^2",
         };
         f.write_str(s)
     }
 }
 
-/// Parses `a`..`d` (or `forces`, `stresses`, `activations`, `max-stress`).
+/// Parses `a`..`d` (or `forces`, `stresses`, `activations`, `max-stress`), `cb` (or
+/// `cubed-stresses`, `crowninshield`) and `so` (or `opensim`, `static-optimization`).
+///
+/// `so` is OpenSim StaticOptimization's criterion, `Σ a²` with activation `a = F/Fmax(l)`: in a
+/// static frame that is criterion (c) itself (OpenSim's force is `a · Fmax · f_l(l) · f_v(v)` with
+/// `f_v(0) = 1`), so it parses to [`Criterion::Activations`] and runs as (c).
 impl FromStr for Criterion {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().to_ascii_lowercase().as_str() {
             "a" | "forces" => Ok(Criterion::Forces),
             "b" | "stresses" => Ok(Criterion::Stresses),
-            "c" | "activations" => Ok(Criterion::Activations),
+            "c" | "activations" | "so" | "opensim" | "static-optimization" => Ok(Criterion::Activations),
             "d" | "max-stress" | "minmax" => Ok(Criterion::MaxStress),
-            other => Err(format!("unknown criterion `{other}` (expected a, b, c or d)")),
+            "cb" | "cubed-stresses" | "crowninshield" => Ok(Criterion::CubedStresses),
+            other => Err(format!("unknown criterion `{other}` (expected a, b, c, d, cb or so)")),
         }
     }
 }
@@ -284,4 +295,24 @@ pub enum SetupError {
     /// A study-wide parameter is out of range.
     #[error("{0}")]
     Parameter(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn criteria_parse_by_letter_and_by_name() {
+        for (s, c) in [
+            ("cb", Criterion::CubedStresses),
+            ("Crowninshield", Criterion::CubedStresses),
+            ("so", Criterion::Activations),
+            ("opensim", Criterion::Activations),
+            ("d", Criterion::MaxStress),
+        ] {
+            assert_eq!(s.parse::<Criterion>(), Ok(c));
+        }
+        assert!("e".parse::<Criterion>().unwrap_err().contains("cb or so"));
+        assert_eq!(Criterion::CubedStresses.letter(), "cb");
+    }
 }

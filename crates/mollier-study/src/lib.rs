@@ -11,7 +11,8 @@
 //! - [`muscles`]: the model's muscle elements grouped into muscles;
 //! - [`study`]: setting up and running: kinematics, then load sharing per variant with
 //!   [`mollier_optim`];
-//! - [`output`], [`plots`]: the files.
+//! - [`output`], [`plots`]: the files;
+//! - [`max_moment`]: maximum isometric moments over postures (seed 002, II-F).
 //!
 //! ```no_run
 //! let study = mollier_study::Study::load("models/shoulder/abduction.toml".as_ref()).unwrap();
@@ -21,6 +22,7 @@
 //! ```
 
 pub mod forward_plots;
+pub mod max_moment;
 pub mod motion;
 pub mod muscles;
 pub mod output;

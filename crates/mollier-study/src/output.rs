@@ -381,8 +381,11 @@ pub fn write_as(
     format: TableFormat,
 ) -> Result<Vec<PathBuf>, OutputError> {
     let mut out = OutputDir::create(target)?.with_format(format);
-    let (summary, timing) = write_tables(study, results, &mut out)?;
+    let (mut summary, timing) = write_tables(study, results, &mut out)?;
     crate::plots::write(study, results, &mut out)?;
+    if let Some(m) = &results.max_moment {
+        summary["max_moment"] = crate::max_moment::write_study(study, m, &mut out)?;
+    }
     let mut files: Vec<PathBuf> = out.files().iter().map(|f| target.join(f)).collect();
     out.commit(summary, timing)?;
     files.push(target.join(mollier::output::TIMING));

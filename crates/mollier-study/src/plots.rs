@@ -515,16 +515,29 @@ fn landmarks(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
             let pts: Vec<(f64, f64)> = solved.iter().map(|(k, _)| p2(&rhythm[*k][j])).collect();
             chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, c.stroke_width(1)))).map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 11))
-            .draw()
-            .map_err(err)?;
+        key(&mut chart)?;
     }
     root.present().map_err(err)
 }
+
+/// A chart of two `f64` axes on an SVG.
+pub(crate) type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The key of a chart's labelled series: framed, on a light background.
+pub(crate) fn key<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> io::Result<()> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 11))
+        .draw()
+        .map_err(err)
+}
+
 
 /// The girdle's angles relative to the thorax, DAS3's YZX (`kinematics.csv` columns and the
 /// key of `girdle.svg`): the name and what it measures.

@@ -58,6 +58,10 @@ pub struct StudySpec {
     /// tabulated (`cuff.csv`) and plotted against elevation and margin (`cuff.svg`).
     #[serde(default)]
     pub cuff: Vec<String>,
+
+    /// Maximum isometric moments at every frame (seed 002, II-F); optional.
+    #[serde(default)]
+    pub max_moment: Option<crate::max_moment::MaxMomentSpec>,
 }
 
 /// The motion: a shoulder rhythm, recorded angles or recorded inputs, through the model's inputs.

@@ -162,6 +162,8 @@ pub struct Results {
     pub variants: Vec<VariantResult>,
     /// Wall time of the whole run (ms).
     pub time_ms: f64,
+    /// The maximum isometric moments of a `[max_moment]` section, or why they failed.
+    pub max_moment: Option<Result<crate::max_moment::MomentRun, String>>,
 }
 
 impl Study {
@@ -273,6 +275,9 @@ impl Study {
         for v in &study.variants {
             LoadSharing::new(&study.compiled.model, study.optim_study(v))
                 .map_err(|e| setup(format!("model: the load sharing of variant {}: {e}", v.name())))?;
+        }
+        if let Some(m) = &study.spec.max_moment {
+            crate::max_moment::resolve(m, &study.compiled).map_err(setup)?;
         }
         Ok(study)
     }
@@ -525,7 +530,8 @@ impl Study {
         let start = Instant::now();
         let kinematics = self.kinematics();
         let variants = self.variants.par_iter().map(|v| self.run_variant_checked(v, &kinematics)).collect();
-        Results { kinematics, variants, time_ms: start.elapsed().as_secs_f64() * 1e3 }
+        let max_moment = crate::max_moment::of_study(self);
+        Results { kinematics, variants, time_ms: start.elapsed().as_secs_f64() * 1e3, max_moment }
     }
 }
 

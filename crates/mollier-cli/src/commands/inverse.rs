@@ -19,7 +19,8 @@ use serde_json::{Map, json};
 
 use super::frames::LISTED;
 use crate::common::{
-    FAILED, INVALID, derivatives_text, load_motion, load_well_posed, note_if_weightless, progress_bar,
+    FAILED, INVALID, derivatives_text, load_motion, load_sharing_section, load_well_posed, note_if_weightless,
+    progress_bar,
 };
 
 /// How `mollier inverse` runs.
@@ -44,12 +45,9 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
         Ok(c) => c,
         Err(code) => return code,
     };
-    let Some(setup) = compiled.load_sharing.as_ref() else {
-        errln!(
-            "error: {} has no [load_sharing] section: name the muscles (and any sign constraints, joint cone and reserves) there; see docs/model-format.md",
-            model.display()
-        );
-        return ExitCode::from(INVALID);
+    let setup = match load_sharing_section(&compiled, model, "sign constraints, joint cone and reserves") {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     if !o.impose_cone && setup.cone.is_none() && !o.quiet {
         errln!("note: the model has no joint cone: --no-cone changes nothing");

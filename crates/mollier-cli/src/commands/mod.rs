@@ -6,6 +6,7 @@ pub(crate) mod import;
 pub(crate) mod inverse;
 pub(crate) mod inverse_dynamics;
 pub(crate) mod kinematics;
+pub(crate) mod max_moment;
 pub(crate) mod simulate;
 pub(crate) mod study;
 pub(crate) mod types;

@@ -81,6 +81,15 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
             );
         }
     }
+    // [max_moment]: a failed maximum counts as a failed frame
+    match &results.max_moment {
+        Some(Ok(m)) => failed += m.results.len() - m.solved(),
+        Some(Err(e)) => {
+            let _ = writeln!(stderr, "error: {e}");
+            failed += 1;
+        }
+        None => {}
+    }
     if !quiet {
         let _ = writeln!(
             stdout,

@@ -3,6 +3,7 @@
 mod common;
 mod cone;
 mod kernel;
+mod max_moment;
 mod one_dof;
 mod robustness;
 mod signs;

@@ -6,6 +6,8 @@
 //! - (c) `F_i = Fmax_i² r_i M / Σ Fmax_j² r_j²`; weighted `F_i = (r_i/w_i) M / Σ r_j²/w_j`;
 //! - (d) strict (slack 0): `F_i = A_i t`, `t = M / Σ A_j r_j`; with slack δ: `F_i = A_i s_i`,
 //!   `s_i = min(μ A_i r_i, (1 + δ) t)`, μ from the moment (least `Σ s²` under the cap, KKT);
+//! - (cb) `Σ (F/A)³` (Crowninshield & Brand): `3 F_i²/A_i³ = λ r_i`, so
+//!   `F_i = A_i^{3/2} √r_i M / Σ A_j^{3/2} r_j^{3/2}`;
 //! - with muscle s saturated: the same over the others with `M − r_s Fmax_s`.
 
 use mollier_core::dynamics::Load;
@@ -95,9 +97,13 @@ fn proportional(r: &[f64], c: &[f64], m: f64, saturated: &[(usize, f64)]) -> Vec
 }
 
 fn assert_forces(what: &str, got: &[f64], want: &[f64]) {
+    assert_forces_within(what, got, want, 1e-9);
+}
+
+fn assert_forces_within(what: &str, got: &[f64], want: &[f64], tol: f64) {
     let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let d = rel_diff(got, want, scale);
-    assert!(d < 1e-9, "{what}: got {got:?}, want {want:?} (relative {d:.1e})");
+    assert!(d < tol, "{what}: got {got:?}, want {want:?} (relative {d:.1e})");
 }
 
 fn check_all_criteria(case: &Case) {
@@ -117,6 +123,15 @@ fn check_all_criteria(case: &Case) {
     let got = case.solve(Study::new(case.muscles(), Criterion::Activations));
     let c: Vec<f64> = fmax.iter().map(|v| v * v).collect();
     assert_forces("(c)", &got.forces, &proportional(&r, &c, m, &[]));
+    // (cb): the power cones' interior point stops at clarabel's gap tolerance, a little looser
+    // in the forces than the quadratic criteria's
+    let got = case.solve(Study::new(case.muscles(), Criterion::CubedStresses));
+    let share: Vec<f64> = (0..k).map(|i| if r[i] > 0.0 { a[i].powf(1.5) * r[i].sqrt() } else { 0.0 }).collect();
+    let den: f64 = (0..k).map(|i| share[i] * r[i]).sum();
+    let want: Vec<f64> = share.iter().map(|s| s * m / den).collect();
+    assert_forces_within("(cb)", &got.forces, &want, 1e-7);
+    let cubes: f64 = (0..k).map(|i| (want[i] / a[i]).powi(3)).sum();
+    assert!((got.objective.unwrap() - cubes).abs() < 1e-6 * cubes, "{:?} vs {cubes}", got.objective);
     // weighted
     let w: Vec<f64> = (0..k).map(|i| 1.0 + i as f64).collect();
     let got = case.solve(Study::new(case.muscles(), Criterion::Weighted(w.clone())));
