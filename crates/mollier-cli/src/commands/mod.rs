@@ -9,6 +9,7 @@ pub(crate) mod kinematics;
 pub(crate) mod simulate;
 pub(crate) mod study;
 pub(crate) mod types;
+pub(crate) mod view;
 
 /// What the command modules use.
 pub(crate) mod prelude {
