@@ -78,7 +78,7 @@
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
 
   const camera = new THREE.PerspectiveCamera(35, window.innerWidth / window.innerHeight, size / 100, size * 100);
-  camera.position.copy(centre).add(new THREE.Vector3(0.35, 0.25, 1.0).multiplyScalar(size * 2.2));
+  camera.position.copy(centre).add(new THREE.Vector3(0.9, 0.4, 1.0).normalize().multiplyScalar(size * 2.6));
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
   controls.target.copy(centre);
   controls.update();
@@ -133,7 +133,12 @@
     // three's cylinder runs along y: turned to run along z, from -1 to 1
     cylinder: new THREE.CylinderGeometry(1, 1, 2, 32, 1, true).rotateX(Math.PI / 2),
   };
-  const shapeObjects = shapes.map((s) => {
+  // an obstacle several muscles wrap over is in each muscle's drawing: drawn once
+  const seen = new Set();
+  const shapeObjects = shapes.map((s, k) => {
+    const key = s.kind + Array.from(shapeData.subarray(k * 12, k * 12 + 12), (v) => v.toFixed(6)).join(',');
+    if (seen.has(key)) return null;
+    seen.add(key);
     const contact = D.elements[s.el].group === 'contact';
     const m = new THREE.Mesh(unit[s.kind], new THREE.MeshLambertMaterial({
       color: contact ? 0xd9c8a9 : 0x8fa9c4, transparent: true, opacity: contact ? 0.3 : 0.45,
@@ -182,6 +187,7 @@
       if (m !== null && forces) obj.material.color.copy(forceColour(forces[frame * nM + m]));
     });
     shapeObjects.forEach((mesh, k) => {
+      if (!mesh) return;
       const o = (frame * nS + k) * 12, v = shapeData;
       mesh.matrix.set(v[o + 3], v[o + 6], v[o + 9], v[o], v[o + 4], v[o + 7], v[o + 10], v[o + 1],
         v[o + 5], v[o + 8], v[o + 11], v[o + 2], 0, 0, 0, 1);
@@ -202,7 +208,7 @@
   const h1 = panel.appendChild(document.createElement('h1'));
   h1.textContent = D.title;
   const counts = { bones: bonePairs.length / 2, frames: nB, points: nP, obstacles: 0, contacts: 0, elements: 0, muscles: nM };
-  shapes.forEach((s) => { if (D.elements[s.el].group !== 'contact') counts.obstacles++; });
+  shapes.forEach((s, k) => { if (shapeObjects[k] && D.elements[s.el].group !== 'contact') counts.obstacles++; });
   D.elements.forEach((e) => { if (e.group === 'contact') counts.contacts++; else if (e.group === 'element' && e.lines) counts.elements++; });
   const labels = { bones: 'bones', frames: 'body frames', points: 'points', obstacles: 'obstacles', contacts: 'contacts', elements: 'other elements', muscles: 'muscles' };
   for (const name of Object.keys(groups)) {
