@@ -1,5 +1,5 @@
 //! `view.html`: the study's motion in 3D (crate `mollier-view`, docs/viewer.md), its muscles
-//! coloured by the forces of one variant — `b-glenoid` when the study has it, else the first
+//! coloured by the forces of one variant, with its glenohumeral force in the cone — `b-glenoid` when the study has it, else the first
 //! with the cone imposed, else the first — over the frames whose kinematics were solved.
 
 use mollier::Rows;
@@ -48,6 +48,11 @@ pub(crate) fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Re
                 .collect(),
         };
         g = g.with_forces(&forces).map_err(fail)?;
+        if g.cone.is_some() {
+            let joint: Vec<Option<[f64; 3]>> =
+                solved.iter().map(|&k| r.frames[k].cone_force.filter(|_| r.frames[k].status.is_success())).collect();
+            g = g.with_joint_force(&joint).map_err(fail)?;
+        }
         g.title = format!("{} — forces of {}", g.title, r.variant.name());
     }
     write_file(&out.file("view.html")?, mollier_view::page(&g).as_bytes())

@@ -150,6 +150,51 @@
     return m;
   });
 
+  // the joint's stability cone (apex at the joint centre, opening along its x axis, into the
+  // socket) and the joint force as an arrow, green inside the cone, red outside
+  groups.joint = new THREE.Group();
+  scene.add(groups.joint);
+  const cone = D.cone ? {
+    frames: f64(D.cone.frames),
+    force: D.cone.force ? f64(D.cone.force) : null,
+    tan: D.cone.half_angles.map(Math.tan),
+  } : null;
+  let coneMesh = null, arrow = null, jointMax = 0;
+  if (cone) {
+    // three's cone: apex at +h/2 on y; moved so the apex is at the origin and the base at y = -1
+    const g = new THREE.ConeGeometry(1, 1, 48, 1, true).translate(0, -0.5, 0);
+    coneMesh = new THREE.Mesh(g, new THREE.MeshLambertMaterial({ color: 0x3a9d5d, transparent: true, opacity: 0.3, depthWrite: false, side: THREE.DoubleSide }));
+    coneMesh.matrixAutoUpdate = false;
+    groups.joint.add(coneMesh);
+    if (cone.force) {
+      for (let k = 0; k < nF; k++) jointMax = Math.max(jointMax, Math.hypot(cone.force[3 * k] || 0, cone.force[3 * k + 1] || 0, cone.force[3 * k + 2] || 0));
+      arrow = new THREE.ArrowHelper(new THREE.Vector3(1, 0, 0), new THREE.Vector3(), 1, 0x1e8449);
+      groups.joint.add(arrow);
+    }
+  }
+  const coneLength = size * 0.12;
+  function placeJoint() {
+    if (!cone) return;
+    const o = frame * 12, v = cone.frames, L = coneLength;
+    const c = new THREE.Vector3(v[o], v[o + 1], v[o + 2]);
+    const ax = new THREE.Vector3(v[o + 3], v[o + 4], v[o + 5]);
+    const ay = new THREE.Vector3(v[o + 6], v[o + 7], v[o + 8]).multiplyScalar(L * cone.tan[0]);
+    const az = new THREE.Vector3(v[o + 9], v[o + 10], v[o + 11]).multiplyScalar(L * cone.tan[1]);
+    coneMesh.matrix.makeBasis(ay, ax.clone().multiplyScalar(-L), az).setPosition(c);
+    coneMesh.matrixWorldNeedsUpdate = true;
+    if (arrow) {
+      const f = new THREE.Vector3(cone.force[3 * frame], cone.force[3 * frame + 1], cone.force[3 * frame + 2]);
+      const n = f.length();
+      arrow.visible = Number.isFinite(n) && n > 0;
+      if (arrow.visible) {
+        arrow.position.copy(c);
+        arrow.setDirection(f.clone().normalize());
+        arrow.setLength(1.4 * L * n / jointMax, 0.2 * L, 0.1 * L);
+        arrow.setColor(D.cone.inside[frame] ? 0x1e8449 : 0xc0392b);
+      }
+    }
+  }
+
   // ---- a frame ----
   let frame = 0;
   function setFrame(f) {
@@ -193,8 +238,14 @@
         v[o + 5], v[o + 8], v[o + 11], v[o + 2], 0, 0, 0, 1);
       mesh.matrixWorldNeedsUpdate = true;
     });
+    placeJoint();
     slider.value = String(frame);
-    timeLabel.textContent = `frame ${frame + 1} / ${nF}   t = ${D.times[frame].toFixed(3)} s`;
+    let jointText = '';
+    if (cone && cone.force) {
+      const n = Math.hypot(cone.force[3 * frame], cone.force[3 * frame + 1], cone.force[3 * frame + 2]);
+      if (Number.isFinite(n)) jointText = `   ${D.cone.joint} force ${n.toFixed(0)} N${D.cone.inside[frame] ? '' : ' (outside the cone)'}`;
+    }
+    timeLabel.textContent = `frame ${frame + 1} / ${nF}   t = ${D.times[frame].toFixed(3)} s${jointText}`;
     if (pinned !== null) showInfo(pinned);
     render();
   }
@@ -207,10 +258,10 @@
   panel.id = 'panel';
   const h1 = panel.appendChild(document.createElement('h1'));
   h1.textContent = D.title;
-  const counts = { bones: bonePairs.length / 2, frames: nB, points: nP, obstacles: 0, contacts: 0, elements: 0, muscles: nM };
+  const counts = { joint: cone ? 1 : 0, bones: bonePairs.length / 2, frames: nB, points: nP, obstacles: 0, contacts: 0, elements: 0, muscles: nM };
   shapes.forEach((s, k) => { if (shapeObjects[k] && D.elements[s.el].group !== 'contact') counts.obstacles++; });
   D.elements.forEach((e) => { if (e.group === 'contact') counts.contacts++; else if (e.group === 'element' && e.lines) counts.elements++; });
-  const labels = { bones: 'bones', frames: 'body frames', points: 'points', obstacles: 'obstacles', contacts: 'contacts', elements: 'other elements', muscles: 'muscles' };
+  const labels = { joint: `${D.cone ? D.cone.joint : ''} cone${D.cone && D.cone.force ? ' and force' : ''}`, bones: 'bones', frames: 'body frames', points: 'points', obstacles: 'obstacles', contacts: 'contacts', elements: 'other elements', muscles: 'muscles' };
   for (const name of Object.keys(groups)) {
     if (!counts[name]) continue;
     const l = panel.appendChild(document.createElement('label'));
@@ -315,7 +366,7 @@
   // For each muscle: whether a pixel of its colour is near one of its projected points.
   function colourCheck() {
     // the translucent solids and the bones are drawn over muscles behind them: hidden meanwhile
-    const hidden = ['obstacles', 'contacts', 'bones', 'frames', 'points', 'elements'].filter((g) => groups[g].visible);
+    const hidden = ['obstacles', 'contacts', 'bones', 'frames', 'points', 'elements', 'joint'].filter((g) => groups[g].visible);
     hidden.forEach((g) => { groups[g].visible = false; });
     render();
     const { w, h, px } = pixels();

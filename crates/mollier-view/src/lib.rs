@@ -113,6 +113,32 @@ pub struct Geometry {
     pub lengths: Vec<f64>,
     /// Muscle forces, when results were given: `frames x muscles` (N; NaN where none).
     pub forces: Option<Vec<f64>>,
+    /// The joint's stability cone of `[load_sharing]`, when the model has one.
+    pub cone: Option<Cone>,
+}
+
+/// A joint's stability cone and the joint force, per frame.
+#[derive(Clone, Debug)]
+pub struct Cone {
+    /// The joint centre as the file names it.
+    pub joint: String,
+    /// Half-angles towards the cone's y and z axes (rad).
+    pub half_angles: [f64; 2],
+    /// Per frame: the joint centre, then the cone's unit x (into the socket), y and z axes in
+    /// global coordinates: `frames x 12` (m).
+    pub frames: Vec<f64>,
+    /// The force the joint exerts on the socket, global: `frames x 3` (N; NaN where none), when
+    /// results were given ([`Geometry::with_joint_force`]).
+    pub force: Option<Vec<f64>>,
+}
+
+impl Cone {
+    /// Whether a force with components `f` in the cone frame (N) points inside the cone: along
+    /// +x, within the half-angles (an elliptic cone).
+    pub fn contains(&self, f: &[f64; 3]) -> bool {
+        let [ty, tz] = self.half_angles.map(f64::tan);
+        f[0] > 0.0 && (f[1] / (f[0] * ty)).powi(2) + (f[2] / (f[0] * tz)).powi(2) <= 1.0
+    }
 }
 
 impl Geometry {
@@ -183,7 +209,14 @@ impl Geometry {
             muscles,
             lengths: Vec::new(),
             forces: None,
+            cone: compiled.load_sharing.as_ref().and_then(|ls| ls.cone.as_ref()).map(|c| Cone {
+                joint: c.joint.clone(),
+                half_angles: c.half_angles,
+                frames: Vec::new(),
+                force: None,
+            }),
         };
+        let cone_info = compiled.load_sharing.as_ref().and_then(|ls| ls.cone.as_ref());
         let mut solved = 0;
         for i in 0..n {
             // every frame is solved (each starts from the previous one), only the kept are drawn
@@ -204,6 +237,15 @@ impl Geometry {
                 let axes =
                     [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]].map(|u| rotate(&lam, &u).map(|v| v / sigma));
                 g.body_frames.extend(o.iter().chain(axes.iter().flatten()).map(|&v| v as f32));
+            }
+            if let (Some(info), Some(cone)) = (cone_info, g.cone.as_mut()) {
+                let lam = data.orientation(model, info.body);
+                let sigma: f64 = lam.iter().map(|l| l * l).sum();
+                cone.frames.extend(data.position(model, info.node));
+                for a in 0..3 {
+                    let column = [info.rotation[0][a], info.rotation[1][a], info.rotation[2][a]];
+                    cone.frames.extend(rotate(&lam, &column).map(|v| v / sigma));
+                }
             }
             let x = data.x();
             for (el, view) in compiled.elements.iter().zip(&g.elements) {
@@ -261,6 +303,29 @@ impl Geometry {
         Ok(self)
     }
 
+    /// Add the joint force of each drawn frame, in the cone frame (N; `None` where a frame has
+    /// none), from results: `joint_force.x/y/z` of `reactions.csv`, or a study's
+    /// `FrameResult::cone_force`. An error when the model has no cone or the count is wrong.
+    pub fn with_joint_force(mut self, force: &[Option<[f64; 3]>]) -> Result<Self, ViewError> {
+        let n = self.frames();
+        let Some(cone) = self.cone.as_mut() else {
+            return Err(ViewError::Results("the model's [load_sharing] has no joint cone to draw a force in".into()));
+        };
+        if force.len() != n {
+            return Err(ViewError::Results(format!("{} joint forces for {n} frames", force.len())));
+        }
+        let mut global = Vec::with_capacity(3 * n);
+        for (k, f) in force.iter().enumerate() {
+            let axes = &cone.frames[k * 12 + 3..k * 12 + 12];
+            global.extend((0..3).map(|c| match f {
+                Some(f) if f.iter().all(|v| v.is_finite()) => (0..3).map(|a| f[a] * axes[3 * a + c]).sum(),
+                _ => f64::NAN,
+            }));
+        }
+        cone.force = Some(global);
+        Ok(self)
+    }
+
     /// The JSON the page reads. Large arrays are base64 strings of little-endian numbers:
     /// `positions` and `lengths` as `f64` (exact), `line_points`, `shapes` and `body_frames` as `f32` (0.1 µm
     /// at a metre, for drawing only), `forces` as `f64` with NaN where there is none;
@@ -301,7 +366,29 @@ impl Geometry {
             "muscles": self.muscles,
             "lengths": encode::f64s(&self.lengths),
             "forces": self.forces.as_ref().map(|f| encode::f64s(f)),
+            "cone": self.cone.as_ref().map(|c| json!({
+                "joint": c.joint,
+                "half_angles": c.half_angles,
+                "frames": encode::f64s(&c.frames),
+                "force": c.force.as_ref().map(|f| encode::f64s(f)),
+                "inside": c.force.as_ref().map(|_| self.inside()),
+            })),
         })
+    }
+}
+
+impl Geometry {
+    /// Per frame whether the joint force is inside its cone (false where there is none).
+    fn inside(&self) -> Vec<bool> {
+        let Some(c) = &self.cone else { return Vec::new() };
+        let Some(f) = &c.force else { return Vec::new() };
+        (0..self.frames())
+            .map(|k| {
+                let axes = &c.frames[k * 12 + 3..k * 12 + 12];
+                let local = [0, 1, 2].map(|a| (0..3).map(|i| f[3 * k + i] * axes[3 * a + i]).sum::<f64>());
+                local.iter().all(|v| v.is_finite()) && c.contains(&local)
+            })
+            .collect()
     }
 }
 

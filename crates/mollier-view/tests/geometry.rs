@@ -173,3 +173,36 @@ fn the_page_is_self_contained() {
     assert_eq!(data["title"], "a </script> title");
     assert_eq!(data["times"].as_array().unwrap().len(), g.frames());
 }
+
+/// The glenohumeral cone: an orthonormal frame at the joint centre; a force given in the cone
+/// frame is drawn globally and reads back the same, inside or outside by its half-angles.
+#[test]
+fn the_joint_force_is_drawn_in_its_cone() {
+    let c = model("models/shoulder/shoulder.toml");
+    let mut q = Rows::new(c.model.n_q());
+    q.push(&c.model.q0());
+    q.push(&c.model.q0());
+    let g = Geometry::build(&c, &[0.0, 1.0], &q, 1, "shoulder").unwrap();
+    let cone = g.cone.as_ref().expect("the shoulder has a glenoid cone");
+    let axes = cone.frames[3..12].to_vec();
+    for a in 0..3 {
+        for b in 0..3 {
+            let d: f64 = (0..3).map(|i| axes[3 * a + i] * axes[3 * b + i]).sum();
+            assert!((d - f64::from(u8::from(a == b))).abs() < 1e-12, "axes {a}, {b}: {d}");
+        }
+    }
+    let f = [100.0, 10.0, -5.0];
+    let g = g.with_joint_force(&[Some(f), None]).unwrap();
+    let cone = g.cone.as_ref().unwrap();
+    let global = cone.force.as_ref().unwrap();
+    for a in 0..3 {
+        let back: f64 = (0..3).map(|i| global[i] * axes[3 * a + i]).sum();
+        assert!((back - f[a]).abs() < 1e-9, "component {a}: {back}");
+    }
+    assert!(global[3..].iter().all(|v| v.is_nan()), "a frame without a force has none");
+    let [ty, tz] = cone.half_angles.map(f64::tan);
+    assert!(cone.contains(&[1.0, 0.99 * ty, 0.0]) && !cone.contains(&[1.0, 1.01 * ty, 0.0]));
+    assert!(cone.contains(&[1.0, 0.0, -0.99 * tz]) && !cone.contains(&[1.0, 0.0, -1.01 * tz]));
+    assert!(!cone.contains(&[-1.0, 0.0, 0.0]));
+    assert!(g.clone().with_joint_force(&[None]).is_err(), "one force per frame");
+}

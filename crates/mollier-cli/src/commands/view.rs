@@ -72,6 +72,35 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             }
         }
     }
+    // the joint force in its cone, when the results and the model have them
+    if let (Some(dir), true) = (r.results, geometry.cone.is_some()) {
+        let path = dir.join("reactions.csv");
+        if path.is_file() {
+            let joint = mollier_view::read_forces(&path).and_then(|t| {
+                let cols: Vec<Option<usize>> = ["x", "y", "z"]
+                    .iter()
+                    .map(|a| t.names.iter().position(|n| *n == format!("joint_force.{a}")))
+                    .collect();
+                let per_frame: Vec<Option<[f64; 3]>> = geometry
+                    .times
+                    .iter()
+                    .map(|time| {
+                        let row = t.times.iter().position(|s| (s - time).abs() <= 1e-9)?;
+                        let f = [0, 1, 2].map(|a| cols[a].map_or(f64::NAN, |c| t.values[row][c]));
+                        f.iter().all(|v| v.is_finite()).then_some(f)
+                    })
+                    .collect();
+                geometry.clone().with_joint_force(&per_frame)
+            });
+            match joint {
+                Ok(g) => geometry = g,
+                Err(e) => {
+                    errln!("error: {e}");
+                    return ExitCode::from(INVALID);
+                }
+            }
+        }
+    }
     let page = mollier_view::page(&geometry);
     if let Err(e) = mollier::output::write_file(r.out, page.as_bytes()) {
         errln!("error: {e}");
