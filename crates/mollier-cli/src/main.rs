@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use commands::{check, import, inverse, inverse_dynamics, kinematics, max_moment, simulate, study, types};
+use commands::{check, import, inverse, inverse_dynamics, kinematics, max_moment, simulate, study, types, view};
 use common::MotionRun;
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say).
@@ -251,6 +251,34 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Draw a model in 3D: one self-contained HTML page (three.js embedded, no network) with
+    /// the bones, body frames, elements, muscle paths wrapping their obstacles and contact
+    /// surfaces, moving through a motion, muscles coloured by force with --results.
+    ///
+    /// Every position and path point is computed by Mollier and embedded; the page only draws.
+    /// See docs/viewer.md.
+    View {
+        /// The model file (.toml, .json, or .osim).
+        model: PathBuf,
+        /// The motion (CSV, .mot or .sto of the model's inputs); without it and without
+        /// --results, the model as its file places it.
+        #[arg(long)]
+        motion: Option<PathBuf>,
+        /// A results directory with `forces.csv` (`mollier inverse`, or a study's variant such
+        /// as `results/abduction/b-glenoid`): muscles coloured by force. Its motion is
+        /// `motion.csv` in it or beside it unless --motion is given.
+        #[arg(long)]
+        results: Option<PathBuf>,
+        /// Draw every N-th frame only (the last always), for a smaller page.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        every: u32,
+        /// The page to write (.html).
+        #[arg(long)]
+        out: PathBuf,
+        /// No summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Import an OpenSim 4.x model (.osim) as a Mollier model file, with an import report.
     ///
     /// Writes OUT (TOML; comments name the source objects) and a report (Markdown) of every
@@ -329,6 +357,17 @@ fn main() -> ExitCode {
             &registry,
         ),
         Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
+        Command::View { model, motion, results, every, out, quiet } => view::run(
+            &view::Request {
+                model: &model,
+                motion: motion.as_deref(),
+                results: results.as_deref(),
+                every: every as usize,
+                out: &out,
+                quiet,
+            },
+            &registry,
+        ),
         Command::Import { model, out, report, motion, motion_out, quiet } => {
             let motion = motion.as_deref().zip(motion_out.as_deref());
             import::run(&model, &out, report.as_deref(), motion, quiet, &registry)

@@ -751,3 +751,37 @@ fn sto_output_is_a_motion_file_for_the_next_command() {
     let (_, positions, _) = table(&kin.join("positions.csv"));
     assert_eq!(positions.len(), 21);
 }
+
+/// `mollier view`: one page, written whole; with results, forces by muscle name; bad results
+/// and a missing motion are errors (exit 2) that name the file.
+#[test]
+fn view_writes_one_page() {
+    let dir = scratch("view");
+    let page = dir.join("view.html");
+    let (model, motion) = (mechanism("wrapping.toml"), mechanism("wrapping-motion.csv"));
+    let run = mollier(&["view", path_str(&model), "--motion", path_str(&motion), "--out", path_str(&page)]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(text(&run.stdout).contains("45 frames, 3 muscles"), "{}", text(&run.stdout));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    // nothing but the page is left beside it
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    // forces from a results directory; its motion given apart
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    std::fs::write(results.join("forces.csv"), "time,over_sphere,over_cylinder\n0,10,20\n").unwrap();
+    let args = ["view", path_str(&model), "--results", path_str(&results), "--motion", path_str(&motion)];
+    let run = mollier(&[&args[..], &["--out", path_str(&page), "-q"]].concat());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    // without a motion beside the results
+    let run = mollier(&["view", path_str(&model), "--results", path_str(&results), "--out", path_str(&page)]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(text(&run.stderr).contains("no motion.csv"), "{}", text(&run.stderr));
+    std::fs::write(results.join("forces.csv"), "time,over_sphere\n0,ten\n").unwrap();
+    let run = mollier(&[&args[..], &["--out", path_str(&page)]].concat());
+    assert_eq!(run.status.code(), Some(2));
+    assert!(text(&run.stderr).contains("forces.csv:2"), "{}", text(&run.stderr));
+    let run = mollier(&["view", path_str(&model), "--every", "0", "--out", path_str(&page)]);
+    assert_eq!(run.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -60,9 +60,15 @@ fn study_writes_its_results() {
         "plots/glenoid.svg",
         "plots/landmarks.svg",
         "plots/forces_b-free.svg",
+        "view.html",
     ] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
+    // the page is listed with the outputs and carries the shown variant's forces
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(summary.contains("\"view.html\""), "{summary}");
+    let page = std::fs::read_to_string(out.join("view.html")).unwrap();
+    assert!(page.contains("forces of b-glenoid") && !page.contains("\"forces\":null"));
 }
 
 #[test]

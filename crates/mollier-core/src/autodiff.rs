@@ -76,6 +76,9 @@ impl<E: Deformations> ElementInfo for AutoDiff<E> {
     fn mode_reference(&self, k: usize) -> Option<f64> {
         self.0.mode_reference(k)
     }
+    fn drawing(&self, x: &[f64]) -> crate::element::Drawing {
+        self.0.drawing(x)
+    }
 }
 
 impl<E: Deformations> Element for AutoDiff<E> {

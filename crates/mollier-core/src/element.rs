@@ -336,6 +336,58 @@ pub trait ElementInfo: Send + Sync + fmt::Debug {
         let _ = k;
         None
     }
+
+    /// What a viewer draws for the element at local coordinates `x` (length `n_local`), in
+    /// global coordinates (m). The default is one line through its position nodes in layout
+    /// order (none for an element of orientations only); an element whose drawn shape is not
+    /// its nodes (a path wrapping an obstacle) says so here. For display only: never used in a
+    /// solve.
+    fn drawing(&self, x: &[f64]) -> Drawing {
+        let l = self.layout();
+        let line: Vec<[f64; 3]> = (0..l.nodes().len())
+            .filter(|&i| l.nodes()[i].1 == NodeKind::Position)
+            .map(|i| {
+                let o = l.offset(i);
+                [x[o], x[o + 1], x[o + 2]]
+            })
+            .collect();
+        Drawing { lines: if line.len() >= 2 { vec![line] } else { Vec::new() }, shapes: Vec::new() }
+    }
+}
+
+/// An element as a viewer draws it ([`ElementInfo::drawing`]), in global coordinates (m).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Drawing {
+    /// Polylines, each at least two points (m): a truss's two ends, a muscle's wrapped path with
+    /// its surface parts sampled along the geodesic.
+    pub lines: Vec<Vec<[f64; 3]>>,
+    /// Solids the element carries: the obstacles of a path, the ellipsoid of a contact.
+    pub shapes: Vec<DrawnShape>,
+}
+
+/// The kinds of [`DrawnShape`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeKind {
+    /// A sphere (its three axes have the same length).
+    Sphere,
+    /// A cylinder along its third axis, infinite in the model, drawn as long as that axis is
+    /// (both ways from the centre).
+    Cylinder,
+    /// An ellipsoid.
+    Ellipsoid,
+}
+
+/// A solid as drawn: its centre and its three axes, each scaled to the semi-axis (m), so that
+/// the surface is `centre + Σ u_i a_i` over the unit sphere `|u| = 1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrawnShape {
+    /// Which solid.
+    pub kind: ShapeKind,
+    /// Centre (m).
+    pub centre: [f64; 3],
+    /// Semi-axes as global vectors (m): for a cylinder, the first two are radii and the third
+    /// is the half length drawn along its axis.
+    pub axes: [[f64; 3]; 3],
 }
 
 /// An element with its own (analytic) derivatives: what the kernel evaluates.

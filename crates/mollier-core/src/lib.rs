@@ -42,7 +42,8 @@ pub use data::{Data, n_pairs, pair_index};
 pub use diagnostics::{Involved, WellPosedness, well_posedness};
 pub use dynamics::Load;
 pub use element::{
-    Deformations, Derivs, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Order, Quantity,
+    Deformations, Derivs, Drawing, DrawnShape, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo,
+    NodeKind, Order, Quantity, ShapeKind,
 };
 pub use ids::{CoordId, ElementId, ModeId, NodeId};
 pub use kinematics::{KinematicsError, NewtonOptions, NewtonReport, Predictor, solve_positions, solve_positions_with};

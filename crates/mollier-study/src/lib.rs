@@ -31,5 +31,6 @@ pub mod rhythm;
 pub mod rotation;
 pub mod spec;
 pub mod study;
+mod view;
 
 pub use study::{KinematicFrame, Kinematics, Results, Study, StudyError, Variant, VariantResult};

@@ -14,6 +14,7 @@
 //! DIR/<variant>/stability.csv solver status, stability index, deviation angles, residuals
 //! DIR/<variant>/summary.json  frames, solved, failed, criterion, checks
 //! DIR/plots/*.svg             the plots
+//! DIR/view.html               the motion in 3D, muscles coloured by force (docs/viewer.md)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -386,6 +387,7 @@ pub fn write_as(
     if let Some(m) = &results.max_moment {
         summary["max_moment"] = crate::max_moment::write_study(study, m, &mut out)?;
     }
+    crate::view::write(study, results, &mut out)?;
     let mut files: Vec<PathBuf> = out.files().iter().map(|f| target.join(f)).collect();
     out.commit(summary, timing)?;
     files.push(target.join(mollier::output::TIMING));

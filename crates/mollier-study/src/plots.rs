@@ -538,7 +538,6 @@ pub(crate) fn key<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> io::Result<()> {
         .map_err(err)
 }
 
-
 /// The girdle's angles relative to the thorax, DAS3's YZX (`kinematics.csv` columns and the
 /// key of `girdle.svg`): the name and what it measures.
 pub const GIRDLE_ANGLES: [(&str, &str); 6] = [

@@ -71,6 +71,19 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> OutputError + '_ {
     move |source| OutputError::Io { path: path.to_path_buf(), source }
 }
 
+/// Write one file as a unit (a page of `mollier view`, say): into a temporary sibling
+/// `.NAME.partial-PID`, renamed into place when it is complete, so that `path` holds the whole
+/// new file, or what it held before.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let name = path.file_name().ok_or_else(|| OutputError::NoName { path: path.to_path_buf() })?;
+    let temp = path.with_file_name(format!(".{}.partial-{}", name.to_string_lossy(), std::process::id()));
+    let result = fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, path));
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result.map_err(io_err(path))
+}
+
 /// A number in a table: the shortest text that reads back to the same `f64`, exponent notation
 /// far from 1, `0` for either zero, and an empty cell for NaN or an infinity (never a silent NaN).
 pub fn number(v: f64) -> String {

@@ -20,6 +20,7 @@
 //! Local coordinates: the path's points in order (`p`, the via points, `q`; 3 each), then each
 //! obstacle body's origin (3) and orientation (4); every node once, in order of first use.
 
+mod draw;
 pub mod ellipsoid;
 pub mod geodesic;
 pub mod ode;
@@ -693,6 +694,9 @@ impl ElementInfo for CurvedTruss {
     }
     fn mode_reference(&self, _k: usize) -> Option<f64> {
         Some(self.l0)
+    }
+    fn drawing(&self, x: &[f64]) -> mollier_core::element::Drawing {
+        self.draw(x)
     }
 }
 

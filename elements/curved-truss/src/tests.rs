@@ -203,3 +203,66 @@ fn bad_geometry_is_an_error_not_nan() {
     let ob = Obstacle { shape: Shape::Sphere { radius: 1.0 }, frame: ShapeFrame::default(), body: BODY, segment: 1 };
     assert!(CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &[ob]).is_err());
 }
+
+/// The drawn path is the solved path: its ends are `p` and `q`, its length is the element's
+/// (to the chord error of the samples), and its surface samples lie on the obstacle.
+#[test]
+fn drawing_follows_the_geodesic() {
+    let cases = [
+        (Shape::Sphere { radius: 0.03 }, [0.08, 0.01, 0.0], [-0.07, 0.02, 0.01]),
+        (Shape::Cylinder { radius: 0.02, side: Side::Either, length: None }, [0.06, 0.01, -0.03], [-0.05, 0.015, 0.04]),
+        (
+            Shape::Cylinder { radius: 0.02, side: Side::Toward([0.0, -1.0]), length: None },
+            [0.06, 0.01, -0.03],
+            [-0.05, 0.015, 0.04],
+        ),
+        (
+            Shape::Cylinder { radius: 0.02, side: Side::Either, length: Some(0.2) },
+            [0.06, 0.01, -0.03],
+            [-0.05, 0.015, 0.04],
+        ),
+        (Shape::Ellipsoid { semi_axes: [0.147, 0.2079, 0.0944] }, [0.16, 0.1, 0.05], [-0.1, 0.12, 0.1]),
+    ];
+    for (shape, p, q) in cases {
+        let (el, x0, fr) = single(shape, p, q);
+        let d = el.drawing(&x0);
+        assert_eq!((d.lines.len(), d.shapes.len()), (1, 1));
+        if let Shape::Cylinder { length: Some(l), .. } = shape {
+            assert!((norm(&d.shapes[0].axes[2]) - 0.5 * l).abs() < 1e-15, "a finite cylinder drawn at its length");
+        }
+        let line = &d.lines[0];
+        assert!(line.len() >= 5, "{shape:?}: only {} points", line.len());
+        assert!(
+            norm(&sub(&line[0], &vec3_at(&x0, 0))) < 1e-12
+                && norm(&sub(&line[line.len() - 1], &vec3_at(&x0, 3))) < 1e-12
+        );
+        let drawn: f64 = line.windows(2).map(|w| norm(&sub(&w[1], &w[0]))).sum();
+        let (_, l) = el.path(&x0).unwrap();
+        assert!((drawn - l).abs() < 2e-3 * l && drawn <= l + 1e-9, "{shape:?}: drawn {drawn} m, path {l} m");
+        let lam = quat_at(&x0, 9);
+        let o = vec3_at(&x0, 6);
+        for pt in &line[2..line.len() - 2] {
+            let s = fr.local(&lam, &o, pt);
+            let level = match shape {
+                Shape::Sphere { radius } => norm(&s) / radius - 1.0,
+                Shape::Cylinder { radius, .. } => s[0].hypot(s[1]) / radius - 1.0,
+                Shape::Ellipsoid { semi_axes: a } => {
+                    ((s[0] / a[0]).powi(2) + (s[1] / a[1]).powi(2) + (s[2] / a[2]).powi(2)).sqrt() - 1.0
+                }
+            };
+            // straight samples lie outside, surface samples on it
+            assert!(level > -1e-6, "{shape:?}: a drawn point inside the obstacle ({level})");
+        }
+        let on = line.iter().filter(|pt| {
+            let s = fr.local(&lam, &o, pt);
+            match shape {
+                Shape::Sphere { radius } => (norm(&s) - radius).abs() < 1e-6,
+                Shape::Cylinder { radius, .. } => (s[0].hypot(s[1]) - radius).abs() < 1e-6,
+                Shape::Ellipsoid { semi_axes: a } => {
+                    (((s[0] / a[0]).powi(2) + (s[1] / a[1]).powi(2) + (s[2] / a[2]).powi(2)).sqrt() - 1.0).abs() < 1e-6
+                }
+            }
+        });
+        assert!(on.count() >= 3, "{shape:?}: the surface part is not sampled on the surface");
+    }
+}

@@ -21,7 +21,9 @@
 //! Local coordinates, in this order: the point (3), the body origin (3), the body orientation (4).
 
 use mollier_core::NodeId;
-use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
+use mollier_core::element::{
+    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
+};
 use mollier_core::geometry::{Vec3, quat_at, vec3_at};
 use mollier_core::law::Law;
 use mollier_core::registry::{ElementType, Frame, ParamDoc, ParamError, ParamKind, Params, Registry};
@@ -128,6 +130,9 @@ impl ElementInfo for SoftContact {
             return Err(ElementError::Degenerate(format!("semi-axes must be positive, found {:?}", self.axes)));
         }
         Ok(())
+    }
+    fn drawing(&self, x: &[f64]) -> Drawing {
+        self.frame.ellipsoid_drawing(x, &self.axes)
     }
 }
 

@@ -18,6 +18,7 @@
 //! the body's coordinates, exactly.
 
 use mollier_core::Derivs;
+use mollier_core::element::{Drawing, DrawnShape, ShapeKind};
 use mollier_core::geometry::{
     Mat3, Quat, Vec3, column, cross, dot, g_matrix, lift, mat_mul, q_matrix, q_times, quat_at, rotate, sub, triad,
     vec3_at,
@@ -98,6 +99,25 @@ impl ShapeFrame {
         let sigma: f64 = lam.iter().map(|l| l * l).sum();
         let w = rotate(lam, &[v[0] + self.centre[0], v[1] + self.centre[1], v[2] + self.centre[2]]);
         [w[0] / sigma + origin[0], w[1] / sigma + origin[1], w[2] / sigma + origin[2]]
+    }
+
+    /// The solid `kind` with semi-axes `semi` (m, along this frame's axes) as a viewer draws it,
+    /// for a body at `origin` with orientation `lam`.
+    pub fn drawn(&self, lam: &Quat, origin: &Vec3, kind: ShapeKind, semi: &Vec3) -> DrawnShape {
+        let unit = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+        DrawnShape {
+            kind,
+            centre: self.global(lam, origin, &[0.0; 3]),
+            axes: [0, 1, 2].map(|i| self.global_vector(lam, &unit[i]).map(|v| v * semi[i])),
+        }
+    }
+
+    /// What a viewer draws for an element whose local coordinates are a point, a body origin and
+    /// its orientation (offsets 0, 3, 6: SURFACE, SOFT-CONTACT): the ellipsoid with semi-axes
+    /// `semi` (m). The point itself is one of the body points a viewer draws.
+    pub fn ellipsoid_drawing(&self, x: &[f64], semi: &Vec3) -> Drawing {
+        let shape = self.drawn(&quat_at(x, 6), &vec3_at(x, 3), ShapeKind::Ellipsoid, semi);
+        Drawing { lines: Vec::new(), shapes: vec![shape] }
     }
 
     /// A vector with shape components `w`, in the body frame: `Σ w_i u_i`.

@@ -21,7 +21,9 @@ pub mod distance;
 pub mod frame;
 
 use mollier_core::NodeId;
-use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
+use mollier_core::element::{
+    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
+};
 use mollier_core::geometry::{Vec3, quat_at, vec3_at};
 use mollier_core::registry::{ElementType, Frame, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
@@ -115,6 +117,9 @@ impl ElementInfo for Surface {
     }
     fn mode_reference(&self, _k: usize) -> Option<f64> {
         Some(self.d0)
+    }
+    fn drawing(&self, x: &[f64]) -> Drawing {
+        self.frame.ellipsoid_drawing(x, &self.axes)
     }
 }
 

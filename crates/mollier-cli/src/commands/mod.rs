@@ -10,6 +10,7 @@ pub(crate) mod max_moment;
 pub(crate) mod simulate;
 pub(crate) mod study;
 pub(crate) mod types;
+pub(crate) mod view;
 
 /// What the command modules use.
 pub(crate) mod prelude {

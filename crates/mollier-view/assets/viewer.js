@@ -1,0 +1,427 @@
+// Mollier's viewer: draws the geometry Mollier computed (the JSON in #mollier-data) with three.js.
+// It computes no mechanics: every position, path point and solid comes from the file.
+// URL parameters: frame=K shows frame K first; test=1 runs the page's self-checks and writes
+// them as JSON into #mollier-test (read by tools/test-viewer through --dump-dom).
+(function () {
+  'use strict';
+  const errors = [];
+  window.addEventListener('error', (e) => errors.push(String(e.message || e)));
+  const consoleError = console.error;
+  console.error = function (...args) {
+    errors.push(args.map(String).join(' '));
+    consoleError.apply(console, args);
+  };
+  const params = new URLSearchParams(location.search);
+  // when each phase of the start ended (ms from navigation start): the embedded three.js and
+  // data parsed, the data decoded, the scene built
+  const T = { script: performance.now() };
+
+  // ---- the data ----
+  const D = JSON.parse(document.getElementById('mollier-data').textContent);
+  function bytes(s) {
+    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(s).buffer;
+    const bin = atob(s);
+    const u = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+    return u.buffer;
+  }
+  const f64 = (s) => new Float64Array(bytes(s));
+  const f32 = (s) => new Float32Array(bytes(s));
+  const positions = f64(D.positions);
+  const lengths = f64(D.lengths);
+  const forces = D.forces ? f64(D.forces) : null;
+  const linePoints = f32(D.line_points);
+  const shapeData = f32(D.shapes);
+  const bodyFrames = f32(D.body_frames);
+  const nF = D.times.length, nP = D.points.length, nM = D.muscles.length, nB = D.bodies.length;
+  const lines = [];
+  const shapes = [];
+  D.elements.forEach((e, i) => {
+    for (let k = 0; k < e.lines; k++) lines.push({ el: i });
+    e.shapes.forEach((kind) => shapes.push({ el: i, kind }));
+  });
+  T.decoded = performance.now();
+  const nL = lines.length, nS = shapes.length;
+  // where each line of each frame starts in linePoints (in points)
+  const lineStart = new Float64Array(nF * nL + 1);
+  const maxCount = new Uint32Array(nL);
+  let acc = 0;
+  for (let i = 0; i < nF * nL; i++) {
+    lineStart[i] = acc;
+    acc += D.line_counts[i];
+    maxCount[i % nL] = Math.max(maxCount[i % nL], D.line_counts[i]);
+  }
+  let fMax = 0;
+  if (forces) for (const f of forces) if (Number.isFinite(f) && f > fMax) fMax = f;
+
+  // ---- the scene ----
+  const container = document.getElementById('view') || document.body.appendChild(Object.assign(document.createElement('div'), { id: 'view' }));
+  const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+  renderer.setPixelRatio(window.devicePixelRatio || 1);
+  renderer.setSize(window.innerWidth, window.innerHeight);
+  renderer.setClearColor(0xf4f4f2);
+  container.appendChild(renderer.domElement);
+  const scene = new THREE.Scene();
+  scene.add(new THREE.AmbientLight(0xffffff, 1.6));
+  const sun = new THREE.DirectionalLight(0xffffff, 1.6);
+  sun.position.set(1, 2, 3);
+  scene.add(sun);
+
+  // size of the scene: the points of frame 0
+  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+  for (let p = 0; p < nP; p++) for (let a = 0; a < 3; a++) {
+    const v = positions[p * 3 + a];
+    lo[a] = Math.min(lo[a], v); hi[a] = Math.max(hi[a], v);
+  }
+  if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); }
+  const centre = new THREE.Vector3((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
+  const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
+
+  const camera = new THREE.PerspectiveCamera(35, window.innerWidth / window.innerHeight, size / 100, size * 100);
+  camera.position.copy(centre).add(new THREE.Vector3(0.9, 0.4, 1.0).normalize().multiplyScalar(size * 2.6));
+  const controls = new THREE.OrbitControls(camera, renderer.domElement);
+  controls.target.copy(centre);
+  controls.update();
+  controls.addEventListener('change', () => render());
+
+  const groups = {};
+  for (const name of ['bones', 'frames', 'points', 'obstacles', 'contacts', 'elements', 'muscles']) {
+    groups[name] = new THREE.Group();
+    scene.add(groups[name]);
+  }
+  function dynamic(n) {
+    const g = new THREE.BufferGeometry();
+    g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(Math.max(n, 1) * 3), 3));
+    return g;
+  }
+  // bones: from each body's first point (its origin when named) to its other points
+  const bonePairs = [];
+  for (const b of D.bodies) for (let k = 1; k < b.points.length; k++) bonePairs.push(b.points[0], b.points[k]);
+  const bones = new THREE.LineSegments(dynamic(bonePairs.length), new THREE.LineBasicMaterial({ color: 0x6b5b45 }));
+  groups.bones.add(bones);
+  const points = new THREE.Points(dynamic(nP), new THREE.PointsMaterial({ color: 0x333333, size: 4, sizeAttenuation: false }));
+  groups.points.add(points);
+  const axes = new THREE.LineSegments(dynamic(nB * 6), new THREE.LineBasicMaterial({ vertexColors: true }));
+  {
+    const c = new Float32Array(nB * 18);
+    const rgb = [[0.85, 0.1, 0.1], [0.1, 0.65, 0.1], [0.1, 0.2, 0.9]];
+    for (let b = 0; b < nB; b++) for (let a = 0; a < 3; a++) for (let e = 0; e < 2; e++) c.set(rgb[a], b * 18 + a * 6 + e * 3);
+    axes.geometry.setAttribute('color', new THREE.BufferAttribute(c, 3));
+  }
+  groups.frames.add(axes);
+
+  // colours of the force scale (N): blue, cyan, yellow, red
+  const stops = [[0.17, 0.25, 0.75], [0.1, 0.7, 0.8], [0.95, 0.8, 0.15], [0.85, 0.1, 0.08]];
+  function forceColour(f) {
+    if (!Number.isFinite(f)) return new THREE.Color(0.6, 0.6, 0.6);
+    const t = Math.min(Math.max(fMax > 0 ? f / fMax : 0, 0), 1) * (stops.length - 1);
+    const i = Math.min(Math.floor(t), stops.length - 2), u = t - i;
+    return new THREE.Color(...[0, 1, 2].map((a) => stops[i][a] * (1 - u) + stops[i + 1][a] * u));
+  }
+  const lineObjects = lines.map((l, i) => {
+    const e = D.elements[l.el];
+    const colour = e.group === 'muscle' ? 0xc0392b : 0x2c3e50;
+    const obj = new THREE.Line(dynamic(maxCount[i]), new THREE.LineBasicMaterial({ color: colour }));
+    obj.frustumCulled = false;
+    obj.userData = { element: l.el };
+    (e.group === 'muscle' ? groups.muscles : e.group === 'contact' ? groups.contacts : groups.elements).add(obj);
+    return obj;
+  });
+  const unit = {
+    sphere: new THREE.SphereGeometry(1, 32, 16),
+    ellipsoid: new THREE.SphereGeometry(1, 48, 24),
+    // three's cylinder runs along y: turned to run along z, from -1 to 1
+    cylinder: new THREE.CylinderGeometry(1, 1, 2, 32, 1, true).rotateX(Math.PI / 2),
+  };
+  // an obstacle several muscles wrap over is in each muscle's drawing: drawn once
+  const seen = new Set();
+  const shapeObjects = shapes.map((s, k) => {
+    const key = s.kind + Array.from(shapeData.subarray(k * 12, k * 12 + 12), (v) => v.toFixed(6)).join(',');
+    if (seen.has(key)) return null;
+    seen.add(key);
+    const contact = D.elements[s.el].group === 'contact';
+    const m = new THREE.Mesh(unit[s.kind], new THREE.MeshLambertMaterial({
+      color: contact ? 0xd9c8a9 : 0x8fa9c4, transparent: true, opacity: contact ? 0.3 : 0.45,
+      depthWrite: false, side: THREE.DoubleSide,
+    }));
+    m.matrixAutoUpdate = false;
+    m.userData = { element: s.el };
+    (contact ? groups.contacts : groups.obstacles).add(m);
+    return m;
+  });
+
+  // the joint's stability cone (apex at the joint centre, opening along its x axis, into the
+  // socket) and the joint force as an arrow, green inside the cone, red outside
+  groups.joint = new THREE.Group();
+  scene.add(groups.joint);
+  const cone = D.cone ? {
+    frames: f64(D.cone.frames),
+    force: D.cone.force ? f64(D.cone.force) : null,
+    tan: D.cone.half_angles.map(Math.tan),
+  } : null;
+  let coneMesh = null, arrow = null, jointMax = 0;
+  if (cone) {
+    // three's cone: apex at +h/2 on y; moved so the apex is at the origin and the base at y = -1
+    const g = new THREE.ConeGeometry(1, 1, 48, 1, true).translate(0, -0.5, 0);
+    coneMesh = new THREE.Mesh(g, new THREE.MeshLambertMaterial({ color: 0x3a9d5d, transparent: true, opacity: 0.3, depthWrite: false, side: THREE.DoubleSide }));
+    coneMesh.matrixAutoUpdate = false;
+    groups.joint.add(coneMesh);
+    if (cone.force) {
+      for (let k = 0; k < nF; k++) jointMax = Math.max(jointMax, Math.hypot(cone.force[3 * k] || 0, cone.force[3 * k + 1] || 0, cone.force[3 * k + 2] || 0));
+      arrow = new THREE.ArrowHelper(new THREE.Vector3(1, 0, 0), new THREE.Vector3(), 1, 0x1e8449);
+      groups.joint.add(arrow);
+    }
+  }
+  const coneLength = size * 0.12;
+  function placeJoint() {
+    if (!cone) return;
+    const o = frame * 12, v = cone.frames, L = coneLength;
+    const c = new THREE.Vector3(v[o], v[o + 1], v[o + 2]);
+    const ax = new THREE.Vector3(v[o + 3], v[o + 4], v[o + 5]);
+    const ay = new THREE.Vector3(v[o + 6], v[o + 7], v[o + 8]).multiplyScalar(L * cone.tan[0]);
+    const az = new THREE.Vector3(v[o + 9], v[o + 10], v[o + 11]).multiplyScalar(L * cone.tan[1]);
+    coneMesh.matrix.makeBasis(ay, ax.clone().multiplyScalar(-L), az).setPosition(c);
+    coneMesh.matrixWorldNeedsUpdate = true;
+    if (arrow) {
+      const f = new THREE.Vector3(cone.force[3 * frame], cone.force[3 * frame + 1], cone.force[3 * frame + 2]);
+      const n = f.length();
+      arrow.visible = Number.isFinite(n) && n > 0;
+      if (arrow.visible) {
+        arrow.position.copy(c);
+        arrow.setDirection(f.clone().normalize());
+        arrow.setLength(1.4 * L * n / jointMax, 0.2 * L, 0.1 * L);
+        arrow.setColor(D.cone.inside[frame] ? 0x1e8449 : 0xc0392b);
+      }
+    }
+  }
+
+  // ---- a frame ----
+  let frame = 0;
+  function setFrame(f) {
+    frame = Math.min(Math.max(f | 0, 0), nF - 1);
+    const pos = positions.subarray(frame * nP * 3, (frame + 1) * nP * 3);
+    const pa = points.geometry.attributes.position;
+    pa.array.set(pos);
+    pa.needsUpdate = true;
+    const ba = bones.geometry.attributes.position;
+    bonePairs.forEach((p, k) => ba.array.set(pos.subarray(p * 3, p * 3 + 3), k * 3));
+    ba.needsUpdate = true;
+    bones.geometry.setDrawRange(0, bonePairs.length);
+    const aa = axes.geometry.attributes.position;
+    const len = size * 0.04;
+    for (let b = 0; b < nB; b++) {
+      const o = (frame * nB + b) * 12;
+      for (let a = 0; a < 3; a++) {
+        const k = (b * 6 + a * 2) * 3;
+        for (let c = 0; c < 3; c++) {
+          aa.array[k + c] = bodyFrames[o + c];
+          aa.array[k + 3 + c] = bodyFrames[o + c] + len * bodyFrames[o + 3 + a * 3 + c];
+        }
+      }
+    }
+    aa.needsUpdate = true;
+    lineObjects.forEach((obj, l) => {
+      const i = frame * nL + l;
+      const n = D.line_counts[i], s = lineStart[i] * 3;
+      const a = obj.geometry.attributes.position;
+      a.array.set(linePoints.subarray(s, s + n * 3));
+      a.needsUpdate = true;
+      obj.geometry.setDrawRange(0, n);
+      obj.geometry.computeBoundingSphere();
+      const m = D.elements[obj.userData.element].muscle;
+      if (m !== null && forces) obj.material.color.copy(forceColour(forces[frame * nM + m]));
+    });
+    shapeObjects.forEach((mesh, k) => {
+      if (!mesh) return;
+      const o = (frame * nS + k) * 12, v = shapeData;
+      mesh.matrix.set(v[o + 3], v[o + 6], v[o + 9], v[o], v[o + 4], v[o + 7], v[o + 10], v[o + 1],
+        v[o + 5], v[o + 8], v[o + 11], v[o + 2], 0, 0, 0, 1);
+      mesh.matrixWorldNeedsUpdate = true;
+    });
+    placeJoint();
+    slider.value = String(frame);
+    let jointText = '';
+    if (cone && cone.force) {
+      const n = Math.hypot(cone.force[3 * frame], cone.force[3 * frame + 1], cone.force[3 * frame + 2]);
+      if (Number.isFinite(n)) jointText = `   ${D.cone.joint} force ${n.toFixed(0)} N${D.cone.inside[frame] ? '' : ' (outside the cone)'}`;
+    }
+    timeLabel.textContent = `frame ${frame + 1} / ${nF}   t = ${D.times[frame].toFixed(3)} s${jointText}`;
+    if (pinned !== null) showInfo(pinned);
+    render();
+  }
+  function render() {
+    renderer.render(scene, camera);
+  }
+
+  // ---- the page around it ----
+  const panel = document.body.appendChild(document.createElement('div'));
+  panel.id = 'panel';
+  const h1 = panel.appendChild(document.createElement('h1'));
+  h1.textContent = D.title;
+  const counts = { joint: cone ? 1 : 0, bones: bonePairs.length / 2, frames: nB, points: nP, obstacles: 0, contacts: 0, elements: 0, muscles: nM };
+  shapes.forEach((s, k) => { if (shapeObjects[k] && D.elements[s.el].group !== 'contact') counts.obstacles++; });
+  D.elements.forEach((e) => { if (e.group === 'contact') counts.contacts++; else if (e.group === 'element' && e.lines) counts.elements++; });
+  const labels = { joint: `${D.cone ? D.cone.joint : ''} cone${D.cone && D.cone.force ? ' and force' : ''}`, bones: 'bones', frames: 'body frames', points: 'points', obstacles: 'obstacles', contacts: 'contacts', elements: 'other elements', muscles: 'muscles' };
+  for (const name of Object.keys(groups)) {
+    if (!counts[name]) continue;
+    const l = panel.appendChild(document.createElement('label'));
+    const box = l.appendChild(Object.assign(document.createElement('input'), { type: 'checkbox', checked: true }));
+    box.dataset.group = name;
+    l.appendChild(document.createTextNode(` ${labels[name]} (${counts[name]})`));
+    box.addEventListener('change', () => { groups[name].visible = box.checked; render(); });
+  }
+  if (nM) {
+    const det = panel.appendChild(document.createElement('details'));
+    det.appendChild(document.createElement('summary')).textContent = 'muscles one by one';
+    const list = det.appendChild(document.createElement('div'));
+    list.id = 'muscle-list';
+    lineObjects.forEach((obj) => {
+      const e = D.elements[obj.userData.element];
+      if (e.group !== 'muscle') return;
+      const l = list.appendChild(document.createElement('label'));
+      const box = l.appendChild(Object.assign(document.createElement('input'), { type: 'checkbox', checked: true }));
+      box.dataset.muscle = e.name;
+      l.appendChild(document.createTextNode(' ' + e.name));
+      box.addEventListener('change', () => { obj.visible = box.checked; render(); });
+    });
+  }
+  const controlsBar = document.body.appendChild(document.createElement('div'));
+  controlsBar.id = 'controls';
+  const play = controlsBar.appendChild(Object.assign(document.createElement('button'), { id: 'play', textContent: 'play' }));
+  const slider = controlsBar.appendChild(Object.assign(document.createElement('input'), {
+    id: 'slider', type: 'range', min: '0', max: String(nF - 1), step: '1', value: '0',
+  }));
+  const timeLabel = controlsBar.appendChild(Object.assign(document.createElement('span'), { id: 'time' }));
+  slider.addEventListener('input', () => setFrame(Number(slider.value)));
+  let playing = null;
+  play.addEventListener('click', () => {
+    if (playing) { clearInterval(playing); playing = null; play.textContent = 'play'; return; }
+    play.textContent = 'pause';
+    playing = setInterval(() => setFrame((frame + 1) % nF), 1000 / 30);
+  });
+  const info = document.body.appendChild(Object.assign(document.createElement('div'), { id: 'info' }));
+  if (forces) {
+    const bar = document.body.appendChild(Object.assign(document.createElement('div'), { id: 'colorbar' }));
+    bar.style.display = 'block';
+    bar.appendChild(document.createTextNode(`${fMax.toFixed(0)} N`));
+    const c = bar.appendChild(document.createElement('canvas'));
+    c.width = 1; c.height = 100;
+    const g = c.getContext('2d');
+    for (let y = 0; y < 100; y++) { g.fillStyle = '#' + forceColour(fMax * (1 - y / 99)).getHexString(); g.fillRect(0, y, 1, 1); }
+    bar.appendChild(document.createTextNode('0 N'));
+  }
+  let pinned = null;
+  function showInfo(obj) {
+    const e = D.elements[obj.userData.element];
+    let text = `${e.name}  (${e.kind})`;
+    if (e.muscle !== null) {
+      text += `\nlength ${(lengths[frame * nM + e.muscle] * 1000).toFixed(1)} mm`;
+      if (forces) {
+        const f = forces[frame * nM + e.muscle];
+        text += Number.isFinite(f) ? `\nforce ${f.toFixed(1)} N` : '\nforce: none in this frame';
+      }
+    }
+    info.textContent = text;
+    info.style.display = 'block';
+  }
+  const raycaster = new THREE.Raycaster();
+  raycaster.params.Line.threshold = size * 0.006;
+  function pick(ev) {
+    const r = renderer.domElement.getBoundingClientRect();
+    raycaster.setFromCamera(new THREE.Vector2(((ev.clientX - r.left) / r.width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1), camera);
+    const hits = raycaster.intersectObjects([groups.muscles, groups.elements, groups.contacts], true).filter((h) => h.object.visible);
+    return hits.length ? hits[0].object : null;
+  }
+  renderer.domElement.addEventListener('pointermove', (ev) => {
+    const o = pick(ev);
+    if (o) showInfo(o); else if (pinned) showInfo(pinned); else info.style.display = 'none';
+  });
+  renderer.domElement.addEventListener('click', (ev) => { pinned = pick(ev); if (pinned) showInfo(pinned); else info.style.display = 'none'; });
+  window.addEventListener('resize', () => {
+    camera.aspect = window.innerWidth / window.innerHeight;
+    camera.updateProjectionMatrix();
+    renderer.setSize(window.innerWidth, window.innerHeight);
+    render();
+  });
+
+  T.scene = performance.now();
+  setFrame(Number(params.get('frame') || 0));
+  // from the start of the navigation (in a fresh headless browser that counts its start-up
+  // too), and from the page's first script to its first picture (parsing the embedded
+  // three.js and the data, decoding, building the scene, the first frame drawn)
+  const loadMs = performance.now();
+  const pageMs = loadMs - (window.mollierStart || 0);
+
+  // ---- the page's own account, for tests and scripts ----
+  function pixels() {
+    const gl = renderer.getContext();
+    const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
+    const px = new Uint8Array(w * h * 4);
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    return { w, h, px };
+  }
+  function drawnMusclePaths() {
+    return lineObjects.filter((o) => o.visible && D.elements[o.userData.element].group === 'muscle' && o.geometry.drawRange.count >= 2).length;
+  }
+  // For each muscle: whether a pixel of its colour is near one of its projected points.
+  function colourCheck() {
+    // the translucent solids and the bones are drawn over muscles behind them: hidden meanwhile
+    const hidden = ['obstacles', 'contacts', 'bones', 'frames', 'points', 'elements', 'joint'].filter((g) => groups[g].visible);
+    hidden.forEach((g) => { groups[g].visible = false; });
+    render();
+    const { w, h, px } = pixels();
+    hidden.forEach((g) => { groups[g].visible = true; });
+    render();
+    const v = new THREE.Vector3();
+    const near = [];
+    const checked = [];
+    lineObjects.forEach((obj, l) => {
+      const e = D.elements[obj.userData.element];
+      if (e.group !== 'muscle') return;
+      const hex = obj.material.color.getHex();
+      const want = [(hex >> 16) & 255, (hex >> 8) & 255, hex & 255];
+      const i = frame * nL + l, s = lineStart[i] * 3, n = D.line_counts[i];
+      let found = false;
+      const screen = [];
+      for (let k = 0; k < n && !found; k++) {
+        v.set(linePoints[s + 3 * k], linePoints[s + 3 * k + 1], linePoints[s + 3 * k + 2]).project(camera);
+        const x = Math.round((v.x + 1) / 2 * w), y = Math.round((v.y + 1) / 2 * h);
+        screen.push([x, h - 1 - y]);
+        for (let dy = -2; dy <= 2 && !found; dy++) for (let dx = -2; dx <= 2 && !found; dx++) {
+          const xx = x + dx, yy = y + dy;
+          if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
+          const o = (yy * w + xx) * 4;
+          found = Math.abs(px[o] - want[0]) + Math.abs(px[o + 1] - want[1]) + Math.abs(px[o + 2] - want[2]) < 40;
+        }
+      }
+      checked.push(e.name);
+      if (found) near.push(e.name);
+    });
+    return { muscles: checked.length, found: near.length, missing: checked.filter((m) => !near.includes(m)) };
+  }
+  function fingerprint() {
+    const { px } = pixels();
+    let hash = 2166136261, nonBackground = 0;
+    for (let i = 0; i < px.length; i += 4) {
+      hash = Math.imul(hash ^ (px[i] | (px[i + 1] << 8) | (px[i + 2] << 16)), 16777619) >>> 0;
+      if (px[i] !== 0xf4 || px[i + 1] !== 0xf4 || px[i + 2] !== 0xf2) nonBackground++;
+    }
+    return { hash, nonBackground };
+  }
+  window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, fingerprint, errors, loadMs, pageMs, get frame() { return frame; } };
+  if (params.get('test')) {
+    const report = { phases_ms: T, load_ms: loadMs, page_ms: pageMs, frames: nF, frame, muscles: nM, drawn_muscle_paths: drawnMusclePaths(), points: D.points };
+    report.positions = Array.from(positions.subarray(frame * nP * 3, (frame + 1) * nP * 3));
+    report.colours = colourCheck();
+    const first = fingerprint();
+    const other = (frame + Math.max(1, Math.floor(nF / 2))) % nF;
+    setFrame(other);
+    const second = fingerprint();
+    setFrame(report.frame);
+    report.picture = { frame: first, other_frame: other, other: second, changed: nF > 1 && first.hash !== second.hash };
+    report.canvas = { width: renderer.domElement.width, height: renderer.domElement.height };
+    report.errors = errors;
+    const out = document.body.appendChild(Object.assign(document.createElement('pre'), { id: 'mollier-test' }));
+    out.textContent = JSON.stringify(report);
+  }
+})();

@@ -1,0 +1,208 @@
+//! The geometry a page draws is the kernel's: positions bit for bit as `mollier kinematics`
+//! computes them, muscle paths as long as the kernel's muscle lengths, forces matched by name
+//! and time, and the page embeds what it was given.
+
+use std::path::{Path, PathBuf};
+
+use mollier::{KinematicsRun, Rows};
+use mollier_view::{Forces, Geometry, Group, page, read_forces};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn model(name: &str) -> mollier::Compiled {
+    mollier::load(&root().join(name), &mollier::registry()).expect("the model compiles")
+}
+
+/// Base64 back to bytes (RFC 4648), written apart from the encoder.
+fn decode(s: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let mut out = Vec::new();
+    for chunk in s.as_bytes().chunks(4) {
+        let n = chunk.iter().filter(|&&c| c != b'=').count();
+        let mut acc = 0u32;
+        for k in 0..4 {
+            acc = (acc << 6) | if k < n { u32::from(value(chunk[k])) } else { 0 };
+        }
+        out.extend_from_slice(&acc.to_be_bytes()[1..n]);
+    }
+    out
+}
+
+fn f64s(s: &str) -> Vec<f64> {
+    decode(s).chunks(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect()
+}
+
+fn wrapping() -> (mollier::Compiled, mollier::Motion) {
+    let c = model("models/mechanisms/wrapping.toml");
+    let m = mollier::read_motion(&root().join("models/mechanisms/wrapping-motion.csv"), &c.inputs).expect("motion");
+    (c, m)
+}
+
+#[test]
+fn positions_are_the_kinematics_and_paths_the_kernels_lengths() {
+    let (c, m) = wrapping();
+    let g = Geometry::build(&c, &m.times, &m.q, 1, "wrapping").expect("every frame solves");
+    assert_eq!(g.frames(), m.times.len());
+    assert_eq!(g.muscles, ["over_sphere", "over_cylinder", "over_ellipsoid"]);
+    // the embedded positions, decoded, equal a kinematic run's bit for bit
+    let json = g.to_json();
+    let embedded = f64s(json["positions"].as_str().unwrap());
+    let mut run = KinematicsRun::new(&c);
+    let n = c.points.len() * 3;
+    for i in 0..m.times.len() {
+        let out = run.solve(&m.q[i]).unwrap();
+        assert_eq!(&embedded[i * n..(i + 1) * n], out.positions.as_slice(), "frame {i}");
+    }
+    // each muscle's drawn polyline is as long as its length (chord error of the samples)
+    let lengths = f64s(json["lengths"].as_str().unwrap());
+    let mut wrapped = 0;
+    let (mut start, nl) = (0usize, g.line_counts.len() / g.frames());
+    for f in 0..g.frames() {
+        for (l, view) in g.elements.iter().filter(|e| e.lines > 0).enumerate() {
+            let count = g.line_counts[f * nl + l] as usize;
+            let pts: Vec<[f64; 3]> =
+                (0..count).map(|k| std::array::from_fn(|a| f64::from(g.line_points[(start + k) * 3 + a]))).collect();
+            start += count;
+            let Some(mu) = view.muscle else { continue };
+            let drawn: f64 =
+                pts.windows(2).map(|w| (0..3).map(|a| (w[1][a] - w[0][a]).powi(2)).sum::<f64>().sqrt()).sum();
+            let kernel = lengths[f * g.muscles.len() + mu];
+            assert!(
+                (drawn - kernel).abs() < 2e-3 * kernel,
+                "frame {f}, {}: drawn {drawn} m, kernel {kernel} m",
+                view.name
+            );
+            if count > 4 {
+                wrapped += 1;
+            }
+        }
+    }
+    assert!(wrapped > 0, "no frame wraps a muscle over its obstacle");
+    // three obstacles, carried by their muscles
+    let shapes: usize = g.elements.iter().map(|e| e.shapes.len()).sum();
+    assert_eq!(shapes, 3);
+    assert_eq!(g.shapes.len(), g.frames() * shapes * 12);
+}
+
+#[test]
+fn every_nth_frame_keeps_the_last() {
+    let (c, m) = wrapping();
+    let g = Geometry::build(&c, &m.times, &m.q, 10, "wrapping").unwrap();
+    let n = m.times.len();
+    let want: Vec<f64> = (0..n).filter(|i| i % 10 == 0 || *i == n - 1).map(|i| m.times[i]).collect();
+    assert_eq!(g.times, want);
+    assert!(Geometry::build(&c, &[], &Rows::new(c.inputs.len()), 1, "none").is_err());
+}
+
+#[test]
+fn the_shoulder_draws_its_muscles_thorax_and_contacts() {
+    let c = model("models/shoulder/shoulder.toml");
+    let mut q = Rows::new(c.model.n_q());
+    q.push(&c.model.q0());
+    let g = Geometry::build(&c, &[0.0], &q, 1, "shoulder").expect("the initial configuration");
+    let muscles = c.load_sharing.as_ref().unwrap().muscles.len();
+    assert_eq!(g.muscles.len(), muscles);
+    assert_eq!(g.elements.iter().filter(|e| e.group == Group::Muscle).count(), muscles);
+    // TS and AI glide on the thorax: SURFACE contacts
+    assert!(g.elements.iter().filter(|e| e.group == Group::Contact).count() >= 2);
+    assert!(g.bodies.iter().any(|(n, p)| n == "scapula" && p.len() > 3));
+}
+
+#[test]
+fn forces_are_matched_by_name_and_time() {
+    let (c, m) = wrapping();
+    let g = Geometry::build(&c, &m.times, &m.q, 1, "wrapping").unwrap();
+    let forces = Forces {
+        file: "forces.csv".into(),
+        names: vec!["over_cylinder".into(), "elsewhere".into()],
+        times: vec![m.times[1]],
+        values: vec![vec![12.5, 3.0]],
+    };
+    let g = g.with_forces(&forces).unwrap();
+    let f = g.forces.as_ref().unwrap();
+    let k = g.muscles.iter().position(|n| n == "over_cylinder").unwrap();
+    assert_eq!(f[g.muscles.len() + k], 12.5);
+    // a muscle or frame without a value has none (NaN, drawn grey), never a made-up one
+    assert_eq!(f.iter().filter(|v| v.is_finite()).count(), 1);
+    let none = Forces { names: vec!["elsewhere".into()], ..forces };
+    assert!(g.with_forces(&none).unwrap_err().to_string().contains("no column names a muscle"));
+}
+
+#[test]
+fn bad_forces_tables_are_located() {
+    let dir = std::env::temp_dir().join(format!("mollier-view-forces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("forces.csv");
+    std::fs::write(&p, "time,a,b\n0,1,2\n1,x,3\n").unwrap();
+    let e = read_forces(&p).unwrap_err().to_string();
+    assert!(e.contains("forces.csv:3") && e.contains("column `a`"), "{e}");
+    std::fs::write(&p, "t,a\n0,1\n").unwrap();
+    assert!(read_forces(&p).unwrap_err().to_string().contains(":1:"));
+    std::fs::write(&p, "# a comment\ntime,a,b\n0,1,\n").unwrap();
+    let f = read_forces(&p).unwrap();
+    assert_eq!(f.names, ["a", "b"]);
+    assert!(f.values[0][0] == 1.0 && f.values[0][1].is_nan());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_page_is_self_contained() {
+    let (c, m) = wrapping();
+    let g = Geometry::build(&c, &m.times, &m.q, 5, "a </script> title").unwrap();
+    let html = page(&g);
+    // no network: nothing is fetched from elsewhere (the one URL is an XML namespace name;
+    // GLSL has texelFetch)
+    let text = html.replace("\"http://www.w3.org/1999/xhtml\"", "");
+    for needle in ["http://", "https://", "<script src", "<link", "<img", "import(", " fetch(", "xmlhttprequest"] {
+        assert!(!text.to_lowercase().contains(needle), "the page refers to `{needle}`");
+    }
+    assert!(html.contains("Permission is hereby granted"), "three.js's licence is kept");
+    // the data element holds the geometry, and the title cannot end it early
+    let start = html.find("id=\"mollier-data\">").unwrap() + "id=\"mollier-data\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    assert_eq!(data["title"], "a </script> title");
+    assert_eq!(data["times"].as_array().unwrap().len(), g.frames());
+}
+
+/// The glenohumeral cone: an orthonormal frame at the joint centre; a force given in the cone
+/// frame is drawn globally and reads back the same, inside or outside by its half-angles.
+#[test]
+fn the_joint_force_is_drawn_in_its_cone() {
+    let c = model("models/shoulder/shoulder.toml");
+    let mut q = Rows::new(c.model.n_q());
+    q.push(&c.model.q0());
+    q.push(&c.model.q0());
+    let g = Geometry::build(&c, &[0.0, 1.0], &q, 1, "shoulder").unwrap();
+    let cone = g.cone.as_ref().expect("the shoulder has a glenoid cone");
+    let axes = cone.frames[3..12].to_vec();
+    for a in 0..3 {
+        for b in 0..3 {
+            let d: f64 = (0..3).map(|i| axes[3 * a + i] * axes[3 * b + i]).sum();
+            assert!((d - f64::from(u8::from(a == b))).abs() < 1e-12, "axes {a}, {b}: {d}");
+        }
+    }
+    let f = [100.0, 10.0, -5.0];
+    let g = g.with_joint_force(&[Some(f), None]).unwrap();
+    let cone = g.cone.as_ref().unwrap();
+    let global = cone.force.as_ref().unwrap();
+    for a in 0..3 {
+        let back: f64 = (0..3).map(|i| global[i] * axes[3 * a + i]).sum();
+        assert!((back - f[a]).abs() < 1e-9, "component {a}: {back}");
+    }
+    assert!(global[3..].iter().all(|v| v.is_nan()), "a frame without a force has none");
+    let [ty, tz] = cone.half_angles.map(f64::tan);
+    assert!(cone.contains(&[1.0, 0.99 * ty, 0.0]) && !cone.contains(&[1.0, 1.01 * ty, 0.0]));
+    assert!(cone.contains(&[1.0, 0.0, -0.99 * tz]) && !cone.contains(&[1.0, 0.0, -1.01 * tz]));
+    assert!(!cone.contains(&[-1.0, 0.0, 0.0]));
+    assert!(g.clone().with_joint_force(&[None]).is_err(), "one force per frame");
+}
