@@ -207,3 +207,59 @@ fn virtual_work_and_nodal_equilibrium() {
     let power: f64 = tau_static.iter().enumerate().map(|(j, t)| t * (j as f64 + 1.0)).sum();
     assert!((power - dv).abs() < 1e-6 * (1.0 + dv.abs()), "τ·δq {power} vs δV {dv}");
 }
+
+#[test]
+fn moving_arm_wrenches_by_recursive_propagation() {
+    // Seed 004's general wrench equation (its eq. 2, after Dumas et al.) for the arm in motion:
+    // from the hand inwards, a segment's proximal wrench balances its distal one and its masses'
+    // m (a − g) (point masses here: no rotational inertia terms). The accelerations of the masses
+    // are central differences (five points) of their positions along q(t) = q + q̇ t + ½ q̈ t²,
+    // so that nothing of the kernel's dynamics enters the reference.
+    let arm = arm();
+    let model = &arm.model;
+    let mut data = Data::new(model);
+    let q = [0.4, -0.3, 0.25, 0.2, -0.9, 0.15];
+    let qd = [0.8, -0.5, 1.1, -0.6, 1.4, 0.3];
+    let qdd = [2.0, 1.5, -1.0, 3.0, -2.5, 1.2];
+    let at = |t: f64| -> [f64; 6] { [0, 1, 2, 3, 4, 5].map(|j| q[j] + qd[j] * t + 0.5 * qdd[j] * t * t) };
+    let nodes = [arm.h, arm.c1, arm.c2];
+    let h = 1e-3;
+    let mut acc = [[0.0; 3]; 3];
+    for (k, w) in [(-2.0, -1.0), (-1.0, 16.0), (0.0, -30.0), (1.0, 16.0), (2.0, -1.0)] {
+        let mut d = Data::new(model);
+        solve_positions(model, &mut d, &at(k * h)).unwrap();
+        for (a, &n) in acc.iter_mut().zip(&nodes) {
+            *a = add(a, &scale(w / (12.0 * h * h), &d.position(model, n)));
+        }
+    }
+    solve_positions(model, &mut data, &q).unwrap();
+    let pos = |n: NodeId| data.position(model, n);
+    let (s, e, hand, c1, c2) = (pos(arm.s), pos(arm.e), pos(arm.h), pos(arm.c1), pos(arm.c2));
+    // the "weights" m (g − a): what each mass needs from the segments besides its own motion
+    let [w0, w1, w2] = [(M0, acc[0]), (M1, acc[1]), (M2, acc[2])].map(|(m, a)| scale(m, &sub(&G, &a)));
+    let f_e = scale(-1.0, &add(&w1, &w0));
+    let m_e = scale(-1.0, &add(&cross(&sub(&c1, &e), &w1), &cross(&sub(&hand, &e), &w0)));
+    let f_s = sub(&f_e, &w2);
+    let m_s = add(&add(&scale(-1.0, &cross(&sub(&c2, &s), &w2)), &cross(&sub(&e, &s), &f_e)), &m_e);
+
+    let ks = kinetostatics(model, &mut data, &qd, &qdd, None, &[]).unwrap();
+    let tau = driving_from_kinetostatics(model, &data, &ks);
+    let axes0 = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]];
+    let mom_s = moment_from_hinges(model, &data, &arm.shoulder, [tau[0], tau[1], tau[2]], axes0);
+    let mom_e = moment_from_hinges(model, &data, &arm.elbow, [tau[3], tau[4], tau[5]], axes0);
+    let so = model.coord_id(arm.s, 0).index();
+    let reaction_s = [ks.nodal[so], ks.nodal[so + 1], ks.nodal[so + 2]];
+    let on_elbow = element_forces(model, &data, arm.upper_to_elbow, &ks.sigma);
+    let force_e = [on_elbow[7], on_elbow[8], on_elbow[9]];
+    // the motion matters: the wrenches differ from the static ones by far more than the tolerance
+    let static_f_s = scale(-1.0, &scale(M0 + M1 + M2, &G));
+    assert!(norm(&sub(&f_s, &static_f_s)) > 1.0, "the motion barely loads the arm");
+    let close_fd = |a: Vec3, b: Vec3, what: &str| {
+        let err = norm(&sub(&a, &b));
+        assert!(err < 1e-7 * (1.0 + norm(&b)), "{what}: {a:?} vs {b:?} ({err:e})");
+    };
+    close_fd(reaction_s, f_s, "shoulder force");
+    close_fd(mom_s, m_s, "shoulder moment");
+    close_fd(force_e, f_e, "elbow force");
+    close_fd(mom_e, m_e, "elbow moment");
+}
