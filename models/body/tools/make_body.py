@@ -205,25 +205,21 @@ def members():
         inertia=inertia_h,
         source="de Leva head (VERT-CERV), its part above the chin line (assumed split)",
     )
+    def hanging(key, origin, end, landmarks):
+        """A segment hanging down from its joint at `origin` to its distal joint `end`."""
+        L, m, c, inertia = long_y(key)
+        return dict(
+            origin=origin,
+            points={end: [0.0, -L, 0.0]},
+            mass=m,
+            com=[0.0, -c * L, 0.0],
+            inertia=inertia,
+            source=f"de Leva {key.replace('_', ' ')} ({landmarks})",
+        )
+
     for side in ("left", "right"):
-        L, m, c, inertia = long_y("upper_arm")
-        out[f"{side}_upper_arm"] = dict(
-            origin=f"upper_torso.{side}_shoulder",
-            points={"elbow": [0.0, -L, 0.0]},
-            mass=m,
-            com=[0.0, -c * L, 0.0],
-            inertia=inertia,
-            source="de Leva upper arm (SJC-EJC)",
-        )
-        L, m, c, inertia = long_y("forearm")
-        out[f"{side}_lower_arm"] = dict(
-            origin=f"{side}_upper_arm.elbow",
-            points={"wrist": [0.0, -L, 0.0]},
-            mass=m,
-            com=[0.0, -c * L, 0.0],
-            inertia=inertia,
-            source="de Leva forearm (EJC-WJC)",
-        )
+        out[f"{side}_upper_arm"] = hanging("upper_arm", f"upper_torso.{side}_shoulder", "elbow", "SJC-EJC")
+        out[f"{side}_lower_arm"] = hanging("forearm", f"{side}_upper_arm.elbow", "wrist", "EJC-WJC")
         L, m, c, inertia = long_y("hand")
         out[f"{side}_hand"] = dict(
             origin=f"{side}_lower_arm.wrist",
@@ -234,24 +230,8 @@ def members():
             source="de Leva hand (WJC-MET3); the grip at its centre of mass",
         )
     for side in ("right", "left"):
-        L, m, c, inertia = long_y("thigh")
-        out[f"{side}_upper_leg"] = dict(
-            origin=f"lower_torso.{side}_hip",
-            points={"knee": [0.0, -L, 0.0]},
-            mass=m,
-            com=[0.0, -c * L, 0.0],
-            inertia=inertia,
-            source="de Leva thigh (HJC-KJC)",
-        )
-        L, m, c, inertia = long_y("shank")
-        out[f"{side}_lower_leg"] = dict(
-            origin=f"{side}_upper_leg.knee",
-            points={"ankle": [0.0, -L, 0.0]},
-            mass=m,
-            com=[0.0, -c * L, 0.0],
-            inertia=inertia,
-            source="de Leva shank (KJC-LMAL)",
-        )
+        out[f"{side}_upper_leg"] = hanging("thigh", f"lower_torso.{side}_hip", "knee", "HJC-KJC")
+        out[f"{side}_lower_leg"] = hanging("shank", f"{side}_upper_leg.knee", "ankle", "KJC-LMAL")
         # the foot along x: its long axis is x, its sagittal axis y here, its transverse axis z
         L, m, c, (i_sag, i_trans, i_long) = segment("foot")
         sole = -ANKLE_HEIGHT * H
@@ -457,7 +437,7 @@ VARIANTS = {
         laws={"right_upper_arm_z": "stiffness = 10, preload = 5"},
         header=[
             "huston17.toml without gravity: a spring in the right shoulder's flexion hinge (10",
-            "N m/rad with a preload of 5 N m) turns the arm forward and back while the rest of",
+            "N m/rad with a preload of 5 N m) swings the arm back to 1 rad and forth while the rest of",
             "the body, floating free, turns the other way: its linear and angular momentum stay",
             "zero (crates/mollier/tests/whole_body.rs checks them).",
             "  mollier simulate models/body/zero-g-arm.toml --duration 1 --dt 0.002 --out results/zero-g",
