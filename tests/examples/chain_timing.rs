@@ -3,7 +3,13 @@
 //!
 //! ```sh
 //! cargo run --release -p mollier-tests --example chain_timing [-- N ...]   # default: 10 100
+//! cargo run --release -p mollier-tests --example chain_timing -- --body MODEL.toml
 //! ```
+//!
+//! With `--body`, a tree from a model file instead (Huston's 17-member body,
+//! `models/body/huston17.toml`, for `tools/peer_pinocchio.py --body`): the same timings at a
+//! fixed state off the model's initial configuration, printed under `body` with the inputs' names;
+//! the peer reads the tree from the model file itself.
 //!
 //! For each N: the chain of [`timing_links`] (joints 0.1 m apart) under gravity, its joints and
 //! centres of mass attached to the body frames. Timed, warm, alternating between two inputs a
@@ -46,6 +52,14 @@ fn main() {
 }
 
 fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, file] = args.as_slice()
+        && flag == "--body"
+    {
+        let out = json!({ "gravity": GRAVITY, "body": body(file)? });
+        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
     let ns: Vec<usize> = match std::env::args().skip(1).map(|a| a.parse::<usize>()).collect::<Result<Vec<_>, _>>() {
         Ok(v) if v.is_empty() => vec![10, 100],
         Ok(v) if v.iter().all(|&n| n > 0) => v,
@@ -79,33 +93,66 @@ fn chain(n: usize) -> Result<Value, String> {
         return Err(format!("N = {n}: torque {} is not finite", j % n));
     }
 
-    // the timed inputs: the check state and a step of 0.01 rad from it
-    let qs = [q.clone(), q.iter().map(|v| v + 0.01).collect::<Vec<f64>>()];
-    let positions =
-        time(&model, &mut data, &qs, |m, d, q| solve_positions(m, d, q).map(|_| ()).map_err(|e| e.to_string()))
-            .map_err(|e| format!("N = {n}: positions: {e}"))?;
-    let dynamics = time(&model, &mut data, &qs, |m, d, q| frame(m, d, q, &qd, &qdd).map(|_| ()))
-        .map_err(|e| format!("N = {n}: inverse dynamics: {e}"))?;
-    let dynamics_df = time(&model, &mut data, &qs, |m, d, q| {
-        solve_positions(m, d, q).map_err(|e| e.to_string())?;
-        inverse_dynamics(m, d, &qd, &qdd, &[]).map(|_| ()).map_err(|e| e.to_string())
-    })
-    .map_err(|e| format!("N = {n}: inverse dynamics by DF: {e}"))?;
-    // Newton iterations of one timed step, to read the timings by
-    let step = |d: &mut Data, q: &[f64]| solve_positions(&model, d, q).map_err(|e| format!("N = {n}: {e}"));
-    step(&mut data, &qs[0])?;
-    let iterations = step(&mut data, &qs[1])?.iterations;
+    let timed = timings(&model, &mut data, &q, &qd, &qdd).map_err(|e| format!("N = {n}: {e}"))?;
+    let links: Vec<Value> = links.iter().map(link_json).collect();
+    Ok(merged(json!({ "n": n, "links": links, "q": q, "qd": qd, "qdd": qdd, "tau": tau, "tau_df": tau_df }), timed))
+}
 
+/// A tree from a model file, at a fixed state off its initial configuration (angles within
+/// 0.4 rad of it): the same timings and torques as a chain's.
+fn body(file: &str) -> Result<Value, String> {
+    let registry = mollier::registry();
+    let c = mollier::load(std::path::Path::new(file), &registry).map_err(|d| d.render())?;
+    let model = &c.model;
+    let n = model.n_q();
+    let [dq, qd, qdd] = check_state(n);
+    let q: Vec<f64> = model.q0().iter().zip(&dq).map(|(a, b)| a + b).collect();
+    let mut data = Data::new(model);
+    for k in 1..=10 {
+        let qk: Vec<f64> = model.q0().iter().zip(&dq).map(|(a, b)| a + b * k as f64 / 10.0).collect();
+        solve_positions(model, &mut data, &qk).map_err(|e| format!("{file}: positions: {e}"))?;
+    }
+    let tau = frame(model, &mut data, &q, &qd, &qdd).map_err(|e| format!("{file}: {e}"))?;
+    let tau_df = inverse_dynamics(model, &mut data, &qd, &qdd, &[]).map_err(|e| format!("{file}: {e}"))?;
+    let timed = timings(model, &mut data, &q, &qd, &qdd).map_err(|e| format!("{file}: {e}"))?;
+    let inputs: Vec<&str> = c.inputs.iter().map(|i| i.name.as_str()).collect();
+    Ok(merged(
+        json!({ "file": file, "inputs": inputs, "q": q, "qd": qd, "qdd": qdd, "tau": tau, "tau_df": tau_df }),
+        timed,
+    ))
+}
+
+/// The timings (positions, inverse-dynamics frame, frame by DF, µs) and the Newton iterations of
+/// one timed step, alternating between `q` and a step of 0.01 from it; with the unknowns.
+fn timings(model: &Model, data: &mut Data, q: &[f64], qd: &[f64], qdd: &[f64]) -> Result<Value, String> {
+    let qs = [q.to_vec(), q.iter().map(|v| v + 0.01).collect::<Vec<f64>>()];
+    let positions = time(model, data, &qs, |m, d, q| solve_positions(m, d, q).map(|_| ()).map_err(|e| e.to_string()))
+        .map_err(|e| format!("positions: {e}"))?;
+    let dynamics = time(model, data, &qs, |m, d, q| frame(m, d, q, qd, qdd).map(|_| ()))
+        .map_err(|e| format!("inverse dynamics: {e}"))?;
+    let dynamics_df = time(model, data, &qs, |m, d, q| {
+        solve_positions(m, d, q).map_err(|e| e.to_string())?;
+        inverse_dynamics(m, d, qd, qdd, &[]).map(|_| ()).map_err(|e| e.to_string())
+    })
+    .map_err(|e| format!("inverse dynamics by DF: {e}"))?;
+    // Newton iterations of one timed step, to read the timings by
+    solve_positions(model, data, &qs[0]).map_err(|e| e.to_string())?;
+    let iterations = solve_positions(model, data, &qs[1]).map_err(|e| e.to_string())?.iterations;
     Ok(json!({
-        "n": n,
         "unknowns": model.n_unknowns(),
         "newton_iterations": iterations,
-        "links": links.iter().map(link_json).collect::<Vec<_>>(),
-        "q": q, "qd": qd, "qdd": qdd, "tau": tau, "tau_df": tau_df,
         "positions_us": positions,
         "inverse_dynamics_us": dynamics,
         "inverse_dynamics_df_us": dynamics_df,
     }))
+}
+
+/// `a` with the fields of the object `b` added.
+fn merged(mut a: Value, b: Value) -> Value {
+    if let (Some(a), Value::Object(b)) = (a.as_object_mut(), b) {
+        a.extend(b);
+    }
+    a
 }
 
 /// One inverse-dynamics frame: positions for `q`, kinetostatics for `qd`, `qdd`, and the driving

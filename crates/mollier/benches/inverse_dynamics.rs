@@ -1,4 +1,5 @@
-//! One inverse-dynamics frame for each mechanism in `models/mechanisms/`: positions by
+//! One inverse-dynamics frame for each mechanism in `models/mechanisms/` and for Huston's
+//! 17-member body (`models/body/`, its seated lift): positions by
 //! Newton-Raphson from the previous frame, then kinetostatics (driving forces, reactions, law
 //! stresses) — what `mollier inverse-dynamics` does per frame. A kinematics frame (positions and
 //! first-order transfer functions, as `mollier kinematics` does) is timed alongside for scale.
@@ -7,7 +8,7 @@
 //! so every iteration really solves. Run with
 //! `cargo bench -p mollier --bench inverse_dynamics`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use divan::Bencher;
 use mollier::{Compiled, InverseDynamicsRun, KinematicsRun, MotionDerivatives, Smoothing};
@@ -24,14 +25,19 @@ fn dir() -> PathBuf {
 
 /// The compiled mechanism and its motion, differentiated.
 fn load(name: &str) -> (Compiled, MotionDerivatives) {
-    let registry = mollier::registry();
-    let c = mollier::load(&dir().join(format!("{name}.toml")), &registry).unwrap_or_else(|d| panic!("{}", d.render()));
     let motion = ["csv", "mot"]
         .iter()
         .map(|ext| dir().join(format!("{name}-motion.{ext}")))
         .find(|p| p.exists())
         .unwrap_or_else(|| panic!("no motion file for {name}"));
-    let m = mollier::read_motion(&motion, &c.inputs).unwrap_or_else(|d| panic!("{}", d.render()));
+    load_files(&dir().join(format!("{name}.toml")), &motion)
+}
+
+/// A compiled model file and a motion file for it, differentiated.
+fn load_files(model: &Path, motion: &Path) -> (Compiled, MotionDerivatives) {
+    let registry = mollier::registry();
+    let c = mollier::load(model, &registry).unwrap_or_else(|d| panic!("{}", d.render()));
+    let m = mollier::read_motion(motion, &c.inputs).unwrap_or_else(|d| panic!("{}", d.render()));
     let d = m.differentiate(Smoothing::Interpolate).expect("differentiable");
     (c, d)
 }
@@ -42,7 +48,21 @@ const FRAMES: [usize; 2] = [10, 11];
 #[divan::bench(args = MECHANISMS)]
 fn inverse_dynamics_frame(bencher: Bencher, name: &str) {
     let (c, m) = load(name);
-    let mut run = InverseDynamicsRun::new(&c);
+    inverse_dynamics_frames(bencher, &c, &m);
+}
+
+/// Huston's 17-member body holding 10 kg (`models/body/huston17-lift.toml`, 54 inputs): a frame
+/// of its seated lift. `tools/peer_pinocchio.py --body` times Pinocchio's RNEA on the same tree.
+#[divan::bench]
+fn body_inverse_dynamics_frame(bencher: Bencher) {
+    let body = dir().join("../body");
+    let (c, m) = load_files(&body.join("huston17-lift.toml"), &body.join("seated-lift-motion.csv"));
+    inverse_dynamics_frames(bencher, &c, &m);
+}
+
+/// Alternate between two frames of the motion, solving each.
+fn inverse_dynamics_frames(bencher: Bencher, c: &Compiled, m: &MotionDerivatives) {
+    let mut run = InverseDynamicsRun::new(c);
     let mut k = 0;
     bencher.bench_local(|| {
         k += 1;
