@@ -10,8 +10,8 @@ a row per (variant, frame).
 
 What a worker is sent: the model's files as text (``shoulder.toml`` and the muscle table it
 names), once per worker, and per task the variant's three numbers and the chunk's frames. The
-worker writes the files into a temporary directory, compiles the model there and runs
-``Model.inverse``; nothing Rust is pickled. A variant is a change of the model text:
+worker writes the files into a temporary directory, compiles the variant's model there (once
+per worker process) and runs ``Model.inverse``; nothing Rust is pickled. A variant is a change of the model text:
 
 - hand load ``F`` (N): a point ``humerus.hand`` 600 mm down the humerus's long axis (the hand of
   the extended arm) and a constant load ``[0, -F, 0]`` there (``[loads.hand]``);
@@ -26,11 +26,13 @@ the gathered table is the same, value for value, as a sequential run of the same
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import re
 import sys
 import tempfile
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -97,15 +99,9 @@ def solve_chunk(files: Dict[str, str], variant: Variant, chunk: Chunk, columns: 
     and the solver's status."""
     import pandas as pd
 
-    with tempfile.TemporaryDirectory(prefix="mollier-sweep-") as d:
-        for name, text in files.items():
-            if name != "shoulder.toml":
-                (Path(d) / name).write_text(text)
-        model_file = Path(d) / "shoulder.toml"
-        model_file.write_text(variant_text(files["shoulder.toml"], variant))
-        model = mollier.load(model_file)
-        r = model.inverse((chunk.time, chunk.q, list(columns)), variant.criterion, cone=True, static=True,
-                          output="numpy")
+    model = _compiled(_digest(files), variant.hand_load, variant.margin, files)
+    r = model.inverse((chunk.time, chunk.q, list(columns)), variant.criterion, cone=True, static=True,
+                      output="numpy")
     frame = pd.DataFrame(r.forces.values, columns=r.forces.columns)
     frame.insert(0, "time", r.forces.time)
     frame.insert(0, "chunk", chunk.index)
@@ -116,6 +112,37 @@ def solve_chunk(files: Dict[str, str], variant: Variant, chunk: Chunk, columns: 
     frame["stability_index"] = r.stability["stability_index"]
     frame["status"] = r.stability.text["status"]
     return frame
+
+
+def _digest(files: Dict[str, str]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+    return h.hexdigest()
+
+
+_models: "OrderedDict[tuple, mollier.Model]" = OrderedDict()
+
+
+def _compiled(digest: str, hand_load: float, margin: float, files: Dict[str, str]) -> "mollier.Model":
+    """The variant's model, compiled once per worker process (a model is immutable; the
+    criterion is not part of it): the files written into a temporary directory, since the model
+    names its muscle table by a path relative to itself. The last 8 models are kept."""
+    key = (digest, hand_load, margin)
+    if key in _models:
+        _models.move_to_end(key)
+        return _models[key]
+    with tempfile.TemporaryDirectory(prefix="mollier-sweep-") as d:
+        for name, text in files.items():
+            if name != "shoulder.toml":
+                (Path(d) / name).write_text(text)
+        model_file = Path(d) / "shoulder.toml"
+        model_file.write_text(variant_text(files["shoulder.toml"], Variant(hand_load, margin, "b")))
+        model = mollier.load(model_file)
+    _models[key] = model
+    while len(_models) > 8:
+        _models.popitem(last=False)
+    return model
 
 
 def shoulder_motion(frames: int, workdir: Path) -> Tuple[np.ndarray, np.ndarray, List[str]]:
