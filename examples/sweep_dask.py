@@ -32,6 +32,7 @@ import re
 import sys
 import tempfile
 import time
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,10 +188,13 @@ def run_sequential(files: Dict[str, str], work: Sequence[Tuple[Variant, Chunk]],
 
 def run_dask(client, files: Dict[str, str], work: Sequence[Tuple[Variant, Chunk]], columns: Sequence[str]):
     """The sweep on a Dask cluster: the files scattered once to every worker, a task per
-    (variant, chunk), named by both so that a task run twice (after a lost worker) is one
-    result. Dask retries a task whose worker died (``distributed.scheduler.allowed-failures``)."""
-    shipped = client.scatter(files, broadcast=True)
-    futures = [client.submit(solve_chunk, shipped, v, c, list(columns), key=f"sweep-{v.name}-chunk{c.index}",
+    (variant, chunk), named by the run, the variant and the chunk so that a task run twice
+    (after a lost worker) is one result. Dask retries a task whose worker died (``distributed.scheduler.allowed-failures``)."""
+    # a run's own keys: a run released while the next one starts never shares a key with it
+    run = uuid.uuid4().hex[:8]
+    # one piece of data (a dict scattered as such would be one key per file, named by the file)
+    [shipped] = client.scatter([files], broadcast=True, hash=False)
+    futures = [client.submit(solve_chunk, shipped, v, c, list(columns), key=f"sweep-{run}-{v.name}-chunk{c.index}",
                              pure=False, retries=2)
                for v, c in work]
     return gather(client.gather(futures))

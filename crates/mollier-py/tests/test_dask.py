@@ -65,7 +65,7 @@ def test_dask_equals_the_sequential_sweep(sweep, cluster):
 
 def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(sweep, cluster):
     files, work, columns, sequential = sweep
-    shipped = cluster.scatter(files, broadcast=True)
+    [shipped] = cluster.scatter([files], broadcast=True, hash=False)
     futures = [cluster.submit(sweep_dask.solve_chunk, shipped, v, c, list(columns),
                               key=f"kill-{v.name}-chunk{c.index}", pure=False, retries=2) for v, c in work]
     # kill a worker while it is solving a task
