@@ -140,6 +140,75 @@ impl ReserveUse {
     }
 }
 
+/// The columns of `reactions.csv` after the leading ones: the sign-constrained reactions (N),
+/// the joint force's components and magnitude when the model has a joint cone (N), and a
+/// reserve per input (`reserve:<input>`, N or N·m).
+pub fn reaction_header(setup: &LoadSharingSetup) -> Vec<String> {
+    let mut header = setup.reaction_names();
+    if setup.cone.is_some() {
+        header.extend(["joint_force.x", "joint_force.y", "joint_force.z", "joint_force"].map(String::from));
+    }
+    header.extend(setup.reserve_names().iter().map(|n| format!("reserve:{n}")));
+    header
+}
+
+/// The numeric columns of `stability.csv`, in [`FrameValues::stability`]'s order (the table
+/// has the status before them, and its virtual-work check, iterations and message around them).
+pub const STABILITY_NUMBERS: [&str; 6] =
+    ["stability_index", "rim_index", "theta_deg", "phi_deg", "residual", "objective"];
+
+/// The numbers of one frame in the load-sharing tables, NaN where a cell is empty (a failed
+/// frame's forces and reactions, a quantity the model does not have): one place decides them
+/// for the files and for the Python package.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameValues {
+    /// Muscle forces (N), in [`LoadSharingSetup::muscle_names`]' order.
+    pub forces: Vec<f64>,
+    /// The columns of [`reaction_header`].
+    pub reactions: Vec<f64>,
+    /// The columns of [`STABILITY_NUMBERS`]: stability index (at the imposed margin), the index
+    /// against the socket's rim ([`rim_index`]), deviation angles θ and φ (deg), equilibrium
+    /// residual (kept for a failed frame), objective.
+    pub stability: [f64; 6],
+}
+
+impl FrameValues {
+    /// The values of frame result `r` of a run on `setup`.
+    pub fn of(setup: &LoadSharingSetup, r: &FrameResult) -> Self {
+        let ok = r.status.is_success();
+        let num = |x: f64| if ok { x } else { f64::NAN };
+        let forces = r.forces.iter().map(|f| num(*f)).collect();
+        let mut reactions: Vec<f64> = r.reactions.iter().map(|x| num(*x)).collect();
+        if setup.cone.is_some() {
+            match (ok, r.cone_force) {
+                (true, Some(f)) => {
+                    reactions.extend(f);
+                    reactions.push((f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt());
+                }
+                _ => reactions.extend([f64::NAN; 4]),
+            }
+        }
+        reactions.extend(r.reserves.iter().map(|x| num(*x)));
+        let angles = glenoid_angles(r).filter(|_| ok);
+        let stability = [
+            r.stability_index.filter(|_| ok).unwrap_or(f64::NAN),
+            rim_index(setup, r).filter(|_| ok).unwrap_or(f64::NAN),
+            angles.map_or(f64::NAN, |a| a.0),
+            angles.map_or(f64::NAN, |a| a.1),
+            r.residual.unwrap_or(f64::NAN),
+            r.objective.filter(|_| ok).unwrap_or(f64::NAN),
+        ];
+        Self { forces, reactions, stability }
+    }
+}
+
+/// The stability index of a frame's joint force against the socket's rim (the model's
+/// half-angles, margin 1; seed 002 eq. 9), whatever margin the run imposed.
+pub fn rim_index(setup: &LoadSharingSetup, r: &FrameResult) -> Option<f64> {
+    let c = setup.cone.as_ref()?;
+    stability_index(r.cone_force.as_ref()?, c.half_angles[0], c.half_angles[1])
+}
+
 /// The load-sharing tables of one run, written as its frames are solved: `forces.csv`,
 /// `reactions.csv` and `stability.csv` under `prefix`, and counts for the summary (memory does
 /// not grow with the frames).
@@ -179,12 +248,7 @@ impl<'a> LoadSharingTables<'a> {
     ) -> Result<Self, OutputError> {
         let with_lead = |rest: Vec<String>| lead.iter().cloned().chain(rest).collect::<Vec<String>>();
         let forces = out.table(&format!("{prefix}forces.csv"), None, with_lead(setup.muscle_names()))?;
-        let mut header = setup.reaction_names();
-        if setup.cone.is_some() {
-            header.extend(["joint_force.x", "joint_force.y", "joint_force.z", "joint_force"].map(String::from));
-        }
-        header.extend(setup.reserve_names().iter().map(|n| format!("reserve:{n}")));
-        let reactions = out.table(&format!("{prefix}reactions.csv"), None, with_lead(header))?;
+        let reactions = out.table(&format!("{prefix}reactions.csv"), None, with_lead(reaction_header(setup)))?;
         let mut header: Vec<String> =
             ["status", "stability_index", "rim_index", "theta_deg", "phi_deg", "residual"].map(String::from).into();
         if virtual_work {
@@ -226,54 +290,33 @@ impl<'a> LoadSharingTables<'a> {
         vw: Option<(f64, f64)>,
     ) -> Result<(), OutputError> {
         let ok = r.status.is_success();
-        let num = |x: f64| if ok { number(x) } else { String::new() };
+        let v = FrameValues::of(self.setup, r);
         let lead_cells = || lead.iter().map(|v| number(*v)).collect::<Vec<String>>();
         let [forces, reactions, stability] = self.tables;
 
         let mut row = lead_cells();
-        row.extend(r.forces.iter().map(|f| num(*f)));
+        row.extend(v.forces.iter().map(|f| number(*f)));
         out.row(forces, &row)?;
 
         let mut row = lead_cells();
-        row.extend(r.reactions.iter().map(|x| num(*x)));
-        if self.setup.cone.is_some() {
-            match (ok, r.cone_force) {
-                (true, Some(f)) => {
-                    row.extend(f.iter().map(|x| number(*x)));
-                    row.push(number((f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt()));
-                }
-                _ => row.extend(std::iter::repeat_n(String::new(), 4)),
-            }
-        }
-        row.extend(r.reserves.iter().map(|x| num(*x)));
+        row.extend(v.reactions.iter().map(|x| number(*x)));
         out.row(reactions, &row)?;
 
+        let [index, rim, theta, phi, residual, objective] = v.stability;
         let mut row = lead_cells();
         row.push(r.status.label().to_string());
-        let angles = glenoid_angles(r).filter(|_| ok);
-        row.push(r.stability_index.filter(|_| ok).map(number).unwrap_or_default());
-        row.push(self.rim_index(r).filter(|_| ok).map(number).unwrap_or_default());
-        row.push(angles.map(|a| number(a.0)).unwrap_or_default());
-        row.push(angles.map(|a| number(a.1)).unwrap_or_default());
-        row.push(r.residual.map(number).unwrap_or_default());
+        row.extend([index, rim, theta, phi, residual].map(number));
         if self.virtual_work {
             row.push(vw.map(|w| number(w.0)).unwrap_or_default());
             row.push(vw.map(|w| number(w.1)).unwrap_or_default());
         }
-        row.push(r.objective.filter(|_| ok).map(number).unwrap_or_default());
+        row.push(number(objective));
         row.push(r.iterations.to_string());
         row.push(if ok { String::new() } else { r.status.to_string() });
         out.row(stability, &row)?;
 
         self.count(lead, r, vw);
         Ok(())
-    }
-
-    /// The stability index of a frame's joint force against the socket's rim (the model's
-    /// half-angles, margin 1; seed 002 eq. 9), whatever margin the run imposed.
-    pub fn rim_index(&self, r: &FrameResult) -> Option<f64> {
-        let c = self.setup.cone.as_ref()?;
-        stability_index(r.cone_force.as_ref()?, c.half_angles[0], c.half_angles[1])
     }
 
     fn count(&mut self, lead: &[f64], r: &FrameResult, vw: Option<(f64, f64)>) {

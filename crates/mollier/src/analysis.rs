@@ -151,3 +151,67 @@ impl<'a> KinematicsRun<'a> {
         &self.data
     }
 }
+
+/// The muscles of a kinematic run: every `truss` and `curved-truss` whose elongation is free,
+/// with where its elongation and transfer functions are in a frame's output and its reference
+/// length (m). Their lengths and moment arms are what `mollier kinematics` writes in
+/// `lengths.csv` and `moment_arms.csv`, and what the Python package returns.
+#[derive(Clone, Debug, Default)]
+pub struct MuscleColumns {
+    names: Vec<String>,
+    inputs: Vec<String>,
+    deformation: Vec<usize>,
+    transfer: Vec<usize>,
+    reference: Vec<f64>,
+}
+
+impl MuscleColumns {
+    /// The muscles of `run`'s model.
+    pub fn of(compiled: &Compiled, run: &KinematicsRun) -> Self {
+        let (deformation_header, transfer_header) = (run.deformation_header(), run.transfer_header());
+        let first_input = compiled.inputs.first().map(|i| i.name.as_str());
+        let inputs = compiled.inputs.iter().map(|i| i.name.clone()).collect();
+        let mut m = Self { inputs, ..Self::default() };
+        for el in compiled.elements.iter().filter(|e| e.kind == "truss" || e.kind == "curved-truss") {
+            let Some(mode) = compiled.model.mode_by_name(el.id, "elongation") else { continue };
+            if compiled.model.mode_role(mode) != ModeRole::Dependent {
+                continue;
+            }
+            let label = format!("{}.elongation", el.name);
+            let (Some(d), Some(t)) = (
+                deformation_header.iter().position(|h| *h == label),
+                first_input.and_then(|i| transfer_header.iter().position(|h| *h == format!("{label}/{i}"))),
+            ) else {
+                continue;
+            };
+            m.names.push(el.name.clone());
+            m.deformation.push(d);
+            m.transfer.push(t);
+            m.reference.push(compiled.model.mode_reference(mode).unwrap_or(0.0));
+        }
+        m
+    }
+
+    /// The muscles' names: the columns of the lengths.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Columns of the moment arms: `<muscle>/<input>` per muscle and input.
+    pub fn moment_arm_header(&self) -> Vec<String> {
+        self.names.iter().flat_map(|m| self.inputs.iter().map(move |i| format!("{m}/{i}"))).collect()
+    }
+
+    /// A frame's muscle lengths (m, one per muscle) and moment arms (m/rad or m/m, muscles x
+    /// inputs, row-major).
+    pub fn values(&self, f: &FrameOutput) -> (Vec<f64>, Vec<f64>) {
+        let n_q = self.inputs.len();
+        let lengths = (0..self.names.len()).map(|k| self.reference[k] + f.deformations[self.deformation[k]]).collect();
+        // a moment arm is minus the transfer function of the muscle's length
+        let arms = (0..self.names.len())
+            .flat_map(|k| (0..n_q).map(move |j| (k, j)))
+            .map(|(k, j)| -f.transfer[self.transfer[k] + j])
+            .collect();
+        (lengths, arms)
+    }
+}

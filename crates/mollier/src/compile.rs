@@ -155,14 +155,27 @@ pub struct Compiled {
 
 /// Read, check and compile a model file (or an OpenSim `.osim` model, imported first).
 pub fn load(path: &Path, registry: &Registry) -> Result<Compiled, Diagnostics> {
+    let what = if is_osim(&path.display().to_string()) { "OpenSim model" } else { "model file" };
+    let text = mollier_format::read_text(path, what)?;
+    load_text(&path.display().to_string(), &text, registry)
+}
+
+/// Check and compile the text of a model file named `file` (TOML, JSON, or an OpenSim `.osim`
+/// model, imported first; the name's extension says which and is used in diagnostics). The
+/// Python package ships this text to remote workers instead of a compiled model.
+pub fn load_text(file: &str, text: &str, registry: &Registry) -> Result<Compiled, Diagnostics> {
     // an OpenSim model is imported in memory (docs/opensim-import.md)
-    let doc = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("osim")) {
-        let imported = mollier_osim::import_path(path)?;
-        mollier_format::parse(&format!("{}.toml", path.display()), &imported.toml)?
+    let doc = if is_osim(file) {
+        let imported = mollier_osim::import(file, text)?;
+        mollier_format::parse(&format!("{file}.toml"), &imported.toml)?
     } else {
-        mollier_format::load(path)?
+        mollier_format::parse(file, text)?
     };
     compile(&doc, registry)
+}
+
+fn is_osim(file: &str) -> bool {
+    Path::new(file).extension().is_some_and(|e| e.eq_ignore_ascii_case("osim"))
 }
 
 /// Compile a checked model file into a kernel model.

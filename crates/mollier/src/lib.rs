@@ -50,9 +50,9 @@ pub mod spline;
 
 use mollier_core::registry::Registry;
 
-pub use analysis::{FrameError, FrameOutput, KinematicsRun};
+pub use analysis::{FrameError, FrameOutput, KinematicsRun, MuscleColumns};
 pub use check::{CheckReport, check};
-pub use compile::{BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, load};
+pub use compile::{BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, load, load_text};
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
 pub use forward::{Excitations, ForwardFrame, ForwardRun};
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};

@@ -2,47 +2,11 @@
 
 use super::prelude::*;
 
-/// The muscles' columns: every `truss` and `curved-truss` whose elongation is free, with where
-/// its elongation and transfer functions are in a frame's output and its reference length (m).
-struct Muscles {
-    names: Vec<String>,
-    deformation: Vec<usize>,
-    transfer: Vec<usize>,
-    reference: Vec<f64>,
-}
-
-impl Muscles {
-    fn of(compiled: &Compiled, run: &KinematicsRun) -> Self {
-        let (deformation_header, transfer_header) = (run.deformation_header(), run.transfer_header());
-        let first_input = compiled.inputs.first().map(|i| i.name.as_str());
-        let mut m = Muscles { names: Vec::new(), deformation: Vec::new(), transfer: Vec::new(), reference: Vec::new() };
-        for el in compiled.elements.iter().filter(|e| e.kind == "truss" || e.kind == "curved-truss") {
-            let Some(mode) = compiled.model.mode_by_name(el.id, "elongation") else { continue };
-            if compiled.model.mode_role(mode) != ModeRole::Dependent {
-                continue;
-            }
-            let label = format!("{}.elongation", el.name);
-            let (Some(d), Some(t)) = (
-                deformation_header.iter().position(|h| *h == label),
-                first_input.and_then(|i| transfer_header.iter().position(|h| *h == format!("{label}/{i}"))),
-            ) else {
-                continue;
-            };
-            m.names.push(el.name.clone());
-            m.deformation.push(d);
-            m.transfer.push(t);
-            m.reference.push(compiled.model.mode_reference(mode).unwrap_or(0.0));
-        }
-        m
-    }
-}
-
 /// Kinematics over a motion's frames.
 struct KinematicsFrames<'a> {
     run: KinematicsRun<'a>,
     motion: Motion,
-    muscles: Muscles,
-    inputs: Vec<String>,
+    muscles: MuscleColumns,
 }
 
 impl FrameRun for KinematicsFrames<'_> {
@@ -52,11 +16,9 @@ impl FrameRun for KinematicsFrames<'_> {
             Table::plain("deformations.csv", self.run.deformation_header()),
             Table::plain("transfer.csv", self.run.transfer_header()),
         ];
-        if !self.muscles.names.is_empty() {
-            t.push(Table::plain("lengths.csv", self.muscles.names.clone()));
-            let arms =
-                self.muscles.names.iter().flat_map(|m| self.inputs.iter().map(move |i| format!("{m}/{i}"))).collect();
-            t.push(Table::plain("moment_arms.csv", arms));
+        if !self.muscles.names().is_empty() {
+            t.push(Table::plain("lengths.csv", self.muscles.names().to_vec()));
+            t.push(Table::plain("moment_arms.csv", self.muscles.moment_arm_header()));
         }
         let second = self.run.second_order_header();
         if !second.is_empty() {
@@ -75,16 +37,9 @@ impl FrameRun for KinematicsFrames<'_> {
     }
     fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
         let f = self.run.solve(&self.motion.q[i])?;
-        let m = &self.muscles;
-        let n_q = self.inputs.len();
         let mut values = vec![];
-        if !m.names.is_empty() {
-            let lengths = (0..m.names.len()).map(|k| m.reference[k] + f.deformations[m.deformation[k]]).collect();
-            // a moment arm is minus the transfer function of the muscle's length
-            let arms = (0..m.names.len())
-                .flat_map(|k| (0..n_q).map(move |j| (k, j)))
-                .map(|(k, j)| -f.transfer[m.transfer[k] + j])
-                .collect();
+        if !self.muscles.names().is_empty() {
+            let (lengths, arms) = self.muscles.values(&f);
             values = vec![lengths, arms];
         }
         let mut all = vec![f.positions, f.deformations, f.transfer];
@@ -104,8 +59,7 @@ pub fn run(r: &MotionRun, second_order: bool, registry: &Registry) -> ExitCode {
     if second_order {
         run = run.with_second_order();
     }
-    let muscles = Muscles::of(&compiled, &run);
-    let inputs = compiled.inputs.iter().map(|i| i.name.clone()).collect();
-    let mut frames = KinematicsFrames { run, motion, muscles, inputs };
+    let muscles = MuscleColumns::of(&compiled, &run);
+    let mut frames = KinematicsFrames { run, motion, muscles };
     run_frames(&mut frames, r.out, LoopKind { noun: "frame", failed: frame_at, on_error: r.on_error, summary }, r.quiet)
 }

@@ -21,7 +21,7 @@ pub(crate) mod prelude {
     pub(crate) use indicatif::{ProgressBar, ProgressStyle};
     pub(crate) use mollier::{
         CheckReport, Column, Compiled, FrameError, InputInfo, InverseDynamicsRun, KinematicsRun, Motion,
-        MotionDerivatives, NodeRole, Simulation, SimulationState, Smoothing,
+        MotionDerivatives, MuscleColumns, NodeRole, Simulation, SimulationState, Smoothing,
     };
     pub(crate) use mollier_core::element::{NodeKind, Quantity};
     pub(crate) use mollier_core::registry::{ParamDoc, ParamKind, Registry};

@@ -1,0 +1,350 @@
+"""Mollier from Python: finite-element multibody musculoskeletal models.
+
+The package mirrors the ``mollier`` command and the Model/Data split of the library::
+
+    import mollier
+    m = mollier.load("models/mechanisms/elbow-muscles.toml")   # or a .osim model
+    m.check()                                                   # dof, well_posed, diagnostics
+    k = m.kinematics("models/mechanisms/elbow-muscles-motion.csv")
+    k.lengths, k.moment_arms                                    # muscle lengths (m), moment arms (m)
+    r = m.inverse(motion, criterion="b", cone=True)             # forces, reactions, stability
+
+A motion is a motion file (CSV, ``.mot``/``.sto``), a ``(time, values)`` pair of arrays with the
+columns in the order of ``Model.inputs`` (or ``(time, values, columns)``), or a pandas DataFrame
+with a ``time`` column (else its index is the time) and a column per input. Every result table
+holds exactly the numbers the command writes in its CSV file: a pandas DataFrame indexed by
+``time`` when pandas is installed, else a :class:`Table` of numpy arrays. Units are SI (m, rad,
+N, N·m). Rust runs with the GIL released; ``progress(done, total)`` is called as frames finish.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _native
+from ._native import FrameError, ModelError, NotWellPosed
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "FrameError",
+    "Model",
+    "ModelError",
+    "MotionWarning",
+    "NotWellPosed",
+    "Results",
+    "StudyResult",
+    "Table",
+    "load",
+    "load_text",
+    "read_table",
+    "study",
+]
+
+
+class MotionWarning(UserWarning):
+    """Something in a motion that is probably a mistake (an angle column that looks like
+    degrees, columns that name no input), or frames left out with ``on_error="skip"``."""
+
+
+def _have_pandas() -> bool:
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class Table:
+    """A result table as numpy arrays: ``time`` (frames,) in s, ``values`` (frames, columns)
+    float64, ``columns`` the labels of the command's CSV header after ``time``, and ``text``
+    the text columns (``status``, ``message`` of a stability table) as lists. An empty CSV
+    cell is NaN here."""
+
+    __slots__ = ("name", "columns", "time", "values", "text")
+
+    def __init__(self, name: str, columns: Sequence[str], time: np.ndarray, values: np.ndarray,
+                 text: Optional[Dict[str, List[str]]] = None) -> None:
+        self.name = name
+        self.columns = list(columns)
+        self.time = np.asarray(time, dtype=np.float64)
+        self.values = np.asarray(values, dtype=np.float64).reshape(len(self.time), len(self.columns))
+        self.text = dict(text or {})
+
+    def __getitem__(self, column: str) -> Union[np.ndarray, List[str]]:
+        """One column: a float64 array (frames,), or a list for a text column."""
+        if column == "time":
+            return self.time
+        if column in self.text:
+            return self.text[column]
+        try:
+            return self.values[:, self.columns.index(column)]
+        except ValueError:
+            raise KeyError(f"{self.name} has no column {column!r}") from None
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    @property
+    def shape(self) -> tuple:
+        """``(frames, columns)`` of ``values``."""
+        return self.values.shape
+
+    def to_pandas(self) -> Any:
+        """A DataFrame indexed by ``time``: the numeric columns, then the text columns."""
+        import pandas as pd
+
+        df = pd.DataFrame(self.values, index=pd.Index(self.time, name="time"), columns=self.columns)
+        for name, cells in self.text.items():
+            df[name] = cells
+        return df
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r}, {len(self.time)} rows x {len(self.columns)} columns)"
+
+
+class Results:
+    """The tables of one analysis, by name (``results.forces`` or ``results["forces"]``), in
+    the form asked for; ``failures`` lists ``(time, reason)`` of frames not solved; ``notes``
+    what the reader noticed in the motion and how it was differentiated."""
+
+    def __init__(self, tables: Dict[str, Any], failures: List[tuple], notes: List[str]) -> None:
+        self._tables = tables
+        self.failures = failures
+        self.notes = notes
+
+    def __getattr__(self, name: str) -> Any:
+        tables = self.__dict__.get("_tables", {})
+        if name in tables:
+            return tables[name]
+        raise AttributeError(f"no table {name!r}; the tables are {', '.join(tables)}")
+
+    def __getitem__(self, name: str) -> Any:
+        return self._tables[name]
+
+    def __iter__(self):
+        return iter(self._tables)
+
+    def keys(self):
+        """The names of the tables."""
+        return self._tables.keys()
+
+    def items(self):
+        """``(name, table)`` pairs."""
+        return self._tables.items()
+
+    def __repr__(self) -> str:
+        return f"Results({', '.join(self._tables)})"
+
+
+def _as_format(output: Optional[str]) -> str:
+    if output is None:
+        return "pandas" if _have_pandas() else "numpy"
+    if output not in ("pandas", "numpy"):
+        raise ValueError(f'output is "pandas", "numpy" or None, not {output!r}')
+    return output
+
+
+def _table(name: str, raw: tuple, output: str) -> Any:
+    columns, time, values, text = raw
+    t = Table(name, columns, time, values, text)
+    return t.to_pandas() if output == "pandas" else t
+
+
+def _results(raw: tuple, output: Optional[str], on_error: str = "stop") -> Results:
+    tables, failures, notes = raw
+    fmt = _as_format(output)
+    for n in notes:
+        if n.startswith("motion derivatives: "):
+            continue
+        warnings.warn(n, MotionWarning, stacklevel=3)
+    if failures and on_error == "stop":
+        t, reason = failures[0]
+        raise FrameError(f"frame at time {t} s: {reason}")
+    if failures:
+        shown = "; ".join(f"frame at time {t} s: {r}" for t, r in failures[:10])
+        more = f" and {len(failures) - 10} more" if len(failures) > 10 else ""
+        warnings.warn(f"{len(failures)} frames could not be solved and are left out: {shown}{more}",
+                      MotionWarning, stacklevel=3)
+    return Results({name: _table(name, t, fmt) for name, t in tables.items()}, failures, notes)
+
+
+MotionLike = Any
+
+
+class Model:
+    """A compiled model: immutable; every analysis starts from its initial configuration.
+
+    Make one with :func:`load` (a file) or :func:`load_text` (a file's text).
+    """
+
+    __slots__ = ("_m",)
+
+    def __init__(self, native: Any) -> None:
+        self._m = native
+
+    @property
+    def file(self) -> str:
+        """The model file, as named."""
+        return self._m.file
+
+    @property
+    def inputs(self) -> List[str]:
+        """The inputs (driven coordinates) in the model's order: the columns of a motion."""
+        return self._m.inputs
+
+    @property
+    def muscles(self) -> List[str]:
+        """The muscle elements (free ``truss`` and ``curved-truss`` elongations): the columns of
+        the ``lengths`` table."""
+        return self._m.muscles
+
+    @property
+    def load_sharing_muscles(self) -> List[str]:
+        """The muscles of the ``[load_sharing]`` section: the columns of ``forces``."""
+        return self._m.load_sharing_muscles
+
+    def check(self) -> Dict[str, Any]:
+        """``mollier check``: a dict with ``dof`` (degrees of freedom), ``redundant``
+        (redundant constraints), ``well_posed`` (bool), ``diagnostics`` (findings naming modes
+        and coordinates) and ``problems`` (located problems with the file)."""
+        return self._m.check()
+
+    def kinematics(self, motion: MotionLike, *, second_order: bool = False, on_error: str = "stop",
+                   progress: Optional[Callable[[int, int], Any]] = None,
+                   output: Optional[str] = None) -> Results:
+        """``mollier kinematics``: per frame, ``positions`` of the named points (m),
+        ``deformations`` of every element mode (m or rad), ``transfer`` (∂e/∂q of the free
+        modes), and for muscles ``lengths`` (m) and ``moment_arms`` (−∂l/∂q, m/rad or m/m);
+        ``second_order`` (∂²e/∂q_i∂q_j, i <= j) on request.
+
+        ``on_error="stop"`` raises :class:`FrameError` at the first frame that cannot be
+        solved; ``"skip"`` leaves it out with a warning."""
+        raw = self._m.kinematics(_motion(self, motion), second_order, on_error, progress)
+        return _results(raw, output, on_error)
+
+    def inverse_dynamics(self, motion: MotionLike, *, smooth: Optional[float] = None,
+                         on_error: str = "stop", progress: Optional[Callable[[int, int], Any]] = None,
+                         output: Optional[str] = None) -> Results:
+        """``mollier inverse-dynamics``: the ``driving`` forces of the inputs (N or N·m), the
+        ``reactions`` of the held modes and the ``passive`` law stresses, the motion
+        differentiated by a quintic spline (``smooth``: a smoothing cut-off in Hz)."""
+        raw = self._m.inverse_dynamics(_motion(self, motion), smooth, on_error, progress)
+        return _results(raw, output, on_error)
+
+    def inverse(self, motion: MotionLike, criterion: str = "b", *, cone: bool = True,
+                static: bool = False, smooth: Optional[float] = None,
+                progress: Optional[Callable[[int, int], Any]] = None,
+                output: Optional[str] = None) -> Results:
+        """``mollier inverse``: the driving forces shared among the ``[load_sharing]`` muscles
+        by criterion ``a``-``d`` (van der Helm 1994), the joint cone imposed when ``cone``
+        (``--no-cone`` is ``cone=False``), every frame a static posture when ``static``.
+        Tables ``forces`` (N), ``reactions`` (sign-constrained reactions, the joint force and
+        reserves) and ``stability`` (stability index, deviation angles θ, φ in deg, residual,
+        objective, iterations, ``status`` and ``message``). A frame that fails stays in the
+        tables with NaN forces and its status."""
+        raw = self._m.inverse(_motion(self, motion), criterion, cone, static, smooth, progress)
+        return _results(raw, output, "skip")
+
+    def __repr__(self) -> str:
+        return f"mollier.Model({self.file!r}, inputs={self.inputs})"
+
+
+def _motion(model: Model, motion: MotionLike) -> Any:
+    """The motion as the native module takes it: a path, or (name, time, values, columns)."""
+    if isinstance(motion, (str, os.PathLike)):
+        return os.fspath(motion)
+    if hasattr(motion, "columns") and hasattr(motion, "to_numpy"):  # a pandas DataFrame
+        df = motion
+        if "time" in df.columns:
+            time = df["time"].to_numpy(dtype=np.float64)
+            df = df.drop(columns=["time"])
+        else:
+            time = df.index.to_numpy(dtype=np.float64)
+        columns = [str(c) for c in df.columns]
+        return ("<DataFrame>", np.ascontiguousarray(time), np.ascontiguousarray(df.to_numpy(dtype=np.float64)),
+                columns)
+    if isinstance(motion, tuple) and len(motion) in (2, 3):
+        time = np.ascontiguousarray(motion[0], dtype=np.float64)
+        values = np.asarray(motion[1], dtype=np.float64)
+        if values.ndim == 1:
+            values = values.reshape(-1, 1)
+        columns = list(motion[2]) if len(motion) == 3 else model.inputs
+        if time.ndim != 1:
+            raise ValueError(f"the motion's time is an array of shape (frames,), not {time.shape}")
+        return ("<arrays>", time, np.ascontiguousarray(values), [str(c) for c in columns])
+    raise TypeError("a motion is a file path, a (time, values[, columns]) tuple or a pandas DataFrame, "
+                    f"not {type(motion).__name__}")
+
+
+def load(path: Union[str, os.PathLike]) -> Model:
+    """Read, check and compile a model file (``.toml``, ``.json``, or an OpenSim ``.osim``
+    model, imported in memory). Raises :class:`ModelError` (with ``file:line:col``, the field
+    path and a hint, and ``.diagnostics``) for a file that cannot be read."""
+    return Model(_native.Model.load(os.fspath(path)))
+
+
+def load_text(text: str, file: str = "model.toml") -> Model:
+    """Compile the text of a model file; ``file`` names it in errors and its extension gives
+    the format (``.toml``, ``.json``, ``.osim``). What a Dask worker is sent: text, not a
+    compiled model."""
+    return Model(_native.Model.from_text(text, file))
+
+
+def read_table(path: Union[str, os.PathLike], output: Optional[str] = None) -> Any:
+    """Read a table Mollier wrote (CSV with a ``time`` column first): a DataFrame or a
+    :class:`Table`; empty cells are NaN, columns that are not numbers stay text."""
+    path = Path(path)
+    with open(path, newline="") as f:
+        rows = [r for r in csv.reader(f) if r and not r[0].startswith("#")]
+    header, body = rows[0], rows[1:]
+    lead = header[0]
+    numeric, text = [], {}
+    for j, name in enumerate(header[1:], start=1):
+        cells = [r[j] for r in body]
+        try:
+            numeric.append((name, [float(c) if c else math.nan for c in cells]))
+        except ValueError:
+            text[name] = cells
+    time = np.array([float(r[0]) for r in body], dtype=np.float64)
+    values = np.array([v for _, v in numeric], dtype=np.float64).T.reshape(len(body), len(numeric))
+    t = Table(path.stem, [n for n, _ in numeric], time, values, text)
+    if _as_format(output) == "pandas":
+        df = t.to_pandas()
+        df.index.name = lead
+        return df
+    return t
+
+
+class StudyResult:
+    """A study written to ``out``: ``files`` (paths, ``summary.json`` last), ``failed`` (frames
+    not solved), ``summary`` (``summary.json`` as a dict); :meth:`table` reads one of its tables."""
+
+    def __init__(self, out: Path, files: List[Path], failed: int) -> None:
+        self.out = out
+        self.files = files
+        self.failed = failed
+        with open(out / "summary.json") as f:
+            self.summary = json.load(f)
+
+    def table(self, name: str, output: Optional[str] = None) -> Any:
+        """A table of the study by its path in ``out`` (``lengths.csv``, ``b-glenoid/forces.csv``)."""
+        return read_table(self.out / name, output)
+
+    def __repr__(self) -> str:
+        return f"StudyResult({str(self.out)!r}, {len(self.files)} files, {self.failed} frames failed)"
+
+
+def study(path: Union[str, os.PathLike], out: Union[str, os.PathLike]) -> StudyResult:
+    """``mollier study``: run a study file and write its results into the directory ``out``
+    as a unit (the same files as the command, through the same writer)."""
+    files, failed = _native.study(os.fspath(path), os.fspath(out))
+    return StudyResult(Path(out), [Path(f) for f in files], failed)

@@ -1,0 +1,520 @@
+//! # mollier-py
+//!
+//! The native part of the Python package `mollier` (`mollier._native`): a thin front end over
+//! the facade ([`mollier`]), as the command line is. Each analysis makes the facade calls its
+//! `mollier` command makes and returns its tables in memory instead of writing them: a table is
+//! `(columns, time, values)` with `time` a float64 array `(frames,)` and `values` a float64 array
+//! `(frames, columns)`, the numbers the command writes (an empty cell is NaN). The Python layer
+//! (`python/mollier/__init__.py`) turns them into pandas DataFrames or its own `Table`.
+//!
+//! Rust runs with the GIL released; a progress callback, when given, is called with the GIL
+//! taken back, and an exception it raises stops the run.
+
+use std::path::{Path, PathBuf};
+
+use mollier::{Compiled, InverseDynamicsRun, KinematicsRun, Motion, MuscleColumns, Smoothing};
+use mollier_core::registry::Registry;
+use mollier_format::Diagnostics;
+use mollier_optim::{Criterion, FrameResult, LoadSharing, RunOptions};
+use mollier_study::output::{FrameValues, STABILITY_NUMBERS, reaction_header};
+use numpy::{IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+pyo3::create_exception!(
+    mollier,
+    ModelError,
+    PyValueError,
+    "A model, motion or study file that cannot be read: `diagnostics` lists each problem as a dict (file, line, column, path, message, hint)."
+);
+pyo3::create_exception!(
+    mollier,
+    NotWellPosed,
+    PyValueError,
+    "A model whose positions cannot be solved: `Model.check()` explains."
+);
+pyo3::create_exception!(
+    mollier,
+    FrameError,
+    PyRuntimeError,
+    "A frame that could not be solved (with `on_error=\"stop\"`), or results that cannot be written."
+);
+
+/// The exception for located problems: the rendered text, and each problem as a dict.
+fn model_error(py: Python<'_>, d: &Diagnostics) -> PyErr {
+    let err = ModelError::new_err(d.render());
+    let list = PyList::empty(py);
+    for p in &d.0 {
+        let entry = PyDict::new(py);
+        let set = || -> PyResult<()> {
+            entry.set_item("file", &p.file)?;
+            entry.set_item("line", p.location.as_ref().map(|l| l.line))?;
+            entry.set_item("column", p.location.as_ref().map(|l| l.column))?;
+            entry.set_item("path", &p.path)?;
+            entry.set_item("message", &p.message)?;
+            entry.set_item("hint", p.hint.as_deref())?;
+            list.append(&entry)
+        };
+        if let Err(e) = set() {
+            return e;
+        }
+    }
+    match err.value(py).setattr("diagnostics", list) {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+/// A result table: column labels, the time of each row (s) and the values (rows x columns).
+struct Table {
+    name: String,
+    columns: Vec<String>,
+    times: Vec<f64>,
+    values: Vec<f64>,
+    /// Text columns (name, one value per row), after the numbers.
+    text: Vec<(String, Vec<String>)>,
+}
+
+impl Table {
+    fn new(name: &str, columns: Vec<String>) -> Self {
+        Self { name: name.into(), columns, times: Vec::new(), values: Vec::new(), text: Vec::new() }
+    }
+
+    fn push(&mut self, time: f64, row: &[f64]) {
+        debug_assert_eq!(row.len(), self.columns.len());
+        self.times.push(time);
+        self.values.extend_from_slice(row);
+    }
+
+    /// `(columns, time, values, text)`: `text` maps a text column's name to its list.
+    fn into_py<'py>(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let rows = self.times.len();
+        let values: Bound<'py, PyArray2<f64>> = self.values.into_pyarray(py).reshape([rows, self.columns.len()])?;
+        let text = PyDict::new(py);
+        for (name, cells) in self.text {
+            text.set_item(name, cells)?;
+        }
+        (self.columns, self.times.into_pyarray(py), values, text).into_pyobject(py).map(|t| t.into_any())
+    }
+}
+
+/// Tables by name, in order.
+fn tables_into_py(py: Python<'_>, tables: Vec<Table>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for t in tables {
+        let name = t.name.clone();
+        d.set_item(name, t.into_py(py)?)?;
+    }
+    Ok(d)
+}
+
+/// Failed frames: their time and why, for the Python layer to warn or raise.
+type Failures = Vec<(f64, String)>;
+
+/// Calls the user's progress callback with `(done, total)` from any thread; remembers the first
+/// exception it raises, after which the run stops.
+struct Progress {
+    callback: Option<Py<PyAny>>,
+    error: std::sync::Mutex<Option<PyErr>>,
+}
+
+impl Progress {
+    fn new(callback: Option<Py<PyAny>>) -> Self {
+        Self { callback, error: std::sync::Mutex::new(None) }
+    }
+
+    /// `false` once the callback has raised.
+    fn report(&self, done: usize, total: usize) -> bool {
+        let Some(cb) = &self.callback else { return true };
+        let mut error = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        if error.is_some() {
+            return false;
+        }
+        if let Err(e) = Python::attach(|py| cb.call1(py, (done, total)).map(|_| ())) {
+            *error = Some(e);
+            return false;
+        }
+        true
+    }
+
+    fn into_result(self) -> PyResult<()> {
+        match self.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A motion given to an analysis: a file, or arrays with their column names.
+#[derive(FromPyObject)]
+enum MotionArg<'py> {
+    /// `(name, time (frames,), values (frames, columns), columns)`.
+    #[pyo3(transparent, annotation = "tuple")]
+    Arrays((String, PyReadonlyArray1<'py, f64>, PyReadonlyArray2<'py, f64>, Vec<String>)),
+    #[pyo3(transparent, annotation = "str | os.PathLike")]
+    Path(PathBuf),
+}
+
+/// A compiled model: the immutable `Compiled` of the facade, and the file it came from.
+#[pyclass(module = "mollier._native", frozen)]
+struct Model {
+    compiled: Compiled,
+    registry: Registry,
+    file: String,
+}
+
+impl Model {
+    /// The motion of `arg` for this model: read as a motion file is, so that arrays get the
+    /// checks (increasing times, units, columns) a file does.
+    fn motion(&self, py: Python<'_>, arg: MotionArg<'_>) -> PyResult<(Motion, Vec<String>)> {
+        let inputs = &self.compiled.inputs;
+        let motion = match arg {
+            MotionArg::Path(p) => mollier::read_motion(&p, inputs),
+            MotionArg::Arrays((name, time, values, columns)) => {
+                let (time, values) = (time.as_array(), values.as_array());
+                if values.nrows() != time.len() || values.ncols() != columns.len() {
+                    return Err(PyValueError::new_err(format!(
+                        "motion `{name}`: {} times, values of shape ({}, {}) and {} column names do not fit",
+                        time.len(),
+                        values.nrows(),
+                        values.ncols(),
+                        columns.len()
+                    )));
+                }
+                // the same text a motion file has: Rust's `{:e}` reads back to the same f64
+                let mut text = String::from("time");
+                for c in &columns {
+                    text.push(',');
+                    text.push_str(c);
+                }
+                text.push('\n');
+                for (i, t) in time.iter().enumerate() {
+                    text.push_str(&format!("{t:e}"));
+                    for v in values.row(i) {
+                        text.push_str(&format!(",{v:e}"));
+                    }
+                    text.push('\n');
+                }
+                mollier::parse_motion(&name, &text, inputs)
+            }
+        };
+        let motion = motion.map_err(|d| model_error(py, &d))?;
+        let mut notes = motion.warnings.clone();
+        if !motion.ignored.is_empty() {
+            notes.push(format!("ignoring columns that are not inputs: {}", motion.ignored.join(", ")));
+        }
+        Ok((motion, notes))
+    }
+
+    /// An error unless the model's positions can be solved (what the commands require).
+    fn well_posed(&self, py: Python<'_>) -> PyResult<()> {
+        let verdict = mollier::check(&self.compiled, &self.registry);
+        if !verdict.problems.is_empty() {
+            return Err(model_error(py, &Diagnostics(verdict.problems)));
+        }
+        if !verdict.is_well_posed() {
+            return Err(NotWellPosed::new_err(format!(
+                "{} is not well posed:\n  - {}",
+                self.file,
+                verdict.diagnostics.join("\n  - ")
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn smoothing(smooth: Option<f64>) -> Smoothing {
+    smooth.map_or(Smoothing::Interpolate, Smoothing::Cutoff)
+}
+
+/// Run a frame loop with the policy of the commands' `--on-error`: `stop` ends at the first
+/// failed frame, `skip` leaves it out; the failures are returned.
+fn frame_loop<E: std::fmt::Display>(
+    n: usize,
+    times: &[f64],
+    stop: bool,
+    progress: &Progress,
+    mut solve: impl FnMut(usize) -> Result<(), E>,
+) -> Failures {
+    let mut failures = Vec::new();
+    for i in 0..n {
+        if let Err(e) = solve(i) {
+            failures.push((times[i], e.to_string()));
+            if stop {
+                break;
+            }
+        }
+        if !progress.report(i + 1, n) {
+            break;
+        }
+    }
+    failures
+}
+
+fn on_error_stops(on_error: &str) -> PyResult<bool> {
+    match on_error {
+        "stop" => Ok(true),
+        "skip" => Ok(false),
+        other => Err(PyValueError::new_err(format!("on_error is \"stop\" or \"skip\", not {other:?}"))),
+    }
+}
+
+#[pymethods]
+impl Model {
+    /// Read, check and compile a model file (`.toml`, `.json`, or an OpenSim `.osim` model).
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let registry = mollier::registry();
+        let compiled = py.detach(|| mollier::load(&path, &registry)).map_err(|d| model_error(py, &d))?;
+        Ok(Self { compiled, registry, file: path.display().to_string() })
+    }
+
+    /// Compile a model file's text; `file` names it in diagnostics and its extension gives the
+    /// format.
+    #[staticmethod]
+    fn from_text(py: Python<'_>, text: &str, file: &str) -> PyResult<Self> {
+        let registry = mollier::registry();
+        let compiled = py.detach(|| mollier::load_text(file, text, &registry)).map_err(|d| model_error(py, &d))?;
+        Ok(Self { compiled, registry, file: file.to_string() })
+    }
+
+    /// The file the model was read from, as named.
+    #[getter]
+    fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// The inputs (driven coordinates), in the model's order: the columns of a motion.
+    #[getter]
+    fn inputs(&self) -> Vec<String> {
+        self.compiled.inputs.iter().map(|i| i.name.clone()).collect()
+    }
+
+    /// The muscle elements of kinematics: the columns of `lengths`.
+    #[getter]
+    fn muscles(&self) -> Vec<String> {
+        let run = KinematicsRun::new(&self.compiled);
+        MuscleColumns::of(&self.compiled, &run).names().to_vec()
+    }
+
+    /// The muscles of the `[load_sharing]` section: the columns of `forces` (empty without one).
+    #[getter]
+    fn load_sharing_muscles(&self) -> Vec<String> {
+        self.compiled.load_sharing.as_ref().map(|s| s.muscle_names()).unwrap_or_default()
+    }
+
+    /// The well-posedness check: a dict with `dof`, `redundant`, `well_posed`, `diagnostics`
+    /// (findings naming modes and coordinates) and `problems` (located problems with the file).
+    fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = py.detach(|| mollier::check(&self.compiled, &self.registry));
+        let d = PyDict::new(py);
+        d.set_item("dof", r.dof)?;
+        d.set_item("redundant", r.redundant)?;
+        d.set_item("well_posed", r.is_well_posed())?;
+        d.set_item("diagnostics", &r.diagnostics)?;
+        d.set_item("problems", r.problems.iter().map(|p| p.render()).collect::<Vec<_>>())?;
+        Ok(d)
+    }
+
+    /// `mollier kinematics`: `(tables, failures, notes)`, tables `positions`, `deformations`,
+    /// `transfer`, and with muscles `lengths` and `moment_arms`, and `second_order` on request.
+    #[pyo3(signature = (motion, second_order=false, on_error="stop", progress=None))]
+    fn kinematics<'py>(
+        &self,
+        py: Python<'py>,
+        motion: MotionArg<'_>,
+        second_order: bool,
+        on_error: &str,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>)> {
+        let stop = on_error_stops(on_error)?;
+        self.well_posed(py)?;
+        let (motion, notes) = self.motion(py, motion)?;
+        let progress = Progress::new(progress);
+        let (tables, failures) = py.detach(|| {
+            let mut run = KinematicsRun::new(&self.compiled);
+            if second_order {
+                run = run.with_second_order();
+            }
+            let muscles = MuscleColumns::of(&self.compiled, &run);
+            let mut t = vec![
+                Table::new("positions", run.position_header()),
+                Table::new("deformations", run.deformation_header()),
+                Table::new("transfer", run.transfer_header()),
+            ];
+            if !muscles.names().is_empty() {
+                t.push(Table::new("lengths", muscles.names().to_vec()));
+                t.push(Table::new("moment_arms", muscles.moment_arm_header()));
+            }
+            // as the command: no table for a model without free modes
+            let second = run.second_order_header();
+            let second_order = !second.is_empty();
+            if second_order {
+                t.push(Table::new("second_order", second));
+            }
+            let n = motion.times.len();
+            let failures = frame_loop(n, &motion.times, stop, &progress, |i| {
+                let time = motion.times[i];
+                let f = run.solve(&motion.q[i])?;
+                t[0].push(time, &f.positions);
+                t[1].push(time, &f.deformations);
+                t[2].push(time, &f.transfer);
+                if !muscles.names().is_empty() {
+                    let (lengths, arms) = muscles.values(&f);
+                    t[3].push(time, &lengths);
+                    t[4].push(time, &arms);
+                }
+                if let Some(last) = t.last_mut().filter(|_| second_order) {
+                    last.push(time, &f.second_order);
+                }
+                Ok::<(), mollier::FrameError>(())
+            });
+            (t, failures)
+        });
+        progress.into_result()?;
+        Ok((tables_into_py(py, tables)?, failures, notes))
+    }
+
+    /// `mollier inverse-dynamics`: tables `driving`, `reactions`, `passive`, and the units of
+    /// every column.
+    #[pyo3(signature = (motion, smooth=None, on_error="stop", progress=None))]
+    fn inverse_dynamics<'py>(
+        &self,
+        py: Python<'py>,
+        motion: MotionArg<'_>,
+        smooth: Option<f64>,
+        on_error: &str,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>)> {
+        let stop = on_error_stops(on_error)?;
+        self.well_posed(py)?;
+        let (motion, mut notes) = self.motion(py, motion)?;
+        let derivatives = motion
+            .differentiate(smoothing(smooth))
+            .map_err(|e| PyValueError::new_err(format!("{}: cannot differentiate the motion: {e}", motion.file)))?;
+        notes.push(format!("motion derivatives: {}", derivatives.summary(&self.compiled.inputs)));
+        let progress = Progress::new(progress);
+        let (tables, failures) = py.detach(|| {
+            let mut run = InverseDynamicsRun::new(&self.compiled);
+            let names = |c: &[mollier::Column]| c.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+            let mut t = vec![
+                Table::new("driving", names(run.driving_columns())),
+                Table::new("reactions", names(run.reaction_columns())),
+                Table::new("passive", names(run.passive_columns())),
+            ];
+            let d = &derivatives;
+            let failures = frame_loop(motion.times.len(), &motion.times, stop, &progress, |i| {
+                let f = run.solve(&d.q[i], &d.qd[i], &d.qdd[i])?;
+                let time = motion.times[i];
+                t[0].push(time, &f.driving);
+                t[1].push(time, &f.reactions);
+                t[2].push(time, &f.passive);
+                Ok::<(), mollier::FrameError>(())
+            });
+            (t, failures)
+        });
+        progress.into_result()?;
+        Ok((tables_into_py(py, tables)?, failures, notes))
+    }
+
+    /// `mollier inverse`: the driving forces shared among the `[load_sharing]` muscles by
+    /// `criterion` (`a`-`d`), the joint cone imposed when `cone`; tables `forces`, `reactions`
+    /// and `stability` (with text columns `status` and `message`). Every frame is in the tables;
+    /// a failed frame's forces are NaN and its status says why.
+    #[pyo3(signature = (motion, criterion="b", cone=true, static_=false, smooth=None, progress=None))]
+    fn inverse<'py>(
+        &self,
+        py: Python<'py>,
+        motion: MotionArg<'_>,
+        criterion: &str,
+        cone: bool,
+        static_: bool,
+        smooth: Option<f64>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>)> {
+        let criterion: Criterion = criterion.parse().map_err(PyValueError::new_err)?;
+        self.well_posed(py)?;
+        let Some(setup) = self.compiled.load_sharing.as_ref() else {
+            return Err(PyValueError::new_err(format!(
+                "{} has no [load_sharing] section: name the muscles (and any sign constraints, joint cone and reserves) there; see docs/model-format.md",
+                self.file
+            )));
+        };
+        let (motion, mut notes) = self.motion(py, motion)?;
+        let derivatives = if static_ {
+            None
+        } else {
+            let d = motion
+                .differentiate(smoothing(smooth))
+                .map_err(|e| PyValueError::new_err(format!("{}: cannot differentiate the motion: {e}", motion.file)))?;
+            notes.push(format!("motion derivatives: {}", d.summary(&self.compiled.inputs)));
+            Some(d)
+        };
+        let study = setup.study(criterion, cone);
+        let sharing = LoadSharing::new(&self.compiled.model, study)
+            .map_err(|e| PyValueError::new_err(format!("{}: load sharing: {e}", self.file)))?;
+        let progress = Progress::new(progress);
+        let tables = py.detach(|| {
+            let n = motion.times.len();
+            let mut forces = Table::new("forces", setup.muscle_names());
+            let mut reactions = Table::new("reactions", reaction_header(setup));
+            let mut columns: Vec<String> = STABILITY_NUMBERS.map(String::from).into();
+            columns.push("iterations".into());
+            let mut stability = Table::new("stability", columns);
+            let (mut status, mut message) = (Vec::new(), Vec::new());
+            let frame = |k: usize| mollier::load_sharing::frame(&motion, derivatives.as_ref(), k);
+            let done = std::sync::atomic::AtomicUsize::new(0);
+            let report = |k: usize| {
+                let d = done.fetch_add(k, std::sync::atomic::Ordering::Relaxed) + k;
+                progress.report(d, n);
+            };
+            let sink = |k: usize, r: FrameResult| {
+                let time = motion.times[k];
+                let v = FrameValues::of(setup, &r);
+                forces.push(time, &v.forces);
+                reactions.push(time, &v.reactions);
+                let mut row = v.stability.to_vec();
+                row.push(r.iterations as f64);
+                stability.push(time, &row);
+                status.push(r.status.label().to_string());
+                message.push(if r.status.is_success() { String::new() } else { r.status.to_string() });
+                Ok::<(), std::convert::Infallible>(())
+            };
+            let Ok(()) = sharing.run_streaming(n, &frame, RunOptions::default(), &report, sink);
+            stability.text = vec![("status".into(), status), ("message".into(), message)];
+            vec![forces, reactions, stability]
+        });
+        progress.into_result()?;
+        Ok((tables_into_py(py, tables)?, Vec::new(), notes))
+    }
+}
+
+/// `mollier study`: run the study file `path` and write its results into the directory `out` as
+/// a unit (the command's files, through the shared writer). Returns `(files, failed)`: the files
+/// written, `summary.json` last, and the number of frames not solved.
+#[pyfunction]
+fn study(py: Python<'_>, path: PathBuf, out: PathBuf) -> PyResult<(Vec<PathBuf>, usize)> {
+    let study = py.detach(|| mollier_study::Study::load(&path)).map_err(|e| ModelError::new_err(e.to_string()))?;
+    let (files, failed) = py.detach(|| {
+        let results = study.run();
+        let files = mollier_study::output::write(&study, &results, Path::new(&out));
+        let failed = results.kinematics.frames.iter().filter(|f| f.is_err()).count()
+            + results.variants.iter().map(|v| v.summary.failed).sum::<usize>();
+        (files, failed)
+    });
+    let files = files.map_err(|e| FrameError::new_err(e.to_string()))?;
+    Ok((files, failed))
+}
+
+/// The module `mollier._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Model>()?;
+    m.add_function(wrap_pyfunction!(study, m)?)?;
+    m.add("ModelError", m.py().get_type::<ModelError>())?;
+    m.add("NotWellPosed", m.py().get_type::<NotWellPosed>())?;
+    m.add("FrameError", m.py().get_type::<FrameError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,57 @@
+"""Fixtures: the repository, the `mollier` command (built by tools/test-python) and a runner
+that writes a command's outputs into a temporary directory."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+MODELS = ROOT / "models"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def _cli() -> Path:
+    given = os.environ.get("MOLLIER_CLI")
+    if given:
+        return Path(given)
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    found = target / "release" / "mollier"
+    if found.exists():
+        return found
+    on_path = shutil.which("mollier")
+    if on_path:
+        return Path(on_path)
+    pytest.exit("no `mollier` command: run tools/test-python, or set MOLLIER_CLI", returncode=2)
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """Run `mollier ARGS...` and return the completed process (check=True)."""
+    exe = _cli()
+
+    def run(*args, check=True):
+        return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, check=check,
+                              cwd=ROOT)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def shoulder_motion(tmp_path_factory, cli):
+    """A few frames of the abduction study's motion (its motion.csv), from a study file like
+    models/shoulder/abduction.toml with 3 frames and one variant."""
+    out = tmp_path_factory.mktemp("shoulder")
+    text = (MODELS / "shoulder" / "abduction.toml").read_text()
+    text = text.replace('model = "shoulder.toml"', f'model = "{MODELS / "shoulder" / "shoulder.toml"}"')
+    text = text.replace("frames = 37", "frames = 3")
+    import re
+
+    text = re.sub(r"criteria = \[[^\]]*\]", 'criteria = ["b"]', text)
+    text = re.sub(r"joint_cone = \[[^\]]*\]", 'joint_cone = ["with"]', text)
+    study = out / "study.toml"
+    study.write_text(text)
+    cli("study", study, "--out", out / "cli", "-q")
+    return study, out / "cli" / "motion.csv"

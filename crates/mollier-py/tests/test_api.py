@@ -1,0 +1,302 @@
+"""Every call of the package against the `mollier` command's outputs on the same model and
+motion (equal to 1e-12), the errors, and the numpy dtype and shape contracts."""
+
+import json
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import mollier
+from conftest import MODELS, ROOT, SHARED_DATA
+
+MECH = MODELS / "mechanisms"
+FOUR_BAR = (MECH / "four-bar.toml", MECH / "four-bar-motion.csv")
+ELBOW = (MECH / "elbow-muscles.toml", MECH / "elbow-muscles-motion.csv")
+PENDULUM = (MECH / "pendulum.toml", MECH / "pendulum-motion.csv")
+DOUBLE = (MECH / "double-pendulum.toml", MECH / "double-pendulum-motion.mot")
+
+
+def same(py, cli_table, name):
+    """A table from Python equals the command's CSV: columns, times and every value to 1e-12
+    (NaN where the command wrote an empty cell)."""
+    assert isinstance(py, mollier.Table), name
+    assert py.columns == cli_table.columns, name
+    np.testing.assert_allclose(py.time, cli_table.time, rtol=1e-12, atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(py.values, cli_table.values, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=name)
+    for col, cells in cli_table.text.items():
+        assert py.text[col] == cells, f"{name}: {col}"
+
+
+def read(path):
+    return mollier.read_table(path, output="numpy")
+
+
+@pytest.mark.parametrize("model,motion", [FOUR_BAR, ELBOW, DOUBLE], ids=["four-bar", "elbow", "double-pendulum"])
+def test_kinematics_equals_the_command(cli, tmp_path, model, motion):
+    cli("kinematics", model, "--motion", motion, "--out", tmp_path / "k", "--second-order", "-q")
+    r = mollier.load(model).kinematics(motion, second_order=True, output="numpy")
+    written = sorted(p.stem for p in (tmp_path / "k").glob("*.csv"))
+    assert sorted(r.keys()) == written
+    for name in r:
+        same(r[name], read(tmp_path / "k" / f"{name}.csv"), name)
+
+
+def test_lengths_and_moment_arms_of_the_elbow(cli, tmp_path):
+    model, motion = ELBOW
+    m = mollier.load(model)
+    r = m.kinematics(motion, output="numpy")
+    assert r.lengths.columns == m.muscles and len(m.muscles) == 4
+    assert r.moment_arms.columns == [f"{mu}/{i}" for mu in m.muscles for i in m.inputs]
+    # a moment arm is minus the derivative of the length: check it against central differences
+    # of the lengths over the frames
+    motion_q = read(motion)
+    deg = "[deg]" in motion_q.columns[0]
+    angle = motion_q.values[:, 0] * (np.pi / 180 if deg else 1.0)
+    dl = np.gradient(r.lengths.values, angle, axis=0, edge_order=2)
+    np.testing.assert_allclose(r.moment_arms.values[1:-1], -dl[1:-1], atol=2e-4)
+
+
+def test_inverse_dynamics_equals_the_command(cli, tmp_path):
+    for model, motion in (PENDULUM, DOUBLE):
+        out = tmp_path / model.stem
+        cli("inverse-dynamics", model, "--motion", motion, "--out", out, "-q")
+        r = mollier.load(model).inverse_dynamics(motion, output="numpy")
+        assert list(r.keys()) == ["driving", "reactions", "passive"]
+        for name in r:
+            same(r[name], read(out / f"{name}.csv"), f"{model.stem}/{name}")
+
+
+@pytest.mark.parametrize("criterion", ["a", "b", "c", "d"])
+def test_inverse_equals_the_command(cli, tmp_path, criterion):
+    model, motion = ELBOW
+    cli("inverse", model, "--motion", motion, "--criterion", criterion, "--static", "--out", tmp_path, "-q")
+    r = mollier.load(model).inverse(motion, criterion=criterion, static=True, output="numpy")
+    same(r.forces, read(tmp_path / "forces.csv"), "forces")
+    same(r.reactions, read(tmp_path / "reactions.csv"), "reactions")
+    cli_stability = read(tmp_path / "stability.csv")
+    for col in r.stability.columns:
+        np.testing.assert_allclose(r.stability[col], cli_stability[col], rtol=1e-12, atol=1e-12, equal_nan=True,
+                                   err_msg=col)
+    assert r.stability.text["status"] == cli_stability.text["status"]
+
+
+def test_inverse_with_dynamics_equals_the_command(cli, tmp_path):
+    model, motion = ELBOW
+    cli("inverse", model, "--motion", motion, "--criterion", "b", "--smooth", "6", "--out", tmp_path, "-q")
+    r = mollier.load(model).inverse(motion, criterion="b", smooth=6.0, output="numpy")
+    same(r.forces, read(tmp_path / "forces.csv"), "forces")
+    assert any("motion derivatives" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("cone", [True, False], ids=["cone", "no-cone"])
+def test_inverse_on_the_shoulder_equals_the_command(cli, tmp_path, shoulder_motion, cone):
+    _, motion = shoulder_motion
+    model = MODELS / "shoulder" / "shoulder.toml"
+    flags = [] if cone else ["--no-cone"]
+    cli("inverse", model, "--motion", motion, "--criterion", "b", "--static", *flags, "--out", tmp_path, "-q")
+    r = mollier.load(model).inverse(motion, "b", cone=cone, static=True, output="numpy")
+    assert r.forces.shape == (3, len(mollier.load(model).load_sharing_muscles))
+    same(r.forces, read(tmp_path / "forces.csv"), "forces")
+    same(r.reactions, read(tmp_path / "reactions.csv"), "reactions")
+    assert "joint_force" in r.reactions.columns
+    assert r.stability.text["status"] == read(tmp_path / "stability.csv").text["status"]
+
+
+def test_study_writes_what_the_command_writes(cli, tmp_path, shoulder_motion):
+    study, _ = shoulder_motion
+    res = mollier.study(study, tmp_path / "py")
+    cli("study", study, "--out", tmp_path / "cli", "-q")
+    assert res.files[-1].name == "summary.json" and res.summary["complete"] is True
+    assert res.failed == 0
+    tables = sorted(p.relative_to(tmp_path / "cli") for p in (tmp_path / "cli").rglob("*.csv"))
+    assert tables == sorted(p.relative_to(tmp_path / "py") for p in (tmp_path / "py").rglob("*.csv"))
+    assert len(tables) >= 5
+    for rel in tables:
+        # the same writer: byte for byte the same tables
+        assert (tmp_path / "py" / rel).read_bytes() == (tmp_path / "cli" / rel).read_bytes(), rel
+    forces = res.table("b-glenoid/forces.csv", output="numpy")
+    assert forces.values.dtype == np.float64 and forces.shape[0] == 3
+
+
+def test_check_agrees_with_the_command(cli):
+    for model in (FOUR_BAR[0], ELBOW[0], MODELS / "shoulder" / "shoulder.toml"):
+        report = json.loads(cli("check", model, "--json").stdout)
+        m = mollier.load(model)
+        c = m.check()
+        assert c["dof"] == report["dof"] and c["well_posed"] is True
+        assert m.inputs == report["inputs"]
+
+
+def test_a_model_that_is_not_well_posed(tmp_path):
+    text = (MECH / "four-bar.toml").read_text()
+    # the crank's angle free rather than driven: a degree of freedom that nothing drives
+    text = text.replace('inputs = ["crank_joint.rotation"]', "inputs = []")
+    text = text.replace('free = ["rocker_joint.rotation"]', 'free = ["rocker_joint.rotation", "crank_joint.rotation"]')
+    m = mollier.load_text(text, "four-bar.toml")
+    c = m.check()
+    assert c["well_posed"] is False and c["dof"] == 1
+    assert "1 degree of freedom" in c["problems"][0]
+    # as `mollier kinematics` (exit code 2): the file's problem, located
+    with pytest.raises(mollier.ModelError, match=r"four-bar.toml:\d+:\d+: error: inputs"):
+        m.kinematics(FOUR_BAR[1])
+
+
+def test_model_errors_carry_file_line_column_path_and_hint(tmp_path):
+    bad = tmp_path / "bad.toml"
+    text = (MECH / "four-bar.toml").read_text().replace('type = "hinge"', 'type = "hinj"', 1)
+    bad.write_text(text)
+    with pytest.raises(mollier.ModelError) as e:
+        mollier.load(bad)
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if '"hinj"' in l)
+    d = e.value.diagnostics[0]
+    assert d["file"] == str(bad) and d["line"] == line and d["column"] >= 1
+    assert d["path"].startswith("elements.") and d["hint"]
+    assert f"{bad}:{line}:{d['column']}" in str(e.value)
+    assert isinstance(e.value, ValueError)
+
+
+def test_missing_files_and_bad_motions_raise():
+    with pytest.raises(mollier.ModelError, match="nowhere.toml"):
+        mollier.load("nowhere.toml")
+    m = mollier.load(FOUR_BAR[0])
+    with pytest.raises(mollier.ModelError):
+        m.kinematics("nowhere.csv")
+    # times that do not increase are the motion reader's error, for arrays as for files
+    with pytest.raises(mollier.ModelError, match="<arrays>"):
+        m.kinematics((np.array([0.0, 0.0]), np.array([[0.0], [0.1]])))
+    with pytest.raises(ValueError, match="do not fit"):
+        m.kinematics((np.array([0.0, 1.0]), np.zeros((3, 1))))
+    with pytest.raises(TypeError):
+        m.kinematics(42)
+    with pytest.raises(ValueError, match="criterion"):
+        mollier.load(ELBOW[0]).inverse(ELBOW[1], criterion="z")
+    with pytest.raises(ValueError, match="load_sharing"):
+        m.inverse(FOUR_BAR[1])
+
+
+def test_arrays_and_dataframes_give_the_file_s_numbers():
+    pd = pytest.importorskip("pandas")
+    model, motion = ELBOW
+    m = mollier.load(model)
+    from_file = m.inverse(motion, "c", static=True, output="numpy")
+    q = read(motion)  # in the file's units: the reader converts a `[deg]` column
+    df = pd.read_csv(motion, comment="#")
+    from_df = m.inverse(df, "c", static=True, output="numpy")
+    np.testing.assert_array_equal(from_df.forces.values, from_file.forces.values)
+    assert "[deg]" in q.columns[0] or q.columns[0] == m.inputs[0]
+    angle = q.values[:, 0] * (np.pi / 180 if "[deg]" in q.columns[0] else 1.0)
+    from_arrays = m.inverse((q.time, angle), "c", static=True, output="numpy")
+    np.testing.assert_allclose(from_arrays.forces.values, from_file.forces.values, rtol=1e-12, atol=1e-12)
+
+
+def test_numpy_contracts():
+    model, motion = ELBOW
+    r = mollier.load(model).kinematics(motion, output="numpy")
+    n = len(read(motion).time)
+    for name, t in r.items():
+        assert t.time.dtype == np.float64 and t.time.shape == (n,), name
+        assert t.values.dtype == np.float64 and t.values.shape == (n, len(t.columns)), name
+        assert t.values.flags.c_contiguous
+        assert np.all(np.diff(t.time) > 0)
+    assert r.moment_arms.shape == (n, len(r.lengths.columns))
+
+
+def test_pandas_output():
+    pd = pytest.importorskip("pandas")
+    model, motion = ELBOW
+    m = mollier.load(model)
+    r = m.inverse(motion, "b", static=True)
+    assert isinstance(r.forces, pd.DataFrame) and r.forces.index.name == "time"
+    assert list(r.forces.columns) == m.load_sharing_muscles
+    assert list(r.stability.columns)[-2:] == ["status", "message"]
+    assert r.stability["status"].iloc[0] == "solved"
+    np.testing.assert_array_equal(r.forces.to_numpy(), m.inverse(motion, "b", static=True, output="numpy").forces.values)
+
+
+def test_progress_is_reported_and_can_stop_a_run():
+    model, motion = ELBOW
+    m = mollier.load(model)
+    seen = []
+    r = m.kinematics(motion, progress=lambda done, total: seen.append((done, total)), output="numpy")
+    n = len(r.lengths)
+    assert seen == [(i, n) for i in range(1, n + 1)]
+    seen.clear()
+    m.inverse(motion, static=True, progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1] == (n, n) and all(t == n for _, t in seen)
+
+    def interrupt(done, total):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        m.kinematics(motion, progress=interrupt)
+
+
+def test_the_gil_is_released_while_rust_runs(shoulder_motion):
+    _, motion = shoulder_motion
+    m = mollier.load(MODELS / "shoulder" / "shoulder.toml")
+    done = threading.Event()
+    ticks = []
+
+    def work():
+        for _ in range(3):
+            m.inverse(motion, "d", static=True)
+        done.set()
+
+    t = threading.Thread(target=work)
+    t.start()
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    # with the GIL held through the solve, this thread could not run for the whole call
+    gaps = np.diff(ticks) if len(ticks) > 1 else np.array([np.inf])
+    assert len(ticks) > 10 and gaps.max() < 0.5, (len(ticks), gaps.max())
+
+
+def test_nan_in_a_motion_is_an_error():
+    model, motion = FOUR_BAR
+    m = mollier.load(model)
+    q = read(motion)
+    values = q.values.copy()
+    values[1, 0] = np.nan
+    with pytest.raises(mollier.ModelError):
+        m.kinematics((q.time, values, q.columns))
+    with pytest.raises(ValueError, match="on_error"):
+        m.kinematics(motion, on_error="ignore")
+
+
+def test_osim_models_load_as_the_command_imports_them(cli, tmp_path):
+    osim = SHARED_DATA / "das3" / "das3.osim"
+    if not osim.exists():
+        pytest.skip(f"SKIPPED: {osim} is absent (the DAS3 reference data)")
+    m = mollier.load(osim)
+    cli("import", osim, "--out", tmp_path / "das3.toml")
+    report = json.loads(cli("check", tmp_path / "das3.toml", "--json", check=False).stdout)
+    assert m.inputs == report["inputs"]
+    assert m.check()["dof"] == report["dof"]
+    assert len(m.muscles) > 100
+    text = osim.read_text()
+    assert mollier.load_text(text, "das3.osim").inputs == m.inputs
+
+
+def test_warnings_for_motions_that_look_wrong():
+    model, _ = PENDULUM
+    m = mollier.load(model)
+    t = np.linspace(0, 1, 11)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m.kinematics((t, np.linspace(0, 90, 11)))  # degrees given as rad
+    assert any(issubclass(x.category, mollier.MotionWarning) for x in w)
+
+
+def test_models_from_text_equal_models_from_files():
+    model, motion = ELBOW
+    a = mollier.load(model).inverse(motion, "b", static=True, output="numpy")
+    # the model's directory matters only for files it names; the elbow names none
+    b = mollier.load_text(model.read_text(), "elbow-muscles.toml").inverse(motion, "b", static=True, output="numpy")
+    np.testing.assert_array_equal(a.forces.values, b.forces.values)
+    assert ROOT.exists()
