@@ -58,6 +58,24 @@ pub struct StudySpec {
     /// tabulated (`cuff.csv`) and plotted against elevation and margin (`cuff.svg`).
     #[serde(default)]
     pub cuff: Vec<String>,
+    /// A load at a point of the model besides its gravity: a mass held in the hand, or a force.
+    #[serde(default)]
+    pub load: Option<LoadSpec>,
+}
+
+/// A study's extra load: at `point`, a `mass` (kg, pulled by the model's gravity) or a `force`
+/// (N, global frame), constant over the motion.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSpec {
+    /// The point (`body.point`), e.g. `humerus.hand`.
+    pub point: String,
+    /// A mass held there (kg).
+    #[serde(default)]
+    pub mass: Option<f64>,
+    /// A force applied there (N, global frame).
+    #[serde(default)]
+    pub force: Option<[f64; 3]>,
 }
 
 /// The motion: a shoulder rhythm, recorded angles or recorded inputs, through the model's inputs.
