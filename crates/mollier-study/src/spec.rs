@@ -6,6 +6,7 @@
 //! format_version = 2
 //! name = "Humeral abduction"
 //! model = "shoulder.toml"
+//! cuff = ["m. supraspinatus", "m. infraspinatus", "m. subscapularis", "m. teres minor"]
 //!
 //! [motion]
 //! type = "rhythm"
@@ -26,7 +27,16 @@
 //! [optimisation]
 //! criteria = ["a", "b", "c", "d"]
 //! joint_cone = ["with", "without"]
+//! margins = [1, 0.6, 0.4]
+//!
+//! # optional: a weight in the hand
+//! [load]
+//! point = "humerus.hand"
+//! mass = 2
 //! ```
+//!
+//! Recorded kinematics replace the rhythm's `frames`, `elevation`, `pole_angle` (`plane`) and
+//! `axial_rotation` with `type = "angles"` or `"inputs"` and a `file`.
 //!
 //! `docs/shoulder.md` describes every field.
 
@@ -40,7 +50,7 @@ pub const FORMAT_VERSION: u32 = 2;
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct StudySpec {
-    /// Version of the study format: 1.
+    /// Version of the study format: 2.
     pub format_version: u32,
     /// A title, for plots and the summary.
     #[serde(default)]
