@@ -6,6 +6,7 @@
 //! format_version = 2
 //! name = "Humeral abduction"
 //! model = "shoulder.toml"
+//! cuff = ["m. supraspinatus", "m. infraspinatus", "m. subscapularis", "m. teres minor"]
 //!
 //! [motion]
 //! type = "rhythm"
@@ -26,7 +27,16 @@
 //! [optimisation]
 //! criteria = ["a", "b", "c", "d"]
 //! joint_cone = ["with", "without"]
+//! margins = [1, 0.6, 0.4]
+//!
+//! # optional: a weight in the hand
+//! [load]
+//! point = "humerus.hand"
+//! mass = 2
 //! ```
+//!
+//! Recorded kinematics replace the rhythm's `frames`, `elevation`, `pole_angle` (`plane`) and
+//! `axial_rotation` with `type = "angles"` or `"inputs"` and a `file`.
 //!
 //! `docs/shoulder.md` describes every field.
 
@@ -40,7 +50,7 @@ pub const FORMAT_VERSION: u32 = 2;
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct StudySpec {
-    /// Version of the study format: 1.
+    /// Version of the study format: 2.
     pub format_version: u32,
     /// A title, for plots and the summary.
     #[serde(default)]
@@ -62,6 +72,25 @@ pub struct StudySpec {
     /// Maximum isometric moments at every frame (seed 002, II-F); optional.
     #[serde(default)]
     pub max_moment: Option<crate::max_moment::MaxMomentSpec>,
+
+    /// A load at a point of the model besides its gravity: a mass held in the hand, or a force.
+    #[serde(default)]
+    pub load: Option<LoadSpec>,
+}
+
+/// A study's extra load: at `point`, a `mass` (kg, pulled by the model's gravity) or a `force`
+/// (N, global frame), constant over the motion.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSpec {
+    /// The point (`body.point`), e.g. `humerus.hand`.
+    pub point: String,
+    /// A mass held there (kg).
+    #[serde(default)]
+    pub mass: Option<f64>,
+    /// A force applied there (N, global frame).
+    #[serde(default)]
+    pub force: Option<[f64; 3]>,
 }
 
 /// The motion: a shoulder rhythm, recorded angles or recorded inputs, through the model's inputs.

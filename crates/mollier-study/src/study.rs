@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use mollier::{Compiled, KinematicsRun, LoadSharingSetup, MuscleInfo};
-use mollier_core::{Data, ModeId, ModeRole, NodeId, solve_positions};
+use mollier_core::{Data, Load, ModeId, ModeRole, NodeId, solve_positions};
 use mollier_optim::{Criterion, Frame, FrameResult, LoadSharing, RunOptions, Summary};
 use rayon::prelude::*;
 
@@ -90,6 +90,8 @@ pub struct Study {
     pub variants: Vec<Variant>,
     /// The rotator cuff's muscle elements (indices among the muscles), from the study's `cuff`.
     pub cuff: Vec<usize>,
+    /// The study's extra load: its node and force (N, global), from `[load]`.
+    pub load: Option<(NodeId, [f64; 3])>,
 }
 
 /// One frame of the kinematics pass.
@@ -269,8 +271,29 @@ impl Study {
             })?;
             cuff.extend(&g.elements);
         }
+        let load = match &spec.load {
+            None => None,
+            Some(l) => {
+                let node = compiled
+                    .points
+                    .iter()
+                    .find(|p| p.name == l.point)
+                    .map(|p| p.node)
+                    .ok_or_else(|| setup(format!("load.point: the model has no point `{}`", l.point)))?;
+                let g = compiled.document.spec().gravity.unwrap_or([0.0; 3]);
+                let force = match (l.mass, l.force) {
+                    (Some(m), None) if m.is_finite() && m >= 0.0 => g.map(|gi| m * gi),
+                    (None, Some(f)) if f.iter().all(|v| v.is_finite()) => f,
+                    (Some(_), Some(_)) | (None, None) => {
+                        return Err(setup("load: give either `mass` (kg) or `force` (N), one of the two".into()));
+                    }
+                    _ => return Err(setup("load: the mass must be finite and >= 0, the force finite".into())),
+                };
+                Some((node, force))
+            }
+        };
         let study =
-            Self { file: path.to_path_buf(), spec, compiled, sharing, groups, motion, landmarks, variants, cuff };
+            Self { file: path.to_path_buf(), spec, compiled, sharing, groups, motion, landmarks, variants, cuff, load };
         // set every variant up once, so that a bad study fails here and not half-way
         for v in &study.variants {
             LoadSharing::new(&study.compiled.model, study.optim_study(v))
@@ -320,9 +343,14 @@ impl Study {
         self.sharing.study_with_margin(v.criterion.clone(), v.glenoid, v.margin)
     }
 
-    /// The frames of the motion, at rest (quasi-static).
+    /// The frames of the motion, at rest (quasi-static), with the study's load.
     pub fn frames(&self) -> Vec<Frame> {
-        self.motion.frames.iter().map(|f| Frame::at_rest(f.time, f.q.clone())).collect()
+        let loads: Vec<Load> = self.load.iter().map(|&(node, force)| Load::Force { node, force }).collect();
+        self.motion
+            .frames
+            .iter()
+            .map(|f| Frame { loads: loads.clone(), ..Frame::at_rest(f.time, f.q.clone()) })
+            .collect()
     }
 
     /// The free modes reported besides the muscles: every free mode of the other user elements.
@@ -435,12 +463,16 @@ impl Study {
                 qs[j] += sign * h;
                 solve_positions(model, fd, &qs).map_err(|e| e.to_string())?;
                 let l = self.muscles().iter().map(|m| fd.mode_value(m.mode)).collect();
+                // the potential of gravity and of the study's constant load: −Σ F·p
                 let v = gravity.map_or(0.0, |(masses, g)| {
+                    let load = self.load.iter().map(|&(n, f)| (n, f, 1.0));
                     masses
                         .iter()
-                        .map(|(n, m)| {
-                            let p = fd.position(model, *n);
-                            -m * (g[0] * p[0] + g[1] * p[1] + g[2] * p[2])
+                        .map(|&(n, m)| (n, *g, m))
+                        .chain(load)
+                        .map(|(n, f, m)| {
+                            let p = fd.position(model, n);
+                            -m * (f[0] * p[0] + f[1] * p[1] + f[2] * p[2])
                         })
                         .sum()
                 });

@@ -138,3 +138,33 @@ fn where_a_margin_binds_the_rotator_cuff_takes_the_load() {
     assert!(ca > cb + 10.0, "frame {worst}: rotator cuff {ca:.1} N with the constraint, {cb:.1} N without");
     assert!(rise > 0.0, "the rotator cuff's force fell over the binding frames ({rise:.1} N)");
 }
+
+#[test]
+fn a_mass_in_the_hand_is_held_in_equilibrium() {
+    let with_load = |load: Option<mollier_study::spec::LoadSpec>| {
+        abduction_with(|s| {
+            s.motion.frames = 3;
+            s.motion.elevation = Some([30.0, 90.0]);
+            s.optimisation.criteria = vec!["b".into()];
+            s.optimisation.margins = Some(vec![1.0]);
+            s.load = load;
+        })
+    };
+    let spec = |mass: Option<f64>, force: Option<[f64; 3]>| {
+        Some(mollier_study::spec::LoadSpec { point: "humerus.hand".into(), mass, force })
+    };
+    let (none, mass) = (with_load(None), with_load(spec(Some(2.0), None)));
+    let force = with_load(spec(None, Some([0.0, -2.0 * 9.80665, 0.0])));
+    let (a, b, c) = (none.run(), mass.run(), force.run());
+    // equilibrium by virtual work, the load's work included
+    check_variants(&mass, &b);
+    for k in 0..3 {
+        let (fa, fb, fc) = (&a.variants[0].frames[k], &b.variants[0].frames[k], &c.variants[0].frames[k]);
+        // a mass is its weight
+        let d = fb.forces.iter().zip(&fc.forces).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+        assert!(d < 1e-6, "frame {k}: mass and force differ by {d} N");
+        // 2 kg at 0.6 m from the shoulder: the muscles pull harder
+        let (ta, tb): (f64, f64) = (fa.forces.iter().sum(), fb.forces.iter().sum());
+        assert!(tb > ta + 50.0, "frame {k}: {ta:.1} N without, {tb:.1} N with 2 kg in the hand");
+    }
+}

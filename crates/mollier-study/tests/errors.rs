@@ -48,6 +48,12 @@ fn bad_studies_are_reported() {
     }));
     assert!(missing.contains("motion.file") && missing.contains("no-such.csv"), "{missing}");
     assert!(message(setup(|s| s.motion.file = Some("x.csv".into()))).contains("a rhythm reads no file"));
+    let load = |mass: Option<f64>, force: Option<[f64; 3]>, point: &str| {
+        Some(mollier_study::spec::LoadSpec { point: point.into(), mass, force })
+    };
+    assert!(message(setup(|s| s.load = load(Some(1.0), None, "humerus.palm"))).contains("no point `humerus.palm`"));
+    assert!(message(setup(|s| s.load = load(None, None, "humerus.hand"))).contains("either `mass`"));
+    assert!(message(setup(|s| s.load = load(Some(-1.0), None, "humerus.hand"))).contains(">= 0"));
 }
 
 #[test]

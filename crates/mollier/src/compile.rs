@@ -609,10 +609,18 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
     let (inputs, coord_role) = partition::partition(doc, &names, &built, &mut builder, &mut errors, with_inputs);
     // a point that is fixed or an input moves on its own, and a joint cone takes its force from
     // the beam `body.point` at the joint: join those to their bodies by beams instead
-    let cone_elements: &[String] =
-        spec.load_sharing.as_ref().and_then(|l| l.joint_cone.as_ref()).map_or(&[], |c| &c.elements);
+    let cone = spec.load_sharing.as_ref().and_then(|l| l.joint_cone.as_ref());
+    let cone_elements: &[String] = cone.map_or(&[], |c| &c.elements);
+    // the socket body's point at the cone's joint, which a cone naming the joint by another of
+    // its names (a body's origin, a point there) takes its force from
+    let socket_point = cone.and_then(|c| {
+        let joint = names.node(&c.joint, NodeKind::Position).ok()?;
+        Some((joint, format!("{}.", c.body)))
+    });
     for a in attachments {
-        if (0..3).any(|axis| coord_role.contains_key(&(a.point, axis))) || cone_elements.contains(&a.name) {
+        let at_socket = socket_point.as_ref().is_some_and(|(j, prefix)| a.point == *j && a.name.starts_with(prefix));
+        if (0..3).any(|axis| coord_role.contains_key(&(a.point, axis))) || cone_elements.contains(&a.name) || at_socket
+        {
             a.beam(&mut builder, &mut element_paths, &mut errors, doc);
         } else {
             builder.attach(a.point, a.origin, a.orientation);

@@ -499,7 +499,17 @@ fn cone(cx: &Context<'_>, ls: &LoadSharingSpec) -> Result<ConeInfo, Vec<Diagnost
     let mut elements = Vec::new();
     for (i, name) in c.elements.iter().enumerate() {
         let field = format!("elements[{i}]");
-        let Some(el) = cx.model.element_by_name(name) else {
+        // a name of the joint itself (a body's origin, a point there) stands for the socket
+        // body's beam at the joint
+        let at_joint = || {
+            let n = cx.resolver.node(name, NodeKind::Position).ok().filter(|n| Some(*n) == node)?;
+            let prefix = format!("{}.", c.body);
+            (0..cx.model.n_elements()).map(ElementId::new).find(|&e| {
+                cx.model.element_name(e).starts_with(&prefix)
+                    && cx.model.element(e).layout().nodes().iter().any(|(x, _)| *x == n)
+            })
+        };
+        let Some(el) = cx.model.element_by_name(name).or_else(at_joint) else {
             let names = (0..cx.model.n_elements()).map(|k| cx.model.element_name(ElementId::new(k)));
             let hint = match suggest(name, names) {
                 Some(s) => format!("did you mean `{s}`?"),

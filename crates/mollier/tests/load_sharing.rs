@@ -446,3 +446,32 @@ fn maximum_isometric_moments_of_the_elbow_are_its_closed_form_without_the_cone_a
     }
     assert!(cone_lowers, "the 25° cone limits the elbow's maximum somewhere");
 }
+
+#[test]
+fn a_cone_may_name_the_joint_by_a_bodys_origin() {
+    // the forearm's origin is the elbow: a cone naming it (the body, or a point of the forearm
+    // at its origin) takes its force from the humerus's beam at the elbow, as the file that
+    // names `humerus.elbow` does
+    let text = std::fs::read_to_string(mechanism("elbow-muscles.toml")).unwrap();
+    let reference = load();
+    let want = reference.load_sharing.as_ref().and_then(|s| s.cone.clone()).unwrap();
+    let (_, expected) = run(&reference, reference.load_sharing.as_ref().unwrap(), Criterion::Stresses, true);
+    let dir = std::env::temp_dir().join(format!("mollier-cone-origin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["forearm.head", "forearm"] {
+        let t = text
+            .replace(r#"joint = "humerus.elbow""#, &format!("joint = {name:?}"))
+            .replace(r#"elements = ["humerus.elbow"]"#, &format!("elements = [{name:?}]"))
+            .replace("points = { biceps_insertion", "points = { head = [0, 0, 0], biceps_insertion");
+        let file = dir.join("elbow.toml");
+        std::fs::write(&file, t).unwrap();
+        let c = mollier::load(&file, &mollier::registry()).unwrap_or_else(|d| panic!("{name}: {}", d.render()));
+        let cone = c.load_sharing.as_ref().and_then(|s| s.cone.clone()).unwrap();
+        assert_eq!((cone.node, &cone.elements), (want.node, &want.elements), "{name}");
+        let (_, got) = run(&c, c.load_sharing.as_ref().unwrap(), Criterion::Stresses, true);
+        for (a, b) in got.iter().zip(&expected) {
+            assert_eq!(a.cone_force, b.cone_force, "{name}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -755,6 +755,9 @@ def build(osim, forward=False):
     costo_t = add(add(sc, mv(clav, costo_c)), [0.0, -0.012, 0.0])
     points["clavicle"].append(("costoclavicular", costo_c))
     points["thorax"].append(("costoclavicular", costo_t))
+    # the hand's centre of mass (DAS3's hand_r), carried onto the humerus: where a study's hand
+    # load acts
+    points["humerus"].append(("hand", b.to_humerus("hand_r", b.bodies["hand_r"]["com"])[1]))
 
     suffix = lambda k, n: "o" if k == 0 else ("i" if k == n - 1 else f"v{k}")
     for e in elements:
