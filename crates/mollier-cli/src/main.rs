@@ -185,7 +185,8 @@ enum Command {
         /// Report the joint cone's stability index but do not impose the cone.
         #[arg(long)]
         no_cone: bool,
-        /// The input the plot runs along (default: the first that varies over the postures).
+        /// The input the plot runs along (default: the first held input that varies over the
+        /// postures, a direction's first; else the first input that varies).
         #[arg(long)]
         x: Option<String>,
         /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,

@@ -151,6 +151,10 @@ fn shoulder(name: &str, pole: u32, extra: &[&str]) -> PathBuf {
 fn the_shoulder_in_the_scapular_plane_as_seed_002_describes_it() {
     let out = shoulder("scapular", 40, &[]);
     let m = out.join("moments.csv");
+    // plotted along the direction that varies (elevation), not the girdle's first input
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["plot_input"], "humerus_elevation.rotation");
     let (up, down) = (column(&m, "elevation"), column(&m, "depression"));
     let (int, ext) = (column(&m, "internal"), column(&m, "external"));
     assert_eq!(up.len(), 8);

@@ -264,6 +264,14 @@ fn plot(path: &Path, run: &MomentRun, xs: &[f64], x_desc: &str) -> io::Result<()
         xs.iter().copied().filter(|v| v.is_finite()).fold(f64::INFINITY, f64::min),
         xs.iter().copied().filter(|v| v.is_finite()).fold(f64::NEG_INFINITY, f64::max),
     );
+    // whole numbers for degrees; enough decimals for a length's millimetres
+    let decimals = if x1 - x0 >= 20.0 {
+        0
+    } else if x1 - x0 >= 2.0 {
+        1
+    } else {
+        3
+    };
     for (d, area) in root.split_evenly((rows, cols)).iter().enumerate().take(n) {
         let dir = &run.directions[d];
         let series: Vec<Series> = [(0, &dir.positive, RED), (1, &dir.negative, BLACK)]
@@ -287,7 +295,7 @@ fn plot(path: &Path, run: &MomentRun, xs: &[f64], x_desc: &str) -> io::Result<()
             .configure_mesh()
             .x_labels(8)
             .y_labels(6)
-            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_label_formatter(&|v| format!("{:.*}", decimals, v))
             .y_label_formatter(&|v| format!("{v:.0}"))
             .x_desc(x_desc)
             .y_desc("moment (N m)")

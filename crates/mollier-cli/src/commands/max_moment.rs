@@ -70,10 +70,12 @@ pub fn run(model: &Path, postures: &Path, out: &Path, o: &Options, registry: &Re
         Err(code) => return code,
     };
     note_if_weightless(&compiled, o.quiet);
-    // the plot's input: as asked, else the first that varies over the postures, else the first
-    // direction's
+    // the plot's input: as asked, else the first held input that varies over the postures (a
+    // direction's, then --hold's), else the first input that varies, else the first direction's
     let varies = |j: usize| motion.q.iter().any(|q| (q[j] - motion.q.iter().next().map_or(q[j], |f| f[j])).abs() > 0.0);
+    let held = directions.iter().map(|d| d.input).chain(hold.iter().copied());
     let x = x
+        .or_else(|| held.clone().find(|&j| varies(j)))
         .or_else(|| (0..compiled.inputs.len()).find(|&j| varies(j)))
         .unwrap_or(directions.first().map_or(0, |d| d.input));
     let study = setup.study(Criterion::Stresses, o.impose_cone);
