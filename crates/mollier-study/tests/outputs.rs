@@ -24,6 +24,13 @@ fn tables_summaries_and_plots_are_written() {
     let dir = dir.join("results");
     let written = mollier_study::output::write(&study, &r, &dir).unwrap();
     let (plots, files): (Vec<_>, Vec<_>) = written.into_iter().partition(|f| f.extension().is_some_and(|e| e == "svg"));
+    // view.html: the frames whose kinematics solved (the failed frame is left out, not drawn
+    // from a poisoned configuration)
+    let (views, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|f| f.ends_with("view.html"));
+    assert_eq!(views.len(), 1);
+    let page = std::fs::read_to_string(&views[0]).unwrap();
+    let times = format!("\"times\":[{:?},{:?}]", study.motion.frames[0].time, study.motion.frames[2].time);
+    assert!(page.contains(&times), "{times}");
     // 2 criteria × (3 margins with the constraint + 1 without)
     let n = r.variants.len();
     assert_eq!(n, 8);

@@ -1,6 +1,7 @@
 // Mollier's viewer: draws the geometry Mollier computed (the JSON in #mollier-data) with three.js.
 // It computes no mechanics: every position, path point and solid comes from the file.
-// URL parameters: frame=K shows frame K first; test=1 runs the page's self-checks and writes
+// URL parameters: frame=K shows frame K first; hide=bones,obstacles,... hides groups; size=WxH
+// fixes the drawing's size; test=1 runs the page's self-checks and writes
 // them as JSON into #mollier-test (read by tools/test-viewer through --dump-dom).
 (function () {
   'use strict';
@@ -56,9 +57,12 @@
 
   // ---- the scene ----
   const container = document.getElementById('view') || document.body.appendChild(Object.assign(document.createElement('div'), { id: 'view' }));
+  // size=WxH fixes the drawing's size (CSS pixels), for pictures that do not depend on the window
+  const fixedSize = /^(\d+)x(\d+)$/.exec(params.get('size') || '');
+  const viewSize = () => (fixedSize ? [Number(fixedSize[1]), Number(fixedSize[2])] : [window.innerWidth, window.innerHeight]);
   const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
   renderer.setPixelRatio(window.devicePixelRatio || 1);
-  renderer.setSize(window.innerWidth, window.innerHeight);
+  renderer.setSize(...viewSize());
   renderer.setClearColor(0xf4f4f2);
   container.appendChild(renderer.domElement);
   const scene = new THREE.Scene();
@@ -77,7 +81,7 @@
   const centre = new THREE.Vector3((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
 
-  const camera = new THREE.PerspectiveCamera(35, window.innerWidth / window.innerHeight, size / 100, size * 100);
+  const camera = new THREE.PerspectiveCamera(35, viewSize()[0] / viewSize()[1], size / 100, size * 100);
   camera.position.copy(centre).add(new THREE.Vector3(0.9, 0.4, 1.0).normalize().multiplyScalar(size * 2.6));
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
   controls.target.copy(centre);
@@ -338,13 +342,18 @@
   });
   renderer.domElement.addEventListener('click', (ev) => { pinned = pick(ev); if (pinned) showInfo(pinned); else info.style.display = 'none'; });
   window.addEventListener('resize', () => {
-    camera.aspect = window.innerWidth / window.innerHeight;
+    camera.aspect = viewSize()[0] / viewSize()[1];
     camera.updateProjectionMatrix();
-    renderer.setSize(window.innerWidth, window.innerHeight);
+    renderer.setSize(...viewSize());
     render();
   });
 
   T.scene = performance.now();
+  // hide=bones,obstacles,... starts with those groups hidden (a link that shows just the muscles)
+  for (const name of (params.get('hide') || '').split(',')) {
+    const box = panel.querySelector(`input[data-group="${name}"]`);
+    if (box && groups[name]) { box.checked = false; groups[name].visible = false; }
+  }
   setFrame(Number(params.get('frame') || 0));
   // from the start of the navigation (in a fresh headless browser that counts its start-up
   // too), and from the page's first script to its first picture (parsing the embedded
@@ -399,6 +408,28 @@
     });
     return { muscles: checked.length, found: near.length, missing: checked.filter((m) => !near.includes(m)) };
   }
+  // Each muscle's path points on the screen (CSS pixels from the top left) and its colour, and
+  // the rectangles of the page's panels, for a check on a screenshot of the same view.
+  function projections() {
+    const r = renderer.domElement.getBoundingClientRect();
+    const v = new THREE.Vector3();
+    const muscles = [];
+    lineObjects.forEach((obj, l) => {
+      const e = D.elements[obj.userData.element];
+      if (e.group !== 'muscle' || !obj.visible) return;
+      const hex = obj.material.color.getHex();
+      const i = frame * nL + l, s = lineStart[i] * 3, n = D.line_counts[i];
+      const points = [];
+      for (let k = 0; k < n; k++) {
+        v.set(linePoints[s + 3 * k], linePoints[s + 3 * k + 1], linePoints[s + 3 * k + 2]).project(camera);
+        points.push([r.left + (v.x + 1) / 2 * r.width, r.top + (1 - v.y) / 2 * r.height]);
+      }
+      muscles.push({ name: e.name, colour: [(hex >> 16) & 255, (hex >> 8) & 255, hex & 255], points });
+    });
+    const panels = ['panel', 'controls', 'colorbar', 'info'].map((id) => document.getElementById(id))
+      .filter((el) => el && el.offsetParent !== null).map((el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; });
+    return { muscles, panels };
+  }
   function fingerprint() {
     const { px } = pixels();
     let hash = 2166136261, nonBackground = 0;
@@ -408,11 +439,12 @@
     }
     return { hash, nonBackground };
   }
-  window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, fingerprint, errors, loadMs, pageMs, get frame() { return frame; } };
+  window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, projections, fingerprint, errors, loadMs, pageMs, get frame() { return frame; } };
   if (params.get('test')) {
     const report = { phases_ms: T, load_ms: loadMs, page_ms: pageMs, frames: nF, frame, muscles: nM, drawn_muscle_paths: drawnMusclePaths(), points: D.points };
     report.positions = Array.from(positions.subarray(frame * nP * 3, (frame + 1) * nP * 3));
     report.colours = colourCheck();
+    report.projections = projections();
     const first = fingerprint();
     const other = (frame + Math.max(1, Math.floor(nF / 2))) % nF;
     setFrame(other);

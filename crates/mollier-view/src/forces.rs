@@ -1,6 +1,6 @@
-//! Muscle forces from a results directory (`forces.csv` of `mollier inverse` or of a study's
-//! variant): a `time` column, then one column per muscle (N), an empty cell where a frame has no
-//! value.
+//! Results tables of a results directory (`forces.csv` of `mollier inverse` or of a study's
+//! variant: a `time` column, then one column per muscle, N; `reactions.csv` likewise), an empty
+//! cell where a frame has no value.
 
 use std::path::Path;
 
@@ -17,6 +17,18 @@ pub struct Forces {
     pub times: Vec<f64>,
     /// Per row, per muscle (N); NaN for an empty cell.
     pub values: Vec<Vec<f64>>,
+}
+
+impl Forces {
+    /// The row of time `t` (s, within 1e-9 s): results are matched to frames by time.
+    pub fn row_at(&self, t: f64) -> Option<usize> {
+        self.times.iter().position(|s| (s - t).abs() <= 1e-9)
+    }
+
+    /// The column named `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
 }
 
 /// Read `forces.csv` (lines starting with `#` are comments). Every problem names the file and

@@ -283,7 +283,7 @@ impl Geometry {
     /// Add muscle forces read from results ([`read_forces`]): matched by muscle name and by
     /// time (within 1e-9 s); a muscle or frame without a value is drawn without a force colour.
     pub fn with_forces(mut self, forces: &Forces) -> Result<Self, ViewError> {
-        let cols: Vec<Option<usize>> = self.muscles.iter().map(|m| forces.names.iter().position(|n| n == m)).collect();
+        let cols: Vec<Option<usize>> = self.muscles.iter().map(|m| forces.column(m)).collect();
         if cols.iter().all(Option::is_none) {
             return Err(ViewError::Results(format!(
                 "{}: no column names a muscle of the model (e.g. `{}`)",
@@ -293,7 +293,7 @@ impl Geometry {
         }
         let mut values = Vec::with_capacity(self.times.len() * self.muscles.len());
         for &t in &self.times {
-            let row = forces.times.iter().position(|s| (s - t).abs() <= 1e-9);
+            let row = forces.row_at(t);
             values.extend(cols.iter().map(|c| match (row, c) {
                 (Some(r), Some(c)) => forces.values[r][*c],
                 _ => f64::NAN,

@@ -77,15 +77,12 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         let path = dir.join("reactions.csv");
         if path.is_file() {
             let joint = mollier_view::read_forces(&path).and_then(|t| {
-                let cols: Vec<Option<usize>> = ["x", "y", "z"]
-                    .iter()
-                    .map(|a| t.names.iter().position(|n| *n == format!("joint_force.{a}")))
-                    .collect();
+                let cols = ["x", "y", "z"].map(|a| t.column(&format!("joint_force.{a}")));
                 let per_frame: Vec<Option<[f64; 3]>> = geometry
                     .times
                     .iter()
                     .map(|time| {
-                        let row = t.times.iter().position(|s| (s - time).abs() <= 1e-9)?;
+                        let row = t.row_at(*time)?;
                         let f = [0, 1, 2].map(|a| cols[a].map_or(f64::NAN, |c| t.values[row][c]));
                         f.iter().all(|v| v.is_finite()).then_some(f)
                     })
