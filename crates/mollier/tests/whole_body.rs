@@ -524,3 +524,24 @@ fn a_body_falling_over_its_foot_keeps_its_energy() {
     assert!(ekin > 0.1, "the body does not move ({ekin} J)");
     assert!(drift <= 1e-4 * ekin, "energy drift {drift:e} J");
 }
+
+#[test]
+fn the_seated_lift_frames_agree_with_kanes_equations() {
+    // what `mollier inverse-dynamics` computes per frame (kinetostatics, the loads at the hands),
+    // at the differentiated motion of the example
+    let c = load("huston17-lift.toml");
+    let t = tree(&c);
+    let m = mollier::read_motion(&body_file("seated-lift-motion.csv"), &c.inputs)
+        .unwrap_or_else(|d| panic!("{}", d.render()));
+    let m = m.differentiate(mollier::Smoothing::Interpolate).unwrap();
+    let mut run = mollier::InverseDynamicsRun::new(&c);
+    let mut worst = 0.0f64;
+    for i in 0..m.q.len() {
+        let frame = run.solve(&m.q[i], &m.qd[i], &m.qdd[i]).unwrap();
+        let want = kane_tau(&t, &m.q[i], &m.qd[i], &m.qdd[i]);
+        let scale = largest(want.iter().copied());
+        worst = worst.max(largest(frame.driving.iter().zip(&want).map(|(a, b)| a - b)) / scale);
+    }
+    eprintln!("seated lift: {} frames, largest difference from Kane's equations {worst:.1e} (relative)", m.q.len());
+    assert!(worst <= 1e-9, "{worst:e}");
+}

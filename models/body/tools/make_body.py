@@ -50,13 +50,14 @@ import sys
 BODY_MASS = 73.0  # kg, de Leva (1996) Table 4, males
 STATURE = 1.741  # m, de Leva (1996) Table 4, males
 
-# de Leva (1996) Table 4, males: segment length (m, between the named landmarks), mass (fraction
+# de Leva (1996) Table 4, males, the segments defined from CERV (C7) where it gives two: segment
+# length (m, between the named landmarks), mass (fraction
 # of body mass), centre of mass (fraction of the length from the first landmark), radii of
 # gyration (fractions of the length) about the sagittal (anteroposterior) axis, the transverse
 # (mediolateral) axis and the longitudinal axis.
 DE_LEVA = {
     #                 length   mass    com      r_sag  r_trans r_long
-    "head_neck": (0.2429, 0.0694, 0.5976, 0.362, 0.376, 0.312),  # VERT-CERV, com from VERT
+    "head_neck": (0.2429, 0.0694, 0.5002, 0.303, 0.315, 0.261),  # VERT-CERV, com from VERT
     "upper_trunk": (0.2421, 0.1596, 0.2999, 0.716, 0.454, 0.659),  # CERV-XYPH, com from CERV
     "middle_trunk": (0.2155, 0.1633, 0.4502, 0.482, 0.383, 0.468),  # XYPH-OMPH, com from XYPH
     "lower_trunk": (0.1457, 0.1117, 0.6115, 0.615, 0.551, 0.587),  # OMPH-MIDH, com from OMPH
