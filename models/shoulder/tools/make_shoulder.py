@@ -595,14 +595,15 @@ class Builder:
             if any(abs(r[i][k] - I3[i][k]) > 1e-12 for i in range(3) for k in range(3)):
                 t.append(f"x_axis = {fmt_unit(column(r, 0))}, y_axis = {fmt_unit(column(r, 1))}")
         elif wr["quadrant"] == "all":
-            # a finite stand-in for OpenSim's finite cylinder (CURVED-TRUSS cylinders are
-            # infinite): the ellipsoid inscribed in it, semi-axes (r, r, length/2)
+            # the ellipsoid inscribed in the cylinder, semi-axes (r, r, length/2): the stand-in
+            # from before cylinders could be finite, kept (the study's pinned results rest on it)
             rr, half = 1000 * wr["radius"], 500 * wr["length"]
             t[0] = 'type = "ellipsoid"'
             t.append(f"semi_axes = {fmt_vec([rr, rr, half])}")
             t.append(f"x_axis = {fmt_unit(column(r, 0))}, y_axis = {fmt_unit(column(r, 1))}")
         else:
             t.append(f"radius = {fmt(1000 * wr['radius'])}")
+            t.append(f"length = {fmt(1000 * wr['length'])}")
             t.append(f"axis = {fmt_unit(column(r, 2))}")
             q = wr["quadrant"]
             if q != "all":
@@ -688,9 +689,10 @@ HEADER = """\
 #   (Table 2's PCSA, DAS3's optimal lengths); the glenoid frame and half-angles of the stability
 #   constraint from DAS3 (glenoid_scap).
 #
-# Wrapping: DAS3's wrap objects on the path stretch they act on. CURVED-TRUSS cylinders are
-# infinite, OpenSim's finite: the cylinder without a quadrant (ter_lat_pec) becomes the ellipsoid
-# inscribed in it, semi-axes (r, r, length/2); cylinders with a quadrant keep it as `side`.
+# Wrapping: DAS3's wrap objects on the path stretch they act on. Cylinders with a quadrant keep
+# it as `side` and their finite length (OpenSim's rule at the ends); the cylinder without a
+# quadrant (ter_lat_pec) is the ellipsoid inscribed in it, semi-axes (r, r, length/2), as it was
+# before cylinders could be finite (the study's pinned results rest on it).
 #
 # Inertia: DAS3's. Its clavicle lists products of inertia where OpenSim expects tensor elements
 # (their negatives): as listed the tensor is impossible (principal moments violate the triangle
