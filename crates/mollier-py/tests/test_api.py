@@ -306,3 +306,21 @@ def test_models_from_text_equal_models_from_files():
     b = mollier.load_text(model.read_text(), "elbow-muscles.toml").inverse(motion, "b", static=True, output="numpy")
     np.testing.assert_array_equal(a.forces.values, b.forces.values)
     assert ROOT.exists()
+
+
+def test_reserves_doing_the_muscles_work_are_warned_about_as_the_command_does(cli, tmp_path):
+    model, motion = ELBOW
+    # a reserve almost free to use takes over from the muscles
+    text = model.read_text().replace("width = 0.56\n", 'width = 0.56\nreserves = [{ input = "elbow.rotation", weight = 1e-6 }]\n', 1)
+    cheap = tmp_path / "elbow-reserve.toml"
+    cheap.write_text(text)
+    said = cli("inverse", cheap, "--motion", motion, "--criterion", "b", "--static", "--out", tmp_path / "o", "-q").stderr
+    with pytest.warns(mollier.ReserveWarning) as w:
+        r = mollier.load(cheap).inverse(motion, "b", static=True, output="numpy")
+    assert said.strip() == f"warning: {w[0].message}"
+    same(r.reactions, read(tmp_path / "o" / "reactions.csv"), "reactions")
+    assert "reserve:elbow.rotation" in r.reactions.columns
+    # none without the cheap reserve
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mollier.ReserveWarning)
+        mollier.load(model).inverse(motion, "b", static=True)
