@@ -16,7 +16,7 @@ use mollier::{Compiled, InverseDynamicsRun, KinematicsRun, Motion, MuscleColumns
 use mollier_core::registry::Registry;
 use mollier_format::Diagnostics;
 use mollier_optim::{Criterion, FrameResult, LoadSharing, RunOptions};
-use mollier_study::output::{FrameValues, STABILITY_NUMBERS, reaction_header};
+use mollier_study::output::{FrameValues, ReserveUse, STABILITY_NUMBERS, reaction_header};
 use numpy::{IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -455,8 +455,10 @@ impl Model {
         let sharing = LoadSharing::new(&self.compiled.model, study)
             .map_err(|e| PyValueError::new_err(format!("{}: load sharing: {e}", self.file)))?;
         let progress = Progress::new(progress);
-        let tables = py.detach(|| {
+        let (tables, reserve_warning) = py.detach(|| {
             let n = motion.times.len();
+            // as the command: a reserve doing the muscles' work is not silent
+            let mut reserves = ReserveUse::new(&["time".to_string()], setup.reserve_names());
             let mut forces = Table::new("forces", setup.muscle_names());
             let mut reactions = Table::new("reactions", reaction_header(setup));
             let mut columns: Vec<String> = STABILITY_NUMBERS.map(String::from).into();
@@ -477,15 +479,19 @@ impl Model {
                 let mut row = v.stability.to_vec();
                 row.push(r.iterations as f64);
                 stability.push(time, &row);
+                if r.status.is_success() {
+                    reserves.add(&[time], &r);
+                }
                 status.push(r.status.label().to_string());
                 message.push(if r.status.is_success() { String::new() } else { r.status.to_string() });
                 Ok::<(), std::convert::Infallible>(())
             };
             let Ok(()) = sharing.run_streaming(n, &frame, RunOptions::default(), &report, sink);
             stability.text = vec![("status".into(), status), ("message".into(), message)];
-            vec![forces, reactions, stability]
+            (vec![forces, reactions, stability], reserves.warning())
         });
         progress.into_result()?;
+        notes.extend(reserve_warning.map(|w| format!("warning: {w}")));
         Ok((tables_into_py(py, tables)?, Vec::new(), notes))
     }
 }

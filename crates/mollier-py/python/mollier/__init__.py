@@ -40,6 +40,7 @@ __all__ = [
     "ModelError",
     "MotionWarning",
     "NotWellPosed",
+    "ReserveWarning",
     "Results",
     "StudyResult",
     "Table",
@@ -53,6 +54,11 @@ __all__ = [
 class MotionWarning(UserWarning):
     """Something in a motion that is probably a mistake (an angle column that looks like
     degrees, columns that name no input), or frames left out with ``on_error="skip"``."""
+
+
+class ReserveWarning(UserWarning):
+    """Reserve actuators carry more than 1 % of a driving force in some frames of ``inverse``:
+    the muscles cannot make the motion there (the command's warning, once per run)."""
 
 
 def _have_pandas() -> bool:
@@ -165,7 +171,10 @@ def _results(raw: tuple, output: Optional[str], on_error: str = "stop") -> Resul
     for n in notes:
         if n.startswith("motion derivatives: "):
             continue
-        warnings.warn(n, MotionWarning, stacklevel=3)
+        if n.startswith("warning: reserves "):
+            warnings.warn(n[len("warning: "):], ReserveWarning, stacklevel=3)
+        else:
+            warnings.warn(n, MotionWarning, stacklevel=3)
     if failures and on_error == "stop":
         t, reason = failures[0]
         raise FrameError(f"frame at time {t} s: {reason}")
