@@ -13,10 +13,10 @@ names), once per worker, and per task the variant's three numbers and the chunk'
 worker writes the files into a temporary directory, compiles the variant's model there (once
 per worker process) and runs ``Model.inverse``; nothing Rust is pickled. A variant is a change of the model text:
 
-- hand load ``F`` (N): a point ``humerus.hand`` 600 mm down the humerus's long axis (the hand of
-  the extended arm) and a constant load ``[0, -F, 0]`` there (``[loads.hand]``);
-- glenoid margin ``k``: the joint cone's half-angles times ``k`` (``k < 1`` asks for a force
-  further inside the glenoid rim);
+- hand load ``F`` (N): a constant load ``[0, -F, 0]`` (``[loads.hand]``) at the model's
+  ``humerus.hand`` (DAS3's hand, lumped onto the humerus with the elbow fixed);
+- glenoid margin ``k``: the joint cone's ``margin`` (``k < 1`` asks for a force further inside
+  the glenoid rim than its half-angles);
 - criterion ``a``-``d`` (van der Helm 1994), the cone imposed.
 
 Each task is a pure function of its inputs, so Dask may run it again after losing a worker and
@@ -44,10 +44,6 @@ import mollier
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOULDER = ROOT / "models" / "shoulder"
-
-#: The hand of the extended arm in the humerus's frame (mm, as the model's lengths).
-HAND = (0.0, -600.0, 0.0)
-
 
 @dataclass(frozen=True)
 class Variant:
@@ -77,18 +73,17 @@ def model_files(directory: Path = SHOULDER) -> Dict[str, str]:
 
 
 def variant_text(text: str, v: Variant) -> str:
-    """The model text of a variant: half-angles scaled by the margin, the hand load added."""
-    pattern = re.compile(r"^half_angles = \[\s*([-+0-9.eE]+)\s*,\s*([-+0-9.eE]+)\s*\]", re.M)
+    """The model text of a variant: the joint cone's margin set, the hand load added."""
+    pattern = re.compile(r"^half_angles = \[[^\]]*\].*$", re.M)
     match = pattern.search(text)
     if match is None:
-        raise ValueError("the model has no joint cone `half_angles = [a, b]` line")
-    a, b = (float(x) * v.margin for x in match.groups())
-    text = text[: match.start()] + f"half_angles = [{a!r}, {b!r}]" + text[match.end():]
+        raise ValueError("the model has no joint cone (`half_angles = [a, b]`)")
+    if re.search(r"^margin\s*=", text, re.M):
+        raise ValueError("the model's joint cone already has a margin")
+    text = text[: match.end()] + f"\nmargin = {v.margin!r}" + text[match.end():]
     if v.hand_load != 0.0:
-        points = "[bodies.humerus.points]\n"
-        if points not in text:
-            raise ValueError("the model has no [bodies.humerus.points] table")
-        text = text.replace(points, points + f"hand = [{HAND[0]!r}, {HAND[1]!r}, {HAND[2]!r}]\n", 1)
+        if not re.search(r"^hand = \[", text, re.M):
+            raise ValueError("the model has no point `humerus.hand`")
         text += f'\n[loads.hand]\nat = "humerus.hand"\nforce = [0, {-v.hand_load!r}, 0]\n'
     return text
 

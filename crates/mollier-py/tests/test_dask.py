@@ -37,7 +37,8 @@ def cluster():
 def test_the_variants_change_the_model():
     text = sweep_dask.model_files()["shoulder.toml"]
     v = sweep_dask.variant_text(text, sweep_dask.Variant(25.0, 0.5, "b"))
-    assert "half_angles = [22.185, 19.275]" in v
+    # the margin goes into the joint cone's table, right after its half-angles
+    assert "half_angles = [44.37, 38.55]  # deg: towards glenoid y, then z\nmargin = 0.5\n" in v
     assert 'at = "humerus.hand"' in v and "force = [0, -25.0, 0]" in v
     assert sweep_dask.variant_text(text, sweep_dask.Variant(0.0, 1.0, "b")).count("[loads.hand]") == 0
 
