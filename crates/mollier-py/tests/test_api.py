@@ -191,6 +191,18 @@ def test_arrays_and_dataframes_give_the_file_s_numbers():
     from_arrays = m.inverse((q.time, angle), "c", static=True, output="numpy")
     np.testing.assert_allclose(from_arrays.forces.values, from_file.forces.values, rtol=1e-12, atol=1e-12)
 
+    # arrays whose data are not 8-byte aligned (as arrays unpickled from a byte buffer may be,
+    # e.g. by Dask) are read too, with the same numbers
+    def unaligned(a):
+        raw = np.zeros(a.nbytes + 1, dtype=np.uint8)
+        out = np.frombuffer(raw.data, dtype=np.float64, count=a.size, offset=1).reshape(a.shape)
+        out[...] = a
+        assert not out.flags.aligned
+        return out
+
+    odd = m.inverse((unaligned(q.time), unaligned(angle)), "c", static=True, output="numpy")
+    np.testing.assert_array_equal(odd.forces.values, from_arrays.forces.values)
+
 
 def test_numpy_contracts():
     model, motion = ELBOW

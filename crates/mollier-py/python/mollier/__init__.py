@@ -267,6 +267,12 @@ class Model:
         return f"mollier.Model({self.file!r}, inputs={self.inputs})"
 
 
+def _f64(a: Any) -> np.ndarray:
+    """``a`` as the native module reads it: float64, C-contiguous and aligned (an array unpickled
+    from a byte buffer, as Dask sends it, may be unaligned; Rust may not read it in place)."""
+    return np.require(a, dtype=np.float64, requirements=["C", "A"])
+
+
 def _motion(model: Model, motion: MotionLike) -> Any:
     """The motion as the native module takes it: a path, or (name, time, values, columns)."""
     if isinstance(motion, (str, os.PathLike)):
@@ -279,17 +285,17 @@ def _motion(model: Model, motion: MotionLike) -> Any:
         else:
             time = df.index.to_numpy(dtype=np.float64)
         columns = [str(c) for c in df.columns]
-        return ("<DataFrame>", np.ascontiguousarray(time), np.ascontiguousarray(df.to_numpy(dtype=np.float64)),
+        return ("<DataFrame>", _f64(time), _f64(df.to_numpy(dtype=np.float64)),
                 columns)
     if isinstance(motion, tuple) and len(motion) in (2, 3):
-        time = np.ascontiguousarray(motion[0], dtype=np.float64)
+        time = _f64(motion[0])
         values = np.asarray(motion[1], dtype=np.float64)
         if values.ndim == 1:
             values = values.reshape(-1, 1)
         columns = list(motion[2]) if len(motion) == 3 else model.inputs
         if time.ndim != 1:
             raise ValueError(f"the motion's time is an array of shape (frames,), not {time.shape}")
-        return ("<arrays>", time, np.ascontiguousarray(values), [str(c) for c in columns])
+        return ("<arrays>", time, _f64(values), [str(c) for c in columns])
     raise TypeError("a motion is a file path, a (time, values[, columns]) tuple or a pandas DataFrame, "
                     f"not {type(motion).__name__}")
 
