@@ -320,11 +320,13 @@ impl Study {
         let (min, max) = out.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), e| (a.min(*e), b.max(*e)));
         vec![format!(
             "the shoulder rhythm (de Groot & Brand 2001) is extrapolated beyond its data ({lo}° to {hi}° humerus \
-             elevation) at {} of {} frames ({min}° to {max}°): the girdle there, and the muscle lengths and forces \
+             elevation) at {} of {} frames ({}° to {}°): the girdle there, and the muscle lengths and forces \
              that follow, are the regression's extrapolation; use recorded kinematics (motion type `angles` or \
              `inputs`) to go further",
             out.len(),
-            self.motion.frames.len()
+            self.motion.frames.len(),
+            mollier_format::human(min),
+            mollier_format::human(max)
         )]
     }
 
