@@ -172,6 +172,15 @@ impl Model {
         let motion = match arg {
             MotionArg::Path(p) => mollier::read_motion(&p, inputs),
             MotionArg::Arrays((name, time, values, columns)) => {
+                // an unaligned array (numpy allows them) may not be viewed in place: the Python
+                // layer hands over aligned ones (`np.require`), anything else is refused here
+                for (what, ptr) in [("time", time.data() as usize), ("values", values.data() as usize)] {
+                    if ptr % std::mem::align_of::<f64>() != 0 {
+                        return Err(PyValueError::new_err(format!(
+                            "motion `{name}`: the {what} array's data are not aligned for float64 (pass it through numpy.require(a, requirements=\"A\"))"
+                        )));
+                    }
+                }
                 let (time, values) = (time.as_array(), values.as_array());
                 if values.nrows() != time.len() || values.ncols() != columns.len() {
                     return Err(PyValueError::new_err(format!(

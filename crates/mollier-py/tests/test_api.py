@@ -202,6 +202,11 @@ def test_arrays_and_dataframes_give_the_file_s_numbers():
 
     odd = m.inverse((unaligned(q.time), unaligned(angle)), "c", static=True, output="numpy")
     np.testing.assert_array_equal(odd.forces.values, from_arrays.forces.values)
+    # the native module, called with unaligned arrays directly, refuses them rather than read
+    # them in place
+    raw = ("<arrays>", unaligned(q.time), unaligned(angle.reshape(-1, 1)), list(m.inputs))
+    with pytest.raises(ValueError, match="not aligned"):
+        m._m.inverse(raw, "c", True, True, None, None)
 
 
 def test_numpy_contracts():
