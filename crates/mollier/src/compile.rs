@@ -32,7 +32,7 @@ use crate::load_sharing::LoadSharingSetup;
 
 mod partition;
 mod placing;
-use placing::{add, norm, position, rotate, rotate_back, sub};
+use placing::{BodyFrame, add, norm, position, rotate, rotate_back, sub};
 
 /// What went wrong, and a hint.
 type Why = (String, String);
@@ -376,16 +376,81 @@ struct Built {
     own_law: bool,
 }
 
+/// The steps of `docs/architecture.md` ("The compile step"), each a function of its own.
 pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: bool) -> Result<Compiled, Diagnostics> {
-    let spec = doc.spec();
-    let units = &spec.units;
-    let (len, ang) = (units.length_factor(), units.angle_factor());
+    let mut builder = ModelBuilder::new();
+    let mut element_paths: HashMap<String, String> = HashMap::new();
 
     // 1. place bodies and points
-    let (frames, globals, mut errors) = placing::place(doc, ang);
-
+    let (frames, globals, mut errors) = placing::place(doc, doc.spec().units.angle_factor());
     // 2. kernel nodes
-    let mut builder = ModelBuilder::new();
+    let nodes = make_nodes(doc, &frames, &globals, &mut builder, &mut errors);
+    // 3. each body's points: attached to its frame once the partition is known (step 5), or
+    //    joined to the origin by a rigid beam
+    let attachments = body_points(doc, &nodes, &mut builder, &mut element_paths, &mut errors);
+    // 4. the user's elements, built by their registered types
+    let (elements, built) = build_elements(doc, registry, &nodes.names, &mut builder, &mut element_paths, &mut errors);
+    // 5. the partition, in the user's words; then the attachments it leaves
+    let (inputs, coord_role) = partition::partition(doc, &nodes.names, &built, &mut builder, &mut errors, with_inputs);
+    attach(doc, &nodes.names, attachments, &coord_role, &mut builder, &mut element_paths, &mut errors);
+    // 6. dynamics: masses and inertias, gravity, loads, laws
+    let (mass_nodes, laws) = add_dynamics(doc, &nodes.names, &nodes.com_own, &built, &mut builder, &mut errors);
+    if !errors.is_empty() {
+        return Err(Diagnostics(errors));
+    }
+    // 7. build, and what the file's names became
+    let model = builder.build().map_err(|e| Diagnostics::one(build_error(doc, &element_paths, e)))?;
+    no_law_on_rigid_modes(doc, &model, &laws, &built)?;
+    let inputs = typed_inputs(&model, inputs);
+    let (points, bodies) = named_places(doc, &nodes.names, &frames, &globals, &mass_nodes);
+    let cx = crate::load_sharing::Context {
+        doc,
+        model: &model,
+        resolver: &nodes.names,
+        elements: &elements,
+        inputs: &inputs,
+    };
+    // without inputs (the mobility analysis of `check`) there is no load to share
+    let load_sharing = if with_inputs { crate::load_sharing::compile(&cx).map_err(Diagnostics)? } else { None };
+    let muscles = crate::forward::compile(&cx).map_err(Diagnostics)?;
+    Ok(Compiled {
+        model,
+        document: doc.clone(),
+        nodes: nodes.roles,
+        points,
+        elements,
+        inputs,
+        bodies,
+        load_sharing,
+        muscles,
+    })
+}
+
+/// Step 2's kernel nodes: the names resolved to them, what each is in the file, and which of
+/// them a body owns.
+struct Nodes<'a> {
+    names: Names<'a>,
+    /// What each kernel node is in the file, in node order.
+    roles: Vec<NodeRole>,
+    /// A body's own node for each of its points (`None` where the point reuses another node).
+    point_own: Vec<Vec<Option<NodeId>>>,
+    /// A body's own centre-of-mass node, when it has one off the origin.
+    com_own: Vec<Option<NodeId>>,
+}
+
+/// Step 2: nodes declared under `[nodes]`, each body's origin and orientation, each point off the
+/// origin and each centre of mass given as coordinates; names given instead of coordinates share
+/// the named node.
+fn make_nodes<'a>(
+    doc: &'a Document,
+    frames: &[Option<BodyFrame>],
+    globals: &[Vec<Option<[f64; 3]>>],
+    builder: &mut ModelBuilder,
+    errors: &mut Vec<Diagnostic>,
+) -> Nodes<'a> {
+    let spec = doc.spec();
+    let units = &spec.units;
+    let ang = units.angle_factor();
     let mut roles: Vec<NodeRole> = Vec::new();
     // values were checked when the file was parsed, and generated names contain a `.` that
     // the file's names cannot: the builder has nothing to refuse, but is asked anyway
@@ -417,7 +482,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
         let l = node.orientation.as_ref().and_then(|o| o.euler_parameters(ang).ok());
         let p = node.position.map(|p| p.map(|v| units.length_to_si(v)));
         let path = format!("nodes.{name}");
-        plain.push(push_node(&mut builder, &mut errors, &path, name.to_string(), NodeRole::Node, p, l));
+        plain.push(push_node(builder, errors, &path, name.to_string(), NodeRole::Node, p, l));
     }
     let mut origin_own = vec![None; spec.bodies.len()];
     let mut orientation = vec![None; spec.bodies.len()];
@@ -428,8 +493,8 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
         if let Some(f) = frames[b] {
             if matches!(body.origin, PointSpec::Coordinates(_)) {
                 origin_own[b] = push_node(
-                    &mut builder,
-                    &mut errors,
+                    builder,
+                    errors,
                     &format!("bodies.{name}.origin"),
                     name.to_string(),
                     NodeRole::Origin { body: name.to_string() },
@@ -438,8 +503,8 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
                 );
             }
             orientation[b] = push_node(
-                &mut builder,
-                &mut errors,
+                builder,
+                errors,
                 &format!("bodies.{name}.orientation"),
                 format!("{name}.orientation"),
                 NodeRole::Orientation { body: name.to_string() },
@@ -451,8 +516,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
                     if norm(&c.map(|v| units.length_to_si(v))) > ZERO_LENGTH {
                         let role = NodeRole::Point { body: name.to_string(), point: pname.to_string() };
                         let path = format!("bodies.{name}.points.{pname}");
-                        own[p] =
-                            push_node(&mut builder, &mut errors, &path, format!("{name}.{pname}"), role, Some(x), None);
+                        own[p] = push_node(builder, errors, &path, format!("{name}.{pname}"), role, Some(x), None);
                     }
                 }
             }
@@ -463,8 +527,8 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
                 let c = c.map(|v| units.length_to_si(v));
                 (norm(&c) > ZERO_LENGTH).then(|| add(&f.origin, &rotate(&f.euler, &c))).and_then(|x| {
                     push_node(
-                        &mut builder,
-                        &mut errors,
+                        builder,
+                        errors,
                         &format!("bodies.{name}.com"),
                         format!("{name}.com"),
                         NodeRole::CentreOfMass { body: name.to_string() },
@@ -510,21 +574,31 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
         .collect();
     let kinds: Vec<NodeKind> =
         (0..n_nodes).map(|i| builder.node_kind(NodeId::new(i)).unwrap_or(NodeKind::Position)).collect();
+    let names = Names { spec, plain, origin, orientation, points, coords, kinds };
+    Nodes { names, roles, point_own, com_own }
+}
 
-    // 3. each body's points: its own points (and centre of mass) are attached to its frame once
-    //    the partition is known (step 5); a point that names another node is joined to the
-    //    origin by a rigid beam
-    let mut element_paths: HashMap<String, String> = HashMap::new();
+/// Step 3: each body's own points (and centre of mass), to be attached to the body's frame
+/// once the partition is known; a point that names another node is joined to the origin by a
+/// rigid beam now.
+fn body_points(
+    doc: &Document,
+    nodes: &Nodes<'_>,
+    builder: &mut ModelBuilder,
+    element_paths: &mut HashMap<String, String>,
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<Attachment> {
+    let names = &nodes.names;
     let mut attachments: Vec<Attachment> = Vec::new();
-    for (b, (name, body)) in spec.bodies.iter().enumerate() {
-        let (Some(o), Some(l)) = (origin[b], orientation[b]) else { continue };
+    for (b, (name, body)) in doc.spec().bodies.iter().enumerate() {
+        let (Some(o), Some(l)) = (names.origin[b], names.orientation[b]) else { continue };
         for (p, (pname, _)) in body.points.iter().enumerate() {
-            let Some(t) = points[b][p] else { continue };
+            let Some(t) = names.points[b][p] else { continue };
             if t == o {
                 continue;
             }
             let path = format!("bodies.{name}.points.{pname}");
-            let d = norm(&sub(&position(&coords[t.index()]), &position(&coords[o.index()])));
+            let d = norm(&sub(&position(&names.coords[t.index()]), &position(&names.coords[o.index()])));
             if !(d > ZERO_LENGTH) {
                 errors.push(doc.error(
                     &path,
@@ -534,21 +608,34 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
                 continue;
             }
             let attachment = Attachment { name: format!("{name}.{pname}"), path, point: t, origin: o, orientation: l };
-            if point_own[b][p] == Some(t) {
+            if nodes.point_own[b][p] == Some(t) {
                 attachments.push(attachment);
             } else {
-                attachment.beam(&mut builder, &mut element_paths, &mut errors, doc);
+                attachment.beam(builder, element_paths, errors, doc);
             }
         }
-        if let Some(t) = com_own[b] {
+        if let Some(t) = nodes.com_own[b] {
             let path = format!("bodies.{name}.com");
             attachments.push(Attachment { name: format!("{name}.com"), path, point: t, origin: o, orientation: l });
         }
     }
+    attachments
+}
 
-    // 4. the user's elements, built by their registered types
-    let names = Names { spec, plain, origin, orientation, points, coords, kinds };
-    let kernel_units = Units { length: len, angle: ang, mass: units.mass_factor() };
+/// Step 4: the user's elements, each built by its registered type from its table; a problem is
+/// placed at the element's field. `built` has one entry per element of the file (`None` where it
+/// could not be built).
+fn build_elements(
+    doc: &Document,
+    registry: &Registry,
+    names: &Names<'_>,
+    builder: &mut ModelBuilder,
+    element_paths: &mut HashMap<String, String>,
+    errors: &mut Vec<Diagnostic>,
+) -> (Vec<UserElement>, Vec<Option<Built>>) {
+    let spec = doc.spec();
+    let units = &spec.units;
+    let kernel_units = Units { length: units.length_factor(), angle: units.angle_factor(), mass: units.mass_factor() };
     let mut built: Vec<Option<Built>> = Vec::with_capacity(spec.elements.len());
     let mut elements = Vec::new();
     for (name, el) in spec.elements.iter() {
@@ -564,7 +651,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             continue;
         };
         let table: Vec<(String, Value)> = el.params.0.iter().map(|(k, v)| (k.clone(), to_value(v))).collect();
-        let params = Params::new(&table, "", &names, kernel_units);
+        let params = Params::new(&table, "", names, kernel_units);
         match registry.build(&el.kind, &params) {
             Ok(element) => {
                 let modes =
@@ -604,12 +691,22 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             }
         }
     }
+    (elements, built)
+}
 
-    // 5. the partition, in the user's words
-    let (inputs, coord_role) = partition::partition(doc, &names, &built, &mut builder, &mut errors, with_inputs);
-    // a point that is fixed or an input moves on its own, and a joint cone takes its force from
-    // the beam `body.point` at the joint: join those to their bodies by beams instead
-    let cone = spec.load_sharing.as_ref().and_then(|l| l.joint_cone.as_ref());
+/// Step 5, after the partition: a body's point is attached to its frame, unless it moves on its
+/// own (fixed or an input) or a joint cone takes its force from the beam `body.point` at the
+/// joint — those are joined to their bodies by beams instead.
+fn attach(
+    doc: &Document,
+    names: &Names<'_>,
+    attachments: Vec<Attachment>,
+    coord_role: &partition::CoordRoles<'_>,
+    builder: &mut ModelBuilder,
+    element_paths: &mut HashMap<String, String>,
+    errors: &mut Vec<Diagnostic>,
+) {
+    let cone = doc.spec().load_sharing.as_ref().and_then(|l| l.joint_cone.as_ref());
     let cone_elements: &[String] = cone.map_or(&[], |c| &c.elements);
     // the socket body's point at the cone's joint, which a cone naming the joint by another of
     // its names (a body's origin, a point there) takes its force from
@@ -621,21 +718,23 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
         let at_socket = socket_point.as_ref().is_some_and(|(j, prefix)| a.point == *j && a.name.starts_with(prefix));
         if (0..3).any(|axis| coord_role.contains_key(&(a.point, axis))) || cone_elements.contains(&a.name) || at_socket
         {
-            a.beam(&mut builder, &mut element_paths, &mut errors, doc);
+            a.beam(builder, element_paths, errors, doc);
         } else {
             builder.attach(a.point, a.origin, a.orientation);
         }
     }
-    // 6. dynamics: masses and inertias, gravity, loads, laws
-    let (mass_nodes, laws) = add_dynamics(doc, &names, &com_own, &built, &mut builder, &mut errors);
-    if !errors.is_empty() {
-        return Err(Diagnostics(errors));
-    }
+}
 
-    // 7. build
-    let model = builder.build().map_err(|e| Diagnostics::one(build_error(doc, &element_paths, e)))?;
-    // a rigid mode's stress is a reaction: a law there would be silently ignored
-    for (e, modes) in &laws {
+/// Step 7: a rigid mode's stress is a reaction, so a law there would be silently ignored.
+fn no_law_on_rigid_modes(
+    doc: &Document,
+    model: &Model,
+    laws: &LawModes,
+    built: &[Option<Built>],
+) -> Result<(), Diagnostics> {
+    let spec = doc.spec();
+    let mut errors = Vec::new();
+    for (e, modes) in laws {
         let (name, b) = (&spec.elements.0[*e].0, built[*e].as_ref().expect("a law is only read for built elements"));
         for &k in modes {
             if let ModeRole::Fixed(_) = model.mode_role(model.mode_id(b.id, k)) {
@@ -648,10 +747,12 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             }
         }
     }
-    if !errors.is_empty() {
-        return Err(Diagnostics(errors));
-    }
-    let inputs: Vec<InputInfo> = inputs
+    if errors.is_empty() { Ok(()) } else { Err(Diagnostics(errors)) }
+}
+
+/// Step 7: the partition's inputs as the built model's typed ids, in `q` order.
+fn typed_inputs(model: &Model, inputs: Vec<(String, PendingInput, Quantity)>) -> Vec<InputInfo> {
+    inputs
         .into_iter()
         .map(|(name, p, quantity)| InputInfo {
             name,
@@ -661,7 +762,21 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             },
             quantity,
         })
-        .collect();
+        .collect()
+}
+
+/// Step 7: the positions a user can name (plain position nodes, then each body's origin and
+/// points, in file order: the columns of `positions.csv`) and the bodies with their inertial
+/// properties in SI.
+fn named_places(
+    doc: &Document,
+    names: &Names<'_>,
+    frames: &[Option<BodyFrame>],
+    globals: &[Vec<Option<[f64; 3]>>],
+    mass_nodes: &[Option<NodeId>],
+) -> (Vec<PointEntry>, Vec<BodyInfo>) {
+    let spec = doc.spec();
+    let units = &spec.units;
     let mut user_points = Vec::new();
     for (i, (name, _)) in spec.nodes.iter().enumerate() {
         if let Some(id) = names.plain[i].filter(|id| names.kinds[id.index()] == NodeKind::Position) {
@@ -698,22 +813,7 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
             });
         }
     }
-    let cx =
-        crate::load_sharing::Context { doc, model: &model, resolver: &names, elements: &elements, inputs: &inputs };
-    // without inputs (the mobility analysis of `check`) there is no load to share
-    let load_sharing = if with_inputs { crate::load_sharing::compile(&cx).map_err(Diagnostics)? } else { None };
-    let muscles = crate::forward::compile(&cx).map_err(Diagnostics)?;
-    Ok(Compiled {
-        model,
-        document: doc.clone(),
-        nodes: roles,
-        points: user_points,
-        elements,
-        inputs,
-        bodies,
-        load_sharing,
-        muscles,
-    })
+    (user_points, bodies)
 }
 
 enum PendingInput {
