@@ -336,3 +336,32 @@ fn ellipsoid_state_across_other_configurations() {
         assert!(used <= 2, "move {k}, Hessian: {used} shots");
     }
 }
+
+/// Along a motion that goes on (the benchmark's: the origin round a circle of radius 8 cm in
+/// steps of 0.5 mm), after the first two steps every step takes one geodesic shot for the length
+/// and gradient, two with the Hessian.
+#[test]
+fn ellipsoid_along_a_motion_one_shot_per_step() {
+    let thorax = Shape::Ellipsoid { semi_axes: [0.147, 0.2079, 0.0944] };
+    let p0 = [-0.06, 0.12, -0.11];
+    let (el, x0, fr) = single(thorax, p0, [0.1, -0.1, 0.09]);
+    let (lam, o) = (quat_at(&x0, 9), vec3_at(&x0, 6));
+    let n = x0.len();
+    for (order, most) in [(Order::Gradient, 1), (Order::Hessian, 2)] {
+        let mut state = ElementState::default();
+        let mut counts = Vec::new();
+        for k in 0..40 {
+            let a = std::f64::consts::TAU * k as f64 / 1000.0;
+            let mut x = x0.clone();
+            let p = [p0[0] + 0.08 * (a.cos() - 1.0), p0[1] + 0.08 * a.sin(), p0[2]];
+            x[..3].copy_from_slice(&fr.global(&lam, &o, &p));
+            let (mut e, mut de, mut d2e) = ([0.0], vec![0.0; n], vec![0.0; n * n]);
+            let d2: &mut [f64] = if order == Order::Hessian { &mut d2e } else { &mut [] };
+            let before = crate::geodesic::shots_on_this_thread();
+            el.evaluate(&x, &mut Evaluation::new(order, n, &mut e, &mut de, d2, &mut state)).unwrap();
+            counts.push(crate::geodesic::shots_on_this_thread() - before);
+        }
+        println!("{order:?}: shots per step {counts:?}");
+        assert!(counts[3..].iter().all(|&c| c == most), "{order:?}: {counts:?}");
+    }
+}
