@@ -1,8 +1,9 @@
 //! One evaluation of a CURVED-TRUSS (length, gradient and Hessian over its 13 local
 //! coordinates) wrapping one obstacle on a turned body: a humeral-head sphere, a cylinder, the
-//! DAS3 thorax ellipsoid. For the ellipsoid also the two costs around it: after a small motion
-//! (a Newton step of the kernel: the warm start needs an iteration or two) and cold (no warm
-//! start: the first evaluation, or right after touch-down).
+//! DAS3 thorax ellipsoid. For the ellipsoid also the costs around it: after a small motion
+//! (a Newton step of the kernel, or the next frame), with the Hessian or with the gradient only
+//! (what the kernel's positions and transfer functions ask), back and forth or along a motion
+//! that goes on; and cold (no warm start: the first evaluation, or right after touch-down).
 
 use mollier_core::NodeId;
 use mollier_core::element::{Element, ElementInfo, ElementState, Evaluation, Order};
@@ -18,6 +19,11 @@ fn main() {
 const N: usize = 13;
 
 fn setup(kind: &str, shift: f64) -> (CurvedTruss, Vec<f64>) {
+    setup_at(kind, [shift, 0.0, 0.0])
+}
+
+/// The benchmark's element with its origin `p` moved by `shift` (m, obstacle frame).
+fn setup_at(kind: &str, shift: Vec3) -> (CurvedTruss, Vec<f64>) {
     let lam = quat_from_axis_angle(&[0.4, -0.3, 0.8], 0.7);
     let o = [0.1, 0.2, -0.1];
     let fr = ShapeFrame::from_matrix(&body_fixed_xyz(&[0.3, -0.2, 0.9]), [0.01, -0.02, 0.005]);
@@ -30,7 +36,7 @@ fn setup(kind: &str, shift: f64) -> (CurvedTruss, Vec<f64>) {
         ),
         _ => (Shape::Ellipsoid { semi_axes: [0.147, 0.2079, 0.0944] }, [-0.06, 0.12, -0.11], [0.1, -0.1, 0.09]),
     };
-    let p = [p[0] + shift, p[1], p[2]];
+    let p = [p[0] + shift[0], p[1] + shift[1], p[2] + shift[2]];
     let mut x: Vec<f64> = fr.global(&lam, &o, &p).iter().chain(&fr.global(&lam, &o, &q)).copied().collect();
     x.extend_from_slice(&o);
     x.extend_from_slice(&lam);
@@ -47,12 +53,21 @@ fn setup(kind: &str, shift: f64) -> (CurvedTruss, Vec<f64>) {
 }
 
 fn run(el: &CurvedTruss, x: &[f64], state: &mut ElementState) -> f64 {
+    run_to(el, x, state, Order::Hessian)
+}
+
+fn run_to(el: &CurvedTruss, x: &[f64], state: &mut ElementState, order: Order) -> f64 {
     let mut e = [0.0];
     let mut de = [0.0; N];
     let mut d2e = [0.0; N * N];
-    let mut out = Evaluation::new(Order::Hessian, N, &mut e, &mut de, &mut d2e, state);
+    let d2: &mut [f64] = if order == Order::Hessian { &mut d2e } else { &mut [] };
+    let mut out = Evaluation::new(order, N, &mut e, &mut de, d2, state);
     el.evaluate(divan::black_box(x), &mut out).unwrap();
-    e[0] + d2e[N * N - 1]
+    e[0] + de[N - 1] + d2e[N * N - 1]
+}
+
+fn order_of(name: &str) -> Order {
+    if name == "hessian" { Order::Hessian } else { Order::Gradient }
 }
 
 /// Repeated at one configuration (the warm start is the solution).
@@ -66,13 +81,43 @@ fn length_gradient_hessian(bencher: divan::Bencher, kind: &str) {
 /// Alternating between two configurations 0.5 mm apart.
 #[divan::bench]
 fn ellipsoid_after_a_small_motion(bencher: divan::Bencher) {
+    alternating(bencher, Order::Hessian);
+}
+
+/// The same, asking for the length and gradient only.
+#[divan::bench]
+fn ellipsoid_after_a_small_motion_gradient(bencher: divan::Bencher) {
+    alternating(bencher, Order::Gradient);
+}
+
+fn alternating(bencher: divan::Bencher, order: Order) {
     let (el, xa) = setup("ellipsoid", 0.0);
     let (_, xb) = setup("ellipsoid", 0.0005);
     let mut state = ElementState::default();
     let mut flip = false;
     bencher.bench_local(|| {
         flip = !flip;
-        divan::black_box(run(&el, if flip { &xa } else { &xb }, &mut state))
+        divan::black_box(run_to(&el, if flip { &xa } else { &xb }, &mut state, order))
+    });
+}
+
+/// Along a motion that goes on: the origin round a circle of radius 8 cm in 1000 steps of
+/// 0.5 mm (a configuration comes back only after 1000 evaluations).
+#[divan::bench(args = ["gradient", "hessian"])]
+fn ellipsoid_along_a_motion(bencher: divan::Bencher, order: &str) {
+    let xs: Vec<Vec<f64>> = (0..1000)
+        .map(|k| {
+            let a = std::f64::consts::TAU * k as f64 / 1000.0;
+            setup_at("ellipsoid", [0.08 * (a.cos() - 1.0), 0.08 * a.sin(), 0.0]).1
+        })
+        .collect();
+    let (el, _) = setup("ellipsoid", 0.0);
+    let order = order_of(order);
+    let mut state = ElementState::default();
+    let mut k = 0;
+    bencher.bench_local(|| {
+        k = (k + 1) % xs.len();
+        divan::black_box(run_to(&el, &xs[k], &mut state, order))
     });
 }
 

@@ -24,10 +24,26 @@
 //! theorem). The Hessian differentiates these through the solution: `dξ/ds = J⁻¹`,
 //! `dξ/dp = −J⁻¹ ∂R/∂p` (implicit function theorem).
 //!
-//! **Warm start.** The solution and its sensitivity to the anchors are kept, and the next
-//! evaluation starts from the first-order prediction; a cold start takes the tangent points and the arc of the
-//! affine-image sphere problem, and if Newton fails from there, continues along a homotopy of
-//! the end anchor.
+//! **Warm start.** The solution and its sensitivity to the anchors are kept. At exactly the same
+//! anchors the last solution is the answer (no shot). Elsewhere the next evaluation starts from
+//! the prediction `ξ + ∂ξ/∂a δ + ½ ∂²ξ/∂a²[δ, δ]`, whose second-order term comes from the two
+//! last solutions: the difference of their sensitivities `S₁ − S₀` is `∂²ξ/∂a²` applied to the
+//! line `d` between their anchors, which gives the term (up to third-order terms) for the part
+//! of the move along `d` — all of it when a motion goes on, or comes back, along its way. A cold
+//! start takes the tangent points and the arc of the affine-image sphere problem, and if Newton
+//! fails from there, continues along a homotopy of the end anchor.
+//!
+//! **The last Newton step is not checked by a shot.** A shot at `ξ` gives the residual and its
+//! Jacobian; once the Newton step `δξ = −J⁻¹R` is small, the solution `ξ + δξ` is exact to
+//! `O(|δξ|²)` and everything the length and its gradient need there (the end point and tangent,
+//! the tangent point of `p`) follows from the same shot to that order through the Jacobi fields.
+//! So a step below `1e-7` (`ψ` in rad, `ℓ` and `μ` over the largest semi-axis; less where a
+//! tangent segment is short, see `linear_scale`) is applied without another shot: its
+//! remainder, which grows as the step's square (the test measures `2e-14` in the length and
+//! gradient at `1e-7`, `2e-12` at `1e-6`), is then at the integration's rounding floor. The Hessian is made of the Jacobi fields themselves, which the step changes to first
+//! order; when it is wanted, only a step below `1e-11` is applied so, and a move takes a second
+//! shot there (the fields' own first-order response to the step, the geodesic's second
+//! variation, would cost more than that shot).
 
 use mollier_core::ElementError;
 use mollier_core::geometry::{Vec3, cross, dot, norm, perpendicular, sub};
@@ -38,8 +54,9 @@ use crate::geodesic::{Ellipsoid, Shot};
 use crate::span::{Contact, SpanEval, straight, straight_generic};
 
 /// What an evaluation keeps for the next one (obstacle frame): the solution, the anchors it was
-/// for, and its sensitivity to them, so that the next evaluation starts from the first-order
-/// prediction `ξ + ∂ξ/∂(p, s) Δ(p, s)`.
+/// for, and its sensitivity to them, so that the next evaluation starts from the prediction
+/// `ξ + ∂ξ/∂(p, s) Δ(p, s)` (with a second-order term from the solution before, see the module
+/// docs), or reuses the solution at the same anchors.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Warm {
     /// Reference direction of the horizon-circle parametrisation (unit sphere image).
@@ -52,7 +69,21 @@ pub struct Warm {
     pub dxi: [[f64; 6]; 3],
     /// Whether the fields hold a solution.
     pub valid: bool,
+    /// The solution before (same `w`): its anchors and `∂ξ/∂(p, s)`.
+    previous: Option<([f64; 6], [[f64; 6]; 3])>,
+    /// The last solution's trial, the answer at exactly the same anchors.
+    last: Option<Trial>,
 }
+
+/// Largest Newton step (`ψ` in rad, `ℓ` and `μ` over the largest semi-axis) applied without a
+/// shot to check it when only the length and its gradient are wanted, for tangent segments as
+/// long as that semi-axis ([`linear_scale`] for shorter ones): its quadratic remainder is then
+/// at the integration's rounding floor (see the module docs and the tests).
+const LINEAR_VALUES: f64 = 1e-7;
+
+/// The same when the Hessian is wanted: the step changes the Jacobi fields the Hessian is made
+/// of to first order, so it must itself be at the accuracy the Hessian keeps.
+const LINEAR_HESSIAN: f64 = 1e-11;
 
 /// A converged wrap: what the derivatives and the dual-number version need.
 #[derive(Clone, Copy, Debug)]
@@ -114,6 +145,7 @@ fn start_derivs(e: &Ellipsoid, p: &Vec3, w: &Vec3, psi: f64) -> (Vec3, Vec3, [f6
 }
 
 /// Everything about one shot at `ξ`.
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Trial {
     xi: [f64; 3],
     r: Vec3,
@@ -123,10 +155,13 @@ struct Trial {
     d_p: [[f64; 3]; 6],
     resp: Response,
     steps: usize,
+    /// The size of the Newton step applied to the shot without another (0: none; see
+    /// [`corrected`]).
+    correction: f64,
 }
 
 /// The end state's linear response to a change of the start state (see the module docs).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Response {
     t_in: Vec3,
     b_in: Vec3,
@@ -161,6 +196,18 @@ fn trial(e: &Ellipsoid, p: &Vec3, s: &Vec3, w: &Vec3, xi: [f64; 3]) -> Trial {
     let (t_pt, t_dir, d_psi, d_p) = start_derivs(e, p, w, xi[0]);
     let steps = e.steps_with(xi[1], path_curvature(e, p, s));
     let shot = e.shoot_in(&t_pt, &t_dir, xi[1], steps);
+    assemble(e, s, xi, (t_pt, t_dir, d_psi, d_p), shot, steps)
+}
+
+/// The trial at `ξ` from its start (`start_derivs`) and the shot's end state.
+fn assemble(
+    e: &Ellipsoid,
+    s: &Vec3,
+    xi: [f64; 3],
+    (t_pt, t_dir, d_psi, d_p): (Vec3, Vec3, [f64; 6], [[f64; 3]; 6]),
+    shot: Shot,
+    steps: usize,
+) -> Trial {
     let n_in = e.normal(&t_pt);
     let b_in = cross(&n_in, &t_dir);
     let g = e.grad(&shot.x);
@@ -180,7 +227,43 @@ fn trial(e: &Ellipsoid, p: &Vec3, s: &Vec3, w: &Vec3, xi: [f64; 3]) -> Trial {
         jac[i][1] = t_out[i] - mu * kappa * n_out[i];
         jac[i][2] = t_out[i];
     }
-    Trial { xi, r, jac, t_pt, d_psi, d_p, resp, steps }
+    Trial { xi, r, jac, t_pt, d_psi, d_p, resp, steps, correction: 0.0 }
+}
+
+/// The trial at `t.xi + d` without another shot, to first order in the Newton step `d` (of
+/// size `size`, see [`LINEAR_VALUES`]): the end point and tangent move by the Jacobi fields
+/// (the start's change with `ψ`) and along the geodesic (`ℓ`), the Jacobi fields along the
+/// geodesic (`j″ = −K j`); the start, the residual and its Jacobian are made anew there.
+fn corrected(e: &Ellipsoid, p: &Vec3, s: &Vec3, w: &Vec3, t: &Trial, d: &Vec3, size: f64) -> Option<Trial> {
+    let xi = [0, 1, 2].map(|i| t.xi[i] + d[i]);
+    if !(xi[1] >= 0.0 && xi[2] > 0.0) {
+        return None;
+    }
+    let r = &t.resp;
+    let sh = &r.shot;
+    let (dx, dv) = r.apply(&t.d_psi.map(|v| v * d[0]));
+    let x: Vec3 = [0, 1, 2].map(|i| sh.x[i] + dx[i] + d[1] * r.t_out[i]);
+    let v: Vec3 = [0, 1, 2].map(|i| sh.v[i] + dv[i] - d[1] * r.kappa * r.n_out[i]);
+    let vl = norm(&v);
+    let k = e.gaussian_curvature(&sh.x);
+    let shot = Shot {
+        x,
+        v: v.map(|c| c / vl),
+        ja: sh.ja + d[1] * sh.dja,
+        dja: sh.dja - d[1] * k * sh.ja,
+        jr: sh.jr + d[1] * sh.djr,
+        djr: sh.djr - d[1] * k * sh.jr,
+    };
+    let mut c = assemble(e, s, xi, start_derivs(e, p, w, xi[0]), shot, t.steps);
+    c.correction = size;
+    Some(c)
+}
+
+/// The factor on [`LINEAR_VALUES`] and [`LINEAR_HESSIAN`] for a wrap whose tangent segments are
+/// short: the step's remainder grows as the largest semi-axis `scale` over the shorter segment
+/// (through the tangent directions), so the step allowed shrinks as the root of that ratio.
+fn linear_scale(p: &Vec3, t: &Trial, scale: f64) -> f64 {
+    (norm(&sub(p, &t.t_pt)).min(t.xi[2]) / scale).min(1.0).sqrt()
 }
 
 fn det3(m: &[[f64; 3]; 3]) -> f64 {
@@ -234,9 +317,11 @@ fn path_curvature(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> f64 {
 }
 
 /// Damped Newton from `xi0`; `None` when it fails. Converged when the residual is below `1e-13`
-/// of the ellipsoid's size, about the integration's rounding floor; between that and `1e-10`, a
-/// full step that does not reduce it also means the floor is reached.
-fn newton(e: &Ellipsoid, p: &Vec3, s: &Vec3, w: &Vec3, xi0: [f64; 3], max_iter: usize) -> Option<Trial> {
+/// of the ellipsoid's size, about the integration's rounding floor, or when the Newton step is
+/// below `linear` (relative), which is then applied without another shot ([`corrected`]);
+/// between `1e-13` and `1e-10`, a full step that does not reduce the residual also means the
+/// floor is reached.
+fn newton(e: &Ellipsoid, p: &Vec3, s: &Vec3, w: &Vec3, xi0: [f64; 3], max_iter: usize, linear: f64) -> Option<Trial> {
     let scale = e.axes[0].max(e.axes[1]).max(e.axes[2]);
     let mut cur = trial(e, p, s, w, xi0);
     for _ in 0..max_iter {
@@ -249,6 +334,12 @@ fn newton(e: &Ellipsoid, p: &Vec3, s: &Vec3, w: &Vec3, xi0: [f64; 3], max_iter: 
         }
         let jinv = inverse3(&cur.jac)?;
         let step = mat_vec3(&jinv, &cur.r).map(|v| -v);
+        let size = step[0].abs().max(step[1].abs() / scale).max(step[2].abs() / scale);
+        if size <= linear * linear_scale(p, &cur, scale) {
+            if let Some(c) = corrected(e, p, s, w, &cur, &step, size) {
+                return Some(c);
+            }
+        }
         let mut lam: f64 = 1.0;
         // keep the geodesic length non-negative and the last segment pointing forward
         if cur.xi[1] + step[1] < 0.0 {
@@ -326,7 +417,7 @@ fn cold_guess(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> (Vec3, [f64; 3]) {
 /// Shape homotopy: the same problem on ellipsoids deformed from a sphere (where the cold guess
 /// is exact) to `e`, with the anchors fixed in the affine image. Since the image is unchanged,
 /// so is whether the path wraps; the solution is followed in small, adaptive steps.
-fn homotopy(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> Option<(Trial, Vec3)> {
+fn homotopy(e: &Ellipsoid, p: &Vec3, s: &Vec3, linear: f64) -> Option<(Trial, Vec3)> {
     let a = e.axes;
     let g = (a[0] * a[1] * a[2]).cbrt();
     let pn = [p[0] / a[0], p[1] / a[1], p[2] / a[2]];
@@ -341,7 +432,7 @@ fn homotopy(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> Option<(Trial, Vec3)> {
     // at τ = 0 the guess (scaled to the sphere of radius g) is the exact solution
     let (e0, p0, s0) = at(0.0);
     let (w0, xi_start) = cold_guess(&e0, &p0, &s0);
-    let mut xi = newton(&e0, &p0, &s0, &w0, xi_start, 10)?.xi;
+    let mut xi = newton(&e0, &p0, &s0, &w0, xi_start, 10, LINEAR_VALUES)?.xi;
     let (mut tau, mut dtau) = (0.0f64, 0.125f64);
     // bounded work: a path that needs more steps than this is not followed
     let mut budget = 200;
@@ -352,7 +443,7 @@ fn homotopy(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> Option<(Trial, Vec3)> {
         }
         let next = (tau + dtau).min(1.0);
         let (ei, pi, si) = at(next);
-        match newton(&ei, &pi, &si, &w0, xi, 12) {
+        match newton(&ei, &pi, &si, &w0, xi, 12, LINEAR_VALUES) {
             Some(t) => {
                 xi = t.xi;
                 tau = next;
@@ -366,7 +457,7 @@ fn homotopy(e: &Ellipsoid, p: &Vec3, s: &Vec3) -> Option<(Trial, Vec3)> {
             }
         }
     }
-    newton(e, p, s, &w0, xi, 20).map(|t| (t, w0))
+    newton(e, p, s, &w0, xi, 20, linear).map(|t| (t, w0))
 }
 
 /// The wrap angle of the affine-image sphere problem: positive exactly when the straight line
@@ -422,11 +513,43 @@ fn length_of(p: &Vec3, t: &Trial) -> f64 {
     norm(&sub(p, &t.t_pt)) + t.xi[1] + t.xi[2]
 }
 
+/// `ξ` at the anchors `a` predicted from the last solution: its sensitivity to first order and,
+/// when the solution before it is known, the second-order term `½ ∂²ξ/∂a²[δ, δ]` as far as the
+/// difference of the two sensitivities gives it (see the module docs). With `d` the line
+/// between the two solutions' anchors and `δ = α d + δ⊥`, the term is `½ α (S₁ − S₀)(2δ − α d)`
+/// up to `½ ∂²ξ/∂a²[δ⊥, δ⊥]`. Used only when the two moves are of a size (`d` and `δ` within a
+/// factor of ten), where `S₁ − S₀` is neither rounding noise nor a long chord.
+fn predict(warm: &Warm, a: &[f64; 6]) -> [f64; 3] {
+    let delta: [f64; 6] = std::array::from_fn(|k| a[k] - warm.anchors[k]);
+    let mut pred: [f64; 3] =
+        std::array::from_fn(|i| warm.xi[i] + (0..6).map(|k| warm.dxi[i][k] * delta[k]).sum::<f64>());
+    if let Some((a0, s0)) = &warm.previous {
+        let d: [f64; 6] = std::array::from_fn(|k| warm.anchors[k] - a0[k]);
+        let dd: f64 = d.iter().map(|v| v * v).sum();
+        let del2: f64 = delta.iter().map(|v| v * v).sum();
+        if dd > 0.0 && del2 <= 100.0 * dd && dd <= 100.0 * del2 {
+            let alpha = d.iter().zip(&delta).map(|(x, y)| x * y).sum::<f64>() / dd;
+            let v: [f64; 6] = std::array::from_fn(|k| 2.0 * delta[k] - alpha * d[k]);
+            for (i, pi) in pred.iter_mut().enumerate() {
+                *pi += 0.5 * alpha * (0..6).map(|k| (warm.dxi[i][k] - s0[i][k]) * v[k]).sum::<f64>();
+            }
+        }
+    }
+    pred
+}
+
 /// Solve the wrap (`phi_image`: the image wrap angle), warm-started from `warm` when it holds a
 /// solution. Returns a local minimum of length: when the warm or cold start lands on a saddle
 /// (two ways round a bump of the ellipsoid, nearly equally long), Newton restarts from
 /// neighbouring horizon angles and the shortest minimum found is kept.
-fn solve(e: &Ellipsoid, p: &Vec3, s: &Vec3, phi_image: f64, warm: &Warm) -> Result<(Trial, Vec3), ElementError> {
+fn solve(
+    e: &Ellipsoid,
+    p: &Vec3,
+    s: &Vec3,
+    phi_image: f64,
+    warm: &Warm,
+    linear: f64,
+) -> Result<(Trial, Vec3), ElementError> {
     let a = &e.axes;
     let pn = [p[0] / a[0], p[1] / a[1], p[2] / a[2]];
     // the horizon parametrisation needs the reference direction well off the anchor's axis: at
@@ -439,14 +562,12 @@ fn solve(e: &Ellipsoid, p: &Vec3, s: &Vec3, phi_image: f64, warm: &Warm) -> Resu
     };
     let mut found: Option<(Trial, Vec3)> = None;
     if warm.valid && usable(&warm.w) {
-        // first-order prediction from the last solution; the plain last solution if that fails
-        let delta: [f64; 6] = std::array::from_fn(|k| if k < 3 { p[k] } else { s[k - 3] } - warm.anchors[k]);
-        let mut pred: [f64; 3] =
-            std::array::from_fn(|i| warm.xi[i] + (0..6).map(|k| warm.dxi[i][k] * delta[k]).sum::<f64>());
+        // predicted from the last solutions; the plain last solution if that fails
+        let mut pred = predict(warm, &[p[0], p[1], p[2], s[0], s[1], s[2]]);
         if !(pred[1] >= 0.0 && pred[2] > 0.0) {
             pred = warm.xi;
         }
-        let t = newton(e, p, s, &warm.w, pred, 30).or_else(|| newton(e, p, s, &warm.w, warm.xi, 30));
+        let t = newton(e, p, s, &warm.w, pred, 30, linear).or_else(|| newton(e, p, s, &warm.w, warm.xi, 30, linear));
         if let Some(t) = t {
             if is_minimum(p, &t) {
                 return Ok((t, warm.w));
@@ -457,12 +578,12 @@ fn solve(e: &Ellipsoid, p: &Vec3, s: &Vec3, phi_image: f64, warm: &Warm) -> Resu
     if found.is_none() {
         let (w, xi0) = cold_guess(e, p, s);
         if usable(&w) && phi_image < DIRECT_COLD_START {
-            if let Some(t) = newton(e, p, s, &w, xi0, 40) {
+            if let Some(t) = newton(e, p, s, &w, xi0, 40, linear) {
                 found = Some((t, w));
             }
         }
         if found.is_none() {
-            found = homotopy(e, p, s);
+            found = homotopy(e, p, s, linear);
         }
     }
     let Some((t, w)) = found else {
@@ -474,7 +595,7 @@ fn solve(e: &Ellipsoid, p: &Vec3, s: &Vec3, phi_image: f64, warm: &Warm) -> Resu
     // a saddle: look for the minima on either side
     let mut best: Option<(f64, Trial)> = None;
     for dpsi in [0.3, -0.3, 0.7, -0.7, 1.2, -1.2, 1.8, -1.8, 2.5, -2.5, 3.1] {
-        if let Some(c) = newton(e, p, s, &w, [t.xi[0] + dpsi, t.xi[1], t.xi[2]], 40) {
+        if let Some(c) = newton(e, p, s, &w, [t.xi[0] + dpsi, t.xi[1], t.xi[2]], 40, linear) {
             if is_minimum(p, &c) {
                 let l = length_of(p, &c);
                 if best.as_ref().is_none_or(|(bl, _)| l < *bl) {
@@ -501,18 +622,33 @@ pub fn span(
 ) -> Result<(SpanEval, Option<Solved>), ElementError> {
     let phi_image = image_wrap_angle(e, p, s)?;
     if !(phi_image > 0.0) {
-        warm.valid = false;
+        *warm = Warm::default();
         return Ok((straight(p, s, want_hess)?, None));
     }
-    let (t, w) = solve(e, p, s, phi_image, warm)?;
+    let anchors = [p[0], p[1], p[2], s[0], s[1], s[2]];
+    let same = warm.valid && anchors.map(f64::to_bits) == warm.anchors.map(f64::to_bits);
+    let linear = if want_hess { LINEAR_HESSIAN } else { LINEAR_VALUES };
+    let (t, w) = match warm.last {
+        // the same anchors: the last solution, unless the Hessian now wants a closer one
+        Some(t) if same && t.correction <= linear => (t, warm.w),
+        _ => solve(e, p, s, phi_image, warm, linear)?,
+    };
     let jinv = inverse3(&t.jac).ok_or_else(|| {
         ElementError::Domain("the wrapped path over the ellipsoid is at a focal configuration".into())
     })?;
     let [_, ell, mu] = t.xi;
-    // keep the solution and its sensitivity for the next evaluation; a new reference direction
-    // only when the anchor turns towards the old one (where the parametrisation degenerates)
+    // keep the solution, its sensitivity and the one before for the next evaluation; a new
+    // reference direction only when the anchor turns towards the old one (where the
+    // parametrisation degenerates)
     let (rp_dxi, _) = sensitivities(&t, &jinv);
-    *warm = Warm { w, xi: t.xi, anchors: [p[0], p[1], p[2], s[0], s[1], s[2]], dxi: rp_dxi, valid: true };
+    let previous = if same {
+        warm.previous
+    } else if warm.valid && warm.w == w {
+        Some((warm.anchors, warm.dxi))
+    } else {
+        None
+    };
+    *warm = Warm { w, xi: t.xi, anchors, dxi: rp_dxi, valid: true, previous, last: Some(t) };
     let dpv = sub(p, &t.t_pt);
     let dp = norm(&dpv);
     let ep = dpv.map(|v| v / dp);
@@ -674,6 +810,138 @@ mod tests {
         }
     }
 
+    fn shots() -> u64 {
+        crate::geodesic::shots_on_this_thread()
+    }
+
+    /// Largest differences of length (relative), gradient and Hessian (relative to its largest
+    /// entry) between two evaluations.
+    fn gap(a: &SpanEval, b: &SpanEval) -> (f64, f64, f64) {
+        let dg = (0..6).map(|i| (a.grad[i] - b.grad[i]).abs()).fold(0.0, f64::max);
+        let hmax = b.hess.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let dh = (0..36).map(|i| (a.hess[i] - b.hess[i]).abs()).fold(0.0, f64::max) / hmax.max(1e-300);
+        ((a.length - b.length).abs() / b.length, dg, dh)
+    }
+
+    /// Along a motion of both anchors in steps of 0.1 to 1 mm, forwards and back, the results
+    /// equal a cold solve's to the rounding floor, and at an unchanged configuration there is no
+    /// shot at all and the same numbers. Shots: the first move (first-order prediction) at most
+    /// three, as before; after it, with steps up to 0.5 mm, one for the length and gradient
+    /// (two where the wrap bends the prediction's second-order term off, in at most a fifth of
+    /// the moves) and two with the Hessian; 1 mm steps with the anchors this close to the
+    /// thorax (1.15 times its size) may take one more.
+    #[test]
+    fn one_shot_per_move_at_full_accuracy() {
+        let e = thorax();
+        let mut rng = Rng::new(11);
+        let (mut worst_l, mut worst_g, mut worst_h) = (0.0f64, 0.0f64, 0.0f64);
+        let mut gradient_moves = Vec::new();
+        for case in 0..12 {
+            let (p0, s0) = anchors(&mut rng);
+            let (up, us) = (rng.unit_vector(), rng.unit_vector());
+            let step = [1e-4, 3e-4, 5e-4, 1e-3][case % 4];
+            let mut counts = Vec::new();
+            let at = |k: f64| {
+                let c = k * step;
+                ([0, 1, 2].map(|i| p0[i] + c * up[i]), [0, 1, 2].map(|i| s0[i] + c * us[i]))
+            };
+            let mut warm = Warm::default();
+            span(&e, &p0, &s0, &mut warm, true).unwrap();
+            // forwards four steps, back two, forwards again
+            for (j, k) in [1.0, 2.0, 3.0, 4.0, 3.0, 2.0, 3.0].into_iter().enumerate() {
+                let (p, s) = at(k);
+                let want_hess = j % 2 == 1;
+                let before = shots();
+                let (ev, _) = span(&e, &p, &s, &mut warm, want_hess).unwrap();
+                let used = shots() - before;
+                counts.push(used);
+                let most = if j == 0 || step > 5e-4 { 3 } else { 2 };
+                if j > 0 && step <= 5e-4 && !want_hess {
+                    gradient_moves.push(used);
+                }
+                assert!(used <= most, "case {case}, move {j} ({step} m): {used} shots");
+                let (cold, _) = span(&e, &p, &s, &mut Warm::default(), want_hess).unwrap();
+                let (dl, dg, dh) = gap(&ev, &cold);
+                worst_l = worst_l.max(dl);
+                worst_g = worst_g.max(dg);
+                if want_hess {
+                    worst_h = worst_h.max(dh);
+                }
+                // unchanged: no shot, the same numbers
+                let before = shots();
+                let (again, _) = span(&e, &p, &s, &mut warm, want_hess).unwrap();
+                assert_eq!(shots(), before, "case {case}, move {j}: a shot at an unchanged configuration");
+                assert!(again.length == ev.length && again.grad == ev.grad && again.hess == ev.hess);
+            }
+            println!("steps of {step} m: shots per move {counts:?} (odd moves with the Hessian)");
+        }
+        println!("largest gaps to a cold solve: length {worst_l:e}, gradient {worst_g:e}, Hessian {worst_h:e}");
+        assert!(worst_l < 1e-13 && worst_g < 1e-12 && worst_h < 1e-10, "{worst_l:e} {worst_g:e} {worst_h:e}");
+        let one = gradient_moves.iter().filter(|&&n| n == 1).count();
+        assert!(5 * one >= 4 * gradient_moves.len(), "one shot in {one} of {} moves", gradient_moves.len());
+    }
+
+    /// The Newton step applied without a shot ([`corrected`]) from a shot off the solution by
+    /// `size` (relative, random directions, random wraps, some hugging the thorax): the length
+    /// and gradient it gives
+    /// against the solution's. The remainder grows as the square of the step; up to
+    /// [`LINEAR_VALUES`] it is at the rounding floor.
+    #[test]
+    fn the_unchecked_newton_step_is_exact_to_second_order() {
+        let e = thorax();
+        let scale = 0.2079;
+        let mut rng = Rng::new(17);
+        let value = |p: &Vec3, t: &Trial| (length_of(p, t), t.t_pt, t.resp.t_out);
+        let mut gaps = Vec::new();
+        for size in [1e-8, 3e-8, 1e-7, 3e-7, 1e-6, 1e-5] {
+            let (mut wl, mut wg) = (0.0f64, 0.0f64);
+            for k in 0..60 {
+                // two in three as elsewhere, one in three hugging the surface
+                let (p, s) = if k % 3 == 2 { hugging(&mut rng) } else { anchors(&mut rng) };
+                let phi = image_wrap_angle(&e, &p, &s).unwrap();
+                let (t, w) = solve(&e, &p, &s, phi, &Warm::default(), 0.0).unwrap();
+                // the solution past the rounding floor of its residual: one more (tiny) step
+                let d = mat_vec3(&inverse3(&t.jac).unwrap(), &t.r).map(|v| -v);
+                let exact = corrected(&e, &p, &s, &w, &t, &d, 0.0).unwrap();
+                let u = rng.unit_vector().map(|v| v * size * linear_scale(&p, &exact, scale));
+                let xi = [exact.xi[0] + u[0], exact.xi[1] + scale * u[1], exact.xi[2] + scale * u[2]];
+                let t = trial(&e, &p, &s, &w, xi);
+                let d = mat_vec3(&inverse3(&t.jac).unwrap(), &t.r).map(|v| -v);
+                let c = corrected(&e, &p, &s, &w, &t, &d, 0.0).unwrap();
+                let (l0, a0, b0) = value(&p, &exact);
+                let (l1, a1, b1) = value(&p, &c);
+                let (d0, d1) = (sub(&p, &a0), sub(&p, &a1));
+                let (e0, e1) = (d0.map(|v| v / norm(&d0)), d1.map(|v| v / norm(&d1)));
+                wl = wl.max((l1 - l0).abs() / l0);
+                // a direction's rounding floor is that of its segment's end over its length
+                let short = norm(&d0).min(exact.xi[2]) / scale;
+                let dg = (0..3).map(|i| (e0[i] - e1[i]).abs().max((b0[i] - b1[i]).abs())).fold(0.0, f64::max);
+                wg = wg.max(dg * short.min(1.0));
+            }
+            println!("step {size:e}: length {wl:e}, gradient {wg:e} (times the shorter segment over the size)");
+            if size <= LINEAR_VALUES {
+                assert!(wl < 1e-13 && wg < 1e-13, "step {size:e}: length {wl:e}, gradient {wg:e}");
+            }
+            gaps.push(wl.max(wg));
+        }
+        // second order: a tenth of the step, a hundredth of the remainder (above the floor)
+        let n = gaps.len();
+        assert!(gaps[n - 1] > 30.0 * gaps[n - 2] && gaps[n - 2] > 3.0 * gaps[n - 3], "{gaps:?}");
+    }
+
+    /// Anchors 1 % to 5 % outside the thorax (in `xᵀMx`), on opposite sides.
+    fn hugging(rng: &mut Rng) -> (Vec3, Vec3) {
+        let e = thorax();
+        loop {
+            let out = |u: Vec3, lev: f64| u.map(|v| v * (lev / e.level(&u)).sqrt());
+            let p = out(rng.unit_vector(), 1.01 + 0.04 * rng.uniform());
+            let s = out(rng.unit_vector(), 1.01 + 0.04 * rng.uniform());
+            if wraps(&e, &p, &s).unwrap() {
+                return (p, s);
+            }
+        }
+    }
+
     #[test]
     fn sphere_case_matches_the_closed_form() {
         let r = 0.12;
@@ -709,11 +977,11 @@ mod tests {
         for _ in 0..60 {
             let (p, s) = anchors(&mut rng);
             let phi = image_wrap_angle(&e, &p, &s).unwrap();
-            let (t, _) = solve(&e, &p, &s, phi, &Warm::default()).unwrap();
+            let (t, _) = solve(&e, &p, &s, phi, &Warm::default(), 0.0).unwrap();
             assert!(is_minimum(&p, &t));
             let l = length_of(&p, &t);
             let (w, xi0) = cold_guess(&e, &p, &s);
-            let others = [newton(&e, &p, &s, &w, xi0, 40), homotopy(&e, &p, &s).map(|x| x.0)];
+            let others = [newton(&e, &p, &s, &w, xi0, 40, 0.0), homotopy(&e, &p, &s, 0.0).map(|x| x.0)];
             for o in others.into_iter().flatten() {
                 if is_minimum(&p, &o) {
                     compared += 1;
@@ -731,7 +999,7 @@ mod tests {
         for (ang, strict) in [(std::f64::consts::PI - 1e-6, false), (2.8, true)] {
             let s = [-2.0 * r * ang.cos(), 2.0 * r * ang.sin(), 0.0];
             let (w, xi0) = cold_guess(&sph, &p, &s);
-            let t = newton(&sph, &p, &s, &w, xi0, 40).unwrap();
+            let t = newton(&sph, &p, &s, &w, xi0, 40, 0.0).unwrap();
             let sh = &t.resp.shot;
             let d = norm(&sub(&p, &t.t_pt));
             let det = (sh.jr / d + sh.ja) * (sh.jr / t.xi[2] + sh.djr) - 1.0;

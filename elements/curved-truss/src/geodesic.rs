@@ -8,10 +8,23 @@
 //! shift of the start) and `j_r` (`j(0) = 0, j'(0) = 1`, a turn of the start direction) give the
 //! end point's and end direction's response to any change of the initial state.
 
+use std::cell::Cell;
+
 use mollier_core::geometry::{Vec3, norm};
 use mollier_core::scalar::Real;
 
 use crate::ode;
+
+thread_local! {
+    static SHOTS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many geodesic shots with Jacobi fields ([`Ellipsoid::shoot_in`], the costly part of an
+/// ellipsoid wrap) this thread has integrated so far: a statistic for tests and benchmarks, so
+/// that the shots an evaluation needs are counted, not assumed.
+pub fn shots_on_this_thread() -> u64 {
+    SHOTS.with(Cell::get)
+}
 
 /// Macro-step length in units of the smallest radius of curvature (and of `1/√K`): with the
 /// order-16 extrapolation the truncation error is then below the rounding floor, which grows by
@@ -96,6 +109,13 @@ impl Ellipsoid {
         if s.is_finite() { (s as usize).clamp(1, 10_000) } else { 1 }
     }
 
+    /// The Gaussian curvature at the surface point `x` (1/m²): `1/((a_0 a_1 a_2)² |Mx|⁴)`.
+    pub fn gaussian_curvature(&self, x: &Vec3) -> f64 {
+        let g = self.grad(x);
+        let g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+        self.k_num / (g2 * g2)
+    }
+
     /// The larger principal curvature at the surface point `x` (1/m): from the trace of the
     /// shape operator `P M P/|Mx|` and the Gaussian curvature.
     pub fn max_curvature(&self, x: &Vec3) -> f64 {
@@ -116,6 +136,7 @@ impl Ellipsoid {
 
     /// [`Ellipsoid::shoot`] in `steps` macro steps.
     pub fn shoot_in(&self, x0: &Vec3, v0: &Vec3, ell: f64, steps: usize) -> Shot {
+        SHOTS.with(|c| c.set(c.get() + 1));
         let y0 = [x0[0], x0[1], x0[2], v0[0], v0[1], v0[2], 1.0, 0.0, 0.0, 1.0];
         let (m, k) = (self.m, self.k_num);
         let y = ode::integrate(y0, ell, steps, |y: &[f64; 10]| {

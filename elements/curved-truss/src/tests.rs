@@ -1,6 +1,6 @@
 use super::*;
 use mollier_core::conformance::{Options, check_generic, evaluate};
-use mollier_core::element::Order;
+use mollier_core::element::{ElementState, Order};
 use mollier_core::geometry::quat_from_axis_angle;
 use mollier_surface::frame::body_fixed_xyz;
 
@@ -264,5 +264,104 @@ fn drawing_follows_the_geodesic() {
             }
         });
         assert!(on.count() >= 3, "{shape:?}: the surface part is not sampled on the surface");
+    }
+}
+
+/// The element over the thorax ellipsoid keeps its per-`Data` state right when the kernel
+/// evaluates other configurations in between (central differences, a Newton step, another
+/// order): at an unchanged configuration no geodesic shot and the same numbers; after a move of
+/// 0.5 mm and back, one shot for the length and gradient, two with the Hessian; every result
+/// equals a fresh (cold) evaluation's to the rounding floor.
+#[test]
+fn ellipsoid_state_across_other_configurations() {
+    let thorax = Shape::Ellipsoid { semi_axes: [0.147, 0.2079, 0.0944] };
+    let (el, x0, fr) = single(thorax, [-0.06, 0.12, -0.11], [0.1, -0.1, 0.09]);
+    let lam = quat_at(&x0, 9);
+    let o = vec3_at(&x0, 6);
+    let moved = |dx: f64| {
+        let mut x = x0.clone();
+        x[..3].copy_from_slice(&fr.global(&lam, &o, &[-0.06 + dx, 0.12, -0.11]));
+        x
+    };
+    let n = x0.len();
+    let mut state = ElementState::default();
+    let mut eval = |x: &[f64], order: Order| {
+        let (mut e, mut de, mut d2e) = ([0.0], vec![0.0; n], vec![0.0; n * n]);
+        let d2: &mut [f64] = if order == Order::Hessian { &mut d2e } else { &mut [] };
+        let before = crate::geodesic::shots_on_this_thread();
+        el.evaluate(x, &mut Evaluation::new(order, n, &mut e, &mut de, d2, &mut state)).unwrap();
+        let used = crate::geodesic::shots_on_this_thread() - before;
+        // a fresh evaluation, no warm start
+        let (fe, fde, fd2e) = evaluate(&el, x, order).unwrap();
+        let scale = d2e.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!((e[0] - fe[0]).abs() < 1e-13 * el.reference_length(), "{} vs {}", e[0], fe[0]);
+        assert!(de.iter().zip(&fde).all(|(a, b)| (a - b).abs() < 1e-12), "{de:?} vs {fde:?}");
+        if order == Order::Hessian {
+            assert!(d2e.iter().zip(&fd2e).all(|(a, b)| (a - b).abs() < 1e-10 * scale));
+        }
+        (used, e[0], de, d2e)
+    };
+    let (_, e0, de0, h0) = eval(&x0, Order::Hessian);
+    let (used, e, de, h) = eval(&x0, Order::Hessian);
+    assert!(used == 0 && e == e0 && de == de0 && h == h0, "unchanged: {used} shots");
+    // central differences of every coordinate in between, then the same configuration again
+    for j in 0..n {
+        for sg in [1.0, -1.0] {
+            let mut y = x0.clone();
+            y[j] += sg * 1e-6;
+            eval(&y, Order::Gradient);
+        }
+    }
+    let (used, e, de, _) = eval(&x0, Order::Gradient);
+    assert!(
+        used <= 1
+            && (e - e0).abs() < 1e-13 * el.reference_length()
+            && de.iter().zip(&de0).all(|(a, b)| (a - b).abs() < 1e-12)
+    );
+    let (used, ..) = eval(&x0, Order::Gradient);
+    assert_eq!(used, 0, "unchanged after a gradient");
+    // moves of 0.5 mm back and forth, as the benchmark
+    let xb = moved(0.0005);
+    eval(&xb, Order::Gradient);
+    for k in 0..4 {
+        let x = if k % 2 == 0 { &x0 } else { &xb };
+        let (used, ..) = eval(x, Order::Gradient);
+        assert_eq!(used, 1, "move {k}, gradient");
+        let (used, ..) = eval(x, Order::Hessian);
+        assert!(used <= 1, "move {k}: the Hessian after the gradient at the same configuration, {used} shots");
+    }
+    for k in 0..4 {
+        let x = if k % 2 == 0 { &x0 } else { &xb };
+        let (used, ..) = eval(x, Order::Hessian);
+        assert!(used <= 2, "move {k}, Hessian: {used} shots");
+    }
+}
+
+/// Along a motion that goes on (the benchmark's: the origin round a circle of radius 8 cm in
+/// steps of 0.5 mm), after the first two steps every step takes one geodesic shot for the length
+/// and gradient, two with the Hessian.
+#[test]
+fn ellipsoid_along_a_motion_one_shot_per_step() {
+    let thorax = Shape::Ellipsoid { semi_axes: [0.147, 0.2079, 0.0944] };
+    let p0 = [-0.06, 0.12, -0.11];
+    let (el, x0, fr) = single(thorax, p0, [0.1, -0.1, 0.09]);
+    let (lam, o) = (quat_at(&x0, 9), vec3_at(&x0, 6));
+    let n = x0.len();
+    for (order, most) in [(Order::Gradient, 1), (Order::Hessian, 2)] {
+        let mut state = ElementState::default();
+        let mut counts = Vec::new();
+        for k in 0..40 {
+            let a = std::f64::consts::TAU * k as f64 / 1000.0;
+            let mut x = x0.clone();
+            let p = [p0[0] + 0.08 * (a.cos() - 1.0), p0[1] + 0.08 * a.sin(), p0[2]];
+            x[..3].copy_from_slice(&fr.global(&lam, &o, &p));
+            let (mut e, mut de, mut d2e) = ([0.0], vec![0.0; n], vec![0.0; n * n]);
+            let d2: &mut [f64] = if order == Order::Hessian { &mut d2e } else { &mut [] };
+            let before = crate::geodesic::shots_on_this_thread();
+            el.evaluate(&x, &mut Evaluation::new(order, n, &mut e, &mut de, d2, &mut state)).unwrap();
+            counts.push(crate::geodesic::shots_on_this_thread() - before);
+        }
+        println!("{order:?}: shots per step {counts:?}");
+        assert!(counts[3..].iter().all(|&c| c == most), "{order:?}: {counts:?}");
     }
 }
