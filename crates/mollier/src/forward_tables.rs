@@ -167,6 +167,30 @@ fn input_column(i: &InputInfo, rate: bool) -> Column {
     Column { name: i.name.clone(), unit, meaning: what.to_string() }
 }
 
+fn table(file: &str, columns: Vec<Column>) -> Table {
+    Table { file: file.into(), columns }
+}
+
+/// The columns of `energy.csv`: name, unit, meaning.
+const ENERGY: [(&str, &str, &str); 2] = [
+    ("energy", "J", "kinetic plus potential energy (gravity, springs of the laws)"),
+    ("drift", "J", "energy minus its initial value"),
+];
+
+/// The columns of `stability.csv`: name, unit, meaning.
+const STABILITY: [(&str, &str, &str); 6] = [
+    ("force_x", "N", "joint force in the cone frame, along its axis (into the socket)"),
+    ("force_y", "N", "joint force in the cone frame, y"),
+    ("force_z", "N", "joint force in the cone frame, z"),
+    ("theta", "rad", "deviation angle of the force towards the cone's y axis"),
+    ("phi", "rad", "deviation angle of the force towards the cone's z axis"),
+    ("stability_index", "1", "(theta/theta_a)^2 + (phi/phi_a)^2 - 1: at most 0 inside the cone"),
+];
+
+fn columns(list: &[(&str, &'static str, &str)]) -> Vec<Column> {
+    list.iter().map(|&(name, unit, meaning)| col(name, unit, meaning)).collect()
+}
+
 fn col(name: impl Into<String>, unit: &'static str, meaning: impl Into<String>) -> Column {
     Column { name: name.into(), unit, meaning: meaning.into() }
 }
@@ -265,23 +289,11 @@ impl<'a> SimulateRun<'a> {
         let f = match &self.kind {
             Kind::Passive(p) => {
                 let mut t = vec![
-                    Table {
-                        file: "motion.csv".into(),
-                        columns: inputs.iter().map(|i| input_column(i, false)).collect(),
-                    },
-                    Table {
-                        file: "velocities.csv".into(),
-                        columns: inputs.iter().map(|i| input_column(i, true)).collect(),
-                    },
+                    table("motion.csv", inputs.iter().map(|i| input_column(i, false)).collect()),
+                    table("velocities.csv", inputs.iter().map(|i| input_column(i, true)).collect()),
                 ];
                 if p.e0.is_some() {
-                    t.push(Table {
-                        file: "energy.csv".into(),
-                        columns: vec![
-                            col("energy", "J", "kinetic plus potential energy (gravity, springs of the laws)"),
-                            col("drift", "J", "energy minus its initial value"),
-                        ],
-                    });
+                    t.push(table("energy.csv", columns(&ENERGY)));
                 }
                 return t;
             }
@@ -323,25 +335,12 @@ impl<'a> SimulateRun<'a> {
                 "the ellipsoid's implicit function at the point: negative inside",
             ));
         }
-        let mut t = vec![
-            Table { file: "states.csv".into(), columns: states },
-            Table { file: "muscles.csv".into(), columns: muscles },
-        ];
+        let mut t = vec![table("states.csv", states), table("muscles.csv", muscles)];
         if !contacts.is_empty() {
-            t.push(Table { file: "contacts.csv".into(), columns: contacts });
+            t.push(table("contacts.csv", contacts));
         }
         if f.run.has_cone() {
-            t.push(Table {
-                file: "stability.csv".into(),
-                columns: vec![
-                    col("force_x", "N", "joint force in the cone frame, along its axis (into the socket)"),
-                    col("force_y", "N", "joint force in the cone frame, y"),
-                    col("force_z", "N", "joint force in the cone frame, z"),
-                    col("theta", "rad", "deviation angle of the force towards the cone's y axis"),
-                    col("phi", "rad", "deviation angle of the force towards the cone's z axis"),
-                    col("stability_index", "1", "(theta/theta_a)^2 + (phi/phi_a)^2 - 1: at most 0 inside the cone"),
-                ],
-            });
+            t.push(table("stability.csv", columns(&STABILITY)));
         }
         t
     }
