@@ -156,16 +156,17 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         return code;
     }
     let (t, busy) = (frames.run.time(), frames.run.busy());
-    match frames.run.energy_drift() {
-        _ if frames.run.forward().is_some() => {
-            if busy > 0.0 {
-                errln!(
-                    "simulated {t} s in {busy:.3} s of computing: {:.1}× real time, {:.1} µs per step",
-                    t / busy,
-                    busy * 1e6 / steps as f64
-                );
-            }
+    if frames.run.forward().is_some() {
+        if busy > 0.0 {
+            errln!(
+                "simulated {t} s in {busy:.3} s of computing: {:.1}× real time, {:.1} µs per step",
+                t / busy,
+                busy * 1e6 / steps as f64
+            );
         }
+        return code;
+    }
+    match frames.run.energy_drift() {
         Some((drift, true)) => errln!("energy drift over {t} s: max |E − E(0)| = {drift:.3e} J"),
         Some((drift, false)) => errln!(
             "energy change over {t} s: max |E − E(0)| = {drift:.3e} J (the model has damping or loads: energy is not conserved)"
