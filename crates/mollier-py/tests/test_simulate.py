@@ -212,3 +212,17 @@ def test_the_gil_is_released_while_a_simulation_runs():
     # with the GIL held through the run, this thread could not tick inside the call
     inside = [x for x in ticks if start + 0.05 < x < end - 0.05]
     assert len(inside) > 5, (len(inside), end - start)
+
+
+def test_a_muscle_without_an_initial_equilibrium_raises_frame_error_as_the_command_fails(cli, tmp_path):
+    # a tendon longer than the biceps' whole path: no isometric equilibrium to start from
+    text = ELBOW.read_text().replace("tendon_slack_length = 160", "tendon_slack_length = 2000", 1)
+    assert "2000" in text
+    model = tmp_path / "elbow.toml"
+    model.write_text(text)
+    said = cli("simulate", model, "--duration", 0.1, "--out", tmp_path / "out", check=False)
+    assert said.returncode == 1 and not (tmp_path / "out").exists()
+    with pytest.raises(mollier.FrameError) as e:
+        mollier.load(model).simulate(duration=0.1)
+    assert str(e.value).startswith("the initial state: muscle `biceps` has no equilibrium")
+    assert f"error: {e.value}" in said.stderr
