@@ -2,15 +2,13 @@
 motion (equal to 1e-12), the errors, and the numpy dtype and shape contracts."""
 
 import json
-import threading
-import time
 import warnings
 
 import numpy as np
 import pytest
 
 import mollier
-from conftest import MODELS, ROOT, SHARED_DATA
+from conftest import MODELS, ROOT, SHARED_DATA, assert_gil_released
 
 MECH = MODELS / "mechanisms"
 FOUR_BAR = (MECH / "four-bar.toml", MECH / "four-bar-motion.csv")
@@ -259,25 +257,7 @@ def test_the_gil_is_released_while_rust_runs(shoulder_motion):
     # one long call: the 3 postures 10 times over (~1 s with criterion d)
     values = np.tile(q.values, (10, 1))
     times = np.arange(len(values), dtype=float)
-    span = {}
-    ticks = []
-
-    def work():
-        span["start"] = time.perf_counter()
-        m.inverse((times, values, q.columns), "d", static=True)
-        span["end"] = time.perf_counter()
-
-    t = threading.Thread(target=work)
-    t.start()
-    while t.is_alive():
-        ticks.append(time.perf_counter())
-        time.sleep(0.001)
-    t.join()
-    start, end = span["start"], span["end"]
-    assert end - start > 0.2, "the call is too short to tell"
-    # with the GIL held through the solve, this thread could not tick inside the call
-    inside = [x for x in ticks if start + 0.05 < x < end - 0.05]
-    assert len(inside) > 5, (len(inside), end - start)
+    assert_gil_released(lambda: m.inverse((times, values, q.columns), "d", static=True))
 
 
 def test_nan_in_a_motion_is_an_error():
