@@ -2,10 +2,12 @@
 
 Hand load x glenoid margin x criterion x motion chunks: every (model variant, chunk of frames)
 is one task, submitted to a Dask ``distributed`` cluster — a ``LocalCluster`` by default, or the
-scheduler at ``--scheduler tcp://host:8786`` — and the results are gathered into one CSV table,
-a row per (variant, frame).
+scheduler at ``--scheduler tcp://host:8786`` — and the results are gathered into one table, a
+row per (variant, frame), written as CSV or, with pyarrow installed, Parquet (``--format
+parquet``, or an ``--out`` ending in ``.parquet``).
 
     python examples/sweep_dask.py --out results/sweep.csv            # LocalCluster, 2 workers
+    python examples/sweep_dask.py --out results/sweep.parquet        # the same, as Parquet
     python examples/sweep_dask.py --scheduler tcp://10.0.0.5:8786 --frames 181 --chunk 10
 
 What a worker is sent: the model's files as text (``shoulder.toml`` and the muscle table it
@@ -195,6 +197,40 @@ def run_dask(client, files: Dict[str, str], work: Sequence[Tuple[Variant, Chunk]
     return gather(client.gather(futures))
 
 
+def table_format(out: Path, asked: Optional[str] = None) -> str:
+    """``csv`` or ``parquet``: the format asked for, else the one ``out``'s suffix names
+    (``.parquet`` or ``.pq``; anything else is CSV)."""
+    if asked is not None:
+        if asked not in ("csv", "parquet"):
+            raise ValueError(f'the format is "csv" or "parquet", not {asked!r}')
+        return asked
+    return "parquet" if out.suffix.lower() in (".parquet", ".pq") else "csv"
+
+
+def require_writer(fmt: str) -> None:
+    """Stop with what to install when ``fmt`` cannot be written here (Parquet without pyarrow)."""
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise SystemExit("writing Parquet needs pyarrow (pip install pyarrow), or write CSV "
+                             "(--format csv, or an --out not ending in .parquet)") from None
+
+
+def write_table(table, out: Path, fmt: str) -> None:
+    """Write the gathered table: CSV with repr-exact numbers and NaN (a failed frame) as an empty
+    cell, as Mollier's own tables; or Parquet (pyarrow), which keeps every float64 and the text
+    columns' types. Written to a temporary sibling and renamed, so ``out`` is complete or absent."""
+    require_writer(fmt)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(f".{out.name}.partial")
+    if fmt == "parquet":
+        table.to_parquet(partial, index=False, engine="pyarrow")
+    else:
+        table.to_csv(partial, index=False, float_format=None, na_rep="")
+    partial.replace(out)
+
+
 def local_cluster(workers: int, **kwargs):
     """A LocalCluster of ``workers`` single-threaded worker processes, each solving its frames
     on one thread (``RAYON_NUM_THREADS=1``): Dask spreads the work, not rayon inside a task."""
@@ -213,8 +249,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--loads", type=float, nargs="+", default=[0.0, 20.0], help="hand loads, N")
     p.add_argument("--margins", type=float, nargs="+", default=[1.0, 0.8], help="half-angle factors")
     p.add_argument("--criteria", nargs="+", default=["b", "d"], help="criteria a-d")
-    p.add_argument("--out", type=Path, default=Path("sweep.csv"), help="the gathered table (CSV)")
+    p.add_argument("--out", type=Path, default=Path("sweep.csv"),
+                   help="the gathered table (CSV; Parquet when it ends in .parquet)")
+    p.add_argument("--format", choices=["csv", "parquet"],
+                   help="the table's format (default: by the suffix of --out; Parquet needs pyarrow)")
     a = p.parse_args(argv)
+    fmt = table_format(a.out, a.format)
+    require_writer(fmt)  # before the sweep runs, not after
     from dask.distributed import Client
 
     with tempfile.TemporaryDirectory() as d:
@@ -228,9 +269,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         wall = time.perf_counter() - start
     if cluster is not None:
         cluster.close()
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    # repr-exact numbers, NaN as an empty cell (a failed frame), as Mollier's own tables
-    table.to_csv(a.out, index=False, float_format=None, na_rep="")
+    write_table(table, a.out, fmt)
     failed = int((table["status"] != "solved").sum())
     print(f"{len(work)} tasks, {len(table)} frames in {wall:.1f} s ({len(table) / wall:.1f} frames/s); "
           f"{failed} not solved; {a.out}")

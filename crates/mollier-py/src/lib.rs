@@ -12,7 +12,10 @@
 
 use std::path::{Path, PathBuf};
 
-use mollier::{Compiled, InverseDynamicsRun, KinematicsRun, Motion, MuscleColumns, Smoothing};
+use mollier::{
+    Compiled, InverseDynamicsRun, KinematicsRun, Motion, MuscleColumns, SimulateError, SimulateOptions, SimulateRun,
+    Smoothing,
+};
 use mollier_core::registry::Registry;
 use mollier_format::Diagnostics;
 use mollier_optim::{Criterion, FrameResult, LoadSharing, RunOptions};
@@ -146,14 +149,57 @@ impl Progress {
     }
 }
 
-/// A motion given to an analysis: a file, or arrays with their column names.
+/// A table given as arrays: `(name, time (frames,), values (frames, columns), columns)`.
+type Arrays<'py> = (String, PyReadonlyArray1<'py, f64>, PyReadonlyArray2<'py, f64>, Vec<String>);
+
+/// A motion (or excitations) given to an analysis: a file, or arrays with their column names.
 #[derive(FromPyObject)]
 enum MotionArg<'py> {
     /// `(name, time (frames,), values (frames, columns), columns)`.
     #[pyo3(transparent, annotation = "tuple")]
-    Arrays((String, PyReadonlyArray1<'py, f64>, PyReadonlyArray2<'py, f64>, Vec<String>)),
+    Arrays(Arrays<'py>),
     #[pyo3(transparent, annotation = "str | os.PathLike")]
     Path(PathBuf),
+}
+
+/// The text of a table file (`time`, then the columns, numbers in Rust's `{:e}`, which reads
+/// back to the same f64) for arrays given instead of a file (`what`: a motion, excitations), so
+/// that they get the checks a file does; its name for messages.
+fn arrays_text(what: &str, arrays: Arrays<'_>) -> PyResult<(String, String)> {
+    let (name, time, values, columns) = arrays;
+    // an unaligned array (numpy allows them) may not be viewed in place: the Python layer hands
+    // over aligned ones (`np.require`), anything else is refused here
+    for (part, ptr) in [("time", time.data() as usize), ("values", values.data() as usize)] {
+        if ptr % std::mem::align_of::<f64>() != 0 {
+            return Err(PyValueError::new_err(format!(
+                "{what} `{name}`: the {part} array's data are not aligned for float64 (pass it through numpy.require(a, requirements=\"A\"))"
+            )));
+        }
+    }
+    let (time, values) = (time.as_array(), values.as_array());
+    if values.nrows() != time.len() || values.ncols() != columns.len() {
+        return Err(PyValueError::new_err(format!(
+            "{what} `{name}`: {} times, values of shape ({}, {}) and {} column names do not fit",
+            time.len(),
+            values.nrows(),
+            values.ncols(),
+            columns.len()
+        )));
+    }
+    let mut text = String::from("time");
+    for c in &columns {
+        text.push(',');
+        text.push_str(c);
+    }
+    text.push('\n');
+    for (i, t) in time.iter().enumerate() {
+        text.push_str(&format!("{t:e}"));
+        for v in values.row(i) {
+            text.push_str(&format!(",{v:e}"));
+        }
+        text.push('\n');
+    }
+    Ok((name, text))
 }
 
 /// A compiled model: the immutable `Compiled` of the facade, and the file it came from.
@@ -171,40 +217,8 @@ impl Model {
         let inputs = &self.compiled.inputs;
         let motion = match arg {
             MotionArg::Path(p) => mollier::read_motion(&p, inputs),
-            MotionArg::Arrays((name, time, values, columns)) => {
-                // an unaligned array (numpy allows them) may not be viewed in place: the Python
-                // layer hands over aligned ones (`np.require`), anything else is refused here
-                for (what, ptr) in [("time", time.data() as usize), ("values", values.data() as usize)] {
-                    if ptr % std::mem::align_of::<f64>() != 0 {
-                        return Err(PyValueError::new_err(format!(
-                            "motion `{name}`: the {what} array's data are not aligned for float64 (pass it through numpy.require(a, requirements=\"A\"))"
-                        )));
-                    }
-                }
-                let (time, values) = (time.as_array(), values.as_array());
-                if values.nrows() != time.len() || values.ncols() != columns.len() {
-                    return Err(PyValueError::new_err(format!(
-                        "motion `{name}`: {} times, values of shape ({}, {}) and {} column names do not fit",
-                        time.len(),
-                        values.nrows(),
-                        values.ncols(),
-                        columns.len()
-                    )));
-                }
-                // the same text a motion file has: Rust's `{:e}` reads back to the same f64
-                let mut text = String::from("time");
-                for c in &columns {
-                    text.push(',');
-                    text.push_str(c);
-                }
-                text.push('\n');
-                for (i, t) in time.iter().enumerate() {
-                    text.push_str(&format!("{t:e}"));
-                    for v in values.row(i) {
-                        text.push_str(&format!(",{v:e}"));
-                    }
-                    text.push('\n');
-                }
+            MotionArg::Arrays(arrays) => {
+                let (name, text) = arrays_text("motion", arrays)?;
                 mollier::parse_motion(&name, &text, inputs)
             }
         };
@@ -311,6 +325,13 @@ impl Model {
     #[getter]
     fn load_sharing_muscles(&self) -> Vec<String> {
         self.compiled.load_sharing.as_ref().map(|s| s.muscle_names()).unwrap_or_default()
+    }
+
+    /// The muscles of the `[muscles]` section (Hill muscles of forward dynamics): the columns
+    /// of an excitation table (empty without one).
+    #[getter]
+    fn forward_muscles(&self) -> Vec<String> {
+        self.compiled.muscles.iter().map(|m| m.name.clone()).collect()
     }
 
     /// The well-posedness check: a dict with `dof`, `redundant`, `well_posed`, `diagnostics`
@@ -503,6 +524,114 @@ impl Model {
         notes.extend(reserve_warning.map(|w| format!("warning: {w}")));
         Ok((tables_into_py(py, tables)?, Vec::new(), notes))
     }
+
+    /// `mollier simulate`: forward dynamics from rest for `duration` s in steps of `dt` s, by
+    /// the facade's run ([`mollier::forward_tables`]). Returns `(tables, failures, notes,
+    /// summary, units)`: the command's tables by name (`states`, `muscles`, `contacts`,
+    /// `stability` with muscles; `motion`, `velocities`, `energy` for a passive mechanism), the
+    /// steps that failed (the run stops at the first), notes, `summary.json`'s figures as JSON
+    /// text, and per table the unit of each column.
+    #[pyo3(signature = (duration, excitations=None, dt=0.004, integrator=None, progress=None))]
+    #[allow(clippy::type_complexity)]
+    fn simulate<'py>(
+        &self,
+        py: Python<'py>,
+        duration: f64,
+        excitations: Option<MotionArg<'_>>,
+        dt: f64,
+        integrator: Option<&str>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>, String, Bound<'py, PyDict>)> {
+        let integrator = integrator.map(str::parse).transpose().map_err(PyValueError::new_err)?;
+        let options = SimulateOptions { duration, dt, integrator };
+        options.steps().map_err(|e| PyValueError::new_err(e.to_string()))?;
+        self.well_posed(py)?;
+        options.integrator_for(&self.compiled, excitations.is_some()).map_err(refused)?;
+        let (source, excitations) = match excitations {
+            None => (None, None),
+            Some(MotionArg::Path(p)) => {
+                let e = mollier::Excitations::read(&p, &self.compiled);
+                (Some(p.display().to_string()), Some(e))
+            }
+            Some(MotionArg::Arrays(arrays)) => {
+                let (name, text) = arrays_text("excitations", arrays)?;
+                let e = mollier::Excitations::parse(&name, &text, &self.compiled);
+                (Some(name), Some(e))
+            }
+        };
+        let excitations = excitations.transpose().map_err(|d| model_error(py, &d))?;
+        let mut notes = Vec::new();
+        if let Some(e) = excitations.as_ref().filter(|e| !e.missing.is_empty() && !self.compiled.muscles.is_empty()) {
+            notes.push(format!("no excitation column for {}: their excitation is 0", e.missing.join(", ")));
+        }
+        let mut run = SimulateRun::new(&self.compiled, &options, excitations).map_err(refused)?;
+        let described = run.tables();
+        let units = PyDict::new(py);
+        for t in &described {
+            let columns = PyDict::new(py);
+            columns.set_item("time", "s")?;
+            for c in &t.columns {
+                columns.set_item(&c.name, c.unit)?;
+            }
+            units.set_item(table_name(&t.file), columns)?;
+        }
+        let progress = Progress::new(progress);
+        let start = std::time::Instant::now();
+        let (tables, failures, solved) = py.detach(|| {
+            let mut t: Vec<Table> = described
+                .iter()
+                .map(|t| Table::new(table_name(&t.file), t.columns.iter().map(|c| c.name.clone()).collect()))
+                .collect();
+            let (total, mut done, mut failures) = (run.rows(), 0, Vec::new());
+            for i in 0..run.chunks() {
+                let time = run.time();
+                match run.solve(i, &mut |_| {}) {
+                    Ok(rows) => {
+                        for row in &rows {
+                            for (table, values) in t.iter_mut().zip(&row.values) {
+                                table.push(row.time, values);
+                            }
+                        }
+                        done += rows.len();
+                    }
+                    Err(e) => {
+                        failures.push((time, e.to_string()));
+                        break;
+                    }
+                }
+                if !progress.report(done, total) {
+                    break;
+                }
+            }
+            (t, failures, done)
+        });
+        progress.into_result()?;
+        let mut summary = run.summary();
+        if run.forward().is_some() {
+            summary.insert("excitations".into(), serde_json::json!(source));
+        }
+        summary.insert("steps".into(), serde_json::json!(run.rows()));
+        summary.insert("solved".into(), serde_json::json!(solved));
+        summary.insert("wall_s".into(), serde_json::json!(start.elapsed().as_secs_f64()));
+        let summary = serde_json::Value::Object(summary).to_string();
+        Ok((tables_into_py(py, tables)?, failures, notes, summary, units))
+    }
+}
+
+/// A simulation that cannot start, in Python's terms.
+fn refused(e: SimulateError) -> PyErr {
+    match e {
+        SimulateError::Start { .. } => FrameError::new_err(e.to_string()),
+        SimulateError::Rk4WithMuscles => PyValueError::new_err(
+            "RK4 simulates passive mechanisms; a model with muscles or excitations needs integrator=\"rosenbrock\"",
+        ),
+        SimulateError::Span { .. } => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// A table's name in Python: its file's name without `.csv`.
+fn table_name(file: &str) -> &str {
+    file.strip_suffix(".csv").unwrap_or(file)
 }
 
 /// `mollier study`: run the study file `path` and write its results into the directory `out` as

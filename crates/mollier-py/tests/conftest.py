@@ -55,3 +55,28 @@ def shoulder_motion(tmp_path_factory, cli):
     study.write_text(text)
     cli("study", study, "--out", out / "cli", "-q")
     return study, out / "cli" / "motion.csv"
+
+
+def assert_gil_released(call):
+    """Run `call` in a thread while this one ticks every millisecond: with the GIL held through
+    the call, no tick could fall inside it."""
+    import threading
+    import time
+
+    span, ticks = {}, []
+
+    def work():
+        span["start"] = time.perf_counter()
+        call()
+        span["end"] = time.perf_counter()
+
+    t = threading.Thread(target=work)
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    start, end = span["start"], span["end"]
+    assert end - start > 0.2, "the call is too short to tell"
+    inside = [x for x in ticks if start + 0.05 < x < end - 0.05]
+    assert len(inside) > 5, (len(inside), end - start)

@@ -2,15 +2,13 @@
 motion (equal to 1e-12), the errors, and the numpy dtype and shape contracts."""
 
 import json
-import threading
-import time
 import warnings
 
 import numpy as np
 import pytest
 
 import mollier
-from conftest import MODELS, ROOT, SHARED_DATA
+from conftest import MODELS, ROOT, SHARED_DATA, assert_gil_released
 
 MECH = MODELS / "mechanisms"
 FOUR_BAR = (MECH / "four-bar.toml", MECH / "four-bar-motion.csv")
@@ -259,25 +257,7 @@ def test_the_gil_is_released_while_rust_runs(shoulder_motion):
     # one long call: the 3 postures 10 times over (~1 s with criterion d)
     values = np.tile(q.values, (10, 1))
     times = np.arange(len(values), dtype=float)
-    span = {}
-    ticks = []
-
-    def work():
-        span["start"] = time.perf_counter()
-        m.inverse((times, values, q.columns), "d", static=True)
-        span["end"] = time.perf_counter()
-
-    t = threading.Thread(target=work)
-    t.start()
-    while t.is_alive():
-        ticks.append(time.perf_counter())
-        time.sleep(0.001)
-    t.join()
-    start, end = span["start"], span["end"]
-    assert end - start > 0.2, "the call is too short to tell"
-    # with the GIL held through the solve, this thread could not tick inside the call
-    inside = [x for x in ticks if start + 0.05 < x < end - 0.05]
-    assert len(inside) > 5, (len(inside), end - start)
+    assert_gil_released(lambda: m.inverse((times, values, q.columns), "d", static=True))
 
 
 def test_nan_in_a_motion_is_an_error():
@@ -341,3 +321,78 @@ def test_reserves_doing_the_muscles_work_are_warned_about_as_the_command_does(cl
     with warnings.catch_warnings():
         warnings.simplefilter("error", mollier.ReserveWarning)
         mollier.load(model).inverse(motion, "b", static=True)
+
+
+def test_a_redundant_constraint_raises_not_well_posed_as_the_command_exits_1(cli, tmp_path):
+    # a planar loop of four hinges: over-constrained by 3 out of its plane, with the right
+    # number of inputs, so that nothing in the file is wrong (no ModelError) but the model is
+    # not well posed (the fixture of crates/mollier/tests/compile.rs)
+    model = ROOT / "crates" / "mollier" / "tests" / "fixtures" / "hinged-four-bar.toml"
+    checked = cli("check", model, "--json", check=False)
+    assert checked.returncode == 1
+    report = json.loads(checked.stdout)
+    m = mollier.load(model)
+    c = m.check()
+    assert (c["well_posed"], c["dof"], c["redundant"], c["problems"]) == (False, report["dof"], 3, [])
+    assert c["diagnostics"] == report["diagnostics"]
+    assert any("over-constrained by 3" in d for d in c["diagnostics"])
+    said = cli("kinematics", model, "--motion", FOUR_BAR[1], "--out", tmp_path / "k", check=False)
+    assert said.returncode == 1 and "not well posed" in said.stderr
+    for call in (lambda: m.kinematics(FOUR_BAR[1]), lambda: m.inverse_dynamics(FOUR_BAR[1]),
+                 lambda: m.simulate(duration=0.1)):
+        with pytest.raises(mollier.NotWellPosed) as e:
+            call()
+        assert not isinstance(e.value, mollier.ModelError)
+        # the findings the command lists, one a line
+        for d in c["diagnostics"]:
+            assert f"  - {d}" in str(e.value) and f"  - {d}" in said.stderr
+    assert not (tmp_path / "k").exists()
+
+
+def slider_driven_by_its_slider(tmp_path):
+    """The slider-crank driven by the slider's x (crank 0.3 m, rod 0.5 m: x reaches 0.8 m at
+    most), and a motion whose frame at t = 3 s puts the slider out of reach."""
+    text = ((MECH / "slider-crank.toml").read_text()
+            .replace('inputs = ["crank_joint.rotation"]', 'inputs = ["slider.x"]')
+            .replace('free = ["travel"]', 'free = ["travel", "crank_joint.rotation"]'))
+    model = tmp_path / "slider.toml"
+    model.write_text(text)
+    xs = [0.4, 0.5, 0.6, 0.9, 0.7, 0.6]
+    motion = tmp_path / "reach.csv"
+    motion.write_text("time,slider.x\n" + "".join(f"{t},{x}\n" for t, x in enumerate(xs)))
+    reachable = tmp_path / "reachable.csv"
+    reachable.write_text("time,slider.x\n" + "".join(f"{t},{x}\n" for t, x in enumerate(xs) if t != 3))
+    return model, motion, reachable
+
+
+def test_on_error_skip_leaves_out_an_unreachable_frame(cli, tmp_path):
+    model, motion, reachable = slider_driven_by_its_slider(tmp_path)
+    m = mollier.load(model)
+    with pytest.warns(mollier.MotionWarning, match=r"1 frames could not be solved .* frame at time 3(\.0)? s"):
+        r = m.kinematics(motion, on_error="skip", output="numpy")
+    [(time_, reason)] = r.failures
+    assert time_ == 3.0 and reason
+    assert list(r.positions.time) == [0.0, 1.0, 2.0, 4.0, 5.0]
+    # the other frames are those of a run without the unreachable one
+    without = m.kinematics(reachable, output="numpy")
+    for name in without:
+        np.testing.assert_allclose(r[name].values, without[name].values, rtol=1e-12, atol=1e-12, err_msg=name)
+    # and the command's `--on-error skip` files
+    said = cli("kinematics", model, "--motion", motion, "--on-error", "skip", "--out", tmp_path / "k", check=False)
+    assert said.returncode == 1 and "1 of 6 frames could not be solved" in said.stderr
+    summary = json.loads((tmp_path / "k" / "summary.json").read_text())
+    assert summary["failures"] == [{"time": 3.0, "error": reason}] and summary["solved"] == 5
+    for name in r:
+        same(r[name], read(tmp_path / "k" / f"{name}.csv"), name)
+    # inverse dynamics skips it as its command does
+    said = cli("inverse-dynamics", model, "--motion", motion, "--on-error", "skip", "--out", tmp_path / "d",
+               check=False)
+    assert said.returncode == 1
+    with pytest.warns(mollier.MotionWarning, match="1 frames could not be solved"):
+        d = m.inverse_dynamics(motion, on_error="skip", output="numpy")
+    for name in d:
+        same(d[name], read(tmp_path / "d" / f"{name}.csv"), name)
+    # on_error="stop" (the default) raises at the frame, naming its time and the input
+    with pytest.raises(mollier.FrameError) as e:
+        m.kinematics(motion)
+    assert str(e.value) in (f"frame at time 3.0 s: {reason}", f"frame at time 3 s: {reason}")

@@ -92,3 +92,25 @@ def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(sweep, cluster):
     cluster.wait_for_workers(2, timeout=60)
     assert killed not in cluster.scheduler_info()["workers"], "the killed worker is still there"
     assert np.isfinite(table["joint_force_N"]).all()
+
+
+def test_the_table_is_written_as_csv_or_parquet_value_for_value(sweep, tmp_path):
+    _, _, _, table = sweep
+    assert sweep_dask.table_format(tmp_path / "s.csv") == "csv"
+    assert sweep_dask.table_format(tmp_path / "s.parquet") == "parquet"
+    assert sweep_dask.table_format(tmp_path / "s.csv", "parquet") == "parquet"
+    with pytest.raises(ValueError):
+        sweep_dask.table_format(tmp_path / "s.csv", "xlsx")
+    csv_file = tmp_path / "sweep.csv"
+    sweep_dask.write_table(table, csv_file, "csv")
+    # CSV: repr-exact numbers read back to the same float64
+    # (pandas before 3 parses floats exactly only when asked to)
+    exact = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+    from_csv = pd.read_csv(csv_file, keep_default_na=False,
+                           na_values={c: [""] for c in table.columns if table[c].dtype == float}, **exact)
+    pd.testing.assert_frame_equal(from_csv, table, check_exact=True, check_dtype=False)
+    pytest.importorskip("pyarrow", reason="SKIPPED: pyarrow is not installed (Parquet is written only with it)")
+    pq = tmp_path / "sweep.parquet"
+    sweep_dask.write_table(table, pq, sweep_dask.table_format(pq))
+    assert pq.read_bytes()[:4] == b"PAR1" and not list(tmp_path.glob(".*partial"))
+    pd.testing.assert_frame_equal(pd.read_parquet(pq), table, check_exact=True)

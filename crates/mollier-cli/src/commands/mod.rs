@@ -20,8 +20,8 @@ pub(crate) mod prelude {
 
     pub(crate) use indicatif::{ProgressBar, ProgressStyle};
     pub(crate) use mollier::{
-        CheckReport, Column, Compiled, FrameError, InputInfo, InverseDynamicsRun, KinematicsRun, Motion,
-        MotionDerivatives, MuscleColumns, NodeRole, Simulation, SimulationState, Smoothing,
+        CheckReport, Compiled, FrameError, InputInfo, InverseDynamicsRun, KinematicsRun, Motion, MotionDerivatives,
+        MuscleColumns, NodeRole, Smoothing,
     };
     pub(crate) use mollier_core::element::{NodeKind, Quantity};
     pub(crate) use mollier_core::registry::{ParamDoc, ParamKind, Registry};

@@ -42,6 +42,7 @@ __all__ = [
     "NotWellPosed",
     "ReserveWarning",
     "Results",
+    "SimulationResult",
     "StudyResult",
     "Table",
     "load",
@@ -151,6 +152,28 @@ class Results:
         return f"Results({', '.join(self._tables)})"
 
 
+class SimulationResult(Results):
+    """The tables of :meth:`Model.simulate` (as :class:`Results`), with ``summary``: the figures
+    of the command's ``summary.json`` as a dict (``steps``, ``solved``, ``end_time_s``,
+    ``duration_s``, ``dt_s``, ``integrator``, ``wall_s``; with muscles ``integration_wall_s``,
+    ``real_time_factor``, ``us_per_step``, ``max_motion_defect``, ``max_muscle_defect_N``,
+    ``muscles``, ``muscles_without_excitation``, and ``lowest_contact_level`` and
+    ``largest_stability_index`` when the model has soft contacts and a joint cone; for a passive
+    mechanism ``conservative`` and ``max_energy_drift_J``), and ``units``: per table, the unit
+    of each column (``units["states"]["elbow.rotation"] == "rad"``)."""
+
+    def __init__(self, tables: Dict[str, Any], failures: List[tuple], notes: List[str],
+                 summary: Dict[str, Any], units: Dict[str, Dict[str, str]]) -> None:
+        super().__init__(tables, failures, notes)
+        self.summary = summary
+        self.units = units
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (f"SimulationResult({', '.join(self._tables)}; {s.get('solved')} of {s.get('steps')} rows, "
+                f"{s.get('integrator')}, t = {s.get('end_time_s')} s)")
+
+
 def _as_format(output: Optional[str]) -> str:
     if output is None:
         return "pandas" if _have_pandas() else "numpy"
@@ -221,6 +244,12 @@ class Model:
         """The muscles of the ``[load_sharing]`` section: the columns of ``forces``."""
         return self._m.load_sharing_muscles
 
+    @property
+    def forward_muscles(self) -> List[str]:
+        """The Hill muscles of the ``[muscles]`` section (forward dynamics): the columns of an
+        excitation table."""
+        return self._m.forward_muscles
+
     def check(self) -> Dict[str, Any]:
         """``mollier check``: a dict with ``dof`` (degrees of freedom), ``redundant``
         (redundant constraints), ``well_posed`` (bool), ``diagnostics`` (findings naming modes
@@ -263,6 +292,46 @@ class Model:
         raw = self._m.inverse(_motion(self, motion), criterion, cone, static, smooth, progress)
         return _results(raw, output, "skip")
 
+    def simulate(self, excitations: Optional[MotionLike] = None, *, duration: float, dt: float = 0.004,
+                 integrator: Optional[str] = None, progress: Optional[Callable[[int, int], Any]] = None,
+                 output: Optional[str] = None) -> SimulationResult:
+        """``mollier simulate``: forward dynamics from rest in the initial configuration for
+        ``duration`` s (rounded up to whole steps of ``dt`` s).
+
+        A model with ``[muscles]`` runs the Rosenbrock step (``integrator="rosenbrock"``, the
+        default for it), its muscles driven by ``excitations`` — an excitation file, a
+        ``(time, values[, columns])`` tuple (columns default to :attr:`forward_muscles`) or a
+        DataFrame, values in [0, 1], interpolated linearly; a muscle without a column gets 0
+        (a :class:`MotionWarning`) — giving tables ``states`` (the inputs in m or rad, their
+        rates ``<input>.vel``, ``<muscle>.contraction`` in m and ``<muscle>.activation``),
+        ``muscles`` (per muscle ``.excitation``, ``.activation``, ``.force`` in N,
+        ``.fibre_length`` in m, ``.fibre_velocity`` in m/s, ``.length`` in m), and
+        ``contacts`` (N, and the level) and ``stability`` (the joint force in the cone frame, N;
+        ``theta``, ``phi`` in rad; ``stability_index``) when the model has soft contacts and a
+        joint cone. A passive mechanism runs RK4 (``integrator="rk4"``), giving ``motion`` (the
+        inputs: a motion for :meth:`kinematics`), ``velocities`` and ``energy`` (J, and its
+        drift). The rows are the command's, one per step and the initial or final state.
+
+        Raises :class:`ModelError` for excitations that cannot be read (``file:line:col``),
+        ``ValueError`` for a duration or step that is not positive or RK4 asked for muscles,
+        and :class:`FrameError` when the initial state cannot be found or a step fails (the
+        run stops there, as the command does; ``error.results`` holds the rows before it)."""
+        native_excitations = (None if excitations is None
+                              else _table_arg(excitations, self.forward_muscles, "excitations"))
+        tables, failures, notes, summary, units = self._m.simulate(duration, native_excitations, dt,
+                                                                   integrator, progress)
+        fmt = _as_format(output)
+        for n in notes:
+            warnings.warn(n, MotionWarning, stacklevel=2)
+        result = SimulationResult({name: _table(name, t, fmt) for name, t in tables.items()}, failures, notes,
+                                  json.loads(summary), units)
+        if failures:
+            t, reason = failures[0]
+            error = FrameError(f"the steps from time {t} s: {reason}")
+            error.results = result
+            raise error
+        return result
+
     def __repr__(self) -> str:
         return f"mollier.Model({self.file!r}, inputs={self.inputs})"
 
@@ -275,10 +344,16 @@ def _f64(a: Any) -> np.ndarray:
 
 def _motion(model: Model, motion: MotionLike) -> Any:
     """The motion as the native module takes it: a path, or (name, time, values, columns)."""
-    if isinstance(motion, (str, os.PathLike)):
-        return os.fspath(motion)
-    if hasattr(motion, "columns") and hasattr(motion, "to_numpy"):  # a pandas DataFrame
-        df = motion
+    return _table_arg(motion, model.inputs, "a motion")
+
+
+def _table_arg(table: Any, default_columns: List[str], what: str) -> Any:
+    """A motion or excitations as the native module takes them: a path, or (name, time, values,
+    columns); ``default_columns`` name the columns of a ``(time, values)`` pair."""
+    if isinstance(table, (str, os.PathLike)):
+        return os.fspath(table)
+    if hasattr(table, "columns") and hasattr(table, "to_numpy"):  # a pandas DataFrame
+        df = table
         if "time" in df.columns:
             time = df["time"].to_numpy(dtype=np.float64)
             df = df.drop(columns=["time"])
@@ -287,17 +362,17 @@ def _motion(model: Model, motion: MotionLike) -> Any:
         columns = [str(c) for c in df.columns]
         return ("<DataFrame>", _f64(time), _f64(df.to_numpy(dtype=np.float64)),
                 columns)
-    if isinstance(motion, tuple) and len(motion) in (2, 3):
-        time = _f64(motion[0])
-        values = np.asarray(motion[1], dtype=np.float64)
+    if isinstance(table, tuple) and len(table) in (2, 3):
+        time = _f64(table[0])
+        values = np.asarray(table[1], dtype=np.float64)
         if values.ndim == 1:
             values = values.reshape(-1, 1)
-        columns = list(motion[2]) if len(motion) == 3 else model.inputs
+        columns = list(table[2]) if len(table) == 3 else default_columns
         if time.ndim != 1:
-            raise ValueError(f"the motion's time is an array of shape (frames,), not {time.shape}")
+            raise ValueError(f"the time of {what} is an array of shape (frames,), not {time.shape}")
         return ("<arrays>", time, _f64(values), [str(c) for c in columns])
-    raise TypeError("a motion is a file path, a (time, values[, columns]) tuple or a pandas DataFrame, "
-                    f"not {type(motion).__name__}")
+    raise TypeError(f"{what} is a file path, a (time, values[, columns]) tuple or a pandas DataFrame, "
+                    f"not {type(table).__name__}")
 
 
 def load(path: Union[str, os.PathLike]) -> Model:
