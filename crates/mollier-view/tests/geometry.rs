@@ -117,6 +117,90 @@ fn the_shoulder_draws_its_muscles_thorax_and_contacts() {
     assert!(g.bodies.iter().any(|(n, p)| n == "scapula" && p.len() > 3));
 }
 
+/// Two hinges in a chain through an intermediate orientation node: `first` about z, then
+/// `second` about x, turning `link` about the joint at (0.1, 0.2, 0.3) m.
+const TWO_HINGES: &str = r#"
+format_version = 1
+name = "two hinges"
+fixed = ["base"]
+inputs = ["first.rotation", "second.rotation"]
+
+[bodies.base]
+origin = [0, 0, 0]
+points = { joint = [0.1, 0.2, 0.3] }
+
+[bodies.link]
+origin = "base.joint"
+points = { tip = [0.5, 0, 0] }
+
+[nodes.between]
+orientation = { euler = [1, 0, 0, 0] }
+
+[elements.first]
+type = "hinge"
+p = "base"
+q = "between"
+axis = [0, 0, 1]
+
+[elements.second]
+type = "hinge"
+p = "between"
+q = "link"
+axis = [1, 0, 0]
+"#;
+
+#[test]
+fn hinge_axes_are_drawn_at_the_joint_along_the_turned_axis() {
+    let c = mollier::load_text("two-hinges.toml", TWO_HINGES, &mollier::registry()).expect("the model compiles");
+    let (a, b) = (0.7_f64, -0.4_f64);
+    let mut q = Rows::new(2);
+    q.push(&[0.0, 0.0]);
+    q.push(&[a, b]);
+    let g = Geometry::build(&c, &[0.0, 1.0], &q, 1, "two hinges").expect("both frames solve");
+    let axes: Vec<_> = g.elements.iter().filter(|e| e.group == Group::JointAxes).collect();
+    assert_eq!(axes.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+    assert!(axes.iter().all(|e| e.lines == 1));
+    // the length: 8 % of the extent of the points in the first frame (the tip at x = 0.6 m)
+    let extent = (0..3)
+        .map(|k| {
+            let v = g.positions[..g.points.len() * 3].iter().skip(k).step_by(3);
+            v.clone().fold(f64::MIN, |m, &x| m.max(x)) - v.fold(f64::MAX, |m, &x| m.min(x))
+        })
+        .fold(0.0, f64::max);
+    assert!((extent - 0.6).abs() < 1e-12 && (g.axis_length - 0.08 * extent).abs() < 1e-15, "{}", g.axis_length);
+    // closed form in frame 1: `first` stays along z; `second` is turned by `first`: Rz(a) x
+    let want = [[0.0, 0.0, 1.0], [a.cos(), a.sin(), 0.0]];
+    let nl = g.line_counts.len() / g.frames();
+    let per_frame = g.line_points.len() / g.frames();
+    for (k, dir) in want.iter().enumerate() {
+        let l = g.elements.iter().take_while(|e| e.name != axes[k].name).map(|e| e.lines).sum::<usize>();
+        assert_eq!(g.line_counts[nl + l], 2);
+        let start = per_frame + 3 * g.line_counts[nl..nl + l].iter().sum::<u32>() as usize;
+        let p: Vec<f64> = g.line_points[start..start + 6].iter().map(|&v| f64::from(v)).collect();
+        for i in 0..3 {
+            let mid = 0.5 * (p[i] + p[3 + i]);
+            assert!((mid - [0.1, 0.2, 0.3][i]).abs() < 1e-7, "{}: the middle {mid} at {i}", axes[k].name);
+            let along = (p[3 + i] - p[i]) / g.axis_length;
+            assert!((along - dir[i]).abs() < 1e-6, "{}: {along} vs {} at {i}", axes[k].name, dir[i]);
+        }
+    }
+    // the page lists them
+    assert_eq!(g.to_json()["elements"][0]["group"], "axes");
+}
+
+#[test]
+fn the_hip_draws_its_hinges_and_cardan_axes() {
+    let c = model("models/joints/cardan-hip.toml");
+    let mut q = Rows::new(c.model.n_q());
+    q.push(&c.model.q0());
+    let g = Geometry::build(&c, &[0.0], &q, 1, "hip").expect("the initial configuration");
+    let lines = |kind: &str| -> usize {
+        g.elements.iter().filter(|e| e.group == Group::JointAxes && e.kind == kind).map(|e| e.lines).sum()
+    };
+    // three hinges, and the cardan joint's three rotation axes
+    assert_eq!((lines("hinge"), lines("cardan-joint")), (3, 3));
+}
+
 #[test]
 fn forces_are_matched_by_name_and_time() {
     let (c, m) = wrapping();
