@@ -66,7 +66,8 @@ pub enum Group {
     /// A joint of orientations only (`hinge`, `cardan-joint`, ...): its axes, placed at the
     /// joint by the viewer ([`ElementView::place`]).
     JointAxes,
-    /// Any other element (joints, ligaments, fixed trusses).
+    /// Any other element (ligaments, fixed trusses; a joint of orientations that reaches no
+    /// body, not drawn).
     Element,
 }
 
@@ -188,7 +189,8 @@ impl Geometry {
             let d = model
                 .element(el.id)
                 .drawing(&model.element_coords(el.id).iter().map(|&c| model.x0()[c]).collect::<Vec<_>>());
-            let place = places[elements.len()];
+            // a joint of orientations that reaches no body is not drawn (it has no place)
+            let (joint, place) = (places[elements.len()].is_some(), places[elements.len()].flatten());
             let group = if muscle.is_some() {
                 Group::Muscle
             } else if place.is_some() {
@@ -202,7 +204,7 @@ impl Geometry {
                 name: el.name.clone(),
                 kind: el.kind.clone(),
                 group,
-                lines: d.lines.len(),
+                lines: if joint && place.is_none() { 0 } else { d.lines.len() },
                 shapes: d.shapes.iter().map(|s| s.kind).collect(),
                 muscle,
                 place,
@@ -455,12 +457,12 @@ fn extent(xyz: &[f64]) -> f64 {
 }
 
 /// Where each user element of orientations only is drawn (the rest: `None`). Such a joint has
-/// no position; it turns its second node (q, the moving member) about the origin of the body
-/// that node is: a body's orientation directly, or reached through intermediate orientation
-/// nodes (`[nodes]`, no body's) and the other such joints that chain them, away from its first
-/// node — as the shoulder's three hinges per joint reach the clavicle at SC. Failing that, the
-/// origin of its first node's body.
-fn joint_places(compiled: &Compiled) -> Vec<Option<NodeId>> {
+/// no position: it is drawn at the origin of the body its second node (q, the moving member)
+/// is the orientation of, directly or reached through intermediate orientation nodes
+/// (`[nodes]`, no body's) and the other such joints that chain them, away from its first node —
+/// as the shoulder's three hinges of SC all reach the clavicle, whose origin is SC. Failing
+/// that, the origin of its first node's body; `Some(None)` when there is none.
+fn joint_places(compiled: &Compiled) -> Vec<Option<Option<NodeId>>> {
     let model = &compiled.model;
     let orientations = |el: &mollier::UserElement| -> Option<Vec<NodeId>> {
         let nodes = model.element(el.id).layout().nodes();
@@ -491,8 +493,8 @@ fn joint_places(compiled: &Compiled) -> Vec<Option<NodeId>> {
         .iter()
         .map(|nodes| {
             let nodes = nodes.as_ref()?;
-            let (first, last) = (*nodes.first()?, *nodes.last()?);
-            search(last, &nodes[..nodes.len() - 1]).or_else(|| origin(first))
+            let (first, last) = (nodes[0], nodes[nodes.len() - 1]);
+            Some(search(last, &nodes[..nodes.len() - 1]).or_else(|| origin(first)))
         })
         .collect()
 }

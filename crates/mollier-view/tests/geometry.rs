@@ -41,6 +41,15 @@ fn f64s(s: &str) -> Vec<f64> {
     decode(s).chunks(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect()
 }
 
+/// A model and its geometry in one frame, the configuration its file places it in.
+fn as_placed(name: &str) -> (mollier::Compiled, Geometry) {
+    let c = model(name);
+    let mut q = Rows::new(c.model.n_q());
+    q.push(&c.model.q0());
+    let g = Geometry::build(&c, &[0.0], &q, 1, name).expect("the initial configuration");
+    (c, g)
+}
+
 fn wrapping() -> (mollier::Compiled, mollier::Motion) {
     let c = model("models/mechanisms/wrapping.toml");
     let m = mollier::read_motion(&root().join("models/mechanisms/wrapping-motion.csv"), &c.inputs).expect("motion");
@@ -105,10 +114,7 @@ fn every_nth_frame_keeps_the_last() {
 
 #[test]
 fn the_shoulder_draws_its_muscles_thorax_and_contacts() {
-    let c = model("models/shoulder/shoulder.toml");
-    let mut q = Rows::new(c.model.n_q());
-    q.push(&c.model.q0());
-    let g = Geometry::build(&c, &[0.0], &q, 1, "shoulder").expect("the initial configuration");
+    let (c, g) = as_placed("models/shoulder/shoulder.toml");
     let muscles = c.load_sharing.as_ref().unwrap().muscles.len();
     assert_eq!(g.muscles.len(), muscles);
     assert_eq!(g.elements.iter().filter(|e| e.group == Group::Muscle).count(), muscles);
@@ -190,10 +196,7 @@ fn hinge_axes_are_drawn_at_the_joint_along_the_turned_axis() {
 
 #[test]
 fn the_hip_draws_its_hinges_and_cardan_axes() {
-    let c = model("models/joints/cardan-hip.toml");
-    let mut q = Rows::new(c.model.n_q());
-    q.push(&c.model.q0());
-    let g = Geometry::build(&c, &[0.0], &q, 1, "hip").expect("the initial configuration");
+    let (_, g) = as_placed("models/joints/cardan-hip.toml");
     let lines = |kind: &str| -> usize {
         g.elements.iter().filter(|e| e.group == Group::JointAxes && e.kind == kind).map(|e| e.lines).sum()
     };
