@@ -176,22 +176,61 @@ fn hinge_axes_are_drawn_at_the_joint_along_the_turned_axis() {
     assert!((extent - 0.6).abs() < 1e-12 && (g.axis_length - 0.08 * extent).abs() < 1e-15, "{}", g.axis_length);
     // closed form in frame 1: `first` stays along z; `second` is turned by `first`: Rz(a) x
     let want = [[0.0, 0.0, 1.0], [a.cos(), a.sin(), 0.0]];
-    let nl = g.line_counts.len() / g.frames();
-    let per_frame = g.line_points.len() / g.frames();
     for (k, dir) in want.iter().enumerate() {
-        let l = g.elements.iter().take_while(|e| e.name != axes[k].name).map(|e| e.lines).sum::<usize>();
-        assert_eq!(g.line_counts[nl + l], 2);
-        let start = per_frame + 3 * g.line_counts[nl..nl + l].iter().sum::<u32>() as usize;
-        let p: Vec<f64> = g.line_points[start..start + 6].iter().map(|&v| f64::from(v)).collect();
+        let lines = drawn(&g, 1, &axes[k].name);
+        assert!(lines.len() == 1 && lines[0].len() == 2, "{lines:?}");
+        let [p, q] = [lines[0][0], lines[0][1]];
         for i in 0..3 {
-            let mid = 0.5 * (p[i] + p[3 + i]);
+            let mid = 0.5 * (p[i] + q[i]);
             assert!((mid - [0.1, 0.2, 0.3][i]).abs() < 1e-7, "{}: the middle {mid} at {i}", axes[k].name);
-            let along = (p[3 + i] - p[i]) / g.axis_length;
+            let along = (q[i] - p[i]) / g.axis_length;
             assert!((along - dir[i]).abs() < 1e-6, "{}: {along} vs {} at {i}", axes[k].name, dir[i]);
         }
     }
     // the page lists them
     assert_eq!(g.to_json()["elements"][0]["group"], "axes");
+}
+
+/// The polylines element `name` draws in frame `f` (m).
+fn drawn(g: &Geometry, f: usize, name: &str) -> Vec<Vec<[f64; 3]>> {
+    let nl = g.line_counts.len() / g.frames();
+    let first = g.elements.iter().take_while(|e| e.name != name).map(|e| e.lines).sum::<usize>();
+    let count = g.elements.iter().find(|e| e.name == name).expect("the element").lines;
+    let mut start = g.line_counts[..f * nl + first].iter().sum::<u32>() as usize;
+    (0..count)
+        .map(|k| {
+            let n = g.line_counts[f * nl + first + k] as usize;
+            let line =
+                (start..start + n).map(|j| std::array::from_fn(|a| f64::from(g.line_points[j * 3 + a]))).collect();
+            start += n;
+            line
+        })
+        .collect()
+}
+
+#[test]
+fn ball_and_socket_joints_draw_their_axes_at_the_shoulder_centre() {
+    // as the file places them, the first axis drawn (flexion-torsion's z_i, the Engin joint's
+    // sinus pole) is the file's `fixed_z`, centred on the humerus's origin
+    let cases = [
+        ("models/joints/flexion-torsion-shoulder.toml", "shoulder", [0.0, 0.0, -1.0]),
+        ("models/joints/engin-shoulder.toml", "shoulder_resistance", [0.5014457, 0.8441951, 0.1894382]),
+    ];
+    for (file, name, z) in cases {
+        let (c, g) = as_placed(file);
+        let view = g.elements.iter().find(|e| e.name == name).unwrap();
+        assert_eq!((view.group, view.lines), (Group::JointAxes, 2), "{file}");
+        let humerus = c.bodies.iter().find(|b| b.name == "humerus").unwrap();
+        assert_eq!(view.place, Some(humerus.frame.position), "{file}");
+        let at = c.points.iter().position(|p| Some(p.node) == view.place).expect("a named place");
+        let centre = &g.positions[3 * at..3 * at + 3];
+        let norm = z.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let [p, q] = [drawn(&g, 0, name)[0][0], drawn(&g, 0, name)[0][1]];
+        for i in 0..3 {
+            assert!((0.5 * (p[i] + q[i]) - centre[i]).abs() < 1e-7, "{file}: the middle at {i}");
+            assert!(((q[i] - p[i]) / g.axis_length - z[i] / norm).abs() < 1e-6, "{file}: the axis at {i}");
+        }
+    }
 }
 
 #[test]
