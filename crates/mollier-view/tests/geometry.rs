@@ -209,12 +209,14 @@ fn drawn(g: &Geometry, f: usize, name: &str) -> Vec<Vec<[f64; 3]>> {
 }
 
 #[test]
-fn ball_and_socket_joints_draw_their_axes_at_the_shoulder_centre() {
+fn shoulder_joint_models_draw_their_axes_at_the_shoulder_centre() {
     // as the file places them, the first axis drawn (flexion-torsion's z_i, the Engin joint's
-    // sinus pole) is the file's `fixed_z`, centred on the humerus's origin
+    // sinus pole, the joint stop's contour pole) is the file's `fixed_z`, centred on the
+    // humerus's origin
     let cases = [
         ("models/joints/flexion-torsion-shoulder.toml", "shoulder", [0.0, 0.0, -1.0]),
         ("models/joints/engin-shoulder.toml", "shoulder_resistance", [0.5014457, 0.8441951, 0.1894382]),
+        ("models/joints/calspan-shoulder.toml", "shoulder_stop", [0.5014457, 0.8441951, 0.1894382]),
     ];
     for (file, name, z) in cases {
         let (c, g) = as_placed(file);

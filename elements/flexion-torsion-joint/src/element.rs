@@ -26,7 +26,7 @@ use mollier_core::geometry::{Vec3, cross, dot};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId};
 use mollier_joint_common::swing::{swing, swing_generic};
-use mollier_joint_common::{FrameSpec, JointFrames, N, Term, axes_drawing};
+use mollier_joint_common::{FrameSpec, JointFrames, N, Term};
 
 use crate::law::{FlexionTorsionLaw, JointMoment};
 
@@ -133,8 +133,7 @@ impl ElementInfo for FlexionTorsionJoint {
     /// The two z axes, `z_i` and `z_j`, whose angle is the bending and about the second of
     /// which the torsion turns (unit segments about the origin, placed by the viewer).
     fn drawing(&self, x: &[f64]) -> Drawing {
-        let fixed = self.frames.fixed_axes(x);
-        axes_drawing(fixed.and_then(|f| Ok([f[2], self.frames.moving_axes(x)?[2]])))
+        self.frames.z_axes_drawing(x)
     }
 
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {

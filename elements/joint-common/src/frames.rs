@@ -138,6 +138,12 @@ impl JointFrames {
     pub fn moving_axes(&self, x: &[f64]) -> Result<[Vec3; 3], ElementError> {
         global_axes(&self.moving, x, MOVING, "moving")
     }
+
+    /// The two z axes, fixed then moving, drawn as [`axes_drawing`] draws them: a joint whose
+    /// posture is the moving z axis seen in the fixed frame (a bending, a swing) shows it so.
+    pub fn z_axes_drawing(&self, x: &[f64]) -> Drawing {
+        axes_drawing(self.fixed_axes(x).and_then(|f| Ok([f[2], self.moving_axes(x)?[2]])))
+    }
 }
 
 fn global_axes(body: &[Vec3; 3], x: &[f64], at: usize, which: &str) -> Result<[Vec3; 3], ElementError> {
