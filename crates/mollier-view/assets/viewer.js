@@ -89,7 +89,7 @@
   controls.addEventListener('change', () => render());
 
   const groups = {};
-  for (const name of ['bones', 'frames', 'points', 'obstacles', 'contacts', 'elements', 'muscles']) {
+  for (const name of ['bones', 'frames', 'points', 'obstacles', 'contacts', 'axes', 'elements', 'muscles']) {
     groups[name] = new THREE.Group();
     scene.add(groups[name]);
   }
@@ -124,11 +124,12 @@
   }
   const lineObjects = lines.map((l, i) => {
     const e = D.elements[l.el];
-    const colour = e.group === 'muscle' ? 0xc0392b : 0x2c3e50;
+    const colour = e.group === 'muscle' ? 0xc0392b : e.group === 'axes' ? 0x8e44ad : 0x2c3e50;
     const obj = new THREE.Line(dynamic(maxCount[i]), new THREE.LineBasicMaterial({ color: colour }));
     obj.frustumCulled = false;
     obj.userData = { element: l.el };
-    (e.group === 'muscle' ? groups.muscles : e.group === 'contact' ? groups.contacts : groups.elements).add(obj);
+    const into = { muscle: groups.muscles, contact: groups.contacts, axes: groups.axes };
+    (into[e.group] || groups.elements).add(obj);
     return obj;
   });
   const unit = {
@@ -262,10 +263,13 @@
   panel.id = 'panel';
   const h1 = panel.appendChild(document.createElement('h1'));
   h1.textContent = D.title;
-  const counts = { joint: cone ? 1 : 0, bones: bonePairs.length / 2, frames: nB, points: nP, obstacles: 0, contacts: 0, elements: 0, muscles: nM };
+  const counts = { joint: cone ? 1 : 0, bones: bonePairs.length / 2, frames: nB, points: nP, obstacles: 0, contacts: 0, axes: 0, elements: 0, muscles: nM };
   shapes.forEach((s, k) => { if (shapeObjects[k] && D.elements[s.el].group !== 'contact') counts.obstacles++; });
-  D.elements.forEach((e) => { if (e.group === 'contact') counts.contacts++; else if (e.group === 'element' && e.lines) counts.elements++; });
-  const labels = { joint: `${D.cone ? D.cone.joint : ''} cone${D.cone && D.cone.force ? ' and force' : ''}`, bones: 'bones', frames: 'body frames', points: 'points', obstacles: 'obstacles', contacts: 'contacts', elements: 'other elements', muscles: 'muscles' };
+  D.elements.forEach((e) => {
+    if (e.group === 'contact') counts.contacts++;
+    else if ((e.group === 'element' || e.group === 'axes') && e.lines) counts[e.group === 'axes' ? 'axes' : 'elements']++;
+  });
+  const labels = { joint: `${D.cone ? D.cone.joint : ''} cone${D.cone && D.cone.force ? ' and force' : ''}`, bones: 'bones', frames: 'body frames', points: 'points', obstacles: 'obstacles', contacts: 'contacts', axes: 'joint axes', elements: 'other elements', muscles: 'muscles' };
   for (const name of Object.keys(groups)) {
     if (!counts[name]) continue;
     const l = panel.appendChild(document.createElement('label'));
@@ -333,7 +337,9 @@
   function pick(ev) {
     const r = renderer.domElement.getBoundingClientRect();
     raycaster.setFromCamera(new THREE.Vector2(((ev.clientX - r.left) / r.width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1), camera);
-    const hits = raycaster.intersectObjects([groups.muscles, groups.elements, groups.contacts], true).filter((h) => h.object.visible);
+    // three's raycaster also hits objects of hidden groups: only what is shown counts
+    const shown = (o) => { for (; o; o = o.parent) if (!o.visible) return false; return true; };
+    const hits = raycaster.intersectObjects([groups.muscles, groups.axes, groups.elements, groups.contacts], true).filter((h) => shown(h.object));
     return hits.length ? hits[0].object : null;
   }
   renderer.domElement.addEventListener('pointermove', (ev) => {
@@ -375,7 +381,7 @@
   // For each muscle: whether a pixel of its colour is near one of its projected points.
   function colourCheck() {
     // the translucent solids and the bones are drawn over muscles behind them: hidden meanwhile
-    const hidden = ['obstacles', 'contacts', 'bones', 'frames', 'points', 'elements', 'joint'].filter((g) => groups[g].visible);
+    const hidden = ['obstacles', 'contacts', 'bones', 'frames', 'points', 'axes', 'elements', 'joint'].filter((g) => groups[g].visible);
     hidden.forEach((g) => { groups[g].visible = false; });
     render();
     const { w, h, px } = pixels();
@@ -430,6 +436,17 @@
       .filter((el) => el && el.offsetParent !== null).map((el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; });
     return { muscles, panels };
   }
+  // Each drawn joint axis in this frame: its element, type and end points (m).
+  function jointAxes() {
+    const out = [];
+    lineObjects.forEach((obj, l) => {
+      const e = D.elements[obj.userData.element];
+      const i = frame * nL + l, s = lineStart[i] * 3, n = D.line_counts[i];
+      if (e.group !== 'axes' || !obj.visible || n < 2) return;
+      out.push({ name: e.name, kind: e.kind, points: Array.from(linePoints.subarray(s, s + 3 * n)) });
+    });
+    return out;
+  }
   function fingerprint() {
     const { px } = pixels();
     let hash = 2166136261, nonBackground = 0;
@@ -439,12 +456,13 @@
     }
     return { hash, nonBackground };
   }
-  window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, projections, fingerprint, errors, loadMs, pageMs, get frame() { return frame; } };
+  window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, projections, jointAxes, fingerprint, errors, loadMs, pageMs, get frame() { return frame; } };
   if (params.get('test')) {
     const report = { phases_ms: T, load_ms: loadMs, page_ms: pageMs, frames: nF, frame, muscles: nM, drawn_muscle_paths: drawnMusclePaths(), points: D.points };
     report.positions = Array.from(positions.subarray(frame * nP * 3, (frame + 1) * nP * 3));
     report.colours = colourCheck();
     report.projections = projections();
+    report.joint_axes = jointAxes();
     const first = fingerprint();
     const other = (frame + Math.max(1, Math.floor(nF / 2))) % nF;
     setFrame(other);

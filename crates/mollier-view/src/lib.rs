@@ -16,7 +16,7 @@ mod forces;
 mod page;
 
 use mollier::{Compiled, FrameError, KinematicsRun, NodeRole, Rows};
-use mollier_core::element::{Drawing, ShapeKind};
+use mollier_core::element::{Drawing, NodeKind, ShapeKind};
 use mollier_core::geometry::rotate;
 use mollier_core::{ModeRole, NodeId};
 use serde_json::{Value, json};
@@ -63,7 +63,11 @@ pub enum Group {
     Muscle,
     /// An element carrying a contact ellipsoid (`surface`, `soft-contact`).
     Contact,
-    /// Any other element (joints, ligaments, fixed trusses).
+    /// A joint of orientations only (`hinge`, `cardan-joint`, ...): its axes, placed at the
+    /// joint by the viewer ([`ElementView::place`]).
+    JointAxes,
+    /// Any other element (ligaments, fixed trusses; a joint of orientations that reaches no
+    /// body, not drawn).
     Element,
 }
 
@@ -82,6 +86,9 @@ pub struct ElementView {
     pub shapes: Vec<ShapeKind>,
     /// For a muscle, where its length is in [`Geometry::lengths`]' rows.
     pub muscle: Option<usize>,
+    /// For a joint of orientations only, the position node it is drawn at: its drawing (unit
+    /// segments about the global origin) is scaled by [`Geometry::axis_length`] and moved there.
+    pub place: Option<NodeId>,
 }
 
 /// The geometry of every frame of a motion through a model: what the page draws.
@@ -115,6 +122,9 @@ pub struct Geometry {
     pub forces: Option<Vec<f64>>,
     /// The joint's stability cone of `[load_sharing]`, when the model has one.
     pub cone: Option<Cone>,
+    /// Length of a drawn joint axis (m): 8 % of the largest extent of the named points in the
+    /// first frame (twice a body frame's triad in the page).
+    pub axis_length: f64,
 }
 
 /// A joint's stability cone and the joint force, per frame.
@@ -158,6 +168,7 @@ impl Geometry {
         let header = run.deformation_header();
         let points: Vec<String> = compiled.points.iter().map(|p| p.name.clone()).collect();
         let bodies = bodies(compiled);
+        let places = joint_places(compiled);
         // the muscles: those the model's `[load_sharing]` names, else as `mollier kinematics`
         // chooses them (a truss whose elongation is free)
         let named: Option<Vec<String>> = compiled.load_sharing.as_ref().map(|s| s.muscle_names());
@@ -178,8 +189,12 @@ impl Geometry {
             let d = model
                 .element(el.id)
                 .drawing(&model.element_coords(el.id).iter().map(|&c| model.x0()[c]).collect::<Vec<_>>());
+            // a joint of orientations that reaches no body is not drawn (it has no place)
+            let (joint, place) = (places[elements.len()].is_some(), places[elements.len()].flatten());
             let group = if muscle.is_some() {
                 Group::Muscle
+            } else if place.is_some() {
+                Group::JointAxes
             } else if d.shapes.iter().any(|s| s.kind == ShapeKind::Ellipsoid) && el.kind != "curved-truss" {
                 Group::Contact
             } else {
@@ -189,9 +204,10 @@ impl Geometry {
                 name: el.name.clone(),
                 kind: el.kind.clone(),
                 group,
-                lines: d.lines.len(),
+                lines: if joint && place.is_none() { 0 } else { d.lines.len() },
                 shapes: d.shapes.iter().map(|s| s.kind).collect(),
                 muscle,
+                place,
             });
         }
         let frames: Vec<usize> = (0..n).filter(|i| i % every == 0 || *i == n - 1).collect();
@@ -215,6 +231,7 @@ impl Geometry {
                 frames: Vec::new(),
                 force: None,
             }),
+            axis_length: 0.0,
         };
         let cone_info = compiled.load_sharing.as_ref().and_then(|ls| ls.cone.as_ref());
         let mut solved = 0;
@@ -226,6 +243,9 @@ impl Geometry {
                 continue;
             }
             solved += 1;
+            if g.times.is_empty() {
+                g.axis_length = 0.08 * extent(&out.positions);
+            }
             g.times.push(time);
             g.positions.extend_from_slice(&out.positions);
             g.lengths.extend(muscle_modes.iter().map(|&(col, l0)| l0 + out.deformations[col]));
@@ -250,7 +270,13 @@ impl Geometry {
             let x = data.x();
             for (el, view) in compiled.elements.iter().zip(&g.elements) {
                 let local: Vec<f64> = model.element_coords(el.id).iter().map(|&c| x[c]).collect();
-                let d = model.element(el.id).drawing(&local);
+                let mut d = model.element(el.id).drawing(&local);
+                if let Some(node) = view.place {
+                    let at = data.position(model, node);
+                    for p in d.lines.iter_mut().flatten() {
+                        *p = std::array::from_fn(|a| at[a] + g.axis_length * p[a]);
+                    }
+                }
                 if !finite(&d) {
                     return Err(ViewError::NonFinite { frame: i, time, element: el.name.clone() });
                 }
@@ -334,6 +360,7 @@ impl Geometry {
         let group = |g: Group| match g {
             Group::Muscle => "muscle",
             Group::Contact => "contact",
+            Group::JointAxes => "axes",
             Group::Element => "element",
         };
         let shape = |s: &ShapeKind| match s {
@@ -366,6 +393,7 @@ impl Geometry {
             "muscles": self.muscles,
             "lengths": encode::f64s(&self.lengths),
             "forces": self.forces.as_ref().map(|f| encode::f64s(f)),
+            "axis_length": self.axis_length,
             "cone": self.cone.as_ref().map(|c| json!({
                 "joint": c.joint,
                 "half_angles": c.half_angles,
@@ -414,6 +442,59 @@ fn bodies(compiled: &Compiled) -> Vec<(String, Vec<usize>)> {
             // the origin first: a bone is drawn from it to each point
             idx.sort_by_key(|&i| compiled.points[i].node != b.frame.position);
             (b.name.clone(), idx)
+        })
+        .collect()
+}
+
+/// The largest extent of points `xyz xyz ...` along a global axis (m); 1 when there are none.
+fn extent(xyz: &[f64]) -> f64 {
+    let span = |a: usize| {
+        let v = xyz.iter().skip(a).step_by(3);
+        v.clone().fold(f64::NEG_INFINITY, |m, &x| m.max(x)) - v.fold(f64::INFINITY, |m, &x| m.min(x))
+    };
+    let e = span(0).max(span(1)).max(span(2));
+    if e.is_finite() && e > 0.0 { e } else { 1.0 }
+}
+
+/// Where each user element of orientations only is drawn (the rest: `None`). Such a joint has
+/// no position: it is drawn at the origin of the body its second node (q, the moving member)
+/// is the orientation of, directly or reached through intermediate orientation nodes
+/// (`[nodes]`, no body's) and the other such joints that chain them, away from its first node —
+/// as the shoulder's three hinges of SC all reach the clavicle, whose origin is SC. Failing
+/// that, the origin of its first node's body; `Some(None)` when there is none.
+fn joint_places(compiled: &Compiled) -> Vec<Option<Option<NodeId>>> {
+    let model = &compiled.model;
+    let orientations = |el: &mollier::UserElement| -> Option<Vec<NodeId>> {
+        let nodes = model.element(el.id).layout().nodes();
+        let all = !nodes.is_empty() && nodes.iter().all(|(_, k)| *k == NodeKind::Orientation);
+        all.then(|| nodes.iter().map(|(n, _)| *n).collect())
+    };
+    let joints: Vec<Option<Vec<NodeId>>> = compiled.elements.iter().map(orientations).collect();
+    let origin = |node: NodeId| compiled.bodies.iter().find(|b| b.frame.orientation == node).map(|b| b.frame.position);
+    // breadth first from `start`, never through `avoid`
+    let search = |start: NodeId, avoid: &[NodeId]| {
+        let mut seen: Vec<NodeId> = avoid.to_vec();
+        let mut queue = std::collections::VecDeque::from([start]);
+        while let Some(n) = queue.pop_front() {
+            if seen.contains(&n) {
+                continue;
+            }
+            seen.push(n);
+            if let Some(o) = origin(n) {
+                return Some(o);
+            }
+            for nodes in joints.iter().flatten().filter(|nodes| nodes.contains(&n)) {
+                queue.extend(nodes.iter().filter(|m| !seen.contains(m)));
+            }
+        }
+        None
+    };
+    joints
+        .iter()
+        .map(|nodes| {
+            let nodes = nodes.as_ref()?;
+            let (first, last) = (nodes[0], nodes[nodes.len() - 1]);
+            Some(search(last, &nodes[..nodes.len() - 1]).or_else(|| origin(first)))
         })
         .collect()
 }

@@ -41,6 +41,15 @@ fn f64s(s: &str) -> Vec<f64> {
     decode(s).chunks(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect()
 }
 
+/// A model and its geometry in one frame, the configuration its file places it in.
+fn as_placed(name: &str) -> (mollier::Compiled, Geometry) {
+    let c = model(name);
+    let mut q = Rows::new(c.model.n_q());
+    q.push(&c.model.q0());
+    let g = Geometry::build(&c, &[0.0], &q, 1, name).expect("the initial configuration");
+    (c, g)
+}
+
 fn wrapping() -> (mollier::Compiled, mollier::Motion) {
     let c = model("models/mechanisms/wrapping.toml");
     let m = mollier::read_motion(&root().join("models/mechanisms/wrapping-motion.csv"), &c.inputs).expect("motion");
@@ -105,16 +114,135 @@ fn every_nth_frame_keeps_the_last() {
 
 #[test]
 fn the_shoulder_draws_its_muscles_thorax_and_contacts() {
-    let c = model("models/shoulder/shoulder.toml");
-    let mut q = Rows::new(c.model.n_q());
-    q.push(&c.model.q0());
-    let g = Geometry::build(&c, &[0.0], &q, 1, "shoulder").expect("the initial configuration");
+    let (c, g) = as_placed("models/shoulder/shoulder.toml");
     let muscles = c.load_sharing.as_ref().unwrap().muscles.len();
     assert_eq!(g.muscles.len(), muscles);
     assert_eq!(g.elements.iter().filter(|e| e.group == Group::Muscle).count(), muscles);
     // TS and AI glide on the thorax: SURFACE contacts
     assert!(g.elements.iter().filter(|e| e.group == Group::Contact).count() >= 2);
     assert!(g.bodies.iter().any(|(n, p)| n == "scapula" && p.len() > 3));
+}
+
+/// Two hinges in a chain through an intermediate orientation node: `first` about z, then
+/// `second` about x, turning `link` about the joint at (0.1, 0.2, 0.3) m.
+const TWO_HINGES: &str = r#"
+format_version = 1
+name = "two hinges"
+fixed = ["base"]
+inputs = ["first.rotation", "second.rotation"]
+
+[bodies.base]
+origin = [0, 0, 0]
+points = { joint = [0.1, 0.2, 0.3] }
+
+[bodies.link]
+origin = "base.joint"
+points = { tip = [0.5, 0, 0] }
+
+[nodes.between]
+orientation = { euler = [1, 0, 0, 0] }
+
+[elements.first]
+type = "hinge"
+p = "base"
+q = "between"
+axis = [0, 0, 1]
+
+[elements.second]
+type = "hinge"
+p = "between"
+q = "link"
+axis = [1, 0, 0]
+"#;
+
+#[test]
+fn hinge_axes_are_drawn_at_the_joint_along_the_turned_axis() {
+    let c = mollier::load_text("two-hinges.toml", TWO_HINGES, &mollier::registry()).expect("the model compiles");
+    let (a, b) = (0.7_f64, -0.4_f64);
+    let mut q = Rows::new(2);
+    q.push(&[0.0, 0.0]);
+    q.push(&[a, b]);
+    let g = Geometry::build(&c, &[0.0, 1.0], &q, 1, "two hinges").expect("both frames solve");
+    let axes: Vec<_> = g.elements.iter().filter(|e| e.group == Group::JointAxes).collect();
+    assert_eq!(axes.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+    assert!(axes.iter().all(|e| e.lines == 1));
+    // the length: 8 % of the extent of the points in the first frame (the tip at x = 0.6 m)
+    let extent = (0..3)
+        .map(|k| {
+            let v = g.positions[..g.points.len() * 3].iter().skip(k).step_by(3);
+            v.clone().fold(f64::MIN, |m, &x| m.max(x)) - v.fold(f64::MAX, |m, &x| m.min(x))
+        })
+        .fold(0.0, f64::max);
+    assert!((extent - 0.6).abs() < 1e-12 && (g.axis_length - 0.08 * extent).abs() < 1e-15, "{}", g.axis_length);
+    // closed form in frame 1: `first` stays along z; `second` is turned by `first`: Rz(a) x
+    let want = [[0.0, 0.0, 1.0], [a.cos(), a.sin(), 0.0]];
+    for (k, dir) in want.iter().enumerate() {
+        let lines = drawn(&g, 1, &axes[k].name);
+        assert!(lines.len() == 1 && lines[0].len() == 2, "{lines:?}");
+        let [p, q] = [lines[0][0], lines[0][1]];
+        for i in 0..3 {
+            let mid = 0.5 * (p[i] + q[i]);
+            assert!((mid - [0.1, 0.2, 0.3][i]).abs() < 1e-7, "{}: the middle {mid} at {i}", axes[k].name);
+            let along = (q[i] - p[i]) / g.axis_length;
+            assert!((along - dir[i]).abs() < 1e-6, "{}: {along} vs {} at {i}", axes[k].name, dir[i]);
+        }
+    }
+    // the page lists them
+    assert_eq!(g.to_json()["elements"][0]["group"], "axes");
+}
+
+/// The polylines element `name` draws in frame `f` (m).
+fn drawn(g: &Geometry, f: usize, name: &str) -> Vec<Vec<[f64; 3]>> {
+    let nl = g.line_counts.len() / g.frames();
+    let first = g.elements.iter().take_while(|e| e.name != name).map(|e| e.lines).sum::<usize>();
+    let count = g.elements.iter().find(|e| e.name == name).expect("the element").lines;
+    let mut start = g.line_counts[..f * nl + first].iter().sum::<u32>() as usize;
+    (0..count)
+        .map(|k| {
+            let n = g.line_counts[f * nl + first + k] as usize;
+            let line =
+                (start..start + n).map(|j| std::array::from_fn(|a| f64::from(g.line_points[j * 3 + a]))).collect();
+            start += n;
+            line
+        })
+        .collect()
+}
+
+#[test]
+fn shoulder_joint_models_draw_their_axes_at_the_shoulder_centre() {
+    // as the file places them, the first axis drawn (flexion-torsion's z_i, the Engin joint's
+    // sinus pole, the joint stop's contour pole) is the file's `fixed_z`, centred on the
+    // humerus's origin
+    let cases = [
+        ("models/joints/flexion-torsion-shoulder.toml", "shoulder", [0.0, 0.0, -1.0]),
+        ("models/joints/engin-shoulder.toml", "shoulder_resistance", [0.5014457, 0.8441951, 0.1894382]),
+        ("models/joints/calspan-shoulder.toml", "shoulder_stop", [0.5014457, 0.8441951, 0.1894382]),
+    ];
+    for (file, name, z) in cases {
+        let (c, g) = as_placed(file);
+        let view = g.elements.iter().find(|e| e.name == name).unwrap();
+        assert_eq!((view.group, view.lines), (Group::JointAxes, 2), "{file}");
+        let humerus = c.bodies.iter().find(|b| b.name == "humerus").unwrap();
+        assert_eq!(view.place, Some(humerus.frame.position), "{file}");
+        let at = c.points.iter().position(|p| Some(p.node) == view.place).expect("a named place");
+        let centre = &g.positions[3 * at..3 * at + 3];
+        let norm = z.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let [p, q] = [drawn(&g, 0, name)[0][0], drawn(&g, 0, name)[0][1]];
+        for i in 0..3 {
+            assert!((0.5 * (p[i] + q[i]) - centre[i]).abs() < 1e-7, "{file}: the middle at {i}");
+            assert!(((q[i] - p[i]) / g.axis_length - z[i] / norm).abs() < 1e-6, "{file}: the axis at {i}");
+        }
+    }
+}
+
+#[test]
+fn the_hip_draws_its_hinges_and_cardan_axes() {
+    let (_, g) = as_placed("models/joints/cardan-hip.toml");
+    let lines = |kind: &str| -> usize {
+        g.elements.iter().filter(|e| e.group == Group::JointAxes && e.kind == kind).map(|e| e.lines).sum()
+    };
+    // three hinges, and the cardan joint's three rotation axes
+    assert_eq!((lines("hinge"), lines("cardan-joint")), (3, 3));
 }
 
 #[test]

@@ -12,11 +12,13 @@
 //! `φ − φ0` and `ψ − ψ0` (as `atan2` of the rotated sine and cosine, continuous at rest) and
 //! `θ − θ0`; the law adds the reference back.
 
-use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
+use mollier_core::element::{
+    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
+};
 use mollier_core::geometry::{Vec3, cross, dot};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId};
-use mollier_joint_common::{FrameSpec, JointFrames, N, Term};
+use mollier_joint_common::{FrameSpec, JointFrames, N, Term, axes_drawing};
 
 use crate::law::CardanLaw;
 
@@ -138,6 +140,12 @@ impl ElementInfo for CardanJoint {
 
     fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// Its three rotation axes ([`Self::axes`]): the fixed `x_i`, the floating `y'`, the moving
+    /// `z''` (unit segments about the origin, placed by the viewer).
+    fn drawing(&self, x: &[f64]) -> Drawing {
+        axes_drawing(self.axes(x))
     }
 
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {

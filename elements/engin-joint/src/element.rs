@@ -14,7 +14,9 @@
 //! at rest as the kernel requires; the law adds the reference back. The twist mode is computed as
 //! `atan2(sin(ψ − ψ0), cos(ψ − ψ0))` directly, so it is continuous at rest.
 
-use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
+use mollier_core::element::{
+    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
+};
 use mollier_core::geometry::{
     Quat, Vec3, column, dot, lift, q_matrix, q_times, quat_at, rotate, rotate_jacobian, triad,
 };
@@ -22,6 +24,7 @@ use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId, Order};
 
 use crate::law::{JointMoment, ResistanceLaw};
+use mollier_joint_common::axes_drawing;
 use mollier_joint_common::swing::{swing_derivatives, swing_generic};
 
 /// Names of the three modes, in order (rad).
@@ -216,6 +219,14 @@ impl ElementInfo for BallSocketResistance {
 
     fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// The sinus' pole (the fixed joint frame's z axis) and the moving member's long axis (unit
+    /// segments about the origin, placed by the viewer).
+    fn drawing(&self, x: &[f64]) -> Drawing {
+        let zero = || ElementError::Domain("an orientation node has zero Euler parameters".into());
+        let axis = |at: usize, body: &Vec3| unit_quat(quat_at(x, at)).map(|l| rotate(&l, body)).ok_or_else(zero);
+        axes_drawing(axis(F, &self.tf[2]).and_then(|pole| Ok([pole, axis(M, &self.tm[2])?])))
     }
 
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {

@@ -19,7 +19,9 @@
 //! reference taken in the initial configuration; the torsion mode is `atan2` of the rotated sine
 //! and cosine, continuous at rest.
 
-use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
+use mollier_core::element::{
+    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
+};
 use mollier_core::geometry::{Vec3, cross, dot};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId};
@@ -126,6 +128,12 @@ impl ElementInfo for FlexionTorsionJoint {
 
     fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// The two z axes, `z_i` and `z_j`, whose angle is the bending and about the second of
+    /// which the torsion turns (unit segments about the origin, placed by the viewer).
+    fn drawing(&self, x: &[f64]) -> Drawing {
+        self.frames.z_axes_drawing(x)
     }
 
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {

@@ -19,7 +19,9 @@
 //! element's domain and reported as such. An ideal hinge fixes the two bendings; the rotation is
 //! an input, free, or fixed.
 
-use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
+use mollier_core::element::{
+    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
+};
 use mollier_core::geometry::{Mat3, Vec3, column, dot, lift, mat_mul, quat_at, rotate, rotation, transpose, triad};
 use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::Real;
@@ -73,6 +75,16 @@ impl ElementInfo for Hinge {
         self.tp = body_triad(&quat_at(x0, 0), &e);
         self.tq = body_triad(&quat_at(x0, 4), &e);
         Ok(())
+    }
+    /// The axis as q carries it, `R(λ_q) n_x^q`, as a segment of unit length centred on the
+    /// global origin: the element has no position, so the viewer moves the segment to the
+    /// joint and scales it (docs/viewer.md).
+    fn drawing(&self, x: &[f64]) -> Drawing {
+        let l = quat_at(x, 4);
+        // R(λ)/|λ|² is the rotation whatever the norm the solve left
+        let s: f64 = l.iter().map(|v| v * v).sum();
+        let half = rotate(&l, &self.tq[0]).map(|v| 0.5 * v / s);
+        Drawing { lines: vec![vec![half.map(|v| -v), half]], shapes: Vec::new() }
     }
 }
 
@@ -189,6 +201,25 @@ mod tests {
         let mut h = Hinge::new(NodeId::new(0), NodeId::new(1), axis, None);
         h.initialize(&x0).unwrap();
         (h, x0)
+    }
+
+    #[test]
+    fn the_axis_is_drawn_as_q_carries_it() {
+        // the drawn axis is R·axis, a unit segment about the origin
+        let axis = [0.0, 0.6, 0.8];
+        let turn = quat_from_axis_angle(&[1.0, 0.0, 0.0], 0.5 * std::f64::consts::PI);
+        let (h, x0) = hinge_at([1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], axis);
+        let close = |d: Drawing, want: [[f64; 3]; 2]| {
+            assert_eq!(d.lines.len(), 1);
+            for (got, want) in d.lines[0].iter().zip(&want) {
+                assert!((0..3).all(|a| (got[a] - want[a]).abs() < 1e-15), "{got:?} vs {want:?}");
+            }
+        };
+        close(h.drawing(&x0), [[0.0, -0.3, -0.4], [0.0, 0.3, 0.4]]);
+        // both turned a quarter turn about x (Euler parameters scaled by 2, as a solve may leave
+        // them): the axis (0, 0.6, 0.8) becomes (0, -0.8, 0.6)
+        let x: Vec<f64> = turn.iter().chain(&turn).map(|v| 2.0 * v).collect();
+        close(h.drawing(&x), [[0.0, 0.4, -0.3], [0.0, -0.4, 0.3]]);
     }
 
     #[test]

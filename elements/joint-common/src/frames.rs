@@ -12,7 +12,7 @@
 //! parameters are not exactly unit during Newton iterations.
 
 use mollier_core::Order;
-use mollier_core::element::ElementError;
+use mollier_core::element::{Drawing, ElementError};
 use mollier_core::geometry::{Quat, Vec3, column, dot, lift, quat_at, rotate, triad};
 use mollier_core::registry::{ParamError, Params};
 use mollier_core::scalar::Real;
@@ -131,11 +131,47 @@ impl JointFrames {
     /// The fixed joint frame's axes (x, y, z) in global components at local coordinates `x`
     /// (normalized Euler parameters), e.g. to express a torque globally.
     pub fn fixed_axes(&self, x: &[f64]) -> Result<[Vec3; 3], ElementError> {
-        check_len(x.len())?;
-        let lf = unit_quat(quat_at(x, FIXED))
-            .ok_or_else(|| ElementError::Domain("the fixed member's Euler parameters are zero".into()))?;
-        Ok(self.fixed.map(|a| rotate(&lf, &a)))
+        global_axes(&self.fixed, x, FIXED, "fixed")
     }
+
+    /// The moving joint frame's axes (x, y, z) in global components at local coordinates `x`.
+    pub fn moving_axes(&self, x: &[f64]) -> Result<[Vec3; 3], ElementError> {
+        global_axes(&self.moving, x, MOVING, "moving")
+    }
+
+    /// The two z axes, fixed then moving, drawn as [`axes_drawing`] draws them: a joint whose
+    /// posture is the moving z axis seen in the fixed frame (a bending, a swing) shows it so.
+    pub fn z_axes_drawing(&self, x: &[f64]) -> Drawing {
+        axes_drawing(self.fixed_axes(x).and_then(|f| Ok([f[2], self.moving_axes(x)?[2]])))
+    }
+}
+
+fn global_axes(body: &[Vec3; 3], x: &[f64], at: usize, which: &str) -> Result<[Vec3; 3], ElementError> {
+    check_len(x.len())?;
+    let l = unit_quat(quat_at(x, at))
+        .ok_or_else(|| ElementError::Domain(format!("the {which} member's Euler parameters are zero")))?;
+    Ok(body.map(|a| rotate(&l, &a)))
+}
+
+/// What a viewer draws for a joint of two orientations ([`ElementInfo::drawing`]): each
+/// direction (global components) as a segment of unit length centred on the global origin.
+/// The joint has no position of its own: the viewer moves the segments to the joint and
+/// scales them (docs/viewer.md). Nothing when the directions cannot be had (zero Euler
+/// parameters).
+///
+/// [`ElementInfo::drawing`]: mollier_core::element::ElementInfo::drawing
+pub fn axes_drawing<const K: usize>(axes: Result<[Vec3; K], ElementError>) -> Drawing {
+    let lines = axes
+        .map(|axes| {
+            axes.iter()
+                .map(|a| {
+                    let half = a.map(|v| 0.5 * v / dot(a, a).sqrt());
+                    vec![half.map(|v| -v), half]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Drawing { lines, shapes: Vec::new() }
 }
 
 fn check_len(n: usize) -> Result<(), ElementError> {
@@ -173,6 +209,15 @@ mod tests {
                 assert!((f.entry(&x, a, b, Order::Value).v - r[a][b]).abs() < 1e-15);
             }
         }
+        // the moving frame's z axis, turned with it, drawn as a unit segment about the origin
+        let zm = f.moving_axes(&x.iter().map(|v| 3.0 * v).collect::<Vec<_>>()).unwrap()[2];
+        let want = rotate(&lm, &rotate(&[lf[0], -lf[1], -lf[2], -lf[3]], &[0.0, 1.0, 0.0]));
+        assert!((0..3).all(|k| (zm[k] - want[k]).abs() < 1e-15), "{zm:?} vs {want:?}");
+        let d = axes_drawing(f.moving_axes(&x).map(|a| [a[2]]));
+        assert!(
+            (0..3).all(|k| (d.lines[0][1][k] - 0.5 * want[k]).abs() < 1e-15 && d.lines[0][0][k] == -d.lines[0][1][k])
+        );
+        assert!(axes_drawing(f.moving_axes(&[0.0; 8])).lines.is_empty());
         assert!(JointFrames::new(&FrameSpec::coincident([0.0; 3], [1.0, 0.0, 0.0]), &x0).is_err());
         assert!(JointFrames::new(&spec, &[0.0; 8]).is_err());
         assert!(f.relative(&[1.0; 7]).is_err());

@@ -8,7 +8,9 @@
 //! configuration. The stop depends on the direction of `r` only: twisting segment j about `r`
 //! changes nothing.
 
-use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
+use mollier_core::element::{
+    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
+};
 use mollier_core::geometry::{Vec3, perpendicular};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId};
@@ -83,6 +85,11 @@ impl ElementInfo for JointStop {
 
     fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// The contour's pole and `r` (unit segments about the origin, placed by the viewer).
+    fn drawing(&self, x: &[f64]) -> Drawing {
+        self.frames.z_axes_drawing(x)
     }
 
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
