@@ -20,8 +20,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flexion_target import NAMES, angles  # noqa: E402
-from make_shoulder import DEG, Builder, mm, rot, ryzx, tr  # noqa: E402
+from flexion_target import DAS3_OSIM, NAMES, REPO, rest_of  # noqa: E402
+from make_shoulder import DEG, mm, rot, ryzx, tr  # noqa: E402
 
 
 def yzy(r):
@@ -87,19 +87,13 @@ def svg(panels, duration):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("states", help="states.csv of `mollier simulate`")
     ap.add_argument("out", help="the SVG to write")
-    ap.add_argument("--target", default=os.path.join(repo, "models", "shoulder", "flexion-target.csv"))
-    ap.add_argument("--osim", default=os.path.join(repo, "..", "shared", "data", "das3", "das3.osim"))
+    ap.add_argument("--target", default=os.path.join(REPO, "models", "shoulder", "flexion-target.csv"))
+    ap.add_argument("--osim", default=DAS3_OSIM)
     args = ap.parse_args()
-    if not os.path.exists(args.osim):
-        sys.exit(f"flexion_plot: {args.osim} not found (the DAS3 reference data)")
-    b = Builder(args.osim)
-    sa0, scap0, _ = angles(b, 0.0, 0.0)
-    rest = (sa0, scap0)
+    _, rest = rest_of(args.osim, "flexion_plot")
     run = [(t, posture(rest, q)) for t, q in read(args.states, [f"{n}.rotation" for n in NAMES])]
     target = [(t, posture(rest, q)) for t, q in read(args.target, NAMES)]
     duration = max(t for t, _ in run)

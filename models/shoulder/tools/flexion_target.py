@@ -71,6 +71,20 @@ def angles(b, plane, elev):
     return rotyzx(clav) + rotyzx(mm(tr(clav), scap)), scap, hum
 
 
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+DAS3_OSIM = os.path.join(REPO, "..", "shared", "data", "das3", "das3.osim")
+
+
+def rest_of(osim, who):
+    """The model builder of das3.osim and the rest posture's SC and AC angles and scapula;
+    exits with a message naming `who` when the DAS3 data are not there."""
+    if not os.path.exists(osim):
+        sys.exit(f"{who}: {osim} not found (the DAS3 reference data)")
+    b = Builder(osim)
+    sa0, scap0, _ = angles(b, 0.0, 0.0)
+    return b, (sa0, scap0)
+
+
 def coordinates(b, rest, t):
     sa, scap, hum = angles(b, PLANE * DEG, elevation(t))
     q = [sa[i] - rest[0][i] for i in range(6)]
@@ -80,17 +94,11 @@ def coordinates(b, rest, t):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--osim", default=os.path.join(repo, "..", "shared", "data", "das3", "das3.osim"))
-    ap.add_argument("--out", default=os.path.join(repo, "models", "shoulder", "flexion-target.csv"))
+    ap.add_argument("--osim", default=DAS3_OSIM)
+    ap.add_argument("--out", default=os.path.join(REPO, "models", "shoulder", "flexion-target.csv"))
     args = ap.parse_args()
-    if not os.path.exists(args.osim):
-        sys.exit(f"flexion_target: {args.osim} not found (the DAS3 reference data)")
-    b = Builder(args.osim)
-    sa0, scap0, _ = angles(b, 0.0, 0.0)
-    rest = (sa0, scap0)
+    b, rest = rest_of(args.osim, "flexion_target")
     h = 1e-4
     rows = []
     for k in range(round(DURATION / EVERY) + 1):
