@@ -474,13 +474,25 @@ class Builder:
     # -- rest posture --------------------------------------------------------------------------
 
     def rest_posture(self):
-        """Clavicle and scapula rotations of the rest posture: the scapula placed on the thorax
-        (TS and AI on the ellipsoid) keeping the regression's AC and TS.x, then the clavicle
-        turned about its SC-AC line (AC stays) to the axial rotation that axclav's criterion
-        prefers for the placed scapula. The conoid's rigid length is its length there."""
+        """Clavicle and scapula rotations of the rest posture (the rhythm at humerus pole angle,
+        elevation and axial rotation 0, placed by `placed_posture`). The conoid's rigid length
+        is its length there."""
+        clav, scap, alpha, w = self.placed_posture(0.0, 0.0)
+        sc = self.joints["clavicle_1"]["location"]
+        ac = add(sc, mv(clav, self.joints["scapula_1"]["location"]))
+        self.rest_change = (abs(alpha) / DEG, norm(w) / DEG)
+        self.conoid = norm(sub(add(sc, mv(clav, CONOID_CLAVICLE)), add(ac, mv(scap, CONOID_SCAPULA))))
+        return clav, scap
+
+    def placed_posture(self, plane, elevation):
+        """Clavicle and scapula rotations of the rhythm at humerus pole angle `plane` and
+        `elevation` (rad): the scapula placed on the thorax (TS and AI on the ellipsoid) keeping
+        the regression's AC and TS.x, then the clavicle turned about its SC-AC line (AC stays)
+        to the axial rotation that axclav's criterion prefers for the placed scapula. Also the
+        clavicle's turn (rad) and the scapula's rotation vector (rad) of the placing."""
         sc = self.joints["clavicle_1"]["location"]
         ac_c = self.joints["scapula_1"]["location"]
-        clav0, scap0, _ = rhythm(0.0, 0.0, 0.0)
+        clav0, scap0, _ = rhythm(plane, elevation, 0.0)
         ac = add(sc, mv(clav0, ac_c))
         ts0 = add(ac, mv(scap0, TS_SCAPULA))
 
@@ -505,7 +517,7 @@ class Builder:
                     jac[i][k] = (fp[i] - fm[i]) / (2 * h)
             w = add(w, solve(jac, [-v for v in f]))
         else:
-            raise RuntimeError("the rest posture did not converge")
+            raise RuntimeError(f"the posture at plane {plane / DEG:.1f}, elevation {elevation / DEG:.1f} deg did not converge")
         scap = mm(rotvec(w), scap0)
         # axclav's criterion, over rotations about the SC-AC line
         u = sub(ac, sc)
@@ -522,10 +534,7 @@ class Builder:
             else:
                 lo = c1
         alpha = 0.5 * (lo + hi)
-        clav = mm(rot(u, alpha), clav0)
-        self.rest_change = (abs(alpha) / DEG, norm(w) / DEG)
-        self.conoid = norm(sub(add(sc, mv(clav, CONOID_CLAVICLE)), add(ac, mv(scap, CONOID_SCAPULA))))
-        return clav, scap
+        return mm(rot(u, alpha), clav0), scap, alpha, w
 
     # -- muscles ---------------------------------------------------------------------------------
 
