@@ -174,6 +174,17 @@ pub(crate) fn evaluate_constraints(model: &Model, data: &mut Data, order: Order)
     Ok(())
 }
 
+/// Evaluate the free elements `set` (indices) to `order`, after an [`evaluate`] placed their
+/// nodes at the current `x`; the other elements are left as they are.
+pub(crate) fn evaluate_elements(
+    model: &Model,
+    data: &mut Data,
+    set: &[usize],
+    order: Order,
+) -> Result<(), KinematicsError> {
+    evaluate_set(model, data, set, order)
+}
+
 fn evaluate_set(model: &Model, data: &mut Data, set: &[usize], order: Order) -> Result<(), KinematicsError> {
     if order >= Order::Hessian && data.d2e.len() != model.d2e_len {
         data.d2e = vec![0.0; model.d2e_len];

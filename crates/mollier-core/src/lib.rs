@@ -34,6 +34,7 @@ pub mod registry;
 pub mod scalar;
 pub mod shared_data;
 mod sparse;
+pub mod stiffness;
 pub mod terms;
 pub mod topology;
 pub mod transfer;

@@ -16,13 +16,18 @@
 //!   `∂c/∂q` would need third-order transfer functions and is left out: it is of order `|v|²`,
 //!   never stiff, and an implicit step stays first-order accurate with it missing (a W-method).
 //!   At rest the partial is exact.
+//!
+//! Forces along modes that the caller models (muscles on their paths) add their geometric
+//! stiffness `Σ_k w_k ∂²e_k/∂q²` ([`linearize_motion_with`], [`crate::stiffness`]): those modes'
+//! second-order transfer functions are never formed. Of `D²F_e` only the rows of elements with a
+//! law are computed, and `D²F_x` only from the constraint elements.
 
 use faer::Mat;
 
 use crate::data::{Data, pair_index};
-use crate::dynamics::{Load, bias_forces, mass_matrix, rotational_mass};
+use crate::dynamics::{Load, external_forces, inertia_forces, mass_matrix, rotational_mass};
 use crate::geometry::{Mat3, Quat, g_matrix, gbar_matrix, quat_at};
-use crate::ids::ElementId;
+use crate::ids::{ElementId, ModeId};
 use crate::kinematics::KinematicsError;
 use crate::model::{ModeRole, Model};
 use crate::transfer;
@@ -64,21 +69,78 @@ fn mat4_vec(m: &[[f64; 4]; 4], v: &[f64; 4]) -> [f64; 4] {
 
 /// The equations of motion's residual and partials at input coordinates `q` (positions solved
 /// by the caller: `data` must hold the solution for `q`), rates `v` and accelerations `vdot`
-/// (n_q each), with no driving forces. Computes the second-order transfer functions and sets the
-/// velocities in `data`.
+/// (n_q each), with no driving forces. Computes the second-order transfer functions the
+/// equations need (`D²F_x`, and `D²F_e` of the elements with a law) and sets the velocities
+/// `ẋ`, `ė` in `data`.
 pub fn linearize_motion(
     model: &Model,
     data: &mut Data,
     v: &[f64],
     vdot: &[f64],
 ) -> Result<MotionLinearization, KinematicsError> {
+    linearize_motion_with(model, data, v, vdot, &[])
+}
+
+/// [`linearize_motion`], with the geometric stiffness `Σ_k w_k ∂²e_k/∂q²` (n_q x n_q) of forces
+/// `w_k` along modes (`geometric = [(mode, w_k)]`, N along a length, N m about an angle) added
+/// to `∂r/∂q`. The forces themselves are the caller's (they are not in `r`): a muscle's tension
+/// on its path, whose residual term `DF_eᵀ w` and tangent `∂w/∂e` its own model gives. The sum
+/// is formed without the modes' second-order transfer functions ([`crate::stiffness`]).
+pub fn linearize_motion_with(
+    model: &Model,
+    data: &mut Data,
+    v: &[f64],
+    vdot: &[f64],
+    geometric: &[(ModeId, f64)],
+) -> Result<MotionLinearization, KinematicsError> {
     let nq = model.n_q();
-    // the attached rows of D²F_x only where masses and forces act: the rest are never read here
-    transfer::second_order_for_dynamics(model, data)?;
+    for w in [v, vdot] {
+        if w.len() != nq {
+            return Err(KinematicsError::InputLength { expected: nq, got: w.len() });
+        }
+        if let Some(j) = w.iter().position(|a| !a.is_finite()) {
+            return Err(KinematicsError::NonFiniteInput { name: model.input_name(j), value: w[j] });
+        }
+    }
+    // D²F_x where masses and forces act, and D²F_e of the laws' elements only: the weighted
+    // modes' second order enters through their geometric stiffness alone
+    let laws: Vec<usize> =
+        model.free_elements.iter().copied().filter(|&i| model.law(ElementId::new(i)).is_some()).collect();
+    transfer::second_order_of(model, data, &laws)?;
     let mass = mass_matrix(model, data)?;
-    // Q̄(q, v): loads, velocity terms and law stresses; also sets ẋ and ė
-    let bias = bias_forces(model, data, v, &[])?;
-    let residual: Vec<f64> = (0..nq).map(|i| (0..nq).map(|j| mass[(i, j)] * vdot[j]).sum::<f64>() - bias[i]).collect();
+    let (df, d2) = (data.df_x.as_ref(), data.d2f_x.as_ref());
+    // the velocities ẋ = DF_x v, ė = DF_e v, and the masses' accelerations at v̇ = 0, D²F_x(v, v)
+    let times = |a: faer::MatRef<'_, f64>, w: &[f64]| -> Vec<f64> {
+        (0..a.nrows()).map(|r| (0..nq).map(|j| a[(r, j)] * w[j]).sum()).collect()
+    };
+    let (xd, ed) = (times(df, v), times(data.df_e.as_ref(), v));
+    let mut xdd = vec![0.0; model.n_x()];
+    let dynamics = &model.dynamics;
+    let quadratic = |r: usize| -> f64 {
+        (0..nq).map(|i| v[i] * (0..nq).map(|j| v[j] * d2[(r, pair_index(i, j, nq))]).sum::<f64>()).sum()
+    };
+    let mass_rows =
+        dynamics.masses.iter().map(|&(node, _)| (node, 3)).chain(dynamics.rotors.iter().map(|(node, _)| (*node, 4)));
+    for (node, len) in mass_rows {
+        let o = model.nodes[node.index()].offset;
+        for r in o..o + len {
+            xdd[r] = quadratic(r);
+        }
+    }
+    // DF_xᵀ (f − f_in): loads and the velocity terms (the laws' stresses are added below)
+    let mut net = external_forces(model, data, &[]);
+    for (a, b) in net.iter_mut().zip(inertia_forces(model, &data.x, &xd, &xdd)) {
+        *a -= b;
+    }
+    let mut residual: Vec<f64> = (0..nq)
+        .map(|i| {
+            let inertia: f64 = (0..nq).map(|j| mass[(i, j)] * vdot[j]).sum();
+            inertia - net.iter().enumerate().filter(|(_, f)| **f != 0.0).map(|(c, f)| df[(c, i)] * f).sum::<f64>()
+        })
+        .collect();
+    data.xd = xd;
+    data.ed = ed;
+    data.qd.copy_from_slice(v);
     let mut d_q = Mat::<f64>::zeros(nq, nq);
     let mut d_v = Mat::<f64>::zeros(nq, nq);
     let (df, d2) = (data.df_x.as_ref(), data.d2f_x.as_ref());
@@ -86,7 +148,6 @@ pub fn linearize_motion(
     // ∂F(w, e_k)/∂… contraction: D²F_x(w, e_k) at row r = Σ_j w_j D²F[r, (j, k)]
     let d2_dir = |r: usize, w: &[f64], k: usize| -> f64 { (0..nq).map(|j| w[j] * d2[(r, pair_index(j, k, nq))]).sum() };
 
-    let dynamics = &model.dynamics;
     for &(node, m) in &dynamics.masses {
         let o = model.nodes[node.index()].offset;
         let acc: [f64; 3] = [0, 1, 2].map(|a| (0..nq).map(|j| df[(o + a, j)] * vdot[j]).sum());
@@ -203,6 +264,9 @@ pub fn linearize_motion(
             }
         }
         let o = entry.mode_offset;
+        for (i, ri) in residual.iter_mut().enumerate() {
+            *ri += (0..n).map(|a| dfe[(o + a, i)] * sigma[a]).sum::<f64>();
+        }
         for k in 0..nq {
             // ∂σ/∂q_k = K DF_e e_k + C D²F_e(v, e_k)
             let dsig: Vec<f64> = (0..n)
@@ -225,6 +289,7 @@ pub fn linearize_motion(
             }
         }
     }
+    crate::stiffness::add_geometric_stiffness(model, data, geometric, &mut d_q)?;
     Ok(MotionLinearization { residual, mass, d_q, d_v })
 }
 

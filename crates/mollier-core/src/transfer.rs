@@ -15,7 +15,9 @@ use faer::Mat;
 
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::Order;
-use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, solve_checked, solve_unchecked};
+use crate::kinematics::{
+    KinematicsError, evaluate, evaluate_constraints, evaluate_elements, solve_checked, solve_unchecked,
+};
 use crate::model::{Input, Model};
 
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
@@ -174,22 +176,52 @@ fn mode_gradient_dot(model: &Model, data: &Data, m: usize, v: &[f64]) -> f64 {
 /// `∂²e/∂q_i∂q_j` (n_e x n_q(n_q+1)/2) at the solved configuration (also computes the first
 /// order). Columns are numbered by [`crate::pair_index`]; rows of fixed and input modes are 0.
 pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
-    second_order_rows(model, data, true)
+    second_order_rows(model, data, true, None)
 }
 
 /// [`second_order`] for the equations of motion: the rows of `D²F_x` of attached coordinates
 /// are computed only where a mass or a force load sits (and up their chains); the others are
 /// left 0. `D²F_e` is complete. A later [`second_order`] completes `D²F_x`.
 pub fn second_order_for_dynamics(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
-    second_order_rows(model, data, false)
+    second_order_rows(model, data, false, None)
 }
 
-fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Result<(), KinematicsError> {
+/// [`second_order_for_dynamics`] with the rows of `D²F_e` of the free (unconstrained) elements
+/// only for those in `free` (indices of free elements); the other free elements' rows are left 0
+/// and their Hessians neither evaluated nor contracted. `D²F_x` is as [`second_order_for_dynamics`] makes it (it needs the
+/// constraint elements only). The second order stays marked as not computed, so that a later
+/// [`second_order`] or [`second_order_for_dynamics`] computes it in full.
+pub(crate) fn second_order_of(model: &Model, data: &mut Data, free: &[usize]) -> Result<(), KinematicsError> {
+    second_order_rows(model, data, false, Some(free))
+}
+
+fn second_order_rows(
+    model: &Model,
+    data: &mut Data,
+    all_attached: bool,
+    free: Option<&[usize]>,
+) -> Result<(), KinematicsError> {
     first_order(model, data)?;
     if data.d2f_valid && (data.d2f_complete || !all_attached) {
         return Ok(());
     }
-    evaluate(model, data, Order::Hessian)?;
+    // the elements whose Hessians are contracted (all, or the constraints and `free`)
+    let wanted: Option<Vec<bool>> = free.map(|free| {
+        let mut w = vec![false; model.elements.len()];
+        for &i in model.constraint_elements.iter().chain(free) {
+            w[i] = true;
+        }
+        w
+    });
+    let wanted = |el: usize| wanted.as_ref().is_none_or(|w| w[el]);
+    match free {
+        None => evaluate(model, data, Order::Hessian)?,
+        // first_order evaluated every element; the Hessians of those contracted only
+        Some(free) => {
+            evaluate_constraints(model, data, Order::Hessian)?;
+            evaluate_elements(model, data, free, Order::Hessian)?;
+        }
+    }
     let (nx, ne, nq, nc) = (model.n_x(), model.n_e(), model.n_q(), model.n_unknowns());
     let np = n_pairs(nq);
     // hq[m·np + p] = DF_iᵀ H_m DF_j, element by element on local columns
@@ -197,7 +229,10 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
     let mut u = Vec::new();
     let mut t = Vec::new();
     let mut cols = Vec::with_capacity(nq);
-    for entry in &model.elements {
+    for (el, entry) in model.elements.iter().enumerate() {
+        if !wanted(el) {
+            continue;
+        }
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
         // the inputs that move this element (in a chain, only those upstream of it)
         cols.clear();
@@ -273,13 +308,14 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
         }
         let x = d2x.col_as_slice(p);
         for &m in &model.dependent_modes {
-            let v = mode_gradient_dot(model, data, m, x) + hq[m * np + p];
-            d2e[(m, p)] = v;
+            if wanted(model.mode_element[m].0.index()) {
+                d2e[(m, p)] = mode_gradient_dot(model, data, m, x) + hq[m * np + p];
+            }
         }
     }
     data.d2f_x = d2x;
     data.d2f_e = d2e;
-    data.d2f_valid = true;
+    data.d2f_valid = free.is_none();
     data.d2f_complete = all_attached;
     Ok(())
 }

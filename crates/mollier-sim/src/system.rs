@@ -13,12 +13,14 @@
 //! ```
 //! `∂f/∂ẋ` is block diagonal but for `M̄`; `∂f/∂u` touches `f_a` only. A path's length and its
 //! derivatives are the path element's mode and transfer functions: `L_m = L_ref + e_m`,
-//! `∂L_m/∂q = DF_e` row, `∂²L_m/∂q² = D²F_e` row. The muscle needs nothing else of the path.
+//! `∂L_m/∂q = DF_e` row; its second derivative enters `∂f_v/∂q` only as the geometric stiffness
+//! `Σ_m F_m ∂²L_m/∂q²`, which the kernel sums without the paths' `D²F_e` rows
+//! ([`mollier_core::linearize::linearize_motion_with`]). The muscle needs nothing else of the path.
 
 use faer::Mat;
-use mollier_core::data::pair_index;
 use mollier_core::kinematics::{KinematicsError, solve_positions};
-use mollier_core::linearize::linearize_motion;
+use mollier_core::linearize::linearize_motion_with;
+use mollier_core::transfer::first_order;
 use mollier_core::{Data, ModeId, Model};
 
 use crate::hill::{Contraction, HillMuscle};
@@ -162,38 +164,44 @@ impl<'m> Musculoskeletal<'m> {
         }
         let (q, v) = (&x[..n], &x[n..2 * n]);
         solve_positions(self.model, &mut ws.data, q)?;
-        let lin = linearize_motion(self.model, &mut ws.data, v, &xd[n..2 * n])?;
-        let mut f = vec![0.0; layout.len()];
-        for i in 0..n {
-            f[i] = xd[i] - v[i];
-            f[n + i] = lin.residual[i];
-        }
-        let mut fv_q = lin.d_q;
+        // the paths' lengths and moment arms, then the muscles' forces: their geometric stiffness
+        // Σ F_m ∂²L_m/∂q² goes into ∂f_v/∂q without the paths' second-order transfer functions
+        first_order(self.model, &mut ws.data)?;
         let data = &ws.data;
-        let (dfe, d2e) = (data.df_e(), data.d2f_e());
+        let dfe = data.df_e();
         let mut grad = Vec::with_capacity(m);
         let mut length = Vec::with_capacity(m);
         let mut contraction = Vec::with_capacity(m);
         let mut activation = Vec::with_capacity(m);
+        let mut f = vec![0.0; layout.len()];
         for (k, mu) in self.muscles.iter().enumerate() {
             let r = mu.mode.index();
-            let g: Vec<f64> = (0..n).map(|j| dfe[(r, j)]).collect();
             let l = mu.reference_length + data.e()[r];
             let (s, a) = (x[layout.s() + k], x[layout.a() + k]);
             let c = mu.hill.contraction(a, s, xd[layout.s() + k], l);
             let (fa, da, _, du) = mu.hill.activation(a, xd[layout.a() + k], u[k]);
             f[layout.s() + k] = c.residual;
             f[layout.a() + k] = fa;
-            for i in 0..n {
-                f[n + i] += c.force * g[i];
-                for j in 0..n {
-                    fv_q[(i, j)] += c.force * d2e[(r, pair_index(i, j, n))] + c.force_d_length * g[i] * g[j];
-                }
-            }
-            grad.push(g);
+            grad.push((0..n).map(|j| dfe[(r, j)]).collect::<Vec<f64>>());
             length.push(l);
             contraction.push(c);
             activation.push((da, du));
+        }
+        let tensions: Vec<(ModeId, f64)> =
+            self.muscles.iter().zip(&contraction).map(|(mu, c)| (mu.mode, c.force)).collect();
+        let lin = linearize_motion_with(self.model, &mut ws.data, v, &xd[n..2 * n], &tensions)?;
+        let mut fv_q = lin.d_q;
+        for i in 0..n {
+            f[i] = xd[i] - v[i];
+            f[n + i] = lin.residual[i];
+        }
+        for (c, g) in contraction.iter().zip(&grad) {
+            for i in 0..n {
+                f[n + i] += c.force * g[i];
+                for j in 0..n {
+                    fv_q[(i, j)] += c.force_d_length * g[i] * g[j];
+                }
+            }
         }
         Ok(Linearization { layout, f, mass: lin.mass, fv_q, fv_v: lin.d_v, grad, length, contraction, activation })
     }

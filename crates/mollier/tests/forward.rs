@@ -380,6 +380,78 @@ fn the_dynamic_second_order_is_the_full_one_where_it_is_read() {
     }
 }
 
+/// The shoulder off rest, at rest (`v = 0`, where `∂f/∂x` is exact) with the muscles at a
+/// tone: `(sys state x, ẋ, u)`.
+fn shoulder_state(sys: &Musculoskeletal<'_>, c: &Compiled) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let l = sys.layout();
+    let mut ws = sys.workspace();
+    let u: Vec<f64> = (0..l.m).map(|k| 0.05 + 0.3 * (0.5 + 0.5 * (k as f64 * 0.37).sin())).collect();
+    let q: Vec<f64> = c.model.q0().iter().enumerate().map(|(i, q)| q + 0.03 * ((i as f64) * 1.3).cos()).collect();
+    let rest = sys.rest_state(&mut ws, &q, 0.0, &u).unwrap();
+    let mut x = rest.x.clone();
+    for k in 0..l.m {
+        x[l.s() + k] *= 1.0 + 0.002 * (k as f64).sin();
+    }
+    let xd: Vec<f64> = (0..l.len()).map(|i| 0.01 * ((i as f64) * 0.7).sin()).collect();
+    (x, xd, u)
+}
+
+#[test]
+fn the_shoulders_stiffness_is_exact_without_the_paths_second_order() {
+    // ∂f_v/∂q of the shoulder (95 wrapping paths, soft contact): the muscles' geometric stiffness
+    // Σ F_m ∂²L_m/∂q² is summed without the paths' D²F_e; against (1) the sum written with the
+    // full second-order transfer functions, to round-off, (2) central differences of f_v
+    let c = mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry()).unwrap();
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let l = sys.layout();
+    let n = l.n;
+    let mut ws = sys.workspace();
+    let (x, xd, u) = shoulder_state(&sys, &c);
+    let lin = sys.linearize(&mut ws, &x, &xd, &u).unwrap();
+    // (1) the equations of motion without muscles, plus Σ F ∂²L/∂q² + ∂F/∂L g gᵀ from D²F_e
+    let m = &c.model;
+    let mut data = mollier_core::Data::new(m);
+    mollier_core::kinematics::solve_positions(m, &mut data, &x[..n]).unwrap();
+    let bare = mollier_core::linearize::linearize_motion(m, &mut data, &x[n..2 * n], &xd[n..2 * n]).unwrap();
+    mollier_core::transfer::second_order(m, &mut data).unwrap();
+    let mut worst = 0.0f64;
+    let mut geometric = 0.0f64;
+    for i in 0..n {
+        for j in 0..n {
+            let mut want = bare.d_q[(i, j)];
+            for (k, mu) in sys.muscles.iter().enumerate() {
+                let (r, ck) = (mu.mode.index(), &lin.contraction[k]);
+                let g = |a: usize| data.df_e()[(r, a)];
+                let d2 = ck.force * data.d2f_e()[(r, mollier_core::pair_index(i, j, n))];
+                geometric = geometric.max(d2.abs());
+                want += d2 + ck.force_d_length * g(i) * g(j);
+            }
+            let err = (lin.fv_q[(i, j)] - want).abs() / (1.0 + want.abs());
+            worst = worst.max(err);
+            assert!(err < 1e-9, "∂f_v{i}/∂q{j}: {} vs {want}", lin.fv_q[(i, j)]);
+        }
+    }
+    assert!(geometric > 1.0, "the muscles' geometric stiffness is exercised: {geometric}");
+    eprintln!("against Σ F D²F_e: largest relative difference {worst:.2e}");
+    // (2) central differences of f_v in q
+    let mut worst = 0.0f64;
+    for j in 0..n {
+        let h = 1e-6;
+        let (mut xp, mut xm) = (x.clone(), x.clone());
+        xp[j] += h;
+        xm[j] -= h;
+        let fp = sys.linearize(&mut ws, &xp, &xd, &u).unwrap().f;
+        let fm = sys.linearize(&mut ws, &xm, &xd, &u).unwrap().f;
+        for i in 0..n {
+            let num = (fp[n + i] - fm[n + i]) / (2.0 * h);
+            let scale = 1.0 + lin.fv_q[(i, j)].abs();
+            worst = worst.max((lin.fv_q[(i, j)] - num).abs() / scale);
+            assert!((lin.fv_q[(i, j)] - num).abs() < 1e-5 * scale, "∂f_v{i}/∂q{j}: {} vs {num}", lin.fv_q[(i, j)]);
+        }
+    }
+    eprintln!("against central differences: largest relative error {worst:.2e}");
+}
+
 #[test]
 fn vectors_of_the_wrong_length_are_errors_not_panics() {
     let c = elbow();
