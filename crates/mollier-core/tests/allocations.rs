@@ -1,0 +1,121 @@
+//! A warm frame allocates nothing: positions by Newton-Raphson (with the predictor) and
+//! kinetostatics (velocities, accelerations, driving forces, reactions) of a pendulum and of a
+//! 10-body chain, counted by a global allocator that counts this thread's allocations.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use mollier_core::dynamics::{Kinetostatics, kinetostatics_into};
+use mollier_core::model::ModelBuilder;
+use mollier_core::{Data, Model, solve_positions};
+use mollier_hinge::Hinge;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn count() {
+    if COUNTING.with(Cell::get) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations `f` makes on this thread.
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+const IDENTITY: [f64; 4] = [1.0, 0.0, 0.0, 0.0];
+
+/// `n` bodies in series under gravity, each turned about the previous one by a driven hinge (axes
+/// cycling z, y, x), its far end attached to its frame with a mass and a rotational inertia.
+fn chain(n: usize) -> Model {
+    let mut b = ModelBuilder::new();
+    let mut p = b.position_node("P0", [0.0; 3]).unwrap();
+    let mut l = b.orientation_node("L0", IDENTITY).unwrap();
+    b.fix_node(p);
+    b.fix_node(l);
+    let axes = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]];
+    for i in 1..=n {
+        let li = b.orientation_node(format!("L{i}"), IDENTITY).unwrap();
+        let h = b.add_element(format!("joint{i}"), Box::new(Hinge::new(l, li, axes[i % 3], None))).unwrap();
+        b.input_mode(h, "rotation");
+        let pi = b.position_node(format!("P{i}"), [0.3 * i as f64, 0.0, 0.0]).unwrap();
+        b.attach(pi, p, li);
+        b.add_mass(pi, 1.5);
+        b.add_rotational_inertia(li, [[0.01, 0.0, 0.0], [0.0, 0.02, 0.0], [0.0, 0.0, 0.02]]);
+        p = pi;
+        l = li;
+    }
+    b.set_gravity([0.0, -9.81, 0.0]);
+    b.build().unwrap()
+}
+
+/// Allocations of the third of three frames that move every input, with rates and accelerations.
+fn warm_frame_allocations(model: &Model) -> usize {
+    let nq = model.n_q();
+    let (qd, qdd) = (vec![0.4; nq], vec![-1.1; nq]);
+    let mut data = Data::new(model);
+    let mut out = Kinetostatics { sigma: Vec::new(), nodal: Vec::new() };
+    let frame = |data: &mut Data, out: &mut Kinetostatics, k: usize| {
+        let q = vec![0.02 * k as f64; nq];
+        let report = solve_positions(model, data, &q).expect("solves");
+        assert!(report.iterations > 0, "the frame moved");
+        kinetostatics_into(model, data, &qd, &qdd, None, &[], out).expect("kinetostatics");
+        assert!(out.sigma.iter().all(|v| v.is_finite()) && out.sigma.iter().any(|v| *v != 0.0));
+    };
+    frame(&mut data, &mut out, 1);
+    frame(&mut data, &mut out, 2);
+    // the input vector is made outside the count
+    let q = vec![0.06; nq];
+    allocations(|| {
+        solve_positions(model, &mut data, &q).expect("solves");
+        kinetostatics_into(model, &mut data, &qd, &qdd, None, &[], &mut out).expect("kinetostatics");
+    })
+}
+
+#[test]
+fn the_counter_counts() {
+    assert_eq!(allocations(|| drop(std::hint::black_box(vec![1.0f64; 3]))), 1);
+}
+
+#[test]
+fn a_warm_pendulum_frame_allocates_nothing() {
+    assert_eq!(warm_frame_allocations(&chain(1)), 0);
+}
+
+#[test]
+fn a_warm_chain_frame_allocates_nothing() {
+    assert_eq!(warm_frame_allocations(&chain(10)), 0);
+}
