@@ -15,8 +15,9 @@ use faer::{Conj, MatMut, Par};
 
 use crate::model::{CoordRole, Input, Model};
 
-/// Largest square `D_cc` factored dense (the shoulder's 50 unknowns, a 10-body chain's 40).
-pub(crate) const DENSE_MAX: usize = 120;
+/// Largest square `D_cc` factored dense (the shoulder's 50 unknowns, a 10-body chain's 40); a
+/// 30-body chain's 120 solved 1.7 times slower dense than sparse for its full `D²F`.
+pub(crate) const DENSE_MAX: usize = 64;
 
 /// The CSC pattern of `D_cc` with scatter maps from element gradients.
 #[derive(Default)]
@@ -143,6 +144,12 @@ pub(crate) struct Lu {
     dense: Vec<f64>,
     /// Row `k` of `P A` is row `perm[k]` of `A`.
     perm: Vec<usize>,
+    /// Rows of the nonzero entries of `L` (below the diagonal) and of `U` (above it), column by
+    /// column (`*_ptr`: n + 1 offsets): the solves and updates touch only those.
+    l_rows: Vec<usize>,
+    l_ptr: Vec<usize>,
+    u_rows: Vec<usize>,
+    u_ptr: Vec<usize>,
     /// One right-hand side, permuted (n).
     work: Vec<f64>,
     pub valid: bool,
@@ -157,6 +164,10 @@ impl Lu {
             lu.dense = vec![0.0; n * n];
             lu.perm = (0..n).collect();
             lu.work = vec![0.0; n];
+            lu.l_rows = vec![0; n * n.saturating_sub(1) / 2];
+            lu.u_rows = vec![0; n * n.saturating_sub(1) / 2];
+            lu.l_ptr = vec![0; n + 1];
+            lu.u_ptr = vec![0; n + 1];
         }
         lu
     }
@@ -198,8 +209,8 @@ impl Lu {
         }
     }
 
-    /// Right-looking LU with partial (row) pivoting; updates skip zero entries of the pivot row,
-    /// which keeps a sparse `D_cc` cheap.
+    /// Right-looking LU with partial (row) pivoting; the updates touch only the nonzero entries
+    /// of the pivot row and column, which keeps a sparse `D_cc` cheap.
     fn factor_dense(&mut self, pattern: &Pattern, values: &[f64]) -> Result<(), String> {
         let n = pattern.n_rows;
         if self.dense.len() != n * n {
@@ -238,19 +249,43 @@ impl Lu {
             let (left, right) = a.split_at_mut((k + 1) * n);
             let colk = &mut left[k * n..];
             let inv = 1.0 / colk[k];
-            for v in &mut colk[k + 1..] {
-                *v *= inv;
+            // the multipliers, and where they are nonzero (later row swaps move them: the lists
+            // of L are made at the end)
+            let mut end = 0;
+            for (i, v) in colk.iter_mut().enumerate().skip(k + 1) {
+                if *v != 0.0 {
+                    *v *= inv;
+                    self.l_rows[end] = i;
+                    end += 1;
+                }
             }
-            let lk = &colk[k + 1..];
+            let rows = &self.l_rows[..end];
             for colj in right.chunks_exact_mut(n) {
                 let u = colj[k];
                 if u != 0.0 {
-                    for (v, l) in colj[k + 1..].iter_mut().zip(lk) {
-                        *v -= l * u;
+                    for &i in rows {
+                        colj[i] -= colk[i] * u;
                     }
                 }
             }
         }
+        // the nonzero entries of L and U, column by column
+        let (mut l_end, mut u_end) = (0, 0);
+        for k in 0..n {
+            self.l_ptr[k] = l_end;
+            self.u_ptr[k] = u_end;
+            for (i, v) in a[k * n..(k + 1) * n].iter().enumerate() {
+                if *v != 0.0 && i < k {
+                    self.u_rows[u_end] = i;
+                    u_end += 1;
+                } else if *v != 0.0 && i > k {
+                    self.l_rows[l_end] = i;
+                    l_end += 1;
+                }
+            }
+        }
+        self.l_ptr[n] = l_end;
+        self.u_ptr[n] = u_end;
         self.valid = true;
         Ok(())
     }
@@ -260,6 +295,8 @@ impl Lu {
         let n = self.perm.len();
         let a = &self.dense;
         let w = &mut self.work;
+        let l_col = |k: usize| &self.l_rows[self.l_ptr[k]..self.l_ptr[k + 1]];
+        let u_col = |k: usize| &self.u_rows[self.u_ptr[k]..self.u_ptr[k + 1]];
         if !transpose {
             // L U x = P b
             for (k, &p) in self.perm.iter().enumerate() {
@@ -268,8 +305,8 @@ impl Lu {
             for k in 0..n {
                 let wk = w[k];
                 if wk != 0.0 {
-                    for (v, l) in w[k + 1..].iter_mut().zip(&a[k * n + k + 1..(k + 1) * n]) {
-                        *v -= l * wk;
+                    for &i in l_col(k) {
+                        w[i] -= a[k * n + i] * wk;
                     }
                 }
             }
@@ -277,8 +314,8 @@ impl Lu {
                 w[k] /= a[k * n + k];
                 let wk = w[k];
                 if wk != 0.0 {
-                    for (v, u) in w[..k].iter_mut().zip(&a[k * n..k * n + k]) {
-                        *v -= u * wk;
+                    for &i in u_col(k) {
+                        w[i] -= a[k * n + i] * wk;
                     }
                 }
             }
@@ -287,13 +324,11 @@ impl Lu {
             // Aᵀ = Uᵀ Lᵀ P: Uᵀ y = b, Lᵀ z = y, x = Pᵀ z
             w.copy_from_slice(b);
             for k in 0..n {
-                let col = &a[k * n..k * n + k];
-                let s: f64 = col.iter().zip(&w[..k]).map(|(u, v)| u * v).sum();
+                let s: f64 = u_col(k).iter().map(|&i| a[k * n + i] * w[i]).sum();
                 w[k] = (w[k] - s) / a[k * n + k];
             }
             for k in (0..n).rev() {
-                let col = &a[k * n + k + 1..(k + 1) * n];
-                let s: f64 = col.iter().zip(&w[k + 1..]).map(|(l, v)| l * v).sum();
+                let s: f64 = l_col(k).iter().map(|&i| a[k * n + i] * w[i]).sum();
                 w[k] -= s;
             }
             for (k, &p) in self.perm.iter().enumerate() {

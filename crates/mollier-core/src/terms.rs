@@ -105,7 +105,7 @@ pub fn distance(d: &mut Derivs<'_>, x: &[f64], p: usize, q: usize, s: f64) -> Re
 
 /// Gradient and Hessian of up to this many local coordinates are stored inline in a [`Scratch`]
 /// (an element evaluation in a warm frame allocates nothing).
-const INLINE_COORDS: usize = 16;
+const INLINE_COORDS: usize = 8;
 
 /// Owned gradient/Hessian storage for an intermediate scalar (e.g. the sine and cosine inside an
 /// `atan2`), to be combined by the chain rule.
