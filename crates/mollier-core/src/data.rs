@@ -210,7 +210,7 @@ impl Data {
             chain_t: vec![0.0; max_j],
             att_jac: vec![[[0.0; 4]; 3]; model.attachments.list.len()],
             dcc: vec![0.0; model.pattern.nnz()],
-            lu: Lu::new(&model.pattern),
+            lu: Lu::default(),
             g: vec![0.0; model.n_equations()],
             solved: false,
             df_x: Mat::zeros(0, 0),

@@ -681,27 +681,8 @@ fn solve_segment(
     // the first level keeps its copy in the workspace; bisections (a failure path) allocate
     let mut saved = if depth == 0 { std::mem::take(&mut data.work.segment) } else { Saved::default() };
     saved.copy_from(data);
-    let result = solve_segment_from(model, data, from, to, opts, depth, total, &saved);
-    if depth == 0 {
-        data.work.segment = saved;
-    }
-    result
-}
-
-/// [`solve_segment`] with the state at `from` saved.
-#[allow(clippy::too_many_arguments)]
-fn solve_segment_from(
-    model: &Model,
-    data: &mut Data,
-    from: &[f64],
-    to: &[f64],
-    opts: &NewtonOptions,
-    depth: u32,
-    total: &mut NewtonReport,
-    saved: &Saved,
-) -> Result<(), KinematicsError> {
     let predictor = if data.solved { opts.predictor } else { Predictor::None };
-    match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts)) {
+    let result = match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts)) {
         Ok(r) => {
             data.q.copy_from_slice(to);
             total.iterations += r.iterations;
@@ -711,13 +692,17 @@ fn solve_segment_from(
         }
         Err(e) if depth >= opts.max_bisections => Err(e),
         Err(e) => {
-            restore(saved, model, data);
+            restore(&saved, model, data);
             let mid: Vec<f64> = from.iter().zip(to).map(|(a, b)| 0.5 * (a + b)).collect();
             solve_segment(model, data, from, &mid, opts, depth + 1, total)
                 .and_then(|_| solve_segment(model, data, &mid, to, opts, depth + 1, total))
                 .map_err(|_| e)
         }
+    };
+    if depth == 0 {
+        data.work.segment = saved;
     }
+    result
 }
 
 /// After [`solve_positions`] failed to reach `q` (n_q) from the solved configuration in `data`:

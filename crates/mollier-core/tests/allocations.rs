@@ -6,9 +6,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use mollier_core::dynamics::{Kinetostatics, kinetostatics_into};
-use mollier_core::model::ModelBuilder;
 use mollier_core::{Data, Model, solve_positions};
-use mollier_hinge::Hinge;
+use mollier_tests::{Points, serial_chain_with, timing_links};
 
 struct Counting;
 
@@ -55,30 +54,10 @@ fn allocations(f: impl FnOnce()) -> usize {
     ALLOCATIONS.with(Cell::get) - before
 }
 
-const IDENTITY: [f64; 4] = [1.0, 0.0, 0.0, 0.0];
-
-/// `n` bodies in series under gravity, each turned about the previous one by a driven hinge (axes
-/// cycling z, y, x), its far end attached to its frame with a mass and a rotational inertia.
+/// `n` bodies in series under gravity, each turned about the previous one by a driven hinge, with
+/// a mass and a full inertia tensor; joints and centres of mass attached to the body frames.
 fn chain(n: usize) -> Model {
-    let mut b = ModelBuilder::new();
-    let mut p = b.position_node("P0", [0.0; 3]).unwrap();
-    let mut l = b.orientation_node("L0", IDENTITY).unwrap();
-    b.fix_node(p);
-    b.fix_node(l);
-    let axes = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]];
-    for i in 1..=n {
-        let li = b.orientation_node(format!("L{i}"), IDENTITY).unwrap();
-        let h = b.add_element(format!("joint{i}"), Box::new(Hinge::new(l, li, axes[i % 3], None))).unwrap();
-        b.input_mode(h, "rotation");
-        let pi = b.position_node(format!("P{i}"), [0.3 * i as f64, 0.0, 0.0]).unwrap();
-        b.attach(pi, p, li);
-        b.add_mass(pi, 1.5);
-        b.add_rotational_inertia(li, [[0.01, 0.0, 0.0], [0.0, 0.02, 0.0], [0.0, 0.0, 0.02]]);
-        p = pi;
-        l = li;
-    }
-    b.set_gravity([0.0, -9.81, 0.0]);
-    b.build().unwrap()
+    serial_chain_with(&timing_links(n, 0.1), [0.0, -9.81, 0.0], Points::Attached, |_, _| {}).0
 }
 
 /// Allocations of the third of three frames that move every input, with rates and accelerations.
