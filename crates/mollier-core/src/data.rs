@@ -56,6 +56,89 @@ pub struct Data {
     pub(crate) edd: Vec<f64>,
     pub(crate) qd: Vec<f64>,
     pub(crate) qdd: Vec<f64>,
+    /// Buffers of one frame, sized here once: a warm frame allocates nothing.
+    pub(crate) work: Work,
+}
+
+/// The state a failed position solve returns to.
+#[derive(Clone, Default)]
+pub(crate) struct Saved {
+    pub x: Vec<f64>,
+    pub e: Vec<f64>,
+    pub q: Vec<f64>,
+    pub solved: bool,
+}
+
+impl Saved {
+    /// Storage shaped like `data`'s state.
+    fn new(model: &Model) -> Self {
+        Self { x: vec![0.0; model.n_x()], e: vec![0.0; model.n_e()], q: vec![0.0; model.n_q()], solved: false }
+    }
+    /// Copy `data`'s state in (reusing the storage).
+    pub fn copy_from(&mut self, data: &Data) {
+        for (dst, src) in [(&mut self.x, &data.x), (&mut self.e, &data.e), (&mut self.q, &data.q)] {
+            dst.clear();
+            dst.extend_from_slice(src);
+        }
+        self.solved = data.solved;
+    }
+}
+
+/// Scratch vectors of the kernel's algorithms, named by their shapes. An algorithm takes one out
+/// (`std::mem::take`), uses it, and puts it back, so that it can pass `data` on meanwhile.
+#[derive(Clone, Default)]
+pub(crate) struct Work {
+    /// The state at the start of a solve and of its first segment.
+    pub whole: Saved,
+    pub segment: Saved,
+    /// `n_q` each: the segment's ends and the solve's start; a step in `q`; zeros.
+    pub q_from: Vec<f64>,
+    pub q_a: Vec<f64>,
+    pub q_b: Vec<f64>,
+    pub dq: Vec<f64>,
+    pub zeros_q: Vec<f64>,
+    /// `n_x` each: a predicted step and its second-order part; forces.
+    pub x_step: Vec<f64>,
+    pub x_second: Vec<f64>,
+    pub x_force: Vec<f64>,
+    pub x_inertia: Vec<f64>,
+    pub x_nodal: Vec<f64>,
+    /// `n_unknowns` each: a right-hand side, and the checked solve's copy of it and `D_cc v`.
+    pub c_rhs: Vec<f64>,
+    pub c_b: Vec<f64>,
+    pub c_y: Vec<f64>,
+    /// `n_e`: Hessian contractions.
+    pub e_h: Vec<f64>,
+    /// Largest number of an element's coordinates, twice: its slice of two global vectors.
+    pub local_u: Vec<f64>,
+    pub local_w: Vec<f64>,
+}
+
+impl Work {
+    fn new(model: &Model) -> Self {
+        let (nq, nx, nc, ne) = (model.n_q(), model.n_x(), model.n_unknowns(), model.n_e());
+        let local = model.elements.iter().map(|e| e.coords.len()).max().unwrap_or(0);
+        Self {
+            whole: Saved::new(model),
+            segment: Saved::new(model),
+            q_from: vec![0.0; nq],
+            q_a: vec![0.0; nq],
+            q_b: vec![0.0; nq],
+            dq: vec![0.0; nq],
+            zeros_q: vec![0.0; nq],
+            x_step: vec![0.0; nx],
+            x_second: vec![0.0; nx],
+            x_force: vec![0.0; nx],
+            x_inertia: vec![0.0; nx],
+            x_nodal: vec![0.0; nx],
+            c_rhs: vec![0.0; nc],
+            c_b: vec![0.0; nc],
+            c_y: vec![0.0; nc],
+            e_h: vec![0.0; ne],
+            local_u: Vec::with_capacity(local),
+            local_w: Vec::with_capacity(local),
+        }
+    }
 }
 
 impl Clone for Data {
@@ -96,6 +179,7 @@ impl Clone for Data {
             edd: self.edd.clone(),
             qd: self.qd.clone(),
             qdd: self.qdd.clone(),
+            work: self.work.clone(),
         }
     }
 }
@@ -142,6 +226,7 @@ impl Data {
             edd: vec![0.0; n_e],
             qd: vec![0.0; model.n_q()],
             qdd: vec![0.0; model.n_q()],
+            work: Work::new(model),
         }
     }
 

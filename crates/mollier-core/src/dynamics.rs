@@ -95,6 +95,12 @@ pub fn rotational_mass(l: &Quat, j: &Mat3) -> [[f64; 4]; 4] {
 /// Inertia forces `f_in = M ẍ + h(ẋ)` (n_x) for given rates and accelerations of `x`.
 pub fn inertia_forces(model: &Model, x: &[f64], xd: &[f64], xdd: &[f64]) -> Vec<f64> {
     let mut f = vec![0.0; model.n_x()];
+    add_inertia_forces(model, x, xd, xdd, &mut f);
+    f
+}
+
+/// Add the inertia forces of [`inertia_forces`] to `f` (n_x).
+fn add_inertia_forces(model: &Model, x: &[f64], xd: &[f64], xdd: &[f64], f: &mut [f64]) {
     for &(node, m) in &model.dynamics.masses {
         let o = model.nodes[node.index()].offset;
         for a in 0..3 {
@@ -112,13 +118,18 @@ pub fn inertia_forces(model: &Model, x: &[f64], xd: &[f64], xdd: &[f64]) -> Vec<
             f[o + a] += (0..4).map(|b| mass[a][b] * ldd[b]).sum::<f64>() + h[a];
         }
     }
-    f
 }
 
 /// External generalized forces `f` (n_x): gravity on the masses, the model's constant loads, and
 /// `extra` loads, at the configuration in `data`.
 pub fn external_forces(model: &Model, data: &Data, extra: &[Load]) -> Vec<f64> {
     let mut f = vec![0.0; model.n_x()];
+    add_external_forces(model, data, extra, &mut f);
+    f
+}
+
+/// Add the forces of [`external_forces`] to `f` (n_x).
+fn add_external_forces(model: &Model, data: &Data, extra: &[Load], f: &mut [f64]) {
     let g = model.dynamics.gravity;
     for &(node, m) in &model.dynamics.masses {
         let o = model.nodes[node.index()].offset;
@@ -143,26 +154,30 @@ pub fn external_forces(model: &Model, data: &Data, extra: &[Load]) -> Vec<f64> {
             }
         }
     }
-    f
 }
 
 /// Stresses that constitutive laws give the free and input modes (n_e; 0 for fixed modes and
 /// modes without a law), from the current `e` and `ė`.
 pub fn law_stresses(model: &Model, data: &Data) -> Vec<f64> {
     let mut sigma = vec![0.0; model.n_e()];
+    set_law_stresses(model, data, &mut sigma);
+    sigma
+}
+
+/// [`law_stresses`] into `sigma` (n_e, every entry set).
+fn set_law_stresses(model: &Model, data: &Data, sigma: &mut [f64]) {
+    sigma.fill(0.0);
     for (i, entry) in model.elements.iter().enumerate() {
         let Some(law) = model.law(ElementId::new(i)) else { continue };
         let m = entry.element.layout().n_modes();
         let r = entry.mode_offset..entry.mode_offset + m;
-        let mut s = vec![0.0; m];
-        law.stress(&data.e[r.clone()], &data.ed[r.clone()], &mut s);
-        for (k, v) in s.into_iter().enumerate() {
-            if !matches!(model.mode_role[entry.mode_offset + k], ModeRole::Fixed(_)) {
-                sigma[entry.mode_offset + k] = v;
+        law.stress(&data.e[r.clone()], &data.ed[r.clone()], &mut sigma[r.clone()]);
+        for k in r {
+            if matches!(model.mode_role[k], ModeRole::Fixed(_)) {
+                sigma[k] = 0.0;
             }
         }
     }
-    sigma
 }
 
 /// `Aᵀ v` for `A` = DF_x (n_x x n_q) or DF_e (n_e x n_q).
@@ -331,42 +346,87 @@ pub fn kinetostatics(
     sigma_free: Option<&[f64]>,
     extra: &[Load],
 ) -> Result<Kinetostatics, KinematicsError> {
+    let mut out = Kinetostatics { sigma: Vec::new(), nodal: Vec::new() };
+    kinetostatics_into(model, data, qd, qdd, sigma_free, extra, &mut out)?;
+    Ok(out)
+}
+
+/// [`kinetostatics`] into `out`, whose vectors are resized (n_e, n_x): with an `out` kept from
+/// the previous frame, a frame allocates nothing. On an error `out` holds no result.
+pub fn kinetostatics_into(
+    model: &Model,
+    data: &mut Data,
+    qd: &[f64],
+    qdd: &[f64],
+    sigma_free: Option<&[f64]>,
+    extra: &[Load],
+    out: &mut Kinetostatics,
+) -> Result<(), KinematicsError> {
     transfer::accelerations(model, data, qd, qdd)?;
-    let f = external_forces(model, data, extra);
-    let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
-    let mut net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
+    let w = &mut data.work;
+    let mut buffers = [&mut w.x_force, &mut w.x_inertia, &mut w.x_nodal, &mut w.c_rhs].map(std::mem::take);
+    let [net, fin, free, rhs] = &mut buffers;
+    let result = kinetostatics_in(model, data, sigma_free, extra, out, [net, fin, free, rhs]);
+    let w = &mut data.work;
+    [w.x_force, w.x_inertia, w.x_nodal, w.c_rhs] = buffers;
+    if result.is_err() {
+        out.sigma.clear();
+        out.nodal.clear();
+    }
+    result
+}
+
+/// [`kinetostatics_into`] after the accelerations, with vectors of n_x (three) and n_unknowns
+/// to work in.
+fn kinetostatics_in(
+    model: &Model,
+    data: &mut Data,
+    sigma_free: Option<&[f64]>,
+    extra: &[Load],
+    out: &mut Kinetostatics,
+    [net, fin, nodal_free, rhs]: [&mut Vec<f64>; 4],
+) -> Result<(), KinematicsError> {
+    net.fill(0.0);
+    add_external_forces(model, data, extra, net);
+    fin.fill(0.0);
+    add_inertia_forces(model, &data.x, &data.xd, &data.xdd, fin);
+    for (a, b) in net.iter_mut().zip(fin.iter()) {
+        *a -= b;
+    }
     // forces on attached nodes act on their bodies (`stress_to_nodal` carries the stresses' too)
-    model.attachments.pull_back(&data.att_jac, &mut net);
-    let mut sigma = match sigma_free {
+    model.attachments.pull_back(&data.att_jac, net);
+    let sigma = &mut out.sigma;
+    sigma.clear();
+    sigma.resize(model.n_e(), 0.0);
+    match sigma_free {
         Some(s) => {
-            let mut v = vec![0.0; model.n_e()];
             for &m in &model.dependent_modes {
-                v[m] = s[m];
+                sigma[m] = s[m];
             }
-            v
         }
         None => {
-            let mut v = law_stresses(model, data);
+            set_law_stresses(model, data, sigma);
             for &r in &model.rows {
-                v[r] = 0.0;
+                sigma[r] = 0.0;
             }
-            v
         }
-    };
-    // D_ccᵀ σ^(o,m) = (f − f_in)_c − D_(c,c)ᵀ σ^c
-    let nodal_free = stress_to_nodal(model, data, &sigma);
-    let nc = model.n_unknowns();
-    let mut rhs = Mat::from_fn(nc, 1, |col, _| {
-        let c = model.dependent_coords[col];
-        net[c] - nodal_free[c]
-    });
-    crate::kinematics::solve_transpose_checked(model, data, rhs.as_mut())?;
-    for (r, &m) in model.rows.iter().enumerate() {
-        sigma[m] = rhs[(r, 0)];
     }
-    let nodal_all = stress_to_nodal(model, data, &sigma);
-    let nodal = nodal_all.iter().zip(&net).map(|(a, b)| a - b).collect();
-    Ok(Kinetostatics { sigma, nodal })
+    // D_ccᵀ σ^(o,m) = (f − f_in)_c − D_(c,c)ᵀ σ^c
+    stress_to_nodal_into(model, data, sigma, nodal_free);
+    for (v, &c) in rhs.iter_mut().zip(&model.dependent_coords) {
+        *v = net[c] - nodal_free[c];
+    }
+    let nc = rhs.len();
+    crate::kinematics::solve_transpose_checked(model, data, faer::MatMut::from_column_major_slice_mut(rhs, nc, 1))?;
+    for (r, &m) in model.rows.iter().enumerate() {
+        sigma[m] = rhs[r];
+    }
+    out.nodal.resize(model.n_x(), 0.0);
+    stress_to_nodal_into(model, data, sigma, &mut out.nodal);
+    for (a, b) in out.nodal.iter_mut().zip(net.iter()) {
+        *a -= b;
+    }
+    Ok(())
 }
 
 /// `Dᵀ σ` (n_x): the generalized forces the stresses exert, summed at every coordinate. Forces
@@ -374,6 +434,13 @@ pub fn kinetostatics(
 /// passes through it (from the elements on it and on the nodes attached to it).
 pub fn stress_to_nodal(model: &Model, data: &Data, sigma: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; model.n_x()];
+    stress_to_nodal_into(model, data, sigma, &mut out);
+    out
+}
+
+/// [`stress_to_nodal`] into `out` (n_x).
+fn stress_to_nodal_into(model: &Model, data: &Data, sigma: &[f64], out: &mut [f64]) {
+    out.fill(0.0);
     for (i, entry) in model.elements.iter().enumerate() {
         for k in 0..entry.element.layout().n_modes() {
             let s = sigma[entry.mode_offset + k];
@@ -385,8 +452,7 @@ pub fn stress_to_nodal(model: &Model, data: &Data, sigma: &[f64]) -> Vec<f64> {
             }
         }
     }
-    model.attachments.pull_back(&data.att_jac, &mut out);
-    out
+    model.attachments.pull_back(&data.att_jac, out);
 }
 
 /// The gradient of mode `k` of element `i` by the element's own local coordinates (n_own).

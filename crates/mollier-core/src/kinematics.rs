@@ -6,7 +6,7 @@ use std::f64::consts::TAU;
 
 use faer::MatMut;
 
-use crate::data::Data;
+use crate::data::{Data, Saved};
 use crate::diagnostics::{WellPosedness, well_posedness};
 use crate::element::{ElementError, Evaluation, Order};
 use crate::model::{Input, Model, RowTarget};
@@ -430,20 +430,23 @@ pub(crate) fn solve_transpose_checked(
 }
 
 fn solve_with(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>, transpose: bool) -> Result<(), KinematicsError> {
-    let b = rhs.to_owned();
     let mut rhs = rhs;
-    data.lu.solve(&model.pattern, rhs.as_mut(), transpose);
     let n = model.n_unknowns();
-    let mut v = vec![0.0; n];
-    let mut bcol = vec![0.0; n];
+    let (mut b, mut y) = (std::mem::take(&mut data.work.c_b), std::mem::take(&mut data.work.c_y));
+    b.clear();
     for j in 0..rhs.ncols() {
-        for i in 0..n {
-            v[i] = rhs[(i, j)];
-            bcol[i] = b[(i, j)];
-        }
-        if !solution_ok(model, data, &v, &bcol, transpose, 1e13) {
-            return Err(not_well_posed(model, data));
-        }
+        b.extend((0..n).map(|i| rhs[(i, j)]));
+    }
+    data.lu.solve(&model.pattern, rhs.as_mut(), transpose);
+    let mut ok = true;
+    for j in 0..rhs.ncols() {
+        let v = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
+        ok = ok && solution_ok_in(model, data, v, &b[j * n..(j + 1) * n], transpose, 1e13, &mut y);
+    }
+    data.work.c_b = b;
+    data.work.c_y = y;
+    if !ok {
+        return Err(not_well_posed(model, data));
     }
     Ok(())
 }
@@ -451,14 +454,27 @@ fn solve_with(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>, transpose: b
 /// Backward error and a condition lower bound (at most `condition`) of a solve of `D_cc` (or its
 /// transpose).
 pub(crate) fn solution_ok(model: &Model, data: &Data, v: &[f64], b: &[f64], transpose: bool, condition: f64) -> bool {
+    solution_ok_in(model, data, v, b, transpose, condition, &mut Vec::new())
+}
+
+/// [`solution_ok`] with the storage of `D_cc v` given (resized to `v`).
+fn solution_ok_in(
+    model: &Model,
+    data: &Data,
+    v: &[f64],
+    b: &[f64],
+    transpose: bool,
+    condition: f64,
+    y: &mut Vec<f64>,
+) -> bool {
     if v.iter().any(|a| !a.is_finite()) {
         return false;
     }
-    let mut y = vec![0.0; v.len()];
+    y.resize(v.len(), 0.0);
     if transpose {
-        model.pattern.mul_t(&data.dcc, v, &mut y);
+        model.pattern.mul_t(&data.dcc, v, y);
     } else {
-        model.pattern.mul(&data.dcc, v, &mut y);
+        model.pattern.mul(&data.dcc, v, y);
     }
     let bn = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let err = y.iter().zip(b).fold(0.0f64, |m, (p, q)| m.max((p - q).abs()));
@@ -492,8 +508,13 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
         if worst <= 1.0 || stagnated {
             factor(model, data)?;
             // the sparse LU does not report singularity: probe it once at the solution
-            let mut probe = faer::Mat::from_fn(n, 1, |i, _| 1.0 + (i % 7) as f64);
-            solve_checked(model, data, probe.as_mut())?;
+            let mut probe = std::mem::take(&mut data.work.c_rhs);
+            for (i, v) in probe.iter_mut().enumerate() {
+                *v = 1.0 + (i % 7) as f64;
+            }
+            let checked = solve_checked(model, data, MatMut::from_column_major_slice_mut(&mut probe, n, 1));
+            data.work.c_rhs = probe;
+            checked?;
             // the elements that do not constrain the motion, once, at the solution
             evaluate(model, data, Order::Gradient)?;
             data.solved = true;
@@ -503,11 +524,16 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
             break;
         }
         factor(model, data)?;
-        let mut dx = faer::Mat::from_fn(n, 1, |i, _| data.g[i]);
-        solve_checked(model, data, dx.as_mut())?;
-        for (col, &c) in model.dependent_coords.iter().enumerate() {
-            data.x[c] -= dx[(col, 0)];
+        let mut dx = std::mem::take(&mut data.work.c_rhs);
+        dx.copy_from_slice(&data.g[..n]);
+        let checked = solve_checked(model, data, MatMut::from_column_major_slice_mut(&mut dx, n, 1));
+        if checked.is_ok() {
+            for (col, &c) in model.dependent_coords.iter().enumerate() {
+                data.x[c] -= dx[col];
+            }
         }
+        data.work.c_rhs = dx;
+        checked?;
         data.order = None;
         data.order_free = None;
         data.lu.valid = false;
@@ -527,22 +553,36 @@ fn predict(model: &Model, data: &mut Data, q: &[f64], kind: Predictor) -> Result
     if kind == Predictor::None || !data.solved {
         return Ok(());
     }
-    let dq: Vec<f64> = q.iter().zip(&data.q).map(|(a, b)| a - b).collect();
-    if dq.iter().all(|v| *v == 0.0) {
-        return Ok(());
+    let mut dq = std::mem::take(&mut data.work.dq);
+    for ((d, a), b) in dq.iter_mut().zip(q).zip(&data.q) {
+        *d = a - b;
     }
-    let zeros = vec![0.0; dq.len()];
-    let mut step = crate::transfer::directional(model, data, &dq, None)?;
-    if kind == Predictor::SecondOrder {
-        let second = crate::transfer::directional(model, data, &zeros, Some(&step))?;
+    let result = if dq.iter().all(|v| *v == 0.0) { Ok(()) } else { predict_step(model, data, &dq, kind) };
+    data.work.dq = dq;
+    result
+}
+
+/// Add the predicted step for `dq` (n_q) to the dependent coordinates.
+fn predict_step(model: &Model, data: &mut Data, dq: &[f64], kind: Predictor) -> Result<(), KinematicsError> {
+    let mut step = std::mem::take(&mut data.work.x_step);
+    let mut second = std::mem::take(&mut data.work.x_second);
+    let zeros = std::mem::take(&mut data.work.zeros_q);
+    let mut result = crate::transfer::directional(model, data, dq, None, &mut step);
+    if result.is_ok() && kind == Predictor::SecondOrder {
+        result = crate::transfer::directional(model, data, &zeros, Some(&step), &mut second);
         for (s, t) in step.iter_mut().zip(&second) {
             *s += 0.5 * t;
         }
     }
-    for &c in &model.dependent_coords {
-        data.x[c] += step[c];
+    if result.is_ok() {
+        for &c in &model.dependent_coords {
+            data.x[c] += step[c];
+        }
     }
-    Ok(())
+    data.work.x_step = step;
+    data.work.x_second = second;
+    data.work.zeros_q = zeros;
+    result
 }
 
 /// Solve the dependent coordinates for the generalized coordinates `q` (n_q) with default
@@ -568,7 +608,25 @@ pub fn solve_positions_with(
     if !model.is_square() {
         return Err(not_well_posed(model, data));
     }
-    let saved = Saved::of(data);
+    let mut saved = std::mem::take(&mut data.work.whole);
+    saved.copy_from(data);
+    let (mut from, mut a, mut b) =
+        (std::mem::take(&mut data.work.q_from), std::mem::take(&mut data.work.q_a), std::mem::take(&mut data.work.q_b));
+    let result = solve_from_saved(model, data, q, opts, &saved, [&mut from, &mut a, &mut b]);
+    data.work.whole = saved;
+    (data.work.q_from, data.work.q_a, data.work.q_b) = (from, a, b);
+    result
+}
+
+/// [`solve_positions_with`] once the state is saved, with three vectors of `n_q` to work in.
+fn solve_from_saved(
+    model: &Model,
+    data: &mut Data,
+    q: &[f64],
+    opts: &NewtonOptions,
+    saved: &Saved,
+    [from, a, b]: [&mut Vec<f64>; 3],
+) -> Result<NewtonReport, KinematicsError> {
     let mut total = NewtonReport { iterations: 0, substeps: 0, residual: 0.0 };
     // a fresh workspace is at its initial configuration: solve there first, so that the
     // predictor and the step control start from a solution
@@ -576,43 +634,33 @@ pub fn solve_positions_with(
         let here = data.q.clone();
         match newton(model, data, &here, opts) {
             Ok(r) => total.iterations += r.iterations,
-            Err(_) => saved.restore(model, data),
+            Err(_) => restore(saved, model, data),
         }
     }
-    let from = data.q.clone();
-    let n = substeps(model, &from, q, opts);
+    from.clone_from(&data.q);
+    let n = substeps(model, from, q, opts);
     for s in 1..=n {
-        let a: Vec<f64> = from.iter().zip(q).map(|(x, y)| x + (s - 1) as f64 / n as f64 * (y - x)).collect();
-        let b: Vec<f64> = from.iter().zip(q).map(|(x, y)| x + s as f64 / n as f64 * (y - x)).collect();
-        if let Err(e) = solve_segment(model, data, &a, &b, opts, 0, &mut total) {
-            saved.restore(model, data);
+        a.clear();
+        a.extend(from.iter().zip(q).map(|(x, y)| x + (s - 1) as f64 / n as f64 * (y - x)));
+        b.clear();
+        b.extend(from.iter().zip(q).map(|(x, y)| x + s as f64 / n as f64 * (y - x)));
+        if let Err(e) = solve_segment(model, data, a, b, opts, 0, &mut total) {
+            restore(saved, model, data);
             return Err(e);
         }
     }
     Ok(total)
 }
 
-/// The workspace state a failed attempt returns to.
-struct Saved {
-    x: Vec<f64>,
-    e: Vec<f64>,
-    q: Vec<f64>,
-    solved: bool,
-}
-
-impl Saved {
-    fn of(data: &Data) -> Self {
-        Self { x: data.x.clone(), e: data.e.clone(), q: data.q.clone(), solved: data.solved }
-    }
-    fn restore(&self, model: &Model, data: &mut Data) {
-        data.x.copy_from_slice(&self.x);
-        data.e.copy_from_slice(&self.e);
-        data.q.copy_from_slice(&self.q);
-        data.invalidate();
-        // the factors were overwritten: make them again for the predictor
-        if self.solved && factor(model, data).is_ok() {
-            data.solved = true;
-        }
+/// Return to a saved state.
+fn restore(saved: &Saved, model: &Model, data: &mut Data) {
+    data.x.copy_from_slice(&saved.x);
+    data.e.copy_from_slice(&saved.e);
+    data.q.copy_from_slice(&saved.q);
+    data.invalidate();
+    // the factors were overwritten: make them again for the predictor
+    if saved.solved && factor(model, data).is_ok() {
+        data.solved = true;
     }
 }
 
@@ -641,9 +689,11 @@ fn solve_segment(
     depth: u32,
     total: &mut NewtonReport,
 ) -> Result<(), KinematicsError> {
-    let saved = Saved::of(data);
+    // the first level keeps its copy in the workspace; bisections (a failure path) allocate
+    let mut saved = if depth == 0 { std::mem::take(&mut data.work.segment) } else { Saved::default() };
+    saved.copy_from(data);
     let predictor = if data.solved { opts.predictor } else { Predictor::None };
-    match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts)) {
+    let result = match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts)) {
         Ok(r) => {
             data.q.copy_from_slice(to);
             total.iterations += r.iterations;
@@ -653,13 +703,17 @@ fn solve_segment(
         }
         Err(e) if depth >= opts.max_bisections => Err(e),
         Err(e) => {
-            saved.restore(model, data);
+            restore(&saved, model, data);
             let mid: Vec<f64> = from.iter().zip(to).map(|(a, b)| 0.5 * (a + b)).collect();
             solve_segment(model, data, from, &mid, opts, depth + 1, total)
                 .and_then(|_| solve_segment(model, data, &mid, to, opts, depth + 1, total))
                 .map_err(|_| e)
         }
+    };
+    if depth == 0 {
+        data.work.segment = saved;
     }
+    result
 }
 
 /// After [`solve_positions`] failed to reach `q` (n_q) from the solved configuration in `data`:

@@ -103,15 +103,18 @@ pub fn distance(d: &mut Derivs<'_>, x: &[f64], p: usize, q: usize, s: f64) -> Re
     Ok(s * l)
 }
 
+/// Gradient and Hessian of up to this many local coordinates are stored inline in a [`Scratch`]
+/// (an element evaluation in a warm frame allocates nothing).
+const INLINE_COORDS: usize = 8;
+
 /// Owned gradient/Hessian storage for an intermediate scalar (e.g. the sine and cosine inside an
 /// `atan2`), to be combined by the chain rule.
 #[derive(Clone, Debug)]
 pub struct Scratch {
     n: usize,
-    /// Gradient, `n`.
-    pub grad: Vec<f64>,
-    /// Hessian, `n x n` row-major.
-    pub hess: Vec<f64>,
+    /// Gradient (`n`) then Hessian (`n x n`, row-major), inline for up to [`INLINE_COORDS`].
+    inline: [f64; INLINE_COORDS * (INLINE_COORDS + 1)],
+    heap: Vec<f64>,
     with_grad: bool,
     with_hess: bool,
 }
@@ -120,17 +123,26 @@ impl Scratch {
     /// Zeroed storage for `n` local coordinates, with the parts `like` wants.
     pub fn like(like: &Derivs<'_>, n: usize) -> Self {
         let (g, h) = (like.has_grad(), like.has_hess());
-        Self {
-            n,
-            grad: vec![0.0; if g { n } else { 0 }],
-            hess: vec![0.0; if h { n * n } else { 0 }],
-            with_grad: g,
-            with_hess: h,
-        }
+        let heap = if n <= INLINE_COORDS { Vec::new() } else { vec![0.0; n * (n + 1)] };
+        Self { n, inline: [0.0; INLINE_COORDS * (INLINE_COORDS + 1)], heap, with_grad: g, with_hess: h }
+    }
+    fn storage(&self) -> &[f64] {
+        if self.n <= INLINE_COORDS { &self.inline[..self.n * (self.n + 1)] } else { &self.heap }
+    }
+    /// Gradient (`n`; empty when not asked for).
+    pub fn grad(&self) -> &[f64] {
+        if self.with_grad { &self.storage()[..self.n] } else { &[] }
+    }
+    /// Hessian (`n x n` row-major; empty when not asked for).
+    pub fn hess(&self) -> &[f64] {
+        if self.with_hess { &self.storage()[self.n..] } else { &[] }
     }
     /// A [`Derivs`] view to accumulate into.
     pub fn derivs(&mut self) -> Derivs<'_> {
-        Derivs::new(self.n, &mut self.grad, &mut self.hess)
+        let (n, g, h) = (self.n, self.with_grad, self.with_hess);
+        let s = if n <= INLINE_COORDS { &mut self.inline[..n * (n + 1)] } else { &mut self.heap[..] };
+        let (grad, hess) = s.split_at_mut(n);
+        Derivs::new(n, if g { grad } else { &mut [] }, if h { hess } else { &mut [] })
     }
 }
 
@@ -141,9 +153,10 @@ impl Scratch {
 pub fn atan2_chain(out: &mut Derivs<'_>, s: f64, ds: &Scratch, c: f64, dc: &Scratch, w: f64) -> f64 {
     let r2 = s * s + c * c;
     let n = ds.n;
+    let (dsg, dcg, dsh, dch) = (ds.grad(), dc.grad(), ds.hess(), dc.hess());
     if ds.with_grad {
         for i in 0..n {
-            out.grad[i] += w * (c * ds.grad[i] - s * dc.grad[i]) / r2;
+            out.grad[i] += w * (c * dsg[i] - s * dcg[i]) / r2;
         }
     }
     if ds.with_hess {
@@ -152,9 +165,9 @@ pub fn atan2_chain(out: &mut Derivs<'_>, s: f64, ds: &Scratch, c: f64, dc: &Scra
         for i in 0..n {
             for j in 0..n {
                 let k = i * n + j;
-                let first = (c * ds.hess[k] - s * dc.hess[k]) / r2;
-                let im_zz = dc.grad[i] * ds.grad[j] + ds.grad[i] * dc.grad[j];
-                let re_zz = dc.grad[i] * dc.grad[j] - ds.grad[i] * ds.grad[j];
+                let first = (c * dsh[k] - s * dch[k]) / r2;
+                let im_zz = dcg[i] * dsg[j] + dsg[i] * dcg[j];
+                let re_zz = dcg[i] * dcg[j] - dsg[i] * dsg[j];
                 out.hess[k] += w * (first - (a * im_zz - b * re_zz) / r4);
             }
         }

@@ -11,7 +11,7 @@
 //! [`velocities`] and [`accelerations`] contract with `q̇` before solving, so they cost one solve
 //! each and grow linearly with the model, whatever `n_q` is.
 
-use faer::Mat;
+use faer::{Mat, MatMut};
 
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::Order;
@@ -39,14 +39,9 @@ fn input_rhs(model: &Model, data: &Data, v: &[f64], rhs: &mut [f64]) {
 
 /// `uᵀ H_k w` for every mode `k` of the elements `set` (all when `None`), into `out` (n_e); `u`,
 /// `w` are global (n_x).
-fn contract(model: &Model, data: &Data, set: Option<&[usize]>, u: &[f64], w: &[f64], out: &mut [f64]) {
-    let mut ul = Vec::new();
-    let mut wl = Vec::new();
-    let entries: Box<dyn Iterator<Item = &crate::model::ElementEntry>> = match set {
-        Some(set) => Box::new(set.iter().map(|&i| &model.elements[i])),
-        None => Box::new(model.elements.iter()),
-    };
-    for entry in entries {
+fn contract(model: &Model, data: &mut Data, set: Option<&[usize]>, u: &[f64], w: &[f64], out: &mut [f64]) {
+    let (mut ul, mut wl) = (std::mem::take(&mut data.work.local_u), std::mem::take(&mut data.work.local_w));
+    let mut one = |entry: &crate::model::ElementEntry| {
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
         ul.clear();
         wl.clear();
@@ -61,7 +56,13 @@ fn contract(model: &Model, data: &Data, set: Option<&[usize]>, u: &[f64], w: &[f
                 .map(|(row, ua)| ua * row.iter().zip(&wl).map(|(hv, wv)| hv * wv).sum::<f64>())
                 .sum();
         }
+    };
+    match set {
+        Some(set) => set.iter().for_each(|&i| one(&model.elements[i])),
+        None => model.elements.iter().for_each(one),
     }
+    data.work.local_u = ul;
+    data.work.local_w = wl;
 }
 
 /// `D v` for every mode (n_e) from a global coordinate vector `v` (n_x).
@@ -76,38 +77,56 @@ fn jacobian_times(model: &Model, data: &Data, v: &[f64], out: &mut [f64]) {
 }
 
 /// `∂x/∂q · v + (∂²x/∂q²)(w, w)` in one solve: the coordinate rates for input rates `v` (n_q),
-/// plus the quadratic term when `w = Some(ẋ)` (n_x). Returns a vector of n_x.
+/// plus the quadratic term when `w = Some(ẋ)` (n_x), into `x` (n_x).
 pub(crate) fn directional(
     model: &Model,
     data: &mut Data,
     v: &[f64],
     quadratic: Option<&[f64]>,
-) -> Result<Vec<f64>, KinematicsError> {
+    x: &mut [f64],
+) -> Result<(), KinematicsError> {
     require_solved(data)?;
     let nc = model.n_unknowns();
-    let mut rhs = vec![0.0; nc];
-    input_rhs(model, data, v, &mut rhs);
-    if let Some(w) = quadratic {
-        evaluate_constraints(model, data, Order::Hessian)?;
-        let mut h = vec![0.0; model.n_e()];
-        contract(model, data, Some(&model.constraint_elements), w, w, &mut h);
-        for (r, &m) in model.rows.iter().enumerate() {
-            rhs[r] -= h[m];
+    let mut rhs = std::mem::take(&mut data.work.c_rhs);
+    let result = directional_in(model, data, v, quadratic, &mut rhs);
+    if result.is_ok() {
+        x.fill(0.0);
+        for (col, &c) in model.dependent_coords.iter().enumerate() {
+            x[c] = rhs[col];
         }
     }
-    let mut sol = Mat::from_fn(nc, 1, |i, _| rhs[i]);
-    solve_checked(model, data, sol.as_mut())?;
-    let mut x = vec![0.0; model.n_x()];
-    for (col, &c) in model.dependent_coords.iter().enumerate() {
-        x[c] = sol[(col, 0)];
-    }
+    data.work.c_rhs = rhs;
+    result?;
+    debug_assert_eq!(nc, model.dependent_coords.len());
     for (j, inp) in model.inputs.iter().enumerate() {
         if let Input::Coordinate(c) = inp {
             x[c.index()] = v[j];
         }
     }
-    model.attachments.rates(&data.att_jac, &mut x, quadratic);
-    Ok(x)
+    model.attachments.rates(&data.att_jac, x, quadratic);
+    Ok(())
+}
+
+/// The solve of [`directional`], into `rhs` (n_unknowns).
+fn directional_in(
+    model: &Model,
+    data: &mut Data,
+    v: &[f64],
+    quadratic: Option<&[f64]>,
+    rhs: &mut [f64],
+) -> Result<(), KinematicsError> {
+    input_rhs(model, data, v, rhs);
+    if let Some(w) = quadratic {
+        evaluate_constraints(model, data, Order::Hessian)?;
+        let mut h = std::mem::take(&mut data.work.e_h);
+        contract(model, data, Some(&model.constraint_elements), w, w, &mut h);
+        for (r, &m) in model.rows.iter().enumerate() {
+            rhs[r] -= h[m];
+        }
+        data.work.e_h = h;
+    }
+    let nc = rhs.len();
+    solve_checked(model, data, MatMut::from_column_major_slice_mut(rhs, nc, 1))
 }
 
 /// Compute `DF^x` (n_x x n_q) and `DF^e` (n_e x n_q) at the solved configuration.
@@ -325,13 +344,16 @@ fn second_order_rows(
 pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), KinematicsError> {
     check_len(model, qd)?;
     evaluate(model, data, Order::Gradient)?;
-    let xd = directional(model, data, qd, None)?;
-    let mut ed = vec![0.0; model.n_e()];
-    jacobian_times(model, data, &xd, &mut ed);
+    let mut xd = std::mem::take(&mut data.xd);
+    let result = directional(model, data, qd, None, &mut xd);
+    if result.is_ok() {
+        let mut ed = std::mem::take(&mut data.ed);
+        jacobian_times(model, data, &xd, &mut ed);
+        data.ed = ed;
+        data.qd.copy_from_slice(qd);
+    }
     data.xd = xd;
-    data.ed = ed;
-    data.qd.copy_from_slice(qd);
-    Ok(())
+    result
 }
 
 /// Accelerations `ẍ = DF^x q̈ + (D²F^x q̇) q̇` and `ë` likewise (seed 001, eq. 8), for
@@ -341,20 +363,23 @@ pub fn accelerations(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) ->
     velocities(model, data, qd)?;
     evaluate(model, data, Order::Hessian)?;
     let xd = std::mem::take(&mut data.xd);
-    let xdd = directional(model, data, qdd, Some(&xd));
-    data.xd = xd;
-    let xdd = xdd?;
-    let mut edd = vec![0.0; model.n_e()];
-    jacobian_times(model, data, &xdd, &mut edd);
-    let mut h = vec![0.0; model.n_e()];
-    contract(model, data, None, &data.xd, &data.xd, &mut h);
-    for (a, b) in edd.iter_mut().zip(&h) {
-        *a += b;
+    let mut xdd = std::mem::take(&mut data.xdd);
+    let result = directional(model, data, qdd, Some(&xd), &mut xdd);
+    if result.is_ok() {
+        let mut edd = std::mem::take(&mut data.edd);
+        jacobian_times(model, data, &xdd, &mut edd);
+        let mut h = std::mem::take(&mut data.work.e_h);
+        contract(model, data, None, &xd, &xd, &mut h);
+        for (a, b) in edd.iter_mut().zip(&h) {
+            *a += b;
+        }
+        data.work.e_h = h;
+        data.edd = edd;
+        data.qdd.copy_from_slice(qdd);
     }
+    data.xd = xd;
     data.xdd = xdd;
-    data.edd = edd;
-    data.qdd.copy_from_slice(qdd);
-    Ok(())
+    result
 }
 
 fn check_len(model: &Model, v: &[f64]) -> Result<(), KinematicsError> {

@@ -1,0 +1,99 @@
+//! A warm frame allocates nothing: positions by Newton-Raphson (with the predictor) and
+//! kinetostatics (velocities, accelerations, driving forces, reactions) of a pendulum and of a
+//! 10-body chain, counted by a global allocator that counts this thread's allocations.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use mollier_core::dynamics::{Kinetostatics, kinetostatics_into};
+use mollier_core::{Data, Model, solve_positions};
+use mollier_tests::{Points, serial_chain_with, timing_links};
+
+struct Counting;
+
+// per thread, so that tests running at the same time do not count each other's
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count() {
+    if COUNTING.with(Cell::get) {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+    }
+}
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations `f` makes on this thread.
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+/// `n` bodies in series under gravity, each turned about the previous one by a driven hinge, with
+/// a mass and a full inertia tensor; joints and centres of mass attached to the body frames.
+fn chain(n: usize) -> Model {
+    serial_chain_with(&timing_links(n, 0.1), [0.0, -9.81, 0.0], Points::Attached, |_, _| {}).0
+}
+
+/// Allocations of the third of three frames that move every input, with rates and accelerations.
+fn warm_frame_allocations(model: &Model) -> usize {
+    let nq = model.n_q();
+    let (qd, qdd) = (vec![0.4; nq], vec![-1.1; nq]);
+    let mut data = Data::new(model);
+    let mut out = Kinetostatics { sigma: Vec::new(), nodal: Vec::new() };
+    let frame = |data: &mut Data, out: &mut Kinetostatics, k: usize| {
+        let q = vec![0.02 * k as f64; nq];
+        let report = solve_positions(model, data, &q).expect("solves");
+        assert!(report.iterations > 0, "the frame moved");
+        kinetostatics_into(model, data, &qd, &qdd, None, &[], out).expect("kinetostatics");
+        assert!(out.sigma.iter().all(|v| v.is_finite()) && out.sigma.iter().any(|v| *v != 0.0));
+    };
+    frame(&mut data, &mut out, 1);
+    frame(&mut data, &mut out, 2);
+    // the input vector is made outside the count
+    let q = vec![0.06; nq];
+    allocations(|| {
+        solve_positions(model, &mut data, &q).expect("solves");
+        kinetostatics_into(model, &mut data, &qd, &qdd, None, &[], &mut out).expect("kinetostatics");
+    })
+}
+
+#[test]
+fn the_counter_counts() {
+    assert_eq!(allocations(|| drop(std::hint::black_box(vec![1.0f64; 3]))), 1);
+}
+
+#[test]
+fn a_warm_pendulum_frame_allocates_nothing() {
+    assert_eq!(warm_frame_allocations(&chain(1)), 0);
+}
+
+#[test]
+fn a_warm_chain_frame_allocates_nothing() {
+    assert_eq!(warm_frame_allocations(&chain(10)), 0);
+}
