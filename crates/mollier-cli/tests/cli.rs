@@ -358,6 +358,30 @@ fn inverse_dynamics_of_the_pendulums_follows_lagrange_at_every_frame() {
     }
 }
 
+/// A time step far too large for RK4 makes the double pendulum diverge: the run stops with an
+/// error that names the input and the likely cause, instead of following the diverging angles
+/// through millions of continuation steps (which hung for minutes).
+#[test]
+fn diverging_simulation_stops_with_a_reason() {
+    let out_dir = scratch("diverging").join("sim");
+    let out = mollier(&[
+        "simulate",
+        "models/mechanisms/double-pendulum.toml",
+        "--duration",
+        "20",
+        "--dt",
+        "0.1",
+        "--out",
+        path_str(&out_dir),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("continuation steps"), "{stderr}");
+    assert!(stderr.contains("a time step too large"), "{stderr}");
+    // times for people: `3.9`, not `3.9000000000000004`
+    assert!(!stderr.contains("00000000"), "{stderr}");
+}
+
 /// Simulate the double pendulum for 0.6 s with step `dt`, check the run, then return the largest
 /// driving moment that the inverse dynamics of the simulated motion finds (away from its ends).
 fn simulated_then_driven(dir: &Path, dt: &str) -> f64 {

@@ -86,7 +86,24 @@ pub enum KinematicsError {
     /// Transfer functions were asked for before positions were solved.
     #[error("the configuration is not solved: call solve_positions first")]
     NotSolved,
+    /// An input moves farther in one solve than the continuation follows (`MAX_SUBSTEPS` steps
+    /// of the step limit): a motion that jumps, or a simulation that diverges.
+    #[error(
+        "input `{name}` moves by {change:.6e} in one solve, more than {MAX_SUBSTEPS} continuation steps \
+         of {limit} can follow: does the motion jump, or does a simulation diverge (a time step too large)?"
+    )]
+    StepTooLarge {
+        /// The input's name.
+        name: String,
+        /// Its change (m or rad).
+        change: f64,
+        /// The largest change of one continuation step (m or rad).
+        limit: f64,
+    },
 }
+
+/// The most continuation steps one solve takes ([`KinematicsError::StepTooLarge`] beyond).
+pub const MAX_SUBSTEPS: usize = 1 << 16;
 
 /// How the dependent coordinates are predicted from the previous solution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -638,7 +655,13 @@ fn solve_from_saved(
         }
     }
     from.clone_from(&data.q);
-    let n = substeps(model, from, q, opts);
+    let n = match substeps(model, from, q, opts) {
+        Ok(n) => n,
+        Err(e) => {
+            restore(saved, model, data);
+            return Err(e);
+        }
+    };
     for s in 1..=n {
         a.clear();
         a.extend(from.iter().zip(q).map(|(x, y)| x + (s - 1) as f64 / n as f64 * (y - x)));
@@ -666,7 +689,7 @@ fn restore(saved: &Saved, model: &Model, data: &mut Data) {
 
 /// Substeps so that no input moves more than the step limits in one Newton solve (large steps
 /// can converge to another assembly branch).
-fn substeps(model: &Model, from: &[f64], to: &[f64], opts: &NewtonOptions) -> usize {
+fn substeps(model: &Model, from: &[f64], to: &[f64], opts: &NewtonOptions) -> Result<usize, KinematicsError> {
     let mut ratio: f64 = 0.0;
     for (j, inp) in model.inputs.iter().enumerate() {
         let is_length = match inp {
@@ -674,9 +697,14 @@ fn substeps(model: &Model, from: &[f64], to: &[f64], opts: &NewtonOptions) -> us
             Input::Mode(m) => model.mode_info[m.index()].quantity == crate::element::Quantity::Length,
         };
         let limit = if is_length { opts.max_step_length * model.length_scale } else { opts.max_step_angle };
-        ratio = ratio.max((to[j] - from[j]).abs() / limit);
+        let r = (to[j] - from[j]).abs() / limit;
+        // refused rather than clamped: clamped, each substep would fail and bisect (a hang)
+        if r > MAX_SUBSTEPS as f64 {
+            return Err(KinematicsError::StepTooLarge { name: model.input_name(j), change: to[j] - from[j], limit });
+        }
+        ratio = ratio.max(r);
     }
-    (ratio.ceil() as usize).clamp(1, 1 << 16)
+    Ok((ratio.ceil() as usize).max(1))
 }
 
 /// Solve from `from` (the solved state in `data`, if any) to `to`; on failure, bisect.

@@ -61,11 +61,11 @@ pub(crate) struct LoopKind {
 }
 
 pub(crate) fn frame_at(t: f64) -> String {
-    format!("frame at time {t} s")
+    format!("frame at time {} s", mollier_format::human(t))
 }
 
 pub(crate) fn steps_from(t: f64) -> String {
-    format!("the steps from time {t} s")
+    format!("the steps from time {} s", mollier_format::human(t))
 }
 
 /// The fields every summary starts with: the command and its files.

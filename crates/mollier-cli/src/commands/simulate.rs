@@ -159,7 +159,8 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
     if frames.run.forward().is_some() {
         if busy > 0.0 {
             errln!(
-                "simulated {t} s in {busy:.3} s of computing: {:.1}× real time, {:.1} µs per step",
+                "simulated {} s in {busy:.3} s of computing: {:.1}× real time, {:.1} µs per step",
+                mollier_format::human(t),
                 t / busy,
                 busy * 1e6 / steps as f64
             );
@@ -167,9 +168,12 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         return code;
     }
     match frames.run.energy_drift() {
-        Some((drift, true)) => errln!("energy drift over {t} s: max |E − E(0)| = {drift:.3e} J"),
+        Some((drift, true)) => {
+            errln!("energy drift over {} s: max |E − E(0)| = {drift:.3e} J", mollier_format::human(t))
+        }
         Some((drift, false)) => errln!(
-            "energy change over {t} s: max |E − E(0)| = {drift:.3e} J (the model has damping or loads: energy is not conserved)"
+            "energy change over {} s: max |E − E(0)| = {drift:.3e} J (the model has damping or loads: energy is not conserved)",
+            mollier_format::human(t)
         ),
         None => errln!("note: a law of the model defines no energy: energy.csv is not written"),
     }

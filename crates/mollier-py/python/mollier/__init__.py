@@ -327,7 +327,7 @@ class Model:
                                   json.loads(summary), units)
         if failures:
             t, reason = failures[0]
-            error = FrameError(f"the steps from time {t} s: {reason}")
+            error = FrameError(f"the steps from time {t:.12g} s: {reason}")
             error.results = result
             raise error
         return result
