@@ -206,3 +206,24 @@ def test_a_muscle_without_an_initial_equilibrium_raises_frame_error_as_the_comma
         mollier.load(model).simulate(duration=0.1)
     assert str(e.value).startswith("the initial state: muscle `biceps` has no equilibrium")
     assert f"error: {e.value}" in said.stderr
+
+
+def test_a_step_that_fails_mid_run_raises_frame_error_with_the_rows_before(cli, tmp_path):
+    # RK4 at a step far too large: the double pendulum diverges, and the position solve refuses
+    # the step (more than 65 536 continuation steps) at 3.9 s; the command writes the 40 steps
+    # solved and exits 1
+    model, out = MECH / "double-pendulum.toml", tmp_path / "out"
+    said = cli("simulate", model, "--duration", 20, "--dt", 0.1, "--out", out, check=False)
+    assert said.returncode == 1, said.stderr
+    with pytest.raises(mollier.FrameError) as e:
+        mollier.load(model).simulate(duration=20, dt=0.1, output="numpy")
+    assert str(e.value).startswith("the steps from time 3.9 s: input `shoulder.rotation` moves by")
+    assert "a time step too large" in str(e.value)
+    assert f"error: {e.value}" in said.stderr
+    r = e.value.results
+    assert len(r.motion.time) == 40 and r.motion.time[-1] == pytest.approx(3.9)  # t = 0 … 3.9 s
+    for name in r:
+        cli_table = read(out / f"{name}.csv")
+        np.testing.assert_allclose(r[name].time, cli_table.time, rtol=1e-12, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(r[name].values, cli_table.values, rtol=1e-12, atol=1e-12, err_msg=name)
+    assert r.summary["solved"] == 40 and r.summary["steps"] == 201
