@@ -86,6 +86,13 @@ pub enum KinematicsError {
     /// Transfer functions were asked for before positions were solved.
     #[error("the configuration is not solved: call solve_positions first")]
     NotSolved,
+    /// `D_cc` turned singular on the way to a configuration, in a model that was solved before:
+    /// a dead point, where the constraints become dependent (the edge of the inputs' reach).
+    #[error(
+        "the mechanism reaches a dead point on the way: its constraints turn dependent there{}",
+        dead_point_modes(.0)
+    )]
+    DeadPoint(Box<WellPosedness>),
     /// An input moves farther in one solve than the continuation follows (`MAX_SUBSTEPS` steps
     /// of the step limit): a motion that jumps, or a simulation that diverges.
     #[error(
@@ -410,6 +417,11 @@ fn singular_message(w: &WellPosedness) -> String {
     } else {
         w.to_string()
     }
+}
+
+fn dead_point_modes(w: &WellPosedness) -> String {
+    let names: Vec<&str> = w.redundant.iter().take(4).map(|i| i.name.as_str()).collect();
+    if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) }
 }
 
 fn not_well_posed(model: &Model, data: &mut Data) -> KinematicsError {
@@ -770,16 +782,28 @@ pub fn unreachable_inputs(model: &Model, data: &Data, q: &[f64]) -> Vec<usize> {
 }
 
 /// [`solve_positions`]; when `q` cannot be reached (no convergence, an element outside its
-/// domain) and some inputs cannot be reached alone either ([`unreachable_inputs`]), the error
-/// names them ([`KinematicsError::Unreachable`]) instead of the equation that gave up first.
+/// domain, a configuration where `D_cc` turns singular on the way — a dead point at the edge of
+/// the inputs' reach) and some inputs cannot be reached alone either ([`unreachable_inputs`]),
+/// the error names them ([`KinematicsError::Unreachable`]) instead of the equation that gave up
+/// first. A model that is not well posed never solves, so its error is returned as it is.
 pub fn solve_positions_explained(model: &Model, data: &mut Data, q: &[f64]) -> Result<NewtonReport, KinematicsError> {
     match solve_positions(model, data, q) {
-        Err(cause @ (KinematicsError::NoConvergence { .. } | KinematicsError::Element { .. })) => {
+        Err(
+            cause @ (KinematicsError::NoConvergence { .. }
+            | KinematicsError::Element { .. }
+            | KinematicsError::NotWellPosed(_)),
+        ) => {
             let culprits = unreachable_inputs(model, data, q);
             if culprits.is_empty() {
                 return Err(cause);
             }
             let inputs = culprits.iter().map(|&j| model.input_name(j)).collect();
+            // the model was solved before: a singular D_cc on the way is a dead point, not a
+            // modelling error whose advice (release a mode) would mislead
+            let cause = match cause {
+                KinematicsError::NotWellPosed(w) => KinematicsError::DeadPoint(w),
+                other => other,
+            };
             Err(KinematicsError::Unreachable { inputs, cause: Box::new(cause) })
         }
         other => other,
