@@ -179,7 +179,7 @@ pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), Kine
     }
     model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
     data.e_prev.copy_from_slice(&data.e);
-    evaluate_set(model, data, &model.free_elements, order)?;
+    evaluate_elements(model, data, &model.free_elements, order)?;
     data.order_free = Some(order);
     Ok(())
 }
@@ -193,23 +193,19 @@ pub(crate) fn evaluate_constraints(model: &Model, data: &mut Data, order: Order)
         return Ok(());
     }
     model.attachments.place_some(&model.attachments.constraining, &mut data.x, &mut data.att_jac);
-    evaluate_set(model, data, &model.constraint_elements, order)?;
+    evaluate_elements(model, data, &model.constraint_elements, order)?;
     data.order = Some(order);
     Ok(())
 }
 
-/// Evaluate the free elements `set` (indices) to `order`, after an [`evaluate`] placed their
-/// nodes at the current `x`; the other elements are left as they are.
+/// Evaluate the elements `set` (indices) to `order`, their nodes placed at the current `x`; the
+/// other elements are left as they are.
 pub(crate) fn evaluate_elements(
     model: &Model,
     data: &mut Data,
     set: &[usize],
     order: Order,
 ) -> Result<(), KinematicsError> {
-    evaluate_set(model, data, set, order)
-}
-
-fn evaluate_set(model: &Model, data: &mut Data, set: &[usize], order: Order) -> Result<(), KinematicsError> {
     if order >= Order::Hessian && data.d2e.len() != model.d2e_len {
         data.d2e = vec![0.0; model.d2e_len];
     }

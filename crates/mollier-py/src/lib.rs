@@ -560,10 +560,8 @@ impl Model {
             }
         };
         let excitations = excitations.transpose().map_err(|d| model_error(py, &d))?;
-        let mut notes = Vec::new();
-        if let Some(e) = excitations.as_ref().filter(|e| !e.missing.is_empty() && !self.compiled.muscles.is_empty()) {
-            notes.push(format!("no excitation column for {}: their excitation is 0", e.missing.join(", ")));
-        }
+        let notes: Vec<String> =
+            excitations.as_ref().and_then(|e| e.missing_note(&self.compiled)).into_iter().collect();
         let mut run = SimulateRun::new(&self.compiled, &options, excitations).map_err(refused)?;
         let described = run.tables();
         let units = PyDict::new(py);

@@ -87,6 +87,12 @@ impl Excitations {
         }
     }
 
+    /// The note for muscles of `compiled` without a column (their excitation is 0), if any.
+    pub fn missing_note(&self, compiled: &Compiled) -> Option<String> {
+        (!self.missing.is_empty() && !compiled.muscles.is_empty())
+            .then(|| format!("no excitation column for {}: their excitation is 0", self.missing.join(", ")))
+    }
+
     /// The excitations at time `t` (s) into `u`.
     pub fn at(&self, t: f64, u: &mut [f64]) {
         let n = self.time.len();

@@ -130,8 +130,8 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         },
         None => None,
     };
-    if let Some(e) = excitations.as_ref().filter(|e| !quiet && !e.missing.is_empty() && !compiled.muscles.is_empty()) {
-        errln!("note: no excitation column for {}: their excitation is 0", e.missing.join(", "));
+    if let Some(note) = excitations.as_ref().and_then(|e| e.missing_note(&compiled)).filter(|_| !quiet) {
+        errln!("note: {note}");
     }
     note_if_weightless(&compiled, quiet);
     let run = match SimulateRun::new(&compiled, &options, excitations) {
