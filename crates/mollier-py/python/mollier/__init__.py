@@ -200,9 +200,9 @@ def _results(raw: tuple, output: Optional[str], on_error: str = "stop") -> Resul
             warnings.warn(n, MotionWarning, stacklevel=3)
     if failures and on_error == "stop":
         t, reason = failures[0]
-        raise FrameError(f"frame at time {t} s: {reason}")
+        raise FrameError(f"frame at time {_time(t)} s: {reason}")
     if failures:
-        shown = "; ".join(f"frame at time {t} s: {r}" for t, r in failures[:10])
+        shown = "; ".join(f"frame at time {_time(t)} s: {r}" for t, r in failures[:10])
         more = f" and {len(failures) - 10} more" if len(failures) > 10 else ""
         warnings.warn(f"{len(failures)} frames could not be solved and are left out: {shown}{more}",
                       MotionWarning, stacklevel=3)
@@ -327,13 +327,19 @@ class Model:
                                   json.loads(summary), units)
         if failures:
             t, reason = failures[0]
-            error = FrameError(f"the steps from time {t:.12g} s: {reason}")
+            error = FrameError(f"the steps from time {_time(t)} s: {reason}")
             error.results = result
             raise error
         return result
 
     def __repr__(self) -> str:
         return f"mollier.Model({self.file!r}, inputs={self.inputs})"
+
+
+def _time(t: float) -> str:
+    """A time for people, as the command prints it: 12 significant digits (``3.9``, not
+    ``3.9000000000000004``)."""
+    return f"{t:.12g}"
 
 
 def _f64(a: Any) -> np.ndarray:
