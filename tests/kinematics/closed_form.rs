@@ -69,6 +69,25 @@ fn slider_crank_position_velocity_acceleration() {
     }
 }
 
+/// Kinetostatics takes the coordinates' accelerations without the modes' (no free element's
+/// Hessian): they must be those of the full accelerations, bit for bit, moving and at rest.
+#[test]
+fn coordinate_accelerations_are_those_of_the_full_accelerations() {
+    let sc = SliderCrank { r: 0.15, l: 0.5, theta0: 0.0 };
+    let (model, _) = sc.model(false);
+    let (mut a, mut b) = (Data::new(&model), Data::new(&model));
+    for (theta, omega, alpha) in [(0.3, 2.5, -1.3), (2.0, -0.7, 4.0), (1.0, 0.0, 3.0), (4.0, 0.0, 0.0)] {
+        solve_positions(&model, &mut a, &[theta]).unwrap();
+        solve_positions(&model, &mut b, &[theta]).unwrap();
+        transfer::accelerations(&model, &mut a, &[omega], &[alpha]).unwrap();
+        transfer::coordinate_accelerations(&model, &mut b, &[omega], &[alpha]).unwrap();
+        assert_eq!(a.xd(), b.xd(), "velocities at {theta}");
+        assert_eq!(a.ed(), b.ed(), "mode rates at {theta}");
+        assert_eq!(a.xdd(), b.xdd(), "accelerations at {theta}, {omega}, {alpha}");
+        assert_eq!(b.qdd(), &[alpha]);
+    }
+}
+
 #[test]
 fn three_orthogonal_hinges_compose_as_a_spherical_joint() {
     let (model, body) = spherical_joint();

@@ -312,7 +312,7 @@ impl Data {
     pub fn xdd(&self) -> &[f64] {
         &self.xdd
     }
-    /// Deformation accelerations `ë` (n_e).
+    /// Deformation accelerations `ë` (n_e), after [`crate::transfer::accelerations`].
     pub fn edd(&self) -> &[f64] {
         &self.edd
     }

@@ -227,7 +227,7 @@ fn unbalanced(
     extra: &[Load],
 ) -> Result<Vec<f64>, KinematicsError> {
     transfer::first_order(model, data)?;
-    transfer::accelerations(model, data, qd, qdd)?;
+    transfer::coordinate_accelerations(model, data, qd, qdd)?;
     let f = external_forces(model, data, extra);
     let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
     let net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
@@ -337,7 +337,9 @@ pub struct Kinetostatics {
 /// Kinetostatics (eq. 13-15): the stresses of the fixed and input modes and the reactions, for
 /// rates `qd` and accelerations `qdd` (n_q) at the solved configuration. `sigma_free` gives the
 /// stresses of the dependent modes (n_e, only their entries are read; e.g. muscle forces); `None`
-/// takes them from the laws.
+/// takes them from the laws. Sets the velocities `ẋ`, `ė` and the coordinates' accelerations `ẍ`
+/// in `data` ([`transfer::coordinate_accelerations`]: the free elements are not evaluated to
+/// second order; [`transfer::accelerations`] gives `ë` too).
 pub fn kinetostatics(
     model: &Model,
     data: &mut Data,
@@ -362,7 +364,7 @@ pub fn kinetostatics_into(
     extra: &[Load],
     out: &mut Kinetostatics,
 ) -> Result<(), KinematicsError> {
-    transfer::accelerations(model, data, qd, qdd)?;
+    transfer::coordinate_accelerations(model, data, qd, qdd)?;
     let w = &mut data.work;
     let mut buffers = [&mut w.x_force, &mut w.x_inertia, &mut w.x_nodal, &mut w.c_rhs].map(std::mem::take);
     let [net, fin, free, rhs] = &mut buffers;

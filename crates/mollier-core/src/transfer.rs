@@ -359,22 +359,45 @@ pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), Kine
 /// Accelerations `ẍ = DF^x q̈ + (D²F^x q̇) q̇` and `ë` likewise (seed 001, eq. 8), for
 /// generalized velocities `qd` and accelerations `qdd` (n_q each); also sets the velocities.
 pub fn accelerations(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) -> Result<(), KinematicsError> {
+    coordinate_accelerations(model, data, qd, qdd)?;
+    let xd = std::mem::take(&mut data.xd);
+    let mut edd = std::mem::take(&mut data.edd);
+    jacobian_times(model, data, &data.xdd, &mut edd);
+    // ë's quadratic term needs every element's Hessian; at rest it is 0
+    let result = if xd.iter().any(|v| *v != 0.0) {
+        evaluate(model, data, Order::Hessian).map(|()| {
+            let mut h = std::mem::take(&mut data.work.e_h);
+            contract(model, data, None, &xd, &xd, &mut h);
+            for (a, b) in edd.iter_mut().zip(&h) {
+                *a += b;
+            }
+            data.work.e_h = h;
+        })
+    } else {
+        Ok(())
+    };
+    data.xd = xd;
+    data.edd = edd;
+    result
+}
+
+/// The coordinates' accelerations `ẍ = DF^x q̈ + (D²F^x q̇) q̇` (n_x) and the velocities, as
+/// [`accelerations`] but without the modes' `ë` (left as they were): only the constraint
+/// elements' Hessians enter, none at rest. What kinetostatics needs (the inertia forces); the
+/// free elements (muscle paths) are not evaluated beyond their gradients.
+pub fn coordinate_accelerations(
+    model: &Model,
+    data: &mut Data,
+    qd: &[f64],
+    qdd: &[f64],
+) -> Result<(), KinematicsError> {
     check_len(model, qdd)?;
     velocities(model, data, qd)?;
-    evaluate(model, data, Order::Hessian)?;
     let xd = std::mem::take(&mut data.xd);
     let mut xdd = std::mem::take(&mut data.xdd);
-    let result = directional(model, data, qdd, Some(&xd), &mut xdd);
+    let moving = xd.iter().any(|v| *v != 0.0);
+    let result = directional(model, data, qdd, moving.then_some(&xd[..]), &mut xdd);
     if result.is_ok() {
-        let mut edd = std::mem::take(&mut data.edd);
-        jacobian_times(model, data, &xdd, &mut edd);
-        let mut h = std::mem::take(&mut data.work.e_h);
-        contract(model, data, None, &xd, &xd, &mut h);
-        for (a, b) in edd.iter_mut().zip(&h) {
-            *a += b;
-        }
-        data.work.e_h = h;
-        data.edd = edd;
         data.qdd.copy_from_slice(qdd);
     }
     data.xd = xd;
