@@ -300,6 +300,11 @@ impl Data {
     pub fn d2f_e(&self) -> faer::MatRef<'_, f64> {
         self.d2f_e.as_ref()
     }
+    /// The state element `el` kept from its last evaluation (a warm start), for
+    /// [`crate::element::ElementInfo::drawing_with`].
+    pub fn element_state(&self, el: crate::ids::ElementId) -> &crate::element::ElementState {
+        &self.states[el.index()]
+    }
     /// Nodal velocities `ẋ` (n_x), after [`crate::transfer::velocities`].
     pub fn xd(&self) -> &[f64] {
         &self.xd

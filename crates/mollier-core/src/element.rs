@@ -184,6 +184,13 @@ impl fmt::Debug for ElementState {
     }
 }
 
+impl ElementState {
+    /// The state an element kept, if it is of type `S` (read-only: for drawing a solved frame).
+    pub fn get<S: 'static>(&self) -> Option<&S> {
+        self.0.as_ref().and_then(|b| b.downcast_ref::<S>())
+    }
+}
+
 impl Clone for ElementState {
     /// States are warm starts: a clone starts cold.
     fn clone(&self) -> Self {
@@ -352,6 +359,15 @@ pub trait ElementInfo: Send + Sync + fmt::Debug {
             })
             .collect();
         Drawing { lines: if line.len() >= 2 { vec![line] } else { Vec::new() }, shapes: Vec::new() }
+    }
+
+    /// [`Self::drawing`] from the state the element's last evaluation at `x` kept
+    /// ([`crate::Data::element_state`]): a wrapping path drawn from the contact points the
+    /// analysis used, not solved afresh. The state is read, never changed, so drawing does not
+    /// alter later solves. The default ignores it.
+    fn drawing_with(&self, x: &[f64], state: &ElementState) -> Drawing {
+        let _ = state;
+        self.drawing(x)
     }
 }
 

@@ -71,18 +71,22 @@
   sun.position.set(1, 2, 3);
   scene.add(sun);
 
-  // size of the scene: the points of frame 0
+  // size of the scene: the points of every frame, so that the motion stays in view
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-  for (let p = 0; p < nP; p++) for (let a = 0; a < 3; a++) {
-    const v = positions[p * 3 + a];
-    lo[a] = Math.min(lo[a], v); hi[a] = Math.max(hi[a], v);
+  for (let i = 0; i < nF * nP * 3; i++) {
+    const v = positions[i], a = i % 3;
+    if (Number.isFinite(v)) { lo[a] = Math.min(lo[a], v); hi[a] = Math.max(hi[a], v); }
   }
   if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); }
   const centre = new THREE.Vector3((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
+  // the camera as far as the box's bounding sphere needs to fit the view's height, from any side
+  const radius = Math.max(0.5 * Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]), 1e-3);
+  const fov = 35;
 
-  const camera = new THREE.PerspectiveCamera(35, viewSize()[0] / viewSize()[1], size / 100, size * 100);
-  camera.position.copy(centre).add(new THREE.Vector3(0.9, 0.4, 1.0).normalize().multiplyScalar(size * 2.6));
+  const camera = new THREE.PerspectiveCamera(fov, viewSize()[0] / viewSize()[1], size / 100, size * 100);
+  const distance = 1.05 * radius / Math.sin((fov / 2) * Math.PI / 180);
+  camera.position.copy(centre).add(new THREE.Vector3(0.9, 0.4, 1.0).normalize().multiplyScalar(distance));
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
   controls.target.copy(centre);
   controls.update();
@@ -447,6 +451,18 @@
     });
     return out;
   }
+  // The named points of every frame that project outside the view (the camera's start).
+  function outOfView() {
+    const v = new THREE.Vector3();
+    let outside = 0;
+    for (let i = 0; i < nF * nP; i++) {
+      v.set(positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]);
+      if (!Number.isFinite(v.x)) continue;
+      v.project(camera);
+      if (Math.abs(v.x) > 1 || Math.abs(v.y) > 1) outside++;
+    }
+    return { points: nF * nP, outside };
+  }
   function fingerprint() {
     const { px } = pixels();
     let hash = 2166136261, nonBackground = 0;
@@ -463,6 +479,7 @@
     report.colours = colourCheck();
     report.projections = projections();
     report.joint_axes = jointAxes();
+    report.in_view = outOfView();
     const first = fingerprint();
     const other = (frame + Math.max(1, Math.floor(nF / 2))) % nF;
     setFrame(other);

@@ -270,7 +270,7 @@ impl Geometry {
             let x = data.x();
             for (el, view) in compiled.elements.iter().zip(&g.elements) {
                 let local: Vec<f64> = model.element_coords(el.id).iter().map(|&c| x[c]).collect();
-                let mut d = model.element(el.id).drawing(&local);
+                let mut d = model.element(el.id).drawing_with(&local, data.element_state(el.id));
                 if let Some(node) = view.place {
                     let at = data.position(model, node);
                     for p in d.lines.iter_mut().flatten() {

@@ -5,7 +5,7 @@
 use mollier_core::element::{Drawing, ShapeKind};
 use mollier_core::geometry::{Quat, Vec3, dot, norm, quat_at, sub, vec3_at};
 
-use crate::{CurvedTruss, Ellipsoid, Piece, Shape};
+use crate::{CurvedTruss, Ellipsoid, PathState, Piece, Shape};
 
 /// Angle between two samples of a surface part (rad): 64 per turn.
 const STEP: f64 = std::f64::consts::PI / 32.0;
@@ -16,6 +16,11 @@ impl CurvedTruss {
     /// The drawn path and obstacles at local coordinates `x` (global coordinates, m). When the
     /// path cannot be solved, the line joins the fixed points (`p`, via points, `q`).
     pub fn draw(&self, x: &[f64]) -> Drawing {
+        self.draw_from(x, PathState::default())
+    }
+
+    /// [`Self::draw`] from a copy of an evaluation's warm start (the path it solved at `x`).
+    pub(crate) fn draw_from(&self, x: &[f64], state: PathState) -> Drawing {
         let mut d = Drawing::default();
         for pl in &self.obstacles {
             let (lam, o): (Quat, Vec3) = (quat_at(x, pl.slots.orientation), vec3_at(x, pl.slots.origin));
@@ -28,7 +33,7 @@ impl CurvedTruss {
             };
             d.shapes.push(pl.obstacle.frame.drawn(&lam, &o, kind, &semi));
         }
-        let Ok((pieces, _)) = self.path(x) else {
+        let Ok((pieces, _)) = self.path_from(x, state) else {
             d.lines.push(self.points.iter().map(|&a| vec3_at(x, a)).collect());
             return d;
         };

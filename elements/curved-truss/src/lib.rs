@@ -216,7 +216,11 @@ impl CurvedTruss {
     /// The path at local coordinates `x`: its pieces in order (global coordinates) and its
     /// length (m). Starts cold (no warm start).
     pub fn path(&self, x: &[f64]) -> Result<(Vec<Piece>, f64), ElementError> {
-        let mut st = PathState::default();
+        self.path_from(x, PathState::default())
+    }
+
+    /// [`Self::path`] from a copy of an evaluation's warm start.
+    fn path_from(&self, x: &[f64], mut st: PathState) -> Result<(Vec<Piece>, f64), ElementError> {
         let mut pieces = Vec::new();
         let n = x.len();
         let l = self.compute(x, &mut st, &mut Derivs::new(n, &mut [], &mut []), None, Some(&mut pieces))?;
@@ -697,6 +701,9 @@ impl ElementInfo for CurvedTruss {
     }
     fn drawing(&self, x: &[f64]) -> mollier_core::element::Drawing {
         self.draw(x)
+    }
+    fn drawing_with(&self, x: &[f64], state: &mollier_core::element::ElementState) -> mollier_core::element::Drawing {
+        self.draw_from(x, state.get::<PathState>().cloned().unwrap_or_default())
     }
 }
 

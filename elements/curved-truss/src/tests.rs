@@ -1,6 +1,6 @@
 use super::*;
 use mollier_core::conformance::{Options, check_generic, evaluate};
-use mollier_core::element::{ElementState, Order};
+use mollier_core::element::{Drawing, ElementState, Order};
 use mollier_core::geometry::quat_from_axis_angle;
 use mollier_surface::frame::body_fixed_xyz;
 
@@ -364,4 +364,33 @@ fn ellipsoid_along_a_motion_one_shot_per_step() {
         println!("{order:?}: shots per step {counts:?}");
         assert!(counts[3..].iter().all(|&c| c == most), "{order:?}: {counts:?}");
     }
+}
+
+/// A viewer draws a solved frame from the evaluation's kept state: the ellipsoid path is drawn
+/// without a geodesic shot to find it again (one per surface piece remains, to sample it), equal
+/// to the cold drawing, and the state is not changed by drawing.
+#[test]
+fn drawing_from_the_kept_state_does_not_solve_again() {
+    let thorax = Shape::Ellipsoid { semi_axes: [0.147, 0.2079, 0.0944] };
+    let (el, x0, _) = single(thorax, [0.16, 0.1, 0.05], [-0.1, 0.12, 0.1]);
+    let n = x0.len();
+    let mut state = ElementState::default();
+    let (mut e, mut de) = ([0.0], vec![0.0; n]);
+    el.evaluate(&x0, &mut Evaluation::new(Order::Gradient, n, &mut e, &mut de, &mut [], &mut state)).unwrap();
+    let shots = |f: &dyn Fn() -> Drawing| {
+        let before = crate::geodesic::shots_on_this_thread();
+        let d = f();
+        (d, crate::geodesic::shots_on_this_thread() - before)
+    };
+    let (cold, cold_shots) = shots(&|| el.drawing(&x0));
+    let (warm, warm_shots) = shots(&|| el.drawing_with(&x0, &state));
+    let (again, _) = shots(&|| el.drawing_with(&x0, &state));
+    assert!(warm_shots < cold_shots, "drawn from the kept state: {warm_shots} shots, cold {cold_shots}");
+    assert_eq!(warm, again, "drawing leaves the state as it was");
+    assert_eq!(cold.lines[0].len(), warm.lines[0].len());
+    for (a, b) in cold.lines[0].iter().zip(&warm.lines[0]) {
+        assert!(norm(&sub(a, b)) < 1e-10, "{a:?} vs {b:?}");
+    }
+    // without a kept state the drawing is the cold one
+    assert_eq!(el.drawing_with(&x0, &ElementState::default()), cold);
 }
