@@ -1,7 +1,8 @@
 use super::*;
+use mollier_core::NodeId;
 use mollier_core::conformance::{Options, check_generic, evaluate};
 use mollier_core::element::{Drawing, ElementState, Order};
-use mollier_core::geometry::quat_from_axis_angle;
+use mollier_core::geometry::{Quat, dot, norm, quat_at, quat_from_axis_angle, sub, vec3_at};
 use mollier_surface::frame::body_fixed_xyz;
 
 const BODY: Frame = Frame { position: NodeId::new(2), orientation: NodeId::new(3) };

@@ -1,0 +1,113 @@
+//! The path length for a generic scalar (dual numbers): the `f64` solution's choices (which side
+//! of each obstacle, the ellipsoid's contact points, the free points) replayed in `T`, so that
+//! automatic differentiation checks the analytic derivatives independently.
+
+use mollier_core::element::{Deformations, Derivs, ElementError};
+use mollier_core::geometry::{Quat, Vec3, lift, norm, quat_at, rotate, sub, vec3_at};
+use mollier_core::scalar::{Real, c};
+
+use crate::*;
+
+/// A span's length and gradient (obstacle frame) for a generic scalar, on the `f64` branch.
+fn span_generic<T: Real>(pl: &Placed, pa: &Vec3<T>, pb: &Vec3<T>, hint: &Hint) -> (T, [T; 6]) {
+    match (pl.obstacle.shape, hint) {
+        (Shape::Sphere { radius }, Hint::Wrapped(w)) => span::sphere_generic(radius, pa, pb, *w),
+        (Shape::Cylinder { radius, side, .. }, Hint::Wrapped(w)) => span::cylinder_generic(radius, &side, pa, pb, *w),
+        (Shape::Ellipsoid { .. }, Hint::Ellipsoid(sol)) => {
+            ellipsoid::span_generic(pl.geo.as_ref().expect("ellipsoid geometry"), pa, pb, sol.as_ref())
+        }
+        _ => span::straight_generic(pa, pb),
+    }
+}
+
+impl CurvedTruss {
+    /// One obstacle span for a generic scalar between global points; returns the length and the
+    /// gradient with respect to the two points (global frame).
+    fn span_t<T: Real>(&self, k: usize, x: &[T], xa: &Vec3<T>, xb: &Vec3<T>, hint: &Hint) -> (T, [Vec3<T>; 2]) {
+        let pl = &self.obstacles[k];
+        let lam: Quat<T> = quat_at(x, pl.slots.orientation);
+        let o = vec3_at(x, pl.slots.origin);
+        let f = &pl.obstacle.frame;
+        let (pa, pb) = (f.local(&lam, &o, xa), f.local(&lam, &o, xb));
+        let (l, g) = span_generic(pl, &pa, &pb, hint);
+        let sigma = lam[0] * lam[0] + lam[1] * lam[1] + lam[2] * lam[2] + lam[3] * lam[3];
+        let to_global = |w: [T; 3]| {
+            let u = f.axes();
+            let v: Vec3<T> = [0, 1, 2].map(|i| w[0] * u[0][i] + w[1] * u[1][i] + w[2] * u[2][i]);
+            rotate(&lam, &v).map(|c| c / sigma)
+        };
+        (l, [to_global([g[0], g[1], g[2]]), to_global([g[3], g[4], g[5]])])
+    }
+}
+
+impl Deformations for CurvedTruss {
+    fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
+        let xr: Vec<f64> = x.iter().map(|v| v.re()).collect();
+        let mut st = PathState::default();
+        let mut hints = Vec::new();
+        let n = xr.len();
+        self.compute(&xr, &mut st, &mut Derivs::new(n, &mut [], &mut []), Some(&mut hints), None)?;
+        let mut total = c::<T>(0.0);
+        for (si, obs) in self.segments.iter().enumerate() {
+            let (a, b) = (self.points[si], self.points[si + 1]);
+            let (xa, xb): (Vec3<T>, Vec3<T>) = (vec3_at(x, a), vec3_at(x, b));
+            let hint = &hints[si];
+            match obs.len() {
+                0 => total += norm(&sub(&xb, &xa)),
+                1 => total += self.span_t(obs[0], x, &xa, &xb, &hint.spans[0]).0,
+                m => {
+                    // free points: chord-Newton steps in T from the f64 solution, in the planes
+                    let nk = m - 1;
+                    let nz = 2 * nk;
+                    let mut z = vec![c::<T>(0.0); nz];
+                    let knots_at = |z: &[T]| -> Vec<Vec3<T>> {
+                        (0..nk)
+                            .map(|j| {
+                                let [e1, e2] = &hint.bases[j];
+                                let k: Vec3<T> = lift(&hint.knots[j]);
+                                [0, 1, 2].map(|i| k[i] + z[2 * j] * e1[i] + z[2 * j + 1] * e2[i])
+                            })
+                            .collect()
+                    };
+                    let run = |z: &[T]| -> (T, Vec<T>) {
+                        let ks = knots_at(z);
+                        let mut len = c::<T>(0.0);
+                        let mut gk = vec![c::<T>(0.0); 3 * nk];
+                        for (j, &k) in obs.iter().enumerate() {
+                            let p0 = if j == 0 { xa } else { ks[j - 1] };
+                            let p1 = if j == m - 1 { xb } else { ks[j] };
+                            let (l, [ga, gb]) = self.span_t(k, x, &p0, &p1, &hint.spans[j]);
+                            len += l;
+                            for i in 0..3 {
+                                if j > 0 {
+                                    gk[3 * (j - 1) + i] += ga[i];
+                                }
+                                if j < m - 1 {
+                                    gk[3 * j + i] += gb[i];
+                                }
+                            }
+                        }
+                        let gz: Vec<T> = (0..nz)
+                            .map(|q| {
+                                let e = &hint.bases[q / 2][q % 2];
+                                gk[3 * (q / 2)] * e[0] + gk[3 * (q / 2) + 1] * e[1] + gk[3 * (q / 2) + 2] * e[2]
+                            })
+                            .collect();
+                        (len, gz)
+                    };
+                    for _ in 0..3 {
+                        let (_, gz) = run(&z);
+                        for q in 0..nz {
+                            for r in 0..nz {
+                                z[q] -= gz[r] * hint.hinv[q * nz + r];
+                            }
+                        }
+                    }
+                    total += run(&z).0;
+                }
+            }
+        }
+        e[0] = total - c::<T>(self.l0);
+        Ok(())
+    }
+}
