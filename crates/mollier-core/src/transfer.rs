@@ -15,9 +15,7 @@ use faer::{Mat, MatMut};
 
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::Order;
-use crate::kinematics::{
-    KinematicsError, evaluate, evaluate_constraints, evaluate_elements, solve_checked, solve_unchecked,
-};
+use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, evaluate_elements, solve_unchecked};
 use crate::model::{Input, Model};
 
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
@@ -126,7 +124,8 @@ fn directional_in(
         data.work.e_h = h;
     }
     let nc = rhs.len();
-    solve_checked(model, data, MatMut::from_column_major_slice_mut(rhs, nc, 1))
+    // the factors were probed at this configuration when it converged
+    solve_unchecked(model, data, MatMut::from_column_major_slice_mut(rhs, nc, 1))
 }
 
 /// Compute `DF^x` (n_x x n_q) and `DF^e` (n_e x n_q) at the solved configuration.
