@@ -36,6 +36,23 @@ pub(crate) struct Pattern {
     pub blocks: Option<Blocks>,
 }
 
+/// The sorted, distinct `(col, row)` keys of `(row, col)` entries, and the CSC column pointers
+/// (`n_cols + 1`) and row indices they make.
+fn csc(n_cols: usize, entries: impl Iterator<Item = (usize, usize)>) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
+    let mut keys: Vec<(usize, usize)> = entries.map(|(r, c)| (c, r)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut col_ptr = vec![0; n_cols + 1];
+    for &(c, _) in &keys {
+        col_ptr[c + 1] += 1;
+    }
+    for c in 0..n_cols {
+        col_ptr[c + 1] += col_ptr[c];
+    }
+    let row_idx = keys.iter().map(|&(_, r)| r).collect();
+    (keys, col_ptr, row_idx)
+}
+
 /// Largest diagonal block of the block-triangular form factored densely: a block this size costs
 /// a few µs; a larger one (a long closed loop) goes to the sparse LU, whose fill-reducing order
 /// keeps fewer entries.
@@ -106,17 +123,7 @@ impl Pattern {
                 }
             }
         }
-        let mut keys: Vec<(usize, usize)> = entries.iter().map(|&(_, r, c)| (c, r)).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let mut col_ptr = vec![0; n_cols + 1];
-        for &(c, _) in &keys {
-            col_ptr[c + 1] += 1;
-        }
-        for c in 0..n_cols {
-            col_ptr[c + 1] += col_ptr[c];
-        }
-        let row_idx: Vec<usize> = keys.iter().map(|&(_, r)| r).collect();
+        let (keys, col_ptr, row_idx) = csc(n_cols, entries.iter().map(|&(_, r, c)| (r, c)));
         let scatter = entries
             .iter()
             .map(|&(src, r, c)| {
@@ -136,14 +143,19 @@ impl Pattern {
             symbolic_error: None,
             blocks: None,
         };
-        if n_rows == n_cols && n_rows > 0 {
-            p.blocks = p.block_triangular().filter(|b| b.largest() <= DENSE_BLOCK);
-            match factorize_symbolic_lu(p.symbolic_ref(), Default::default()) {
-                Ok(s) => p.symbolic = Some(s),
-                Err(e) => p.symbolic_error = Some(format!("{e:?}")),
+        p.analyse();
+        p
+    }
+
+    /// The block-triangular form and faer's symbolic LU of a square pattern (or why there is none).
+    fn analyse(&mut self) {
+        if self.n_rows == self.n_cols && self.n_rows > 0 {
+            self.blocks = self.block_triangular().filter(|b| b.largest() <= DENSE_BLOCK);
+            match factorize_symbolic_lu(self.symbolic_ref(), Default::default()) {
+                Ok(s) => self.symbolic = Some(s),
+                Err(e) => self.symbolic_error = Some(format!("{e:?}")),
             }
         }
-        p
     }
 
     /// The columns of each row (the transpose of the pattern).
@@ -426,7 +438,7 @@ impl Lu {
             let mut rhs = rhs;
             for j in 0..rhs.ncols() {
                 let col = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
-                if transpose { self.solve_blocks_transpose(blocks, col) } else { self.solve_blocks(blocks, col) }
+                self.solve_blocks(blocks, col, transpose);
             }
             return;
         }
@@ -469,52 +481,50 @@ impl Lu {
         Ok(())
     }
 
-    /// `D_cc x = b` in place (`v`: `b` by row in, `x` by column out), block by block forward.
-    fn solve_blocks(&mut self, blocks: &Blocks, v: &mut [f64]) {
+    /// `D_cc x = b` in place (`v`: `b` by row in, `x` by column out), block by block forward; or
+    /// `D_ccᵀ y = c` (`c` by column in, `y` by row out), block by block backward.
+    fn solve_blocks(&mut self, blocks: &Blocks, v: &mut [f64], transpose: bool) {
         self.rhs.clear();
         self.rhs.extend_from_slice(v);
-        for b in 0..blocks.len() {
+        let nb = blocks.len();
+        for step in 0..nb {
+            let b = if transpose { nb - 1 - step } else { step };
             let (s0, s1) = (blocks.start[b], blocks.start[b + 1]);
-            // rows of block b, less the columns already solved
-            let range = blocks.off_row_start[b]..blocks.off_row_start[b + 1];
-            for (&(_, r, c), a) in blocks.off_by_row[range.clone()].iter().zip(&self.off_row[range]) {
-                self.rhs[r] -= a * v[c];
+            // less the unknowns of the blocks already solved
+            let (off, values, start) = if transpose {
+                (&blocks.off_by_col, &self.off_col, &blocks.off_col_start)
+            } else {
+                (&blocks.off_by_row, &self.off_row, &blocks.off_row_start)
+            };
+            let range = start[b]..start[b + 1];
+            for (&(_, r, c), a) in off[range.clone()].iter().zip(&values[range]) {
+                if transpose {
+                    self.rhs[c] -= a * v[r];
+                } else {
+                    self.rhs[r] -= a * v[c];
+                }
             }
             let a = &self.dense[blocks.dense_start[b]..blocks.dense_start[b + 1]];
-            let s = s1 - s0;
+            let (s, pivots) = (s1 - s0, &self.pivots[s0..s1]);
             let mut t = [0.0; DENSE_BLOCK];
             let t = &mut t[..s];
-            for (i, ti) in t.iter_mut().enumerate() {
-                *ti = self.rhs[blocks.rows[s0 + self.pivots[s0 + i]]];
-            }
-            lu_solve(a, s, t);
-            for (i, ti) in t.iter().enumerate() {
-                v[blocks.cols[s0 + i]] = *ti;
-            }
-        }
-    }
-
-    /// `D_ccᵀ y = c` in place (`v`: `c` by column in, `y` by row out), block by block backward.
-    fn solve_blocks_transpose(&mut self, blocks: &Blocks, v: &mut [f64]) {
-        self.rhs.clear();
-        self.rhs.extend_from_slice(v);
-        for b in (0..blocks.len()).rev() {
-            let (s0, s1) = (blocks.start[b], blocks.start[b + 1]);
-            let range = blocks.off_col_start[b]..blocks.off_col_start[b + 1];
-            for (&(_, r, c), a) in blocks.off_by_col[range.clone()].iter().zip(&self.off_col[range]) {
-                self.rhs[c] -= a * v[r];
-            }
-            let a = &self.dense[blocks.dense_start[b]..blocks.dense_start[b + 1]];
-            let s = s1 - s0;
-            let mut t = [0.0; DENSE_BLOCK];
-            let t = &mut t[..s];
-            for (i, ti) in t.iter_mut().enumerate() {
-                *ti = self.rhs[blocks.cols[s0 + i]];
-            }
-            lu_solve_transpose(a, s, t);
-            // t is P y_b: row pivots[i] of the block takes t[i]
-            for (i, ti) in t.iter().enumerate() {
-                v[blocks.rows[s0 + self.pivots[s0 + i]]] = *ti;
+            // P A = L U: A x = b is L U x = P b; Aᵀ y = c is Uᵀ Lᵀ (P y) = c
+            if transpose {
+                for (i, ti) in t.iter_mut().enumerate() {
+                    *ti = self.rhs[blocks.cols[s0 + i]];
+                }
+                lu_solve_transpose(a, s, t);
+                for (ti, &p) in t.iter().zip(pivots) {
+                    v[blocks.rows[s0 + p]] = *ti;
+                }
+            } else {
+                for (ti, &p) in t.iter_mut().zip(pivots) {
+                    *ti = self.rhs[blocks.rows[s0 + p]];
+                }
+                lu_solve(a, s, t);
+                for (i, ti) in t.iter().enumerate() {
+                    v[blocks.cols[s0 + i]] = *ti;
+                }
             }
         }
     }
@@ -589,25 +599,9 @@ mod tests {
 
     /// A square pattern from `(row, col)` entries, analysed as `Pattern::build` does.
     fn pattern(n: usize, entries: &[(usize, usize)]) -> Pattern {
-        let mut keys: Vec<(usize, usize)> = entries.iter().map(|&(r, c)| (c, r)).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let mut col_ptr = vec![0; n + 1];
-        for &(c, _) in &keys {
-            col_ptr[c + 1] += 1;
-        }
-        for c in 0..n {
-            col_ptr[c + 1] += col_ptr[c];
-        }
-        let mut p = Pattern {
-            n_rows: n,
-            n_cols: n,
-            col_ptr,
-            row_idx: keys.iter().map(|&(_, r)| r).collect(),
-            ..Default::default()
-        };
-        p.blocks = p.block_triangular();
-        p.symbolic = factorize_symbolic_lu(p.symbolic_ref(), Default::default()).ok();
+        let (_, col_ptr, row_idx) = csc(n, entries.iter().copied());
+        let mut p = Pattern { n_rows: n, n_cols: n, col_ptr, row_idx, ..Default::default() };
+        p.analyse();
         p
     }
 
