@@ -377,6 +377,8 @@ pub(crate) struct Lu {
     dense: Vec<f64>,
     pivots: Vec<usize>,
     rhs: Vec<f64>,
+    /// One block's part of a right-hand side.
+    block: Vec<f64>,
     /// Values of the entries outside the diagonal blocks, in the orders of `Blocks::off_by_row`
     /// and `Blocks::off_by_col`.
     off_row: Vec<f64>,
@@ -464,6 +466,7 @@ impl Lu {
         self.dense.clear();
         self.dense.resize(size, 0.0);
         self.pivots.resize(blocks.rows.len(), 0);
+        self.block.resize(blocks.largest(), 0.0);
         for &(slot, at) in &blocks.diag {
             self.dense[at] += values[slot];
         }
@@ -506,8 +509,7 @@ impl Lu {
             }
             let a = &self.dense[blocks.dense_start[b]..blocks.dense_start[b + 1]];
             let (s, pivots) = (s1 - s0, &self.pivots[s0..s1]);
-            let mut t = [0.0; DENSE_BLOCK];
-            let t = &mut t[..s];
+            let t = &mut self.block[..s];
             // P A = L U: A x = b is L U x = P b; Aᵀ y = c is Uᵀ Lᵀ (P y) = c
             if transpose {
                 for (i, ti) in t.iter_mut().enumerate() {
