@@ -86,7 +86,7 @@ impl Saved {
 
 /// Scratch vectors of the kernel's algorithms, named by their shapes. An algorithm takes one out
 /// (`std::mem::take`), uses it, and puts it back, so that it can pass `data` on meanwhile.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct Work {
     /// The state at the start of a solve and of its first segment.
     pub whole: Saved,
@@ -107,6 +107,8 @@ pub(crate) struct Work {
     pub c_rhs: Vec<f64>,
     pub c_b: Vec<f64>,
     pub c_y: Vec<f64>,
+    /// `n_unknowns x n_q`: the right-hand sides of `DF`, solved in place.
+    pub df_rhs: Mat<f64>,
     /// `n_e`: Hessian contractions.
     pub e_h: Vec<f64>,
     /// Largest number of an element's coordinates, twice: its slice of two global vectors.
@@ -134,6 +136,7 @@ impl Work {
             c_rhs: vec![0.0; nc],
             c_b: vec![0.0; nc],
             c_y: vec![0.0; nc],
+            df_rhs: Mat::zeros(nc, nq),
             e_h: vec![0.0; ne],
             local_u: Vec::with_capacity(local),
             local_w: Vec::with_capacity(local),

@@ -260,7 +260,7 @@ pub fn well_posedness(model: &Model, data: &mut Data) -> WellPosedness {
 /// and a probe solve is finite, accurate and not ill-conditioned.
 fn full_rank_by_lu(model: &Model, data: &mut Data) -> bool {
     crate::kinematics::assemble(model, data);
-    if data.lu.factor(&model.pattern, &data.dcc).is_err() {
+    if data.lu.factor(&model.pattern, &data.dcc, crate::sparse::Method::Sparse).is_err() {
         return false;
     }
     let n = model.n_unknowns();
@@ -280,58 +280,7 @@ fn full_rank_by_lu(model: &Model, data: &mut Data) -> bool {
 fn structural(model: &Model, w: &mut WellPosedness) {
     let p = &model.pattern;
     let (rows, cols) = (p.n_rows, p.n_cols);
-    let mut row_cols: Vec<Vec<usize>> = vec![Vec::new(); rows];
-    for c in 0..cols {
-        for &r in &p.row_idx[p.col_ptr[c]..p.col_ptr[c + 1]] {
-            row_cols[r].push(c);
-        }
-    }
-    let mut col_row = vec![usize::MAX; cols];
-    let mut row_col = vec![usize::MAX; rows];
-    // greedy, then augmenting paths (iterative depth-first search) for the rows left over
-    for r in 0..rows {
-        if let Some(&c) = row_cols[r].iter().find(|&&c| col_row[c] == usize::MAX) {
-            col_row[c] = r;
-            row_col[r] = c;
-        }
-    }
-    let mut seen = vec![usize::MAX; cols];
-    for r0 in 0..rows {
-        if row_col[r0] != usize::MAX {
-            continue;
-        }
-        // stack of (row, next candidate index); parent column of each visited row
-        let mut stack = vec![(r0, 0usize)];
-        let mut via: Vec<usize> = Vec::new();
-        let mut found = None;
-        while let Some(&mut (r, ref mut k)) = stack.last_mut() {
-            if *k >= row_cols[r].len() {
-                stack.pop();
-                via.pop();
-                continue;
-            }
-            let c = row_cols[r][*k];
-            *k += 1;
-            if seen[c] == r0 {
-                continue;
-            }
-            seen[c] = r0;
-            via.push(c);
-            if col_row[c] == usize::MAX {
-                found = Some(());
-                break;
-            }
-            stack.push((col_row[c], 0));
-        }
-        if found.is_some() {
-            // flip the path: row stack[i] takes column via[i]
-            for (i, &(r, _)) in stack.iter().enumerate() {
-                let c = via[i];
-                col_row[c] = r;
-                row_col[r] = c;
-            }
-        }
-    }
+    let (row_col, _) = p.max_matching();
     let rank = row_col.iter().filter(|&&c| c != usize::MAX).count();
     w.rank = Some(rank);
     w.over = rows - rank;

@@ -10,6 +10,7 @@ use crate::data::{Data, Saved};
 use crate::diagnostics::{WellPosedness, well_posedness};
 use crate::element::{ElementError, Evaluation, Order};
 use crate::model::{Input, Model, RowTarget};
+use crate::sparse::Method;
 
 /// Why a kinematic analysis failed.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -388,15 +389,15 @@ pub(crate) fn assemble(model: &Model, data: &mut Data) {
     }
 }
 
-/// Evaluate, assemble and factor `D_cc` at the current `x`. On a singular matrix, the error
-/// carries the SVD diagnostics.
-pub(crate) fn factor(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+/// Evaluate, assemble and factor `D_cc` at the current `x` by `method`. On a singular matrix,
+/// the error carries the SVD diagnostics.
+pub(crate) fn factor(model: &Model, data: &mut Data, method: Method) -> Result<(), KinematicsError> {
     evaluate_constraints(model, data, Order::Gradient)?;
     if !model.is_square() {
         return Err(not_well_posed(model, data));
     }
     assemble(model, data);
-    if data.lu.factor(&model.pattern, &data.dcc).is_err() {
+    if data.lu.factor(&model.pattern, &data.dcc, method).is_err() {
         return Err(not_well_posed(model, data));
     }
     Ok(())
@@ -428,21 +429,45 @@ fn not_well_posed(model: &Model, data: &mut Data) -> KinematicsError {
 /// Solve `D_cc v = rhs` in place with the current factors and check the solution: a singular
 /// `D_cc` shows as a non-finite or inaccurate solution, since the sparse LU does not report it.
 pub(crate) fn solve_checked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>) -> Result<(), KinematicsError> {
-    solve_with(model, data, rhs, false)
+    let mut rhs = rhs;
+    let n = model.n_unknowns();
+    let (mut b, mut y) = (std::mem::take(&mut data.work.c_b), std::mem::take(&mut data.work.c_y));
+    b.clear();
+    for j in 0..rhs.ncols() {
+        b.extend((0..n).map(|i| rhs[(i, j)]));
+    }
+    data.lu.solve(&model.pattern, rhs.as_mut(), false);
+    let mut ok = true;
+    for j in 0..rhs.ncols() {
+        let v = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
+        ok = ok && solution_ok_in(model, data, v, &b[j * n..(j + 1) * n], false, 1e13, &mut y);
+    }
+    data.work.c_b = b;
+    data.work.c_y = y;
+    if !ok {
+        return Err(not_well_posed(model, data));
+    }
+    Ok(())
 }
 
 /// Solve `D_cc v = rhs` in place for many right-hand sides with factors that were already checked
 /// at this configuration (by the probe at convergence); only finiteness is verified.
 pub(crate) fn solve_unchecked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>) -> Result<(), KinematicsError> {
+    solve_finite(model, data, rhs, false)
+}
+
+/// Solve with the current factors, verifying only that the solution is finite.
+fn solve_finite(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>, transpose: bool) -> Result<(), KinematicsError> {
     let mut rhs = rhs;
-    data.lu.solve(&model.pattern, rhs.as_mut(), false);
+    data.lu.solve(&model.pattern, rhs.as_mut(), transpose);
     if rhs.col_iter().any(|c| c.iter().any(|v| !v.is_finite())) {
         return Err(not_well_posed(model, data));
     }
     Ok(())
 }
 
-/// Solve `D_ccᵀ v = rhs` in place (kinetostatics), checked likewise.
+/// Solve `D_ccᵀ v = rhs` in place (kinetostatics) with the factors probed at convergence (the
+/// transpose has the same condition); only finiteness is verified.
 pub(crate) fn solve_transpose_checked(
     model: &Model,
     data: &mut Data,
@@ -451,29 +476,7 @@ pub(crate) fn solve_transpose_checked(
     if !(data.solved && data.lu.valid) {
         return Err(KinematicsError::NotSolved);
     }
-    solve_with(model, data, rhs, true)
-}
-
-fn solve_with(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>, transpose: bool) -> Result<(), KinematicsError> {
-    let mut rhs = rhs;
-    let n = model.n_unknowns();
-    let (mut b, mut y) = (std::mem::take(&mut data.work.c_b), std::mem::take(&mut data.work.c_y));
-    b.clear();
-    for j in 0..rhs.ncols() {
-        b.extend((0..n).map(|i| rhs[(i, j)]));
-    }
-    data.lu.solve(&model.pattern, rhs.as_mut(), transpose);
-    let mut ok = true;
-    for j in 0..rhs.ncols() {
-        let v = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
-        ok = ok && solution_ok_in(model, data, v, &b[j * n..(j + 1) * n], transpose, 1e13, &mut y);
-    }
-    data.work.c_b = b;
-    data.work.c_y = y;
-    if !ok {
-        return Err(not_well_posed(model, data));
-    }
-    Ok(())
+    solve_finite(model, data, rhs, true)
 }
 
 /// Backward error and a condition lower bound (at most `condition`) of a solve of `D_cc` (or its
@@ -531,7 +534,7 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
         let stagnated = worst <= 100.0 && worst > 0.5 * previous;
         previous = worst;
         if worst <= 1.0 || stagnated {
-            factor(model, data)?;
+            factor(model, data, Method::Sparse)?;
             // the sparse LU does not report singularity: probe it once at the solution
             let mut probe = std::mem::take(&mut data.work.c_rhs);
             for (i, v) in probe.iter_mut().enumerate() {
@@ -548,7 +551,7 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
         if it == opts.max_iterations || !worst.is_finite() || (it >= 4 && worst > 1e8 * first_worst.max(1.0)) {
             break;
         }
-        factor(model, data)?;
+        factor(model, data, Method::Blocks)?;
         let mut dx = std::mem::take(&mut data.work.c_rhs);
         dx.copy_from_slice(&data.g[..n]);
         let checked = solve_checked(model, data, MatMut::from_column_major_slice_mut(&mut dx, n, 1));
@@ -690,7 +693,7 @@ fn restore(saved: &Saved, model: &Model, data: &mut Data) {
     data.q.copy_from_slice(&saved.q);
     data.invalidate();
     // the factors were overwritten: make them again for the predictor
-    if saved.solved && factor(model, data).is_ok() {
+    if saved.solved && factor(model, data, Method::Sparse).is_ok() {
         data.solved = true;
     }
 }

@@ -1,8 +1,13 @@
 //! Sparse structure of `D_cc = ∂(e^o, e^m)/∂x^c` and its LU factorization.
 //!
-//! The pattern and the symbolic factorization (fill-reducing ordering, elimination structure)
-//! are computed once per model; each Newton step only refills the values and refactors
-//! numerically (faer, sequential: these systems are small and many).
+//! The pattern and its analysis are computed once per model; each Newton step only refills the
+//! values and refactors numerically. The analysis is the block-triangular form of `D_cc` (a
+//! maximum matching of equations to unknowns, then the strongly connected components of the
+//! matched graph, Tarjan): an open chain falls apart into one small diagonal block per body, a
+//! closed loop stays one block. When every block is small ([`DENSE_BLOCK`]) each is factored by
+//! a dense LU with partial pivoting on storage made once and the solves substitute block by
+//! block; otherwise faer's sparse LU factors the whole matrix (fill-reducing ordering and
+//! elimination structure computed once; sequential: these systems are small and many).
 
 use dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::sparse::linalg::LuError;
@@ -27,6 +32,64 @@ pub(crate) struct Pattern {
     pub entries: Vec<(usize, usize, usize)>,
     pub symbolic: Option<SymbolicLu<usize>>,
     pub symbolic_error: Option<String>,
+    /// The block-triangular form, when every block is at most [`DENSE_BLOCK`] square.
+    pub blocks: Option<Blocks>,
+}
+
+/// The sorted, distinct `(col, row)` keys of `(row, col)` entries, and the CSC column pointers
+/// (`n_cols + 1`) and row indices they make.
+fn csc(n_cols: usize, entries: impl Iterator<Item = (usize, usize)>) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
+    let mut keys: Vec<(usize, usize)> = entries.map(|(r, c)| (c, r)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut col_ptr = vec![0; n_cols + 1];
+    for &(c, _) in &keys {
+        col_ptr[c + 1] += 1;
+    }
+    for c in 0..n_cols {
+        col_ptr[c + 1] += col_ptr[c];
+    }
+    let row_idx = keys.iter().map(|&(_, r)| r).collect();
+    (keys, col_ptr, row_idx)
+}
+
+/// Largest diagonal block of the block-triangular form factored densely: a block this size costs
+/// a few µs; a larger one (a long closed loop) goes to the sparse LU, whose fill-reducing order
+/// keeps fewer entries.
+pub(crate) const DENSE_BLOCK: usize = 64;
+
+/// The block lower-triangular form of a square `D_cc`, found once per model: `P D_cc Q` has
+/// square diagonal blocks with nonzero diagonals (a maximum matching), and block `k`'s rows touch
+/// only the columns of blocks `0..=k`.
+#[derive(Debug, Default)]
+pub(crate) struct Blocks {
+    /// Block `k` is `start[k]..start[k + 1]` of `rows` and `cols` (`n_blocks + 1`).
+    pub start: Vec<usize>,
+    /// Rows and columns of `D_cc` in block order; `rows[i]` is matched to `cols[i]`.
+    pub rows: Vec<usize>,
+    pub cols: Vec<usize>,
+    /// Offset of each block's dense `s x s` storage (`n_blocks + 1`).
+    pub dense_start: Vec<usize>,
+    /// `(value slot, index in the dense storage)` of the entries inside diagonal blocks.
+    pub diag: Vec<(usize, usize)>,
+    /// Entries outside the diagonal blocks as `(value slot, row, col)`, grouped by the row's
+    /// block (`off_row_start`, `n_blocks + 1`), and again by the column's block.
+    pub off_by_row: Vec<(usize, usize, usize)>,
+    pub off_row_start: Vec<usize>,
+    pub off_by_col: Vec<(usize, usize, usize)>,
+    pub off_col_start: Vec<usize>,
+}
+
+impl Blocks {
+    /// Number of diagonal blocks.
+    pub fn len(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    /// Size of the largest diagonal block.
+    pub fn largest(&self) -> usize {
+        self.start.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
+    }
 }
 
 impl Pattern {
@@ -60,17 +123,7 @@ impl Pattern {
                 }
             }
         }
-        let mut keys: Vec<(usize, usize)> = entries.iter().map(|&(_, r, c)| (c, r)).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let mut col_ptr = vec![0; n_cols + 1];
-        for &(c, _) in &keys {
-            col_ptr[c + 1] += 1;
-        }
-        for c in 0..n_cols {
-            col_ptr[c + 1] += col_ptr[c];
-        }
-        let row_idx: Vec<usize> = keys.iter().map(|&(_, r)| r).collect();
+        let (keys, col_ptr, row_idx) = csc(n_cols, entries.iter().map(|&(_, r, c)| (r, c)));
         let scatter = entries
             .iter()
             .map(|&(src, r, c)| {
@@ -88,14 +141,193 @@ impl Pattern {
             entries,
             symbolic: None,
             symbolic_error: None,
+            blocks: None,
         };
-        if n_rows == n_cols && n_rows > 0 {
-            match factorize_symbolic_lu(p.symbolic_ref(), Default::default()) {
-                Ok(s) => p.symbolic = Some(s),
-                Err(e) => p.symbolic_error = Some(format!("{e:?}")),
+        p.analyse();
+        p
+    }
+
+    /// The block-triangular form and faer's symbolic LU of a square pattern (or why there is none).
+    fn analyse(&mut self) {
+        if self.n_rows == self.n_cols && self.n_rows > 0 {
+            self.blocks = self.block_triangular().filter(|b| b.largest() <= DENSE_BLOCK);
+            match factorize_symbolic_lu(self.symbolic_ref(), Default::default()) {
+                Ok(s) => self.symbolic = Some(s),
+                Err(e) => self.symbolic_error = Some(format!("{e:?}")),
             }
         }
-        p
+    }
+
+    /// The columns of each row (the transpose of the pattern).
+    fn row_cols(&self) -> Vec<Vec<usize>> {
+        let mut row_cols: Vec<Vec<usize>> = vec![Vec::new(); self.n_rows];
+        for c in 0..self.n_cols {
+            for &r in &self.row_idx[self.col_ptr[c]..self.col_ptr[c + 1]] {
+                row_cols[r].push(c);
+            }
+        }
+        row_cols
+    }
+
+    /// A maximum matching of rows to columns over the pattern: `(row_col, col_row)`, with
+    /// `usize::MAX` for a row or column left over. Greedy, then augmenting paths by an iterative
+    /// depth-first search from each row left over (no recursion: chains of 20 000 unknowns).
+    pub fn max_matching(&self) -> (Vec<usize>, Vec<usize>) {
+        let row_cols = self.row_cols();
+        let (rows, cols) = (self.n_rows, self.n_cols);
+        let mut col_row = vec![usize::MAX; cols];
+        let mut row_col = vec![usize::MAX; rows];
+        for r in 0..rows {
+            if let Some(&c) = row_cols[r].iter().find(|&&c| col_row[c] == usize::MAX) {
+                col_row[c] = r;
+                row_col[r] = c;
+            }
+        }
+        let mut seen = vec![usize::MAX; cols];
+        let (mut stack, mut via) = (Vec::new(), Vec::new());
+        for r0 in 0..rows {
+            if row_col[r0] != usize::MAX {
+                continue;
+            }
+            // stack of (row, next candidate index); via[i] the column row stack[i] would take
+            stack.clear();
+            via.clear();
+            stack.push((r0, 0usize));
+            let mut found = false;
+            while let Some(&mut (r, ref mut k)) = stack.last_mut() {
+                if *k >= row_cols[r].len() {
+                    stack.pop();
+                    via.pop();
+                    continue;
+                }
+                let c = row_cols[r][*k];
+                *k += 1;
+                if seen[c] == r0 {
+                    continue;
+                }
+                seen[c] = r0;
+                via.push(c);
+                if col_row[c] == usize::MAX {
+                    found = true;
+                    break;
+                }
+                stack.push((col_row[c], 0));
+            }
+            if found {
+                // flip the path: row stack[i] takes column via[i]
+                for (&(r, _), &c) in stack.iter().zip(&via) {
+                    col_row[c] = r;
+                    row_col[r] = c;
+                }
+            }
+        }
+        (row_col, col_row)
+    }
+
+    /// The block-triangular form of a square pattern, `None` when it is structurally singular.
+    /// The graph has one vertex per matched pair (row `r`, column `c`) and an edge to the pair
+    /// of column `c'` for each entry `(r, c')`; its strongly connected components (Tarjan,
+    /// iterative) come out sinks first, which is the order of a forward substitution.
+    fn block_triangular(&self) -> Option<Blocks> {
+        let n = self.n_cols;
+        let (row_col, col_row) = self.max_matching();
+        if row_col.contains(&usize::MAX) {
+            return None;
+        }
+        let row_cols = self.row_cols();
+        // vertex v = column v, whose equation is row col_row[v]
+        const NONE: usize = usize::MAX;
+        let (mut index, mut low, mut on_stack) = (vec![NONE; n], vec![0; n], vec![false; n]);
+        let (mut stack, mut call) = (Vec::new(), Vec::<(usize, usize)>::new());
+        let mut next = 0;
+        let mut blocks = Blocks { start: vec![0], ..Default::default() };
+        for root in 0..n {
+            if index[root] != NONE {
+                continue;
+            }
+            call.push((root, 0));
+            while let Some(&mut (v, ref mut k)) = call.last_mut() {
+                if *k == 0 {
+                    index[v] = next;
+                    low[v] = next;
+                    next += 1;
+                    stack.push(v);
+                    on_stack[v] = true;
+                }
+                let edges = &row_cols[col_row[v]];
+                if *k < edges.len() {
+                    let w = edges[*k];
+                    *k += 1;
+                    if index[w] == NONE {
+                        call.push((w, 0));
+                    } else if on_stack[w] {
+                        low[v] = low[v].min(index[w]);
+                    }
+                    continue;
+                }
+                call.pop();
+                if let Some(&(u, _)) = call.last() {
+                    low[u] = low[u].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    loop {
+                        let w = stack.pop().expect("v is on the stack");
+                        on_stack[w] = false;
+                        blocks.cols.push(w);
+                        blocks.rows.push(col_row[w]);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    blocks.start.push(blocks.cols.len());
+                }
+            }
+        }
+        // `*k == 0` marks a first visit: every vertex has an edge (its own matched entry), so
+        // `k > 0` once it was entered
+        debug_assert_eq!(blocks.cols.len(), n);
+        let nb = blocks.len();
+        let (mut block_of_col, mut local_col, mut block_of_row, mut local_row) =
+            (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
+        blocks.dense_start.push(0);
+        for b in 0..nb {
+            let (s0, s1) = (blocks.start[b], blocks.start[b + 1]);
+            for i in s0..s1 {
+                (block_of_col[blocks.cols[i]], local_col[blocks.cols[i]]) = (b, i - s0);
+                (block_of_row[blocks.rows[i]], local_row[blocks.rows[i]]) = (b, i - s0);
+            }
+            let s = s1 - s0;
+            blocks.dense_start.push(blocks.dense_start[b] + s * s);
+        }
+        let mut off = Vec::new();
+        for c in 0..n {
+            for slot in self.col_ptr[c]..self.col_ptr[c + 1] {
+                let r = self.row_idx[slot];
+                let (br, bc) = (block_of_row[r], block_of_col[c]);
+                if br == bc {
+                    let s = blocks.start[br + 1] - blocks.start[br];
+                    blocks.diag.push((slot, blocks.dense_start[br] + local_row[r] * s + local_col[c]));
+                } else {
+                    debug_assert!(bc < br, "block lower-triangular");
+                    off.push((slot, r, c));
+                }
+            }
+        }
+        let group = |key: &dyn Fn(&(usize, usize, usize)) -> usize| {
+            let mut list = off.clone();
+            list.sort_by_key(|e| (key(e), e.0));
+            let mut start = vec![0; nb + 1];
+            for e in &list {
+                start[key(e) + 1] += 1;
+            }
+            for b in 0..nb {
+                start[b + 1] += start[b];
+            }
+            (list, start)
+        };
+        (blocks.off_by_row, blocks.off_row_start) = group(&|e| block_of_row[e.1]);
+        (blocks.off_by_col, blocks.off_col_start) = group(&|e| block_of_col[e.2]);
+        Some(blocks)
     }
 
     pub fn symbolic_ref(&self) -> SymbolicSparseColMatRef<'_, usize> {
@@ -124,12 +356,35 @@ impl Pattern {
     }
 }
 
+/// How [`Lu::factor`] factors `D_cc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Method {
+    /// faer's sparse LU of the whole matrix.
+    Sparse,
+    /// Dense LU of the block-triangular form's diagonal blocks, where the model has it
+    /// (`Pattern::blocks`); the sparse LU otherwise.
+    Blocks,
+}
+
 /// The numeric LU factors of `D_cc` and their workspace.
 #[derive(Default)]
 pub(crate) struct Lu {
     numeric: NumericLu<usize, f64>,
     mem: Option<MemBuffer>,
     mem_bytes: usize,
+    /// Dense LU factors of the diagonal blocks (row-major, unit lower and upper triangle in
+    /// place), their row pivots (block-local), and a copy of a right-hand side.
+    dense: Vec<f64>,
+    pivots: Vec<usize>,
+    rhs: Vec<f64>,
+    /// One block's part of a right-hand side.
+    block: Vec<f64>,
+    /// Values of the entries outside the diagonal blocks, in the orders of `Blocks::off_by_row`
+    /// and `Blocks::off_by_col`.
+    off_row: Vec<f64>,
+    off_col: Vec<f64>,
+    /// The factors are the blocks' ([`Method::Blocks`]).
+    blocks: bool,
     pub valid: bool,
 }
 
@@ -144,11 +399,18 @@ impl Lu {
 
     /// Factor `D_cc` with the given values. `Err` when the pattern is structurally singular or
     /// there is no symbolic factorization (non-square).
-    pub fn factor(&mut self, pattern: &Pattern, values: &[f64]) -> Result<(), String> {
+    pub fn factor(&mut self, pattern: &Pattern, values: &[f64], method: Method) -> Result<(), String> {
         self.valid = false;
+        self.blocks = false;
         if pattern.n_rows == 0 && pattern.n_cols == 0 {
             // every coordinate is given: nothing to solve
             self.valid = true;
+            return Ok(());
+        }
+        if let (Method::Blocks, Some(blocks)) = (method, &pattern.blocks) {
+            self.factor_blocks(blocks, values)?;
+            self.valid = true;
+            self.blocks = true;
             return Ok(());
         }
         let Some(symbolic) = pattern.symbolic.as_ref() else {
@@ -173,6 +435,15 @@ impl Lu {
         if pattern.n_rows == 0 {
             return;
         }
+        if let (true, Some(blocks)) = (self.blocks, &pattern.blocks) {
+            debug_assert!(self.valid);
+            let mut rhs = rhs;
+            for j in 0..rhs.ncols() {
+                let col = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
+                self.solve_blocks(blocks, col, transpose);
+            }
+            return;
+        }
         let symbolic = pattern.symbolic.as_ref().expect("factored");
         debug_assert!(self.valid);
         let req = symbolic.solve_in_place_scratch::<f64>(rhs.ncols(), Par::Seq);
@@ -185,5 +456,256 @@ impl Lu {
         } else {
             lu.solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack);
         }
+    }
+}
+
+impl Lu {
+    /// Factor each diagonal block densely: `P_k A_kk = L_k U_k`, partial pivoting by rows.
+    fn factor_blocks(&mut self, blocks: &Blocks, values: &[f64]) -> Result<(), String> {
+        let size = *blocks.dense_start.last().unwrap_or(&0);
+        self.dense.clear();
+        self.dense.resize(size, 0.0);
+        self.pivots.resize(blocks.rows.len(), 0);
+        self.block.resize(blocks.largest(), 0.0);
+        for &(slot, at) in &blocks.diag {
+            self.dense[at] += values[slot];
+        }
+        self.off_row.clear();
+        self.off_row.extend(blocks.off_by_row.iter().map(|e| values[e.0]));
+        self.off_col.clear();
+        self.off_col.extend(blocks.off_by_col.iter().map(|e| values[e.0]));
+        for b in 0..blocks.len() {
+            let (s0, s1) = (blocks.start[b], blocks.start[b + 1]);
+            let a = &mut self.dense[blocks.dense_start[b]..blocks.dense_start[b + 1]];
+            if !lu_in_place(a, s1 - s0, &mut self.pivots[s0..s1]) {
+                return Err(format!("singular diagonal block {b} ({} x {})", s1 - s0, s1 - s0));
+            }
+        }
+        Ok(())
+    }
+
+    /// `D_cc x = b` in place (`v`: `b` by row in, `x` by column out), block by block forward; or
+    /// `D_ccᵀ y = c` (`c` by column in, `y` by row out), block by block backward.
+    fn solve_blocks(&mut self, blocks: &Blocks, v: &mut [f64], transpose: bool) {
+        self.rhs.clear();
+        self.rhs.extend_from_slice(v);
+        let nb = blocks.len();
+        for step in 0..nb {
+            let b = if transpose { nb - 1 - step } else { step };
+            let (s0, s1) = (blocks.start[b], blocks.start[b + 1]);
+            // less the unknowns of the blocks already solved
+            let (off, values, start) = if transpose {
+                (&blocks.off_by_col, &self.off_col, &blocks.off_col_start)
+            } else {
+                (&blocks.off_by_row, &self.off_row, &blocks.off_row_start)
+            };
+            let range = start[b]..start[b + 1];
+            for (&(_, r, c), a) in off[range.clone()].iter().zip(&values[range]) {
+                if transpose {
+                    self.rhs[c] -= a * v[r];
+                } else {
+                    self.rhs[r] -= a * v[c];
+                }
+            }
+            let a = &self.dense[blocks.dense_start[b]..blocks.dense_start[b + 1]];
+            let (s, pivots) = (s1 - s0, &self.pivots[s0..s1]);
+            let t = &mut self.block[..s];
+            // P A = L U: A x = b is L U x = P b; Aᵀ y = c is Uᵀ Lᵀ (P y) = c
+            if transpose {
+                for (i, ti) in t.iter_mut().enumerate() {
+                    *ti = self.rhs[blocks.cols[s0 + i]];
+                }
+                lu_solve_transpose(a, s, t);
+                for (ti, &p) in t.iter().zip(pivots) {
+                    v[blocks.rows[s0 + p]] = *ti;
+                }
+            } else {
+                for (ti, &p) in t.iter_mut().zip(pivots) {
+                    *ti = self.rhs[blocks.rows[s0 + p]];
+                }
+                lu_solve(a, s, t);
+                for (i, ti) in t.iter().enumerate() {
+                    v[blocks.cols[s0 + i]] = *ti;
+                }
+            }
+        }
+    }
+}
+
+/// LU with partial pivoting of the row-major `n x n` matrix `a` in place: `P a = L U`, `L` unit
+/// lower (below the diagonal), `U` on and above; `perm[i]` is the original row now at `i`.
+/// `false` when a pivot column is exactly zero.
+fn lu_in_place(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
+    for (i, p) in perm.iter_mut().enumerate() {
+        *p = i;
+    }
+    for k in 0..n {
+        let mut p = k;
+        for i in k + 1..n {
+            if a[i * n + k].abs() > a[p * n + k].abs() {
+                p = i;
+            }
+        }
+        if a[p * n + k] == 0.0 {
+            return false;
+        }
+        if p != k {
+            for j in 0..n {
+                a.swap(k * n + j, p * n + j);
+            }
+            perm.swap(k, p);
+        }
+        let d = a[k * n + k];
+        let (top, rest) = a.split_at_mut((k + 1) * n);
+        let pivot_row = &top[k * n..];
+        for row in rest.chunks_exact_mut(n) {
+            let l = row[k] / d;
+            row[k] = l;
+            if l != 0.0 {
+                for (x, u) in row[k + 1..].iter_mut().zip(&pivot_row[k + 1..]) {
+                    *x -= l * u;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Solve `L U x = t` in place (`t` already permuted by the pivots).
+fn lu_solve(a: &[f64], n: usize, t: &mut [f64]) {
+    for i in 0..n {
+        let s: f64 = (0..i).map(|j| a[i * n + j] * t[j]).sum();
+        t[i] -= s;
+    }
+    for i in (0..n).rev() {
+        let s: f64 = (i + 1..n).map(|j| a[i * n + j] * t[j]).sum();
+        t[i] = (t[i] - s) / a[i * n + i];
+    }
+}
+
+/// Solve `Uᵀ Lᵀ z = t` in place: `z = P y` for `Aᵀ y = t`.
+fn lu_solve_transpose(a: &[f64], n: usize, t: &mut [f64]) {
+    for i in 0..n {
+        let s: f64 = (0..i).map(|j| a[j * n + i] * t[j]).sum();
+        t[i] = (t[i] - s) / a[i * n + i];
+    }
+    for i in (0..n).rev() {
+        let s: f64 = (i + 1..n).map(|j| a[j * n + i] * t[j]).sum();
+        t[i] -= s;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A square pattern from `(row, col)` entries, analysed as `Pattern::build` does.
+    fn pattern(n: usize, entries: &[(usize, usize)]) -> Pattern {
+        let (_, col_ptr, row_idx) = csc(n, entries.iter().copied());
+        let mut p = Pattern { n_rows: n, n_cols: n, col_ptr, row_idx, ..Default::default() };
+        p.analyse();
+        p
+    }
+
+    /// Values that make every entry count (a fixed pseudo-random sequence, diagonal-heavy).
+    fn values(p: &Pattern) -> Vec<f64> {
+        let mut v = Vec::new();
+        for c in 0..p.n_cols {
+            for &r in &p.row_idx[p.col_ptr[c]..p.col_ptr[c + 1]] {
+                let k = (v.len() * 7919 % 101) as f64 / 101.0;
+                v.push(if r == c { 3.0 + k } else { k - 0.5 });
+            }
+        }
+        v
+    }
+
+    /// The block solves (`D x = b`, `Dᵀ y = b`) against faer's sparse LU of the same matrix.
+    fn solves_agree(p: &Pattern) {
+        let a = values(p);
+        let n = p.n_cols;
+        let b: Vec<f64> = (0..n).map(|i| 1.0 + (i % 5) as f64 - 0.3 * i as f64).collect();
+        for transpose in [false, true] {
+            let mut got = [b.clone(), b.clone()];
+            for (method, v) in [Method::Blocks, Method::Sparse].into_iter().zip(&mut got) {
+                let mut lu = Lu::default();
+                lu.factor(p, &a, method).expect("regular");
+                lu.solve(p, MatMut::from_column_major_slice_mut(v, n, 1), transpose);
+            }
+            for (x, y) in got[0].iter().zip(&got[1]) {
+                assert!((x - y).abs() < 1e-13 * (1.0 + y.abs()), "transpose {transpose}: {x} vs {y}");
+            }
+            // and the residual itself
+            let mut r = vec![0.0; n];
+            if transpose {
+                p.mul_t(&a, &got[0], &mut r)
+            } else {
+                p.mul(&a, &got[0], &mut r)
+            }
+            for (ri, bi) in r.iter().zip(&b) {
+                assert!((ri - bi).abs() < 1e-13 * (1.0 + bi.abs()));
+            }
+        }
+    }
+
+    #[test]
+    fn an_open_chain_falls_apart_into_one_block_per_link() {
+        // three links of 4 unknowns, each row block touching its own link and the previous one,
+        // rows listed in an order that needs the matching (last link first)
+        let mut e = Vec::new();
+        for link in 0..3 {
+            let rows = (2 - link) * 4;
+            for i in 0..4 {
+                for j in 0..4 {
+                    e.push((rows + i, link * 4 + j));
+                    if link > 0 {
+                        e.push((rows + i, (link - 1) * 4 + j));
+                    }
+                }
+            }
+        }
+        let p = pattern(12, &e);
+        let blocks = p.blocks.as_ref().expect("structurally regular");
+        assert_eq!(blocks.len(), 3);
+        assert_eq!(blocks.largest(), 4);
+        // the first block solved is the first link (no earlier columns)
+        assert!(blocks.cols[..4].iter().all(|&c| c < 4));
+        solves_agree(&p);
+    }
+
+    #[test]
+    fn a_closed_loop_is_one_block() {
+        // a cycle: row i touches columns i and i+1 (mod n)
+        let n = 9;
+        let e: Vec<_> = (0..n).flat_map(|i| [(i, i), (i, (i + 1) % n)]).collect();
+        let p = pattern(n, &e);
+        let blocks = p.blocks.as_ref().expect("structurally regular");
+        assert_eq!(blocks.len(), 1);
+        solves_agree(&p);
+    }
+
+    #[test]
+    fn a_tree_is_solved_leaves_after_their_parents() {
+        // a root (0, 1) with two branches (2, 3) and (4); a branch's rows touch its parent's columns
+        let e = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 2), (2, 0), (3, 3), (3, 2), (3, 1), (4, 4), (4, 1)];
+        let p = pattern(5, &e);
+        let blocks = p.blocks.as_ref().expect("structurally regular");
+        assert_eq!(blocks.len(), 4, "{blocks:?}");
+        solves_agree(&p);
+    }
+
+    #[test]
+    fn a_structurally_singular_pattern_has_no_blocks() {
+        // two rows on the same single column
+        let p = pattern(3, &[(0, 0), (1, 0), (2, 1), (2, 2)]);
+        assert!(p.blocks.is_none());
+        let (row_col, _) = p.max_matching();
+        assert_eq!(row_col.iter().filter(|&&c| c != usize::MAX).count(), 2);
+    }
+
+    #[test]
+    fn a_zero_pivot_block_is_refused() {
+        let p = pattern(2, &[(0, 0), (0, 1), (1, 0), (1, 1)]);
+        let mut lu = Lu::default();
+        assert!(lu.factor(&p, &[1.0, 2.0, 2.0, 4.0], Method::Blocks).is_err());
     }
 }

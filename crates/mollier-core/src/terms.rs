@@ -21,34 +21,57 @@ fn flat4(q: &[[f64; 4]; 4], s: f64) -> [f64; 16] {
 
 /// `s (R(λ_a) a) · (R(λ_b) b)` for constant body vectors `a`, `b`; `λ_a`, `λ_b` at offsets `la`, `lb`.
 pub fn dot_rr(d: &mut Derivs<'_>, x: &[f64], la: usize, a: &Vec3, lb: usize, b: &Vec3, s: f64) -> f64 {
-    let lam_a: Quat = quat_at(x, la);
-    let lam_b: Quat = quat_at(x, lb);
-    let ra = rotate(&lam_a, a);
-    let rb = rotate(&lam_b, b);
+    let hess = d.has_hess();
+    dot_rr_rotated(d, &Rotated::new(x, la, a, hess), &Rotated::new(x, lb, b, hess), s)
+}
+
+/// A constant body vector `u` rotated by the Euler parameters `λ` at offset `l` of the local
+/// coordinates: `R(λ) u` and, when asked, its Jacobian `∂(R(λ)u)/∂λ` (3 x 4). An element that
+/// uses one rotated vector in several terms (a hinge's triads) makes it once.
+#[derive(Clone, Copy, Debug)]
+pub struct Rotated {
+    l: usize,
+    lam: Quat,
+    u: Vec3,
+    r: Vec3,
+    jac: [[f64; 4]; 3],
+}
+
+impl Rotated {
+    /// `R(λ) u` for `λ` at offset `l` of `x`, with the Jacobian when `jacobian`.
+    pub fn new(x: &[f64], l: usize, u: &Vec3, jacobian: bool) -> Self {
+        let lam: Quat = quat_at(x, l);
+        let jac = if jacobian { rotate_jacobian(&lam, u) } else { [[0.0; 4]; 3] };
+        Self { l, lam, u: *u, r: rotate(&lam, u), jac }
+    }
+}
+
+/// [`dot_rr`] of two vectors rotated beforehand; the Jacobians must be there when `d` asks for
+/// the Hessian.
+pub fn dot_rr_rotated(d: &mut Derivs<'_>, a: &Rotated, b: &Rotated, s: f64) -> f64 {
     if d.has_grad() || d.has_hess() {
-        let qa = q_matrix(a, &rb);
-        let qb = q_matrix(b, &ra);
+        let qa = q_matrix(&a.u, &b.r);
+        let qb = q_matrix(&b.u, &a.r);
         if d.has_grad() {
-            let ga = q_times(&qa, &lam_a).map(|v| 2.0 * v);
-            let gb = q_times(&qb, &lam_b).map(|v| 2.0 * v);
-            d.add_grad(la, &ga, s);
-            d.add_grad(lb, &gb, s);
+            let ga = q_times(&qa, &a.lam).map(|v| 2.0 * v);
+            let gb = q_times(&qb, &b.lam).map(|v| 2.0 * v);
+            d.add_grad(a.l, &ga, s);
+            d.add_grad(b.l, &gb, s);
         }
         if d.has_hess() {
-            d.add_hess_diag(la, 4, &flat4(&qa, 2.0), s);
-            d.add_hess_diag(lb, 4, &flat4(&qb, 2.0), s);
-            let ja = rotate_jacobian(&lam_a, a);
-            let jb = rotate_jacobian(&lam_b, b);
+            d.add_hess_diag(a.l, 4, &flat4(&qa, 2.0), s);
+            d.add_hess_diag(b.l, 4, &flat4(&qb, 2.0), s);
+            let (ja, jb) = (&a.jac, &b.jac);
             let mut c = [0.0; 16];
             for i in 0..4 {
                 for j in 0..4 {
                     c[i * 4 + j] = (0..3).map(|k| ja[k][i] * jb[k][j]).sum();
                 }
             }
-            d.add_hess_cross(la, 4, lb, 4, &c, s);
+            d.add_hess_cross(a.l, 4, b.l, 4, &c, s);
         }
     }
-    s * dot(&ra, &rb)
+    s * dot(&a.r, &b.r)
 }
 
 /// `s (R(λ) a) · (x_q − x_p)` for a constant body vector `a`; `λ` at `l`, positions at `p`, `q`.

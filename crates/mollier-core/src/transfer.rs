@@ -15,9 +15,7 @@ use faer::{Mat, MatMut};
 
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::Order;
-use crate::kinematics::{
-    KinematicsError, evaluate, evaluate_constraints, evaluate_elements, solve_checked, solve_unchecked,
-};
+use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, evaluate_elements, solve_unchecked};
 use crate::model::{Input, Model};
 
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
@@ -126,7 +124,8 @@ fn directional_in(
         data.work.e_h = h;
     }
     let nc = rhs.len();
-    solve_checked(model, data, MatMut::from_column_major_slice_mut(rhs, nc, 1))
+    // the factors were probed at this configuration when it converged
+    solve_unchecked(model, data, MatMut::from_column_major_slice_mut(rhs, nc, 1))
 }
 
 /// Compute `DF^x` (n_x x n_q) and `DF^e` (n_e x n_q) at the solved configuration.
@@ -140,15 +139,34 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     }
     evaluate(model, data, Order::Gradient)?;
     let (nx, ne, nq, nc) = (model.n_x(), model.n_e(), model.n_q(), model.n_unknowns());
-    let mut b = Mat::<f64>::zeros(nc, nq);
-    let mut unit = vec![0.0; nq];
+    // the storage of the last frame's DF, and of its right-hand sides, is reused
+    let take = |m: &mut Mat<f64>| std::mem::replace(m, Mat::new());
+    let (mut b, mut unit) = (take(&mut data.work.df_rhs), std::mem::take(&mut data.work.zeros_q));
+    let (mut dfx, mut dfe) = (take(&mut data.df_x), take(&mut data.df_e));
+    b.resize_with(nc, nq, |_, _| 0.0);
     for j in 0..nq {
         unit[j] = 1.0;
         input_rhs(model, data, &unit, b.col_as_slice_mut(j));
         unit[j] = 0.0;
     }
-    solve_unchecked(model, data, b.as_mut())?;
-    let mut dfx = Mat::<f64>::zeros(nx, nq);
+    let solved = solve_unchecked(model, data, b.as_mut());
+    if solved.is_ok() {
+        for (m, rows) in [(&mut dfx, nx), (&mut dfe, ne)] {
+            m.resize_with(rows, nq, |_, _| 0.0);
+            m.fill(0.0);
+        }
+        first_order_from(model, data, &b, &mut dfx, &mut dfe);
+    }
+    (data.work.df_rhs, data.work.zeros_q) = (b, unit);
+    (data.df_x, data.df_e) = (dfx, dfe);
+    solved?;
+    data.df_valid = true;
+    Ok(())
+}
+
+/// `DF^x` and `DF^e` (zeroed, n_x x n_q and n_e x n_q) from the solved columns `b` (n_unknowns x n_q).
+fn first_order_from(model: &Model, data: &Data, b: &Mat<f64>, dfx: &mut Mat<f64>, dfe: &mut Mat<f64>) {
+    let nq = model.n_q();
     for j in 0..nq {
         let src = b.col_as_slice(j);
         let dst = dfx.col_as_slice_mut(j);
@@ -156,7 +174,6 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
             dst[c] = src[r];
         }
     }
-    let mut dfe = Mat::<f64>::zeros(ne, nq);
     for (j, inp) in model.inputs.iter().enumerate() {
         match inp {
             Input::Coordinate(c) => dfx[(c.index(), j)] = 1.0,
@@ -175,10 +192,6 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
             e[m] = mode_gradient_dot(model, data, m, x);
         }
     }
-    data.df_x = dfx;
-    data.df_e = dfe;
-    data.df_valid = true;
-    Ok(())
 }
 
 /// `∇e_m · v` for one mode and a global coordinate vector `v` (n_x).

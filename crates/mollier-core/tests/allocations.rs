@@ -97,3 +97,39 @@ fn a_warm_pendulum_frame_allocates_nothing() {
 fn a_warm_chain_frame_allocates_nothing() {
     assert_eq!(warm_frame_allocations(&chain(10)), 0);
 }
+
+/// A kinematics frame as `mollier kinematics` makes it: positions, then the first-order transfer
+/// functions `DF` (the storage of the previous frame's reused).
+#[test]
+fn a_warm_kinematics_frame_allocates_nothing() {
+    let model = chain(10);
+    let nq = model.n_q();
+    let mut data = Data::new(&model);
+    for k in 1..=2 {
+        solve_positions(&model, &mut data, &vec![0.02 * k as f64; nq]).expect("solves");
+        mollier_core::transfer::first_order(&model, &mut data).expect("DF");
+    }
+    let q = vec![0.06; nq];
+    let n = allocations(|| {
+        solve_positions(&model, &mut data, &q).expect("solves");
+        mollier_core::transfer::first_order(&model, &mut data).expect("DF");
+    });
+    assert_eq!(n, 0);
+    // and DF is the one of this configuration: a column against central differences of x(q)
+    let h = 1e-6;
+    let x_at = |q: &[f64]| {
+        let mut d = data.clone();
+        solve_positions(&model, &mut d, q).expect("solves");
+        d.x().to_vec()
+    };
+    for j in [0, nq - 1] {
+        let (mut qp, mut qm) = (q.clone(), q.clone());
+        qp[j] += h;
+        qm[j] -= h;
+        let (xp, xm) = (x_at(&qp), x_at(&qm));
+        for (i, (a, b)) in xp.iter().zip(&xm).enumerate() {
+            let fd = (a - b) / (2.0 * h);
+            assert!((fd - data.df_x()[(i, j)]).abs() < 1e-7, "DF[{i}, {j}]: {} against {fd}", data.df_x()[(i, j)]);
+        }
+    }
+}

@@ -25,7 +25,7 @@ use mollier_core::element::{
 use mollier_core::geometry::{Mat3, Vec3, column, dot, lift, mat_mul, quat_at, rotate, rotation, transpose, triad};
 use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::Real;
-use mollier_core::terms::{Scratch, atan2_chain, dot_rr};
+use mollier_core::terms::{Rotated, Scratch, atan2_chain, dot_rr_rotated};
 use mollier_core::{Derivs, NodeId};
 
 /// A HINGE element.
@@ -94,7 +94,12 @@ impl Element for Hinge {
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
         let [xp, yp, zp] = &self.tp;
         let [xq, yq, zq] = &self.tq;
-        if dot_rr(&mut Derivs::new(8, &mut [], &mut []), x, 0, xp, 4, xq, 1.0) <= 0.0 {
+        // each rotated triad vector once, with its Jacobian when the Hessians are asked for
+        let hess = out.mode(0).has_hess();
+        let (ryp, rzp) = (Rotated::new(x, 0, yp, hess), Rotated::new(x, 0, zp, hess));
+        let (rxq, ryq, rzq) =
+            (Rotated::new(x, 4, xq, hess), Rotated::new(x, 4, yq, hess), Rotated::new(x, 4, zq, hess));
+        if dot_rr_rotated(&mut Derivs::new(8, &mut [], &mut []), &Rotated::new(x, 0, xp, false), &rxq, 1.0) <= 0.0 {
             return Err(ElementError::Domain(FLIPPED.into()));
         }
         let n = 8;
@@ -103,17 +108,17 @@ impl Element for Hinge {
             let like = out.mode(0);
             let mut ds = Scratch::like(&like, n);
             let mut dc = Scratch::like(&like, n);
-            let s = dot_rr(&mut ds.derivs(), x, 0, zp, 4, yq, 1.0) + dot_rr(&mut ds.derivs(), x, 0, yp, 4, zq, -1.0);
-            let cc = dot_rr(&mut dc.derivs(), x, 0, yp, 4, yq, 1.0) + dot_rr(&mut dc.derivs(), x, 0, zp, 4, zq, 1.0);
+            let s =
+                dot_rr_rotated(&mut ds.derivs(), &rzp, &ryq, 1.0) + dot_rr_rotated(&mut ds.derivs(), &ryp, &rzq, -1.0);
+            let cc =
+                dot_rr_rotated(&mut dc.derivs(), &ryp, &ryq, 1.0) + dot_rr_rotated(&mut dc.derivs(), &rzp, &rzq, 1.0);
             (s, cc, ds, dc)
         };
         let angle = atan2_chain(&mut out.mode(0), s, &ds, cc, &dc, 1.0);
         out.e[0] = angle;
-        let mut d: Derivs<'_> = out.mode(1);
-        let b1 = dot_rr(&mut d, x, 0, zp, 4, xq, -1.0);
+        let b1 = dot_rr_rotated(&mut out.mode(1), &rzp, &rxq, -1.0);
         out.e[1] = b1;
-        let mut d = out.mode(2);
-        let b2 = dot_rr(&mut d, x, 0, yp, 4, xq, 1.0);
+        let b2 = dot_rr_rotated(&mut out.mode(2), &ryp, &rxq, 1.0);
         out.e[2] = b2;
         Ok(())
     }
