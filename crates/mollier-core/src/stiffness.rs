@@ -1,41 +1,46 @@
-//! The geometric stiffness of weighted modes, `K = Σ_k w_k ∂²e_k/∂q²` (n_q x n_q), without the
-//! modes' second-order transfer functions.
+//! The weighted second derivatives of the equations of motion, `K = Σ_k w_k ∂²e_k/∂q² +
+//! Σ_r W_r ∂²x_r/∂q²` (n_q x n_q), without any second-order transfer function.
 //!
 //! Where modes enter a system only through forces `w_k` along them (a muscle's tension on its
-//! path), their second derivatives are needed only as this weighted sum — SPACAR's geometric
-//! stiffness. An element is evaluated on its own coordinates `x_o` (the points of bodies it
-//! touches, attached nodes, `docs/theory/kernel.md`), so that
+//! path, a law's stress), their second derivatives are needed only as this weighted sum —
+//! SPACAR's geometric stiffness; so are the coordinates' where forces `W_r` act on them (masses'
+//! inertia and weight, loads). An element is evaluated on its own coordinates `x_o` (the points
+//! of bodies it touches, attached nodes, `docs/theory/kernel.md`), so that
 //! ```text
 //! ∂²e_k/∂q_i∂q_j = DF_o,iᵀ ∇²e_k DF_o,j + ∇e_k · ∂²x_o/∂q_i∂q_j
-//! K = Σ_k w_k DF_oᵀ ∇²e_k DF_o + f · D²F_x,     f = Σ_k w_k ∇e_k  (a force on the coordinates)
+//! K = Σ_k w_k DF_oᵀ ∇²e_k DF_o + f · D²F_x,     f = W + Σ_k w_k ∇e_k  (a force on the coordinates)
 //! ```
 //! The first term takes each element's Hessian on its own few coordinates, never carried to the
 //! bodies' frames. In the second, an attached point `x_p = x_o + R(λ) p` has
 //! `D²x_p = D²x_o + (∂x_p/∂λ) D²λ + DF_λᵀ 2Q(p) DF_λ`: carrying `f` to the frames as a force
-//! (`Attachments::pull_back`) leaves `F · D²F_x` on the independent coordinates
-//! (whose rows the solve for the constraints gives) plus, per frame, `DF_λᵀ (Σ_p F_p · 2Q(p)) DF_λ`
-//! with `F_p` the force through each point: no attached row of `D²F_x` is needed either.
+//! (`Attachments::pull_back`) leaves `F · D²F_x` on the independent coordinates plus, per frame,
+//! `DF_λᵀ (Σ_p F_p · 2Q(p)) DF_λ` with `F_p` the force through each point. The dependent
+//! coordinates' second derivatives solve `D_cc D²F_c = −[DF_iᵀ H_r DF_j]_r` (the constraint
+//! rows' Hessians), so `F_c · D²F_c = −Σ_r λ_r DF_iᵀ H_r DF_j` with one adjoint solve
+//! `D_ccᵀ λ = F_c`: the constraint elements' Hessians are weighted and contracted once, and no
+//! row of `D²F_x` is formed.
 
-use faer::Mat;
+use faer::{Mat, MatMut};
 
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::{Evaluation, Order};
 use crate::ids::ModeId;
-use crate::kinematics::KinematicsError;
+use crate::kinematics::{KinematicsError, evaluate_constraints, solve_transpose_checked};
 use crate::model::{ModeRole, Model};
 
-/// Add `Σ_k w_k ∂²e_k/∂q²` for `weights = [(mode, w_k)]` to `out` (n_q x n_q; `w_k` a force
-/// along the mode, N for a length, N m for an angle). Modes that are not dependent have no
-/// second derivative (their `D²F_e` rows are 0) and add nothing. The weighted modes' elements are
-/// evaluated here to second order on their own coordinates.
+/// Add `Σ_k w_k ∂²e_k/∂q² + Σ_r W_r ∂²x_r/∂q²` for `weights = [(mode, w_k)]` and the force
+/// `coordinates = W` (n_x; N on a position, the Euler parameters' generalized force on an
+/// orientation) to `out` (n_q x n_q; `w_k` a force along the mode, N for a length, N m for an
+/// angle). Modes that are not dependent have no second derivative (their `D²F_e` rows are 0) and
+/// add nothing. The weighted modes' elements are evaluated here to second order on their own
+/// coordinates, the constraint elements to second order (if they are not yet).
 ///
-/// `DF_x`, the attachments' Jacobians and `D²F_x` of the independent coordinates must be current:
-/// after [`crate::transfer::second_order_for_dynamics`] or the partial second order of
-/// [`crate::linearize`].
+/// `DF_x` and the attachments' Jacobians must be current: after [`crate::transfer::first_order`].
 pub(crate) fn add_geometric_stiffness(
     model: &Model,
     data: &mut Data,
     weights: &[(ModeId, f64)],
+    coordinates: &[f64],
     out: &mut Mat<f64>,
 ) -> Result<(), KinematicsError> {
     let (nx, nq) = (model.n_x(), model.n_q());
@@ -49,11 +54,10 @@ pub(crate) fn add_geometric_stiffness(
         })
         .collect();
     modes.sort_by_key(|&(el, k, _)| (el, k));
-    let np = n_pairs(nq);
-    let mut pair = vec![0.0; np];
-    let mut force = vec![0.0; nx];
-    let (mut xloc, mut e, mut de, mut d2e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut u, mut t, mut moving) = (Vec::new(), Vec::new(), Vec::new());
+    let mut pair = vec![0.0; n_pairs(nq)];
+    let mut force = coordinates.to_vec();
+    let (mut xloc, mut e, mut de, mut d2e, mut hsum) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut scratch = Scratch::default();
     let mut next = 0;
     while next < modes.len() {
         let el = modes[next].0;
@@ -72,41 +76,30 @@ pub(crate) fn add_geometric_stiffness(
             .element
             .evaluate(&xloc, &mut ev)
             .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
-        // U = DF_x on the own coordinates that move (n_m x n_q, row-major): a fixed body's
-        // points and obstacles add nothing to the Hessian term
-        moving.clear();
-        moving.extend((0..n).filter(|&a| (0..nq).any(|j| data.df_x[(entry.own[a], j)] != 0.0)));
-        let nm = moving.len();
-        u.clear();
-        u.extend(moving.iter().flat_map(|&a| (0..nq).map(move |j| (a, j))).map(|(a, j)| data.df_x[(entry.own[a], j)]));
-        t.resize(nm * nq, 0.0);
+        let first = next;
         while next < modes.len() && modes[next].0 == el {
             let (_, k, w) = modes[next];
             next += 1;
-            let (g, h) = (&de[k * n..(k + 1) * n], &d2e[k * n * n..(k + 1) * n * n]);
-            for (&c, gv) in entry.own.iter().zip(g) {
+            for (&c, gv) in entry.own.iter().zip(&de[k * n..(k + 1) * n]) {
                 force[c] += w * gv;
             }
-            // w Uᵀ H U: t = w H U, then Uᵀ t on the pairs i <= j
-            t.fill(0.0);
-            for (ta, &a) in t.chunks_exact_mut(nq).zip(&moving) {
-                let ha = &h[a * n..(a + 1) * n];
-                for (ub, &b) in u.chunks_exact(nq).zip(&moving) {
-                    let hab = w * ha[b];
-                    for (tv, uv) in ta.iter_mut().zip(ub) {
-                        *tv += hab * uv;
-                    }
-                }
+        }
+        // the element's weighted Hessian Σ_k w_k H_k, contracted once (a muscle's path has one
+        // mode: its Hessian, scaled in the contraction)
+        let (h, scale): (&[f64], f64) = match &modes[first..next] {
+            [(_, k, w)] => (&d2e[k * n * n..(k + 1) * n * n], *w),
+            several => {
+                weighted_sum(several.iter().map(|&(_, k, w)| (&d2e[k * n * n..(k + 1) * n * n], w)), &mut hsum);
+                (&hsum, 1.0)
             }
-            // a NaN or infinity in what is used propagates to the sums
-            if !(t.iter().sum::<f64>() + g.iter().sum::<f64>()).is_finite() {
-                return Err(KinematicsError::NonFinite {
-                    element: entry.name.clone(),
-                    mode: model.mode_info[entry.mode_offset + k].name.to_string(),
-                    what: "Hessian",
-                });
-            }
-            add_pairs(&u, &t, nq, &mut pair);
+        };
+        // a NaN or infinity in what is used propagates to the sums
+        if !scratch.add_congruence(&data.df_x, &entry.own, h, scale, &mut pair) || !de.iter().sum::<f64>().is_finite() {
+            return Err(KinematicsError::NonFinite {
+                element: entry.name.clone(),
+                mode: model.mode_info[entry.mode_offset + modes[first].1].name.to_string(),
+                what: "Hessian",
+            });
         }
     }
     // f · D²F_x: the force carried to the frames, and the frames' curvature at each point
@@ -135,24 +128,29 @@ pub(crate) fn add_geometric_stiffness(
             }
         }
     }
-    let d2 = data.d2f_x.as_ref();
-    for (c, &fc) in force.iter().enumerate() {
-        if fc != 0.0 && !attached[c] {
-            for (p, v) in pair.iter_mut().enumerate() {
-                *v += fc * d2[(c, p)];
+    for (o, c) in &frames {
+        let coords = [*o, o + 1, o + 2, o + 3];
+        let h: [f64; 16] = std::array::from_fn(|i| c[i / 4][i % 4]);
+        scratch.add_congruence(&data.df_x, &coords, &h, 1.0, &mut pair);
+    }
+    // F_c · D²F_c on the dependent coordinates (the inputs' second derivatives are 0): one
+    // adjoint solve, then the constraint rows' Hessians weighted by −λ
+    let nc = model.n_unknowns();
+    let mut lambda: Vec<f64> =
+        model.dependent_coords.iter().map(|&c| if attached[c] { 0.0 } else { force[c] }).collect();
+    if lambda.iter().any(|v| *v != 0.0) {
+        solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(&mut lambda, nc, 1))?;
+        evaluate_constraints(model, data, Order::Hessian)?;
+        for &el in &model.constraint_elements {
+            let entry = &model.elements[el];
+            let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+            let rows = (0..m).filter_map(|k| model.mode_row[entry.mode_offset + k].map(|r| (k, -lambda[r])));
+            let h = |k: usize| &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
+            weighted_sum(rows.filter(|(_, w)| *w != 0.0).map(|(k, w)| (h(k), w)), &mut hsum);
+            if !hsum.is_empty() {
+                scratch.add_congruence(&data.df_x, &entry.coords, &hsum, 1.0, &mut pair);
             }
         }
-    }
-    for (o, c) in &frames {
-        u.clear();
-        u.extend((0..4).flat_map(|a| (0..nq).map(move |j| (a, j))).map(|(a, j)| data.df_x[(o + a, j)]));
-        t.clear();
-        t.extend(
-            (0..4)
-                .flat_map(|a| (0..nq).map(move |j| (a, j)))
-                .map(|(a, j)| (0..4).map(|b| c[a][b] * u[b * nq + j]).sum::<f64>()),
-        );
-        add_pairs(&u, &t, nq, &mut pair);
     }
     for i in 0..nq {
         for j in 0..nq {
@@ -160,6 +158,55 @@ pub(crate) fn add_geometric_stiffness(
         }
     }
     Ok(())
+}
+
+/// `out = Σ w H` over `(H, w)` (all of one length); empty when there is none.
+fn weighted_sum<'a>(terms: impl Iterator<Item = (&'a [f64], f64)>, out: &mut Vec<f64>) {
+    out.clear();
+    for (h, w) in terms {
+        if out.is_empty() {
+            out.resize(h.len(), 0.0);
+        }
+        for (a, hv) in out.iter_mut().zip(h) {
+            *a += w * hv;
+        }
+    }
+}
+
+/// Scratch of [`Scratch::add_congruence`].
+#[derive(Default)]
+struct Scratch {
+    u: Vec<f64>,
+    t: Vec<f64>,
+    moving: Vec<usize>,
+}
+
+impl Scratch {
+    /// `pair += s Uᵀ H U` on the pairs `i <= j`, with `U = DF_x` on the coordinates `coords` (n of
+    /// them; `H` n x n, row-major, symmetric). Only the coordinates that move enter (a fixed
+    /// body's points and obstacles add nothing). Whether the terms used were finite.
+    fn add_congruence(&mut self, df: &Mat<f64>, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
+        let (n, nq) = (coords.len(), df.ncols());
+        let Self { u, t, moving } = self;
+        moving.clear();
+        moving.extend((0..n).filter(|&a| (0..nq).any(|j| df[(coords[a], j)] != 0.0)));
+        u.clear();
+        u.extend(moving.iter().flat_map(|&a| (0..nq).map(move |j| (a, j))).map(|(a, j)| df[(coords[a], j)]));
+        t.clear();
+        t.resize(moving.len() * nq, 0.0);
+        // t = s H U, then Uᵀ t
+        for (ta, &a) in t.chunks_exact_mut(nq).zip(moving.iter()) {
+            let ha = &h[a * n..(a + 1) * n];
+            for (ub, &b) in u.chunks_exact(nq).zip(moving.iter()) {
+                let hab = s * ha[b];
+                for (tv, uv) in ta.iter_mut().zip(ub) {
+                    *tv += hab * uv;
+                }
+            }
+        }
+        add_pairs(u, t, nq, pair);
+        t.iter().sum::<f64>().is_finite()
+    }
 }
 
 /// `pair[(i, j)] += Σ_a u[a, i] t[a, j]` for `i <= j`, `u` and `t` row-major with `nq` columns.
