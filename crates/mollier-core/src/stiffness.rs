@@ -58,6 +58,7 @@ pub(crate) fn add_geometric_stiffness(
     let mut force = coordinates.to_vec();
     let (mut xloc, mut e, mut de, mut d2e, mut hsum) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut scratch = Scratch::default();
+    let df = Rows::of(&data.df_x);
     let mut next = 0;
     while next < modes.len() {
         let el = modes[next].0;
@@ -94,7 +95,7 @@ pub(crate) fn add_geometric_stiffness(
             }
         };
         // a NaN or infinity in what is used propagates to the sums
-        if !scratch.add_congruence(&data.df_x, &entry.own, h, scale, &mut pair) || !de.iter().sum::<f64>().is_finite() {
+        if !scratch.add_congruence(&df, &entry.own, h, scale, &mut pair) || !de.iter().sum::<f64>().is_finite() {
             return Err(KinematicsError::NonFinite {
                 element: entry.name.clone(),
                 mode: model.mode_info[entry.mode_offset + modes[first].1].name.to_string(),
@@ -131,7 +132,7 @@ pub(crate) fn add_geometric_stiffness(
     for (o, c) in &frames {
         let coords = [*o, o + 1, o + 2, o + 3];
         let h: [f64; 16] = std::array::from_fn(|i| c[i / 4][i % 4]);
-        scratch.add_congruence(&data.df_x, &coords, &h, 1.0, &mut pair);
+        scratch.add_congruence(&df, &coords, &h, 1.0, &mut pair);
     }
     // F_c · D²F_c on the dependent coordinates (the inputs' second derivatives are 0): one
     // adjoint solve, then the constraint rows' Hessians weighted by −λ
@@ -148,7 +149,7 @@ pub(crate) fn add_geometric_stiffness(
             let h = |k: usize| &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
             weighted_sum(rows.filter(|(_, w)| *w != 0.0).map(|(k, w)| (h(k), w)), &mut hsum);
             if !hsum.is_empty() {
-                scratch.add_congruence(&data.df_x, &entry.coords, &hsum, 1.0, &mut pair);
+                scratch.add_congruence(&df, &entry.coords, &hsum, 1.0, &mut pair);
             }
         }
     }
@@ -173,6 +174,29 @@ fn weighted_sum<'a>(terms: impl Iterator<Item = (&'a [f64], f64)>, out: &mut Vec
     }
 }
 
+/// `DF_x` by rows (n_x x n_q, row-major): an element's rows are contiguous.
+struct Rows {
+    nq: usize,
+    rows: Vec<f64>,
+}
+
+impl Rows {
+    fn of(df: &Mat<f64>) -> Self {
+        let (nx, nq) = (df.nrows(), df.ncols());
+        let mut rows = vec![0.0; nx * nq];
+        for j in 0..nq {
+            for (r, v) in df.col_as_slice(j).iter().enumerate() {
+                rows[r * nq + j] = *v;
+            }
+        }
+        Self { nq, rows }
+    }
+
+    fn row(&self, r: usize) -> &[f64] {
+        &self.rows[r * self.nq..(r + 1) * self.nq]
+    }
+}
+
 /// Scratch of [`Scratch::add_congruence`].
 #[derive(Default)]
 struct Scratch {
@@ -185,13 +209,15 @@ impl Scratch {
     /// `pair += s Uᵀ H U` on the pairs `i <= j`, with `U = DF_x` on the coordinates `coords` (n of
     /// them; `H` n x n, row-major, symmetric). Only the coordinates that move enter (a fixed
     /// body's points and obstacles add nothing). Whether the terms used were finite.
-    fn add_congruence(&mut self, df: &Mat<f64>, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
-        let (n, nq) = (coords.len(), df.ncols());
+    fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
+        let (n, nq) = (coords.len(), df.nq);
         let Self { u, t, moving } = self;
         moving.clear();
-        moving.extend((0..n).filter(|&a| (0..nq).any(|j| df[(coords[a], j)] != 0.0)));
+        moving.extend((0..n).filter(|&a| df.row(coords[a]).iter().any(|v| *v != 0.0)));
         u.clear();
-        u.extend(moving.iter().flat_map(|&a| (0..nq).map(move |j| (a, j))).map(|(a, j)| df[(coords[a], j)]));
+        for &a in moving.iter() {
+            u.extend_from_slice(df.row(coords[a]));
+        }
         t.clear();
         t.resize(moving.len() * nq, 0.0);
         // t = s H U, then Uᵀ t
