@@ -140,7 +140,17 @@ pub(crate) fn add_geometric_stiffness(
     let mut lambda: Vec<f64> =
         model.dependent_coords.iter().map(|&c| if attached[c] { 0.0 } else { force[c] }).collect();
     if lambda.iter().any(|v| *v != 0.0) {
-        solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(&mut lambda, nc, 1))?;
+        // the factors were checked at this configuration; the residual check is made only if
+        // the solution is not finite, for its diagnosis
+        if !(data.solved && data.lu.valid) {
+            return Err(KinematicsError::NotSolved);
+        }
+        let rhs = lambda.clone();
+        data.lu.solve(&model.pattern, MatMut::from_column_major_slice_mut(&mut lambda, nc, 1), true);
+        if lambda.iter().any(|v| !v.is_finite()) {
+            lambda = rhs;
+            solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(&mut lambda, nc, 1))?;
+        }
         evaluate_constraints(model, data, Order::Hessian)?;
         for &el in &model.constraint_elements {
             let entry = &model.elements[el];

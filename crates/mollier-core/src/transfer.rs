@@ -303,16 +303,33 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
 }
 
 /// `out[(m, i n_q + k)] = w_iᵀ H_m DF_x e_k` for every mode `m` of the elements `set` and every
-/// input `k` (`out` n_e x (n_q · ws.len()); `w_i` global, n_x): `H_m w_i` once, then `n_q`
-/// products with `DF_x`'s columns on the element's coordinates.
+/// input `k` (`out` n_e x (n_q · ws.len()); `w_i` global, n_x): `H_m w_i` once per direction,
+/// then `n_q` products with `DF_x`'s columns on the element's coordinates — or, with fewer
+/// inputs than directions, `H_m DF_x` once.
 pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut Mat<f64>) {
     let nq = model.n_q();
-    let mut y = Vec::new();
+    let (mut y, mut u) = (Vec::new(), Vec::new());
     for &el in set {
         let entry = &model.elements[el];
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        if nq < ws.len() {
+            // u = DF_x on the coordinates, by columns (n_q x n)
+            u.clear();
+            u.extend((0..nq).flat_map(|j| entry.coords.iter().map(move |&c| (c, j))).map(|(c, j)| data.df_x[(c, j)]));
+        }
         for k in 0..m {
             let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
+            if nq < ws.len() {
+                for (j, uj) in u.chunks_exact(n).enumerate() {
+                    y.clear();
+                    y.extend(h.chunks_exact(n).map(|row| row.iter().zip(uj).map(|(hv, uv)| hv * uv).sum::<f64>()));
+                    for (i, w) in ws.iter().enumerate() {
+                        out[(entry.mode_offset + k, i * nq + j)] =
+                            y.iter().zip(&entry.coords).map(|(yv, &c)| yv * w[c]).sum::<f64>();
+                    }
+                }
+                continue;
+            }
             for (i, w) in ws.iter().enumerate() {
                 y.clear();
                 y.extend(
