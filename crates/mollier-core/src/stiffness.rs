@@ -184,26 +184,29 @@ fn weighted_sum<'a>(terms: impl Iterator<Item = (&'a [f64], f64)>, out: &mut Vec
     }
 }
 
-/// `DF_x` by rows (n_x x n_q, row-major): an element's rows are contiguous.
+/// `DF_x` by rows (n_x x n_q, row-major, each row padded with zeros to `stride`, a multiple of
+/// 4): an element's rows are contiguous, and fixed-width rows keep a row of `H U` in registers.
 struct Rows {
     nq: usize,
+    stride: usize,
     rows: Vec<f64>,
 }
 
 impl Rows {
     fn of(df: &Mat<f64>) -> Self {
         let (nx, nq) = (df.nrows(), df.ncols());
-        let mut rows = vec![0.0; nx * nq];
+        let stride = nq.next_multiple_of(4).max(4);
+        let mut rows = vec![0.0; nx * stride];
         for j in 0..nq {
             for (r, v) in df.col_as_slice(j).iter().enumerate() {
-                rows[r * nq + j] = *v;
+                rows[r * stride + j] = *v;
             }
         }
-        Self { nq, rows }
+        Self { nq, stride, rows }
     }
 
     fn row(&self, r: usize) -> &[f64] {
-        &self.rows[r * self.nq..(r + 1) * self.nq]
+        &self.rows[r * self.stride..(r + 1) * self.stride]
     }
 }
 
@@ -220,7 +223,7 @@ impl Scratch {
     /// them; `H` n x n, row-major, symmetric). Only the coordinates that move enter (a fixed
     /// body's points and obstacles add nothing). Whether the terms used were finite.
     fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
-        let (n, nq) = (coords.len(), df.nq);
+        let (n, w) = (coords.len(), df.stride);
         let Self { u, t, moving } = self;
         moving.clear();
         moving.extend((0..n).filter(|&a| df.row(coords[a]).iter().any(|v| *v != 0.0)));
@@ -229,32 +232,86 @@ impl Scratch {
             u.extend_from_slice(df.row(coords[a]));
         }
         t.clear();
-        t.resize(moving.len() * nq, 0.0);
-        // t = s H U, then Uᵀ t
-        for (ta, &a) in t.chunks_exact_mut(nq).zip(moving.iter()) {
-            let ha = &h[a * n..(a + 1) * n];
-            for (ub, &b) in u.chunks_exact(nq).zip(moving.iter()) {
-                let hab = s * ha[b];
-                for (tv, uv) in ta.iter_mut().zip(ub) {
-                    *tv += hab * uv;
+        t.resize(moving.len() * w, 0.0);
+        // t = s H U (rows of width w), then Uᵀ t
+        match w {
+            4 => return fixed::<4>(h, n, moving, s, u, t, df.nq, pair),
+            8 => return fixed::<8>(h, n, moving, s, u, t, df.nq, pair),
+            12 => return fixed::<12>(h, n, moving, s, u, t, df.nq, pair),
+            16 => return fixed::<16>(h, n, moving, s, u, t, df.nq, pair),
+            _ => {
+                for (ta, &a) in t.chunks_exact_mut(w).zip(moving.iter()) {
+                    let ha = &h[a * n..(a + 1) * n];
+                    for (ub, &b) in u.chunks_exact(w).zip(moving.iter()) {
+                        let hab = s * ha[b];
+                        for (tv, uv) in ta.iter_mut().zip(ub) {
+                            *tv += hab * uv;
+                        }
+                    }
                 }
             }
         }
-        add_pairs(u, t, nq, pair);
+        add_pairs(u, t, df.nq, w, pair);
         t.iter().sum::<f64>().is_finite()
     }
 }
 
-/// `pair[(i, j)] += Σ_a u[a, i] t[a, j]` for `i <= j`, `u` and `t` row-major with `nq` columns.
-fn add_pairs(u: &[f64], t: &[f64], nq: usize, pair: &mut [f64]) {
-    for (ua, ta) in u.chunks_exact(nq).zip(t.chunks_exact(nq)) {
+/// [`Scratch::add_congruence`] for rows of `W` values, their sums kept in registers:
+/// `t[a] = s Σ_b H[moving[a], moving[b]] u[b]`, then row `i` of `Uᵀ t`.
+#[allow(clippy::too_many_arguments)]
+fn fixed<const W: usize>(
+    h: &[f64],
+    n: usize,
+    moving: &[usize],
+    s: f64,
+    u: &[f64],
+    t: &mut [f64],
+    nq: usize,
+    pair: &mut [f64],
+) -> bool {
+    for (ta, &a) in t.chunks_exact_mut(W).zip(moving) {
+        let ha = &h[a * n..(a + 1) * n];
+        let mut acc = [0.0; W];
+        for (ub, &b) in u.chunks_exact(W).zip(moving) {
+            let hab = s * ha[b];
+            for (x, y) in acc.iter_mut().zip(ub) {
+                *x += hab * y;
+            }
+        }
+        ta.copy_from_slice(&acc);
+    }
+    let mut finite = true;
+    let mut rest = &mut pair[..];
+    for i in 0..nq {
+        let mut acc = [0.0; W];
+        for (ua, ta) in u.chunks_exact(W).zip(t.chunks_exact(W)) {
+            let ui = ua[i];
+            for (x, y) in acc.iter_mut().zip(ta) {
+                *x += ui * y;
+            }
+        }
+        // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
+        let (row, tail) = rest.split_at_mut(nq - i);
+        rest = tail;
+        for (p, v) in row.iter_mut().zip(&acc[i..nq]) {
+            *p += v;
+        }
+        finite &= acc.iter().sum::<f64>().is_finite();
+    }
+    finite
+}
+
+/// `pair[(i, j)] += Σ_a u[a, i] t[a, j]` for `i <= j < nq`, `u` and `t` row-major with rows of
+/// `w >= nq` values.
+fn add_pairs(u: &[f64], t: &[f64], nq: usize, w: usize, pair: &mut [f64]) {
+    for (ua, ta) in u.chunks_exact(w).zip(t.chunks_exact(w)) {
         // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
         let mut rest = &mut pair[..];
-        for (i, &ui) in ua.iter().enumerate() {
+        for (i, &ui) in ua[..nq].iter().enumerate() {
             let (row, tail) = rest.split_at_mut(nq - i);
             rest = tail;
             if ui != 0.0 {
-                for (p, tj) in row.iter_mut().zip(&ta[i..]) {
+                for (p, tj) in row.iter_mut().zip(&ta[i..nq]) {
                     *p += ui * tj;
                 }
             }
