@@ -43,22 +43,39 @@ pub(crate) fn add_geometric_stiffness(
     coordinates: &[f64],
     out: &mut Mat<f64>,
 ) -> Result<(), KinematicsError> {
+    // the buffers of the last call (a warm step allocates nothing here)
+    let mut ws = std::mem::take(&mut data.work.stiffness);
+    let result = stiffness_in(model, data, weights, coordinates, out, &mut ws);
+    data.work.stiffness = ws;
+    result
+}
+
+fn stiffness_in(
+    model: &Model,
+    data: &mut Data,
+    weights: &[(ModeId, f64)],
+    coordinates: &[f64],
+    out: &mut Mat<f64>,
+    ws: &mut Workspace,
+) -> Result<(), KinematicsError> {
     let (nx, nq) = (model.n_x(), model.n_q());
+    let Workspace { rows, force, attached, pair, xloc, e, de, d2e, hsum, modes, frames, lambda, rhs, scratch } = ws;
     // (element, local mode, w), an element's modes together
-    let mut modes: Vec<(usize, usize, f64)> = weights
-        .iter()
-        .filter(|(m, w)| *w != 0.0 && matches!(model.mode_role[m.index()], ModeRole::Dependent))
-        .map(|&(m, w)| {
-            let (el, k) = model.mode_element[m.index()];
-            (el.index(), k, w)
-        })
-        .collect();
+    modes.clear();
+    modes.extend(
+        weights.iter().filter(|(m, w)| *w != 0.0 && matches!(model.mode_role[m.index()], ModeRole::Dependent)).map(
+            |&(m, w)| {
+                let (el, k) = model.mode_element[m.index()];
+                (el.index(), k, w)
+            },
+        ),
+    );
     modes.sort_by_key(|&(el, k, _)| (el, k));
-    let mut pair = vec![0.0; n_pairs(nq)];
-    let mut force = coordinates.to_vec();
-    let (mut xloc, mut e, mut de, mut d2e, mut hsum) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut scratch = Scratch::default();
-    let df = Rows::of(&data.df_x);
+    pair.clear();
+    pair.resize(n_pairs(nq), 0.0);
+    force.clear();
+    force.extend_from_slice(coordinates);
+    let df = Rows::of(&data.df_x, rows);
     let mut next = 0;
     while next < modes.len() {
         let el = modes[next].0;
@@ -72,10 +89,10 @@ pub(crate) fn add_geometric_stiffness(
         de.resize(m * n, 0.0);
         d2e.clear();
         d2e.resize(m * n * n, 0.0);
-        let mut ev = Evaluation::new(Order::Hessian, n, &mut e, &mut de, &mut d2e, &mut data.states[el]);
+        let mut ev = Evaluation::new(Order::Hessian, n, e, de, d2e, &mut data.states[el]);
         entry
             .element
-            .evaluate(&xloc, &mut ev)
+            .evaluate(xloc, &mut ev)
             .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
         let first = next;
         while next < modes.len() && modes[next].0 == el {
@@ -90,12 +107,12 @@ pub(crate) fn add_geometric_stiffness(
         let (h, scale): (&[f64], f64) = match &modes[first..next] {
             [(_, k, w)] => (&d2e[k * n * n..(k + 1) * n * n], *w),
             several => {
-                weighted_sum(several.iter().map(|&(_, k, w)| (&d2e[k * n * n..(k + 1) * n * n], w)), &mut hsum);
-                (&hsum, 1.0)
+                weighted_sum(several.iter().map(|&(_, k, w)| (&d2e[k * n * n..(k + 1) * n * n], w)), hsum);
+                (&hsum[..], 1.0)
             }
         };
         // a NaN or infinity in what is used propagates to the sums
-        if !scratch.add_congruence(&df, &entry.own, h, scale, &mut pair) || !de.iter().sum::<f64>().is_finite() {
+        if !scratch.add_congruence(&df, &entry.own, h, scale, pair) || !de.iter().sum::<f64>().is_finite() {
             return Err(KinematicsError::NonFinite {
                 element: entry.name.clone(),
                 mode: model.mode_info[entry.mode_offset + modes[first].1].name.to_string(),
@@ -105,9 +122,10 @@ pub(crate) fn add_geometric_stiffness(
     }
     // f · D²F_x: the force carried to the frames, and the frames' curvature at each point
     let att = &model.attachments;
-    att.pull_back(&data.att_jac, &mut force);
-    let mut attached = vec![false; nx];
-    let mut frames: Vec<(usize, [[f64; 4]; 4])> = Vec::new();
+    att.pull_back(&data.att_jac, force);
+    attached.clear();
+    attached.resize(nx, false);
+    frames.clear();
     for a in &att.list {
         attached[a.node..a.node + 3].fill(true);
         let fp = &force[a.node..a.node + 3];
@@ -129,27 +147,28 @@ pub(crate) fn add_geometric_stiffness(
             }
         }
     }
-    for (o, c) in &frames {
+    for (o, c) in frames.iter() {
         let coords = [*o, o + 1, o + 2, o + 3];
         let h: [f64; 16] = std::array::from_fn(|i| c[i / 4][i % 4]);
-        scratch.add_congruence(&df, &coords, &h, 1.0, &mut pair);
+        scratch.add_congruence(&df, &coords, &h, 1.0, pair);
     }
     // F_c · D²F_c on the dependent coordinates (the inputs' second derivatives are 0): one
     // adjoint solve, then the constraint rows' Hessians weighted by −λ
     let nc = model.n_unknowns();
-    let mut lambda: Vec<f64> =
-        model.dependent_coords.iter().map(|&c| if attached[c] { 0.0 } else { force[c] }).collect();
+    lambda.clear();
+    lambda.extend(model.dependent_coords.iter().map(|&c| if attached[c] { 0.0 } else { force[c] }));
     if lambda.iter().any(|v| *v != 0.0) {
         // the factors were checked at this configuration; the residual check is made only if
         // the solution is not finite, for its diagnosis
         if !(data.solved && data.lu.valid) {
             return Err(KinematicsError::NotSolved);
         }
-        let rhs = lambda.clone();
-        data.lu.solve(&model.pattern, MatMut::from_column_major_slice_mut(&mut lambda, nc, 1), true);
+        rhs.clear();
+        rhs.extend_from_slice(lambda);
+        data.lu.solve(&model.pattern, MatMut::from_column_major_slice_mut(lambda, nc, 1), true);
         if lambda.iter().any(|v| !v.is_finite()) {
-            lambda = rhs;
-            solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(&mut lambda, nc, 1))?;
+            lambda.copy_from_slice(rhs);
+            solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(lambda, nc, 1))?;
         }
         evaluate_constraints(model, data, Order::Hessian)?;
         for &el in &model.constraint_elements {
@@ -157,9 +176,9 @@ pub(crate) fn add_geometric_stiffness(
             let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
             let rows = (0..m).filter_map(|k| model.mode_row[entry.mode_offset + k].map(|r| (k, -lambda[r])));
             let h = |k: usize| &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
-            weighted_sum(rows.filter(|(_, w)| *w != 0.0).map(|(k, w)| (h(k), w)), &mut hsum);
+            weighted_sum(rows.filter(|(_, w)| *w != 0.0).map(|(k, w)| (h(k), w)), hsum);
             if !hsum.is_empty() {
-                scratch.add_congruence(&df, &entry.coords, &hsum, 1.0, &mut pair);
+                scratch.add_congruence(&df, &entry.coords, hsum, 1.0, pair);
             }
         }
     }
@@ -186,22 +205,25 @@ fn weighted_sum<'a>(terms: impl Iterator<Item = (&'a [f64], f64)>, out: &mut Vec
 
 /// `DF_x` by rows (n_x x n_q, row-major, each row padded with zeros to `stride`, a multiple of
 /// 4): an element's rows are contiguous, and fixed-width rows keep a row of `H U` in registers.
-struct Rows {
+struct Rows<'a> {
     nq: usize,
     stride: usize,
-    rows: Vec<f64>,
+    rows: &'a [f64],
 }
 
-impl Rows {
-    fn of(df: &Mat<f64>) -> Self {
+impl<'a> Rows<'a> {
+    /// `df` by rows, in the buffer `rows`.
+    fn of(df: &Mat<f64>, rows: &'a mut Vec<f64>) -> Self {
         let (nx, nq) = (df.nrows(), df.ncols());
         let stride = nq.next_multiple_of(4).max(4);
-        let mut rows = vec![0.0; nx * stride];
+        rows.clear();
+        rows.resize(nx * stride, 0.0);
         for j in 0..nq {
             for (r, v) in df.col_as_slice(j).iter().enumerate() {
                 rows[r * stride + j] = *v;
             }
         }
+        let rows: &'a Vec<f64> = rows;
         Self { nq, stride, rows }
     }
 
@@ -210,8 +232,27 @@ impl Rows {
     }
 }
 
+/// The buffers of [`add_geometric_stiffness`], kept in [`Data`] between calls.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Workspace {
+    rows: Vec<f64>,
+    force: Vec<f64>,
+    attached: Vec<bool>,
+    pair: Vec<f64>,
+    xloc: Vec<f64>,
+    e: Vec<f64>,
+    de: Vec<f64>,
+    d2e: Vec<f64>,
+    hsum: Vec<f64>,
+    modes: Vec<(usize, usize, f64)>,
+    frames: Vec<(usize, [[f64; 4]; 4])>,
+    lambda: Vec<f64>,
+    rhs: Vec<f64>,
+    scratch: Scratch,
+}
+
 /// Scratch of [`Scratch::add_congruence`].
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Scratch {
     u: Vec<f64>,
     t: Vec<f64>,
