@@ -114,6 +114,8 @@ pub(crate) struct Work {
     /// Largest number of an element's coordinates, twice: its slice of two global vectors.
     pub local_u: Vec<f64>,
     pub local_w: Vec<f64>,
+    /// The geometric stiffness's buffers (`crate::stiffness`), sized at its first call.
+    pub stiffness: crate::stiffness::Workspace,
 }
 
 impl Work {
@@ -140,6 +142,7 @@ impl Work {
             e_h: vec![0.0; ne],
             local_u: Vec::with_capacity(local),
             local_w: Vec::with_capacity(local),
+            stiffness: Default::default(),
         }
     }
 }

@@ -18,17 +18,21 @@
 //!   At rest the partial is exact.
 //!
 //! Forces along modes that the caller models (muscles on their paths) add their geometric
-//! stiffness `Σ_k w_k ∂²e_k/∂q²` ([`linearize_motion_with`], [`crate::stiffness`]): those modes'
-//! second-order transfer functions are never formed. Of `D²F_e` only the rows of elements with a
-//! law are computed, and `D²F_x` only from the constraint elements.
+//! stiffness `Σ_k w_k ∂²e_k/∂q²` ([`linearize_motion_with`], [`crate::stiffness`]). No
+//! second-order transfer function is formed: where `∂r/∂q` weights `D²F` by forces (the masses'
+//! `m (a − g)`, loads, the laws' stresses, the muscles' tensions) the weighted sum is formed
+//! directly, with one adjoint solve ([`crate::stiffness`]); where it needs `D²F` in a direction
+//! (`D²F_x(v, e_k)`, `D²F_x(v̇, e_k)` at the masses, `D²F_e(v, e_k)` of the laws' modes), those
+//! `2 n_q` columns are solved for at once (`transfer::second_order_directions`).
 
 use faer::Mat;
 
-use crate::data::{Data, pair_index};
+use crate::data::Data;
 use crate::dynamics::{Load, external_forces, inertia_forces, mass_matrix, rotational_mass};
+use crate::element::Order;
 use crate::geometry::{Mat3, Quat, g_matrix, gbar_matrix, quat_at};
 use crate::ids::{ElementId, ModeId};
-use crate::kinematics::KinematicsError;
+use crate::kinematics::{KinematicsError, evaluate_elements};
 use crate::model::{ModeRole, Model};
 use crate::transfer;
 
@@ -69,9 +73,9 @@ fn mat4_vec(m: &[[f64; 4]; 4], v: &[f64; 4]) -> [f64; 4] {
 
 /// The equations of motion's residual and partials at input coordinates `q` (positions solved
 /// by the caller: `data` must hold the solution for `q`), rates `v` and accelerations `vdot`
-/// (n_q each), with no driving forces. Computes the second-order transfer functions the
-/// equations need (`D²F_x`, and `D²F_e` of the elements with a law) and sets the velocities
-/// `ẋ`, `ė` in `data`.
+/// (n_q each), with no driving forces. Computes the first-order transfer functions and sets the
+/// velocities `ẋ`, `ė` in `data`; the second-order terms are formed without `D²F` (see the
+/// module's doc).
 pub fn linearize_motion(
     model: &Model,
     data: &mut Data,
@@ -102,23 +106,46 @@ pub fn linearize_motion_with(
             return Err(KinematicsError::NonFiniteInput { name: model.input_name(j), value: w[j] });
         }
     }
-    // D²F_x where masses and forces act, and D²F_e of the laws' elements only: the weighted
-    // modes' second order enters through their geometric stiffness alone
+    transfer::first_order(model, data)?;
+    // the laws' elements to second order (for their damping's D²F_e(v, e_k))
     let laws: Vec<usize> =
         model.free_elements.iter().copied().filter(|&i| model.law(ElementId::new(i)).is_some()).collect();
-    transfer::second_order_of(model, data, &laws)?;
+    evaluate_elements(model, data, &laws, Order::Hessian)?;
     let mass = mass_matrix(model, data)?;
-    let (df, d2) = (data.df_x.as_ref(), data.d2f_x.as_ref());
-    // the velocities ẋ = DF_x v, ė = DF_e v, and the masses' accelerations at v̇ = 0, D²F_x(v, v)
+    let nx = model.n_x();
+    // the velocities ẋ = DF_x v, ė = DF_e v, and the accelerations' first-order part DF_x v̇
     let times = |a: faer::MatRef<'_, f64>, w: &[f64]| -> Vec<f64> {
         (0..a.nrows()).map(|r| (0..nq).map(|j| a[(r, j)] * w[j]).sum()).collect()
     };
-    let (xd, ed) = (times(df, v), times(data.df_e.as_ref(), v));
-    let mut xdd = vec![0.0; model.n_x()];
+    let (xd, ed, xa) = (times(data.df_x.as_ref(), v), times(data.df_e.as_ref(), v), times(data.df_x.as_ref(), vdot));
+    // D²F_x(v, e_k) (columns k) and D²F_x(v̇, e_k) (columns n_q + k) where masses and loads sit:
+    // the directions the inertia's partials need; its weighted terms (D²F_x · f) go to the
+    // stiffness
+    let mut d2 = Mat::<f64>::zeros(nx, 2 * nq);
+    transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2)?;
+    let d2_dir = |r: usize, w: usize, k: usize| -> f64 { d2[(r, w * nq + k)] };
+    // D²F_e(v, e_k) of the laws' modes (rows), = ∇e · D²F_x(v, e_k) + ẋᵀ H DF_x e_k
+    let ne = model.n_e();
+    let mut d2e_v = Mat::<f64>::zeros(ne, nq);
+    transfer::contract_directions(model, data, &laws, &[&xd], &mut d2e_v);
+    for &el in &laws {
+        let entry = &model.elements[el];
+        for m in entry.mode_offset..entry.mode_offset + entry.element.layout().n_modes() {
+            // fixed and input modes have no second derivative
+            let dependent = matches!(model.mode_role[m], ModeRole::Dependent);
+            for k in 0..nq {
+                d2e_v[(m, k)] = if dependent {
+                    d2e_v[(m, k)] + transfer::mode_gradient_dot(model, data, m, d2.col_as_slice(k))
+                } else {
+                    0.0
+                };
+            }
+        }
+    }
+    let mut xdd = vec![0.0; nx];
     let dynamics = &model.dynamics;
-    let quadratic = |r: usize| -> f64 {
-        (0..nq).map(|i| v[i] * (0..nq).map(|j| v[j] * d2[(r, pair_index(i, j, nq))]).sum::<f64>()).sum()
-    };
+    // D²F_x(v, v) = Σ_k v_k D²F_x(v, e_k)
+    let quadratic = |r: usize| -> f64 { (0..nq).map(|k| v[k] * d2_dir(r, 0, k)).sum() };
     let mass_rows =
         dynamics.masses.iter().map(|&(node, _)| (node, 3)).chain(dynamics.rotors.iter().map(|(node, _)| (*node, 4)));
     for (node, len) in mass_rows {
@@ -132,36 +159,37 @@ pub fn linearize_motion_with(
     for (a, b) in net.iter_mut().zip(inertia_forces(model, &data.x, &xd, &xdd)) {
         *a -= b;
     }
+    let df = data.df_x.as_ref();
     let mut residual: Vec<f64> = (0..nq)
         .map(|i| {
             let inertia: f64 = (0..nq).map(|j| mass[(i, j)] * vdot[j]).sum();
             inertia - net.iter().enumerate().filter(|(_, f)| **f != 0.0).map(|(c, f)| df[(c, i)] * f).sum::<f64>()
         })
         .collect();
-    data.xd = xd;
-    data.ed = ed;
-    data.qd.copy_from_slice(v);
     let mut d_q = Mat::<f64>::zeros(nq, nq);
     let mut d_v = Mat::<f64>::zeros(nq, nq);
-    let (df, d2) = (data.df_x.as_ref(), data.d2f_x.as_ref());
     let x = &data.x;
-    // ∂F(w, e_k)/∂… contraction: D²F_x(w, e_k) at row r = Σ_j w_j D²F[r, (j, k)]
-    let d2_dir = |r: usize, w: &[f64], k: usize| -> f64 { (0..nq).map(|j| w[j] * d2[(r, pair_index(j, k, nq))]).sum() };
+    // the forces that weight D²F_x in ∂r/∂q (n_x), and the modes' (laws' stresses)
+    let mut weight = vec![0.0; nx];
+    let mut modes: Vec<(ModeId, f64)> = geometric.to_vec();
 
     for &(node, m) in &dynamics.masses {
         let o = model.nodes[node.index()].offset;
         let acc: [f64; 3] = [0, 1, 2].map(|a| (0..nq).map(|j| df[(o + a, j)] * vdot[j]).sum());
         let g = dynamics.gravity;
+        // inertia of v̇ and gravity through ∂DF/∂q: D²F_x · m (acc − g)
+        for a in 0..3 {
+            weight[o + a] += m * (acc[a] - g[a]);
+        }
         for k in 0..nq {
-            let dacc = [0, 1, 2].map(|a| d2_dir(o + a, vdot, k));
-            let dvel = [0, 1, 2].map(|a| d2_dir(o + a, v, k));
+            let dacc = [0, 1, 2].map(|a| d2_dir(o + a, 1, k));
+            let dvel = [0, 1, 2].map(|a| d2_dir(o + a, 0, k));
             for i in 0..nq {
                 let mut dq = 0.0;
                 let mut dv = 0.0;
                 for a in 0..3 {
-                    let d2ik = d2[(o + a, pair_index(i, k, nq))];
-                    // inertia of v̇ through DF and D²F; gravity through ∂DF/∂q
-                    dq += m * (d2ik * acc[a] + df[(o + a, i)] * dacc[a]) - d2ik * m * g[a];
+                    // inertia of v̇ through DF
+                    dq += m * df[(o + a, i)] * dacc[a];
                     // c = DFᵀ M D²F(v, v): ∂/∂v_k = 2 DFᵀ M D²F(v, e_k)
                     dv += 2.0 * m * df[(o + a, i)] * dvel[a];
                 }
@@ -184,26 +212,29 @@ pub fn linearize_motion_with(
             [0, 1, 2].map(|i| (0..3).map(|c| j[i][c] * w[c]).sum::<f64>())
         };
         let ld_part = gbar_t_j_gbar(&ld, j, &l);
+        let ml_acc = mat4_vec(&ml, &m_acc);
+        for a in 0..4 {
+            weight[o + a] += ml_acc[a];
+        }
         for k in 0..nq {
             let dl: [f64; 4] = [0, 1, 2, 3].map(|a| df[(o + a, k)]);
             // ∂M_λ/∂q_k = 4 (Ḡ(δλ)ᵀ J Ḡ(λ) + Ḡ(λ)ᵀ J Ḡ(δλ))
             let (p1, p2) = (gbar_t_j_gbar(&dl, j, &l), gbar_t_j_gbar(&l, j, &dl));
             let dm_acc = [0, 1, 2, 3].map(|a| 4.0 * (0..4).map(|b| (p1[a][b] + p2[a][b]) * m_acc[b]).sum::<f64>());
-            let m_dacc = mat4_vec(&ml, &[0, 1, 2, 3].map(|a| d2_dir(o + a, vdot, k)));
-            let ml_acc = mat4_vec(&ml, &m_acc);
+            let m_dacc = mat4_vec(&ml, &[0, 1, 2, 3].map(|a| d2_dir(o + a, 1, k)));
             // ∂h/∂λ̇ · δ = 8 Ḡ(δ)ᵀ J Ḡ(λ) λ̇ + 8 Ḡ(λ̇)ᵀ J Ḡ(λ) δ, with δ = DF_λ e_k
             let gd = gbar_matrix(&dl);
             let dh: [f64; 4] = [0, 1, 2, 3].map(|a| {
                 8.0 * ((0..3).map(|i| gd[i][a] * jg_ld[i]).sum::<f64>()
                     + (0..4).map(|b| ld_part[a][b] * dl[b]).sum::<f64>())
             });
-            let m_dvel = mat4_vec(&ml, &[0, 1, 2, 3].map(|a| d2_dir(o + a, v, k)));
+            let m_dvel = mat4_vec(&ml, &[0, 1, 2, 3].map(|a| d2_dir(o + a, 0, k)));
             for i in 0..nq {
                 let mut dq = 0.0;
                 let mut dv = 0.0;
                 for a in 0..4 {
                     let dfi = df[(o + a, i)];
-                    dq += d2[(o + a, pair_index(i, k, nq))] * ml_acc[a] + dfi * (dm_acc[a] + m_dacc[a]);
+                    dq += dfi * (dm_acc[a] + m_dacc[a]);
                     dv += dfi * (2.0 * m_dvel[a] + dh[a]);
                 }
                 d_q[(i, k)] += dq;
@@ -219,28 +250,27 @@ pub fn linearize_motion_with(
         };
         let o = model.nodes[node.index()].offset;
         if let Some(f) = force {
-            for k in 0..nq {
-                for i in 0..nq {
-                    d_q[(i, k)] -= (0..3).map(|a| d2[(o + a, pair_index(i, k, nq))] * f[a]).sum::<f64>();
-                }
+            for a in 0..3 {
+                weight[o + a] -= f[a];
             }
         }
         if let Some(mm) = moment {
             let g = g_matrix(&quat_at(x, o));
             let f: [f64; 4] = [0, 1, 2, 3].map(|c| 2.0 * (0..3).map(|i| g[i][c] * mm[i]).sum::<f64>());
+            for a in 0..4 {
+                weight[o + a] -= f[a];
+            }
             for k in 0..nq {
                 let gd = g_matrix(&[0, 1, 2, 3].map(|a| df[(o + a, k)]));
                 let df_load: [f64; 4] = [0, 1, 2, 3].map(|c| 2.0 * (0..3).map(|i| gd[i][c] * mm[i]).sum::<f64>());
                 for i in 0..nq {
-                    d_q[(i, k)] -= (0..4)
-                        .map(|a| d2[(o + a, pair_index(i, k, nq))] * f[a] + df[(o + a, i)] * df_load[a])
-                        .sum::<f64>();
+                    d_q[(i, k)] -= (0..4).map(|a| df[(o + a, i)] * df_load[a]).sum::<f64>();
                 }
             }
         }
     }
     // laws: r ∋ DF_eᵀ σ(e, ė), ė = DF_e v
-    let (dfe, d2e) = (data.df_e.as_ref(), data.d2f_e.as_ref());
+    let dfe = data.df_e.as_ref();
     let mut sigma = Vec::new();
     let (mut ks, mut cs) = (Vec::new(), Vec::new());
     for (el, entry) in model.elements.iter().enumerate() {
@@ -250,8 +280,8 @@ pub fn linearize_motion_with(
         sigma.resize(n, 0.0);
         ks.resize(n * n, 0.0);
         cs.resize(n * n, 0.0);
-        law.stress(&data.e[r.clone()], &data.ed[r.clone()], &mut sigma);
-        law.tangent(&data.e[r.clone()], &data.ed[r.clone()], &mut ks, &mut cs);
+        law.stress(&data.e[r.clone()], &ed[r.clone()], &mut sigma);
+        law.tangent(&data.e[r.clone()], &ed[r.clone()], &mut ks, &mut cs);
         // rigid modes carry reactions, not the law's stresses (as in law_stresses)
         let live: Vec<bool> = r.clone().map(|m| !matches!(model.mode_role[m], ModeRole::Fixed(_))).collect();
         for a in 0..n {
@@ -267,21 +297,19 @@ pub fn linearize_motion_with(
         for (i, ri) in residual.iter_mut().enumerate() {
             *ri += (0..n).map(|a| dfe[(o + a, i)] * sigma[a]).sum::<f64>();
         }
+        // the elastic term D²F_eᵀ σ: the stresses weight their modes in the stiffness
+        modes.extend((0..n).map(|a| (ModeId::new(o + a), sigma[a])));
         for k in 0..nq {
             // ∂σ/∂q_k = K DF_e e_k + C D²F_e(v, e_k)
             let dsig: Vec<f64> = (0..n)
-                .map(|a| {
-                    (0..n)
-                        .map(|b| ks[a * n + b] * dfe[(o + b, k)] + cs[a * n + b] * d2_dir_e(d2e, o + b, v, k, nq))
-                        .sum()
-                })
+                .map(|a| (0..n).map(|b| ks[a * n + b] * dfe[(o + b, k)] + cs[a * n + b] * d2e_v[(o + b, k)]).sum())
                 .collect();
             let dsig_v: Vec<f64> = (0..n).map(|a| (0..n).map(|b| cs[a * n + b] * dfe[(o + b, k)]).sum()).collect();
             for i in 0..nq {
                 let mut dq = 0.0;
                 let mut dv = 0.0;
                 for a in 0..n {
-                    dq += d2e[(o + a, pair_index(i, k, nq))] * sigma[a] + dfe[(o + a, i)] * dsig[a];
+                    dq += dfe[(o + a, i)] * dsig[a];
                     dv += dfe[(o + a, i)] * dsig_v[a];
                 }
                 d_q[(i, k)] += dq;
@@ -289,10 +317,9 @@ pub fn linearize_motion_with(
             }
         }
     }
-    crate::stiffness::add_geometric_stiffness(model, data, geometric, &mut d_q)?;
+    data.xd = xd;
+    data.ed = ed;
+    data.qd.copy_from_slice(v);
+    crate::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q)?;
     Ok(MotionLinearization { residual, mass, d_q, d_v })
-}
-
-fn d2_dir_e(d2e: faer::MatRef<'_, f64>, r: usize, w: &[f64], k: usize, nq: usize) -> f64 {
-    (0..nq).map(|j| w[j] * d2e[(r, pair_index(j, k, nq))]).sum()
 }

@@ -1,59 +1,81 @@
-//! The geometric stiffness of weighted modes, `K = Σ_k w_k ∂²e_k/∂q²` (n_q x n_q), without the
-//! modes' second-order transfer functions.
+//! The weighted second derivatives of the equations of motion, `K = Σ_k w_k ∂²e_k/∂q² +
+//! Σ_r W_r ∂²x_r/∂q²` (n_q x n_q), without any second-order transfer function.
 //!
 //! Where modes enter a system only through forces `w_k` along them (a muscle's tension on its
-//! path), their second derivatives are needed only as this weighted sum — SPACAR's geometric
-//! stiffness. An element is evaluated on its own coordinates `x_o` (the points of bodies it
-//! touches, attached nodes, `docs/theory/kernel.md`), so that
+//! path, a law's stress), their second derivatives are needed only as this weighted sum —
+//! SPACAR's geometric stiffness; so are the coordinates' where forces `W_r` act on them (masses'
+//! inertia and weight, loads). An element is evaluated on its own coordinates `x_o` (the points
+//! of bodies it touches, attached nodes, `docs/theory/kernel.md`), so that
 //! ```text
 //! ∂²e_k/∂q_i∂q_j = DF_o,iᵀ ∇²e_k DF_o,j + ∇e_k · ∂²x_o/∂q_i∂q_j
-//! K = Σ_k w_k DF_oᵀ ∇²e_k DF_o + f · D²F_x,     f = Σ_k w_k ∇e_k  (a force on the coordinates)
+//! K = Σ_k w_k DF_oᵀ ∇²e_k DF_o + f · D²F_x,     f = W + Σ_k w_k ∇e_k  (a force on the coordinates)
 //! ```
 //! The first term takes each element's Hessian on its own few coordinates, never carried to the
 //! bodies' frames. In the second, an attached point `x_p = x_o + R(λ) p` has
 //! `D²x_p = D²x_o + (∂x_p/∂λ) D²λ + DF_λᵀ 2Q(p) DF_λ`: carrying `f` to the frames as a force
-//! (`Attachments::pull_back`) leaves `F · D²F_x` on the independent coordinates
-//! (whose rows the solve for the constraints gives) plus, per frame, `DF_λᵀ (Σ_p F_p · 2Q(p)) DF_λ`
-//! with `F_p` the force through each point: no attached row of `D²F_x` is needed either.
+//! (`Attachments::pull_back`) leaves `F · D²F_x` on the independent coordinates plus, per frame,
+//! `DF_λᵀ (Σ_p F_p · 2Q(p)) DF_λ` with `F_p` the force through each point. The dependent
+//! coordinates' second derivatives solve `D_cc D²F_c = −[DF_iᵀ H_r DF_j]_r` (the constraint
+//! rows' Hessians), so `F_c · D²F_c = −Σ_r λ_r DF_iᵀ H_r DF_j` with one adjoint solve
+//! `D_ccᵀ λ = F_c`: the constraint elements' Hessians are weighted and contracted once, and no
+//! row of `D²F_x` is formed.
 
-use faer::Mat;
+use faer::{Mat, MatMut};
 
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::{Evaluation, Order};
 use crate::ids::ModeId;
-use crate::kinematics::KinematicsError;
+use crate::kinematics::{KinematicsError, evaluate_constraints, solve_transpose_checked};
 use crate::model::{ModeRole, Model};
 
-/// Add `Σ_k w_k ∂²e_k/∂q²` for `weights = [(mode, w_k)]` to `out` (n_q x n_q; `w_k` a force
-/// along the mode, N for a length, N m for an angle). Modes that are not dependent have no
-/// second derivative (their `D²F_e` rows are 0) and add nothing. The weighted modes' elements are
-/// evaluated here to second order on their own coordinates.
+/// Add `Σ_k w_k ∂²e_k/∂q² + Σ_r W_r ∂²x_r/∂q²` for `weights = [(mode, w_k)]` and the force
+/// `coordinates = W` (n_x; N on a position, the Euler parameters' generalized force on an
+/// orientation) to `out` (n_q x n_q; `w_k` a force along the mode, N for a length, N m for an
+/// angle). Modes that are not dependent have no second derivative (their `D²F_e` rows are 0) and
+/// add nothing. The weighted modes' elements are evaluated here to second order on their own
+/// coordinates, the constraint elements to second order (if they are not yet).
 ///
-/// `DF_x`, the attachments' Jacobians and `D²F_x` of the independent coordinates must be current:
-/// after [`crate::transfer::second_order_for_dynamics`] or the partial second order of
-/// [`crate::linearize`].
+/// `DF_x` and the attachments' Jacobians must be current: after [`crate::transfer::first_order`].
 pub(crate) fn add_geometric_stiffness(
     model: &Model,
     data: &mut Data,
     weights: &[(ModeId, f64)],
+    coordinates: &[f64],
     out: &mut Mat<f64>,
 ) -> Result<(), KinematicsError> {
+    // the buffers of the last call (a warm step allocates nothing here)
+    let mut ws = std::mem::take(&mut data.work.stiffness);
+    let result = stiffness_in(model, data, weights, coordinates, out, &mut ws);
+    data.work.stiffness = ws;
+    result
+}
+
+fn stiffness_in(
+    model: &Model,
+    data: &mut Data,
+    weights: &[(ModeId, f64)],
+    coordinates: &[f64],
+    out: &mut Mat<f64>,
+    ws: &mut Workspace,
+) -> Result<(), KinematicsError> {
     let (nx, nq) = (model.n_x(), model.n_q());
+    let Workspace { rows, force, attached, pair, xloc, e, de, d2e, hsum, modes, frames, lambda, scratch } = ws;
     // (element, local mode, w), an element's modes together
-    let mut modes: Vec<(usize, usize, f64)> = weights
-        .iter()
-        .filter(|(m, w)| *w != 0.0 && matches!(model.mode_role[m.index()], ModeRole::Dependent))
-        .map(|&(m, w)| {
-            let (el, k) = model.mode_element[m.index()];
-            (el.index(), k, w)
-        })
-        .collect();
+    modes.clear();
+    modes.extend(
+        weights.iter().filter(|(m, w)| *w != 0.0 && matches!(model.mode_role[m.index()], ModeRole::Dependent)).map(
+            |&(m, w)| {
+                let (el, k) = model.mode_element[m.index()];
+                (el.index(), k, w)
+            },
+        ),
+    );
     modes.sort_by_key(|&(el, k, _)| (el, k));
-    let np = n_pairs(nq);
-    let mut pair = vec![0.0; np];
-    let mut force = vec![0.0; nx];
-    let (mut xloc, mut e, mut de, mut d2e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut u, mut t, mut moving) = (Vec::new(), Vec::new(), Vec::new());
+    pair.clear();
+    pair.resize(n_pairs(nq), 0.0);
+    force.clear();
+    force.extend_from_slice(coordinates);
+    let df = Rows::of(&data.df_x, rows);
     let mut next = 0;
     while next < modes.len() {
         let el = modes[next].0;
@@ -67,53 +89,43 @@ pub(crate) fn add_geometric_stiffness(
         de.resize(m * n, 0.0);
         d2e.clear();
         d2e.resize(m * n * n, 0.0);
-        let mut ev = Evaluation::new(Order::Hessian, n, &mut e, &mut de, &mut d2e, &mut data.states[el]);
+        let mut ev = Evaluation::new(Order::Hessian, n, e, de, d2e, &mut data.states[el]);
         entry
             .element
-            .evaluate(&xloc, &mut ev)
+            .evaluate(xloc, &mut ev)
             .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
-        // U = DF_x on the own coordinates that move (n_m x n_q, row-major): a fixed body's
-        // points and obstacles add nothing to the Hessian term
-        moving.clear();
-        moving.extend((0..n).filter(|&a| (0..nq).any(|j| data.df_x[(entry.own[a], j)] != 0.0)));
-        let nm = moving.len();
-        u.clear();
-        u.extend(moving.iter().flat_map(|&a| (0..nq).map(move |j| (a, j))).map(|(a, j)| data.df_x[(entry.own[a], j)]));
-        t.resize(nm * nq, 0.0);
+        let first = next;
         while next < modes.len() && modes[next].0 == el {
             let (_, k, w) = modes[next];
             next += 1;
-            let (g, h) = (&de[k * n..(k + 1) * n], &d2e[k * n * n..(k + 1) * n * n]);
-            for (&c, gv) in entry.own.iter().zip(g) {
+            for (&c, gv) in entry.own.iter().zip(&de[k * n..(k + 1) * n]) {
                 force[c] += w * gv;
             }
-            // w Uᵀ H U: t = w H U, then Uᵀ t on the pairs i <= j
-            t.fill(0.0);
-            for (ta, &a) in t.chunks_exact_mut(nq).zip(&moving) {
-                let ha = &h[a * n..(a + 1) * n];
-                for (ub, &b) in u.chunks_exact(nq).zip(&moving) {
-                    let hab = w * ha[b];
-                    for (tv, uv) in ta.iter_mut().zip(ub) {
-                        *tv += hab * uv;
-                    }
-                }
+        }
+        // the element's weighted Hessian Σ_k w_k H_k, contracted once (a muscle's path has one
+        // mode: its Hessian, scaled in the contraction)
+        let (h, scale): (&[f64], f64) = match &modes[first..next] {
+            [(_, k, w)] => (&d2e[k * n * n..(k + 1) * n * n], *w),
+            several => {
+                weighted_sum(several.iter().map(|&(_, k, w)| (&d2e[k * n * n..(k + 1) * n * n], w)), hsum);
+                (&hsum[..], 1.0)
             }
-            // a NaN or infinity in what is used propagates to the sums
-            if !(t.iter().sum::<f64>() + g.iter().sum::<f64>()).is_finite() {
-                return Err(KinematicsError::NonFinite {
-                    element: entry.name.clone(),
-                    mode: model.mode_info[entry.mode_offset + k].name.to_string(),
-                    what: "Hessian",
-                });
-            }
-            add_pairs(&u, &t, nq, &mut pair);
+        };
+        // a NaN or infinity in what is used propagates to the sums
+        if !scratch.add_congruence(&df, &entry.own, h, scale, pair) || !de.iter().sum::<f64>().is_finite() {
+            return Err(KinematicsError::NonFinite {
+                element: entry.name.clone(),
+                mode: model.mode_info[entry.mode_offset + modes[first].1].name.to_string(),
+                what: "Hessian",
+            });
         }
     }
     // f · D²F_x: the force carried to the frames, and the frames' curvature at each point
     let att = &model.attachments;
-    att.pull_back(&data.att_jac, &mut force);
-    let mut attached = vec![false; nx];
-    let mut frames: Vec<(usize, [[f64; 4]; 4])> = Vec::new();
+    att.pull_back(&data.att_jac, force);
+    attached.clear();
+    attached.resize(nx, false);
+    frames.clear();
     for a in &att.list {
         attached[a.node..a.node + 3].fill(true);
         let fp = &force[a.node..a.node + 3];
@@ -135,24 +147,30 @@ pub(crate) fn add_geometric_stiffness(
             }
         }
     }
-    let d2 = data.d2f_x.as_ref();
-    for (c, &fc) in force.iter().enumerate() {
-        if fc != 0.0 && !attached[c] {
-            for (p, v) in pair.iter_mut().enumerate() {
-                *v += fc * d2[(c, p)];
+    for (o, c) in frames.iter() {
+        let coords = [*o, o + 1, o + 2, o + 3];
+        let h: [f64; 16] = std::array::from_fn(|i| c[i / 4][i % 4]);
+        scratch.add_congruence(&df, &coords, &h, 1.0, pair);
+    }
+    // F_c · D²F_c on the dependent coordinates (the inputs' second derivatives are 0): one
+    // adjoint solve, then the constraint rows' Hessians weighted by −λ
+    let nc = model.n_unknowns();
+    lambda.clear();
+    lambda.extend(model.dependent_coords.iter().map(|&c| if attached[c] { 0.0 } else { force[c] }));
+    if lambda.iter().any(|v| *v != 0.0) {
+        // with the factors probed at this configuration when it converged
+        solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(lambda, nc, 1))?;
+        evaluate_constraints(model, data, Order::Hessian)?;
+        for &el in &model.constraint_elements {
+            let entry = &model.elements[el];
+            let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+            let rows = (0..m).filter_map(|k| model.mode_row[entry.mode_offset + k].map(|r| (k, -lambda[r])));
+            let h = |k: usize| &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
+            weighted_sum(rows.filter(|(_, w)| *w != 0.0).map(|(k, w)| (h(k), w)), hsum);
+            if !hsum.is_empty() {
+                scratch.add_congruence(&df, &entry.coords, hsum, 1.0, pair);
             }
         }
-    }
-    for (o, c) in &frames {
-        u.clear();
-        u.extend((0..4).flat_map(|a| (0..nq).map(move |j| (a, j))).map(|(a, j)| data.df_x[(o + a, j)]));
-        t.clear();
-        t.extend(
-            (0..4)
-                .flat_map(|a| (0..nq).map(move |j| (a, j)))
-                .map(|(a, j)| (0..4).map(|b| c[a][b] * u[b * nq + j]).sum::<f64>()),
-        );
-        add_pairs(&u, &t, nq, &mut pair);
     }
     for i in 0..nq {
         for j in 0..nq {
@@ -162,16 +180,168 @@ pub(crate) fn add_geometric_stiffness(
     Ok(())
 }
 
-/// `pair[(i, j)] += Σ_a u[a, i] t[a, j]` for `i <= j`, `u` and `t` row-major with `nq` columns.
-fn add_pairs(u: &[f64], t: &[f64], nq: usize, pair: &mut [f64]) {
-    for (ua, ta) in u.chunks_exact(nq).zip(t.chunks_exact(nq)) {
+/// `out = Σ w H` over `(H, w)` (all of one length); empty when there is none.
+fn weighted_sum<'a>(terms: impl Iterator<Item = (&'a [f64], f64)>, out: &mut Vec<f64>) {
+    out.clear();
+    for (h, w) in terms {
+        if out.is_empty() {
+            out.resize(h.len(), 0.0);
+        }
+        for (a, hv) in out.iter_mut().zip(h) {
+            *a += w * hv;
+        }
+    }
+}
+
+/// `DF_x` by rows (n_x x n_q, row-major, each row padded with zeros to `stride`, a multiple of
+/// 4): an element's rows are contiguous, and fixed-width rows keep a row of `H U` in registers.
+struct Rows<'a> {
+    nq: usize,
+    stride: usize,
+    rows: &'a [f64],
+}
+
+impl<'a> Rows<'a> {
+    /// `df` by rows, in the buffer `rows`.
+    fn of(df: &Mat<f64>, rows: &'a mut Vec<f64>) -> Self {
+        let (nx, nq) = (df.nrows(), df.ncols());
+        let stride = nq.next_multiple_of(4).max(4);
+        rows.clear();
+        rows.resize(nx * stride, 0.0);
+        for j in 0..nq {
+            for (r, v) in df.col_as_slice(j).iter().enumerate() {
+                rows[r * stride + j] = *v;
+            }
+        }
+        let rows: &'a Vec<f64> = rows;
+        Self { nq, stride, rows }
+    }
+
+    fn row(&self, r: usize) -> &[f64] {
+        &self.rows[r * self.stride..(r + 1) * self.stride]
+    }
+}
+
+/// The buffers of [`add_geometric_stiffness`], kept in [`Data`] between calls.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Workspace {
+    rows: Vec<f64>,
+    force: Vec<f64>,
+    attached: Vec<bool>,
+    pair: Vec<f64>,
+    xloc: Vec<f64>,
+    e: Vec<f64>,
+    de: Vec<f64>,
+    d2e: Vec<f64>,
+    hsum: Vec<f64>,
+    modes: Vec<(usize, usize, f64)>,
+    frames: Vec<(usize, [[f64; 4]; 4])>,
+    lambda: Vec<f64>,
+    scratch: Scratch,
+}
+
+/// Scratch of [`Scratch::add_congruence`].
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    u: Vec<f64>,
+    t: Vec<f64>,
+    moving: Vec<usize>,
+}
+
+impl Scratch {
+    /// `pair += s Uᵀ H U` on the pairs `i <= j`, with `U = DF_x` on the coordinates `coords` (n of
+    /// them; `H` n x n, row-major, symmetric). Only the coordinates that move enter (a fixed
+    /// body's points and obstacles add nothing). Whether the terms used were finite.
+    fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
+        let (n, w) = (coords.len(), df.stride);
+        let Self { u, t, moving } = self;
+        moving.clear();
+        moving.extend((0..n).filter(|&a| df.row(coords[a]).iter().any(|v| *v != 0.0)));
+        u.clear();
+        for &a in moving.iter() {
+            u.extend_from_slice(df.row(coords[a]));
+        }
+        t.clear();
+        t.resize(moving.len() * w, 0.0);
+        // t = s H U (rows of width w), then Uᵀ t
+        match w {
+            4 => return fixed::<4>(h, n, moving, s, u, t, df.nq, pair),
+            8 => return fixed::<8>(h, n, moving, s, u, t, df.nq, pair),
+            12 => return fixed::<12>(h, n, moving, s, u, t, df.nq, pair),
+            16 => return fixed::<16>(h, n, moving, s, u, t, df.nq, pair),
+            _ => {
+                for (ta, &a) in t.chunks_exact_mut(w).zip(moving.iter()) {
+                    let ha = &h[a * n..(a + 1) * n];
+                    for (ub, &b) in u.chunks_exact(w).zip(moving.iter()) {
+                        let hab = s * ha[b];
+                        for (tv, uv) in ta.iter_mut().zip(ub) {
+                            *tv += hab * uv;
+                        }
+                    }
+                }
+            }
+        }
+        add_pairs(u, t, df.nq, w, pair);
+        t.iter().sum::<f64>().is_finite()
+    }
+}
+
+/// [`Scratch::add_congruence`] for rows of `W` values, their sums kept in registers:
+/// `t[a] = s Σ_b H[moving[a], moving[b]] u[b]`, then row `i` of `Uᵀ t`.
+#[allow(clippy::too_many_arguments)]
+fn fixed<const W: usize>(
+    h: &[f64],
+    n: usize,
+    moving: &[usize],
+    s: f64,
+    u: &[f64],
+    t: &mut [f64],
+    nq: usize,
+    pair: &mut [f64],
+) -> bool {
+    for (ta, &a) in t.chunks_exact_mut(W).zip(moving) {
+        let ha = &h[a * n..(a + 1) * n];
+        let mut acc = [0.0; W];
+        for (ub, &b) in u.chunks_exact(W).zip(moving) {
+            let hab = s * ha[b];
+            for (x, y) in acc.iter_mut().zip(ub) {
+                *x += hab * y;
+            }
+        }
+        ta.copy_from_slice(&acc);
+    }
+    let mut finite = true;
+    let mut rest = &mut pair[..];
+    for i in 0..nq {
+        let mut acc = [0.0; W];
+        for (ua, ta) in u.chunks_exact(W).zip(t.chunks_exact(W)) {
+            let ui = ua[i];
+            for (x, y) in acc.iter_mut().zip(ta) {
+                *x += ui * y;
+            }
+        }
+        // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
+        let (row, tail) = rest.split_at_mut(nq - i);
+        rest = tail;
+        for (p, v) in row.iter_mut().zip(&acc[i..nq]) {
+            *p += v;
+        }
+        finite &= acc.iter().sum::<f64>().is_finite();
+    }
+    finite
+}
+
+/// `pair[(i, j)] += Σ_a u[a, i] t[a, j]` for `i <= j < nq`, `u` and `t` row-major with rows of
+/// `w >= nq` values.
+fn add_pairs(u: &[f64], t: &[f64], nq: usize, w: usize, pair: &mut [f64]) {
+    for (ua, ta) in u.chunks_exact(w).zip(t.chunks_exact(w)) {
         // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
         let mut rest = &mut pair[..];
-        for (i, &ui) in ua.iter().enumerate() {
+        for (i, &ui) in ua[..nq].iter().enumerate() {
             let (row, tail) = rest.split_at_mut(nq - i);
             rest = tail;
             if ui != 0.0 {
-                for (p, tj) in row.iter_mut().zip(&ta[i..]) {
+                for (p, tj) in row.iter_mut().zip(&ta[i..nq]) {
                     *p += ui * tj;
                 }
             }

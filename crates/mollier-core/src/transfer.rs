@@ -15,7 +15,7 @@ use faer::{Mat, MatMut};
 
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::Order;
-use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, evaluate_elements, solve_unchecked};
+use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, solve_unchecked};
 use crate::model::{Input, Model};
 
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
@@ -196,7 +196,7 @@ fn first_order_from(model: &Model, data: &Data, b: &Mat<f64>, dfx: &mut Mat<f64>
 
 /// `∇e_m · v` for one mode and a global coordinate vector `v` (n_x).
 #[inline]
-fn mode_gradient_dot(model: &Model, data: &Data, m: usize, v: &[f64]) -> f64 {
+pub(crate) fn mode_gradient_dot(model: &Model, data: &Data, m: usize, v: &[f64]) -> f64 {
     let (el, k) = model.mode_element[m];
     let entry = &model.elements[el.index()];
     let n = entry.coords.len();
@@ -208,52 +208,22 @@ fn mode_gradient_dot(model: &Model, data: &Data, m: usize, v: &[f64]) -> f64 {
 /// `∂²e/∂q_i∂q_j` (n_e x n_q(n_q+1)/2) at the solved configuration (also computes the first
 /// order). Columns are numbered by [`crate::pair_index`]; rows of fixed and input modes are 0.
 pub fn second_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
-    second_order_rows(model, data, true, None)
+    second_order_rows(model, data, true)
 }
 
 /// [`second_order`] for the equations of motion: the rows of `D²F_x` of attached coordinates
 /// are computed only where a mass or a force load sits (and up their chains); the others are
 /// left 0. `D²F_e` is complete. A later [`second_order`] completes `D²F_x`.
 pub fn second_order_for_dynamics(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
-    second_order_rows(model, data, false, None)
+    second_order_rows(model, data, false)
 }
 
-/// [`second_order_for_dynamics`] with the rows of `D²F_e` of the free (unconstrained) elements
-/// only for those in `free` (indices of free elements); the other free elements' rows are left 0
-/// and their Hessians neither evaluated nor contracted. `D²F_x` is as [`second_order_for_dynamics`] makes it (it needs the
-/// constraint elements only). The second order stays marked as not computed, so that a later
-/// [`second_order`] or [`second_order_for_dynamics`] computes it in full.
-pub(crate) fn second_order_of(model: &Model, data: &mut Data, free: &[usize]) -> Result<(), KinematicsError> {
-    second_order_rows(model, data, false, Some(free))
-}
-
-fn second_order_rows(
-    model: &Model,
-    data: &mut Data,
-    all_attached: bool,
-    free: Option<&[usize]>,
-) -> Result<(), KinematicsError> {
+fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Result<(), KinematicsError> {
     first_order(model, data)?;
     if data.d2f_valid && (data.d2f_complete || !all_attached) {
         return Ok(());
     }
-    // the elements whose Hessians are contracted (all, or the constraints and `free`)
-    let wanted: Option<Vec<bool>> = free.map(|free| {
-        let mut w = vec![false; model.elements.len()];
-        for &i in model.constraint_elements.iter().chain(free) {
-            w[i] = true;
-        }
-        w
-    });
-    let wanted = |el: usize| wanted.as_ref().is_none_or(|w| w[el]);
-    match free {
-        None => evaluate(model, data, Order::Hessian)?,
-        // first_order evaluated every element; the Hessians of those contracted only
-        Some(free) => {
-            evaluate_constraints(model, data, Order::Hessian)?;
-            evaluate_elements(model, data, free, Order::Hessian)?;
-        }
-    }
+    evaluate(model, data, Order::Hessian)?;
     let (nx, ne, nq, nc) = (model.n_x(), model.n_e(), model.n_q(), model.n_unknowns());
     let np = n_pairs(nq);
     // hq[m·np + p] = DF_iᵀ H_m DF_j, element by element on local columns
@@ -261,10 +231,7 @@ fn second_order_rows(
     let mut u = Vec::new();
     let mut t = Vec::new();
     let mut cols = Vec::with_capacity(nq);
-    for (el, entry) in model.elements.iter().enumerate() {
-        if !wanted(el) {
-            continue;
-        }
+    for entry in &model.elements {
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
         // the inputs that move this element (in a chain, only those upstream of it)
         cols.clear();
@@ -340,15 +307,91 @@ fn second_order_rows(
         }
         let x = d2x.col_as_slice(p);
         for &m in &model.dependent_modes {
-            if wanted(model.mode_element[m].0.index()) {
-                d2e[(m, p)] = mode_gradient_dot(model, data, m, x) + hq[m * np + p];
-            }
+            d2e[(m, p)] = mode_gradient_dot(model, data, m, x) + hq[m * np + p];
         }
     }
     data.d2f_x = d2x;
     data.d2f_e = d2e;
-    data.d2f_valid = free.is_none();
+    data.d2f_valid = true;
     data.d2f_complete = all_attached;
+    Ok(())
+}
+
+/// `out[(m, i n_q + k)] = w_iᵀ H_m DF_x e_k` for every mode `m` of the elements `set` and every
+/// input `k` (`out` n_e x (n_q · ws.len()); `w_i` global, n_x): `H_m w_i` once per direction,
+/// then `n_q` products with `DF_x`'s columns on the element's coordinates — or, with fewer
+/// inputs than directions, `H_m DF_x` once.
+pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut Mat<f64>) {
+    let nq = model.n_q();
+    let (mut y, mut u) = (Vec::new(), Vec::new());
+    for &el in set {
+        let entry = &model.elements[el];
+        let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        if nq < ws.len() {
+            // u = DF_x on the coordinates, by columns (n_q x n)
+            u.clear();
+            u.extend((0..nq).flat_map(|j| entry.coords.iter().map(move |&c| (c, j))).map(|(c, j)| data.df_x[(c, j)]));
+        }
+        for k in 0..m {
+            let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
+            if nq < ws.len() {
+                for (j, uj) in u.chunks_exact(n).enumerate() {
+                    y.clear();
+                    y.extend(h.chunks_exact(n).map(|row| row.iter().zip(uj).map(|(hv, uv)| hv * uv).sum::<f64>()));
+                    for (i, w) in ws.iter().enumerate() {
+                        out[(entry.mode_offset + k, i * nq + j)] =
+                            y.iter().zip(&entry.coords).map(|(yv, &c)| yv * w[c]).sum::<f64>();
+                    }
+                }
+                continue;
+            }
+            for (i, w) in ws.iter().enumerate() {
+                y.clear();
+                y.extend(
+                    h.chunks_exact(n).map(|row| row.iter().zip(&entry.coords).map(|(hv, &c)| hv * w[c]).sum::<f64>()),
+                );
+                for j in 0..nq {
+                    let col = data.df_x.col_as_slice(j);
+                    out[(entry.mode_offset + k, i * nq + j)] =
+                        y.iter().zip(&entry.coords).map(|(yv, &c)| yv * col[c]).sum::<f64>();
+                }
+            }
+        }
+    }
+}
+
+/// Second derivatives `D²F_x(a_i, e_k)` in input directions `a_i` (given as their coordinate
+/// rates `w_i = DF_x a_i`, n_x each) and every input `k`: column `i n_q + k` of `out` (n_x x
+/// (n_q · ws.len())), in one solve. Writes the rows of the dependent coordinates and of the
+/// attached ones `which` (attachment indices, ancestors first); the others are left as they
+/// are (the inputs' are 0). The constraint elements are evaluated to second order.
+pub(crate) fn second_order_directions(
+    model: &Model,
+    data: &mut Data,
+    ws: &[&[f64]],
+    which: &[usize],
+    out: &mut Mat<f64>,
+) -> Result<(), KinematicsError> {
+    require_solved(data)?;
+    evaluate_constraints(model, data, Order::Hessian)?;
+    let (nq, ncols) = (model.n_q(), model.n_q() * ws.len());
+    let mut h = Mat::<f64>::zeros(model.n_e(), ncols);
+    contract_directions(model, data, &model.constraint_elements, ws, &mut h);
+    let mut rhs = Mat::<f64>::zeros(model.n_unknowns(), ncols);
+    for p in 0..ncols {
+        let col = rhs.col_as_slice_mut(p);
+        for (r, &m) in model.rows.iter().enumerate() {
+            col[r] = -h[(m, p)];
+        }
+    }
+    solve_unchecked(model, data, rhs.as_mut())?;
+    for p in 0..ncols {
+        let dst = out.col_as_slice_mut(p);
+        for (r, &c) in model.dependent_coords.iter().enumerate() {
+            dst[c] = rhs[(r, p)];
+        }
+        model.attachments.second_of(which, &data.att_jac, dst, ws[p / nq], data.df_x.col_as_slice(p % nq));
+    }
     Ok(())
 }
 
