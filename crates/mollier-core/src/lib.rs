@@ -21,6 +21,7 @@ mod attach;
 pub mod autodiff;
 pub mod conformance;
 pub mod data;
+pub mod dense;
 pub mod diagnostics;
 pub mod dynamics;
 pub mod element;

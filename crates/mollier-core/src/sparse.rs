@@ -15,6 +15,7 @@ use faer::sparse::linalg::lu::{LuRef, NumericLu, SymbolicLu, factorize_symbolic_
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par};
 
+use crate::dense::{lu_in_place, lu_solve, lu_solve_transpose};
 use crate::model::{CoordRole, Input, Model};
 
 /// The CSC pattern of `D_cc` with scatter maps from element gradients.
@@ -529,69 +530,6 @@ impl Lu {
                 }
             }
         }
-    }
-}
-
-/// LU with partial pivoting of the row-major `n x n` matrix `a` in place: `P a = L U`, `L` unit
-/// lower (below the diagonal), `U` on and above; `perm[i]` is the original row now at `i`.
-/// `false` when a pivot column is exactly zero.
-fn lu_in_place(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
-    for (i, p) in perm.iter_mut().enumerate() {
-        *p = i;
-    }
-    for k in 0..n {
-        let mut p = k;
-        for i in k + 1..n {
-            if a[i * n + k].abs() > a[p * n + k].abs() {
-                p = i;
-            }
-        }
-        if a[p * n + k] == 0.0 {
-            return false;
-        }
-        if p != k {
-            for j in 0..n {
-                a.swap(k * n + j, p * n + j);
-            }
-            perm.swap(k, p);
-        }
-        let d = a[k * n + k];
-        let (top, rest) = a.split_at_mut((k + 1) * n);
-        let pivot_row = &top[k * n..];
-        for row in rest.chunks_exact_mut(n) {
-            let l = row[k] / d;
-            row[k] = l;
-            if l != 0.0 {
-                for (x, u) in row[k + 1..].iter_mut().zip(&pivot_row[k + 1..]) {
-                    *x -= l * u;
-                }
-            }
-        }
-    }
-    true
-}
-
-/// Solve `L U x = t` in place (`t` already permuted by the pivots).
-fn lu_solve(a: &[f64], n: usize, t: &mut [f64]) {
-    for i in 0..n {
-        let s: f64 = (0..i).map(|j| a[i * n + j] * t[j]).sum();
-        t[i] -= s;
-    }
-    for i in (0..n).rev() {
-        let s: f64 = (i + 1..n).map(|j| a[i * n + j] * t[j]).sum();
-        t[i] = (t[i] - s) / a[i * n + i];
-    }
-}
-
-/// Solve `Uᵀ Lᵀ z = t` in place: `z = P y` for `Aᵀ y = t`.
-fn lu_solve_transpose(a: &[f64], n: usize, t: &mut [f64]) {
-    for i in 0..n {
-        let s: f64 = (0..i).map(|j| a[j * n + i] * t[j]).sum();
-        t[i] = (t[i] - s) / a[i * n + i];
-    }
-    for i in (0..n).rev() {
-        let s: f64 = (i + 1..n).map(|j| a[j * n + i] * t[j]).sum();
-        t[i] -= s;
     }
 }
 

@@ -18,6 +18,7 @@
 //! ([`mollier_core::linearize::linearize_motion_with`]). The muscle needs nothing else of the path.
 
 use faer::Mat;
+use mollier_core::dense::{lu_in_place, lu_solve};
 use mollier_core::kinematics::{KinematicsError, solve_positions};
 use mollier_core::linearize::linearize_motion_with;
 use mollier_core::transfer::first_order;
@@ -303,39 +304,20 @@ impl Linearization {
     }
 }
 
-/// Solve a small dense system by LU with partial pivoting; `None` when singular. Not the kernel's
-/// `dynamics::solve_dense` (faer's fully pivoted LU with residual checks): on the step's hot path
-/// that costs 17 µs more per 1 x 1 system (the elbow's step, 21 → 38 µs).
+/// Solve a small dense system by LU with partial pivoting (the kernel's
+/// [`mollier_core::dense::lu_in_place`]); `None` when a pivot is below `1e-14` of the largest
+/// entry or the solution is not finite. Not the kernel's `dynamics::solve_dense` (faer's fully
+/// pivoted LU with residual checks): on the step's hot path that costs 17 µs more per 1 x 1
+/// system (the elbow's step, 21 → 38 µs).
 pub fn solve_dense(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
     let n = a.nrows();
     let mut m: Vec<f64> = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
-    let mut x = b.to_vec();
     let scale = m.iter().fold(0.0f64, |s, v| s.max(v.abs()));
-    for c in 0..n {
-        let p = (c..n).max_by(|&i, &j| m[i * n + c].abs().total_cmp(&m[j * n + c].abs()))?;
-        if !(m[p * n + c].abs() > 1e-14 * scale) {
-            return None;
-        }
-        if p != c {
-            for k in 0..n {
-                m.swap(p * n + k, c * n + k);
-            }
-            x.swap(p, c);
-        }
-        let d = m[c * n + c];
-        for i in c + 1..n {
-            let f = m[i * n + c] / d;
-            if f != 0.0 {
-                for k in c..n {
-                    m[i * n + k] -= f * m[c * n + k];
-                }
-                x[i] -= f * x[c];
-            }
-        }
+    let mut perm = vec![0; n];
+    if !lu_in_place(&mut m, n, &mut perm) || (0..n).any(|k| !(m[k * n + k].abs() > 1e-14 * scale)) {
+        return None;
     }
-    for c in (0..n).rev() {
-        let s: f64 = (c + 1..n).map(|k| m[c * n + k] * x[k]).sum();
-        x[c] = (x[c] - s) / m[c * n + c];
-    }
+    let mut x: Vec<f64> = perm.iter().map(|&p| b[p]).collect();
+    lu_solve(&m, n, &mut x);
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
