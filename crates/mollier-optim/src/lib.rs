@@ -36,6 +36,7 @@
 //! ```
 
 pub mod cone;
+mod ipm;
 pub mod max_moment;
 mod qp;
 mod result;
