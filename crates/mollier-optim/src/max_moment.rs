@@ -199,7 +199,7 @@ impl<'m> MaxMoment<'m> {
         let out = if out2.solved() {
             let mut x = out2.x;
             x[t] = r_fix / rho[direction];
-            Outcome { status: out2.status, error: None, x, iterations }
+            Outcome { status: out2.status, error: None, x, iterations, dense: out2.dense }
         } else {
             // the first stage's forces reach the maximum too
             Outcome { iterations, ..out1 }

@@ -19,6 +19,8 @@
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettings, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
 
+use crate::ipm::{Dense, DenseStatus};
+
 /// The structure of the program: what rows and variables exist.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Layout {
@@ -256,6 +258,8 @@ pub(crate) struct Outcome {
     pub x: Vec<f64>,
     /// Interior-point iterations.
     pub iterations: u32,
+    /// Solved by the dense interior point ([`Dense`]) rather than clarabel.
+    pub dense: bool,
 }
 
 impl Outcome {
@@ -264,9 +268,22 @@ impl Outcome {
     }
 }
 
-/// A program of fixed structure and its (reused) clarabel solver.
+/// Which solver a [`Program`] uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// The dense interior point where it applies (no power cones), clarabel when it does not
+    /// solve (an infeasible program, a stall) and for power cones.
+    Auto,
+    /// clarabel alone (the reference of the tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Clarabel,
+}
+
+/// A program of fixed structure, its dense solver and its (reused) clarabel solver.
 pub(crate) struct Program {
     pub layout: Layout,
+    pub backend: Backend,
+    dense: Option<Dense>,
     colptr: Vec<usize>,
     rowval: Vec<usize>,
     nz: Vec<f64>,
@@ -295,7 +312,17 @@ impl Program {
         let (colptr, rowval) = layout.pattern();
         let nnz = rowval.len();
         let m = layout.n_rows();
-        Self { layout, colptr, rowval, nz: vec![0.0; nnz], b: vec![0.0; m], solver: None }
+        let dense = Dense::new(&layout);
+        Self {
+            layout,
+            backend: Backend::Auto,
+            dense,
+            colptr,
+            rowval,
+            nz: vec![0.0; nnz],
+            b: vec![0.0; m],
+            solver: None,
+        }
     }
 
     fn fill(&mut self, v: &Values) {
@@ -348,10 +375,24 @@ impl Program {
     /// Solve with the numbers `v`: update the existing solver when there is one, else build it.
     pub fn solve(&mut self, v: &Values) -> Outcome {
         let n = self.layout.n_var();
-        let fail = |msg: String| Outcome { status: None, error: Some(msg), x: vec![f64::NAN; n], iterations: 0 };
+        let fail =
+            |msg: String| Outcome { status: None, error: Some(msg), x: vec![f64::NAN; n], iterations: 0, dense: false };
         if !v.is_finite() {
             self.solver = None;
             return fail("the program has non-finite data".into());
+        }
+        let mut dense_iterations = 0;
+        if let (Backend::Auto, Some(d)) = (self.backend, self.dense.as_mut()) {
+            if let DenseStatus::Solved { .. } = d.solve(v) {
+                return Outcome {
+                    status: Some(SolverStatus::Solved),
+                    error: None,
+                    x: d.x().to_vec(),
+                    iterations: d.iterations,
+                    dense: true,
+                };
+            }
+            dense_iterations = d.iterations;
         }
         self.fill(v);
         let updated = match self.solver.as_mut() {
@@ -384,7 +425,13 @@ impl Program {
             return fail("clarabel panicked".into());
         }
         let sol = &solver.solution;
-        let out = Outcome { status: Some(sol.status), error: None, x: sol.x.clone(), iterations: sol.iterations };
+        let out = Outcome {
+            status: Some(sol.status),
+            error: None,
+            x: sol.x.clone(),
+            iterations: sol.iterations + dense_iterations,
+            dense: false,
+        };
         if !out.solved() {
             // start the next frame from a fresh solver: nothing of a failed solve carries over
             self.solver = None;

@@ -592,7 +592,7 @@ impl<'m> LoadSharing<'m> {
                 let mut x = out2.x;
                 x.truncate(k);
                 x.extend((0..nr).map(|v| out.x[k + v]));
-                out = Outcome { status: out2.status, error: None, x, iterations };
+                out = Outcome { status: out2.status, error: None, x, iterations, dense: out2.dense };
             }
             // else: keep the stage-1 solution, optimal for the maximum stress too
         }

@@ -66,3 +66,27 @@ fn posture_positions_and_moment_arms(bencher: Bencher) {
         run.solve(&qs[k % 2]).expect("solves")
     });
 }
+
+/// What `mollier inverse --criterion b --static` does per frame on the shoulder
+/// (`LoadSharing::frame`): positions from the previous frame, kinetostatics and the maps of the
+/// muscle forces, the conic program of criterion (b) with the glenoid cone imposed and the
+/// surface contacts' sign rows, and the independent check. Alternates between two neighbouring
+/// postures with the study's load, so every iteration solves.
+#[divan::bench]
+fn inverse_frame_b_glenoid(bencher: Bencher) {
+    let s = study();
+    let qs = neighbours(&s);
+    let sharing =
+        mollier_optim::LoadSharing::new(&s.compiled.model, s.optim_study(&Variant::new(Criterion::Stresses, true)))
+            .expect("the variant sets up");
+    let template = s.frames().swap_remove(18);
+    let frames = qs.map(|q| mollier_optim::Frame { q, ..template.clone() });
+    let mut ws = sharing.workspace();
+    let mut data = mollier_core::Data::new(&s.compiled.model);
+    assert!(sharing.frame(&mut ws, &mut data, &frames[0]).status.is_success(), "the first frame solves");
+    let mut k = 0;
+    bencher.bench_local(|| {
+        k += 1;
+        sharing.frame(&mut ws, &mut data, &frames[k % 2])
+    });
+}
