@@ -63,3 +63,32 @@ pub fn lu_solve_transpose(a: &[f64], n: usize, t: &mut [f64]) {
         t[i] -= s;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `A (1, 2, 3) = (7, 3, 0)` and `Aᵀ (1, 2, 3) = (11, 4, −2)`, with a zero first pivot.
+    #[test]
+    fn solves_and_transposed_solves() {
+        let a0 = [0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, 0.0, -1.0];
+        let mut a = a0;
+        let mut perm = [0; 3];
+        assert!(lu_in_place(&mut a, 3, &mut perm));
+        let b = [7.0, 3.0, 0.0];
+        let mut t: Vec<f64> = perm.iter().map(|&p| b[p]).collect();
+        lu_solve(&a, 3, &mut t);
+        assert!(t.iter().zip([1.0, 2.0, 3.0]).all(|(x, w)| (x - w).abs() < 1e-14), "{t:?}");
+        // Aᵀ y = c: z = P y from the transposed solve
+        let mut z = vec![11.0, 4.0, -2.0];
+        lu_solve_transpose(&a, 3, &mut z);
+        let mut y = [0.0; 3];
+        for (i, &p) in perm.iter().enumerate() {
+            y[p] = z[i];
+        }
+        assert!(y.iter().zip([1.0, 2.0, 3.0]).all(|(x, w)| (x - w).abs() < 1e-14), "{y:?}");
+        // a zero column is singular
+        let mut s = [1.0, 0.0, 2.0, 0.0];
+        assert!(!lu_in_place(&mut s, 2, &mut [0; 2]));
+    }
+}

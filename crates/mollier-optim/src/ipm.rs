@@ -19,6 +19,8 @@
 //! others dropped, and the equality-constrained QP solved exactly; accepted when primal and dual
 //! feasible to 1e-12, so that the last digits do not depend on the interior point's path.
 
+use mollier_core::dense::{lu_in_place, lu_solve};
+
 use crate::qp::{Layout, Values};
 
 /// Stopping tolerance (relative feasibility and gap), clarabel's settings of `qp`.
@@ -65,7 +67,9 @@ struct Kkt {
     /// +1 for a primal unknown of the small block, −1 for a multiplier (the regularisation's sign).
     kind: Vec<f64>,
     lu: Vec<f64>,
+    /// The LU's row permutation, and a right-hand side permuted by it.
     piv: Vec<usize>,
+    permuted: Vec<f64>,
     scratch: Vec<f64>,
     res: Vec<f64>,
     corr: Vec<f64>,
@@ -85,6 +89,7 @@ impl Kkt {
         self.kind.resize(m, 1.0);
         self.lu.resize(m * m, 0.0);
         self.piv.resize(m, 0);
+        self.permuted.resize(m, 0.0);
         self.scratch.resize(k.max(m), 0.0);
         self.res.resize(k + m, 0.0);
         self.corr.resize(k + m, 0.0);
@@ -119,7 +124,7 @@ impl Kkt {
             let d = &mut self.lu[a * m + a];
             *d += self.kind[a] * REG * d.abs().max(1.0);
         }
-        lu_factor(&mut self.lu, &mut self.piv, m)
+        lu_in_place(&mut self.lu, m, &mut self.piv) && self.lu.iter().all(|v| v.is_finite())
     }
 
     /// `out = K x` (unregularised).
@@ -146,7 +151,11 @@ impl Kkt {
         for a in 0..m {
             xs[a] -= dot(&self.b[a * k..(a + 1) * k], xu);
         }
-        lu_solve(&self.lu, &self.piv, m, xs);
+        for (t, &p) in self.permuted.iter_mut().zip(&self.piv) {
+            *t = xs[p];
+        }
+        lu_solve(&self.lu, m, &mut self.permuted);
+        xs.copy_from_slice(&self.permuted);
         let acc = &mut self.acc[..k];
         acc.fill(0.0);
         for a in 0..m {
@@ -191,48 +200,6 @@ impl Kkt {
             self.res = res;
         }
         self.scratch = rhs;
-    }
-}
-
-/// LU with partial pivoting of a row-major n x n matrix in place; false when singular.
-fn lu_factor(a: &mut [f64], piv: &mut [usize], n: usize) -> bool {
-    for c in 0..n {
-        let p = (c..n).max_by(|&x, &y| a[x * n + c].abs().total_cmp(&a[y * n + c].abs())).unwrap_or(c);
-        piv[c] = p;
-        if a[p * n + c] == 0.0 || !a[p * n + c].is_finite() {
-            return false;
-        }
-        if p != c {
-            for j in 0..n {
-                a.swap(c * n + j, p * n + j);
-            }
-        }
-        let inv = 1.0 / a[c * n + c];
-        for r in c + 1..n {
-            let f = a[r * n + c] * inv;
-            a[r * n + c] = f;
-            if f != 0.0 {
-                for j in c + 1..n {
-                    a[r * n + j] -= f * a[c * n + j];
-                }
-            }
-        }
-    }
-    true
-}
-
-fn lu_solve(a: &[f64], piv: &[usize], n: usize, x: &mut [f64]) {
-    for c in 0..n {
-        x.swap(c, piv[c]);
-        for r in c + 1..n {
-            x[r] -= a[r * n + c] * x[c];
-        }
-    }
-    for c in (0..n).rev() {
-        for j in c + 1..n {
-            x[c] -= a[c * n + j] * x[j];
-        }
-        x[c] /= a[c * n + c];
     }
 }
 
@@ -1116,6 +1083,9 @@ impl Dense {
                     sc[0] + TOL_ACCEPT * pscale >= sc[1].hypot(sc[2])
                 });
             if dual_ok && station_ok && eq_ok && ineq_ok {
+                // exact zeros as +0: a bound's 0 / −1 and a zero right-hand side's negation are
+                // −0, which front ends print as "-0"
+                x.iter_mut().for_each(|v| *v += 0.0);
                 self.x = x;
                 self.y = y;
                 self.z = z;
@@ -1389,6 +1359,8 @@ mod tests {
                         let st = d.solve(&v);
                         polished += usize::from(st == DenseStatus::Solved { polished: true });
                         assert_eq!(d.x(), &a.x[..], "{what}: the same solve twice");
+                        // a force at its lower bound is +0, never −0 (printed "-0" by front ends)
+                        assert!(a.x.iter().all(|x| *x != 0.0 || x.is_sign_positive()), "{what}: a −0 in {:?}", a.x);
                         let (y, z) = d.duals();
                         assert_kkt(&layout, &v, d.x(), y, z, &what);
                         // a change of 1e-14 in the data moves the polished forces by round-off
@@ -1467,16 +1439,5 @@ mod tests {
         let p = [x[0] + a * d[0], x[1] + a * d[1], x[2] + a * d[2]];
         assert!((p[0] - p[1].hypot(p[2])).abs() < 1e-14, "{p:?}");
         assert_eq!(soc_step(&x, &[1.0, 0.0, 0.0], 3.0), 3.0);
-    }
-
-    #[test]
-    fn lu_solves() {
-        let mut a = vec![0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, 0.0, -1.0];
-        let mut piv = vec![0; 3];
-        assert!(lu_factor(&mut a, &mut piv, 3));
-        // A (1, 2, 3) = (7, 3, 0)
-        let mut x = vec![7.0, 3.0, 0.0];
-        lu_solve(&a, &piv, 3, &mut x);
-        assert!((x[0] - 1.0).abs() < 1e-14 && (x[1] - 2.0).abs() < 1e-14 && (x[2] - 3.0).abs() < 1e-14);
     }
 }
