@@ -57,6 +57,20 @@ def shoulder_motion(tmp_path_factory, cli):
     return study, out / "cli" / "motion.csv"
 
 
+def long_call(make, size=1, at_least=0.3, most=10**6):
+    """`make(size)`, a call, for the first size (growing fourfold) whose call takes `at_least`
+    seconds here: the GIL test stays meaningful on a faster machine or kernel."""
+    import time
+
+    while True:
+        call = make(size)
+        start = time.perf_counter()
+        call()
+        if time.perf_counter() - start >= at_least or size >= most:
+            return call
+        size *= 4
+
+
 def assert_gil_released(call):
     """Run `call` in a thread while this one ticks every millisecond: with the GIL held through
     the call, no tick could fall inside it."""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mollier
-from conftest import MODELS, ROOT, SHARED_DATA, assert_gil_released
+from conftest import MODELS, ROOT, SHARED_DATA, assert_gil_released, long_call
 
 MECH = MODELS / "mechanisms"
 FOUR_BAR = (MECH / "four-bar.toml", MECH / "four-bar-motion.csv")
@@ -254,10 +254,13 @@ def test_the_gil_is_released_while_rust_runs(shoulder_motion):
     _, motion = shoulder_motion
     m = mollier.load(MODELS / "shoulder" / "shoulder.toml")
     q = read(motion)
-    # one long call: the 3 postures 10 times over (~1 s with criterion d)
-    values = np.tile(q.values, (10, 1))
-    times = np.arange(len(values), dtype=float)
-    assert_gil_released(lambda: m.inverse((times, values, q.columns), "d", static=True))
+    # one long call: the 3 postures over and over (criterion d)
+    def make(reps):
+        values = np.tile(q.values, (reps, 1))
+        times = np.arange(len(values), dtype=float)
+        return lambda: m.inverse((times, values, q.columns), "d", static=True)
+
+    assert_gil_released(long_call(make, size=10))
 
 
 def test_nan_in_a_motion_is_an_error():

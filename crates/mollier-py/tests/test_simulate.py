@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mollier
-from conftest import MODELS, assert_gil_released
+from conftest import MODELS, assert_gil_released, long_call
 
 ELBOW = MODELS / "forward" / "elbow.toml"
 EXCITATIONS = MODELS / "forward" / "elbow-excitations.csv"
@@ -191,7 +191,8 @@ def test_progress_is_reported_and_can_stop_a_simulation():
 
 def test_the_gil_is_released_while_a_simulation_runs():
     m = mollier.load(ELBOW)
-    assert_gil_released(lambda: m.simulate(EXCITATIONS, duration=4.0, dt=0.0002, output="numpy"))  # 20000 steps
+    # steps of 0.2 ms, as many as it takes to be long enough to tell
+    assert_gil_released(long_call(lambda n: lambda: m.simulate(EXCITATIONS, duration=n * 0.0002, dt=0.0002, output="numpy"), size=5000))
 
 
 def test_a_muscle_without_an_initial_equilibrium_raises_frame_error_as_the_command_fails(cli, tmp_path):
