@@ -200,9 +200,12 @@ impl<'m> LoadSharing<'m> {
             cubes: study.criterion == Criterion::CubedStresses,
         };
         let layouts = match study.criterion {
+            // stage 1; stage 2 with the reserves held; stage 2 with them free (when held ones
+            // make it infeasible)
             Criterion::MaxStress => vec![
                 Layout { stress: Some(true), ..base.clone() },
-                Layout { stress: Some(false), reserves: Vec::new(), ..base },
+                Layout { stress: Some(false), reserves: Vec::new(), ..base.clone() },
+                Layout { stress: Some(false), ..base },
             ],
             _ => vec![base],
         };
@@ -593,6 +596,17 @@ impl<'m> LoadSharing<'m> {
                 x.truncate(k);
                 x.extend((0..nr).map(|v| out.x[k + v]));
                 out = Outcome { status: out2.status, error: None, x, iterations, dense: out2.dense };
+            } else if nr > 0 {
+                // a first stage solved only to clarabel's reduced accuracy (`AlmostSolved`) can
+                // hold reserves with which no force within its bounds balances the frame: the
+                // reserves free again, at their cost
+                let (values, programs) = (&mut ws.values[2], &mut ws.programs[2]);
+                self.fill(values, &self.layouts[2], &maps, &omega_eq, &rho, Some((cap, &fixed)));
+                let out3 = programs.solve(values);
+                iterations += out3.iterations;
+                if out3.solved() {
+                    out = Outcome { iterations, ..out3 };
+                }
             }
             // else: keep the stage-1 solution, optimal for the maximum stress too
         }
@@ -680,7 +694,7 @@ impl<'m> LoadSharing<'m> {
             }
             v.eq_rhs[j] = -maps.tau0[j] / w;
         }
-        if let Some((_, fixed)) = stage2 {
+        if let Some((_, fixed)) = stage2.filter(|_| layout.reserves.is_empty()) {
             for (r, res) in self.study.reserves.iter().enumerate() {
                 v.eq_rhs[res.input] += fixed[r] / omega_eq[res.input];
             }

@@ -7,3 +7,4 @@ mod max_moment;
 mod one_dof;
 mod robustness;
 mod signs;
+mod synthetic;
