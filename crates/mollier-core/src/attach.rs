@@ -12,7 +12,7 @@
 //! A frame's origin may itself be attached (a body whose origin is another body's point): the
 //! attachments form a forest, kept in an order where a parent comes before its children.
 
-use crate::geometry::{q_matrix, q_times, rotate};
+use crate::geometry::{cross, dot, q_matrix, rotate};
 
 /// `∂x_p/∂λ` of one attachment (3 x 4).
 pub(crate) type Jacobian = [[f64; 4]; 3];
@@ -86,12 +86,18 @@ impl Attachment {
         }
     }
 
-    /// `uᵀ (2 Q(p, e_i)) w` for the three components, `u`, `w` Euler-parameter rates.
+    /// `uᵀ (2 Q(p, e_i)) w` for the three components, `u`, `w` Euler-parameter rates, in closed
+    /// form: twice the polarization of `R(λ) p = (λ0² − v·v) p + 2 (v·p) v + 2 λ0 v × p`, that is
+    /// `2 [(u0 w0 − U·W) p + (U·p) W + (W·p) U + u0 W × p + w0 U × p]` with `u = (u0, U)`,
+    /// `w = (w0, W)`.
     fn bilinear(&self, u: &[f64; 4], w: &[f64; 4]) -> [f64; 3] {
-        [0, 1, 2].map(|i| {
-            let qw = q_times(&self.q2[i], w);
-            (0..4).map(|k| u[k] * qw[k]).sum()
-        })
+        let p = &self.p;
+        let (uu, ww) = ([u[1], u[2], u[3]], [w[1], w[2], w[3]]);
+        let a = 2.0 * (u[0] * w[0] - dot(&uu, &ww));
+        let (up, wp) = (2.0 * dot(&uu, p), 2.0 * dot(&ww, p));
+        let (wxp, uxp) = (cross(&ww, p), cross(&uu, p));
+        let (u0, w0) = (2.0 * u[0], 2.0 * w[0]);
+        [0, 1, 2].map(|i| a * p[i] + up * ww[i] + wp * uu[i] + u0 * wxp[i] + w0 * uxp[i])
     }
 }
 
@@ -236,6 +242,30 @@ impl Chain {
         }
     }
 
+    /// `∇_exp e = Jᵀ ∇e` for every mode: `g_own` the gradients on the own coordinates (m x
+    /// n_own, row-major), into `g` (m x n_exp). Walks the chain's terms instead of the dense
+    /// `J` ([`Self::jacobian`]): each own coordinate of an attached node adds to its base
+    /// origin's coordinate and to four Euler parameters per frame up its chain, nothing else.
+    pub fn gradient(&self, jac: &[Jacobian], g_own: &[f64], g: &mut [f64]) {
+        let no = self.rows.len();
+        g.fill(0.0);
+        if no == 0 {
+            return;
+        }
+        let n = g.len() * no / g_own.len();
+        for (gk, ok) in g.chunks_exact_mut(n).zip(g_own.chunks_exact(no)) {
+            for ((base, terms), &ga) in self.rows.iter().zip(ok) {
+                gk[*base] += ga;
+                for &(t, i, l) in terms {
+                    let (jr, dst) = (&jac[t][i], &mut gk[l..l + 4]);
+                    for k in 0..4 {
+                        dst[k] += ga * jr[k];
+                    }
+                }
+            }
+        }
+    }
+
     /// Add `s Σ` of the chain's constant second derivatives of own coordinate `a` to `h`
     /// (n_exp x n_exp): `s · 2Q(p, e_i)` on each frame's Euler-parameter block.
     pub fn add_curvature(&self, att: &Attachments, a: usize, s: f64, n_exp: usize, h: &mut [f64]) {
@@ -254,6 +284,60 @@ impl Chain {
 mod tests {
     use super::*;
     use crate::conformance::Rng;
+    use crate::geometry::q_times;
+
+    fn random_quat(rng: &mut Rng) -> [f64; 4] {
+        [rng.symmetric(), rng.symmetric(), rng.symmetric(), rng.symmetric()]
+    }
+
+    /// The closed-form bilinear form is `uᵀ 2Q(p, e_i) w` of the stored quadratic forms.
+    #[test]
+    fn the_closed_form_bilinear_is_the_quadratic_forms() {
+        let mut rng = Rng::new(5);
+        for _ in 0..20 {
+            let a = Attachment::new(7, 0, 3, [rng.symmetric(), rng.symmetric(), rng.symmetric()]);
+            let (u, w) = (random_quat(&mut rng), random_quat(&mut rng));
+            let b = a.bilinear(&u, &w);
+            for i in 0..3 {
+                let want: f64 = (0..4).map(|k| u[k] * q_times(&a.q2[i], &w)[k]).sum();
+                assert!((b[i] - want).abs() < 1e-14, "{i}: {} vs {want}", b[i]);
+            }
+        }
+    }
+
+    /// The chain's gradient walked term by term is `Jᵀ g` with the dense Jacobian, for a point on
+    /// a body whose origin hangs from another body (two frames up the chain), next to a free node.
+    #[test]
+    fn the_chains_gradient_is_the_dense_jacobians_transpose_product() {
+        let mut rng = Rng::new(9);
+        // coordinates: ground origin 0..3, λ1 3..7, point o2 7..10 (on body 1), λ2 10..14, the
+        // point 14..17 (on body 2), a free node 17..20
+        let list = vec![
+            Attachment::new(7, 0, 3, [rng.symmetric(), rng.symmetric(), rng.symmetric()]),
+            Attachment::new(14, 7, 10, [rng.symmetric(), rng.symmetric(), rng.symmetric()]),
+        ];
+        let mut x: Vec<f64> = (0..20).map(|_| rng.symmetric()).collect();
+        let att = Attachments { list, of_node: vec![], constraining: vec![0, 1], rest: vec![], dynamic: vec![] };
+        let mut jac = vec![[[0.0; 4]; 3]; 2];
+        att.place(&mut x, &mut jac);
+        // own coordinates: the point (3), the free node (3); expanded: ground origin (0..3),
+        // λ2 (3..7), λ1 (7..11), the free node (11..14)
+        let rows =
+            (0..3).map(|i| (i, vec![(1, i, 3), (0, i, 7)])).chain((0..3).map(|i| (11 + i, Vec::new()))).collect();
+        let chain = Chain { rows, de_own_offset: 0 };
+        let (m, no, n) = (2, 6, 14);
+        let g_own: Vec<f64> = (0..m * no).map(|_| rng.symmetric()).collect();
+        let mut j = vec![0.0; no * n];
+        chain.jacobian(&jac, n, &mut j);
+        let mut g = vec![1.0; m * n];
+        chain.gradient(&jac, &g_own, &mut g);
+        for k in 0..m {
+            for c in 0..n {
+                let want: f64 = (0..no).map(|a| g_own[k * no + a] * j[a * n + c]).sum();
+                assert!((g[k * n + c] - want).abs() < 1e-15, "{k} {c}: {} vs {want}", g[k * n + c]);
+            }
+        }
+    }
 
     #[test]
     fn the_closed_form_jacobian_is_the_quadratic_forms_gradient() {

@@ -298,24 +298,13 @@ fn chain_rule(model: &Model, data: &mut Data, i: usize, chain: &crate::attach::C
     if order < Order::Gradient {
         return;
     }
-    let j = &mut data.chain_j[..no * n];
-    chain.jacobian(&data.att_jac, n, j);
     let g_own = &data.de_own[chain.de_own_offset..chain.de_own_offset + m * no];
-    let g = &mut data.de[entry.de_offset..entry.de_offset + m * n];
-    g.fill(0.0);
-    for k in 0..m {
-        let gk = &mut g[k * n..(k + 1) * n];
-        for (a, &ga) in g_own[k * no..(k + 1) * no].iter().enumerate() {
-            if ga != 0.0 {
-                for (gv, jv) in gk.iter_mut().zip(&j[a * n..(a + 1) * n]) {
-                    *gv += ga * jv;
-                }
-            }
-        }
-    }
+    chain.gradient(&data.att_jac, g_own, &mut data.de[entry.de_offset..entry.de_offset + m * n]);
     if order < Order::Hessian {
         return;
     }
+    let j = &mut data.chain_j[..no * n];
+    chain.jacobian(&data.att_jac, n, j);
     let t = &mut data.chain_t[..no * n];
     let h = &mut data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n];
     h.fill(0.0);
