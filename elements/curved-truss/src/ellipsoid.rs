@@ -48,7 +48,6 @@
 use mollier_core::ElementError;
 use mollier_core::geometry::{Vec3, cross, dot, norm, perpendicular, sub};
 use mollier_core::scalar::{Real, c};
-use num_dual::Dual64;
 
 use crate::geodesic::{Ellipsoid, Shot};
 use crate::span::{Contact, SpanEval, straight, straight_generic};
@@ -117,8 +116,71 @@ fn start<T: Real>(e: &Ellipsoid, p: &Vec3<T>, w: &Vec3, psi: T) -> (Vec3<T>, Vec
     (t_pt, d.map(|v| v / dl))
 }
 
-/// The start state and its derivatives: `∂(T, t)/∂ψ` (6) and `∂(T, t)/∂p` (6 x 3).
+/// The start state and its derivatives: `∂(T, t)/∂ψ` (6) and `∂(T, t)/∂p` (6 x 3), in closed
+/// form: [`start`] differentiated step by step (each unit vector `u = a/|a|` by
+/// `du = (I − u uᵀ) da/|a|`), with the same trigonometry and roots as the values.
 fn start_derivs(e: &Ellipsoid, p: &Vec3, w: &Vec3, psi: f64) -> (Vec3, Vec3, [f64; 6], [[f64; 3]; 6]) {
+    let a = &e.axes;
+    let pn = [p[0] / a[0], p[1] / a[1], p[2] / a[2]];
+    let r = norm(&pn);
+    let ph = pn.map(|v| v / r);
+    let phw = dot(&ph, w);
+    let wd: Vec3 = [0, 1, 2].map(|i| w[i] - phw * ph[i]);
+    let wn = norm(&wd);
+    let u1 = wd.map(|v| v / wn);
+    let u2 = cross(&ph, &u1);
+    let rho = (1.0 - 1.0 / (r * r)).sqrt();
+    let (sn, cs) = psi.sin_cos();
+    let ring: Vec3 = [0, 1, 2].map(|i| u1[i] * cs + u2[i] * sn);
+    let y: Vec3 = [0, 1, 2].map(|i| ph[i] / r + rho * ring[i]);
+    let t_pt = [y[0] * a[0], y[1] * a[1], y[2] * a[2]];
+    let d = sub(&t_pt, p);
+    let dl = norm(&d);
+    let t = d.map(|v| v / dl);
+    // the tangent direction's change for a change `dd` of `T − p`
+    let unit = |dd: &Vec3| {
+        let td = dot(&t, dd);
+        [0, 1, 2].map(|i| (dd[i] - td * t[i]) / dl)
+    };
+    let mut d_psi = [0.0; 6];
+    let dt_pt: Vec3 = [0, 1, 2].map(|i| a[i] * rho * (u2[i] * cs - u1[i] * sn));
+    let dt_dir = unit(&dt_pt);
+    d_psi[..3].copy_from_slice(&dt_pt);
+    d_psi[3..].copy_from_slice(&dt_dir);
+    let mut d_p = [[0.0; 3]; 6];
+    for k in 0..3 {
+        // dp = e_k
+        let mut dpn = [0.0; 3];
+        dpn[k] = 1.0 / a[k];
+        let dr = ph[k] * dpn[k];
+        let dph: Vec3 = [0, 1, 2].map(|i| (dpn[i] - dr * ph[i]) / r);
+        let dphw = dot(&dph, w);
+        let dwd: Vec3 = [0, 1, 2].map(|i| -(dphw * ph[i] + phw * dph[i]));
+        let u1d = dot(&u1, &dwd);
+        let du1: Vec3 = [0, 1, 2].map(|i| (dwd[i] - u1d * u1[i]) / wn);
+        let (c1, c2) = (cross(&dph, &u1), cross(&ph, &du1));
+        let du2: Vec3 = [0, 1, 2].map(|i| c1[i] + c2[i]);
+        let drho = dr / (r * r * r * rho);
+        let dy: Vec3 =
+            [0, 1, 2].map(|i| dph[i] / r - ph[i] * dr / (r * r) + drho * ring[i] + rho * (du1[i] * cs + du2[i] * sn));
+        let mut dd: Vec3 = [0, 1, 2].map(|i| a[i] * dy[i]);
+        for i in 0..3 {
+            d_p[i][k] = dd[i];
+        }
+        dd[k] -= 1.0;
+        let dt = unit(&dd);
+        for i in 0..3 {
+            d_p[3 + i][k] = dt[i];
+        }
+    }
+    (t_pt, t, d_psi, d_p)
+}
+
+/// [`start_derivs`] by dual numbers, one pass per argument: the reference the closed form is
+/// tested against.
+#[cfg(test)]
+fn start_derivs_dual(e: &Ellipsoid, p: &Vec3, w: &Vec3, psi: f64) -> (Vec3, Vec3, [f64; 6], [[f64; 3]; 6]) {
+    use num_dual::Dual64;
     let (tp, tv) = start(e, p, w, psi);
     let mut d_psi = [0.0; 6];
     let mut d_p = [[0.0; 3]; 6];
@@ -806,6 +868,30 @@ mod tests {
             let (p, s) = ([a[0] * 0.8, a[1], a[2] * 0.7], [b[0] * 0.8, b[1], b[2] * 0.7]);
             if e.level(&p) > 1.3 && e.level(&s) > 1.3 && wraps(&e, &p, &s).unwrap() {
                 return (p, s);
+            }
+        }
+    }
+
+    /// The closed-form start derivatives against dual numbers, on random anchors, reference
+    /// directions and horizon angles.
+    #[test]
+    fn start_derivatives_match_dual_numbers() {
+        let e = thorax();
+        let mut rng = Rng::new(23);
+        for _ in 0..50 {
+            let (p, _) = anchors(&mut rng);
+            let w = rng.unit_vector();
+            let psi = 7.0 * rng.symmetric();
+            let (t0, v0, dpsi0, dp0) = start_derivs_dual(&e, &p, &w, psi);
+            let (t1, v1, dpsi1, dp1) = start_derivs(&e, &p, &w, psi);
+            for i in 0..3 {
+                assert!((t0[i] - t1[i]).abs() < 1e-15 && (v0[i] - v1[i]).abs() < 1e-15);
+            }
+            for i in 0..6 {
+                assert!((dpsi0[i] - dpsi1[i]).abs() < 1e-13, "ψ {i}: {} vs {}", dpsi0[i], dpsi1[i]);
+                for k in 0..3 {
+                    assert!((dp0[i][k] - dp1[i][k]).abs() < 1e-12, "p {i} {k}: {} vs {}", dp0[i][k], dp1[i][k]);
+                }
             }
         }
     }
