@@ -584,9 +584,10 @@ fn predict_step(model: &Model, data: &mut Data, dq: &[f64], kind: Predictor) -> 
     let mut step = std::mem::take(&mut data.work.x_step);
     let mut second = std::mem::take(&mut data.work.x_second);
     let zeros = std::mem::take(&mut data.work.zeros_q);
-    let mut result = crate::transfer::directional(model, data, dq, None, &mut step);
+    // the attached coordinates are placed from their frames: not predicted
+    let mut result = crate::transfer::directional_with(model, data, dq, None, &mut step, false);
     if result.is_ok() && kind == Predictor::SecondOrder {
-        result = crate::transfer::directional(model, data, &zeros, Some(&step), &mut second);
+        result = crate::transfer::directional_with(model, data, &zeros, Some(&step), &mut second, false);
         for (s, t) in step.iter_mut().zip(&second) {
             *s += 0.5 * t;
         }

@@ -83,6 +83,20 @@ pub(crate) fn directional(
     quadratic: Option<&[f64]>,
     x: &mut [f64],
 ) -> Result<(), KinematicsError> {
+    directional_with(model, data, v, quadratic, x, true)
+}
+
+/// [`directional`]; with `attached = false` the attached coordinates are left at zero: no
+/// element reads them (elements on attached nodes are evaluated on their own coordinates, placed
+/// from their frames, and contracted on their expanded ones), so a predictor need not rate them.
+pub(crate) fn directional_with(
+    model: &Model,
+    data: &mut Data,
+    v: &[f64],
+    quadratic: Option<&[f64]>,
+    x: &mut [f64],
+    attached: bool,
+) -> Result<(), KinematicsError> {
     require_solved(data)?;
     let nc = model.n_unknowns();
     let mut rhs = std::mem::take(&mut data.work.c_rhs);
@@ -101,7 +115,9 @@ pub(crate) fn directional(
             x[c.index()] = v[j];
         }
     }
-    model.attachments.rates(&data.att_jac, x, quadratic);
+    if attached {
+        model.attachments.rates(&data.att_jac, x, quadratic);
+    }
     Ok(())
 }
 
