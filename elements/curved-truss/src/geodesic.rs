@@ -27,8 +27,10 @@ pub fn shots_on_this_thread() -> u64 {
 }
 
 /// Macro-step length in units of the smallest radius of curvature (and of `1/√K`): with the
-/// order-16 extrapolation the truncation error is then below the rounding floor, which grows by
-/// about 3e-14 (relative) per radian the geodesic turns (see the tests).
+/// order-16 extrapolation the truncation error is then at the rounding floor on the geodesics of
+/// the tests, which grows by about 3e-14 (relative) per radian the geodesic turns. Not on every
+/// geodesic: long ones round the thorax's strongly curved ends end up to 3e-11 of the largest
+/// semi-axis from a four times finer integration (docs/performance.md, "The shoulder posture").
 const STEP_ANGLE: f64 = 0.8;
 
 /// An ellipsoid in its principal frame.
