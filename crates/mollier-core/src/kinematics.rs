@@ -534,8 +534,9 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
         let stagnated = worst <= 100.0 && worst > 0.5 * previous;
         previous = worst;
         if worst <= 1.0 || stagnated {
-            factor(model, data, Method::Sparse)?;
-            // the sparse LU does not report singularity: probe it once at the solution
+            factor(model, data, Method::Blocks)?;
+            // the factors at the solution serve every later solve; the block LU refuses only an
+            // exactly zero pivot: probe them once at the solution
             let mut probe = std::mem::take(&mut data.work.c_rhs);
             for (i, v) in probe.iter_mut().enumerate() {
                 *v = 1.0 + (i % 7) as f64;
@@ -693,7 +694,7 @@ fn restore(saved: &Saved, model: &Model, data: &mut Data) {
     data.q.copy_from_slice(&saved.q);
     data.invalidate();
     // the factors were overwritten: make them again for the predictor
-    if saved.solved && factor(model, data, Method::Sparse).is_ok() {
+    if saved.solved && factor(model, data, Method::Blocks).is_ok() {
         data.solved = true;
     }
 }

@@ -6,8 +6,9 @@
 //! matched graph, Tarjan): an open chain falls apart into one small diagonal block per body, a
 //! closed loop stays one block. When every block is small ([`DENSE_BLOCK`]) each is factored by
 //! a dense LU with partial pivoting on storage made once and the solves substitute block by
-//! block; otherwise faer's sparse LU factors the whole matrix (fill-reducing ordering and
-//! elimination structure computed once; sequential: these systems are small and many).
+//! block — in the Newton iterations and at the solution alike; otherwise faer's sparse LU factors
+//! the whole matrix (fill-reducing ordering and elimination structure computed once; sequential:
+//! these systems are small and many).
 
 use dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::sparse::linalg::LuError;
