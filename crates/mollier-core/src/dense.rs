@@ -5,6 +5,15 @@
 /// lower (below the diagonal), `U` on and above; `perm[i]` is the original row now at `i`.
 /// `false` when a pivot column is exactly zero.
 pub fn lu_in_place(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
+    match n {
+        3 => factor_rows(&mut a[..9], 3, &mut perm[..3]),
+        4 => factor_rows(&mut a[..16], 4, &mut perm[..4]),
+        _ => factor_rows(a, n, perm),
+    }
+}
+
+#[inline(always)]
+fn factor_rows(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
     for (i, p) in perm.iter_mut().enumerate() {
         *p = i;
     }
@@ -40,9 +49,24 @@ pub fn lu_in_place(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
     true
 }
 
-/// Solve `L U x = t` in place (`t` already permuted by the pivots). Rows as slices: the
-/// substitutions of a 4 x 4 block run without bounds checks, summed in the same order.
+/// Solve `L U x = t` in place (`t` already permuted by the pivots). Rows as slices, and a
+/// 4 x 4 block (a body's orientation in a chain) with its size known to the compiler: the same
+/// operations in the same order, unrolled.
 pub fn lu_solve(a: &[f64], n: usize, t: &mut [f64]) {
+    match n {
+        3 => solve_sized::<3>(a, t),
+        4 => solve_sized::<4>(a, t),
+        _ => solve_rows(a, n, t),
+    }
+}
+
+#[inline(always)]
+fn solve_sized<const N: usize>(a: &[f64], t: &mut [f64]) {
+    solve_rows(&a[..N * N], N, &mut t[..N]);
+}
+
+#[inline(always)]
+fn solve_rows(a: &[f64], n: usize, t: &mut [f64]) {
     let (a, t) = (&a[..n * n], &mut t[..n]);
     for i in 1..n {
         let (done, rest) = t.split_at_mut(i);
@@ -59,6 +83,20 @@ pub fn lu_solve(a: &[f64], n: usize, t: &mut [f64]) {
 
 /// Solve `Uᵀ Lᵀ z = t` in place: `z = P y` for `Aᵀ y = t`.
 pub fn lu_solve_transpose(a: &[f64], n: usize, t: &mut [f64]) {
+    match n {
+        3 => solve_transpose_sized::<3>(a, t),
+        4 => solve_transpose_sized::<4>(a, t),
+        _ => solve_columns(a, n, t),
+    }
+}
+
+#[inline(always)]
+fn solve_transpose_sized<const N: usize>(a: &[f64], t: &mut [f64]) {
+    solve_columns(&a[..N * N], N, &mut t[..N]);
+}
+
+#[inline(always)]
+fn solve_columns(a: &[f64], n: usize, t: &mut [f64]) {
     let (a, t) = (&a[..n * n], &mut t[..n]);
     for i in 0..n {
         let (done, rest) = t.split_at_mut(i);
