@@ -53,16 +53,17 @@ fn factor_rows(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
 /// 4 x 4 block (a body's orientation in a chain) with its size known to the compiler: the same
 /// operations in the same order, unrolled.
 pub fn lu_solve(a: &[f64], n: usize, t: &mut [f64]) {
-    match n {
-        3 => solve_sized::<3>(a, t),
-        4 => solve_sized::<4>(a, t),
-        _ => solve_rows(a, n, t),
-    }
+    sized(a, n, t, solve_rows);
 }
 
+/// `f(a, n, t)` with `n` a constant for 3 x 3 and 4 x 4, so that the compiler unrolls it.
 #[inline(always)]
-fn solve_sized<const N: usize>(a: &[f64], t: &mut [f64]) {
-    solve_rows(&a[..N * N], N, &mut t[..N]);
+fn sized(a: &[f64], n: usize, t: &mut [f64], f: impl Fn(&[f64], usize, &mut [f64])) {
+    match n {
+        3 => f(&a[..9], 3, &mut t[..3]),
+        4 => f(&a[..16], 4, &mut t[..4]),
+        _ => f(a, n, t),
+    }
 }
 
 #[inline(always)]
@@ -83,16 +84,7 @@ fn solve_rows(a: &[f64], n: usize, t: &mut [f64]) {
 
 /// Solve `Uᵀ Lᵀ z = t` in place: `z = P y` for `Aᵀ y = t`.
 pub fn lu_solve_transpose(a: &[f64], n: usize, t: &mut [f64]) {
-    match n {
-        3 => solve_transpose_sized::<3>(a, t),
-        4 => solve_transpose_sized::<4>(a, t),
-        _ => solve_columns(a, n, t),
-    }
-}
-
-#[inline(always)]
-fn solve_transpose_sized<const N: usize>(a: &[f64], t: &mut [f64]) {
-    solve_columns(&a[..N * N], N, &mut t[..N]);
+    sized(a, n, t, solve_columns);
 }
 
 #[inline(always)]
