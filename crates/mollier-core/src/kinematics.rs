@@ -453,6 +453,9 @@ pub(crate) fn solve_checked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>
 /// Solve `D_cc v = rhs` in place for many right-hand sides with factors that were already checked
 /// at this configuration (by the probe at convergence); only finiteness is verified.
 pub(crate) fn solve_unchecked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>) -> Result<(), KinematicsError> {
+    if rhs.ncols() > crate::sparse::MANY_COLUMNS && data.lu.add_sparse(&model.pattern, &data.dcc).is_err() {
+        return Err(not_well_posed(model, data));
+    }
     solve_finite(model, data, rhs, false)
 }
 
