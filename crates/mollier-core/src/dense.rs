@@ -5,6 +5,15 @@
 /// lower (below the diagonal), `U` on and above; `perm[i]` is the original row now at `i`.
 /// `false` when a pivot column is exactly zero.
 pub fn lu_in_place(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
+    match n {
+        3 => factor_rows(&mut a[..9], 3, &mut perm[..3]),
+        4 => factor_rows(&mut a[..16], 4, &mut perm[..4]),
+        _ => factor_rows(a, n, perm),
+    }
+}
+
+#[inline(always)]
+fn factor_rows(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
     for (i, p) in perm.iter_mut().enumerate() {
         *p = i;
     }
@@ -40,27 +49,56 @@ pub fn lu_in_place(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
     true
 }
 
-/// Solve `L U x = t` in place (`t` already permuted by the pivots).
+/// Solve `L U x = t` in place (`t` already permuted by the pivots). Rows as slices, and a
+/// 4 x 4 block (a body's orientation in a chain) with its size known to the compiler: the same
+/// operations in the same order, unrolled.
 pub fn lu_solve(a: &[f64], n: usize, t: &mut [f64]) {
-    for i in 0..n {
-        let s: f64 = (0..i).map(|j| a[i * n + j] * t[j]).sum();
-        t[i] -= s;
+    sized(a, n, t, solve_rows);
+}
+
+/// `f(a, n, t)` with `n` a constant for 3 x 3 and 4 x 4, so that the compiler unrolls it.
+#[inline(always)]
+fn sized(a: &[f64], n: usize, t: &mut [f64], f: impl Fn(&[f64], usize, &mut [f64])) {
+    match n {
+        3 => f(&a[..9], 3, &mut t[..3]),
+        4 => f(&a[..16], 4, &mut t[..4]),
+        _ => f(a, n, t),
+    }
+}
+
+#[inline(always)]
+fn solve_rows(a: &[f64], n: usize, t: &mut [f64]) {
+    let (a, t) = (&a[..n * n], &mut t[..n]);
+    for i in 1..n {
+        let (done, rest) = t.split_at_mut(i);
+        let s: f64 = a[i * n..i * n + i].iter().zip(&*done).map(|(x, y)| x * y).sum();
+        rest[0] -= s;
     }
     for i in (0..n).rev() {
-        let s: f64 = (i + 1..n).map(|j| a[i * n + j] * t[j]).sum();
-        t[i] = (t[i] - s) / a[i * n + i];
+        let (head, tail) = t.split_at_mut(i + 1);
+        let row = &a[i * n..(i + 1) * n];
+        let s: f64 = row[i + 1..].iter().zip(&*tail).map(|(x, y)| x * y).sum();
+        head[i] = (head[i] - s) / row[i];
     }
 }
 
 /// Solve `Uᵀ Lᵀ z = t` in place: `z = P y` for `Aᵀ y = t`.
 pub fn lu_solve_transpose(a: &[f64], n: usize, t: &mut [f64]) {
+    sized(a, n, t, solve_columns);
+}
+
+#[inline(always)]
+fn solve_columns(a: &[f64], n: usize, t: &mut [f64]) {
+    let (a, t) = (&a[..n * n], &mut t[..n]);
     for i in 0..n {
-        let s: f64 = (0..i).map(|j| a[j * n + i] * t[j]).sum();
-        t[i] = (t[i] - s) / a[i * n + i];
+        let (done, rest) = t.split_at_mut(i);
+        let s: f64 = a[i..].iter().step_by(n).zip(&*done).map(|(x, y)| x * y).sum();
+        rest[0] = (rest[0] - s) / a[i * n + i];
     }
-    for i in (0..n).rev() {
-        let s: f64 = (i + 1..n).map(|j| a[j * n + i] * t[j]).sum();
-        t[i] -= s;
+    for i in (0..n.saturating_sub(1)).rev() {
+        let (head, tail) = t.split_at_mut(i + 1);
+        let s: f64 = a[(i + 1) * n + i..].iter().step_by(n).zip(&*tail).map(|(x, y)| x * y).sum();
+        head[i] -= s;
     }
 }
 

@@ -442,6 +442,9 @@ pub(crate) fn solve_checked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>
 /// Solve `D_cc v = rhs` in place for many right-hand sides with factors that were already checked
 /// at this configuration (by the probe at convergence); only finiteness is verified.
 pub(crate) fn solve_unchecked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>) -> Result<(), KinematicsError> {
+    if rhs.ncols() > crate::sparse::MANY_COLUMNS && data.lu.add_sparse(&model.pattern, &data.dcc).is_err() {
+        return Err(not_well_posed(model, data));
+    }
     solve_finite(model, data, rhs, false)
 }
 
@@ -523,8 +526,9 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
         let stagnated = worst <= 100.0 && worst > 0.5 * previous;
         previous = worst;
         if worst <= 1.0 || stagnated {
-            factor(model, data, Method::Sparse)?;
-            // the sparse LU does not report singularity: probe it once at the solution
+            factor(model, data, Method::Blocks)?;
+            // the factors at the solution serve every later solve; the block LU refuses only an
+            // exactly zero pivot: probe them once at the solution
             let mut probe = std::mem::take(&mut data.work.c_rhs);
             for (i, v) in probe.iter_mut().enumerate() {
                 *v = 1.0 + (i % 7) as f64;
@@ -683,7 +687,7 @@ fn restore(saved: &Saved, model: &Model, data: &mut Data) {
     data.q.copy_from_slice(&saved.q);
     data.invalidate();
     // the factors were overwritten: make them again for the predictor
-    if saved.solved && factor(model, data, Method::Sparse).is_ok() {
+    if saved.solved && factor(model, data, Method::Blocks).is_ok() {
         data.solved = true;
     }
 }

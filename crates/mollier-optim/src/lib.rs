@@ -4,8 +4,9 @@
 //! of a prescribed motion are shared among the muscles. Per frame, with positions solved and
 //! the inputs' rates and accelerations given, the muscle forces `F` (N) are the unknowns of a
 //! convex program, solved by a dense interior point of this crate with an active-set polish, or
-//! by clarabel where that does not apply (power cones, programs without curvature in the muscles)
-//! or does not solve (see `docs/theory/optimization.md`, "The interior-point solver"):
+//! by clarabel where that does not apply (power cones, whose answer is then polished to its
+//! optimality conditions; programs without curvature in the muscles) or does not solve (see
+//! `docs/theory/optimization.md`, "The interior-point solver"):
 //!
 //! - equalities: every input's driving force vanishes, `τ_j(F) = r_j` (the motion is made by
 //!   muscles, or by an optional, expensive reserve actuator `r_j`); `τ` is affine in `F` through

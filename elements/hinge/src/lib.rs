@@ -18,15 +18,20 @@
 //! branch: a configuration with `n_x^p · n_x^q <= 0` (misalignment of 90° or more) is outside the
 //! element's domain and reported as such. An ideal hinge fixes the two bendings; the rotation is
 //! an input, free, or fixed.
+//!
+//! Each mode is a weighted sum of products of a rotated p-triad vector and a rotated q-triad
+//! vector; its gradient and Hessian are built in closed form on the stack (`closed`).
 
+use mollier_core::NodeId;
 use mollier_core::element::{
     Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
 };
 use mollier_core::geometry::{Mat3, Vec3, column, dot, lift, mat_mul, quat_at, rotate, rotation, transpose, triad};
 use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::Real;
-use mollier_core::terms::{Rotated, Scratch, atan2_chain, dot_rr_rotated};
-use mollier_core::{Derivs, NodeId};
+
+mod closed;
+use closed::{Turned, add_gradient, add_hessian, value};
 
 /// A HINGE element.
 #[derive(Clone, Debug)]
@@ -92,34 +97,69 @@ const FLIPPED: &str = "the hinge axes are misaligned by 90° or more";
 
 impl Element for Hinge {
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
+        let (lp, lq) = (quat_at(x, 0), quat_at(x, 4));
         let [xp, yp, zp] = &self.tp;
         let [xq, yq, zq] = &self.tq;
-        // each rotated triad vector once, with its Jacobian when the Hessians are asked for
-        let hess = out.mode(0).has_hess();
-        let (ryp, rzp) = (Rotated::new(x, 0, yp, hess), Rotated::new(x, 0, zp, hess));
-        let (rxq, ryq, rzq) =
-            (Rotated::new(x, 4, xq, hess), Rotated::new(x, 4, yq, hess), Rotated::new(x, 4, zq, hess));
-        if dot_rr_rotated(&mut Derivs::new(8, &mut [], &mut []), &Rotated::new(x, 0, xp, false), &rxq, 1.0) <= 0.0 {
+        let (grad, hess) = {
+            let d = out.mode(0);
+            (d.has_grad(), d.has_hess())
+        };
+        // each rotated triad vector once, with its Jacobian when derivatives are asked for
+        let jac = grad || hess;
+        let (yp, zp) = (Turned::new(&lp, yp, jac), Turned::new(&lp, zp, jac));
+        let (xq, yq, zq) = (Turned::new(&lq, xq, jac), Turned::new(&lq, yq, jac), Turned::new(&lq, zq, jac));
+        if dot(&rotate(&lp, xp), &xq.r) <= 0.0 {
             return Err(ElementError::Domain(FLIPPED.into()));
         }
-        let n = 8;
         // rotation = atan2(s, c)
-        let (s, cc, ds, dc) = {
-            let like = out.mode(0);
-            let mut ds = Scratch::like(&like, n);
-            let mut dc = Scratch::like(&like, n);
-            let s =
-                dot_rr_rotated(&mut ds.derivs(), &rzp, &ryq, 1.0) + dot_rr_rotated(&mut ds.derivs(), &ryp, &rzq, -1.0);
-            let cc =
-                dot_rr_rotated(&mut dc.derivs(), &ryp, &ryq, 1.0) + dot_rr_rotated(&mut dc.derivs(), &rzp, &rzq, 1.0);
-            (s, cc, ds, dc)
-        };
-        let angle = atan2_chain(&mut out.mode(0), s, &ds, cc, &dc, 1.0);
-        out.e[0] = angle;
-        let b1 = dot_rr_rotated(&mut out.mode(1), &rzp, &rxq, -1.0);
-        out.e[1] = b1;
-        let b2 = dot_rr_rotated(&mut out.mode(2), &ryp, &rxq, 1.0);
-        out.e[2] = b2;
+        let s_terms = [(&zp, &yq, 1.0), (&yp, &zq, -1.0)];
+        let c_terms = [(&yp, &yq, 1.0), (&zp, &zq, 1.0)];
+        let (s, c) = (value(&s_terms), value(&c_terms));
+        let bendings = [[(&zp, &xq, -1.0)], [(&yp, &xq, 1.0)]];
+        out.e[0] = s.atan2(c);
+        out.e[1] = value(&bendings[0]);
+        out.e[2] = value(&bendings[1]);
+        if !jac {
+            return Ok(());
+        }
+        let r2 = s * s + c * c;
+        let (mut ds, mut dc) = ([0.0; 8], [0.0; 8]);
+        add_gradient(&s_terms, &mut ds);
+        add_gradient(&c_terms, &mut dc);
+        let d = out.mode(0);
+        for i in 0..8 {
+            d.grad[i] += (c * ds[i] - s * dc[i]) / r2;
+        }
+        if hess {
+            // ∇²θ = (c ∇²s − s ∇²c)/r² − (a (∇c ∇sᵀ + ∇s ∇cᵀ) − b (∇c ∇cᵀ − ∇s ∇sᵀ))/r⁴, with
+            // a = c² − s², b = 2 c s; the first part is the Hessian of the terms so weighted
+            let (ws, wc) = (c / r2, -s / r2);
+            let mut h = [0.0; 64];
+            add_hessian(&[(&zp, &yq, ws), (&yp, &zq, -ws), (&yp, &yq, wc), (&zp, &zq, wc)], &mut h);
+            let (a, b, r4) = (c * c - s * s, 2.0 * c * s, r2 * r2);
+            for i in 0..8 {
+                for j in 0..8 {
+                    let im = dc[i] * ds[j] + ds[i] * dc[j];
+                    let re = dc[i] * dc[j] - ds[i] * ds[j];
+                    d.hess[i * 8 + j] += h[i * 8 + j] - (a * im - b * re) / r4;
+                }
+            }
+        }
+        for (k, terms) in bendings.iter().enumerate() {
+            let d = out.mode(k + 1);
+            let mut g = [0.0; 8];
+            add_gradient(terms, &mut g);
+            for (v, gi) in d.grad.iter_mut().zip(g) {
+                *v += gi;
+            }
+            if hess {
+                let mut h = [0.0; 64];
+                add_hessian(terms, &mut h);
+                for (v, hi) in d.hess.iter_mut().zip(h) {
+                    *v += hi;
+                }
+            }
+        }
         Ok(())
     }
 }

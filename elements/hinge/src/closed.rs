@@ -1,0 +1,108 @@
+//! The hinge's derivatives in closed form: every term is a product `(R(λ_p) a)·(R(λ_q) b)` of a
+//! triad vector of p and one of q, and a mode is a weighted sum of such terms (the rotation's
+//! sine and cosine, each bending), so its gradient and Hessian are sums of the terms' — built
+//! once per mode from each rotated vector's Jacobian, on the stack.
+//!
+//! With `R(λ) u = (λ0² − v·v) u + 2 (v·u) v + 2 λ0 (v × u)` (`v = λ_1..3`, not normalised):
+//! - `∂(R u)/∂λ0 = 2 (λ0 u + v × u)`, `∂(R u)/∂v_k = 2 (−v_k u + (v·u) e_k + u_k v + λ0 e_k × u)`;
+//! - the gradient of a term is `(J_aᵀ R_q b, J_bᵀ R_p a)`;
+//! - its Hessian has the diagonal blocks `2 Q(a, R_q b)` and `2 Q(b, R_p a)`, `Q` the constant
+//!   matrix of `(R(λ) u)·d = λᵀ Q(u, d) λ`, linear in `d uᵀ`, so that a weighted sum of terms
+//!   needs one `Q` per side; and the mixed block `J_aᵀ J_b`.
+
+use mollier_core::geometry::{Quat, Vec3, cross, dot, rotate};
+
+/// A body vector `u` rotated by `λ`: `R(λ) u` and its Jacobian `∂(R(λ) u)/∂λ` (3 x 4, row-major).
+pub(crate) struct Turned {
+    /// The body vector.
+    pub u: Vec3,
+    /// `R(λ) u`.
+    pub r: Vec3,
+    /// `∂(R(λ) u)/∂λ` when asked for, zero otherwise.
+    pub j: [[f64; 4]; 3],
+}
+
+impl Turned {
+    /// `R(λ) u`, with the Jacobian when `jacobian`.
+    pub fn new(l: &Quat, u: &Vec3, jacobian: bool) -> Self {
+        let mut j = [[0.0; 4]; 3];
+        if jacobian {
+            let (l0, v) = (l[0], [l[1], l[2], l[3]]);
+            let vu = dot(&v, u);
+            let vxu = cross(&v, u);
+            for m in 0..3 {
+                j[m][0] = 2.0 * (l0 * u[m] + vxu[m]);
+            }
+            // e_k × u, k = x, y, z
+            let exu = [[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]];
+            for k in 0..3 {
+                for m in 0..3 {
+                    let ek = if m == k { vu } else { 0.0 };
+                    j[m][k + 1] = 2.0 * (-v[k] * u[m] + ek + u[k] * v[m] + l0 * exu[k][m]);
+                }
+            }
+        }
+        Self { u: *u, r: rotate(l, u), j }
+    }
+}
+
+/// One term `w (R_p a)·(R_q b)` of a mode.
+pub(crate) type Term<'a> = (&'a Turned, &'a Turned, f64);
+
+/// Add the gradient (8: `λ_p`, `λ_q`) of the weighted terms to `g`.
+pub(crate) fn add_gradient(terms: &[Term<'_>], g: &mut [f64; 8]) {
+    for &(a, b, w) in terms {
+        for i in 0..4 {
+            g[i] += w * (a.j[0][i] * b.r[0] + a.j[1][i] * b.r[1] + a.j[2][i] * b.r[2]);
+            g[4 + i] += w * (b.j[0][i] * a.r[0] + b.j[1][i] * a.r[1] + b.j[2][i] * a.r[2]);
+        }
+    }
+}
+
+/// `2 Q` of `Σ w d uᵀ` given as `c[i][j] = Σ w d_i u_j`.
+fn two_q(c: &[[f64; 3]; 3]) -> [[f64; 4]; 4] {
+    let tr = c[0][0] + c[1][1] + c[2][2];
+    let w = [c[2][1] - c[1][2], c[0][2] - c[2][0], c[1][0] - c[0][1]];
+    let mut q = [[0.0; 4]; 4];
+    q[0][0] = 2.0 * tr;
+    for i in 0..3 {
+        q[0][i + 1] = 2.0 * w[i];
+        q[i + 1][0] = 2.0 * w[i];
+        for k in 0..3 {
+            q[i + 1][k + 1] = 2.0 * (c[i][k] + c[k][i] - if i == k { tr } else { 0.0 });
+        }
+    }
+    q
+}
+
+/// Add the Hessian (8 x 8, row-major) of the weighted terms to `h`.
+pub(crate) fn add_hessian(terms: &[Term<'_>], h: &mut [f64; 64]) {
+    let (mut cp, mut cq) = ([[0.0; 3]; 3], [[0.0; 3]; 3]);
+    for &(a, b, w) in terms {
+        for i in 0..3 {
+            for k in 0..3 {
+                cp[i][k] += w * b.r[i] * a.u[k];
+                cq[i][k] += w * a.r[i] * b.u[k];
+            }
+        }
+        for i in 0..4 {
+            for k in 0..4 {
+                let x = w * (a.j[0][i] * b.j[0][k] + a.j[1][i] * b.j[1][k] + a.j[2][i] * b.j[2][k]);
+                h[i * 8 + 4 + k] += x;
+                h[(4 + k) * 8 + i] += x;
+            }
+        }
+    }
+    let (qp, qq) = (two_q(&cp), two_q(&cq));
+    for i in 0..4 {
+        for k in 0..4 {
+            h[i * 8 + k] += qp[i][k];
+            h[(4 + i) * 8 + 4 + k] += qq[i][k];
+        }
+    }
+}
+
+/// The value of the weighted terms.
+pub(crate) fn value(terms: &[Term<'_>]) -> f64 {
+    terms.iter().map(|&(a, b, w)| w * dot(&a.r, &b.r)).sum()
+}
