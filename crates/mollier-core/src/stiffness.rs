@@ -246,6 +246,7 @@ struct Scratch {
     u: Vec<f64>,
     t: Vec<f64>,
     moving: Vec<usize>,
+    arch: pulp::Arch,
 }
 
 impl Scratch {
@@ -254,7 +255,7 @@ impl Scratch {
     /// body's points and obstacles add nothing). Whether the terms used were finite.
     fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
         let (n, w) = (coords.len(), df.stride);
-        let Self { u, t, moving } = self;
+        let Self { u, t, moving, arch } = self;
         moving.clear();
         moving.extend((0..n).filter(|&a| df.row(coords[a]).iter().any(|v| *v != 0.0)));
         u.clear();
@@ -263,13 +264,16 @@ impl Scratch {
         }
         t.clear();
         t.resize(moving.len() * w, 0.0);
-        // t = s H U (rows of width w), then Uᵀ t
+        // t = s H U (rows of width w), then Uᵀ t; compiled for the widest vectors the processor
+        // has (`pulp`'s runtime dispatch: no FMA, so the sums round as the scalar code's)
+        let c = Congruence { h, n, moving, s, u, t, nq: df.nq, pair };
         match w {
-            4 => return fixed::<4>(h, n, moving, s, u, t, df.nq, pair),
-            8 => return fixed::<8>(h, n, moving, s, u, t, df.nq, pair),
-            12 => return fixed::<12>(h, n, moving, s, u, t, df.nq, pair),
-            16 => return fixed::<16>(h, n, moving, s, u, t, df.nq, pair),
+            4 => arch.dispatch(Fixed::<4>(c)),
+            8 => arch.dispatch(Fixed::<8>(c)),
+            12 => arch.dispatch(Fixed::<12>(c)),
+            16 => arch.dispatch(Fixed::<16>(c)),
             _ => {
+                let Congruence { u, t, pair, nq, .. } = c;
                 for (ta, &a) in t.chunks_exact_mut(w).zip(moving.iter()) {
                     let ha = &h[a * n..(a + 1) * n];
                     for (ub, &b) in u.chunks_exact(w).zip(moving.iter()) {
@@ -279,56 +283,97 @@ impl Scratch {
                         }
                     }
                 }
+                add_pairs(u, t, nq, w, pair);
+                t.iter().sum::<f64>().is_finite()
             }
         }
-        add_pairs(u, t, df.nq, w, pair);
-        t.iter().sum::<f64>().is_finite()
+    }
+}
+
+/// The operands of [`Scratch::add_congruence`].
+struct Congruence<'a> {
+    h: &'a [f64],
+    n: usize,
+    moving: &'a [usize],
+    s: f64,
+    u: &'a [f64],
+    t: &'a mut [f64],
+    nq: usize,
+    pair: &'a mut [f64],
+}
+
+/// [`fixed`] for rows of `W` values, run by `pulp`'s dispatch: inlined into a function compiled
+/// for the processor's widest vectors (a closure would not be inlined there).
+struct Fixed<'a, const W: usize>(Congruence<'a>);
+
+impl<const W: usize> pulp::WithSimd for Fixed<'_, W> {
+    type Output = bool;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> bool {
+        fixed::<W>(self.0)
     }
 }
 
 /// [`Scratch::add_congruence`] for rows of `W` values, their sums kept in registers:
-/// `t[a] = s Σ_b H[moving[a], moving[b]] u[b]`, then row `i` of `Uᵀ t`.
-#[allow(clippy::too_many_arguments)]
-fn fixed<const W: usize>(
-    h: &[f64],
-    n: usize,
-    moving: &[usize],
-    s: f64,
-    u: &[f64],
-    t: &mut [f64],
-    nq: usize,
-    pair: &mut [f64],
-) -> bool {
-    for (ta, &a) in t.chunks_exact_mut(W).zip(moving) {
-        let ha = &h[a * n..(a + 1) * n];
-        let mut acc = [0.0; W];
+/// `t[a] = s Σ_b H[moving[a], moving[b]] u[b]`, then row `i` of `Uᵀ t`. Three rows at a time,
+/// so that three independent sums hide the additions' latency; each sum is taken in the order
+/// of the row-by-row loop, so it rounds the same.
+#[inline(always)]
+fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
+    let Congruence { h, n, moving, s, u, t, nq, pair } = c;
+    let m = moving.len();
+    let mut a0 = 0;
+    while a0 < m {
+        let k = (m - a0).min(3);
+        let hr: [&[f64]; 3] = std::array::from_fn(|r| {
+            let a = moving[a0 + r.min(k - 1)];
+            &h[a * n..(a + 1) * n]
+        });
+        let mut acc = [[0.0; W]; 3];
         for (ub, &b) in u.chunks_exact(W).zip(moving) {
-            let hab = s * ha[b];
-            for (x, y) in acc.iter_mut().zip(ub) {
-                *x += hab * y;
+            for (accr, hrow) in acc.iter_mut().zip(&hr) {
+                let hab = s * hrow[b];
+                for (x, y) in accr.iter_mut().zip(ub) {
+                    *x += hab * y;
+                }
             }
         }
-        ta.copy_from_slice(&acc);
+        for (ta, accr) in t[a0 * W..(a0 + k) * W].chunks_exact_mut(W).zip(&acc) {
+            ta.copy_from_slice(accr);
+        }
+        a0 += k;
     }
-    let mut finite = true;
+    // every sum, lane by lane: a NaN or infinity anywhere stays in one of them
+    let mut all = [0.0; W];
     let mut rest = &mut pair[..];
-    for i in 0..nq {
-        let mut acc = [0.0; W];
+    let mut i0 = 0;
+    while i0 < nq {
+        let k = (nq - i0).min(3);
+        let mut acc = [[0.0; W]; 3];
         for (ua, ta) in u.chunks_exact(W).zip(t.chunks_exact(W)) {
-            let ui = ua[i];
-            for (x, y) in acc.iter_mut().zip(ta) {
-                *x += ui * y;
+            for (r, accr) in acc.iter_mut().enumerate() {
+                // rows are padded with zeros past n_q
+                let ui = if i0 + r < W { ua[i0 + r] } else { 0.0 };
+                for (x, y) in accr.iter_mut().zip(ta) {
+                    *x += ui * y;
+                }
             }
         }
-        // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
-        let (row, tail) = rest.split_at_mut(nq - i);
-        rest = tail;
-        for (p, v) in row.iter_mut().zip(&acc[i..nq]) {
-            *p += v;
+        for (r, accr) in acc[..k].iter().enumerate() {
+            let i = i0 + r;
+            // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
+            let (row, tail) = rest.split_at_mut(nq - i);
+            rest = tail;
+            for (p, v) in row.iter_mut().zip(&accr[i..nq]) {
+                *p += v;
+            }
+            for (x, y) in all.iter_mut().zip(accr) {
+                *x += y;
+            }
         }
-        finite &= acc.iter().sum::<f64>().is_finite();
+        i0 += k;
     }
-    finite
+    all.iter().sum::<f64>().is_finite()
 }
 
 /// `pair[(i, j)] += Σ_a u[a, i] t[a, j]` for `i <= j < nq`, `u` and `t` row-major with rows of
