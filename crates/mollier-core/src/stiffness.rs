@@ -25,7 +25,7 @@ use faer::{Mat, MatMut};
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::{Evaluation, Order};
 use crate::ids::ModeId;
-use crate::kinematics::{KinematicsError, evaluate_constraints, solve_transpose_checked};
+use crate::kinematics::{KinematicsError, evaluate_constraints, evaluate_keeping_hessians, solve_transpose_checked};
 use crate::model::{ModeRole, Model};
 
 /// Add `Σ_k w_k ∂²e_k/∂q² + Σ_r W_r ∂²x_r/∂q²` for `weights = [(mode, w_k)]` and the force
@@ -50,6 +50,54 @@ pub(crate) fn add_geometric_stiffness(
     result
 }
 
+/// Evaluate every free element at the solved configuration to first order, as
+/// [`crate::kinematics::evaluate`] does, and the elements of the modes `weighted` to second order
+/// on their own coordinates in that same evaluation: the geometric stiffness at this
+/// configuration ([`crate::linearize::linearize_motion_with`]) then takes their Hessians from it
+/// instead of evaluating them again, and their values and gradients (`DF_e`) come from the same
+/// solve of each element (a wrapping path's geodesic). Meant for positions solved without the
+/// free elements ([`crate::NewtonOptions::free_elements`] false): they are evaluated once.
+pub fn evaluate_weighted(model: &Model, data: &mut Data, weighted: &[ModeId]) -> Result<(), KinematicsError> {
+    let mut ws = std::mem::take(&mut data.work.stiffness);
+    let result = keep_hessians(model, data, weighted, &mut ws);
+    data.work.stiffness = ws;
+    result
+}
+
+fn keep_hessians(
+    model: &Model,
+    data: &mut Data,
+    weighted: &[ModeId],
+    ws: &mut Workspace,
+) -> Result<(), KinematicsError> {
+    let Workspace { wanted, kept, kept_x, kept_at, .. } = ws;
+    let ne = model.elements.len();
+    wanted.clear();
+    wanted.resize(ne, false);
+    for m in weighted.iter().filter(|m| matches!(model.mode_role[m.index()], ModeRole::Dependent)) {
+        wanted[model.mode_element[m.index()].0.index()] = true;
+    }
+    kept.clear();
+    kept_at.clear();
+    kept_at.resize(ne, None);
+    let result = evaluate_keeping_hessians(model, data, wanted, &mut |i, h| {
+        kept_at[i] = Some((kept.len(), 0));
+        kept.extend_from_slice(h);
+    });
+    // where each was evaluated: its Hessian is used only there
+    kept_x.clear();
+    for (i, at) in kept_at.iter_mut().enumerate() {
+        if let Some((_, xo)) = at {
+            *xo = kept_x.len();
+            kept_x.extend(model.elements[i].own.iter().map(|&c| data.x[c]));
+        }
+    }
+    if result.is_err() {
+        kept_at.fill(None);
+    }
+    result
+}
+
 fn stiffness_in(
     model: &Model,
     data: &mut Data,
@@ -59,7 +107,8 @@ fn stiffness_in(
     ws: &mut Workspace,
 ) -> Result<(), KinematicsError> {
     let (nx, nq) = (model.n_x(), model.n_q());
-    let Workspace { rows, force, attached, pair, xloc, e, de, d2e, hsum, modes, frames, lambda, scratch } = ws;
+    let Workspace { rows, force, attached, pair, xloc, e, de, d2e, hsum, modes, frames, lambda, scratch, .. } = ws;
+    let (kept, kept_x, kept_at) = (&ws.kept, &ws.kept_x, &ws.kept_at);
     // (element, local mode, w), an element's modes together
     modes.clear();
     modes.extend(
@@ -89,11 +138,25 @@ fn stiffness_in(
         de.resize(m * n, 0.0);
         d2e.clear();
         d2e.resize(m * n * n, 0.0);
-        let mut ev = Evaluation::new(Order::Hessian, n, e, de, d2e, &mut data.states[el]);
-        entry
-            .element
-            .evaluate(xloc, &mut ev)
-            .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
+        match kept_at.get(el).copied().flatten() {
+            // evaluated with its Hessian at this configuration (evaluate_weighted): its gradient
+            // on its own coordinates is the kernel's
+            Some((ho, xo)) if kept_x[xo..xo + n] == xloc[..] => {
+                d2e.copy_from_slice(&kept[ho..ho + m * n * n]);
+                let g = match &entry.chain {
+                    Some(c) => &data.de_own[c.de_own_offset..c.de_own_offset + m * n],
+                    None => &data.de[entry.de_offset..entry.de_offset + m * n],
+                };
+                de.copy_from_slice(g);
+            }
+            _ => {
+                let mut ev = Evaluation::new(Order::Hessian, n, e, de, d2e, &mut data.states[el]);
+                entry
+                    .element
+                    .evaluate(xloc, &mut ev)
+                    .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
+            }
+        }
         let first = next;
         while next < modes.len() && modes[next].0 == el {
             let (_, k, w) = modes[next];
@@ -238,6 +301,13 @@ pub(crate) struct Workspace {
     frames: Vec<(usize, [[f64; 4]; 4])>,
     lambda: Vec<f64>,
     scratch: Scratch,
+    /// [`evaluate_weighted`]'s: the elements wanted; their Hessians on their own coordinates
+    /// (one after the other), the coordinates they were evaluated at, and per element the
+    /// offsets of both.
+    wanted: Vec<bool>,
+    kept: Vec<f64>,
+    kept_x: Vec<f64>,
+    kept_at: Vec<Option<(usize, usize)>>,
 }
 
 /// Scratch of [`Scratch::add_congruence`].

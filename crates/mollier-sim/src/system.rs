@@ -19,8 +19,9 @@
 
 use faer::Mat;
 use mollier_core::dense::{lu_in_place, lu_solve};
-use mollier_core::kinematics::{KinematicsError, solve_positions};
+use mollier_core::kinematics::{KinematicsError, NewtonOptions, solve_positions_with};
 use mollier_core::linearize::linearize_motion_with;
+use mollier_core::stiffness::evaluate_weighted;
 use mollier_core::transfer::first_order;
 use mollier_core::{Data, ModeId, Model};
 
@@ -135,6 +136,8 @@ pub struct Linearization {
 pub struct Workspace {
     /// The kernel's data for the last configuration.
     pub data: Data,
+    /// The muscles' path modes.
+    modes: Vec<ModeId>,
 }
 
 impl<'m> Musculoskeletal<'m> {
@@ -150,7 +153,7 @@ impl<'m> Musculoskeletal<'m> {
 
     /// A workspace for this system.
     pub fn workspace(&self) -> Workspace {
-        Workspace { data: Data::new(self.model) }
+        Workspace { data: Data::new(self.model), modes: self.muscles.iter().map(|m| m.mode).collect() }
     }
 
     /// Evaluate `f(x, ẋ, u)` and its partials.
@@ -164,9 +167,13 @@ impl<'m> Musculoskeletal<'m> {
             }
         }
         let (q, v) = (&x[..n], &x[n..2 * n]);
-        solve_positions(self.model, &mut ws.data, q)?;
-        // the paths' lengths and moment arms, then the muscles' forces: their geometric stiffness
-        // Σ F_m ∂²L_m/∂q² goes into ∂f_v/∂q without the paths' second-order transfer functions
+        // the paths are evaluated once, at the solution, with their Hessians: their lengths and
+        // moment arms give the muscles' forces, and the forces weight the Hessians in the
+        // geometric stiffness Σ F_m ∂²L_m/∂q² (∂f_v/∂q), without the paths' second-order
+        // transfer functions
+        let opts = NewtonOptions { free_elements: false, ..NewtonOptions::default() };
+        solve_positions_with(self.model, &mut ws.data, q, &opts)?;
+        evaluate_weighted(self.model, &mut ws.data, &ws.modes)?;
         first_order(self.model, &mut ws.data)?;
         let data = &ws.data;
         let dfe = data.df_e();
