@@ -194,7 +194,8 @@ pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), Kine
 /// [`evaluate`] to first order, with the free elements `hessian` (by element, `true` for those
 /// wanted) evaluated to second order on their own coordinates: `keep(i, h)` gets element `i`'s
 /// Hessians there (m x n_own x n_own, row-major) from the same evaluation that gave its value and
-/// gradient. Always evaluates the free elements, even when they were.
+/// gradient, not checked for finiteness (values and gradients are). Always evaluates the free
+/// elements, even when they were.
 pub(crate) fn evaluate_keeping_hessians(
     model: &Model,
     data: &mut Data,
@@ -221,13 +222,11 @@ pub(crate) fn evaluate_keeping_hessians(
         }
         check_finite(model, data, i, Order::Gradient)?;
         let len = entry.element.layout().n_modes() * entry.own.len().pow(2);
+        // its user checks what it uses of the Hessian (crate::stiffness)
         let h = match entry.chain {
             Some(_) => &data.chain_h[..len],
             None => &data.d2e[entry.d2e_offset..entry.d2e_offset + len],
         };
-        if h.iter().any(|v| !v.is_finite()) {
-            return Err(non_finite(model, entry.mode_offset, "Hessian"));
-        }
         keep(i, h);
     }
     data.order_free = Some(Order::Gradient);

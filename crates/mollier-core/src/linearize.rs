@@ -166,10 +166,13 @@ pub fn linearize_motion_with(
         *a -= b;
     }
     let df = &data.df_x;
+    // the coordinates with a force (masses, loads: a few of n_x)
+    let loaded: Vec<(usize, f64)> = net.iter().copied().enumerate().filter(|(_, f)| *f != 0.0).collect();
     let mut residual: Vec<f64> = (0..nq)
         .map(|i| {
             let inertia: f64 = (0..nq).map(|j| mass[(i, j)] * vdot[j]).sum();
-            inertia - net.iter().zip(df.col_as_slice(i)).filter(|(f, _)| **f != 0.0).map(|(f, d)| d * f).sum::<f64>()
+            let col = df.col_as_slice(i);
+            inertia - loaded.iter().map(|&(c, f)| col[c] * f).sum::<f64>()
         })
         .collect();
     let mut d_q = Mat::<f64>::zeros(nq, nq);
@@ -321,7 +324,9 @@ pub fn linearize_motion_with(
             // ∂σ/∂q_k = K DF_e e_k + C D²F_e(v, e_k)
             let d2k = &d2e_v.col_as_slice(k)[o..o + n];
             dsig.clear();
-            dsig.extend((0..n).map(|a| (0..n).map(|b| ks[a * n + b] * erows[b * nq + k] + cs[a * n + b] * d2k[b]).sum::<f64>()));
+            dsig.extend(
+                (0..n).map(|a| (0..n).map(|b| ks[a * n + b] * erows[b * nq + k] + cs[a * n + b] * d2k[b]).sum::<f64>()),
+            );
             dsig_v.clear();
             dsig_v.extend((0..n).map(|a| (0..n).map(|b| cs[a * n + b] * erows[b * nq + k]).sum::<f64>()));
             let (dq_col, dv_col) = (d_q.col_as_slice_mut(k), d_v.col_as_slice_mut(k));

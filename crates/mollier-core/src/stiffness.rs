@@ -271,9 +271,14 @@ impl<'a> Rows<'a> {
         let stride = nq.next_multiple_of(4).max(4);
         rows.clear();
         rows.resize(nx * stride, 0.0);
-        for j in 0..nq {
-            for (r, v) in df.col_as_slice(j).iter().enumerate() {
-                rows[r * stride + j] = *v;
+        // four columns at a time: each row's four values are written together
+        for j0 in (0..nq).step_by(4) {
+            let k = (nq - j0).min(4);
+            let cols: [&[f64]; 4] = std::array::from_fn(|c| df.col_as_slice(j0 + c.min(k - 1)));
+            for (r, row) in rows.chunks_exact_mut(stride).enumerate() {
+                for (c, v) in row[j0..j0 + k].iter_mut().enumerate() {
+                    *v = cols[c][r];
+                }
             }
         }
         let rows: &'a Vec<f64> = rows;

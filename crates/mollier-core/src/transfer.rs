@@ -323,7 +323,7 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
 /// inputs than directions, `H_m DF_x` once.
 pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut Mat<f64>) {
     let nq = model.n_q();
-    let (mut y, mut u) = (Vec::new(), Vec::new());
+    let (mut y, mut u, mut z) = (Vec::new(), Vec::new(), Vec::new());
     for &el in set {
         let entry = &model.elements[el];
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
@@ -359,9 +359,16 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
                 y.extend(
                     h.chunks_exact(n).map(|row| row.iter().zip(&entry.coords).map(|(hv, &c)| hv * w[c]).sum::<f64>()),
                 );
-                for j in 0..nq {
-                    out[(entry.mode_offset + k, i * nq + j)] =
-                        y.iter().enumerate().map(|(a, yv)| yv * u[a * nq + j]).sum::<f64>();
+                // yᵀ U, row by row of U (each sum in the order of a)
+                z.clear();
+                z.resize(nq, 0.0);
+                for (yv, ua) in y.iter().zip(u.chunks_exact(nq)) {
+                    for (zv, uv) in z.iter_mut().zip(ua) {
+                        *zv += yv * uv;
+                    }
+                }
+                for (j, zv) in z.iter().enumerate() {
+                    out[(entry.mode_offset + k, i * nq + j)] = *zv;
                 }
             }
         }
