@@ -144,6 +144,11 @@ pub struct NewtonOptions {
     /// Largest change of a length input in one Newton solve, as a fraction of the model's length
     /// scale.
     pub max_step_length: f64,
+    /// Evaluate the elements that do not constrain the motion (muscles' paths, ligaments) at the
+    /// solution (the default). Without, they are evaluated by the first [`evaluate`] or
+    /// transfer function that needs them, or by the caller (`crate::stiffness`'s one evaluation
+    /// with their Hessians).
+    pub free_elements: bool,
 }
 
 impl Default for NewtonOptions {
@@ -155,6 +160,7 @@ impl Default for NewtonOptions {
             max_bisections: 6,
             max_step_angle: 0.5,
             max_step_length: 0.1,
+            free_elements: true,
         }
     }
 }
@@ -182,6 +188,48 @@ pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), Kine
     data.e_prev.copy_from_slice(&data.e);
     evaluate_elements(model, data, &model.free_elements, order)?;
     data.order_free = Some(order);
+    Ok(())
+}
+
+/// [`evaluate`] to first order, with the free elements `hessian` (by element, `true` for those
+/// wanted) evaluated to second order on their own coordinates: `keep(i, h)` gets element `i`'s
+/// Hessians there (m x n_own x n_own, row-major) from the same evaluation that gave its value and
+/// gradient, not checked for finiteness (values and gradients are). Always evaluates the free
+/// elements, even when they were.
+pub(crate) fn evaluate_keeping_hessians(
+    model: &Model,
+    data: &mut Data,
+    hessian: &[bool],
+    keep: &mut dyn FnMut(usize, &[f64]),
+) -> Result<(), KinematicsError> {
+    evaluate_constraints(model, data, Order::Gradient)?;
+    model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
+    data.e_prev.copy_from_slice(&data.e);
+    data.order_free = None;
+    if data.d2e.len() != model.d2e_len {
+        data.d2e = vec![0.0; model.d2e_len];
+    }
+    for &i in &model.free_elements {
+        if !hessian[i] {
+            evaluate_elements(model, data, &[i], Order::Gradient)?;
+            continue;
+        }
+        // the own Hessian goes to the chain rule's scratch or, without attached nodes, in place
+        evaluate_own(model, data, i, Order::Hessian)?;
+        let entry = &model.elements[i];
+        if let Some(chain) = &entry.chain {
+            chain_rule(model, data, i, chain, Order::Gradient);
+        }
+        check_finite(model, data, i, Order::Gradient)?;
+        let len = entry.element.layout().n_modes() * entry.own.len().pow(2);
+        // its user checks what it uses of the Hessian (crate::stiffness)
+        let h = match entry.chain {
+            Some(_) => &data.chain_h[..len],
+            None => &data.d2e[entry.d2e_offset..entry.d2e_offset + len],
+        };
+        keep(i, h);
+    }
+    data.order_free = Some(Order::Gradient);
     Ok(())
 }
 
@@ -537,7 +585,9 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
             data.work.c_rhs = probe;
             checked?;
             // the elements that do not constrain the motion, once, at the solution
-            evaluate(model, data, Order::Gradient)?;
+            if opts.free_elements {
+                evaluate(model, data, Order::Gradient)?;
+            }
             data.solved = true;
             return Ok(NewtonReport { iterations: it, substeps: 1, residual: worst });
         }

@@ -114,16 +114,21 @@ pub fn linearize_motion_with(
     let mass = mass_matrix(model, data)?;
     let nx = model.n_x();
     // the velocities ẋ = DF_x v, ė = DF_e v, and the accelerations' first-order part DF_x v̇
-    let times = |a: faer::MatRef<'_, f64>, w: &[f64]| -> Vec<f64> {
-        (0..a.nrows()).map(|r| (0..nq).map(|j| a[(r, j)] * w[j]).sum()).collect()
+    let times = |a: &Mat<f64>, w: &[f64]| -> Vec<f64> {
+        let mut out = vec![0.0; a.nrows()];
+        for (j, wj) in w.iter().enumerate() {
+            for (o, av) in out.iter_mut().zip(a.col_as_slice(j)) {
+                *o += av * wj;
+            }
+        }
+        out
     };
-    let (xd, ed, xa) = (times(data.df_x.as_ref(), v), times(data.df_e.as_ref(), v), times(data.df_x.as_ref(), vdot));
+    let (xd, ed, xa) = (times(&data.df_x, v), times(&data.df_e, v), times(&data.df_x, vdot));
     // D²F_x(v, e_k) (columns k) and D²F_x(v̇, e_k) (columns n_q + k) where masses and loads sit:
     // the directions the inertia's partials need; its weighted terms (D²F_x · f) go to the
     // stiffness
     let mut d2 = Mat::<f64>::zeros(nx, 2 * nq);
     transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2)?;
-    let d2_dir = |r: usize, w: usize, k: usize| -> f64 { d2[(r, w * nq + k)] };
     // D²F_e(v, e_k) of the laws' modes (rows), = ∇e · D²F_x(v, e_k) + ẋᵀ H DF_x e_k
     let ne = model.n_e();
     let mut d2e_v = Mat::<f64>::zeros(ne, nq);
@@ -145,13 +150,14 @@ pub fn linearize_motion_with(
     let mut xdd = vec![0.0; nx];
     let dynamics = &model.dynamics;
     // D²F_x(v, v) = Σ_k v_k D²F_x(v, e_k)
-    let quadratic = |r: usize| -> f64 { (0..nq).map(|k| v[k] * d2_dir(r, 0, k)).sum() };
     let mass_rows =
         dynamics.masses.iter().map(|&(node, _)| (node, 3)).chain(dynamics.rotors.iter().map(|(node, _)| (*node, 4)));
     for (node, len) in mass_rows {
         let o = model.nodes[node.index()].offset;
-        for r in o..o + len {
-            xdd[r] = quadratic(r);
+        for (k, vk) in v.iter().enumerate() {
+            for (a, d) in xdd[o..o + len].iter_mut().zip(&d2.col_as_slice(k)[o..o + len]) {
+                *a += vk * d;
+            }
         }
     }
     // DF_xᵀ (f − f_in): loads and the velocity terms (the laws' stresses are added below)
@@ -159,11 +165,14 @@ pub fn linearize_motion_with(
     for (a, b) in net.iter_mut().zip(inertia_forces(model, &data.x, &xd, &xdd)) {
         *a -= b;
     }
-    let df = data.df_x.as_ref();
+    let df = &data.df_x;
+    // the coordinates with a force (masses, loads: a few of n_x)
+    let loaded: Vec<(usize, f64)> = net.iter().copied().enumerate().filter(|(_, f)| *f != 0.0).collect();
     let mut residual: Vec<f64> = (0..nq)
         .map(|i| {
             let inertia: f64 = (0..nq).map(|j| mass[(i, j)] * vdot[j]).sum();
-            inertia - net.iter().enumerate().filter(|(_, f)| **f != 0.0).map(|(c, f)| df[(c, i)] * f).sum::<f64>()
+            let col = df.col_as_slice(i);
+            inertia - loaded.iter().map(|&(c, f)| col[c] * f).sum::<f64>()
         })
         .collect();
     let mut d_q = Mat::<f64>::zeros(nq, nq);
@@ -172,38 +181,50 @@ pub fn linearize_motion_with(
     // the forces that weight D²F_x in ∂r/∂q (n_x), and the modes' (laws' stresses)
     let mut weight = vec![0.0; nx];
     let mut modes: Vec<(ModeId, f64)> = geometric.to_vec();
+    // a node's rows of DF_x (n_q values each, one after the other)
+    let mut rows = vec![0.0; 4 * nq];
+    let rows_of = |o: usize, len: usize, rows: &mut [f64]| {
+        for j in 0..nq {
+            let col = df.col_as_slice(j);
+            for a in 0..len {
+                rows[a * nq + j] = col[o + a];
+            }
+        }
+    };
 
     for &(node, m) in &dynamics.masses {
         let o = model.nodes[node.index()].offset;
-        let acc: [f64; 3] = [0, 1, 2].map(|a| (0..nq).map(|j| df[(o + a, j)] * vdot[j]).sum());
+        rows_of(o, 3, &mut rows);
+        let (r0, r1, r2) = (&rows[..nq], &rows[nq..2 * nq], &rows[2 * nq..3 * nq]);
+        let acc: [f64; 3] = [r0, r1, r2].map(|r| r.iter().zip(vdot).map(|(a, b)| a * b).sum());
         let g = dynamics.gravity;
         // inertia of v̇ and gravity through ∂DF/∂q: D²F_x · m (acc − g)
         for a in 0..3 {
             weight[o + a] += m * (acc[a] - g[a]);
         }
         for k in 0..nq {
-            let dacc = [0, 1, 2].map(|a| d2_dir(o + a, 1, k));
-            let dvel = [0, 1, 2].map(|a| d2_dir(o + a, 0, k));
+            let (cv, ca) = (d2.col_as_slice(k), d2.col_as_slice(nq + k));
+            let dacc = [ca[o], ca[o + 1], ca[o + 2]];
+            let dvel = [cv[o], cv[o + 1], cv[o + 2]];
+            let (dq_col, dv_col) = (d_q.col_as_slice_mut(k), d_v.col_as_slice_mut(k));
             for i in 0..nq {
-                let mut dq = 0.0;
-                let mut dv = 0.0;
-                for a in 0..3 {
-                    // inertia of v̇ through DF
-                    dq += m * df[(o + a, i)] * dacc[a];
-                    // c = DFᵀ M D²F(v, v): ∂/∂v_k = 2 DFᵀ M D²F(v, e_k)
-                    dv += 2.0 * m * df[(o + a, i)] * dvel[a];
-                }
-                d_q[(i, k)] += dq;
-                d_v[(i, k)] += dv;
+                let (a0, a1, a2) = (r0[i], r1[i], r2[i]);
+                // inertia of v̇ through DF
+                dq_col[i] += m * a0 * dacc[0] + m * a1 * dacc[1] + m * a2 * dacc[2];
+                // c = DFᵀ M D²F(v, v): ∂/∂v_k = 2 DFᵀ M D²F(v, e_k)
+                dv_col[i] += 2.0 * m * a0 * dvel[0] + 2.0 * m * a1 * dvel[1] + 2.0 * m * a2 * dvel[2];
             }
         }
     }
     for (node, j) in &dynamics.rotors {
         let o = model.nodes[node.index()].offset;
+        rows_of(o, 4, &mut rows);
         let l = quat_at(x, o);
         let ml = rotational_mass(&l, j);
-        let acc: [f64; 4] = [0, 1, 2, 3].map(|a| (0..nq).map(|c| df[(o + a, c)] * vdot[c]).sum());
-        let ld: [f64; 4] = [0, 1, 2, 3].map(|a| (0..nq).map(|c| df[(o + a, c)] * v[c]).sum());
+        let row = |a: usize| &rows[a * nq..(a + 1) * nq];
+        let dot = |a: usize, w: &[f64]| -> f64 { row(a).iter().zip(w).map(|(p, q)| p * q).sum() };
+        let acc: [f64; 4] = [0, 1, 2, 3].map(|a| dot(a, vdot));
+        let ld: [f64; 4] = [0, 1, 2, 3].map(|a| dot(a, v));
         let m_acc = acc;
         // H(a, b) = 8 Ḡ(a)ᵀ J Ḡ(λ) b, h(λ̇) = H(λ̇, λ̇)
         let jg_ld = {
@@ -217,28 +238,26 @@ pub fn linearize_motion_with(
             weight[o + a] += ml_acc[a];
         }
         for k in 0..nq {
-            let dl: [f64; 4] = [0, 1, 2, 3].map(|a| df[(o + a, k)]);
+            let dl: [f64; 4] = [0, 1, 2, 3].map(|a| row(a)[k]);
             // ∂M_λ/∂q_k = 4 (Ḡ(δλ)ᵀ J Ḡ(λ) + Ḡ(λ)ᵀ J Ḡ(δλ))
             let (p1, p2) = (gbar_t_j_gbar(&dl, j, &l), gbar_t_j_gbar(&l, j, &dl));
             let dm_acc = [0, 1, 2, 3].map(|a| 4.0 * (0..4).map(|b| (p1[a][b] + p2[a][b]) * m_acc[b]).sum::<f64>());
-            let m_dacc = mat4_vec(&ml, &[0, 1, 2, 3].map(|a| d2_dir(o + a, 1, k)));
+            let (cv, ca) = (d2.col_as_slice(k), d2.col_as_slice(nq + k));
+            let m_dacc = mat4_vec(&ml, &[ca[o], ca[o + 1], ca[o + 2], ca[o + 3]]);
             // ∂h/∂λ̇ · δ = 8 Ḡ(δ)ᵀ J Ḡ(λ) λ̇ + 8 Ḡ(λ̇)ᵀ J Ḡ(λ) δ, with δ = DF_λ e_k
             let gd = gbar_matrix(&dl);
             let dh: [f64; 4] = [0, 1, 2, 3].map(|a| {
                 8.0 * ((0..3).map(|i| gd[i][a] * jg_ld[i]).sum::<f64>()
                     + (0..4).map(|b| ld_part[a][b] * dl[b]).sum::<f64>())
             });
-            let m_dvel = mat4_vec(&ml, &[0, 1, 2, 3].map(|a| d2_dir(o + a, 0, k)));
+            let m_dvel = mat4_vec(&ml, &[cv[o], cv[o + 1], cv[o + 2], cv[o + 3]]);
+            let tq: [f64; 4] = [0, 1, 2, 3].map(|a| dm_acc[a] + m_dacc[a]);
+            let tv: [f64; 4] = [0, 1, 2, 3].map(|a| 2.0 * m_dvel[a] + dh[a]);
+            let (dq_col, dv_col) = (d_q.col_as_slice_mut(k), d_v.col_as_slice_mut(k));
             for i in 0..nq {
-                let mut dq = 0.0;
-                let mut dv = 0.0;
-                for a in 0..4 {
-                    let dfi = df[(o + a, i)];
-                    dq += dfi * (dm_acc[a] + m_dacc[a]);
-                    dv += dfi * (2.0 * m_dvel[a] + dh[a]);
-                }
-                d_q[(i, k)] += dq;
-                d_v[(i, k)] += dv;
+                let dfi = [rows[i], rows[nq + i], rows[2 * nq + i], rows[3 * nq + i]];
+                dq_col[i] += dfi[0] * tq[0] + dfi[1] * tq[1] + dfi[2] * tq[2] + dfi[3] * tq[3];
+                dv_col[i] += dfi[0] * tv[0] + dfi[1] * tv[1] + dfi[2] * tv[2] + dfi[3] * tv[3];
             }
         }
     }
@@ -260,19 +279,21 @@ pub fn linearize_motion_with(
             for a in 0..4 {
                 weight[o + a] -= f[a];
             }
+            rows_of(o, 4, &mut rows);
             for k in 0..nq {
-                let gd = g_matrix(&[0, 1, 2, 3].map(|a| df[(o + a, k)]));
+                let gd = g_matrix(&[0, 1, 2, 3].map(|a| rows[a * nq + k]));
                 let df_load: [f64; 4] = [0, 1, 2, 3].map(|c| 2.0 * (0..3).map(|i| gd[i][c] * mm[i]).sum::<f64>());
+                let dq_col = d_q.col_as_slice_mut(k);
                 for i in 0..nq {
-                    d_q[(i, k)] -= (0..4).map(|a| df[(o + a, i)] * df_load[a]).sum::<f64>();
+                    dq_col[i] -= (0..4).map(|a| rows[a * nq + i] * df_load[a]).sum::<f64>();
                 }
             }
         }
     }
     // laws: r ∋ DF_eᵀ σ(e, ė), ė = DF_e v
-    let dfe = data.df_e.as_ref();
-    let mut sigma = Vec::new();
-    let (mut ks, mut cs) = (Vec::new(), Vec::new());
+    let dfe = &data.df_e;
+    let (mut sigma, mut ks, mut cs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut dsig, mut dsig_v, mut erows) = (Vec::new(), Vec::new(), Vec::new());
     for (el, entry) in model.elements.iter().enumerate() {
         let Some(law) = model.law(ElementId::new(el)) else { continue };
         let n = entry.element.layout().n_modes();
@@ -283,37 +304,41 @@ pub fn linearize_motion_with(
         law.stress(&data.e[r.clone()], &ed[r.clone()], &mut sigma);
         law.tangent(&data.e[r.clone()], &ed[r.clone()], &mut ks, &mut cs);
         // rigid modes carry reactions, not the law's stresses (as in law_stresses)
-        let live: Vec<bool> = r.clone().map(|m| !matches!(model.mode_role[m], ModeRole::Fixed(_))).collect();
-        for a in 0..n {
-            if !live[a] {
+        for (a, m) in r.clone().enumerate() {
+            if matches!(model.mode_role[m], ModeRole::Fixed(_)) {
                 sigma[a] = 0.0;
-                for b in 0..n {
-                    ks[a * n + b] = 0.0;
-                    cs[a * n + b] = 0.0;
-                }
+                ks[a * n..(a + 1) * n].fill(0.0);
+                cs[a * n..(a + 1) * n].fill(0.0);
             }
         }
         let o = entry.mode_offset;
+        // the element's rows of DF_e (n_q values each)
+        erows.clear();
+        erows.extend((0..n).flat_map(|a| (0..nq).map(move |i| (a, i))).map(|(a, i)| dfe.col_as_slice(i)[o + a]));
         for (i, ri) in residual.iter_mut().enumerate() {
-            *ri += (0..n).map(|a| dfe[(o + a, i)] * sigma[a]).sum::<f64>();
+            *ri += (0..n).map(|a| erows[a * nq + i] * sigma[a]).sum::<f64>();
         }
         // the elastic term D²F_eᵀ σ: the stresses weight their modes in the stiffness
         modes.extend((0..n).map(|a| (ModeId::new(o + a), sigma[a])));
         for k in 0..nq {
             // ∂σ/∂q_k = K DF_e e_k + C D²F_e(v, e_k)
-            let dsig: Vec<f64> = (0..n)
-                .map(|a| (0..n).map(|b| ks[a * n + b] * dfe[(o + b, k)] + cs[a * n + b] * d2e_v[(o + b, k)]).sum())
-                .collect();
-            let dsig_v: Vec<f64> = (0..n).map(|a| (0..n).map(|b| cs[a * n + b] * dfe[(o + b, k)]).sum()).collect();
+            let d2k = &d2e_v.col_as_slice(k)[o..o + n];
+            dsig.clear();
+            dsig.extend(
+                (0..n).map(|a| (0..n).map(|b| ks[a * n + b] * erows[b * nq + k] + cs[a * n + b] * d2k[b]).sum::<f64>()),
+            );
+            dsig_v.clear();
+            dsig_v.extend((0..n).map(|a| (0..n).map(|b| cs[a * n + b] * erows[b * nq + k]).sum::<f64>()));
+            let (dq_col, dv_col) = (d_q.col_as_slice_mut(k), d_v.col_as_slice_mut(k));
             for i in 0..nq {
                 let mut dq = 0.0;
                 let mut dv = 0.0;
                 for a in 0..n {
-                    dq += dfe[(o + a, i)] * dsig[a];
-                    dv += dfe[(o + a, i)] * dsig_v[a];
+                    dq += erows[a * nq + i] * dsig[a];
+                    dv += erows[a * nq + i] * dsig_v[a];
                 }
-                d_q[(i, k)] += dq;
-                d_v[(i, k)] += dv;
+                dq_col[i] += dq;
+                dv_col[i] += dv;
             }
         }
     }

@@ -25,7 +25,7 @@ use faer::{Mat, MatMut};
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::{Evaluation, Order};
 use crate::ids::ModeId;
-use crate::kinematics::{KinematicsError, evaluate_constraints, solve_transpose_checked};
+use crate::kinematics::{KinematicsError, evaluate_constraints, evaluate_keeping_hessians, solve_transpose_checked};
 use crate::model::{ModeRole, Model};
 
 /// Add `Σ_k w_k ∂²e_k/∂q² + Σ_r W_r ∂²x_r/∂q²` for `weights = [(mode, w_k)]` and the force
@@ -50,6 +50,54 @@ pub(crate) fn add_geometric_stiffness(
     result
 }
 
+/// Evaluate every free element at the solved configuration to first order, as
+/// [`crate::kinematics::evaluate`] does, and the elements of the modes `weighted` to second order
+/// on their own coordinates in that same evaluation: the geometric stiffness at this
+/// configuration ([`crate::linearize::linearize_motion_with`]) then takes their Hessians from it
+/// instead of evaluating them again, and their values and gradients (`DF_e`) come from the same
+/// solve of each element (a wrapping path's geodesic). Meant for positions solved without the
+/// free elements ([`crate::NewtonOptions::free_elements`] false): they are evaluated once.
+pub fn evaluate_weighted(model: &Model, data: &mut Data, weighted: &[ModeId]) -> Result<(), KinematicsError> {
+    let mut ws = std::mem::take(&mut data.work.stiffness);
+    let result = keep_hessians(model, data, weighted, &mut ws);
+    data.work.stiffness = ws;
+    result
+}
+
+fn keep_hessians(
+    model: &Model,
+    data: &mut Data,
+    weighted: &[ModeId],
+    ws: &mut Workspace,
+) -> Result<(), KinematicsError> {
+    let Workspace { wanted, kept, kept_x, kept_at, .. } = ws;
+    let ne = model.elements.len();
+    wanted.clear();
+    wanted.resize(ne, false);
+    for m in weighted.iter().filter(|m| matches!(model.mode_role[m.index()], ModeRole::Dependent)) {
+        wanted[model.mode_element[m.index()].0.index()] = true;
+    }
+    kept.clear();
+    kept_at.clear();
+    kept_at.resize(ne, None);
+    let result = evaluate_keeping_hessians(model, data, wanted, &mut |i, h| {
+        kept_at[i] = Some((kept.len(), 0));
+        kept.extend_from_slice(h);
+    });
+    // where each was evaluated: its Hessian is used only there
+    kept_x.clear();
+    for (i, at) in kept_at.iter_mut().enumerate() {
+        if let Some((_, xo)) = at {
+            *xo = kept_x.len();
+            kept_x.extend(model.elements[i].own.iter().map(|&c| data.x[c]));
+        }
+    }
+    if result.is_err() {
+        kept_at.fill(None);
+    }
+    result
+}
+
 fn stiffness_in(
     model: &Model,
     data: &mut Data,
@@ -59,7 +107,8 @@ fn stiffness_in(
     ws: &mut Workspace,
 ) -> Result<(), KinematicsError> {
     let (nx, nq) = (model.n_x(), model.n_q());
-    let Workspace { rows, force, attached, pair, xloc, e, de, d2e, hsum, modes, frames, lambda, scratch } = ws;
+    let Workspace { rows, force, attached, pair, xloc, e, de, d2e, hsum, modes, frames, lambda, scratch, .. } = ws;
+    let (kept, kept_x, kept_at) = (&ws.kept, &ws.kept_x, &ws.kept_at);
     // (element, local mode, w), an element's modes together
     modes.clear();
     modes.extend(
@@ -89,11 +138,25 @@ fn stiffness_in(
         de.resize(m * n, 0.0);
         d2e.clear();
         d2e.resize(m * n * n, 0.0);
-        let mut ev = Evaluation::new(Order::Hessian, n, e, de, d2e, &mut data.states[el]);
-        entry
-            .element
-            .evaluate(xloc, &mut ev)
-            .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
+        match kept_at.get(el).copied().flatten() {
+            // evaluated with its Hessian at this configuration (evaluate_weighted): its gradient
+            // on its own coordinates is the kernel's
+            Some((ho, xo)) if kept_x[xo..xo + n] == xloc[..] => {
+                d2e.copy_from_slice(&kept[ho..ho + m * n * n]);
+                let g = match &entry.chain {
+                    Some(c) => &data.de_own[c.de_own_offset..c.de_own_offset + m * n],
+                    None => &data.de[entry.de_offset..entry.de_offset + m * n],
+                };
+                de.copy_from_slice(g);
+            }
+            _ => {
+                let mut ev = Evaluation::new(Order::Hessian, n, e, de, d2e, &mut data.states[el]);
+                entry
+                    .element
+                    .evaluate(xloc, &mut ev)
+                    .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
+            }
+        }
         let first = next;
         while next < modes.len() && modes[next].0 == el {
             let (_, k, w) = modes[next];
@@ -208,9 +271,14 @@ impl<'a> Rows<'a> {
         let stride = nq.next_multiple_of(4).max(4);
         rows.clear();
         rows.resize(nx * stride, 0.0);
-        for j in 0..nq {
-            for (r, v) in df.col_as_slice(j).iter().enumerate() {
-                rows[r * stride + j] = *v;
+        // four columns at a time: each row's four values are written together
+        for j0 in (0..nq).step_by(4) {
+            let k = (nq - j0).min(4);
+            let cols: [&[f64]; 4] = std::array::from_fn(|c| df.col_as_slice(j0 + c.min(k - 1)));
+            for (r, row) in rows.chunks_exact_mut(stride).enumerate() {
+                for (c, v) in row[j0..j0 + k].iter_mut().enumerate() {
+                    *v = cols[c][r];
+                }
             }
         }
         let rows: &'a Vec<f64> = rows;
@@ -238,6 +306,13 @@ pub(crate) struct Workspace {
     frames: Vec<(usize, [[f64; 4]; 4])>,
     lambda: Vec<f64>,
     scratch: Scratch,
+    /// [`evaluate_weighted`]'s: the elements wanted; their Hessians on their own coordinates
+    /// (one after the other), the coordinates they were evaluated at, and per element the
+    /// offsets of both.
+    wanted: Vec<bool>,
+    kept: Vec<f64>,
+    kept_x: Vec<f64>,
+    kept_at: Vec<Option<(usize, usize)>>,
 }
 
 /// Scratch of [`Scratch::add_congruence`].
@@ -246,6 +321,7 @@ struct Scratch {
     u: Vec<f64>,
     t: Vec<f64>,
     moving: Vec<usize>,
+    arch: pulp::Arch,
 }
 
 impl Scratch {
@@ -254,7 +330,7 @@ impl Scratch {
     /// body's points and obstacles add nothing). Whether the terms used were finite.
     fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
         let (n, w) = (coords.len(), df.stride);
-        let Self { u, t, moving } = self;
+        let Self { u, t, moving, arch } = self;
         moving.clear();
         moving.extend((0..n).filter(|&a| df.row(coords[a]).iter().any(|v| *v != 0.0)));
         u.clear();
@@ -263,13 +339,16 @@ impl Scratch {
         }
         t.clear();
         t.resize(moving.len() * w, 0.0);
-        // t = s H U (rows of width w), then Uᵀ t
+        // t = s H U (rows of width w), then Uᵀ t; compiled for the widest vectors the processor
+        // has (`pulp`'s runtime dispatch: no FMA, so the sums round as the scalar code's)
+        let c = Congruence { h, n, moving, s, u, t, nq: df.nq, pair };
         match w {
-            4 => return fixed::<4>(h, n, moving, s, u, t, df.nq, pair),
-            8 => return fixed::<8>(h, n, moving, s, u, t, df.nq, pair),
-            12 => return fixed::<12>(h, n, moving, s, u, t, df.nq, pair),
-            16 => return fixed::<16>(h, n, moving, s, u, t, df.nq, pair),
+            4 => arch.dispatch(Fixed::<4>(c)),
+            8 => arch.dispatch(Fixed::<8>(c)),
+            12 => arch.dispatch(Fixed::<12>(c)),
+            16 => arch.dispatch(Fixed::<16>(c)),
             _ => {
+                let Congruence { u, t, pair, nq, .. } = c;
                 for (ta, &a) in t.chunks_exact_mut(w).zip(moving.iter()) {
                     let ha = &h[a * n..(a + 1) * n];
                     for (ub, &b) in u.chunks_exact(w).zip(moving.iter()) {
@@ -279,56 +358,97 @@ impl Scratch {
                         }
                     }
                 }
+                add_pairs(u, t, nq, w, pair);
+                t.iter().sum::<f64>().is_finite()
             }
         }
-        add_pairs(u, t, df.nq, w, pair);
-        t.iter().sum::<f64>().is_finite()
+    }
+}
+
+/// The operands of [`Scratch::add_congruence`].
+struct Congruence<'a> {
+    h: &'a [f64],
+    n: usize,
+    moving: &'a [usize],
+    s: f64,
+    u: &'a [f64],
+    t: &'a mut [f64],
+    nq: usize,
+    pair: &'a mut [f64],
+}
+
+/// [`fixed`] for rows of `W` values, run by `pulp`'s dispatch: inlined into a function compiled
+/// for the processor's widest vectors (a closure would not be inlined there).
+struct Fixed<'a, const W: usize>(Congruence<'a>);
+
+impl<const W: usize> pulp::WithSimd for Fixed<'_, W> {
+    type Output = bool;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> bool {
+        fixed::<W>(self.0)
     }
 }
 
 /// [`Scratch::add_congruence`] for rows of `W` values, their sums kept in registers:
-/// `t[a] = s Σ_b H[moving[a], moving[b]] u[b]`, then row `i` of `Uᵀ t`.
-#[allow(clippy::too_many_arguments)]
-fn fixed<const W: usize>(
-    h: &[f64],
-    n: usize,
-    moving: &[usize],
-    s: f64,
-    u: &[f64],
-    t: &mut [f64],
-    nq: usize,
-    pair: &mut [f64],
-) -> bool {
-    for (ta, &a) in t.chunks_exact_mut(W).zip(moving) {
-        let ha = &h[a * n..(a + 1) * n];
-        let mut acc = [0.0; W];
+/// `t[a] = s Σ_b H[moving[a], moving[b]] u[b]`, then row `i` of `Uᵀ t`. Three rows at a time,
+/// so that three independent sums hide the additions' latency; each sum is taken in the order
+/// of the row-by-row loop, so it rounds the same.
+#[inline(always)]
+fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
+    let Congruence { h, n, moving, s, u, t, nq, pair } = c;
+    let m = moving.len();
+    let mut a0 = 0;
+    while a0 < m {
+        let k = (m - a0).min(3);
+        let hr: [&[f64]; 3] = std::array::from_fn(|r| {
+            let a = moving[a0 + r.min(k - 1)];
+            &h[a * n..(a + 1) * n]
+        });
+        let mut acc = [[0.0; W]; 3];
         for (ub, &b) in u.chunks_exact(W).zip(moving) {
-            let hab = s * ha[b];
-            for (x, y) in acc.iter_mut().zip(ub) {
-                *x += hab * y;
+            for (accr, hrow) in acc.iter_mut().zip(&hr) {
+                let hab = s * hrow[b];
+                for (x, y) in accr.iter_mut().zip(ub) {
+                    *x += hab * y;
+                }
             }
         }
-        ta.copy_from_slice(&acc);
+        for (ta, accr) in t[a0 * W..(a0 + k) * W].chunks_exact_mut(W).zip(&acc) {
+            ta.copy_from_slice(accr);
+        }
+        a0 += k;
     }
-    let mut finite = true;
+    // every sum, lane by lane: a NaN or infinity anywhere stays in one of them
+    let mut all = [0.0; W];
     let mut rest = &mut pair[..];
-    for i in 0..nq {
-        let mut acc = [0.0; W];
+    let mut i0 = 0;
+    while i0 < nq {
+        let k = (nq - i0).min(3);
+        let mut acc = [[0.0; W]; 3];
         for (ua, ta) in u.chunks_exact(W).zip(t.chunks_exact(W)) {
-            let ui = ua[i];
-            for (x, y) in acc.iter_mut().zip(ta) {
-                *x += ui * y;
+            for (r, accr) in acc.iter_mut().enumerate() {
+                // rows are padded with zeros past n_q
+                let ui = if i0 + r < W { ua[i0 + r] } else { 0.0 };
+                for (x, y) in accr.iter_mut().zip(ta) {
+                    *x += ui * y;
+                }
             }
         }
-        // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
-        let (row, tail) = rest.split_at_mut(nq - i);
-        rest = tail;
-        for (p, v) in row.iter_mut().zip(&acc[i..nq]) {
-            *p += v;
+        for (r, accr) in acc[..k].iter().enumerate() {
+            let i = i0 + r;
+            // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
+            let (row, tail) = rest.split_at_mut(nq - i);
+            rest = tail;
+            for (p, v) in row.iter_mut().zip(&accr[i..nq]) {
+                *p += v;
+            }
+            for (x, y) in all.iter_mut().zip(accr) {
+                *x += y;
+            }
         }
-        finite &= acc.iter().sum::<f64>().is_finite();
+        i0 += k;
     }
-    finite
+    all.iter().sum::<f64>().is_finite()
 }
 
 /// `pair[(i, j)] += Σ_a u[a, i] t[a, j]` for `i <= j < nq`, `u` and `t` row-major with rows of

@@ -335,18 +335,27 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
 
 /// `out[(m, i n_q + k)] = w_iᵀ H_m DF_x e_k` for every mode `m` of the elements `set` and every
 /// input `k` (`out` n_e x (n_q · ws.len()); `w_i` global, n_x): `H_m w_i` once per direction,
-/// then `n_q` products with `DF_x`'s columns on the element's coordinates — or, with fewer
+/// then `n_q` products with `DF_x`'s rows on the element's coordinates — or, with fewer
 /// inputs than directions, `H_m DF_x` once.
 pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut Mat<f64>) {
     let nq = model.n_q();
-    let (mut y, mut u) = (Vec::new(), Vec::new());
+    let (mut y, mut u, mut z) = (Vec::new(), Vec::new(), Vec::new());
     for &el in set {
         let entry = &model.elements[el];
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        // u = DF_x on the coordinates, once per element: by columns (n_q x n) with fewer inputs
+        // than directions, else by rows (n x n_q)
+        u.clear();
         if nq < ws.len() {
-            // u = DF_x on the coordinates, by columns (n_q x n)
-            u.clear();
             u.extend((0..nq).flat_map(|j| entry.coords.iter().map(move |&c| (c, j))).map(|(c, j)| data.df_x[(c, j)]));
+        } else {
+            u.resize(n * nq, 0.0);
+            for j in 0..nq {
+                let col = data.df_x.col_as_slice(j);
+                for (a, &c) in entry.coords.iter().enumerate() {
+                    u[a * nq + j] = col[c];
+                }
+            }
         }
         for k in 0..m {
             let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
@@ -366,10 +375,16 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
                 y.extend(
                     h.chunks_exact(n).map(|row| row.iter().zip(&entry.coords).map(|(hv, &c)| hv * w[c]).sum::<f64>()),
                 );
-                for j in 0..nq {
-                    let col = data.df_x.col_as_slice(j);
-                    out[(entry.mode_offset + k, i * nq + j)] =
-                        y.iter().zip(&entry.coords).map(|(yv, &c)| yv * col[c]).sum::<f64>();
+                // yᵀ U, row by row of U (each sum in the order of a)
+                z.clear();
+                z.resize(nq, 0.0);
+                for (yv, ua) in y.iter().zip(u.chunks_exact(nq)) {
+                    for (zv, uv) in z.iter_mut().zip(ua) {
+                        *zv += yv * uv;
+                    }
+                }
+                for (j, zv) in z.iter().enumerate() {
+                    out[(entry.mode_offset + k, i * nq + j)] = *zv;
                 }
             }
         }

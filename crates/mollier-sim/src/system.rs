@@ -19,8 +19,9 @@
 
 use faer::Mat;
 use mollier_core::dense::{lu_in_place, lu_solve};
-use mollier_core::kinematics::{KinematicsError, solve_positions};
+use mollier_core::kinematics::{KinematicsError, NewtonOptions, solve_positions_with};
 use mollier_core::linearize::linearize_motion_with;
+use mollier_core::stiffness::evaluate_weighted;
 use mollier_core::transfer::first_order;
 use mollier_core::{Data, ModeId, Model};
 
@@ -121,8 +122,8 @@ pub struct Linearization {
     pub fv_q: Mat<f64>,
     /// `∂f_v/∂v` (n x n).
     pub fv_v: Mat<f64>,
-    /// `∂L_m/∂q` (m rows of n).
-    pub grad: Vec<Vec<f64>>,
+    /// `∂L_m/∂q` (m x n, row-major: muscle `k`'s row is [`Linearization::grad`]`(k)`).
+    pub grad: Vec<f64>,
     /// Path lengths (m).
     pub length: Vec<f64>,
     /// Contraction residuals and partials per muscle.
@@ -135,6 +136,8 @@ pub struct Linearization {
 pub struct Workspace {
     /// The kernel's data for the last configuration.
     pub data: Data,
+    /// The muscles' path modes.
+    modes: Vec<ModeId>,
 }
 
 impl<'m> Musculoskeletal<'m> {
@@ -150,7 +153,7 @@ impl<'m> Musculoskeletal<'m> {
 
     /// A workspace for this system.
     pub fn workspace(&self) -> Workspace {
-        Workspace { data: Data::new(self.model) }
+        Workspace { data: Data::new(self.model), modes: self.muscles.iter().map(|m| m.mode).collect() }
     }
 
     /// Evaluate `f(x, ẋ, u)` and its partials.
@@ -164,13 +167,17 @@ impl<'m> Musculoskeletal<'m> {
             }
         }
         let (q, v) = (&x[..n], &x[n..2 * n]);
-        solve_positions(self.model, &mut ws.data, q)?;
-        // the paths' lengths and moment arms, then the muscles' forces: their geometric stiffness
-        // Σ F_m ∂²L_m/∂q² goes into ∂f_v/∂q without the paths' second-order transfer functions
+        // the paths are evaluated once, at the solution, with their Hessians: their lengths and
+        // moment arms give the muscles' forces, and the forces weight the Hessians in the
+        // geometric stiffness Σ F_m ∂²L_m/∂q² (∂f_v/∂q), without the paths' second-order
+        // transfer functions
+        let opts = NewtonOptions { free_elements: false, ..NewtonOptions::default() };
+        solve_positions_with(self.model, &mut ws.data, q, &opts)?;
+        evaluate_weighted(self.model, &mut ws.data, &ws.modes)?;
         first_order(self.model, &mut ws.data)?;
         let data = &ws.data;
         let dfe = data.df_e();
-        let mut grad = Vec::with_capacity(m);
+        let mut grad = vec![0.0; m * n];
         let mut length = Vec::with_capacity(m);
         let mut contraction = Vec::with_capacity(m);
         let mut activation = Vec::with_capacity(m);
@@ -183,7 +190,9 @@ impl<'m> Musculoskeletal<'m> {
             let (fa, da, _, du) = mu.hill.activation(a, xd[layout.a() + k], u[k]);
             f[layout.s() + k] = c.residual;
             f[layout.a() + k] = fa;
-            grad.push((0..n).map(|j| dfe[(r, j)]).collect::<Vec<f64>>());
+            for (j, g) in grad[k * n..(k + 1) * n].iter_mut().enumerate() {
+                *g = dfe[(r, j)];
+            }
             length.push(l);
             contraction.push(c);
             activation.push((da, du));
@@ -196,19 +205,24 @@ impl<'m> Musculoskeletal<'m> {
             f[i] = xd[i] - v[i];
             f[n + i] = lin.residual[i];
         }
-        for (c, g) in contraction.iter().zip(&grad) {
+        for (c, g) in contraction.iter().zip(grad.chunks_exact(n.max(1))) {
             for i in 0..n {
                 f[n + i] += c.force * g[i];
-                for j in 0..n {
-                    fv_q[(i, j)] += c.force_d_length * g[i] * g[j];
-                }
             }
         }
+        // Σ_m (∂F_m/∂L_m) ∂L_m/∂q ∂L_m/∂qᵀ
+        add_weighted_gram(&mut fv_q, &grad, contraction.iter().map(|c| c.force_d_length));
         Ok(Linearization { layout, f, mass: lin.mass, fv_q, fv_v: lin.d_v, grad, length, contraction, activation })
     }
 }
 
 impl Linearization {
+    /// `∂L_m/∂q` of muscle `k` (n).
+    pub fn grad(&self, k: usize) -> &[f64] {
+        let n = self.layout.n;
+        &self.grad[k * n..(k + 1) * n]
+    }
+
     /// `∂f/∂x`, `∂f/∂ẋ` and `∂f/∂u` as dense matrices (len x len, len x len, len x m), for tests
     /// and inspection; the step uses the blocks.
     pub fn dense(&self) -> (Mat<f64>, Mat<f64>, Mat<f64>) {
@@ -229,9 +243,9 @@ impl Linearization {
         for k in 0..m {
             let c = &self.contraction[k];
             let (rs, ra) = (l.s() + k, l.a() + k);
-            for i in 0..n {
-                fx[(n + i, rs)] = c.force_d_s * self.grad[k][i];
-                fx[(rs, i)] = c.d_length * self.grad[k][i];
+            for (i, g) in self.grad(k).iter().enumerate() {
+                fx[(n + i, rs)] = c.force_d_s * g;
+                fx[(rs, i)] = c.d_length * g;
             }
             fx[(rs, rs)] = c.d_s;
             fx[(rs, ra)] = c.d_a;
@@ -280,16 +294,16 @@ impl Linearization {
             b[i] = bi;
         }
         for k in 0..m {
-            let c = &self.contraction[k];
-            let g = &self.grad[k];
-            let w = c.force_d_s / a_ss[k];
-            for i in 0..n {
-                b[i] -= w * g[i] * b_s[k];
-                for j in 0..n {
-                    k_mat[(i, j)] -= w * c.d_length * g[i] * g[j];
-                }
+            let w = self.contraction[k].force_d_s / a_ss[k];
+            for (bi, g) in b.iter_mut().zip(self.grad(k)) {
+                *bi -= w * g * b_s[k];
             }
         }
+        add_weighted_gram(
+            &mut k_mat,
+            &self.grad,
+            self.contraction.iter().zip(&a_ss).map(|(c, a)| -(c.force_d_s / a) * c.d_length),
+        );
         let dq = solve_dense(&k_mat, &b).ok_or_else(|| SimError::Singular(String::new()))?;
         for i in 0..n {
             out[i] = dq[i];
@@ -297,10 +311,37 @@ impl Linearization {
         }
         for k in 0..m {
             let c = &self.contraction[k];
-            let gq: f64 = (0..n).map(|j| self.grad[k][j] * dq[j]).sum();
+            let gq: f64 = self.grad(k).iter().zip(&dq).map(|(g, d)| g * d).sum();
             out[l.s() + k] = (b_s[k] - c.d_length * gq) / a_ss[k];
         }
         Ok(out)
+    }
+}
+
+/// `out += Gᵀ diag(w) G` for `G` (rows of `out.ncols()` values, row-major, one per weight `w`;
+/// `out` n x n, symmetric): a rank-m update, its upper triangle summed and mirrored.
+fn add_weighted_gram(out: &mut Mat<f64>, g: &[f64], w: impl Iterator<Item = f64>) {
+    let n = out.ncols();
+    if n == 0 {
+        return;
+    }
+    let mut upper = vec![0.0; n * n];
+    for (row, wk) in g.chunks_exact(n).zip(w) {
+        for (i, gi) in row.iter().enumerate() {
+            let s = wk * gi;
+            for (u, gj) in upper[i * n + i..(i + 1) * n].iter_mut().zip(&row[i..]) {
+                *u += s * gj;
+            }
+        }
+    }
+    for i in 0..n {
+        for j in i..n {
+            let u = upper[i * n + j];
+            out[(i, j)] += u;
+            if j != i {
+                out[(j, i)] += u;
+            }
+        }
     }
 }
 

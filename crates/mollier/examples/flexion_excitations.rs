@@ -169,7 +169,7 @@ fn main() {
             let mut b: Vec<f64> = (0..n).map(|i| -lin.f[n + i] - extra[i]).collect();
             let mut a_mat = vec![vec![0.0; m]; n];
             for (k, mu) in sys.muscles.iter().enumerate() {
-                let g = &lin.grad[k];
+                let g = lin.grad(k);
                 let (s, sd) = (x[l.s() + k], xd[l.s() + k]);
                 let (lce, cos, _, _) = mu.hill.fibre(s);
                 let fl = mu.hill.force_length(lce).0;

@@ -465,3 +465,56 @@ fn vectors_of_the_wrong_length_are_errors_not_panics() {
     assert!(sys.rosenbrock_step(&mut ws, &st, 0.004, &|_, u: &mut [f64]| u.fill(0.0)).is_err());
     assert!(sys.rest_state(&mut ws, &[0.0, 0.0], 0.0, &[0.0, 0.0]).is_err());
 }
+
+#[test]
+fn one_evaluation_of_the_paths_gives_what_two_gave() {
+    // the step solves the positions without the free elements and evaluates them once, with the
+    // paths' Hessians kept for the stiffness (stiffness::evaluate_weighted); against the default
+    // solve, which evaluates them to first order, and a stiffness that evaluates them itself
+    use mollier_core::kinematics::{NewtonOptions, solve_positions, solve_positions_with};
+    use mollier_core::linearize::linearize_motion_with;
+    let c = mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry()).unwrap();
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let (m, n) = (&c.model, sys.layout().n);
+    let (x, xd, _) = shoulder_state(&sys, &c);
+    let (q, v, vdot) = (&x[..n], &x[n..2 * n], &xd[n..2 * n]);
+    let tensions: Vec<_> =
+        sys.muscles.iter().enumerate().map(|(k, mu)| (mu.mode, 50.0 + 10.0 * (k as f64).cos())).collect();
+    let modes: Vec<_> = sys.muscles.iter().map(|mu| mu.mode).collect();
+    let without = NewtonOptions { free_elements: false, ..NewtonOptions::default() };
+    // (a) two evaluations: the default solve, the stiffness evaluating the paths itself
+    let mut a = mollier_core::Data::new(m);
+    solve_positions(m, &mut a, q).unwrap();
+    let lin_a = linearize_motion_with(m, &mut a, v, vdot, &tensions).unwrap();
+    // (b) one evaluation, the Hessians kept
+    let mut b = mollier_core::Data::new(m);
+    solve_positions_with(m, &mut b, q, &without).unwrap();
+    mollier_core::stiffness::evaluate_weighted(m, &mut b, &modes).unwrap();
+    let lin_b = linearize_motion_with(m, &mut b, v, vdot, &tensions).unwrap();
+    // (c) free elements left out of the solve, evaluated by the first transfer function
+    let mut cc = mollier_core::Data::new(m);
+    solve_positions_with(m, &mut cc, q, &without).unwrap();
+    mollier_core::transfer::first_order(m, &mut cc).unwrap();
+    let rel = |p: f64, w: f64, scale: f64| (p - w).abs() / scale;
+    let (mut de, mut dk) = (0.0f64, 0.0f64);
+    for mu in &sys.muscles {
+        let r = mu.mode.index();
+        let scale = (0..n).fold(1e-3f64, |s, j| s.max(a.df_e()[(r, j)].abs()));
+        for d in [&b, &cc] {
+            de = de.max(rel(d.e()[r], a.e()[r], 1e-3));
+            for j in 0..n {
+                de = de.max(rel(d.df_e()[(r, j)], a.df_e()[(r, j)], scale));
+            }
+        }
+    }
+    let scale = (0..n * n).fold(0.0f64, |s, k| s.max(lin_a.d_q[(k / n, k % n)].abs()));
+    for i in 0..n {
+        for j in 0..n {
+            dk = dk.max(rel(lin_b.d_q[(i, j)], lin_a.d_q[(i, j)], scale));
+        }
+    }
+    assert!(scale > 1.0, "the stiffness is exercised: {scale}");
+    assert!(de < 1e-10, "lengths and moment arms: largest relative difference {de:e}");
+    assert!(dk < 1e-10, "∂r/∂q: largest relative difference {dk:e}");
+    eprintln!("one evaluation against two: e, DF_e {de:.1e}; ∂r/∂q {dk:.1e}");
+}
