@@ -132,31 +132,32 @@ fn stiffness_in(
         let (m, n) = (entry.element.layout().n_modes(), entry.own.len());
         xloc.clear();
         xloc.extend(entry.own.iter().map(|&c| data.x[c]));
-        e.clear();
-        e.resize(m, 0.0);
-        de.clear();
-        de.resize(m * n, 0.0);
-        d2e.clear();
-        d2e.resize(m * n * n, 0.0);
-        match kept_at.get(el).copied().flatten() {
-            // evaluated with its Hessian at this configuration (evaluate_weighted): its gradient
-            // on its own coordinates is the kernel's
+        // the gradient and Hessians on the element's own coordinates (m x n, m x n x n)
+        let (de, d2e): (&[f64], &[f64]) = match kept_at.get(el).copied().flatten() {
+            // evaluated with its Hessian at this configuration (evaluate_weighted): read in
+            // place; its gradient on its own coordinates is the kernel's
             Some((ho, xo)) if kept_x[xo..xo + n] == xloc[..] => {
-                d2e.copy_from_slice(&kept[ho..ho + m * n * n]);
                 let g = match &entry.chain {
                     Some(c) => &data.de_own[c.de_own_offset..c.de_own_offset + m * n],
                     None => &data.de[entry.de_offset..entry.de_offset + m * n],
                 };
-                de.copy_from_slice(g);
+                (g, &kept[ho..ho + m * n * n])
             }
             _ => {
+                e.clear();
+                e.resize(m, 0.0);
+                de.clear();
+                de.resize(m * n, 0.0);
+                d2e.clear();
+                d2e.resize(m * n * n, 0.0);
                 let mut ev = Evaluation::new(Order::Hessian, n, e, de, d2e, &mut data.states[el]);
                 entry
                     .element
                     .evaluate(xloc, &mut ev)
                     .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
+                (&de[..], &d2e[..])
             }
-        }
+        };
         let first = next;
         while next < modes.len() && modes[next].0 == el {
             let (_, k, w) = modes[next];
