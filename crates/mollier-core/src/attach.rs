@@ -12,7 +12,7 @@
 //! A frame's origin may itself be attached (a body whose origin is another body's point): the
 //! attachments form a forest, kept in an order where a parent comes before its children.
 
-use crate::geometry::{cross, dot, q_matrix, rotate};
+use crate::geometry::{cross, dot, q_matrix, rotate, rotate_jacobian};
 
 /// `∂x_p/∂λ` of one attachment (3 x 4).
 pub(crate) type Jacobian = [[f64; 4]; 3];
@@ -46,33 +46,9 @@ impl Attachment {
         [x[self.orientation], x[self.orientation + 1], x[self.orientation + 2], x[self.orientation + 3]]
     }
 
-    /// `∂x_p,i/∂λ = 2 Q(p, e_i) λ` (3 x 4), in closed form: with `λ = (λ0, v)` and
-    /// `R p = (λ0² − v·v) p + 2 (v·p) v + 2 λ0 v × p`, the column of `λ0` is `2 (λ0 p + v × p)`
-    /// and the column of `v_k` is `2 (−v_k p + p_k v + (v·p) e_k + λ0 e_k × p)`.
+    /// `∂x_p,i/∂λ = 2 Q(p, e_i) λ` (3 x 4), in closed form ([`rotate_jacobian`]).
     pub fn jacobian(&self, x: &[f64]) -> Jacobian {
-        let [l0, v0, v1, v2] = self.lambda(x);
-        let (v, p) = ([v0, v1, v2], self.p);
-        let vp = v[0] * p[0] + v[1] * p[1] + v[2] * p[2];
-        let vxp = [v[1] * p[2] - v[2] * p[1], v[2] * p[0] - v[0] * p[2], v[0] * p[1] - v[1] * p[0]];
-        let mut j = [[0.0; 4]; 3];
-        for i in 0..3 {
-            j[i][0] = 2.0 * (l0 * p[i] + vxp[i]);
-            for k in 0..3 {
-                // (e_k × p)_i
-                let ek_x_p = match (k, i) {
-                    (0, 1) => -p[2],
-                    (0, 2) => p[1],
-                    (1, 0) => p[2],
-                    (1, 2) => -p[0],
-                    (2, 0) => -p[1],
-                    (2, 1) => p[0],
-                    _ => 0.0,
-                };
-                let delta = if i == k { vp } else { 0.0 };
-                j[i][k + 1] = 2.0 * (-v[k] * p[i] + p[k] * v[i] + delta + l0 * ek_x_p);
-            }
-        }
-        j
+        rotate_jacobian(&self.lambda(x), &self.p)
     }
 
     /// The second-order transfer function of this attached node for one pair of inputs (see

@@ -184,15 +184,21 @@ pub fn quat_from_rotation(r: &Mat3) -> Quat {
 ///
 /// Hence `∂/∂λ = 2 Q λ` and `∂²/∂λ² = 2 Q` for constant `u` and `d`.
 pub fn q_matrix(u: &Vec3, d: &Vec3) -> [[f64; 4]; 4] {
-    let ud = dot(u, d);
-    let w = cross(u, d);
+    q_matrix_of(&[0, 1, 2].map(|i| [0, 1, 2].map(|j| d[i] * u[j])))
+}
+
+/// `Σ_t Q(u_t, d_t)` from `c = Σ_t d_t u_tᵀ` (`c[i][j] = Σ d_i u_j`): `Q` is linear in `d uᵀ`,
+/// so a weighted sum of terms `(R(λ) u_t)·d_t` needs one matrix.
+pub fn q_matrix_of(c: &Mat3) -> [[f64; 4]; 4] {
+    let tr = c[0][0] + c[1][1] + c[2][2];
+    let w = [c[2][1] - c[1][2], c[0][2] - c[2][0], c[1][0] - c[0][1]];
     let mut q = [[0.0; 4]; 4];
-    q[0][0] = ud;
+    q[0][0] = tr;
     for i in 0..3 {
         q[0][i + 1] = w[i];
         q[i + 1][0] = w[i];
         for j in 0..3 {
-            q[i + 1][j + 1] = d[i] * u[j] + u[i] * d[j] - if i == j { ud } else { 0.0 };
+            q[i + 1][j + 1] = c[i][j] + c[j][i] - if i == j { tr } else { 0.0 };
         }
     }
     q
@@ -208,16 +214,31 @@ pub fn q_times(q: &[[f64; 4]; 4], l: &Quat) -> Quat {
     r
 }
 
-/// The 3x4 Jacobian `∂(R(λ) u)/∂λ` for a constant body vector `u`, row-major.
+/// The 3x4 Jacobian `∂(R(λ) u)/∂λ` for a constant body vector `u`, row-major: row `i` is
+/// `2 Q(u, e_i) λ`, in closed form: with `λ = (λ0, v)` and
+/// `R u = (λ0² − v·v) u + 2 (v·u) v + 2 λ0 v × u`, the column of `λ0` is `2 (λ0 u + v × u)` and
+/// the column of `v_k` is `2 (−v_k u + u_k v + (v·u) e_k + λ0 e_k × u)`.
 pub fn rotate_jacobian(l: &Quat, u: &Vec3) -> [[f64; 4]; 3] {
-    // row i is ∂((R u)·e_i)/∂λ = 2 Q(u, e_i) λ
+    let [l0, v0, v1, v2] = *l;
+    let (v, p) = ([v0, v1, v2], u);
+    let vp = v[0] * p[0] + v[1] * p[1] + v[2] * p[2];
+    let vxp = [v[1] * p[2] - v[2] * p[1], v[2] * p[0] - v[0] * p[2], v[0] * p[1] - v[1] * p[0]];
     let mut j = [[0.0; 4]; 3];
-    for (i, row) in j.iter_mut().enumerate() {
-        let mut e = [0.0; 3];
-        e[i] = 1.0;
-        let g = q_times(&q_matrix(u, &e), l);
-        for k in 0..4 {
-            row[k] = 2.0 * g[k];
+    for i in 0..3 {
+        j[i][0] = 2.0 * (l0 * p[i] + vxp[i]);
+        for k in 0..3 {
+            // (e_k × u)_i
+            let ek_x_p = match (k, i) {
+                (0, 1) => -p[2],
+                (0, 2) => p[1],
+                (1, 0) => p[2],
+                (1, 2) => -p[0],
+                (2, 0) => -p[1],
+                (2, 1) => p[0],
+                _ => 0.0,
+            };
+            let delta = if i == k { vp } else { 0.0 };
+            j[i][k + 1] = 2.0 * (-v[k] * p[i] + p[k] * v[i] + delta + l0 * ek_x_p);
         }
     }
     j

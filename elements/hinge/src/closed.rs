@@ -10,7 +10,7 @@
 //!   matrix of `(R(λ) u)·d = λᵀ Q(u, d) λ`, linear in `d uᵀ`, so that a weighted sum of terms
 //!   needs one `Q` per side; and the mixed block `J_aᵀ J_b`.
 
-use mollier_core::geometry::{Quat, Vec3, cross, dot, rotate};
+use mollier_core::geometry::{Quat, Vec3, dot, q_matrix_of, rotate, rotate_jacobian};
 
 /// A body vector `u` rotated by `λ`: `R(λ) u` and its Jacobian `∂(R(λ) u)/∂λ` (3 x 4, row-major).
 pub(crate) struct Turned {
@@ -25,23 +25,7 @@ pub(crate) struct Turned {
 impl Turned {
     /// `R(λ) u`, with the Jacobian when `jacobian`.
     pub fn new(l: &Quat, u: &Vec3, jacobian: bool) -> Self {
-        let mut j = [[0.0; 4]; 3];
-        if jacobian {
-            let (l0, v) = (l[0], [l[1], l[2], l[3]]);
-            let vu = dot(&v, u);
-            let vxu = cross(&v, u);
-            for m in 0..3 {
-                j[m][0] = 2.0 * (l0 * u[m] + vxu[m]);
-            }
-            // e_k × u, k = x, y, z
-            let exu = [[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]];
-            for k in 0..3 {
-                for m in 0..3 {
-                    let ek = if m == k { vu } else { 0.0 };
-                    j[m][k + 1] = 2.0 * (-v[k] * u[m] + ek + u[k] * v[m] + l0 * exu[k][m]);
-                }
-            }
-        }
+        let j = if jacobian { rotate_jacobian(l, u) } else { [[0.0; 4]; 3] };
         Self { u: *u, r: rotate(l, u), j }
     }
 }
@@ -61,18 +45,7 @@ pub(crate) fn add_gradient(terms: &[Term<'_>], g: &mut [f64; 8]) {
 
 /// `2 Q` of `Σ w d uᵀ` given as `c[i][j] = Σ w d_i u_j`.
 fn two_q(c: &[[f64; 3]; 3]) -> [[f64; 4]; 4] {
-    let tr = c[0][0] + c[1][1] + c[2][2];
-    let w = [c[2][1] - c[1][2], c[0][2] - c[2][0], c[1][0] - c[0][1]];
-    let mut q = [[0.0; 4]; 4];
-    q[0][0] = 2.0 * tr;
-    for i in 0..3 {
-        q[0][i + 1] = 2.0 * w[i];
-        q[i + 1][0] = 2.0 * w[i];
-        for k in 0..3 {
-            q[i + 1][k + 1] = 2.0 * (c[i][k] + c[k][i] - if i == k { tr } else { 0.0 });
-        }
-    }
-    q
+    q_matrix_of(c).map(|row| row.map(|v| 2.0 * v))
 }
 
 /// Add the Hessian (8 x 8, row-major) of the weighted terms to `h`.
