@@ -28,8 +28,10 @@ pub(crate) struct Attachment {
     pub orientation: usize,
     /// The body vector `p` (m, body frame).
     pub p: [f64; 3],
-    /// `2 Q(p, e_i)` for the three components: the constant Hessian of `(R(λ) p)_i`.
-    pub q2: [[[f64; 4]; 4]; 3],
+    /// `2 Q(p, e_i)` for the three components (3): the constant Hessian of `(R(λ) p)_i`. On the
+    /// heap: only second-order terms read it, and the loops over all attachments (placing them,
+    /// their rates for every input) stream the list, 72 bytes an attachment instead of 432.
+    pub q2: Vec<[[f64; 4]; 4]>,
 }
 
 impl Attachment {
@@ -39,14 +41,16 @@ impl Attachment {
             e[i] = 1.0;
             q_matrix(&p, &e).map(|row| row.map(|v| 2.0 * v))
         });
-        Self { node, origin, orientation, p, q2 }
+        Self { node, origin, orientation, p, q2: q2.to_vec() }
     }
 
+    #[cfg(test)]
     fn lambda(&self, x: &[f64]) -> [f64; 4] {
         [x[self.orientation], x[self.orientation + 1], x[self.orientation + 2], x[self.orientation + 3]]
     }
 
     /// `∂x_p,i/∂λ = 2 Q(p, e_i) λ` (3 x 4), in closed form ([`rotate_jacobian`]).
+    #[cfg(test)]
     pub fn jacobian(&self, x: &[f64]) -> Jacobian {
         rotate_jacobian(&self.lambda(x), &self.p)
     }
@@ -93,7 +97,11 @@ pub(crate) struct Attachments {
 }
 
 fn quat(v: &[f64], o: usize) -> [f64; 4] {
-    [v[o], v[o + 1], v[o + 2], v[o + 3]]
+    v[o..o + 4].try_into().expect("four Euler parameters")
+}
+
+fn vec3(v: &[f64], o: usize) -> [f64; 3] {
+    v[o..o + 3].try_into().expect("three coordinates")
 }
 
 impl Attachments {
@@ -115,11 +123,14 @@ impl Attachments {
     pub fn place_some(&self, set: &[usize], x: &mut [f64], jac: &mut [Jacobian]) {
         for &t in set {
             let a = &self.list[t];
-            let r = rotate(&quat(x, a.orientation), &a.p);
+            let l = quat(x, a.orientation);
+            let r = rotate(&l, &a.p);
+            let o = vec3(x, a.origin);
+            let dst: &mut [f64; 3] = (&mut x[a.node..a.node + 3]).try_into().expect("three coordinates");
             for i in 0..3 {
-                x[a.node + i] = x[a.origin + i] + r[i];
+                dst[i] = o[i] + r[i];
             }
-            jac[t] = a.jacobian(x);
+            jac[t] = rotate_jacobian(&l, &a.p);
         }
     }
 
@@ -133,9 +144,11 @@ impl Attachments {
                 let wl = quat(w, a.orientation);
                 a.bilinear(&wl, &wl)
             });
+            let vo = vec3(v, a.origin);
+            let dst: &mut [f64; 3] = (&mut v[a.node..a.node + 3]).try_into().expect("three coordinates");
             for i in 0..3 {
                 let lin: f64 = (0..4).map(|k| j[i][k] * vl[k]).sum();
-                v[a.node + i] = v[a.origin + i] + lin + quad.map_or(0.0, |q| q[i]);
+                dst[i] = vo[i] + lin + quad.map_or(0.0, |q| q[i]);
             }
         }
     }
@@ -201,6 +214,25 @@ pub(crate) struct Chain {
     pub rows: Vec<(usize, Vec<Term>)>,
     /// Offset of the element's own gradient (m · n_own) in the own-gradient buffer.
     pub de_own_offset: usize,
+    /// The rows grouped for [`Chain::gradient`]: runs of rows in order, each a free coordinate or
+    /// the three coordinates of one attached node, whose terms differ only in their component.
+    groups: Vec<Group>,
+    /// The frames of the attached groups, `(attachment index, expanded index of the frame's first
+    /// Euler parameter)`, one run per group.
+    frames: Vec<(usize, usize)>,
+}
+
+/// A run of rows of a [`Chain`].
+#[derive(Clone, Copy, Debug)]
+enum Group {
+    /// Own coordinate `row` with no terms, at expanded index `base`.
+    Free { row: usize, base: usize },
+    /// Own coordinates `row..row + 3`, components 0, 1, 2 of one attached node: their base
+    /// origins' expanded indices and the frames `frames[from..to]` they share.
+    Attached { row: usize, bases: [usize; 3], from: usize, to: usize },
+    /// Own coordinate `row`, component `comp` of an attached node through the frames
+    /// `frames[from..to]` (rows not in a triple; the kernel builds none).
+    Single { row: usize, comp: usize, base: usize, from: usize, to: usize },
 }
 
 impl Chain {
@@ -218,10 +250,52 @@ impl Chain {
         }
     }
 
+    /// The chain of the rows `rows` (see the field) with the element's own-gradient offset 0.
+    pub fn new(rows: Vec<(usize, Vec<Term>)>) -> Self {
+        let mut groups = Vec::new();
+        let mut frames = Vec::new();
+        let mut a = 0;
+        while a < rows.len() {
+            // an attached node's three rows: components 0, 1, 2 through the same frames
+            let node = rows.get(a..a + 3).filter(|r| {
+                !r[0].1.is_empty()
+                    && (0..3).all(|i| {
+                        r[i].1.len() == r[0].1.len()
+                            && r[i].1.iter().zip(&r[0].1).all(|(&(t, c, l), &(t0, _, l0))| t == t0 && c == i && l == l0)
+                    })
+            });
+            match node {
+                Some(r) => {
+                    let from = frames.len();
+                    frames.extend(r[0].1.iter().map(|&(t, _, l)| (t, l)));
+                    groups.push(Group::Attached { row: a, bases: [r[0].0, r[1].0, r[2].0], from, to: frames.len() });
+                    a += 3;
+                }
+                None => {
+                    // a free coordinate (or, never built so, attached rows of another shape:
+                    // one term at a time as a generic row)
+                    if rows[a].1.is_empty() {
+                        groups.push(Group::Free { row: a, base: rows[a].0 });
+                    } else {
+                        let from = frames.len();
+                        frames.extend(rows[a].1.iter().map(|&(t, _, l)| (t, l)));
+                        let c = rows[a].1[0].1;
+                        assert!(rows[a].1.iter().all(|&(_, ci, _)| ci == c), "a row's terms share one component");
+                        groups.push(Group::Single { row: a, comp: c, base: rows[a].0, from, to: frames.len() });
+                    }
+                    a += 1;
+                }
+            }
+        }
+        Self { rows, de_own_offset: 0, groups, frames }
+    }
+
     /// `∇_exp e = Jᵀ ∇e` for every mode: `g_own` the gradients on the own coordinates (m x
     /// n_own, row-major), into `g` (m x n_exp). Walks the chain's terms instead of the dense
     /// `J` ([`Self::jacobian`]): each own coordinate of an attached node adds to its base
     /// origin's coordinate and to four Euler parameters per frame up its chain, nothing else.
+    /// The three coordinates of an attached node go through their frames together (each
+    /// entry still receives its terms in row order, so the sums are those of one row at a time).
     pub fn gradient(&self, jac: &[Jacobian], g_own: &[f64], g: &mut [f64]) {
         let no = self.rows.len();
         g.fill(0.0);
@@ -230,12 +304,31 @@ impl Chain {
         }
         let n = g.len() * no / g_own.len();
         for (gk, ok) in g.chunks_exact_mut(n).zip(g_own.chunks_exact(no)) {
-            for ((base, terms), &ga) in self.rows.iter().zip(ok) {
-                gk[*base] += ga;
-                for &(t, i, l) in terms {
-                    let (jr, dst) = (&jac[t][i], &mut gk[l..l + 4]);
-                    for k in 0..4 {
-                        dst[k] += ga * jr[k];
+            for grp in &self.groups {
+                match *grp {
+                    Group::Free { row, base } => gk[base] += ok[row],
+                    Group::Attached { row, bases, from, to } => {
+                        let ga = [ok[row], ok[row + 1], ok[row + 2]];
+                        for i in 0..3 {
+                            gk[bases[i]] += ga[i];
+                        }
+                        for &(t, l) in &self.frames[from..to] {
+                            let j = &jac[t];
+                            let dst: &mut [f64; 4] = (&mut gk[l..l + 4]).try_into().expect("four Euler parameters");
+                            for k in 0..4 {
+                                dst[k] = dst[k] + ga[0] * j[0][k] + ga[1] * j[1][k] + ga[2] * j[2][k];
+                            }
+                        }
+                    }
+                    Group::Single { row, comp, base, from, to } => {
+                        let ga = ok[row];
+                        gk[base] += ga;
+                        for &(t, l) in &self.frames[from..to] {
+                            let jr = &jac[t][comp];
+                            for k in 0..4 {
+                                gk[l + k] += ga * jr[k];
+                            }
+                        }
                     }
                 }
             }
@@ -300,7 +393,7 @@ mod tests {
         // λ2 (3..7), λ1 (7..11), the free node (11..14)
         let rows =
             (0..3).map(|i| (i, vec![(1, i, 3), (0, i, 7)])).chain((0..3).map(|i| (11 + i, Vec::new()))).collect();
-        let chain = Chain { rows, de_own_offset: 0 };
+        let chain = Chain::new(rows);
         let (m, no, n) = (2, 6, 14);
         let g_own: Vec<f64> = (0..m * no).map(|_| rng.symmetric()).collect();
         let mut j = vec![0.0; no * n];

@@ -223,25 +223,15 @@ pub fn rotate_jacobian(l: &Quat, u: &Vec3) -> [[f64; 4]; 3] {
     let (v, p) = ([v0, v1, v2], u);
     let vp = v[0] * p[0] + v[1] * p[1] + v[2] * p[2];
     let vxp = [v[1] * p[2] - v[2] * p[1], v[2] * p[0] - v[0] * p[2], v[0] * p[1] - v[1] * p[0]];
-    let mut j = [[0.0; 4]; 3];
-    for i in 0..3 {
-        j[i][0] = 2.0 * (l0 * p[i] + vxp[i]);
-        for k in 0..3 {
-            // (e_k × u)_i
-            let ek_x_p = match (k, i) {
-                (0, 1) => -p[2],
-                (0, 2) => p[1],
-                (1, 0) => p[2],
-                (1, 2) => -p[0],
-                (2, 0) => -p[1],
-                (2, 1) => p[0],
-                _ => 0.0,
-            };
-            let delta = if i == k { vp } else { 0.0 };
-            j[i][k + 1] = 2.0 * (-v[k] * p[i] + p[k] * v[i] + delta + l0 * ek_x_p);
-        }
-    }
-    j
+    // entry (i, k + 1) is 2 (−v_k p_i + p_k v_i + δ_ik v·p + λ0 (e_k × p)_i), written out: the
+    // diagonal's first two terms cancel exactly and e_k × p has one zero per row
+    let off = |i: usize, k: usize, e: f64| 2.0 * (-v[k] * p[i] + p[k] * v[i] + l0 * e);
+    let d = 2.0 * vp;
+    [
+        [2.0 * (l0 * p[0] + vxp[0]), d, off(0, 1, p[2]), off(0, 2, -p[1])],
+        [2.0 * (l0 * p[1] + vxp[1]), off(1, 0, -p[2]), d, off(1, 2, p[0])],
+        [2.0 * (l0 * p[2] + vxp[2]), off(2, 0, p[1]), off(2, 1, -p[0]), d],
+    ]
 }
 
 /// The 3x4 matrix `G(λ) = [−v | λ0 I + ṽ]` with spatial angular velocity `ω = 2 G λ̇`.

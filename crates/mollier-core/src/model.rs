@@ -837,7 +837,7 @@ fn chain_of(
             rows.push((base, terms));
         }
     }
-    Some((expanded, Chain { rows, de_own_offset: 0 }))
+    Some((expanded, Chain::new(rows)))
 }
 
 fn check_unique_modes(name: &str, layout: &Layout) -> Result<(), BuildError> {
