@@ -172,9 +172,19 @@ impl CurvedTruss {
                 1 => {
                     let k = obs[0];
                     let (ev, h) = self.span(k, x, &xa, &xb, st, want_hess)?;
-                    let pl = &self.obstacles[k];
-                    frame::chain(&pl.obstacle.frame, pl.slots, &[a, b], x, &ev.grad, &ev.hess, d, 1.0);
-                    total += ev.length;
+                    if ev.wrap.is_some() {
+                        let pl = &self.obstacles[k];
+                        frame::chain(&pl.obstacle.frame, pl.slots, &[a, b], x, &ev.grad, &ev.hess, d, 1.0);
+                        total += ev.length;
+                    } else {
+                        // a span that clears its obstacle is the chord, which does not depend on
+                        // the obstacle's frame (shape coordinates are a rigid motion of the global
+                        // ones for any λ): its body derivatives vanish exactly, so take the chord
+                        // in global coordinates instead of carrying zeros through the frame
+                        let chord = span::straight(&xa, &xb, want_hess)?;
+                        add_straight(d, a, b, &chord);
+                        total += chord.length;
+                    }
                     if record {
                         hint.spans.push(h);
                     }
