@@ -12,7 +12,7 @@
 //! first, got 1.02 cores busy out of 2. The calling thread works on the chunks too, so a helper
 //! that comes late finds less (or nothing) to do instead of being waited for.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use crate::data::Data;
@@ -116,29 +116,30 @@ fn pool() -> &'static [Helper] {
 }
 
 /// A task lent to a helper: `for_each`'s closure, on the caller's stack. It is valid while the
-/// caller waits in [`Helper::finish`]: the helper takes it under the slot's lock and signals when
-/// done; a task the helper did not take is taken back under the same lock before the caller
-/// returns.
+/// caller waits in [`Helper::finish`]: the helper takes it (state [`TAKEN`]) and signals when
+/// done ([`DONE`]); a task the helper did not take is taken back before the caller returns.
 struct Task(*const (dyn Fn() + Sync));
 
 // SAFETY: the closure is `Sync` and outlives every use of the pointer (above).
 unsafe impl Send for Task {}
 
-#[derive(Default)]
-struct Slot {
-    task: Option<Task>,
-    /// The helper ran the task it took (or it panicked: `panicked`).
-    done: bool,
-    panicked: bool,
-}
+/// A helper's states: free, a task posted, taken by the helper, done.
+const IDLE: u8 = 0;
+const POSTED: u8 = 1;
+const TAKEN: u8 = 2;
+const DONE: u8 = 3;
 
 #[derive(Default)]
 struct Shared {
-    slot: Mutex<Slot>,
+    /// The task lent; handed over under the lock (uncontended: the state decides who touches it).
+    slot: Mutex<Option<Task>>,
     wake: Condvar,
-    /// A task is in the slot (read while spinning, without the lock).
-    posted: AtomicBool,
-    /// The helper sleeps on `wake`.
+    /// [`IDLE`], [`POSTED`], [`TAKEN`] or [`DONE`]: the helper takes a posted task and the
+    /// caller takes it back by the same compare-exchange from [`POSTED`], so exactly one does;
+    /// both wait on it by spinning, without the lock.
+    state: AtomicU8,
+    panicked: AtomicBool,
+    /// The helper sleeps on `wake` (set and read under the slot's lock).
     sleeping: AtomicBool,
 }
 
@@ -155,17 +156,17 @@ impl Helper {
         if self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
             return false;
         }
-        let mut slot = self.shared.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let shared = &self.shared;
+        let mut slot = shared.slot.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY (of the later dereference): see `Task`; the lifetime is erased here only
         let task: *const (dyn Fn() + Sync + '_) = run;
-        slot.task = Some(Task(unsafe {
+        *slot = Some(Task(unsafe {
             std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(task)
         }));
-        slot.done = false;
-        slot.panicked = false;
-        self.shared.posted.store(true, Ordering::Release);
-        if self.shared.sleeping.load(Ordering::Acquire) {
-            self.shared.wake.notify_one();
+        shared.panicked.store(false, Ordering::Relaxed);
+        shared.state.store(POSTED, Ordering::Release);
+        if shared.sleeping.load(Ordering::Relaxed) {
+            shared.wake.notify_one();
         }
         true
     }
@@ -173,29 +174,23 @@ impl Helper {
     /// Take the task back if the helper has not started it, else wait for it; whether it
     /// panicked. The helper is free again after.
     fn finish(&self) -> bool {
-        let panicked = {
-            let mut slot = self.shared.slot.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.task.take().is_some() {
-                self.shared.posted.store(false, Ordering::Relaxed);
-                false
-            } else {
-                drop(slot);
-                // it is running the last chunk it took: wait for it, without sleeping at first
-                let mut spins = 0u32;
-                loop {
-                    let slot = self.shared.slot.lock().unwrap_or_else(|p| p.into_inner());
-                    if slot.done {
-                        break slot.panicked;
-                    }
-                    drop(slot);
-                    spins += 1;
-                    if spins < 1 << 12 {
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::yield_now();
-                    }
+        let shared = &self.shared;
+        let panicked = if shared.state.compare_exchange(POSTED, IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            *shared.slot.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            false
+        } else {
+            // it is running the last chunk it took: wait for it, without sleeping at first
+            let mut spins = 0u32;
+            while shared.state.load(Ordering::Acquire) != DONE {
+                spins = spins.saturating_add(1);
+                if spins < 1 << 14 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
                 }
             }
+            shared.state.store(IDLE, Ordering::Relaxed);
+            shared.panicked.load(Ordering::Relaxed)
         };
         self.busy.store(false, Ordering::Release);
         panicked
@@ -207,30 +202,29 @@ fn helper_loop(shared: &Shared) {
         // watch for work, then sleep until some is posted
         let start = std::time::Instant::now();
         let mut n = 0u32;
-        while !shared.posted.load(Ordering::Acquire) {
+        while shared.state.load(Ordering::Acquire) != POSTED {
             std::hint::spin_loop();
             n = n.wrapping_add(1);
             if n % 256 == 0 && start.elapsed() > SPIN {
                 let mut slot = shared.slot.lock().unwrap_or_else(|p| p.into_inner());
-                shared.sleeping.store(true, Ordering::Release);
-                while slot.task.is_none() {
+                shared.sleeping.store(true, Ordering::Relaxed);
+                while shared.state.load(Ordering::Acquire) != POSTED {
                     slot = shared.wake.wait(slot).unwrap_or_else(|p| p.into_inner());
                 }
-                shared.sleeping.store(false, Ordering::Release);
+                shared.sleeping.store(false, Ordering::Relaxed);
                 break;
             }
         }
-        let task = {
-            let mut slot = shared.slot.lock().unwrap_or_else(|p| p.into_inner());
-            shared.posted.store(false, Ordering::Relaxed);
-            slot.task.take()
-        };
-        let Some(Task(f)) = task else { continue };
-        // SAFETY: see `Task`: the caller waits for `done` before the closure goes away
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*f)() }));
-        let mut slot = shared.slot.lock().unwrap_or_else(|p| p.into_inner());
-        slot.done = true;
-        slot.panicked = result.is_err();
+        if shared.state.compare_exchange(POSTED, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            continue; // taken back
+        }
+        let task = shared.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(Task(f)) = task {
+            // SAFETY: see `Task`: the caller waits for DONE before the closure goes away
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*f)() }));
+            shared.panicked.store(result.is_err(), Ordering::Relaxed);
+        }
+        shared.state.store(DONE, Ordering::Release);
     }
 }
 
