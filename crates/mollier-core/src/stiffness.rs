@@ -43,7 +43,8 @@ pub(crate) fn add_geometric_stiffness(
     coordinates: &[f64],
     out: &mut Mat<f64>,
 ) -> Result<(), KinematicsError> {
-    // the buffers of the last call (a warm step allocates nothing here)
+    // the buffers of the last call (a warm step on one thread allocates nothing here; on more,
+    // the lists of the chunks handed to the threads)
     let mut ws = std::mem::take(&mut data.work.stiffness);
     let result = stiffness_in(model, data, weights, coordinates, out, &mut ws);
     data.work.stiffness = ws;
