@@ -226,6 +226,10 @@ enum Command {
         /// passive mechanisms).
         #[arg(long, value_enum)]
         integrator: Option<simulate::Integrator>,
+        /// Threads for the work per muscle path (0: the cores available, or RAYON_NUM_THREADS;
+        /// 1: one thread, for one process per core). The results do not depend on it.
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
         /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
         /// "Output directories").
         #[arg(long)]
@@ -345,13 +349,14 @@ fn main() -> ExitCode {
             let options = max_moment::Options { directions, hold, impose_cone: !no_cone, x, quiet };
             max_moment::run(&model, &postures, &out, &options, &registry)
         }
-        Command::Simulate { model, duration, dt, excitations, integrator, out, quiet } => simulate::run(
+        Command::Simulate { model, duration, dt, excitations, integrator, threads, out, quiet } => simulate::run(
             simulate::Request {
                 model: &model,
                 duration,
                 dt,
                 excitations: excitations.as_deref(),
                 integrator,
+                threads,
                 out: &out,
                 quiet,
             },

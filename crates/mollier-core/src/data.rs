@@ -58,6 +58,8 @@ pub struct Data {
     pub(crate) qdd: Vec<f64>,
     /// Buffers of one frame, sized here once: a warm frame allocates nothing.
     pub(crate) work: Work,
+    /// Threads for the work per element ([`Data::set_threads`]); 0: [`crate::parallel::default_threads`].
+    pub(crate) threads: usize,
 }
 
 /// The state a failed position solve returns to.
@@ -186,6 +188,7 @@ impl Clone for Data {
             qd: self.qd.clone(),
             qdd: self.qdd.clone(),
             work: self.work.clone(),
+            threads: self.threads,
         }
     }
 }
@@ -233,6 +236,25 @@ impl Data {
             qd: vec![0.0; model.n_q()],
             qdd: vec![0.0; model.n_q()],
             work: Work::new(model),
+            threads: 0,
+        }
+    }
+
+    /// Use up to `threads` threads (the calling one and [`crate::parallel`]'s helpers) for the work that is
+    /// independent per element (the forward step's muscle paths to second order and their
+    /// Hessians' contraction, [`crate::parallel`]); 1 keeps all of it on the calling thread, the
+    /// serial code. 0 (the default) is [`crate::parallel::default_threads`]: the cores
+    /// available, or `RAYON_NUM_THREADS`. The results are the same bits for every count; set 1
+    /// when running one process (or one task) per core.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads;
+    }
+
+    /// The threads [`Data::set_threads`] asked for (the default resolved).
+    pub fn threads(&self) -> usize {
+        match self.threads {
+            0 => crate::parallel::default_threads(),
+            n => n,
         }
     }
 

@@ -270,7 +270,7 @@ pub(crate) fn evaluate_elements(
 
 /// After element `i` was evaluated: refuse non-finite values and derivatives, and unwrap its
 /// periodic modes.
-fn check_finite(model: &Model, data: &mut Data, i: usize, order: Order) -> Result<(), KinematicsError> {
+pub(crate) fn check_finite(model: &Model, data: &mut Data, i: usize, order: Order) -> Result<(), KinematicsError> {
     let entry = &model.elements[i];
     let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
     for k in 0..m {

@@ -31,6 +31,7 @@ pub mod kinematics;
 pub mod law;
 pub mod linearize;
 pub mod model;
+pub mod parallel;
 pub mod registry;
 pub mod scalar;
 pub mod shared_data;

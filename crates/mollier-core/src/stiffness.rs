@@ -43,7 +43,8 @@ pub(crate) fn add_geometric_stiffness(
     coordinates: &[f64],
     out: &mut Mat<f64>,
 ) -> Result<(), KinematicsError> {
-    // the buffers of the last call (a warm step allocates nothing here)
+    // the buffers of the last call (a warm step on one thread allocates nothing here; on more,
+    // the lists of the chunks handed to the threads)
     let mut ws = std::mem::take(&mut data.work.stiffness);
     let result = stiffness_in(model, data, weights, coordinates, out, &mut ws);
     data.work.stiffness = ws;
@@ -70,7 +71,7 @@ fn keep_hessians(
     weighted: &[ModeId],
     ws: &mut Workspace,
 ) -> Result<(), KinematicsError> {
-    let Workspace { wanted, kept, kept_x, kept_at, .. } = ws;
+    let Workspace { wanted, kept, kept_x, kept_at, set, kernel_at, .. } = ws;
     let ne = model.elements.len();
     wanted.clear();
     wanted.resize(ne, false);
@@ -80,10 +81,31 @@ fn keep_hessians(
     kept.clear();
     kept_at.clear();
     kept_at.resize(ne, None);
-    let result = evaluate_keeping_hessians(model, data, wanted, &mut |i, h| {
-        kept_at[i] = Some((kept.len(), 0));
-        kept.extend_from_slice(h);
-    });
+    let result = if data.threads() <= 1 {
+        evaluate_keeping_hessians(model, data, wanted, &mut |i, h| {
+            kept_at[i] = Some((kept.len(), 0));
+            kept.extend_from_slice(h);
+        })
+    } else {
+        // the same evaluations, each element's on its own storage, spread over the threads
+        // (crate::parallel): the same bits
+        (|| {
+            evaluate_constraints(model, data, Order::Gradient)?;
+            model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
+            data.e_prev.copy_from_slice(&data.e);
+            data.order_free = None;
+            set.clear();
+            set.extend(
+                model.free_elements.iter().map(|&i| (i, if wanted[i] { Order::Hessian } else { Order::Gradient })),
+            );
+            crate::parallel::evaluate_elements(model, data, set, kept, kernel_at)?;
+            for (at, h) in kept_at.iter_mut().zip(kernel_at.iter()) {
+                *at = h.map(|h| (h, 0));
+            }
+            data.order_free = Some(Order::Gradient);
+            Ok(())
+        })()
+    };
     // where each was evaluated: its Hessian is used only there
     kept_x.clear();
     for (i, at) in kept_at.iter_mut().enumerate() {
@@ -107,7 +129,23 @@ fn stiffness_in(
     ws: &mut Workspace,
 ) -> Result<(), KinematicsError> {
     let (nx, nq) = (model.n_x(), model.n_q());
-    let Workspace { rows, force, attached, pair, xloc, e, de, d2e, hsum, modes, frames, lambda, scratch, .. } = ws;
+    let Workspace {
+        rows,
+        force,
+        attached,
+        pair,
+        xloc,
+        e,
+        own,
+        hsum,
+        modes,
+        frames,
+        lambda,
+        scratches,
+        groups,
+        contributions,
+        ..
+    } = ws;
     let (kept, kept_x, kept_at) = (&ws.kept, &ws.kept_x, &ws.kept_at);
     // (element, local mode, w), an element's modes together
     modes.clear();
@@ -125,6 +163,10 @@ fn stiffness_in(
     force.clear();
     force.extend_from_slice(coordinates);
     let df = Rows::of(&data.df_x, rows);
+    // 1. per element (in order): its gradient and weighted Hessian, evaluated here if it was not
+    // kept at this configuration, and its weighted gradient added to the force
+    own.clear();
+    groups.clear();
     let mut next = 0;
     while next < modes.len() {
         let el = modes[next].0;
@@ -133,57 +175,116 @@ fn stiffness_in(
         xloc.clear();
         xloc.extend(entry.own.iter().map(|&c| data.x[c]));
         // the gradient and Hessians on the element's own coordinates (m x n, m x n x n)
-        let (de, d2e): (&[f64], &[f64]) = match kept_at.get(el).copied().flatten() {
+        let (de, d2e) = match kept_at.get(el).copied().flatten() {
             // evaluated with its Hessian at this configuration (evaluate_weighted): read in
             // place; its gradient on its own coordinates is the kernel's
             Some((ho, xo)) if kept_x[xo..xo + n] == xloc[..] => {
                 let g = match &entry.chain {
-                    Some(c) => &data.de_own[c.de_own_offset..c.de_own_offset + m * n],
-                    None => &data.de[entry.de_offset..entry.de_offset + m * n],
+                    Some(c) => Source::DeOwn(c.de_own_offset),
+                    None => Source::De(entry.de_offset),
                 };
-                (g, &kept[ho..ho + m * n * n])
+                (g, Source::Kept(ho))
             }
             _ => {
+                let (o, od) = (own.len(), own.len() + m * n);
+                own.resize(o + m * n + m * n * n, 0.0);
                 e.clear();
                 e.resize(m, 0.0);
-                de.clear();
-                de.resize(m * n, 0.0);
-                d2e.clear();
-                d2e.resize(m * n * n, 0.0);
+                let (de, d2e) = own[o..].split_at_mut(m * n);
                 let mut ev = Evaluation::new(Order::Hessian, n, e, de, d2e, &mut data.states[el]);
                 entry
                     .element
                     .evaluate(xloc, &mut ev)
                     .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })?;
-                (&de[..], &d2e[..])
+                (Source::Own(o), Source::Own(od))
             }
         };
         let first = next;
+        let grad = de.slice(data, kept, own, m * n);
         while next < modes.len() && modes[next].0 == el {
             let (_, k, w) = modes[next];
             next += 1;
-            for (&c, gv) in entry.own.iter().zip(&de[k * n..(k + 1) * n]) {
+            for (&c, gv) in entry.own.iter().zip(&grad[k * n..(k + 1) * n]) {
                 force[c] += w * gv;
             }
         }
         // the element's weighted Hessian Σ_k w_k H_k, contracted once (a muscle's path has one
         // mode: its Hessian, scaled in the contraction)
-        let (h, scale): (&[f64], f64) = match &modes[first..next] {
-            [(_, k, w)] => (&d2e[k * n * n..(k + 1) * n * n], *w),
+        let (h, scale) = match &modes[first..next] {
+            [(_, k, w)] => (d2e.plus(k * n * n), *w),
             several => {
-                weighted_sum(several.iter().map(|&(_, k, w)| (&d2e[k * n * n..(k + 1) * n * n], w)), hsum);
-                (&hsum[..], 1.0)
+                let all = d2e.slice(data, kept, own, m * n * n);
+                weighted_sum(several.iter().map(|&(_, k, w)| (&all[k * n * n..(k + 1) * n * n], w)), hsum);
+                let o = own.len();
+                own.extend_from_slice(hsum);
+                (Source::Own(o), 1.0)
             }
         };
-        // a NaN or infinity in what is used propagates to the sums
-        if !scratch.add_congruence(&df, &entry.own, h, scale, pair) || !de.iter().sum::<f64>().is_finite() {
+        groups.push(Group { el, mode: modes[first].1, de, h, scale, n, m, ok: true });
+    }
+    // 2. each element's Uᵀ H U on its own storage, on the threads (crate::parallel), then 3.
+    // their sums in the elements' order. On one thread straight into the sums: the same bits,
+    // as the fixed-width kernels add each contribution to the sums whole, as it was formed (on
+    // zeros, exactly that); the general one (n_q > 16) sums its terms one by one into the sums
+    let np = n_pairs(nq);
+    let chunks = groups.len().div_ceil(crate::parallel::CHUNK).max(1);
+    if scratches.len() < chunks {
+        scratches.resize_with(chunks, Default::default);
+    }
+    if data.threads() <= 1 && df.stride <= 16 {
+        let scratch = scratches.first_mut().expect("at least one scratch");
+        for g in groups.iter() {
+            let entry = &model.elements[g.el];
+            let h = g.h.slice(data, kept, own, g.n * g.n);
+            if !scratch.add_congruence(&df, &entry.own, h, g.scale, pair)
+                || !g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite()
+            {
+                return Err(KinematicsError::NonFinite {
+                    element: entry.name.clone(),
+                    mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
+                    what: "Hessian",
+                });
+            }
+        }
+        contributions.clear();
+        groups.clear();
+    }
+    {
+        let (own, kept): (&[f64], &[f64]) = (own, kept);
+        let data: &Data = data;
+        contributions.clear();
+        contributions.resize(groups.len() * np, 0.0);
+        let chunk = crate::parallel::CHUNK;
+        let mut work: Vec<(&mut [Group], &mut [f64], &mut Scratch)> = groups
+            .chunks_mut(chunk)
+            .zip(contributions.chunks_mut(chunk * np))
+            .zip(scratches.iter_mut())
+            .map(|((g, c), s)| (g, c, s))
+            .collect();
+        crate::parallel::for_each(data.threads(), &mut work, 1, |(groups, contributions, scratch)| {
+            for (g, c) in groups.iter_mut().zip(contributions.chunks_exact_mut(np)) {
+                let entry = &model.elements[g.el];
+                let h = g.h.slice(data, kept, own, g.n * g.n);
+                g.ok = scratch.add_congruence(&df, &entry.own, h, g.scale, c)
+                    && g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite();
+            }
+        });
+    }
+    // 3. the sums, in the elements' order (the same bits whatever the threads)
+    for (g, c) in groups.iter().zip(contributions.chunks_exact(np)) {
+        if !g.ok {
+            let entry = &model.elements[g.el];
             return Err(KinematicsError::NonFinite {
                 element: entry.name.clone(),
-                mode: model.mode_info[entry.mode_offset + modes[first].1].name.to_string(),
+                mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
                 what: "Hessian",
             });
         }
+        for (p, v) in pair.iter_mut().zip(c) {
+            *p += v;
+        }
     }
+    let scratch = &mut scratches[0];
     // f · D²F_x: the force carried to the frames, and the frames' curvature at each point
     let att = &model.attachments;
     att.pull_back(&data.att_jac, force);
@@ -300,13 +401,17 @@ pub(crate) struct Workspace {
     pair: Vec<f64>,
     xloc: Vec<f64>,
     e: Vec<f64>,
-    de: Vec<f64>,
-    d2e: Vec<f64>,
+    /// The gradients and Hessians of the elements evaluated here, their weighted Hessians.
+    own: Vec<f64>,
     hsum: Vec<f64>,
     modes: Vec<(usize, usize, f64)>,
     frames: Vec<(usize, [[f64; 4]; 4])>,
     lambda: Vec<f64>,
-    scratch: Scratch,
+    /// One per chunk of elements ([`crate::parallel::CHUNK`]).
+    scratches: Vec<Scratch>,
+    groups: Vec<Group>,
+    /// Each group's `Uᵀ H U` on the pairs of `n_q` (`n_pairs(n_q)` values each).
+    contributions: Vec<f64>,
     /// [`evaluate_weighted`]'s: the elements wanted; their Hessians on their own coordinates
     /// (one after the other), the coordinates they were evaluated at, and per element the
     /// offsets of both.
@@ -314,6 +419,54 @@ pub(crate) struct Workspace {
     kept: Vec<f64>,
     kept_x: Vec<f64>,
     kept_at: Vec<Option<(usize, usize)>>,
+    /// The parallel evaluation's: its `(element, order)` and its Hessians' offsets.
+    set: Vec<(usize, Order)>,
+    kernel_at: Vec<Option<usize>>,
+}
+
+/// Where an element's gradient or Hessian is: the kernel's gradients (`de`, or `de_own` on
+/// attached nodes), the Hessians kept by [`evaluate_weighted`], or the stiffness's own buffer.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    De(usize),
+    DeOwn(usize),
+    Kept(usize),
+    Own(usize),
+}
+
+impl Source {
+    fn slice<'a>(self, data: &'a Data, kept: &'a [f64], own: &'a [f64], len: usize) -> &'a [f64] {
+        match self {
+            Self::De(o) => &data.de[o..o + len],
+            Self::DeOwn(o) => &data.de_own[o..o + len],
+            Self::Kept(o) => &kept[o..o + len],
+            Self::Own(o) => &own[o..o + len],
+        }
+    }
+
+    fn plus(self, d: usize) -> Self {
+        match self {
+            Self::De(o) => Self::De(o + d),
+            Self::DeOwn(o) => Self::DeOwn(o + d),
+            Self::Kept(o) => Self::Kept(o + d),
+            Self::Own(o) => Self::Own(o + d),
+        }
+    }
+}
+
+/// One weighted element: its gradient (m x n) and weighted Hessian (n x n, times `scale`) on its
+/// own n coordinates, and whether its `Uᵀ H U` (in the workspace's `contributions`) was finite.
+#[derive(Clone, Debug)]
+struct Group {
+    el: usize,
+    /// Its first weighted mode (for an error's message).
+    mode: usize,
+    de: Source,
+    h: Source,
+    scale: f64,
+    n: usize,
+    m: usize,
+    ok: bool,
 }
 
 /// Scratch of [`Scratch::add_congruence`].

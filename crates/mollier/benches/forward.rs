@@ -23,7 +23,8 @@ fn load(path: &str) -> Compiled {
 }
 
 /// Bench a 4 ms step alternating between the states after `warm` and `warm + 1` steps.
-fn bench_step(bencher: Bencher, c: &Compiled, ex: Excitations, warm: usize) {
+/// `threads`: for the work per muscle path (`Data::set_threads`; 0 the default, the cores).
+fn bench_step(bencher: Bencher, c: &Compiled, ex: Excitations, warm: usize, threads: usize) {
     let mut run = ForwardRun::new(c, ex.clone(), 0.004).expect("a rest state");
     for _ in 0..warm {
         run.advance().expect("a step");
@@ -33,6 +34,7 @@ fn bench_step(bencher: Bencher, c: &Compiled, ex: Excitations, warm: usize) {
     let b: State = run.state().clone();
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let mut ws = sys.workspace();
+    ws.data.set_threads(threads);
     let u = |t: f64, u: &mut [f64]| ex.at(t, u);
     let mut k = 0usize;
     bencher.bench_local(|| {
@@ -47,7 +49,7 @@ fn bench_step(bencher: Bencher, c: &Compiled, ex: Excitations, warm: usize) {
 fn elbow_step(bencher: Bencher) {
     let c = load("forward/elbow.toml");
     let ex = Excitations::read(&models().join("forward/elbow-excitations.csv"), &c).expect("excitations");
-    bench_step(bencher, &c, ex, 50);
+    bench_step(bencher, &c, ex, 50, 0);
 }
 
 /// The shoulder (9 coordinates, 95 muscles on wrapping paths, soft scapulothoracic contact),
@@ -56,5 +58,14 @@ fn elbow_step(bencher: Bencher) {
 fn shoulder_step(bencher: Bencher) {
     let c = load("shoulder/shoulder-forward.toml");
     let ex = Excitations::zero(&c);
-    bench_step(bencher, &c, ex, 25);
+    bench_step(bencher, &c, ex, 25, 0);
+}
+
+/// [`shoulder_step`] on one thread (the serial code): the figure to set against single-threaded
+/// peers, and what a process per core gets.
+#[divan::bench]
+fn shoulder_one_thread_step(bencher: Bencher) {
+    let c = load("shoulder/shoulder-forward.toml");
+    let ex = Excitations::zero(&c);
+    bench_step(bencher, &c, ex, 25, 1);
 }

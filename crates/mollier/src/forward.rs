@@ -285,6 +285,12 @@ impl<'a> ForwardRun<'a> {
         Ok(Self { system, contacts, cone, ws, excitations, step, steps: 0, state })
     }
 
+    /// Use up to `threads` threads for the work per muscle path (`Data::set_threads`: 1 the
+    /// serial code, 0 the cores available); the results are the same bits for every count.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.ws.data.set_threads(threads);
+    }
+
     /// The system.
     pub fn system(&self) -> &Musculoskeletal<'a> {
         &self.system

@@ -236,6 +236,15 @@ impl<'a> SimulateRun<'a> {
         })
     }
 
+    /// Use up to `threads` threads for a forward run's work per muscle path (1: the serial
+    /// code, as for one process per core; 0: the cores available, the default); the results are
+    /// the same bits for every count. No effect on a passive mechanism.
+    pub fn set_threads(&mut self, threads: usize) {
+        if let Kind::Forward(f) = &mut self.kind {
+            f.run.set_threads(threads);
+        }
+    }
+
     /// The integrator the run uses.
     pub fn integrator(&self) -> Integrator {
         match self.kind {
@@ -537,5 +546,27 @@ mod tests {
         let worst = rows.iter().map(|r| r.values[2][5]).fold(f64::NEG_INFINITY, f64::max);
         assert_eq!(run.summary()["largest_stability_index"], json!(worst));
         assert_eq!(run.summary()["muscles_without_excitation"], json!(["biceps", "triceps"]));
+    }
+
+    #[test]
+    fn the_shoulder_runs_to_the_same_bits_on_one_two_and_three_threads() {
+        let c = model("shoulder/shoulder-forward.toml");
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"))
+            .join("shoulder/flexion-excitations.csv");
+        let excitations = Excitations::read(&path, &c).expect("the excitations");
+        let options = SimulateOptions { duration: 0.04, dt: 0.004, integrator: None };
+        let rows = |threads: usize| {
+            let mut run = SimulateRun::new(&c, &options, Some(excitations.clone())).expect("it starts");
+            run.set_threads(threads);
+            let rows = all_rows(&mut run);
+            let bits = |r: &Row| r.values.iter().flatten().map(|v| v.to_bits()).collect::<Vec<_>>();
+            rows.iter().map(bits).collect::<Vec<_>>()
+        };
+        let one = rows(1);
+        assert_eq!(one.len(), 11);
+        // the muscles moved the arm: the steps did work the threads could share
+        assert_ne!(one[0], one[10]);
+        assert_eq!(rows(2), one, "2 threads");
+        assert_eq!(rows(3), one, "3 threads");
     }
 }

@@ -98,6 +98,8 @@ pub(crate) struct Request<'a> {
     pub(crate) dt: f64,
     pub(crate) excitations: Option<&'a Path>,
     pub(crate) integrator: Option<Integrator>,
+    /// For the work per muscle path (0: the cores available).
+    pub(crate) threads: usize,
     pub(crate) out: &'a Path,
     pub(crate) quiet: bool,
 }
@@ -134,10 +136,11 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         errln!("note: {note}");
     }
     note_if_weightless(&compiled, quiet);
-    let run = match SimulateRun::new(&compiled, &options, excitations) {
+    let mut run = match SimulateRun::new(&compiled, &options, excitations) {
         Ok(r) => r,
         Err(e) => return refused(&e),
     };
+    run.set_threads(req.threads);
     let mut summary = summary_head("simulate", model, None);
     if run.forward().is_some() {
         summary.insert("excitations".into(), json!(req.excitations.map(|p| p.display().to_string())));

@@ -1,0 +1,409 @@
+//! Work on a set of elements spread over threads, with results that do not depend on the
+//! number of threads.
+//!
+//! Each element's work writes only that element's storage (its values, gradients, state, a
+//! Hessian block of its own); what is summed over elements is summed afterwards on the calling
+//! thread, in the elements' order. The work is cut into chunks of a fixed size (not derived from
+//! the thread count) that the threads take in turn, so a run on one thread and a run on two give
+//! the same bits. One thread (`threads <= 1`) runs the chunks in order on the calling thread
+//! without any other thread. The other threads are helpers started once per process, which watch
+//! for work for a while (2 ms) before they sleep: at this grain (tens of µs of work, a step every
+//! few hundred µs) waking a parked thread costs as much as the work, and rayon's pool, tried
+//! first, got 1.02 cores busy out of 2. The calling thread works on the chunks too, so a helper
+//! that comes late finds less (or nothing) to do instead of being waited for.
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use crate::data::Data;
+use crate::element::{ElementState, Evaluation, Order};
+use crate::kinematics::{KinematicsError, check_finite};
+use crate::model::Model;
+
+/// Elements per chunk: small enough that two threads share 95 muscle paths evenly whatever
+/// their cost, large enough that taking a chunk (an atomic increment, an uncontended lock) is
+/// negligible next to evaluating it.
+pub const CHUNK: usize = 4;
+
+/// The number of threads the work of one [`Data`] uses when it is not set
+/// ([`Data::set_threads`]): `RAYON_NUM_THREADS` if set (the variable the project's other
+/// parallel code reads), else the cores available.
+pub fn default_threads() -> usize {
+    static DEFAULT: OnceLock<usize> = OnceLock::new();
+    *DEFAULT.get_or_init(|| {
+        std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    })
+}
+
+/// Run `work` on every item of `items`, on up to `threads` threads (the calling thread and
+/// `threads - 1` helpers), taking the items `chunk` at a time in turn. Which thread runs which
+/// chunk varies; what `work` writes must belong to its item alone. A helper busy with another
+/// caller's work is not waited for: the calling thread does the chunks it does not take.
+pub fn for_each<T: Send>(threads: usize, items: &mut [T], chunk: usize, work: impl Fn(&mut T) + Sync) {
+    let chunk = chunk.max(1);
+    if threads <= 1 || items.len() <= chunk {
+        items.iter_mut().for_each(work);
+        return;
+    }
+    let chunks: Vec<Mutex<&mut [T]>> = items.chunks_mut(chunk).map(Mutex::new).collect();
+    let next = AtomicUsize::new(0);
+    let run = || {
+        loop {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            let Some(slot) = chunks.get(c) else { break };
+            // each chunk is taken once: the lock is never contended
+            let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+            guard.iter_mut().for_each(&work);
+        }
+    };
+    let wanted = (threads - 1).min(chunks.len() - 1);
+    let helpers = &pool()[..wanted.min(pool().len())];
+    // dropped before `run` and the chunks, also when `run` panics here: the helpers are done
+    // with them before they go away
+    let mut lent = Lent { helpers: helpers.iter().filter(|h| h.post(&run)).collect(), panicked: false };
+    run();
+    lent.finish();
+    if lent.panicked {
+        panic!("a helper thread panicked in mollier_core::parallel::for_each");
+    }
+}
+
+/// The helpers a caller lent its work to.
+struct Lent<'h> {
+    helpers: Vec<&'h Helper>,
+    panicked: bool,
+}
+
+impl Lent<'_> {
+    fn finish(&mut self) {
+        for h in self.helpers.drain(..) {
+            self.panicked |= h.finish();
+        }
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// How long an idle helper watches for work before it sleeps: longer than the gaps between the
+/// parallel parts of a forward step and between steps (about 0.1-0.3 ms), so that it is awake
+/// when the next comes. Waking a sleeping thread costs tens of µs on a VM, as much as the work.
+const SPIN: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The helpers, one fewer than [`default_threads`], started on first use.
+fn pool() -> &'static [Helper] {
+    static POOL: OnceLock<Vec<Helper>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        (1..default_threads())
+            .filter_map(|k| {
+                let h = Helper::default();
+                let shared = h.shared.clone();
+                std::thread::Builder::new()
+                    .name(format!("mollier-helper-{k}"))
+                    .spawn(move || helper_loop(&shared))
+                    .ok()
+                    .map(|_| h)
+            })
+            .collect()
+    })
+}
+
+/// A task lent to a helper: `for_each`'s closure, on the caller's stack. It is valid while the
+/// caller waits in [`Helper::finish`]: the helper takes it (state [`TAKEN`]) and signals when
+/// done ([`DONE`]); a task the helper did not take is taken back before the caller returns.
+struct Task(*const (dyn Fn() + Sync));
+
+// SAFETY: the closure is `Sync` and outlives every use of the pointer (above).
+unsafe impl Send for Task {}
+
+/// A helper's states: free, a task posted, taken by the helper, done.
+const IDLE: u8 = 0;
+const POSTED: u8 = 1;
+const TAKEN: u8 = 2;
+const DONE: u8 = 3;
+
+#[derive(Default)]
+struct Shared {
+    /// The task lent; handed over under the lock (uncontended: the state decides who touches it).
+    slot: Mutex<Option<Task>>,
+    wake: Condvar,
+    /// [`IDLE`], [`POSTED`], [`TAKEN`] or [`DONE`]: the helper takes a posted task and the
+    /// caller takes it back by the same compare-exchange from [`POSTED`], so exactly one does;
+    /// both wait on it by spinning, without the lock.
+    state: AtomicU8,
+    panicked: AtomicBool,
+    /// The helper sleeps on `wake` (set and read under the slot's lock).
+    sleeping: AtomicBool,
+}
+
+/// A helper thread and its slot; `busy` while a caller uses it.
+#[derive(Default)]
+struct Helper {
+    shared: Arc<Shared>,
+    busy: AtomicBool,
+}
+
+impl Helper {
+    /// Lend `run` to this helper if no other caller has it.
+    fn post(&self, run: &(dyn Fn() + Sync)) -> bool {
+        if self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            return false;
+        }
+        let shared = &self.shared;
+        let mut slot = shared.slot.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY (of the later dereference): see `Task`; the lifetime is erased here only
+        let task: *const (dyn Fn() + Sync + '_) = run;
+        *slot = Some(Task(unsafe {
+            std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(task)
+        }));
+        shared.panicked.store(false, Ordering::Relaxed);
+        shared.state.store(POSTED, Ordering::Release);
+        if shared.sleeping.load(Ordering::Relaxed) {
+            shared.wake.notify_one();
+        }
+        true
+    }
+
+    /// Take the task back if the helper has not started it, else wait for it; whether it
+    /// panicked. The helper is free again after.
+    fn finish(&self) -> bool {
+        let shared = &self.shared;
+        let panicked = if shared.state.compare_exchange(POSTED, IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            *shared.slot.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            false
+        } else {
+            // it is running the last chunk it took: wait for it, without sleeping at first
+            let mut spins = 0u32;
+            while shared.state.load(Ordering::Acquire) != DONE {
+                spins = spins.saturating_add(1);
+                if spins < 1 << 14 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            shared.state.store(IDLE, Ordering::Relaxed);
+            shared.panicked.load(Ordering::Relaxed)
+        };
+        self.busy.store(false, Ordering::Release);
+        panicked
+    }
+}
+
+fn helper_loop(shared: &Shared) {
+    loop {
+        // watch for work, then sleep until some is posted
+        let start = std::time::Instant::now();
+        let mut n = 0u32;
+        while shared.state.load(Ordering::Acquire) != POSTED {
+            std::hint::spin_loop();
+            n = n.wrapping_add(1);
+            if n % 256 == 0 && start.elapsed() > SPIN {
+                let mut slot = shared.slot.lock().unwrap_or_else(|p| p.into_inner());
+                shared.sleeping.store(true, Ordering::Relaxed);
+                while shared.state.load(Ordering::Acquire) != POSTED {
+                    slot = shared.wake.wait(slot).unwrap_or_else(|p| p.into_inner());
+                }
+                shared.sleeping.store(false, Ordering::Relaxed);
+                break;
+            }
+        }
+        if shared.state.compare_exchange(POSTED, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            continue; // taken back
+        }
+        let task = shared.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(Task(f)) = task {
+            // SAFETY: see `Task`: the caller waits for DONE before the closure goes away
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*f)() }));
+            shared.panicked.store(result.is_err(), Ordering::Relaxed);
+        }
+        shared.state.store(DONE, Ordering::Release);
+    }
+}
+
+/// Evaluate the elements `set` (element indices, `(element, order)`, each element once) at the
+/// current `x` on their own coordinates, on up to `threads` threads, as the kernel's serial
+/// evaluation does (`kinematics::evaluate_elements`): values to the deformations (periodic modes
+/// unwrapped), gradients to the kernel's `DF_e` blocks (an element on attached nodes: its own
+/// gradient kept for its forces and carried to its expanded coordinates by the chain rule).
+/// The Hessians of the elements evaluated to [`Order::Hessian`] are on their OWN coordinates,
+/// `m x n_own x n_own` row-major, one after the other in `hessians`; `at[element]` is the
+/// offset of each (`None` for the others; `at` has one entry per element of the model). The
+/// Hessians are not checked for finiteness (the values and gradients are), nor carried to the
+/// expanded coordinates: their user does what it needs with them.
+///
+/// The attachments must be placed at `x` (`Attachments::place_some`) for the elements of `set`.
+/// On an error, the first element of `set` (in its order) that failed is named; the elements
+/// after it may have been evaluated too.
+pub fn evaluate_elements(
+    model: &Model,
+    data: &mut Data,
+    set: &[(usize, Order)],
+    hessians: &mut Vec<f64>,
+    at: &mut Vec<Option<usize>>,
+) -> Result<(), KinematicsError> {
+    let ne = model.elements.len();
+    at.clear();
+    at.resize(ne, None);
+    // the Hessians' places, in the order of `set`
+    hessians.clear();
+    let mut len = 0;
+    for &(i, order) in set {
+        if i >= ne || (at[i].is_some() && order >= Order::Hessian) {
+            continue;
+        }
+        if order >= Order::Hessian {
+            let entry = &model.elements[i];
+            at[i] = Some(len);
+            len += entry.element.layout().n_modes() * entry.own.len().pow(2);
+        }
+    }
+    hessians.resize(len, 0.0);
+    // the elements by index, each with its own storage carved out of the kernel's buffers
+    // (their offsets grow with the element's index)
+    let mut order_of: Vec<Option<Order>> = vec![None; ne];
+    for &(i, order) in set {
+        if i < ne {
+            order_of[i] = Some(order_of[i].map_or(order, |o: Order| o.max(order)));
+        }
+    }
+    let threads = data.threads();
+    let Data { x, e, de, de_own, states, att_jac, .. } = data;
+    let (x, att_jac): (&[f64], &[crate::attach::Jacobian]) = (x, att_jac);
+    let mut jobs: Vec<Job> = Vec::with_capacity(set.len());
+    {
+        let (mut e_rest, mut de_rest, mut own_rest, mut h_rest) =
+            (&mut e[..], &mut de[..], &mut de_own[..], &mut hessians[..]);
+        let (mut e_at, mut de_at, mut own_at, mut h_at) = (0, 0, 0, 0);
+        for ((i, state), order) in states.iter_mut().enumerate().zip(&order_of) {
+            let Some(order) = *order else { continue };
+            let entry = &model.elements[i];
+            let (m, n, no) = (entry.element.layout().n_modes(), entry.coords.len(), entry.own.len());
+            let ev = take(&mut e_rest, &mut e_at, entry.mode_offset, m);
+            let dv = take(&mut de_rest, &mut de_at, entry.de_offset, m * n);
+            let own = entry.chain.as_ref().map(|c| take(&mut own_rest, &mut own_at, c.de_own_offset, m * no));
+            let h = match at[i] {
+                Some(o) => take(&mut h_rest, &mut h_at, o, m * no * no),
+                None => Default::default(),
+            };
+            jobs.push(Job { i, order, e: ev, de: dv, de_own: own, h, state, result: Ok(()) });
+        }
+    }
+    for_each(threads, &mut jobs, CHUNK, |job| job.run(model, x, att_jac));
+    // the first failure in the order of `set`
+    let mut failed: Vec<(usize, crate::element::ElementError)> = Vec::new();
+    for job in jobs {
+        if let Err(error) = job.result {
+            failed.push((job.i, error));
+        }
+    }
+    for &(i, order) in set {
+        if let Some(k) = failed.iter().position(|(j, _)| *j == i) {
+            let (_, error) = failed.swap_remove(k);
+            return Err(KinematicsError::Element { element: model.elements[i].name.clone(), error });
+        }
+        check_finite(model, data, i, order.min(Order::Gradient))?;
+    }
+    Ok(())
+}
+
+/// One element's evaluation and its storage.
+struct Job<'a> {
+    i: usize,
+    order: Order,
+    e: &'a mut [f64],
+    /// Its gradient on its expanded coordinates (`DF_e`'s block).
+    de: &'a mut [f64],
+    /// On attached nodes: its gradient on its own coordinates.
+    de_own: Option<&'a mut [f64]>,
+    h: &'a mut [f64],
+    state: &'a mut ElementState,
+    result: Result<(), crate::element::ElementError>,
+}
+
+impl Job<'_> {
+    fn run(&mut self, model: &Model, x: &[f64], att_jac: &[crate::attach::Jacobian]) {
+        let entry = &model.elements[self.i];
+        let no = entry.own.len();
+        // the own coordinates, on the stack for the elements there are
+        let mut stack = [0.0; 32];
+        let mut heap = Vec::new();
+        let xloc: &mut [f64] = if no <= stack.len() {
+            &mut stack[..no]
+        } else {
+            heap.resize(no, 0.0);
+            &mut heap
+        };
+        for (v, &c) in xloc.iter_mut().zip(&entry.own) {
+            *v = x[c];
+        }
+        let order = self.order;
+        let de: &mut [f64] = if order < Order::Gradient {
+            &mut []
+        } else {
+            match &mut self.de_own {
+                Some(own) => own,
+                None => &mut self.de[..],
+            }
+        };
+        de.fill(0.0);
+        let h: &mut [f64] = if order >= Order::Hessian { &mut self.h[..] } else { &mut [] };
+        h.fill(0.0);
+        let mut out = Evaluation::new(order, no, &mut self.e[..], de, h, &mut *self.state);
+        self.result = entry.element.evaluate(xloc, &mut out);
+        if self.result.is_ok()
+            && order >= Order::Gradient
+            && let (Some(chain), Some(own)) = (&entry.chain, &self.de_own)
+        {
+            chain.gradient(att_jac, own, &mut self.de[..]);
+        }
+    }
+}
+
+/// The next `len` values of `rest` from offset `from` (`at`: the offset of `rest`'s start,
+/// `from >= at`), leaving the values after them in `rest`.
+fn take<'a>(rest: &mut &'a mut [f64], at: &mut usize, from: usize, len: usize) -> &'a mut [f64] {
+    let tail = std::mem::take(rest).split_at_mut(from - *at).1;
+    let (mine, tail) = tail.split_at_mut(len);
+    *rest = tail;
+    *at = from + len;
+    mine
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_item_is_worked_on_once_whatever_the_threads() {
+        for threads in [0, 1, 2, 3, 8] {
+            for len in [0, 1, CHUNK, CHUNK + 1, 97] {
+                let mut items: Vec<(usize, u32)> = (0..len).map(|i| (i, 0)).collect();
+                for_each(threads, &mut items, CHUNK, |(i, n)| {
+                    *n += 1;
+                    *i *= 3;
+                });
+                assert!(items.iter().enumerate().all(|(k, &(i, n))| i == 3 * k && n == 1), "{threads} {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_panic_on_a_helper_reaches_the_caller_and_the_helpers_still_work() {
+        let mut items: Vec<usize> = (0..64).collect();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for_each(2, &mut items, 1, |i| assert_ne!(*i, 40, "item 40"));
+        }));
+        assert!(caught.is_err());
+        let mut items: Vec<usize> = (0..64).collect();
+        for_each(2, &mut items, 1, |i| *i += 1);
+        assert!(items.iter().enumerate().all(|(k, &i)| i == k + 1));
+    }
+}
