@@ -22,24 +22,30 @@ fn load(path: &str) -> Compiled {
     mollier::load(&models().join(path), &mollier::registry()).unwrap_or_else(|d| panic!("{}", d.render()))
 }
 
-/// Bench a 4 ms step alternating between the states after `warm` and `warm + 1` steps.
-/// `threads`: for the work per muscle path (`Data::set_threads`; 0 the default, the cores).
+/// Bench a 4 ms step from the states after `warm` to `warm + 20` steps, walking forth and back
+/// over them (alternating between two would let the kernel's third-order predictor, which fits
+/// the solution before the last, land on the stored one). `threads`: for the work per muscle
+/// path (`Data::set_threads`; 0 the default, the cores).
 fn bench_step(bencher: Bencher, c: &Compiled, ex: Excitations, warm: usize, threads: usize) {
     let mut run = ForwardRun::new(c, ex.clone(), 0.004).expect("a rest state");
     for _ in 0..warm {
         run.advance().expect("a step");
     }
-    let a: State = run.state().clone();
-    run.advance().expect("a step");
-    let b: State = run.state().clone();
+    let mut states: Vec<State> = vec![run.state().clone()];
+    for _ in 0..20 {
+        run.advance().expect("a step");
+        states.push(run.state().clone());
+    }
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let mut ws = sys.workspace();
     ws.data.set_threads(threads);
     let u = |t: f64, u: &mut [f64]| ex.at(t, u);
+    let n = states.len();
     let mut k = 0usize;
     bencher.bench_local(|| {
         k += 1;
-        let s = if k % 2 == 0 { &a } else { &b };
+        let i = k % (2 * (n - 1));
+        let s = &states[if i < n { i } else { 2 * (n - 1) - i }];
         sys.rosenbrock_step(&mut ws, s, 0.004, &u).expect("a step")
     });
 }
