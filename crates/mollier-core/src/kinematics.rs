@@ -122,6 +122,10 @@ pub enum Predictor {
     FirstOrder,
     /// `x + DF Δq + ½ (D²F Δq) Δq` (seed 001, eq. 1).
     SecondOrder,
+    /// [`Predictor::SecondOrder`] plus the third-order term along the step's line, fitted through
+    /// the solution before the last one when that lies on the line (a motion that goes on
+    /// along, or back over, its last step); otherwise the second-order prediction.
+    ThirdOrder,
 }
 
 /// Newton-Raphson settings.
@@ -156,7 +160,7 @@ impl Default for NewtonOptions {
         Self {
             tolerance: 1e-14,
             max_iterations: 30,
-            predictor: Predictor::SecondOrder,
+            predictor: Predictor::ThirdOrder,
             max_bisections: 6,
             max_step_angle: 0.5,
             max_step_length: 0.1,
@@ -647,8 +651,10 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
 
 /// A Newton iterate whose predecessor's scaled residual `r` had `r² · tolerance` at most this is
 /// expected to converge (the chain's and the pendulum's frames: `r` 2e3 to 6e3 before the last
-/// iterate, 4e8 to 2e9 before the one that does not converge).
-const LIKELY_LAST: f64 = 1e-2;
+/// iterate, 4e8 to 2e9 before the one that does not converge; the chain going on along a line
+/// with the third-order predictor: `r` 1.3e7, `r² · tolerance` 1.6, then 0.66 — it converged). A
+/// wrong guess costs the Hessians of one evaluation, a right one saves a whole evaluation.
+const LIKELY_LAST: f64 = 4.0;
 
 /// Evaluate the constraint elements to second order where the solve will want their Hessians
 /// (the second-order predictor's, the accelerations'); `false` when it does not, or when the
@@ -656,7 +662,7 @@ const LIKELY_LAST: f64 = 1e-2;
 /// element's domain at an iterate is no error (it would not have been one before). The values
 /// and gradients are those of a first-order evaluation, bit for bit.
 fn evaluate_hessians_too(model: &Model, data: &mut Data, opts: &NewtonOptions) -> bool {
-    if opts.predictor != Predictor::SecondOrder {
+    if !matches!(opts.predictor, Predictor::SecondOrder | Predictor::ThirdOrder) {
         return false;
     }
     if evaluate_constraints(model, data, Order::Hessian).is_ok() {
@@ -685,10 +691,18 @@ fn predict_step(model: &Model, data: &mut Data, dq: &[f64], kind: Predictor) -> 
     let mut step = std::mem::take(&mut data.work.x_step);
     let mut second = std::mem::take(&mut data.work.x_second);
     let zeros = std::mem::take(&mut data.work.zeros_q);
+    let mut h = std::mem::take(&mut data.work.history);
+    let fit = if kind == Predictor::ThirdOrder { path_through(&mut h, data, dq) } else { None };
+    // along the path q(τ) = q + τ Δq + τ(τ − 1) w: y' = DF (Δq − w), y'' = D²F[y', y'] + DF 2w
+    // (w = 0 without a fit: DF Δq and D²F[Δq, Δq])
+    let (rate, bend) = if fit.is_some() { (&h.rate[..], &h.bend[..]) } else { (dq, &zeros[..]) };
     // the attached coordinates are placed from their frames: not predicted
-    let mut result = crate::transfer::directional_with(model, data, dq, None, &mut step, false);
-    if result.is_ok() && kind == Predictor::SecondOrder {
-        result = crate::transfer::directional_with(model, data, &zeros, Some(&step), &mut second, false);
+    let mut result = crate::transfer::directional_with(model, data, rate, None, &mut step, false);
+    if result.is_ok() && matches!(kind, Predictor::SecondOrder | Predictor::ThirdOrder) {
+        result = crate::transfer::directional_with(model, data, bend, Some(&step), &mut second, false);
+        if let (true, Some(sigma)) = (result.is_ok(), fit) {
+            add_third_order(model, data, &h, sigma, &mut step, &second);
+        }
         for (s, t) in step.iter_mut().zip(&second) {
             *s += 0.5 * t;
         }
@@ -698,10 +712,80 @@ fn predict_step(model: &Model, data: &mut Data, dq: &[f64], kind: Predictor) -> 
             data.x[c] += step[c];
         }
     }
+    data.work.history = h;
     data.work.x_step = step;
     data.work.x_second = second;
     data.work.zeros_q = zeros;
     result
+}
+
+/// The solution before the last one is taken to lie on the step's line if it is off it by at
+/// most this, relative to its distance (inputs interpolated in floating point are off it by
+/// round-off, ~1e-14).
+const ON_LINE: f64 = 1e-9;
+
+/// The path of the inputs through the solution before the last one (`q_p`), the last (`q`, in
+/// `data`) and the target `q + Δq` (`dq`, n_q): `q(τ) = q + τ Δq + τ(τ − 1) w` with `q(σ) = q_p`.
+/// `Some(σ)`, with the path's rates at `τ = 0`, `Δq − w`, in `h.rate` and `2w` (its second
+/// derivative) in `h.bend`; `w = 0` when `q_p` lies on the step's line (either side). `None` when
+/// there is no such solution, when `q_p` is too far along the line (`|σ|` outside ½…2: the fit's
+/// error grows as `σ`) or, off the line, not behind or too far from it.
+fn path_through(h: &mut crate::data::History, data: &Data, dq: &[f64]) -> Option<f64> {
+    let (q_p, _) = h.before(&data.q, &data.x)?;
+    let (mut dd, mut pd, mut pp) = (0.0, 0.0, 0.0);
+    for ((d, a), b) in dq.iter().zip(q_p).zip(&data.q) {
+        let p = a - b;
+        dd += d * d;
+        pd += p * d;
+        pp += p * p;
+    }
+    let sigma = pd / dd;
+    if !(0.5..=2.0).contains(&sigma.abs()) {
+        return None;
+    }
+    // q_p's squared distance from the line, summed square by square (no cancellation)
+    let off: f64 = dq.iter().zip(q_p).zip(&data.q).map(|((d, a), b)| (a - b - sigma * d).powi(2)).sum();
+    let scale = sigma * (sigma - 1.0);
+    let inv = if off <= ON_LINE * ON_LINE * pp {
+        0.0
+    } else if sigma < 0.0 && off <= 0.25 * dd * scale * scale {
+        // a bent path through a solution behind (a motion going on along a curve); ahead,
+        // σ(σ − 1) vanishes at σ = 1 and the bend would be large
+        1.0 / scale
+    } else {
+        return None;
+    };
+    let (q_p, q) = (&h.previous_q, &data.q);
+    for ((((r, b), a), c), d) in h.rate.iter_mut().zip(h.bend.iter_mut()).zip(q_p).zip(q).zip(dq) {
+        let w = (a - c - sigma * d) * inv;
+        *r = d - w;
+        *b = 2.0 * w;
+    }
+    Some(sigma)
+}
+
+/// Add to `step` (n_x, `y'`) the third-order term of the motion along the path of
+/// [`path_through`], `y(τ) = x(q(τ))`, where `data` holds the solution at `τ = 0` and `second`
+/// (n_x) is `y''`. The solution `x_p` at `τ = σ` gives the third derivative through
+/// `x_p = x + σ y' + ½ σ² y'' + ⅙ σ³ y''' + O(σ⁴)`, so the term at `τ = 1` is
+/// `⅙ y''' = (x_p − x − σ y' − ½ σ² y'') / σ³` (docs/theory/kernel.md). Nothing is added when the
+/// term is not smaller than the second-order one (not a converging series: a branch switch or a
+/// wrapped coordinate between the solutions).
+fn add_third_order(model: &Model, data: &Data, h: &crate::data::History, sigma: f64, step: &mut [f64], second: &[f64]) {
+    let x_p = &h.previous_x;
+    let (a, b, inv) = (sigma, 0.5 * sigma * sigma, 1.0 / (sigma * sigma * sigma));
+    let term = |step: &[f64], c: usize| (x_p[c] - data.x[c] - a * step[c] - b * second[c]) * inv;
+    let (mut third, mut quadratic) = (0.0f64, 0.0f64);
+    for &c in &model.dependent_coords {
+        third = third.max(term(step, c).abs());
+        quadratic = quadratic.max((0.5 * second[c]).abs());
+    }
+    if !(third < quadratic) {
+        return;
+    }
+    for &c in &model.dependent_coords {
+        step[c] += term(step, c);
+    }
 }
 
 /// Solve the dependent coordinates for the generalized coordinates `q` (n_q) with default
@@ -752,7 +836,10 @@ fn solve_from_saved(
     if !data.solved {
         let here = data.q.clone();
         match newton(model, data, &here, opts) {
-            Ok(r) => total.iterations += r.iterations,
+            Ok(r) => {
+                total.iterations += r.iterations;
+                data.work.history.record(&data.q, &data.x);
+            }
             Err(_) => restore(saved, model, data),
         }
     }
@@ -826,6 +913,7 @@ fn solve_segment(
     let result = match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts)) {
         Ok(r) => {
             data.q.copy_from_slice(to);
+            data.work.history.record(&data.q, &data.x);
             total.iterations += r.iterations;
             total.substeps += 1;
             total.residual = r.residual;
