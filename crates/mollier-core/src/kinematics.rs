@@ -137,7 +137,7 @@ pub struct NewtonOptions {
     pub tolerance: f64,
     /// Iterations per attempt.
     pub max_iterations: usize,
-    /// Predictor from the previous solution.
+    /// Predictor from the previous solution (default [`Predictor::ThirdOrder`]).
     pub predictor: Predictor,
     /// When an attempt fails, retry by splitting the step in `q` in halves, down to
     /// `2^-max_bisections` of it (continuation).
