@@ -100,3 +100,35 @@ fn predictor_cuts_newton_iterations() {
     let (none, first, second) = (count(Predictor::None), count(Predictor::FirstOrder), count(Predictor::SecondOrder));
     assert!(second < first && first < none, "iterations: none {none}, first {first}, second {second}");
 }
+
+/// The third-order predictor (the default) fits the motion through the solution before the last
+/// one: fewer Newton iterations than the second-order predictor along a line and along a curve,
+/// and the same solutions.
+#[test]
+fn third_order_predictor_cuts_newton_iterations() {
+    use mollier_core::{NewtonOptions, Predictor, solve_positions_with};
+    use mollier_tests::{Points, chain_by};
+    let model = chain_by(6, 0.1, Points::Attached);
+    for bend in [0.0, 1e-4] {
+        let q = |k: usize| -> Vec<f64> {
+            let k = k as f64;
+            (0..model.n_q()).map(|j| 0.05 * ((j % 5) as f64 - 2.0) + 0.01 * k + bend * (j % 3) as f64 * k * k).collect()
+        };
+        let run = |predictor| {
+            let mut data = Data::new(&model);
+            let opts = NewtonOptions { predictor, ..NewtonOptions::default() };
+            let mut iterations = 0;
+            let mut xs = Vec::new();
+            for k in 0..20 {
+                iterations += solve_positions_with(&model, &mut data, &q(k), &opts).unwrap().iterations;
+                xs.push(data.x().to_vec());
+            }
+            (iterations, xs)
+        };
+        let ((second, xs2), (third, xs3)) = (run(Predictor::SecondOrder), run(Predictor::ThirdOrder));
+        assert!(third < second, "bend {bend}: iterations second {second}, third {third}");
+        for (a, b) in xs2.iter().zip(&xs3) {
+            assert!(rel_err(a, b) < 1e-12, "bend {bend}: {}", rel_err(a, b));
+        }
+    }
+}

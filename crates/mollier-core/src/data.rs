@@ -118,6 +118,58 @@ pub(crate) struct Work {
     pub local_w: Vec<f64>,
     /// The geometric stiffness's buffers (`crate::stiffness`), sized at its first call.
     pub stiffness: crate::stiffness::Workspace,
+    /// The last two solutions, for the third-order predictor.
+    pub history: History,
+}
+
+/// The last two solutions of the positions (`q`: n_q, `x`: n_x each), oldest first: the
+/// predictor fits the third-order term of the motion through them. `last` is compared with the
+/// state in `data` bit for bit before `previous` is used, so that a state set by other means
+/// than a solve never pairs with a stale history.
+#[derive(Clone, Default)]
+pub(crate) struct History {
+    pub previous_q: Vec<f64>,
+    pub previous_x: Vec<f64>,
+    pub last_q: Vec<f64>,
+    pub last_x: Vec<f64>,
+    /// How many of the two are recorded (0, 1 or 2).
+    pub count: u8,
+    /// The fit's path (n_q each): its rates and its second derivative at the last solution.
+    pub rate: Vec<f64>,
+    pub bend: Vec<f64>,
+}
+
+impl History {
+    fn new(model: &Model) -> Self {
+        let (nq, nx) = (model.n_q(), model.n_x());
+        Self {
+            previous_q: vec![0.0; nq],
+            previous_x: vec![0.0; nx],
+            last_q: vec![0.0; nq],
+            last_x: vec![0.0; nx],
+            count: 0,
+            rate: vec![0.0; nq],
+            bend: vec![0.0; nq],
+        }
+    }
+
+    /// Record the solution now in `data` (the previous `last` becomes `previous`).
+    pub fn record(&mut self, data_q: &[f64], data_x: &[f64]) {
+        std::mem::swap(&mut self.previous_q, &mut self.last_q);
+        std::mem::swap(&mut self.previous_x, &mut self.last_x);
+        self.last_q.clear();
+        self.last_q.extend_from_slice(data_q);
+        self.last_x.clear();
+        self.last_x.extend_from_slice(data_x);
+        self.count = (self.count + 1).min(2);
+    }
+
+    /// The solution before the one in `data` (`q`, `x`), if both are recorded and `data` still
+    /// holds the last one.
+    pub fn before(&self, data_q: &[f64], data_x: &[f64]) -> Option<(&[f64], &[f64])> {
+        (self.count == 2 && self.last_q == data_q && self.last_x == data_x)
+            .then_some((&self.previous_q[..], &self.previous_x[..]))
+    }
 }
 
 impl Work {
@@ -145,6 +197,7 @@ impl Work {
             local_u: Vec::with_capacity(local),
             local_w: Vec::with_capacity(local),
             stiffness: Default::default(),
+            history: History::new(model),
         }
     }
 }

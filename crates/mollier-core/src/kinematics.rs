@@ -122,6 +122,10 @@ pub enum Predictor {
     FirstOrder,
     /// `x + DF Δq + ½ (D²F Δq) Δq` (seed 001, eq. 1).
     SecondOrder,
+    /// [`Predictor::SecondOrder`] plus the third-order term along the step's line, fitted through
+    /// the solution before the last one when that lies on the line (a motion that goes on
+    /// along, or back over, its last step); otherwise the second-order prediction.
+    ThirdOrder,
 }
 
 /// Newton-Raphson settings.
@@ -133,7 +137,7 @@ pub struct NewtonOptions {
     pub tolerance: f64,
     /// Iterations per attempt.
     pub max_iterations: usize,
-    /// Predictor from the previous solution.
+    /// Predictor from the previous solution (default [`Predictor::ThirdOrder`]).
     pub predictor: Predictor,
     /// When an attempt fails, retry by splitting the step in `q` in halves, down to
     /// `2^-max_bisections` of it (continuation).
@@ -156,7 +160,7 @@ impl Default for NewtonOptions {
         Self {
             tolerance: 1e-14,
             max_iterations: 30,
-            predictor: Predictor::SecondOrder,
+            predictor: Predictor::ThirdOrder,
             max_bisections: 6,
             max_step_angle: 0.5,
             max_step_length: 0.1,
@@ -287,17 +291,33 @@ pub(crate) fn check_finite(model: &Model, data: &mut Data, i: usize, order: Orde
             data.e[g] += TAU * ((reference - data.e[g]) / TAU).round();
         }
     }
-    if order >= Order::Gradient && data.de[entry.de_offset..entry.de_offset + m * n].iter().any(|v| !v.is_finite()) {
+    if order >= Order::Gradient && !all_finite(&data.de[entry.de_offset..entry.de_offset + m * n]) {
         let k = (0..m)
             .find(|&k| data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n].iter().any(|v| !v.is_finite()));
         return Err(non_finite(model, entry.mode_offset + k.unwrap_or(0), "gradient"));
     }
-    if order >= Order::Hessian
-        && data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n].iter().any(|v| !v.is_finite())
-    {
+    if order >= Order::Hessian && !all_finite(&data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n]) {
         return Err(non_finite(model, entry.mode_offset, "Hessian"));
     }
     Ok(())
+}
+
+/// Whether every entry of `v` is finite. `0 · v` is NaN exactly where `v` is NaN or infinite, and
+/// a sum with a NaN stays NaN: eight independent sums, which the compiler vectorizes, where a
+/// short-circuiting search tests one entry at a time (the Hessians' scan was 7 % of a small
+/// model's frame).
+pub(crate) fn all_finite(v: &[f64]) -> bool {
+    let mut acc = [0.0f64; 8];
+    let mut chunks = v.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, x) in acc.iter_mut().zip(c) {
+            *a += x * 0.0;
+        }
+    }
+    for (a, x) in acc.iter_mut().zip(chunks.remainder()) {
+        *a += x * 0.0;
+    }
+    acc.iter().all(|a| *a == 0.0)
 }
 
 /// Evaluate element `i` on its own local coordinates: its derivatives go to the kernel's buffers,
@@ -500,7 +520,10 @@ pub(crate) fn solve_unchecked(model: &Model, data: &mut Data, rhs: MatMut<'_, f6
 fn solve_finite(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>, transpose: bool) -> Result<(), KinematicsError> {
     let mut rhs = rhs;
     data.lu.solve(&model.pattern, rhs.as_mut(), transpose);
-    if rhs.col_iter().any(|c| c.iter().any(|v| !v.is_finite())) {
+    if rhs
+        .col_iter()
+        .any(|c| c.try_as_col_major().map_or_else(|| c.iter().any(|v| !v.is_finite()), |c| !all_finite(c.as_slice())))
+    {
         return Err(not_well_posed(model, data));
     }
     Ok(())
@@ -535,7 +558,7 @@ fn solution_ok_in(
     condition: f64,
     y: &mut Vec<f64>,
 ) -> bool {
-    if v.iter().any(|a| !a.is_finite()) {
+    if !all_finite(v) {
         return false;
     }
     y.resize(v.len(), 0.0);
@@ -566,7 +589,14 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
     let mut first_worst = f64::NAN;
     let mut previous = f64::INFINITY;
     for it in 0..=opts.max_iterations {
-        evaluate_constraints(model, data, Order::Gradient)?;
+        // an iterate after a step from one close to the solution (quadratic convergence: the
+        // scaled residual squared times the tolerance) is likely the solution, where the
+        // Hessians are wanted (the accelerations', the next solve's predictor): evaluated with
+        // the gradients, the elements are not evaluated again for them
+        let likely_last = it > 0 && previous * previous * opts.tolerance <= LIKELY_LAST;
+        if !(likely_last && evaluate_hessians_too(model, data, opts)) {
+            evaluate_constraints(model, data, Order::Gradient)?;
+        }
         let (worst, _) = residual(model, data, q, opts.tolerance);
         if it == 0 {
             first_worst = worst;
@@ -619,6 +649,29 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
     })
 }
 
+/// A Newton iterate whose predecessor's scaled residual `r` had `r² · tolerance` at most this is
+/// expected to converge (the chain's and the pendulum's frames: `r` 2e3 to 6e3 before the last
+/// iterate, 4e8 to 2e9 before the one that does not converge; the chain going on along a line
+/// with the third-order predictor: `r` 1.3e7, `r² · tolerance` 1.6, then 0.66 — it converged). A
+/// wrong guess costs the Hessians of one evaluation, a right one saves a whole evaluation.
+const LIKELY_LAST: f64 = 4.0;
+
+/// Evaluate the constraint elements to second order where the solve will want their Hessians
+/// (the second-order predictor's, the accelerations'); `false` when it does not, or when the
+/// evaluation failed — then the caller evaluates to first order, so that a Hessian outside an
+/// element's domain at an iterate is no error (it would not have been one before). The values
+/// and gradients are those of a first-order evaluation, bit for bit.
+fn evaluate_hessians_too(model: &Model, data: &mut Data, opts: &NewtonOptions) -> bool {
+    if !matches!(opts.predictor, Predictor::SecondOrder | Predictor::ThirdOrder) {
+        return false;
+    }
+    if evaluate_constraints(model, data, Order::Hessian).is_ok() {
+        return true;
+    }
+    data.order = None;
+    false
+}
+
 /// Predict `x` at `q` from the solved configuration in `data` (seed 001, eq. 1).
 fn predict(model: &Model, data: &mut Data, q: &[f64], kind: Predictor) -> Result<(), KinematicsError> {
     if kind == Predictor::None || !data.solved {
@@ -638,10 +691,18 @@ fn predict_step(model: &Model, data: &mut Data, dq: &[f64], kind: Predictor) -> 
     let mut step = std::mem::take(&mut data.work.x_step);
     let mut second = std::mem::take(&mut data.work.x_second);
     let zeros = std::mem::take(&mut data.work.zeros_q);
+    let mut h = std::mem::take(&mut data.work.history);
+    let fit = if kind == Predictor::ThirdOrder { path_through(&mut h, data, dq) } else { None };
+    // along the path q(τ) = q + τ Δq + τ(τ − 1) w: y' = DF (Δq − w), y'' = D²F[y', y'] + DF 2w
+    // (w = 0 without a fit: DF Δq and D²F[Δq, Δq])
+    let (rate, bend) = if fit.is_some() { (&h.rate[..], &h.bend[..]) } else { (dq, &zeros[..]) };
     // the attached coordinates are placed from their frames: not predicted
-    let mut result = crate::transfer::directional_with(model, data, dq, None, &mut step, false);
-    if result.is_ok() && kind == Predictor::SecondOrder {
-        result = crate::transfer::directional_with(model, data, &zeros, Some(&step), &mut second, false);
+    let mut result = crate::transfer::directional_with(model, data, rate, None, &mut step, false);
+    if result.is_ok() && matches!(kind, Predictor::SecondOrder | Predictor::ThirdOrder) {
+        result = crate::transfer::directional_with(model, data, bend, Some(&step), &mut second, false);
+        if let (true, Some(sigma)) = (result.is_ok(), fit) {
+            add_third_order(model, data, &h, sigma, &mut step, &second);
+        }
         for (s, t) in step.iter_mut().zip(&second) {
             *s += 0.5 * t;
         }
@@ -651,10 +712,80 @@ fn predict_step(model: &Model, data: &mut Data, dq: &[f64], kind: Predictor) -> 
             data.x[c] += step[c];
         }
     }
+    data.work.history = h;
     data.work.x_step = step;
     data.work.x_second = second;
     data.work.zeros_q = zeros;
     result
+}
+
+/// The solution before the last one is taken to lie on the step's line if it is off it by at
+/// most this, relative to its distance (inputs interpolated in floating point are off it by
+/// round-off, ~1e-14).
+const ON_LINE: f64 = 1e-9;
+
+/// The path of the inputs through the solution before the last one (`q_p`), the last (`q`, in
+/// `data`) and the target `q + Δq` (`dq`, n_q): `q(τ) = q + τ Δq + τ(τ − 1) w` with `q(σ) = q_p`.
+/// `Some(σ)`, with the path's rates at `τ = 0`, `Δq − w`, in `h.rate` and `2w` (its second
+/// derivative) in `h.bend`; `w = 0` when `q_p` lies on the step's line (either side). `None` when
+/// there is no such solution, when `q_p` is too far along the line (`|σ|` outside ½…2: the fit's
+/// error grows as `σ`) or, off the line, not behind or too far from it.
+fn path_through(h: &mut crate::data::History, data: &Data, dq: &[f64]) -> Option<f64> {
+    let (q_p, _) = h.before(&data.q, &data.x)?;
+    let (mut dd, mut pd, mut pp) = (0.0, 0.0, 0.0);
+    for ((d, a), b) in dq.iter().zip(q_p).zip(&data.q) {
+        let p = a - b;
+        dd += d * d;
+        pd += p * d;
+        pp += p * p;
+    }
+    let sigma = pd / dd;
+    if !(0.5..=2.0).contains(&sigma.abs()) {
+        return None;
+    }
+    // q_p's squared distance from the line, summed square by square (no cancellation)
+    let off: f64 = dq.iter().zip(q_p).zip(&data.q).map(|((d, a), b)| (a - b - sigma * d).powi(2)).sum();
+    let scale = sigma * (sigma - 1.0);
+    let inv = if off <= ON_LINE * ON_LINE * pp {
+        0.0
+    } else if sigma < 0.0 && off <= 0.25 * dd * scale * scale {
+        // a bent path through a solution behind (a motion going on along a curve); ahead,
+        // σ(σ − 1) vanishes at σ = 1 and the bend would be large
+        1.0 / scale
+    } else {
+        return None;
+    };
+    let (q_p, q) = (&h.previous_q, &data.q);
+    for ((((r, b), a), c), d) in h.rate.iter_mut().zip(h.bend.iter_mut()).zip(q_p).zip(q).zip(dq) {
+        let w = (a - c - sigma * d) * inv;
+        *r = d - w;
+        *b = 2.0 * w;
+    }
+    Some(sigma)
+}
+
+/// Add to `step` (n_x, `y'`) the third-order term of the motion along the path of
+/// [`path_through`], `y(τ) = x(q(τ))`, where `data` holds the solution at `τ = 0` and `second`
+/// (n_x) is `y''`. The solution `x_p` at `τ = σ` gives the third derivative through
+/// `x_p = x + σ y' + ½ σ² y'' + ⅙ σ³ y''' + O(σ⁴)`, so the term at `τ = 1` is
+/// `⅙ y''' = (x_p − x − σ y' − ½ σ² y'') / σ³` (docs/theory/kernel.md). Nothing is added when the
+/// term is not smaller than the second-order one (not a converging series: a branch switch or a
+/// wrapped coordinate between the solutions).
+fn add_third_order(model: &Model, data: &Data, h: &crate::data::History, sigma: f64, step: &mut [f64], second: &[f64]) {
+    let x_p = &h.previous_x;
+    let (a, b, inv) = (sigma, 0.5 * sigma * sigma, 1.0 / (sigma * sigma * sigma));
+    let term = |step: &[f64], c: usize| (x_p[c] - data.x[c] - a * step[c] - b * second[c]) * inv;
+    let (mut third, mut quadratic) = (0.0f64, 0.0f64);
+    for &c in &model.dependent_coords {
+        third = third.max(term(step, c).abs());
+        quadratic = quadratic.max((0.5 * second[c]).abs());
+    }
+    if !(third < quadratic) {
+        return;
+    }
+    for &c in &model.dependent_coords {
+        step[c] += term(step, c);
+    }
 }
 
 /// Solve the dependent coordinates for the generalized coordinates `q` (n_q) with default
@@ -705,7 +836,10 @@ fn solve_from_saved(
     if !data.solved {
         let here = data.q.clone();
         match newton(model, data, &here, opts) {
-            Ok(r) => total.iterations += r.iterations,
+            Ok(r) => {
+                total.iterations += r.iterations;
+                data.work.history.record(&data.q, &data.x);
+            }
             Err(_) => restore(saved, model, data),
         }
     }
@@ -779,6 +913,7 @@ fn solve_segment(
     let result = match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts)) {
         Ok(r) => {
             data.q.copy_from_slice(to);
+            data.work.history.record(&data.q, &data.x);
             total.iterations += r.iterations;
             total.substeps += 1;
             total.residual = r.residual;

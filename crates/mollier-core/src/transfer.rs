@@ -47,12 +47,11 @@ fn contract(model: &Model, data: &mut Data, set: Option<&[usize]>, u: &[f64], w:
         wl.extend(entry.coords.iter().map(|&c| w[c]));
         for k in 0..m {
             let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
-            out[entry.mode_offset + k] = h
-                .chunks_exact(n)
-                .zip(&ul)
-                .filter(|(_, ua)| **ua != 0.0)
-                .map(|(row, ua)| ua * row.iter().zip(&wl).map(|(hv, wv)| hv * wv).sum::<f64>())
-                .sum();
+            // a joint between two orientation nodes (8) with its size known to the compiler
+            out[entry.mode_offset + k] = match n {
+                8 => quadratic_form(&h[..64], 8, &ul[..8], &wl[..8]),
+                _ => quadratic_form(h, n, &ul, &wl),
+            };
         }
     };
     match set {
@@ -61,6 +60,24 @@ fn contract(model: &Model, data: &mut Data, set: Option<&[usize]>, u: &[f64], w:
     }
     data.work.local_u = ul;
     data.work.local_w = wl;
+}
+
+/// `uᵀ H w` for the row-major `n x n` `H`, row by row, rows where `u` is 0 left out. The sums
+/// are those of `Iterator::sum` (from −0, in order), so that the result does not depend on the
+/// size being known.
+#[inline(always)]
+fn quadratic_form(h: &[f64], n: usize, u: &[f64], w: &[f64]) -> f64 {
+    let mut total = -0.0;
+    for (row, &ua) in h.chunks_exact(n).zip(u) {
+        if ua != 0.0 {
+            let mut s = -0.0;
+            for (hv, wv) in row.iter().zip(w) {
+                s += hv * wv;
+            }
+            total += ua * s;
+        }
+    }
+    total
 }
 
 /// `D v` for every mode (n_e) from a global coordinate vector `v` (n_x).
@@ -450,11 +467,13 @@ pub fn accelerations(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) ->
     let xd = std::mem::take(&mut data.xd);
     let mut edd = std::mem::take(&mut data.edd);
     jacobian_times(model, data, &data.xdd, &mut edd);
-    // ë's quadratic term needs every element's Hessian; at rest it is 0
+    // ë's quadratic term needs every element's Hessian; at rest it is 0. The constraint
+    // elements' `ẋᵀ H ẋ` are in `work.e_h` already, from the accelerations' right-hand side
+    // (`coordinate_accelerations`, the same Hessians and `ẋ`): only the free elements' are added.
     let result = if xd.iter().any(|v| *v != 0.0) {
         evaluate(model, data, Order::Hessian).map(|()| {
             let mut h = std::mem::take(&mut data.work.e_h);
-            contract(model, data, None, &xd, &xd, &mut h);
+            contract(model, data, Some(&model.free_elements), &xd, &xd, &mut h);
             for (a, b) in edd.iter_mut().zip(&h) {
                 *a += b;
             }
