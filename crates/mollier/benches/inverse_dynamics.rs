@@ -4,8 +4,8 @@
 //! stresses) — what `mollier inverse-dynamics` does per frame. A kinematics frame (positions and
 //! first-order transfer functions, as `mollier kinematics` does) is timed alongside for scale.
 //!
-//! Each iteration alternates between two consecutive frames of the mechanism's own motion file,
-//! so every iteration really solves. Run with
+//! The iterations walk forth and back over frames 10 to 30 of the mechanism's own motion file,
+//! each from its neighbour, so every iteration really solves. Run with
 //! `cargo bench -p mollier --bench inverse_dynamics`.
 
 use std::path::{Path, PathBuf};
@@ -42,8 +42,16 @@ fn load_files(model: &Path, motion: &Path) -> (Compiled, MotionDerivatives) {
     (c, d)
 }
 
-/// The two frames an iteration alternates between.
-const FRAMES: [usize; 2] = [10, 11];
+/// The frames the iterations walk over, forth and back (alternating between two frames would let
+/// the third-order predictor, which fits the solution before the last, land on the stored one).
+const FRAMES: std::ops::RangeInclusive<usize> = 10..=30;
+
+/// The `k`-th frame of the walk over [`FRAMES`].
+fn frame(k: usize) -> usize {
+    let n = FRAMES.end() - FRAMES.start() + 1;
+    let i = k % (2 * (n - 1));
+    FRAMES.start() + if i < n { i } else { 2 * (n - 1) - i }
+}
 
 #[divan::bench(args = MECHANISMS)]
 fn inverse_dynamics_frame(bencher: Bencher, name: &str) {
@@ -60,13 +68,13 @@ fn body_inverse_dynamics_frame(bencher: Bencher) {
     inverse_dynamics_frames(bencher, &c, &m);
 }
 
-/// Alternate between two frames of the motion, solving each.
+/// Walk forth and back over frames of the motion, solving each.
 fn inverse_dynamics_frames(bencher: Bencher, c: &Compiled, m: &MotionDerivatives) {
     let mut run = InverseDynamicsRun::new(c);
     let mut k = 0;
     bencher.bench_local(|| {
         k += 1;
-        let i = FRAMES[k % 2];
+        let i = frame(k);
         run.solve(&m.q[i], &m.qd[i], &m.qdd[i]).expect("solves")
     });
 }
@@ -78,6 +86,6 @@ fn kinematics_frame(bencher: Bencher, name: &str) {
     let mut k = 0;
     bencher.bench_local(|| {
         k += 1;
-        run.solve(&m.q[FRAMES[k % 2]]).expect("solves")
+        run.solve(&m.q[frame(k)]).expect("solves")
     });
 }
