@@ -226,9 +226,9 @@ enum Command {
         /// passive mechanisms).
         #[arg(long, value_enum)]
         integrator: Option<simulate::Integrator>,
-        /// Threads for the work per muscle path (0: the cores available, or RAYON_NUM_THREADS;
-        /// 1: one thread, for one process per core). The results do not depend on it.
-        #[arg(long, default_value_t = 0)]
+        /// Threads for the work per muscle path (1, the default: the serial code; 0: the cores
+        /// available, or RAYON_NUM_THREADS). The results do not depend on it.
+        #[arg(long, default_value_t = 1)]
         threads: usize,
         /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
         /// "Output directories").

@@ -289,16 +289,17 @@ impl Data {
             qd: vec![0.0; model.n_q()],
             qdd: vec![0.0; model.n_q()],
             work: Work::new(model),
-            threads: 0,
+            threads: 1,
         }
     }
 
     /// Use up to `threads` threads (the calling one and [`crate::parallel`]'s helpers) for the work that is
     /// independent per element (the forward step's muscle paths to second order and their
-    /// Hessians' contraction, [`crate::parallel`]); 1 keeps all of it on the calling thread, the
-    /// serial code. 0 (the default) is [`crate::parallel::default_threads`]: the cores
-    /// available, or `RAYON_NUM_THREADS`. The results are the same bits for every count; set 1
-    /// when running one process (or one task) per core.
+    /// Hessians' contraction, [`crate::parallel`]); 1 (the default) keeps all of it on the
+    /// calling thread, the serial code; 0 is [`crate::parallel::default_threads`]: the cores
+    /// available, or `RAYON_NUM_THREADS`. The results are the same bits for every count. Serial
+    /// by default: on the 2-core VM of docs/performance.md two threads did not pay measurably,
+    /// and a sweep running one process per core would only oversubscribe its cores.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads;
     }

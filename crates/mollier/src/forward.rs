@@ -286,7 +286,7 @@ impl<'a> ForwardRun<'a> {
     }
 
     /// Use up to `threads` threads for the work per muscle path (`Data::set_threads`: 1 the
-    /// serial code, 0 the cores available); the results are the same bits for every count.
+    /// serial code, the default; 0 the cores available); the results are the same bits for every count.
     pub fn set_threads(&mut self, threads: usize) {
         self.ws.data.set_threads(threads);
     }

@@ -237,7 +237,7 @@ impl<'a> SimulateRun<'a> {
     }
 
     /// Use up to `threads` threads for a forward run's work per muscle path (1: the serial
-    /// code, as for one process per core; 0: the cores available, the default); the results are
+    /// code, the default; 0: the cores available); the results are
     /// the same bits for every count. No effect on a passive mechanism.
     pub fn set_threads(&mut self, threads: usize) {
         if let Kind::Forward(f) = &mut self.kind {
