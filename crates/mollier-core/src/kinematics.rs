@@ -206,10 +206,7 @@ pub(crate) fn evaluate_keeping_hessians(
     hessian: &[bool],
     keep: &mut dyn FnMut(usize, &[f64]),
 ) -> Result<(), KinematicsError> {
-    evaluate_constraints(model, data, Order::Gradient)?;
-    model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
-    data.e_prev.copy_from_slice(&data.e);
-    data.order_free = None;
+    begin_free_elements(model, data)?;
     if data.d2e.len() != model.d2e_len {
         data.d2e = vec![0.0; model.d2e_len];
     }
@@ -234,6 +231,18 @@ pub(crate) fn evaluate_keeping_hessians(
         keep(i, h);
     }
     data.order_free = Some(Order::Gradient);
+    Ok(())
+}
+
+/// Before the free elements are evaluated again (with Hessians kept, [`evaluate_keeping_hessians`]
+/// or `crate::stiffness`'s evaluation on threads): the constraint elements to first order, the
+/// attachments that only free elements use placed, the previous deformations kept (periodic
+/// modes unwrap towards them) and the free elements marked unevaluated.
+pub(crate) fn begin_free_elements(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+    evaluate_constraints(model, data, Order::Gradient)?;
+    model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
+    data.e_prev.copy_from_slice(&data.e);
+    data.order_free = None;
     Ok(())
 }
 

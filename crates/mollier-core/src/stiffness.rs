@@ -25,7 +25,9 @@ use faer::{Mat, MatMut};
 use crate::data::{Data, n_pairs, pair_index};
 use crate::element::{Evaluation, Order};
 use crate::ids::ModeId;
-use crate::kinematics::{KinematicsError, evaluate_constraints, evaluate_keeping_hessians, solve_transpose_checked};
+use crate::kinematics::{
+    KinematicsError, begin_free_elements, evaluate_constraints, evaluate_keeping_hessians, solve_transpose_checked,
+};
 use crate::model::{ModeRole, Model};
 
 /// Add `Σ_k w_k ∂²e_k/∂q² + Σ_r W_r ∂²x_r/∂q²` for `weights = [(mode, w_k)]` and the force
@@ -90,10 +92,7 @@ fn keep_hessians(
         // the same evaluations, each element's on its own storage, spread over the threads
         // (crate::parallel): the same bits
         (|| {
-            evaluate_constraints(model, data, Order::Gradient)?;
-            model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
-            data.e_prev.copy_from_slice(&data.e);
-            data.order_free = None;
+            begin_free_elements(model, data)?;
             set.clear();
             set.extend(
                 model.free_elements.iter().map(|&i| (i, if wanted[i] { Order::Hessian } else { Order::Gradient })),
@@ -222,67 +221,61 @@ fn stiffness_in(
         };
         groups.push(Group { el, mode: modes[first].1, de, h, scale, n, m, ok: true });
     }
-    // 2. each element's Uᵀ H U on its own storage, on the threads (crate::parallel), then 3.
-    // their sums in the elements' order. On one thread straight into the sums: the same bits,
-    // as the fixed-width kernels add each contribution to the sums whole, as it was formed (on
-    // zeros, exactly that); the general one (n_q > 16) sums its terms one by one into the sums
+    // 2. each element's Uᵀ H U, with the finiteness of what it uses. On one thread straight
+    // into the sums; on more, each on its own storage (crate::parallel), then 3. summed in the
+    // elements' order: the same bits, as the fixed-width kernels add each contribution to the
+    // sums whole, as it was formed (on zeros, exactly that); the general one (n_q > 16) sums
+    // its terms one by one, so it always goes through the contributions
     let np = n_pairs(nq);
-    let chunks = groups.len().div_ceil(crate::parallel::CHUNK).max(1);
+    let chunk = crate::parallel::CHUNK;
+    let chunks = groups.len().div_ceil(chunk).max(1);
     if scratches.len() < chunks {
         scratches.resize_with(chunks, Default::default);
     }
-    if data.threads() <= 1 && df.stride <= 16 {
-        let scratch = scratches.first_mut().expect("at least one scratch");
-        for g in groups.iter() {
-            let entry = &model.elements[g.el];
+    let threads = data.threads();
+    let failed = {
+        let (own, kept, data): (&[f64], &[f64], &Data) = (own, kept, data);
+        let contract = |scratch: &mut Scratch, g: &Group, out: &mut [f64]| {
             let h = g.h.slice(data, kept, own, g.n * g.n);
-            if !scratch.add_congruence(&df, &entry.own, h, g.scale, pair)
-                || !g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite()
-            {
-                return Err(KinematicsError::NonFinite {
-                    element: entry.name.clone(),
-                    mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
-                    what: "Hessian",
-                });
-            }
-        }
-        contributions.clear();
-        groups.clear();
-    }
-    {
-        let (own, kept): (&[f64], &[f64]) = (own, kept);
-        let data: &Data = data;
-        contributions.clear();
-        contributions.resize(groups.len() * np, 0.0);
-        let chunk = crate::parallel::CHUNK;
-        let mut work: Vec<(&mut [Group], &mut [f64], &mut Scratch)> = groups
-            .chunks_mut(chunk)
-            .zip(contributions.chunks_mut(chunk * np))
-            .zip(scratches.iter_mut())
-            .map(|((g, c), s)| (g, c, s))
-            .collect();
-        crate::parallel::for_each(data.threads(), &mut work, 1, |(groups, contributions, scratch)| {
-            for (g, c) in groups.iter_mut().zip(contributions.chunks_exact_mut(np)) {
-                let entry = &model.elements[g.el];
-                let h = g.h.slice(data, kept, own, g.n * g.n);
-                g.ok = scratch.add_congruence(&df, &entry.own, h, g.scale, c)
-                    && g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite();
-            }
-        });
-    }
-    // 3. the sums, in the elements' order (the same bits whatever the threads)
-    for (g, c) in groups.iter().zip(contributions.chunks_exact(np)) {
-        if !g.ok {
-            let entry = &model.elements[g.el];
-            return Err(KinematicsError::NonFinite {
-                element: entry.name.clone(),
-                mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
-                what: "Hessian",
+            scratch.add_congruence(&df, &model.elements[g.el].own, h, g.scale, out)
+                && g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite()
+        };
+        if threads <= 1 && df.stride <= 16 {
+            let scratch = &mut scratches[0];
+            groups.iter().position(|g| !contract(scratch, g, pair))
+        } else {
+            contributions.clear();
+            contributions.resize(groups.len() * np, 0.0);
+            let mut work: Vec<(&mut [Group], &mut [f64], &mut Scratch)> = groups
+                .chunks_mut(chunk)
+                .zip(contributions.chunks_mut(chunk * np))
+                .zip(scratches.iter_mut())
+                .map(|((g, c), s)| (g, c, s))
+                .collect();
+            crate::parallel::for_each(threads, &mut work, 1, |(groups, contributions, scratch)| {
+                for (g, c) in groups.iter_mut().zip(contributions.chunks_exact_mut(np)) {
+                    g.ok = contract(scratch, g, c);
+                }
             });
+            let failed = groups.iter().position(|g| !g.ok);
+            if failed.is_none() {
+                // 3. the sums, in the elements' order (the same bits whatever the threads)
+                for c in contributions.chunks_exact(np) {
+                    for (p, v) in pair.iter_mut().zip(c) {
+                        *p += v;
+                    }
+                }
+            }
+            failed
         }
-        for (p, v) in pair.iter_mut().zip(c) {
-            *p += v;
-        }
+    };
+    if let Some(k) = failed {
+        let (g, entry) = (&groups[k], &model.elements[groups[k].el]);
+        return Err(KinematicsError::NonFinite {
+            element: entry.name.clone(),
+            mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
+            what: "Hessian",
+        });
     }
     let scratch = &mut scratches[0];
     // f · D²F_x: the force carried to the frames, and the frames' curvature at each point
