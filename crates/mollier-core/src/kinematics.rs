@@ -334,36 +334,43 @@ pub(crate) fn all_finite(v: &[f64]) -> bool {
 /// forces, and a scratch Hessian).
 fn evaluate_own(model: &Model, data: &mut Data, i: usize, order: Order) -> Result<(), KinematicsError> {
     let entry = &model.elements[i];
-    let (m, n) = (entry.element.layout().n_modes(), entry.own.len());
-    let xloc = &mut data.xloc[..n];
-    for (v, &c) in xloc.iter_mut().zip(&entry.own) {
-        *v = data.x[c];
-    }
-    let e = &mut data.e[entry.mode_offset..entry.mode_offset + m];
+    let m = entry.element.layout().n_modes();
     let (de, d2e) = match &entry.chain {
-        None => (&mut data.de[entry.de_offset..], &mut data.d2e[..]),
+        // the Hessians' buffer is sized only once they are asked for
+        None if order >= Order::Hessian => (&mut data.de[entry.de_offset..], &mut data.d2e[entry.d2e_offset..]),
+        None => (&mut data.de[entry.de_offset..], &mut [][..]),
         Some(c) => (&mut data.de_own[c.de_own_offset..], &mut data.chain_h[..]),
     };
-    let d2e_offset = if entry.chain.is_some() { 0 } else { entry.d2e_offset };
-    let de: &mut [f64] = if order >= Order::Gradient {
-        let s = &mut de[..m * n];
-        s.fill(0.0);
-        s
-    } else {
-        &mut []
-    };
-    let d2e: &mut [f64] = if order >= Order::Hessian {
-        let s = &mut d2e[d2e_offset..d2e_offset + m * n * n];
-        s.fill(0.0);
-        s
-    } else {
-        &mut []
-    };
-    let mut out = Evaluation::new(order, n, e, de, d2e, &mut data.states[i]);
-    entry
-        .element
-        .evaluate(xloc, &mut out)
+    let (e, state) = (&mut data.e[entry.mode_offset..entry.mode_offset + m], &mut data.states[i]);
+    evaluate_into(entry, &data.x, &mut data.xloc, order, e, de, d2e, state)
         .map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })
+}
+
+/// Element `entry` evaluated at `x` on its own coordinates (gathered into `xloc`, at least
+/// n_own long): its values into `e` (m) and, as `order` asks, its gradient into `de` (the first
+/// m x n_own, row-major) and its Hessians into `d2e` (the first m x n_own x n_own), each zeroed
+/// first; what `order` does not ask for is not touched (and may be empty).
+#[inline]
+pub(crate) fn evaluate_into(
+    entry: &crate::model::ElementEntry,
+    x: &[f64],
+    xloc: &mut [f64],
+    order: Order,
+    e: &mut [f64],
+    de: &mut [f64],
+    d2e: &mut [f64],
+    state: &mut crate::element::ElementState,
+) -> Result<(), ElementError> {
+    let (m, n) = (entry.element.layout().n_modes(), entry.own.len());
+    let xloc = &mut xloc[..n];
+    for (v, &c) in xloc.iter_mut().zip(&entry.own) {
+        *v = x[c];
+    }
+    let de: &mut [f64] = if order >= Order::Gradient { &mut de[..m * n] } else { &mut [] };
+    de.fill(0.0);
+    let d2e: &mut [f64] = if order >= Order::Hessian { &mut d2e[..m * n * n] } else { &mut [] };
+    d2e.fill(0.0);
+    entry.element.evaluate(xloc, &mut Evaluation::new(order, n, e, de, d2e, state))
 }
 
 /// Carry the derivatives of element `i`, evaluated on its own coordinates ([`evaluate_own`]), to

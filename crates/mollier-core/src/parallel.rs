@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use crate::data::Data;
-use crate::element::{ElementState, Evaluation, Order};
-use crate::kinematics::{KinematicsError, check_finite};
+use crate::element::{ElementState, Order};
+use crate::kinematics::{KinematicsError, check_finite, evaluate_into};
 use crate::model::Model;
 
 /// Elements per chunk: small enough that two threads share 95 muscle paths evenly whatever
@@ -341,25 +341,13 @@ impl Job<'_> {
             heap.resize(no, 0.0);
             &mut heap
         };
-        for (v, &c) in xloc.iter_mut().zip(&entry.own) {
-            *v = x[c];
-        }
-        let order = self.order;
-        let de: &mut [f64] = if order < Order::Gradient {
-            &mut []
-        } else {
-            match &mut self.de_own {
-                Some(own) => own,
-                None => &mut self.de[..],
-            }
+        let de: &mut [f64] = match &mut self.de_own {
+            Some(own) => own,
+            None => &mut self.de[..],
         };
-        de.fill(0.0);
-        let h: &mut [f64] = if order >= Order::Hessian { &mut self.h[..] } else { &mut [] };
-        h.fill(0.0);
-        let mut out = Evaluation::new(order, no, &mut self.e[..], de, h, &mut *self.state);
-        self.result = entry.element.evaluate(xloc, &mut out);
+        self.result = evaluate_into(entry, x, xloc, self.order, self.e, de, self.h, self.state);
         if self.result.is_ok()
-            && order >= Order::Gradient
+            && self.order >= Order::Gradient
             && let (Some(chain), Some(own)) = (&entry.chain, &self.de_own)
         {
             chain.gradient(att_jac, own, &mut self.de[..]);
