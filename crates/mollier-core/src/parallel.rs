@@ -384,7 +384,7 @@ mod tests {
     }
 
     #[test]
-    fn a_panic_on_a_helper_reaches_the_caller_and_the_helpers_still_work() {
+    fn a_panic_in_the_work_reaches_the_caller_and_the_helpers_still_work() {
         let mut items: Vec<usize> = (0..64).collect();
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             for_each(2, &mut items, 1, |i| assert_ne!(*i, 40, "item 40"));
