@@ -220,6 +220,10 @@ pub(crate) struct Chain {
     /// The frames of the attached groups, `(attachment index, expanded index of the frame's first
     /// Euler parameter)`, one run per group.
     frames: Vec<(usize, usize)>,
+    /// `J`'s nonzero pattern by rows: row `a`'s expanded columns are `columns[starts[a]..starts[a
+    /// + 1]]`, its base first, then four Euler parameters per term (n_own + 1 starts).
+    starts: Vec<usize>,
+    columns: Vec<usize>,
 }
 
 /// A run of rows of a [`Chain`].
@@ -237,6 +241,7 @@ enum Group {
 
 impl Chain {
     /// The Jacobian `J = ∂x_own/∂x_expanded` (n_own x n_exp, row-major) into `j`.
+    #[cfg(test)]
     pub fn jacobian(&self, jac: &[Jacobian], n_exp: usize, j: &mut [f64]) {
         j.fill(0.0);
         for (a, (base, terms)) in self.rows.iter().enumerate() {
@@ -287,7 +292,40 @@ impl Chain {
                 }
             }
         }
-        Self { rows, de_own_offset: 0, groups, frames }
+        let mut starts = vec![0];
+        let mut columns = Vec::new();
+        for (base, terms) in &rows {
+            columns.push(*base);
+            columns.extend(terms.iter().flat_map(|&(_, _, l)| l..l + 4));
+            starts.push(columns.len());
+        }
+        let distinct = starts.windows(2).all(|w| {
+            let row = &columns[w[0]..w[1]];
+            row.iter().enumerate().all(|(i, c)| !row[..i].contains(c))
+        });
+        assert!(distinct, "a row of the chain reaches each expanded coordinate once");
+        Self { rows, de_own_offset: 0, groups, frames, starts, columns }
+    }
+
+    /// The number of nonzeros of `J` ([`Self::sparse_jacobian`]'s length).
+    pub fn jacobian_nonzeros(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// `J = ∂x_own/∂x_expanded` by rows on its pattern: row `a`'s values into
+    /// `values[starts[a]..starts[a + 1]]` (the base's 1, then `∂x_a/∂λ` of each frame up the chain);
+    /// returns the row starts (n_own + 1) and the expanded columns of the values.
+    pub fn sparse_jacobian(&self, jac: &[Jacobian], values: &mut [f64]) -> (&[usize], &[usize]) {
+        let mut e = 0;
+        for (_, terms) in &self.rows {
+            values[e] = 1.0;
+            e += 1;
+            for &(t, i, _) in terms {
+                values[e..e + 4].copy_from_slice(&jac[t][i]);
+                e += 4;
+            }
+        }
+        (&self.starts, &self.columns)
     }
 
     /// `∇_exp e = Jᵀ ∇e` for every mode: `g_own` the gradients on the own coordinates (m x
@@ -406,6 +444,17 @@ mod tests {
                 assert!((g[k * n + c] - want).abs() < 1e-15, "{k} {c}: {} vs {want}", g[k * n + c]);
             }
         }
+        // the rows on their pattern are the dense J's, every other entry of which is 0
+        let mut values = vec![f64::NAN; chain.jacobian_nonzeros()];
+        let (starts, cols) = chain.sparse_jacobian(&jac, &mut values);
+        let mut dense = vec![0.0; no * n];
+        for a in 0..no {
+            for e in starts[a]..starts[a + 1] {
+                dense[a * n + cols[e]] = values[e];
+            }
+        }
+        assert_eq!(dense, j);
+        assert_eq!(chain.jacobian_nonzeros(), 3 * 9 + 3);
     }
 
     #[test]

@@ -387,8 +387,10 @@ fn chain_rule(model: &Model, data: &mut Data, i: usize, chain: &crate::attach::C
     if order < Order::Hessian {
         return;
     }
-    let j = &mut data.chain_j[..no * n];
-    chain.jacobian(&data.att_jac, n, j);
+    // J's rows have 1 + 4·depth nonzeros (most own coordinates are free: one): the products
+    // walk them, adding each entry's terms in the order the dense product would
+    let j = &mut data.chain_j[..chain.jacobian_nonzeros()];
+    let (starts, cols) = chain.sparse_jacobian(&data.att_jac, j);
     let t = &mut data.chain_t[..no * n];
     let h = &mut data.d2e[entry.d2e_offset..entry.d2e_offset + m * n * n];
     h.fill(0.0);
@@ -401,8 +403,8 @@ fn chain_rule(model: &Model, data: &mut Data, i: usize, chain: &crate::attach::C
             for b in 0..no {
                 let hab = hk_own[a * no + b];
                 if hab != 0.0 {
-                    for (tv, jv) in ta.iter_mut().zip(&j[b * n..(b + 1) * n]) {
-                        *tv += hab * jv;
+                    for (&c, jv) in cols[starts[b]..starts[b + 1]].iter().zip(&j[starts[b]..starts[b + 1]]) {
+                        ta[c] += hab * jv;
                     }
                 }
             }
@@ -411,7 +413,7 @@ fn chain_rule(model: &Model, data: &mut Data, i: usize, chain: &crate::attach::C
         let hk = &mut h[k * n * n..(k + 1) * n * n];
         for a in 0..no {
             let ta = &t[a * n..(a + 1) * n];
-            for (c, &jac) in j[a * n..(a + 1) * n].iter().enumerate() {
+            for (&c, &jac) in cols[starts[a]..starts[a + 1]].iter().zip(&j[starts[a]..starts[a + 1]]) {
                 if jac != 0.0 {
                     for (hv, tv) in hk[c * n..(c + 1) * n].iter_mut().zip(ta) {
                         *hv += jac * tv;
