@@ -218,13 +218,36 @@ fn first_order_from(model: &Model, data: &Data, b: &Mat<f64>, dfx: &mut Mat<f64>
             model.attachments.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
         }
     }
-    for j in 0..nq {
-        let x = dfx.col_as_slice(j);
-        let e = dfe.col_as_slice_mut(j);
+    // four columns at a time: each mode's gradient and coordinates read once per four inputs
+    let mut j0 = 0;
+    while j0 < nq {
+        let w = (nq - j0).min(4);
+        let xs: [&[f64]; 4] = std::array::from_fn(|i| dfx.col_as_slice(j0 + i.min(w - 1)));
         for &m in &model.dependent_modes {
-            e[m] = mode_gradient_dot(model, data, m, x);
+            let s = mode_gradient_dots(model, data, m, &xs);
+            for (i, v) in s[..w].iter().enumerate() {
+                dfe[(m, j0 + i)] = *v;
+            }
+        }
+        j0 += w;
+    }
+}
+
+/// [`mode_gradient_dot`] for `L` vectors at once, each sum the same as alone.
+#[inline]
+fn mode_gradient_dots<const L: usize>(model: &Model, data: &Data, m: usize, vs: &[&[f64]; L]) -> [f64; L] {
+    let (el, k) = model.mode_element[m];
+    let entry = &model.elements[el.index()];
+    let n = entry.coords.len();
+    let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
+    // from −0 like `Iterator::sum`
+    let mut s = [-0.0; L];
+    for (gv, &c) in g.iter().zip(&entry.coords) {
+        for (si, v) in s.iter_mut().zip(vs) {
+            *si += gv * v[c];
         }
     }
+    s
 }
 
 /// `∇e_m · v` for one mode and a global coordinate vector `v` (n_x).

@@ -117,11 +117,17 @@ impl<'a> KinematicsRun<'a> {
         // an unreachable frame names the inputs that cannot be reached alone
         solve_positions_explained(model, &mut self.data, q)?;
         first_order(model, &mut self.data)?;
-        let positions = self.points.iter().flat_map(|(_, n)| self.data.position(model, *n)).collect();
+        let mut positions = Vec::with_capacity(3 * self.points.len());
+        for (_, n) in &self.points {
+            positions.extend_from_slice(&self.data.position(model, *n));
+        }
         let deformations = self.modes.iter().map(|(_, m)| self.data.mode_value(*m)).collect();
         let df = self.data.df_e();
         let n_q = model.n_q();
-        let transfer = self.dependent.iter().flat_map(|(_, m)| (0..n_q).map(move |j| df[(m.index(), j)])).collect();
+        let mut transfer = Vec::with_capacity(self.dependent.len() * n_q);
+        for (_, m) in &self.dependent {
+            transfer.extend((0..n_q).map(|j| df[(m.index(), j)]));
+        }
         let second = if self.second_order {
             second_order(model, &mut self.data)?;
             let d2 = self.data.d2f_e();
