@@ -136,12 +136,14 @@ impl Element for Hinge {
             let (ws, wc) = (c / r2, -s / r2);
             let mut h = [0.0; 64];
             add_hessian(&[(&zp, &yq, ws), (&yp, &zq, -ws), (&yp, &yq, wc), (&zp, &zq, wc)], &mut h);
+            // a (∇c ∇sᵀ + ∇s ∇cᵀ) − b (∇c ∇cᵀ − ∇s ∇sᵀ) = ∇c pᵀ + ∇s qᵀ with p = a ∇s − b ∇c and
+            // q = a ∇c + b ∇s: two products an entry and the divisions by r⁴ once a column
             let (a, b, r4) = (c * c - s * s, 2.0 * c * s, r2 * r2);
+            let p: [f64; 8] = std::array::from_fn(|j| (a * ds[j] - b * dc[j]) / r4);
+            let q: [f64; 8] = std::array::from_fn(|j| (a * dc[j] + b * ds[j]) / r4);
             for i in 0..8 {
                 for j in 0..8 {
-                    let im = dc[i] * ds[j] + ds[i] * dc[j];
-                    let re = dc[i] * dc[j] - ds[i] * ds[j];
-                    d.hess[i * 8 + j] += h[i * 8 + j] - (a * im - b * re) / r4;
+                    d.hess[i * 8 + j] += h[i * 8 + j] - (dc[i] * p[j] + ds[i] * q[j]);
                 }
             }
         }
@@ -153,11 +155,7 @@ impl Element for Hinge {
                 *v += gi;
             }
             if hess {
-                let mut h = [0.0; 64];
-                add_hessian(terms, &mut h);
-                for (v, hi) in d.hess.iter_mut().zip(h) {
-                    *v += hi;
-                }
+                add_hessian(terms, (&mut d.hess[..64]).try_into().expect("an 8 x 8 Hessian"));
             }
         }
         Ok(())
