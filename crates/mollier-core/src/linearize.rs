@@ -27,7 +27,7 @@
 
 use faer::Mat;
 
-use crate::data::Data;
+use crate::data::{Data, shaped};
 use crate::dynamics::{Load, external_forces, inertia_forces, mass_matrix, rotational_mass};
 use crate::element::Order;
 use crate::geometry::{Mat3, Quat, g_matrix, gbar_matrix, quat_at};
@@ -115,9 +115,11 @@ pub fn linearize_motion_with(
     let nx = model.n_x();
     // the velocities ẋ = DF_x v, ė = DF_e v, and the accelerations' first-order part DF_x v̇
     let times = |a: &Mat<f64>, w: &[f64]| -> Vec<f64> {
-        let mut out = vec![0.0; a.nrows()];
-        for (j, wj) in w.iter().enumerate() {
-            for (o, av) in out.iter_mut().zip(a.col_as_slice(j)) {
+        // the first column written (0 + a w_0: the sums of zeroed storage, without zeroing it)
+        let Some((w0, rest)) = w.split_first() else { return vec![0.0; a.nrows()] };
+        let mut out: Vec<f64> = a.col_as_slice(0).iter().map(|av| 0.0 + av * w0).collect();
+        for (j, wj) in rest.iter().enumerate() {
+            for (o, av) in out.iter_mut().zip(a.col_as_slice(j + 1)) {
                 *o += av * wj;
             }
         }
@@ -127,11 +129,19 @@ pub fn linearize_motion_with(
     // D²F_x(v, e_k) (columns k) and D²F_x(v̇, e_k) (columns n_q + k) where masses and loads sit:
     // the directions the inertia's partials need; its weighted terms (D²F_x · f) go to the
     // stiffness
-    let mut d2 = Mat::<f64>::zeros(nx, 2 * nq);
-    transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2)?;
+    // (the rows written are the same at every step, the others stay 0: see Work::d2_dirs)
+    let (mut d2, mut d2e_v) =
+        (std::mem::replace(&mut data.work.d2_dirs, Mat::new()), std::mem::replace(&mut data.work.d2e_v, Mat::new()));
+    shaped(&mut d2, nx, 2 * nq);
+    let directions = transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2);
+    if let Err(e) = directions {
+        data.work.d2_dirs = d2;
+        data.work.d2e_v = d2e_v;
+        return Err(e);
+    }
     // D²F_e(v, e_k) of the laws' modes (rows), = ∇e · D²F_x(v, e_k) + ẋᵀ H DF_x e_k
     let ne = model.n_e();
-    let mut d2e_v = Mat::<f64>::zeros(ne, nq);
+    shaped(&mut d2e_v, ne, nq);
     transfer::contract_directions(model, data, &laws, &[&xd], &mut d2e_v);
     for &el in &laws {
         let entry = &model.elements[el];
@@ -345,6 +355,8 @@ pub fn linearize_motion_with(
     data.xd = xd;
     data.ed = ed;
     data.qd.copy_from_slice(v);
+    data.work.d2_dirs = d2;
+    data.work.d2e_v = d2e_v;
     crate::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q)?;
     Ok(MotionLinearization { residual, mass, d_q, d_v })
 }

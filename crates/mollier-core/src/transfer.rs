@@ -13,7 +13,7 @@
 
 use faer::{Mat, MatMut};
 
-use crate::data::{Data, n_pairs, pair_index};
+use crate::data::{Data, n_pairs, pair_index, shaped};
 use crate::element::Order;
 use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, solve_unchecked};
 use crate::model::{Input, Model};
@@ -184,10 +184,10 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     }
     let solved = solve_unchecked(model, data, b.as_mut());
     if solved.is_ok() {
-        for (m, rows) in [(&mut dfx, nx), (&mut dfe, ne)] {
-            m.resize_with(rows, nq, |_, _| 0.0);
-            m.fill(0.0);
-        }
+        // the entries written are the same at every configuration (the dependent, input and
+        // attached rows): the others stay 0 from when the storage was made
+        shaped(&mut dfx, nx, nq);
+        shaped(&mut dfe, ne, nq);
         first_order_from(model, data, &b, &mut dfx, &mut dfe);
     }
     (data.work.df_rhs, data.work.zeros_q) = (b, unit);
@@ -197,7 +197,9 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     Ok(())
 }
 
-/// `DF^x` and `DF^e` (zeroed, n_x x n_q and n_e x n_q) from the solved columns `b` (n_unknowns x n_q).
+/// `DF^x` and `DF^e` (n_x x n_q and n_e x n_q, 0 in the rows of fixed coordinates and of modes
+/// neither dependent nor inputs, and in the input modes' rows but for their 1) from the solved
+/// columns `b` (n_unknowns x n_q).
 fn first_order_from(model: &Model, data: &Data, b: &Mat<f64>, dfx: &mut Mat<f64>, dfe: &mut Mat<f64>) {
     let nq = model.n_q();
     for j in 0..nq {
@@ -356,10 +358,13 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
 /// inputs than directions, `H_m DF_x` once.
 pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut Mat<f64>) {
     let nq = model.n_q();
-    let (mut y, mut u, mut z) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut y, mut u, mut z, mut wl) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for &el in set {
         let entry = &model.elements[el];
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        // the directions on the element's coordinates (n each, one after the other)
+        wl.clear();
+        wl.extend(ws.iter().flat_map(|w| entry.coords.iter().map(|&c| w[c])));
         // u = DF_x on the coordinates, once per element: by columns (n_q x n) with fewer inputs
         // than directions, else by rows (n x n_q)
         u.clear();
@@ -387,11 +392,10 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
                 }
                 continue;
             }
-            for (i, w) in ws.iter().enumerate() {
+            for i in 0..ws.len() {
+                let w = &wl[i * n..(i + 1) * n];
                 y.clear();
-                y.extend(
-                    h.chunks_exact(n).map(|row| row.iter().zip(&entry.coords).map(|(hv, &c)| hv * w[c]).sum::<f64>()),
-                );
+                y.extend(h.chunks_exact(n).map(|row| row.iter().zip(w).map(|(hv, wv)| hv * wv).sum::<f64>()));
                 // yᵀ U, row by row of U (each sum in the order of a)
                 z.clear();
                 z.resize(nq, 0.0);
@@ -401,7 +405,7 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
                     }
                 }
                 for (j, zv) in z.iter().enumerate() {
-                    out[(entry.mode_offset + k, i * nq + j)] = *zv;
+                    out.col_as_slice_mut(i * nq + j)[entry.mode_offset + k] = *zv;
                 }
             }
         }
@@ -423,24 +427,30 @@ pub(crate) fn second_order_directions(
     require_solved(data)?;
     evaluate_constraints(model, data, Order::Hessian)?;
     let (nq, ncols) = (model.n_q(), model.n_q() * ws.len());
-    let mut h = Mat::<f64>::zeros(model.n_e(), ncols);
+    // the constraint modes' rows of h are written, the rest stay 0; rhs is written whole
+    let (mut h, mut rhs) =
+        (std::mem::replace(&mut data.work.dirs_h, Mat::new()), std::mem::replace(&mut data.work.dirs_rhs, Mat::new()));
+    shaped(&mut h, model.n_e(), ncols);
+    shaped(&mut rhs, model.n_unknowns(), ncols);
     contract_directions(model, data, &model.constraint_elements, ws, &mut h);
-    let mut rhs = Mat::<f64>::zeros(model.n_unknowns(), ncols);
     for p in 0..ncols {
-        let col = rhs.col_as_slice_mut(p);
+        let (col, hp) = (rhs.col_as_slice_mut(p), h.col_as_slice(p));
         for (r, &m) in model.rows.iter().enumerate() {
-            col[r] = -h[(m, p)];
+            col[r] = -hp[m];
         }
     }
-    solve_unchecked(model, data, rhs.as_mut())?;
-    for p in 0..ncols {
-        let dst = out.col_as_slice_mut(p);
-        for (r, &c) in model.dependent_coords.iter().enumerate() {
-            dst[c] = rhs[(r, p)];
+    let solved = solve_unchecked(model, data, rhs.as_mut());
+    if solved.is_ok() {
+        for p in 0..ncols {
+            let dst = out.col_as_slice_mut(p);
+            for (d, &c) in rhs.col_as_slice(p).iter().zip(&model.dependent_coords) {
+                dst[c] = *d;
+            }
+            model.attachments.second_of(which, &data.att_jac, dst, ws[p / nq], data.df_x.col_as_slice(p % nq));
         }
-        model.attachments.second_of(which, &data.att_jac, dst, ws[p / nq], data.df_x.col_as_slice(p % nq));
     }
-    Ok(())
+    (data.work.dirs_h, data.work.dirs_rhs) = (h, rhs);
+    solved
 }
 
 /// Velocities `ẋ = DF^x q̇` and `ė = DF^e q̇` (seed 001, eq. 7) for generalized velocities `qd`
