@@ -130,6 +130,7 @@ fn stiffness_in(
     let (nx, nq) = (model.n_x(), model.n_q());
     let Workspace {
         rows,
+        moves,
         force,
         attached,
         pair,
@@ -161,7 +162,7 @@ fn stiffness_in(
     pair.resize(n_pairs(nq), 0.0);
     force.clear();
     force.extend_from_slice(coordinates);
-    let df = Rows::of(&data.df_x, rows);
+    let df = Rows::of(&data.df_x, rows, moves);
     // 1. per element (in order): its gradient and weighted Hessian, evaluated here if it was not
     // kept at this configuration, and its weighted gradient added to the force
     own.clear();
@@ -353,19 +354,24 @@ fn weighted_sum<'a>(terms: impl Iterator<Item = (&'a [f64], f64)>, out: &mut Vec
 
 /// `DF_x` by rows (n_x x n_q, row-major, each row padded with zeros to `stride`, a multiple of
 /// 4): an element's rows are contiguous, and fixed-width rows keep a row of `H U` in registers.
+/// With each row's whether it is not all 0 (a coordinate that moves).
 struct Rows<'a> {
     nq: usize,
     stride: usize,
     rows: &'a [f64],
+    moves: &'a [bool],
 }
 
 impl<'a> Rows<'a> {
-    /// `df` by rows, in the buffer `rows`.
-    fn of(df: &Mat<f64>, rows: &'a mut Vec<f64>) -> Self {
+    /// `df` by rows, in the buffers `rows` and `moves` (the padding is written when the buffer is
+    /// made, and stays 0).
+    fn of(df: &Mat<f64>, rows: &'a mut Vec<f64>, moves: &'a mut Vec<bool>) -> Self {
         let (nx, nq) = (df.nrows(), df.ncols());
         let stride = nq.next_multiple_of(4).max(4);
-        rows.clear();
-        rows.resize(nx * stride, 0.0);
+        if rows.len() != nx * stride {
+            rows.clear();
+            rows.resize(nx * stride, 0.0);
+        }
         // four columns at a time: each row's four values are written together
         for j0 in (0..nq).step_by(4) {
             let k = (nq - j0).min(4);
@@ -376,8 +382,10 @@ impl<'a> Rows<'a> {
                 }
             }
         }
-        let rows: &'a Vec<f64> = rows;
-        Self { nq, stride, rows }
+        moves.clear();
+        moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
+        let (rows, moves): (&'a Vec<f64>, &'a Vec<bool>) = (rows, moves);
+        Self { nq, stride, rows, moves }
     }
 
     fn row(&self, r: usize) -> &[f64] {
@@ -389,6 +397,7 @@ impl<'a> Rows<'a> {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Workspace {
     rows: Vec<f64>,
+    moves: Vec<bool>,
     force: Vec<f64>,
     attached: Vec<bool>,
     pair: Vec<f64>,
@@ -467,6 +476,7 @@ struct Group {
 struct Scratch {
     u: Vec<f64>,
     t: Vec<f64>,
+    hm: Vec<f64>,
     moving: Vec<usize>,
     arch: pulp::Arch,
 }
@@ -477,18 +487,28 @@ impl Scratch {
     /// body's points and obstacles add nothing). Whether the terms used were finite.
     fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
         let (n, w) = (coords.len(), df.stride);
-        let Self { u, t, moving, arch } = self;
+        let Self { u, t, hm, moving, arch } = self;
         moving.clear();
-        moving.extend((0..n).filter(|&a| df.row(coords[a]).iter().any(|v| *v != 0.0)));
-        u.clear();
-        for &a in moving.iter() {
-            u.extend_from_slice(df.row(coords[a]));
+        moving.extend((0..n).filter(|&a| df.moves[coords[a]]));
+        let m = moving.len();
+        // s H on the moving coordinates (m x m, row-major)
+        hm.clear();
+        if m == n {
+            hm.extend(h.iter().map(|v| s * v));
+        } else {
+            for &a in moving.iter() {
+                let row = &h[a * n..(a + 1) * n];
+                hm.extend(moving.iter().map(|&b| s * row[b]));
+            }
         }
+        u.clear();
+        u.resize(m * w, 0.0);
         t.clear();
-        t.resize(moving.len() * w, 0.0);
-        // t = s H U (rows of width w), then Uᵀ t; compiled for the widest vectors the processor
-        // has (`pulp`'s runtime dispatch: no FMA, so the sums round as the scalar code's)
-        let c = Congruence { h, n, moving, s, u, t, nq: df.nq, pair };
+        t.resize(m * w, 0.0);
+        // u = DF_x's rows of the moving coordinates, t = s H U (rows of width w), then Uᵀ t;
+        // compiled for the widest vectors the processor has (`pulp`'s runtime dispatch: no FMA,
+        // so the sums round as the scalar code's)
+        let c = Congruence { rows: df.rows, coords, hm, moving, u, t, nq: df.nq, pair };
         match w {
             4 => arch.dispatch(Fixed::<4>(c)),
             8 => arch.dispatch(Fixed::<8>(c)),
@@ -496,10 +516,11 @@ impl Scratch {
             16 => arch.dispatch(Fixed::<16>(c)),
             _ => {
                 let Congruence { u, t, pair, nq, .. } = c;
-                for (ta, &a) in t.chunks_exact_mut(w).zip(moving.iter()) {
-                    let ha = &h[a * n..(a + 1) * n];
-                    for (ub, &b) in u.chunks_exact(w).zip(moving.iter()) {
-                        let hab = s * ha[b];
+                for (ua, &a) in u.chunks_exact_mut(w).zip(moving.iter()) {
+                    ua.copy_from_slice(df.row(coords[a]));
+                }
+                for (ta, ha) in t.chunks_exact_mut(w).zip(hm.chunks_exact(m)) {
+                    for (ub, &hab) in u.chunks_exact(w).zip(ha) {
                         for (tv, uv) in ta.iter_mut().zip(ub) {
                             *tv += hab * uv;
                         }
@@ -514,11 +535,13 @@ impl Scratch {
 
 /// The operands of [`Scratch::add_congruence`].
 struct Congruence<'a> {
-    h: &'a [f64],
-    n: usize,
+    /// `DF_x` by rows ([`Rows`]), the coordinates, `s H` on the moving ones (m x m).
+    rows: &'a [f64],
+    coords: &'a [usize],
+    hm: &'a [f64],
     moving: &'a [usize],
-    s: f64,
-    u: &'a [f64],
+    /// `U` and `t` (m rows of the rows' width each), written here.
+    u: &'a mut [f64],
     t: &'a mut [f64],
     nq: usize,
     pair: &'a mut [f64],
@@ -537,27 +560,27 @@ impl<const W: usize> pulp::WithSimd for Fixed<'_, W> {
 }
 
 /// [`Scratch::add_congruence`] for rows of `W` values, their sums kept in registers:
-/// `t[a] = s Σ_b H[moving[a], moving[b]] u[b]`, then row `i` of `Uᵀ t`. Three rows at a time,
-/// so that three independent sums hide the additions' latency; each sum is taken in the order
+/// `t[a] = Σ_b (s H)[a, b] u[b]`, two rows at a time, then row `i` of `Uᵀ t`, three rows at a
+/// time, so that independent sums hide the additions' latency; each sum is taken in the order
 /// of the row-by-row loop, so it rounds the same.
 #[inline(always)]
 fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
-    let Congruence { h, n, moving, s, u, t, nq, pair } = c;
+    let Congruence { rows, coords, hm, moving, u, t, nq, pair } = c;
     let m = moving.len();
+    for (ua, &a) in u.chunks_exact_mut(W).zip(moving) {
+        let c = coords[a];
+        ua.copy_from_slice(&rows[c * W..(c + 1) * W]);
+    }
+    let u: &[f64] = u;
     let mut a0 = 0;
     while a0 < m {
-        let k = (m - a0).min(3);
-        let hr: [&[f64]; 3] = std::array::from_fn(|r| {
-            let a = moving[a0 + r.min(k - 1)];
-            &h[a * n..(a + 1) * n]
-        });
-        let mut acc = [[0.0; W]; 3];
-        for (ub, &b) in u.chunks_exact(W).zip(moving) {
-            for (accr, hrow) in acc.iter_mut().zip(&hr) {
-                let hab = s * hrow[b];
-                for (x, y) in accr.iter_mut().zip(ub) {
-                    *x += hab * y;
-                }
+        let k = (m - a0).min(2);
+        let (h0, h1) = (&hm[a0 * m..(a0 + 1) * m], &hm[(a0 + k - 1) * m..(a0 + k) * m]);
+        let mut acc = [[0.0; W]; 2];
+        for ((ub, &x0), &x1) in u.chunks_exact(W).zip(h0).zip(h1) {
+            for l in 0..W {
+                acc[0][l] += x0 * ub[l];
+                acc[1][l] += x1 * ub[l];
             }
         }
         for (ta, accr) in t[a0 * W..(a0 + k) * W].chunks_exact_mut(W).zip(&acc) {
