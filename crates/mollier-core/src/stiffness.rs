@@ -22,7 +22,7 @@
 
 use faer::{Mat, MatMut};
 
-use crate::data::{Data, n_pairs, pair_index};
+use crate::data::Data;
 use crate::element::{Evaluation, Order};
 use crate::ids::ModeId;
 use crate::kinematics::{
@@ -158,11 +158,13 @@ fn stiffness_in(
         ),
     );
     modes.sort_by_key(|&(el, k, _)| (el, k));
+    let df = Rows::of(&data.df_x, rows, moves);
+    // the sums of K's upper triangle, row i's entries j >= i at pair[i stride + j] (n_q x stride)
+    let np = nq * df.stride;
     pair.clear();
-    pair.resize(n_pairs(nq), 0.0);
+    pair.resize(np, 0.0);
     force.clear();
     force.extend_from_slice(coordinates);
-    let df = Rows::of(&data.df_x, rows, moves);
     // 1. per element (in order): its gradient and weighted Hessian, evaluated here if it was not
     // kept at this configuration, and its weighted gradient added to the force
     own.clear();
@@ -227,7 +229,6 @@ fn stiffness_in(
     // elements' order: the same bits, as the fixed-width kernels add each contribution to the
     // sums whole, as it was formed (on zeros, exactly that); the general one (n_q > 16) sums
     // its terms one by one, so it always goes through the contributions
-    let np = n_pairs(nq);
     let chunk = crate::parallel::CHUNK;
     let chunks = groups.len().div_ceil(chunk).max(1);
     if scratches.len() < chunks {
@@ -331,9 +332,9 @@ fn stiffness_in(
             }
         }
     }
-    for i in 0..nq {
-        for j in 0..nq {
-            out[(i, j)] += pair[pair_index(i, j, nq)];
+    for j in 0..nq {
+        for (i, o) in out.col_as_slice_mut(j).iter_mut().enumerate() {
+            *o += pair[i.min(j) * df.stride + i.max(j)];
         }
     }
     Ok(())
@@ -412,7 +413,7 @@ pub(crate) struct Workspace {
     /// One per chunk of elements ([`crate::parallel::CHUNK`]).
     scratches: Vec<Scratch>,
     groups: Vec<Group>,
-    /// Each group's `Uᵀ H U` on the pairs of `n_q` (`n_pairs(n_q)` values each).
+    /// Each group's `Uᵀ H U`, its upper triangle as the sums' (`n_q` x the rows' stride each).
     contributions: Vec<f64>,
     /// [`evaluate_weighted`]'s: the elements wanted; their Hessians on their own coordinates
     /// (one after the other), the coordinates they were evaluated at, and per element the
@@ -482,7 +483,7 @@ struct Scratch {
 }
 
 impl Scratch {
-    /// `pair += s Uᵀ H U` on the pairs `i <= j`, with `U = DF_x` on the coordinates `coords` (n of
+    /// `pair += s Uᵀ H U` on the pairs `i <= j` (at `pair[i w + j]`, `w` the rows' stride), with `U = DF_x` on the coordinates `coords` (n of
     /// them; `H` n x n, row-major, symmetric). Only the coordinates that move enter (a fixed
     /// body's points and obstacles add nothing). Whether the terms used were finite.
     fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
@@ -590,7 +591,6 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
     }
     // every sum, lane by lane: a NaN or infinity anywhere stays in one of them
     let mut all = [0.0; W];
-    let mut rest = &mut pair[..];
     let mut i0 = 0;
     while i0 < nq {
         let k = (nq - i0).min(3);
@@ -604,16 +604,11 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
                 }
             }
         }
-        for (r, accr) in acc[..k].iter().enumerate() {
-            let i = i0 + r;
-            // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
-            let (row, tail) = rest.split_at_mut(nq - i);
-            rest = tail;
-            for (p, v) in row.iter_mut().zip(&accr[i..nq]) {
-                *p += v;
-            }
-            for (x, y) in all.iter_mut().zip(accr) {
-                *x += y;
+        // whole rows (the entries j < i, and the padding, are not read)
+        for (accr, row) in acc[..k].iter().zip(pair[i0 * W..(i0 + k) * W].chunks_exact_mut(W)) {
+            for l in 0..W {
+                row[l] += accr[l];
+                all[l] += accr[l];
             }
         }
         i0 += k;
@@ -621,17 +616,13 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
     all.iter().sum::<f64>().is_finite()
 }
 
-/// `pair[(i, j)] += Σ_a u[a, i] t[a, j]` for `i <= j < nq`, `u` and `t` row-major with rows of
+/// `pair[i w + j] += Σ_a u[a, i] t[a, j]` for `i <= j < nq`, `u` and `t` row-major with rows of
 /// `w >= nq` values.
 fn add_pairs(u: &[f64], t: &[f64], nq: usize, w: usize, pair: &mut [f64]) {
     for (ua, ta) in u.chunks_exact(w).zip(t.chunks_exact(w)) {
-        // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
-        let mut rest = &mut pair[..];
         for (i, &ui) in ua[..nq].iter().enumerate() {
-            let (row, tail) = rest.split_at_mut(nq - i);
-            rest = tail;
             if ui != 0.0 {
-                for (p, tj) in row.iter_mut().zip(&ta[i..nq]) {
+                for (p, tj) in pair[i * w + i..i * w + nq].iter_mut().zip(&ta[i..nq]) {
                     *p += ui * tj;
                 }
             }
