@@ -116,6 +116,11 @@ pub(crate) struct Work {
     /// Largest number of an element's coordinates, twice: its slice of two global vectors.
     pub local_u: Vec<f64>,
     pub local_w: Vec<f64>,
+    /// `DF_x` by rows (n_x x stride, row-major, each row padded with zeros to `stride`, `n_q`
+    /// rounded up to a multiple of 4) and whether each row is not all 0, made with `DF_x`
+    /// (`transfer::first_order`).
+    pub df_rows: Vec<f64>,
+    pub df_moves: Vec<bool>,
     /// The directions' buffers (`crate::linearize`, `transfer::second_order_directions`), sized
     /// at their first use, kept with the zeros of the entries no step writes: `D²F_x(a_i, e_k)`
     /// (n_x x 2 n_q), the laws' `D²F_e(v, e_k)` (n_e x n_q), the constraint Hessians'
@@ -212,6 +217,8 @@ impl Work {
             e_h: vec![0.0; ne],
             local_u: Vec::with_capacity(local),
             local_w: Vec::with_capacity(local),
+            df_rows: Vec::new(),
+            df_moves: Vec::new(),
             d2_dirs: Mat::new(),
             d2e_v: Mat::new(),
             dirs_h: Mat::new(),

@@ -48,7 +48,11 @@ pub(crate) fn add_geometric_stiffness(
     // the buffers of the last call (a warm step on one thread allocates nothing here; on more,
     // the lists of the chunks handed to the threads)
     let mut ws = std::mem::take(&mut data.work.stiffness);
-    let result = stiffness_in(model, data, weights, coordinates, out, &mut ws);
+    let (rows, moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
+    let nq = model.n_q();
+    let df = Rows { nq, stride: nq.next_multiple_of(4).max(4), rows: &rows, moves: &moves };
+    let result = stiffness_in(model, data, &df, weights, coordinates, out, &mut ws);
+    (data.work.df_rows, data.work.df_moves) = (rows, moves);
     data.work.stiffness = ws;
     result
 }
@@ -122,6 +126,7 @@ fn keep_hessians(
 fn stiffness_in(
     model: &Model,
     data: &mut Data,
+    df: &Rows,
     weights: &[(ModeId, f64)],
     coordinates: &[f64],
     out: &mut Mat<f64>,
@@ -129,8 +134,6 @@ fn stiffness_in(
 ) -> Result<(), KinematicsError> {
     let (nx, nq) = (model.n_x(), model.n_q());
     let Workspace {
-        rows,
-        moves,
         force,
         attached,
         pair,
@@ -158,7 +161,6 @@ fn stiffness_in(
         ),
     );
     modes.sort_by_key(|&(el, k, _)| (el, k));
-    let df = Rows::of(&data.df_x, rows, moves);
     // the sums of K's upper triangle, row i's entries j >= i at pair[i stride + j] (n_q x stride)
     let np = nq * df.stride;
     pair.clear();
@@ -239,7 +241,7 @@ fn stiffness_in(
         let (own, kept, data): (&[f64], &[f64], &Data) = (own, kept, data);
         let contract = |scratch: &mut Scratch, g: &Group, out: &mut [f64]| {
             let h = g.h.slice(data, kept, own, g.n * g.n);
-            scratch.add_congruence(&df, &model.elements[g.el].own, h, g.scale, out)
+            scratch.add_congruence(df, &model.elements[g.el].own, h, g.scale, out)
                 && g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite()
         };
         if threads <= 1 && df.stride <= 16 {
@@ -310,7 +312,7 @@ fn stiffness_in(
     for (o, c) in frames.iter() {
         let coords = [*o, o + 1, o + 2, o + 3];
         let h: [f64; 16] = std::array::from_fn(|i| c[i / 4][i % 4]);
-        scratch.add_congruence(&df, &coords, &h, 1.0, pair);
+        scratch.add_congruence(df, &coords, &h, 1.0, pair);
     }
     // F_c · D²F_c on the dependent coordinates (the inputs' second derivatives are 0): one
     // adjoint solve, then the constraint rows' Hessians weighted by −λ
@@ -328,7 +330,7 @@ fn stiffness_in(
             let h = |k: usize| &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
             weighted_sum(rows.filter(|(_, w)| *w != 0.0).map(|(k, w)| (h(k), w)), hsum);
             if !hsum.is_empty() {
-                scratch.add_congruence(&df, &entry.coords, hsum, 1.0, pair);
+                scratch.add_congruence(df, &entry.coords, hsum, 1.0, pair);
             }
         }
     }
@@ -353,9 +355,8 @@ fn weighted_sum<'a>(terms: impl Iterator<Item = (&'a [f64], f64)>, out: &mut Vec
     }
 }
 
-/// `DF_x` by rows (n_x x n_q, row-major, each row padded with zeros to `stride`, a multiple of
-/// 4): an element's rows are contiguous, and fixed-width rows keep a row of `H U` in registers.
-/// With each row's whether it is not all 0 (a coordinate that moves).
+/// `DF_x` by rows (`Work::df_rows`, made with `DF_x` by [`crate::transfer::first_order`]): an
+/// element's rows are contiguous, and fixed-width rows keep a row of `H U` in registers.
 struct Rows<'a> {
     nq: usize,
     stride: usize,
@@ -363,32 +364,7 @@ struct Rows<'a> {
     moves: &'a [bool],
 }
 
-impl<'a> Rows<'a> {
-    /// `df` by rows, in the buffers `rows` and `moves` (the padding is written when the buffer is
-    /// made, and stays 0).
-    fn of(df: &Mat<f64>, rows: &'a mut Vec<f64>, moves: &'a mut Vec<bool>) -> Self {
-        let (nx, nq) = (df.nrows(), df.ncols());
-        let stride = nq.next_multiple_of(4).max(4);
-        if rows.len() != nx * stride {
-            rows.clear();
-            rows.resize(nx * stride, 0.0);
-        }
-        // four columns at a time: each row's four values are written together
-        for j0 in (0..nq).step_by(4) {
-            let k = (nq - j0).min(4);
-            let cols: [&[f64]; 4] = std::array::from_fn(|c| df.col_as_slice(j0 + c.min(k - 1)));
-            for (r, row) in rows.chunks_exact_mut(stride).enumerate() {
-                for (c, v) in row[j0..j0 + k].iter_mut().enumerate() {
-                    *v = cols[c][r];
-                }
-            }
-        }
-        moves.clear();
-        moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
-        let (rows, moves): (&'a Vec<f64>, &'a Vec<bool>) = (rows, moves);
-        Self { nq, stride, rows, moves }
-    }
-
+impl Rows<'_> {
     fn row(&self, r: usize) -> &[f64] {
         &self.rows[r * self.stride..(r + 1) * self.stride]
     }
@@ -397,8 +373,6 @@ impl<'a> Rows<'a> {
 /// The buffers of [`add_geometric_stiffness`], kept in [`Data`] between calls.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Workspace {
-    rows: Vec<f64>,
-    moves: Vec<bool>,
     force: Vec<f64>,
     attached: Vec<bool>,
     pair: Vec<f64>,

@@ -188,7 +188,9 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
         // attached rows): the others stay 0 from when the storage was made
         shaped(&mut dfx, nx, nq);
         shaped(&mut dfe, ne, nq);
-        first_order_from(model, data, &b, &mut dfx, &mut dfe);
+        let (mut rows, mut moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
+        first_order_from(model, data, &b, &mut dfx, &mut dfe, &mut rows, &mut moves);
+        (data.work.df_rows, data.work.df_moves) = (rows, moves);
     }
     (data.work.df_rhs, data.work.zeros_q) = (b, unit);
     (data.df_x, data.df_e) = (dfx, dfe);
@@ -199,8 +201,16 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
 
 /// `DF^x` and `DF^e` (n_x x n_q and n_e x n_q, 0 in the rows of fixed coordinates and of modes
 /// neither dependent nor inputs, and in the input modes' rows but for their 1) from the solved
-/// columns `b` (n_unknowns x n_q).
-fn first_order_from(model: &Model, data: &Data, b: &Mat<f64>, dfx: &mut Mat<f64>, dfe: &mut Mat<f64>) {
+/// columns `b` (n_unknowns x n_q); `DF^x` by rows into `rows` and `moves` ([`df_rows`]).
+fn first_order_from(
+    model: &Model,
+    data: &Data,
+    b: &Mat<f64>,
+    dfx: &mut Mat<f64>,
+    dfe: &mut Mat<f64>,
+    rows: &mut Vec<f64>,
+    moves: &mut Vec<bool>,
+) {
     let nq = model.n_q();
     for j in 0..nq {
         let src = b.col_as_slice(j);
@@ -220,13 +230,72 @@ fn first_order_from(model: &Model, data: &Data, b: &Mat<f64>, dfx: &mut Mat<f64>
             model.attachments.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
         }
     }
-    for j in 0..nq {
-        let x = dfx.col_as_slice(j);
-        let e = dfe.col_as_slice_mut(j);
-        for &m in &model.dependent_modes {
-            e[m] = mode_gradient_dot(model, data, m, x);
+    let stride = df_rows(dfx, rows, moves);
+    // the dependent modes' rows, ∇e_m · DF_x, a row of n_q (padded) at a time
+    match stride {
+        4 => gradient_rows::<4>(model, data, rows, dfe),
+        8 => gradient_rows::<8>(model, data, rows, dfe),
+        12 => gradient_rows::<12>(model, data, rows, dfe),
+        16 => gradient_rows::<16>(model, data, rows, dfe),
+        _ => {
+            for j in 0..nq {
+                let x = dfx.col_as_slice(j);
+                let e = dfe.col_as_slice_mut(j);
+                for &m in &model.dependent_modes {
+                    e[m] = mode_gradient_dot(model, data, m, x);
+                }
+            }
         }
     }
+}
+
+/// `DF_e`'s dependent rows `∇e_m · DF_x` from `DF_x`'s rows of width `W` (the stride of
+/// [`df_rows`]): each entry summed in the order of the element's coordinates from −0, as
+/// [`mode_gradient_dot`] sums it.
+fn gradient_rows<const W: usize>(model: &Model, data: &Data, rows: &[f64], dfe: &mut Mat<f64>) {
+    let nq = model.n_q();
+    for &m in &model.dependent_modes {
+        let (el, k) = model.mode_element[m];
+        let entry = &model.elements[el.index()];
+        let n = entry.coords.len();
+        let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
+        let mut acc = [-0.0; W];
+        for (gv, &c) in g.iter().zip(&entry.coords) {
+            let row: &[f64; W] = rows[c * W..(c + 1) * W].try_into().expect("a row of W values");
+            for l in 0..W {
+                acc[l] += gv * row[l];
+            }
+        }
+        for (j, v) in acc[..nq].iter().enumerate() {
+            dfe.col_as_slice_mut(j)[m] = *v;
+        }
+    }
+}
+
+/// `df` (n_x x n_q) by rows into `rows` (n_x x stride, row-major, each row padded with zeros to
+/// the stride, `n_q` rounded up to a multiple of 4: fixed-width rows keep a row's sums in
+/// registers), and whether each row is not all 0 into `moves` (n_x). The padding is written when
+/// the buffer is made and stays 0. Returns the stride.
+pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>, moves: &mut Vec<bool>) -> usize {
+    let (nx, nq) = (df.nrows(), df.ncols());
+    let stride = nq.next_multiple_of(4).max(4);
+    if rows.len() != nx * stride {
+        rows.clear();
+        rows.resize(nx * stride, 0.0);
+    }
+    // four columns at a time: each row's four values are written together
+    for j0 in (0..nq).step_by(4) {
+        let k = (nq - j0).min(4);
+        let cols: [&[f64]; 4] = std::array::from_fn(|c| df.col_as_slice(j0 + c.min(k - 1)));
+        for (r, row) in rows.chunks_exact_mut(stride).enumerate() {
+            for (c, v) in row[j0..j0 + k].iter_mut().enumerate() {
+                *v = cols[c][r];
+            }
+        }
+    }
+    moves.clear();
+    moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
+    stride
 }
 
 /// `∇e_m · v` for one mode and a global coordinate vector `v` (n_x).
@@ -371,12 +440,10 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
         if nq < ws.len() {
             u.extend((0..nq).flat_map(|j| entry.coords.iter().map(move |&c| (c, j))).map(|(c, j)| data.df_x[(c, j)]));
         } else {
-            u.resize(n * nq, 0.0);
-            for j in 0..nq {
-                let col = data.df_x.col_as_slice(j);
-                for (a, &c) in entry.coords.iter().enumerate() {
-                    u[a * nq + j] = col[c];
-                }
+            // from DF_x's rows (made with it, padded to the stride)
+            let stride = nq.next_multiple_of(4).max(4);
+            for &c in &entry.coords {
+                u.extend_from_slice(&data.work.df_rows[c * stride..c * stride + nq]);
             }
         }
         for k in 0..m {
