@@ -193,12 +193,11 @@ pub fn linearize_motion_with(
     let mut modes: Vec<(ModeId, f64)> = geometric.to_vec();
     // a node's rows of DF_x (n_q values each, one after the other)
     let mut rows = vec![0.0; 4 * nq];
+    // (from DF_x's rows, made with it and padded to the stride)
+    let stride = nq.next_multiple_of(4).max(4);
     let rows_of = |o: usize, len: usize, rows: &mut [f64]| {
-        for j in 0..nq {
-            let col = df.col_as_slice(j);
-            for a in 0..len {
-                rows[a * nq + j] = col[o + a];
-            }
+        for (a, dst) in rows[..len * nq].chunks_exact_mut(nq.max(1)).enumerate() {
+            dst.copy_from_slice(&data.work.df_rows[(o + a) * stride..(o + a) * stride + nq]);
         }
     };
 
@@ -303,7 +302,7 @@ pub fn linearize_motion_with(
     // laws: r ∋ DF_eᵀ σ(e, ė), ė = DF_e v
     let dfe = &data.df_e;
     let (mut sigma, mut ks, mut cs) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut dsig, mut dsig_v, mut erows) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut dsig, mut dsig_v, mut erows, mut free) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (el, entry) in model.elements.iter().enumerate() {
         let Some(law) = model.law(ElementId::new(el)) else { continue };
         let n = entry.element.layout().n_modes();
@@ -314,11 +313,14 @@ pub fn linearize_motion_with(
         law.stress(&data.e[r.clone()], &ed[r.clone()], &mut sigma);
         law.tangent(&data.e[r.clone()], &ed[r.clone()], &mut ks, &mut cs);
         // rigid modes carry reactions, not the law's stresses (as in law_stresses)
+        free.clear();
         for (a, m) in r.clone().enumerate() {
             if matches!(model.mode_role[m], ModeRole::Fixed(_)) {
                 sigma[a] = 0.0;
                 ks[a * n..(a + 1) * n].fill(0.0);
                 cs[a * n..(a + 1) * n].fill(0.0);
+            } else {
+                free.push(a);
             }
         }
         let o = entry.mode_offset;
@@ -330,22 +332,24 @@ pub fn linearize_motion_with(
         }
         // the elastic term D²F_eᵀ σ: the stresses weight their modes in the stiffness
         modes.extend((0..n).map(|a| (ModeId::new(o + a), sigma[a])));
+        // over the free modes only: a fixed mode's DF_e row, D²F_e(v, ·), stiffness and damping
+        // rows are 0, and its terms ±0, which leave every sum as it is
         for k in 0..nq {
             // ∂σ/∂q_k = K DF_e e_k + C D²F_e(v, e_k)
             let d2k = &d2e_v.col_as_slice(k)[o..o + n];
             dsig.clear();
-            dsig.extend(
-                (0..n).map(|a| (0..n).map(|b| ks[a * n + b] * erows[b * nq + k] + cs[a * n + b] * d2k[b]).sum::<f64>()),
-            );
+            dsig.extend(free.iter().map(|&a| {
+                free.iter().map(|&b| ks[a * n + b] * erows[b * nq + k] + cs[a * n + b] * d2k[b]).sum::<f64>()
+            }));
             dsig_v.clear();
-            dsig_v.extend((0..n).map(|a| (0..n).map(|b| cs[a * n + b] * erows[b * nq + k]).sum::<f64>()));
+            dsig_v.extend(free.iter().map(|&a| free.iter().map(|&b| cs[a * n + b] * erows[b * nq + k]).sum::<f64>()));
             let (dq_col, dv_col) = (d_q.col_as_slice_mut(k), d_v.col_as_slice_mut(k));
             for i in 0..nq {
                 let mut dq = 0.0;
                 let mut dv = 0.0;
-                for a in 0..n {
-                    dq += erows[a * nq + i] * dsig[a];
-                    dv += erows[a * nq + i] * dsig_v[a];
+                for ((&a, ds), dsv) in free.iter().zip(&dsig).zip(&dsig_v) {
+                    dq += erows[a * nq + i] * ds;
+                    dv += erows[a * nq + i] * dsv;
                 }
                 dq_col[i] += dq;
                 dv_col[i] += dv;
