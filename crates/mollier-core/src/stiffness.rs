@@ -24,6 +24,7 @@ use faer::{Mat, MatMut};
 
 use crate::data::Data;
 use crate::element::{Evaluation, Order};
+use crate::geometry::{Mat3, q_matrix_of};
 use crate::ids::ModeId;
 use crate::kinematics::{
     KinematicsError, begin_free_elements, evaluate_constraints, evaluate_keeping_hessians, solve_transpose_checked,
@@ -297,21 +298,21 @@ fn stiffness_in(
         let c = match frames.iter().position(|(o, _)| *o == a.orientation) {
             Some(i) => &mut frames[i].1,
             None => {
-                frames.push((a.orientation, [[0.0; 4]; 4]));
+                frames.push((a.orientation, [[0.0; 3]; 3]));
                 &mut frames.last_mut().expect("just pushed").1
             }
         };
-        for (fi, q) in fp.iter().zip(&a.q2) {
-            for (cr, qr) in c.iter_mut().zip(q) {
-                for (cv, qv) in cr.iter_mut().zip(qr) {
-                    *cv += fi * qv;
-                }
+        // Σ_p F_p · 2Q(p, e_i) = 2 Q_of(Σ_p F_p pᵀ): Q is linear in F pᵀ (geometry::q_matrix_of)
+        for (cr, fi) in c.iter_mut().zip(fp) {
+            for (cv, pj) in cr.iter_mut().zip(&a.p) {
+                *cv += fi * pj;
             }
         }
     }
     for (o, c) in frames.iter() {
         let coords = [*o, o + 1, o + 2, o + 3];
-        let h: [f64; 16] = std::array::from_fn(|i| c[i / 4][i % 4]);
+        let q = q_matrix_of(c);
+        let h: [f64; 16] = std::array::from_fn(|i| 2.0 * q[i / 4][i % 4]);
         scratch.add_congruence(df, &coords, &h, 1.0, pair);
     }
     // F_c · D²F_c on the dependent coordinates (the inputs' second derivatives are 0): one
@@ -382,7 +383,8 @@ pub(crate) struct Workspace {
     own: Vec<f64>,
     hsum: Vec<f64>,
     modes: Vec<(usize, usize, f64)>,
-    frames: Vec<(usize, [[f64; 4]; 4])>,
+    /// Per frame (its orientation's first coordinate), `Σ_p F_p pᵀ` over its points.
+    frames: Vec<(usize, Mat3)>,
     lambda: Vec<f64>,
     /// One per chunk of elements ([`crate::parallel::CHUNK`]).
     scratches: Vec<Scratch>,
@@ -476,9 +478,8 @@ impl Scratch {
                 hm.extend(moving.iter().map(|&b| s * row[b]));
             }
         }
-        u.clear();
+        // (both written whole below: sized, not zeroed)
         u.resize(m * w, 0.0);
-        t.clear();
         t.resize(m * w, 0.0);
         // u = DF_x's rows of the moving coordinates, t = s H U (rows of width w), then Uᵀ t;
         // compiled for the widest vectors the processor has (`pulp`'s runtime dispatch: no FMA,
@@ -494,6 +495,7 @@ impl Scratch {
                 for (ua, &a) in u.chunks_exact_mut(w).zip(moving.iter()) {
                     ua.copy_from_slice(df.row(coords[a]));
                 }
+                t.fill(0.0);
                 for (ta, ha) in t.chunks_exact_mut(w).zip(hm.chunks_exact(m)) {
                     for (ub, &hab) in u.chunks_exact(w).zip(ha) {
                         for (tv, uv) in ta.iter_mut().zip(ub) {
