@@ -177,7 +177,7 @@ impl<'m> Musculoskeletal<'m> {
         first_order(self.model, &mut ws.data)?;
         let data = &ws.data;
         let dfe = data.df_e();
-        let mut grad = vec![0.0; m * n];
+        let mut grad = Vec::with_capacity(m * n);
         let mut length = Vec::with_capacity(m);
         let mut contraction = Vec::with_capacity(m);
         let mut activation = Vec::with_capacity(m);
@@ -190,9 +190,7 @@ impl<'m> Musculoskeletal<'m> {
             let (fa, da, _, du) = mu.hill.activation(a, xd[layout.a() + k], u[k]);
             f[layout.s() + k] = c.residual;
             f[layout.a() + k] = fa;
-            for (j, g) in grad[k * n..(k + 1) * n].iter_mut().enumerate() {
-                *g = dfe[(r, j)];
-            }
+            grad.extend((0..n).map(|j| dfe[(r, j)]));
             length.push(l);
             contraction.push(c);
             activation.push((da, du));
@@ -327,13 +325,13 @@ fn add_weighted_gram(out: &mut Mat<f64>, g: &[f64], w: impl Iterator<Item = f64>
         return;
     }
     let m = g.len() / n;
-    // Gᵀ and (diag(w) G)ᵀ: column i of G as a row of m values
-    let (mut gt, mut wgt) = (vec![0.0; n * m], vec![0.0; n * m]);
-    for (k, (row, wk)) in g.chunks_exact(n).zip(w).enumerate() {
-        for (i, gi) in row.iter().enumerate() {
-            gt[i * m + k] = *gi;
-            wgt[i * m + k] = wk * gi;
-        }
+    // Gᵀ and (diag(w) G)ᵀ: column i of G as a row of m values (written, not zeroed first)
+    let w: Vec<f64> = w.collect();
+    let mut gt = Vec::with_capacity(n * m);
+    let mut wgt = Vec::with_capacity(n * m);
+    for i in 0..n {
+        gt.extend(g.chunks_exact(n).map(|row| row[i]));
+        wgt.extend(g.chunks_exact(n).zip(&w).map(|(row, wk)| wk * row[i]));
     }
     for i in 0..n {
         let a = &wgt[i * m..(i + 1) * m];
