@@ -123,11 +123,11 @@ pub(crate) struct Work {
     pub df_moves: Vec<bool>,
     /// The directions' buffers (`crate::linearize`, `transfer::second_order_directions`), sized
     /// at their first use, kept with the zeros of the entries no step writes: `D²F_x(a_i, e_k)`
-    /// (n_x x 2 n_q), the laws' `D²F_e(v, e_k)` (n_e x n_q), the constraint Hessians'
-    /// contractions (n_e x 2 n_q) and their solve (n_unknowns x 2 n_q).
+    /// (n_x x 2 n_q), the laws' `D²F_e(v, e_k)` (n_e x n_q, row-major), the constraint
+    /// Hessians' contractions (n_e x 2 n_q, row-major) and their solve (n_unknowns x 2 n_q).
     pub d2_dirs: Mat<f64>,
-    pub d2e_v: Mat<f64>,
-    pub dirs_h: Mat<f64>,
+    pub d2e_v: Vec<f64>,
+    pub dirs_h: Vec<f64>,
     pub dirs_rhs: Mat<f64>,
     /// The geometric stiffness's buffers (`crate::stiffness`), sized at its first call.
     pub stiffness: crate::stiffness::Workspace,
@@ -220,8 +220,8 @@ impl Work {
             df_rows: Vec::new(),
             df_moves: Vec::new(),
             d2_dirs: Mat::new(),
-            d2e_v: Mat::new(),
-            dirs_h: Mat::new(),
+            d2e_v: Vec::new(),
+            dirs_h: Vec::new(),
             dirs_rhs: Mat::new(),
             stiffness: Default::default(),
             history: History::new(model),

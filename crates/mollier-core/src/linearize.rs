@@ -131,7 +131,7 @@ pub fn linearize_motion_with(
     // stiffness
     // (the rows written are the same at every step, the others stay 0: see Work::d2_dirs)
     let (mut d2, mut d2e_v) =
-        (std::mem::replace(&mut data.work.d2_dirs, Mat::new()), std::mem::replace(&mut data.work.d2e_v, Mat::new()));
+        (std::mem::replace(&mut data.work.d2_dirs, Mat::new()), std::mem::take(&mut data.work.d2e_v));
     shaped(&mut d2, nx, 2 * nq);
     let directions = transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2);
     if let Err(e) = directions {
@@ -141,7 +141,7 @@ pub fn linearize_motion_with(
     }
     // D²F_e(v, e_k) of the laws' modes (rows), = ∇e · D²F_x(v, e_k) + ẋᵀ H DF_x e_k
     let ne = model.n_e();
-    shaped(&mut d2e_v, ne, nq);
+    d2e_v.resize(ne * nq, 0.0);
     transfer::contract_directions(model, data, &laws, &[&xd], &mut d2e_v);
     for &el in &laws {
         let entry = &model.elements[el];
@@ -149,8 +149,8 @@ pub fn linearize_motion_with(
             // fixed and input modes have no second derivative
             let dependent = matches!(model.mode_role[m], ModeRole::Dependent);
             for k in 0..nq {
-                d2e_v[(m, k)] = if dependent {
-                    d2e_v[(m, k)] + transfer::mode_gradient_dot(model, data, m, d2.col_as_slice(k))
+                d2e_v[m * nq + k] = if dependent {
+                    d2e_v[m * nq + k] + transfer::mode_gradient_dot(model, data, m, d2.col_as_slice(k))
                 } else {
                     0.0
                 };
@@ -336,10 +336,10 @@ pub fn linearize_motion_with(
         // rows are 0, and its terms ±0, which leave every sum as it is
         for k in 0..nq {
             // ∂σ/∂q_k = K DF_e e_k + C D²F_e(v, e_k)
-            let d2k = &d2e_v.col_as_slice(k)[o..o + n];
+            let d2k = |b: usize| d2e_v[(o + b) * nq + k];
             dsig.clear();
             dsig.extend(free.iter().map(|&a| {
-                free.iter().map(|&b| ks[a * n + b] * erows[b * nq + k] + cs[a * n + b] * d2k[b]).sum::<f64>()
+                free.iter().map(|&b| ks[a * n + b] * erows[b * nq + k] + cs[a * n + b] * d2k(b)).sum::<f64>()
             }));
             dsig_v.clear();
             dsig_v.extend(free.iter().map(|&a| free.iter().map(|&b| cs[a * n + b] * erows[b * nq + k]).sum::<f64>()));

@@ -422,12 +422,13 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
 }
 
 /// `out[(m, i n_q + k)] = w_iᵀ H_m DF_x e_k` for every mode `m` of the elements `set` and every
-/// input `k` (`out` n_e x (n_q · ws.len()); `w_i` global, n_x): `H_m w_i` once per direction,
-/// then `n_q` products with `DF_x`'s rows on the element's coordinates — or, with fewer
-/// inputs than directions, `H_m DF_x` once.
-pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut Mat<f64>) {
+/// input `k` (`out` n_e x (n_q · ws.len()), row-major; `w_i` global, n_x): `H_m w_i` once per
+/// direction, then `n_q` products with `DF_x`'s rows on the element's coordinates — or, with
+/// fewer inputs than directions, `H_m DF_x` once.
+pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut [f64]) {
     let nq = model.n_q();
-    let (mut y, mut u, mut z, mut wl) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let ncols = nq * ws.len();
+    let (mut y, mut u, mut wl) = (Vec::new(), Vec::new(), Vec::new());
     for &el in set {
         let entry = &model.elements[el];
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
@@ -453,7 +454,7 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
                     y.clear();
                     y.extend(h.chunks_exact(n).map(|row| row.iter().zip(uj).map(|(hv, uv)| hv * uv).sum::<f64>()));
                     for (i, w) in ws.iter().enumerate() {
-                        out[(entry.mode_offset + k, i * nq + j)] =
+                        out[(entry.mode_offset + k) * ncols + i * nq + j] =
                             y.iter().zip(&entry.coords).map(|(yv, &c)| yv * w[c]).sum::<f64>();
                     }
                 }
@@ -463,16 +464,14 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
                 let w = &wl[i * n..(i + 1) * n];
                 y.clear();
                 y.extend(h.chunks_exact(n).map(|row| row.iter().zip(w).map(|(hv, wv)| hv * wv).sum::<f64>()));
-                // yᵀ U, row by row of U (each sum in the order of a)
-                z.clear();
-                z.resize(nq, 0.0);
-                for (yv, ua) in y.iter().zip(u.chunks_exact(nq)) {
+                // yᵀ U, row by row of U (each sum in the order of a), into the mode's row
+                let o = (entry.mode_offset + k) * ncols + i * nq;
+                let z = &mut out[o..o + nq];
+                z.fill(0.0);
+                for (yv, ua) in y.iter().zip(u.chunks_exact(nq.max(1))) {
                     for (zv, uv) in z.iter_mut().zip(ua) {
                         *zv += yv * uv;
                     }
-                }
-                for (j, zv) in z.iter().enumerate() {
-                    out.col_as_slice_mut(i * nq + j)[entry.mode_offset + k] = *zv;
                 }
             }
         }
@@ -496,14 +495,14 @@ pub(crate) fn second_order_directions(
     let (nq, ncols) = (model.n_q(), model.n_q() * ws.len());
     // the constraint modes' rows of h are written, the rest stay 0; rhs is written whole
     let (mut h, mut rhs) =
-        (std::mem::replace(&mut data.work.dirs_h, Mat::new()), std::mem::replace(&mut data.work.dirs_rhs, Mat::new()));
-    shaped(&mut h, model.n_e(), ncols);
+        (std::mem::take(&mut data.work.dirs_h), std::mem::replace(&mut data.work.dirs_rhs, Mat::new()));
+    h.resize(model.n_e() * ncols, 0.0);
     shaped(&mut rhs, model.n_unknowns(), ncols);
     contract_directions(model, data, &model.constraint_elements, ws, &mut h);
     for p in 0..ncols {
-        let (col, hp) = (rhs.col_as_slice_mut(p), h.col_as_slice(p));
+        let col = rhs.col_as_slice_mut(p);
         for (r, &m) in model.rows.iter().enumerate() {
-            col[r] = -hp[m];
+            col[r] = -h[m * ncols + p];
         }
     }
     let solved = solve_unchecked(model, data, rhs.as_mut());
