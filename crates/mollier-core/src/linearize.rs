@@ -303,6 +303,7 @@ pub fn linearize_motion_with(
     let dfe = &data.df_e;
     let (mut sigma, mut ks, mut cs) = (Vec::new(), Vec::new(), Vec::new());
     let (mut dsig, mut dsig_v, mut erows, mut free) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut tq, mut tv) = (vec![0.0; nq], vec![0.0; nq]);
     for (el, entry) in model.elements.iter().enumerate() {
         let Some(law) = model.law(ElementId::new(el)) else { continue };
         let n = entry.element.layout().n_modes();
@@ -343,16 +344,21 @@ pub fn linearize_motion_with(
             }));
             dsig_v.clear();
             dsig_v.extend(free.iter().map(|&a| free.iter().map(|&b| cs[a * n + b] * erows[b * nq + k]).sum::<f64>()));
-            let (dq_col, dv_col) = (d_q.col_as_slice_mut(k), d_v.col_as_slice_mut(k));
-            for i in 0..nq {
-                let mut dq = 0.0;
-                let mut dv = 0.0;
-                for ((&a, ds), dsv) in free.iter().zip(&dsig).zip(&dsig_v) {
-                    dq += erows[a * nq + i] * ds;
-                    dv += erows[a * nq + i] * dsv;
+            // DF_eᵀ ∂σ/∂q_k and DF_eᵀ ∂σ/∂v_k, each entry summed over the free modes in order,
+            // a mode's row at a time (contiguous), then added
+            tq.fill(0.0);
+            tv.fill(0.0);
+            for ((&a, ds), dsv) in free.iter().zip(&dsig).zip(&dsig_v) {
+                for ((q, v), e) in tq.iter_mut().zip(tv.iter_mut()).zip(&erows[a * nq..(a + 1) * nq]) {
+                    *q += e * ds;
+                    *v += e * dsv;
                 }
-                dq_col[i] += dq;
-                dv_col[i] += dv;
+            }
+            for (d, t) in d_q.col_as_slice_mut(k).iter_mut().zip(&tq) {
+                *d += t;
+            }
+            for (d, t) in d_v.col_as_slice_mut(k).iter_mut().zip(&tv) {
+                *d += t;
             }
         }
     }
