@@ -116,6 +116,19 @@ pub(crate) struct Work {
     /// Largest number of an element's coordinates, twice: its slice of two global vectors.
     pub local_u: Vec<f64>,
     pub local_w: Vec<f64>,
+    /// `DF_x` by rows (n_x x stride, row-major, each row padded with zeros to `stride`, `n_q`
+    /// rounded up to a multiple of 4) and whether each row is not all 0, made with `DF_x`
+    /// (`transfer::first_order`).
+    pub df_rows: Vec<f64>,
+    pub df_moves: Vec<bool>,
+    /// The directions' buffers (`crate::linearize`, `transfer::second_order_directions`), sized
+    /// at their first use, kept with the zeros of the entries no step writes: `D²F_x(a_i, e_k)`
+    /// (n_x x 2 n_q), the laws' `D²F_e(v, e_k)` (n_e x n_q, row-major), the constraint
+    /// Hessians' contractions (n_e x 2 n_q, row-major) and their solve (n_unknowns x 2 n_q).
+    pub d2_dirs: Mat<f64>,
+    pub d2e_v: Vec<f64>,
+    pub dirs_h: Vec<f64>,
+    pub dirs_rhs: Mat<f64>,
     /// The geometric stiffness's buffers (`crate::stiffness`), sized at its first call.
     pub stiffness: crate::stiffness::Workspace,
     /// The last two solutions, for the third-order predictor.
@@ -172,6 +185,14 @@ impl History {
     }
 }
 
+/// `m` shaped `rows x cols`: kept as it is when it has that shape, else made anew of zeros. For
+/// buffers whose every read entry is written at each use, or stays 0 at each.
+pub(crate) fn shaped(m: &mut Mat<f64>, rows: usize, cols: usize) {
+    if (m.nrows(), m.ncols()) != (rows, cols) {
+        *m = Mat::zeros(rows, cols);
+    }
+}
+
 impl Work {
     fn new(model: &Model) -> Self {
         let (nq, nx, nc, ne) = (model.n_q(), model.n_x(), model.n_unknowns(), model.n_e());
@@ -196,6 +217,12 @@ impl Work {
             e_h: vec![0.0; ne],
             local_u: Vec::with_capacity(local),
             local_w: Vec::with_capacity(local),
+            df_rows: Vec::new(),
+            df_moves: Vec::new(),
+            d2_dirs: Mat::new(),
+            d2e_v: Vec::new(),
+            dirs_h: Vec::new(),
+            dirs_rhs: Mat::new(),
             stiffness: Default::default(),
             history: History::new(model),
         }

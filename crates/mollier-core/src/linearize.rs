@@ -27,7 +27,7 @@
 
 use faer::Mat;
 
-use crate::data::Data;
+use crate::data::{Data, shaped};
 use crate::dynamics::{Load, external_forces, inertia_forces, mass_matrix, rotational_mass};
 use crate::element::Order;
 use crate::geometry::{Mat3, Quat, g_matrix, gbar_matrix, quat_at};
@@ -115,9 +115,11 @@ pub fn linearize_motion_with(
     let nx = model.n_x();
     // the velocities ẋ = DF_x v, ė = DF_e v, and the accelerations' first-order part DF_x v̇
     let times = |a: &Mat<f64>, w: &[f64]| -> Vec<f64> {
-        let mut out = vec![0.0; a.nrows()];
-        for (j, wj) in w.iter().enumerate() {
-            for (o, av) in out.iter_mut().zip(a.col_as_slice(j)) {
+        // the first column written (0 + a w_0: the sums of zeroed storage, without zeroing it)
+        let Some((w0, rest)) = w.split_first() else { return vec![0.0; a.nrows()] };
+        let mut out: Vec<f64> = a.col_as_slice(0).iter().map(|av| 0.0 + av * w0).collect();
+        for (j, wj) in rest.iter().enumerate() {
+            for (o, av) in out.iter_mut().zip(a.col_as_slice(j + 1)) {
                 *o += av * wj;
             }
         }
@@ -127,11 +129,19 @@ pub fn linearize_motion_with(
     // D²F_x(v, e_k) (columns k) and D²F_x(v̇, e_k) (columns n_q + k) where masses and loads sit:
     // the directions the inertia's partials need; its weighted terms (D²F_x · f) go to the
     // stiffness
-    let mut d2 = Mat::<f64>::zeros(nx, 2 * nq);
-    transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2)?;
+    // (the rows written are the same at every step, the others stay 0: see Work::d2_dirs)
+    let (mut d2, mut d2e_v) =
+        (std::mem::replace(&mut data.work.d2_dirs, Mat::new()), std::mem::take(&mut data.work.d2e_v));
+    shaped(&mut d2, nx, 2 * nq);
+    let directions = transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2);
+    if let Err(e) = directions {
+        data.work.d2_dirs = d2;
+        data.work.d2e_v = d2e_v;
+        return Err(e);
+    }
     // D²F_e(v, e_k) of the laws' modes (rows), = ∇e · D²F_x(v, e_k) + ẋᵀ H DF_x e_k
     let ne = model.n_e();
-    let mut d2e_v = Mat::<f64>::zeros(ne, nq);
+    d2e_v.resize(ne * nq, 0.0);
     transfer::contract_directions(model, data, &laws, &[&xd], &mut d2e_v);
     for &el in &laws {
         let entry = &model.elements[el];
@@ -139,8 +149,8 @@ pub fn linearize_motion_with(
             // fixed and input modes have no second derivative
             let dependent = matches!(model.mode_role[m], ModeRole::Dependent);
             for k in 0..nq {
-                d2e_v[(m, k)] = if dependent {
-                    d2e_v[(m, k)] + transfer::mode_gradient_dot(model, data, m, d2.col_as_slice(k))
+                d2e_v[m * nq + k] = if dependent {
+                    d2e_v[m * nq + k] + transfer::mode_gradient_dot(model, data, m, d2.col_as_slice(k))
                 } else {
                     0.0
                 };
@@ -183,12 +193,11 @@ pub fn linearize_motion_with(
     let mut modes: Vec<(ModeId, f64)> = geometric.to_vec();
     // a node's rows of DF_x (n_q values each, one after the other)
     let mut rows = vec![0.0; 4 * nq];
+    // (from DF_x's rows, made with it and padded to the stride)
+    let stride = nq.next_multiple_of(4).max(4);
     let rows_of = |o: usize, len: usize, rows: &mut [f64]| {
-        for j in 0..nq {
-            let col = df.col_as_slice(j);
-            for a in 0..len {
-                rows[a * nq + j] = col[o + a];
-            }
+        for (a, dst) in rows[..len * nq].chunks_exact_mut(nq.max(1)).enumerate() {
+            dst.copy_from_slice(&data.work.df_rows[(o + a) * stride..(o + a) * stride + nq]);
         }
     };
 
@@ -293,7 +302,8 @@ pub fn linearize_motion_with(
     // laws: r ∋ DF_eᵀ σ(e, ė), ė = DF_e v
     let dfe = &data.df_e;
     let (mut sigma, mut ks, mut cs) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut dsig, mut dsig_v, mut erows) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut dsig, mut dsig_v, mut erows, mut free) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut tq, mut tv) = (vec![0.0; nq], vec![0.0; nq]);
     for (el, entry) in model.elements.iter().enumerate() {
         let Some(law) = model.law(ElementId::new(el)) else { continue };
         let n = entry.element.layout().n_modes();
@@ -304,11 +314,14 @@ pub fn linearize_motion_with(
         law.stress(&data.e[r.clone()], &ed[r.clone()], &mut sigma);
         law.tangent(&data.e[r.clone()], &ed[r.clone()], &mut ks, &mut cs);
         // rigid modes carry reactions, not the law's stresses (as in law_stresses)
+        free.clear();
         for (a, m) in r.clone().enumerate() {
             if matches!(model.mode_role[m], ModeRole::Fixed(_)) {
                 sigma[a] = 0.0;
                 ks[a * n..(a + 1) * n].fill(0.0);
                 cs[a * n..(a + 1) * n].fill(0.0);
+            } else {
+                free.push(a);
             }
         }
         let o = entry.mode_offset;
@@ -320,31 +333,40 @@ pub fn linearize_motion_with(
         }
         // the elastic term D²F_eᵀ σ: the stresses weight their modes in the stiffness
         modes.extend((0..n).map(|a| (ModeId::new(o + a), sigma[a])));
+        // over the free modes only: a fixed mode's DF_e row, D²F_e(v, ·), stiffness and damping
+        // rows are 0, and its terms ±0, which leave every sum as it is
         for k in 0..nq {
             // ∂σ/∂q_k = K DF_e e_k + C D²F_e(v, e_k)
-            let d2k = &d2e_v.col_as_slice(k)[o..o + n];
+            let d2k = |b: usize| d2e_v[(o + b) * nq + k];
             dsig.clear();
-            dsig.extend(
-                (0..n).map(|a| (0..n).map(|b| ks[a * n + b] * erows[b * nq + k] + cs[a * n + b] * d2k[b]).sum::<f64>()),
-            );
+            dsig.extend(free.iter().map(|&a| {
+                free.iter().map(|&b| ks[a * n + b] * erows[b * nq + k] + cs[a * n + b] * d2k(b)).sum::<f64>()
+            }));
             dsig_v.clear();
-            dsig_v.extend((0..n).map(|a| (0..n).map(|b| cs[a * n + b] * erows[b * nq + k]).sum::<f64>()));
-            let (dq_col, dv_col) = (d_q.col_as_slice_mut(k), d_v.col_as_slice_mut(k));
-            for i in 0..nq {
-                let mut dq = 0.0;
-                let mut dv = 0.0;
-                for a in 0..n {
-                    dq += erows[a * nq + i] * dsig[a];
-                    dv += erows[a * nq + i] * dsig_v[a];
+            dsig_v.extend(free.iter().map(|&a| free.iter().map(|&b| cs[a * n + b] * erows[b * nq + k]).sum::<f64>()));
+            // DF_eᵀ ∂σ/∂q_k and DF_eᵀ ∂σ/∂v_k, each entry summed over the free modes in order,
+            // a mode's row at a time (contiguous), then added
+            tq.fill(0.0);
+            tv.fill(0.0);
+            for ((&a, ds), dsv) in free.iter().zip(&dsig).zip(&dsig_v) {
+                for ((q, v), e) in tq.iter_mut().zip(tv.iter_mut()).zip(&erows[a * nq..(a + 1) * nq]) {
+                    *q += e * ds;
+                    *v += e * dsv;
                 }
-                dq_col[i] += dq;
-                dv_col[i] += dv;
+            }
+            for (d, t) in d_q.col_as_slice_mut(k).iter_mut().zip(&tq) {
+                *d += t;
+            }
+            for (d, t) in d_v.col_as_slice_mut(k).iter_mut().zip(&tv) {
+                *d += t;
             }
         }
     }
     data.xd = xd;
     data.ed = ed;
     data.qd.copy_from_slice(v);
+    data.work.d2_dirs = d2;
+    data.work.d2e_v = d2e_v;
     crate::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q)?;
     Ok(MotionLinearization { residual, mass, d_q, d_v })
 }

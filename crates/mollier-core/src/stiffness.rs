@@ -22,8 +22,9 @@
 
 use faer::{Mat, MatMut};
 
-use crate::data::{Data, n_pairs, pair_index};
+use crate::data::Data;
 use crate::element::{Evaluation, Order};
+use crate::geometry::{Mat3, q_matrix_of};
 use crate::ids::ModeId;
 use crate::kinematics::{
     KinematicsError, begin_free_elements, evaluate_constraints, evaluate_keeping_hessians, solve_transpose_checked,
@@ -48,7 +49,11 @@ pub(crate) fn add_geometric_stiffness(
     // the buffers of the last call (a warm step on one thread allocates nothing here; on more,
     // the lists of the chunks handed to the threads)
     let mut ws = std::mem::take(&mut data.work.stiffness);
-    let result = stiffness_in(model, data, weights, coordinates, out, &mut ws);
+    let (rows, moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
+    let nq = model.n_q();
+    let df = Rows { nq, stride: nq.next_multiple_of(4).max(4), rows: &rows, moves: &moves };
+    let result = stiffness_in(model, data, &df, weights, coordinates, out, &mut ws);
+    (data.work.df_rows, data.work.df_moves) = (rows, moves);
     data.work.stiffness = ws;
     result
 }
@@ -122,6 +127,7 @@ fn keep_hessians(
 fn stiffness_in(
     model: &Model,
     data: &mut Data,
+    df: &Rows,
     weights: &[(ModeId, f64)],
     coordinates: &[f64],
     out: &mut Mat<f64>,
@@ -129,7 +135,6 @@ fn stiffness_in(
 ) -> Result<(), KinematicsError> {
     let (nx, nq) = (model.n_x(), model.n_q());
     let Workspace {
-        rows,
         force,
         attached,
         pair,
@@ -157,11 +162,12 @@ fn stiffness_in(
         ),
     );
     modes.sort_by_key(|&(el, k, _)| (el, k));
+    // the sums of K's upper triangle, row i's entries j >= i at pair[i stride + j] (n_q x stride)
+    let np = nq * df.stride;
     pair.clear();
-    pair.resize(n_pairs(nq), 0.0);
+    pair.resize(np, 0.0);
     force.clear();
     force.extend_from_slice(coordinates);
-    let df = Rows::of(&data.df_x, rows);
     // 1. per element (in order): its gradient and weighted Hessian, evaluated here if it was not
     // kept at this configuration, and its weighted gradient added to the force
     own.clear();
@@ -226,7 +232,6 @@ fn stiffness_in(
     // elements' order: the same bits, as the fixed-width kernels add each contribution to the
     // sums whole, as it was formed (on zeros, exactly that); the general one (n_q > 16) sums
     // its terms one by one, so it always goes through the contributions
-    let np = n_pairs(nq);
     let chunk = crate::parallel::CHUNK;
     let chunks = groups.len().div_ceil(chunk).max(1);
     if scratches.len() < chunks {
@@ -237,7 +242,7 @@ fn stiffness_in(
         let (own, kept, data): (&[f64], &[f64], &Data) = (own, kept, data);
         let contract = |scratch: &mut Scratch, g: &Group, out: &mut [f64]| {
             let h = g.h.slice(data, kept, own, g.n * g.n);
-            scratch.add_congruence(&df, &model.elements[g.el].own, h, g.scale, out)
+            scratch.add_congruence(df, &model.elements[g.el].own, h, g.scale, out)
                 && g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite()
         };
         if threads <= 1 && df.stride <= 16 {
@@ -293,22 +298,22 @@ fn stiffness_in(
         let c = match frames.iter().position(|(o, _)| *o == a.orientation) {
             Some(i) => &mut frames[i].1,
             None => {
-                frames.push((a.orientation, [[0.0; 4]; 4]));
+                frames.push((a.orientation, [[0.0; 3]; 3]));
                 &mut frames.last_mut().expect("just pushed").1
             }
         };
-        for (fi, q) in fp.iter().zip(&a.q2) {
-            for (cr, qr) in c.iter_mut().zip(q) {
-                for (cv, qv) in cr.iter_mut().zip(qr) {
-                    *cv += fi * qv;
-                }
+        // Σ_p F_p · 2Q(p, e_i) = 2 Q_of(Σ_p F_p pᵀ): Q is linear in F pᵀ (geometry::q_matrix_of)
+        for (cr, fi) in c.iter_mut().zip(fp) {
+            for (cv, pj) in cr.iter_mut().zip(&a.p) {
+                *cv += fi * pj;
             }
         }
     }
     for (o, c) in frames.iter() {
         let coords = [*o, o + 1, o + 2, o + 3];
-        let h: [f64; 16] = std::array::from_fn(|i| c[i / 4][i % 4]);
-        scratch.add_congruence(&df, &coords, &h, 1.0, pair);
+        let q = q_matrix_of(c);
+        let h: [f64; 16] = std::array::from_fn(|i| 2.0 * q[i / 4][i % 4]);
+        scratch.add_congruence(df, &coords, &h, 1.0, pair);
     }
     // F_c · D²F_c on the dependent coordinates (the inputs' second derivatives are 0): one
     // adjoint solve, then the constraint rows' Hessians weighted by −λ
@@ -326,13 +331,13 @@ fn stiffness_in(
             let h = |k: usize| &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
             weighted_sum(rows.filter(|(_, w)| *w != 0.0).map(|(k, w)| (h(k), w)), hsum);
             if !hsum.is_empty() {
-                scratch.add_congruence(&df, &entry.coords, hsum, 1.0, pair);
+                scratch.add_congruence(df, &entry.coords, hsum, 1.0, pair);
             }
         }
     }
-    for i in 0..nq {
-        for j in 0..nq {
-            out[(i, j)] += pair[pair_index(i, j, nq)];
+    for j in 0..nq {
+        for (i, o) in out.col_as_slice_mut(j).iter_mut().enumerate() {
+            *o += pair[i.min(j) * df.stride + i.max(j)];
         }
     }
     Ok(())
@@ -351,35 +356,16 @@ fn weighted_sum<'a>(terms: impl Iterator<Item = (&'a [f64], f64)>, out: &mut Vec
     }
 }
 
-/// `DF_x` by rows (n_x x n_q, row-major, each row padded with zeros to `stride`, a multiple of
-/// 4): an element's rows are contiguous, and fixed-width rows keep a row of `H U` in registers.
+/// `DF_x` by rows (`Work::df_rows`, made with `DF_x` by [`crate::transfer::first_order`]): an
+/// element's rows are contiguous, and fixed-width rows keep a row of `H U` in registers.
 struct Rows<'a> {
     nq: usize,
     stride: usize,
     rows: &'a [f64],
+    moves: &'a [bool],
 }
 
-impl<'a> Rows<'a> {
-    /// `df` by rows, in the buffer `rows`.
-    fn of(df: &Mat<f64>, rows: &'a mut Vec<f64>) -> Self {
-        let (nx, nq) = (df.nrows(), df.ncols());
-        let stride = nq.next_multiple_of(4).max(4);
-        rows.clear();
-        rows.resize(nx * stride, 0.0);
-        // four columns at a time: each row's four values are written together
-        for j0 in (0..nq).step_by(4) {
-            let k = (nq - j0).min(4);
-            let cols: [&[f64]; 4] = std::array::from_fn(|c| df.col_as_slice(j0 + c.min(k - 1)));
-            for (r, row) in rows.chunks_exact_mut(stride).enumerate() {
-                for (c, v) in row[j0..j0 + k].iter_mut().enumerate() {
-                    *v = cols[c][r];
-                }
-            }
-        }
-        let rows: &'a Vec<f64> = rows;
-        Self { nq, stride, rows }
-    }
-
+impl Rows<'_> {
     fn row(&self, r: usize) -> &[f64] {
         &self.rows[r * self.stride..(r + 1) * self.stride]
     }
@@ -388,7 +374,6 @@ impl<'a> Rows<'a> {
 /// The buffers of [`add_geometric_stiffness`], kept in [`Data`] between calls.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Workspace {
-    rows: Vec<f64>,
     force: Vec<f64>,
     attached: Vec<bool>,
     pair: Vec<f64>,
@@ -398,12 +383,13 @@ pub(crate) struct Workspace {
     own: Vec<f64>,
     hsum: Vec<f64>,
     modes: Vec<(usize, usize, f64)>,
-    frames: Vec<(usize, [[f64; 4]; 4])>,
+    /// Per frame (its orientation's first coordinate), `Σ_p F_p pᵀ` over its points.
+    frames: Vec<(usize, Mat3)>,
     lambda: Vec<f64>,
     /// One per chunk of elements ([`crate::parallel::CHUNK`]).
     scratches: Vec<Scratch>,
     groups: Vec<Group>,
-    /// Each group's `Uᵀ H U` on the pairs of `n_q` (`n_pairs(n_q)` values each).
+    /// Each group's `Uᵀ H U`, its upper triangle as the sums' (`n_q` x the rows' stride each).
     contributions: Vec<f64>,
     /// [`evaluate_weighted`]'s: the elements wanted; their Hessians on their own coordinates
     /// (one after the other), the coordinates they were evaluated at, and per element the
@@ -467,28 +453,38 @@ struct Group {
 struct Scratch {
     u: Vec<f64>,
     t: Vec<f64>,
+    hm: Vec<f64>,
     moving: Vec<usize>,
     arch: pulp::Arch,
 }
 
 impl Scratch {
-    /// `pair += s Uᵀ H U` on the pairs `i <= j`, with `U = DF_x` on the coordinates `coords` (n of
+    /// `pair += s Uᵀ H U` on the pairs `i <= j` (at `pair[i w + j]`, `w` the rows' stride), with `U = DF_x` on the coordinates `coords` (n of
     /// them; `H` n x n, row-major, symmetric). Only the coordinates that move enter (a fixed
     /// body's points and obstacles add nothing). Whether the terms used were finite.
     fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
         let (n, w) = (coords.len(), df.stride);
-        let Self { u, t, moving, arch } = self;
+        let Self { u, t, hm, moving, arch } = self;
         moving.clear();
-        moving.extend((0..n).filter(|&a| df.row(coords[a]).iter().any(|v| *v != 0.0)));
-        u.clear();
-        for &a in moving.iter() {
-            u.extend_from_slice(df.row(coords[a]));
+        moving.extend((0..n).filter(|&a| df.moves[coords[a]]));
+        let m = moving.len();
+        // s H on the moving coordinates (m x m, row-major)
+        hm.clear();
+        if m == n {
+            hm.extend(h.iter().map(|v| s * v));
+        } else {
+            for &a in moving.iter() {
+                let row = &h[a * n..(a + 1) * n];
+                hm.extend(moving.iter().map(|&b| s * row[b]));
+            }
         }
-        t.clear();
-        t.resize(moving.len() * w, 0.0);
-        // t = s H U (rows of width w), then Uᵀ t; compiled for the widest vectors the processor
-        // has (`pulp`'s runtime dispatch: no FMA, so the sums round as the scalar code's)
-        let c = Congruence { h, n, moving, s, u, t, nq: df.nq, pair };
+        // (both written whole below: sized, not zeroed)
+        u.resize(m * w, 0.0);
+        t.resize(m * w, 0.0);
+        // u = DF_x's rows of the moving coordinates, t = s H U (rows of width w), then Uᵀ t;
+        // compiled for the widest vectors the processor has (`pulp`'s runtime dispatch: no FMA,
+        // so the sums round as the scalar code's)
+        let c = Congruence { rows: df.rows, coords, hm, moving, u, t, nq: df.nq, pair };
         match w {
             4 => arch.dispatch(Fixed::<4>(c)),
             8 => arch.dispatch(Fixed::<8>(c)),
@@ -496,10 +492,12 @@ impl Scratch {
             16 => arch.dispatch(Fixed::<16>(c)),
             _ => {
                 let Congruence { u, t, pair, nq, .. } = c;
-                for (ta, &a) in t.chunks_exact_mut(w).zip(moving.iter()) {
-                    let ha = &h[a * n..(a + 1) * n];
-                    for (ub, &b) in u.chunks_exact(w).zip(moving.iter()) {
-                        let hab = s * ha[b];
+                for (ua, &a) in u.chunks_exact_mut(w).zip(moving.iter()) {
+                    ua.copy_from_slice(df.row(coords[a]));
+                }
+                t.fill(0.0);
+                for (ta, ha) in t.chunks_exact_mut(w).zip(hm.chunks_exact(m)) {
+                    for (ub, &hab) in u.chunks_exact(w).zip(ha) {
                         for (tv, uv) in ta.iter_mut().zip(ub) {
                             *tv += hab * uv;
                         }
@@ -514,11 +512,13 @@ impl Scratch {
 
 /// The operands of [`Scratch::add_congruence`].
 struct Congruence<'a> {
-    h: &'a [f64],
-    n: usize,
+    /// `DF_x` by rows ([`Rows`]), the coordinates, `s H` on the moving ones (m x m).
+    rows: &'a [f64],
+    coords: &'a [usize],
+    hm: &'a [f64],
     moving: &'a [usize],
-    s: f64,
-    u: &'a [f64],
+    /// `U` and `t` (m rows of the rows' width each), written here.
+    u: &'a mut [f64],
     t: &'a mut [f64],
     nq: usize,
     pair: &'a mut [f64],
@@ -537,27 +537,27 @@ impl<const W: usize> pulp::WithSimd for Fixed<'_, W> {
 }
 
 /// [`Scratch::add_congruence`] for rows of `W` values, their sums kept in registers:
-/// `t[a] = s Σ_b H[moving[a], moving[b]] u[b]`, then row `i` of `Uᵀ t`. Three rows at a time,
-/// so that three independent sums hide the additions' latency; each sum is taken in the order
+/// `t[a] = Σ_b (s H)[a, b] u[b]`, two rows at a time, then row `i` of `Uᵀ t`, three rows at a
+/// time, so that independent sums hide the additions' latency; each sum is taken in the order
 /// of the row-by-row loop, so it rounds the same.
 #[inline(always)]
 fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
-    let Congruence { h, n, moving, s, u, t, nq, pair } = c;
+    let Congruence { rows, coords, hm, moving, u, t, nq, pair } = c;
     let m = moving.len();
+    for (ua, &a) in u.chunks_exact_mut(W).zip(moving) {
+        let c = coords[a];
+        ua.copy_from_slice(&rows[c * W..(c + 1) * W]);
+    }
+    let u: &[f64] = u;
     let mut a0 = 0;
     while a0 < m {
-        let k = (m - a0).min(3);
-        let hr: [&[f64]; 3] = std::array::from_fn(|r| {
-            let a = moving[a0 + r.min(k - 1)];
-            &h[a * n..(a + 1) * n]
-        });
-        let mut acc = [[0.0; W]; 3];
-        for (ub, &b) in u.chunks_exact(W).zip(moving) {
-            for (accr, hrow) in acc.iter_mut().zip(&hr) {
-                let hab = s * hrow[b];
-                for (x, y) in accr.iter_mut().zip(ub) {
-                    *x += hab * y;
-                }
+        let k = (m - a0).min(2);
+        let (h0, h1) = (&hm[a0 * m..(a0 + 1) * m], &hm[(a0 + k - 1) * m..(a0 + k) * m]);
+        let mut acc = [[0.0; W]; 2];
+        for ((ub, &x0), &x1) in u.chunks_exact(W).zip(h0).zip(h1) {
+            for l in 0..W {
+                acc[0][l] += x0 * ub[l];
+                acc[1][l] += x1 * ub[l];
             }
         }
         for (ta, accr) in t[a0 * W..(a0 + k) * W].chunks_exact_mut(W).zip(&acc) {
@@ -567,7 +567,6 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
     }
     // every sum, lane by lane: a NaN or infinity anywhere stays in one of them
     let mut all = [0.0; W];
-    let mut rest = &mut pair[..];
     let mut i0 = 0;
     while i0 < nq {
         let k = (nq - i0).min(3);
@@ -581,16 +580,11 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
                 }
             }
         }
-        for (r, accr) in acc[..k].iter().enumerate() {
-            let i = i0 + r;
-            // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
-            let (row, tail) = rest.split_at_mut(nq - i);
-            rest = tail;
-            for (p, v) in row.iter_mut().zip(&accr[i..nq]) {
-                *p += v;
-            }
-            for (x, y) in all.iter_mut().zip(accr) {
-                *x += y;
+        // whole rows (the entries j < i, and the padding, are not read)
+        for (accr, row) in acc[..k].iter().zip(pair[i0 * W..(i0 + k) * W].chunks_exact_mut(W)) {
+            for l in 0..W {
+                row[l] += accr[l];
+                all[l] += accr[l];
             }
         }
         i0 += k;
@@ -598,17 +592,13 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
     all.iter().sum::<f64>().is_finite()
 }
 
-/// `pair[(i, j)] += Σ_a u[a, i] t[a, j]` for `i <= j < nq`, `u` and `t` row-major with rows of
+/// `pair[i w + j] += Σ_a u[a, i] t[a, j]` for `i <= j < nq`, `u` and `t` row-major with rows of
 /// `w >= nq` values.
 fn add_pairs(u: &[f64], t: &[f64], nq: usize, w: usize, pair: &mut [f64]) {
     for (ua, ta) in u.chunks_exact(w).zip(t.chunks_exact(w)) {
-        // the pairs (i, i..nq) are contiguous, from pair_index(i, i)
-        let mut rest = &mut pair[..];
         for (i, &ui) in ua[..nq].iter().enumerate() {
-            let (row, tail) = rest.split_at_mut(nq - i);
-            rest = tail;
             if ui != 0.0 {
-                for (p, tj) in row.iter_mut().zip(&ta[i..nq]) {
+                for (p, tj) in pair[i * w + i..i * w + nq].iter_mut().zip(&ta[i..nq]) {
                     *p += ui * tj;
                 }
             }

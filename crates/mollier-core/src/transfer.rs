@@ -13,7 +13,7 @@
 
 use faer::{Mat, MatMut};
 
-use crate::data::{Data, n_pairs, pair_index};
+use crate::data::{Data, n_pairs, pair_index, shaped};
 use crate::element::Order;
 use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, solve_unchecked};
 use crate::model::{Input, Model};
@@ -184,11 +184,13 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     }
     let solved = solve_unchecked(model, data, b.as_mut());
     if solved.is_ok() {
-        for (m, rows) in [(&mut dfx, nx), (&mut dfe, ne)] {
-            m.resize_with(rows, nq, |_, _| 0.0);
-            m.fill(0.0);
-        }
-        first_order_from(model, data, &b, &mut dfx, &mut dfe);
+        // the entries written are the same at every configuration (the dependent, input and
+        // attached rows): the others stay 0 from when the storage was made
+        shaped(&mut dfx, nx, nq);
+        shaped(&mut dfe, ne, nq);
+        let (mut rows, mut moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
+        first_order_from(model, data, &b, &mut dfx, &mut dfe, &mut rows, &mut moves);
+        (data.work.df_rows, data.work.df_moves) = (rows, moves);
     }
     (data.work.df_rhs, data.work.zeros_q) = (b, unit);
     (data.df_x, data.df_e) = (dfx, dfe);
@@ -197,8 +199,18 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     Ok(())
 }
 
-/// `DF^x` and `DF^e` (zeroed, n_x x n_q and n_e x n_q) from the solved columns `b` (n_unknowns x n_q).
-fn first_order_from(model: &Model, data: &Data, b: &Mat<f64>, dfx: &mut Mat<f64>, dfe: &mut Mat<f64>) {
+/// `DF^x` and `DF^e` (n_x x n_q and n_e x n_q, 0 in the rows of fixed coordinates and of modes
+/// neither dependent nor inputs, and in the input modes' rows but for their 1) from the solved
+/// columns `b` (n_unknowns x n_q); `DF^x` by rows into `rows` and `moves` ([`df_rows`]).
+fn first_order_from(
+    model: &Model,
+    data: &Data,
+    b: &Mat<f64>,
+    dfx: &mut Mat<f64>,
+    dfe: &mut Mat<f64>,
+    rows: &mut Vec<f64>,
+    moves: &mut Vec<bool>,
+) {
     let nq = model.n_q();
     for j in 0..nq {
         let src = b.col_as_slice(j);
@@ -218,36 +230,72 @@ fn first_order_from(model: &Model, data: &Data, b: &Mat<f64>, dfx: &mut Mat<f64>
             model.attachments.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
         }
     }
-    // four columns at a time: each mode's gradient and coordinates read once per four inputs
-    let mut j0 = 0;
-    while j0 < nq {
-        let w = (nq - j0).min(4);
-        let xs: [&[f64]; 4] = std::array::from_fn(|i| dfx.col_as_slice(j0 + i.min(w - 1)));
-        for &m in &model.dependent_modes {
-            let s = mode_gradient_dots(model, data, m, &xs);
-            for (i, v) in s[..w].iter().enumerate() {
-                dfe[(m, j0 + i)] = *v;
+    let stride = df_rows(dfx, rows, moves);
+    // the dependent modes' rows, ∇e_m · DF_x, a row of n_q (padded) at a time
+    match stride {
+        4 => gradient_rows::<4>(model, data, rows, dfe),
+        8 => gradient_rows::<8>(model, data, rows, dfe),
+        12 => gradient_rows::<12>(model, data, rows, dfe),
+        16 => gradient_rows::<16>(model, data, rows, dfe),
+        _ => {
+            for j in 0..nq {
+                let x = dfx.col_as_slice(j);
+                let e = dfe.col_as_slice_mut(j);
+                for &m in &model.dependent_modes {
+                    e[m] = mode_gradient_dot(model, data, m, x);
+                }
             }
         }
-        j0 += w;
     }
 }
 
-/// [`mode_gradient_dot`] for `L` vectors at once, each sum the same as alone.
-#[inline]
-fn mode_gradient_dots<const L: usize>(model: &Model, data: &Data, m: usize, vs: &[&[f64]; L]) -> [f64; L] {
-    let (el, k) = model.mode_element[m];
-    let entry = &model.elements[el.index()];
-    let n = entry.coords.len();
-    let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
-    // from −0 like `Iterator::sum`
-    let mut s = [-0.0; L];
-    for (gv, &c) in g.iter().zip(&entry.coords) {
-        for (si, v) in s.iter_mut().zip(vs) {
-            *si += gv * v[c];
+/// `DF_e`'s dependent rows `∇e_m · DF_x` from `DF_x`'s rows of width `W` (the stride of
+/// [`df_rows`]): each entry summed in the order of the element's coordinates from −0, as
+/// [`mode_gradient_dot`] sums it.
+fn gradient_rows<const W: usize>(model: &Model, data: &Data, rows: &[f64], dfe: &mut Mat<f64>) {
+    let nq = model.n_q();
+    for &m in &model.dependent_modes {
+        let (el, k) = model.mode_element[m];
+        let entry = &model.elements[el.index()];
+        let n = entry.coords.len();
+        let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
+        let mut acc = [-0.0; W];
+        for (gv, &c) in g.iter().zip(&entry.coords) {
+            let row: &[f64; W] = rows[c * W..(c + 1) * W].try_into().expect("a row of W values");
+            for l in 0..W {
+                acc[l] += gv * row[l];
+            }
+        }
+        for (j, v) in acc[..nq].iter().enumerate() {
+            dfe.col_as_slice_mut(j)[m] = *v;
         }
     }
-    s
+}
+
+/// `df` (n_x x n_q) by rows into `rows` (n_x x stride, row-major, each row padded with zeros to
+/// the stride, `n_q` rounded up to a multiple of 4: fixed-width rows keep a row's sums in
+/// registers), and whether each row is not all 0 into `moves` (n_x). The padding is written when
+/// the buffer is made and stays 0. Returns the stride.
+pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>, moves: &mut Vec<bool>) -> usize {
+    let (nx, nq) = (df.nrows(), df.ncols());
+    let stride = nq.next_multiple_of(4).max(4);
+    if rows.len() != nx * stride {
+        rows.clear();
+        rows.resize(nx * stride, 0.0);
+    }
+    // four columns at a time: each row's four values are written together
+    for j0 in (0..nq).step_by(4) {
+        let k = (nq - j0).min(4);
+        let cols: [&[f64]; 4] = std::array::from_fn(|c| df.col_as_slice(j0 + c.min(k - 1)));
+        for (r, row) in rows.chunks_exact_mut(stride).enumerate() {
+            for (c, v) in row[j0..j0 + k].iter_mut().enumerate() {
+                *v = cols[c][r];
+            }
+        }
+    }
+    moves.clear();
+    moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
+    stride
 }
 
 /// `∇e_m · v` for one mode and a global coordinate vector `v` (n_x).
@@ -374,27 +422,29 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
 }
 
 /// `out[(m, i n_q + k)] = w_iᵀ H_m DF_x e_k` for every mode `m` of the elements `set` and every
-/// input `k` (`out` n_e x (n_q · ws.len()); `w_i` global, n_x): `H_m w_i` once per direction,
-/// then `n_q` products with `DF_x`'s rows on the element's coordinates — or, with fewer
-/// inputs than directions, `H_m DF_x` once.
-pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut Mat<f64>) {
+/// input `k` (`out` n_e x (n_q · ws.len()), row-major; `w_i` global, n_x): `H_m w_i` once per
+/// direction, then `n_q` products with `DF_x`'s rows on the element's coordinates — or, with
+/// fewer inputs than directions, `H_m DF_x` once.
+pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut [f64]) {
     let nq = model.n_q();
-    let (mut y, mut u, mut z) = (Vec::new(), Vec::new(), Vec::new());
+    let ncols = nq * ws.len();
+    let (mut y, mut u, mut wl) = (Vec::new(), Vec::new(), Vec::new());
     for &el in set {
         let entry = &model.elements[el];
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        // the directions on the element's coordinates (n each, one after the other)
+        wl.clear();
+        wl.extend(ws.iter().flat_map(|w| entry.coords.iter().map(|&c| w[c])));
         // u = DF_x on the coordinates, once per element: by columns (n_q x n) with fewer inputs
         // than directions, else by rows (n x n_q)
         u.clear();
         if nq < ws.len() {
             u.extend((0..nq).flat_map(|j| entry.coords.iter().map(move |&c| (c, j))).map(|(c, j)| data.df_x[(c, j)]));
         } else {
-            u.resize(n * nq, 0.0);
-            for j in 0..nq {
-                let col = data.df_x.col_as_slice(j);
-                for (a, &c) in entry.coords.iter().enumerate() {
-                    u[a * nq + j] = col[c];
-                }
+            // from DF_x's rows (made with it, padded to the stride)
+            let stride = nq.next_multiple_of(4).max(4);
+            for &c in &entry.coords {
+                u.extend_from_slice(&data.work.df_rows[c * stride..c * stride + nq]);
             }
         }
         for k in 0..m {
@@ -404,27 +454,24 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
                     y.clear();
                     y.extend(h.chunks_exact(n).map(|row| row.iter().zip(uj).map(|(hv, uv)| hv * uv).sum::<f64>()));
                     for (i, w) in ws.iter().enumerate() {
-                        out[(entry.mode_offset + k, i * nq + j)] =
+                        out[(entry.mode_offset + k) * ncols + i * nq + j] =
                             y.iter().zip(&entry.coords).map(|(yv, &c)| yv * w[c]).sum::<f64>();
                     }
                 }
                 continue;
             }
-            for (i, w) in ws.iter().enumerate() {
+            for i in 0..ws.len() {
+                let w = &wl[i * n..(i + 1) * n];
                 y.clear();
-                y.extend(
-                    h.chunks_exact(n).map(|row| row.iter().zip(&entry.coords).map(|(hv, &c)| hv * w[c]).sum::<f64>()),
-                );
-                // yᵀ U, row by row of U (each sum in the order of a)
-                z.clear();
-                z.resize(nq, 0.0);
-                for (yv, ua) in y.iter().zip(u.chunks_exact(nq)) {
+                y.extend(h.chunks_exact(n).map(|row| row.iter().zip(w).map(|(hv, wv)| hv * wv).sum::<f64>()));
+                // yᵀ U, row by row of U (each sum in the order of a), into the mode's row
+                let o = (entry.mode_offset + k) * ncols + i * nq;
+                let z = &mut out[o..o + nq];
+                z.fill(0.0);
+                for (yv, ua) in y.iter().zip(u.chunks_exact(nq.max(1))) {
                     for (zv, uv) in z.iter_mut().zip(ua) {
                         *zv += yv * uv;
                     }
-                }
-                for (j, zv) in z.iter().enumerate() {
-                    out[(entry.mode_offset + k, i * nq + j)] = *zv;
                 }
             }
         }
@@ -446,24 +493,30 @@ pub(crate) fn second_order_directions(
     require_solved(data)?;
     evaluate_constraints(model, data, Order::Hessian)?;
     let (nq, ncols) = (model.n_q(), model.n_q() * ws.len());
-    let mut h = Mat::<f64>::zeros(model.n_e(), ncols);
+    // the constraint modes' rows of h are written, the rest stay 0; rhs is written whole
+    let (mut h, mut rhs) =
+        (std::mem::take(&mut data.work.dirs_h), std::mem::replace(&mut data.work.dirs_rhs, Mat::new()));
+    h.resize(model.n_e() * ncols, 0.0);
+    shaped(&mut rhs, model.n_unknowns(), ncols);
     contract_directions(model, data, &model.constraint_elements, ws, &mut h);
-    let mut rhs = Mat::<f64>::zeros(model.n_unknowns(), ncols);
     for p in 0..ncols {
         let col = rhs.col_as_slice_mut(p);
         for (r, &m) in model.rows.iter().enumerate() {
-            col[r] = -h[(m, p)];
+            col[r] = -h[m * ncols + p];
         }
     }
-    solve_unchecked(model, data, rhs.as_mut())?;
-    for p in 0..ncols {
-        let dst = out.col_as_slice_mut(p);
-        for (r, &c) in model.dependent_coords.iter().enumerate() {
-            dst[c] = rhs[(r, p)];
+    let solved = solve_unchecked(model, data, rhs.as_mut());
+    if solved.is_ok() {
+        for p in 0..ncols {
+            let dst = out.col_as_slice_mut(p);
+            for (d, &c) in rhs.col_as_slice(p).iter().zip(&model.dependent_coords) {
+                dst[c] = *d;
+            }
+            model.attachments.second_of(which, &data.att_jac, dst, ws[p / nq], data.df_x.col_as_slice(p % nq));
         }
-        model.attachments.second_of(which, &data.att_jac, dst, ws[p / nq], data.df_x.col_as_slice(p % nq));
     }
-    Ok(())
+    (data.work.dirs_h, data.work.dirs_rhs) = (h, rhs);
+    solved
 }
 
 /// Velocities `ẋ = DF^x q̇` and `ė = DF^e q̇` (seed 001, eq. 7) for generalized velocities `qd`

@@ -177,7 +177,7 @@ impl<'m> Musculoskeletal<'m> {
         first_order(self.model, &mut ws.data)?;
         let data = &ws.data;
         let dfe = data.df_e();
-        let mut grad = vec![0.0; m * n];
+        let mut grad = Vec::with_capacity(m * n);
         let mut length = Vec::with_capacity(m);
         let mut contraction = Vec::with_capacity(m);
         let mut activation = Vec::with_capacity(m);
@@ -190,9 +190,7 @@ impl<'m> Musculoskeletal<'m> {
             let (fa, da, _, du) = mu.hill.activation(a, xd[layout.a() + k], u[k]);
             f[layout.s() + k] = c.residual;
             f[layout.a() + k] = fa;
-            for (j, g) in grad[k * n..(k + 1) * n].iter_mut().enumerate() {
-                *g = dfe[(r, j)];
-            }
+            grad.extend((0..n).map(|j| dfe[(r, j)]));
             length.push(l);
             contraction.push(c);
             activation.push((da, du));
@@ -283,15 +281,14 @@ impl Linearization {
         // v rows with Δv = Δq/h − r_q:
         // (f_vq + f_vv/h + M/h² − Σ F_s d_L g gᵀ / A_ss) Δq = r_v + (f_vv + M/h) r_q − Σ F_s g b_s / A_ss
         let mut k_mat = Mat::<f64>::zeros(n, n);
-        let mut b = vec![0.0; n];
-        for i in 0..n {
-            let mut bi = rhs[n + i];
-            for j in 0..n {
-                let fvv = self.fv_v[(i, j)] + self.mass[(i, j)] / h;
-                k_mat[(i, j)] = self.fv_q[(i, j)] + fvv / h;
-                bi += fvv * rhs[j];
+        let mut b = rhs[n..2 * n].to_vec();
+        for j in 0..n {
+            let (fv, ms, fq) = (self.fv_v.col_as_slice(j), self.mass.col_as_slice(j), self.fv_q.col_as_slice(j));
+            for (i, kv) in k_mat.col_as_slice_mut(j).iter_mut().enumerate() {
+                let fvv = fv[i] + ms[i] / h;
+                *kv = fq[i] + fvv / h;
+                b[i] += fvv * rhs[j];
             }
-            b[i] = bi;
         }
         for k in 0..m {
             let w = self.contraction[k].force_d_s / a_ss[k];
@@ -319,30 +316,46 @@ impl Linearization {
 }
 
 /// `out += Gᵀ diag(w) G` for `G` (rows of `out.ncols()` values, row-major, one per weight `w`;
-/// `out` n x n, symmetric): a rank-m update, its upper triangle summed and mirrored.
+/// `out` n x n, symmetric): a rank-m update. Each entry of the upper triangle is one sum over the
+/// m rows, taken four rows at a time in four partial sums (vectorized; m is large, n small), then
+/// mirrored.
 fn add_weighted_gram(out: &mut Mat<f64>, g: &[f64], w: impl Iterator<Item = f64>) {
     let n = out.ncols();
     if n == 0 {
         return;
     }
-    let mut upper = vec![0.0; n * n];
-    for (row, wk) in g.chunks_exact(n).zip(w) {
-        for (i, gi) in row.iter().enumerate() {
-            let s = wk * gi;
-            for (u, gj) in upper[i * n + i..(i + 1) * n].iter_mut().zip(&row[i..]) {
-                *u += s * gj;
-            }
-        }
+    let m = g.len() / n;
+    // Gᵀ and (diag(w) G)ᵀ: column i of G as a row of m values (written, not zeroed first)
+    let w: Vec<f64> = w.collect();
+    let mut gt = Vec::with_capacity(n * m);
+    let mut wgt = Vec::with_capacity(n * m);
+    for i in 0..n {
+        gt.extend(g.chunks_exact(n).map(|row| row[i]));
+        wgt.extend(g.chunks_exact(n).zip(&w).map(|(row, wk)| wk * row[i]));
     }
     for i in 0..n {
+        let a = &wgt[i * m..(i + 1) * m];
         for j in i..n {
-            let u = upper[i * n + j];
+            let u = dot4(a, &gt[j * m..(j + 1) * m]);
             out[(i, j)] += u;
             if j != i {
                 out[(j, i)] += u;
             }
         }
     }
+}
+
+/// `a · b` (one length) in four partial sums, four values at a time, then the rest.
+fn dot4(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let (ac, bc) = (a.chunks_exact(4), b.chunks_exact(4));
+    let tail: f64 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ac.zip(bc) {
+        for l in 0..4 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// Solve a small dense system by LU with partial pivoting (the kernel's
