@@ -9,7 +9,8 @@ zero in a column of newtons is compared at the scale of the column, not at zero)
 values are all below 1e-10 of the table's largest value (time and frame columns aside) is
 round-off, and is compared at the table's scale. Empty cells and
 text must be equal. JSON files are compared leaf by leaf the same way, except timing fields
-(`ms`, `wall_ms`, `ms_per_frame`, `seconds` and anything ending in `_ms`), which differ from run
+(`ms`, `wall_ms`, `ms_per_frame`, `seconds`, a simulation's `integration_wall_s`, `us_per_step` and
+`real_time_factor`, and anything ending in `_ms`), which differ from run
 to run (and `timing.json` whole), the writer's bookkeeping (`complete`, `files`), and solver
 residuals (`residual`, `max_residual`, `virtual_work`) and iteration counts, which measure round-off
 and the solver's path; a stability index (1 at the cone's edge) is compared at a scale of at least 1,
@@ -27,7 +28,7 @@ import math
 import os
 import sys
 
-TIMING = {"ms", "wall_ms", "ms_per_frame", "seconds", "timing"}
+TIMING = {"ms", "wall_ms", "ms_per_frame", "seconds", "timing", "integration_wall_s", "us_per_step", "real_time_factor"}
 
 
 def number(s):
