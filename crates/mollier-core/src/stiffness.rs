@@ -459,8 +459,8 @@ struct Scratch {
 }
 
 impl Scratch {
-    /// `pair += s Uᵀ H U` on the pairs `i <= j` (at `pair[i w + j]`, `w` the rows' stride), with `U = DF_x` on the coordinates `coords` (n of
-    /// them; `H` n x n, row-major, symmetric). Only the coordinates that move enter (a fixed
+    /// `pair += s Uᵀ H U` on the pairs `i <= j` (at `pair[i w + j]`, `w` the rows' stride), with
+    /// `U = DF_x` on the coordinates `coords` (n of them; `H` n x n, row-major, symmetric). Only the coordinates that move enter (a fixed
     /// body's points and obstacles add nothing). Whether the terms used were finite.
     fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
         let (n, w) = (coords.len(), df.stride);
