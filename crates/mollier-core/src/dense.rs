@@ -8,6 +8,7 @@ pub fn lu_in_place(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
     match n {
         3 => factor_rows(&mut a[..9], 3, &mut perm[..3]),
         4 => factor_rows(&mut a[..16], 4, &mut perm[..4]),
+        8 => factor_rows(&mut a[..64], 8, &mut perm[..8]),
         _ => factor_rows(a, n, perm),
     }
 }
@@ -50,18 +51,20 @@ fn factor_rows(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
 }
 
 /// Solve `L U x = t` in place (`t` already permuted by the pivots). Rows as slices, and a
-/// 4 x 4 block (a body's orientation in a chain) with its size known to the compiler: the same
-/// operations in the same order, unrolled.
+/// 4 x 4 block (a body's orientation in a chain) or an 8 x 8 one (a frame's position and
+/// orientation: three of the shoulder's eight blocks) with its size known to the compiler: the
+/// same operations in the same order, unrolled.
 pub fn lu_solve(a: &[f64], n: usize, t: &mut [f64]) {
     sized(a, n, t, solve_rows);
 }
 
-/// `f(a, n, t)` with `n` a constant for 3 x 3 and 4 x 4, so that the compiler unrolls it.
+/// `f(a, n, t)` with `n` a constant for 3 x 3, 4 x 4 and 8 x 8, so that the compiler unrolls it.
 #[inline(always)]
 fn sized(a: &[f64], n: usize, t: &mut [f64], f: impl Fn(&[f64], usize, &mut [f64])) {
     match n {
         3 => f(&a[..9], 3, &mut t[..3]),
         4 => f(&a[..16], 4, &mut t[..4]),
+        8 => f(&a[..64], 8, &mut t[..8]),
         _ => f(a, n, t),
     }
 }
