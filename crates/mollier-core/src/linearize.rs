@@ -193,11 +193,9 @@ pub fn linearize_motion_with(
     let mut modes: Vec<(ModeId, f64)> = geometric.to_vec();
     // a node's rows of DF_x (n_q values each, one after the other)
     let mut rows = vec![0.0; 4 * nq];
-    // (from DF_x's rows, made with it and padded to the stride)
-    let stride = nq.next_multiple_of(4).max(4);
     let rows_of = |o: usize, len: usize, rows: &mut [f64]| {
         for (a, dst) in rows[..len * nq].chunks_exact_mut(nq.max(1)).enumerate() {
-            dst.copy_from_slice(&data.work.df_rows[(o + a) * stride..(o + a) * stride + nq]);
+            dst.copy_from_slice(transfer::df_row(data, o + a));
         }
     };
 

@@ -51,7 +51,7 @@ pub(crate) fn add_geometric_stiffness(
     let mut ws = std::mem::take(&mut data.work.stiffness);
     let (rows, moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
     let nq = model.n_q();
-    let df = Rows { nq, stride: nq.next_multiple_of(4).max(4), rows: &rows, moves: &moves };
+    let df = Rows { nq, stride: crate::transfer::df_stride(nq), rows: &rows, moves: &moves };
     let result = stiffness_in(model, data, &df, weights, coordinates, out, &mut ws);
     (data.work.df_rows, data.work.df_moves) = (rows, moves);
     data.work.stiffness = ws;

@@ -278,7 +278,7 @@ fn gradient_rows<const W: usize>(model: &Model, data: &Data, rows: &[f64], dfe: 
 /// the buffer is made and stays 0. Returns the stride.
 pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>, moves: &mut Vec<bool>) -> usize {
     let (nx, nq) = (df.nrows(), df.ncols());
-    let stride = nq.next_multiple_of(4).max(4);
+    let stride = df_stride(nq);
     if rows.len() != nx * stride {
         rows.clear();
         rows.resize(nx * stride, 0.0);
@@ -296,6 +296,18 @@ pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>, moves: &mut Vec<bool>)
     moves.clear();
     moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
     stride
+}
+
+/// The width of a row of `DF_x` by rows ([`df_rows`]): `n_q` rounded up to a multiple of 4.
+pub(crate) fn df_stride(nq: usize) -> usize {
+    nq.next_multiple_of(4).max(4)
+}
+
+/// Row `c` of `DF_x` (n_q values), from the rows [`first_order`] made with it.
+pub(crate) fn df_row(data: &Data, c: usize) -> &[f64] {
+    let nq = data.df_x.ncols();
+    let stride = df_stride(nq);
+    &data.work.df_rows[c * stride..c * stride + nq]
 }
 
 /// `∇e_m · v` for one mode and a global coordinate vector `v` (n_x).
@@ -441,10 +453,8 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
         if nq < ws.len() {
             u.extend((0..nq).flat_map(|j| entry.coords.iter().map(move |&c| (c, j))).map(|(c, j)| data.df_x[(c, j)]));
         } else {
-            // from DF_x's rows (made with it, padded to the stride)
-            let stride = nq.next_multiple_of(4).max(4);
             for &c in &entry.coords {
-                u.extend_from_slice(&data.work.df_rows[c * stride..c * stride + nq]);
+                u.extend_from_slice(df_row(data, c));
             }
         }
         for k in 0..m {
