@@ -159,9 +159,16 @@ fn add_external_forces(model: &Model, data: &Data, extra: &[Load], f: &mut [f64]
 /// Stresses that constitutive laws give the free and input modes (n_e; 0 for fixed modes and
 /// modes without a law), from the current `e` and `ė`.
 pub fn law_stresses(model: &Model, data: &Data) -> Vec<f64> {
-    let mut sigma = vec![0.0; model.n_e()];
-    set_law_stresses(model, data, &mut sigma);
+    let mut sigma = Vec::new();
+    law_stresses_into(model, data, &mut sigma);
     sigma
+}
+
+/// [`law_stresses`] into `sigma`, resized to n_e: with a vector kept from frame to frame, no
+/// allocation.
+pub fn law_stresses_into(model: &Model, data: &Data, sigma: &mut Vec<f64>) {
+    sigma.resize(model.n_e(), 0.0);
+    set_law_stresses(model, data, sigma);
 }
 
 /// [`law_stresses`] into `sigma` (n_e, every entry set).
@@ -323,7 +330,7 @@ pub fn potential_energy(model: &Model, data: &Data) -> Option<f64> {
 }
 
 /// Result of a kinetostatic analysis.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Kinetostatics {
     /// Stress of every mode (n_e): for fixed modes the reaction (joint forces and moments,
     /// contact forces), for input modes the total stress they carry, for free modes the given or
@@ -575,15 +582,18 @@ pub fn kinetostatic_sensitivity(
 /// The driving generalized forces of the inputs from a kinetostatic result (n_q): `−σ` of the
 /// actuator part for input modes, the nodal force for input coordinates.
 pub fn driving_from_kinetostatics(model: &Model, data: &Data, ks: &Kinetostatics) -> Vec<f64> {
-    let law = law_stresses(model, data);
-    model
-        .inputs
-        .iter()
-        .map(|inp| match *inp {
-            Input::Mode(m) => -(ks.sigma[m.index()] - law[m.index()]),
-            Input::Coordinate(c) => ks.nodal[c.index()],
-        })
-        .collect()
+    let mut out = Vec::with_capacity(model.inputs.len());
+    driving_into(model, ks, &law_stresses(model, data), &mut out);
+    out
+}
+
+/// [`driving_from_kinetostatics`] appended to `out`, with the laws' stresses `law` (n_e,
+/// [`law_stresses`]) at the same configuration and rates.
+pub fn driving_into(model: &Model, ks: &Kinetostatics, law: &[f64], out: &mut Vec<f64>) {
+    out.extend(model.inputs.iter().map(|inp| match *inp {
+        Input::Mode(m) => -(ks.sigma[m.index()] - law[m.index()]),
+        Input::Coordinate(c) => ks.nodal[c.index()],
+    }));
 }
 
 /// The support reactions: `(coordinate, generalized force)` at every fixed coordinate.

@@ -11,7 +11,7 @@
 //! with the kernel's fourth-order Runge-Kutta method and reports the energy.
 
 use mollier_core::dynamics::{
-    Trajectory, driving_from_kinetostatics, element_forces, kinetostatics, law_stresses, moment_of, simulate,
+    Kinetostatics, Trajectory, driving_into, element_forces, kinetostatics_into, law_stresses_into, moment_of, simulate,
 };
 use mollier_core::element::{NodeKind, Quantity};
 use mollier_core::{CoordRole, Data, ElementId, ModeId, ModeRole, Model, NodeId};
@@ -147,6 +147,9 @@ pub struct InverseDynamicsRun<'a> {
     driving_columns: Vec<Column>,
     reaction_columns: Vec<Column>,
     passive_columns: Vec<Column>,
+    /// The last frame's kinetostatics and law stresses, kept for their storage.
+    ks: Kinetostatics,
+    law: Vec<f64>,
 }
 
 impl<'a> InverseDynamicsRun<'a> {
@@ -240,6 +243,8 @@ impl<'a> InverseDynamicsRun<'a> {
             driving_columns,
             reaction_columns,
             passive_columns,
+            ks: Kinetostatics::default(),
+            law: Vec::new(),
         }
     }
 
@@ -267,9 +272,13 @@ impl<'a> InverseDynamicsRun<'a> {
         let model = &self.compiled.model;
         mollier_core::kinematics::solve_positions_explained(model, &mut self.data, q)?;
         // kinetostatics needs the factors at the solution, not the transfer functions
-        let ks = kinetostatics(model, &mut self.data, qd, qdd, None, &[])?;
-        let driving = driving_from_kinetostatics(model, &self.data, &ks);
-        let mut reactions: Vec<f64> = self.rigid.iter().map(|m| ks.sigma[m.index()]).collect();
+        kinetostatics_into(model, &mut self.data, qd, qdd, None, &[], &mut self.ks)?;
+        let ks = &self.ks;
+        law_stresses_into(model, &self.data, &mut self.law);
+        let mut driving = Vec::with_capacity(model.n_q());
+        driving_into(model, ks, &self.law, &mut driving);
+        let mut reactions = Vec::with_capacity(self.reaction_columns.len());
+        reactions.extend(self.rigid.iter().map(|m| ks.sigma[m.index()]));
         for s in &self.supports {
             reactions.push(match *s {
                 // the support reaction at a fixed coordinate (see `support_reactions`)
@@ -293,8 +302,7 @@ impl<'a> InverseDynamicsRun<'a> {
                 }
             }
         }
-        let law = law_stresses(model, &self.data);
-        let passive = self.passive.iter().map(|m| law[m.index()]).collect();
+        let passive = self.passive.iter().map(|m| self.law[m.index()]).collect();
         let out = DynamicsFrame { driving, reactions, passive };
         let bad = |v: &[f64], c: &[Column]| v.iter().position(|x| !x.is_finite()).map(|i| c[i].name.clone());
         let culprit = bad(&out.driving, &self.driving_columns)
