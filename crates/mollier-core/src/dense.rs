@@ -55,17 +55,11 @@ fn factor_rows(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
 /// orientation: three of the shoulder's eight blocks) with its size known to the compiler: the
 /// same operations in the same order, unrolled.
 pub fn lu_solve(a: &[f64], n: usize, t: &mut [f64]) {
-    sized(a, n, t, solve_rows);
-}
-
-/// `f(a, n, t)` with `n` a constant for 3 x 3, 4 x 4 and 8 x 8, so that the compiler unrolls it.
-#[inline(always)]
-fn sized(a: &[f64], n: usize, t: &mut [f64], f: impl Fn(&[f64], usize, &mut [f64])) {
     match n {
-        3 => f(&a[..9], 3, &mut t[..3]),
-        4 => f(&a[..16], 4, &mut t[..4]),
-        8 => f(&a[..64], 8, &mut t[..8]),
-        _ => f(a, n, t),
+        3 => solve_rows(&a[..9], 3, &mut t[..3]),
+        4 => solve_rows(&a[..16], 4, &mut t[..4]),
+        8 => solve_rows(&a[..64], 8, &mut t[..8]),
+        _ => solve_rows(a, n, t),
     }
 }
 
@@ -86,22 +80,27 @@ fn solve_rows(a: &[f64], n: usize, t: &mut [f64]) {
 }
 
 /// Solve `Uᵀ Lᵀ z = t` in place: `z = P y` for `Aᵀ y = t`.
+/// (Sized as [`lu_solve`]; the columns indexed directly, where a strided iterator kept the
+/// compiler from unrolling.)
 pub fn lu_solve_transpose(a: &[f64], n: usize, t: &mut [f64]) {
-    sized(a, n, t, solve_columns);
+    match n {
+        3 => solve_columns(&a[..9], 3, &mut t[..3]),
+        4 => solve_columns(&a[..16], 4, &mut t[..4]),
+        8 => solve_columns(&a[..64], 8, &mut t[..8]),
+        _ => solve_columns(a, n, t),
+    }
 }
 
 #[inline(always)]
 fn solve_columns(a: &[f64], n: usize, t: &mut [f64]) {
     let (a, t) = (&a[..n * n], &mut t[..n]);
     for i in 0..n {
-        let (done, rest) = t.split_at_mut(i);
-        let s: f64 = a[i..].iter().step_by(n).zip(&*done).map(|(x, y)| x * y).sum();
-        rest[0] = (rest[0] - s) / a[i * n + i];
+        let s: f64 = (0..i).map(|k| a[k * n + i] * t[k]).sum();
+        t[i] = (t[i] - s) / a[i * n + i];
     }
     for i in (0..n.saturating_sub(1)).rev() {
-        let (head, tail) = t.split_at_mut(i + 1);
-        let s: f64 = a[(i + 1) * n + i..].iter().step_by(n).zip(&*tail).map(|(x, y)| x * y).sum();
-        head[i] -= s;
+        let s: f64 = (i + 1..n).map(|k| a[k * n + i] * t[k]).sum();
+        t[i] -= s;
     }
 }
 

@@ -128,6 +128,7 @@ impl Layout {
         self.offsets[i]
     }
     /// Length of the local coordinate vector.
+    #[inline]
     pub fn n_local(&self) -> usize {
         self.n_local
     }
@@ -233,10 +234,12 @@ impl<'a> Evaluation<'a> {
         self.order
     }
     /// `true` when first derivatives are wanted.
+    #[inline]
     pub fn wants_gradient(&self) -> bool {
         self.order >= Order::Gradient
     }
     /// `true` when second derivatives are wanted.
+    #[inline]
     pub fn wants_hessian(&self) -> bool {
         self.order >= Order::Hessian
     }
@@ -245,6 +248,7 @@ impl<'a> Evaluation<'a> {
         self.n
     }
     /// Derivative accumulator of mode `k` (empty when only values are wanted).
+    #[inline]
     pub fn mode(&mut self, k: usize) -> Derivs<'_> {
         let n = self.n;
         let grad = if self.order >= Order::Gradient { &mut self.de[k * n..(k + 1) * n] } else { &mut [] };

@@ -183,12 +183,14 @@ pub fn quat_from_rotation(r: &Mat3) -> Quat {
 /// The symmetric 4x4 matrix `Q(u, d)` with `(R(λ) u) · d = λᵀ Q(u, d) λ`.
 ///
 /// Hence `∂/∂λ = 2 Q λ` and `∂²/∂λ² = 2 Q` for constant `u` and `d`.
+#[inline]
 pub fn q_matrix(u: &Vec3, d: &Vec3) -> [[f64; 4]; 4] {
     q_matrix_of(&[0, 1, 2].map(|i| [0, 1, 2].map(|j| d[i] * u[j])))
 }
 
 /// `Σ_t Q(u_t, d_t)` from `c = Σ_t d_t u_tᵀ` (`c[i][j] = Σ d_i u_j`): `Q` is linear in `d uᵀ`,
 /// so a weighted sum of terms `(R(λ) u_t)·d_t` needs one matrix.
+#[inline]
 pub fn q_matrix_of(c: &Mat3) -> [[f64; 4]; 4] {
     let tr = c[0][0] + c[1][1] + c[2][2];
     let w = [c[2][1] - c[1][2], c[0][2] - c[2][0], c[1][0] - c[0][1]];
@@ -218,6 +220,7 @@ pub fn q_times(q: &[[f64; 4]; 4], l: &Quat) -> Quat {
 /// `2 Q(u, e_i) λ`, in closed form: with `λ = (λ0, v)` and
 /// `R u = (λ0² − v·v) u + 2 (v·u) v + 2 λ0 v × u`, the column of `λ0` is `2 (λ0 u + v × u)` and
 /// the column of `v_k` is `2 (−v_k u + u_k v + (v·u) e_k + λ0 e_k × u)`.
+#[inline]
 pub fn rotate_jacobian(l: &Quat, u: &Vec3) -> [[f64; 4]; 3] {
     let [l0, v0, v1, v2] = *l;
     let (v, p) = ([v0, v1, v2], u);
@@ -235,11 +238,13 @@ pub fn rotate_jacobian(l: &Quat, u: &Vec3) -> [[f64; 4]; 3] {
 }
 
 /// The 3x4 matrix `G(λ) = [−v | λ0 I + ṽ]` with spatial angular velocity `ω = 2 G λ̇`.
+#[inline]
 pub fn g_matrix(l: &Quat) -> [[f64; 4]; 3] {
     [[-l[1], l[0], -l[3], l[2]], [-l[2], l[3], l[0], -l[1]], [-l[3], -l[2], l[1], l[0]]]
 }
 
 /// The 3x4 matrix `Ḡ(λ) = [−v | λ0 I − ṽ]` with body angular velocity `ω_b = 2 Ḡ λ̇`.
+#[inline]
 pub fn gbar_matrix(l: &Quat) -> [[f64; 4]; 3] {
     [[-l[1], l[0], l[3], -l[2]], [-l[2], -l[3], l[0], l[1]], [-l[3], l[2], -l[1], l[0]]]
 }
