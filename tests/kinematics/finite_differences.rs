@@ -132,3 +132,45 @@ fn third_order_predictor_cuts_newton_iterations() {
         }
     }
 }
+
+/// Near the solution, a step with the previous iterate's factors (a chord step) replaces a Newton
+/// step: along a motion some solves take one, none takes more iterations for it, and the
+/// solutions and their transfer functions are those of Newton's method to round-off.
+#[test]
+fn chord_steps_end_where_newton_steps_do() {
+    use mollier_core::{NewtonOptions, solve_positions_with};
+    use mollier_tests::{Points, chain_by};
+    let chain = chain_by(6, 0.1, Points::Attached);
+    let (four_bar, _, _) = FourBar::crank_rocker().model();
+    for (name, model, step) in [("chain", &chain, 0.08), ("four-bar", &four_bar, 0.15)] {
+        let q = |k: usize| -> Vec<f64> {
+            let t = k as f64 * step;
+            (0..model.n_q()).map(|j| t + 0.3 * (t * (1.0 + j as f64)).sin()).collect()
+        };
+        let run = |chord| {
+            let mut data = Data::new(model);
+            let opts = NewtonOptions { chord, ..NewtonOptions::default() };
+            let (mut iterations, mut chords, mut solutions) = (0, 0, Vec::new());
+            for k in 0..30 {
+                let r = solve_positions_with(model, &mut data, &q(k), &opts).unwrap();
+                iterations += r.iterations;
+                chords += r.chord_steps;
+                transfer::first_order(model, &mut data).unwrap();
+                let df: Vec<f64> = (0..model.n_x()).map(|i| data.df_x()[(i, 0)]).collect();
+                solutions.push((data.x().to_vec(), df));
+            }
+            (iterations, chords, solutions)
+        };
+        let ((newton, none, a), (with, chords, b)) = (run(false), run(true));
+        assert_eq!(none, 0);
+        assert!(chords > 0 && with <= newton, "{name}: {chords} chord steps, iterations {with} against {newton}");
+        for ((xa, da), (xb, db)) in a.iter().zip(&b) {
+            assert!(
+                rel_err(xa, xb) < 1e-13 && rel_err(da, db) < 1e-12,
+                "{name}: {} {}",
+                rel_err(xa, xb),
+                rel_err(da, db)
+            );
+        }
+    }
+}

@@ -153,6 +153,10 @@ pub struct NewtonOptions {
     /// transfer function that needs them, or by the caller (`crate::stiffness`'s one evaluation
     /// with their Hessians).
     pub free_elements: bool,
+    /// Near the solution, after a Newton step, step with the last iterate's factors (a chord
+    /// step, no factorization; see `CHORD` in the source) (the default). The solution is held to
+    /// the same tolerance, and the final iterate is factored either way.
+    pub chord: bool,
 }
 
 impl Default for NewtonOptions {
@@ -165,6 +169,7 @@ impl Default for NewtonOptions {
             max_step_angle: 0.5,
             max_step_length: 0.1,
             free_elements: true,
+            chord: true,
         }
     }
 }
@@ -178,6 +183,9 @@ pub struct NewtonReport {
     pub substeps: usize,
     /// Largest scaled residual at the solution (≤ 1 means within tolerance).
     pub residual: f64,
+    /// Of the iterations, those that stepped with the previous iterate's factors
+    /// ([`NewtonOptions::chord`]).
+    pub chord_steps: usize,
 }
 
 /// Evaluate every element at the current `x`: deformations and, as `order` asks, their first
@@ -606,6 +614,9 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
     let n = model.n_unknowns();
     let mut first_worst = f64::NAN;
     let mut previous = f64::INFINITY;
+    // the factors of the last iterate's D_cc, after a checked Newton step from it
+    let mut last_factors = false;
+    let mut chord_steps = 0;
     for it in 0..=opts.max_iterations {
         // an iterate after a step from one close to the solution (quadratic convergence: the
         // scaled residual squared times the tolerance) is likely the solution, where the
@@ -637,25 +648,40 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
                 evaluate(model, data, Order::Gradient)?;
             }
             data.solved = true;
-            return Ok(NewtonReport { iterations: it, substeps: 1, residual: worst });
+            return Ok(NewtonReport { iterations: it, substeps: 1, residual: worst, chord_steps });
         }
         if it == opts.max_iterations || !worst.is_finite() || (it >= 4 && worst > 1e8 * first_worst.max(1.0)) {
             break;
         }
-        factor(model, data, Method::Blocks)?;
+        // within CHORD of the tolerance after a Newton step, the step from here with the last
+        // iterate's factors (a chord step) contracts the error by about that step's size: it
+        // converges as a Newton step would, without a factorization and its check; the final
+        // iterate is factored as always (DF and D²F need D_cc at the solution)
+        let chord = opts.chord && last_factors && worst <= CHORD;
         let mut dx = std::mem::take(&mut data.work.c_rhs);
         dx.copy_from_slice(&data.g[..n]);
-        let checked = solve_checked(model, data, MatMut::from_column_major_slice_mut(&mut dx, n, 1));
-        if checked.is_ok() {
+        let solved = if chord {
+            data.lu.valid = true;
+            solve_finite(model, data, MatMut::from_column_major_slice_mut(&mut dx, n, 1), false)
+        } else {
+            factor(model, data, Method::Blocks)
+                .and_then(|()| solve_checked(model, data, MatMut::from_column_major_slice_mut(&mut dx, n, 1)))
+        };
+        if solved.is_ok() {
             for (col, &c) in model.dependent_coords.iter().enumerate() {
                 data.x[c] -= dx[col];
             }
         }
         data.work.c_rhs = dx;
-        checked?;
+        // the factors are not x's any more (a failed Newton solve leaves them, at x, as before)
+        if chord || solved.is_ok() {
+            data.lu.valid = false;
+        }
+        solved?;
+        last_factors = !chord;
+        chord_steps += usize::from(chord);
         data.order = None;
         data.order_free = None;
-        data.lu.valid = false;
     }
     let (_, row) = residual(model, data, q, opts.tolerance);
     let m = model.rows[row];
@@ -673,6 +699,13 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
 /// with the third-order predictor: `r` 1.3e7, `r² · tolerance` 1.6, then 0.66 — it converged). A
 /// wrong guess costs the Hessians of one evaluation, a right one saves a whole evaluation.
 const LIKELY_LAST: f64 = 4.0;
+
+/// A scaled residual (1 = the tolerance) below which a Newton iterate takes a chord step: after a
+/// Newton step, a residual of `r` tolerances means a step of about `√(r · tolerance)` (quadratic
+/// convergence), so the chord step's contraction, of the order of that step, is 3e-6 at most.
+/// The pendulum's frames: 1 to 10 after one Newton step from the predictor, where 7 in 10
+/// frames took a second Newton step.
+const CHORD: f64 = 1e3;
 
 /// Evaluate the constraint elements to second order where the solve will want their Hessians
 /// (the second-order predictor's, the accelerations'); `false` when it does not, or when the
@@ -848,7 +881,7 @@ fn solve_from_saved(
     saved: &Saved,
     [from, a, b]: [&mut Vec<f64>; 3],
 ) -> Result<NewtonReport, KinematicsError> {
-    let mut total = NewtonReport { iterations: 0, substeps: 0, residual: 0.0 };
+    let mut total = NewtonReport { iterations: 0, substeps: 0, residual: 0.0, chord_steps: 0 };
     // a fresh workspace is at its initial configuration: solve there first, so that the
     // predictor and the step control start from a solution
     if !data.solved {
@@ -856,6 +889,7 @@ fn solve_from_saved(
         match newton(model, data, &here, opts) {
             Ok(r) => {
                 total.iterations += r.iterations;
+                total.chord_steps += r.chord_steps;
                 data.work.history.record(&data.q, &data.x);
             }
             Err(_) => restore(saved, model, data),
@@ -933,6 +967,7 @@ fn solve_segment(
             data.q.copy_from_slice(to);
             data.work.history.record(&data.q, &data.x);
             total.iterations += r.iterations;
+            total.chord_steps += r.chord_steps;
             total.substeps += 1;
             total.residual = r.residual;
             Ok(())
