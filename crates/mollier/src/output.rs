@@ -155,7 +155,15 @@ pub struct TableId(usize);
 
 struct OpenTable {
     path: PathBuf,
-    writer: csv::Writer<BufWriter<fs::File>>,
+    file: BufWriter<fs::File>,
+    /// Lays out a text record (the header, a row of names) with the table's quoting, into
+    /// `scratch`, whose bytes then go to `file`; rows of numbers, which never need quoting, go
+    /// straight.
+    text: csv::WriterBuilder,
+    scratch: Vec<u8>,
+    /// Fields of every record: the header's.
+    fields: usize,
+    delimiter: u8,
     /// Rows written.
     rows: usize,
     /// Byte offset of the `nRows` digits of an STO header.
@@ -170,9 +178,8 @@ pub struct OutputDir {
     tables: Vec<OpenTable>,
     format: TableFormat,
     committed: bool,
-    /// A row of numbers' text and where each cell ends, kept from row to row.
+    /// A row of numbers' text, kept from row to row.
     cells: Vec<u8>,
-    ends: Vec<usize>,
 }
 
 impl OutputDir {
@@ -220,7 +227,6 @@ impl OutputDir {
             format: TableFormat::Csv,
             committed: false,
             cells: Vec::new(),
-            ends: Vec::new(),
         })
     }
 
@@ -291,7 +297,7 @@ impl OutputDir {
         let header: Vec<String> = header.into_iter().map(|h| h.as_ref().to_string()).collect();
         let mut rows_at = None;
         let mut builder = csv::WriterBuilder::new();
-        builder.flexible(false);
+        let mut delimiter = b',';
         match format {
             TableFormat::Csv => {
                 if let Some(c) = comment {
@@ -309,12 +315,22 @@ impl OutputDir {
                 }
                 head += "endheader\n";
                 file.write_all(head.as_bytes()).map_err(io_err(&path))?;
-                builder.delimiter(b'\t').quote_style(csv::QuoteStyle::Never);
+                delimiter = b'\t';
+                builder.delimiter(delimiter).quote_style(csv::QuoteStyle::Never);
             }
         }
-        let mut writer = builder.from_writer(file);
-        writer.write_record(&header).map_err(|e| csv_err(&path, e))?;
-        self.tables.push(OpenTable { path, writer, rows: 0, rows_at });
+        let mut t = OpenTable {
+            path,
+            file,
+            text: builder,
+            scratch: Vec::new(),
+            fields: header.len(),
+            delimiter,
+            rows: 0,
+            rows_at,
+        };
+        t.text_record(&header)?;
+        self.tables.push(t);
         Ok(TableId(self.tables.len() - 1))
     }
 
@@ -326,26 +342,29 @@ impl OutputDir {
     ) -> Result<(), OutputError> {
         let t = &mut self.tables[table.0];
         t.rows += 1;
-        t.writer.write_record(cells).map_err(|e| csv_err(&t.path, e))
+        t.text_record(cells)
     }
 
     /// Append a row of numbers ([`number`]) to a table.
     pub fn numbers(&mut self, table: TableId, values: impl IntoIterator<Item = f64>) -> Result<(), OutputError> {
-        let (cells, ends) = (&mut self.cells, &mut self.ends);
+        let (cells, t) = (&mut self.cells, &mut self.tables[table.0]);
         cells.clear();
-        ends.clear();
+        // a number's text has no delimiter, quote or line break and is never empty: the csv
+        // writer would write it as it is
+        let mut n = 0;
         for v in values {
+            if n > 0 {
+                cells.push(t.delimiter);
+            }
             write_number(v, cells);
-            ends.push(cells.len());
+            n += 1;
         }
-        let t = &mut self.tables[table.0];
+        cells.push(b'\n');
         t.rows += 1;
-        let row = ends.iter().scan(0, |start, &end| {
-            let cell = &cells[*start..end];
-            *start = end;
-            Some(cell)
-        });
-        t.writer.write_record(row).map_err(|e| csv_err(&t.path, e))
+        if n != t.fields {
+            return Err(unequal(&t.path, n, t.fields));
+        }
+        t.file.write_all(cells).map_err(io_err(&t.path))
     }
 
     /// Write a JSON file (pretty, with a final newline).
@@ -378,9 +397,7 @@ impl OutputDir {
     /// replacing the old one whole. Returns the directory.
     pub fn commit(mut self, summary: Value, timing: Value) -> Result<PathBuf, OutputError> {
         for t in std::mem::take(&mut self.tables) {
-            let OpenTable { path, writer, rows, rows_at } = t;
-            let file =
-                writer.into_inner().map_err(|e| OutputError::Io { path: path.clone(), source: e.into_error() })?;
+            let OpenTable { path, file, rows, rows_at, .. } = t;
             let mut file =
                 file.into_inner().map_err(|e| OutputError::Io { path: path.clone(), source: e.into_error() })?;
             if let Some(at) = rows_at {
@@ -467,6 +484,27 @@ impl Table {
     pub fn header(&self) -> impl Iterator<Item = &str> {
         std::iter::once("time").chain(self.columns.iter().map(|c| c.name.as_str()))
     }
+}
+
+impl OpenTable {
+    /// Write a record of text cells, laid out by the csv writer (quoted where needed).
+    fn text_record<S: AsRef<[u8]>>(&mut self, cells: impl IntoIterator<Item = S>) -> Result<(), OutputError> {
+        let cells: Vec<S> = cells.into_iter().collect();
+        if cells.len() != self.fields {
+            return Err(unequal(&self.path, cells.len(), self.fields));
+        }
+        self.scratch.clear();
+        let mut w = self.text.from_writer(&mut self.scratch);
+        w.write_record(&cells).and_then(|()| w.flush().map_err(Into::into)).map_err(|e| csv_err(&self.path, e))?;
+        drop(w);
+        self.file.write_all(&self.scratch).map_err(io_err(&self.path))
+    }
+}
+
+/// A row of `n` cells in a table of `fields` columns.
+fn unequal(path: &Path, n: usize, fields: usize) -> OutputError {
+    let message = format!("a row of {n} cells in a table of {fields} columns");
+    OutputError::Io { path: path.to_path_buf(), source: io::Error::other(message) }
 }
 
 fn csv_err(path: &Path, e: csv::Error) -> OutputError {
@@ -661,6 +699,52 @@ mod tests {
         let units = fs::read_to_string(target.join("units.csv")).unwrap();
         assert!(units.contains("motion.sto,time,s,time"), "{units}");
         let _ = fs::remove_dir_all(&base);
+    }
+
+    /// Rows of numbers bypass the csv writer: each table's bytes are those the csv writer, set up
+    /// as the table is, writes for the same records (header and text cells that need quoting,
+    /// numbers' text), in CSV and in STO; a row of another length is refused either way.
+    #[test]
+    fn tables_are_the_csv_writers_bytes() {
+        let header = ["time", "a,b", "say \"hi\"", "two\nlines"];
+        let texts = [["x", "", "q\"", "c,d"], ["\r", " ", "plain", "ünï"]];
+        let numbers: Vec<[f64; 4]> = (0..50)
+            .map(|i| [i as f64 * 0.01, -1.0 / (1.0 + i as f64), 1e20 * i as f64, 2.5e-9 / (1.0 + i as f64)])
+            .collect();
+        for format in [TableFormat::Csv, TableFormat::Sto] {
+            let base = temp(&format!("bytes-{format:?}"));
+            let target = base.join("out");
+            let mut o = OutputDir::create(&target).unwrap().with_format(format);
+            let t = o.table("t.csv", Some("a comment"), header).unwrap();
+            o.row(t, texts[0]).unwrap();
+            for r in &numbers {
+                o.numbers(t, r.iter().copied()).unwrap();
+            }
+            o.row(t, texts[1]).unwrap();
+            assert!(o.numbers(t, [1.0, 2.0]).is_err());
+            assert!(o.row(t, ["1", "2", "3", "4", "5"]).is_err());
+            let name = o.table_file("t.csv");
+            o.commit(Value::Null, Value::Null).unwrap();
+            let written = fs::read(target.join(&name)).unwrap();
+            // the reference: the csv crate writes every record, numbers as their text
+            let mut builder = csv::WriterBuilder::new();
+            if format == TableFormat::Sto {
+                builder.delimiter(b'\t').quote_style(csv::QuoteStyle::Never);
+            }
+            let mut w = builder.from_writer(Vec::new());
+            w.write_record(header).unwrap();
+            w.write_record(texts[0]).unwrap();
+            for r in &numbers {
+                w.write_record(r.iter().map(|v| number(*v))).unwrap();
+            }
+            w.write_record(texts[1]).unwrap();
+            let reference = w.into_inner().unwrap();
+            let last_of_head: &[u8] = if format == TableFormat::Sto { b"endheader" } else { b"# a comment" };
+            let body = written.split(|&b| b == b'\n').position(|l| l == last_of_head).unwrap();
+            let start: usize = written.split(|&b| b == b'\n').take(body + 1).map(|l| l.len() + 1).sum();
+            assert_eq!(String::from_utf8_lossy(&written[start..]), String::from_utf8_lossy(&reference), "{format:?}");
+            let _ = fs::remove_dir_all(&base);
+        }
     }
 
     #[test]
