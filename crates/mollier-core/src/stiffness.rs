@@ -226,7 +226,21 @@ fn stiffness_in(
                 (Source::Own(o), 1.0)
             }
         };
-        groups.push(Group { el, mode: modes[first].1, de, h, scale, n, m, ok: true, part: 0, nf: 0, set: 0 });
+        groups.push(Group {
+            el,
+            mode: modes[first].1,
+            de,
+            h,
+            scale,
+            n,
+            m,
+            ok: true,
+            part: 0,
+            nf: 0,
+            set: 0,
+            moving: 0..0,
+            mp: 0,
+        });
     }
     // 2. each element's Uᵀ H U, with the finiteness of what it uses. On one thread straight
     // into the sums; on more, each on its own storage (crate::parallel), then 3. summed in the
@@ -249,12 +263,12 @@ fn stiffness_in(
     shared.parts.resize(parts_len, 0.0);
     let threads = data.threads();
     let failed = {
-        let (own, kept, data, marks): (&[f64], &[f64], &Data, &[bool]) = (own, kept, data, &shared.marks);
+        let (own, kept, data, moving): (&[f64], &[f64], &Data, &[usize]) = (own, kept, data, &shared.moving);
         let contract = |scratch: &mut Scratch, g: &Group, out: &mut [f64], part: &mut [f64]| {
             let h = g.h.slice(data, kept, own, g.n * g.n);
             let own_coords = &model.elements[g.el].own;
-            let marked = sym.then_some((marks, part));
-            scratch.add_congruence_sharing(df, own_coords, marked, sym, h, g.scale, out)
+            let planned = (&moving[g.moving.clone()], g.mp, part);
+            scratch.add_congruence_sharing(df, own_coords, Some(planned), sym, h, g.scale, out)
                 && g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite()
         };
         let part_len = |g: &Group| g.nf * g.nf;
@@ -527,6 +541,9 @@ struct Group {
     part: usize,
     nf: usize,
     set: usize,
+    /// Its moving coordinates (local, in `Shared::moving`), the first `mp` not shared.
+    moving: std::ops::Range<usize>,
+    mp: usize,
 }
 
 /// The coordinates many elements share (a frame's own, not a point of a body: an obstacle's
@@ -546,7 +563,9 @@ struct Shared {
     offsets: Vec<usize>,
     /// The last plan (per group: part, nf, set; the parts' length) and what it was made for:
     /// the groups' elements and the coordinates that moved (the same at every step).
-    planned: Vec<(usize, usize, usize)>,
+    planned: Vec<(usize, usize, usize, std::ops::Range<usize>, usize)>,
+    /// Each group's moving coordinates (local; `Group::moving`).
+    moving: Vec<usize>,
     planned_len: usize,
     planned_sym: bool,
     planned_for: (Vec<usize>, Vec<bool>),
@@ -569,16 +588,25 @@ fn plan_shared(model: &Model, df: &Rows, groups: &mut [Group], sh: &mut Shared, 
         && els.iter().zip(groups.iter()).all(|(e, g)| *e == g.el)
         && moves[..] == df.moves[..]
     {
-        for (g, &(part, nf, set)) in groups.iter_mut().zip(&sh.planned) {
-            (g.part, g.nf, g.set) = (part, nf, set);
+        for (g, (part, nf, set, moving, mp)) in groups.iter_mut().zip(&sh.planned) {
+            (g.part, g.nf, g.set, g.moving, g.mp) = (*part, *nf, *set, moving.clone(), *mp);
         }
         return sh.planned_len;
     }
     sh.coords.clear();
     sh.sets.clear();
     sh.planned.clear();
+    sh.moving.clear();
     let mut at = 0;
     for g in groups.iter_mut() {
+        // its moving coordinates (local), those not shared first
+        let own = &model.elements[g.el].own;
+        let m0 = sh.moving.len();
+        let shared = |c: usize| sym && sh.marks[c];
+        sh.moving.extend((0..own.len()).filter(|&a| df.moves[own[a]] && !shared(own[a])));
+        g.mp = sh.moving.len() - m0;
+        sh.moving.extend((0..own.len()).filter(|&a| df.moves[own[a]] && shared(own[a])));
+        g.moving = m0..sh.moving.len();
         let from = sh.coords.len();
         sh.coords.extend(model.elements[g.el].own.iter().copied().filter(|&c| sym && df.moves[c] && sh.marks[c]));
         let nf = sh.coords.len() - from;
@@ -593,7 +621,7 @@ fn plan_shared(model: &Model, df: &Rows, groups: &mut [Group], sh: &mut Shared, 
             }
         };
         (g.part, g.nf) = (at, nf);
-        sh.planned.push((at, nf, g.set));
+        sh.planned.push((at, nf, g.set, g.moving.clone(), g.mp));
         at += nf * nf;
     }
     sh.planned_for.0.clear();
@@ -622,15 +650,16 @@ impl Scratch {
     /// Whether the terms used were finite.
     ///
     /// With `half` (rows of at most 16, whole rows formed), `M = s Uᵀ (½ H_PP U_P + H_PF U_F)`
-    /// on the rows of P instead, whose `M + Mᵀ` is `s Uᵀ H U` but for `s U_Fᵀ H_FF U_F`: F the
-    /// moving coordinates `shared` marks (per coordinate of `x`), whose block `s H_FF` (nf x nf,
-    /// in the order of `coords`) goes into `part` for the caller to sum over the elements that
-    /// share them (`stiffness_in`); P the others (all, without `shared`).
+    /// on the rows of P instead, whose `M + Mᵀ` is `s Uᵀ H U` but for `s U_Fᵀ H_FF U_F`.
+    /// `shared = (moving, mp, part)`: the moving coordinates (indices into `coords`), P the
+    /// first `mp` of them, F the others (coordinates many elements share), whose block `s H_FF`
+    /// (nf x nf) goes into `part` for the caller to sum over the elements that share them
+    /// (`stiffness_in`). Without it, every moving coordinate is in P.
     fn add_congruence_sharing(
         &mut self,
         df: &Rows,
         coords: &[usize],
-        shared: Option<(&[bool], &mut [f64])>,
+        shared: Option<(&[usize], usize, &mut [f64])>,
         half: bool,
         h: &[f64],
         s: f64,
@@ -638,23 +667,14 @@ impl Scratch {
     ) -> bool {
         let (n, w) = (coords.len(), df.stride);
         debug_assert!(w <= 16 || (!half && shared.is_none()), "whole rows only up to 16");
-        let Self { u, t, hm, moving, arch } = self;
-        moving.clear();
-        let (marks, part) = match shared {
-            Some((marks, part)) => (Some(marks), Some(part)),
-            None => (None, None),
-        };
-        // the others first, then the shared ones
-        let mp = match marks {
-            Some(f) => {
-                moving.extend((0..n).filter(|&a| df.moves[coords[a]] && !f[coords[a]]));
-                let mp = moving.len();
-                moving.extend((0..n).filter(|&a| df.moves[coords[a]] && f[coords[a]]));
-                mp
-            }
+        let Self { u, t, hm, moving: all, arch } = self;
+        // the moving coordinates, the others first, then the shared ones (planned by the caller)
+        let (moving, mp, part): (&[usize], usize, _) = match shared {
+            Some((moving, mp, part)) => (moving, mp, Some(part)),
             None => {
-                moving.extend((0..n).filter(|&a| df.moves[coords[a]]));
-                moving.len()
+                all.clear();
+                all.extend((0..n).filter(|&a| df.moves[coords[a]]));
+                (all, all.len(), None)
             }
         };
         let m = moving.len();
