@@ -288,7 +288,7 @@ fn stiffness_in(
         } else {
             contributions.clear();
             contributions.resize(groups.len() * np, 0.0);
-            let mut work: Vec<(&mut [Group], &mut [f64], &mut [f64], &mut Scratch)> = Vec::with_capacity(chunks);
+            let mut work: Vec<Chunk<'_>> = Vec::with_capacity(chunks);
             let mut rest = &mut shared.parts[..];
             for ((g, c), s) in
                 groups.chunks_mut(chunk).zip(contributions.chunks_mut(chunk * np)).zip(scratches.iter_mut())
@@ -545,6 +545,9 @@ struct Group {
     moving: std::ops::Range<usize>,
     mp: usize,
 }
+
+/// A chunk of groups for a thread: the groups, their `Uᵀ H U` and shared blocks, a scratch.
+type Chunk<'a> = (&'a mut [Group], &'a mut [f64], &'a mut [f64], &'a mut Scratch);
 
 /// The coordinates many elements share (a frame's own, not a point of a body: an obstacle's
 /// frame, which 61 of the shoulder's paths touch), whose part of each `Uᵀ s H U` is summed over
