@@ -148,6 +148,7 @@ fn stiffness_in(
         scratches,
         groups,
         contributions,
+        shared,
         ..
     } = ws;
     let (kept, kept_x, kept_at) = (&ws.kept, &ws.kept_x, &ws.kept_at);
@@ -225,41 +226,83 @@ fn stiffness_in(
                 (Source::Own(o), 1.0)
             }
         };
-        groups.push(Group { el, mode: modes[first].1, de, h, scale, n, m, ok: true });
+        groups.push(Group {
+            el,
+            mode: modes[first].1,
+            de,
+            h,
+            scale,
+            n,
+            m,
+            ok: true,
+            part: 0,
+            nf: 0,
+            set: 0,
+            moving: 0..0,
+            mp: 0,
+        });
     }
     // 2. each element's Uᵀ H U, with the finiteness of what it uses. On one thread straight
     // into the sums; on more, each on its own storage (crate::parallel), then 3. summed in the
     // elements' order: the same bits, as the fixed-width kernels add each contribution to the
     // sums whole, as it was formed (on zeros, exactly that); the general one (n_q > 16) sums
-    // its terms one by one, so it always goes through the contributions
+    // its terms one by one, so it always goes through the contributions.
+    // With rows of at most 16 (`sym`: the fixed-width kernels form whole rows, j < i too), each
+    // product is formed as `M = Uᵀ (½ H_PP U_P + H_PF U_F)` on the rows of its own points P
+    // only, `M + Mᵀ` being `Uᵀ H U` but for `U_Fᵀ H_FF U_F`: the coordinates F that many elements
+    // share (an obstacle's frame, 61 of the shoulder's paths) add their block `H_FF`, summed per
+    // set in the elements' order, once (Shared); `pair + pairᵀ` is taken at the end
+    let sym = df.stride <= 16;
     let chunk = crate::parallel::CHUNK;
     let chunks = groups.len().div_ceil(chunk).max(1);
     if scratches.len() < chunks {
         scratches.resize_with(chunks, Default::default);
     }
+    let parts_len = plan_shared(model, df, groups, shared, sym);
+    // (each written whole: sized, not zeroed)
+    shared.parts.resize(parts_len, 0.0);
     let threads = data.threads();
     let failed = {
-        let (own, kept, data): (&[f64], &[f64], &Data) = (own, kept, data);
-        let contract = |scratch: &mut Scratch, g: &Group, out: &mut [f64]| {
+        let (own, kept, data, moving): (&[f64], &[f64], &Data, &[usize]) = (own, kept, data, &shared.moving);
+        let contract = |scratch: &mut Scratch, g: &Group, out: &mut [f64], part: &mut [f64]| {
             let h = g.h.slice(data, kept, own, g.n * g.n);
-            scratch.add_congruence(df, &model.elements[g.el].own, h, g.scale, out)
+            let own_coords = &model.elements[g.el].own;
+            let planned = (&moving[g.moving.clone()], g.mp, part);
+            scratch.add_congruence_sharing(df, own_coords, Some(planned), sym, h, g.scale, out)
                 && g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite()
         };
+        let part_len = |g: &Group| g.nf * g.nf;
         if threads <= 1 && df.stride <= 16 {
             let scratch = &mut scratches[0];
-            groups.iter().position(|g| !contract(scratch, g, pair))
+            let mut rest = &mut shared.parts[..];
+            let mut failed = None;
+            for (k, g) in groups.iter().enumerate() {
+                let (p, r) = std::mem::take(&mut rest).split_at_mut(part_len(g));
+                rest = r;
+                if !contract(scratch, g, pair, p) {
+                    failed = Some(k);
+                    break;
+                }
+            }
+            failed
         } else {
             contributions.clear();
             contributions.resize(groups.len() * np, 0.0);
-            let mut work: Vec<(&mut [Group], &mut [f64], &mut Scratch)> = groups
-                .chunks_mut(chunk)
-                .zip(contributions.chunks_mut(chunk * np))
-                .zip(scratches.iter_mut())
-                .map(|((g, c), s)| (g, c, s))
-                .collect();
-            crate::parallel::for_each(threads, &mut work, 1, |(groups, contributions, scratch)| {
+            let mut work: Vec<Chunk<'_>> = Vec::with_capacity(chunks);
+            let mut rest = &mut shared.parts[..];
+            for ((g, c), s) in
+                groups.chunks_mut(chunk).zip(contributions.chunks_mut(chunk * np)).zip(scratches.iter_mut())
+            {
+                let (p, r) = std::mem::take(&mut rest).split_at_mut(g.iter().map(part_len).sum());
+                rest = r;
+                work.push((g, c, p, s));
+            }
+            crate::parallel::for_each(threads, &mut work, 1, |(groups, contributions, parts, scratch)| {
+                let mut rest = &mut parts[..];
                 for (g, c) in groups.iter_mut().zip(contributions.chunks_exact_mut(np)) {
-                    g.ok = contract(scratch, g, c);
+                    let (p, r) = std::mem::take(&mut rest).split_at_mut(part_len(g));
+                    rest = r;
+                    g.ok = contract(scratch, g, c, p);
                 }
             });
             let failed = groups.iter().position(|g| !g.ok);
@@ -281,6 +324,48 @@ fn stiffness_in(
             mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
             what: "Hessian",
         });
+    }
+    // the shared coordinates' blocks summed per set in the elements' order, then each set's
+    // ½ U_Fᵀ (Σ s H_FF) U_F
+    {
+        let Shared { coords, sets, parts, sums, offsets, .. } = shared;
+        let size = |nf: usize| nf * nf;
+        offsets.clear();
+        let mut total = 0;
+        for r in sets.iter() {
+            offsets.push(total);
+            total += size(r.len());
+        }
+        sums.clear();
+        sums.resize(total, 0.0);
+        for g in groups.iter().filter(|g| g.nf > 0) {
+            let o = offsets[g.set];
+            for (a, v) in sums[o..o + size(g.nf)].iter_mut().zip(&parts[g.part..g.part + size(g.nf)]) {
+                *a += v;
+            }
+        }
+        for (k, (r, &o)) in sets.iter().zip(offsets.iter()).enumerate() {
+            let (f, nf) = (&coords[r.clone()], r.len());
+            if nf == 0 {
+                continue;
+            }
+            if !sums[o..o + size(nf)].iter().sum::<f64>().is_finite() {
+                // the first of the set's elements whose part is not finite (else the first)
+                let of_set = || groups.iter().filter(|g| g.nf > 0 && g.set == k);
+                let g = of_set()
+                    .find(|g| !parts[g.part..g.part + size(nf)].iter().all(|v| v.is_finite()))
+                    .or_else(|| of_set().next())
+                    .expect("a set has elements");
+                let entry = &model.elements[g.el];
+                return Err(KinematicsError::NonFinite {
+                    element: entry.name.clone(),
+                    mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
+                    what: "Hessian",
+                });
+            }
+            let hf = &sums[o..o + size(nf)];
+            scratches[0].add_congruence_sharing(df, f, None, false, hf, 0.5, pair);
+        }
     }
     let scratch = &mut scratches[0];
     // f · D²F_x: the force carried to the frames, and the frames' curvature at each point
@@ -313,7 +398,7 @@ fn stiffness_in(
         let coords = [*o, o + 1, o + 2, o + 3];
         let q = q_matrix_of(c);
         let h: [f64; 16] = std::array::from_fn(|i| 2.0 * q[i / 4][i % 4]);
-        scratch.add_congruence(df, &coords, &h, 1.0, pair);
+        scratch.add_congruence_sharing(df, &coords, None, sym, &h, 1.0, pair);
     }
     // F_c · D²F_c on the dependent coordinates (the inputs' second derivatives are 0): one
     // adjoint solve, then the constraint rows' Hessians weighted by −λ
@@ -331,13 +416,17 @@ fn stiffness_in(
             let h = |k: usize| &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
             weighted_sum(rows.filter(|(_, w)| *w != 0.0).map(|(k, w)| (h(k), w)), hsum);
             if !hsum.is_empty() {
-                scratch.add_congruence(df, &entry.coords, hsum, 1.0, pair);
+                scratch.add_congruence_sharing(df, &entry.coords, None, sym, hsum, 1.0, pair);
             }
         }
     }
     for j in 0..nq {
         for (i, o) in out.col_as_slice_mut(j).iter_mut().enumerate() {
-            *o += pair[i.min(j) * df.stride + i.max(j)];
+            *o += if sym {
+                pair[i * df.stride + j] + pair[j * df.stride + i]
+            } else {
+                pair[i.min(j) * df.stride + i.max(j)]
+            };
         }
     }
     Ok(())
@@ -391,6 +480,7 @@ pub(crate) struct Workspace {
     groups: Vec<Group>,
     /// Each group's `Uᵀ H U`, its upper triangle as the sums' (`n_q` x the rows' stride each).
     contributions: Vec<f64>,
+    shared: Shared,
     /// [`evaluate_weighted`]'s: the elements wanted; their Hessians on their own coordinates
     /// (one after the other), the coordinates they were evaluated at, and per element the
     /// offsets of both.
@@ -446,6 +536,104 @@ struct Group {
     n: usize,
     m: usize,
     ok: bool,
+    /// Where its shared coordinates' block is in `Shared::parts` (nf x nf), how many
+    /// of its moving coordinates are shared, and their set (`Shared::sets`).
+    part: usize,
+    nf: usize,
+    set: usize,
+    /// Its moving coordinates (local, in `Shared::moving`), the first `mp` not shared.
+    moving: std::ops::Range<usize>,
+    mp: usize,
+}
+
+/// A chunk of groups for a thread: the groups, their `Uᵀ H U` and shared blocks, a scratch.
+type Chunk<'a> = (&'a mut [Group], &'a mut [f64], &'a mut [f64], &'a mut Scratch);
+
+/// The coordinates many elements share (a frame's own, not a point of a body: an obstacle's
+/// frame, which 61 of the shoulder's paths touch), whose part of each `Uᵀ s H U` is summed over
+/// the elements and contracted once ([`Scratch::add_congruence_sharing`]).
+#[derive(Clone, Debug, Default)]
+struct Shared {
+    /// Per coordinate (n_x): not a point of a body.
+    marks: Vec<bool>,
+    /// The sets' coordinates, one set after the other, and each set's range.
+    coords: Vec<usize>,
+    sets: Vec<std::ops::Range<usize>>,
+    /// Each group's part, and each set's sum of them (the same layout).
+    parts: Vec<f64>,
+    sums: Vec<f64>,
+    /// Each set's offset in `sums`.
+    offsets: Vec<usize>,
+    /// The last plan (per group: part, nf, set; the parts' length) and what it was made for:
+    /// the groups' elements and the coordinates that moved (the same at every step).
+    planned: Vec<(usize, usize, usize, std::ops::Range<usize>, usize)>,
+    /// Each group's moving coordinates (local; `Group::moving`).
+    moving: Vec<usize>,
+    planned_len: usize,
+    planned_sym: bool,
+    planned_for: (Vec<usize>, Vec<bool>),
+}
+
+/// Mark the shared coordinates (once) and find each group's: its count, its set, the offset of
+/// its part; the total length of the parts.
+fn plan_shared(model: &Model, df: &Rows, groups: &mut [Group], sh: &mut Shared, sym: bool) -> usize {
+    let nx = model.n_x();
+    if sh.marks.len() != nx {
+        sh.marks.clear();
+        sh.marks.resize(nx, true);
+        for a in &model.attachments.list {
+            sh.marks[a.node..a.node + 3].fill(false);
+        }
+    }
+    let (els, moves) = &sh.planned_for;
+    if sh.planned_sym == sym
+        && els.len() == groups.len()
+        && els.iter().zip(groups.iter()).all(|(e, g)| *e == g.el)
+        && moves[..] == df.moves[..]
+    {
+        for (g, (part, nf, set, moving, mp)) in groups.iter_mut().zip(&sh.planned) {
+            (g.part, g.nf, g.set, g.moving, g.mp) = (*part, *nf, *set, moving.clone(), *mp);
+        }
+        return sh.planned_len;
+    }
+    sh.coords.clear();
+    sh.sets.clear();
+    sh.planned.clear();
+    sh.moving.clear();
+    let mut at = 0;
+    for g in groups.iter_mut() {
+        // its moving coordinates (local), those not shared first
+        let own = &model.elements[g.el].own;
+        let m0 = sh.moving.len();
+        let shared = |c: usize| sym && sh.marks[c];
+        sh.moving.extend((0..own.len()).filter(|&a| df.moves[own[a]] && !shared(own[a])));
+        g.mp = sh.moving.len() - m0;
+        sh.moving.extend((0..own.len()).filter(|&a| df.moves[own[a]] && shared(own[a])));
+        g.moving = m0..sh.moving.len();
+        let from = sh.coords.len();
+        sh.coords.extend(model.elements[g.el].own.iter().copied().filter(|&c| sym && df.moves[c] && sh.marks[c]));
+        let nf = sh.coords.len() - from;
+        g.set = match sh.sets.iter().position(|r| sh.coords[r.clone()] == sh.coords[from..]) {
+            Some(k) => {
+                sh.coords.truncate(from);
+                k
+            }
+            None => {
+                sh.sets.push(from..sh.coords.len());
+                sh.sets.len() - 1
+            }
+        };
+        (g.part, g.nf) = (at, nf);
+        sh.planned.push((at, nf, g.set, g.moving.clone(), g.mp));
+        at += nf * nf;
+    }
+    sh.planned_for.0.clear();
+    sh.planned_for.0.extend(groups.iter().map(|g| g.el));
+    sh.planned_for.1.clear();
+    sh.planned_for.1.extend_from_slice(df.moves);
+    sh.planned_len = at;
+    sh.planned_sym = sym;
+    at
 }
 
 /// Scratch of [`Scratch::add_congruence`].
@@ -460,32 +648,66 @@ struct Scratch {
 
 impl Scratch {
     /// `pair += s Uᵀ H U` on the pairs `i <= j` (at `pair[i w + j]`, `w` the rows' stride), with
-    /// `U = DF_x` on the coordinates `coords` (n of them; `H` n x n, row-major, symmetric). Only the coordinates that move enter (a fixed
-    /// body's points and obstacles add nothing). Whether the terms used were finite.
-    fn add_congruence(&mut self, df: &Rows, coords: &[usize], h: &[f64], s: f64, pair: &mut [f64]) -> bool {
+    /// `U = DF_x` on the coordinates `coords` (n of them; `H` n x n, row-major, symmetric). Only
+    /// the coordinates that move enter (a fixed body's points and obstacles add nothing).
+    /// Whether the terms used were finite.
+    ///
+    /// With `half` (rows of at most 16, whole rows formed), `M = s Uᵀ (½ H_PP U_P + H_PF U_F)`
+    /// on the rows of P instead, whose `M + Mᵀ` is `s Uᵀ H U` but for `s U_Fᵀ H_FF U_F`.
+    /// `shared = (moving, mp, part)`: the moving coordinates (indices into `coords`), P the
+    /// first `mp` of them, F the others (coordinates many elements share), whose block `s H_FF`
+    /// (nf x nf) goes into `part` for the caller to sum over the elements that share them
+    /// (`stiffness_in`). Without it, every moving coordinate is in P.
+    fn add_congruence_sharing(
+        &mut self,
+        df: &Rows,
+        coords: &[usize],
+        shared: Option<(&[usize], usize, &mut [f64])>,
+        half: bool,
+        h: &[f64],
+        s: f64,
+        pair: &mut [f64],
+    ) -> bool {
         let (n, w) = (coords.len(), df.stride);
-        let Self { u, t, hm, moving, arch } = self;
-        moving.clear();
-        moving.extend((0..n).filter(|&a| df.moves[coords[a]]));
+        debug_assert!(w <= 16 || (!half && shared.is_none()), "whole rows only up to 16");
+        let Self { u, t, hm, moving: all, arch } = self;
+        // the moving coordinates, the others first, then the shared ones (planned by the caller)
+        let (moving, mp, part): (&[usize], usize, _) = match shared {
+            Some((moving, mp, part)) => (moving, mp, Some(part)),
+            None => {
+                all.clear();
+                all.extend((0..n).filter(|&a| df.moves[coords[a]]));
+                (all, all.len(), None)
+            }
+        };
         let m = moving.len();
-        // s H on the moving coordinates (m x m, row-major)
+        // s H on the moving coordinates (m x m, row-major), ½ on P x P with `half`
         hm.clear();
-        if m == n {
-            hm.extend(h.iter().map(|v| s * v));
+        let sp = if half && mp == m { 0.5 * s } else { s };
+        // (a path's obstacle frame comes after its points: in their order)
+        if m == n && moving.iter().enumerate().all(|(i, &a)| i == a) {
+            hm.extend(h.iter().map(|v| sp * v));
         } else {
             for &a in moving.iter() {
                 let row = &h[a * n..(a + 1) * n];
-                hm.extend(moving.iter().map(|&b| s * row[b]));
+                hm.extend(moving.iter().map(|&b| sp * row[b]));
+            }
+        }
+        if half && mp < m {
+            for row in hm[..mp * m].chunks_exact_mut(m) {
+                for v in &mut row[..mp] {
+                    *v *= 0.5;
+                }
             }
         }
         // (both written whole below: sized, not zeroed)
         u.resize(m * w, 0.0);
         t.resize(m * w, 0.0);
-        // u = DF_x's rows of the moving coordinates, t = s H U (rows of width w), then Uᵀ t;
-        // compiled for the widest vectors the processor has (`pulp`'s runtime dispatch: no FMA,
-        // so the sums round as the scalar code's)
-        let c = Congruence { rows: df.rows, coords, hm, moving, u, t, nq: df.nq, pair };
-        match w {
+        // u = DF_x's rows of the moving coordinates, t = s H U on P (rows of width w), then
+        // U_Pᵀ t; compiled for the widest vectors the processor has (`pulp`'s runtime dispatch:
+        // no FMA, so the sums round as the scalar code's)
+        let c = Congruence { rows: df.rows, coords, hm, moving, mp, u, t, nq: df.nq, pair };
+        let finite = match w {
             4 => arch.dispatch(Fixed::<4>(c)),
             8 => arch.dispatch(Fixed::<8>(c)),
             12 => arch.dispatch(Fixed::<12>(c)),
@@ -506,7 +728,17 @@ impl Scratch {
                 add_pairs(u, t, nq, w, pair);
                 t.iter().sum::<f64>().is_finite()
             }
+        };
+        // (its finiteness is checked on the sums: `stiffness_in`)
+        if let Some(part) = part {
+            let nf = m - mp;
+            for (dst, row) in part.chunks_exact_mut(nf.max(1)).zip(hm[mp * m..].chunks_exact(m)) {
+                for (d, v) in dst.iter_mut().zip(&row[mp..]) {
+                    *d = *v;
+                }
+            }
         }
+        finite
     }
 }
 
@@ -517,6 +749,9 @@ struct Congruence<'a> {
     coords: &'a [usize],
     hm: &'a [f64],
     moving: &'a [usize],
+    /// The moving coordinates not shared (the first `mp`): only their rows of `t` are formed
+    /// and enter `Uᵀ t`.
+    mp: usize,
     /// `U` and `t` (m rows of the rows' width each), written here.
     u: &'a mut [f64],
     t: &'a mut [f64],
@@ -542,7 +777,7 @@ impl<const W: usize> pulp::WithSimd for Fixed<'_, W> {
 /// of the row-by-row loop, so it rounds the same.
 #[inline(always)]
 fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
-    let Congruence { rows, coords, hm, moving, u, t, nq, pair } = c;
+    let Congruence { rows, coords, hm, moving, mp, u, t, nq, pair } = c;
     let m = moving.len();
     for (ua, &a) in u.chunks_exact_mut(W).zip(moving) {
         let c = coords[a];
@@ -550,8 +785,9 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
     }
     let u: &[f64] = u;
     let mut a0 = 0;
-    while a0 < m {
-        let k = (m - a0).min(2);
+    // (the rows of P only: mp)
+    while a0 < mp {
+        let k = (mp - a0).min(2);
         let (h0, h1) = (&hm[a0 * m..(a0 + 1) * m], &hm[(a0 + k - 1) * m..(a0 + k) * m]);
         let mut acc = [[0.0; W]; 2];
         for ((ub, &x0), &x1) in u.chunks_exact(W).zip(h0).zip(h1) {
@@ -571,7 +807,7 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
     while i0 < nq {
         let k = (nq - i0).min(3);
         let mut acc = [[0.0; W]; 3];
-        for (ua, ta) in u.chunks_exact(W).zip(t.chunks_exact(W)) {
+        for (ua, ta) in u[..mp * W].chunks_exact(W).zip(t.chunks_exact(W)) {
             for (r, accr) in acc.iter_mut().enumerate() {
                 // rows are padded with zeros past n_q
                 let ui = if i0 + r < W { ua[i0 + r] } else { 0.0 };
