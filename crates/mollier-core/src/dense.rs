@@ -50,17 +50,26 @@ fn factor_rows(a: &mut [f64], n: usize, perm: &mut [usize]) -> bool {
     true
 }
 
+/// `$f(a, n, t)` with `n` a constant for 3 x 3, 4 x 4 and 8 x 8, so that the compiler unrolls it
+/// (a macro: the solve passed to a function as `impl Fn` was not inlined for the transpose,
+/// 465 instructions for a 4 x 4).
+macro_rules! sized {
+    ($f:ident, $a:expr, $n:expr, $t:expr) => {
+        match $n {
+            3 => $f(&$a[..9], 3, &mut $t[..3]),
+            4 => $f(&$a[..16], 4, &mut $t[..4]),
+            8 => $f(&$a[..64], 8, &mut $t[..8]),
+            n => $f($a, n, $t),
+        }
+    };
+}
+
 /// Solve `L U x = t` in place (`t` already permuted by the pivots). Rows as slices, and a
 /// 4 x 4 block (a body's orientation in a chain) or an 8 x 8 one (a frame's position and
 /// orientation: three of the shoulder's eight blocks) with its size known to the compiler: the
 /// same operations in the same order, unrolled.
 pub fn lu_solve(a: &[f64], n: usize, t: &mut [f64]) {
-    match n {
-        3 => solve_rows(&a[..9], 3, &mut t[..3]),
-        4 => solve_rows(&a[..16], 4, &mut t[..4]),
-        8 => solve_rows(&a[..64], 8, &mut t[..8]),
-        _ => solve_rows(a, n, t),
-    }
+    sized!(solve_rows, a, n, t);
 }
 
 #[inline(always)]
@@ -80,15 +89,8 @@ fn solve_rows(a: &[f64], n: usize, t: &mut [f64]) {
 }
 
 /// Solve `Uᵀ Lᵀ z = t` in place: `z = P y` for `Aᵀ y = t`.
-/// (Sized as [`lu_solve`]; the columns indexed directly, where a strided iterator kept the
-/// compiler from unrolling.)
 pub fn lu_solve_transpose(a: &[f64], n: usize, t: &mut [f64]) {
-    match n {
-        3 => solve_columns(&a[..9], 3, &mut t[..3]),
-        4 => solve_columns(&a[..16], 4, &mut t[..4]),
-        8 => solve_columns(&a[..64], 8, &mut t[..8]),
-        _ => solve_columns(a, n, t),
-    }
+    sized!(solve_columns, a, n, t);
 }
 
 #[inline(always)]
