@@ -226,21 +226,7 @@ fn stiffness_in(
                 (Source::Own(o), 1.0)
             }
         };
-        groups.push(Group {
-            el,
-            mode: modes[first].1,
-            de,
-            h,
-            scale,
-            n,
-            m,
-            ok: true,
-            part: 0,
-            nf: 0,
-            set: 0,
-            moving: 0..0,
-            mp: 0,
-        });
+        groups.push(Group { el, mode: modes[first].1, de, h, scale, n, m, ok: true, plan: Plan::default() });
     }
     // 2. each element's Uᵀ H U, with the finiteness of what it uses. On one thread straight
     // into the sums; on more, each on its own storage (crate::parallel), then 3. summed in the
@@ -267,11 +253,11 @@ fn stiffness_in(
         let contract = |scratch: &mut Scratch, g: &Group, out: &mut [f64], part: &mut [f64]| {
             let h = g.h.slice(data, kept, own, g.n * g.n);
             let own_coords = &model.elements[g.el].own;
-            let planned = (&moving[g.moving.clone()], g.mp, part);
+            let planned = (&moving[g.plan.moving.clone()], g.plan.mp, part);
             scratch.add_congruence_sharing(df, own_coords, Some(planned), sym, h, g.scale, out)
                 && g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite()
         };
-        let part_len = |g: &Group| g.nf * g.nf;
+        let part_len = |g: &Group| g.plan.nf * g.plan.nf;
         if threads <= 1 && df.stride <= 16 {
             let scratch = &mut scratches[0];
             let mut rest = &mut shared.parts[..];
@@ -338,7 +324,7 @@ fn stiffness_in(
         }
         sums.clear();
         sums.resize(total, 0.0);
-        for g in groups.iter().filter(|g| g.nf > 0) {
+        for g in groups.iter().map(|g| &g.plan).filter(|g| g.nf > 0) {
             let o = offsets[g.set];
             for (a, v) in sums[o..o + size(g.nf)].iter_mut().zip(&parts[g.part..g.part + size(g.nf)]) {
                 *a += v;
@@ -351,9 +337,9 @@ fn stiffness_in(
             }
             if !sums[o..o + size(nf)].iter().sum::<f64>().is_finite() {
                 // the first of the set's elements whose part is not finite (else the first)
-                let of_set = || groups.iter().filter(|g| g.nf > 0 && g.set == k);
+                let of_set = || groups.iter().filter(|g| g.plan.nf > 0 && g.plan.set == k);
                 let g = of_set()
-                    .find(|g| !parts[g.part..g.part + size(nf)].iter().all(|v| v.is_finite()))
+                    .find(|g| !parts[g.plan.part..g.plan.part + size(nf)].iter().all(|v| v.is_finite()))
                     .or_else(|| of_set().next())
                     .expect("a set has elements");
                 let entry = &model.elements[g.el];
@@ -536,6 +522,12 @@ struct Group {
     n: usize,
     m: usize,
     ok: bool,
+    plan: Plan,
+}
+
+/// A group's part in the shared coordinates' sums ([`plan_shared`]).
+#[derive(Clone, Debug, Default)]
+struct Plan {
     /// Where its shared coordinates' block is in `Shared::parts` (nf x nf), how many
     /// of its moving coordinates are shared, and their set (`Shared::sets`).
     part: usize,
@@ -564,10 +556,10 @@ struct Shared {
     sums: Vec<f64>,
     /// Each set's offset in `sums`.
     offsets: Vec<usize>,
-    /// The last plan (per group: part, nf, set; the parts' length) and what it was made for:
+    /// The last plan (per group; the parts' length) and what it was made for:
     /// the groups' elements and the coordinates that moved (the same at every step).
-    planned: Vec<(usize, usize, usize, std::ops::Range<usize>, usize)>,
-    /// Each group's moving coordinates (local; `Group::moving`).
+    planned: Vec<Plan>,
+    /// Each group's moving coordinates (local; `Plan::moving`).
     moving: Vec<usize>,
     planned_len: usize,
     planned_sym: bool,
@@ -591,8 +583,8 @@ fn plan_shared(model: &Model, df: &Rows, groups: &mut [Group], sh: &mut Shared, 
         && els.iter().zip(groups.iter()).all(|(e, g)| *e == g.el)
         && moves[..] == df.moves[..]
     {
-        for (g, (part, nf, set, moving, mp)) in groups.iter_mut().zip(&sh.planned) {
-            (g.part, g.nf, g.set, g.moving, g.mp) = (*part, *nf, *set, moving.clone(), *mp);
+        for (g, plan) in groups.iter_mut().zip(&sh.planned) {
+            g.plan.clone_from(plan);
         }
         return sh.planned_len;
     }
@@ -604,16 +596,17 @@ fn plan_shared(model: &Model, df: &Rows, groups: &mut [Group], sh: &mut Shared, 
     for g in groups.iter_mut() {
         // its moving coordinates (local), those not shared first
         let own = &model.elements[g.el].own;
+        let plan = &mut g.plan;
         let m0 = sh.moving.len();
         let shared = |c: usize| sym && sh.marks[c];
         sh.moving.extend((0..own.len()).filter(|&a| df.moves[own[a]] && !shared(own[a])));
-        g.mp = sh.moving.len() - m0;
+        plan.mp = sh.moving.len() - m0;
         sh.moving.extend((0..own.len()).filter(|&a| df.moves[own[a]] && shared(own[a])));
-        g.moving = m0..sh.moving.len();
+        plan.moving = m0..sh.moving.len();
         let from = sh.coords.len();
-        sh.coords.extend(model.elements[g.el].own.iter().copied().filter(|&c| sym && df.moves[c] && sh.marks[c]));
+        sh.coords.extend(own.iter().copied().filter(|&c| sym && df.moves[c] && sh.marks[c]));
         let nf = sh.coords.len() - from;
-        g.set = match sh.sets.iter().position(|r| sh.coords[r.clone()] == sh.coords[from..]) {
+        plan.set = match sh.sets.iter().position(|r| sh.coords[r.clone()] == sh.coords[from..]) {
             Some(k) => {
                 sh.coords.truncate(from);
                 k
@@ -623,8 +616,8 @@ fn plan_shared(model: &Model, df: &Rows, groups: &mut [Group], sh: &mut Shared, 
                 sh.sets.len() - 1
             }
         };
-        (g.part, g.nf) = (at, nf);
-        sh.planned.push((at, nf, g.set, g.moving.clone(), g.mp));
+        (plan.part, plan.nf) = (at, nf);
+        sh.planned.push(plan.clone());
         at += nf * nf;
     }
     sh.planned_for.0.clear();
