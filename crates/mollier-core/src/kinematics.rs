@@ -661,6 +661,7 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
         let mut dx = std::mem::take(&mut data.work.c_rhs);
         dx.copy_from_slice(&data.g[..n]);
         let solved = if chord {
+            // the factors are the last iterate's, checked there: valid for this step
             data.lu.valid = true;
             solve_finite(model, data, MatMut::from_column_major_slice_mut(&mut dx, n, 1), false)
         } else {
