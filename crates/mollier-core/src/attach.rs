@@ -153,6 +153,16 @@ impl Attachments {
         }
     }
 
+    /// [`Self::rates`] (without the second-order term) for every input at once: on `DF_x` by rows
+    /// (`rows`: n_x rows of `W` values, row-major, as `crate::transfer::df_rows` lays it out),
+    /// a row's `W` lanes together in the widest vectors the processor has (`pulp`'s runtime
+    /// dispatch; no FMA), each entry formed as `rates` forms it (the same bits), and copied to
+    /// `DF_x` by columns (`cols`: n_q columns of n_x values). A column at a time, as `rates`
+    /// goes, is a pass over the list and its Jacobians per input.
+    pub fn rates_of_rows<const W: usize>(&self, jac: &[Jacobian], rows: &mut [f64], cols: &mut [&mut [f64]]) {
+        pulp::Arch::new().dispatch(RatesOfRows::<W> { list: &self.list, jac, rows, cols });
+    }
+
     /// Second-order transfer function of the attached coordinates for one pair of inputs:
     /// `d_p = d_o + J d_λ + u_λᵀ 2Q w_λ` with `u`, `w` the first-order columns of the two inputs.
     pub fn second(&self, jac: &[Jacobian], d: &mut [f64], u: &[f64], w: &[f64]) {
@@ -387,6 +397,43 @@ impl Chain {
     }
 }
 
+/// [`Attachments::rates_of_rows`]'s loop, inlined into `pulp`'s dispatch.
+struct RatesOfRows<'a, 'b, const W: usize> {
+    list: &'a [Attachment],
+    jac: &'a [Jacobian],
+    rows: &'a mut [f64],
+    cols: &'a mut [&'b mut [f64]],
+}
+
+impl<const W: usize> pulp::WithSimd for RatesOfRows<'_, '_, W> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let Self { list, jac, rows, cols } = self;
+        let four = |rows: &[f64], at: usize| -> [f64; 4] { rows[at..at + 4].try_into().expect("four values") };
+        for (a, j) in list.iter().zip(jac) {
+            let (lo, oo, no) = (a.orientation * W, a.origin * W, a.node * W);
+            for c0 in (0..W).step_by(4) {
+                let l: [[f64; 4]; 4] = std::array::from_fn(|k| four(rows, lo + k * W + c0));
+                let d: [[f64; 4]; 3] = std::array::from_fn(|i| {
+                    let (ji, o) = (&j[i], four(rows, oo + i * W + c0));
+                    // (as `rates`: the sum of four from −0, then the origin's, then the absent
+                    // second-order term's 0)
+                    std::array::from_fn(|c| {
+                        o[c] + (ji[0] * l[0][c] + ji[1] * l[1][c] + ji[2] * l[2][c] + ji[3] * l[3][c]) + 0.0
+                    })
+                });
+                for (i, di) in d.iter().enumerate() {
+                    rows[no + i * W + c0..no + i * W + c0 + 4].copy_from_slice(di);
+                }
+                for (c, col) in cols.iter_mut().skip(c0).take(4).enumerate() {
+                    col[a.node..a.node + 3].copy_from_slice(&[d[0][c], d[1][c], d[2][c]]);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,21 +459,74 @@ mod tests {
         }
     }
 
+    /// A point on a body whose origin is a point of another body, in `x` (n_x ≥ 17 random
+    /// coordinates): ground origin 0..3, λ1 3..7, o2 7..10 (on body 1), λ2 10..14, the point
+    /// 14..17 (on body 2); both placed, with their Jacobians.
+    fn two_bodies(rng: &mut Rng, n_x: usize) -> (Attachments, Vec<f64>, Vec<Jacobian>) {
+        let list = vec![
+            Attachment::new(7, 0, 3, [rng.symmetric(), rng.symmetric(), rng.symmetric()]),
+            Attachment::new(14, 7, 10, [rng.symmetric(), rng.symmetric(), rng.symmetric()]),
+        ];
+        let mut x: Vec<f64> = (0..n_x).map(|_| rng.symmetric()).collect();
+        let att = Attachments { list, of_node: vec![], constraining: vec![0, 1], rest: vec![], dynamic: vec![] };
+        let mut jac = vec![[[0.0; 4]; 3]; 2];
+        att.place(&mut x, &mut jac);
+        (att, x, jac)
+    }
+
+    /// The rates of every input at once on the rows are, bit for bit, those of the column-by-column
+    /// pass (`rates`, the definition `v_p = v_o + J v_λ`), for a point on a body whose origin
+    /// hangs from another body, at every row width, with as many inputs as the width allows and
+    /// fewer; the columns get the same values and the padding stays 0.
+    #[test]
+    fn the_rates_on_rows_are_the_column_rates() {
+        fn check<const W: usize>(rng: &mut Rng, nq: usize) {
+            let (att, _, jac) = two_bodies(rng, 17);
+            // the frames' rates per input (the attached rows are left at 0 for both)
+            let frames = |c: usize| !(7..10).contains(&c) && c < 14;
+            let mut columns: Vec<Vec<f64>> =
+                (0..nq).map(|_| (0..17).map(|c| if frames(c) { rng.symmetric() } else { 0.0 }).collect()).collect();
+            let mut rows = vec![0.0; 17 * W];
+            for (j, col) in columns.iter().enumerate() {
+                for (c, v) in col.iter().enumerate() {
+                    rows[c * W + j] = *v;
+                }
+            }
+            let mut copies = columns.clone();
+            {
+                let mut cols: Vec<&mut [f64]> = copies.iter_mut().map(|c| c.as_mut_slice()).collect();
+                att.rates_of_rows::<W>(&jac, &mut rows, &mut cols);
+            }
+            for col in &mut columns {
+                att.rates(&jac, col, None);
+            }
+            for (j, col) in columns.iter().enumerate() {
+                for (c, v) in col.iter().enumerate() {
+                    assert_eq!(rows[c * W + j].to_bits(), v.to_bits(), "W {W}, input {j}, coordinate {c}");
+                    assert_eq!(copies[j][c].to_bits(), v.to_bits(), "W {W}, input {j}, coordinate {c}");
+                }
+                assert!(col[14..17].iter().all(|v| *v != 0.0), "the point moves");
+            }
+            assert!((0..17).all(|c| rows[c * W + nq..(c + 1) * W].iter().all(|v| v.to_bits() == 0)));
+        }
+        let mut rng = Rng::new(13);
+        for (w, nq) in [(4, 4), (4, 1), (8, 6), (12, 9), (12, 12), (16, 13), (16, 16)] {
+            match w {
+                4 => check::<4>(&mut rng, nq),
+                8 => check::<8>(&mut rng, nq),
+                12 => check::<12>(&mut rng, nq),
+                _ => check::<16>(&mut rng, nq),
+            }
+        }
+    }
+
     /// The chain's gradient walked term by term is `Jᵀ g` with the dense Jacobian, for a point on
     /// a body whose origin hangs from another body (two frames up the chain), next to a free node.
     #[test]
     fn the_chains_gradient_is_the_dense_jacobians_transpose_product() {
         let mut rng = Rng::new(9);
-        // coordinates: ground origin 0..3, λ1 3..7, point o2 7..10 (on body 1), λ2 10..14, the
-        // point 14..17 (on body 2), a free node 17..20
-        let list = vec![
-            Attachment::new(7, 0, 3, [rng.symmetric(), rng.symmetric(), rng.symmetric()]),
-            Attachment::new(14, 7, 10, [rng.symmetric(), rng.symmetric(), rng.symmetric()]),
-        ];
-        let mut x: Vec<f64> = (0..20).map(|_| rng.symmetric()).collect();
-        let att = Attachments { list, of_node: vec![], constraining: vec![0, 1], rest: vec![], dynamic: vec![] };
-        let mut jac = vec![[[0.0; 4]; 3]; 2];
-        att.place(&mut x, &mut jac);
+        // a free node 17..20 besides
+        let (_, _, jac) = two_bodies(&mut rng, 20);
         // own coordinates: the point (3), the free node (3); expanded: ground origin (0..3),
         // λ2 (3..7), λ1 (7..11), the free node (11..14)
         let rows =

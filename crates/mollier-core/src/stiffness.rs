@@ -27,7 +27,8 @@ use crate::element::{Evaluation, Order};
 use crate::geometry::{Mat3, q_matrix_of};
 use crate::ids::ModeId;
 use crate::kinematics::{
-    KinematicsError, begin_free_elements, evaluate_constraints, evaluate_keeping_hessians, solve_transpose_checked,
+    KinematicsError, all_finite, begin_free_elements, evaluate_constraints, evaluate_keeping_hessians,
+    solve_transpose_checked,
 };
 use crate::model::{ModeRole, Model};
 
@@ -254,23 +255,32 @@ fn stiffness_in(
             let h = g.h.slice(data, kept, own, g.n * g.n);
             let own_coords = &model.elements[g.el].own;
             let planned = (&moving[g.plan.moving.clone()], g.plan.mp, part);
-            scratch.add_congruence_sharing(df, own_coords, Some(planned), sym, h, g.scale, out)
-                && g.de.slice(data, kept, own, g.m * g.n).iter().sum::<f64>().is_finite()
+            scratch.add_congruence_sharing(df, own_coords, Some(planned), sym, h, g.scale, out);
         };
+        // an element's part is finite when what it added is and the gradient it used
+        let finite = |g: &Group, added: &[f64]| all_finite(added) && all_finite(g.de.slice(data, kept, own, g.m * g.n));
         let part_len = |g: &Group| g.plan.nf * g.plan.nf;
         if threads <= 1 && df.stride <= 16 {
             let scratch = &mut scratches[0];
             let mut rest = &mut shared.parts[..];
-            let mut failed = None;
-            for (k, g) in groups.iter().enumerate() {
+            for g in groups.iter() {
                 let (p, r) = std::mem::take(&mut rest).split_at_mut(part_len(g));
                 rest = r;
-                if !contract(scratch, g, pair, p) {
-                    failed = Some(k);
-                    break;
-                }
+                contract(scratch, g, pair, p);
             }
-            failed
+            // a NaN or infinity added stays in the sums: only then is each element's part formed
+            // alone again, to name the first that is not finite
+            if all_finite(pair) && groups.iter().all(|g| finite(g, &[])) {
+                None
+            } else {
+                let (mut alone, mut part) = (vec![0.0; np], Vec::new());
+                groups.iter().position(|g| {
+                    alone.fill(0.0);
+                    part.resize(part_len(g), 0.0);
+                    contract(scratch, g, &mut alone, &mut part);
+                    !finite(g, &alone)
+                })
+            }
         } else {
             contributions.clear();
             contributions.resize(groups.len() * np, 0.0);
@@ -288,7 +298,8 @@ fn stiffness_in(
                 for (g, c) in groups.iter_mut().zip(contributions.chunks_exact_mut(np)) {
                     let (p, r) = std::mem::take(&mut rest).split_at_mut(part_len(g));
                     rest = r;
-                    g.ok = contract(scratch, g, c, p);
+                    contract(scratch, g, c, p);
+                    g.ok = finite(g, c);
                 }
             });
             let failed = groups.iter().position(|g| !g.ok);
@@ -642,8 +653,8 @@ struct Scratch {
 impl Scratch {
     /// `pair += s Uᵀ H U` on the pairs `i <= j` (at `pair[i w + j]`, `w` the rows' stride), with
     /// `U = DF_x` on the coordinates `coords` (n of them; `H` n x n, row-major, symmetric). Only
-    /// the coordinates that move enter (a fixed body's points and obstacles add nothing).
-    /// Whether the terms used were finite.
+    /// the coordinates that move enter (a fixed body's points and obstacles add nothing). A NaN
+    /// or infinity in the terms used reaches `pair` (the caller checks it there).
     ///
     /// With `half` (rows of at most 16, whole rows formed), `M = s Uᵀ (½ H_PP U_P + H_PF U_F)`
     /// on the rows of P instead, whose `M + Mᵀ` is `s Uᵀ H U` but for `s U_Fᵀ H_FF U_F`.
@@ -660,7 +671,7 @@ impl Scratch {
         h: &[f64],
         s: f64,
         pair: &mut [f64],
-    ) -> bool {
+    ) {
         let (n, w) = (coords.len(), df.stride);
         debug_assert!(w <= 16 || (!half && shared.is_none()), "whole rows only up to 16");
         let Self { u, t, hm, moving: all, arch } = self;
@@ -700,7 +711,7 @@ impl Scratch {
         // U_Pᵀ t; compiled for the widest vectors the processor has (`pulp`'s runtime dispatch:
         // no FMA, so the sums round as the scalar code's)
         let c = Congruence { rows: df.rows, coords, hm, moving, mp, u, t, nq: df.nq, pair };
-        let finite = match w {
+        match w {
             4 => arch.dispatch(Fixed::<4>(c)),
             8 => arch.dispatch(Fixed::<8>(c)),
             12 => arch.dispatch(Fixed::<12>(c)),
@@ -719,10 +730,8 @@ impl Scratch {
                     }
                 }
                 add_pairs(u, t, nq, w, pair);
-                t.iter().sum::<f64>().is_finite()
             }
-        };
-        // (its finiteness is checked on the sums: `stiffness_in`)
+        }
         if let Some(part) = part {
             let nf = m - mp;
             for (dst, row) in part.chunks_exact_mut(nf.max(1)).zip(hm[mp * m..].chunks_exact(m)) {
@@ -731,7 +740,6 @@ impl Scratch {
                 }
             }
         }
-        finite
     }
 }
 
@@ -757,9 +765,9 @@ struct Congruence<'a> {
 struct Fixed<'a, const W: usize>(Congruence<'a>);
 
 impl<const W: usize> pulp::WithSimd for Fixed<'_, W> {
-    type Output = bool;
+    type Output = ();
     #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) -> bool {
+    fn with_simd<S: pulp::Simd>(self, _: S) {
         fixed::<W>(self.0)
     }
 }
@@ -769,7 +777,7 @@ impl<const W: usize> pulp::WithSimd for Fixed<'_, W> {
 /// time, so that independent sums hide the additions' latency; each sum is taken in the order
 /// of the row-by-row loop, so it rounds the same.
 #[inline(always)]
-fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
+fn fixed<const W: usize>(c: Congruence<'_>) {
     let Congruence { rows, coords, hm, moving, mp, u, t, nq, pair } = c;
     let m = moving.len();
     for (ua, &a) in u.chunks_exact_mut(W).zip(moving) {
@@ -794,8 +802,6 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
         }
         a0 += k;
     }
-    // every sum, lane by lane: a NaN or infinity anywhere stays in one of them
-    let mut all = [0.0; W];
     let mut i0 = 0;
     while i0 < nq {
         let k = (nq - i0).min(3);
@@ -813,12 +819,10 @@ fn fixed<const W: usize>(c: Congruence<'_>) -> bool {
         for (accr, row) in acc[..k].iter().zip(pair[i0 * W..(i0 + k) * W].chunks_exact_mut(W)) {
             for l in 0..W {
                 row[l] += accr[l];
-                all[l] += accr[l];
             }
         }
         i0 += k;
     }
-    all.iter().sum::<f64>().is_finite()
 }
 
 /// `pair[i w + j] += Σ_a u[a, i] t[a, j]` for `i <= j < nq`, `u` and `t` row-major with rows of

@@ -13,6 +13,7 @@
 
 use faer::{Mat, MatMut};
 
+use crate::attach::{Attachments, Jacobian};
 use crate::data::{Data, n_pairs, pair_index, shaped};
 use crate::element::Order;
 use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, solve_unchecked};
@@ -201,7 +202,8 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
 
 /// `DF^x` and `DF^e` (n_x x n_q and n_e x n_q, 0 in the rows of fixed coordinates and of modes
 /// neither dependent nor inputs, and in the input modes' rows but for their 1) from the solved
-/// columns `b` (n_unknowns x n_q); `DF^x` by rows into `rows` and `moves` ([`df_rows`]).
+/// columns `b` (n_unknowns x n_q); `DF^x` by rows into `rows` ([`df_rows`]) and whether each
+/// of its rows is not all 0 into `moves` (n_x).
 fn first_order_from(
     model: &Model,
     data: &Data,
@@ -225,12 +227,35 @@ fn first_order_from(
             Input::Mode(m) => dfe[(m.index(), j)] = 1.0,
         }
     }
-    if !model.attachments.is_empty() {
-        for j in 0..nq {
-            model.attachments.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
+    let att = &model.attachments;
+    let stride = df_stride(nq);
+    // the attached rows from their frames': on the rows, every input at once, then copied to
+    // the columns; with rows wider than 16, column by column
+    let by_rows = match stride {
+        4 => Some(Attachments::rates_of_rows::<4> as fn(&Attachments, &[Jacobian], &mut [f64], &mut [&mut [f64]])),
+        8 => Some(Attachments::rates_of_rows::<8> as _),
+        12 => Some(Attachments::rates_of_rows::<12> as _),
+        16 => Some(Attachments::rates_of_rows::<16> as _),
+        _ => None,
+    };
+    match by_rows {
+        Some(rates) if !att.is_empty() => {
+            df_rows(dfx, rows);
+            let mut cols: [&mut [f64]; 16] = Default::default();
+            for (dst, col) in cols.iter_mut().zip(dfx.col_iter_mut()) {
+                *dst = col.try_as_col_major_mut().expect("a contiguous column").as_slice_mut();
+            }
+            rates(att, &data.att_jac, rows, &mut cols[..nq]);
+        }
+        _ => {
+            for j in 0..nq {
+                att.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
+            }
+            df_rows(dfx, rows);
         }
     }
-    let stride = df_rows(dfx, rows, moves);
+    moves.clear();
+    moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
     // the dependent modes' rows, ∇e_m · DF_x, a row of n_q (padded) at a time
     match stride {
         4 => gradient_rows::<4>(model, data, rows, dfe),
@@ -273,10 +298,9 @@ fn gradient_rows<const W: usize>(model: &Model, data: &Data, rows: &[f64], dfe: 
 }
 
 /// `df` (n_x x n_q) by rows into `rows` (n_x x stride, row-major, each row padded with zeros to
-/// the stride, `n_q` rounded up to a multiple of 4: fixed-width rows keep a row's sums in
-/// registers), and whether each row is not all 0 into `moves` (n_x). The padding is written when
-/// the buffer is made and stays 0. Returns the stride.
-pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>, moves: &mut Vec<bool>) -> usize {
+/// the stride, `n_q` rounded up to a multiple of 4 ([`df_stride`]): fixed-width rows keep a
+/// row's sums in registers). The padding is written when the buffer is made and stays 0.
+pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>) {
     let (nx, nq) = (df.nrows(), df.ncols());
     let stride = df_stride(nq);
     if rows.len() != nx * stride {
@@ -293,9 +317,6 @@ pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>, moves: &mut Vec<bool>)
             }
         }
     }
-    moves.clear();
-    moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
-    stride
 }
 
 /// The width of a row of `DF_x` by rows ([`df_rows`]): `n_q` rounded up to a multiple of 4.

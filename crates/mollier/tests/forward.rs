@@ -518,3 +518,35 @@ fn one_evaluation_of_the_paths_gives_what_two_gave() {
     assert!(dk < 1e-10, "∂r/∂q: largest relative difference {dk:e}");
     eprintln!("one evaluation against two: e, DF_e {de:.1e}; ∂r/∂q {dk:.1e}");
 }
+
+/// A tension that is not finite on one path makes the geometric stiffness non-finite, and the
+/// error names that path's element (the sums are checked once; only then is each path's part
+/// formed alone to find it), whichever paths come before and after it.
+#[test]
+fn a_non_finite_stiffness_names_its_element() {
+    use mollier_core::kinematics::{KinematicsError, solve_positions};
+    use mollier_core::linearize::linearize_motion_with;
+    let c = mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry()).unwrap();
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let (m, n) = (&c.model, sys.layout().n);
+    let (x, xd, _) = shoulder_state(&sys, &c);
+    let (q, v, vdot) = (&x[..n], &x[n..2 * n], &xd[n..2 * n]);
+    for bad in [0, 40, sys.muscles.len() - 1] {
+        let tensions: Vec<_> = sys
+            .muscles
+            .iter()
+            .enumerate()
+            .map(|(k, mu)| (mu.mode, if k == bad { f64::INFINITY } else { 50.0 }))
+            .collect();
+        let mut data = mollier_core::Data::new(m);
+        solve_positions(m, &mut data, q).unwrap();
+        let want = m.mode_name(sys.muscles[bad].mode);
+        match linearize_motion_with(m, &mut data, v, vdot, &tensions) {
+            Err(KinematicsError::NonFinite { element, mode, what }) => {
+                assert_eq!(format!("{element}.{mode}"), want, "muscle {bad}");
+                assert_eq!(what, "Hessian");
+            }
+            other => panic!("muscle {bad}: {:?}", other.map(|_| ())),
+        }
+    }
+}
