@@ -414,15 +414,22 @@ impl<const W: usize> pulp::WithSimd for RatesOfRows<'_, '_, W> {
         for (a, j) in list.iter().zip(jac) {
             let (lo, oo, no) = (a.orientation * W, a.origin * W, a.node * W);
             for c0 in (0..W).step_by(4) {
-                let l: [[f64; 4]; 4] = std::array::from_fn(|k| four(rows, lo + k * W + c0));
-                let d: [[f64; 4]; 3] = std::array::from_fn(|i| {
-                    let (ji, o) = (&j[i], four(rows, oo + i * W + c0));
-                    // (as `rates`: the sum of four from −0, then the origin's, then the absent
-                    // second-order term's 0)
-                    std::array::from_fn(|c| {
-                        o[c] + (ji[0] * l[0][c] + ji[1] * l[1][c] + ji[2] * l[2][c] + ji[3] * l[3][c]) + 0.0
-                    })
-                });
+                // (plain loops: `array::from_fn`'s closures were not always inlined here)
+                let l = [
+                    four(rows, lo + c0),
+                    four(rows, lo + W + c0),
+                    four(rows, lo + 2 * W + c0),
+                    four(rows, lo + 3 * W + c0),
+                ];
+                let mut d = [[0.0; 4]; 3];
+                for (i, (di, ji)) in d.iter_mut().zip(j).enumerate() {
+                    let o = four(rows, oo + i * W + c0);
+                    for c in 0..4 {
+                        // (as `rates`: the sum of four from −0, then the origin's, then the absent
+                        // second-order term's 0)
+                        di[c] = o[c] + (ji[0] * l[0][c] + ji[1] * l[1][c] + ji[2] * l[2][c] + ji[3] * l[3][c]) + 0.0;
+                    }
+                }
                 for (i, di) in d.iter().enumerate() {
                     rows[no + i * W + c0..no + i * W + c0 + 4].copy_from_slice(di);
                 }

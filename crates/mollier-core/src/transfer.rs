@@ -461,6 +461,15 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
 pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut [f64]) {
     let nq = model.n_q();
     let ncols = nq * ws.len();
+    if nq >= ws.len() {
+        match df_stride(nq) {
+            4 => return contract_directions_rows::<4>(model, data, set, ws, out),
+            8 => return contract_directions_rows::<8>(model, data, set, ws, out),
+            12 => return contract_directions_rows::<12>(model, data, set, ws, out),
+            16 => return contract_directions_rows::<16>(model, data, set, ws, out),
+            _ => {}
+        }
+    }
     let (mut y, mut u, mut wl) = (Vec::new(), Vec::new(), Vec::new());
     for &el in set {
         let entry = &model.elements[el];
@@ -480,6 +489,11 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
         }
         for k in 0..m {
             let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
+            if std::env::var_os("HDBG").is_some() {
+                let zr = h.chunks_exact(n).filter(|r| r.iter().all(|v| *v == 0.0)).count();
+                let nz = h.iter().filter(|v| **v != 0.0).count();
+                eprintln!("HDBG el {el} n {n} mode {k} zero-rows {zr} nonzeros {nz} of {} dirs {}", n * n, ws.len());
+            }
             if nq < ws.len() {
                 for (j, uj) in u.chunks_exact(n).enumerate() {
                     y.clear();
@@ -504,6 +518,37 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
                         *zv += yv * uv;
                     }
                 }
+            }
+        }
+    }
+}
+
+/// [`contract_directions`] with `DF_x` by rows of `W` values ([`df_rows`]): `w_iᵀ H_m`'s entry
+/// for each coordinate is formed as it is needed and times that coordinate's whole row added
+/// to the mode's row, in registers; each sum in the general loop's order (the same bits).
+fn contract_directions_rows<const W: usize>(model: &Model, data: &Data, set: &[usize], ws: &[&[f64]], out: &mut [f64]) {
+    let nq = model.n_q();
+    let ncols = nq * ws.len();
+    let rows = &data.work.df_rows;
+    let mut wl = Vec::new();
+    for &el in set {
+        let entry = &model.elements[el];
+        let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        wl.clear();
+        wl.extend(ws.iter().flat_map(|w| entry.coords.iter().map(|&c| w[c])));
+        for k in 0..m {
+            let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
+            for (i, w) in wl.chunks_exact(n.max(1)).enumerate().take(ws.len()) {
+                let mut z = [0.0; W];
+                for (hr, &c) in h.chunks_exact(n).zip(&entry.coords) {
+                    let y: f64 = hr.iter().zip(w).map(|(hv, wv)| hv * wv).sum();
+                    let u: &[f64; W] = rows[c * W..(c + 1) * W].try_into().expect("a row of W values");
+                    for l in 0..W {
+                        z[l] += y * u[l];
+                    }
+                }
+                let o = (entry.mode_offset + k) * ncols + i * nq;
+                out[o..o + nq].copy_from_slice(&z[..nq]);
             }
         }
     }
