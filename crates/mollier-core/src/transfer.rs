@@ -489,11 +489,6 @@ pub(crate) fn contract_directions(model: &Model, data: &Data, set: &[usize], ws:
         }
         for k in 0..m {
             let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
-            if std::env::var_os("HDBG").is_some() {
-                let zr = h.chunks_exact(n).filter(|r| r.iter().all(|v| *v == 0.0)).count();
-                let nz = h.iter().filter(|v| **v != 0.0).count();
-                eprintln!("HDBG el {el} n {n} mode {k} zero-rows {zr} nonzeros {nz} of {} dirs {}", n * n, ws.len());
-            }
             if nq < ws.len() {
                 for (j, uj) in u.chunks_exact(n).enumerate() {
                     y.clear();
@@ -538,7 +533,8 @@ fn contract_directions_rows<const W: usize>(model: &Model, data: &Data, set: &[u
         wl.extend(ws.iter().flat_map(|w| entry.coords.iter().map(|&c| w[c])));
         for k in 0..m {
             let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
-            for (i, w) in wl.chunks_exact(n.max(1)).enumerate().take(ws.len()) {
+            for i in 0..ws.len() {
+                let w = &wl[i * n..(i + 1) * n];
                 let mut z = [0.0; W];
                 for (hr, &c) in h.chunks_exact(n).zip(&entry.coords) {
                     let y: f64 = hr.iter().zip(w).map(|(hv, wv)| hv * wv).sum();
