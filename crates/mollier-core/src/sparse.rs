@@ -394,10 +394,12 @@ pub(crate) struct Lu {
 
 /// Right-hand sides beyond which one solve goes through faer's sparse factors (made once per
 /// factorization, [`Lu::add_sparse`]) rather than the blocks': faer's substitution handles the
-/// columns together, the blocks' one after another (measured: `DF` of a 100-body chain, 100
-/// columns, 1.08 against 0.73 ms; `D²F` of a 10-body chain, 65 columns, 106 against 86 µs; below
-/// this the blocks are faster, `DF` of a 10-body chain 33 against 38 µs).
-pub(crate) const MANY_COLUMNS: usize = 16;
+/// columns together, the blocks' one after another, but its factors cost a factorization more
+/// (measured: `DF` of a 100-body chain, 100 columns, 1.08 against 0.73 ms; `D²F` of a 10-body
+/// chain, 65 columns, 106 against 86 µs; `DF` of a 10-body chain, 10 columns, 33 against 38 µs;
+/// the shoulder's forward step, 18 directions on 42 unknowns in 11 blocks: 95k instructions the
+/// blocks, 135k faer's factors and solve, the crossing near 33 columns).
+pub(crate) const MANY_COLUMNS: usize = 32;
 
 impl Lu {
     fn ensure_mem(&mut self, req: StackReq) {
