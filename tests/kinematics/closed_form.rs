@@ -6,7 +6,7 @@ use mollier_tests::{FourBar, Rssr, SliderCrank, spherical_joint};
 use num_dual::second_derivative;
 
 /// θ = atan2(y, x) of (C − D) with its gradient and Hessian in (x, y).
-fn angle_and_derivatives(x: f64, y: f64) -> (f64, [f64; 2], [[f64; 2]; 2]) {
+pub(crate) fn angle_and_derivatives(x: f64, y: f64) -> (f64, [f64; 2], [[f64; 2]; 2]) {
     let r2 = x * x + y * y;
     let r4 = r2 * r2;
     (
@@ -16,7 +16,8 @@ fn angle_and_derivatives(x: f64, y: f64) -> (f64, [f64; 2], [[f64; 2]; 2]) {
     )
 }
 
-fn unwrap_to(a: f64, reference: f64) -> f64 {
+/// `a` plus the whole turns that bring it nearest `reference`.
+pub(crate) fn unwrap_to(a: f64, reference: f64) -> f64 {
     a + std::f64::consts::TAU * ((reference - a) / std::f64::consts::TAU).round()
 }
 

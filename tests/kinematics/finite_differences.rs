@@ -139,6 +139,7 @@ fn third_order_predictor_cuts_newton_iterations() {
 /// the four-bar, Freudenstein's closed form of the rocker's angle and its rate.
 #[test]
 fn chord_steps_end_where_newton_steps_do() {
+    use crate::closed_form::{angle_and_derivatives, unwrap_to};
     use mollier_core::{NewtonOptions, solve_positions_with};
     let fb = FourBar::crank_rocker();
     let (model, c, d) = fb.model();
@@ -153,12 +154,9 @@ fn chord_steps_end_where_newton_steps_do() {
         transfer::first_order(&model, &mut data).unwrap();
         let (t4, dt4, _) = fb.theta4_derivatives(fb.theta0 + q);
         let (p, o) = (data.position(&model, c), data.position(&model, d));
-        let (rx, ry) = (p[0] - o[0], p[1] - o[1]);
-        let a = ry.atan2(rx);
-        let a = a + std::f64::consts::TAU * ((t4 - a) / std::f64::consts::TAU).round();
-        // dθ4/dq = (rx ċy − ry ċx) / r²
-        let rate = (rx * data.df_x()[(cy, 0)] - ry * data.df_x()[(cx, 0)]) / (rx * rx + ry * ry);
-        worst = [worst[0].max((a - t4).abs()), worst[1].max((rate - dt4).abs())];
+        let (a, g, _) = angle_and_derivatives(p[0] - o[0], p[1] - o[1]);
+        let rate = g[0] * data.df_x()[(cx, 0)] + g[1] * data.df_x()[(cy, 0)];
+        worst = [worst[0].max((unwrap_to(a, t4) - t4).abs()), worst[1].max((rate - dt4).abs())];
     }
     assert!(chords > 0 && worst.iter().all(|w| *w < 1e-12), "{chords} chord steps; angle, rate errors {worst:?}");
     chord_and_newton_agree();
