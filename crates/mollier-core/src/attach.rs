@@ -484,11 +484,12 @@ mod tests {
     /// The rates of every input at once on the rows are, bit for bit, those of the column-by-column
     /// pass (`rates`, the definition `v_p = v_o + J v_λ`), for a point on a body whose origin
     /// hangs from another body, at every row width, with as many inputs as the width allows and
-    /// fewer; the columns get the same values and the padding stays 0.
+    /// fewer; the columns get the same values and the padding stays 0; and both are the placed
+    /// points' rates by central differences.
     #[test]
     fn the_rates_on_rows_are_the_column_rates() {
         fn check<const W: usize>(rng: &mut Rng, nq: usize) {
-            let (att, _, jac) = two_bodies(rng, 17);
+            let (att, x, jac) = two_bodies(rng, 17);
             // the frames' rates per input (the attached rows are left at 0 for both)
             let frames = |c: usize| !(7..10).contains(&c) && c < 14;
             let mut columns: Vec<Vec<f64>> =
@@ -513,6 +514,20 @@ mod tests {
                     assert_eq!(copies[j][c].to_bits(), v.to_bits(), "W {W}, input {j}, coordinate {c}");
                 }
                 assert!(col[14..17].iter().all(|v| *v != 0.0), "the point moves");
+                // against the definition: the placed points moved along the frames' rates, by
+                // central differences (exact but for rounding: `x_p` is quadratic in the frames)
+                let h = 1e-3;
+                let placed = |sign: f64| {
+                    let mut y: Vec<f64> = x.iter().zip(col).map(|(xv, v)| xv + sign * h * v).collect();
+                    let mut jy = vec![[[0.0; 4]; 3]; 2];
+                    att.place(&mut y, &mut jy);
+                    y
+                };
+                let (plus, minus) = (placed(1.0), placed(-1.0));
+                for c in (7..10).chain(14..17) {
+                    let fd = (plus[c] - minus[c]) / (2.0 * h);
+                    assert!((rows[c * W + j] - fd).abs() < 1e-11, "W {W}, input {j}, coordinate {c}: {fd}");
+                }
             }
             assert!((0..17).all(|c| rows[c * W + nq..(c + 1) * W].iter().all(|v| v.to_bits() == 0)));
         }

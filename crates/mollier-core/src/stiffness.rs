@@ -314,13 +314,17 @@ fn stiffness_in(
             failed
         }
     };
-    if let Some(k) = failed {
-        let (g, entry) = (&groups[k], &model.elements[groups[k].el]);
-        return Err(KinematicsError::NonFinite {
+    // a group's element and mode named in the error
+    let non_finite = |g: &Group| {
+        let entry = &model.elements[g.el];
+        KinematicsError::NonFinite {
             element: entry.name.clone(),
             mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
             what: "Hessian",
-        });
+        }
+    };
+    if let Some(k) = failed {
+        return Err(non_finite(&groups[k]));
     }
     // the shared coordinates' blocks summed per set in the elements' order, then each set's
     // ½ U_Fᵀ (Σ s H_FF) U_F
@@ -346,19 +350,14 @@ fn stiffness_in(
             if nf == 0 {
                 continue;
             }
-            if !sums[o..o + size(nf)].iter().sum::<f64>().is_finite() {
+            if !all_finite(&sums[o..o + size(nf)]) {
                 // the first of the set's elements whose part is not finite (else the first)
                 let of_set = || groups.iter().filter(|g| g.plan.nf > 0 && g.plan.set == k);
                 let g = of_set()
-                    .find(|g| !parts[g.plan.part..g.plan.part + size(nf)].iter().all(|v| v.is_finite()))
+                    .find(|g| !all_finite(&parts[g.plan.part..g.plan.part + size(nf)]))
                     .or_else(|| of_set().next())
                     .expect("a set has elements");
-                let entry = &model.elements[g.el];
-                return Err(KinematicsError::NonFinite {
-                    element: entry.name.clone(),
-                    mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
-                    what: "Hessian",
-                });
+                return Err(non_finite(g));
             }
             let hf = &sums[o..o + size(nf)];
             scratches[0].add_congruence_sharing(df, f, None, false, hf, 0.5, pair);

@@ -13,7 +13,6 @@
 
 use faer::{Mat, MatMut};
 
-use crate::attach::{Attachments, Jacobian};
 use crate::data::{Data, n_pairs, pair_index, shaped};
 use crate::element::Order;
 use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, solve_unchecked};
@@ -231,27 +230,23 @@ fn first_order_from(
     let stride = df_stride(nq);
     // the attached rows from their frames': on the rows, every input at once, then copied to
     // the columns; with rows wider than 16, column by column
-    let by_rows = match stride {
-        4 => Some(Attachments::rates_of_rows::<4> as fn(&Attachments, &[Jacobian], &mut [f64], &mut [&mut [f64]])),
-        8 => Some(Attachments::rates_of_rows::<8> as _),
-        12 => Some(Attachments::rates_of_rows::<12> as _),
-        16 => Some(Attachments::rates_of_rows::<16> as _),
-        _ => None,
-    };
-    match by_rows {
-        Some(rates) if !att.is_empty() => {
-            df_rows(dfx, rows);
-            let mut cols: [&mut [f64]; 16] = Default::default();
-            for (dst, col) in cols.iter_mut().zip(dfx.col_iter_mut()) {
-                *dst = col.try_as_col_major_mut().expect("a contiguous column").as_slice_mut();
-            }
-            rates(att, &data.att_jac, rows, &mut cols[..nq]);
+    if att.is_empty() || stride > 16 {
+        for j in 0..nq {
+            att.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
         }
-        _ => {
-            for j in 0..nq {
-                att.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
-            }
-            df_rows(dfx, rows);
+        df_rows(dfx, rows);
+    } else {
+        df_rows(dfx, rows);
+        let mut cols: [&mut [f64]; 16] = Default::default();
+        for (dst, col) in cols.iter_mut().zip(dfx.col_iter_mut()) {
+            *dst = col.try_as_col_major_mut().expect("a contiguous column").as_slice_mut();
+        }
+        let (jac, cols) = (&data.att_jac, &mut cols[..nq]);
+        match stride {
+            4 => att.rates_of_rows::<4>(jac, rows, cols),
+            8 => att.rates_of_rows::<8>(jac, rows, cols),
+            12 => att.rates_of_rows::<12>(jac, rows, cols),
+            _ => att.rates_of_rows::<16>(jac, rows, cols),
         }
     }
     moves.clear();

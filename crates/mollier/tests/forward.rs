@@ -341,7 +341,7 @@ fn energy_balances_the_work_of_muscles_and_dampers() {
 #[test]
 fn the_dynamic_second_order_is_the_full_one_where_it_is_read() {
     // the shoulder: D²F_e whole, and D²F_x at the masses, as second_order computes them
-    let c = mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry()).unwrap();
+    let c = shoulder_model();
     let m = &c.model;
     let q: Vec<f64> = (0..m.n_q()).map(|i| 0.05 * ((i as f64) * 1.7).sin()).collect();
     let mut a = mollier_core::Data::new(m);
@@ -380,6 +380,11 @@ fn the_dynamic_second_order_is_the_full_one_where_it_is_read() {
     }
 }
 
+/// The shoulder as a forward model (`models/shoulder/shoulder-forward.toml`).
+fn shoulder_model() -> Compiled {
+    mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry()).unwrap()
+}
+
 /// The shoulder off rest, at rest (`v = 0`, where `∂f/∂x` is exact) with the muscles at a
 /// tone: `(sys state x, ẋ, u)`.
 fn shoulder_state(sys: &Musculoskeletal<'_>, c: &Compiled) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
@@ -401,7 +406,7 @@ fn the_shoulders_stiffness_is_exact_without_the_paths_second_order() {
     // ∂f_v/∂q of the shoulder (95 wrapping paths, soft contact): the muscles' geometric stiffness
     // Σ F_m ∂²L_m/∂q² is summed without the paths' D²F_e; against (1) the sum written with the
     // full second-order transfer functions, to round-off, (2) central differences of f_v
-    let c = mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry()).unwrap();
+    let c = shoulder_model();
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let l = sys.layout();
     let n = l.n;
@@ -473,7 +478,7 @@ fn one_evaluation_of_the_paths_gives_what_two_gave() {
     // solve, which evaluates them to first order, and a stiffness that evaluates them itself
     use mollier_core::kinematics::{NewtonOptions, solve_positions, solve_positions_with};
     use mollier_core::linearize::linearize_motion_with;
-    let c = mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry()).unwrap();
+    let c = shoulder_model();
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let (m, n) = (&c.model, sys.layout().n);
     let (x, xd, _) = shoulder_state(&sys, &c);
@@ -526,7 +531,7 @@ fn one_evaluation_of_the_paths_gives_what_two_gave() {
 fn a_non_finite_stiffness_names_its_element() {
     use mollier_core::kinematics::{KinematicsError, solve_positions};
     use mollier_core::linearize::linearize_motion_with;
-    let c = mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry()).unwrap();
+    let c = shoulder_model();
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let (m, n) = (&c.model, sys.layout().n);
     let (x, xd, _) = shoulder_state(&sys, &c);
