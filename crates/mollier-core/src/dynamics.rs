@@ -372,12 +372,18 @@ pub fn kinetostatics_into(
     out: &mut Kinetostatics,
 ) -> Result<(), KinematicsError> {
     transfer::coordinate_accelerations(model, data, qd, qdd)?;
-    let w = &mut data.work;
-    let mut buffers = [&mut w.x_force, &mut w.x_inertia, &mut w.x_nodal, &mut w.c_rhs].map(std::mem::take);
-    let [net, fin, free, rhs] = &mut buffers;
-    let result = kinetostatics_in(model, data, sigma_free, extra, out, [net, fin, free, rhs]);
-    let w = &mut data.work;
-    [w.x_force, w.x_inertia, w.x_nodal, w.c_rhs] = buffers;
+    let xdd = std::mem::take(&mut data.xdd);
+    let result = with_buffers(data, |data, [net, fin, free, rhs]| {
+        stresses_in(model, data, &xdd, sigma_free, extra, &mut out.sigma, [net, fin, free, rhs])?;
+        // Dᵀσ − (f − f_in)
+        out.nodal.resize(model.n_x(), 0.0);
+        stress_to_nodal_into(model, data, &out.sigma, &mut out.nodal);
+        for (a, b) in out.nodal.iter_mut().zip(net.iter()) {
+            *a -= b;
+        }
+        Ok(())
+    });
+    data.xdd = xdd;
     if result.is_err() {
         out.sigma.clear();
         out.nodal.clear();
@@ -385,26 +391,60 @@ pub fn kinetostatics_into(
     result
 }
 
-/// [`kinetostatics_into`] after the accelerations, with vectors of n_x (three) and n_unknowns
-/// to work in.
-fn kinetostatics_in(
+/// The stresses of [`kinetostatics`] (`Kinetostatics::sigma`, n_e, into `sigma`) for a caller
+/// that has the accelerations: `xdd` (n_x) is read at the masses' and rotors' coordinates only
+/// (as [`crate::linearize::MotionLinearization::inertial_accelerations`] gives them), the
+/// velocities `ẋ` are `data`'s (as the linearization leaves them). Neither the accelerations'
+/// second-order pass nor the nodal reactions are formed. On an error `sigma` is empty.
+pub fn kinetostatic_stresses(
     model: &Model,
     data: &mut Data,
+    xdd: &[f64],
     sigma_free: Option<&[f64]>,
     extra: &[Load],
-    out: &mut Kinetostatics,
+    sigma: &mut Vec<f64>,
+) -> Result<(), KinematicsError> {
+    if xdd.len() != model.n_x() {
+        return Err(KinematicsError::InputLength { expected: model.n_x(), got: xdd.len() });
+    }
+    let result = with_buffers(data, |data, bufs| stresses_in(model, data, xdd, sigma_free, extra, sigma, bufs));
+    if result.is_err() {
+        sigma.clear();
+    }
+    result
+}
+
+/// Run `f` with four of `data`'s work vectors (n_x three, n_unknowns one) taken out of it.
+fn with_buffers<T>(data: &mut Data, f: impl FnOnce(&mut Data, [&mut Vec<f64>; 4]) -> T) -> T {
+    let w = &mut data.work;
+    let mut buffers = [&mut w.x_force, &mut w.x_inertia, &mut w.x_nodal, &mut w.c_rhs].map(std::mem::take);
+    let [net, fin, free, rhs] = &mut buffers;
+    let result = f(data, [net, fin, free, rhs]);
+    let w = &mut data.work;
+    [w.x_force, w.x_inertia, w.x_nodal, w.c_rhs] = buffers;
+    result
+}
+
+/// The stresses of kinetostatics with the accelerations `xdd` (n_x) and the velocities in
+/// `data`; leaves `f − f_in` in `net` (n_x).
+fn stresses_in(
+    model: &Model,
+    data: &mut Data,
+    xdd: &[f64],
+    sigma_free: Option<&[f64]>,
+    extra: &[Load],
+    sigma: &mut Vec<f64>,
     [net, fin, nodal_free, rhs]: [&mut Vec<f64>; 4],
 ) -> Result<(), KinematicsError> {
     net.fill(0.0);
     add_external_forces(model, data, extra, net);
     fin.fill(0.0);
-    add_inertia_forces(model, &data.x, &data.xd, &data.xdd, fin);
+    add_inertia_forces(model, &data.x, &data.xd, xdd, fin);
     for (a, b) in net.iter_mut().zip(fin.iter()) {
         *a -= b;
     }
     // forces on attached nodes act on their bodies (`stress_to_nodal` carries the stresses' too)
     model.attachments.pull_back(&data.att_jac, net);
-    let sigma = &mut out.sigma;
     sigma.clear();
     sigma.resize(model.n_e(), 0.0);
     match sigma_free {
@@ -429,11 +469,6 @@ fn kinetostatics_in(
     crate::kinematics::solve_transpose_checked(model, data, faer::MatMut::from_column_major_slice_mut(rhs, nc, 1))?;
     for (r, &m) in model.rows.iter().enumerate() {
         sigma[m] = rhs[r];
-    }
-    out.nodal.resize(model.n_x(), 0.0);
-    stress_to_nodal_into(model, data, sigma, &mut out.nodal);
-    for (a, b) in out.nodal.iter_mut().zip(net.iter()) {
-        *a -= b;
     }
     Ok(())
 }

@@ -47,6 +47,9 @@ pub struct MotionLinearization {
     pub d_q: Mat<f64>,
     /// `∂r/∂v` (n_q x n_q).
     pub d_v: Mat<f64>,
+    /// `ẍ = DF_x v̇ + D²F_x(v, v)` (n_x) at the coordinates of the masses and rotors, 0 elsewhere:
+    /// the accelerations of the inertia forces ([`crate::dynamics::kinetostatic_stresses`]).
+    pub inertial_accelerations: Vec<f64>,
 }
 
 /// `Ḡ(a)ᵀ J Ḡ(b)` (4x4).
@@ -161,8 +164,8 @@ pub fn linearize_motion_with(
     let dynamics = &model.dynamics;
     // D²F_x(v, v) = Σ_k v_k D²F_x(v, e_k)
     let mass_rows =
-        dynamics.masses.iter().map(|&(node, _)| (node, 3)).chain(dynamics.rotors.iter().map(|(node, _)| (*node, 4)));
-    for (node, len) in mass_rows {
+        || dynamics.masses.iter().map(|&(node, _)| (node, 3)).chain(dynamics.rotors.iter().map(|(node, _)| (*node, 4)));
+    for (node, len) in mass_rows() {
         let o = model.nodes[node.index()].offset;
         for (k, vk) in v.iter().enumerate() {
             for (a, d) in xdd[o..o + len].iter_mut().zip(&d2.col_as_slice(k)[o..o + len]) {
@@ -174,6 +177,14 @@ pub fn linearize_motion_with(
     let mut net = external_forces(model, data, &[]);
     for (a, b) in net.iter_mut().zip(inertia_forces(model, &data.x, &xd, &xdd)) {
         *a -= b;
+    }
+    // the whole accelerations where the masses sit: D²F_x(v, v) + DF_x v̇
+    let mut inertial_accelerations = xdd;
+    for (node, len) in mass_rows() {
+        let o = model.nodes[node.index()].offset;
+        for (a, b) in inertial_accelerations[o..o + len].iter_mut().zip(&xa[o..o + len]) {
+            *a += b;
+        }
     }
     let df = &data.df_x;
     // the coordinates with a force (masses, loads: a few of n_x)
@@ -366,5 +377,5 @@ pub fn linearize_motion_with(
     data.work.d2_dirs = d2;
     data.work.d2e_v = d2e_v;
     crate::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q)?;
-    Ok(MotionLinearization { residual, mass, d_q, d_v })
+    Ok(MotionLinearization { residual, mass, d_q, d_v, inertial_accelerations })
 }

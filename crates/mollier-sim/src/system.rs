@@ -130,6 +130,10 @@ pub struct Linearization {
     pub contraction: Vec<Contraction>,
     /// Activation partials per muscle: `(∂f_a/∂a, ∂f_a/∂u)` (`∂f_a/∂ȧ = 1`).
     pub activation: Vec<(f64, f64)>,
+    /// The kernel's coordinates' accelerations where masses sit (n_x, as
+    /// [`mollier_core::linearize::MotionLinearization::inertial_accelerations`]): for
+    /// kinetostatics at this state.
+    pub inertial_accelerations: Vec<f64>,
 }
 
 /// The workspace of a system: the kernel's `Data`.
@@ -210,7 +214,18 @@ impl<'m> Musculoskeletal<'m> {
         }
         // Σ_m (∂F_m/∂L_m) ∂L_m/∂q ∂L_m/∂qᵀ
         add_weighted_gram(&mut fv_q, &grad, contraction.iter().map(|c| c.force_d_length));
-        Ok(Linearization { layout, f, mass: lin.mass, fv_q, fv_v: lin.d_v, grad, length, contraction, activation })
+        Ok(Linearization {
+            layout,
+            f,
+            mass: lin.mass,
+            fv_q,
+            fv_v: lin.d_v,
+            grad,
+            length,
+            contraction,
+            activation,
+            inertial_accelerations: lin.inertial_accelerations,
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use mollier_core::ElementId;
-use mollier_core::dynamics::{element_forces, kinetostatics, law_stresses};
+use mollier_core::dynamics::{element_forces, kinetostatic_stresses, law_stresses};
 use mollier_core::geometry::{mat_t_vec, rotation};
 use mollier_format::{Diagnostic, Diagnostics};
 use mollier_optim::{deviation_angles, stability_index};
@@ -349,16 +349,16 @@ impl<'a> ForwardRun<'a> {
     fn stability(&mut self, lin: &Linearization, mut sigma: Vec<f64>) -> Result<Option<[f64; 6]>, SimError> {
         let Some((cone, slots)) = &self.cone else { return Ok(None) };
         let model = self.system.model;
-        let l = self.system.layout();
-        let (v, vdot) = (&self.state.x[l.n..2 * l.n], &self.state.xd[l.n..2 * l.n]);
         for (k, m) in self.system.muscles.iter().enumerate() {
             sigma[m.mode.index()] = lin.contraction[k].force;
         }
-        let ks = kinetostatics(model, &mut self.ws.data, v, vdot, Some(&sigma), &[])?;
+        // the linearization left this state's velocities in the workspace and its accelerations
+        let mut ks = Vec::new();
+        kinetostatic_stresses(model, &mut self.ws.data, &lin.inertial_accelerations, Some(&sigma), &[], &mut ks)?;
         let data = &self.ws.data;
         let mut f = [0.0; 3];
         for (el, offs) in slots {
-            let on_nodes = element_forces(model, data, *el, &ks.sigma);
+            let on_nodes = element_forces(model, data, *el, &ks);
             for &o in offs {
                 for a in 0..3 {
                     f[a] -= on_nodes[o + a];

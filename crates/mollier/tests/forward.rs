@@ -555,3 +555,65 @@ fn a_non_finite_stiffness_names_its_element() {
         }
     }
 }
+
+/// The forward frame's joint force takes the accelerations the linearization formed at the masses
+/// (`inertial_accelerations`) instead of a second-order pass of its own: on the shoulder moving
+/// (v ≠ 0, so the convective part counts), those accelerations against (1) the kernel's own
+/// second-order pass (`coordinate_accelerations`) and (2) central differences of the solved
+/// positions along `q(t) = q + v t + v̇ t²/2`; and the stresses from them against `kinetostatics`.
+#[test]
+fn the_linearizations_accelerations_give_kinetostatics_stresses() {
+    use mollier_core::dynamics::{kinetostatic_stresses, kinetostatics};
+    use mollier_core::kinematics::solve_positions;
+    use mollier_core::linearize::linearize_motion;
+    let c = shoulder_model();
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let (m, n) = (&c.model, sys.layout().n);
+    let (mut x, xd, _) = shoulder_state(&sys, &c);
+    for i in 0..n {
+        x[n + i] = 0.4 * ((i as f64) * 0.9 + 0.3).sin();
+    }
+    let (q, v, vdot) = (&x[..n], &x[n..2 * n], &xd[n..2 * n]);
+    let sigma_free: Vec<f64> = (0..m.n_e()).map(|k| 10.0 * ((k as f64) * 0.3).cos()).collect();
+    let mut a = mollier_core::Data::new(m);
+    solve_positions(m, &mut a, q).unwrap();
+    let lin = linearize_motion(m, &mut a, v, vdot).unwrap();
+    let mut sigma = Vec::new();
+    kinetostatic_stresses(m, &mut a, &lin.inertial_accelerations, Some(&sigma_free), &[], &mut sigma).unwrap();
+    let mut b = mollier_core::Data::new(m);
+    solve_positions(m, &mut b, q).unwrap();
+    let ks = kinetostatics(m, &mut b, v, vdot, Some(&sigma_free), &[]).unwrap();
+    // the coordinates where masses and rotors sit
+    let d = m.dynamics();
+    let rows: Vec<usize> = (d.masses.iter().map(|&(node, _)| (node, 3)))
+        .chain(d.rotors.iter().map(|(node, _)| (*node, 4)))
+        .flat_map(|(node, len)| {
+            let o = m.nodes()[node.index()].offset;
+            o..o + len
+        })
+        .collect();
+    assert!(rows.len() >= 9, "masses and rotors: {}", rows.len());
+    let acc = &lin.inertial_accelerations;
+    let scale = rows.iter().fold(1e-3f64, |s, &r| s.max(b.xdd()[r].abs()));
+    let kernel = rows.iter().fold(0.0f64, |w, &r| w.max((acc[r] - b.xdd()[r]).abs() / scale));
+    // central differences of x(q(t)) at t = ±h
+    let h = 1e-4;
+    let at = |t: f64| -> Vec<f64> {
+        let qt: Vec<f64> = (0..n).map(|i| q[i] + v[i] * t + 0.5 * vdot[i] * t * t).collect();
+        let mut d = mollier_core::Data::new(m);
+        solve_positions(m, &mut d, &qt).unwrap();
+        d.x().to_vec()
+    };
+    let (xp, x0, xm) = (at(h), at(0.0), at(-h));
+    let differences =
+        rows.iter().fold(0.0f64, |w, &r| w.max((acc[r] - (xp[r] - 2.0 * x0[r] + xm[r]) / (h * h)).abs() / scale));
+    let s_scale = ks.sigma.iter().fold(1.0f64, |s, v| s.max(v.abs()));
+    let stresses = sigma.iter().zip(&ks.sigma).fold(0.0f64, |w, (p, q)| w.max((p - q).abs() / s_scale));
+    eprintln!(
+        "ẍ at the masses: {kernel:.1e} from the second-order pass, {differences:.1e} from differences; σ {stresses:.1e}"
+    );
+    assert!(scale > 0.1, "the accelerations are exercised: {scale}");
+    assert!(kernel < 1e-12, "against the second-order pass: {kernel:e}");
+    assert!(differences < 1e-5, "against central differences: {differences:e}");
+    assert!(stresses < 1e-12, "stresses against kinetostatics: {stresses:e}");
+}
