@@ -99,7 +99,8 @@ pub(crate) struct Work {
     pub q_b: Vec<f64>,
     pub dq: Vec<f64>,
     pub zeros_q: Vec<f64>,
-    /// `n_x` each: a predicted step and its second-order part; forces.
+    /// `n_x` each: a predicted step (or a linearization's `DF_x v̇`) and its second-order part;
+    /// forces.
     pub x_step: Vec<f64>,
     pub x_second: Vec<f64>,
     pub x_force: Vec<f64>,

@@ -120,6 +120,30 @@ fn add_inertia_forces(model: &Model, x: &[f64], xd: &[f64], xdd: &[f64], f: &mut
     }
 }
 
+/// `f − f_in` (n_x, into `net`; `fin` n_x to work in): the external forces of
+/// [`external_forces`] less the inertia forces of [`inertia_forces`] at velocities `xd` and
+/// accelerations `xdd` (n_x; read where masses and rotors sit).
+pub(crate) fn net_forces(
+    model: &Model,
+    data: &Data,
+    xd: &[f64],
+    xdd: &[f64],
+    extra: &[Load],
+    net: &mut Vec<f64>,
+    fin: &mut Vec<f64>,
+) {
+    let nx = model.n_x();
+    net.clear();
+    net.resize(nx, 0.0);
+    add_external_forces(model, data, extra, net);
+    fin.clear();
+    fin.resize(nx, 0.0);
+    add_inertia_forces(model, &data.x, xd, xdd, fin);
+    for (a, b) in net.iter_mut().zip(fin.iter()) {
+        *a -= b;
+    }
+}
+
 /// External generalized forces `f` (n_x): gravity on the masses, the model's constant loads, and
 /// `extra` loads, at the configuration in `data`.
 pub fn external_forces(model: &Model, data: &Data, extra: &[Load]) -> Vec<f64> {
@@ -436,13 +460,7 @@ fn stresses_in(
     sigma: &mut Vec<f64>,
     [net, fin, nodal_free, rhs]: [&mut Vec<f64>; 4],
 ) -> Result<(), KinematicsError> {
-    net.fill(0.0);
-    add_external_forces(model, data, extra, net);
-    fin.fill(0.0);
-    add_inertia_forces(model, &data.x, &data.xd, xdd, fin);
-    for (a, b) in net.iter_mut().zip(fin.iter()) {
-        *a -= b;
-    }
+    net_forces(model, data, &data.xd, xdd, extra, net, fin);
     // forces on attached nodes act on their bodies (`stress_to_nodal` carries the stresses' too)
     model.attachments.pull_back(&data.att_jac, net);
     sigma.clear();

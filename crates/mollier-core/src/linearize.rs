@@ -28,7 +28,7 @@
 use faer::Mat;
 
 use crate::data::{Data, shaped};
-use crate::dynamics::{Load, external_forces, inertia_forces, mass_matrix, rotational_mass};
+use crate::dynamics::{Load, mass_matrix, net_forces, rotational_mass};
 use crate::element::Order;
 use crate::geometry::{Mat3, Quat, g_matrix, gbar_matrix, quat_at};
 use crate::ids::{ElementId, ModeId};
@@ -116,19 +116,24 @@ pub fn linearize_motion_with(
     evaluate_elements(model, data, &laws, Order::Hessian)?;
     let mass = mass_matrix(model, data)?;
     let nx = model.n_x();
-    // the velocities ẋ = DF_x v, ė = DF_e v, and the accelerations' first-order part DF_x v̇
-    let times = |a: &Mat<f64>, w: &[f64]| -> Vec<f64> {
+    // the velocities ẋ = DF_x v, ė = DF_e v, and the accelerations' first-order part DF_x v̇,
+    // in the kernel's vectors (ẋ, ė are set in `data` at the end)
+    let times = |a: &Mat<f64>, w: &[f64], out: &mut Vec<f64>| {
+        out.clear();
         // the first column written (0 + a w_0: the sums of zeroed storage, without zeroing it)
-        let Some((w0, rest)) = w.split_first() else { return vec![0.0; a.nrows()] };
-        let mut out: Vec<f64> = a.col_as_slice(0).iter().map(|av| 0.0 + av * w0).collect();
+        let Some((w0, rest)) = w.split_first() else { return out.resize(a.nrows(), 0.0) };
+        out.extend(a.col_as_slice(0).iter().map(|av| 0.0 + av * w0));
         for (j, wj) in rest.iter().enumerate() {
             for (o, av) in out.iter_mut().zip(a.col_as_slice(j + 1)) {
                 *o += av * wj;
             }
         }
-        out
     };
-    let (xd, ed, xa) = (times(&data.df_x, v), times(&data.df_e, v), times(&data.df_x, vdot));
+    let (mut xd, mut ed, mut xa) =
+        (std::mem::take(&mut data.xd), std::mem::take(&mut data.ed), std::mem::take(&mut data.work.x_step));
+    times(&data.df_x, v, &mut xd);
+    times(&data.df_e, v, &mut ed);
+    times(&data.df_x, vdot, &mut xa);
     // D²F_x(v, e_k) (columns k) and D²F_x(v̇, e_k) (columns n_q + k) where masses and loads sit:
     // the directions the inertia's partials need; its weighted terms (D²F_x · f) go to the
     // stiffness
@@ -140,6 +145,7 @@ pub fn linearize_motion_with(
     if let Err(e) = directions {
         data.work.d2_dirs = d2;
         data.work.d2e_v = d2e_v;
+        (data.xd, data.ed, data.work.x_step) = (xd, ed, xa);
         return Err(e);
     }
     // D²F_e(v, e_k) of the laws' modes (rows), = ∇e · D²F_x(v, e_k) + ẋᵀ H DF_x e_k
@@ -174,10 +180,8 @@ pub fn linearize_motion_with(
         }
     }
     // DF_xᵀ (f − f_in): loads and the velocity terms (the laws' stresses are added below)
-    let mut net = external_forces(model, data, &[]);
-    for (a, b) in net.iter_mut().zip(inertia_forces(model, &data.x, &xd, &xdd)) {
-        *a -= b;
-    }
+    let (mut net, mut fin) = (std::mem::take(&mut data.work.x_force), std::mem::take(&mut data.work.x_inertia));
+    net_forces(model, data, &xd, &xdd, &[], &mut net, &mut fin);
     // the whole accelerations where the masses sit: D²F_x(v, v) + DF_x v̇
     let mut inertial_accelerations = xdd;
     for (node, len) in mass_rows() {
@@ -189,6 +193,7 @@ pub fn linearize_motion_with(
     let df = &data.df_x;
     // the coordinates with a force (masses, loads: a few of n_x)
     let loaded: Vec<(usize, f64)> = net.iter().copied().enumerate().filter(|(_, f)| *f != 0.0).collect();
+    (data.work.x_force, data.work.x_inertia) = (net, fin);
     let mut residual: Vec<f64> = (0..nq)
         .map(|i| {
             let inertia: f64 = (0..nq).map(|j| mass[(i, j)] * vdot[j]).sum();
@@ -200,7 +205,9 @@ pub fn linearize_motion_with(
     let mut d_v = Mat::<f64>::zeros(nq, nq);
     let x = &data.x;
     // the forces that weight D²F_x in ∂r/∂q (n_x), and the modes' (laws' stresses)
-    let mut weight = vec![0.0; nx];
+    let mut weight = std::mem::take(&mut data.work.x_nodal);
+    weight.clear();
+    weight.resize(nx, 0.0);
     let mut modes: Vec<(ModeId, f64)> = geometric.to_vec();
     // a node's rows of DF_x (n_q values each, one after the other)
     let mut rows = vec![0.0; 4 * nq];
@@ -371,11 +378,12 @@ pub fn linearize_motion_with(
             }
         }
     }
-    data.xd = xd;
-    data.ed = ed;
+    (data.xd, data.ed, data.work.x_step) = (xd, ed, xa);
     data.qd.copy_from_slice(v);
     data.work.d2_dirs = d2;
     data.work.d2e_v = d2e_v;
-    crate::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q)?;
+    let stiffness = crate::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q);
+    data.work.x_nodal = weight;
+    stiffness?;
     Ok(MotionLinearization { residual, mass, d_q, d_v, inertial_accelerations })
 }
