@@ -379,6 +379,10 @@ pub(crate) struct Lu {
     dense: Vec<f64>,
     pivots: Vec<usize>,
     rhs: Vec<f64>,
+    /// Several right-hand sides by rows, and their solutions as they are solved (n x k each,
+    /// row-major).
+    by_rows: Vec<f64>,
+    solved: Vec<f64>,
     /// One block's part of a right-hand side.
     block: Vec<f64>,
     /// Values of the entries outside the diagonal blocks, in the orders of `Blocks::off_by_row`
@@ -470,9 +474,11 @@ impl Lu {
         if let (true, false, Some(blocks)) = (self.blocks, many, &pattern.blocks) {
             debug_assert!(self.valid);
             let mut rhs = rhs;
-            for j in 0..rhs.ncols() {
-                let col = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
+            if rhs.ncols() == 1 {
+                let col = rhs.as_mut().col_mut(0).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
                 self.solve_blocks(blocks, col, transpose);
+            } else {
+                self.solve_blocks_together(blocks, rhs, transpose);
             }
             return;
         }
@@ -514,6 +520,72 @@ impl Lu {
             }
         }
         Ok(())
+    }
+
+    /// [`Lu::solve_blocks`] for the `k` columns of `rhs` (n x k) together: each column's numbers
+    /// are formed by the same operations in the same order, but an entry outside the diagonal
+    /// blocks is read once for all columns, which lie side by side (rows of `k`).
+    fn solve_blocks_together(&mut self, blocks: &Blocks, mut rhs: MatMut<'_, f64>, transpose: bool) {
+        let (n, k) = (rhs.nrows(), rhs.ncols());
+        // the right-hand sides by rows in, the solutions by rows out: every entry is written
+        // before it is read (sized, not zeroed)
+        for v in [&mut self.by_rows, &mut self.solved] {
+            if v.len() < n * k {
+                v.resize(n * k, 0.0);
+            }
+        }
+        for j in 0..k {
+            let col = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
+            for (i, v) in col.iter().enumerate() {
+                self.by_rows[i * k + j] = *v;
+            }
+        }
+        let nb = blocks.len();
+        for step in 0..nb {
+            let b = if transpose { nb - 1 - step } else { step };
+            let (s0, s1) = (blocks.start[b], blocks.start[b + 1]);
+            let (off, values, start) = if transpose {
+                (&blocks.off_by_col, &self.off_col, &blocks.off_col_start)
+            } else {
+                (&blocks.off_by_row, &self.off_row, &blocks.off_row_start)
+            };
+            let range = start[b]..start[b + 1];
+            for (&(_, r, c), a) in off[range.clone()].iter().zip(&values[range]) {
+                let (to, from) = if transpose { (c, r) } else { (r, c) };
+                let (dst, src) = (&mut self.by_rows[to * k..(to + 1) * k], &self.solved[from * k..(from + 1) * k]);
+                for (d, x) in dst.iter_mut().zip(src) {
+                    *d -= a * x;
+                }
+            }
+            let a = &self.dense[blocks.dense_start[b]..blocks.dense_start[b + 1]];
+            let (s, pivots) = (s1 - s0, &self.pivots[s0..s1]);
+            let t = &mut self.block[..s];
+            for j in 0..k {
+                if transpose {
+                    for (i, ti) in t.iter_mut().enumerate() {
+                        *ti = self.by_rows[blocks.cols[s0 + i] * k + j];
+                    }
+                    lu_solve_transpose(a, s, t);
+                    for (ti, &p) in t.iter().zip(pivots) {
+                        self.solved[blocks.rows[s0 + p] * k + j] = *ti;
+                    }
+                } else {
+                    for (ti, &p) in t.iter_mut().zip(pivots) {
+                        *ti = self.by_rows[blocks.rows[s0 + p] * k + j];
+                    }
+                    lu_solve(a, s, t);
+                    for (i, ti) in t.iter().enumerate() {
+                        self.solved[blocks.cols[s0 + i] * k + j] = *ti;
+                    }
+                }
+            }
+        }
+        for j in 0..k {
+            let col = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
+            for (i, v) in col.iter_mut().enumerate() {
+                *v = self.solved[i * k + j];
+            }
+        }
     }
 
     /// `D_cc x = b` in place (`v`: `b` by row in, `x` by column out), block by block forward; or
@@ -612,6 +684,29 @@ mod tests {
             }
             for (ri, bi) in r.iter().zip(&b) {
                 assert!((ri - bi).abs() < 1e-13 * (1.0 + bi.abs()));
+            }
+            // three columns solved together by the blocks: each column the bits it has alone,
+            // and each satisfying its system
+            let cols: Vec<Vec<f64>> = (0..3)
+                .map(|j| b.iter().enumerate().map(|(i, v)| v * (1.0 + j as f64) - 0.1 * (i * j) as f64).collect())
+                .collect();
+            let mut together = cols.concat();
+            let mut lu = Lu::default();
+            lu.factor(p, &a, Method::Blocks).expect("regular");
+            lu.solve(p, MatMut::from_column_major_slice_mut(&mut together, n, 3), transpose);
+            for (c, x) in cols.iter().zip(together.chunks_exact(n)) {
+                let mut alone = c.clone();
+                lu.solve(p, MatMut::from_column_major_slice_mut(&mut alone, n, 1), transpose);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&alone), bits(x), "transpose {transpose}: together and alone");
+                if transpose {
+                    p.mul_t(&a, x, &mut r)
+                } else {
+                    p.mul(&a, x, &mut r)
+                }
+                for (ri, bi) in r.iter().zip(c) {
+                    assert!((ri - bi).abs() < 1e-13 * (1.0 + bi.abs()), "transpose {transpose}: {ri} vs {bi}");
+                }
             }
         }
     }
