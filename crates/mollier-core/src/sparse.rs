@@ -405,6 +405,12 @@ pub(crate) struct Lu {
 /// blocks, 135k faer's factors and solve, the crossing near 33 columns).
 pub(crate) const MANY_COLUMNS: usize = 32;
 
+/// Right-hand sides from which the blocks' solve takes them together
+/// ([`Lu::solve_blocks_together`]) rather than one after another. Measured (instructions): the
+/// shoulder's forward step, whose 9 and 18 columns gain 19k and 12k; the shoulder posture's 6
+/// columns, which lose 4k (the transposition in and out costs more than the shared reads save).
+const TOGETHER: usize = 8;
+
 impl Lu {
     fn ensure_mem(&mut self, req: StackReq) {
         let bytes = req.size_bytes();
@@ -474,9 +480,12 @@ impl Lu {
         if let (true, false, Some(blocks)) = (self.blocks, many, &pattern.blocks) {
             debug_assert!(self.valid);
             let mut rhs = rhs;
-            if rhs.ncols() == 1 {
-                let col = rhs.as_mut().col_mut(0).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
-                self.solve_blocks(blocks, col, transpose);
+            if rhs.ncols() < TOGETHER {
+                for j in 0..rhs.ncols() {
+                    let col =
+                        rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
+                    self.solve_blocks(blocks, col, transpose);
+                }
             } else {
                 self.solve_blocks_together(blocks, rhs, transpose);
             }
@@ -685,15 +694,16 @@ mod tests {
             for (ri, bi) in r.iter().zip(&b) {
                 assert!((ri - bi).abs() < 1e-13 * (1.0 + bi.abs()));
             }
-            // three columns solved together by the blocks: each column the bits it has alone,
-            // and each satisfying its system
-            let cols: Vec<Vec<f64>> = (0..3)
+            // enough columns to be solved together by the blocks: each column the bits it has
+            // alone, and each satisfying its system
+            let k = TOGETHER + 1;
+            let cols: Vec<Vec<f64>> = (0..k)
                 .map(|j| b.iter().enumerate().map(|(i, v)| v * (1.0 + j as f64) - 0.1 * (i * j) as f64).collect())
                 .collect();
             let mut together = cols.concat();
             let mut lu = Lu::default();
             lu.factor(p, &a, Method::Blocks).expect("regular");
-            lu.solve(p, MatMut::from_column_major_slice_mut(&mut together, n, 3), transpose);
+            lu.solve(p, MatMut::from_column_major_slice_mut(&mut together, n, k), transpose);
             for (c, x) in cols.iter().zip(together.chunks_exact(n)) {
                 let mut alone = c.clone();
                 lu.solve(p, MatMut::from_column_major_slice_mut(&mut alone, n, 1), transpose);
