@@ -536,9 +536,9 @@ impl Lu {
     /// blocks is read once for all columns, which lie side by side (rows of `k`).
     fn solve_blocks_together(&mut self, blocks: &Blocks, mut rhs: MatMut<'_, f64>, transpose: bool) {
         let (n, k) = (rhs.nrows(), rhs.ncols());
-        // the right-hand sides by rows in, the solutions by rows out: every entry is written
-        // before it is read (sized, not zeroed)
-        for v in [&mut self.by_rows, &mut self.solved] {
+        let (mut by_rows, mut solved) = (std::mem::take(&mut self.by_rows), std::mem::take(&mut self.solved));
+        // every entry is written before it is read (sized, not zeroed)
+        for v in [&mut by_rows, &mut solved] {
             if v.len() < n * k {
                 v.resize(n * k, 0.0);
             }
@@ -546,99 +546,72 @@ impl Lu {
         for j in 0..k {
             let col = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
             for (i, v) in col.iter().enumerate() {
-                self.by_rows[i * k + j] = *v;
+                by_rows[i * k + j] = *v;
             }
         }
-        let nb = blocks.len();
-        for step in 0..nb {
-            let b = if transpose { nb - 1 - step } else { step };
-            let (s0, s1) = (blocks.start[b], blocks.start[b + 1]);
-            let (off, values, start) = if transpose {
-                (&blocks.off_by_col, &self.off_col, &blocks.off_col_start)
-            } else {
-                (&blocks.off_by_row, &self.off_row, &blocks.off_row_start)
-            };
-            let range = start[b]..start[b + 1];
-            for (&(_, r, c), a) in off[range.clone()].iter().zip(&values[range]) {
-                let (to, from) = if transpose { (c, r) } else { (r, c) };
-                let (dst, src) = (&mut self.by_rows[to * k..(to + 1) * k], &self.solved[from * k..(from + 1) * k]);
-                for (d, x) in dst.iter_mut().zip(src) {
-                    *d -= a * x;
-                }
-            }
-            let a = &self.dense[blocks.dense_start[b]..blocks.dense_start[b + 1]];
-            let (s, pivots) = (s1 - s0, &self.pivots[s0..s1]);
-            let t = &mut self.block[..s];
-            for j in 0..k {
-                if transpose {
-                    for (i, ti) in t.iter_mut().enumerate() {
-                        *ti = self.by_rows[blocks.cols[s0 + i] * k + j];
-                    }
-                    lu_solve_transpose(a, s, t);
-                    for (ti, &p) in t.iter().zip(pivots) {
-                        self.solved[blocks.rows[s0 + p] * k + j] = *ti;
-                    }
-                } else {
-                    for (ti, &p) in t.iter_mut().zip(pivots) {
-                        *ti = self.by_rows[blocks.rows[s0 + p] * k + j];
-                    }
-                    lu_solve(a, s, t);
-                    for (i, ti) in t.iter().enumerate() {
-                        self.solved[blocks.cols[s0 + i] * k + j] = *ti;
-                    }
-                }
-            }
-        }
+        self.substitute(blocks, &mut by_rows[..n * k], &mut solved[..n * k], k, transpose);
         for j in 0..k {
             let col = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
             for (i, v) in col.iter_mut().enumerate() {
-                *v = self.solved[i * k + j];
+                *v = solved[i * k + j];
             }
         }
+        (self.by_rows, self.solved) = (by_rows, solved);
     }
 
     /// `D_cc x = b` in place (`v`: `b` by row in, `x` by column out), block by block forward; or
     /// `D_ccᵀ y = c` (`c` by column in, `y` by row out), block by block backward.
     fn solve_blocks(&mut self, blocks: &Blocks, v: &mut [f64], transpose: bool) {
-        self.rhs.clear();
-        self.rhs.extend_from_slice(v);
+        let mut b = std::mem::take(&mut self.rhs);
+        b.clear();
+        b.extend_from_slice(v);
+        self.substitute(blocks, &mut b, v, 1, transpose);
+        self.rhs = b;
+    }
+
+    /// The blocks' substitution for `k` right-hand sides side by side (rows of `k`): `b` the
+    /// right-hand sides by row (by column when transposed), used up; `x` the solutions by column
+    /// (by row when transposed), every entry written.
+    #[inline(always)]
+    fn substitute(&mut self, blocks: &Blocks, b: &mut [f64], x: &mut [f64], k: usize, transpose: bool) {
         let nb = blocks.len();
         for step in 0..nb {
-            let b = if transpose { nb - 1 - step } else { step };
-            let (s0, s1) = (blocks.start[b], blocks.start[b + 1]);
+            let bk = if transpose { nb - 1 - step } else { step };
+            let (s0, s1) = (blocks.start[bk], blocks.start[bk + 1]);
             // less the unknowns of the blocks already solved
             let (off, values, start) = if transpose {
                 (&blocks.off_by_col, &self.off_col, &blocks.off_col_start)
             } else {
                 (&blocks.off_by_row, &self.off_row, &blocks.off_row_start)
             };
-            let range = start[b]..start[b + 1];
+            let range = start[bk]..start[bk + 1];
             for (&(_, r, c), a) in off[range.clone()].iter().zip(&values[range]) {
-                if transpose {
-                    self.rhs[c] -= a * v[r];
-                } else {
-                    self.rhs[r] -= a * v[c];
+                let (to, from) = if transpose { (c, r) } else { (r, c) };
+                for (d, s) in b[to * k..(to + 1) * k].iter_mut().zip(&x[from * k..(from + 1) * k]) {
+                    *d -= a * s;
                 }
             }
-            let a = &self.dense[blocks.dense_start[b]..blocks.dense_start[b + 1]];
+            let a = &self.dense[blocks.dense_start[bk]..blocks.dense_start[bk + 1]];
             let (s, pivots) = (s1 - s0, &self.pivots[s0..s1]);
             let t = &mut self.block[..s];
             // P A = L U: A x = b is L U x = P b; Aᵀ y = c is Uᵀ Lᵀ (P y) = c
-            if transpose {
-                for (i, ti) in t.iter_mut().enumerate() {
-                    *ti = self.rhs[blocks.cols[s0 + i]];
-                }
-                lu_solve_transpose(a, s, t);
-                for (ti, &p) in t.iter().zip(pivots) {
-                    v[blocks.rows[s0 + p]] = *ti;
-                }
-            } else {
-                for (ti, &p) in t.iter_mut().zip(pivots) {
-                    *ti = self.rhs[blocks.rows[s0 + p]];
-                }
-                lu_solve(a, s, t);
-                for (i, ti) in t.iter().enumerate() {
-                    v[blocks.cols[s0 + i]] = *ti;
+            for j in 0..k {
+                if transpose {
+                    for (i, ti) in t.iter_mut().enumerate() {
+                        *ti = b[blocks.cols[s0 + i] * k + j];
+                    }
+                    lu_solve_transpose(a, s, t);
+                    for (ti, &p) in t.iter().zip(pivots) {
+                        x[blocks.rows[s0 + p] * k + j] = *ti;
+                    }
+                } else {
+                    for (ti, &p) in t.iter_mut().zip(pivots) {
+                        *ti = b[blocks.rows[s0 + p] * k + j];
+                    }
+                    lu_solve(a, s, t);
+                    for (i, ti) in t.iter().enumerate() {
+                        x[blocks.cols[s0 + i] * k + j] = *ti;
+                    }
                 }
             }
         }
