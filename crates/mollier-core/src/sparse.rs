@@ -407,7 +407,7 @@ pub(crate) const MANY_COLUMNS: usize = 32;
 
 /// Right-hand sides from which the blocks' solve takes them together
 /// ([`Lu::solve_blocks_together`]) rather than one after another. Measured (instructions): the
-/// shoulder's forward step, whose 9 and 18 columns gain 19k and 12k; the shoulder posture's 6
+/// shoulder's forward step, whose 9 and 18 columns gain 19k and 3k; the shoulder posture's 6
 /// columns, which lose 4k (the transposition in and out costs more than the shared reads save).
 const TOGETHER: usize = 8;
 
