@@ -387,8 +387,10 @@ impl<'a> ForwardRun<'a> {
             .enumerate()
             .map(|(k, mu)| {
                 let (s, a) = (st.x[l.s() + k], st.x[l.a() + k]);
-                let ms = mu.hill.state(a, s, st.xd[l.s() + k], length[k]);
-                [u[k], a, ms.force, ms.fibre_length, ms.fibre_velocity, length[k]]
+                // the tendon force is the linearization's; the fibre's length and velocity
+                // (`HillMuscle::state`'s, without its curves)
+                let (fibre_length, cos, _, _) = mu.hill.fibre(s);
+                [u[k], a, lin.contraction[k].force, fibre_length, st.xd[l.s() + k] * cos, length[k]]
             })
             .collect();
         let largest = |r: std::ops::Range<usize>| lin.f[r].iter().fold(0.0f64, |m, v| m.max(v.abs()));
