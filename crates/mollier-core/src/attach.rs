@@ -195,9 +195,13 @@ impl Attachments {
 
     /// Carry generalized forces at attached coordinates to their frames, children first:
     /// `f_o += f_p`, `f_λ += Jᵀ f_p`. The attached entries keep the force that passes through
-    /// them (their own plus their children's).
+    /// them (their own plus their children's). A point without force adds nothing (most of a
+    /// model's points carry no mass or load).
     pub fn pull_back(&self, jac: &[Jacobian], f: &mut [f64]) {
         for (a, j) in self.list.iter().zip(jac).rev() {
+            if f[a.node..a.node + 3] == [0.0; 3] {
+                continue;
+            }
             for i in 0..3 {
                 let fp = f[a.node + i];
                 f[a.origin + i] += fp;
