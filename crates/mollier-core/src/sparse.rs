@@ -408,7 +408,8 @@ pub(crate) const MANY_COLUMNS: usize = 32;
 /// Right-hand sides from which the blocks' solve takes them together
 /// ([`Lu::solve_blocks_together`]) rather than one after another. Measured (instructions): the
 /// shoulder's forward step, whose 9 and 18 columns gain 19k and 3k; the shoulder posture's 6
-/// columns, which lose 4k (the transposition in and out costs more than the shared reads save).
+/// columns gain nothing (they lost 4k before both ways shared [`Lu::substitute`]: the
+/// transposition in and out cost what the shared reads saved).
 const TOGETHER: usize = 8;
 
 impl Lu {
