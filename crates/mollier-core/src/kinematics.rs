@@ -204,39 +204,41 @@ pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), Kine
 }
 
 /// [`evaluate`] to first order, with the free elements `hessian` (by element, `true` for those
-/// wanted) evaluated to second order on their own coordinates: `keep(i, h)` gets element `i`'s
-/// Hessians there (m x n_own x n_own, row-major) from the same evaluation that gave its value and
-/// gradient, not checked for finiteness (values and gradients are). Always evaluates the free
+/// wanted) evaluated to second order on their own coordinates: element `i`'s Hessians there
+/// (m x n_own x n_own, row-major), from the same evaluation that gave its value and gradient, are
+/// written into `kept` at `kept_at[i] = Some((offset, 0))` (`kept` grown as needed, never
+/// shrunk), not checked for finiteness (values and gradients are). Always evaluates the free
 /// elements, even when they were.
 pub(crate) fn evaluate_keeping_hessians(
     model: &Model,
     data: &mut Data,
     hessian: &[bool],
-    keep: &mut dyn FnMut(usize, &[f64]),
+    kept: &mut Vec<f64>,
+    kept_at: &mut [Option<(usize, usize)>],
 ) -> Result<(), KinematicsError> {
     begin_free_elements(model, data)?;
-    if data.d2e.len() != model.d2e_len {
-        data.d2e = vec![0.0; model.d2e_len];
-    }
+    // the Hessians written where they are kept, one after another from the start of `kept`
+    // (grown when they need more: a step's are as long as the last's, and nothing is zeroed
+    // twice)
+    let mut at = 0;
     for &i in &model.free_elements {
         if !hessian[i] {
             evaluate_elements(model, data, &[i], Order::Gradient)?;
             continue;
         }
-        // the own Hessian goes to the chain rule's scratch or, without attached nodes, in place
-        evaluate_own(model, data, i, Order::Hessian)?;
         let entry = &model.elements[i];
+        let len = entry.element.layout().n_modes() * entry.own.len().pow(2);
+        if kept.len() < at + len {
+            kept.resize(at + len, 0.0);
+        }
+        evaluate_own_to(model, data, i, Order::Hessian, Some(&mut kept[at..at + len]))?;
         if let Some(chain) = &entry.chain {
             chain_rule(model, data, i, chain, Order::Gradient);
         }
-        check_finite(model, data, i, Order::Gradient)?;
-        let len = entry.element.layout().n_modes() * entry.own.len().pow(2);
         // its user checks what it uses of the Hessian (crate::stiffness)
-        let h = match entry.chain {
-            Some(_) => &data.chain_h[..len],
-            None => &data.d2e[entry.d2e_offset..entry.d2e_offset + len],
-        };
-        keep(i, h);
+        check_finite(model, data, i, Order::Gradient)?;
+        kept_at[i] = Some((at, 0));
+        at += len;
     }
     data.order_free = Some(Order::Gradient);
     Ok(())
@@ -341,13 +343,27 @@ pub(crate) fn all_finite(v: &[f64]) -> bool {
 /// or for an element on attached nodes to the chain rule's (its own gradient, kept for its
 /// forces, and a scratch Hessian).
 fn evaluate_own(model: &Model, data: &mut Data, i: usize, order: Order) -> Result<(), KinematicsError> {
+    evaluate_own_to(model, data, i, order, None)
+}
+
+/// [`evaluate_own`], its Hessians (when `order` asks for them) into `hessians` (m x n_own x
+/// n_own) if given, instead of the kernel's buffers.
+fn evaluate_own_to(
+    model: &Model,
+    data: &mut Data,
+    i: usize,
+    order: Order,
+    hessians: Option<&mut [f64]>,
+) -> Result<(), KinematicsError> {
     let entry = &model.elements[i];
     let m = entry.element.layout().n_modes();
-    let (de, d2e) = match &entry.chain {
+    let (de, d2e) = match (&entry.chain, hessians) {
+        (None, Some(h)) => (&mut data.de[entry.de_offset..], h),
+        (Some(c), Some(h)) => (&mut data.de_own[c.de_own_offset..], h),
         // the Hessians' buffer is sized only once they are asked for
-        None if order >= Order::Hessian => (&mut data.de[entry.de_offset..], &mut data.d2e[entry.d2e_offset..]),
-        None => (&mut data.de[entry.de_offset..], &mut [][..]),
-        Some(c) => (&mut data.de_own[c.de_own_offset..], &mut data.chain_h[..]),
+        (None, None) if order >= Order::Hessian => (&mut data.de[entry.de_offset..], &mut data.d2e[entry.d2e_offset..]),
+        (None, None) => (&mut data.de[entry.de_offset..], &mut [][..]),
+        (Some(c), None) => (&mut data.de_own[c.de_own_offset..], &mut data.chain_h[..]),
     };
     let (e, state) = (&mut data.e[entry.mode_offset..entry.mode_offset + m], &mut data.states[i]);
     evaluate_into(entry, &data.x, &mut data.xloc, order, e, de, d2e, state)

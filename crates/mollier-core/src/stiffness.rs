@@ -86,15 +86,12 @@ fn keep_hessians(
     for m in weighted.iter().filter(|m| matches!(model.mode_role[m.index()], ModeRole::Dependent)) {
         wanted[model.mode_element[m.index()].0.index()] = true;
     }
-    kept.clear();
     kept_at.clear();
     kept_at.resize(ne, None);
     let result = if data.threads() <= 1 {
-        evaluate_keeping_hessians(model, data, wanted, &mut |i, h| {
-            kept_at[i] = Some((kept.len(), 0));
-            kept.extend_from_slice(h);
-        })
+        evaluate_keeping_hessians(model, data, wanted, kept, kept_at)
     } else {
+        kept.clear();
         // the same evaluations, each element's on its own storage, spread over the threads
         // (crate::parallel): the same bits
         (|| {
