@@ -353,6 +353,7 @@ impl Data {
         self.lu.valid = false;
         self.df_valid = false;
         self.d2f_valid = false;
+        self.work.stiffness.forget_force();
     }
 
     /// Nodal coordinates `x` (n_x).

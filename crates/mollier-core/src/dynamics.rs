@@ -19,12 +19,12 @@
 //! `j` (a moment about a driven hinge, N m; a force along a driven coordinate, N), and `σ_law` the
 //! stresses that constitutive laws give the free and input modes.
 
-use faer::Mat;
+use faer::{Mat, MatMut};
 
 use crate::data::Data;
 use crate::geometry::{Mat3, Quat, Vec3, g_matrix, gbar_matrix, quat_at};
 use crate::ids::{ElementId, ModeId, NodeId};
-use crate::kinematics::KinematicsError;
+use crate::kinematics::{KinematicsError, solve_transpose_checked};
 use crate::model::{CoordRole, Input, ModeRole, Model};
 use crate::transfer;
 
@@ -415,27 +415,52 @@ pub fn kinetostatics_into(
     result
 }
 
-/// The stresses of [`kinetostatics`] (`Kinetostatics::sigma`, n_e, into `sigma`) for a caller
-/// that has the accelerations: `xdd` (n_x) is read at the masses' and rotors' coordinates only
-/// (as [`crate::linearize::MotionLinearization::inertial_accelerations`] gives them), the
-/// velocities `ẋ` are `data`'s (as the linearization leaves them). Neither the accelerations'
-/// second-order pass nor the nodal reactions are formed. On an error `sigma` is empty.
+/// The stresses of [`kinetostatics`] (`Kinetostatics::sigma`, n_e, into `sigma`) at the state of
+/// the last [`crate::linearize::linearize_motion_with`] on `data`, nothing solved since, from the
+/// force its geometric stiffness weighted `D²F_x` with: `W + Σ_k w_k ∇e_k` carried to the frames,
+/// `W` the masses' `m (DF_x v̇ − g)`, the rotors' `M_λ DF_λ v̇` and the loads' `−f`, `w_k` the
+/// laws' stresses and the forces along the weighted modes. The right-hand side of kinetostatics,
+/// `f − f_in − Dᵀ σ`, is that force's negative less the inertia of the velocities
+/// (`M D²F_x(v, v) + h(ẋ)`, at the masses and rotors only): no pass over the elements.
+/// `velocity_accelerations` (n_x) is the linearization's; `sigma_free` (n_e) holds the stresses
+/// it weighted, which `sigma` reports on the free modes. On an error `sigma` is empty.
 pub fn kinetostatic_stresses(
     model: &Model,
     data: &mut Data,
-    xdd: &[f64],
-    sigma_free: Option<&[f64]>,
-    extra: &[Load],
+    velocity_accelerations: &[f64],
+    sigma_free: &[f64],
     sigma: &mut Vec<f64>,
 ) -> Result<(), KinematicsError> {
-    if xdd.len() != model.n_x() {
-        return Err(KinematicsError::InputLength { expected: model.n_x(), got: xdd.len() });
+    sigma.clear();
+    for (expected, got) in [(model.n_x(), velocity_accelerations.len()), (model.n_e(), sigma_free.len())] {
+        if got != expected {
+            return Err(KinematicsError::InputLength { expected, got });
+        }
     }
-    let result = with_buffers(data, |data, bufs| stresses_in(model, data, xdd, sigma_free, extra, sigma, bufs));
-    if result.is_err() {
-        sigma.clear();
+    if data.work.stiffness.force().is_none() {
+        return Err(KinematicsError::NotLinearized);
     }
-    result
+    let (mut fv, mut rhs) = (std::mem::take(&mut data.work.x_inertia), std::mem::take(&mut data.work.c_rhs));
+    fv.clear();
+    fv.resize(model.n_x(), 0.0);
+    add_inertia_forces(model, &data.x, &data.xd, velocity_accelerations, &mut fv);
+    model.attachments.pull_back(&data.att_jac, &mut fv);
+    let force = data.work.stiffness.force().expect("checked above");
+    rhs.clear();
+    rhs.extend(model.dependent_coords.iter().map(|&c| -(force[c] + fv[c])));
+    let nc = rhs.len();
+    let solved = solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(&mut rhs, nc, 1));
+    if solved.is_ok() {
+        sigma.resize(model.n_e(), 0.0);
+        for &m in &model.dependent_modes {
+            sigma[m] = sigma_free[m];
+        }
+        for (r, &m) in model.rows.iter().enumerate() {
+            sigma[m] = rhs[r];
+        }
+    }
+    (data.work.x_inertia, data.work.c_rhs) = (fv, rhs);
+    solved
 }
 
 /// Run `f` with four of `data`'s work vectors (n_x three, n_unknowns one) taken out of it.
@@ -484,7 +509,7 @@ fn stresses_in(
         *v = net[c] - nodal_free[c];
     }
     let nc = rhs.len();
-    crate::kinematics::solve_transpose_checked(model, data, faer::MatMut::from_column_major_slice_mut(rhs, nc, 1))?;
+    solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(rhs, nc, 1))?;
     for (r, &m) in model.rows.iter().enumerate() {
         sigma[m] = rhs[r];
     }
@@ -570,7 +595,7 @@ pub fn kinetostatic_influence(
         }
         dsigma[(m.index(), j)] = 1.0;
     }
-    crate::kinematics::solve_transpose_checked(model, data, rhs.as_mut())?;
+    solve_transpose_checked(model, data, rhs.as_mut())?;
     let mut dnodal = Mat::<f64>::zeros(nx, k);
     let mut s = vec![0.0; ne];
     for j in 0..k {

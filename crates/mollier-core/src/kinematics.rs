@@ -87,6 +87,9 @@ pub enum KinematicsError {
     /// Transfer functions were asked for before positions were solved.
     #[error("the configuration is not solved: call solve_positions first")]
     NotSolved,
+    /// Kinetostatics from a linearization was asked for where none stands.
+    #[error("the motion is not linearized at this configuration: call linearize_motion_with first")]
+    NotLinearized,
     /// `D_cc` turned singular on the way to a configuration, in a model that was solved before:
     /// a dead point, where the constraints become dependent (the edge of the inputs' reach).
     #[error(
@@ -1055,5 +1058,26 @@ pub fn solve_positions_explained(model: &Model, data: &mut Data, q: &[f64]) -> R
             Err(KinematicsError::Unreachable { inputs, cause: Box::new(cause) })
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::all_finite;
+
+    /// Every length through a few vectors and a tail, a non-finite value at every place.
+    #[test]
+    fn all_finite_finds_every_non_finite_value() {
+        for n in 0..70 {
+            let v: Vec<f64> = (0..n).map(|i| [f64::MAX, -f64::MAX, 1e-300, -0.0, 3.5][i % 5]).collect();
+            assert!(all_finite(&v), "{n}");
+            for i in 0..n {
+                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                    let mut w = v.clone();
+                    w[i] = bad;
+                    assert!(!all_finite(&w), "{n} {i} {bad}");
+                }
+            }
+        }
     }
 }

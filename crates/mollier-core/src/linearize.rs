@@ -47,9 +47,10 @@ pub struct MotionLinearization {
     pub d_q: Mat<f64>,
     /// `∂r/∂v` (n_q x n_q).
     pub d_v: Mat<f64>,
-    /// `ẍ = DF_x v̇ + D²F_x(v, v)` (n_x) at the coordinates of the masses and rotors, 0 elsewhere:
-    /// the accelerations of the inertia forces ([`crate::dynamics::kinetostatic_stresses`]).
-    pub inertial_accelerations: Vec<f64>,
+    /// `D²F_x(v, v)` (n_x, m/s² and 1/s²) at the coordinates of the masses and rotors, 0
+    /// elsewhere: the accelerations of the velocities, whose inertia the weights of `d_q` leave
+    /// out (the whole `ẍ` adds `DF_x v̇`; [`crate::dynamics::kinetostatic_stresses`]).
+    pub velocity_accelerations: Vec<f64>,
 }
 
 /// `Ḡ(a)ᵀ J Ḡ(b)` (4x4).
@@ -182,14 +183,6 @@ pub fn linearize_motion_with(
     // DF_xᵀ (f − f_in): loads and the velocity terms (the laws' stresses are added below)
     let (mut net, mut fin) = (std::mem::take(&mut data.work.x_force), std::mem::take(&mut data.work.x_inertia));
     net_forces(model, data, &xd, &xdd, &[], &mut net, &mut fin);
-    // the whole accelerations where the masses sit: D²F_x(v, v) + DF_x v̇
-    let mut inertial_accelerations = xdd;
-    for (node, len) in mass_rows() {
-        let o = model.nodes[node.index()].offset;
-        for (a, b) in inertial_accelerations[o..o + len].iter_mut().zip(&xa[o..o + len]) {
-            *a += b;
-        }
-    }
     let df = &data.df_x;
     // the coordinates with a force (masses, loads: a few of n_x)
     let loaded: Vec<(usize, f64)> = net.iter().copied().enumerate().filter(|(_, f)| *f != 0.0).collect();
@@ -385,5 +378,5 @@ pub fn linearize_motion_with(
     let stiffness = crate::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q);
     data.work.x_nodal = weight;
     stiffness?;
-    Ok(MotionLinearization { residual, mass, d_q, d_v, inertial_accelerations })
+    Ok(MotionLinearization { residual, mass, d_q, d_v, velocity_accelerations: xdd })
 }

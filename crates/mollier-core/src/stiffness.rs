@@ -54,9 +54,23 @@ pub(crate) fn add_geometric_stiffness(
     let nq = model.n_q();
     let df = Rows { nq, stride: crate::transfer::df_stride(nq), rows: &rows, moves: &moves };
     let result = stiffness_in(model, data, &df, weights, coordinates, out, &mut ws);
+    ws.force_valid = result.is_ok();
     (data.work.df_rows, data.work.df_moves) = (rows, moves);
     data.work.stiffness = ws;
     result
+}
+
+impl Workspace {
+    /// The force of the last [`add_geometric_stiffness`] (n_x: `W + Σ_k w_k ∇e_k`, carried to the
+    /// frames), while the configuration it was formed at stands.
+    pub(crate) fn force(&self) -> Option<&[f64]> {
+        self.force_valid.then_some(&self.force[..])
+    }
+
+    /// The configuration changed: [`Workspace::force`] no longer holds.
+    pub(crate) fn forget_force(&mut self) {
+        self.force_valid = false;
+    }
 }
 
 /// Evaluate every free element at the solved configuration to first order, as
@@ -457,6 +471,8 @@ impl Rows<'_> {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Workspace {
     force: Vec<f64>,
+    /// Whether `force` is the last call's, at the configuration in `Data`.
+    force_valid: bool,
     attached: Vec<bool>,
     pair: Vec<f64>,
     xloc: Vec<f64>,

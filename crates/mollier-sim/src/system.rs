@@ -130,10 +130,10 @@ pub struct Linearization {
     pub contraction: Vec<Contraction>,
     /// Activation partials per muscle: `(∂f_a/∂a, ∂f_a/∂u)` (`∂f_a/∂ȧ = 1`).
     pub activation: Vec<(f64, f64)>,
-    /// The kernel's coordinates' accelerations where masses sit (n_x, as
-    /// [`mollier_core::linearize::MotionLinearization::inertial_accelerations`]): for
-    /// kinetostatics at this state.
-    pub inertial_accelerations: Vec<f64>,
+    /// `D²F_x(v, v)` where masses sit (n_x, as
+    /// [`mollier_core::linearize::MotionLinearization::velocity_accelerations`]): for
+    /// kinetostatics at this state ([`mollier_core::dynamics::kinetostatic_stresses`]).
+    pub velocity_accelerations: Vec<f64>,
 }
 
 /// The workspace of a system: the kernel's `Data`.
@@ -224,7 +224,7 @@ impl<'m> Musculoskeletal<'m> {
             length,
             contraction,
             activation,
-            inertial_accelerations: lin.inertial_accelerations,
+            velocity_accelerations: lin.velocity_accelerations,
         })
     }
 }

@@ -352,9 +352,10 @@ impl<'a> ForwardRun<'a> {
         for (k, m) in self.system.muscles.iter().enumerate() {
             sigma[m.mode.index()] = lin.contraction[k].force;
         }
-        // the linearization left this state's velocities in the workspace and its accelerations
+        // the linearization at this state weighted these stresses (the laws', the muscles'), and
+        // left its force and velocities in the workspace
         let mut ks = Vec::new();
-        kinetostatic_stresses(model, &mut self.ws.data, &lin.inertial_accelerations, Some(&sigma), &[], &mut ks)?;
+        kinetostatic_stresses(model, &mut self.ws.data, &lin.velocity_accelerations, &sigma, &mut ks)?;
         let data = &self.ws.data;
         let mut f = [0.0; 3];
         for (el, offs) in slots {

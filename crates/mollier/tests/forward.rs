@@ -556,16 +556,19 @@ fn a_non_finite_stiffness_names_its_element() {
     }
 }
 
-/// The forward frame's joint force takes the accelerations the linearization formed at the masses
-/// (`inertial_accelerations`) instead of a second-order pass of its own: on the shoulder moving
-/// (v ≠ 0, so the convective part counts), those accelerations against (1) the kernel's own
-/// second-order pass (`coordinate_accelerations`) and (2) central differences of the solved
-/// positions along `q(t) = q + v t + v̇ t²/2`; and the stresses from them against `kinetostatics`.
+/// The forward frame's joint force is kinetostatics from the step's linearization: the force its
+/// geometric stiffness weighted, less the inertia of the velocities (`velocity_accelerations`),
+/// in one adjoint solve. On the shoulder moving (v ≠ 0, so the convective part counts), its
+/// muscles at arbitrary tensions: the accelerations `D²F_x(v, v) + DF_x v̇` at the masses against
+/// (1) the kernel's own second-order pass (`coordinate_accelerations`) and (2) central differences
+/// of the solved positions along `q(t) = q + v t + v̇ t²/2`; the stresses against `kinetostatics`
+/// given the same stresses on the free modes; none once the configuration moved.
 #[test]
-fn the_linearizations_accelerations_give_kinetostatics_stresses() {
-    use mollier_core::dynamics::{kinetostatic_stresses, kinetostatics};
+fn the_linearizations_force_gives_kinetostatics_stresses() {
+    use mollier_core::KinematicsError;
+    use mollier_core::dynamics::{kinetostatic_stresses, kinetostatics, law_stresses};
     use mollier_core::kinematics::solve_positions;
-    use mollier_core::linearize::linearize_motion;
+    use mollier_core::linearize::linearize_motion_with;
     let c = shoulder_model();
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let (m, n) = (&c.model, sys.layout().n);
@@ -574,12 +577,18 @@ fn the_linearizations_accelerations_give_kinetostatics_stresses() {
         x[n + i] = 0.4 * ((i as f64) * 0.9 + 0.3).sin();
     }
     let (q, v, vdot) = (&x[..n], &x[n..2 * n], &xd[n..2 * n]);
-    let sigma_free: Vec<f64> = (0..m.n_e()).map(|k| 10.0 * ((k as f64) * 0.3).cos()).collect();
+    let weights: Vec<_> =
+        c.muscles.iter().enumerate().map(|(k, mu)| (mu.mode, 40.0 + 30.0 * ((k as f64) * 0.3).cos())).collect();
     let mut a = mollier_core::Data::new(m);
     solve_positions(m, &mut a, q).unwrap();
-    let lin = linearize_motion(m, &mut a, v, vdot).unwrap();
+    let lin = linearize_motion_with(m, &mut a, v, vdot, &weights).unwrap();
+    // the stresses the linearization weighted: the laws' at its rates, the muscles' tensions
+    let mut sigma_free = law_stresses(m, &a);
+    for &(mode, w) in &weights {
+        sigma_free[mode.index()] = w;
+    }
     let mut sigma = Vec::new();
-    kinetostatic_stresses(m, &mut a, &lin.inertial_accelerations, Some(&sigma_free), &[], &mut sigma).unwrap();
+    kinetostatic_stresses(m, &mut a, &lin.velocity_accelerations, &sigma_free, &mut sigma).unwrap();
     let mut b = mollier_core::Data::new(m);
     solve_positions(m, &mut b, q).unwrap();
     let ks = kinetostatics(m, &mut b, v, vdot, Some(&sigma_free), &[]).unwrap();
@@ -593,7 +602,10 @@ fn the_linearizations_accelerations_give_kinetostatics_stresses() {
         })
         .collect();
     assert!(rows.len() >= 9, "masses and rotors: {}", rows.len());
-    let acc = &lin.inertial_accelerations;
+    let df = a.df_x();
+    let acc: Vec<f64> = (0..m.n_x())
+        .map(|r| lin.velocity_accelerations[r] + (0..n).map(|j| df[(r, j)] * vdot[j]).sum::<f64>())
+        .collect();
     let scale = rows.iter().fold(1e-3f64, |s, &r| s.max(b.xdd()[r].abs()));
     let kernel = rows.iter().fold(0.0f64, |w, &r| w.max((acc[r] - b.xdd()[r]).abs() / scale));
     // central differences of x(q(t)) at t = ±h
@@ -610,10 +622,16 @@ fn the_linearizations_accelerations_give_kinetostatics_stresses() {
     let s_scale = ks.sigma.iter().fold(1.0f64, |s, v| s.max(v.abs()));
     let stresses = sigma.iter().zip(&ks.sigma).fold(0.0f64, |w, (p, q)| w.max((p - q).abs() / s_scale));
     eprintln!(
-        "ẍ at the masses: {kernel:.1e} from the second-order pass, {differences:.1e} from differences; σ {stresses:.1e}"
+        "ẍ at the masses: {kernel:.1e} from the second-order pass, {differences:.1e} from differences; σ {stresses:.1e} \
+         (largest {s_scale:.1})"
     );
     assert!(scale > 0.1, "the accelerations are exercised: {scale}");
     assert!(kernel < 1e-12, "against the second-order pass: {kernel:e}");
     assert!(differences < 1e-5, "against central differences: {differences:e}");
-    assert!(stresses < 1e-12, "stresses against kinetostatics: {stresses:e}");
+    assert!(sigma.len() == m.n_e() && stresses < 1e-12, "stresses against kinetostatics: {stresses:e}");
+    // a new configuration: the linearization's force is not its
+    let q2: Vec<f64> = q.iter().map(|v| v + 0.01).collect();
+    solve_positions(m, &mut a, &q2).unwrap();
+    let moved = kinetostatic_stresses(m, &mut a, &lin.velocity_accelerations, &sigma_free, &mut sigma);
+    assert!(matches!(moved, Err(KinematicsError::NotLinearized)) && sigma.is_empty(), "{moved:?}");
 }
