@@ -16,7 +16,7 @@ use faer::sparse::linalg::lu::{LuRef, NumericLu, SymbolicLu, factorize_symbolic_
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par};
 
-use crate::dense::{lu_in_place, lu_solve, lu_solve_transpose};
+use crate::dense::{lu_in_place, lu_solve, lu_solve_many, lu_solve_transpose, lu_solve_transpose_many};
 use crate::model::{CoordRole, Input, Model};
 
 /// The CSC pattern of `D_cc` with scatter maps from element gradients.
@@ -383,8 +383,11 @@ pub(crate) struct Lu {
     /// row-major).
     by_rows: Vec<f64>,
     solved: Vec<f64>,
-    /// One block's part of a right-hand side.
+    /// One block's part of a right-hand side; of several (a block's rows of k values), and
+    /// their sums (k).
     block: Vec<f64>,
+    block_rows: Vec<f64>,
+    sums: Vec<f64>,
     /// Values of the entries outside the diagonal blocks, in the orders of `Blocks::off_by_row`
     /// and `Blocks::off_by_col`.
     off_row: Vec<f64>,
@@ -397,19 +400,21 @@ pub(crate) struct Lu {
 }
 
 /// Right-hand sides beyond which one solve goes through faer's sparse factors (made once per
-/// factorization, [`Lu::add_sparse`]) rather than the blocks': faer's substitution handles the
-/// columns together, the blocks' one after another, but its factors cost a factorization more
-/// (measured: `DF` of a 100-body chain, 100 columns, 1.08 against 0.73 ms; `D²F` of a 10-body
-/// chain, 65 columns, 106 against 86 µs; `DF` of a 10-body chain, 10 columns, 33 against 38 µs;
-/// the shoulder's forward step, 18 directions on 42 unknowns in 11 blocks: 95k instructions the
-/// blocks, 135k faer's factors and solve, the crossing near 33 columns).
-pub(crate) const MANY_COLUMNS: usize = 32;
+/// factorization, [`Lu::add_sparse`]) rather than the blocks': faer's factors cost a
+/// factorization more, the blocks' substitution of many columns moves them through its rows
+/// (n x k) in and out. Measured since the blocks solve the columns together along the rows
+/// ([`Lu::solve_blocks_together`]): `D²F` of a 10-body chain (55 and fewer columns) 946k
+/// instructions with faer, 844k with the blocks (wall clock 8-10 % faster, medians); `DF` of a
+/// 100-body chain, 100 columns, 19 % fewer instructions with the blocks but no faster by the
+/// clock, and of a 1000-body chain twice as slow (91 against 171 ms): faer above 64.
+pub(crate) const MANY_COLUMNS: usize = 64;
 
 /// Right-hand sides from which the blocks' solve takes them together
 /// ([`Lu::solve_blocks_together`]) rather than one after another. Measured (instructions): the
-/// shoulder's forward step, whose 9 and 18 columns gain 19k and 3k; the shoulder posture's 6
-/// columns gain nothing (they lost 4k before both ways shared [`Lu::substitute`]: the
-/// transposition in and out cost what the shared reads saved).
+/// shoulder's forward step, whose 9 and 18 columns gain 19k and 3k with an entry outside the
+/// diagonal blocks read once for all columns, and 21k more with the diagonal blocks solved along
+/// the rows ([`lu_solve_many`]); the shoulder posture's 6 columns lose 8k taken together (the
+/// transposition in and out costs more than the shared reads save).
 const TOGETHER: usize = 8;
 
 impl Lu {
@@ -534,7 +539,8 @@ impl Lu {
 
     /// [`Lu::solve_blocks`] for the `k` columns of `rhs` (n x k) together: each column's numbers
     /// are formed by the same operations in the same order, but an entry outside the diagonal
-    /// blocks is read once for all columns, which lie side by side (rows of `k`).
+    /// blocks is read once for all columns, which lie side by side (rows of `k`), and each
+    /// diagonal block is solved along those rows ([`lu_solve_many`]).
     fn solve_blocks_together(&mut self, blocks: &Blocks, mut rhs: MatMut<'_, f64>, transpose: bool) {
         let (n, k) = (rhs.nrows(), rhs.ncols());
         let (mut by_rows, mut solved) = (std::mem::take(&mut self.by_rows), std::mem::take(&mut self.solved));
@@ -543,6 +549,13 @@ impl Lu {
             if v.len() < n * k {
                 v.resize(n * k, 0.0);
             }
+        }
+        let largest = blocks.largest();
+        if self.block_rows.len() < largest * k {
+            self.block_rows.resize(largest * k, 0.0);
+        }
+        if self.sums.len() < k {
+            self.sums.resize(k, 0.0);
         }
         for j in 0..k {
             let col = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
@@ -594,8 +607,30 @@ impl Lu {
             }
             let a = &self.dense[blocks.dense_start[bk]..blocks.dense_start[bk + 1]];
             let (s, pivots) = (s1 - s0, &self.pivots[s0..s1]);
-            let t = &mut self.block[..s];
             // P A = L U: A x = b is L U x = P b; Aᵀ y = c is Uᵀ Lᵀ (P y) = c
+            if k > 1 {
+                // the block's rows of all k columns, solved along the rows
+                let (t, sums) = (&mut self.block_rows[..s * k], &mut self.sums[..k]);
+                if transpose {
+                    for (i, ti) in t.chunks_exact_mut(k).enumerate() {
+                        ti.copy_from_slice(&b[blocks.cols[s0 + i] * k..][..k]);
+                    }
+                    lu_solve_transpose_many(a, s, t, k, sums);
+                    for (ti, &p) in t.chunks_exact(k).zip(pivots) {
+                        x[blocks.rows[s0 + p] * k..][..k].copy_from_slice(ti);
+                    }
+                } else {
+                    for (ti, &p) in t.chunks_exact_mut(k).zip(pivots) {
+                        ti.copy_from_slice(&b[blocks.rows[s0 + p] * k..][..k]);
+                    }
+                    lu_solve_many(a, s, t, k, sums);
+                    for (i, ti) in t.chunks_exact(k).enumerate() {
+                        x[blocks.cols[s0 + i] * k..][..k].copy_from_slice(ti);
+                    }
+                }
+                continue;
+            }
+            let t = &mut self.block[..s];
             for j in 0..k {
                 if transpose {
                     for (i, ti) in t.iter_mut().enumerate() {
