@@ -422,20 +422,17 @@ pub fn kinetostatics_into(
 /// laws' stresses and the forces along the weighted modes. The right-hand side of kinetostatics,
 /// `f − f_in − Dᵀ σ`, is that force's negative less the inertia of the velocities
 /// (`M D²F_x(v, v) + h(ẋ)`, at the masses and rotors only): no pass over the elements.
-/// `velocity_accelerations` (n_x) is the linearization's; `sigma_free` (n_e) holds the stresses
-/// it weighted, which `sigma` reports on the free modes. On an error `sigma` is empty.
+/// `velocity_accelerations` (n_x) is the linearization's; the free modes' stresses in `sigma` are
+/// the weights `w_k` it used. On an error `sigma` is empty.
 pub fn kinetostatic_stresses(
     model: &Model,
     data: &mut Data,
     velocity_accelerations: &[f64],
-    sigma_free: &[f64],
     sigma: &mut Vec<f64>,
 ) -> Result<(), KinematicsError> {
     sigma.clear();
-    for (expected, got) in [(model.n_x(), velocity_accelerations.len()), (model.n_e(), sigma_free.len())] {
-        if got != expected {
-            return Err(KinematicsError::InputLength { expected, got });
-        }
+    if velocity_accelerations.len() != model.n_x() {
+        return Err(KinematicsError::InputLength { expected: model.n_x(), got: velocity_accelerations.len() });
     }
     if data.work.stiffness.force().is_none() {
         return Err(KinematicsError::NotLinearized);
@@ -452,8 +449,8 @@ pub fn kinetostatic_stresses(
     let solved = solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(&mut rhs, nc, 1));
     if solved.is_ok() {
         sigma.resize(model.n_e(), 0.0);
-        for &m in &model.dependent_modes {
-            sigma[m] = sigma_free[m];
+        for &(el, k, w) in data.work.stiffness.weights().expect("checked above") {
+            sigma[model.elements[el].mode_offset + k] += w;
         }
         for (r, &m) in model.rows.iter().enumerate() {
             sigma[m] = rhs[r];

@@ -310,8 +310,17 @@ pub fn linearize_motion_with(
     }
     // laws: r ∋ DF_eᵀ σ(e, ė), ė = DF_e v
     let dfe = &data.df_e;
-    let (mut sigma, mut ks, mut cs) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut dsig, mut dsig_v, mut erows, mut free) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // sized once for the element with the most modes (grown element by element, they were
+    // reallocated and copied every step)
+    let most = (0..model.elements.len())
+        .filter(|&el| model.law(ElementId::new(el)).is_some())
+        .map(|el| model.elements[el].element.layout().n_modes())
+        .max()
+        .unwrap_or(0);
+    let cap = |len: usize| Vec::<f64>::with_capacity(len);
+    let (mut sigma, mut ks, mut cs) = (cap(most), cap(most * most), cap(most * most));
+    let (mut dsig, mut dsig_v, mut erows) = (cap(most), cap(most), cap(most * nq));
+    let mut free = Vec::with_capacity(most);
     let (mut tq, mut tv) = (vec![0.0; nq], vec![0.0; nq]);
     for (el, entry) in model.elements.iter().enumerate() {
         let Some(law) = model.law(ElementId::new(el)) else { continue };

@@ -383,10 +383,8 @@ pub(crate) struct Lu {
     /// row-major).
     by_rows: Vec<f64>,
     solved: Vec<f64>,
-    /// One block's part of a right-hand side; of several (a block's rows of k values), and
-    /// their sums (k).
+    /// One block's part of the right-hand sides (its rows of k values), and a row's sums (k).
     block: Vec<f64>,
-    block_rows: Vec<f64>,
     sums: Vec<f64>,
     /// Values of the entries outside the diagonal blocks, in the orders of `Blocks::off_by_row`
     /// and `Blocks::off_by_col`.
@@ -519,7 +517,10 @@ impl Lu {
         self.dense.clear();
         self.dense.resize(size, 0.0);
         self.pivots.resize(blocks.rows.len(), 0);
-        self.block.resize(blocks.largest(), 0.0);
+        // (a together-solve may have grown it: kept)
+        if self.block.len() < blocks.largest() {
+            self.block.resize(blocks.largest(), 0.0);
+        }
         for &(slot, at) in &blocks.diag {
             self.dense[at] += values[slot];
         }
@@ -551,8 +552,8 @@ impl Lu {
             }
         }
         let largest = blocks.largest();
-        if self.block_rows.len() < largest * k {
-            self.block_rows.resize(largest * k, 0.0);
+        if self.block.len() < largest * k {
+            self.block.resize(largest * k, 0.0);
         }
         if self.sums.len() < k {
             self.sums.resize(k, 0.0);
@@ -610,7 +611,7 @@ impl Lu {
             // P A = L U: A x = b is L U x = P b; Aᵀ y = c is Uᵀ Lᵀ (P y) = c
             if k > 1 {
                 // the block's rows of all k columns, solved along the rows
-                let (t, sums) = (&mut self.block_rows[..s * k], &mut self.sums[..k]);
+                let (t, sums) = (&mut self.block[..s * k], &mut self.sums[..k]);
                 if transpose {
                     for (i, ti) in t.chunks_exact_mut(k).enumerate() {
                         ti.copy_from_slice(&b[blocks.cols[s0 + i] * k..][..k]);
@@ -630,24 +631,23 @@ impl Lu {
                 }
                 continue;
             }
+            // one column: the block's sizes known to the compiler (`lu_solve`)
             let t = &mut self.block[..s];
-            for j in 0..k {
-                if transpose {
-                    for (i, ti) in t.iter_mut().enumerate() {
-                        *ti = b[blocks.cols[s0 + i] * k + j];
-                    }
-                    lu_solve_transpose(a, s, t);
-                    for (ti, &p) in t.iter().zip(pivots) {
-                        x[blocks.rows[s0 + p] * k + j] = *ti;
-                    }
-                } else {
-                    for (ti, &p) in t.iter_mut().zip(pivots) {
-                        *ti = b[blocks.rows[s0 + p] * k + j];
-                    }
-                    lu_solve(a, s, t);
-                    for (i, ti) in t.iter().enumerate() {
-                        x[blocks.cols[s0 + i] * k + j] = *ti;
-                    }
+            if transpose {
+                for (i, ti) in t.iter_mut().enumerate() {
+                    *ti = b[blocks.cols[s0 + i]];
+                }
+                lu_solve_transpose(a, s, t);
+                for (ti, &p) in t.iter().zip(pivots) {
+                    x[blocks.rows[s0 + p]] = *ti;
+                }
+            } else {
+                for (ti, &p) in t.iter_mut().zip(pivots) {
+                    *ti = b[blocks.rows[s0 + p]];
+                }
+                lu_solve(a, s, t);
+                for (i, ti) in t.iter().enumerate() {
+                    x[blocks.cols[s0 + i]] = *ti;
                 }
             }
         }

@@ -67,6 +67,12 @@ impl Workspace {
         self.force_valid.then_some(&self.force[..])
     }
 
+    /// The weights of that call's force, `(element, local mode, w)` (the dependent modes with a
+    /// weight, an element's together), while [`Workspace::force`] holds.
+    pub(crate) fn weights(&self) -> Option<&[(usize, usize, f64)]> {
+        self.force_valid.then_some(&self.modes[..])
+    }
+
     /// The configuration changed: [`Workspace::force`] no longer holds.
     pub(crate) fn forget_force(&mut self) {
         self.force_valid = false;

@@ -343,19 +343,14 @@ impl<'a> ForwardRun<'a> {
     }
 
     /// The joint force at the current state from kinetostatics (seed 001, eqs. 13-15) with the
-    /// state's accelerations, the laws' stresses and the muscles' forces, in the cone frame, and
-    /// its stability. The workspace holds the state's configuration; `sigma` are the laws'
-    /// stresses there (n_e).
-    fn stability(&mut self, lin: &Linearization, mut sigma: Vec<f64>) -> Result<Option<[f64; 6]>, SimError> {
+    /// state's accelerations, the laws' stresses and the muscles' forces (those the linearization
+    /// `lin` weighted), in the cone frame, and its stability. The workspace holds `lin`'s state.
+    fn stability(&mut self, lin: &Linearization) -> Result<Option<[f64; 6]>, SimError> {
         let Some((cone, slots)) = &self.cone else { return Ok(None) };
         let model = self.system.model;
-        for (k, m) in self.system.muscles.iter().enumerate() {
-            sigma[m.mode.index()] = lin.contraction[k].force;
-        }
-        // the linearization at this state weighted these stresses (the laws', the muscles'), and
-        // left its force and velocities in the workspace
+        // the linearization left its force and velocities in the workspace
         let mut ks = Vec::new();
-        kinetostatic_stresses(model, &mut self.ws.data, &lin.velocity_accelerations, &sigma, &mut ks)?;
+        kinetostatic_stresses(model, &mut self.ws.data, &lin.velocity_accelerations, &mut ks)?;
         let data = &self.ws.data;
         let mut f = [0.0; 3];
         for (el, offs) in slots {
@@ -399,8 +394,7 @@ impl<'a> ForwardRun<'a> {
         // the workspace holds this state's configuration, gradients and rates (linearized)
         let model = self.system.model;
         let data = &self.ws.data;
-        let sigma =
-            if self.contacts.is_empty() && self.cone.is_none() { Vec::new() } else { law_stresses(model, data) };
+        let sigma = if self.contacts.is_empty() { Vec::new() } else { law_stresses(model, data) };
         let contacts = self
             .contacts
             .iter()
@@ -412,7 +406,7 @@ impl<'a> ForwardRun<'a> {
             .collect();
         let x = st.x.clone();
         let time = st.t;
-        let stability = self.stability(lin, sigma)?;
+        let stability = self.stability(lin)?;
         Ok(ForwardFrame { time, x, muscles, contacts, stability, defect })
     }
 }

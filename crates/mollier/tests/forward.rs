@@ -561,8 +561,9 @@ fn a_non_finite_stiffness_names_its_element() {
 /// in one adjoint solve. On the shoulder moving (v ≠ 0, so the convective part counts), its
 /// muscles at arbitrary tensions: the accelerations `D²F_x(v, v) + DF_x v̇` at the masses against
 /// (1) the kernel's own second-order pass (`coordinate_accelerations`) and (2) central differences
-/// of the solved positions along `q(t) = q + v t + v̇ t²/2`; the stresses against `kinetostatics`
-/// given the same stresses on the free modes; none once the configuration moved.
+/// of the solved positions along `q(t) = q + v t + v̇ t²/2`; the stresses (free modes' and
+/// reactions) against `kinetostatics` given the laws' stresses and the tensions; none once the
+/// configuration moved.
 #[test]
 fn the_linearizations_force_gives_kinetostatics_stresses() {
     use mollier_core::KinematicsError;
@@ -582,13 +583,14 @@ fn the_linearizations_force_gives_kinetostatics_stresses() {
     let mut a = mollier_core::Data::new(m);
     solve_positions(m, &mut a, q).unwrap();
     let lin = linearize_motion_with(m, &mut a, v, vdot, &weights).unwrap();
-    // the stresses the linearization weighted: the laws' at its rates, the muscles' tensions
+    // the stresses the linearization weighted, for kinetostatics: the laws' at its rates, the
+    // muscles' tensions
     let mut sigma_free = law_stresses(m, &a);
     for &(mode, w) in &weights {
         sigma_free[mode.index()] = w;
     }
     let mut sigma = Vec::new();
-    kinetostatic_stresses(m, &mut a, &lin.velocity_accelerations, &sigma_free, &mut sigma).unwrap();
+    kinetostatic_stresses(m, &mut a, &lin.velocity_accelerations, &mut sigma).unwrap();
     let mut b = mollier_core::Data::new(m);
     solve_positions(m, &mut b, q).unwrap();
     let ks = kinetostatics(m, &mut b, v, vdot, Some(&sigma_free), &[]).unwrap();
@@ -632,6 +634,6 @@ fn the_linearizations_force_gives_kinetostatics_stresses() {
     // a new configuration: the linearization's force is not its
     let q2: Vec<f64> = q.iter().map(|v| v + 0.01).collect();
     solve_positions(m, &mut a, &q2).unwrap();
-    let moved = kinetostatic_stresses(m, &mut a, &lin.velocity_accelerations, &sigma_free, &mut sigma);
+    let moved = kinetostatic_stresses(m, &mut a, &lin.velocity_accelerations, &mut sigma);
     assert!(matches!(moved, Err(KinematicsError::NotLinearized)) && sigma.is_empty(), "{moved:?}");
 }
