@@ -94,6 +94,9 @@ pub(crate) struct Attachments {
     /// The attachments whose nodes carry a mass or a force load, with their ancestors (in list
     /// order): the rows of `D²F_x` the equations of motion read.
     pub dynamic: Vec<usize>,
+    /// The coordinates not attached, as runs `start..end` of `x` (in order): the rows of `DF_x`
+    /// that are not formed from their frames'.
+    pub unattached: Vec<std::ops::Range<usize>>,
 }
 
 fn quat(v: &[f64], o: usize) -> [f64; 4] {
@@ -479,7 +482,14 @@ mod tests {
             Attachment::new(14, 7, 10, [rng.symmetric(), rng.symmetric(), rng.symmetric()]),
         ];
         let mut x: Vec<f64> = (0..n_x).map(|_| rng.symmetric()).collect();
-        let att = Attachments { list, of_node: vec![], constraining: vec![0, 1], rest: vec![], dynamic: vec![] };
+        let att = Attachments {
+            list,
+            of_node: vec![],
+            constraining: vec![0, 1],
+            rest: vec![],
+            dynamic: vec![],
+            unattached: vec![],
+        };
         let mut jac = vec![[[0.0; 4]; 3]; 2];
         att.place(&mut x, &mut jac);
         (att, x, jac)
@@ -600,8 +610,14 @@ mod tests {
                 }
             }
             // and the place it gives is x_o + R(λ) p
-            let list =
-                Attachments { list: vec![a], of_node: vec![], constraining: vec![0], rest: vec![], dynamic: vec![] };
+            let list = Attachments {
+                list: vec![a],
+                of_node: vec![],
+                constraining: vec![0],
+                rest: vec![],
+                dynamic: vec![],
+                unattached: vec![],
+            };
             let mut jac = vec![[[0.0; 4]; 3]];
             list.place(&mut x, &mut jac);
             let r = rotate(&l, &p);

@@ -705,6 +705,11 @@ impl ModelBuilder {
             .map(|n| model.nodes[n.index()].offset)
             .collect();
         model.attachments.dynamic = model.attachments.with_ancestors(&dynamic_nodes);
+        let mut attached = vec![false; model.n_x()];
+        for a in &model.attachments.list {
+            attached[a.node..a.node + 3].fill(true);
+        }
+        model.attachments.unattached = runs(&attached, false);
         model.pattern = Pattern::build(&model);
         Ok(model)
     }
@@ -784,6 +789,7 @@ impl ModelBuilder {
                 constraining: Vec::new(),
                 rest: Vec::new(),
                 dynamic: Vec::new(),
+                unattached: Vec::new(),
             },
             index,
         ))
@@ -850,6 +856,18 @@ fn check_unique_modes(name: &str, layout: &Layout) -> Result<(), BuildError> {
         }
     }
     Ok(())
+}
+
+/// The runs `start..end` of the entries of `flags` equal to `value`, in order.
+fn runs(flags: &[bool], value: bool) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, _) in flags.iter().enumerate().filter(|&(_, &f)| f == value) {
+        match out.last_mut() {
+            Some(r) if r.end == i => r.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
 }
 
 fn length_scale(nodes: &[NodeInfo], x0: &[f64]) -> f64 {

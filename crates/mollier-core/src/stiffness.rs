@@ -274,8 +274,11 @@ fn stiffness_in(
             let planned = (&moving[g.plan.moving.clone()], g.plan.mp, part);
             scratch.add_congruence_sharing(df, own_coords, Some(planned), sym, h, g.scale, out);
         };
-        // an element's part is finite when what it added is and the gradient it used
-        let finite = |g: &Group, added: &[f64]| all_finite(added) && all_finite(g.de.slice(data, kept, own, g.m * g.n));
+        // an element's part is finite when what it added is and the gradient it used (the
+        // kernel's evaluation checked the gradients it gave: only those evaluated here are)
+        let finite = |g: &Group, added: &[f64]| {
+            all_finite(added) && (!matches!(g.de, Source::Own(_)) || all_finite(g.de.slice(data, kept, own, g.m * g.n)))
+        };
         let part_len = |g: &Group| g.plan.nf * g.plan.nf;
         if threads <= 1 && df.stride <= 16 {
             let scratch = &mut scratches[0];
@@ -798,9 +801,11 @@ impl<const W: usize> pulp::WithSimd for Fixed<'_, W> {
 fn fixed<const W: usize>(c: Congruence<'_>) {
     let Congruence { rows, coords, hm, moving, mp, u, t, nq, pair } = c;
     let m = moving.len();
+    // (copied as arrays of W: a slice's copy_from_slice is a call to memcpy per row)
     for (ua, &a) in u.chunks_exact_mut(W).zip(moving) {
         let c = coords[a];
-        ua.copy_from_slice(&rows[c * W..(c + 1) * W]);
+        let ua: &mut [f64; W] = ua.try_into().expect("a row of W values");
+        *ua = rows[c * W..(c + 1) * W].try_into().expect("a row of W values");
     }
     let u: &[f64] = u;
     let mut a0 = 0;
@@ -816,7 +821,8 @@ fn fixed<const W: usize>(c: Congruence<'_>) {
             }
         }
         for (ta, accr) in t[a0 * W..(a0 + k) * W].chunks_exact_mut(W).zip(&acc) {
-            ta.copy_from_slice(accr);
+            let ta: &mut [f64; W] = ta.try_into().expect("a row of W values");
+            *ta = *accr;
         }
         a0 += k;
     }

@@ -234,9 +234,10 @@ fn first_order_from(
         for j in 0..nq {
             att.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
         }
-        df_rows(dfx, rows);
+        df_rows(dfx, rows, &[0..dfx.nrows()]);
     } else {
-        df_rows(dfx, rows);
+        // (the attached rows are formed on the rows below: the others only)
+        df_rows(dfx, rows, &att.unattached);
         let mut cols: [&mut [f64]; 16] = Default::default();
         for (dst, col) in cols.iter_mut().zip(dfx.col_iter_mut()) {
             *dst = col.try_as_col_major_mut().expect("a contiguous column").as_slice_mut();
@@ -294,8 +295,9 @@ fn gradient_rows<const W: usize>(model: &Model, data: &Data, rows: &[f64], dfe: 
 
 /// `df` (n_x x n_q) by rows into `rows` (n_x x stride, row-major, each row padded with zeros to
 /// the stride, `n_q` rounded up to a multiple of 4 ([`df_stride`]): fixed-width rows keep a
-/// row's sums in registers). The padding is written when the buffer is made and stays 0.
-pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>) {
+/// row's sums in registers), the rows in the runs `which` (start..end) only. The padding is
+/// written when the buffer is made and stays 0.
+pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>, which: &[std::ops::Range<usize>]) {
     let (nx, nq) = (df.nrows(), df.ncols());
     let stride = df_stride(nq);
     if rows.len() != nx * stride {
@@ -306,9 +308,11 @@ pub(crate) fn df_rows(df: &Mat<f64>, rows: &mut Vec<f64>) {
     for j0 in (0..nq).step_by(4) {
         let k = (nq - j0).min(4);
         let cols: [&[f64]; 4] = std::array::from_fn(|c| df.col_as_slice(j0 + c.min(k - 1)));
-        for (r, row) in rows.chunks_exact_mut(stride).enumerate() {
-            for (c, v) in row[j0..j0 + k].iter_mut().enumerate() {
-                *v = cols[c][r];
+        for run in which {
+            for (r, row) in run.clone().zip(rows[run.start * stride..run.end * stride].chunks_exact_mut(stride)) {
+                for (c, v) in row[j0..j0 + k].iter_mut().enumerate() {
+                    *v = cols[c][r];
+                }
             }
         }
     }

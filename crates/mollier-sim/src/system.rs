@@ -180,7 +180,9 @@ impl<'m> Musculoskeletal<'m> {
         evaluate_weighted(self.model, &mut ws.data, &ws.modes)?;
         first_order(self.model, &mut ws.data)?;
         let data = &ws.data;
-        let dfe = data.df_e();
+        // DF_e's columns (n_e each): a muscle's row read across them
+        let dfe: Vec<&[f64]> =
+            (0..n).map(|j| data.df_e().col(j).try_as_col_major().expect("contiguous").as_slice()).collect();
         let mut grad = Vec::with_capacity(m * n);
         let mut length = Vec::with_capacity(m);
         let mut contraction = Vec::with_capacity(m);
@@ -194,7 +196,7 @@ impl<'m> Musculoskeletal<'m> {
             let (fa, da, _, du) = mu.hill.activation(a, xd[layout.a() + k], u[k]);
             f[layout.s() + k] = c.residual;
             f[layout.a() + k] = fa;
-            grad.extend((0..n).map(|j| dfe[(r, j)]));
+            grad.extend(dfe.iter().map(|col| col[r]));
             length.push(l);
             contraction.push(c);
             activation.push((da, du));
