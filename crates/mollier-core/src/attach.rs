@@ -70,6 +70,7 @@ impl Attachment {
     /// form: twice the polarization of `R(λ) p = (λ0² − v·v) p + 2 (v·p) v + 2 λ0 v × p`, that is
     /// `2 [(u0 w0 − U·W) p + (U·p) W + (W·p) U + u0 W × p + w0 U × p]` with `u = (u0, U)`,
     /// `w = (w0, W)`.
+    #[inline]
     fn bilinear(&self, u: &[f64; 4], w: &[f64; 4]) -> [f64; 3] {
         let p = &self.p;
         let (uu, ww) = ([u[1], u[2], u[3]], [w[1], w[2], w[3]]);

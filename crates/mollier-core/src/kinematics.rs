@@ -346,6 +346,9 @@ pub(crate) fn all_finite(v: &[f64]) -> bool {
 /// keeping its largest (which the compiler vectorizes: `f64::max`'s fold goes one entry at a
 /// time); the largest is the same whatever the order.
 pub(crate) fn max_abs(v: &[f64]) -> f64 {
+    if v.len() < 16 {
+        return v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    }
     let mut acc = [0.0f64; 8];
     let mut chunks = v.chunks_exact(8);
     for c in &mut chunks {
