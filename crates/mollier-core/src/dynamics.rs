@@ -220,28 +220,38 @@ fn transpose_times(a: faer::MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
 pub fn mass_matrix(model: &Model, data: &mut Data) -> Result<Mat<f64>, KinematicsError> {
     transfer::first_order(model, data)?;
     let nq = model.n_q();
-    let df = data.df_x.as_ref();
+    let row = |c: usize| transfer::df_row(data, c);
     let mut mbar = Mat::<f64>::zeros(nq, nq);
+    // each entry of the upper triangle formed once and mirrored (M̄ is symmetric)
+    let mut add = |i: usize, j: usize, v: f64| {
+        mbar[(i, j)] += v;
+        if j != i {
+            mbar[(j, i)] += v;
+        }
+    };
     for &(node, m) in &model.dynamics.masses {
         let o = model.nodes[node.index()].offset;
+        let r = [row(o), row(o + 1), row(o + 2)];
         for i in 0..nq {
-            for j in 0..nq {
-                mbar[(i, j)] += m * (0..3).map(|a| df[(o + a, i)] * df[(o + a, j)]).sum::<f64>();
+            for j in i..nq {
+                add(i, j, m * (r[0][i] * r[0][j] + r[1][i] * r[1][j] + r[2][i] * r[2][j]));
             }
         }
     }
+    // u = M_λ DF_λ (4 x n_q, row-major), then DF_λᵀ u
+    let mut u = vec![0.0; 4 * nq];
     for (node, jm) in &model.dynamics.rotors {
         let o = model.nodes[node.index()].offset;
         let ml = rotational_mass(&quat_at(&data.x, o), jm);
+        let r = [row(o), row(o + 1), row(o + 2), row(o + 3)];
+        for (a, ua) in u.chunks_exact_mut(nq.max(1)).enumerate() {
+            for (j, v) in ua.iter_mut().enumerate() {
+                *v = (0..4).map(|b| ml[a][b] * r[b][j]).sum();
+            }
+        }
         for i in 0..nq {
-            for j in 0..nq {
-                let mut s = 0.0;
-                for a in 0..4 {
-                    for b in 0..4 {
-                        s += df[(o + a, i)] * ml[a][b] * df[(o + b, j)];
-                    }
-                }
-                mbar[(i, j)] += s;
+            for j in i..nq {
+                add(i, j, (0..4).map(|a| r[a][i] * u[a * nq + j]).sum());
             }
         }
     }

@@ -53,22 +53,22 @@ pub struct MotionLinearization {
     pub velocity_accelerations: Vec<f64>,
 }
 
-/// `Ḡ(a)ᵀ J Ḡ(b)` (4x4).
-fn gbar_t_j_gbar(a: &Quat, j: &Mat3, b: &Quat) -> [[f64; 4]; 4] {
-    let (ga, gb) = (gbar_matrix(a), gbar_matrix(b));
-    let mut m = [[0.0; 4]; 4];
-    for (r, row) in m.iter_mut().enumerate() {
-        for (c, v) in row.iter_mut().enumerate() {
-            let mut s = 0.0;
-            for i in 0..3 {
-                for k in 0..3 {
-                    s += ga[i][r] * j[i][k] * gb[k][c];
-                }
-            }
-            *v = s;
-        }
-    }
-    m
+/// `Ḡ(a)ᵀ J Ḡ(b) c` (4), as `Ḡ(a)ᵀ (J (Ḡ(b) c))`: three matrix-vector products.
+fn gbar_t_j_gbar_times(a: &Quat, j: &Mat3, b: &Quat, c: &[f64; 4]) -> [f64; 4] {
+    gbar_t_times(a, &j_gbar_times(j, b, c))
+}
+
+/// `J Ḡ(b) c` (3).
+fn j_gbar_times(j: &Mat3, b: &Quat, c: &[f64; 4]) -> [f64; 3] {
+    let gb = gbar_matrix(b);
+    let w: [f64; 3] = [0, 1, 2].map(|i| (0..4).map(|k| gb[i][k] * c[k]).sum());
+    [0, 1, 2].map(|i| (0..3).map(|k| j[i][k] * w[k]).sum())
+}
+
+/// `Ḡ(a)ᵀ w` (4).
+fn gbar_t_times(a: &Quat, w: &[f64; 3]) -> [f64; 4] {
+    let ga = gbar_matrix(a);
+    [0, 1, 2, 3].map(|r| (0..3).map(|i| ga[i][r] * w[i]).sum())
 }
 
 fn mat4_vec(m: &[[f64; 4]; 4], v: &[f64; 4]) -> [f64; 4] {
@@ -245,29 +245,22 @@ pub fn linearize_motion_with(
         let ld: [f64; 4] = [0, 1, 2, 3].map(|a| dot(a, v));
         let m_acc = acc;
         // H(a, b) = 8 Ḡ(a)ᵀ J Ḡ(λ) b, h(λ̇) = H(λ̇, λ̇)
-        let jg_ld = {
-            let g = gbar_matrix(&l);
-            let w: [f64; 3] = [0, 1, 2].map(|i| (0..4).map(|b| g[i][b] * ld[b]).sum());
-            [0, 1, 2].map(|i| (0..3).map(|c| j[i][c] * w[c]).sum::<f64>())
-        };
-        let ld_part = gbar_t_j_gbar(&ld, j, &l);
+        let jg_ld = j_gbar_times(j, &l, &ld);
+        let jg_acc = j_gbar_times(j, &l, &m_acc);
         let ml_acc = mat4_vec(&ml, &m_acc);
         for a in 0..4 {
             weight[o + a] += ml_acc[a];
         }
         for k in 0..nq {
             let dl: [f64; 4] = [0, 1, 2, 3].map(|a| row(a)[k]);
-            // ∂M_λ/∂q_k = 4 (Ḡ(δλ)ᵀ J Ḡ(λ) + Ḡ(λ)ᵀ J Ḡ(δλ))
-            let (p1, p2) = (gbar_t_j_gbar(&dl, j, &l), gbar_t_j_gbar(&l, j, &dl));
-            let dm_acc = [0, 1, 2, 3].map(|a| 4.0 * (0..4).map(|b| (p1[a][b] + p2[a][b]) * m_acc[b]).sum::<f64>());
+            // ∂M_λ/∂q_k = 4 (Ḡ(δλ)ᵀ J Ḡ(λ) + Ḡ(λ)ᵀ J Ḡ(δλ)), times the acceleration
+            let (p1, p2) = (gbar_t_times(&dl, &jg_acc), gbar_t_j_gbar_times(&l, j, &dl, &m_acc));
+            let dm_acc = [0, 1, 2, 3].map(|a| 4.0 * (p1[a] + p2[a]));
             let (cv, ca) = (d2.col_as_slice(k), d2.col_as_slice(nq + k));
             let m_dacc = mat4_vec(&ml, &[ca[o], ca[o + 1], ca[o + 2], ca[o + 3]]);
             // ∂h/∂λ̇ · δ = 8 Ḡ(δ)ᵀ J Ḡ(λ) λ̇ + 8 Ḡ(λ̇)ᵀ J Ḡ(λ) δ, with δ = DF_λ e_k
-            let gd = gbar_matrix(&dl);
-            let dh: [f64; 4] = [0, 1, 2, 3].map(|a| {
-                8.0 * ((0..3).map(|i| gd[i][a] * jg_ld[i]).sum::<f64>()
-                    + (0..4).map(|b| ld_part[a][b] * dl[b]).sum::<f64>())
-            });
+            let (h1, h2) = (gbar_t_times(&dl, &jg_ld), gbar_t_j_gbar_times(&ld, j, &l, &dl));
+            let dh: [f64; 4] = [0, 1, 2, 3].map(|a| 8.0 * (h1[a] + h2[a]));
             let m_dvel = mat4_vec(&ml, &[cv[o], cv[o + 1], cv[o + 2], cv[o + 3]]);
             let tq: [f64; 4] = [0, 1, 2, 3].map(|a| dm_acc[a] + m_dacc[a]);
             let tv: [f64; 4] = [0, 1, 2, 3].map(|a| 2.0 * m_dvel[a] + dh[a]);
