@@ -59,20 +59,45 @@ fn gbar_t_j_gbar_times(a: &Quat, j: &Mat3, b: &Quat, c: &[f64; 4]) -> [f64; 4] {
 }
 
 /// `J Ḡ(b) c` (3).
+#[inline]
 fn j_gbar_times(j: &Mat3, b: &Quat, c: &[f64; 4]) -> [f64; 3] {
+    // (plain loops: `array::map`'s closures were not inlined here)
     let gb = gbar_matrix(b);
-    let w: [f64; 3] = [0, 1, 2].map(|i| (0..4).map(|k| gb[i][k] * c[k]).sum());
-    [0, 1, 2].map(|i| (0..3).map(|k| j[i][k] * w[k]).sum())
+    let mut w = [0.0; 3];
+    for (wi, gi) in w.iter_mut().zip(&gb) {
+        *wi = (0..4).map(|k| gi[k] * c[k]).sum();
+    }
+    let mut out = [0.0; 3];
+    for (o, ji) in out.iter_mut().zip(j) {
+        *o = (0..3).map(|k| ji[k] * w[k]).sum();
+    }
+    out
 }
 
 /// `Ḡ(a)ᵀ w` (4).
+#[inline]
 fn gbar_t_times(a: &Quat, w: &[f64; 3]) -> [f64; 4] {
     let ga = gbar_matrix(a);
-    [0, 1, 2, 3].map(|r| (0..3).map(|i| ga[i][r] * w[i]).sum())
+    let mut out = [0.0; 4];
+    for (r, o) in out.iter_mut().enumerate() {
+        *o = (0..3).map(|i| ga[i][r] * w[i]).sum();
+    }
+    out
 }
 
 fn mat4_vec(m: &[[f64; 4]; 4], v: &[f64; 4]) -> [f64; 4] {
-    [0, 1, 2, 3].map(|a| (0..4).map(|b| m[a][b] * v[b]).sum())
+    four(|a| (0..4).map(|b| m[a][b] * v[b]).sum())
+}
+
+/// `[f(0), f(1), f(2), f(3)]`, in a plain loop (`array::map`'s closures were not inlined in the
+/// rotors' loop).
+#[inline(always)]
+fn four(f: impl Fn(usize) -> f64) -> [f64; 4] {
+    let mut out = [0.0; 4];
+    for (a, o) in out.iter_mut().enumerate() {
+        *o = f(a);
+    }
+    out
 }
 
 /// The equations of motion's residual and partials at input coordinates `q` (positions solved
@@ -134,7 +159,16 @@ pub fn linearize_motion_with(
         (std::mem::take(&mut data.xd), std::mem::take(&mut data.ed), std::mem::take(&mut data.work.x_step));
     times(&data.df_x, v, &mut xd);
     times(&data.df_e, v, &mut ed);
-    times(&data.df_x, vdot, &mut xa);
+    // (DF_x v̇ only where the directions below read it, from DF_x's rows: each entry summed as
+    // `times` sums it)
+    xa.resize(nx, 0.0);
+    for &c in &model.constraint_coords {
+        let row = transfer::df_row(data, c);
+        xa[c] = match vdot.split_first() {
+            Some((w0, rest)) => row[1..].iter().zip(rest).fold(0.0 + row[0] * w0, |s, (a, w)| s + a * w),
+            None => 0.0,
+        };
+    }
     // D²F_x(v, e_k) (columns k) and D²F_x(v̇, e_k) (columns n_q + k) where masses and loads sit:
     // the directions the inertia's partials need; its weighted terms (D²F_x · f) go to the
     // stiffness
@@ -241,8 +275,8 @@ pub fn linearize_motion_with(
         let ml = rotational_mass(&l, j);
         let row = |a: usize| &rows[a * nq..(a + 1) * nq];
         let dot = |a: usize, w: &[f64]| -> f64 { row(a).iter().zip(w).map(|(p, q)| p * q).sum() };
-        let acc: [f64; 4] = [0, 1, 2, 3].map(|a| dot(a, vdot));
-        let ld: [f64; 4] = [0, 1, 2, 3].map(|a| dot(a, v));
+        let acc = four(|a| dot(a, vdot));
+        let ld = four(|a| dot(a, v));
         let m_acc = acc;
         // H(a, b) = 8 Ḡ(a)ᵀ J Ḡ(λ) b, h(λ̇) = H(λ̇, λ̇)
         let jg_ld = j_gbar_times(j, &l, &ld);
@@ -252,18 +286,18 @@ pub fn linearize_motion_with(
             weight[o + a] += ml_acc[a];
         }
         for k in 0..nq {
-            let dl: [f64; 4] = [0, 1, 2, 3].map(|a| row(a)[k]);
+            let dl = four(|a| row(a)[k]);
             // ∂M_λ/∂q_k = 4 (Ḡ(δλ)ᵀ J Ḡ(λ) + Ḡ(λ)ᵀ J Ḡ(δλ)), times the acceleration
             let (p1, p2) = (gbar_t_times(&dl, &jg_acc), gbar_t_j_gbar_times(&l, j, &dl, &m_acc));
-            let dm_acc = [0, 1, 2, 3].map(|a| 4.0 * (p1[a] + p2[a]));
+            let dm_acc = four(|a| 4.0 * (p1[a] + p2[a]));
             let (cv, ca) = (d2.col_as_slice(k), d2.col_as_slice(nq + k));
             let m_dacc = mat4_vec(&ml, &[ca[o], ca[o + 1], ca[o + 2], ca[o + 3]]);
             // ∂h/∂λ̇ · δ = 8 Ḡ(δ)ᵀ J Ḡ(λ) λ̇ + 8 Ḡ(λ̇)ᵀ J Ḡ(λ) δ, with δ = DF_λ e_k
             let (h1, h2) = (gbar_t_times(&dl, &jg_ld), gbar_t_j_gbar_times(&ld, j, &l, &dl));
-            let dh: [f64; 4] = [0, 1, 2, 3].map(|a| 8.0 * (h1[a] + h2[a]));
+            let dh = four(|a| 8.0 * (h1[a] + h2[a]));
             let m_dvel = mat4_vec(&ml, &[cv[o], cv[o + 1], cv[o + 2], cv[o + 3]]);
-            let tq: [f64; 4] = [0, 1, 2, 3].map(|a| dm_acc[a] + m_dacc[a]);
-            let tv: [f64; 4] = [0, 1, 2, 3].map(|a| 2.0 * m_dvel[a] + dh[a]);
+            let tq = four(|a| dm_acc[a] + m_dacc[a]);
+            let tv = four(|a| 2.0 * m_dvel[a] + dh[a]);
             let (dq_col, dv_col) = (d_q.col_as_slice_mut(k), d_v.col_as_slice_mut(k));
             for i in 0..nq {
                 let dfi = [rows[i], rows[nq + i], rows[2 * nq + i], rows[3 * nq + i]];

@@ -677,6 +677,7 @@ impl ModelBuilder {
             attachments,
             constraint_elements: Vec::new(),
             free_elements: Vec::new(),
+            constraint_coords: Vec::new(),
         };
         model.order_unknowns();
         let mut needed = vec![false; model.attachments.list.len()];
@@ -705,6 +706,17 @@ impl ModelBuilder {
             .map(|n| model.nodes[n.index()].offset)
             .collect();
         model.attachments.dynamic = model.attachments.with_ancestors(&dynamic_nodes);
+        let mut read = vec![false; model.n_x()];
+        for &i in &model.constraint_elements {
+            for &c in &model.elements[i].coords {
+                read[c] = true;
+            }
+        }
+        for &t in &model.attachments.dynamic {
+            let o = model.attachments.list[t].orientation;
+            read[o..o + 4].fill(true);
+        }
+        model.constraint_coords = (0..read.len()).filter(|&c| read[c]).collect();
         let mut attached = vec![false; model.n_x()];
         for a in &model.attachments.list {
             attached[a.node..a.node + 3].fill(true);
@@ -914,6 +926,10 @@ pub struct Model {
     /// Elements with a fixed or input mode (rows of `D_cc`), and the others.
     pub(crate) constraint_elements: Vec<usize>,
     pub(crate) free_elements: Vec<usize>,
+    /// The coordinates of the constraint elements and of the orientations of the frames in
+    /// `attachments.dynamic`, ascending: where the directions of
+    /// `transfer::second_order_directions` are read.
+    pub(crate) constraint_coords: Vec<usize>,
 }
 
 impl fmt::Debug for Model {

@@ -234,7 +234,7 @@ fn first_order_from(
         for j in 0..nq {
             att.rates(&data.att_jac, dfx.col_as_slice_mut(j), None);
         }
-        df_rows(dfx, rows, &[0..dfx.nrows()]);
+        df_rows(dfx, rows, std::slice::from_ref(&(0..dfx.nrows())));
     } else {
         // (the attached rows are formed on the rows below: the others only)
         df_rows(dfx, rows, &att.unattached);
@@ -550,7 +550,7 @@ fn contract_directions_rows<const W: usize>(model: &Model, data: &Data, set: &[u
 }
 
 /// Second derivatives `D²F_x(a_i, e_k)` in input directions `a_i` (given as their coordinate
-/// rates `w_i = DF_x a_i`, n_x each) and every input `k`: column `i n_q + k` of `out` (n_x x
+/// rates `w_i = DF_x a_i`, n_x each, read only at `Model::constraint_coords`) and every input `k`: column `i n_q + k` of `out` (n_x x
 /// (n_q · ws.len())), in one solve. Writes the rows of the dependent coordinates and of the
 /// attached ones `which` (attachment indices, ancestors first); the others are left as they
 /// are (the inputs' are 0). The constraint elements are evaluated to second order.
