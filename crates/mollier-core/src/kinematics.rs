@@ -345,6 +345,7 @@ pub(crate) fn all_finite(v: &[f64]) -> bool {
 /// The largest `|v_i|` (0 for none), NaNs passed over (as `f64::max` does). In eight lanes, each
 /// keeping its largest (which the compiler vectorizes: `f64::max`'s fold goes one entry at a
 /// time); the largest is the same whatever the order.
+#[inline]
 pub(crate) fn max_abs(v: &[f64]) -> f64 {
     if v.len() < 16 {
         return v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
