@@ -24,6 +24,7 @@ pub(crate) struct Turned {
 
 impl Turned {
     /// `R(λ) u`, with the Jacobian when `jacobian`.
+    #[inline]
     pub fn new(l: &Quat, u: &Vec3, jacobian: bool) -> Self {
         let j = if jacobian { rotate_jacobian(l, u) } else { [[0.0; 4]; 3] };
         Self { u: *u, r: rotate(l, u), j }
