@@ -102,7 +102,9 @@ impl CurvedTruss {
         }
     }
 
-    /// One obstacle's span between global points `xa`, `xb`.
+    /// One obstacle's span between global points `xa`, `xb`, into `ev` (the caller's: a
+    /// `SpanEval` is 50 numbers, copied once instead of on every return).
+    #[allow(clippy::too_many_arguments)]
     fn span(
         &self,
         k: usize,
@@ -111,7 +113,8 @@ impl CurvedTruss {
         xb: &Vec3,
         st: &mut PathState,
         want_hess: bool,
-    ) -> Result<(span::SpanEval, Hint), ElementError> {
+        ev: &mut span::SpanEval,
+    ) -> Result<Hint, ElementError> {
         let pl = &self.obstacles[k];
         let lam: Quat = quat_at(x, pl.slots.orientation);
         let o = vec3_at(x, pl.slots.origin);
@@ -123,18 +126,17 @@ impl CurvedTruss {
         };
         match (pl.obstacle.shape, &pl.geo) {
             (Shape::Sphere { radius }, _) => {
-                let ev = span::sphere(radius, &pa, &pb, want_hess).map_err(tag)?;
-                let w = ev.wrap.is_some();
-                Ok((ev, Hint::Wrapped(w)))
+                *ev = span::sphere(radius, &pa, &pb, want_hess).map_err(tag)?;
+                Ok(Hint::Wrapped(ev.wrap.is_some()))
             }
             (Shape::Cylinder { radius, side, length }, _) => {
-                let ev = span::cylinder(radius, &side, length, &pa, &pb, want_hess).map_err(tag)?;
-                let w = ev.wrap.is_some();
-                Ok((ev, Hint::Wrapped(w)))
+                *ev = span::cylinder(radius, &side, length, &pa, &pb, want_hess).map_err(tag)?;
+                Ok(Hint::Wrapped(ev.wrap.is_some()))
             }
             (Shape::Ellipsoid { .. }, Some(geo)) => {
-                let (ev, sol) = ellipsoid::span(geo, &pa, &pb, &mut st.warm[k], want_hess).map_err(tag)?;
-                Ok((ev, Hint::Ellipsoid(sol)))
+                let sol;
+                (*ev, sol) = ellipsoid::span(geo, &pa, &pb, &mut st.warm[k], want_hess).map_err(tag)?;
+                Ok(Hint::Ellipsoid(sol))
             }
             (Shape::Ellipsoid { .. }, None) => unreachable!("ellipsoid geometry is made in new()"),
         }
@@ -171,7 +173,8 @@ impl CurvedTruss {
                 }
                 1 => {
                     let k = obs[0];
-                    let (ev, h) = self.span(k, x, &xa, &xb, st, want_hess)?;
+                    let mut ev = span::SpanEval::default();
+                    let h = self.span(k, x, &xa, &xb, st, want_hess, &mut ev)?;
                     if ev.wrap.is_some() {
                         let pl = &self.obstacles[k];
                         frame::chain(&pl.obstacle.frame, pl.slots, &[a, b], x, &ev.grad, &ev.hess, d, 1.0);
@@ -253,7 +256,8 @@ impl CurvedTruss {
             let mut de = Derivs::new(ne, &mut r.g, &mut r.h);
             for (j, &k) in obs.iter().enumerate() {
                 let (xa, xb) = (vec3_at(xe, off(j)), vec3_at(xe, end(j)));
-                let (ev, hh) = self.span(k, xe, &xa, &xb, st, true)?;
+                let mut ev = span::SpanEval::default();
+                let hh = self.span(k, xe, &xa, &xb, st, true, &mut ev)?;
                 let pl = &self.obstacles[k];
                 frame::chain(&pl.obstacle.frame, pl.slots, &[off(j), end(j)], xe, &ev.grad, &ev.hess, &mut de, 1.0);
                 r.len += ev.length;

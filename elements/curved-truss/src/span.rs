@@ -27,6 +27,13 @@ pub struct SpanEval {
     pub wrap: Option<Contact>,
 }
 
+impl Default for SpanEval {
+    /// A span of length 0 with zero derivatives, not wrapped.
+    fn default() -> Self {
+        Self { length: 0.0, grad: [0.0; 6], hess: [0.0; 36], wrap: None }
+    }
+}
+
 /// The contact of a wrapped span with its obstacle (obstacle frame).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact {
