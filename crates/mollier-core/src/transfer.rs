@@ -550,8 +550,8 @@ fn contract_directions_rows<const W: usize>(model: &Model, data: &Data, set: &[u
 }
 
 /// Second derivatives `D²F_x(a_i, e_k)` in input directions `a_i` (given as their coordinate
-/// rates `w_i = DF_x a_i`, n_x each, read only at `Model::constraint_coords`) and every input `k`: column `i n_q + k` of `out` (n_x x
-/// (n_q · ws.len())), in one solve. Writes the rows of the dependent coordinates and of the
+/// rates `w_i = DF_x a_i`, n_x each, read only at `Model::constraint_coords`) and every input
+/// `k`: column `i n_q + k` of `out` (n_x x (n_q · ws.len())), in one solve. Writes the rows of the dependent coordinates and of the
 /// attached ones `which` (attachment indices, ancestors first); the others are left as they
 /// are (the inputs' are 0). The constraint elements are evaluated to second order.
 pub(crate) fn second_order_directions(
