@@ -328,6 +328,7 @@ pub(crate) fn check_finite(model: &Model, data: &mut Data, i: usize, order: Orde
 /// a sum with a NaN stays NaN: eight independent sums, which the compiler vectorizes, where a
 /// short-circuiting search tests one entry at a time (the Hessians' scan was 7 % of a small
 /// model's frame).
+#[inline]
 pub(crate) fn all_finite(v: &[f64]) -> bool {
     let mut acc = [0.0f64; 8];
     let mut chunks = v.chunks_exact(8);
