@@ -113,6 +113,26 @@ impl Attachments {
         self.list.is_empty()
     }
 
+    /// Once the elements are partitioned: `needed` (by attachment) marks those the constraint
+    /// elements need (with their ancestors), `dynamic_nodes` the coordinate offsets of the nodes
+    /// with a mass or a force load; sets `constraining`, `rest`, `dynamic` and the `unattached`
+    /// runs of the `n_x` coordinates.
+    pub fn classify(&mut self, needed: &[bool], dynamic_nodes: &[usize], n_x: usize) {
+        (self.constraining, self.rest) = (0..needed.len()).partition(|&t| needed[t]);
+        self.dynamic = self.with_ancestors(dynamic_nodes);
+        let mut attached = vec![false; n_x];
+        for a in &self.list {
+            attached[a.node..a.node + 3].fill(true);
+        }
+        self.unattached.clear();
+        for c in (0..n_x).filter(|&c| !attached[c]) {
+            match self.unattached.last_mut() {
+                Some(r) if r.end == c => r.end = c + 1,
+                _ => self.unattached.push(c..c + 1),
+            }
+        }
+    }
+
     /// Recompute the attached coordinates of `x` from their frames, and each attachment's
     /// Jacobian `∂x_p/∂λ` (3 x 4) into `jac` (one per attachment).
     #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod dense;
 pub mod diagnostics;
 pub mod dynamics;
 pub mod element;
+mod euler_norm;
 pub mod geometry;
 pub mod ids;
 pub mod kinematics;

@@ -13,7 +13,8 @@ use std::fmt;
 
 use crate::attach::{Attachment, Attachments, Chain};
 use crate::dynamics::{Dynamics, Load};
-use crate::element::{Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Quantity};
+use crate::element::{Element, ElementError, Layout, ModeInfo, NodeKind, Quantity};
+use crate::euler_norm::EulerNorm;
 use crate::ids::{CoordId, ElementId, ModeId, NodeId};
 use crate::law::Law;
 use crate::sparse::Pattern;
@@ -695,9 +696,6 @@ impl ModelBuilder {
                 model.free_elements.push(i);
             }
         }
-        let (constraining, rest): (Vec<usize>, Vec<usize>) = (0..needed.len()).partition(|&t| needed[t]);
-        model.attachments.constraining = constraining;
-        model.attachments.rest = rest;
         let dynamic_nodes: Vec<usize> = (model.dynamics.masses.iter().map(|(n, _)| *n))
             .chain(model.dynamics.loads.iter().filter_map(|l| match *l {
                 Load::Force { node, .. } => Some(node),
@@ -705,7 +703,8 @@ impl ModelBuilder {
             }))
             .map(|n| model.nodes[n.index()].offset)
             .collect();
-        model.attachments.dynamic = model.attachments.with_ancestors(&dynamic_nodes);
+        let n_x = model.n_x();
+        model.attachments.classify(&needed, &dynamic_nodes, n_x);
         let mut read = vec![false; model.n_x()];
         for &i in &model.constraint_elements {
             for &c in &model.elements[i].coords {
@@ -717,11 +716,6 @@ impl ModelBuilder {
             read[o..o + 4].fill(true);
         }
         model.constraint_coords = (0..read.len()).filter(|&c| read[c]).collect();
-        let mut attached = vec![false; model.n_x()];
-        for a in &model.attachments.list {
-            attached[a.node..a.node + 3].fill(true);
-        }
-        model.attachments.unattached = runs(&attached, false);
         model.pattern = Pattern::build(&model);
         Ok(model)
     }
@@ -868,18 +862,6 @@ fn check_unique_modes(name: &str, layout: &Layout) -> Result<(), BuildError> {
         }
     }
     Ok(())
-}
-
-/// The runs `start..end` of the entries of `flags` equal to `value`, in order.
-fn runs(flags: &[bool], value: bool) -> Vec<std::ops::Range<usize>> {
-    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
-    for (i, _) in flags.iter().enumerate().filter(|&(_, &f)| f == value) {
-        match out.last_mut() {
-            Some(r) if r.end == i => r.end = i + 1,
-            _ => out.push(i..i + 1),
-        }
-    }
-    out
 }
 
 fn length_scale(nodes: &[NodeInfo], x0: &[f64]) -> f64 {
@@ -1159,47 +1141,5 @@ impl Model {
             Quantity::Length => self.length_scale,
             _ => 1.0,
         }
-    }
-}
-
-/// The unit-norm condition of an orientation node, `e = λᵀλ − 1` (always fixed).
-#[derive(Debug, Clone)]
-pub(crate) struct EulerNorm {
-    layout: Layout,
-}
-
-impl EulerNorm {
-    pub(crate) fn new(node: NodeId) -> Self {
-        Self { layout: Layout::new(vec![(node, NodeKind::Orientation)], vec![ModeInfo::dimensionless("norm")]) }
-    }
-}
-
-impl ElementInfo for EulerNorm {
-    fn type_name(&self) -> &str {
-        "euler-norm"
-    }
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
-    fn initialize(&mut self, _x0: &[f64]) -> Result<(), ElementError> {
-        Ok(())
-    }
-}
-
-impl Element for EulerNorm {
-    fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        out.e[0] = x[..4].iter().map(|v| v * v).sum::<f64>() - 1.0;
-        let d = out.mode(0);
-        if d.has_grad() {
-            for i in 0..4 {
-                d.grad[i] = 2.0 * x[i];
-            }
-        }
-        if d.has_hess() {
-            for i in 0..4 {
-                d.hess[i * 4 + i] = 2.0;
-            }
-        }
-        Ok(())
     }
 }
