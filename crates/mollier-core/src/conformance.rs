@@ -5,7 +5,10 @@
 //!    all nodes together, at the reference and at perturbed configurations;
 //! 3. **first derivatives** agree with central differences of the deformations;
 //! 4. **second derivatives** are symmetric and agree with central differences of the first;
-//! 5. for an element that is also generic over the scalar ([`Deformations`]), its analytic
+//! 5. **fixed nodes**: with any one node held fixed ([`Evaluation::fixed`]), the deformations, the
+//!    gradient and the Hessians' entries among the other coordinates are those of the whole
+//!    evaluation, and the fixed node's rows and columns are that evaluation's or zero;
+//! 6. for an element that is also generic over the scalar ([`Deformations`]), its analytic
 //!    derivatives agree with exact dual-number derivatives ([`check_generic`]).
 //!
 //! Configurations are the reference perturbed at random (reproducibly, from a seed): positions
@@ -182,13 +185,24 @@ pub fn perturb(layout: &Layout, x_ref: &[f64], amplitude: f64, rng: &mut Rng) ->
 
 /// Evaluate an element once into fresh buffers: `(e, de, d2e)` row-major.
 pub fn evaluate(element: &dyn Element, x: &[f64], order: Order) -> Result<autodiff::Derivatives, String> {
+    evaluate_fixed(element, x, order, 0)
+}
+
+/// [`evaluate`] with the local coordinates of the set bits of `fixed` held fixed
+/// ([`Evaluation::with_fixed`]).
+pub fn evaluate_fixed(
+    element: &dyn Element,
+    x: &[f64],
+    order: Order,
+    fixed: u64,
+) -> Result<autodiff::Derivatives, String> {
     let m = element.layout().n_modes();
     let n = x.len();
     let mut e = vec![0.0; m];
     let mut de = vec![0.0; if order >= Order::Gradient { m * n } else { 0 }];
     let mut d2e = vec![0.0; if order >= Order::Hessian { m * n * n } else { 0 }];
     let mut state = ElementState::default();
-    let mut out = Evaluation::new(order, n, &mut e, &mut de, &mut d2e, &mut state);
+    let mut out = Evaluation::new(order, n, &mut e, &mut de, &mut d2e, &mut state).with_fixed(fixed);
     element.evaluate(x, &mut out).map_err(|err| err.to_string())?;
     Ok((e, de, d2e))
 }
@@ -233,7 +247,7 @@ fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |a, b| a.max(b.abs()))
 }
 
-/// Run checks 1-4 on an element that has been initialized at `x_ref`.
+/// Run checks 1-5 on an element that has been initialized at `x_ref`.
 pub fn check_element(element: &dyn Element, x_ref: &[f64], opts: &Options) -> Result<Report, Failure> {
     let mut rng = Rng::new(opts.seed);
     let layout = element.layout();
@@ -244,7 +258,7 @@ pub fn check_element(element: &dyn Element, x_ref: &[f64], opts: &Options) -> Re
     check_element_at(element, x_ref, &configs[1..], opts)
 }
 
-/// Checks 1-4 at the reference and at the given configurations.
+/// Checks 1-5 at the reference and at the given configurations.
 pub fn check_element_at(
     element: &dyn Element,
     x_ref: &[f64],
@@ -293,6 +307,8 @@ pub fn check_element_at(
                 }
             }
         }
+        // 5. fixed nodes (before 3-4, whose central differences report the larger errors)
+        fixed_nodes(element, x, (&e, &de, &d2e)).map_err(|d| fail("fixed nodes", ci, d))?;
         // 3-4. derivatives
         let (fd1, fd2) = central_differences(element, x, opts.step).map_err(|d| fail("evaluation", ci, d))?;
         for k in 0..m {
@@ -352,7 +368,37 @@ pub fn check_element_at(
     Ok(report)
 }
 
-/// Checks 1-5 for an element written both analytically and generically.
+/// Check 5 at `x`, against the whole evaluation `whole` there: each node in turn held fixed.
+/// Agreement to round-off (an element may form the kept entries in another order).
+fn fixed_nodes(element: &dyn Element, x: &[f64], whole: (&[f64], &[f64], &[f64])) -> Result<(), String> {
+    let layout = element.layout();
+    let (m, n) = (layout.n_modes(), layout.n_local());
+    // entry i of a (one mode's values) against b's, to round-off of b's largest
+    let close = |a: &[f64], b: &[f64], i: usize| (a[i] - b[i]).abs() <= 1e-13 * (1.0 + max_abs(b));
+    for (node, &(_, kind)) in layout.nodes().iter().enumerate() {
+        let held = layout.offset(node)..layout.offset(node) + kind.dim();
+        let mask = held.clone().filter(|&a| a < 64).fold(0u64, |m, a| m | 1 << a);
+        let (e, de, d2e) = evaluate_fixed(element, x, Order::Hessian, mask)?;
+        let differs = |what: &str, k: usize, i: usize| format!("node {node} held fixed: mode {k}'s {what}, entry {i}");
+        if let Some(k) = (0..m).find(|&k| !close(&e, whole.0, k)) {
+            return Err(differs("deformation", k, 0));
+        }
+        for k in 0..m {
+            let (g, gw) = (&de[k * n..(k + 1) * n], &whole.1[k * n..(k + 1) * n]);
+            if let Some(i) = (0..n).find(|&i| !close(g, gw, i)) {
+                return Err(differs("gradient", k, i));
+            }
+            let (h, hw) = (&d2e[k * n * n..(k + 1) * n * n], &whole.2[k * n * n..(k + 1) * n * n]);
+            let on_held = |i: usize| held.contains(&(i / n)) || held.contains(&(i % n));
+            if let Some(i) = (0..n * n).find(|&i| !(close(h, hw, i) || on_held(i) && h[i] == 0.0)) {
+                return Err(differs("Hessian", k, i));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks 1-6 for an element written both analytically and generically.
 pub fn check_generic<E: Element + Deformations>(element: &E, x_ref: &[f64], opts: &Options) -> Result<Report, Failure> {
     let mut report = check_element(element, x_ref, opts)?;
     let layout = element.layout();
@@ -453,7 +499,10 @@ pub fn check_attached(model: &crate::Model, x: &[f64], opts: &Options) -> Result
             }
             let (hk, fk) = (&h[k * n * n..(k + 1) * n * n], &fd2[k * n * n..(k + 1) * n * n]);
             let hs = max_abs(fk).max(max_abs(hk)).max(scale / (l * l) * 1e-3);
-            let err = hk.iter().zip(fk).fold(0.0f64, |a, (p, q)| a.max((p - q).abs())) / hs;
+            // the rows and columns of fixed coordinates are not read (the element may leave them)
+            let fixed = |i: usize| model.coord_role[entry.coords[i]] == crate::model::CoordRole::Fixed;
+            let read = (0..n * n).filter(|&i| !fixed(i / n) && !fixed(i % n));
+            let err = read.fold(0.0f64, |a, i| a.max((hk[i] - fk[i]).abs())) / hs;
             report.hessian = report.hessian.max(err);
             if err > opts.hessian_rtol {
                 return Err(fail(

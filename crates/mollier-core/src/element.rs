@@ -204,9 +204,14 @@ impl Clone for ElementState {
 /// Shapes, with `m` modes and `n` local coordinates: `e` is `m`; the gradient of mode `k` is a
 /// row of `n`; its Hessian is `n x n`, row-major and symmetric. The kernel zeroes the gradient and
 /// Hessian storage before each call, so an element may accumulate into them.
+///
+/// The Hessians' rows and columns of the local coordinates the kernel holds fixed
+/// ([`Evaluation::fixed`]) are never read: an element may leave them zero, and skip the work.
+/// The gradient is wanted whole (the reactions at fixed nodes are formed from it).
 pub struct Evaluation<'a> {
     order: Order,
     n: usize,
+    fixed: u64,
     /// Deformation values, one per mode.
     pub e: &'a mut [f64],
     de: &'a mut [f64],
@@ -227,7 +232,19 @@ impl<'a> Evaluation<'a> {
     ) -> Self {
         debug_assert!(order < Order::Gradient || de.len() == e.len() * n);
         debug_assert!(order < Order::Hessian || d2e.len() == e.len() * n * n);
-        Self { order, n, e, de, d2e, state }
+        Self { order, n, e, de, d2e, state, fixed: 0 }
+    }
+    /// The same, with the local coordinates of the set bits of `mask` (the first 64) held fixed.
+    pub fn with_fixed(mut self, mask: u64) -> Self {
+        self.fixed = mask;
+        self
+    }
+    /// `true` when local coordinate `i` is held fixed: its rows and columns of the Hessians are
+    /// not read (its gradient entries are). `false` for every coordinate unless the kernel says
+    /// so, and always from `i` = 64 on.
+    #[inline]
+    pub fn fixed(&self, i: usize) -> bool {
+        i < 64 && self.fixed >> i & 1 == 1
     }
     /// The requested order.
     pub fn order(&self) -> Order {

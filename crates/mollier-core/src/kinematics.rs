@@ -420,7 +420,7 @@ pub(crate) fn evaluate_into(
     de.fill(0.0);
     let d2e: &mut [f64] = if order >= Order::Hessian { &mut d2e[..m * n * n] } else { &mut [] };
     d2e.fill(0.0);
-    entry.element.evaluate(xloc, &mut Evaluation::new(order, n, e, de, d2e, state))
+    entry.element.evaluate(xloc, &mut Evaluation::new(order, n, e, de, d2e, state).with_fixed(entry.fixed))
 }
 
 /// Carry the derivatives of element `i`, evaluated on its own coordinates ([`evaluate_own`]), to

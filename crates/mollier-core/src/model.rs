@@ -92,6 +92,15 @@ pub(crate) struct ElementEntry {
     pub de_offset: usize,
     /// Offset of this element's Hessian block (m·n·n) in the Hessian buffer.
     pub d2e_offset: usize,
+    /// Bit `a` set when own coordinate `a` (`a` < 64) is fixed ([`CoordRole::Fixed`]): the
+    /// element may leave its rows and columns of the Hessians out
+    /// ([`crate::element::Evaluation::fixed`]).
+    pub fixed: u64,
+}
+
+/// The bits of the coordinates among `own` (the first 64) that are fixed.
+fn fixed_mask(own: &[usize], coord_role: &[CoordRole]) -> u64 {
+    own.iter().take(64).enumerate().filter(|&(_, &c)| coord_role[c] == CoordRole::Fixed).fold(0, |m, (a, _)| m | 1 << a)
 }
 
 /// Why a model could not be built.
@@ -544,6 +553,7 @@ impl ModelBuilder {
                 chain,
                 de_offset: 0,
                 d2e_offset: 0,
+                fixed: 0,
             });
             n_e += layout.n_modes();
         }
@@ -563,6 +573,7 @@ impl ModelBuilder {
                     chain: None,
                     de_offset: 0,
                     d2e_offset: 0,
+                    fixed: 0,
                 });
                 n_e += 1;
             }
@@ -592,6 +603,7 @@ impl ModelBuilder {
             let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
             entry.de_offset = de_off;
             entry.d2e_offset = d2e_off;
+            entry.fixed = fixed_mask(&entry.own, &coord_role);
             de_off += m * n;
             d2e_off += m * n * n;
             if let Some(chain) = &mut entry.chain {

@@ -49,15 +49,19 @@ fn two_q(c: &[[f64; 3]; 3]) -> [[f64; 4]; 4] {
     q_matrix_of(c).map(|row| row.map(|v| 2.0 * v))
 }
 
-/// Add the Hessian (8 x 8, row-major) of the weighted terms to `h`.
-pub(crate) fn add_hessian(terms: &[Term<'_>], h: &mut [f64; 64]) {
+/// Add the Hessian (8 x 8, row-major) of the weighted terms to `h`, its blocks of the sides
+/// that `moves` (`λ_p`, `λ_q`): a fixed side's rows and columns are left as they are.
+pub(crate) fn add_hessian(terms: &[Term<'_>], h: &mut [f64; 64], moves: [bool; 2]) {
     let (mut cp, mut cq) = ([[0.0; 3]; 3], [[0.0; 3]; 3]);
     for &(a, b, w) in terms {
-        for i in 0..3 {
-            for k in 0..3 {
-                cp[i][k] += w * b.r[i] * a.u[k];
-                cq[i][k] += w * a.r[i] * b.u[k];
-            }
+        if moves[0] {
+            add_outer(&mut cp, w, &b.r, &a.u);
+        }
+        if moves[1] {
+            add_outer(&mut cq, w, &a.r, &b.u);
+        }
+        if !(moves[0] && moves[1]) {
+            continue;
         }
         for i in 0..4 {
             for k in 0..4 {
@@ -67,12 +71,42 @@ pub(crate) fn add_hessian(terms: &[Term<'_>], h: &mut [f64; 64]) {
             }
         }
     }
-    let (qp, qq) = (two_q(&cp), two_q(&cq));
+    if moves[0] {
+        add_block(h, 0, &two_q(&cp));
+    }
+    if moves[1] {
+        add_block(h, 4, &two_q(&cq));
+    }
+}
+
+/// Add `q` to the diagonal block of `h` (8 x 8) from row and column `at`.
+#[inline(always)]
+fn add_block(h: &mut [f64; 64], at: usize, q: &[[f64; 4]; 4]) {
     for i in 0..4 {
         for k in 0..4 {
-            h[i * 8 + k] += qp[i][k];
-            h[(4 + i) * 8 + 4 + k] += qq[i][k];
+            h[(at + i) * 8 + at + k] += q[i][k];
         }
+    }
+}
+
+/// `c += w d uᵀ`.
+#[inline(always)]
+fn add_outer(c: &mut [[f64; 3]; 3], w: f64, d: &Vec3, u: &Vec3) {
+    for i in 0..3 {
+        for k in 0..3 {
+            c[i][k] += w * d[i] * u[k];
+        }
+    }
+}
+
+/// The local coordinates (of 8) whose rows and columns of a Hessian are formed when the sides
+/// that `moves` (`λ_p`, `λ_q`) are: one range, since each side is a half.
+pub(crate) fn moving_range(moves: [bool; 2]) -> std::ops::Range<usize> {
+    match moves {
+        [true, true] => 0..8,
+        [true, false] => 0..4,
+        [false, true] => 4..8,
+        [false, false] => 0..0,
     }
 }
 

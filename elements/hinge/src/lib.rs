@@ -31,7 +31,7 @@ use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Param
 use mollier_core::scalar::Real;
 
 mod closed;
-use closed::{Turned, add_gradient, add_hessian, value};
+use closed::{Turned, add_gradient, add_hessian, moving_range, value};
 
 /// A HINGE element.
 #[derive(Clone, Debug)]
@@ -104,6 +104,9 @@ impl Element for Hinge {
             let d = out.mode(0);
             (d.has_grad(), d.has_hess())
         };
+        // a node the kernel holds fixed (the ground's) needs no Hessian rows
+        let moves = [0, 4].map(|o| !(o..o + 4).all(|i| out.fixed(i)));
+        let range = moving_range(moves);
         // each rotated triad vector once, with its Jacobian when derivatives are asked for
         let jac = grad || hess;
         let (yp, zp) = (Turned::new(&lp, yp, jac), Turned::new(&lp, zp, jac));
@@ -135,14 +138,17 @@ impl Element for Hinge {
             // a = c² − s², b = 2 c s; the first part is the Hessian of the terms so weighted
             let (ws, wc) = (c / r2, -s / r2);
             let mut h = [0.0; 64];
-            add_hessian(&[(&zp, &yq, ws), (&yp, &zq, -ws), (&yp, &yq, wc), (&zp, &zq, wc)], &mut h);
+            add_hessian(&[(&zp, &yq, ws), (&yp, &zq, -ws), (&yp, &yq, wc), (&zp, &zq, wc)], &mut h, moves);
             // a (∇c ∇sᵀ + ∇s ∇cᵀ) − b (∇c ∇cᵀ − ∇s ∇sᵀ) = ∇c pᵀ + ∇s qᵀ with p = a ∇s − b ∇c and
             // q = a ∇c + b ∇s: two products an entry and the divisions by r⁴ once a column
             let (a, b, r4) = (c * c - s * s, 2.0 * c * s, r2 * r2);
-            let p: [f64; 8] = std::array::from_fn(|j| (a * ds[j] - b * dc[j]) / r4);
-            let q: [f64; 8] = std::array::from_fn(|j| (a * dc[j] + b * ds[j]) / r4);
-            for i in 0..8 {
-                for j in 0..8 {
+            let (mut p, mut q) = ([0.0; 8], [0.0; 8]);
+            for j in range.clone() {
+                p[j] = (a * ds[j] - b * dc[j]) / r4;
+                q[j] = (a * dc[j] + b * ds[j]) / r4;
+            }
+            for i in range.clone() {
+                for j in range.clone() {
                     d.hess[i * 8 + j] += h[i * 8 + j] - (dc[i] * p[j] + ds[i] * q[j]);
                 }
             }
@@ -155,7 +161,7 @@ impl Element for Hinge {
                 *v += gi;
             }
             if hess {
-                add_hessian(terms, (&mut d.hess[..64]).try_into().expect("an 8 x 8 Hessian"));
+                add_hessian(terms, (&mut d.hess[..64]).try_into().expect("an 8 x 8 Hessian"), moves);
             }
         }
         Ok(())
