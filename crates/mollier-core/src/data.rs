@@ -132,21 +132,23 @@ pub(crate) struct Work {
     pub dirs_rhs: Mat<f64>,
     /// The geometric stiffness's buffers (`crate::stiffness`), sized at its first call.
     pub stiffness: crate::stiffness::Workspace,
-    /// The last two solutions, for the third-order predictor.
+    /// The last three solutions, for the third- and fourth-order predictor.
     pub history: History,
 }
 
-/// The last two solutions of the positions (`q`: n_q, `x`: n_x each), oldest first: the
-/// predictor fits the third-order term of the motion through them. `last` is compared with the
-/// state in `data` bit for bit before `previous` is used, so that a state set by other means
-/// than a solve never pairs with a stale history.
+/// The last three solutions of the positions (`q`: n_q, `x`: n_x each), oldest first: the
+/// predictor fits the third- and fourth-order terms of the motion through them. `last` is
+/// compared with the state in `data` bit for bit before the others are used, so that a state
+/// set by other means than a solve never pairs with a stale history.
 #[derive(Clone, Default)]
 pub(crate) struct History {
+    pub earlier_q: Vec<f64>,
+    pub earlier_x: Vec<f64>,
     pub previous_q: Vec<f64>,
     pub previous_x: Vec<f64>,
     pub last_q: Vec<f64>,
     pub last_x: Vec<f64>,
-    /// How many of the two are recorded (0, 1 or 2).
+    /// How many of the three are recorded (0 to 3).
     pub count: u8,
     /// The fit's path (n_q each): its rates and its second derivative at the last solution.
     pub rate: Vec<f64>,
@@ -157,6 +159,8 @@ impl History {
     fn new(model: &Model) -> Self {
         let (nq, nx) = (model.n_q(), model.n_x());
         Self {
+            earlier_q: vec![0.0; nq],
+            earlier_x: vec![0.0; nx],
             previous_q: vec![0.0; nq],
             previous_x: vec![0.0; nx],
             last_q: vec![0.0; nq],
@@ -167,22 +171,29 @@ impl History {
         }
     }
 
-    /// Record the solution now in `data` (the previous `last` becomes `previous`).
+    /// Record the solution now in `data` (`last` becomes `previous`, `previous` `earlier`).
     pub fn record(&mut self, data_q: &[f64], data_x: &[f64]) {
+        std::mem::swap(&mut self.earlier_q, &mut self.previous_q);
+        std::mem::swap(&mut self.earlier_x, &mut self.previous_x);
         std::mem::swap(&mut self.previous_q, &mut self.last_q);
         std::mem::swap(&mut self.previous_x, &mut self.last_x);
         self.last_q.clear();
         self.last_q.extend_from_slice(data_q);
         self.last_x.clear();
         self.last_x.extend_from_slice(data_x);
-        self.count = (self.count + 1).min(2);
+        self.count = (self.count + 1).min(3);
     }
 
     /// The solution before the one in `data` (`q`, `x`), if both are recorded and `data` still
     /// holds the last one.
     pub fn before(&self, data_q: &[f64], data_x: &[f64]) -> Option<(&[f64], &[f64])> {
-        (self.count == 2 && self.last_q == data_q && self.last_x == data_x)
+        (self.count >= 2 && self.last_q == data_q && self.last_x == data_x)
             .then_some((&self.previous_q[..], &self.previous_x[..]))
+    }
+
+    /// The solution before that, once [`History::before`] gave one and it is recorded.
+    pub fn earlier(&self) -> Option<(&[f64], &[f64])> {
+        (self.count == 3).then_some((&self.earlier_q[..], &self.earlier_x[..]))
     }
 }
 

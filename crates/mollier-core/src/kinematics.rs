@@ -129,6 +129,10 @@ pub enum Predictor {
     /// the solution before the last one when that lies on the line (a motion that goes on
     /// along, or back over, its last step); otherwise the second-order prediction.
     ThirdOrder,
+    /// [`Predictor::ThirdOrder`] with the fourth-order term too where the two solutions before
+    /// the last one lie on the step's line (a motion of one input, or of several in
+    /// proportion); otherwise the third-order prediction.
+    FourthOrder,
 }
 
 /// Newton-Raphson settings.
@@ -140,7 +144,7 @@ pub struct NewtonOptions {
     pub tolerance: f64,
     /// Iterations per attempt.
     pub max_iterations: usize,
-    /// Predictor from the previous solution (default [`Predictor::ThirdOrder`]).
+    /// Predictor from the previous solution (default [`Predictor::FourthOrder`]).
     pub predictor: Predictor,
     /// When an attempt fails, retry by splitting the step in `q` in halves, down to
     /// `2^-max_bisections` of it (continuation).
@@ -167,7 +171,7 @@ impl Default for NewtonOptions {
         Self {
             tolerance: 1e-14,
             max_iterations: 30,
-            predictor: Predictor::ThirdOrder,
+            predictor: Predictor::FourthOrder,
             max_bisections: 6,
             max_step_angle: 0.5,
             max_step_length: 0.1,
@@ -759,7 +763,7 @@ const CHORD: f64 = 1e3;
 /// element's domain at an iterate is no error (it would not have been one before). The values
 /// and gradients are those of a first-order evaluation, bit for bit.
 fn evaluate_hessians_too(model: &Model, data: &mut Data, opts: &NewtonOptions) -> bool {
-    if !matches!(opts.predictor, Predictor::SecondOrder | Predictor::ThirdOrder) {
+    if !matches!(opts.predictor, Predictor::SecondOrder | Predictor::ThirdOrder | Predictor::FourthOrder) {
         return false;
     }
     if evaluate_constraints(model, data, Order::Hessian).is_ok() {
@@ -789,16 +793,25 @@ fn predict_step(model: &Model, data: &mut Data, dq: &[f64], kind: Predictor) -> 
     let mut second = std::mem::take(&mut data.work.x_second);
     let zeros = std::mem::take(&mut data.work.zeros_q);
     let mut h = std::mem::take(&mut data.work.history);
-    let fit = if kind == Predictor::ThirdOrder { path_through(&mut h, data, dq) } else { None };
+    let fit = if matches!(kind, Predictor::ThirdOrder | Predictor::FourthOrder) {
+        path_through(&mut h, data, dq)
+    } else {
+        None
+    };
+    // on the step's line, the solution before that too (the fourth-order term)
+    let earlier = match fit {
+        Some((sigma, true)) if kind == Predictor::FourthOrder => earlier_on_line(&h, data, dq, sigma),
+        _ => None,
+    };
     // along the path q(τ) = q + τ Δq + τ(τ − 1) w: y' = DF (Δq − w), y'' = D²F[y', y'] + DF 2w
     // (w = 0 without a fit: DF Δq and D²F[Δq, Δq])
     let (rate, bend) = if fit.is_some() { (&h.rate[..], &h.bend[..]) } else { (dq, &zeros[..]) };
     // the attached coordinates are placed from their frames: not predicted
     let mut result = crate::transfer::directional_with(model, data, rate, None, &mut step, false);
-    if result.is_ok() && matches!(kind, Predictor::SecondOrder | Predictor::ThirdOrder) {
+    if result.is_ok() && matches!(kind, Predictor::SecondOrder | Predictor::ThirdOrder | Predictor::FourthOrder) {
         result = crate::transfer::directional_with(model, data, bend, Some(&step), &mut second, false);
-        if let (true, Some(sigma)) = (result.is_ok(), fit) {
-            add_third_order(model, data, &h, sigma, &mut step, &second);
+        if let (true, Some((sigma, _))) = (result.is_ok(), fit) {
+            add_higher_orders(model, data, &h, (sigma, earlier), &mut step, &second);
         }
         for (s, t) in step.iter_mut().zip(&second) {
             *s += 0.5 * t;
@@ -823,25 +836,14 @@ const ON_LINE: f64 = 1e-9;
 
 /// The path of the inputs through the solution before the last one (`q_p`), the last (`q`, in
 /// `data`) and the target `q + Δq` (`dq`, n_q): `q(τ) = q + τ Δq + τ(τ − 1) w` with `q(σ) = q_p`.
-/// `Some(σ)`, with the path's rates at `τ = 0`, `Δq − w`, in `h.rate` and `2w` (its second
-/// derivative) in `h.bend`; `w = 0` when `q_p` lies on the step's line (either side). `None` when
-/// there is no such solution, when `q_p` is too far along the line (`|σ|` outside ½…2: the fit's
-/// error grows as `σ`) or, off the line, not behind or too far from it.
-fn path_through(h: &mut crate::data::History, data: &Data, dq: &[f64]) -> Option<f64> {
+/// `Some((σ, w = 0))`, with the path's rates at `τ = 0`, `Δq − w`, in `h.rate` and `2w` (its
+/// second derivative) in `h.bend`; `w = 0` when `q_p` lies on the step's line (either side).
+/// `None` when there is no such solution, when `q_p` is too far along the line (`|σ|` outside
+/// ½…2: the fit's error grows as `σ`) or, off the line, not behind or too far from it.
+fn path_through(h: &mut crate::data::History, data: &Data, dq: &[f64]) -> Option<(f64, bool)> {
     let (q_p, _) = h.before(&data.q, &data.x)?;
-    let (mut dd, mut pd, mut pp) = (0.0, 0.0, 0.0);
-    for ((d, a), b) in dq.iter().zip(q_p).zip(&data.q) {
-        let p = a - b;
-        dd += d * d;
-        pd += p * d;
-        pp += p * p;
-    }
-    let sigma = pd / dd;
-    if !(0.5..=2.0).contains(&sigma.abs()) {
-        return None;
-    }
-    // q_p's squared distance from the line, summed square by square (no cancellation)
-    let off: f64 = dq.iter().zip(q_p).zip(&data.q).map(|((d, a), b)| (a - b - sigma * d).powi(2)).sum();
+    let (sigma, dd, pp) = along(q_p, &data.q, dq, 2.0)?;
+    let off = off_line(q_p, &data.q, dq, sigma);
     let scale = sigma * (sigma - 1.0);
     let inv = if off <= ON_LINE * ON_LINE * pp {
         0.0
@@ -858,30 +860,105 @@ fn path_through(h: &mut crate::data::History, data: &Data, dq: &[f64]) -> Option
         *r = d - w;
         *b = 2.0 * w;
     }
-    Some(sigma)
+    Some((sigma, inv == 0.0))
 }
 
-/// Add to `step` (n_x, `y'`) the third-order term of the motion along the path of
+/// `σ` of `q_o`'s projection on the step's line, `q_o ≈ q + σ Δq`, with `|Δq|²` and
+/// `|q_o − q|²`, if `|σ|` is within ½…`max`.
+fn along(q_o: &[f64], q: &[f64], dq: &[f64], max: f64) -> Option<(f64, f64, f64)> {
+    let (mut dd, mut pd, mut pp) = (0.0, 0.0, 0.0);
+    for ((d, a), b) in dq.iter().zip(q_o).zip(q) {
+        let p = a - b;
+        dd += d * d;
+        pd += p * d;
+        pp += p * p;
+    }
+    let sigma = pd / dd;
+    (0.5..=max).contains(&sigma.abs()).then_some((sigma, dd, pp))
+}
+
+/// `q_o`'s squared distance from the point `σ` along the step's line, summed square by square
+/// (no cancellation).
+fn off_line(q_o: &[f64], q: &[f64], dq: &[f64], sigma: f64) -> f64 {
+    dq.iter().zip(q_o).zip(q).map(|((d, a), b)| (a - b - sigma * d).powi(2)).sum()
+}
+
+/// With the solution before the last on the step's line at `σ₁` ([`path_through`]), the one
+/// before that, if it lies on the line too at `σ₂` (`|σ₂|` within ½…3: two steps of a motion
+/// that slows down), apart from `σ₁` by ½ at least: `Some(σ₂)`.
+fn earlier_on_line(h: &crate::data::History, data: &Data, dq: &[f64], sigma1: f64) -> Option<f64> {
+    let (q_e, _) = h.earlier()?;
+    let (sigma, _, ee) = along(q_e, &data.q, dq, 3.0)?;
+    (off_line(q_e, &data.q, dq, sigma) <= ON_LINE * ON_LINE * ee && (sigma - sigma1).abs() >= 0.5).then_some(sigma)
+}
+
+/// Add to `step` (n_x, `y'`) the higher-order terms of the motion along the path of
 /// [`path_through`], `y(τ) = x(q(τ))`, where `data` holds the solution at `τ = 0` and `second`
-/// (n_x) is `y''`. The solution `x_p` at `τ = σ` gives the third derivative through
-/// `x_p = x + σ y' + ½ σ² y'' + ⅙ σ³ y''' + O(σ⁴)`, so the term at `τ = 1` is
-/// `⅙ y''' = (x_p − x − σ y' − ½ σ² y'') / σ³` (docs/theory/kernel.md). Nothing is added when the
-/// term is not smaller than the second-order one (not a converging series: a branch switch or a
-/// wrapped coordinate between the solutions).
-fn add_third_order(model: &Model, data: &Data, h: &crate::data::History, sigma: f64, step: &mut [f64], second: &[f64]) {
-    let x_p = &h.previous_x;
-    let (a, b, inv) = (sigma, 0.5 * sigma * sigma, 1.0 / (sigma * sigma * sigma));
-    let term = |step: &[f64], c: usize| (x_p[c] - data.x[c] - a * step[c] - b * second[c]) * inv;
-    let (mut third, mut quadratic) = (0.0f64, 0.0f64);
-    for &c in &model.dependent_coords {
-        third = third.max(term(step, c).abs());
-        quadratic = quadratic.max((0.5 * second[c]).abs());
+/// (n_x) is `y''`. The solution `x_p` at `τ = σ₁` gives the third derivative through
+/// `x_p = x + σ₁ y' + ½ σ₁² y'' + ⅙ σ₁³ y''' + O(σ₁⁴)`, so that the term at `τ = 1` is
+/// `⅙ y''' = t₁ = (x_p − x − σ₁ y' − ½ σ₁² y'') / σ₁³`. With the solution before that, `x_e` at
+/// `τ = σ₂` on the same line ([`earlier_on_line`]), the third and fourth together: `t₂` likewise
+/// from `x_e`, `t_i = a₃ + σ_i a₄` (`a₃ = ⅙ y'''`, `a₄ = y''''/24`), so that
+/// `a₄ = (t₂ − t₁) / (σ₂ − σ₁)` and the term is `a₃ + a₄ = t₁ + (1 − σ₁) a₄`
+/// (docs/theory/kernel.md). A term is added only while the series converges: the fourth-order
+/// one when its largest entry is below the third's and the whole below the second-order
+/// term's; else the third-order term alone, if below the second-order one; else nothing (a
+/// branch switch or a wrapped coordinate between the solutions).
+fn add_higher_orders(
+    model: &Model,
+    data: &Data,
+    h: &crate::data::History,
+    (sigma1, sigma2): (f64, Option<f64>),
+    step: &mut [f64],
+    second: &[f64],
+) {
+    let p = Through::new(&h.previous_x, sigma1);
+    let quadratic = model.dependent_coords.iter().fold(0.0f64, |m, &c| m.max((0.5 * second[c]).abs()));
+    if let (Some(sigma2), Some((_, x_e))) = (sigma2, h.earlier()) {
+        let (e, apart) = (Through::new(x_e, sigma2), 1.0 / (sigma2 - sigma1));
+        let (mut a3, mut a4, mut whole) = (0.0f64, 0.0f64, 0.0f64);
+        for &c in &model.dependent_coords {
+            let t1 = p.t(&data.x, step, second, c);
+            let f = (e.t(&data.x, step, second, c) - t1) * apart;
+            a3 = a3.max((t1 - sigma1 * f).abs());
+            a4 = a4.max(f.abs());
+            whole = whole.max((t1 + (1.0 - sigma1) * f).abs());
+        }
+        if a4 < a3 && whole < quadratic {
+            for &c in &model.dependent_coords {
+                let t1 = p.t(&data.x, step, second, c);
+                let f = (e.t(&data.x, step, second, c) - t1) * apart;
+                step[c] += t1 + (1.0 - sigma1) * f;
+            }
+            return;
+        }
     }
-    if !(third < quadratic) {
-        return;
+    let third = model.dependent_coords.iter().fold(0.0f64, |m, &c| m.max(p.t(&data.x, step, second, c).abs()));
+    if third < quadratic {
+        for &c in &model.dependent_coords {
+            step[c] += p.t(&data.x, step, second, c);
+        }
     }
-    for &c in &model.dependent_coords {
-        step[c] += term(step, c);
+}
+
+/// A solution `x_o` at `τ = σ` along the path of [`add_higher_orders`], with `σ`, `½ σ²` and
+/// `1/σ³`.
+struct Through<'a> {
+    x_o: &'a [f64],
+    a: f64,
+    b: f64,
+    inv: f64,
+}
+
+impl<'a> Through<'a> {
+    fn new(x_o: &'a [f64], sigma: f64) -> Self {
+        Self { x_o, a: sigma, b: 0.5 * sigma * sigma, inv: 1.0 / (sigma * sigma * sigma) }
+    }
+
+    /// `t = (x_o − x − σ y' − ½ σ² y'') / σ³` at coordinate `c`.
+    #[inline(always)]
+    fn t(&self, x: &[f64], step: &[f64], second: &[f64], c: usize) -> f64 {
+        (self.x_o[c] - x[c] - self.a * step[c] - self.b * second[c]) * self.inv
     }
 }
 
