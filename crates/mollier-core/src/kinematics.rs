@@ -563,7 +563,7 @@ pub(crate) fn solve_checked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>
     let (mut b, mut y) = (std::mem::take(&mut data.work.c_b), std::mem::take(&mut data.work.c_y));
     b.clear();
     for j in 0..rhs.ncols() {
-        b.extend((0..n).map(|i| rhs[(i, j)]));
+        b.extend_from_slice(rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut());
     }
     data.lu.solve(&model.pattern, rhs.as_mut(), false);
     let mut ok = true;
@@ -592,10 +592,11 @@ pub(crate) fn solve_unchecked(model: &Model, data: &mut Data, rhs: MatMut<'_, f6
 fn solve_finite(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>, transpose: bool) -> Result<(), KinematicsError> {
     let mut rhs = rhs;
     data.lu.solve(&model.pattern, rhs.as_mut(), transpose);
-    if rhs
-        .col_iter()
-        .any(|c| c.try_as_col_major().map_or_else(|| c.iter().any(|v| !v.is_finite()), |c| !all_finite(c.as_slice())))
-    {
+    let finite = |j: usize| {
+        let c = rhs.as_ref().col(j);
+        c.try_as_col_major().map_or_else(|| c.iter().all(|v| v.is_finite()), |c| all_finite(c.as_slice()))
+    };
+    if !(0..rhs.ncols()).all(finite) {
         return Err(not_well_posed(model, data));
     }
     Ok(())

@@ -343,9 +343,10 @@ impl Pattern {
     /// `y = D_cc v` (values in CSC order).
     pub fn mul(&self, values: &[f64], v: &[f64], y: &mut [f64]) {
         y.fill(0.0);
-        for c in 0..self.n_cols {
-            for i in self.col_ptr[c]..self.col_ptr[c + 1] {
-                y[self.row_idx[i]] += values[i] * v[c];
+        for (c, &vc) in v[..self.n_cols].iter().enumerate() {
+            let range = self.col_ptr[c]..self.col_ptr[c + 1];
+            for (&r, &a) in self.row_idx[range.clone()].iter().zip(&values[range]) {
+                y[r] += a * vc;
             }
         }
     }
@@ -577,6 +578,30 @@ impl Lu {
     /// `D_cc x = b` in place (`v`: `b` by row in, `x` by column out), block by block forward; or
     /// `D_ccᵀ y = c` (`c` by column in, `y` by row out), block by block backward.
     fn solve_blocks(&mut self, blocks: &Blocks, v: &mut [f64], transpose: bool) {
+        if blocks.len() == 1 {
+            // one block (a small loop, a pendulum): its right-hand side is gathered before its
+            // solution is scattered, so `v` needs no copy; the operations are the substitution's
+            let (a, s) = (&self.dense[..blocks.dense_start[1]], blocks.rows.len());
+            let t = &mut self.block[..s];
+            if transpose {
+                for (ti, &c) in t.iter_mut().zip(&blocks.cols) {
+                    *ti = v[c];
+                }
+                lu_solve_transpose(a, s, t);
+                for (ti, &p) in t.iter().zip(&self.pivots) {
+                    v[blocks.rows[p]] = *ti;
+                }
+            } else {
+                for (ti, &p) in t.iter_mut().zip(&self.pivots) {
+                    *ti = v[blocks.rows[p]];
+                }
+                lu_solve(a, s, t);
+                for (ti, &c) in t.iter().zip(&blocks.cols) {
+                    v[c] = *ti;
+                }
+            }
+            return;
+        }
         let mut b = std::mem::take(&mut self.rhs);
         b.clear();
         b.extend_from_slice(v);
@@ -668,11 +693,16 @@ mod tests {
 
     /// Values that make every entry count (a fixed pseudo-random sequence, diagonal-heavy).
     fn values(p: &Pattern) -> Vec<f64> {
+        values_dominant(p, |r, c| r == c)
+    }
+
+    /// Values with the entries `main(row, col)` dominant (3 to 4), the others -0.5 to 0.5.
+    fn values_dominant(p: &Pattern, main: impl Fn(usize, usize) -> bool) -> Vec<f64> {
         let mut v = Vec::new();
         for c in 0..p.n_cols {
             for &r in &p.row_idx[p.col_ptr[c]..p.col_ptr[c + 1]] {
                 let k = (v.len() * 7919 % 101) as f64 / 101.0;
-                v.push(if r == c { 3.0 + k } else { k - 0.5 });
+                v.push(if main(r, c) { 3.0 + k } else { k - 0.5 });
             }
         }
         v
@@ -680,14 +710,18 @@ mod tests {
 
     /// The block solves (`D x = b`, `Dᵀ y = b`) against faer's sparse LU of the same matrix.
     fn solves_agree(p: &Pattern) {
-        let a = values(p);
+        solves_agree_for(p, &values(p));
+    }
+
+    /// [`solves_agree`] for the values `a`.
+    fn solves_agree_for(p: &Pattern, a: &[f64]) {
         let n = p.n_cols;
         let b: Vec<f64> = (0..n).map(|i| 1.0 + (i % 5) as f64 - 0.3 * i as f64).collect();
         for transpose in [false, true] {
             let mut got = [b.clone(), b.clone()];
             for (method, v) in [Method::Blocks, Method::Sparse].into_iter().zip(&mut got) {
                 let mut lu = Lu::default();
-                lu.factor(p, &a, method).expect("regular");
+                lu.factor(p, a, method).expect("regular");
                 lu.solve(p, MatMut::from_column_major_slice_mut(v, n, 1), transpose);
             }
             for (x, y) in got[0].iter().zip(&got[1]) {
@@ -696,9 +730,9 @@ mod tests {
             // and the residual itself
             let mut r = vec![0.0; n];
             if transpose {
-                p.mul_t(&a, &got[0], &mut r)
+                p.mul_t(a, &got[0], &mut r)
             } else {
-                p.mul(&a, &got[0], &mut r)
+                p.mul(a, &got[0], &mut r)
             }
             for (ri, bi) in r.iter().zip(&b) {
                 assert!((ri - bi).abs() < 1e-13 * (1.0 + bi.abs()));
@@ -711,7 +745,7 @@ mod tests {
                 .collect();
             let mut together = cols.concat();
             let mut lu = Lu::default();
-            lu.factor(p, &a, Method::Blocks).expect("regular");
+            lu.factor(p, a, Method::Blocks).expect("regular");
             lu.solve(p, MatMut::from_column_major_slice_mut(&mut together, n, k), transpose);
             for (c, x) in cols.iter().zip(together.chunks_exact(n)) {
                 let mut alone = c.clone();
@@ -719,9 +753,9 @@ mod tests {
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&alone), bits(x), "transpose {transpose}: together and alone");
                 if transpose {
-                    p.mul_t(&a, x, &mut r)
+                    p.mul_t(a, x, &mut r)
                 } else {
-                    p.mul(&a, x, &mut r)
+                    p.mul(a, x, &mut r)
                 }
                 for (ri, bi) in r.iter().zip(c) {
                     assert!((ri - bi).abs() < 1e-13 * (1.0 + bi.abs()), "transpose {transpose}: {ri} vs {bi}");
@@ -764,6 +798,12 @@ mod tests {
         let blocks = p.blocks.as_ref().expect("structurally regular");
         assert_eq!(blocks.len(), 1);
         solves_agree(&p);
+        // and with the columns shifted, so that rows are matched to other columns
+        let e: Vec<_> = (0..n).flat_map(|i| [(i, (i + 3) % n), (i, (i + 4) % n)]).collect();
+        let p = pattern(n, &e);
+        let blocks = p.blocks.as_ref().expect("structurally regular");
+        assert!(blocks.len() == 1 && blocks.rows != blocks.cols);
+        solves_agree_for(&p, &values_dominant(&p, |r, c| c == (r + 3) % n));
     }
 
     #[test]
