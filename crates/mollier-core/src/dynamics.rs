@@ -60,18 +60,36 @@ pub struct Dynamics {
     pub loads: Vec<Load>,
 }
 
-fn gbar_times(l: &Quat, v: &Quat) -> Vec3 {
-    let g = gbar_matrix(l);
-    [0, 1, 2].map(|i| (0..4).map(|k| g[i][k] * v[k]).sum())
+/// `Ḡ(a)ᵀ J Ḡ(b) c` (4), as `Ḡ(a)ᵀ (J (Ḡ(b) c))`: three matrix-vector products.
+pub(crate) fn gbar_t_j_gbar_times(a: &Quat, j: &Mat3, b: &Quat, c: &[f64; 4]) -> [f64; 4] {
+    gbar_t_times(a, &j_gbar_times(j, b, c))
 }
 
-fn gbar_t_times(l: &Quat, w: &Vec3) -> Quat {
-    let g = gbar_matrix(l);
-    [0, 1, 2, 3].map(|k| (0..3).map(|i| g[i][k] * w[i]).sum())
+/// `J Ḡ(b) c` (3).
+#[inline]
+pub(crate) fn j_gbar_times(j: &Mat3, b: &Quat, c: &[f64; 4]) -> [f64; 3] {
+    // (plain loops: `array::map`'s closures were not inlined here)
+    let gb = gbar_matrix(b);
+    let mut w = [0.0; 3];
+    for (wi, gi) in w.iter_mut().zip(&gb) {
+        *wi = (0..4).map(|k| gi[k] * c[k]).sum();
+    }
+    let mut out = [0.0; 3];
+    for (o, ji) in out.iter_mut().zip(j) {
+        *o = (0..3).map(|k| ji[k] * w[k]).sum();
+    }
+    out
 }
 
-fn mat3_vec(j: &Mat3, v: &Vec3) -> Vec3 {
-    [0, 1, 2].map(|i| j[i][0] * v[0] + j[i][1] * v[1] + j[i][2] * v[2])
+/// `Ḡ(a)ᵀ w` (4).
+#[inline]
+pub(crate) fn gbar_t_times(a: &Quat, w: &[f64; 3]) -> [f64; 4] {
+    let ga = gbar_matrix(a);
+    let mut out = [0.0; 4];
+    for (r, o) in out.iter_mut().enumerate() {
+        *o = (0..3).map(|i| ga[i][r] * w[i]).sum();
+    }
+    out
 }
 
 /// `M_λ = 4 Ḡᵀ J′ Ḡ` (4x4).
@@ -110,12 +128,11 @@ fn add_inertia_forces(model: &Model, x: &[f64], xd: &[f64], xdd: &[f64], f: &mut
     for (node, j) in &model.dynamics.rotors {
         let o = model.nodes[node.index()].offset;
         let (l, ld, ldd) = (quat_at(x, o), quat_at(xd, o), quat_at(xdd, o));
-        let mass = rotational_mass(&l, j);
-        // h = 8 Ḡ(λ̇)ᵀ J′ Ḡ(λ) λ̇ = 4 Ḡ(λ̇)ᵀ J′ ω_b
-        let wb = gbar_times(&l, &ld).map(|v| 2.0 * v);
-        let h = gbar_t_times(&ld, &mat3_vec(j, &wb)).map(|v| 4.0 * v);
+        // M_λ λ̈ = 4 Ḡᵀ J′ Ḡ λ̈ (the 4 x 4 M_λ is not wanted) and h = 8 Ḡ(λ̇)ᵀ J′ Ḡ(λ) λ̇
+        let mass = gbar_t_j_gbar_times(&l, j, &l, &ldd);
+        let h = gbar_t_j_gbar_times(&ld, j, &l, &ld);
         for a in 0..4 {
-            f[o + a] += (0..4).map(|b| mass[a][b] * ldd[b]).sum::<f64>() + h[a];
+            f[o + a] += 4.0 * mass[a] + 8.0 * h[a];
         }
     }
 }

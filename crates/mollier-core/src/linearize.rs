@@ -28,9 +28,11 @@
 use faer::Mat;
 
 use crate::data::{Data, shaped};
-use crate::dynamics::{Load, mass_matrix, net_forces, rotational_mass};
+use crate::dynamics::{
+    Load, gbar_t_j_gbar_times, gbar_t_times, j_gbar_times, mass_matrix, net_forces, rotational_mass,
+};
 use crate::element::Order;
-use crate::geometry::{Mat3, Quat, g_matrix, gbar_matrix, quat_at};
+use crate::geometry::{g_matrix, quat_at};
 use crate::ids::{ElementId, ModeId};
 use crate::kinematics::{KinematicsError, evaluate_elements};
 use crate::model::{ModeRole, Model};
@@ -51,38 +53,6 @@ pub struct MotionLinearization {
     /// elsewhere: the accelerations of the velocities, whose inertia the weights of `d_q` leave
     /// out (the whole `ẍ` adds `DF_x v̇`; [`crate::dynamics::kinetostatic_stresses`]).
     pub velocity_accelerations: Vec<f64>,
-}
-
-/// `Ḡ(a)ᵀ J Ḡ(b) c` (4), as `Ḡ(a)ᵀ (J (Ḡ(b) c))`: three matrix-vector products.
-fn gbar_t_j_gbar_times(a: &Quat, j: &Mat3, b: &Quat, c: &[f64; 4]) -> [f64; 4] {
-    gbar_t_times(a, &j_gbar_times(j, b, c))
-}
-
-/// `J Ḡ(b) c` (3).
-#[inline]
-fn j_gbar_times(j: &Mat3, b: &Quat, c: &[f64; 4]) -> [f64; 3] {
-    // (plain loops: `array::map`'s closures were not inlined here)
-    let gb = gbar_matrix(b);
-    let mut w = [0.0; 3];
-    for (wi, gi) in w.iter_mut().zip(&gb) {
-        *wi = (0..4).map(|k| gi[k] * c[k]).sum();
-    }
-    let mut out = [0.0; 3];
-    for (o, ji) in out.iter_mut().zip(j) {
-        *o = (0..3).map(|k| ji[k] * w[k]).sum();
-    }
-    out
-}
-
-/// `Ḡ(a)ᵀ w` (4).
-#[inline]
-fn gbar_t_times(a: &Quat, w: &[f64; 3]) -> [f64; 4] {
-    let ga = gbar_matrix(a);
-    let mut out = [0.0; 4];
-    for (r, o) in out.iter_mut().enumerate() {
-        *o = (0..3).map(|i| ga[i][r] * w[i]).sum();
-    }
-    out
 }
 
 fn mat4_vec(m: &[[f64; 4]; 4], v: &[f64; 4]) -> [f64; 4] {
