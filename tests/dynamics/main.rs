@@ -1,8 +1,12 @@
 //! Dynamics against hand-derived Lagrangian equations, an independent recursive Newton-Euler
 //! algorithm, energy conservation, the static arm of seed 004, and virtual work.
 
+mod allocations;
 mod attached;
 mod energy;
 mod lagrange;
 mod newton_euler;
 mod static_arm;
+
+#[global_allocator]
+static GLOBAL: mollier_tests::counting::Counting = mollier_tests::counting::Counting;

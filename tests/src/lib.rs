@@ -1,6 +1,8 @@
 //! Test mechanisms built with the kernel's API, their closed-form solutions, and numerical
 //! helpers shared by the cross-crate tests and benchmarks.
 
+pub mod counting;
+
 use mollier_beam::Beam;
 use mollier_core::geometry::Quat;
 use mollier_core::{ElementId, Model, ModelBuilder, NodeId};

@@ -2,57 +2,13 @@
 //! kinetostatics (velocities, accelerations, driving forces, reactions) of a pendulum and of a
 //! 10-body chain, counted by a global allocator that counts this thread's allocations.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use mollier_core::dynamics::{Kinetostatics, kinetostatics_into};
 use mollier_core::{Data, Model, solve_positions};
+use mollier_tests::counting::{Counting, allocations};
 use mollier_tests::{Points, serial_chain_with, timing_links};
-
-struct Counting;
-
-// per thread, so that tests running at the same time do not count each other's
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count() {
-    if COUNTING.with(Cell::get) {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-    }
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Allocations `f` makes on this thread.
-fn allocations(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.with(Cell::get);
-    COUNTING.with(|c| c.set(true));
-    f();
-    COUNTING.with(|c| c.set(false));
-    ALLOCATIONS.with(Cell::get) - before
-}
 
 /// `n` bodies in series under gravity, each turned about the previous one by a driven hinge, with
 /// a mass and a full inertia tensor; joints and centres of mass attached to the body frames.

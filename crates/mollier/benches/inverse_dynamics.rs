@@ -75,7 +75,7 @@ fn inverse_dynamics_frames(bencher: Bencher, c: &Compiled, m: &MotionDerivatives
     bencher.bench_local(|| {
         k += 1;
         let i = frame(k);
-        run.solve(&m.q[i], &m.qd[i], &m.qdd[i]).expect("solves")
+        run.solve(&m.q[i], &m.qd[i], &m.qdd[i]).expect("solves").driving[0]
     });
 }
 

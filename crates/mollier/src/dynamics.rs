@@ -147,9 +147,10 @@ pub struct InverseDynamicsRun<'a> {
     driving_columns: Vec<Column>,
     reaction_columns: Vec<Column>,
     passive_columns: Vec<Column>,
-    /// The last frame's kinetostatics and law stresses, kept for their storage.
+    /// The last frame's kinetostatics, law stresses and results, kept for their storage.
     ks: Kinetostatics,
     law: Vec<f64>,
+    frame: DynamicsFrame,
 }
 
 impl<'a> InverseDynamicsRun<'a> {
@@ -245,6 +246,7 @@ impl<'a> InverseDynamicsRun<'a> {
             passive_columns,
             ks: Kinetostatics::default(),
             law: Vec::new(),
+            frame: DynamicsFrame { driving: Vec::new(), reactions: Vec::new(), passive: Vec::new() },
         }
     }
 
@@ -266,18 +268,20 @@ impl<'a> InverseDynamicsRun<'a> {
         &self.passive_columns
     }
 
-    /// Solve one frame for `q`, `q̇` and `q̈` (n_q each, SI). On failure the workspace stays at
-    /// the last solved frame.
-    pub fn solve(&mut self, q: &[f64], qd: &[f64], qdd: &[f64]) -> Result<DynamicsFrame, FrameError> {
+    /// Solve one frame for `q`, `q̇` and `q̈` (n_q each, SI): its results, in the run's storage
+    /// (no allocation after the first frame; clone them to keep them). On failure the workspace
+    /// stays at the last solved frame.
+    pub fn solve(&mut self, q: &[f64], qd: &[f64], qdd: &[f64]) -> Result<&DynamicsFrame, FrameError> {
         let model = &self.compiled.model;
         mollier_core::kinematics::solve_positions_explained(model, &mut self.data, q)?;
         // kinetostatics needs the factors at the solution, not the transfer functions
         kinetostatics_into(model, &mut self.data, qd, qdd, None, &[], &mut self.ks)?;
         let ks = &self.ks;
         law_stresses_into(model, &self.data, &mut self.law);
-        let mut driving = Vec::with_capacity(model.n_q());
-        driving_into(model, ks, &self.law, &mut driving);
-        let mut reactions = Vec::with_capacity(self.reaction_columns.len());
+        let DynamicsFrame { driving, reactions, passive } = &mut self.frame;
+        driving.clear();
+        driving_into(model, ks, &self.law, driving);
+        reactions.clear();
         reactions.extend(self.rigid.iter().map(|m| ks.sigma[m.index()]));
         for s in &self.supports {
             reactions.push(match *s {
@@ -302,8 +306,9 @@ impl<'a> InverseDynamicsRun<'a> {
                 }
             }
         }
-        let passive = self.passive.iter().map(|m| self.law[m.index()]).collect();
-        let out = DynamicsFrame { driving, reactions, passive };
+        passive.clear();
+        passive.extend(self.passive.iter().map(|m| self.law[m.index()]));
+        let out = &self.frame;
         let bad = |v: &[f64], c: &[Column]| v.iter().position(|x| !x.is_finite()).map(|i| c[i].name.clone());
         let culprit = bad(&out.driving, &self.driving_columns)
             .or_else(|| bad(&out.reactions, &self.reaction_columns))
@@ -312,7 +317,7 @@ impl<'a> InverseDynamicsRun<'a> {
             self.data.reset(model);
             return Err(FrameError::NonFinite(column));
         }
-        Ok(out)
+        Ok(&self.frame)
     }
 
     /// The workspace (configuration of the last solved frame).

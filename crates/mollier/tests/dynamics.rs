@@ -413,7 +413,7 @@ fn engin_shoulder_resistance_acts_internally_and_grows_outside_the_sinus() {
     let mut magnitudes = Vec::new();
     for k in 0..=16 {
         let q = [0.0, -0.1 * k as f64, 0.0];
-        let f = run.solve(&q, &[0.0; 3], &[0.0; 3]).unwrap();
+        let f = run.solve(&q, &[0.0; 3], &[0.0; 3]).unwrap().clone();
         let r = run.data().position(&c.model, com);
         // ground moment about the shoulder = −r × m g
         let want = [

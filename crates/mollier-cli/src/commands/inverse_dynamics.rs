@@ -26,7 +26,8 @@ impl FrameRun for InverseDynamicsFrames<'_> {
     fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
         let m = &self.motion;
         let f = self.run.solve(&m.q[i], &m.qd[i], &m.qdd[i])?;
-        Ok(vec![Row { time: self.times[i], values: vec![f.driving, f.reactions, f.passive] }])
+        // the writer's rows own their values
+        Ok(vec![Row { time: self.times[i], values: vec![f.driving.clone(), f.reactions.clone(), f.passive.clone()] }])
     }
 }
 
