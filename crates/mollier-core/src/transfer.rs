@@ -39,18 +39,25 @@ fn input_rhs(model: &Model, data: &Data, v: &[f64], rhs: &mut [f64]) {
 /// `w` are global (n_x).
 fn contract(model: &Model, data: &mut Data, set: Option<&[usize]>, u: &[f64], w: &[f64], out: &mut [f64]) {
     let (mut ul, mut wl) = (std::mem::take(&mut data.work.local_u), std::mem::take(&mut data.work.local_w));
+    // the velocities' and the predictor's forms are quadratic (u = w): gathered once
+    let same = std::ptr::eq(u, w);
     let mut one = |entry: &crate::model::ElementEntry| {
         let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
         ul.clear();
-        wl.clear();
         ul.extend(entry.coords.iter().map(|&c| u[c]));
-        wl.extend(entry.coords.iter().map(|&c| w[c]));
+        if !same {
+            wl.clear();
+            wl.extend(entry.coords.iter().map(|&c| w[c]));
+        }
+        let wl = if same { &ul } else { &wl };
         for k in 0..m {
             let h = &data.d2e[entry.d2e_offset + k * n * n..entry.d2e_offset + (k + 1) * n * n];
-            // a joint between two orientation nodes (8) with its size known to the compiler
+            // a joint between two orientation nodes (8), an orientation's norm (4), with its size
+            // known to the compiler
             out[entry.mode_offset + k] = match n {
                 8 => quadratic_form(&h[..64], 8, &ul[..8], &wl[..8]),
-                _ => quadratic_form(h, n, &ul, &wl),
+                4 => quadratic_form(&h[..16], 4, &ul[..4], &wl[..4]),
+                _ => quadratic_form(h, n, &ul, wl),
             };
         }
     };
