@@ -33,6 +33,7 @@ pub mod law;
 pub mod linearize;
 pub mod model;
 pub mod parallel;
+mod predictor;
 pub mod registry;
 pub mod scalar;
 pub mod shared_data;
