@@ -62,11 +62,13 @@ pub struct Data {
     pub(crate) threads: usize,
 }
 
-/// The state a failed position solve returns to.
+/// The state a failed position solve returns to, with the deformations its periodic modes
+/// unwrap towards (a failed solve's iterates may have moved them by turns).
 #[derive(Clone, Default)]
 pub(crate) struct Saved {
     pub x: Vec<f64>,
     pub e: Vec<f64>,
+    pub e_prev: Vec<f64>,
     pub q: Vec<f64>,
     pub solved: bool,
 }
@@ -74,11 +76,14 @@ pub(crate) struct Saved {
 impl Saved {
     /// Storage shaped like `data`'s state.
     fn new(model: &Model) -> Self {
-        Self { x: vec![0.0; model.n_x()], e: vec![0.0; model.n_e()], q: vec![0.0; model.n_q()], solved: false }
+        let (nx, ne, nq) = (model.n_x(), model.n_e(), model.n_q());
+        Self { x: vec![0.0; nx], e: vec![0.0; ne], e_prev: vec![0.0; ne], q: vec![0.0; nq], solved: false }
     }
     /// Copy `data`'s state in (reusing the storage).
     pub fn copy_from(&mut self, data: &Data) {
-        for (dst, src) in [(&mut self.x, &data.x), (&mut self.e, &data.e), (&mut self.q, &data.q)] {
+        let pairs =
+            [(&mut self.x, &data.x), (&mut self.e, &data.e), (&mut self.e_prev, &data.e_prev), (&mut self.q, &data.q)];
+        for (dst, src) in pairs {
             dst.clear();
             dst.extend_from_slice(src);
         }

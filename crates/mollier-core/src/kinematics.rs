@@ -856,6 +856,7 @@ fn solve_from_saved(
 fn restore(saved: &Saved, model: &Model, data: &mut Data) {
     data.x.copy_from_slice(&saved.x);
     data.e.copy_from_slice(&saved.e);
+    data.e_prev.copy_from_slice(&saved.e_prev);
     data.q.copy_from_slice(&saved.q);
     data.invalidate();
     // the factors were overwritten: make them again for the predictor

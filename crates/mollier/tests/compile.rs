@@ -105,12 +105,12 @@ fn a_coordinate_can_be_the_input() {
     let mut run = KinematicsRun::new(&c);
     assert_eq!(run.transfer_header()[0], "crank_joint.rotation/slider.x");
     let (r, l) = (0.3f64, 0.5f64);
+    // the crank's rotation from its start (θ = π/2): cos θ = (x² + r² − l²) / (2 r x), θ in (0, π)
+    // on this branch
+    let rotation = |x: f64| ((x * x + r * r - l * l) / (2.0 * r * x)).acos() - std::f64::consts::FRAC_PI_2;
     for x in [0.4, 0.5, 0.6, 0.7, 0.75] {
-        let f = run.solve(&[x]).unwrap_or_else(|e| panic!("{e}"));
-        // cos θ = (x² + r² − l²) / (2 r x), θ in (0, π) on this branch
-        let th = ((x * x + r * r - l * l) / (2.0 * r * x)).acos();
-        let rot = f.deformations[0];
-        assert!((rot - (th - std::f64::consts::FRAC_PI_2)).abs() < 1e-10, "x = {x}: {rot}");
+        let rot = run.solve(&[x]).unwrap_or_else(|e| panic!("{e}")).deformations[0];
+        assert!((rot - rotation(x)).abs() < 1e-10, "x = {x}: {rot}");
     }
     // beyond r + l the slider cannot be reached: an error naming the input, and the run goes on
     // from the last frame
@@ -129,7 +129,20 @@ fn a_coordinate_can_be_the_input() {
     let e = run.solve(&[0.9]).expect_err("out of reach").to_string();
     assert!(e.contains("`slider.x` cannot reach") && e.contains("dead point on the way"), "{e}");
     assert!(!e.contains("release"), "{e}");
-    assert!(run.solve(&[0.7]).is_ok());
+    // and the next frames are those of a run that was not asked for 0.9: the failed iterates
+    // turned the crank round, the angle's unwrapping is restored with the workspace
+    for x in [0.7, 0.6] {
+        let rot = run.solve(&[x]).unwrap_or_else(|e| panic!("{e}")).deformations[0];
+        assert!((rot - rotation(x)).abs() < 1e-10, "after the failure, x = {x}: {rot}");
+    }
+    // likewise a fresh run that fails on its fourth frame (the Python API's `on_error="skip"`)
+    let mut run = KinematicsRun::new(&c);
+    for x in [0.4, 0.5, 0.6, 0.9, 0.7, 0.6] {
+        match run.solve(&[x]) {
+            Ok(f) => assert!((f.deformations[0] - rotation(x)).abs() < 1e-10, "x = {x}: {}", f.deformations[0]),
+            Err(e) => assert!(x > r + l, "x = {x}: {e}"),
+        }
+    }
 }
 
 const HINGED_FOUR_BAR: &str = include_str!("fixtures/hinged-four-bar.toml");
