@@ -122,6 +122,10 @@ pub struct Row {
     pub values: Vec<Vec<f64>>,
 }
 
+/// The most steps a chunk runs: the rows a front end holds at once, so that a run's memory does
+/// not grow with its duration.
+pub const MAX_CHUNK_ROWS: usize = 256;
+
 /// A forward simulation in chunks of steps, with its tables and summary.
 pub struct SimulateRun<'a> {
     compiled: &'a Compiled,
@@ -231,7 +235,7 @@ impl<'a> SimulateRun<'a> {
             duration: options.duration,
             dt: options.dt,
             steps,
-            chunk: steps.div_ceil(200).max(1),
+            chunk: steps.div_ceil(200).clamp(1, MAX_CHUNK_ROWS),
             kind,
         })
     }
@@ -496,6 +500,17 @@ mod tests {
         for (d, dt) in [(0.0, 0.1), (1.0, 0.0), (-1.0, 0.1), (f64::NAN, 0.1), (1e10, 1.0), (1.0, f64::INFINITY)] {
             assert!(matches!(o(d, dt).steps(), Err(SimulateError::Span { .. })), "{d} {dt}");
         }
+    }
+
+    #[test]
+    fn a_long_run_holds_a_bounded_chunk_of_rows_at_a_time() {
+        // 1e9 steps: a chunk of steps/200 would hold five million rows at once
+        let c = model("mechanisms/pendulum.toml");
+        let options = SimulateOptions { duration: 1e6, dt: 0.001, integrator: None };
+        let run = SimulateRun::new(&c, &options, None).expect("it starts");
+        assert_eq!(run.steps(), 1_000_000_000);
+        assert!((0..run.chunks()).all(|i| run.rows_in(i) <= MAX_CHUNK_ROWS));
+        assert_eq!(run.rows(), 1_000_000_001, "every step's row and the initial state");
     }
 
     #[test]
