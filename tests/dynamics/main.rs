@@ -1,5 +1,5 @@
 //! Dynamics against hand-derived Lagrangian equations, an independent recursive Newton-Euler
-//! algorithm, energy conservation, the static arm of seed 004, and virtual work.
+//! algorithm, energy conservation, the static arm after Dumas et al., and virtual work.
 
 mod allocations;
 mod attached;

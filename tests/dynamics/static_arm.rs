@@ -1,4 +1,4 @@
-//! The static arm of seed 004 (after Dumas et al.): two segments holding a weight, then with a
+//! The static arm of the quaternion screw-algebra arm paper (after Dumas et al.): two segments holding a weight, then with a
 //! biceps and a triceps. Shoulder and elbow wrenches from kinetostatics against the seed's
 //! recursive wrench equations (eq. 3 with zero accelerations), and the muscle force of its
 //! eq. 4 cancelling the elbow moment normal to the muscles' plane.
@@ -97,7 +97,7 @@ fn moment_from_hinges(model: &Model, data: &Data, hinges: &[ElementId; 3], tau: 
     [0, 1, 2].map(|i| (tau[0] * c0[i] + tau[1] * c1[i] + tau[2] * c2[i]) / det)
 }
 
-/// Seed 004's recursive wrench equations from the hand inwards, for "weights" `w` (the forces the
+/// Dumas et al.'s recursive wrench equations from the hand inwards, for "weights" `w` (the forces the
 /// masses need besides the segments': m g when static, m (g − a) in motion) at the held weight,
 /// the forearm's and the upper arm's centres of mass: the force and moment the upper arm exerts
 /// on the forearm at the elbow and the ground on the upper arm at the shoulder.
@@ -229,7 +229,7 @@ fn virtual_work_and_nodal_equilibrium() {
 
 #[test]
 fn moving_arm_wrenches_by_recursive_propagation() {
-    // Seed 004's general wrench equation (its eq. 2, after Dumas et al.) for the arm in motion:
+    // The arm paper's general wrench equation (its eq. 2, after Dumas et al.) for the arm in motion:
     // from the hand inwards, a segment's proximal wrench balances its distal one and its masses'
     // m (a − g) (point masses here: no rotational inertia terms). The accelerations of the masses
     // are central differences (five points) of their positions along q(t) = q + q̇ t + ½ q̈ t²,

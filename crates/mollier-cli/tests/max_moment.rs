@@ -1,5 +1,5 @@
 //! `mollier max-moment`: the elbow's maxima and files, the shoulder's against the statements of
-//! seed 002 (section III-B, IV), and the errors of a bad direction.
+//! Chadwick et al. (2014, section III-B, IV), and the errors of a bad direction.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -148,7 +148,7 @@ fn shoulder(name: &str, pole: u32, extra: &[&str]) -> PathBuf {
 }
 
 #[test]
-fn the_shoulder_in_the_scapular_plane_as_seed_002_describes_it() {
+fn the_shoulder_in_the_scapular_plane_as_chadwick_2014_describes_it() {
     let out = shoulder("scapular", 40, &[]);
     let m = out.join("moments.csv");
     // plotted along the direction that varies (elevation), not the girdle's first input
@@ -158,18 +158,18 @@ fn the_shoulder_in_the_scapular_plane_as_seed_002_describes_it() {
     let (up, down) = (column(&m, "elevation"), column(&m, "depression"));
     let (int, ext) = (column(&m, "internal"), column(&m, "external"));
     assert_eq!(up.len(), 8);
-    // seed 002, IV: "the model predicted increasing strength up to 90 degrees of abduction"
+    // Chadwick et al. (2014), IV: "the model predicted increasing strength up to 90 degrees of abduction"
     // (this model: over 10°-80° the abduction maximum grows by more than a tenth, and never
     // drops by more than 5 % from one posture to the next)
     assert!(up[7] > 1.1 * up[0], "abduction {up:?}");
     assert!(up.windows(2).all(|w| w[1] > 0.95 * w[0]), "abduction {up:?}");
-    // seed 002, IV: "for adduction they were higher" than the literature's, which are already
+    // Chadwick et al. (2014), IV: "for adduction they were higher" than the literature's, which are already
     // higher than abduction's: adduction is the stronger sense at every posture
     assert!(down.iter().zip(&up).all(|(d, u)| d > u), "adduction {down:?} vs abduction {up:?}");
     // internal rotation stronger than external (subscapularis, pectoralis major, latissimus,
-    // teres major against infraspinatus and teres minor), as in every study seed 002 cites
+    // teres major against infraspinatus and teres minor), as in every study Chadwick et al. (2014) cites
     assert!(int.iter().zip(&ext).all(|(i, e)| i > e && *e > 0.0), "internal {int:?} external {ext:?}");
-    // magnitudes of tens of N m, as seed 002 Figs. 5-6 (and within a factor of 3 of them)
+    // magnitudes of tens of N m, as Chadwick et al. (2014) Figs. 5-6 (and within a factor of 3 of them)
     assert!(up.iter().chain(&ext).all(|v| (10.0..200.0).contains(v)), "{up:?} {ext:?}");
     // the glenohumeral force inside the glenoid at every maximum
     for index in column(&out.join("checks.csv"), "stability_index") {

@@ -1,5 +1,5 @@
 //! The `[load_sharing]` section: which elements are muscles and how strong, sign constraints on
-//! reactions, a joint's stability cone and reserve actuators (seed 001 eq. 17-19, "Constraints",
+//! reactions, a joint's stability cone and reserve actuators (van der Helm 1994, eq. 17-19, "Constraints",
 //! App. C). Names are resolved when the model is compiled; here only what needs no model.
 
 use schemars::JsonSchema;
@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use crate::spec::FieldError;
 use crate::values::Named;
 
-/// Specific tension of muscle when none is given (N/cm²; seed 002, App. A).
+/// Specific tension of muscle when none is given (N/cm²; Chadwick et al. 2014, App. A).
 pub const DEFAULT_SPECIFIC_TENSION: f64 = 100.0;
-/// Width of the Gaussian force-length relation when none is given (seed 002, eq. 13).
+/// Width of the Gaussian force-length relation when none is given (Chadwick et al. 2014, eq. 13).
 pub const DEFAULT_WIDTH: f64 = 0.56;
 /// How far a joint cone's `axes` may be from orthonormal (rows typed to 4 decimals, as published)
 /// before they are refused; within it they are orthonormalised.
@@ -38,7 +38,7 @@ pub struct LoadSharingSpec {
     #[schemars(range(min = 0.0))]
     pub specific_tension: Option<f64>,
     /// Width `W` of the Gaussian force-length relation `exp(−((l − l_opt)/(W l_opt))²)` that scales
-    /// the maximal force (seed 002 eq. 13). Default 0.56; `inf` (TOML) for none.
+    /// the maximal force (Chadwick et al. 2014, eq. 13). Default 0.56; `inf` (TOML) for none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
     pub width: Option<f64>,
@@ -50,7 +50,7 @@ pub struct LoadSharingSpec {
     /// tensile (`σ ≥ 0`): ligaments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tension: Vec<String>,
-    /// A joint's stability cone (the glenohumeral joint's, seed 001 App. C): the joint force on
+    /// A joint's stability cone (the glenohumeral joint's, van der Helm 1994, App. C): the joint force on
     /// the socket must point into it. Imposed or only reported, as the analysis chooses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub joint_cone: Option<JointConeSpec>,
@@ -145,7 +145,7 @@ pub struct JointConeSpec {
     /// `into_socket` and towards the one after that (for `-x`: y, then z).
     pub half_angles: [f64; 2],
     /// Stability margin `k` in (0, 1] (dimensionless): the force must stay inside `k` times the
-    /// half-angles, not merely inside the rim (seed 001 notes that a force allowed anywhere in
+    /// half-angles, not merely inside the rim (van der Helm 1994 notes that a force allowed anywhere in
     /// the glenoid underestimates the rotator cuff). Default 1: the rim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = 1.0))]

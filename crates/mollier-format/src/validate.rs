@@ -218,10 +218,24 @@ fn check_load_sharing(doc: &Document, out: &mut Vec<Diagnostic>, ls: &LoadSharin
         }
     }
     if let Some(t) = ls.specific_tension {
-        check_positive(doc, out, &format!("{base}.specific_tension"), t, false, "in N/cm², e.g. 100 (seed 002)");
+        check_positive(
+            doc,
+            out,
+            &format!("{base}.specific_tension"),
+            t,
+            false,
+            "in N/cm², e.g. 100 (Chadwick et al. 2014)",
+        );
     }
     if let Some(w) = ls.width {
-        check_positive(doc, out, &format!("{base}.width"), w, true, "e.g. 0.56 (seed 002 eq. 13), or inf for none");
+        check_positive(
+            doc,
+            out,
+            &format!("{base}.width"),
+            w,
+            true,
+            "e.g. 0.56 (Chadwick et al. 2014, eq. 13), or inf for none",
+        );
     }
     let what = "write a rigid mode as `element.mode`";
     check_list(doc, out, &format!("{base}.compression"), &ls.compression, what);

@@ -1,4 +1,4 @@
-//! The three-element Hill muscle of DAS3 (Chadwick et al. 2014, seed 002, eqs. 1-2 and App. A),
+//! The three-element Hill muscle of DAS3 (Chadwick et al. 2014, eqs. 1-2 and App. A),
 //! in implicit form with exact partial derivatives.
 //!
 //! States: the active state `a` and the contraction state `s = L_CE cos φ` (m), the fibre length
@@ -53,7 +53,7 @@ pub struct HillParams {
 }
 
 impl HillParams {
-    /// A muscle with the constants of seed 002, App. A (and DAS3's code where the paper is
+    /// A muscle with the constants of Chadwick et al. (2014), App. A (and DAS3's code where the paper is
     /// silent), PEE slack length = optimal fibre length.
     pub fn new(
         max_force: f64,

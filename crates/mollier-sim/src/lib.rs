@@ -1,4 +1,4 @@
-//! Forward dynamics of musculoskeletal models (seed 002, Chadwick et al. 2014): a mechanism's
+//! Forward dynamics of musculoskeletal models (Chadwick et al. 2014): a mechanism's
 //! equations of motion and the Hill muscles on its paths as one implicit system
 //! `f(x, ẋ, u) = 0`, integrated by the linearly implicit (Rosenbrock) step of eq. 8 with exact
 //! partials assembled from the kernel's transfer functions (`DF`, `D²F`).

@@ -3,7 +3,7 @@
 //! - `coordinates.svg`: the generalized coordinates against time, one panel per joint (the name's
 //!   stem before `_`: `sc`, `ac`, `gh`), angles in degrees from the initial configuration;
 //! - `contacts.svg`: the magnitude of every soft contact's force against time;
-//! - `stability.svg`: the joint force's direction inside the cone's ellipse (seed 002, eq. 9 and
+//! - `stability.svg`: the joint force's direction inside the cone's ellipse (Chadwick et al. 2014, eq. 9 and
 //!   Fig. 3 inset), first and last frames marked.
 
 use mollier::output::{OutputDir, OutputError};

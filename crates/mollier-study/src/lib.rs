@@ -3,7 +3,7 @@
 //! A study runs a motion through a model and shares the load among its muscles for several
 //! criteria, with and without a joint stability constraint, and writes the results as CSV
 //! tables, JSON summaries and SVG plots. It is the runner of the shoulder abduction study of
-//! van der Helm (1994, seed 001, "Results"): `mollier study models/shoulder/abduction.toml`.
+//! van der Helm (1994, "Results"): `mollier study models/shoulder/abduction.toml`.
 //!
 //! - [`spec`]: the study file (TOML);
 //! - [`rhythm`]: the scapulohumeral rhythm of de Groot & Brand (2001), as in DAS3;
@@ -12,7 +12,7 @@
 //! - [`study`]: setting up and running: kinematics, then load sharing per variant with
 //!   [`mollier_optim`];
 //! - [`output`], [`plots`]: the files;
-//! - [`max_moment`]: maximum isometric moments over postures (seed 002, II-F).
+//! - [`max_moment`]: maximum isometric moments over postures (Chadwick et al. 2014, II-F).
 //!
 //! ```no_run
 //! let study = mollier_study::Study::load("models/shoulder/abduction.toml".as_ref()).unwrap();

@@ -1,4 +1,4 @@
-//! Maximum isometric moments over a file of postures (seed 002, section II-F, Figs. 4-8 panel
+//! Maximum isometric moments over a file of postures (Chadwick et al. 2014, section II-F, Figs. 4-8 panel
 //! A): [`mollier_optim::MaxMoment`] per posture, direction and sense, the tables and the plot.
 //!
 //! Files (through [`mollier::output`], written as a unit):
@@ -253,7 +253,7 @@ fn file_safe(s: &str) -> String {
 /// A plotted line: its key, its points and its colour.
 type Series = (String, Vec<(f64, f64)>, RGBColor);
 
-/// Seed 002 Figs. 4-8 panel A: per direction, the positive sense (red) and the negative (black)
+/// Chadwick et al. (2014) Figs. 4-8 panel A: per direction, the positive sense (red) and the negative (black)
 /// against the posture's input, with markers and a key.
 fn plot(path: &Path, run: &MomentRun, xs: &[f64], x_desc: &str) -> io::Result<()> {
     let n = run.directions.len();

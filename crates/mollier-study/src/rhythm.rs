@@ -1,6 +1,6 @@
 //! The scapulohumeral rhythm of de Groot & Brand (2001), as implemented in DAS3's
 //! `estimate_shoulder_angles` (dasproject/DAS3), turned into the generalized coordinates of the
-//! Delft shoulder model (seed 001, "Input variables").
+//! Delft shoulder model (van der Helm 1994, "Input variables").
 //!
 //! From the humerus's pole angle `φ` and elevation `θ` relative to the thorax (its YZY angles;
 //! the axial rotation does not enter), a linear regression gives the clavicle's rotations about

@@ -2,7 +2,7 @@
 //! `mollier study models/shoulder/abduction.toml`): every frame solved; equilibrium checked
 //! independently by virtual work; the scapula pressed onto the thorax and the conoid pulling;
 //! the glenoid constraint respected where imposed, and where it binds the rotator cuff takes
-//! the load (seed 001, "Inverse dynamics").
+//! the load (van der Helm 1994, "Inverse dynamics").
 
 mod common;
 
@@ -129,7 +129,7 @@ fn where_a_margin_binds_the_rotator_cuff_takes_the_load() {
         );
         rise += cuff_force(&study, &a.forces) - cuff_force(&study, &b.forces);
     }
-    // the rotator cuff takes the load (seed 001): over the binding frames, and most where the
+    // the rotator cuff takes the load (van der Helm 1994): over the binding frames, and most where the
     // force would leave the glenoid furthest (near the rim other muscles may redistribute: at
     // rest the deltoid and the biceps lift the head into the socket, docs/shoulder.md)
     let worst = *binding.iter().max_by(|&&a, &&b| index(a).total_cmp(&index(b))).unwrap();

@@ -1,5 +1,5 @@
 //! The abduction study's results as docs/shoulder.md reports them, each tied to the statement of
-//! seed 001 (van der Helm 1994) it reproduces or the documented reason it differs. The whole
+//! van der Helm (1994) it reproduces or the documented reason it differs. The whole
 //! study (37 frames, criteria a-d, margins 1, 0.6, 0.4 and no constraint: 16 variants) runs once
 //! for the file.
 //!
@@ -69,7 +69,7 @@ fn every_frame_of_every_variant_is_solved() {
     assert!(s.warnings().iter().any(|w| w.contains("12 of 37 frames")), "{:?}", s.warnings());
 }
 
-/// Seed 001, "Verification": the muscle forces "peaked at 90° abduction". Ours peak at 75°
+/// van der Helm (1994), "Verification": the muscle forces "peaked at 90° abduction". Ours peak at 75°
 /// (criterion b), within the seed's range of a peak near the horizontal; the subject, the
 /// rhythm and the geometry differ (docs/shoulder.md, "What differs").
 #[test]
@@ -87,7 +87,7 @@ fn the_total_force_peaks_near_the_horizontal() {
     close(total(variant("b-glenoid"), 0), 212.6, "b-glenoid at 1°");
 }
 
-/// Seed 001, "Discussion" of criterion (b): "some muscle elements which have an excellent moment
+/// van der Helm (1994), "Discussion" of criterion (b): "some muscle elements which have an excellent moment
 /// arm will be favored to a large extent, e.g. m. deltoideus, scapular part"; the scapula is
 /// held by the trapezius and the serratus anterior (Fig. 7).
 #[test]
@@ -105,7 +105,7 @@ fn the_scapular_deltoid_carries_the_load_and_the_trapezius_holds_the_scapula() {
     }
 }
 
-/// Seed 001, "Discussion": "Criteria (b)-(d) do not show much differences": their peaks of the
+/// van der Helm (1994), "Discussion": "Criteria (b)-(d) do not show much differences": their peaks of the
 /// total force lie within 15 % of each other.
 #[test]
 fn criteria_b_to_d_agree_on_the_total() {
@@ -117,7 +117,7 @@ fn criteria_b_to_d_agree_on_the_total() {
     }
 }
 
-/// Seed 001, "Results" and conclusion 5: where the glenohumeral constraint works the rotator
+/// van der Helm (1994), "Results" and conclusion 5: where the glenohumeral constraint works the rotator
 /// cuff becomes active. With DAS3's wide glenoid (44° by 39°) the constraint never binds at
 /// k = 1 (the free force stays 33° or more inside the rim); with the margin it binds overhead,
 /// and there the cuff's force rises (at 179°: 13 N free, 24 N at k = 0.6, 60 N at k = 0.4). At

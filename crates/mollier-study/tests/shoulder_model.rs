@@ -114,7 +114,7 @@ fn every_frame_of_the_abduction_converges() {
         assert!(f.lengths.iter().all(|l| l.is_finite() && *l > 0.0));
     }
     // the scapula rotates laterally: AI moves laterally and cranially from the first frame to
-    // the last (seed 001, Fig. 5); AC rises
+    // the last (van der Helm 1994, Fig. 5); AC rises
     let ai = study.landmarks.iter().position(|(n, _)| n == "scapula.AI").unwrap();
     let ac = study.landmarks.iter().position(|(n, _)| n == "AC").unwrap();
     let first = k.frames[0].as_ref().unwrap();

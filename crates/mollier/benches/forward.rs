@@ -1,4 +1,4 @@
-//! Forward dynamics with Hill muscles: one Rosenbrock step (seed 002, eq. 8) — the kernel's
+//! Forward dynamics with Hill muscles: one Rosenbrock step (Chadwick et al. 2014, eq. 8) — the kernel's
 //! positions and first- and second-order transfer functions, the muscles' residuals and partials,
 //! and the step's linear solve. Each iteration alternates between two consecutive states of a
 //! simulation, so that positions are really solved. Run with

@@ -1,7 +1,7 @@
 //! Inverse dynamics of a motion and forward simulation, with outputs named as in the file.
 //!
 //! [`InverseDynamicsRun`] solves, for each frame, the positions for `q` and the kinetostatics
-//! (seed 001, eq. 13-15) for `q̇` and `q̈`: the driving generalized force of every input, the
+//! (van der Helm 1994, eq. 13-15) for `q̇` and `q̈`: the driving generalized force of every input, the
 //! stress of every rigid mode of the user's elements (the reactions: joint moments in a hinge's
 //! bendings, forces in rigid trusses, contact forces), the support reactions at the fixed
 //! coordinates, the joint forces where bodies share a point, and the stresses the laws give the

@@ -1,4 +1,4 @@
-//! The forward flexion of the shoulder (seed 002, Fig. 3): `models/shoulder/flexion-excitations.csv`
+//! The forward flexion of the shoulder (Chadwick et al. 2014, Fig. 3): `models/shoulder/flexion-excitations.csv`
 //! replayed open-loop on `models/shoulder/shoulder-forward.toml` as `mollier simulate` runs it —
 //! the motion it makes against its target, the scapula's contact with the thorax, the
 //! glenohumeral stability, and the Rosenbrock step against the variable-step reference.
@@ -58,7 +58,7 @@ fn depth(p: &[f64; 3], centre: &[f64; 3], axes: &[f64; 3]) -> f64 {
 }
 
 #[test]
-fn the_flexion_pattern_moves_the_arm_as_seed_002_fig_3() {
+fn the_flexion_pattern_moves_the_arm_as_chadwick_2014_fig_3() {
     let (c, ex, target) = shoulder();
     let n = c.model.n_q();
     let mut run = ForwardRun::new(&c, ex, STEP).expect("a rest state");
@@ -115,7 +115,7 @@ fn the_flexion_pattern_moves_the_arm_as_seed_002_fig_3() {
     // the girdle and the arm follow the target (the rhythm) within a few degrees
     assert!(worst_q < 5.0, "the coordinates follow the target: off by {worst_q}°");
     assert!(deepest < 0.005, "TS and AI stay within 5 mm of the thorax's surface: {} mm", 1000.0 * deepest);
-    // the joint force stays inside the glenoid (seed 002, Fig. 3's inset)
+    // the joint force stays inside the glenoid (Chadwick et al. 2014, Fig. 3's inset)
     assert!(largest_index < 0.0, "the glenohumeral force leaves the glenoid: index {largest_index}");
 }
 
@@ -161,7 +161,7 @@ fn the_rosenbrock_step_converges_on_the_flexion() {
         "flexion, Rosenbrock against the extrapolated reference: RMS joint-angle error at 4, 3, 2 ms: {:.4}°, {:.4}°, {:.4}° (0.25 ms: {own:.5}°)",
         rms[0], rms[1], rms[2]
     );
-    // seed 002: 0.11° at 3 ms
+    // Chadwick et al. (2014): 0.11° at 3 ms
     assert!(rms[0] <= 0.2, "4 ms: {}°", rms[0]);
     // first order: the error in proportion to the step, within 15 %
     for (k, h) in [(1, 3.0), (2, 2.0)] {

@@ -1,4 +1,4 @@
-//! Huston's 17-member whole-body model (`models/body/`, seed 003) against Kane's equations for
+//! Huston's 17-member whole-body model (`models/body/`, Huston) against Kane's equations for
 //! tree systems, written here from the seed's formulation without the kernel's dynamics:
 //! Euler parameters and transformation matrices `S0K` built along the lower body array (eq.
 //! 11.57), generalized speeds that are the translation rates of the reference member and the
@@ -181,7 +181,7 @@ fn tree(c: &Compiled) -> Tree {
     Tree { members, translation, gravity: spec.gravity.unwrap(), loads, n: c.inputs.len() }
 }
 
-// ---- Kane's equations (seed 003) ------------------------------------------------------------
+// ---- Kane's equations (Huston) ------------------------------------------------------------
 
 /// Everything Kane's equations need at a state.
 struct Kane {

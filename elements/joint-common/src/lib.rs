@@ -1,4 +1,4 @@
-//! Building blocks shared by the joint-model element types of seed 000 (*Human Joint
+//! Building blocks shared by the joint-model element types of the Delft report (*Human Joint
 //! Modelling*, Delft, c. 1991, ch. 2): the MADYMO cardan joint (`mollier-cardan-joint`), the
 //! MADYMO flexion-torsion joint (`mollier-flexion-torsion-joint`) and the Calspan joint stop
 //! (`mollier-joint-stop`). The ball-socket resistance (`mollier-engin-joint`) uses its swing map

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed 002's Fig. 3 for a run of the forward flexion: the angles between thorax and clavicle
+"""Chadwick et al. (2014)'s Fig. 3 for a run of the forward flexion: the angles between thorax and clavicle
 (A: DAS3's SC angles, YZX), clavicle and scapula (B: AC, YZX) and thorax and humerus (C: plane of
 elevation, elevation and axial rotation, YZY; the plane and the axial rotation left out below 5 deg of elevation,
 where they are undefined), against time, with the target's dashed, as one SVG.

@@ -287,7 +287,7 @@ def relative_pose(joints, body, ancestor):
 
 
 # ---------------------------------------------------------------------------------------------
-# Published constants (../shared/data/das3/README.md: das3_readosim.m, das3.al; seed 002)
+# Published constants (../shared/data/das3/README.md: das3_readosim.m, das3.al; Chadwick et al. (2014))
 # ---------------------------------------------------------------------------------------------
 
 THORAX_CENTRE = [0.0, -0.1486, 0.0591]
@@ -660,13 +660,13 @@ FORWARD_HEADER = """\
 #
 # What differs from shoulder.toml (docs/forward-dynamics.md):
 # - the nine joint rotations (SC, AC, GH: three hinges each) are the generalized coordinates,
-#   zero in the rest posture, each with DAS3's passive moment (seed 002, eq. 4): 1 N m s/rad,
+#   zero in the rest posture, each with DAS3's passive moment (Chadwick et al. 2014, eq. 4): 1 N m s/rad,
 #   5 N m/rad towards the middle of DAS3's range (SC and AC; GH towards rest: its hinges are not
 #   DAS3's angles), stops of 5000 N m/rad^2 outside that range (SC and AC);
-# - TS and AI are kept on the thorax by DAS3's soft contact (seed 002, App. B), not held on it;
-# - the conoid ligament pulls but does not push (seed 002, eq. 5), slack at its rest length
+# - TS and AI are kept on the thorax by DAS3's soft contact (Chadwick et al. 2014, App. B), not held on it;
+# - the conoid ligament pulls but does not push (Chadwick et al. 2014, eq. 5), slack at its rest length
 #   ({con:.2f} mm);
-# - the 95 muscle elements have Hill muscles (seed 002, App. A), [muscles] at the end;
+# - the 95 muscle elements have Hill muscles (Chadwick et al. 2014, App. A), [muscles] at the end;
 # - no load sharing, no thorax-humerus input chain.
 #
 """
@@ -679,12 +679,12 @@ HEADER = """\
 #
 # Sources
 # - Structure: F.C.T. van der Helm (1994), A finite element musculoskeletal model of the shoulder
-#   mechanism, J Biomech 27(5):551-569 (seed 001): SC, AC, GH as three hinges each; TS and AI on
+#   mechanism, J Biomech 27(5):551-569: SC, AC, GH as three hinges each; TS and AI on
 #   the thorax ellipsoid (SURFACE); conoid rigid; costoclavicular and trapezoid ligaments; Table 2:
 #   20 muscles and muscle parts, 95 elements, PCSA per element (models/shoulder/muscles.csv).
 # - Geometry, inertia, wrap objects, optimal lengths: DAS3, the Dynamic Arm Simulator
 #   (E.K. Chadwick, D. Blana, R.F. Kirsch, A.J. van den Bogert (2014), Real-time simulation of
-#   three-dimensional shoulder girdle and arm dynamics, IEEE TBME 61(7):1947-1956, seed 002),
+#   three-dimensional shoulder girdle and arm dynamics, IEEE TBME 61(7):1947-1956),
 #   das3.osim of github.com/dasproject/DAS3 at commit d6f2ff0 (2022-04-05), Apache License 2.0.
 #   Thorax ellipsoid, TS/AI contact points and conoid attachments: das3_readosim.m of the same
 #   repository. DAS3 derives from the Delft Shoulder and Elbow Model (DSEM).
@@ -712,7 +712,7 @@ HEADER = """\
 # DAS3 body coordinates; the forearm and hand are lumped onto the humerus with the elbow at
 # DAS3's default angles (flexion {el:.1f} deg, pronation-supination {ps:.1f} deg).
 #
-# Generalized coordinates (seed 001, "Input variables"): AC.y, AC.z (the acromioclavicular joint
+# Generalized coordinates (van der Helm 1994, "Input variables"): AC.y, AC.z (the acromioclavicular joint
 # centre), scapula.TS.x, and the humerus's pole angle (about thorax Y), elevation (about z') and
 # axial rotation (about y'') relative to the thorax: rotations of the three input hinges from
 # the initial configuration, in which all three are zero (the arm hangs along thorax -Y).
@@ -874,7 +874,7 @@ def build(osim, forward=False):
     def hinge(name, p, q, axis, what, coordinate=None, rest=0.0):
         w(f'[elements.{name}]  # {what}\ntype = "hinge"\np = "{p}"\nq = "{q}"\naxis = {fmt_unit(axis)}\n')
         if forward:
-            # seed 002, eq. 4: damping b, stiffness k1 towards the middle of DAS3's range, stops
+            # Chadwick et al. (2014), eq. 4: damping b, stiffness k1 towards the middle of DAS3's range, stops
             # (k2) outside it; angles from our zero, the rest posture (DAS3 angle = ours + rest)
             k1, damping, k2 = 5.0 * DEG, 1.0 * DEG, 5000.0 * DEG * DEG
             if coordinate is None:
@@ -902,7 +902,7 @@ def build(osim, forward=False):
     hinge("gh_z", "gh_2", "humerus", column(scap, 2), "about z''")
     if not forward:
         w("# the humerus's orientation relative to the thorax, driven: pole angle, elevation, axial\n")
-        w("# rotation (seed 001; DAS3's thorax-humerus YZY). These hinges carry no load in the\n")
+        w("# rotation (van der Helm 1994; DAS3's thorax-humerus YZY). These hinges carry no load in the\n")
         w("# optimisation: their driving moments must vanish\n")
         hinge("humerus_pole", "thorax", "humerus_1", [0, 1, 0], "input: pole angle, about thorax Y")
         hinge("humerus_elevation", "humerus_1", "humerus_2", [0, 0, 1], "input: elevation, about z'")
@@ -910,7 +910,7 @@ def build(osim, forward=False):
 
     if forward:
         w("# scapulothoracic contact: TS and AI kept out of the thorax ellipsoid by DAS3's soft contact\n")
-        w("# (seed 002, App. B: k = 20 kN/m, epsilon = 0.01)\n")
+        w("# (Chadwick et al. 2014, App. B: k = 20 kN/m, epsilon = 0.01)\n")
     else:
         w("# scapulothoracic gliding plane: TS and AI on the thorax ellipsoid (distance held at 0)\n")
     for pt in ("TS", "AI"):
@@ -920,7 +920,7 @@ def build(osim, forward=False):
         w("stiffness = 20000  # N/m\nepsilon = 0.01\n\n" if forward else 'reference = "surface"\n\n')
 
     if forward:
-        w("# ligaments: the conoid pulls but does not push (seed 002, eq. 5: 80 N/mm, epsilon 1 mm), slack\n")
+        w("# ligaments: the conoid pulls but does not push (Chadwick et al. 2014, eq. 5: 80 N/mm, epsilon 1 mm), slack\n")
         w(f"# at its length in the rest posture ({1000 * b.conoid:.2f} mm; DAS3's 17.4 mm would pull\n")
         w(f"# {80 * (1000 * b.conoid - 17.4):.0f} N there); the others free\n")
         w('[elements.conoid]\ntype = "truss"\np = "clavicle.conoid"\nq = "scapula.conoid"\n')
@@ -948,8 +948,8 @@ def build(osim, forward=False):
         w("\n")
 
     if forward:
-        w("# Hill muscles (seed 002, App. A) on the elements above: maximum force PCSA (van der Helm 1994,\n")
-        w("# Table 2) x 100 N/cm^2 (seed 002); optimal fibre length, tendon slack length, pennation and\n")
+        w("# Hill muscles (Chadwick et al. 2014, App. A) on the elements above: maximum force PCSA (van der Helm 1994,\n")
+        w("# Table 2) x 100 N/cm^2 (Chadwick et al. 2014); optimal fibre length, tendon slack length, pennation and\n")
         w("# activation constants of the DAS3 element(s) each was made from (OpenSim's Schutte muscle:\n")
         w("# T_act = 1/(activation1 + activation2), T_deact = 1/activation2)\n")
         for e in elements:
@@ -960,22 +960,22 @@ def build(osim, forward=False):
             if e["pennation"] != 0.0:
                 w(f"pennation = {fmt(e['pennation'] / DEG, 3)}\n")
             w(f"activation_time = {fmt(t_act, 5)}\ndeactivation_time = {fmt(t_deact, 5)}\n\n")
-        w("# the glenohumeral joint's stability (seed 002, eq. 9), reported per frame in stability.csv:\n")
+        w("# the glenohumeral joint's stability (Chadwick et al. 2014, eq. 9), reported per frame in stability.csv:\n")
         w("# the cone of shoulder.toml; the muscle table makes the model usable by `mollier inverse` too\n")
     else:
-        w("# load sharing (seed 001 eq. 17-19; `mollier inverse`, models/shoulder/abduction.toml): the\n")
+        w("# load sharing (van der Helm 1994, eq. 17-19; `mollier inverse`, models/shoulder/abduction.toml): the\n")
         w("# muscle elements above with their PCSA (van der Helm 1994, Table 2) and optimal lengths\n")
         w("# (DAS3) in muscles.csv; TS and AI may only be pressed onto the thorax, the conoid may only pull\n")
     w("[load_sharing]\n")
     w('muscle_table = "muscles.csv"\n')
-    w("specific_tension = 100  # N/cm^2 (seed 002, App. A)\n")
-    w("width = 0.56            # of the force-length relation (seed 002 eq. 13)\n")
+    w("specific_tension = 100  # N/cm^2 (Chadwick et al. 2014, App. A)\n")
+    w("width = 0.56            # of the force-length relation (Chadwick et al. 2014, eq. 13)\n")
     if not forward:
         w('compression = ["TS_thorax.distance", "AI_thorax.distance"]\n')
         w('tension = ["conoid.elongation"]\n')
     w("\n")
 
-    w("# glenohumeral stability (seed 001 App. C; seed 002 eq. 9): the force of the humeral head on\n")
+    w("# glenohumeral stability (van der Helm 1994, App. C; Chadwick et al. 2014, eq. 9): the force of the humeral head on\n")
     w("# the scapula (on the generated beam that holds GH to the scapula) must point into the glenoid\n")
     w("# ellipse. DAS3's glenoid frame (glenoid_scap: rows are the glenoid axes in scapula\n")
     w("# coordinates, published to 4 decimals and orthonormalised on reading); its x axis points from\n")

@@ -1,5 +1,5 @@
 //! `mollier max-moment MODEL --postures FILE --direction INPUT:POSITIVE/NEGATIVE --out DIR`:
-//! the maximum isometric moments of seed 002 (section II-F) with the model's `[load_sharing]`
+//! the maximum isometric moments of Chadwick et al. (2014, section II-F) with the model's `[load_sharing]`
 //! muscles, sign constraints and joint cone; the run and the files are `mollier-study`'s
 //! (`mollier_study::max_moment`).
 
