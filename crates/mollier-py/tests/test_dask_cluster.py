@@ -52,6 +52,15 @@ class Cluster:
                "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
         self.file = tmp / "scheduler.json"
         self.log = open(tmp / "cluster.log", "w")
+        self.client = None
+        self.procs = []
+        try:
+            self._start(tmp, env)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, tmp, env):
         self.procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                               "--scheduler-file", str(self.file)], self.log, env)]
         deadline = time.monotonic() + 60
@@ -88,7 +97,8 @@ class Cluster:
         raise AssertionError("the scheduler still holds tasks")
 
     def close(self):
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
         for p in reversed(self.procs):
             _stop(p)
         self.log.close()
