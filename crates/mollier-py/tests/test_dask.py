@@ -144,7 +144,15 @@ def test_the_results_directory_is_written_as_a_unit(work, sequential, tmp_path):
         sweep.run(None, [work[0], bad], first)
     assert "\n" not in str(e.value)
     first.close()
-    assert not out.exists() and (tmp_path / ".sweep.partial" / "tasks" / f"{work[0].id}.npz").is_file()
+    kept = tmp_path / ".sweep.partial" / "tasks" / f"{work[0].id}.npz"
+    assert not out.exists() and kept.is_file()
+    # a task file cut short (power lost after the rename): named, removed, and computed anew
+    kept.write_bytes(kept.read_bytes()[:100])
+    with pytest.raises(sweep.SweepError, match=r"\(task load0-k1-b-chunk0\) cannot be read .*removed"):
+        sweep.run(None, work[:1], sweep.ResultsDir(out))
+    report = sweep.run(None, work[:1], sweep.ResultsDir(out))
+    assert report.ran == 1
+    pd.testing.assert_frame_equal(sweep.read_table(report.table), sequential.iloc[:2], check_exact=True)
 
 
 def test_the_tables_read_back_value_for_value_as_csv_or_parquet(work, sequential, tmp_path):

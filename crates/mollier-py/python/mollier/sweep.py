@@ -33,6 +33,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,8 +204,9 @@ class ResultsDir:
 
     While the sweep runs, its files are in the staging sibling ``.NAME.partial``: ``tasks/`` holds
     the result of each finished task (``<task id>.npz``: numpy's arrays, float64 bit for bit,
-    written to a temporary file and renamed, so that it is whole or absent). :meth:`commit` writes the sweep's table
-    (``table.csv`` or ``table.parquet``, rows in task order) and ``summary.json`` last
+    written to a temporary file and renamed, so that it is whole or absent). :meth:`commit`
+    writes the sweep's table (``table.csv`` or ``table.parquet``, rows in task order) and
+    ``summary.json`` last
     (``"complete": true``, the tasks' ids and names), then renames the staging directory into
     place; an earlier results directory there is replaced whole. A directory that is neither
     empty nor an earlier results directory (no ``summary.json``) is never replaced.
@@ -289,13 +291,21 @@ class ResultsDir:
         """The sweep's table from the tasks' tables in task order, ``summary.json`` last, the
         staging directory renamed into place (an earlier results directory moved aside first
         and removed after). Task files of other sweeps left in the staging are dropped."""
-        import pandas as pd
-
         wanted = {self._file(t.id) for t in tasks}
         for stale in (self.staging / TASKS).iterdir():
             if stale.name not in wanted:
                 stale.unlink()
-        table = _table([(t, self.read(t.id)) for t in tasks])
+        parts = []
+        for t in tasks:
+            try:
+                parts.append((t, self.read(t.id)))
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+                # a file cut short (the machine lost power) or edited: computed again next time
+                path = self.staging / TASKS / self._file(t.id)
+                path.unlink(missing_ok=True)
+                raise SweepError(f"`{path}` (task {t.name}) cannot be read ({e}): removed; run the sweep "
+                                 f"again to compute that task anew") from None
+        table = _table(parts)
         table_file = f"table.{self.fmt}"
         _write_table(table, self.staging / table_file, self.fmt)
         body = {"complete": True, "table": table_file, "rows": len(table), "mollier": __version__,
