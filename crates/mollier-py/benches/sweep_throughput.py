@@ -8,11 +8,12 @@ single-threaded workers. A busy machine slows the runs of a round alike, so the 
 ratios within each round (median, and the range over the rounds). The clusters are started and
 warmed (a first run: imports, each variant compiled once per worker) before the rounds.
 
-Per frame: one task of `--chunk` frames of criterion (b) in this process, warm (the median of
-`--calls` calls of `mollier.sweep.solve_inverse`: the motion's checks, the load-sharing set-up,
-the frames and the arrays back), against the command on the same variant's model and frames
-(`mollier inverse --static`, one thread: its timing.json's `ms_per_frame`, and its wall clock).
-Build both in the same profile (`--cli`, or MOLLIER_CLI).
+Per frame, in alternated rounds: the first task of criterion (b) (`--chunk` frames) in this
+process, warm (the median of `--calls` calls of `mollier.sweep.solve_inverse`: the motion's
+checks, the load-sharing set-up, the frames and the arrays back), against the command on the
+same variant's model over the whole motion (`mollier inverse --static`, one thread: its
+timing.json's `ms_per_frame`, the frames' solves, and its wall clock a frame). Build both in the
+same profile (`--cli`, or MOLLIER_CLI).
 
     python crates/mollier-py/benches/sweep_throughput.py [--frames 40 --chunk 10 --rounds 5]
 """
@@ -41,35 +42,31 @@ def timed(run):
     return time.perf_counter() - start
 
 
-def per_frame(work, calls):
-    """ms a frame of the first task of criterion (b), warm, median of `calls` calls."""
-    t = next(t for t in work if t.criterion == "b")
-    shipped = sweep._ship(t.files)
-    sweep.solve_inverse(shipped, t.criterion, t.time, t.q, t.columns)  # compiled once
-    times = [timed(lambda: sweep.solve_inverse(shipped, t.criterion, t.time, t.q, t.columns)) for _ in range(calls)]
-    return t, 1e3 * statistics.median(times) / len(t.time)
+def task_ms(task, calls):
+    """ms a frame of `task` in this process, warm: the median of `calls` calls."""
+    shipped = sweep._ship(task.files)
+    sweep.solve_inverse(shipped, task.criterion, task.time, task.q, task.columns)  # compiled once
+    times = [timed(lambda: sweep.solve_inverse(shipped, task.criterion, task.time, task.q, task.columns))
+             for _ in range(calls)]
+    return 1e3 * statistics.median(times) / len(task.time)
 
 
-def cli_per_frame(cli, task, calls):
-    """The command on the task's model and frames, one thread: (its ms_per_frame, wall ms a frame),
-    medians of `calls` runs."""
-    with tempfile.TemporaryDirectory() as d:
-        for name, text in task.files.texts.items():
-            Path(d, name).write_text(text)
-        motion = Path(d, "motion.csv")
-        with open(motion, "w") as f:
-            f.write(",".join(["time", *task.columns]) + "\n")
-            for t, row in zip(task.time, task.q):
-                f.write(",".join(repr(float(x)) for x in [t, *row]) + "\n")
-        own, wall = [], []
-        for i in range(calls):
-            out = Path(d, f"out{i}")
-            cmd = [str(cli), "inverse", str(Path(d, task.files.main)), "--motion", str(motion), "--criterion",
-                   task.criterion, "--static", "--out", str(out), "-q"]
-            w = timed(lambda: subprocess.run(cmd, check=True, env={**os.environ, "RAYON_NUM_THREADS": "1"}))
-            own.append(json.loads((out / "timing.json").read_text())["ms_per_frame"])
-            wall.append(1e3 * w / len(task.time))
-    return statistics.median(own), statistics.median(wall)
+def cli_ms(cli, task, time_, q, d):
+    """The command on the task's model over the whole motion (`time_`, `q`), one thread: its
+    timing.json's ms a frame (the frames' solves) and its wall clock a frame (start-up, the
+    checks and the writing included)."""
+    for name, text in task.files.texts.items():
+        Path(d, name).write_text(text)
+    motion = Path(d, "motion.csv")
+    with open(motion, "w") as f:
+        f.write(",".join(["time", *task.columns]) + "\n")
+        for t, row in zip(time_, q):
+            f.write(",".join(repr(float(x)) for x in [t, *row]) + "\n")
+    out = Path(d, "cli")
+    cmd = [str(cli), "inverse", str(Path(d, task.files.main)), "--motion", str(motion), "--criterion",
+           task.criterion, "--static", "--out", str(out), "-q"]
+    wall = timed(lambda: subprocess.run(cmd, check=True, env={**os.environ, "RAYON_NUM_THREADS": "1"}))
+    return json.loads((out / "timing.json").read_text())["ms_per_frame"], 1e3 * wall / len(time_)
 
 
 def main():
@@ -92,12 +89,19 @@ def main():
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.1f}; {len(work)} tasks of {a.chunk} shoulder frames ({frames} frames), "
           f"{a.rounds} alternated rounds")
-    task, ms = per_frame(work, a.calls)
-    print(f"a task of {len(task.time)} frames, criterion (b), warm, in this process: {ms:.3f} ms a frame")
+    task = next(w for w in work if w.criterion == "b")
     if a.cli:
-        own, wall = cli_per_frame(a.cli, task, 5)
-        print(f"mollier inverse, same frames: {own:.3f} ms a frame (its timing.json), {wall:.3f} ms a frame "
-              f"(its wall clock, start-up included); task / command = {ms / own:.2f}x")
+        ratios = []
+        for r in range(a.rounds):
+            ms = task_ms(task, a.calls)
+            with tempfile.TemporaryDirectory() as d:
+                own, wall = cli_ms(a.cli, task, t, q, d)
+            ratios.append(ms / own)
+            print(f"round {r + 1}: a task of {len(task.time)} frames (b), warm: {ms:.3f} ms a frame; "
+                  f"mollier inverse over the {len(t)} frames: {own:.3f} ms a frame (timing.json), "
+                  f"{wall:.3f} (wall); task / command {ms / own:.2f}x")
+        print(f"task / command's ms a frame: median {statistics.median(ratios):.2f}x "
+              f"(rounds {min(ratios):.2f}-{max(ratios):.2f}x)")
     with tempfile.TemporaryDirectory() as d, \
             sweep_dask.local_cluster(1) as c1, Client(c1) as one, \
             sweep_dask.local_cluster(2) as c2, Client(c2) as two:

@@ -453,46 +453,47 @@ def _run_dask(client, todo: Sequence[Task], results: ResultsDir, retries: int,
         return client.submit(solve_inverse, files_future(t.files), t.criterion, t.time, t.q, list(t.columns),
                              t.cone, t.static, key=key, pure=False, retries=0)
 
-    # results fetched in the background as tasks finish (a result() per future waited for a round
-    # trip each: ~20 ms a task); an error or cancellation comes as the result, not raised
-    futures = as_completed([submit(t) for t in todo], with_results=True, raise_errors=False)
+    # the tasks finished since the last look are fetched in one round trip (a result() each
+    # waited ~20 ms a task; as_completed's with_results, a gather per task at once, once broke
+    # tornado's stream under load, and the lost gather hung the sweep)
+    futures = as_completed([submit(t) for t in todo])
     resubmitted = 0
-    for f, result in futures:
-        t = by_key.pop(f.key)
-        if f.status == "finished" and not isinstance(result, BaseException):
-            f.release()
-            results.write(t.id, result)
-            if on_done:
-                on_done(t)
-            continue
-        e = _error_of(f, result)
-        f.release()
-        if _lost(e) and attempts[t.id] <= retries:
-            resubmitted += 1
-            futures.add(submit(t))
-            continue
-        for other in list(futures.futures):
-            other.cancel()
-        tries = attempts[t.id]
-        why = (f"was lost {tries} time{'s' if tries > 1 else ''} (its worker died, or the cluster "
-               f"forgot it)" if _lost(e) else "raised")
-        raise SweepError(f"task {t.name} (id {t.id}) {why}: {_cause(e)}") from None
-    return resubmitted
-
-
-def _error_of(future, result) -> BaseException:
-    """Why a future did not finish: its exception (KilledWorker for a lost worker), or its
-    cancellation (the scheduler forgot it, or its input)."""
-    if isinstance(result, BaseException):
-        return result
-    if future.status == "error":
+    for batch in futures.batches():
+        finished = [f for f in batch if f.status == "finished"]
         try:
-            return future.exception(timeout=30)
-        except BaseException as e:  # noqa: BLE001 - the cluster may be gone by now
-            return e
-    from distributed.client import FutureCancelledError
-
-    return FutureCancelledError(future.key, f"the future is {future.status}")
+            fetched = dict(zip([f.key for f in finished], client.gather(finished))) if finished else {}
+        except Exception:  # noqa: BLE001 - one of them was lost meanwhile: each is asked alone
+            fetched = {}
+        for f in batch:
+            t = by_key.pop(f.key)
+            if f.key in fetched:
+                result = fetched.pop(f.key)
+            else:
+                try:
+                    result = f.result()
+                except BaseException as e:  # noqa: BLE001 - classified below
+                    if isinstance(e, KeyboardInterrupt):
+                        raise
+                    result = e
+            if not isinstance(result, BaseException):
+                f.release()
+                results.write(t.id, result)
+                if on_done:
+                    on_done(t)
+                continue
+            f.release()
+            e = result
+            if _lost(e) and attempts[t.id] <= retries:
+                resubmitted += 1
+                futures.add(submit(t))
+                continue
+            for other in list(futures.futures):
+                other.cancel()
+            tries = attempts[t.id]
+            why = (f"was lost {tries} time{'s' if tries > 1 else ''} (its worker died, or the cluster "
+                   f"forgot it)" if _lost(e) else "raised")
+            raise SweepError(f"task {t.name} (id {t.id}) {why}: {_cause(e)}") from None
+    return resubmitted
 
 
 def _identity(x):
