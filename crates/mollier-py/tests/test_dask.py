@@ -162,3 +162,31 @@ def test_the_tables_read_back_value_for_value_as_csv_or_parquet(work, sequential
     report = sweep.run(None, work[:2], sweep.ResultsDir(tmp_path / "pq", "parquet"))
     assert report.table.name == "table.parquet" and report.table.read_bytes()[:4] == b"PAR1"
     pd.testing.assert_frame_equal(sweep.read_table(report.table), sequential.iloc[:4], check_exact=True)
+
+
+def test_a_task_does_not_import_pandas_on_the_worker(work):
+    """The first task of a fresh worker once cost 0.3-0.9 s: `import pandas` in the task. A task
+    runs on numpy alone (the client makes the table); checked in a fresh process."""
+    import subprocess
+
+    t = work[0]
+    code = (
+        "import sys, numpy as np\n"
+        "from mollier import sweep\n"
+        "a = np.load(sys.argv[1])\n"
+        "texts = {'shoulder.toml': open(sys.argv[2]).read(), 'muscles.csv': open(sys.argv[3]).read()}\n"
+        "raw = sweep.solve_inverse(('d', 'shoulder.toml', texts), 'b', a['time'], a['q'], list(a['columns']))\n"
+        "assert raw['values'].shape == (len(a['time']), len(raw['columns'])), raw['values'].shape\n"
+        "print([m for m in ('pandas', 'pyarrow') if m in sys.modules])\n"
+    )
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        np.savez(Path(d, "a.npz"), time=t.time, q=t.q, columns=np.array(t.columns))
+        for name, text in t.files.texts.items():
+            Path(d, name).write_text(text)
+        done = subprocess.run([sys.executable, "-c", code, str(Path(d, "a.npz")), str(Path(d, "shoulder.toml")),
+                               str(Path(d, "muscles.csv"))], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout

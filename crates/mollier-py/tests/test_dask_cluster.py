@@ -64,10 +64,13 @@ class Cluster:
         self.procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                               "--scheduler-file", str(self.file)], self.log, env)]
         deadline = time.monotonic() + 60
-        while not self.file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert self.file.exists(), "the scheduler did not start"
-        self.address = json.loads(self.file.read_text())["address"]
+        self.address = None
+        while self.address is None and time.monotonic() < deadline:
+            try:  # the file may be seen before the scheduler has finished writing it
+                self.address = json.loads(self.file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.1)
+        assert self.address, "the scheduler did not start"
         assert self.address.startswith("tcp://127.0.0.1:")
         for i in range(2):
             self.procs.append(_start(["worker", "--scheduler-file", str(self.file), "--host", "127.0.0.1",
@@ -132,7 +135,9 @@ def _sweep(cluster, out, *extra):
 
 
 def _finished(out):
-    return sorted((out.parent / f".{out.name}.partial" / "tasks").glob("*.npz"))
+    """The task files the sweep has written (not a temporary one it was writing)."""
+    tasks = out.parent / f".{out.name}.partial" / "tasks"
+    return sorted(f for f in tasks.glob("*.npz") if not f.name.startswith("."))
 
 
 def _wait_for(p, out, at_least, cluster):
