@@ -208,6 +208,9 @@ struct Model {
     compiled: Compiled,
     registry: Registry,
     file: String,
+    /// Set once the model has been found well posed: the check (0.7 ms for the shoulder) is not
+    /// repeated on every analysis, which a sweep's short tasks call many times.
+    found_well_posed: std::sync::OnceLock<()>,
 }
 
 impl Model {
@@ -232,6 +235,9 @@ impl Model {
 
     /// An error unless the model's positions can be solved (what the commands require).
     fn well_posed(&self, py: Python<'_>) -> PyResult<()> {
+        if self.found_well_posed.get().is_some() {
+            return Ok(());
+        }
         let verdict = mollier::check(&self.compiled, &self.registry);
         if !verdict.problems.is_empty() {
             return Err(model_error(py, &Diagnostics(verdict.problems)));
@@ -243,6 +249,7 @@ impl Model {
                 verdict.diagnostics.join("\n  - ")
             )));
         }
+        let _ = self.found_well_posed.set(());
         Ok(())
     }
 }
@@ -290,7 +297,7 @@ impl Model {
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let registry = mollier::registry();
         let compiled = py.detach(|| mollier::load(&path, &registry)).map_err(|d| model_error(py, &d))?;
-        Ok(Self { compiled, registry, file: path.display().to_string() })
+        Ok(Self { compiled, registry, file: path.display().to_string(), found_well_posed: Default::default() })
     }
 
     /// Compile a model file's text; `file` names it in diagnostics and its extension gives the
@@ -299,7 +306,7 @@ impl Model {
     fn from_text(py: Python<'_>, text: &str, file: &str) -> PyResult<Self> {
         let registry = mollier::registry();
         let compiled = py.detach(|| mollier::load_text(file, text, &registry)).map_err(|d| model_error(py, &d))?;
-        Ok(Self { compiled, registry, file: file.to_string() })
+        Ok(Self { compiled, registry, file: file.to_string(), found_well_posed: Default::default() })
     }
 
     /// The file the model was read from, as named.

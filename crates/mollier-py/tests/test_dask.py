@@ -1,11 +1,12 @@
-"""The Dask sweep (examples/sweep_dask.py): on a LocalCluster of 2 workers it equals the same
-sweep run sequentially, value for value, and a worker killed mid-sweep loses and duplicates
-nothing."""
+"""The Dask sweep (examples/sweep_dask.py over mollier.sweep): on a LocalCluster of 2 workers it
+equals the same sweep run in this process, value for value; a worker killed mid-sweep loses and
+duplicates nothing; the results directory is written as a unit, and a rerun runs only what is
+not finished (tests/test_dask_cluster.py does the same on a real scheduler and workers)."""
 
+import json
 import os
 import signal
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -18,14 +19,21 @@ distributed = pytest.importorskip("dask.distributed")
 sys.path.insert(0, str(ROOT / "examples"))
 import sweep_dask  # noqa: E402
 
+from mollier import sweep  # noqa: E402
+
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
+def work(tmp_path_factory):
     """A small sweep: 2 loads x 2 margins x 1 criterion x 2 chunks of 2 frames = 8 tasks."""
     time_, q, columns = sweep_dask.shoulder_motion(4, tmp_path_factory.mktemp("motion"))
-    work = sweep_dask.tasks(sweep_dask.grid([0.0, 30.0], [1.0, 0.7], ["b"]), time_, q, 2)
-    files = sweep_dask.model_files()
-    return files, work, columns, sweep_dask.run_sequential(files, work, columns)
+    return sweep_dask.tasks(sweep_dask.grid([0.0, 30.0], [1.0, 0.7], ["b"]), time_, q, columns, 2)
+
+
+@pytest.fixture(scope="module")
+def sequential(work, tmp_path_factory):
+    """The sweep in this process: the reference."""
+    report = sweep.run(None, work, sweep.ResultsDir(tmp_path_factory.mktemp("seq") / "sweep"))
+    return sweep.read_table(report.table)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +43,7 @@ def cluster():
 
 
 def test_the_variants_change_the_model():
-    text = sweep_dask.model_files()["shoulder.toml"]
+    text = sweep_dask.model_files().texts["shoulder.toml"]
     v = sweep_dask.variant_text(text, sweep_dask.Variant(25.0, 0.5, "b"))
     # the margin goes into the joint cone's table, right after its half-angles
     assert "half_angles = [44.37, 38.55]  # deg: towards glenoid y, then z\nmargin = 0.5\n" in v
@@ -43,12 +51,12 @@ def test_the_variants_change_the_model():
     assert sweep_dask.variant_text(text, sweep_dask.Variant(0.0, 1.0, "b")).count("[loads.hand]") == 0
 
 
-def test_the_sequential_sweep_is_sensible(sweep):
-    _, work, _, table = sweep
+def test_the_sequential_sweep_is_sensible(sequential):
+    table = sequential
     # almost_solved: clarabel's reduced accuracy with every independent check passed (a frame whose
     # joint force sits on the tightened cone)
     assert len(table) == 8 * 2 and table["status"].isin(["solved", "almost_solved"]).all()
-    by = table.groupby(["hand_load_N", "margin"])
+    assert list(table.columns[:5]) == ["hand_load_N", "margin", "criterion", "chunk", "time"]
     # a load in the hand needs more muscle force and a larger joint force
     total = table.filter(regex="^[a-z_]+_[0-9]+$").sum(axis=1)
     loaded = table["hand_load_N"] > 0
@@ -56,61 +64,129 @@ def test_the_sequential_sweep_is_sensible(sweep):
     assert (table.loc[loaded, "joint_force_N"].to_numpy() > table.loc[~loaded, "joint_force_N"].to_numpy()).all()
     # a tighter cone keeps the joint force inside it: the stability index stays <= 0
     assert (table["stability_index"] <= 1e-6).all()
-    assert len(by) == 4
+    assert len(table.groupby(["hand_load_N", "margin"])) == 4
 
 
-def test_dask_equals_the_sequential_sweep(sweep, cluster):
-    files, work, columns, sequential = sweep
+def test_dask_equals_the_sequential_sweep(work, sequential, cluster, tmp_path):
     assert len(cluster.scheduler_info()["workers"]) == 2
-    on_dask = sweep_dask.run_dask(cluster, files, work, columns)
-    pd.testing.assert_frame_equal(on_dask, sequential, check_exact=True)
+    report = sweep.run(cluster, work, sweep.ResultsDir(tmp_path / "sweep"))
+    assert (report.tasks, report.ran, report.skipped) == (8, 8, 0)
+    pd.testing.assert_frame_equal(sweep.read_table(report.table), sequential, check_exact=True)
 
 
-def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(sweep, cluster):
-    files, work, columns, sequential = sweep
-    [shipped] = cluster.scatter([files], broadcast=True, hash=False)
-    futures = [cluster.submit(sweep_dask.solve_chunk, shipped, v, c, list(columns),
-                              key=f"kill-{v.name}-chunk{c.index}", pure=False, retries=2) for v, c in work]
-    # kill a worker while it is solving a task
-    killed = None
-    deadline = time.monotonic() + 60
-    while killed is None and time.monotonic() < deadline:
-        busy = {w: keys for w, keys in cluster.processing().items() if keys}
-        done = sum(f.done() for f in futures)
-        if busy and done < len(futures):
-            killed = next(iter(busy))
-            pid = cluster.run(os.getpid, workers=[killed])[killed]
+def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(work, sequential, cluster, tmp_path):
+    killed = []
+
+    def kill_a_busy_worker(task):
+        if killed:
+            return
+        busy = [w for w, keys in cluster.processing().items() if keys]
+        if busy:
+            pid = cluster.run(os.getpid, workers=[busy[0]])[busy[0]]
             os.kill(pid, signal.SIGKILL)  # a crash: no goodbye to the scheduler
-        time.sleep(0.01)
-    assert killed is not None, "no worker was busy mid-sweep"
-    results = cluster.gather(futures)
-    table = sweep_dask.gather(results)
+            killed.append(busy[0])
+
+    report = sweep.run(cluster, work, sweep.ResultsDir(tmp_path / "sweep"), on_done=kill_a_busy_worker)
+    assert killed, "no worker was busy mid-sweep"
+    table = sweep.read_table(report.table)
     pd.testing.assert_frame_equal(table, sequential, check_exact=True)
     keys = list(zip(table["hand_load_N"], table["margin"], table["criterion"], table["time"]))
     assert len(keys) == len(set(keys)) == len(sequential)
     # the nanny brought the worker back: the cluster is whole again for what follows
     cluster.wait_for_workers(2, timeout=60)
-    assert killed not in cluster.scheduler_info()["workers"], "the killed worker is still there"
+    assert killed[0] not in cluster.scheduler_info()["workers"], "the killed worker is still there"
     assert np.isfinite(table["joint_force_N"]).all()
 
 
-def test_the_table_is_written_as_csv_or_parquet_value_for_value(sweep, tmp_path):
-    _, _, _, table = sweep
-    assert sweep_dask.table_format(tmp_path / "s.csv") == "csv"
-    assert sweep_dask.table_format(tmp_path / "s.parquet") == "parquet"
-    assert sweep_dask.table_format(tmp_path / "s.csv", "parquet") == "parquet"
-    with pytest.raises(ValueError):
-        sweep_dask.table_format(tmp_path / "s.csv", "xlsx")
-    csv_file = tmp_path / "sweep.csv"
-    sweep_dask.write_table(table, csv_file, "csv")
-    # CSV: repr-exact numbers read back to the same float64
-    # (pandas before 3 parses floats exactly only when asked to)
-    exact = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
-    from_csv = pd.read_csv(csv_file, keep_default_na=False,
-                           na_values={c: [""] for c in table.columns if table[c].dtype == float}, **exact)
-    pd.testing.assert_frame_equal(from_csv, table, check_exact=True, check_dtype=False)
+def test_a_rerun_runs_only_the_tasks_whose_inputs_are_new(work, sequential, tmp_path):
+    out = tmp_path / "sweep"
+    first = sweep.run(None, work[:3], sweep.ResultsDir(out))
+    assert (first.ran, first.skipped) == (3, 0)
+    # the finished sweep's tasks are carried over; the others run
+    again = sweep.run(None, work, sweep.ResultsDir(out))
+    assert (again.ran, again.skipped) == (5, 3)
+    pd.testing.assert_frame_equal(sweep.read_table(again.table), sequential, check_exact=True)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] and [t["id"] for t in summary["tasks"]] == [t.id for t in work]
+    assert sorted(p.name for p in (out / "tasks").iterdir()) == sorted(f"{t.id}.npz" for t in work)
+    # the same sweep again: nothing to run
+    assert sweep.run(None, work, sweep.ResultsDir(out)).ran == 0
+    # a changed input is another task: one frame's time by one ulp, one model text by a comment
+    t = work[0]
+    nudged = sweep.Task(t.name, t.files, t.criterion, np.nextafter(t.time, np.inf), t.q, t.columns, t.labels)
+    texts = dict(t.files.texts)
+    texts["shoulder.toml"] += "\n# edited\n"
+    edited = sweep.Task(t.name, sweep.ModelFiles(t.files.main, texts), t.criterion, t.time, t.q, t.columns, t.labels)
+    other = sweep.Task(t.name, t.files, "c", t.time, t.q, t.columns, t.labels)
+    assert len({t.id, nudged.id, edited.id, other.id}) == 4
+    report = sweep.run(None, [nudged, edited] + list(work[1:]), sweep.ResultsDir(out))
+    assert (report.ran, report.skipped) == (2, len(work) - 1)
+    # tasks of the earlier sweep that are not in this one are not kept
+    assert not (out / "tasks" / f"{t.id}.npz").exists()
+
+
+def test_the_results_directory_is_written_as_a_unit(work, sequential, tmp_path):
+    # a directory of other files is never replaced
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("not a sweep's")
+    with pytest.raises(sweep.SweepError, match="not a results directory"):
+        sweep.ResultsDir(other)
+    assert (other / "notes.txt").read_text() == "not a sweep's"
+    # while one sweep writes a directory, another is refused
+    out = tmp_path / "sweep"
+    first = sweep.ResultsDir(out)
+    with pytest.raises(sweep.SweepError, match="another sweep is writing"):
+        sweep.ResultsDir(out)
+    # a task that fails stops the sweep with one message naming it; what finished is kept
+    bad = sweep.Task("bad-task", work[1].files, "z", work[1].time, work[1].q, work[1].columns)
+    with pytest.raises(sweep.SweepError, match=r"^task bad-task failed: ValueError: .*criterion") as e:
+        sweep.run(None, [work[0], bad], first)
+    assert "\n" not in str(e.value)
+    first.close()
+    kept = tmp_path / ".sweep.partial" / "tasks" / f"{work[0].id}.npz"
+    assert not out.exists() and kept.is_file()
+    # a task file cut short (power lost after the rename): named, removed, and computed anew
+    kept.write_bytes(kept.read_bytes()[:100])
+    with pytest.raises(sweep.SweepError, match=r"\(task load0-k1-b-chunk0\) cannot be read .*removed"):
+        sweep.run(None, work[:1], sweep.ResultsDir(out))
+    report = sweep.run(None, work[:1], sweep.ResultsDir(out))
+    assert report.ran == 1
+    pd.testing.assert_frame_equal(sweep.read_table(report.table), sequential.iloc[:2], check_exact=True)
+
+
+def test_the_tables_read_back_value_for_value_as_csv_or_parquet(work, sequential, tmp_path):
+    report = sweep.run(None, work[:2], sweep.ResultsDir(tmp_path / "csv"))
+    assert report.table.name == "table.csv"
     pytest.importorskip("pyarrow", reason="SKIPPED: pyarrow is not installed (Parquet is written only with it)")
-    pq = tmp_path / "sweep.parquet"
-    sweep_dask.write_table(table, pq, sweep_dask.table_format(pq))
-    assert pq.read_bytes()[:4] == b"PAR1" and not list(tmp_path.glob(".*partial"))
-    pd.testing.assert_frame_equal(pd.read_parquet(pq), table, check_exact=True)
+    report = sweep.run(None, work[:2], sweep.ResultsDir(tmp_path / "pq", "parquet"))
+    assert report.table.name == "table.parquet" and report.table.read_bytes()[:4] == b"PAR1"
+    pd.testing.assert_frame_equal(sweep.read_table(report.table), sequential.iloc[:4], check_exact=True)
+
+
+def test_a_task_does_not_import_pandas_on_the_worker(work):
+    """The first task of a fresh worker once cost 0.3-0.9 s: `import pandas` in the task. A task
+    runs on numpy alone (the client makes the table); checked in a fresh process."""
+    import subprocess
+
+    t = work[0]
+    code = (
+        "import sys, numpy as np\n"
+        "from mollier import sweep\n"
+        "a = np.load(sys.argv[1])\n"
+        "texts = {'shoulder.toml': open(sys.argv[2]).read(), 'muscles.csv': open(sys.argv[3]).read()}\n"
+        "raw = sweep.solve_inverse(('d', 'shoulder.toml', texts), 'b', a['time'], a['q'], list(a['columns']))\n"
+        "assert raw['values'].shape == (len(a['time']), len(raw['columns'])), raw['values'].shape\n"
+        "print([m for m in ('pandas', 'pyarrow') if m in sys.modules])\n"
+    )
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        np.savez(Path(d, "a.npz"), time=t.time, q=t.q, columns=np.array(t.columns))
+        for name, text in t.files.texts.items():
+            Path(d, name).write_text(text)
+        done = subprocess.run([sys.executable, "-c", code, str(Path(d, "a.npz")), str(Path(d, "shoulder.toml")),
+                               str(Path(d, "muscles.csv"))], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
