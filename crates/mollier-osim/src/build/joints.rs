@@ -188,7 +188,7 @@ pub(super) fn coordinate_entries(ctx: &Ctx, out: &mut Out) {
     for (i, c) in m.coordinates.iter().enumerate() {
         let [lo, hi] = c.range;
         // a default value outside the range (beyond rounding): OpenSim starts there all the same
-        let slack = 1e-9 * (hi - lo).abs().min(1e3).max(1.0);
+        let slack = 1e-9 * (hi - lo).abs().clamp(1.0, 1e3);
         if c.default < lo - slack || c.default > hi + slack {
             out.entries.push(Entry::new(
                 &c.place,
