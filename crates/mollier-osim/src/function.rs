@@ -51,6 +51,16 @@ impl Function {
         }
     }
 
+    /// The value when it does not depend on the variable: a `Constant`, or a
+    /// `MultiplierFunction` of one (OpenSim's ScaleTool scales a constant axis so).
+    pub fn constant(&self) -> Option<f64> {
+        match self {
+            Function::Constant(v) => Some(*v),
+            Function::Multiplier(k, f) => f.constant().map(|v| k * v),
+            _ => None,
+        }
+    }
+
     /// `slope 1, intercept b`: the function only shifts its variable, so a Mollier input that is
     /// the change of the axis's value is the change of the coordinate itself.
     pub fn is_shift(&self) -> bool {

@@ -209,6 +209,8 @@ pub struct Marker {
     pub body: usize,
     /// Location in body coordinates (m).
     pub location: [f64; 3],
+    /// Where it is written.
+    pub place: String,
 }
 
 /// What Mollier imports of an OpenSim model.
@@ -240,15 +242,25 @@ pub const MUSCLE_TYPES: [&str; 4] =
 
 /// Parse the text of a `.osim` file.
 pub fn read(file: &str, text: &str) -> Result<Model, Diagnostics> {
+    let located = |at: usize, message: String| {
+        let lines = &text[..at.min(text.len())];
+        let line = lines.matches('\n').count() + 1;
+        let column = lines.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let mut d = Diagnostic::new(file, "", message)
+            .with_hint("an OpenSim model is an XML file written by OpenSim 4 (File > Save Model)");
+        d.location = Some(mollier_format::Location { line, column });
+        Diagnostics::one(d)
+    };
+    let prepared = crate::xml::prepare(text).map_err(|(at, message)| located(at, message))?;
     let opts = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: 50_000_000, ..Default::default() };
-    let doc = Document::parse_with_options(text, opts).map_err(|e| {
+    let doc = Document::parse_with_options(&prepared, opts).map_err(|e| {
         let pos = e.pos();
         let mut d = Diagnostic::new(file, "", format!("not a valid XML file: {e}"))
             .with_hint("an OpenSim model is an XML file written by OpenSim 4 (File > Save Model)");
         d.location = Some(mollier_format::Location { line: pos.row as usize, column: pos.col as usize });
         Diagnostics::one(d)
     })?;
-    let src = Src { file, doc: &doc };
+    let src = Src::new(file, text, &doc);
     read_doc(&src).map_err(|d| Diagnostics::one(*d))
 }
 
@@ -340,7 +352,8 @@ fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
     }
     for k in set_objects(model, "MarkerSet") {
         let body = resolve_body(src, k, "socket_parent_frame", &m)?;
-        m.markers.push(Marker { name: name_of(k).to_string(), body, location: src.vec3_or(k, "location", [0.0; 3])? });
+        let location = src.vec3_or(k, "location", [0.0; 3])?;
+        m.markers.push(Marker { name: name_of(k).to_string(), body, location, place: src.place(k) });
     }
     for set in ["ContactGeometrySet", "ControllerSet", "ProbeSet", "ComponentSet"] {
         for o in set_objects(model, set) {
@@ -568,16 +581,20 @@ fn read_spatial_transform(src: &Src, j: Node, first: usize, names: &[String]) ->
         let fnode = child(*a, "function").and_then(function_child).or_else(|| function_child(*a));
         let value = match (coords.as_slice(), fnode) {
             ([], None) => AxisValue::Const(0.0),
-            ([], Some(f)) => match read_function(src, f)? {
-                crate::function::Function::Constant(v) => AxisValue::Const(v),
-                other => {
-                    return Err(src.error(
-                        f,
-                        format!("a {} of no coordinate", other.describe()),
-                        "name the axis's coordinate, or make it a Constant",
-                    ));
+            // a constant, or (OpenSim's ScaleTool writes it) a MultiplierFunction of a Constant
+            ([], Some(f)) => {
+                let fun = read_function(src, f)?;
+                match fun.constant() {
+                    Some(v) => AxisValue::Const(v),
+                    None => {
+                        return Err(src.error(
+                            f,
+                            format!("a {} of no coordinate", fun.describe()),
+                            "name the axis's coordinate, or make it a Constant",
+                        ));
+                    }
                 }
-            },
+            }
             ([c], f) => {
                 let idx = names.iter().position(|n| n == c).ok_or_else(|| {
                     src.error(

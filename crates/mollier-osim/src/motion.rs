@@ -21,19 +21,86 @@ pub struct CoordinateMotion {
     pub missing: Vec<String>,
 }
 
-fn located(file: &str, line: usize, message: String, hint: &str) -> Diagnostics {
+fn located(file: &str, line: usize, column: usize, message: String, hint: &str) -> Diagnostics {
     let mut d = Diagnostic::new(file, "", message).with_hint(hint);
-    d.location = Some(Location { line, column: 1 });
+    d.location = Some(Location { line, column });
     Diagnostics::one(d)
 }
 
-/// The coordinate a column label names: `SC_y`, or OpenSim 4's `/jointset/sc1/SC_y/value`;
-/// `None` for other columns (speeds, forces, ...).
-fn coordinate_of<'a>(label: &'a str, names: &[&str]) -> Option<&'a str> {
+/// What a column label names.
+#[derive(Debug, PartialEq)]
+enum Column<'a> {
+    /// A coordinate's value: `SC_y`, or OpenSim 4's `/jointset/sc1/SC_y/value`.
+    Value(&'a str),
+    /// Another state of the model that a motion may carry and the inputs do not need: a
+    /// coordinate's speed (`/jointset/J/C/speed`) or a muscle's state (`/forceset/M/activation`).
+    Ignored,
+    /// Nothing of the model.
+    Unknown,
+}
+
+/// What `label` names, given the model's coordinate and muscle names.
+fn column_of<'a>(label: &'a str, coordinates: &[&str], muscles: &[&str]) -> Column<'a> {
     let l = label.trim();
-    let l = l.strip_suffix("/value").unwrap_or(l);
-    let last = l.rsplit('/').next().unwrap_or(l);
-    names.contains(&last).then_some(last)
+    let parts: Vec<&str> = l.split('/').collect();
+    let last = parts.last().copied().unwrap_or(l);
+    if coordinates.contains(&last) {
+        return Column::Value(last);
+    }
+    if let [.., c, what] = parts.as_slice() {
+        if coordinates.contains(c) {
+            return match *what {
+                "value" => Column::Value(c),
+                "speed" | "acceleration" => Column::Ignored,
+                _ => Column::Unknown,
+            };
+        }
+    }
+    if let ["", "forceset", m, _] = parts.as_slice() {
+        if muscles.contains(m) {
+            return Column::Ignored;
+        }
+    }
+    Column::Unknown
+}
+
+/// The header's `inDegrees`: `Ok(None)` when it is not given; its line (1-based) when its value
+/// is neither `yes` nor `no`.
+fn in_degrees(header: &[&str]) -> Result<Option<bool>, (usize, String)> {
+    let mut out = None;
+    for (i, l) in header.iter().enumerate() {
+        let compact: String = l.chars().filter(|c| !c.is_whitespace()).collect();
+        let Some((key, value)) = compact.split_once('=') else { continue };
+        if !key.eq_ignore_ascii_case("inDegrees") {
+            continue;
+        }
+        out = Some(match value.to_ascii_lowercase().as_str() {
+            "yes" => true,
+            "no" => false,
+            _ => return Err((i + 1, value.to_string())),
+        });
+    }
+    Ok(out)
+}
+
+/// The labels of a line (split at tabs and spaces) with their 1-based columns (characters).
+fn labels_with_columns(line: &str) -> Vec<(&str, usize)> {
+    let mut out = Vec::new();
+    let mut start: Option<(usize, usize)> = None; // byte, column
+    for (col, (b, ch)) in line.char_indices().enumerate() {
+        match (ch.is_whitespace(), start) {
+            (true, Some((s, c))) => {
+                out.push((&line[s..b], c));
+                start = None;
+            }
+            (false, None) => start = Some((b, col + 1)),
+            _ => {}
+        }
+    }
+    if let Some((s, c)) = start {
+        out.push((&line[s..], c));
+    }
+    out
 }
 
 impl Import {
@@ -52,31 +119,67 @@ impl Import {
                     .with_hint("an OpenSim .mot or .sto file has a header ending in a line `endheader`"),
             )
         })?;
-        let degrees = lines[..end].iter().any(|l| l.replace(' ', "").eq_ignore_ascii_case("inDegrees=yes"));
+        let degrees = match in_degrees(&lines[..end]) {
+            Ok(d) => d.unwrap_or(false),
+            Err((line, value)) => {
+                return Err(located(
+                    file,
+                    line,
+                    1,
+                    format!("`inDegrees={value}`: neither yes nor no"),
+                    "write inDegrees=yes (angles in degrees) or inDegrees=no (radians)",
+                ));
+            }
+        };
         let labels_at = (end + 1..lines.len()).find(|&i| !lines[i].trim().is_empty()).ok_or_else(|| {
             located(
                 file,
                 end + 1,
+                1,
                 "no column labels after `endheader`".into(),
                 "the line after `endheader` names the columns: time, then the coordinates",
             )
         })?;
-        let labels: Vec<&str> = lines[labels_at].split('\t').flat_map(|c| c.split_whitespace()).collect();
+        let placed = labels_with_columns(lines[labels_at]);
+        let labels: Vec<&str> = placed.iter().map(|(l, _)| *l).collect();
         if !labels.first().is_some_and(|l| l.eq_ignore_ascii_case("time")) {
             return Err(located(
                 file,
                 labels_at + 1,
+                1,
                 "the first column is not `time`".into(),
                 "OpenSim motions start with a time column",
             ));
         }
         let names: Vec<&str> = self.model.coordinates.iter().map(|c| c.name.as_str()).collect();
+        let muscles: Vec<&str> = self.model.muscles.iter().map(|m| m.name.as_str()).collect();
         // the column of each coordinate, if any
-        let mut column = vec![None; names.len()];
-        for (k, l) in labels.iter().enumerate().skip(1) {
-            if let Some(n) = coordinate_of(l, &names) {
-                let c = names.iter().position(|x| *x == n).expect("found above");
-                column[c].get_or_insert(k);
+        let mut column: Vec<Option<usize>> = vec![None; names.len()];
+        for (k, (l, col)) in placed.iter().enumerate().skip(1) {
+            match column_of(l, &names, &muscles) {
+                Column::Value(n) => {
+                    let c = names.iter().position(|x| *x == n).expect("found above");
+                    if let Some(first) = column[c] {
+                        return Err(located(
+                            file,
+                            labels_at + 1,
+                            *col,
+                            format!("column `{l}` is coordinate `{n}` again (column {} is too)", first + 1),
+                            "give each coordinate one column",
+                        ));
+                    }
+                    column[c] = Some(k);
+                }
+                Column::Ignored => {}
+                Column::Unknown => {
+                    return Err(located(
+                        file,
+                        labels_at + 1,
+                        *col,
+                        format!("column `{l}` is not a coordinate of the model"),
+                        "name a coordinate (`knee_angle_r` or `/jointset/knee_r/knee_angle_r/value`), or remove the column",
+                    ));
+                }
             }
         }
         let missing: Vec<String> =
@@ -92,6 +195,7 @@ impl Import {
                 return Err(located(
                     file,
                     i + 1,
+                    1,
                     format!("{} values for {} columns", cells.len(), labels.len()),
                     "give one value per column",
                 ));
@@ -104,6 +208,7 @@ impl Import {
                         return Err(located(
                             file,
                             i + 1,
+                            1,
                             format!("column `{}`: `{cell}` is not a finite number", labels[k]),
                             "write numbers",
                         ));
@@ -125,6 +230,7 @@ impl Import {
             return Err(located(
                 file,
                 labels_at + 1,
+                1,
                 "no rows after the column labels".into(),
                 "give at least one frame",
             ));

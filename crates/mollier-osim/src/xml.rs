@@ -1,6 +1,9 @@
 //! Reading values out of the XML tree, every problem placed at `file:line:col` with the path of
 //! the element (`Model/JointSet/CustomJoint[knee_r]/SpatialTransform/...`).
 
+use std::borrow::Cow;
+use std::cell::Cell;
+
 use mollier_format::{Diagnostic, Location};
 use roxmltree::{Document, Node};
 
@@ -8,21 +11,27 @@ use roxmltree::{Document, Node};
 pub(crate) struct Src<'a> {
     pub file: &'a str,
     pub doc: &'a Document<'a>,
+    lines: Lines<'a>,
 }
 
 impl<'a> Src<'a> {
+    /// The source of `doc`, parsed from `text` after [`prepare`] (which keeps every byte offset).
+    pub fn new(file: &'a str, text: &'a str, doc: &'a Document<'a>) -> Self {
+        Src { file, doc, lines: Lines::new(text) }
+    }
+
     /// A problem at `node`.
     pub fn error(&self, node: Node, message: impl Into<String>, hint: impl Into<String>) -> Box<Diagnostic> {
-        let pos = self.doc.text_pos_at(node.range().start);
+        let (line, column) = self.lines.at(node.range().start);
         let mut d = Diagnostic::new(self.file, path_of(node), message).with_hint(hint);
-        d.location = Some(Location { line: pos.row as usize, column: pos.col as usize });
+        d.location = Some(Location { line, column });
         Box::new(d)
     }
 
     /// `file:line:col` of a node, for the import report and comments.
     pub fn place(&self, node: Node) -> String {
-        let pos = self.doc.text_pos_at(node.range().start);
-        format!("{}:{}:{}", self.file, pos.row, pos.col)
+        let (line, column) = self.lines.at(node.range().start);
+        format!("{}:{line}:{column}", self.file)
     }
 
     /// The text of child `tag`, trimmed; `None` when there is no such child.
@@ -100,6 +109,132 @@ impl<'a> Src<'a> {
     }
 }
 
+/// Line and column (1-based; columns in characters, as roxmltree counts them) of byte offsets,
+/// in time linear in the text over a pass in increasing order (roxmltree's `text_pos_at` scans
+/// from the start each time: a file of n objects took time n²).
+struct Lines<'a> {
+    text: &'a str,
+    /// The byte offset of each line's start.
+    starts: Vec<usize>,
+    /// The last offset asked for, its line and column: the next column counts on from there.
+    last: Cell<(usize, usize, usize)>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
+        Lines { text, starts, last: Cell::new((0, 1, 1)) }
+    }
+
+    fn at(&self, pos: usize) -> (usize, usize) {
+        let mut pos = pos.min(self.text.len());
+        while !self.text.is_char_boundary(pos) {
+            pos -= 1;
+        }
+        let line = self.starts.partition_point(|s| *s <= pos);
+        let start = self.starts[line - 1];
+        let (lpos, lline, lcol) = self.last.get();
+        let column = if lline == line && lpos <= pos {
+            lcol + self.text[lpos..pos].chars().count()
+        } else {
+            1 + self.text[start..pos].chars().count()
+        };
+        self.last.set((pos, line, column));
+        (line, column)
+    }
+}
+
+/// Most attributes one element may have. OpenSim writes one or two (`name`, `Version`); the XML
+/// reader checks each attribute against the element's others, so 100,000 took 29 s.
+pub(crate) const MAX_ATTRIBUTES: usize = 256;
+
+/// The text as the XML reader can take it, every byte offset kept: element names with `::`
+/// (OpenSim 4 writes `<HuntCrossleyForce::ContactParametersSet>`, which an XML namespace reader
+/// takes for an undeclared prefix) get `\u{b7}` (`·`, two bytes as `::` is) in its place. An element
+/// with more than [`MAX_ATTRIBUTES`] attributes is refused at its byte offset. Linear time; what
+/// is not well-formed is left for the XML reader to place.
+pub(crate) fn prepare(text: &str) -> Result<Cow<'_, str>, (usize, String)> {
+    let b = text.as_bytes();
+    let mut names: Vec<usize> = Vec::new(); // offsets of `::` in element names
+    let find = |from: usize, pat: &[u8]| -> Option<usize> {
+        b.get(from..)?.windows(pat.len()).position(|w| w == pat).map(|k| from + k + pat.len())
+    };
+    let mut i = 0;
+    while let Some(k) = b.get(i..).and_then(|r| r.iter().position(|c| *c == b'<')) {
+        let at = i + k;
+        let rest = &b[at..];
+        let skip_to = |pat: &[u8]| find(at, pat).unwrap_or(b.len());
+        if rest.starts_with(b"<!--") {
+            i = skip_to(b"-->");
+            continue;
+        } else if rest.starts_with(b"<![CDATA[") {
+            i = skip_to(b"]]>");
+            continue;
+        } else if rest.starts_with(b"<?") {
+            i = skip_to(b"?>");
+            continue;
+        } else if rest.starts_with(b"<!") {
+            i = skip_to(b">");
+            continue;
+        }
+        // an element's start or end tag: its name, then (start tags) its attributes
+        let mut j = at + if rest.starts_with(b"</") { 2 } else { 1 };
+        while j < b.len() && !b[j].is_ascii_whitespace() && !matches!(b[j], b'/' | b'>') {
+            if b[j] == b':' && b.get(j + 1) == Some(&b':') {
+                names.push(j);
+                j += 2;
+            } else {
+                j += 1;
+            }
+        }
+        let mut attributes = 0;
+        loop {
+            while j < b.len() && b[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            match b.get(j) {
+                None | Some(b'>') | Some(b'<') => break,
+                Some(b'/') => {
+                    j += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            // an attribute: name, `=`, a quoted value
+            while j < b.len() && !matches!(b[j], b'=' | b'>' | b'<') {
+                j += 1;
+            }
+            if b.get(j) != Some(&b'=') {
+                break;
+            }
+            attributes += 1;
+            if attributes > MAX_ATTRIBUTES {
+                return Err((at, format!("an element with more than {MAX_ATTRIBUTES} attributes")));
+            }
+            j += 1;
+            while j < b.len() && b[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            match b.get(j) {
+                Some(q @ (b'"' | b'\'')) => j = find(j + 1, &[*q]).unwrap_or(b.len()),
+                _ => break,
+            }
+        }
+        i = j.max(at + 1);
+    }
+    if names.is_empty() {
+        return Ok(Cow::Borrowed(text));
+    }
+    let mut out = text.as_bytes().to_vec();
+    for k in names {
+        out[k] = 0xC2;
+        out[k + 1] = 0xB7;
+    }
+    // `::` (ASCII) became one two-byte character: still UTF-8
+    Ok(Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string())))
+}
+
 /// OpenSim writes plain decimals; `inf`/`nan` are refused by the caller.
 fn parse_number(w: &str) -> Option<f64> {
     w.parse::<f64>().ok()
@@ -123,6 +258,11 @@ pub(crate) fn name_of<'a>(node: Node<'a, '_>) -> &'a str {
     node.attribute("name").unwrap_or("")
 }
 
+/// An element's tag as written in the file (`::` given back, see [`prepare`]).
+pub(crate) fn tag(node: Node) -> String {
+    node.tag_name().name().replace('\u{b7}', "::")
+}
+
 /// `JointSet/CustomJoint[knee_r]/SpatialTransform/...`: tags below the model, with the names of
 /// objects, leaving out the `objects` level and the names of OpenSim's sets (short enough to be
 /// shown whole).
@@ -134,11 +274,57 @@ pub(crate) fn path_of(node: Node) -> String {
         .filter(|n| n.tag_name().name() != "objects")
         .map(|n| match n.attribute("name") {
             Some(name) if !name.is_empty() && !n.tag_name().name().ends_with("Set") => {
-                format!("{}[{name}]", n.tag_name().name())
+                format!("{}[{name}]", tag(n))
             }
-            _ => n.tag_name().name().to_string(),
+            _ => tag(n),
         })
         .collect();
     parts.reverse();
     parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Lines, MAX_ATTRIBUTES, prepare};
+
+    #[test]
+    fn positions_are_those_of_the_xml_reader() {
+        let text = "<a>\n  <b x='1'>é<c/></b>\n<d/><e/>\n\n  <f/></a>";
+        let doc = roxmltree::Document::parse(text).unwrap();
+        let lines = Lines::new(text);
+        let nodes: Vec<_> = doc.descendants().collect();
+        // in order and out of order
+        for n in nodes.iter().chain(nodes.iter().rev()).chain(nodes.iter()) {
+            let p = doc.text_pos_at(n.range().start);
+            assert_eq!(lines.at(n.range().start), (p.row as usize, p.col as usize), "{n:?}");
+        }
+    }
+
+    #[test]
+    fn double_colons_in_element_names_keep_every_offset() {
+        let text = "<a x='p::q'><!-- <b::c> --><H::C name='n'>t::u</H::C><![CDATA[<x::y>]]></a>";
+        let got = prepare(text).unwrap();
+        assert_eq!(got.len(), text.len());
+        assert_eq!(got, "<a x='p::q'><!-- <b::c> --><H\u{b7}C name='n'>t::u</H\u{b7}C><![CDATA[<x::y>]]></a>");
+        let doc = roxmltree::Document::parse(&got).unwrap();
+        assert_eq!(doc.root_element().first_element_child().map(|n| super::tag(n)), Some("H::C".to_string()));
+        // nothing to change: the text itself
+        assert!(matches!(prepare("<a b='1'/>"), Ok(std::borrow::Cow::Borrowed(_))));
+    }
+
+    #[test]
+    fn many_attributes_are_refused_in_linear_time() {
+        let attrs = |n: usize| (0..n).map(|k| format!(" a{k}='v>'")).collect::<String>();
+        let ok = format!("<a{}/>", attrs(MAX_ATTRIBUTES));
+        assert!(prepare(&ok).is_ok());
+        assert!(roxmltree::Document::parse(&ok).is_ok());
+        let text = format!("<r>\n<a{}/></r>", attrs(MAX_ATTRIBUTES + 1));
+        let (at, message) = prepare(&text).unwrap_err();
+        assert_eq!(at, 4);
+        assert!(message.contains("more than 256 attributes"), "{message}");
+        // broken markup is left to the XML reader, without a panic
+        for t in ["<", "<a", "<a b", "<a b=", "<a b='", "<!--", "<![CDATA[", "<?", "<!", "<a::", "a::b<c::"] {
+            let _ = prepare(t);
+        }
+    }
 }

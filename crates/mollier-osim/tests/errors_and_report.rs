@@ -116,7 +116,7 @@ fn the_report_lists_every_object_not_imported_exactly() {
     assert!(imp.toml.contains("radius = 0.01, length = 0.05"), "{}", imp.toml);
     // the model file names its sources and carries the muscle's parameters
     assert!(imp.toml.contains("# Thelen2003Muscle `mus` (m.osim:"), "{}", imp.toml);
-    assert!(imp.toml.contains("mus = { pcsa = 5, optimal_length = 0.30000000000000004 }"), "{}", imp.toml);
+    assert!(imp.toml.contains("mus = { pcsa = 5.0, optimal_length = 0.30000000000000004 }"), "{}", imp.toml);
     assert!(
         imp.toml.contains("[elements.p1]  # `j1` rz about [0, 0, 1]; input: coordinate `p1` minus its default 0.1"),
         "{}",
@@ -212,4 +212,133 @@ fn bad_coordinate_motions_are_placed() {
     assert_eq!(m.q[0][0], std::f64::consts::FRAC_PI_2);
     assert_eq!(m.missing, ["q1"]);
     assert_eq!(m.q[0][1], imp.model.coordinates[1].default);
+}
+
+#[test]
+fn bad_motion_columns_and_headers_are_placed() {
+    let imp = mollier_osim::import("pin.osim", &pin()).unwrap();
+    let err = |text: &str| imp.read_coordinate_motion("m.mot", text).unwrap_err().render();
+    // a coordinate twice: the second column is placed
+    let r = err("endheader\ntime\tp1\t/jointset/j1/p1/value\n0\t1\t2\n");
+    assert!(r.contains("m.mot:2:9") && r.contains("column `/jointset/j1/p1/value` is coordinate `p1` again"), "{r}");
+    // a column that is nothing of the model
+    let r = err("endheader\ntime  p1   knee\n0 1 2\n");
+    assert!(r.contains("m.mot:2:12") && r.contains("column `knee` is not a coordinate of the model"), "{r}");
+    let r = err("endheader\ntime\t/jointset/j1/p1/torque\n0\t1\n");
+    assert!(r.contains("column `/jointset/j1/p1/torque` is not a coordinate"), "{r}");
+    // inDegrees neither yes nor no
+    let r = err("version=1\ninDegrees = maybe\nendheader\ntime\tp1\n0\t1\n");
+    assert!(r.contains("m.mot:2:1") && r.contains("`inDegrees=maybe`: neither yes nor no"), "{r}");
+    // speeds are a motion's too: not used, not refused; `inDegrees=NO` is no
+    let m = imp
+        .read_coordinate_motion("m.mot", "inDegrees=NO\nendheader\ntime\tp1\t/jointset/j1/p1/speed\n0\t1\t5\n")
+        .unwrap();
+    assert_eq!(m.q[0][0], 1.0);
+}
+
+#[test]
+fn a_default_value_outside_the_range_is_reported() {
+    let text =
+        pin().replacen("<default_value>0.10000000000000001</default_value>", "<default_value>4</default_value>", 1);
+    assert_ne!(text, pin(), "the fixture's default value");
+    let imp = mollier_osim::import("m.osim", &text).unwrap();
+    let report = imp.report.markdown();
+    assert!(report.contains("`p1` | Coordinate | default value 4 is outside its range [-1.5, 1.5]"), "{report}");
+    assert!(!mollier_osim::import("m.osim", &pin()).unwrap().report.markdown().contains("outside its range"));
+}
+
+#[test]
+fn renamed_names_are_reported() {
+    let text = pin().replacen("<Marker name=\"b1_m\">", "<Marker name=\"R.ASIS\">", 1);
+    let imp = mollier_osim::import("m.osim", &text).unwrap();
+    let report = imp.report.markdown();
+    let line = line_of(&text, "R.ASIS");
+    assert!(report.contains(&format!("| m.osim:{line}:")), "{report}");
+    assert!(report.contains("`R.ASIS` | Marker | renamed `b1.R_ASIS`"), "{report}");
+    assert!(imp.toml.contains("R_ASIS = ["), "{}", imp.toml);
+    // a plain name is not reported
+    assert!(!mollier_osim::import("m.osim", &pin()).unwrap().report.markdown().contains("renamed"));
+}
+
+/// OpenSim 4 writes element names with `::` inside its forces; they are left out as forces, and
+/// an error after them is still placed at its line and column.
+#[test]
+fn element_names_with_double_colons_are_read() {
+    let force = r#"<objects><HuntCrossleyForce name="contact"><HuntCrossleyForce::ContactParametersSet name="contact_parameters"><objects><HuntCrossleyForce::ContactParameters><stiffness>1e8</stiffness></HuntCrossleyForce::ContactParameters></objects></HuntCrossleyForce::ContactParametersSet></HuntCrossleyForce></objects>"#;
+    let text = inject(&pin(), "<ForceSet", force);
+    let imp = mollier_osim::import("m.osim", &text).unwrap_or_else(|d| panic!("{}", d.render()));
+    assert!(imp.report.markdown().contains("`contact` | HuntCrossleyForce | left out"), "{}", imp.report.markdown());
+    let bad = text.replacen("<mass>1.5</mass>", "<mass>heavy</mass>", 1);
+    let (d, _) = problem(&bad);
+    assert_eq!(d.location.map(|l| l.line), Some(line_of(&bad, "heavy")));
+}
+
+/// OpenSim's ScaleTool writes a constant axis as a MultiplierFunction of a Constant: the same
+/// model as the Constant scaled by hand.
+#[test]
+fn a_multiplier_of_a_constant_on_an_axis_without_coordinate_is_a_constant() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/osim/custom_linear.osim");
+    let text = std::fs::read_to_string(path).unwrap();
+    let constant =
+        "<Constant name=\"function\">\n\t\t\t\t\t\t\t\t<value>0.29999999999999999</value>\n\t\t\t\t\t\t\t</Constant>";
+    assert!(text.contains(constant), "the fixture's constant axis");
+    let scaled = text.replacen(
+        constant,
+        // as many lines as the Constant: the same places in the comments
+        "<MultiplierFunction name=\"function\">\n<function><Constant><value>0.2</value></Constant></function>\n<scale>1.5</scale></MultiplierFunction>",
+        1,
+    );
+    let by_hand = text.replacen(constant, &constant.replace("0.29999999999999999", &format!("{}", 1.5 * 0.2)), 1);
+    let a = mollier_osim::import("m.osim", &scaled).unwrap_or_else(|d| panic!("{}", d.render()));
+    let b = mollier_osim::import("m.osim", &by_hand).unwrap();
+    assert_eq!(a.toml, b.toml);
+    // a function of the variable on an axis without coordinate is still refused, placed
+    let linear = text.replacen(
+        constant,
+        "<LinearFunction name=\"function\"><coefficients>1 0</coefficients></LinearFunction>",
+        1,
+    );
+    let (d, r) = problem(&linear);
+    assert!(r.contains("of no coordinate"), "{r}");
+    assert_eq!(
+        d.location.map(|l| l.line),
+        Some(line_of(&linear, "<LinearFunction name=\"function\"><coefficients>1 0<"))
+    );
+}
+
+/// Markers and attributes in linear time: 8 times the markers (all of one name, the worst case
+/// for unique names) take well under the 64 times a quadratic step needs; an element with
+/// 100,000 attributes is refused before the XML reader's quadratic check of them (29 s).
+#[test]
+fn markers_and_attributes_take_linear_time() {
+    let with_markers = |n: usize| {
+        let m: String = (0..n)
+            .map(|_| "<Marker name=\"R.ASIS\"><socket_parent_frame>/bodyset/b1</socket_parent_frame><location>0 0 0</location></Marker>\n")
+            .collect();
+        let at = pin().find("</MarkerSet>").unwrap();
+        let text = pin();
+        let k = text[..at].rfind("</objects>").unwrap();
+        format!("{}{m}{}", &text[..k], &text[k..])
+    };
+    let once = |text: &str, n: usize| {
+        let t = std::time::Instant::now();
+        let imp = mollier_osim::import("m.osim", text).unwrap();
+        assert_eq!(imp.model.markers.len(), n + 2);
+        t.elapsed().as_secs_f64()
+    };
+    // 8 times the markers: 8 times the time if linear, 64 if quadratic; the fastest of three
+    // runs each, interleaved, against the noise of a shared machine
+    let (n_small, n_large) = (1_500, 12_000);
+    let (a, b) = (with_markers(n_small), with_markers(n_large));
+    let (mut small, mut large) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..3 {
+        small = small.min(once(&a, n_small));
+        large = large.min(once(&b, n_large));
+    }
+    assert!(large < 24.0 * small, "{n_small} markers {small:.4} s, {n_large}: {large:.4} s: not linear");
+    let attrs: String = (0..100_000).map(|k| format!(" a{k}=\"1\"")).collect();
+    let text = pin().replacen("<Body name=\"b1\">", &format!("<Body name=\"b1\"{attrs}>"), 1);
+    let (d, r) = problem(&text);
+    assert!(r.contains("more than 256 attributes"), "{r}");
+    assert_eq!(d.location.map(|l| l.line), Some(line_of(&text, "<Body name=\"b1\" a0")));
 }

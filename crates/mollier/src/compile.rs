@@ -165,13 +165,42 @@ pub fn load(path: &Path, registry: &Registry) -> Result<Compiled, Diagnostics> {
 /// Python package ships this text to remote workers instead of a compiled model.
 pub fn load_text(file: &str, text: &str, registry: &Registry) -> Result<Compiled, Diagnostics> {
     // an OpenSim model is imported in memory (docs/opensim-import.md)
-    let doc = if is_osim(file) {
-        let imported = mollier_osim::import(file, text)?;
-        mollier_format::parse(&format!("{file}.toml"), &imported.toml)?
-    } else {
-        mollier_format::parse(file, text)?
-    };
-    compile(&doc, registry)
+    if is_osim(file) {
+        return import_osim(file, text, registry).map(|(_, compiled)| compiled);
+    }
+    compile(&mollier_format::parse(file, text)?, registry)
+}
+
+/// Import the text of an OpenSim `.osim` model and compile it. A muscle whose path the kernel
+/// cannot set up in the initial configuration (the compile fails at its element: Rajagopal
+/// 2016's gastrocnemii, two cylinders on one stretch) is left out and reported in the import,
+/// never the whole model; any other problem is the model's.
+pub fn import_osim(
+    file: &str,
+    text: &str,
+    registry: &Registry,
+) -> Result<(mollier_osim::Import, Compiled), Diagnostics> {
+    let mut leave_out: Vec<(String, String)> = Vec::new();
+    loop {
+        let imported = mollier_osim::import_without(file, text, &leave_out)?;
+        let doc = mollier_format::parse(&format!("{file}.toml"), &imported.toml)?;
+        let failed = match compile(&doc, registry) {
+            Ok(compiled) => return Ok((imported, compiled)),
+            Err(d) => d,
+        };
+        // the muscle whose element failed, once: a muscle is left out at most once, so this ends
+        let muscle = failed.iter().find_map(|d| {
+            let element = d.path.strip_prefix("elements.")?;
+            let k = imported.muscle_names.iter().position(|n| n.as_deref() == Some(element))?;
+            Some((imported.model.muscles[k].name.clone(), d.message.clone()))
+        });
+        match muscle {
+            Some((name, why)) if !leave_out.iter().any(|(n, _)| *n == name) => {
+                leave_out.push((name, format!("its path cannot be set up in the initial configuration ({why})")));
+            }
+            _ => return Err(failed),
+        }
+    }
 }
 
 fn is_osim(file: &str) -> bool {

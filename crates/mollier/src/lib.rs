@@ -53,7 +53,9 @@ use mollier_core::registry::Registry;
 
 pub use analysis::{FrameError, FrameOutput, KinematicsRun, MuscleColumns};
 pub use check::{CheckReport, check};
-pub use compile::{BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, load, load_text};
+pub use compile::{
+    BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, import_osim, load, load_text,
+};
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
 pub use forward::{Excitations, ForwardFrame, ForwardRun};
 pub use forward_tables::{Integrator, SimulateError, SimulateOptions, SimulateRun};

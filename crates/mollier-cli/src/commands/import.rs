@@ -30,8 +30,12 @@ pub fn run(
     quiet: bool,
     registry: &Registry,
 ) -> ExitCode {
-    let imported = match mollier_osim::import_path(osim) {
-        Ok(i) => i,
+    // imported and compiled: a muscle whose path cannot be set up is left out and reported
+    let file = osim.display().to_string();
+    let imported = match mollier_format::read_text(osim, "OpenSim model")
+        .and_then(|text| mollier::import_osim(&file, &text, registry))
+    {
+        Ok((i, _)) => i,
         Err(d) => {
             report(&d);
             return ExitCode::from(INVALID);

@@ -1,0 +1,353 @@
+//! Muscles: their path points (body points), their wrap objects (obstacles of a curved truss),
+//! their load-sharing parameters, and what the report says of path points and wrap objects.
+
+use nalgebra::{Matrix3, Vector3};
+use toml_edit::Value;
+
+use super::doc::{self, float, num, text, vec3};
+use super::{Ctx, Out, SPECIFIC_TENSION};
+use crate::model::{Muscle, PathPoint, PathWrap, PointKind, Shape, Wrap};
+use crate::pose::{Pose, xyz};
+use crate::report::Entry;
+
+/// A path point kept: its index in the `.osim` path (0-based), the point, where it is on its
+/// body.
+type Kept<'a> = (usize, &'a PathPoint, [f64; 3]);
+
+/// One muscle: its path points as body points, its element (truss or curved truss), its
+/// load-sharing entry. A muscle with fewer than two points ever in its path is left out.
+pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
+    let name = out.top.claim_reported(&mu.name, &mu.place, &mu.kind, &mut out.entries);
+    if let Some((_, why)) = ctx.leave_out.iter().find(|(n, _)| *n == mu.name) {
+        out.entries.push(Entry::new(&mu.place, &mu.name, &mu.kind, format!("left out: {why}")));
+        out.muscle_names.push(None);
+        return;
+    }
+    let mut notes = Vec::new();
+    let mut refs = Vec::new();
+    let mut kept: Vec<Kept> = Vec::new();
+    for (index, p) in mu.points.iter().enumerate() {
+        let Some(loc) = point_location(ctx, p, &mut notes, out) else { continue };
+        let want = if p.name.starts_with(&mu.name) { p.name.clone() } else { format!("{}-{}", mu.name, p.name) };
+        let pt = out.points[p.body].add(&want, vec3(&loc), format!("muscle `{}`", mu.name));
+        refs.push(format!("{}.{pt}", out.body_names[p.body]));
+        kept.push((index, p, loc));
+    }
+    if kept.len() < 2 {
+        out.entries.push(Entry::new(
+            &mu.place,
+            &mu.name,
+            &mu.kind,
+            "left out: fewer than two of its path points are ever active",
+        ));
+        out.muscle_names.push(None);
+        return;
+    }
+    out.muscle_names.push(Some(name.clone()));
+    let obstacles: Vec<(Value, String)> = mu.wraps.iter().filter_map(|w| obstacle(ctx, mu, w, &kept, out)).collect();
+    let mut heading = format!("{} `{}` ({})", mu.kind, mu.name, mu.place);
+    if !notes.is_empty() {
+        heading = format!("{heading}; {}", notes.join("; "));
+    }
+    out.heading.push(heading);
+    let mut entries: Vec<(&str, Value)> = Vec::new();
+    if obstacles.is_empty() && refs.len() == 2 {
+        entries.extend([("type", text("truss")), ("p", text(&refs[0])), ("q", text(&refs[1]))]);
+    } else {
+        entries.extend([("type", text("curved-truss")), ("p", text(&refs[0])), ("q", text(&refs[refs.len() - 1]))]);
+        if refs.len() > 2 {
+            entries.push(("via", Value::Array(refs[1..refs.len() - 1].iter().map(|r| text(r)).collect())));
+        }
+        if !obstacles.is_empty() {
+            entries.push(("obstacles", doc::noted_list(obstacles)));
+        }
+    }
+    out.element(name.clone(), None, entries);
+    out.free.push(name.clone());
+    let lopt = mu.tendon_slack_length + mu.optimal_fiber_length * mu.pennation.cos();
+    let note = format!(
+        "Fmax {} N, fibre {} m, tendon slack {} m, pennation {:.2}°",
+        num(mu.max_force),
+        num(mu.optimal_fiber_length),
+        num(mu.tendon_slack_length),
+        mu.pennation.to_degrees()
+    );
+    let value = doc::inline(vec![("pcsa", float(mu.max_force / SPECIFIC_TENSION)), ("optimal_length", float(lopt))]);
+    out.sharing.push((name, value, note));
+}
+
+/// Where path point `p` is on its body in the initial configuration, or `None` when it is never
+/// in the path; what is approximated goes to the report (or to `notes`, the muscle's comment).
+fn point_location(ctx: &Ctx, p: &PathPoint, notes: &mut Vec<String>, out: &mut Out) -> Option<[f64; 3]> {
+    let m = ctx.m;
+    match &p.kind {
+        PointKind::Fixed => Some(p.location),
+        PointKind::Conditional(c, r) => {
+            let cr = m.coordinates[*c].range;
+            let cname = &m.coordinates[*c].name;
+            if cr[0] >= r[0] && cr[1] <= r[1] {
+                notes.push(format!("conditional point `{}` is active over `{cname}`'s whole range: kept", p.name));
+            } else if cr[1] < r[0] || cr[0] > r[1] {
+                let action = format!("left out: never active within `{cname}`'s range");
+                out.entries.push(Entry::new(&p.place, &p.name, "ConditionalPathPoint", action));
+                return None;
+            } else {
+                out.entries.push(Entry::new(
+                    &p.place,
+                    &p.name,
+                    "ConditionalPathPoint",
+                    format!(
+                        "approximated: kept at all times; OpenSim uses it only while `{cname}` is in [{}, {}] (its range is [{}, {}]): the path differs outside that interval",
+                        num(r[0]),
+                        num(r[1]),
+                        num(cr[0]),
+                        num(cr[1])
+                    ),
+                ));
+            }
+            Some(p.location)
+        }
+        PointKind::Moving(fs) => {
+            let at = |q: &[f64]| [0, 1, 2].map(|k| fs[k].as_ref().map_or(0.0, |(c, f)| f.value(q[*c])));
+            let loc = at(&ctx.q0);
+            // how far it moves from there over the coordinates' ranges
+            let mut worst: f64 = 0.0;
+            for (c, _) in fs.iter().flatten() {
+                let r = m.coordinates[*c].range;
+                let (lo, hi) = (r[0].max(-10.0), r[1].min(10.0));
+                for s in 0..=200 {
+                    let mut q = ctx.q0.clone();
+                    q[*c] = lo + (hi - lo) * s as f64 / 200.0;
+                    let l = at(&q);
+                    worst = worst.max((0..3).map(|k| (l[k] - loc[k]).powi(2)).sum::<f64>().sqrt());
+                }
+            }
+            out.entries.push(Entry::new(
+                &p.place,
+                &p.name,
+                "MovingPathPoint",
+                format!("approximated: fixed where it is in the initial configuration; it moves up to {:.3} mm from there over its coordinates' ranges", worst * 1e3),
+            ));
+            Some(loc)
+        }
+    }
+}
+
+/// The obstacle of wrap `w` on the muscle's path (an inline table and the wrap's name for its
+/// comment), on the stretch OpenSim wraps in the default pose; `None` when it is left out.
+fn obstacle(ctx: &Ctx, mu: &Muscle, w: &PathWrap, kept: &[Kept], out: &mut Out) -> Option<(Value, String)> {
+    let (wb, wk) = w.wrap;
+    let wrap = &ctx.m.bodies[wb].wraps[wk];
+    let leave_out = |why: String, out: &mut Out| out.entries.push(Entry::new(&mu.place, &mu.name, &mu.kind, why));
+    if !wrap.active {
+        leave_out(format!("wrap object `{}` is inactive in the model: left out", wrap.name), out);
+        return None;
+    }
+    if let Shape::Other(t) = &wrap.shape {
+        leave_out(format!("wrap object `{}` ({t}) left out: the path goes straight past it", wrap.name), out);
+        return None;
+    }
+    let seg = stretch(ctx, mu, w, kept, out);
+    // an anchor inside the obstacle in the initial configuration: OpenSim does not wrap then;
+    // Mollier's curved truss cannot start there
+    let rr = xyz(&wrap.rotation);
+    let pose = &ctx.pose;
+    if let Some((_, a, _)) = [&kept[seg], &kept[seg + 1]]
+        .iter()
+        .find(|(_, p, loc)| inside(&wrap.shape, &pose[wb], &wrap.translation, &rr, &pose[p.body].point(loc)))
+    {
+        leave_out(
+            format!(
+                "wrap object `{}` left out: path point `{}` is inside it in the default pose (OpenSim does not wrap over it there)",
+                wrap.name, a.name
+            ),
+            out,
+        );
+        return None;
+    }
+    let mut t: Vec<(&str, Value)> = Vec::new();
+    match &wrap.shape {
+        Shape::Sphere(r) => t.extend([("type", text("sphere")), ("radius", float(*r))]),
+        Shape::Cylinder(r, l) => t.extend([("type", text("cylinder")), ("radius", float(*r)), ("length", float(*l))]),
+        Shape::Ellipsoid(d) => t.extend([("type", text("ellipsoid")), ("semi_axes", vec3(d))]),
+        Shape::Other(_) => return None,
+    }
+    t.insert(1, ("body", text(&out.body_names[wb])));
+    t.push(("centre", vec3(&wrap.translation)));
+    if wrap.rotation.iter().any(|v| *v != 0.0) {
+        t.push(("rotation", vec3(&wrap.rotation)));
+    }
+    if let Some(side) = side(wrap, &rr) {
+        t.push(("side", vec3(side.as_slice())));
+    }
+    if seg > 0 {
+        t.push(("segment", Value::from(seg as i64)));
+    }
+    out.wrap_users.entry(w.wrap).or_default().push(mu.name.clone());
+    Some((doc::inline(t), format!("`{}`", wrap.name)))
+}
+
+/// A one-sided cylinder's side (`+x`, `-y`, ... of its axes) as a direction in its body.
+fn side(wrap: &Wrap, rr: &Matrix3<f64>) -> Option<Vector3<f64>> {
+    let Shape::Cylinder(..) = wrap.shape else { return None };
+    let q = wrap.quadrant.trim();
+    let sign = if q.starts_with('-') { -1.0 } else { 1.0 };
+    match q.trim_start_matches(['+', '-']) {
+        _ if q == "all" => None,
+        "x" => Some(rr.column(0) * sign),
+        "y" => Some(rr.column(1) * sign),
+        _ => None,
+    }
+}
+
+/// The stretch (between kept points `s` and `s + 1`) that wrap `w` acts on: as OpenSim in the
+/// default pose, the first stretch of its range whose straight line passes through the object;
+/// else the first between two bodies, one of them the object's. A choice among several is
+/// reported.
+fn stretch(ctx: &Ctx, mu: &Muscle, w: &PathWrap, kept: &[Kept], out: &mut Out) -> usize {
+    let (wb, wk) = w.wrap;
+    let wrap = &ctx.m.bodies[wb].wraps[wk];
+    let (lo, hi) = (
+        if w.range[0] >= 1 { (w.range[0] - 1) as usize } else { 0 },
+        if w.range[1] >= 1 { (w.range[1] - 1) as usize } else { usize::MAX },
+    );
+    let stretches: Vec<usize> = (0..kept.len() - 1).filter(|s| kept[*s].0 >= lo && kept[*s + 1].0 <= hi).collect();
+    let rr = xyz(&wrap.rotation);
+    let at = |k: usize| ctx.pose[kept[k].1.body].point(&kept[k].2);
+    let body = |k: usize| kept[k].1.body;
+    let seg = stretches
+        .iter()
+        .copied()
+        .find(|s| crosses(&wrap.shape, &ctx.pose[wb], &wrap.translation, &rr, &at(*s), &at(*s + 1)))
+        .or_else(|| {
+            stretches.iter().copied().find(|s| body(*s) != body(*s + 1) && (body(*s) == wb || body(*s + 1) == wb))
+        })
+        .or_else(|| stretches.iter().copied().find(|s| body(*s) != body(*s + 1)))
+        .or_else(|| stretches.first().copied())
+        .unwrap_or(0);
+    if stretches.len() > 1 {
+        out.entries.push(Entry::new(
+            &mu.place,
+            &mu.name,
+            &mu.kind,
+            format!(
+                "approximated: wrap object `{}` acts on the stretch from path point `{}` to `{}`; OpenSim tries the {} stretches of its range at every posture and wraps the first its straight line passes through",
+                wrap.name,
+                kept[seg].1.name,
+                kept[seg + 1].1.name,
+                stretches.len()
+            ),
+        ));
+    }
+    seg
+}
+
+/// One report entry per wrap object that Mollier does not reproduce exactly, naming its muscles.
+pub(super) fn wrap_entries(ctx: &Ctx, out: &mut Out) {
+    let mut used: Vec<_> = std::mem::take(&mut out.wrap_users).into_iter().collect();
+    used.sort();
+    for ((b, k), users) in used {
+        let w = &ctx.m.bodies[b].wraps[k];
+        let who = format!("{} path(s): {}", users.len(), users.join(", "));
+        let action = match &w.shape {
+            Shape::Cylinder(..) => match w.quadrant.trim() {
+                "all" => None,
+                q @ ("x" | "+x" | "-x" | "y" | "+y" | "-y") => Some(format!(
+                    "approximated: quadrant `{q}` becomes `side`: OpenSim's one-sided wrapping can go round the far side where Mollier's does not (DAS3: tens of millimetres at some postures); {who}"
+                )),
+                q => Some(format!("approximated: quadrant `{q}` ignored; {who}")),
+            },
+            Shape::Ellipsoid(_) => Some(format!(
+                "approximated: Mollier wraps a geodesic, OpenSim its own ellipsoid algorithm (lengths differ by up to about a millimetre){}; {who}",
+                if w.quadrant.trim() == "all" { String::new() } else { format!("; quadrant `{}` ignored", w.quadrant) }
+            )),
+            Shape::Sphere(_) if w.quadrant.trim() != "all" => Some(format!(
+                "approximated: quadrant `{}` ignored (Mollier's spheres wrap the shorter way round); {who}",
+                w.quadrant
+            )),
+            _ => None,
+        };
+        if let Some(a) = action {
+            out.entries.push(Entry::new(&w.place, &w.name, wrap_tag(&w.shape), a));
+        }
+    }
+}
+
+/// Whether the point `x` (global) is inside the shape at `centre` with axes `axes` in the body
+/// at `body`.
+fn inside(shape: &Shape, body: &Pose, centre: &[f64; 3], axes: &Matrix3<f64>, x: &Vector3<f64>) -> bool {
+    let local = axes.transpose() * (body.r.transpose() * (x - body.o) - Vector3::from(*centre));
+    match shape {
+        Shape::Sphere(r) => local.norm() <= *r,
+        Shape::Cylinder(r, l) => local.xy().norm() <= *r && local.z.abs() <= 0.5 * l,
+        Shape::Ellipsoid(d) => (0..3).map(|k| (local[k] / d[k]).powi(2)).sum::<f64>() <= 1.0,
+        Shape::Other(_) => false,
+    }
+}
+
+/// Whether the straight line from `a` to `b` (global) passes through the shape (a cylinder's
+/// axis taken as infinite, as OpenSim's own test of a line against a cylinder does), placed as
+/// in [`inside`].
+fn crosses(
+    shape: &Shape,
+    body: &Pose,
+    centre: &[f64; 3],
+    axes: &Matrix3<f64>,
+    a: &Vector3<f64>,
+    b: &Vector3<f64>,
+) -> bool {
+    let local = |x: &Vector3<f64>| axes.transpose() * (body.r.transpose() * (x - body.o) - Vector3::from(*centre));
+    // in coordinates where the shape is the unit sphere (the unit disc for a cylinder)
+    let unit = |v: Vector3<f64>| match shape {
+        Shape::Sphere(r) => v / *r,
+        Shape::Cylinder(r, _) => Vector3::new(v.x / r, v.y / r, 0.0),
+        Shape::Ellipsoid(d) => Vector3::new(v.x / d[0], v.y / d[1], v.z / d[2]),
+        Shape::Other(_) => Vector3::new(f64::INFINITY, 0.0, 0.0),
+    };
+    let (p, q) = (unit(local(a)), unit(local(b)));
+    let d = q - p;
+    let t = if d.norm_squared() > 0.0 { (-p.dot(&d) / d.norm_squared()).clamp(0.0, 1.0) } else { 0.0 };
+    (p + d * t).norm() < 1.0
+}
+
+/// OpenSim's tag of a wrap object's shape.
+fn wrap_tag(shape: &Shape) -> &str {
+    match shape {
+        Shape::Sphere(_) => "WrapSphere",
+        Shape::Cylinder(..) => "WrapCylinder",
+        Shape::Ellipsoid(_) => "WrapEllipsoid",
+        Shape::Other(t) => t,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn straight_lines_through_shapes() {
+        use super::{Pose, Shape, crosses};
+        use nalgebra::{Matrix3, Vector3};
+        let body = Pose { r: Matrix3::identity(), o: Vector3::new(1.0, 0.0, 0.0) };
+        let c = [0.0, 0.0, 0.0];
+        let i = Matrix3::identity();
+        let line = |y: f64, z: f64| (Vector3::new(-1.0, y, z), Vector3::new(3.0, y, z));
+        let (a, b) = line(0.5, 0.0);
+        assert!(crosses(&Shape::Sphere(1.0), &body, &c, &i, &a, &b));
+        let (a, b) = line(1.5, 0.0);
+        assert!(!crosses(&Shape::Sphere(1.0), &body, &c, &i, &a, &b));
+        // a segment that ends before the sphere does not cross it
+        assert!(!crosses(
+            &Shape::Sphere(1.0),
+            &body,
+            &c,
+            &i,
+            &Vector3::new(-3.0, 0.0, 0.0),
+            &Vector3::new(-1.0, 0.0, 0.0)
+        ));
+        // a line far along a cylinder's axis still crosses it (OpenSim's test of the line)
+        let (a, b) = line(0.5, 50.0);
+        assert!(crosses(&Shape::Cylinder(1.0, 0.1), &body, &c, &i, &a, &b));
+        let (a, b) = line(1.5, 0.0);
+        assert!(crosses(&Shape::Ellipsoid([1.0, 2.0, 1.0]), &body, &c, &i, &a, &b));
+        assert!(!crosses(&Shape::Ellipsoid([2.0, 1.0, 1.0]), &body, &c, &i, &a, &b));
+    }
+}
