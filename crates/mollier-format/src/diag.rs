@@ -347,7 +347,7 @@ mod tests {
     fn control_characters_from_a_file_are_shown_escaped() {
         let name = "a\u{1b}[2Jb\u{7}c\rd\u{7f}e\u{9b}f\u{202e}g\u{2066}h\ni";
         let text = format!("inputs = [\"{name}\"]\n");
-        let d = Diagnostic::new(format!("m\u{1b}.toml"), format!("inputs.{name}"), format!("no mode `{name}`"))
+        let d = Diagnostic::new("m\u{1b}.toml", format!("inputs.{name}"), format!("no mode `{name}`"))
             .with_hint(format!("did you mean `{name}`?"))
             .at_span(&text, 11..11 + name.len());
         for shown in [d.render(), d.to_string(), d.headline()] {
