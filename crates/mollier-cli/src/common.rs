@@ -34,6 +34,56 @@ pub(crate) fn output_dir(out: &Path) -> Result<mollier::OutputDir, mollier::Outp
 }
 pub(crate) const FAILED: u8 = 1;
 
+/// What `--force` lets a file output replace: a symbolic link (the link itself), never a
+/// directory, FIFO, socket or device.
+fn replace(force: bool) -> mollier::output::Replace {
+    if force { mollier::output::Replace::Links } else { mollier::output::Replace::Files }
+}
+
+/// Check a command's file outputs before any work: each may be written (see
+/// [`mollier::output::check_file_target`]) and none is named twice; exit code 2 if not.
+pub(crate) fn check_outputs(paths: &[&Path], force: bool) -> Result<(), ExitCode> {
+    for (i, p) in paths.iter().enumerate() {
+        if paths[..i].contains(p) {
+            errln!("error: {} is named for two outputs: give each its own path", printable(&p.display().to_string()));
+            return Err(ExitCode::from(INVALID));
+        }
+        if let Err(e) = mollier::output::check_file_target(p, replace(force)) {
+            errln!("error: {}", printable(&e.to_string()));
+            return Err(ExitCode::from(INVALID));
+        }
+    }
+    Ok(())
+}
+
+/// Write a file output as a unit (`mollier::output::write_file`); exit code 2 if it cannot be.
+pub(crate) fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<(), ExitCode> {
+    mollier::output::write_file(path, bytes, replace(force)).map_err(|e| {
+        errln!("error: {}", printable(&e.to_string()));
+        ExitCode::from(INVALID)
+    })
+}
+
+/// A JSON value as text for standard output: what `serde_json` leaves raw in strings and
+/// [`mollier_format::is_unprintable`] refuses (DEL, C1 controls, bidi controls) written as
+/// `\uXXXX` escapes, which read back the same (they occur in strings only, and are all in the
+/// Basic Multilingual Plane).
+pub(crate) fn json_text(v: &Value) -> String {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    if !text.chars().any(mollier_format::is_unprintable) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if mollier_format::is_unprintable(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub(crate) fn report(d: &Diagnostics) {
     errln!("{}", d.render());
 }

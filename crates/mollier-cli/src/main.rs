@@ -13,24 +13,26 @@ use clap::{Parser, Subcommand, ValueEnum};
 use commands::{check, import, inverse, inverse_dynamics, kinematics, max_moment, simulate, study, types, view};
 use common::MotionRun;
 
-/// `println!` that does not panic when stdout is closed (piped into `head`, say).
+/// `println!` that does not panic when stdout is closed (piped into `head`, say), and never
+/// prints a control character from an input raw (`mollier_format::printable_lines`: the one
+/// escaping every message goes through; line breaks are the message's own).
 macro_rules! outln {
     ($($t:tt)*) => {{
-        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+        let _ = writeln!(std::io::stdout().lock(), "{}", mollier_format::printable_lines(&format!($($t)*)));
     }};
 }
 
-/// `print!` that does not panic when stdout is closed.
+/// `print!` that does not panic when stdout is closed; escaped as `outln!`.
 macro_rules! out {
     ($($t:tt)*) => {{
-        let _ = write!(std::io::stdout().lock(), $($t)*);
+        let _ = write!(std::io::stdout().lock(), "{}", mollier_format::printable_lines(&format!($($t)*)));
     }};
 }
 
-/// `eprintln!` that does not panic when stderr is closed.
+/// `eprintln!` that does not panic when stderr is closed; escaped as `outln!`.
 macro_rules! errln {
     ($($t:tt)*) => {{
-        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+        let _ = writeln!(std::io::stderr().lock(), "{}", mollier_format::printable_lines(&format!($($t)*)));
     }};
 }
 
@@ -227,8 +229,8 @@ enum Command {
         #[arg(long, value_enum)]
         integrator: Option<simulate::Integrator>,
         /// Threads for the work per muscle path (1, the default: the serial code; 0: the cores
-        /// available, or RAYON_NUM_THREADS). The results do not depend on it.
-        #[arg(long, default_value_t = 1)]
+        /// available, or RAYON_NUM_THREADS; at most 1024). The results do not depend on it.
+        #[arg(long, default_value_t = 1, value_parser = thread_count)]
         threads: usize,
         /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
         /// "Output directories").
@@ -277,9 +279,14 @@ enum Command {
         /// Draw every N-th frame only (the last always), for a smaller page.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         every: u32,
-        /// The page to write (.html).
+        /// The page to write (.html): a new file, or a regular file it replaces whole. Anything
+        /// else at the path (a symbolic link, a directory, a FIFO, a device) is refused.
         #[arg(long)]
         out: PathBuf,
+        /// Replace a symbolic link at --out by the page (the link itself: what it points to is
+        /// not written). A directory, FIFO, socket or device is refused even so.
+        #[arg(long)]
+        force: bool,
         /// No summary.
         #[arg(long, short)]
         quiet: bool,
@@ -287,7 +294,8 @@ enum Command {
     /// Import an OpenSim 4.x model (.osim) as a Mollier model file, with an import report.
     ///
     /// Writes OUT (TOML; comments name the source objects) and a report (Markdown) of every
-    /// object not imported exactly, then checks that the model is well posed. Exit code 2 when
+    /// object not imported exactly, then checks that the model is well posed. Each file is
+    /// written whole over nothing or a regular file (see --force). Exit code 2 when
     /// the .osim file is invalid (not XML, unknown references, unsupported joints).
     Import {
         /// The OpenSim model (.osim).
@@ -305,6 +313,12 @@ enum Command {
         /// Where to write the converted motion (CSV, SI), for `mollier kinematics` and the others.
         #[arg(long, requires = "motion")]
         motion_out: Option<PathBuf>,
+        /// Replace symbolic links at the paths written (--out, --report, --motion-out) by the
+        /// files (the links themselves: what they point to is not written). Without it, a path
+        /// that holds anything but a regular file is refused; a directory, FIFO, socket or
+        /// device is refused even so.
+        #[arg(long)]
+        force: bool,
         /// No summary.
         #[arg(long, short)]
         quiet: bool,
@@ -363,20 +377,21 @@ fn main() -> ExitCode {
             &registry,
         ),
         Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
-        Command::View { model, motion, results, every, out, quiet } => view::run(
+        Command::View { model, motion, results, every, out, force, quiet } => view::run(
             &view::Request {
                 model: &model,
                 motion: motion.as_deref(),
                 results: results.as_deref(),
                 every: every as usize,
                 out: &out,
+                force,
                 quiet,
             },
             &registry,
         ),
-        Command::Import { model, out, report, motion, motion_out, quiet } => {
+        Command::Import { model, out, report, motion, motion_out, force, quiet } => {
             let motion = motion.as_deref().zip(motion_out.as_deref());
-            import::run(&model, &out, report.as_deref(), motion, quiet, &registry)
+            import::run(&model, &out, report.as_deref(), motion, force, quiet, &registry)
         }
         Command::Schema => {
             let s = serde_json::to_string_pretty(&mollier::schema(&registry)).unwrap_or_default();
@@ -399,6 +414,18 @@ fn positive_number(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
         Ok(v) => Err(format!("must be a positive number, got {v}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The most threads `--threads` asks for: more is a typo, and each thread costs a stack.
+const MAX_THREADS: usize = 1024;
+
+/// A number of threads, 0 to [`MAX_THREADS`] (clap value parser).
+fn thread_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= MAX_THREADS => Ok(n),
+        Ok(n) => Err(format!("must be at most {MAX_THREADS} (0: the cores available), got {n}")),
         Err(e) => Err(e.to_string()),
     }
 }

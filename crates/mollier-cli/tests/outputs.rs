@@ -80,6 +80,8 @@ fn reruns_are_byte_identical_but_for_timing_whatever_the_threads() {
             let o = mollier(&a, threads);
             assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
             let mut f = files(&out);
+            // the marker that lets a later run replace the directory, outside `files`
+            assert_eq!(f.remove(".mollier-output").expect("the marker"), b"mollier-output 1\n", "{args:?}");
             let timing = f.remove("timing.json").expect("timing.json");
             let timing: serde_json::Value = serde_json::from_slice(&timing).expect("JSON");
             assert!(timing["wall_ms"].as_f64().is_some_and(|t| t > 0.0), "{args:?}: {timing}");
@@ -127,7 +129,10 @@ fn a_rerun_replaces_the_directory_whole() {
     assert_eq!(mollier(&a, 1).status.code(), Some(0));
     let mut names: Vec<String> = files(&out).into_keys().collect();
     names.sort();
-    assert_eq!(names, ["deformations.csv", "positions.csv", "summary.json", "timing.json", "transfer.csv"]);
+    assert_eq!(
+        names,
+        [".mollier-output", "deformations.csv", "positions.csv", "summary.json", "timing.json", "transfer.csv"]
+    );
     assert_eq!(summary(&out)["command"], "kinematics");
     // and nothing beside it
     let beside: Vec<_> = std::fs::read_dir(&dir).expect("dir").map(|e| e.expect("entry").file_name()).collect();
@@ -142,7 +147,7 @@ fn a_directory_of_other_files_is_refused_and_kept() {
     a.extend(["--out", dir.to_str().expect("utf-8")]);
     let o = mollier(&a, 1);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("is not an output directory of mollier"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not an output directory of Mollier"));
     assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).expect("kept"), "mine");
 }
 

@@ -70,36 +70,67 @@ impl Diagnostic {
         self
     }
 
-    /// `file:line:col: error: path: message` — the line editors and people grep for.
+    /// This problem with nothing of its file's contents: no source line, no field path (a key
+    /// of the file), every quoted part of the message and hint shown as `` `…` ``; the file's
+    /// name, the line and column and why the file cannot be used stay. For a file that another
+    /// file names (a study's motion, a model's muscle table, a study's model), which may be any
+    /// readable file: its lines are shown only when a user names it themselves. `named_by` is the
+    /// file that names it.
+    pub fn without_contents(mut self, named_by: &str) -> Self {
+        let hidden = |t: &str| {
+            t.split('`').enumerate().map(|(i, p)| if i % 2 == 1 { "…" } else { p }).collect::<Vec<_>>().join("`")
+        };
+        self.snippet = None;
+        self.path.clear();
+        self.message = hidden(&self.message);
+        let note = format!(
+            "{} names this file; its contents are not shown here (`mollier check` on it, or an editor, shows them)",
+            excerpt(named_by)
+        );
+        self.hint = Some(match self.hint.take() {
+            Some(h) => format!("{}; {note}", hidden(&h)),
+            None => note,
+        });
+        self
+    }
+
+    /// `file:line:col: error: path: message` — the line editors and people grep for. Control
+    /// characters of the file's name and the path are shown escaped ([`printable`]), and of the
+    /// message but its line breaks ([`printable_lines`]).
     pub fn headline(&self) -> String {
-        let mut s = self.file.clone();
+        let mut s = printable(&self.file).into_owned();
         if let Some(l) = self.location {
             s.push_str(&format!(":{}:{}", l.line, l.column));
         }
         s.push_str(": error: ");
         if !self.path.is_empty() {
-            s.push_str(&self.path);
+            s.push_str(&printable(&self.path));
             s.push_str(": ");
         }
-        s.push_str(&self.message);
+        // a message may hold another file's rendered problem, lines and all
+        s.push_str(&printable_lines(&self.message));
         s
     }
 
-    /// The headline, the source line with the problem underlined, and the hint.
+    /// The headline, the source line with the problem underlined, and the hint; every part from
+    /// the file shown [`printable`], the underline under the escaped text.
     pub fn render(&self) -> String {
         let mut out = self.headline();
         if let (Some(loc), Some(snip)) = (self.location, &self.snippet) {
             let num = loc.line.to_string();
             let pad = " ".repeat(num.len());
+            let before: String = snip.text.chars().take(snip.start).collect();
+            let under: String = snip.text.chars().skip(snip.start).take(snip.len.max(1)).collect();
+            let width = |t: &str| printable(t).chars().count();
             out.push_str(&format!(
                 "\n{pad} |\n{num} | {}\n{pad} | {}{}",
-                snip.text,
-                " ".repeat(snip.start),
-                "^".repeat(snip.len.max(1))
+                printable(&snip.text),
+                " ".repeat(width(&before)),
+                "^".repeat(width(&under).max(1))
             ));
         }
         if let Some(h) = &self.hint {
-            out.push_str(&format!("\n  = hint: {h}"));
+            out.push_str(&format!("\n  = hint: {}", printable_lines(h)));
         }
         out
     }
@@ -109,10 +140,50 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.headline())?;
         if let Some(h) = &self.hint {
-            write!(f, "\n  = hint: {h}")?;
+            write!(f, "\n  = hint: {}", printable_lines(h))?;
         }
         Ok(())
     }
+}
+
+/// Whether `c` must not reach a terminal raw: a control character (C0 but the line break, DEL,
+/// C1), which can move the cursor, ring, rewrite a line (`\r`) or start an escape sequence, or a
+/// bidirectional formatting character, which can reorder what is shown (U+061C, U+200E-U+200F,
+/// U+202A-U+202E, U+2066-U+2069).
+pub fn is_unprintable(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A name, value or line from an input as it may be printed: every [`is_unprintable`] character
+/// and the line break written as an escape (`\n`, `\r`, `\t`, `\u{1b}`, `\u{202e}`), so that
+/// what a file holds can neither drive the terminal nor start a line of its own. The one
+/// function every message from an input is shown through (diagnostics here, the `mollier`
+/// command's messages).
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    escape(s, false)
+}
+
+/// [`printable`] for a text of several lines made of parts already shown through it: line
+/// breaks are kept, every other [`is_unprintable`] character is escaped.
+pub fn printable_lines(s: &str) -> std::borrow::Cow<'_, str> {
+    escape(s, true)
+}
+
+fn escape(s: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| is_unprintable(c) || (c == '\n' && !keep_lines);
+    if !s.chars().any(bad) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' | '\t' if bad(c) => out.extend(c.escape_default()),
+            c if bad(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out.into()
 }
 
 /// Every problem found in a file (at least one).
@@ -127,6 +198,10 @@ impl Diagnostics {
     /// The problems.
     pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
         self.0.iter()
+    }
+    /// Every problem [`Diagnostic::without_contents`]: for a file that `named_by` names.
+    pub fn without_contents(self, named_by: &str) -> Self {
+        Self(self.0.into_iter().map(|d| d.without_contents(named_by)).collect())
     }
     /// All of them rendered with their source lines, separated by blank lines.
     pub fn render(&self) -> String {
@@ -264,6 +339,56 @@ mod tests {
         assert_eq!((snip.start, snip.len), (4, 6));
         assert_eq!(offset_of(text, 2, 5), 11);
         assert_eq!(offset_of(text, 9, 1), text.len());
+    }
+
+    /// ESC, BEL, CR, DEL, a C1 control and a bidi override from a file never reach the terminal
+    /// raw, in any part of a rendered problem; the underline stays under the escaped name.
+    #[test]
+    fn control_characters_from_a_file_are_shown_escaped() {
+        let name = "a\u{1b}[2Jb\u{7}c\rd\u{7f}e\u{9b}f\u{202e}g\u{2066}h\ni";
+        let text = format!("inputs = [\"{name}\"]\n");
+        let d = Diagnostic::new("m\u{1b}.toml", format!("inputs.{name}"), format!("no mode `{name}`"))
+            .with_hint(format!("did you mean `{name}`?"))
+            .at_span(&text, 11..11 + name.len());
+        for shown in [d.render(), d.to_string(), d.headline()] {
+            assert!(!shown.chars().any(is_unprintable), "{shown:?}");
+            // in the path on one line; in the message its line break is kept
+            assert!(
+                shown.contains("inputs.a\\u{1b}[2Jb\\u{7}c\\rd\\u{7f}e\\u{9b}f\\u{202e}g\\u{2066}h\\ni: "),
+                "{shown}"
+            );
+            assert!(
+                shown.contains("no mode `a\\u{1b}[2Jb\\u{7}c\\rd\\u{7f}e\\u{9b}f\\u{202e}g\\u{2066}h\ni`"),
+                "{shown}"
+            );
+        }
+        let r = d.render();
+        let lines: Vec<&str> = r.lines().collect();
+        let k = lines.iter().position(|l| l.starts_with("1 | ")).unwrap();
+        let at = lines[k].find("a\\u{1b}").unwrap();
+        let caret = lines[k + 1].find('^').unwrap();
+        assert_eq!(lines[k][..at].chars().count(), lines[k + 1][..caret].chars().count(), "{r}");
+        // the source line ends at the name's line break
+        let on_line = name.split('\n').next().unwrap();
+        assert_eq!(lines[k + 1].matches('^').count(), printable(on_line).chars().count(), "{r}");
+        assert_eq!(printable("plain name é"), "plain name é");
+        assert_eq!(printable_lines("a\nb\u{7}"), "a\nb\\u{7}");
+    }
+
+    /// A problem in a file that another file names keeps its place and its reason, and drops
+    /// the line, the key and every quoted value (a planted secret is not echoed).
+    #[test]
+    fn a_named_files_problem_shows_none_of_its_contents() {
+        let text = "time,x\nFAKE_PASSWORD=hunter2,1\n";
+        let d = Diagnostic::new("secret.csv", "FAKE_PASSWORD=hunter2", "`FAKE_PASSWORD=hunter2` is not a number")
+            .with_hint("write `FAKE_PASSWORD=hunter2` as a number")
+            .at_span(text, 7..28);
+        assert!(d.render().contains("hunter2"), "the fault is planted");
+        let hidden = Diagnostics::one(d).without_contents("study.toml");
+        let r = hidden.render();
+        assert!(!r.contains("hunter2") && !r.contains("FAKE_PASSWORD"), "{r}");
+        assert!(r.starts_with("secret.csv:2:1: error: `…` is not a number"), "{r}");
+        assert!(r.contains("study.toml names this file"), "{r}");
     }
 
     #[test]

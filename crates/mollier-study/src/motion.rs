@@ -27,6 +27,10 @@ pub struct MotionFrame {
     pub q: Vec<f64>,
 }
 
+/// The most frames a study runs, whatever its motion (a rhythm's `frames`, or the rows of an
+/// `angles` or `inputs` file).
+pub const MAX_FRAMES: usize = 100_000;
+
 /// The rhythm in a model: its landmarks and the frames.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RhythmMotion {
@@ -102,8 +106,8 @@ impl RhythmMotion {
     pub fn new(spec: &MotionSpec, compiled: &Compiled, dir: &Path) -> Result<Self, String> {
         match (spec.kind.as_str(), &spec.file) {
             ("rhythm", None) => {
-                if spec.frames < 2 || spec.frames > 100_000 {
-                    return Err(format!("motion.frames must be from 2 to 100000, got {}", spec.frames));
+                if spec.frames < 2 || spec.frames > MAX_FRAMES {
+                    return Err(format!("motion.frames must be from 2 to {MAX_FRAMES}, got {}", spec.frames));
                 }
                 let e = spec.elevation.ok_or("motion.elevation: give the first and last elevation (deg)")?;
                 let finite = [spec.pole_angle, e[0], e[1], spec.axial_rotation];
@@ -177,6 +181,13 @@ impl RhythmMotion {
             }
             q
         };
+        // a file's rows are counted before any is solved
+        let at_most = |m: mollier::Motion| match m.times.len() {
+            n if n > MAX_FRAMES => Err(format!(
+                "motion.file: {n} frames: a study runs at most {MAX_FRAMES}, as a rhythm's `frames` may be"
+            )),
+            _ => Ok(m),
+        };
         let frames = match spec.kind.as_str() {
             "rhythm" => {
                 let n = spec.frames;
@@ -200,7 +211,9 @@ impl RhythmMotion {
                         quantity: Quantity::Angle,
                     })
                     .collect();
-                let m = mollier::read_motion(&file, &columns).map_err(|d| format!("motion.file: {}", d.render()))?;
+                let m = mollier::read_motion(&file, &columns)
+                    .map_err(|d| format!("motion.file: {}", d.without_contents("the study").render()))
+                    .and_then(at_most)?;
                 let mut frames = Vec::with_capacity(m.times.len());
                 for (k, a) in m.q.iter().enumerate() {
                     let p = Posture {
@@ -223,7 +236,8 @@ impl RhythmMotion {
                 // the model's inputs: the posture is the model's own at each frame
                 let file = dir.join(spec.file.as_deref().unwrap_or_default());
                 let m = mollier::read_motion(&file, &compiled.inputs)
-                    .map_err(|d| format!("motion.file: {}", d.render()))?;
+                    .map_err(|d| format!("motion.file: {}", d.without_contents("the study").render()))
+                    .and_then(at_most)?;
                 let mut d = Data::new(model);
                 let mut frames = Vec::with_capacity(m.times.len());
                 for (k, q) in m.q.iter().enumerate() {

@@ -170,13 +170,73 @@ fn default_variants() -> Vec<String> {
     vec!["with".into(), "without".into()]
 }
 
+/// The smallest stability margin a study runs: below it the cone is all but its axis, and the
+/// variant's folder name (`k` and the margin's shortest decimal text) grows with the exponent
+/// (`1e-300` gave a name longer than a file name may be, failing after the whole run).
+pub const MIN_MARGIN: f64 = 1e-3;
+
+/// What is wrong with the settings of `[optimisation]`, as (field path, message) pairs: a
+/// criterion that is not one or is listed twice (`c` and `so` are one criterion), a
+/// `joint_cone` value that is not `with` or `without` or is listed twice, a margin outside
+/// [[`MIN_MARGIN`], 1] or whose variant folder another margin's takes
+/// ([`crate::study::margin_folder`]). Checked when the file is read, and again when a study is
+/// set up from a specification made in code.
+pub fn settings_problems(o: &OptimisationSpec) -> Vec<(String, String)> {
+    let mut problems = Vec::new();
+    let mut criteria: Vec<(usize, mollier_optim::Criterion)> = Vec::new();
+    for (i, c) in o.criteria.iter().enumerate() {
+        let path = format!("optimisation.criteria[{i}]");
+        match c.parse::<mollier_optim::Criterion>() {
+            Err(m) => problems.push((path, m)),
+            Ok(k) => match criteria.iter().find(|(_, e)| *e == k) {
+                Some((j, _)) => problems.push((
+                    path,
+                    format!(
+                        "`{c}` is criterion {} again (item {j} is `{}`): its variants would be run twice into one folder",
+                        k.letter(),
+                        o.criteria[*j]
+                    ),
+                )),
+                None => criteria.push((i, k)),
+            },
+        }
+    }
+    for (i, v) in o.joint_cone.iter().enumerate() {
+        let path = format!("optimisation.joint_cone[{i}]");
+        if v != "with" && v != "without" {
+            problems.push((path, format!("`{v}` (expected with, without)")));
+        } else if o.joint_cone[..i].contains(v) {
+            problems.push((path, format!("`{v}` is listed twice")));
+        }
+    }
+    for (i, &k) in o.margins.iter().flatten().enumerate() {
+        let path = format!("optimisation.margins[{i}]");
+        if !(k.is_finite() && (MIN_MARGIN..=1.0).contains(&k)) {
+            problems.push((
+                path,
+                format!(
+                    "{k} is not in [{MIN_MARGIN}, 1]: a margin is the fraction of the glenoid's half-angles the force must stay within"
+                ),
+            ));
+            continue;
+        }
+        let folder = crate::study::margin_folder(k);
+        let earlier = o.margins.iter().flatten().take(i).position(|&e| crate::study::margin_folder(e) == folder);
+        if let Some(j) = earlier {
+            problems
+                .push((path, format!("{k} is margin {j} again (variant folders `…{folder}`): give each margin once")));
+        }
+    }
+    problems
+}
+
 /// Parse a study file's text, its version first: a study written for format 1 is told what
 /// moved to the model file. `file` names it in the problem, which is placed at `line:col`.
 pub fn parse(file: &str, text: &str) -> Result<StudySpec, Diagnostics> {
-    parse_one(file, text).map_err(|d| Diagnostics::one(*d))
+    parse_all(file, text).map_err(Diagnostics)
 }
 
-fn parse_one(file: &str, text: &str) -> Result<StudySpec, Box<Diagnostic>> {
+fn parse_all(file: &str, text: &str) -> Result<StudySpec, Vec<Diagnostic>> {
     #[derive(Deserialize)]
     struct Version {
         format_version: Option<u32>,
@@ -184,15 +244,33 @@ fn parse_one(file: &str, text: &str) -> Result<StudySpec, Box<Diagnostic>> {
     let toml_err = |e: toml::de::Error| {
         let d = Diagnostic::new(file, "", e.message().trim_end())
             .with_hint("docs/shoulder.md describes every field of a study file");
-        Box::new(d.at_span(text, e.span().unwrap_or(0..0)))
+        vec![d.at_span(text, e.span().unwrap_or(0..0))]
     };
     let at_version = |message: String, hint: &str| {
         let span = Spans::toml(text).value("format_version").unwrap_or(0..0);
-        Box::new(Diagnostic::new(file, "format_version", message).with_hint(hint).at_span(text, span))
+        vec![Diagnostic::new(file, "format_version", message).with_hint(hint).at_span(text, span)]
     };
     let v: Version = toml::from_str(text).map_err(toml_err)?;
     match v.format_version {
-        Some(FORMAT_VERSION) => toml::from_str(text).map_err(toml_err),
+        Some(FORMAT_VERSION) => {
+            let spec: StudySpec = toml::from_str(text).map_err(toml_err)?;
+            // the settings, before any work: a study that would fail when it writes fails here,
+            // at the value
+            let problems = settings_problems(&spec.optimisation);
+            if !problems.is_empty() {
+                let spans = Spans::toml(text);
+                return Err(problems
+                    .into_iter()
+                    .map(|(path, message)| {
+                        let span = spans.value(&path).unwrap_or(0..0);
+                        Diagnostic::new(file, path, message)
+                            .with_hint("docs/shoulder.md describes every field of a study file")
+                            .at_span(text, span)
+                    })
+                    .collect());
+            }
+            Ok(spec)
+        }
         Some(1) => Err(at_version(
             "format_version 1 is no longer read".into(),
             "the muscle table (`muscles`), `optimisation.specific_tension`, `width`, `compression`, \
@@ -204,10 +282,10 @@ fn parse_one(file: &str, text: &str) -> Result<StudySpec, Box<Diagnostic>> {
             format!("format_version {n} is not supported (this build reads {FORMAT_VERSION})"),
             &format!("write `format_version = {FORMAT_VERSION}`"),
         )),
-        None => Err(Box::new(
+        None => Err(vec![
             Diagnostic::new(file, "format_version", "missing field `format_version`")
                 .with_hint(format!("write `format_version = {FORMAT_VERSION}` first"))
                 .at_span(text, 0..0),
-        )),
+        ]),
     }
 }

@@ -63,9 +63,15 @@ impl Variant {
         match (self.glenoid, self.margin < 1.0) {
             (false, _) => format!("{}-free", self.criterion.letter()),
             (true, false) => format!("{}-glenoid", self.criterion.letter()),
-            (true, true) => format!("{}-glenoid-k{}", self.criterion.letter(), self.margin),
+            (true, true) => format!("{}-glenoid{}", self.criterion.letter(), margin_folder(self.margin)),
         }
     }
+}
+
+/// The end of a variant's folder name for margin `k` of the imposed cone: `-k0.6`, none at 1
+/// (the rim). Distinct margins have distinct names (the shortest decimal text of each).
+pub fn margin_folder(k: f64) -> String {
+    if k < 1.0 { format!("-k{k}") } else { String::new() }
 }
 
 /// A study read and set up on its model.
@@ -177,7 +183,10 @@ impl Study {
         let spec = crate::spec::parse(&path.display().to_string(), &text).map_err(read_err)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let registry = mollier::registry();
-        let compiled = mollier::load(&dir.join(&spec.model), &registry).map_err(|d| StudyError::Model(d.render()))?;
+        // the model may be any readable file: its problems say where and why, not what it holds
+        let named_by = path.display().to_string();
+        let compiled = mollier::load(&dir.join(&spec.model), &registry)
+            .map_err(|d| StudyError::Model(d.without_contents(&named_by).render()))?;
         Self::set_up(path, Some(&text), spec, compiled)
     }
 
@@ -218,6 +227,10 @@ impl Study {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let o = &spec.optimisation;
+        // a specification made in code has not been through the file's checks
+        if let Some((path, message)) = crate::spec::settings_problems(o).into_iter().next() {
+            return Err(setup(format!("{path}: {message}")));
+        }
         let criteria = o
             .criteria
             .iter()
@@ -250,9 +263,10 @@ impl Study {
             }
             Some(m) => m.clone(),
         };
-        if let Some(k) = margins.iter().find(|k| !(k.is_finite() && **k > 0.0 && **k <= 1.0)) {
+        if let Some(k) = margins.iter().find(|k| **k < crate::spec::MIN_MARGIN) {
             return Err(setup(format!(
-                "optimisation.margins: {k} is not in (0, 1]: a margin is the fraction of the glenoid's half-angles the force must stay within"
+                "optimisation.margins: the model's joint cone margin {k} is below {}: give the study's margins",
+                crate::spec::MIN_MARGIN
             )));
         }
         let mut variants = Vec::new();

@@ -3,7 +3,7 @@
 //! with the cone imposed, else the first — over the frames whose kinematics were solved.
 
 use mollier::Rows;
-use mollier::output::{OutputDir, OutputError, write_file};
+use mollier::output::{OutputDir, OutputError, Replace, write_file};
 use mollier_view::{Forces, Geometry};
 
 use crate::study::{Results, Study};
@@ -55,5 +55,5 @@ pub(crate) fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Re
         }
         g.title = format!("{} — forces of {}", g.title, r.variant.name());
     }
-    write_file(&out.file("view.html")?, mollier_view::page(&g).as_bytes())
+    write_file(&out.file("view.html")?, mollier_view::page(&g).as_bytes(), Replace::Files)
 }

@@ -38,7 +38,13 @@ fn bad_studies_are_reported() {
     assert!(message(setup(|s| s.motion.model.scapula = "blade".into())).contains("no body `blade`"));
     assert!(message(setup(|s| s.landmarks.push("AC.z".into()))).contains("AC.z"));
     assert!(message(setup(|s| s.format_version = 3)).contains("format_version"));
-    assert!(message(setup(|s| s.optimisation.margins = Some(vec![1.0, 0.0]))).contains("margins: 0 is not in (0, 1]"));
+    assert!(
+        message(setup(|s| s.optimisation.margins = Some(vec![1.0, 0.0])))
+            .contains("margins[1]: 0 is not in [0.001, 1]")
+    );
+    // a specification made in code is checked as a file is
+    assert!(message(setup(|s| s.optimisation.criteria = vec!["c".into(), "so".into()])).contains("criteria[1]"));
+    assert!(message(setup(|s| s.optimisation.margins = Some(vec![0.5, 0.5]))).contains("margins[1]"));
     assert!(message(setup(|s| s.optimisation.margins = Some(vec![]))).contains("margins: the list is empty"));
     assert!(message(setup(|s| s.cuff = vec!["m. rotator".into()])).contains("no muscle `m. rotator`"));
     assert!(message(setup(|s| s.motion.kind = "angles".into())).contains("motion.file"));
@@ -119,4 +125,78 @@ fn study_file_problems_are_placed_at_line_and_column() {
     // a study file that is not a regular file is refused before it is opened
     #[cfg(unix)]
     assert!(message(Study::load(Path::new("/dev/zero"))).contains("not a regular file"));
+}
+
+/// Settings that used to be accepted, computed for minutes, then failed when written (issue 33)
+/// are refused when the study file is read — before its model is loaded — at the value.
+#[test]
+fn study_settings_are_refused_when_read_at_the_value() {
+    let dir = temp_dir("settings");
+    let file = dir.join("study.toml");
+    let name = file.display().to_string();
+    let text = std::fs::read_to_string(abduction_file())
+        .unwrap()
+        .replace("model = \"shoulder.toml\"", "model = \"none.toml\"");
+    let line_of = |t: &str, s: &str| t.lines().position(|l| l.starts_with(s)).expect("line") + 1;
+    for (from, to, column, says) in [
+        (
+            "criteria = [\"a\", \"b\", \"c\", \"d\"]",
+            "criteria = [\"a\", \"a\"]",
+            18,
+            "criteria[1]: `a` is criterion a again",
+        ),
+        (
+            "criteria = [\"a\", \"b\", \"c\", \"d\"]",
+            "criteria = [\"c\", \"so\"]",
+            18,
+            "criteria[1]: `so` is criterion c again",
+        ),
+        ("criteria = [\"a\", \"b\", \"c\", \"d\"]", "criteria = [\"a\", \"e\"]", 18, "criteria[1]: unknown criterion"),
+        ("margins = [1, 0.6, 0.4]", "margins = [1, 1]", 15, "margins[1]: 1 is margin 0 again"),
+        ("margins = [1, 0.6, 0.4]", "margins = [0.6, 0.60]", 17, "margins[1]: 0.6 is margin 0 again"),
+        ("margins = [1, 0.6, 0.4]", "margins = [1e-300]", 12, "margins[0]: 0.000"),
+        ("margins = [1, 0.6, 0.4]", "margins = [1, nan]", 15, "margins[1]: NaN is not in [0.001, 1]"),
+        (
+            "joint_cone = [\"with\", \"without\"]",
+            "joint_cone = [\"with\", \"with\"]",
+            23,
+            "joint_cone[1]: `with` is listed twice",
+        ),
+    ] {
+        let bad = text.replace(from, to);
+        assert_ne!(bad, text, "{from}");
+        std::fs::write(&file, &bad).unwrap();
+        let e = Study::load(&file).expect_err("refused");
+        // read, not set up: the model (which does not exist) is never loaded
+        assert!(matches!(e, StudyError::Read { .. }), "{to}: {e}");
+        let m = e.to_string();
+        let key = to.split(' ').next().unwrap();
+        let want = format!("{name}:{}:{column}: error: optimisation.{says}", line_of(&bad, key));
+        assert!(m.starts_with(&want), "{to}:\n{m}\nwant {want}");
+    }
+}
+
+/// A file a study names — its model, its motion — may be any readable file: a problem with it
+/// says which file and why, never a line of it (issue 33: a planted `FAKE_PASSWORD=` was echoed).
+#[test]
+fn files_a_study_names_are_not_echoed() {
+    let dir = temp_dir("secret");
+    let secret = dir.join("secrets.env");
+    // its first line is where reading it as a model (TOML) or a motion (CSV header) fails
+    std::fs::write(&secret, "FAKE_PASSWORD=hunter2-do-not-print\nAPI_TOKEN=abc123\n").unwrap();
+    let secret_name = secret.display().to_string();
+    let text = std::fs::read_to_string(abduction_file()).unwrap();
+    let model = abduction_file().with_file_name("shoulder.toml").display().to_string();
+    let as_model = text.replace("model = \"shoulder.toml\"", &format!("model = {secret_name:?}"));
+    let as_motion = text
+        .replace("model = \"shoulder.toml\"", &format!("model = {model:?}"))
+        .replace("type = \"rhythm\"", &format!("type = \"inputs\"\nfile = {secret_name:?}"))
+        .replace("frames = 37\n", "");
+    for (what, study) in [("model", as_model), ("motion", as_motion)] {
+        let file = dir.join(format!("{what}.toml"));
+        std::fs::write(&file, study).unwrap();
+        let m = message(Study::load(&file));
+        assert!(m.contains("secrets.env"), "{what}: the file is named: {m}");
+        assert!(!m.contains("hunter2") && !m.contains("FAKE_PASSWORD") && !m.contains("API_TOKEN"), "{what}: {m}");
+    }
 }

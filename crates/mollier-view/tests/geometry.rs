@@ -285,7 +285,9 @@ fn bad_forces_tables_are_located() {
 #[test]
 fn the_page_is_self_contained() {
     let (c, m) = wrapping();
-    let g = Geometry::build(&c, &m.times, &m.q, 5, "a </script> title").unwrap();
+    // `<!--` then `<script` would keep the data block open past its `</script>` (issue 33)
+    let title = "a <!-- <script> </script> title";
+    let g = Geometry::build(&c, &m.times, &m.q, 5, title).unwrap();
     let html = page(&g);
     // no network: nothing is fetched from elsewhere (the one URL is an XML namespace name;
     // GLSL has texelFetch)
@@ -297,8 +299,9 @@ fn the_page_is_self_contained() {
     // the data element holds the geometry, and the title cannot end it early
     let start = html.find("id=\"mollier-data\">").unwrap() + "id=\"mollier-data\">".len();
     let end = start + html[start..].find("</script>").unwrap();
+    assert!(!html[start..end].contains('<'), "the data block holds a `<`");
     let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
-    assert_eq!(data["title"], "a </script> title");
+    assert_eq!(data["title"], title);
     assert_eq!(data["times"].as_array().unwrap().len(), g.frames());
 }
 

@@ -53,9 +53,11 @@ impl std::str::FromStr for Integrator {
 /// line option, a keyword argument).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SimulateError {
-    /// The duration or the step is not positive (or the step not finite), or the run would be
-    /// more than 1e9 steps.
-    #[error("the duration and the step must be positive, and at most 1e9 steps long (got {duration} s and {dt} s)")]
+    /// The duration or the step is not positive and finite, the step is longer than the
+    /// duration, or the run would be more than 1e9 steps.
+    #[error(
+        "the duration and the step must be positive, the step at most the duration, and the run at most 1e9 steps long (got {duration} s and {dt} s)"
+    )]
     Span {
         /// The duration asked for (s).
         duration: f64,
@@ -89,11 +91,13 @@ pub struct SimulateOptions {
 
 impl SimulateOptions {
     /// The number of steps: `duration / dt` rounded up (a duration that is a whole number of
-    /// steps up to rounding is not one step more), at least one.
+    /// steps up to rounding is not one step more), at least one; refused when the step is longer
+    /// than the duration.
     pub fn steps(&self) -> Result<usize, SimulateError> {
         let Self { duration, dt, .. } = *self;
         let steps = duration / dt;
-        if !(dt > 0.0 && dt.is_finite() && duration > 0.0 && steps.is_finite() && steps <= 1e9) {
+        // a step longer than the duration ran one step to t = dt (1e300 s, say)
+        if !(dt > 0.0 && dt <= duration && duration.is_finite() && steps.is_finite() && steps <= 1e9) {
             return Err(SimulateError::Span { duration, dt });
         }
         Ok((steps - 1e-9).ceil().max(1.0) as usize)
@@ -496,7 +500,11 @@ mod tests {
         let o = |duration, dt| SimulateOptions { duration, dt, integrator: None };
         assert_eq!(o(0.6, 0.004).steps(), Ok(150));
         assert_eq!(o(0.601, 0.004).steps(), Ok(151));
-        assert_eq!(o(1e-6, 0.004).steps(), Ok(1));
+        assert_eq!(o(0.004, 0.004).steps(), Ok(1));
+        // a step longer than the duration (issue 33: `--dt 1e300` ran to t = 1e300 s)
+        for (d, dt) in [(1e-6, 0.004), (1.0, 1e300), (1.0, 1.0 + 1e-12)] {
+            assert!(matches!(o(d, dt).steps(), Err(SimulateError::Span { .. })), "{d} {dt}");
+        }
         for (d, dt) in [(0.0, 0.1), (1.0, 0.0), (-1.0, 0.1), (f64::NAN, 0.1), (1e10, 1.0), (1.0, f64::INFINITY)] {
             assert!(matches!(o(d, dt).steps(), Err(SimulateError::Span { .. })), "{d} {dt}");
         }

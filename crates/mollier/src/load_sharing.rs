@@ -172,7 +172,11 @@ pub(crate) fn compile(cx: &Context<'_>) -> Result<Option<LoadSharingSetup>, Vec<
     if let Some(table) = &ls.muscle_table {
         match muscle_table(cx, table) {
             Ok(m) => muscles = m,
-            Err(e) => errors.extend(e),
+            // the table may be any readable file: its problems say where and why, never what
+            // it holds (those placed in the model, a table that cannot be read, stay as they are)
+            Err(e) => errors.extend(
+                e.into_iter().map(|d| if d.file == cx.doc.file() { d } else { d.without_contents(cx.doc.file()) }),
+            ),
         }
     }
     for (name, m) in ls.muscles.iter() {

@@ -17,8 +17,17 @@
 //! removes it (Linux: when its process is gone). A run killed between the two renames of the
 //! swap leaves the old output as `.NAME.old-PID`, which the next run puts back first.
 //!
-//! An existing directory is replaced only if it is empty or holds a `summary.json` (an earlier
-//! output): a run never deletes a directory of other files given by mistake as `--out`.
+//! An existing directory is replaced only if it is empty or carries [`MARKER`], the file a commit
+//! writes with [`MARKER_TAG`] in it: a run never deletes a directory of other files given by
+//! mistake as `--out`, whatever they are called (a `summary.json` of one's own is no marker).
+//! Directories written before the marker existed (a `summary.json` with `"complete": true`, no
+//! marker) are refused too: telling them from a folder that happens to hold such a file is not
+//! possible, and refusing loses nothing.
+//!
+//! Single files ([`write_file`]: a page of `mollier view`, an imported model) are written only
+//! over regular files: a symbolic link, a directory, a FIFO, a socket or a device at the path is
+//! refused ([`OutputError::NotAFile`]), a link replaced (itself, never what it points to) only
+//! with [`Replace::Links`].
 
 use std::fs;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
@@ -32,6 +41,11 @@ use crate::Column;
 pub const SUMMARY: &str = "summary.json";
 /// Wall-clock figures of the run (never in any other file).
 pub const TIMING: &str = "timing.json";
+/// The marker of an output directory of Mollier, written at commit: the only thing that lets a
+/// later run replace the directory.
+pub const MARKER: &str = ".mollier-output";
+/// The marker's text: the format tag and its version (one line).
+pub const MARKER_TAG: &str = "mollier-output 1";
 
 /// Why an output directory cannot be written.
 #[derive(Debug, thiserror::Error)]
@@ -46,12 +60,24 @@ pub enum OutputError {
     },
     /// The target exists and is not an earlier output: it is not replaced.
     #[error(
-        "`{}` exists and is not an output directory of mollier (it is not empty and has no summary.json): remove it or choose another directory",
-        path.display()
+        "`{}` exists and is not an output directory of Mollier (it is not empty and has no .mollier-output marker{}): nothing in it was changed; remove it yourself or choose another directory",
+        path.display(),
+        if *old_summary { "; its summary.json may be an output of a Mollier from before the marker, which is not replaced" } else { "" }
     )]
     NotAnOutput {
         /// The target directory.
         path: PathBuf,
+        /// It holds a `summary.json`, as an output written before the marker does.
+        old_summary: bool,
+    },
+    /// A file output's path holds something other than a regular file: it is not replaced.
+    #[error("`{}` exists and is {kind}: Mollier writes only regular files and left it as it is; choose another path{}", path.display(),
+        if kind == &LINK { " (or allow replacing the link itself, `--force`)" } else { "" })]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What is there: `a symbolic link`, `a directory`, `a FIFO`, `a device`, ...
+        kind: &'static str,
     },
     /// The target has no name of its own (`.`, `..`, `/`).
     #[error("`{}` cannot be replaced as a whole: name a directory (e.g. `results`)", path.display())]
@@ -71,13 +97,91 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> OutputError + '_ {
     move |source| OutputError::Io { path: path.to_path_buf(), source }
 }
 
-/// Write one file as a unit (a page of `mollier view`, say): into a temporary sibling
+/// What [`write_file`] may replace besides a regular file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Replace {
+    /// Nothing: an existing path must be a regular file (the default).
+    #[default]
+    Files,
+    /// Also a symbolic link: the link itself is replaced by the new file; what it points to is
+    /// left as it was. A directory, FIFO, socket or device is still refused.
+    Links,
+}
+
+const LINK: &str = "a symbolic link";
+
+/// What is at `path` when it is not a regular file (`None`: nothing, or a regular file).
+fn not_a_file(path: &Path) -> Result<Option<&'static str>, OutputError> {
+    let t = match fs::symlink_metadata(path) {
+        Ok(m) => m.file_type(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(OutputError::Io { path: path.to_path_buf(), source: e }),
+    };
+    Ok(if t.is_file() {
+        None
+    } else if t.is_symlink() {
+        Some(LINK)
+    } else if t.is_dir() {
+        Some(DIRECTORY)
+    } else {
+        Some(special_kind(&t))
+    })
+}
+
+const DIRECTORY: &str = "a directory";
+
+#[cfg(unix)]
+fn special_kind(t: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &fs::FileType) -> &'static str {
+    "not a regular file"
+}
+
+/// Check, before anything is written, that [`write_file`] may write `path`: it is absent or a
+/// regular file (or, with [`Replace::Links`], a symbolic link), and has a name.
+pub fn check_file_target(path: &Path, replace: Replace) -> Result<(), OutputError> {
+    if path.file_name().is_none() {
+        return Err(OutputError::NoName { path: path.to_path_buf() });
+    }
+    match not_a_file(path)? {
+        None => Ok(()),
+        Some(LINK) if replace == Replace::Links => Ok(()),
+        Some(kind) => Err(OutputError::NotAFile { path: path.to_path_buf(), kind }),
+    }
+}
+
+/// Write one file as a unit (a page of `mollier view`, say): into a new temporary sibling
 /// `.NAME.partial-PID`, renamed into place when it is complete, so that `path` holds the whole
-/// new file, or what it held before.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+/// new file, or what it held before. Only a regular file is replaced (see [`Replace`]), and the
+/// temporary file is created new (a link planted at its name is removed, never followed).
+pub fn write_file(path: &Path, bytes: &[u8], replace: Replace) -> Result<(), OutputError> {
+    check_file_target(path, replace)?;
     let name = path.file_name().ok_or_else(|| OutputError::NoName { path: path.to_path_buf() })?;
     let temp = path.with_file_name(format!(".{}.partial-{}", name.to_string_lossy(), std::process::id()));
-    let result = fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, path));
+    if not_a_file(&temp)?.is_some_and(|k| k != LINK) {
+        return Err(OutputError::NotAFile { path: temp, kind: "in the way of the temporary file" });
+    }
+    let _ = fs::remove_file(&temp);
+    let result = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        // what is at the path may have changed while the file was written
+        .and_then(|()| check_file_target(path, replace).map_err(io::Error::other))
+        .and_then(|()| fs::rename(&temp, path));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
@@ -198,21 +302,19 @@ impl OutputDir {
         };
         fs::create_dir_all(&parent).map_err(io_err(&parent))?;
         recover(&parent, &name, target);
-        match fs::symlink_metadata(target) {
-            Ok(m) if !m.is_dir() => {
-                return Err(OutputError::Io {
-                    path: target.to_path_buf(),
-                    source: io::Error::other("exists and is not a directory"),
-                });
+        match not_a_file(target)? {
+            None if target.exists() => {
+                return Err(OutputError::NotAFile { path: target.to_path_buf(), kind: "a file, not a directory" });
             }
-            Ok(_) => {
+            None => {}
+            Some(DIRECTORY) => {
                 let empty = fs::read_dir(target).map_err(io_err(target))?.next().is_none();
-                if !empty && !target.join(SUMMARY).is_file() {
-                    return Err(OutputError::NotAnOutput { path: target.to_path_buf() });
+                if !empty && !is_marked(target) {
+                    let old_summary = target.join(SUMMARY).is_file();
+                    return Err(OutputError::NotAnOutput { path: target.to_path_buf(), old_summary });
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(OutputError::Io { path: target.to_path_buf(), source: e }),
+            Some(kind) => return Err(OutputError::NotAFile { path: target.to_path_buf(), kind }),
         }
         let staging = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if staging.exists() {
@@ -423,6 +525,9 @@ impl OutputDir {
                 m.insert("summary".into(), other);
             }
         }
+        // the marker, before the summary: a directory that has its summary has its marker
+        let marker = self.staging.join(MARKER);
+        fs::write(&marker, format!("{MARKER_TAG}\n")).map_err(io_err(&marker))?;
         let summary_path = self.staging.join(SUMMARY);
         write_json(&summary_path, &Value::Object(m))?;
         fs::File::open(&summary_path).and_then(|f| f.sync_all()).map_err(io_err(&summary_path))?;
@@ -522,6 +627,25 @@ fn write_json(path: &Path, v: &Value) -> Result<(), OutputError> {
     fs::write(path, text + "\n").map_err(io_err(path))
 }
 
+/// Whether `dir` carries [`MARKER`]: a regular file (not a link) whose first line is the tag of
+/// this or an earlier version of the output format.
+fn is_marked(dir: &Path) -> bool {
+    use std::io::Read;
+    let path = dir.join(MARKER);
+    if !fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 64];
+    let n = fs::File::open(&path).and_then(|f| f.take(64).read(&mut head)).unwrap_or(0);
+    let line = std::str::from_utf8(&head[..n]).unwrap_or("").lines().next().unwrap_or("");
+    let (tag, version) = MARKER_TAG.rsplit_once(' ').expect("the tag has a version");
+    let current: u32 = version.parse().expect("the tag's version is a number");
+    line.strip_prefix(tag)
+        .and_then(|v| v.strip_prefix(' '))
+        .and_then(|v| v.parse::<u32>().ok())
+        .is_some_and(|v| (1..=current).contains(&v))
+}
+
 fn aside_path(target: &Path, pid: u32) -> PathBuf {
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     target.with_file_name(format!(".{name}.old-{pid}"))
@@ -595,9 +719,9 @@ mod tests {
         let base = temp("rerun");
         let out = base.join("out");
         run(&out, &["a", "b", "c"], 3).unwrap();
-        assert_eq!(names(&out), ["a", "b", "c", "summary.json", "t.csv", "timing.json"]);
+        assert_eq!(names(&out), [MARKER, "a", "b", "c", "summary.json", "t.csv", "timing.json"]);
         run(&out, &["a"], 2).unwrap();
-        assert_eq!(names(&out), ["a", "summary.json", "t.csv", "timing.json"]);
+        assert_eq!(names(&out), [MARKER, "a", "summary.json", "t.csv", "timing.json"]);
         // nothing left beside it either
         assert_eq!(names(&base), ["out"]);
         let s: Value = serde_json::from_str(&fs::read_to_string(out.join(SUMMARY)).unwrap()).unwrap();
@@ -665,8 +789,44 @@ mod tests {
         let out = base.join("mine");
         fs::create_dir_all(&out).unwrap();
         fs::write(out.join("thesis.tex"), "precious").unwrap();
+        assert!(matches!(OutputDir::create(&out), Err(OutputError::NotAnOutput { old_summary: false, .. })));
+        assert_eq!(fs::read_to_string(out.join("thesis.tex")).unwrap(), "precious");
+        // a summary.json of one's own, or an output of a Mollier from before the marker, or a
+        // marker that is a link or holds another tag: none of them is Mollier's marker
+        for (name, text) in [
+            (SUMMARY, "{}"),
+            (SUMMARY, "{\"complete\": true, \"files\": []}"),
+            (MARKER, "mollier-output 2"),
+            (MARKER, "mollier-output"),
+            (MARKER, "not-mollier 1"),
+            (MARKER, ""),
+        ] {
+            fs::write(out.join(name), text).unwrap();
+            let e = OutputDir::create(&out).err().expect("refused");
+            assert!(matches!(e, OutputError::NotAnOutput { .. }), "{name}: {text}: {e}");
+            assert!(e.to_string().contains("nothing in it was changed"), "{e}");
+            assert_eq!(fs::read_to_string(out.join("thesis.tex")).unwrap(), "precious");
+        }
+        let e = OutputDir::create(&out).err().unwrap();
+        assert!(matches!(e, OutputError::NotAnOutput { old_summary: true, .. }));
+        assert!(e.to_string().contains("before the marker"), "{e}");
+        fs::remove_file(out.join(MARKER)).unwrap();
+        let tag = base.join("tag");
+        fs::write(&tag, format!("{MARKER_TAG}\n")).unwrap();
+        std::os::unix::fs::symlink(&tag, out.join(MARKER)).unwrap();
         assert!(matches!(OutputDir::create(&out), Err(OutputError::NotAnOutput { .. })));
         assert_eq!(fs::read_to_string(out.join("thesis.tex")).unwrap(), "precious");
+        // the marker a commit writes makes the directory Mollier's to replace
+        fs::remove_file(out.join(MARKER)).unwrap();
+        fs::write(out.join(MARKER), format!("{MARKER_TAG}\n")).unwrap();
+        run(&out, &[], 1).unwrap();
+        assert_eq!(names(&out), [MARKER, "summary.json", "t.csv", "timing.json"]);
+        assert_eq!(fs::read_to_string(out.join(MARKER)).unwrap(), format!("{MARKER_TAG}\n"));
+        // a link to a directory is not a directory to replace
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&out, &link).unwrap();
+        assert!(matches!(OutputDir::create(&link), Err(OutputError::NotAFile { kind: LINK, .. })));
+        assert!(out.join(MARKER).is_file());
         assert!(matches!(OutputDir::create(Path::new(".")), Err(OutputError::NoName { .. })));
         let file = base.join("file");
         fs::write(&file, "x").unwrap();
@@ -675,6 +835,54 @@ mod tests {
         for bad in ["../x.csv", "/etc/x", "", "summary.json", "a/../../b"] {
             assert!(matches!(o.file(bad), Err(OutputError::BadName { .. })), "{bad}");
         }
+    }
+
+    /// Single files are written over regular files only: a link, a directory, a FIFO or a device
+    /// at the path is left as it was (issue 33: `--out /dev/null` replaced /dev/null as root).
+    #[test]
+    fn a_file_output_replaces_only_a_regular_file() {
+        let base = temp("files");
+        let secret = base.join("secret");
+        fs::write(&secret, "keep").unwrap();
+        let link = base.join("link.html");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        let dir = base.join("dir.html");
+        fs::create_dir(&dir).unwrap();
+        let fifo = base.join("fifo.html");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let cases: [(&Path, &str); 4] =
+            [(&link, LINK), (&dir, DIRECTORY), (&fifo, "a FIFO"), (Path::new("/dev/null"), "a device")];
+        for (path, kind) in cases {
+            let before = fs::symlink_metadata(path).unwrap().file_type();
+            match write_file(path, b"new", Replace::Files) {
+                Err(OutputError::NotAFile { kind: k, .. }) => assert_eq!(k, kind, "{}", path.display()),
+                other => panic!("{}: {other:?}", path.display()),
+            }
+            assert_eq!(fs::symlink_metadata(path).unwrap().file_type(), before, "{}", path.display());
+            if kind != LINK {
+                // not even when asked to replace links
+                assert!(write_file(path, b"new", Replace::Links).is_err(), "{}", path.display());
+                assert_eq!(fs::symlink_metadata(path).unwrap().file_type(), before);
+            }
+        }
+        assert_eq!(fs::read_to_string(&secret).unwrap(), "keep");
+        let e = write_file(&link, b"new", Replace::Files).unwrap_err().to_string();
+        assert!(e.contains("symbolic link") && e.contains("--force"), "{e}");
+        // asked to, the link itself is replaced; what it pointed to is not written
+        write_file(&link, b"new", Replace::Links).unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().is_file());
+        assert_eq!(fs::read_to_string(&link).unwrap(), "new");
+        assert_eq!(fs::read_to_string(&secret).unwrap(), "keep");
+        // a regular file is replaced; a link planted at the temporary name is not followed
+        let page = base.join("page.html");
+        fs::write(&page, "old").unwrap();
+        let temp = base.join(format!(".page.html.partial-{}", std::process::id()));
+        std::os::unix::fs::symlink(&secret, &temp).unwrap();
+        write_file(&page, b"new", Replace::Files).unwrap();
+        assert_eq!(fs::read_to_string(&page).unwrap(), "new");
+        assert_eq!(fs::read_to_string(&secret).unwrap(), "keep");
+        assert!(!temp.exists() && fs::symlink_metadata(&temp).is_err(), "the temporary name is gone");
+        let _ = fs::remove_dir_all(&base);
     }
 
     #[test]

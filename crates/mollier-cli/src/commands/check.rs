@@ -20,7 +20,7 @@ pub fn run(path: &Path, json: bool, registry: &Registry) -> ExitCode {
                     "diagnostics": [],
                     "errors": d.iter().map(error_json).collect::<Vec<_>>(),
                 });
-                outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                outln!("{}", json_text(&v));
             } else {
                 report(&d);
             }
@@ -29,7 +29,7 @@ pub fn run(path: &Path, json: bool, registry: &Registry) -> ExitCode {
     };
     let report_ = mollier::check(&compiled, registry);
     if json {
-        outln!("{}", serde_json::to_string_pretty(&check_json(path, &compiled, &report_)).unwrap_or_default());
+        outln!("{}", json_text(&check_json(path, &compiled, &report_)));
     } else {
         out!("{}", check_text(path, &compiled, &report_));
         if !report_.problems.is_empty() {
@@ -220,12 +220,28 @@ fn dynamics_text(c: &Compiled) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The widest column of names the text aligns (characters): the longest name's, up to
+/// [`MAX_COLUMN`]; a longer name runs past the column.
+fn column_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    names.map(|n| n.chars().count()).max().unwrap_or(0).min(MAX_COLUMN)
+}
+
+/// Names are aligned up to this width (characters). The padding is written out rather than
+/// asked of `format!`, whose width must fit in 16 bits (a name of 65,536 characters panicked).
+const MAX_COLUMN: usize = 40;
+
+/// `name` padded with spaces to `width` characters.
+fn padded(name: &str, width: usize) -> String {
+    let n = name.chars().count();
+    format!("{name}{}", " ".repeat(width.saturating_sub(n)))
+}
+
 fn check_text(path: &Path, c: &Compiled, r: &CheckReport) -> String {
     let m = &c.model;
     let mut s = String::new();
     let title = c.document.spec().name.as_deref().map(|n| format!(" — {n}")).unwrap_or_default();
     s.push_str(&format!("{}{title}\n", path.display()));
-    let width = m.nodes().iter().map(|n| n.name.len()).max().unwrap_or(0);
+    let width = column_width(m.nodes().iter().map(|n| n.name.as_str()));
     s.push_str(&format!("nodes ({}):\n", m.nodes().len()));
     for (i, n) in m.nodes().iter().enumerate() {
         let mut roles = Vec::new();
@@ -243,12 +259,12 @@ fn check_text(path: &Path, c: &Compiled, r: &CheckReport) -> String {
         let roles = if roles.is_empty() { String::new() } else { format!(" [{}]", roles.join("; ")) };
         let also = aliases(c, i);
         let also = if also.is_empty() { String::new() } else { format!(" (also {})", also.join(", ")) };
-        s.push_str(&format!("  {:width$}  {kind}  {}{also}{roles}\n", n.name, role_text(&c.nodes[i])));
+        s.push_str(&format!("  {}  {kind}  {}{also}{roles}\n", padded(&n.name, width), role_text(&c.nodes[i])));
     }
     let generated = m.n_elements() - c.elements.len();
     s.push_str(&format!("elements ({}, and {generated} generated):\n", c.elements.len()));
-    let width = c.elements.iter().map(|e| e.name.len()).max().unwrap_or(0);
-    let twidth = c.elements.iter().map(|e| e.kind.len()).max().unwrap_or(0);
+    let width = column_width(c.elements.iter().map(|e| e.name.as_str()));
+    let twidth = column_width(c.elements.iter().map(|e| e.kind.as_str()));
     for e in &c.elements {
         let n = m.element(e.id).layout().n_modes();
         let modes: Vec<String> = (0..n)
@@ -261,7 +277,7 @@ fn check_text(path: &Path, c: &Compiled, r: &CheckReport) -> String {
                 }
             })
             .collect();
-        s.push_str(&format!("  {:width$}  {:twidth$}  {}\n", e.name, e.kind, modes.join(", ")));
+        s.push_str(&format!("  {}  {}  {}\n", padded(&e.name, width), padded(&e.kind, twidth), modes.join(", ")));
     }
     let names: Vec<&str> = c.inputs.iter().map(|i| i.name.as_str()).collect();
     if names.is_empty() {

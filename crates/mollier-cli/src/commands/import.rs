@@ -12,21 +12,12 @@ fn default_report(out: &Path) -> PathBuf {
     out.with_extension("import.md")
 }
 
-/// Write `text` to `path` through a temporary sibling, so that a failed run leaves no half file.
-fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
 pub fn run(
     osim: &Path,
     out: &Path,
     report_path: Option<&Path>,
     motion: Option<(&Path, &Path)>,
+    force: bool,
     quiet: bool,
     registry: &Registry,
 ) -> ExitCode {
@@ -42,6 +33,12 @@ pub fn run(
         }
     };
     let report_path = report_path.map(Path::to_path_buf).unwrap_or_else(|| default_report(out));
+    // every path is checked before any file is written
+    let mut targets = vec![out, report_path.as_path()];
+    targets.extend(motion.map(|(_, csv)| csv));
+    if let Err(code) = check_outputs(&targets, force) {
+        return code;
+    }
     let mut files = vec![(out.to_path_buf(), imported.toml.clone()), (report_path.clone(), imported.report.markdown())];
     if let Some((mot, csv)) = motion {
         let file = mot.display().to_string();
@@ -61,9 +58,8 @@ pub fn run(
         }
     }
     for (path, text) in &files {
-        if let Err(e) = write_whole(path, text) {
-            errln!("error: cannot write {}: {e}", path.display());
-            return ExitCode::from(FAILED);
+        if let Err(code) = write_output(path, text.as_bytes(), force) {
+            return code;
         }
     }
     if !quiet {

@@ -26,7 +26,7 @@ pub(crate) mod prelude {
     pub(crate) use mollier_core::element::{NodeKind, Quantity};
     pub(crate) use mollier_core::registry::{ParamDoc, ParamKind, Registry};
     pub(crate) use mollier_core::{CoordRole, ModeRole};
-    pub(crate) use mollier_format::{Diagnostic, Diagnostics};
+    pub(crate) use mollier_format::{Diagnostic, Diagnostics, printable};
     pub(crate) use serde_json::{Value, json};
 
     pub(crate) use super::frames::{FrameRun, LoopKind, Row, frame_at, run_frames, steps_from, summary_head};

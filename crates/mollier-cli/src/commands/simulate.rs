@@ -188,7 +188,7 @@ fn refused(e: &SimulateError) -> ExitCode {
     match e {
         SimulateError::Span { duration, dt } => {
             errln!(
-                "error: --duration and --dt must be positive, and at most 1e9 steps long (got {duration} s and {dt} s)"
+                "error: --duration and --dt must be positive, --dt at most --duration, and the run at most 1e9 steps long (got {duration} s and {dt} s)"
             );
             ExitCode::from(INVALID)
         }

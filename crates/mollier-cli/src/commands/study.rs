@@ -2,7 +2,7 @@
 //! with and without the glenoid constraint, CSV tables, JSON summaries and SVG plots
 //! (crate `mollier-study`; docs/shoulder.md).
 
-use std::io::Write;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -12,18 +12,15 @@ use crate::common::table_format;
 /// solved, 1 when some failed (they are in the outputs, marked), 2 when the study cannot be read
 /// or set up or the outputs cannot be written.
 pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
-    let mut stdout = std::io::stdout().lock();
-    let mut stderr = std::io::stderr().lock();
     let study = match mollier_study::Study::load(file) {
         Ok(s) => s,
         Err(e) => {
-            let _ = writeln!(stderr, "{e}");
+            errln!("{e}");
             return ExitCode::from(2);
         }
     };
     if !quiet {
-        let _ = writeln!(
-            stdout,
+        outln!(
             "{}: {} frames, {} muscle elements in {} muscles, {} variants",
             study.title(),
             study.motion.frames.len(),
@@ -33,20 +30,20 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
         );
     }
     for w in study.warnings() {
-        let _ = writeln!(stderr, "warning: {w}");
+        errln!("warning: {w}");
     }
     let results = study.run();
     let files = match mollier_study::output::write_as(&study, &results, out, table_format()) {
         Ok(f) => f,
         Err(e) => {
-            let _ = writeln!(stderr, "error: {e}");
+            errln!("error: {e}");
             return ExitCode::from(2);
         }
     };
     let kin_failed = results.kinematics.frames.iter().filter(|f| f.is_err()).count();
     for (f, frame) in results.kinematics.frames.iter().zip(&study.motion.frames) {
         if let Err(e) = f {
-            let _ = writeln!(stderr, "kinematics, elevation {:.2} deg: {e}", frame.elevation);
+            errln!("kinematics, elevation {:.2} deg: {e}", frame.elevation);
         }
     }
     let mut failed = kin_failed;
@@ -61,7 +58,7 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
             }
         }
         if let Some(w) = use_.warning() {
-            let _ = writeln!(stderr, "warning: {}: {w}", v.variant.name());
+            errln!("warning: {}: {w}", v.variant.name());
         }
         if !quiet {
             let index = v
@@ -70,8 +67,7 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
                 .filter(|r| r.status.is_success())
                 .filter_map(|r| r.stability_index)
                 .fold(f64::NEG_INFINITY, f64::max);
-            let _ = writeln!(
-                stdout,
+            outln!(
                 "  {:<14} {:>3}/{} solved, {:6.2} ms/frame, largest stability index {}",
                 v.variant.name(),
                 v.summary.solved,
@@ -85,14 +81,13 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
     match &results.max_moment {
         Some(Ok(m)) => failed += m.results.len() - m.solved(),
         Some(Err(e)) => {
-            let _ = writeln!(stderr, "error: {e}");
+            errln!("error: {e}");
             failed += 1;
         }
         None => {}
     }
     if !quiet {
-        let _ = writeln!(
-            stdout,
+        outln!(
             "kinematics {}/{} frames; {:.0} ms in all; {} files in {}",
             results.kinematics.frames.len() - kin_failed,
             results.kinematics.frames.len(),

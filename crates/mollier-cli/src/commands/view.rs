@@ -13,6 +13,7 @@ pub(crate) struct Request<'a> {
     pub(crate) results: Option<&'a Path>,
     pub(crate) every: usize,
     pub(crate) out: &'a Path,
+    pub(crate) force: bool,
     pub(crate) quiet: bool,
 }
 
@@ -23,6 +24,10 @@ fn results_motion(dir: &Path) -> Option<PathBuf> {
 }
 
 pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
+    // refused before any work: the page goes nowhere but a regular file
+    if let Err(code) = check_outputs(&[r.out], r.force) {
+        return code;
+    }
     let compiled = match load_well_posed(r.model, registry) {
         Ok(c) => c,
         Err(code) => return code,
@@ -99,9 +104,8 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         }
     }
     let page = mollier_view::page(&geometry);
-    if let Err(e) = mollier::output::write_file(r.out, page.as_bytes()) {
-        errln!("error: {e}");
-        return ExitCode::from(INVALID);
+    if let Err(code) = write_output(r.out, page.as_bytes(), r.force) {
+        return code;
     }
     if !r.quiet {
         outln!(
