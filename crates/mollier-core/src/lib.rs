@@ -54,4 +54,5 @@ pub use ids::{CoordId, ElementId, ModeId, NodeId};
 pub use kinematics::{KinematicsError, NewtonOptions, NewtonReport, Predictor, solve_positions, solve_positions_with};
 pub use law::{Law, Limits, LinearLaw, ModeLaw, ModeLaws, TensionOnly};
 pub use model::{BuildError, CoordRole, Input, ModeRole, Model, ModelBuilder, NodeInfo};
+pub use registry::ElementRole;
 pub use scalar::Real;

@@ -9,7 +9,7 @@
 
 use mollier_core::kinematics::{KinematicsError, solve_positions_explained};
 use mollier_core::transfer::{first_order, second_order};
-use mollier_core::{Data, ModeId, ModeRole, NodeId, n_pairs};
+use mollier_core::{Data, ElementRole, ModeId, ModeRole, NodeId, n_pairs};
 
 use crate::compile::Compiled;
 
@@ -158,8 +158,8 @@ impl<'a> KinematicsRun<'a> {
     }
 }
 
-/// The muscles of a kinematic run: every `truss` and `curved-truss` whose elongation is free,
-/// with where its elongation and transfer functions are in a frame's output and its reference
+/// The muscles of a kinematic run: every line of action (`ElementRole::LineOfAction`) whose
+/// elongation is free, with where its elongation and transfer functions are in a frame's output and its reference
 /// length (m). Their lengths and moment arms are what `mollier kinematics` writes in
 /// `lengths.csv` and `moment_arms.csv`, and what the Python package returns.
 #[derive(Clone, Debug, Default)]
@@ -178,7 +178,7 @@ impl MuscleColumns {
         let first_input = compiled.inputs.first().map(|i| i.name.as_str());
         let inputs = compiled.inputs.iter().map(|i| i.name.clone()).collect();
         let mut m = Self { inputs, ..Self::default() };
-        for el in compiled.elements.iter().filter(|e| e.kind == "truss" || e.kind == "curved-truss") {
+        for el in compiled.elements.iter().filter(|e| e.role == ElementRole::LineOfAction) {
             let Some(mode) = compiled.model.mode_by_name(el.id, "elongation") else { continue };
             if compiled.model.mode_role(mode) != ModeRole::Dependent {
                 continue;
