@@ -325,12 +325,13 @@ pub fn forward_dynamics(
     let q = bias_forces(model, data, qd, extra)?;
     let m = mass_matrix(model, data)?;
     let rhs = Mat::from_fn(model.n_q(), 1, |i, _| q[i] + tau[i]);
-    let sol = solve_dense(&m, &rhs).ok_or(KinematicsError::SingularMass)?;
+    let sol = solve_full_pivoting(&m, &rhs).ok_or(KinematicsError::SingularMass)?;
     Ok((0..model.n_q()).map(|i| sol[(i, 0)]).collect())
 }
 
-/// Solve a small dense system with full pivoting; `None` when singular.
-pub(crate) fn solve_dense(a: &Mat<f64>, b: &Mat<f64>) -> Option<Mat<f64>> {
+/// Solve a small dense system `a x = b` (`a` n x n, `b` n x k) by faer's LU with full pivoting,
+/// its residual checked; `None` when singular.
+pub(crate) fn solve_full_pivoting(a: &Mat<f64>, b: &Mat<f64>) -> Option<Mat<f64>> {
     use faer::linalg::solvers::Solve;
     let n = a.nrows();
     if n == 0 {
