@@ -13,9 +13,11 @@
 
 use faer::{Mat, MatMut};
 
+use crate::algorithm::error::KinematicsError;
+use crate::algorithm::evaluate::{evaluate, evaluate_constraints};
+use crate::algorithm::solve::solve_unchecked;
 use crate::data::{Data, n_pairs, pair_index, shaped};
 use crate::element::Order;
-use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, solve_unchecked};
 use crate::model::{Input, Model};
 
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
