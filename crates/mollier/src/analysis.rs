@@ -8,7 +8,7 @@
 //! `∂²e/∂q_i∂q_j` of the same modes, for `i <= j` (the pairs of [`mollier_core::pair_index`]).
 
 use mollier_core::kinematics::{KinematicsError, solve_positions_explained};
-use mollier_core::transfer::{first_order, second_order};
+use mollier_core::transfer::{first_order_of_modes, second_order};
 use mollier_core::{Data, ElementRole, ModeId, ModeRole, NodeId, n_pairs};
 
 use crate::compile::Compiled;
@@ -116,18 +116,16 @@ impl<'a> KinematicsRun<'a> {
         let model = &self.compiled.model;
         // an unreachable frame names the inputs that cannot be reached alone
         solve_positions_explained(model, &mut self.data, q)?;
-        first_order(model, &mut self.data)?;
+        // the free modes' rows of DF only: DF whole is n_x x n_q (a chain of 5000 bodies: GBs)
+        let n_q = model.n_q();
+        let ids: Vec<ModeId> = self.dependent.iter().map(|(_, m)| *m).collect();
+        let mut transfer = Vec::with_capacity(ids.len() * n_q);
+        first_order_of_modes(model, &mut self.data, &ids, &mut transfer)?;
         let mut positions = Vec::with_capacity(3 * self.points.len());
         for (_, n) in &self.points {
             positions.extend_from_slice(&self.data.position(model, *n));
         }
         let deformations = self.modes.iter().map(|(_, m)| self.data.mode_value(*m)).collect();
-        let df = self.data.df_e();
-        let n_q = model.n_q();
-        let mut transfer = Vec::with_capacity(self.dependent.len() * n_q);
-        for (_, m) in &self.dependent {
-            transfer.extend((0..n_q).map(|j| df[(m.index(), j)]));
-        }
         let second = if self.second_order {
             second_order(model, &mut self.data)?;
             let d2 = self.data.d2f_e();

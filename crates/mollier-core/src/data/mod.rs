@@ -234,7 +234,8 @@ impl Work {
             c_rhs: vec![0.0; nc],
             c_b: vec![0.0; nc],
             c_y: vec![0.0; nc],
-            df_rhs: Mat::zeros(nc, nq),
+            // n_unknowns x n_q: made by the first `first_order`, never for a run that does not need DF
+            df_rhs: Mat::new(),
             e_h: vec![0.0; ne],
             local_u: Vec::with_capacity(local),
             local_w: Vec::with_capacity(local),
