@@ -7,22 +7,7 @@
 use mollier::{KinematicsRun, compile, registry};
 use mollier_format::parse;
 
-/// A chain of `n` bodies, each hinged to the previous one's end (axes z, y, x in turn), every
-/// hinge's rotation an input, and a bar from the ground to the last body's end whose elongation
-/// is free (one row of transfer functions, `n` values, per frame).
-fn chain(n: usize) -> String {
-    let inputs: Vec<String> = (1..=n).map(|i| format!("\"j{i}.rotation\"")).collect();
-    let mut s = format!("format_version = 1\nfixed = [\"ground\"]\ninputs = [{}]\n", inputs.join(", "));
-    s += "\n[bodies.ground]\norigin = [0, 0, 0]\npoints = { end = [0.1, 0, 0] }\n";
-    let axes = ["[0, 0, 1]", "[0, 1, 0]", "[1, 0, 0]"];
-    for i in 1..=n {
-        let parent = if i == 1 { "ground".to_string() } else { format!("b{}", i - 1) };
-        s += &format!("\n[bodies.b{i}]\norigin = \"{parent}.end\"\npoints = {{ end = [0.1, 0, 0] }}\n");
-        s += &format!("\n[elements.j{i}]\ntype = \"hinge\"\np = \"{parent}\"\nq = \"b{i}\"\naxis = {}\n", axes[i % 3]);
-    }
-    s += &format!("\n[elements.bar]\ntype = \"truss\"\np = \"ground\"\nq = \"b{n}.end\"\n");
-    s.replacen("fixed = [\"ground\"]\n", "fixed = [\"ground\"]\nfree = [\"bar\"]\n", 1)
-}
+mod chains;
 
 /// `(VmHWM, VmRSS)` of this process (bytes), from /proc/self/status.
 fn memory() -> Option<(f64, f64)> {
@@ -37,7 +22,7 @@ fn memory() -> Option<(f64, f64)> {
 /// The peak memory above the resident memory before it (bytes) of compiling a chain of `n` bodies
 /// and solving two frames with their transfer functions.
 fn peak_of_two_frames(n: usize) -> Option<f64> {
-    let text = chain(n);
+    let text = chains::chain(n, None, true);
     // the last size's freed memory handed back, then the peak reset to the resident memory now
     // (Linux: 5 in clear_refs)
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
