@@ -445,7 +445,7 @@ pub fn check_generic<E: Element + Deformations>(element: &E, x_ref: &[f64], opts
 /// `opts.step` for Euler parameters. Returns the largest errors (`configurations` counts the
 /// elements checked).
 pub fn check_attached(model: &crate::Model, x: &[f64], opts: &Options) -> Result<Report, Failure> {
-    use crate::kinematics::evaluate as evaluate_model;
+    use crate::algorithm::evaluate::evaluate as evaluate_model;
     let fail = |el: &str, check, detail: String| Failure { element: el.to_string(), check, configuration: 0, detail };
     let mut data = crate::Data::new(model);
     data.set_x(x);

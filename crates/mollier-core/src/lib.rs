@@ -17,35 +17,31 @@
 //!
 //! Units are SI: m, rad, kg, s, N.
 
-mod attach;
+// floors, each importing only those above it in this list (tools/import-graph checks it):
+// numbers and the element interface; the model's types; the per-thread data; the algorithms
+pub mod algorithm;
 pub mod autodiff;
 pub mod conformance;
 pub mod data;
-pub mod dense;
-pub mod diagnostics;
-pub mod dynamics;
 pub mod element;
-mod euler_norm;
 pub mod geometry;
 pub mod ids;
-pub mod kinematics;
 pub mod law;
-pub mod linearize;
+pub mod linalg;
 pub mod model;
-pub mod parallel;
-mod predictor;
 pub mod registry;
 pub mod scalar;
 pub mod shared_data;
-mod sparse;
-pub mod stiffness;
 pub mod terms;
-pub mod topology;
-pub mod transfer;
+
+// the algorithms' modules by their names of before, so that `mollier_core::kinematics::...`
+// and the others keep working
+pub use algorithm::{diagnostics, dynamics, kinematics, linearize, parallel, stiffness, transfer};
+pub use linalg::dense;
+pub use model::topology;
 
 pub use data::{Data, n_pairs, pair_index};
 pub use diagnostics::{Involved, WellPosedness, well_posedness};
-pub use dynamics::Load;
 pub use element::{
     Deformations, Derivs, Drawing, DrawnShape, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo,
     NodeKind, Order, Quantity, ShapeKind,
@@ -53,5 +49,7 @@ pub use element::{
 pub use ids::{CoordId, ElementId, ModeId, NodeId};
 pub use kinematics::{KinematicsError, NewtonOptions, NewtonReport, Predictor, solve_positions, solve_positions_with};
 pub use law::{Law, Limits, LinearLaw, ModeLaw, ModeLaws, TensionOnly};
+pub use model::Load;
 pub use model::{BuildError, CoordRole, Input, ModeRole, Model, ModelBuilder, NodeInfo};
+pub use registry::ElementRole;
 pub use scalar::Real;

@@ -387,6 +387,48 @@ pub struct ParamDoc {
 /// Builds an element from its parameters.
 pub type BuildFn = fn(&Params<'_>) -> Result<Box<dyn Element>, ParamError>;
 
+/// What an element type stands for in a musculoskeletal model, declared by the type itself
+/// ([`ElementType::role`]) so that front ends ask the role, never the type's name: a new muscle
+/// path element is found among the muscles without an edit outside its crate. The kernel's
+/// solves never read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElementRole {
+    /// Part of a body's structure: a member between two of its points (`beam`).
+    Body,
+    /// A joint between two orientations, or a passive moment or a stop on one (`hinge`,
+    /// `cardan-joint`, `ball-socket-resistance`, `joint-stop`). It has no place of its own: the
+    /// viewer puts it where the bodies it joins meet.
+    Joint,
+    /// A line of action whose `elongation` is a length a muscle, ligament or bar spans (`truss`,
+    /// `curved-truss`). With that elongation free, the element is taken for a muscle.
+    LineOfAction,
+    /// A point against an ellipsoid on a body (`surface`, held on it; `soft-contact`, pushed out
+    /// by its own law). The ellipsoid is drawn as a contact surface.
+    Contact,
+}
+
+impl ElementRole {
+    /// Every role, in declaration order.
+    pub const ALL: [ElementRole; 4] =
+        [ElementRole::Body, ElementRole::Joint, ElementRole::LineOfAction, ElementRole::Contact];
+
+    /// Its name as `mollier types` and the docs print it, e.g. `line-of-action`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementRole::Body => "body",
+            ElementRole::Joint => "joint",
+            ElementRole::LineOfAction => "line-of-action",
+            ElementRole::Contact => "contact",
+        }
+    }
+}
+
+impl fmt::Display for ElementRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A registered element type.
 #[derive(Clone, Copy, Debug)]
 pub struct ElementType {
@@ -394,6 +436,8 @@ pub struct ElementType {
     pub name: &'static str,
     /// One line on what it represents.
     pub summary: &'static str,
+    /// What it stands for: the role front ends select elements by.
+    pub role: ElementRole,
     /// Its deformation modes, in order.
     pub modes: &'static [&'static str],
     /// Its parameters.

@@ -14,7 +14,7 @@
 //! force-velocity curve rises and the CE has a viscosity), `ȧ` from eq. 1.
 
 use crate::hill::{HillMuscle, decreasing_root};
-use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_dense};
+use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_partial_pivoting};
 
 /// A state of the system and its rate.
 #[derive(Clone, Debug, PartialEq)]
@@ -122,7 +122,7 @@ impl Musculoskeletal<'_> {
         let mut xd = vec![0.0; l.len()];
         xd[..l.n].copy_from_slice(&x[l.n..2 * l.n]);
         let rhs: Vec<f64> = (0..l.n).map(|i| -lin.f[l.n + i]).collect();
-        let vdot = solve_dense(&lin.mass, &rhs).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
+        let vdot = solve_partial_pivoting(&lin.mass, &rhs).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
         xd[l.n..2 * l.n].copy_from_slice(&vdot);
         for (k, mu) in self.muscles.iter().enumerate() {
             let (s, a) = (x[l.s() + k], x[l.a() + k]);

@@ -318,7 +318,7 @@ impl Linearization {
             &self.grad,
             self.contraction.iter().zip(&a_ss).map(|(c, a)| -(c.force_d_s / a) * c.d_length),
         );
-        let dq = solve_dense(&k_mat, &b).ok_or_else(|| SimError::Singular(String::new()))?;
+        let dq = solve_partial_pivoting(&k_mat, &b).ok_or_else(|| SimError::Singular(String::new()))?;
         for i in 0..n {
             out[i] = dq[i];
             out[n + i] = dq[i] / h - rhs[i];
@@ -375,12 +375,12 @@ fn dot4(a: &[f64], b: &[f64]) -> f64 {
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
-/// Solve a small dense system by LU with partial pivoting (the kernel's
-/// [`mollier_core::dense::lu_in_place`]); `None` when a pivot is below `1e-14` of the largest
-/// entry or the solution is not finite. Not the kernel's `dynamics::solve_dense` (faer's fully
-/// pivoted LU with residual checks): on the step's hot path that costs 17 µs more per 1 x 1
-/// system (the elbow's step, 21 → 38 µs).
-pub fn solve_dense(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
+/// Solve a small dense system `a x = b` (`a` n x n, `b` n) by LU with partial pivoting (the
+/// kernel's [`mollier_core::dense::lu_in_place`]); `None` when a pivot is below `1e-14` of the
+/// largest entry or the solution is not finite. The kernel's `solve_full_pivoting` (faer's fully
+/// pivoted LU with residual checks) costs 17 µs more per 1 x 1 system on the step's hot path (the
+/// elbow's step, 21 → 38 µs).
+pub fn solve_partial_pivoting(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
     let n = a.nrows();
     let mut m: Vec<f64> = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
     let scale = m.iter().fold(0.0f64, |s, v| s.max(v.abs()));

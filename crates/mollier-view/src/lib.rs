@@ -18,7 +18,7 @@ mod page;
 use mollier::{Compiled, FrameError, KinematicsRun, NodeRole, Rows};
 use mollier_core::element::{Drawing, NodeKind, ShapeKind};
 use mollier_core::geometry::rotate;
-use mollier_core::{ModeRole, NodeId};
+use mollier_core::{ElementRole, ModeRole, NodeId};
 use serde_json::{Value, json};
 
 pub use forces::{Forces, read_forces};
@@ -59,9 +59,10 @@ pub enum ViewError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
     /// A muscle, listed by name: an element the model's `[load_sharing]` names as a muscle, or
-    /// without that section a `truss` or `curved-truss` whose elongation is free.
+    /// without that section a line of action ([`ElementRole::LineOfAction`]: `truss`,
+    /// `curved-truss`) whose elongation is free.
     Muscle,
-    /// An element carrying a contact ellipsoid (`surface`, `soft-contact`).
+    /// A contact ([`ElementRole::Contact`]: `surface`, `soft-contact`), drawn with its ellipsoid.
     Contact,
     /// A joint of orientations only (`hinge`, `cardan-joint`, ...): its axes, placed at the
     /// joint by the viewer ([`ElementView::place`]).
@@ -170,7 +171,7 @@ impl Geometry {
         let bodies = bodies(compiled);
         let places = joint_places(compiled);
         // the muscles: those the model's `[load_sharing]` names, else as `mollier kinematics`
-        // chooses them (a truss whose elongation is free)
+        // chooses them (a line of action whose elongation is free)
         let named: Option<Vec<String>> = compiled.load_sharing.as_ref().map(|s| s.muscle_names());
         let mut muscles = Vec::new();
         let mut muscle_modes = Vec::new();
@@ -178,7 +179,7 @@ impl Geometry {
         for el in &compiled.elements {
             let elongation = model.mode_by_name(el.id, "elongation").filter(|m| match &named {
                 Some(names) => names.contains(&el.name),
-                None => (el.kind == "truss" || el.kind == "curved-truss") && model.mode_role(*m) == ModeRole::Dependent,
+                None => el.role == ElementRole::LineOfAction && model.mode_role(*m) == ModeRole::Dependent,
             });
             let muscle = elongation.and_then(|m| {
                 let col = header.iter().position(|h| *h == format!("{}.elongation", el.name))?;
@@ -195,7 +196,7 @@ impl Geometry {
                 Group::Muscle
             } else if place.is_some() {
                 Group::JointAxes
-            } else if d.shapes.iter().any(|s| s.kind == ShapeKind::Ellipsoid) && el.kind != "curved-truss" {
+            } else if el.role == ElementRole::Contact {
                 Group::Contact
             } else {
                 Group::Element

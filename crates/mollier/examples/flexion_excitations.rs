@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use faer::Mat;
 use mollier::{Compiled, Excitations, ForwardRun};
-use mollier_sim::system::solve_dense;
+use mollier_sim::system::solve_partial_pivoting;
 use mollier_sim::{Musculoskeletal, State};
 
 /// Rows of the excitation file, s apart (seed 002: "every 50ms").
@@ -89,7 +89,7 @@ fn share(a_mat: &[Vec<f64>], b: &[f64], m: usize) -> Vec<f64> {
                 }
                 rf[p] = c[i] - (0..m).filter(|&j| bound[j].is_some()).map(|j| h[(i, j)] * x[j]).sum::<f64>();
             }
-            let sol = solve_dense(&hf, &rf).expect("H is positive definite");
+            let sol = solve_partial_pivoting(&hf, &rf).expect("H is positive definite");
             for (p, &i) in free.iter().enumerate() {
                 y[i] = sol[p];
             }

@@ -8,8 +8,8 @@
 //! `∂²e/∂q_i∂q_j` of the same modes, for `i <= j` (the pairs of [`mollier_core::pair_index`]).
 
 use mollier_core::kinematics::{KinematicsError, solve_positions_explained};
-use mollier_core::transfer::{first_order, second_order};
-use mollier_core::{Data, ModeId, ModeRole, NodeId, n_pairs};
+use mollier_core::transfer::{first_order_of_modes, second_order};
+use mollier_core::{Data, ElementRole, ModeId, ModeRole, NodeId, n_pairs};
 
 use crate::compile::Compiled;
 
@@ -116,18 +116,16 @@ impl<'a> KinematicsRun<'a> {
         let model = &self.compiled.model;
         // an unreachable frame names the inputs that cannot be reached alone
         solve_positions_explained(model, &mut self.data, q)?;
-        first_order(model, &mut self.data)?;
+        // the free modes' rows of DF only: DF whole is n_x x n_q (a chain of 5000 bodies: GBs)
+        let n_q = model.n_q();
+        let ids: Vec<ModeId> = self.dependent.iter().map(|(_, m)| *m).collect();
+        let mut transfer = Vec::with_capacity(ids.len() * n_q);
+        first_order_of_modes(model, &mut self.data, &ids, &mut transfer)?;
         let mut positions = Vec::with_capacity(3 * self.points.len());
         for (_, n) in &self.points {
             positions.extend_from_slice(&self.data.position(model, *n));
         }
         let deformations = self.modes.iter().map(|(_, m)| self.data.mode_value(*m)).collect();
-        let df = self.data.df_e();
-        let n_q = model.n_q();
-        let mut transfer = Vec::with_capacity(self.dependent.len() * n_q);
-        for (_, m) in &self.dependent {
-            transfer.extend((0..n_q).map(|j| df[(m.index(), j)]));
-        }
         let second = if self.second_order {
             second_order(model, &mut self.data)?;
             let d2 = self.data.d2f_e();
@@ -158,8 +156,8 @@ impl<'a> KinematicsRun<'a> {
     }
 }
 
-/// The muscles of a kinematic run: every `truss` and `curved-truss` whose elongation is free,
-/// with where its elongation and transfer functions are in a frame's output and its reference
+/// The muscles of a kinematic run: every line of action (`ElementRole::LineOfAction`) whose
+/// elongation is free, with where its elongation and transfer functions are in a frame's output and its reference
 /// length (m). Their lengths and moment arms are what `mollier kinematics` writes in
 /// `lengths.csv` and `moment_arms.csv`, and what the Python package returns.
 #[derive(Clone, Debug, Default)]
@@ -178,7 +176,7 @@ impl MuscleColumns {
         let first_input = compiled.inputs.first().map(|i| i.name.as_str());
         let inputs = compiled.inputs.iter().map(|i| i.name.clone()).collect();
         let mut m = Self { inputs, ..Self::default() };
-        for el in compiled.elements.iter().filter(|e| e.kind == "truss" || e.kind == "curved-truss") {
+        for el in compiled.elements.iter().filter(|e| e.role == ElementRole::LineOfAction) {
             let Some(mode) = compiled.model.mode_by_name(el.id, "elongation") else { continue };
             if compiled.model.mode_role(mode) != ModeRole::Dependent {
                 continue;

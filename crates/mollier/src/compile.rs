@@ -20,7 +20,7 @@ use std::path::Path;
 
 use mollier_beam::Beam;
 use mollier_core::element::{NodeKind, Quantity};
-use mollier_core::registry::{Frame, Params, Registry, Resolver, Units, Value};
+use mollier_core::registry::{ElementRole, Frame, Params, Registry, Resolver, Units, Value};
 use mollier_core::{
     BuildError, ElementId, Input, Limits, Load, ModeLaw, ModeLaws, ModeRole, Model, ModelBuilder, NodeId, TensionOnly,
 };
@@ -97,6 +97,9 @@ pub struct UserElement {
     pub name: String,
     /// Its type name.
     pub kind: String,
+    /// What its type stands for (declared by the type): front ends select muscles, joints and
+    /// contacts by it, never by `kind`.
+    pub role: ElementRole,
     /// The kernel element.
     pub id: ElementId,
 }
@@ -689,7 +692,7 @@ fn build_elements(
                 match builder.add_element(name.to_string(), element) {
                     Ok(id) => {
                         element_paths.insert(name.to_string(), base.clone());
-                        elements.push(UserElement { name: name.to_string(), kind: el.kind.clone(), id });
+                        elements.push(UserElement { name: name.to_string(), kind: el.kind.clone(), role: t.role, id });
                         built.push(Some(Built { id, modes, own_law }));
                     }
                     Err(e) => {

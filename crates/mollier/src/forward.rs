@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use mollier_core::ElementId;
 use mollier_core::dynamics::{element_forces, kinetostatic_stresses, law_stresses};
 use mollier_core::geometry::{mat_t_vec, rotation};
+use mollier_core::{ElementId, ElementRole};
 use mollier_format::{Diagnostic, Diagnostics};
 use mollier_optim::{deviation_angles, stability_index};
 use mollier_sim::{HillMuscle, HillParams, Linearization, Muscle, Musculoskeletal, SimError, State, Workspace};
@@ -221,7 +221,7 @@ type Slots = Vec<(ElementId, Vec<usize>)>;
 /// A forward simulation of a compiled model with its muscles, step by step.
 pub struct ForwardRun<'a> {
     system: Musculoskeletal<'a>,
-    /// The soft contacts (`soft-contact` elements): name and element.
+    /// The contacts that carry their own law (`soft-contact`): name and element.
     contacts: Vec<(String, ElementId)>,
     /// The joint cone of `[load_sharing]`, if any, with each socket element's local offsets of the
     /// joint node: the joint force's stability (seed 002, eq. 9) is reported per frame.
@@ -264,8 +264,13 @@ impl<'a> ForwardRun<'a> {
         let mut u = vec![0.0; system.muscles.len()];
         excitations.at(0.0, &mut u);
         let state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
-        let contacts =
-            compiled.elements.iter().filter(|e| e.kind == "soft-contact").map(|e| (e.name.clone(), e.id)).collect();
+        // the contacts whose force is their own law's stress (a held contact's is a reaction)
+        let contacts = compiled
+            .elements
+            .iter()
+            .filter(|e| e.role == ElementRole::Contact && compiled.model.element(e.id).law().is_some())
+            .map(|e| (e.name.clone(), e.id))
+            .collect();
         let cone = compiled.load_sharing.as_ref().and_then(|l| l.cone.clone()).map(|c| {
             let model = &compiled.model;
             let slots = c

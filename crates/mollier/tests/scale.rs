@@ -5,22 +5,10 @@
 use mollier::{check, compile, registry};
 use mollier_format::parse;
 
-/// A chain of `n` bodies, each hinged to the previous one's end (axes z, y, x in turn), every
-/// hinge's rotation an input; `released`: the hinge whose `bending_y` is made free.
+mod chains;
+
 fn chain(n: usize, released: Option<usize>) -> String {
-    let inputs: Vec<String> = (1..=n).map(|i| format!("\"j{i}.rotation\"")).collect();
-    let mut s = format!("format_version = 1\nfixed = [\"ground\"]\ninputs = [{}]\n", inputs.join(", "));
-    if let Some(k) = released {
-        s += &format!("free = [\"j{k}.bending_y\"]\n");
-    }
-    s += "\n[bodies.ground]\norigin = [0, 0, 0]\npoints = { end = [0.1, 0, 0] }\n";
-    let axes = ["[0, 0, 1]", "[0, 1, 0]", "[1, 0, 0]"];
-    for i in 1..=n {
-        let parent = if i == 1 { "ground".to_string() } else { format!("b{}", i - 1) };
-        s += &format!("\n[bodies.b{i}]\norigin = \"{parent}.end\"\npoints = {{ end = [0.1, 0, 0] }}\n");
-        s += &format!("\n[elements.j{i}]\ntype = \"hinge\"\np = \"{parent}\"\nq = \"b{i}\"\naxis = {}\n", axes[i % 3]);
-    }
-    s
+    chains::chain(n, released, false)
 }
 
 #[test]

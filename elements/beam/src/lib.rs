@@ -17,7 +17,7 @@ use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Ev
 use mollier_core::geometry::{
     Mat3, Vec3, column, dot, lift, mat_mul, norm, quat_at, rotate, rotation, sub, transpose, triad, vec3_at,
 };
-use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
 use mollier_core::terms::{distance, dot_rd, dot_rr};
 
@@ -150,6 +150,7 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
 pub const TYPE: ElementType = ElementType {
     name: "beam",
     summary: "spatial beam between two points with an orientation at each end; modes: elongation, torsion and two bendings at each end (m)",
+    role: ElementRole::Body,
     modes: &MODES,
     params: &[
         ParamDoc { name: "p", kind: ParamKind::Node(NodeKind::Position), required: true, doc: "first end point" },

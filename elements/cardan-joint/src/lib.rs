@@ -29,7 +29,7 @@ pub mod element;
 pub mod law;
 
 use mollier_core::element::{Element, NodeKind};
-use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_joint_common::FrameSpec;
 use mollier_joint_common::torque::{ANGLE_FUNCTION, RATE_FUNCTION, TorqueFunction};
 
@@ -88,6 +88,7 @@ pub const TYPE: ElementType = ElementType {
     name: "cardan-joint",
     summary: "MADYMO cardan joint between two orientations: Bryant angles φ (about x_i), θ (floating y'), ψ (about z'' of j), \
               |θ| < π/2, a resistive torque and a damping torque about each axis; modes: phi, theta, psi (rad)",
+    role: ElementRole::Joint,
     modes: &MODES,
     params: &[
         ParamDoc {

@@ -3,7 +3,7 @@
 
 use mollier_core::element::{Element, NodeKind};
 use mollier_core::geometry::{cross, dot, norm};
-use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_surface::frame::{self, ShapeFrame};
 
 use crate::*;
@@ -181,6 +181,7 @@ pub const OBSTACLE_PARAMS: &[ParamDoc] = &[
 pub const TYPE: ElementType = ElementType {
     name: "curved-truss",
     summary: "a muscle's line of action from p through via points to q, wrapping over spheres, cylinders and ellipsoids fixed to bodies; mode: elongation (m), path length minus its initial length",
+    role: ElementRole::LineOfAction,
     modes: &["elongation"],
     params: &[
         ParamDoc {

@@ -49,7 +49,7 @@ use std::f64::consts::PI;
 
 use mollier_core::element::{Element, NodeKind};
 use mollier_core::geometry::triad;
-use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 
 pub use element::{BallSocketResistance, JointFrames, MODES};
 pub use expansion::{MomentExpansion, SinusBoundary};
@@ -174,6 +174,7 @@ pub const TYPE: ElementType = ElementType {
     name: "ball-socket-resistance",
     summary: "passive moment of a ball-and-socket joint between two orientations (Engin's sinus, \
               moment expansion and torsion table); modes: swing_p, swing_q, torsion (rad)",
+    role: ElementRole::Joint,
     modes: &MODES,
     params: &[
         ParamDoc {

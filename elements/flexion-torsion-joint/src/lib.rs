@@ -28,7 +28,7 @@ pub mod element;
 pub mod law;
 
 use mollier_core::element::{Element, NodeKind};
-use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_joint_common::torque::{ANGLE_FUNCTION, RATE_FUNCTION, Table};
 use mollier_joint_common::{FrameSpec, Interpolation, TorqueFunction};
 
@@ -113,6 +113,7 @@ pub const TYPE: ElementType = ElementType {
     summary: "MADYMO flexion-torsion joint between two orientations: bending α between the z axes in the direction γ, \
               torsion β about z_j; bending torque −M_f(α) C(γ) about z_i × z_j, torsion torque −M_t(β) about z_j, with \
               damping; modes: bending_p, bending_q (α cos γ, α sin γ), torsion (rad)",
+    role: ElementRole::Joint,
     modes: &MODES,
     params: &[
         ParamDoc {

@@ -27,7 +27,7 @@ use mollier_core::element::{
     Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
 };
 use mollier_core::geometry::{Mat3, Vec3, column, dot, lift, mat_mul, quat_at, rotate, rotation, transpose, triad};
-use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::Real;
 
 mod closed;
@@ -203,6 +203,7 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
 pub const TYPE: ElementType = ElementType {
     name: "hinge",
     summary: "joint between two orientations; modes: rotation about the axis, bending_y, bending_z (rad)",
+    role: ElementRole::Joint,
     modes: &["rotation", "bending_y", "bending_z"],
     params: &[
         ParamDoc {

@@ -22,7 +22,7 @@ use std::f64::consts::PI;
 
 use mollier_core::element::{Element, NodeKind};
 use mollier_core::geometry::triad;
-use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_engin_joint::SinusBoundary;
 use mollier_joint_common::TorqueFunction;
 use mollier_joint_common::torque::{ANGLE_FUNCTION, RATE_FUNCTION};
@@ -90,6 +90,7 @@ pub const TYPE: ElementType = ElementType {
     summary: "Calspan joint stop between two orientations: outside a contour θ = θ_b(φ) (Engin's sinus) on the unit sphere, \
               a stop torque ⟂ to a vector r of the moving member, a function of the penetration θ − θ_b, restores it; \
               modes: swing_p, swing_q (rad)",
+    role: ElementRole::Joint,
     modes: &MODES,
     params: &[
         ParamDoc {

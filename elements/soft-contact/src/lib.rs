@@ -26,7 +26,7 @@ use mollier_core::element::{
 };
 use mollier_core::geometry::{Vec3, quat_at, vec3_at};
 use mollier_core::law::Law;
-use mollier_core::registry::{ElementType, Frame, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, Frame, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
 use mollier_surface::frame::{self, BodySlots, ShapeFrame};
 
@@ -181,6 +181,7 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
 pub const TYPE: ElementType = ElementType {
     name: "soft-contact",
     summary: "a point pushed out of an ellipsoid on a body by DAS3's soft contact (Chadwick et al. 2014, App. B); mode: level, the ellipsoid's implicit function at the point (negative inside); carries its law. List it in `free`",
+    role: ElementRole::Contact,
     modes: &["level"],
     params: &[
         ParamDoc {

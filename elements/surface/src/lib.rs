@@ -25,7 +25,7 @@ use mollier_core::element::{
     Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
 };
 use mollier_core::geometry::{Vec3, quat_at, vec3_at};
-use mollier_core::registry::{ElementType, Frame, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, Frame, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
 
 pub use distance::{Projection, project, signed_distance};
@@ -172,6 +172,7 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
 pub const TYPE: ElementType = ElementType {
     name: "surface",
     summary: "a point and an ellipsoid on a body; mode: distance (m), the signed distance along the surface normal, positive outside. Fixed, the point glides on the ellipsoid (scapulothoracic contact)",
+    role: ElementRole::Contact,
     modes: &["distance"],
     params: &[
         ParamDoc {

@@ -4,7 +4,7 @@
 
 use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
 use mollier_core::geometry::{norm, sub, vec3_at};
-use mollier_core::registry::{ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{NodeId, terms};
 
@@ -78,6 +78,7 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
 pub const TYPE: ElementType = ElementType {
     name: "truss",
     summary: "straight line between two points; mode: elongation (m). Bars, ligaments, muscles.",
+    role: ElementRole::LineOfAction,
     modes: &["elongation"],
     params: &[
         ParamDoc { name: "p", kind: ParamKind::Node(NodeKind::Position), required: true, doc: "first end point" },

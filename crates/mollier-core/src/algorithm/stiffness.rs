@@ -22,14 +22,15 @@
 
 use faer::{Mat, MatMut};
 
+use crate::algorithm::error::KinematicsError;
+use crate::algorithm::evaluate::{begin_free_elements, evaluate_constraints, evaluate_keeping_hessians};
+use crate::algorithm::local::all_finite;
+use crate::algorithm::solve::solve_transpose_checked;
 use crate::data::Data;
+use crate::data::stiffness::{Group, Plan, Scratch, Shared, Source, Workspace};
 use crate::element::{Evaluation, Order};
-use crate::geometry::{Mat3, q_matrix_of};
+use crate::geometry::q_matrix_of;
 use crate::ids::ModeId;
-use crate::kinematics::{
-    KinematicsError, all_finite, begin_free_elements, evaluate_constraints, evaluate_keeping_hessians,
-    solve_transpose_checked,
-};
 use crate::model::{ModeRole, Model};
 
 /// Add `Σ_k w_k ∂²e_k/∂q² + Σ_r W_r ∂²x_r/∂q²` for `weights = [(mode, w_k)]` and the force
@@ -39,7 +40,7 @@ use crate::model::{ModeRole, Model};
 /// add nothing. The weighted modes' elements are evaluated here to second order on their own
 /// coordinates, the constraint elements to second order (if they are not yet).
 ///
-/// `DF_x` and the attachments' Jacobians must be current: after [`crate::transfer::first_order`].
+/// `DF_x` and the attachments' Jacobians must be current: after [`crate::algorithm::transfer::first_order`].
 pub(crate) fn add_geometric_stiffness(
     model: &Model,
     data: &mut Data,
@@ -52,7 +53,7 @@ pub(crate) fn add_geometric_stiffness(
     let mut ws = std::mem::take(&mut data.work.stiffness);
     let (rows, moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
     let nq = model.n_q();
-    let df = Rows { nq, stride: crate::transfer::df_stride(nq), rows: &rows, moves: &moves };
+    let df = Rows { nq, stride: crate::algorithm::transfer::df_stride(nq), rows: &rows, moves: &moves };
     let result = stiffness_in(model, data, &df, weights, coordinates, out, &mut ws);
     ws.force_valid = result.is_ok();
     (data.work.df_rows, data.work.df_moves) = (rows, moves);
@@ -80,9 +81,9 @@ impl Workspace {
 }
 
 /// Evaluate every free element at the solved configuration to first order, as
-/// [`crate::kinematics::evaluate`] does, and the elements of the modes `weighted` to second order
+/// [`crate::algorithm::evaluate::evaluate`] does, and the elements of the modes `weighted` to second order
 /// on their own coordinates in that same evaluation: the geometric stiffness at this
-/// configuration ([`crate::linearize::linearize_motion_with`]) then takes their Hessians from it
+/// configuration ([`crate::algorithm::linearize::linearize_motion_with`]) then takes their Hessians from it
 /// instead of evaluating them again, and their values and gradients (`DF_e`) come from the same
 /// solve of each element (a wrapping path's geodesic). Meant for positions solved without the
 /// free elements ([`crate::NewtonOptions::free_elements`] false): they are evaluated once.
@@ -120,7 +121,7 @@ fn keep_hessians(
             set.extend(
                 model.free_elements.iter().map(|&i| (i, if wanted[i] { Order::Hessian } else { Order::Gradient })),
             );
-            crate::parallel::evaluate_elements(model, data, set, kept, kernel_at)?;
+            crate::algorithm::parallel::evaluate_elements(model, data, set, kept, kernel_at)?;
             for (at, h) in kept_at.iter_mut().zip(kernel_at.iter()) {
                 *at = h.map(|h| (h, 0));
             }
@@ -257,7 +258,7 @@ fn stiffness_in(
     // share (an obstacle's frame, 61 of the shoulder's paths) add their block `H_FF`, summed per
     // set in the elements' order, once (Shared); `pair + pairᵀ` is taken at the end
     let sym = df.stride <= 16;
-    let chunk = crate::parallel::CHUNK;
+    let chunk = crate::algorithm::parallel::CHUNK;
     let chunks = groups.len().div_ceil(chunk).max(1);
     if scratches.len() < chunks {
         scratches.resize_with(chunks, Default::default);
@@ -313,7 +314,7 @@ fn stiffness_in(
                 rest = r;
                 work.push((g, c, p, s));
             }
-            crate::parallel::for_each(threads, &mut work, 1, |(groups, contributions, parts, scratch)| {
+            crate::algorithm::parallel::for_each(threads, &mut work, 1, |(groups, contributions, parts, scratch)| {
                 let mut rest = &mut parts[..];
                 for (g, c) in groups.iter_mut().zip(contributions.chunks_exact_mut(np)) {
                     let (p, r) = std::mem::take(&mut rest).split_at_mut(part_len(g));
@@ -461,7 +462,7 @@ fn weighted_sum<'a>(terms: impl Iterator<Item = (&'a [f64], f64)>, out: &mut Vec
     }
 }
 
-/// `DF_x` by rows (`Work::df_rows`, made with `DF_x` by [`crate::transfer::first_order`]): an
+/// `DF_x` by rows (`Work::df_rows`, made with `DF_x` by [`crate::algorithm::transfer::first_order`]): an
 /// element's rows are contiguous, and fixed-width rows keep a row of `H U` in registers.
 struct Rows<'a> {
     nq: usize,
@@ -474,51 +475,6 @@ impl Rows<'_> {
     fn row(&self, r: usize) -> &[f64] {
         &self.rows[r * self.stride..(r + 1) * self.stride]
     }
-}
-
-/// The buffers of [`add_geometric_stiffness`], kept in [`Data`] between calls.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Workspace {
-    force: Vec<f64>,
-    /// Whether `force` is the last call's, at the configuration in `Data`.
-    force_valid: bool,
-    attached: Vec<bool>,
-    pair: Vec<f64>,
-    xloc: Vec<f64>,
-    e: Vec<f64>,
-    /// The gradients and Hessians of the elements evaluated here, their weighted Hessians.
-    own: Vec<f64>,
-    hsum: Vec<f64>,
-    modes: Vec<(usize, usize, f64)>,
-    /// Per frame (its orientation's first coordinate), `Σ_p F_p pᵀ` over its points.
-    frames: Vec<(usize, Mat3)>,
-    lambda: Vec<f64>,
-    /// One per chunk of elements ([`crate::parallel::CHUNK`]).
-    scratches: Vec<Scratch>,
-    groups: Vec<Group>,
-    /// Each group's `Uᵀ H U`, its upper triangle as the sums' (`n_q` x the rows' stride each).
-    contributions: Vec<f64>,
-    shared: Shared,
-    /// [`evaluate_weighted`]'s: the elements wanted; their Hessians on their own coordinates
-    /// (one after the other), the coordinates they were evaluated at, and per element the
-    /// offsets of both.
-    wanted: Vec<bool>,
-    kept: Vec<f64>,
-    kept_x: Vec<f64>,
-    kept_at: Vec<Option<(usize, usize)>>,
-    /// The parallel evaluation's: its `(element, order)` and its Hessians' offsets.
-    set: Vec<(usize, Order)>,
-    kernel_at: Vec<Option<usize>>,
-}
-
-/// Where an element's gradient or Hessian is: the kernel's gradients (`de`, or `de_own` on
-/// attached nodes), the Hessians kept by [`evaluate_weighted`], or the stiffness's own buffer.
-#[derive(Clone, Copy, Debug)]
-enum Source {
-    De(usize),
-    DeOwn(usize),
-    Kept(usize),
-    Own(usize),
 }
 
 impl Source {
@@ -541,62 +497,8 @@ impl Source {
     }
 }
 
-/// One weighted element: its gradient (m x n) and weighted Hessian (n x n, times `scale`) on its
-/// own n coordinates, and whether its `Uᵀ H U` (in the workspace's `contributions`) was finite.
-#[derive(Clone, Debug)]
-struct Group {
-    el: usize,
-    /// Its first weighted mode (for an error's message).
-    mode: usize,
-    de: Source,
-    h: Source,
-    scale: f64,
-    n: usize,
-    m: usize,
-    ok: bool,
-    plan: Plan,
-}
-
-/// A group's part in the shared coordinates' sums ([`plan_shared`]).
-#[derive(Clone, Debug, Default)]
-struct Plan {
-    /// Where its shared coordinates' block is in `Shared::parts` (nf x nf), how many
-    /// of its moving coordinates are shared, and their set (`Shared::sets`).
-    part: usize,
-    nf: usize,
-    set: usize,
-    /// Its moving coordinates (local, in `Shared::moving`), the first `mp` not shared.
-    moving: std::ops::Range<usize>,
-    mp: usize,
-}
-
 /// A chunk of groups for a thread: the groups, their `Uᵀ H U` and shared blocks, a scratch.
 type Chunk<'a> = (&'a mut [Group], &'a mut [f64], &'a mut [f64], &'a mut Scratch);
-
-/// The coordinates many elements share (a frame's own, not a point of a body: an obstacle's
-/// frame, which 61 of the shoulder's paths touch), whose part of each `Uᵀ s H U` is summed over
-/// the elements and contracted once ([`Scratch::add_congruence_sharing`]).
-#[derive(Clone, Debug, Default)]
-struct Shared {
-    /// Per coordinate (n_x): not a point of a body.
-    marks: Vec<bool>,
-    /// The sets' coordinates, one set after the other, and each set's range.
-    coords: Vec<usize>,
-    sets: Vec<std::ops::Range<usize>>,
-    /// Each group's part, and each set's sum of them (the same layout).
-    parts: Vec<f64>,
-    sums: Vec<f64>,
-    /// Each set's offset in `sums`.
-    offsets: Vec<usize>,
-    /// The last plan (per group; the parts' length) and what it was made for:
-    /// the groups' elements and the coordinates that moved (the same at every step).
-    planned: Vec<Plan>,
-    /// Each group's moving coordinates (local; `Plan::moving`).
-    moving: Vec<usize>,
-    planned_len: usize,
-    planned_sym: bool,
-    planned_for: (Vec<usize>, Vec<bool>),
-}
 
 /// Mark the shared coordinates (once) and find each group's: its count, its set, the offset of
 /// its part; the total length of the parts.
@@ -659,16 +561,6 @@ fn plan_shared(model: &Model, df: &Rows, groups: &mut [Group], sh: &mut Shared, 
     sh.planned_len = at;
     sh.planned_sym = sym;
     at
-}
-
-/// Scratch of [`Scratch::add_congruence`].
-#[derive(Clone, Debug, Default)]
-struct Scratch {
-    u: Vec<f64>,
-    t: Vec<f64>,
-    hm: Vec<f64>,
-    moving: Vec<usize>,
-    arch: pulp::Arch,
 }
 
 impl Scratch {

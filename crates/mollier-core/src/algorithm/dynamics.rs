@@ -19,46 +19,17 @@
 //! `j` (a moment about a driven hinge, N m; a force along a driven coordinate, N), and `σ_law` the
 //! stresses that constitutive laws give the free and input modes.
 
+pub use crate::model::{Dynamics, Load};
+
 use faer::{Mat, MatMut};
 
+use crate::algorithm::error::KinematicsError;
+use crate::algorithm::solve::solve_transpose_checked;
+use crate::algorithm::transfer;
 use crate::data::Data;
 use crate::geometry::{Mat3, Quat, Vec3, g_matrix, gbar_matrix, quat_at};
-use crate::ids::{ElementId, ModeId, NodeId};
-use crate::kinematics::{KinematicsError, solve_transpose_checked};
+use crate::ids::{ElementId, ModeId};
 use crate::model::{CoordRole, Input, ModeRole, Model};
-use crate::transfer;
-
-/// An external load.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Load {
-    /// A force (N, global frame) at a position node.
-    Force {
-        /// The node.
-        node: NodeId,
-        /// The force.
-        force: Vec3,
-    },
-    /// A moment (N m, global frame) on the body of an orientation node.
-    Moment {
-        /// The node.
-        node: NodeId,
-        /// The moment.
-        moment: Vec3,
-    },
-}
-
-/// Inertia and constant loads of a model.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Dynamics {
-    /// Point masses (kg) at position nodes.
-    pub masses: Vec<(NodeId, f64)>,
-    /// Rotational inertia tensors (kg m², body frame of the node) at orientation nodes.
-    pub rotors: Vec<(NodeId, Mat3)>,
-    /// Gravitational acceleration (m/s², global frame).
-    pub gravity: Vec3,
-    /// Constant external loads.
-    pub loads: Vec<Load>,
-}
 
 /// `Ḡ(a)ᵀ J Ḡ(b) c` (4), as `Ḡ(a)ᵀ (J (Ḡ(b) c))`: three matrix-vector products.
 pub(crate) fn gbar_t_j_gbar_times(a: &Quat, j: &Mat3, b: &Quat, c: &[f64; 4]) -> [f64; 4] {
@@ -325,12 +296,13 @@ pub fn forward_dynamics(
     let q = bias_forces(model, data, qd, extra)?;
     let m = mass_matrix(model, data)?;
     let rhs = Mat::from_fn(model.n_q(), 1, |i, _| q[i] + tau[i]);
-    let sol = solve_dense(&m, &rhs).ok_or(KinematicsError::SingularMass)?;
+    let sol = solve_full_pivoting(&m, &rhs).ok_or(KinematicsError::SingularMass)?;
     Ok((0..model.n_q()).map(|i| sol[(i, 0)]).collect())
 }
 
-/// Solve a small dense system with full pivoting; `None` when singular.
-pub(crate) fn solve_dense(a: &Mat<f64>, b: &Mat<f64>) -> Option<Mat<f64>> {
+/// Solve a small dense system `a x = b` (`a` n x n, `b` n x k) by faer's LU with full pivoting,
+/// its residual checked; `None` when singular.
+pub(crate) fn solve_full_pivoting(a: &Mat<f64>, b: &Mat<f64>) -> Option<Mat<f64>> {
     use faer::linalg::solvers::Solve;
     let n = a.nrows();
     if n == 0 {
@@ -443,7 +415,7 @@ pub fn kinetostatics_into(
 }
 
 /// The stresses of [`kinetostatics`] (`Kinetostatics::sigma`, n_e, into `sigma`) at the state of
-/// the last [`crate::linearize::linearize_motion_with`] on `data`, nothing solved since, from the
+/// the last [`crate::algorithm::linearize::linearize_motion_with`] on `data`, nothing solved since, from the
 /// force its geometric stiffness weighted `D²F_x` with: `W + Σ_k w_k ∇e_k` carried to the frames,
 /// `W` the masses' `m (DF_x v̇ − g)`, the rotors' `M_λ DF_λ v̇` and the loads' `−f`, `w_k` the
 /// laws' stresses and the forces along the weighted modes. The right-hand side of kinetostatics,
@@ -659,7 +631,7 @@ pub fn kinetostatic_sensitivity(
             w[(row, j)] = 1.0;
         }
     }
-    crate::kinematics::solve_checked(model, data, w.as_mut())?;
+    crate::algorithm::solve::solve_checked(model, data, w.as_mut())?;
     let mut out = Mat::<f64>::zeros(nr, modes.len());
     for (k, m) in modes.iter().enumerate() {
         let (el, local) = model.mode_element[m.index()];
@@ -746,11 +718,11 @@ pub fn simulate(
 ) -> Result<Trajectory, KinematicsError> {
     let n = model.n_q();
     let accel = |t: f64, q: &[f64], qd: &[f64], data: &mut Data| -> Result<Vec<f64>, KinematicsError> {
-        crate::kinematics::solve_positions(model, data, q)?;
+        crate::algorithm::kinematics::solve_positions(model, data, q)?;
         forward_dynamics(model, data, qd, &drive(t, q, qd), &[])
     };
     let energy = |data: &mut Data, q: &[f64], qd: &[f64]| -> Result<Option<f64>, KinematicsError> {
-        crate::kinematics::solve_positions(model, data, q)?;
+        crate::algorithm::kinematics::solve_positions(model, data, q)?;
         transfer::velocities(model, data, qd)?;
         let t = kinetic_energy(model, data, qd)?;
         Ok(potential_energy(model, data).map(|v| v + t))
@@ -789,6 +761,6 @@ pub fn simulate(
             }
         }
     }
-    crate::kinematics::solve_positions(model, data, &q)?;
+    crate::algorithm::kinematics::solve_positions(model, data, &q)?;
     Ok(traj)
 }

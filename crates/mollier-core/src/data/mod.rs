@@ -1,13 +1,17 @@
 //! The per-thread workspace of a [`Model`]: configuration, element evaluations, factorization and
 //! transfer functions. Every algorithm reads the model and writes here.
 
+use std::sync::OnceLock;
+
 use faer::Mat;
 
 use crate::element::{ElementState, Order};
 use crate::geometry::{Quat, Vec3};
 use crate::ids::{ModeId, NodeId};
+use crate::linalg::sparse::Lu;
 use crate::model::Model;
-use crate::sparse::Lu;
+
+pub(crate) mod stiffness;
 
 /// Mutable state for one evaluation thread of a [`Model`].
 pub struct Data {
@@ -34,7 +38,7 @@ pub struct Data {
     pub(crate) chain_j: Vec<f64>,
     pub(crate) chain_t: Vec<f64>,
     /// `∂x_p/∂λ` of every attachment at the current `x` (set when the elements are evaluated).
-    pub(crate) att_jac: Vec<crate::attach::Jacobian>,
+    pub(crate) att_jac: Vec<crate::model::attach::Jacobian>,
     /// Values of `D_cc` in CSC order.
     pub(crate) dcc: Vec<f64>,
     pub(crate) lu: Lu,
@@ -48,7 +52,7 @@ pub struct Data {
     pub(crate) d2f_x: Mat<f64>,
     pub(crate) d2f_e: Mat<f64>,
     pub(crate) d2f_valid: bool,
-    /// `D²F_x` has every attached row (not only those of [`crate::transfer::second_order_for_dynamics`]).
+    /// `D²F_x` has every attached row (not only those of [`crate::algorithm::transfer::second_order_for_dynamics`]).
     pub(crate) d2f_complete: bool,
     pub(crate) xd: Vec<f64>,
     pub(crate) ed: Vec<f64>,
@@ -58,7 +62,7 @@ pub struct Data {
     pub(crate) qdd: Vec<f64>,
     /// Buffers of one frame, sized here once: a warm frame allocates nothing.
     pub(crate) work: Work,
-    /// Threads for the work per element ([`Data::set_threads`]); 0: [`crate::parallel::default_threads`].
+    /// Threads for the work per element ([`Data::set_threads`]); 0: [`crate::data::default_threads`].
     pub(crate) threads: usize,
 }
 
@@ -136,7 +140,7 @@ pub(crate) struct Work {
     pub dirs_h: Vec<f64>,
     pub dirs_rhs: Mat<f64>,
     /// The geometric stiffness's buffers (`crate::stiffness`), sized at its first call.
-    pub stiffness: crate::stiffness::Workspace,
+    pub stiffness: crate::data::stiffness::Workspace,
     /// The last three solutions, for the third- and fourth-order predictor.
     pub history: History,
 }
@@ -230,7 +234,8 @@ impl Work {
             c_rhs: vec![0.0; nc],
             c_b: vec![0.0; nc],
             c_y: vec![0.0; nc],
-            df_rhs: Mat::zeros(nc, nq),
+            // n_unknowns x n_q: made by the first `first_order`, never for a run that does not need DF
+            df_rhs: Mat::new(),
             e_h: vec![0.0; ne],
             local_u: Vec::with_capacity(local),
             local_w: Vec::with_capacity(local),
@@ -340,7 +345,7 @@ impl Data {
     /// Use up to `threads` threads (the calling one and [`crate::parallel`]'s helpers) for the work that is
     /// independent per element (the forward step's muscle paths to second order and their
     /// Hessians' contraction, [`crate::parallel`]); 1 (the default) keeps all of it on the
-    /// calling thread, the serial code; 0 is [`crate::parallel::default_threads`]: the cores
+    /// calling thread, the serial code; 0 is [`crate::data::default_threads`]: the cores
     /// available, or `RAYON_NUM_THREADS`. The results are the same bits for every count. Serial
     /// by default: on the 2-core VM of docs/performance.md two threads did not pay measurably,
     /// and a sweep running one process per core would only oversubscribe its cores.
@@ -351,7 +356,7 @@ impl Data {
     /// The threads [`Data::set_threads`] asked for (the default resolved).
     pub fn threads(&self) -> usize {
         match self.threads {
-            0 => crate::parallel::default_threads(),
+            0 => crate::data::default_threads(),
             n => n,
         }
     }
@@ -409,7 +414,7 @@ impl Data {
         self.invalidate();
     }
     /// First-order transfer function of the coordinates, `DF^x = ∂x/∂q` (n_x x n_q), after
-    /// [`crate::transfer::first_order`].
+    /// [`crate::algorithm::transfer::first_order`].
     pub fn df_x(&self) -> faer::MatRef<'_, f64> {
         self.df_x.as_ref()
     }
@@ -419,7 +424,7 @@ impl Data {
         self.df_e.as_ref()
     }
     /// Second-order transfer function of the coordinates, `∂²x/∂q_i∂q_j` (n_x x n_q(n_q+1)/2,
-    /// column [`pair_index`]`(i, j, n_q)`), after [`crate::transfer::second_order`].
+    /// column [`pair_index`]`(i, j, n_q)`), after [`crate::algorithm::transfer::second_order`].
     pub fn d2f_x(&self) -> faer::MatRef<'_, f64> {
         self.d2f_x.as_ref()
     }
@@ -432,7 +437,7 @@ impl Data {
     pub fn element_state(&self, el: crate::ids::ElementId) -> &crate::element::ElementState {
         &self.states[el.index()]
     }
-    /// Nodal velocities `ẋ` (n_x), after [`crate::transfer::velocities`].
+    /// Nodal velocities `ẋ` (n_x), after [`crate::algorithm::transfer::velocities`].
     pub fn xd(&self) -> &[f64] {
         &self.xd
     }
@@ -440,19 +445,19 @@ impl Data {
     pub fn ed(&self) -> &[f64] {
         &self.ed
     }
-    /// Nodal accelerations `ẍ` (n_x), after [`crate::transfer::accelerations`].
+    /// Nodal accelerations `ẍ` (n_x), after [`crate::algorithm::transfer::accelerations`].
     pub fn xdd(&self) -> &[f64] {
         &self.xdd
     }
-    /// Deformation accelerations `ë` (n_e), after [`crate::transfer::accelerations`].
+    /// Deformation accelerations `ë` (n_e), after [`crate::algorithm::transfer::accelerations`].
     pub fn edd(&self) -> &[f64] {
         &self.edd
     }
-    /// Generalized velocities last given to [`crate::transfer::velocities`].
+    /// Generalized velocities last given to [`crate::algorithm::transfer::velocities`].
     pub fn qd(&self) -> &[f64] {
         &self.qd
     }
-    /// Generalized accelerations last given to [`crate::transfer::accelerations`].
+    /// Generalized accelerations last given to [`crate::algorithm::transfer::accelerations`].
     pub fn qdd(&self) -> &[f64] {
         &self.qdd
     }
@@ -469,4 +474,18 @@ pub fn pair_index(i: usize, j: usize, n_q: usize) -> usize {
 #[inline]
 pub fn n_pairs(n_q: usize) -> usize {
     n_q * (n_q + 1) / 2
+}
+
+/// The number of threads the work of one [`Data`] uses when it is not set
+/// ([`Data::set_threads`]): `RAYON_NUM_THREADS` if set (the variable the project's other
+/// parallel code reads), else the cores available.
+pub fn default_threads() -> usize {
+    static DEFAULT: OnceLock<usize> = OnceLock::new();
+    *DEFAULT.get_or_init(|| {
+        std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    })
 }

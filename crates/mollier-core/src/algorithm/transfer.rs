@@ -13,10 +13,13 @@
 
 use faer::{Mat, MatMut};
 
+use crate::algorithm::error::KinematicsError;
+use crate::algorithm::evaluate::{evaluate, evaluate_constraints};
+use crate::algorithm::solve::solve_unchecked;
 use crate::data::{Data, n_pairs, pair_index, shaped};
 use crate::element::Order;
-use crate::kinematics::{KinematicsError, evaluate, evaluate_constraints, solve_unchecked};
-use crate::model::{Input, Model};
+use crate::ids::ModeId;
+use crate::model::{Input, ModeRole, Model};
 
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
     if data.solved && data.lu.valid { Ok(()) } else { Err(KinematicsError::NotSolved) }
@@ -203,6 +206,82 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     (data.df_x, data.df_e) = (dfx, dfe);
     solved?;
     data.df_valid = true;
+    Ok(())
+}
+
+/// Inputs whose columns of `DF` [`first_order_of_modes`] solves together on a model with more
+/// inputs: `n_unknowns x 256` values at a time (faer's sparse solve above 64 columns).
+const MODE_COLUMNS: usize = 256;
+
+/// The first-order transfer functions of the modes `modes` only, `∂e_m/∂q` (1 per input mode
+/// of its own input, 0 for a fixed mode), into `out` (`modes.len() x n_q`, row-major), at the
+/// solved configuration.
+///
+/// With at most 256 inputs these are [`first_order`]'s rows of `DF^e`, bit for bit. With more,
+/// `DF` is solved 256 columns at a time and each column contracted with the modes' gradients
+/// at once: the storage is `O(n_x · 256)` where [`first_order`] keeps `DF^x`, `DF^e` and their
+/// right-hand sides whole (`O(n_x · n_q)`: 5.2 GB for a chain of 5000 bodies, each with its
+/// input). `DF` is then not kept ([`Data::df_e`] is not made current).
+pub fn first_order_of_modes(
+    model: &Model,
+    data: &mut Data,
+    modes: &[ModeId],
+    out: &mut Vec<f64>,
+) -> Result<(), KinematicsError> {
+    let nq = model.n_q();
+    out.clear();
+    if nq <= MODE_COLUMNS {
+        first_order(model, data)?;
+        for m in modes {
+            out.extend((0..nq).map(|j| data.df_e[(m.index(), j)]));
+        }
+        return Ok(());
+    }
+    require_solved(data)?;
+    evaluate(model, data, Order::Gradient)?;
+    out.resize(modes.len() * nq, 0.0);
+    let mut dependent = Vec::new();
+    for (r, m) in modes.iter().enumerate() {
+        match model.mode_role(*m) {
+            ModeRole::Dependent => dependent.push((r, m.index())),
+            ModeRole::Input => {
+                let j = model.inputs.iter().position(|i| *i == Input::Mode(*m)).expect("an input mode is an input");
+                out[r * nq + j] = 1.0;
+            }
+            ModeRole::Fixed(_) => {}
+        }
+    }
+    if dependent.is_empty() {
+        return Ok(());
+    }
+    let (nx, nc) = (model.n_x(), model.n_unknowns());
+    let mut unit = vec![0.0; nq];
+    let mut x = vec![0.0; nx];
+    for j0 in (0..nq).step_by(MODE_COLUMNS) {
+        let k = (nq - j0).min(MODE_COLUMNS);
+        let mut b = Mat::<f64>::zeros(nc, k);
+        for c in 0..k {
+            unit[j0 + c] = 1.0;
+            input_rhs(model, data, &unit, b.col_as_slice_mut(c));
+            unit[j0 + c] = 0.0;
+        }
+        solve_unchecked(model, data, b.as_mut())?;
+        // each column of DF^x as first_order_from makes it, contracted as it contracts them
+        for c in 0..k {
+            let j = j0 + c;
+            x.fill(0.0);
+            for (&coord, &v) in model.dependent_coords.iter().zip(b.col_as_slice(c)) {
+                x[coord] = v;
+            }
+            if let Input::Coordinate(coord) = model.inputs[j] {
+                x[coord.index()] = 1.0;
+            }
+            model.attachments.rates(&data.att_jac, &mut x, None);
+            for &(r, m) in &dependent {
+                out[r * nq + j] = mode_gradient_dot(model, data, m, &x);
+            }
+        }
+    }
     Ok(())
 }
 

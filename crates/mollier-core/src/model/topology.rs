@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use petgraph::graph::{NodeIndex, UnGraph};
 
 use crate::ids::{ElementId, NodeId};
-use crate::model::{CoordRole, ElementEntry, NodeInfo};
+use crate::model::types::{CoordRole, ElementEntry, NodeInfo};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Vertex {

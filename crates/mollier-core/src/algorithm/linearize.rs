@@ -27,16 +27,18 @@
 
 use faer::Mat;
 
-use crate::data::{Data, shaped};
-use crate::dynamics::{
-    Load, gbar_t_j_gbar_times, gbar_t_times, j_gbar_times, mass_matrix, net_forces, rotational_mass,
+use crate::algorithm::dynamics::{
+    gbar_t_j_gbar_times, gbar_t_times, j_gbar_times, mass_matrix, net_forces, rotational_mass,
 };
+use crate::algorithm::error::KinematicsError;
+use crate::algorithm::evaluate::evaluate_elements;
+use crate::algorithm::transfer;
+use crate::data::{Data, shaped};
 use crate::element::Order;
 use crate::geometry::{g_matrix, quat_at};
 use crate::ids::{ElementId, ModeId};
-use crate::kinematics::{KinematicsError, evaluate_elements};
+use crate::model::Load;
 use crate::model::{ModeRole, Model};
-use crate::transfer;
 
 /// The residual of the equations of motion and its partial derivatives at one state.
 #[derive(Clone, Debug)]
@@ -51,7 +53,7 @@ pub struct MotionLinearization {
     pub d_v: Mat<f64>,
     /// `D²F_x(v, v)` (n_x, m/s² and 1/s²) at the coordinates of the masses and rotors, 0
     /// elsewhere: the accelerations of the velocities, whose inertia the weights of `d_q` leave
-    /// out (the whole `ẍ` adds `DF_x v̇`; [`crate::dynamics::kinetostatic_stresses`]).
+    /// out (the whole `ẍ` adds `DF_x v̇`; [`crate::algorithm::dynamics::kinetostatic_stresses`]).
     pub velocity_accelerations: Vec<f64>,
 }
 
@@ -381,7 +383,7 @@ pub fn linearize_motion_with(
     data.qd.copy_from_slice(v);
     data.work.d2_dirs = d2;
     data.work.d2e_v = d2e_v;
-    let stiffness = crate::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q);
+    let stiffness = crate::algorithm::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q);
     data.work.x_nodal = weight;
     stiffness?;
     Ok(MotionLinearization { residual, mass, d_q, d_v, velocity_accelerations: xdd })

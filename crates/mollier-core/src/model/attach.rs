@@ -178,7 +178,7 @@ impl Attachments {
     }
 
     /// [`Self::rates`] (without the second-order term) for every input at once: on `DF_x` by rows
-    /// (`rows`: n_x rows of `W` values, row-major, as `crate::transfer::df_rows` lays it out),
+    /// (`rows`: n_x rows of `W` values, row-major, as `crate::algorithm::transfer::df_rows` lays it out),
     /// a row's `W` lanes together in the widest vectors the processor has (`pulp`'s runtime
     /// dispatch; no FMA), each entry formed as `rates` forms it (the same bits), and copied to
     /// `DF_x` by columns (`cols`: n_q columns of n_x values). A column at a time, as `rates`

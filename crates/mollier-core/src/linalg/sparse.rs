@@ -16,8 +16,7 @@ use faer::sparse::linalg::lu::{LuRef, NumericLu, SymbolicLu, factorize_symbolic_
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par};
 
-use crate::dense::{lu_in_place, lu_solve, lu_solve_many, lu_solve_transpose, lu_solve_transpose_many};
-use crate::model::{CoordRole, Input, Model};
+use crate::linalg::dense::{lu_in_place, lu_solve, lu_solve_many, lu_solve_transpose, lu_solve_transpose_many};
 
 /// The CSC pattern of `D_cc` with scatter maps from element gradients.
 #[derive(Default)]
@@ -95,36 +94,14 @@ impl Blocks {
 }
 
 impl Pattern {
-    pub fn build(model: &Model) -> Self {
-        let n_rows = model.rows.len();
-        let n_cols = model.dependent_coords.len();
-        let mut input_of_coord = vec![None; model.n_x()];
-        for (j, inp) in model.inputs.iter().enumerate() {
-            if let Input::Coordinate(c) = inp {
-                input_of_coord[c.index()] = Some(j);
-            }
-        }
-        let mut entries = Vec::new();
-        let mut scatter_input = Vec::new();
-        for e in &model.elements {
-            let n = e.coords.len();
-            for k in 0..e.element.layout().n_modes() {
-                let Some(r) = model.mode_row[e.mode_offset + k] else { continue };
-                for (a, &c) in e.coords.iter().enumerate() {
-                    let src = e.de_offset + k * n + a;
-                    match model.coord_role[c] {
-                        CoordRole::Dependent => {
-                            entries.push((src, r, model.coord_col[c].expect("dependent has a column")))
-                        }
-                        CoordRole::Input => {
-                            scatter_input.push((src, r, input_of_coord[c].expect("input coordinate listed")))
-                        }
-                        // expanded coordinates are never attached ones
-                        CoordRole::Fixed | CoordRole::Attached => {}
-                    }
-                }
-            }
-        }
+    /// The pattern of an `n_rows x n_cols` `D_cc` from its entries `(gradient-buffer index, row,
+    /// col)` and the entries of `D_cm` `(gradient-buffer index, row, input j)`, analysed.
+    pub fn new(
+        n_rows: usize,
+        n_cols: usize,
+        entries: Vec<(usize, usize, usize)>,
+        scatter_input: Vec<(usize, usize, usize)>,
+    ) -> Self {
         let (keys, col_ptr, row_idx) = csc(n_cols, entries.iter().map(|&(_, r, c)| (r, c)));
         let scatter = entries
             .iter()
@@ -683,7 +660,7 @@ impl Lu {
 mod tests {
     use super::*;
 
-    /// A square pattern from `(row, col)` entries, analysed as `Pattern::build` does.
+    /// A square pattern from `(row, col)` entries, analysed as `Pattern::new` does.
     fn pattern(n: usize, entries: &[(usize, usize)]) -> Pattern {
         let (_, col_ptr, row_idx) = csc(n, entries.iter().copied());
         let mut p = Pattern { n_rows: n, n_cols: n, col_ptr, row_idx, ..Default::default() };

@@ -2,8 +2,8 @@
 //! `x` at the next inputs to first, second, third or fourth order ([`Predictor`];
 //! docs/theory/kernel.md). Only a starting point: every solution is accepted by its residual.
 
+use crate::algorithm::error::KinematicsError;
 use crate::data::Data;
-use crate::kinematics::{KinematicsError, Predictor};
 use crate::model::Model;
 
 /// Predict `x` at `q` from the solved configuration in `data` (seed 001, eq. 1).
@@ -40,9 +40,9 @@ fn predict_step(model: &Model, data: &mut Data, dq: &[f64], kind: Predictor) -> 
     // (w = 0 without a fit: DF Δq and D²F[Δq, Δq])
     let (rate, bend) = if fit.is_some() { (&h.rate[..], &h.bend[..]) } else { (dq, &zeros[..]) };
     // the attached coordinates are placed from their frames: not predicted
-    let mut result = crate::transfer::directional_with(model, data, rate, None, &mut step, false);
+    let mut result = crate::algorithm::transfer::directional_with(model, data, rate, None, &mut step, false);
     if result.is_ok() && matches!(kind, Predictor::SecondOrder | Predictor::ThirdOrder | Predictor::FourthOrder) {
-        result = crate::transfer::directional_with(model, data, bend, Some(&step), &mut second, false);
+        result = crate::algorithm::transfer::directional_with(model, data, bend, Some(&step), &mut second, false);
         if let (true, Some((sigma, _))) = (result.is_ok(), fit) {
             add_higher_orders(model, data, &h, (sigma, earlier), &mut step, &second);
         }
@@ -193,4 +193,23 @@ impl<'a> Through<'a> {
     fn t(&self, x: &[f64], step: &[f64], second: &[f64], c: usize) -> f64 {
         (self.x_o[c] - x[c] - self.a * step[c] - self.b * second[c]) * self.inv
     }
+}
+
+/// How the dependent coordinates are predicted from the previous solution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Predictor {
+    /// Start Newton-Raphson from the previous solution.
+    None,
+    /// `x + DF Δq`.
+    FirstOrder,
+    /// `x + DF Δq + ½ (D²F Δq) Δq` (seed 001, eq. 1).
+    SecondOrder,
+    /// [`Predictor::SecondOrder`] plus the third-order term along the step's line, fitted through
+    /// the solution before the last one when that lies on the line (a motion that goes on
+    /// along, or back over, its last step); otherwise the second-order prediction.
+    ThirdOrder,
+    /// [`Predictor::ThirdOrder`] with the fourth-order term too where the two solutions before
+    /// the last one lie on the step's line (a motion of one input, or of several in
+    /// proportion); otherwise the third-order prediction.
+    FourthOrder,
 }

@@ -15,9 +15,10 @@
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
+use crate::algorithm::error::KinematicsError;
+use crate::algorithm::local::{check_finite, evaluate_into};
 use crate::data::Data;
 use crate::element::{ElementState, Order};
-use crate::kinematics::{KinematicsError, check_finite, evaluate_into};
 use crate::model::Model;
 
 /// Elements per chunk: small enough that two threads share 95 muscle paths evenly whatever
@@ -25,19 +26,7 @@ use crate::model::Model;
 /// negligible next to evaluating it.
 pub const CHUNK: usize = 4;
 
-/// The number of threads the work of one [`Data`] uses when it is not set
-/// ([`Data::set_threads`]): `RAYON_NUM_THREADS` if set (the variable the project's other
-/// parallel code reads), else the cores available.
-pub fn default_threads() -> usize {
-    static DEFAULT: OnceLock<usize> = OnceLock::new();
-    *DEFAULT.get_or_init(|| {
-        std::env::var("RAYON_NUM_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|n| *n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-    })
-}
+pub use crate::data::default_threads;
 
 /// Run `work` on every item of `items`, on up to `threads` threads (the calling thread and
 /// `threads - 1` helpers), taking the items `chunk` at a time in turn. Which thread runs which
@@ -276,7 +265,7 @@ pub fn evaluate_elements(
     }
     let threads = data.threads();
     let Data { x, e, de, de_own, states, att_jac, .. } = data;
-    let (x, att_jac): (&[f64], &[crate::attach::Jacobian]) = (x, att_jac);
+    let (x, att_jac): (&[f64], &[crate::model::attach::Jacobian]) = (x, att_jac);
     let mut jobs: Vec<Job> = Vec::with_capacity(set.len());
     {
         let (mut e_rest, mut de_rest, mut own_rest, mut h_rest) =
@@ -329,7 +318,7 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn run(&mut self, model: &Model, x: &[f64], att_jac: &[crate::attach::Jacobian]) {
+    fn run(&mut self, model: &Model, x: &[f64], att_jac: &[crate::model::attach::Jacobian]) {
         let entry = &model.elements[self.i];
         let no = entry.own.len();
         // the own coordinates, on the stack for the elements there are

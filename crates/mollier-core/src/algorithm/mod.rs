@@ -1,0 +1,20 @@
+//! The algorithms, free functions `algo(&model, &mut data, ...)` over a [`crate::Model`] and its
+//! [`crate::Data`], in floors: an element's evaluation ([`local`]), the elements on threads
+//! ([`parallel`]), the model's evaluation and `D_cc` ([`evaluate`]), the well-posedness
+//! ([`diagnostics`]), `D_cc`'s solves ([`solve`]), the transfer functions ([`transfer`]), the
+//! predictor and Newton-Raphson ([`kinematics`]), then [`dynamics`], [`stiffness`] and
+//! [`linearize`].
+
+pub mod diagnostics;
+pub mod dynamics;
+pub(crate) mod error;
+pub(crate) mod evaluate;
+pub mod kinematics;
+pub mod linearize;
+pub(crate) mod local;
+pub mod parallel;
+pub(crate) mod predictor;
+pub(crate) mod solve;
+pub mod stiffness;
+pub mod transfer;
+pub(crate) mod well_posed;
