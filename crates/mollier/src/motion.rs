@@ -24,7 +24,7 @@ use std::path::Path;
 use mollier_core::element::Quantity;
 use mollier_format::{Diagnostic, Diagnostics, human};
 
-use crate::compile::InputInfo;
+use crate::compile::parts::InputInfo;
 use crate::spline::{Ends, Fit, Knots, SplineError, smoothing_parameter};
 
 /// Rows of equal width stored in one array (rows x width, row-major): `rows[i]` is row `i`. A long

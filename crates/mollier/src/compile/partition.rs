@@ -3,7 +3,36 @@
 //! releases modes; each name is resolved once, and a coordinate or mode claimed twice is
 //! reported where the second claim is.
 
-use super::*;
+use std::collections::HashMap;
+
+use mollier_core::element::{NodeKind, Quantity};
+use mollier_core::{ElementId, ModelBuilder, NodeId};
+use mollier_format::{Diagnostic, Document};
+
+use super::names::{Names, Ref, Why, lookup, node_names, suggest};
+use super::parts::Built;
+
+/// An input as the partition names it, before the model is built and its ids exist.
+pub(super) enum PendingInput {
+    /// Coordinate `axis` of a node.
+    Coordinate(NodeId, usize),
+    /// Mode `k` of an element.
+    Mode(ElementId, usize),
+}
+
+/// What an entry of `fixed`, `inputs` or `free` names.
+pub(super) enum Target {
+    /// Every coordinate of these nodes.
+    Nodes(Vec<NodeId>),
+    /// One coordinate.
+    Coordinate(NodeId, usize, Quantity),
+    /// Every mode of an element.
+    Element(usize),
+    /// One mode (element index in the file, mode index).
+    Mode(usize, usize),
+    /// Something that failed earlier (already reported).
+    Failed,
+}
 
 /// Coordinates claimed by `fixed` or `inputs`: the role (`"fixed"`, `"an input"`) and the field
 /// that claims it.

@@ -2,7 +2,10 @@
 //! name another body's point, which may name another node, and so on; each is placed once, in
 //! the order the names lead to, and a cycle of names is reported where it closes.
 
-use super::*;
+use mollier_format::{Diagnostic, Document, ModelSpec, PointSpec, UnitsSpec};
+
+use super::names::{Ref, Why, lookup, unknown_node};
+use super::parts::IDENTITY;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct BodyFrame {
