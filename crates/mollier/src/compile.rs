@@ -37,7 +37,7 @@ mod placing;
 
 use load_sharing::LoadSharingSetup;
 pub(crate) use names::suggest;
-use names::{HINT_MARK, Names, Ref, Why, lookup, unknown_node};
+use names::{HINT_MARK, Lookup, Names, Ref, Why, unknown_node};
 use partition::PendingInput;
 pub use parts::{BodyInfo, InputInfo, NodeRole, PointEntry, UserElement};
 use parts::{Built, Context, ZERO_LENGTH};
@@ -174,6 +174,7 @@ fn make_nodes<'a>(
     errors: &mut Vec<Diagnostic>,
 ) -> Nodes<'a> {
     let spec = doc.spec();
+    let lookup = Lookup::new(spec);
     let units = &spec.units;
     let ang = units.angle_factor();
     let mut roles: Vec<NodeRole> = Vec::new();
@@ -270,7 +271,7 @@ fn make_nodes<'a>(
     let follow = |name: &str| -> Option<NodeId> {
         let mut name = name.to_string();
         for _ in 0..limit {
-            match lookup(spec, &name)? {
+            match lookup.get(&name)? {
                 Ref::Node(i) => return plain[i],
                 Ref::Body(b) => match (&spec.bodies.0[b].1.origin, origin_own[b]) {
                     (_, Some(id)) => return Some(id),
@@ -299,7 +300,7 @@ fn make_nodes<'a>(
         .collect();
     let kinds: Vec<NodeKind> =
         (0..n_nodes).map(|i| builder.node_kind(NodeId::new(i)).unwrap_or(NodeKind::Position)).collect();
-    let names = Names { spec, plain, origin, orientation, points, coords, kinds };
+    let names = Names { spec, lookup, plain, origin, orientation, points, coords, kinds };
     Nodes { names, roles, point_own, com_own }
 }
 
@@ -585,7 +586,7 @@ fn load_nodes(
     force: bool,
     moment: bool,
 ) -> Result<(Option<NodeId>, Option<NodeId>), Why> {
-    let Some(r) = lookup(spec, at) else {
+    let Some(r) = names.lookup.get(at) else {
         if let Some(body) = at.strip_suffix(".orientation").filter(|b| spec.bodies.position(b).is_some()) {
             return Err((
                 format!("`{at}` is not a name in the file"),

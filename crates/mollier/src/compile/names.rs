@@ -1,6 +1,8 @@
 //! Names in the file and what they stand for: a name looked up among the file's nodes, bodies
 //! and points, the resolver the element types call, and the "did you mean" hint of a problem.
 
+use std::collections::HashMap;
+
 use mollier_core::NodeId;
 use mollier_core::element::NodeKind;
 use mollier_core::registry::{Frame, Resolver};
@@ -28,16 +30,44 @@ pub(super) enum Ref {
     Point(usize, usize),
 }
 
-pub(super) fn lookup(spec: &ModelSpec, name: &str) -> Option<Ref> {
-    if let Some(i) = spec.nodes.position(name) {
-        return Some(Ref::Node(i));
+/// The file's names of nodes, bodies and `body.point`s, indexed once so that each lookup takes
+/// constant time (a model may have 100,000 points: a scan per name would be quadratic).
+pub(super) struct Lookup<'a> {
+    nodes: HashMap<&'a str, usize>,
+    bodies: HashMap<&'a str, usize>,
+    /// Per body, its points.
+    points: Vec<HashMap<&'a str, usize>>,
+}
+
+impl<'a> Lookup<'a> {
+    /// Index the names of `spec` (the first of equal names wins, as a scan in file order would).
+    pub(super) fn new(spec: &'a ModelSpec) -> Self {
+        fn index<'a, T>(entries: impl Iterator<Item = (&'a str, T)>) -> HashMap<&'a str, usize> {
+            let mut m = HashMap::new();
+            for (i, (name, _)) in entries.enumerate() {
+                m.entry(name).or_insert(i);
+            }
+            m
+        }
+        Self {
+            nodes: index(spec.nodes.iter()),
+            bodies: index(spec.bodies.iter()),
+            points: spec.bodies.iter().map(|(_, b)| index(b.points.iter())).collect(),
+        }
     }
-    if let Some(b) = spec.bodies.position(name) {
-        return Some(Ref::Body(b));
+
+    /// What `name` stands for: a node, else a body, else `body.point`.
+    pub(super) fn get(&self, name: &str) -> Option<Ref> {
+        if let Some(&i) = self.nodes.get(name) {
+            return Some(Ref::Node(i));
+        }
+        if let Some(&b) = self.bodies.get(name) {
+            return Some(Ref::Body(b));
+        }
+        let (body, point) = name.split_once('.')?;
+        let b = *self.bodies.get(body)?;
+        self.points[b].get(point).map(|&p| Ref::Point(b, p))
     }
-    let (body, point) = name.split_once('.')?;
-    let b = spec.bodies.position(body)?;
-    spec.bodies.0[b].1.points.position(point).map(|p| Ref::Point(b, p))
 }
 
 /// Names that can stand for a node, for "did you mean".
@@ -120,6 +150,7 @@ pub(super) fn unknown_node(spec: &ModelSpec, name: &str) -> (String, String) {
 /// Phase 3: names → kernel nodes, for the element types' parameters and the partition.
 pub(super) struct Names<'a> {
     pub(super) spec: &'a ModelSpec,
+    pub(super) lookup: Lookup<'a>,
     pub(super) plain: Vec<Option<NodeId>>,
     pub(super) origin: Vec<Option<NodeId>>,
     pub(super) orientation: Vec<Option<NodeId>>,
@@ -131,7 +162,7 @@ pub(super) struct Names<'a> {
 impl Names<'_> {
     /// The node `name` of the given kind: `Ok(None)` when it could not be made (already reported).
     pub(super) fn resolve(&self, name: &str, kind: NodeKind) -> Result<Option<NodeId>, Why> {
-        let Some(r) = lookup(self.spec, name) else {
+        let Some(r) = self.lookup.get(name) else {
             return Err(unknown_node(self.spec, name));
         };
         let wrong = |what: &str| {

@@ -4,7 +4,7 @@
 
 use mollier_format::{Diagnostic, Document, ModelSpec, PointSpec, UnitsSpec};
 
-use super::names::{Ref, Why, lookup, unknown_node};
+use super::names::{Lookup, Ref, Why, unknown_node};
 use super::parts::IDENTITY;
 
 #[derive(Clone, Copy, Debug)]
@@ -23,6 +23,7 @@ pub(super) enum State<T> {
 pub(super) struct Placer<'a> {
     pub(super) doc: &'a Document,
     pub(super) spec: &'a ModelSpec,
+    pub(super) lookup: Lookup<'a>,
     pub(super) units: UnitsSpec,
     pub(super) ang: f64,
     pub(super) frames: Vec<State<BodyFrame>>,
@@ -80,7 +81,7 @@ impl Placer<'_> {
             ));
         }
         self.visiting.push(name.to_string());
-        let r = match lookup(self.spec, name) {
+        let r = match self.lookup.get(name) {
             None => Err(unknown_node(self.spec, name)),
             Some(Ref::Node(i)) => match self.spec.nodes.0[i].1.position {
                 Some(p) => Ok(Some(p.map(|v| self.units.length_to_si(v)))),
@@ -128,6 +129,7 @@ pub(super) fn place(doc: &Document, ang: f64) -> Placed {
     let mut placer = Placer {
         doc,
         spec,
+        lookup: Lookup::new(spec),
         units: *units,
         ang,
         frames: spec.bodies.iter().map(|_| State::Todo).collect(),
