@@ -98,6 +98,14 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             }
         }
     }
+    if let Some((n, k)) = geometry.thinned {
+        // not silenced by --quiet: the page is not what was asked for
+        errln!(
+            "note: {source}: {n} frames drawn every {k}th ({} frames: a page draws at most {})",
+            geometry.frames(),
+            mollier_view::FRAME_BUDGET
+        );
+    }
     let page = mollier_view::page(&geometry);
     if let Err(e) = mollier::output::write_file(r.out, page.as_bytes()) {
         errln!("error: {e}");
