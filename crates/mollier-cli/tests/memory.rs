@@ -27,6 +27,8 @@ fn elbow_motion(dir: &Path, frames: usize) -> PathBuf {
 
 /// Run `mollier args...` to the end and return its peak resident memory (kB): the child's
 /// `ru_maxrss`, from `wait4` as it is reaped.
+// the child is reaped by `wait4` below, which std cannot see
+#[allow(clippy::zombie_processes)]
 fn peak_kb(args: &[&str]) -> u64 {
     let child = Command::new(env!("CARGO_BIN_EXE_mollier"))
         .args(args)

@@ -537,6 +537,9 @@ fn input_columns(
     Ok((cols, factors))
 }
 
+/// Per order (velocity, acceleration), per input, the rate column given and its factor to SI.
+type RateColumns = [Vec<Option<(usize, f64)>>; 2];
+
 /// Rate columns: per order (velocity, acceleration), per input, the column given and its
 /// factor to SI, if any.
 fn rate_columns(
@@ -545,7 +548,7 @@ fn rate_columns(
     t: &Table,
     names: &[&str],
     inputs: &[InputInfo],
-) -> Result<[Vec<Option<(usize, f64)>>; 2], Box<Diagnostic>> {
+) -> Result<RateColumns, Box<Diagnostic>> {
     let hdr = |message: String, hint: String| at(file, text, t.header_at, "", message, hint);
     let mut rates: [Vec<Option<(usize, f64)>>; 2] = [Vec::new(), Vec::new()];
     for (order, found) in [1, 2].into_iter().zip(&mut rates) {
