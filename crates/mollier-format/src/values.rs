@@ -23,6 +23,11 @@ const TOML_DATETIME: &str = "$__toml_private_datetime";
 #[derive(Clone, Debug, PartialEq)]
 pub struct Named<T>(pub Vec<(String, T)>);
 
+thread_local! {
+    /// Entries compared by name lookups on this thread ([`Named::examined`]).
+    static EXAMINED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl<T> Default for Named<T> {
     fn default() -> Self {
         Self(Vec::new())
@@ -34,13 +39,21 @@ impl<T> Named<T> {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v))
     }
-    /// The entry called `name`.
+    /// The entry called `name` (a scan: see [`Named::examined`]).
     pub fn get(&self, name: &str) -> Option<&T> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.position(name).map(|i| &self.0[i].1)
     }
-    /// Index of the entry called `name`.
+    /// Index of the entry called `name` (a scan: see [`Named::examined`]).
     pub fn position(&self, name: &str) -> Option<usize> {
-        self.0.iter().position(|(k, _)| k == name)
+        let found = self.0.iter().position(|(k, _)| k == name);
+        EXAMINED.with(|e| e.set(e.get() + found.map_or(self.0.len(), |i| i + 1)));
+        found
+    }
+    /// How many entries [`Named::get`] and [`Named::position`] have compared on this thread:
+    /// a count, not a time, for tests that a step looking names up stays linear in their
+    /// number (one scan per name of a large table is quadratic; index the names instead).
+    pub fn examined() -> usize {
+        EXAMINED.with(std::cell::Cell::get)
     }
     /// Number of entries.
     pub fn len(&self) -> usize {
@@ -62,7 +75,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Named<T> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut out: Vec<(String, T)> = Vec::new();
-                // names seen: a linear scan per name made 100k points take minutes
+                // a set, not a scan of `out`: 100,000 points would take a quadratic time
                 let mut seen = std::collections::HashSet::new();
                 while let Some(key) = map.next_key::<String>()? {
                     if !seen.insert(key.clone()) {

@@ -12,14 +12,15 @@
 
 use std::path::{Path, PathBuf};
 
+use mollier::inverse_tables::{FrameValues, ReserveUse, STABILITY_NUMBERS, reaction_header};
 use mollier::{
     Compiled, InverseDynamicsRun, KinematicsRun, Motion, MuscleColumns, SimulateError, SimulateOptions, SimulateRun,
     Smoothing,
 };
+use mollier::{InverseError, InverseOptions, InverseRun};
 use mollier_core::registry::Registry;
 use mollier_format::Diagnostics;
-use mollier_optim::{Criterion, FrameResult, LoadSharing, RunOptions};
-use mollier_study::output::{FrameValues, ReserveUse, STABILITY_NUMBERS, reaction_header};
+use mollier_optim::{Criterion, FrameResult};
 use numpy::{IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -479,21 +480,17 @@ impl Model {
             )));
         };
         let (motion, mut notes) = self.motion(py, motion)?;
-        let derivatives = if static_ {
-            None
-        } else {
-            let d = motion
-                .differentiate(smoothing(smooth))
-                .map_err(|e| PyValueError::new_err(format!("{}: cannot differentiate the motion: {e}", motion.file)))?;
-            notes.push(format!("motion derivatives: {}", d.summary(&self.compiled.inputs)));
-            Some(d)
-        };
-        let study = setup.study(criterion, cone);
-        let sharing = LoadSharing::new(&self.compiled.model, study)
-            .map_err(|e| PyValueError::new_err(format!("{}: load sharing: {e}", self.file)))?;
+        let options = InverseOptions { criterion, impose_cone: cone, quasi_static: static_, smooth };
+        let run = InverseRun::new(&self.compiled, &motion, &options).map_err(|e| match e {
+            InverseError::Differentiate(_) => PyValueError::new_err(format!("{}: {e}", motion.file)),
+            e => PyValueError::new_err(format!("{}: {e}", self.file)),
+        })?;
+        if run.derivatives().is_some() {
+            notes.push(format!("motion derivatives: {}", run.derivatives_text(&self.compiled)));
+        }
         let progress = Progress::new(progress);
         let (tables, reserve_warning) = py.detach(|| {
-            let n = motion.times.len();
+            let n = run.frames();
             // as the command: a reserve doing the muscles' work is not silent
             let mut reserves = ReserveUse::new(&["time".to_string()], setup.reserve_names());
             let mut forces = Table::new("forces", setup.muscle_names());
@@ -502,7 +499,6 @@ impl Model {
             columns.push("iterations".into());
             let mut stability = Table::new("stability", columns);
             let (mut status, mut message) = (Vec::new(), Vec::new());
-            let frame = |k: usize| mollier::load_sharing::frame(&motion, derivatives.as_ref(), k);
             let done = std::sync::atomic::AtomicUsize::new(0);
             let report = |k: usize| {
                 let d = done.fetch_add(k, std::sync::atomic::Ordering::Relaxed) + k;
@@ -523,7 +519,7 @@ impl Model {
                 message.push(if r.status.is_success() { String::new() } else { r.status.to_string() });
                 Ok::<(), std::convert::Infallible>(())
             };
-            let Ok(()) = sharing.run_streaming(n, &frame, RunOptions::default(), &report, sink);
+            let Ok(()) = run.run(&report, sink);
             stability.text = vec![("status".into(), status), ("message".into(), message)];
             (vec![forces, reactions, stability], reserves.warning())
         });

@@ -20,8 +20,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::muscles::MuscleGroup;
-use crate::output::glenoid_angles;
 use crate::study::{Results, Study, VariantResult};
+use mollier::inverse_tables::glenoid_angles;
 
 pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 

@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
+use mollier::inverse_tables::ReserveUse;
 use mollier::load_sharing::ReserveInfo;
-use mollier_study::output::ReserveUse;
 
 /// The muscles that cross the glenohumeral joint (seed 001 Table 2).
 const GLENOHUMERAL: [&str; 10] = [

@@ -126,6 +126,20 @@ pub struct Geometry {
     /// Length of a drawn joint axis (m): 8 % of the largest extent of the named points in the
     /// first frame (twice a body frame's triad in the page).
     pub axis_length: f64,
+    /// When the motion had more frames than [`FRAME_BUDGET`] allows at the step asked for: its
+    /// number of frames and the step taken instead (every `.1`-th frame; the title says so).
+    pub thinned: Option<(usize, usize)>,
+}
+
+/// The most frames a page draws (the last frame counted). A longer motion is thinned to every
+/// k-th frame: a page of 1,000,000 frames of a small model was 526 MB, and a page's size and
+/// the memory to make it grow with the frames it draws.
+pub const FRAME_BUDGET: usize = 2_000;
+
+/// The step between the frames drawn of a motion of `frames` frames: `every`, or larger so that
+/// at most [`FRAME_BUDGET`] frames are drawn (every step-th frame from the first, and the last).
+pub fn frame_step(frames: usize, every: usize) -> usize {
+    every.max(1).max(frames.saturating_sub(1).div_ceil(FRAME_BUDGET - 2))
 }
 
 /// A joint's stability cone and the joint force, per frame.
@@ -163,7 +177,13 @@ impl Geometry {
         if n == 0 {
             return Err(ViewError::Empty);
         }
-        let every = every.max(1);
+        let asked = every.max(1);
+        let every = frame_step(n, asked);
+        let thinned = (every > asked).then_some((n, every));
+        let title = match thinned {
+            Some((n, k)) => format!("{title} (every {k}th of {n} frames: a page draws at most {FRAME_BUDGET})"),
+            None => title.to_string(),
+        };
         let model = &compiled.model;
         let mut run = KinematicsRun::new(compiled);
         let header = run.deformation_header();
@@ -213,7 +233,7 @@ impl Geometry {
         }
         let frames: Vec<usize> = (0..n).filter(|i| i % every == 0 || *i == n - 1).collect();
         let mut g = Geometry {
-            title: title.to_string(),
+            title,
             points,
             bodies,
             times: Vec::with_capacity(frames.len()),
@@ -233,6 +253,7 @@ impl Geometry {
                 force: None,
             }),
             axis_length: 0.0,
+            thinned,
         };
         let cone_info = compiled.load_sharing.as_ref().and_then(|ls| ls.cone.as_ref());
         let mut solved = 0;

@@ -20,117 +20,28 @@ use std::path::Path;
 
 use mollier_beam::Beam;
 use mollier_core::element::{NodeKind, Quantity};
-use mollier_core::registry::{ElementRole, Frame, Params, Registry, Resolver, Units, Value};
+use mollier_core::registry::{Frame, Params, Registry, Resolver, Units, Value};
 use mollier_core::{
-    BuildError, ElementId, Input, Limits, Load, ModeLaw, ModeLaws, ModeRole, Model, ModelBuilder, NodeId, TensionOnly,
+    BuildError, Input, Limits, Load, ModeLaw, ModeLaws, ModeRole, Model, ModelBuilder, NodeId, TensionOnly,
 };
 use mollier_format::{
     Diagnostic, Diagnostics, Document, ModeLawSpec, ModelSpec, Named, ParamValue, PointSpec, UnitsSpec,
 };
 
-use crate::load_sharing::LoadSharingSetup;
-
+pub(crate) mod load_sharing;
+pub(crate) mod muscles;
+mod names;
 mod partition;
+pub(crate) mod parts;
 mod placing;
+
+use load_sharing::LoadSharingSetup;
+pub(crate) use names::suggest;
+use names::{HINT_MARK, Lookup, Names, Ref, Why, unknown_node};
+use partition::PendingInput;
+pub use parts::{BodyInfo, InputInfo, NodeRole, PointEntry, UserElement};
+use parts::{Built, Context, ZERO_LENGTH};
 use placing::{BodyFrame, add, norm, position, rotate, rotate_back, sub};
-
-/// What went wrong, and a hint.
-type Why = (String, String);
-
-/// Separates a resolver's message from its hint inside a registry `ParamError` message.
-const HINT_MARK: &str = "\u{1f}";
-
-/// A resolver's error split into its message and hint.
-pub(crate) fn split_hint(e: &str) -> (String, String) {
-    match e.split_once(HINT_MARK) {
-        Some((m, h)) => (m.to_string(), h.to_string()),
-        None => (e.to_string(), "check the name".to_string()),
-    }
-}
-/// Below this distance (m) a body point is its body's origin: a beam needs a length.
-const ZERO_LENGTH: f64 = 1e-12;
-const IDENTITY: [f64; 4] = [1.0, 0.0, 0.0, 0.0];
-
-/// What a kernel node is in the file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NodeRole {
-    /// A node declared under `[nodes]`.
-    Node,
-    /// The origin of a body (the body's name).
-    Origin {
-        /// The body.
-        body: String,
-    },
-    /// The orientation of a body (`body.orientation`).
-    Orientation {
-        /// The body.
-        body: String,
-    },
-    /// A point of a body (`body.point`).
-    Point {
-        /// The body.
-        body: String,
-        /// The point.
-        point: String,
-    },
-    /// The centre of mass of a body, given as coordinates (`body.com`).
-    CentreOfMass {
-        /// The body.
-        body: String,
-    },
-}
-
-/// A position the user can name, and the kernel node that holds it. Several names may share a
-/// node (a body turning about another body's point).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PointEntry {
-    /// `node`, `body` (its origin) or `body.point`.
-    pub name: String,
-    /// The kernel node.
-    pub node: NodeId,
-}
-
-/// An element written by the user.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UserElement {
-    /// Its name.
-    pub name: String,
-    /// Its type name.
-    pub kind: String,
-    /// What its type stands for (declared by the type): front ends select muscles, joints and
-    /// contacts by it, never by `kind`.
-    pub role: ElementRole,
-    /// The kernel element.
-    pub id: ElementId,
-}
-
-/// A generalized coordinate as the file names it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct InputInfo {
-    /// As written in `inputs`, e.g. `crank_joint.rotation` or `slider.x`: the motion-file column.
-    pub name: String,
-    /// The kernel's input.
-    pub input: Input,
-    /// Its quantity: `Length` (m) for point coordinates, `Angle` (rad) for angular modes.
-    pub quantity: Quantity,
-}
-
-/// A body's frame and its inertial properties in SI (kept for dynamics; kinematics ignores them).
-#[derive(Clone, Debug, PartialEq)]
-pub struct BodyInfo {
-    /// The body's name.
-    pub name: String,
-    /// Its origin and orientation nodes.
-    pub frame: Frame,
-    /// Mass (kg).
-    pub mass: Option<f64>,
-    /// Centre of mass in body coordinates (m).
-    pub com: Option<[f64; 3]>,
-    /// Inertia tensor about the centre of mass in body axes (kg m², 3x3).
-    pub inertia: Option<[[f64; 3]; 3]>,
-    /// The node that carries the mass (at the centre of mass), when the body has one.
-    pub mass_node: Option<NodeId>,
-}
 
 /// A compiled model with the names it was written with.
 #[derive(Debug)]
@@ -215,167 +126,6 @@ pub fn compile(doc: &Document, registry: &Registry) -> Result<Compiled, Diagnost
     compile_with(doc, registry, true)
 }
 
-/// A reference to something declared in the file, by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ref {
-    Node(usize),
-    Body(usize),
-    Point(usize, usize),
-}
-
-fn lookup(spec: &ModelSpec, name: &str) -> Option<Ref> {
-    if let Some(i) = spec.nodes.position(name) {
-        return Some(Ref::Node(i));
-    }
-    if let Some(b) = spec.bodies.position(name) {
-        return Some(Ref::Body(b));
-    }
-    let (body, point) = name.split_once('.')?;
-    let b = spec.bodies.position(body)?;
-    spec.bodies.0[b].1.points.position(point).map(|p| Ref::Point(b, p))
-}
-
-/// Names that can stand for a node, for "did you mean".
-fn node_names(spec: &ModelSpec) -> Vec<String> {
-    let mut v: Vec<String> = spec.nodes.iter().map(|(k, _)| k.to_string()).collect();
-    for (b, body) in spec.bodies.iter() {
-        v.push(b.to_string());
-        v.extend(body.points.iter().map(|(p, _)| format!("{b}.{p}")));
-    }
-    v
-}
-
-/// Names longer than this (bytes) get no "did you mean": a typo is found in names people type.
-const SUGGEST_MAX_NAME: usize = 64;
-
-/// At most this many candidates are compared, so that the hint's cost is bounded.
-const SUGGEST_MAX_CANDIDATES: usize = 10_000;
-
-/// The closest candidate to `name` (same letters in another case, or at most 2 edits away).
-///
-/// Bounded cost: no suggestion for a name over [`SUGGEST_MAX_NAME`] bytes, candidates too long
-/// to be close are skipped, and at most [`SUGGEST_MAX_CANDIDATES`] are compared.
-pub(crate) fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    if name.len() > SUGGEST_MAX_NAME {
-        return None;
-    }
-    let lower = name.to_lowercase();
-    let mut best: Option<(usize, &str)> = None;
-    for c in candidates.into_iter().take(SUGGEST_MAX_CANDIDATES) {
-        // a prefix match needs the candidate at most this long to stay cheap; edits change the
-        // length by at most the limit
-        if c.len() > 2 * SUGGEST_MAX_NAME {
-            continue;
-        }
-        let cl = c.to_lowercase();
-        // a prefix of a longer name (a shortened point name) counts as one edit
-        let d = if cl == lower {
-            0
-        } else if lower.len() >= 4 && cl.starts_with(&lower) {
-            1
-        } else {
-            edit_distance(&lower, &cl)
-        };
-        let limit = match name.len() {
-            0..=3 => 1,
-            4..=12 => 2,
-            n => n / 6,
-        };
-        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, c));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for j in 0..b.len() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != b[j])).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-fn unknown_node(spec: &ModelSpec, name: &str) -> (String, String) {
-    let names = node_names(spec);
-    let hint = match suggest(name, names.iter().map(String::as_str)) {
-        Some(s) => format!("did you mean `{s}`?"),
-        None => "declare it under [nodes], or as a point of a body and write `body.point`".to_string(),
-    };
-    (format!("no node, body or point called `{name}`"), hint)
-}
-
-/// Phase 3: names → kernel nodes, for the element types' parameters and the partition.
-struct Names<'a> {
-    spec: &'a ModelSpec,
-    plain: Vec<Option<NodeId>>,
-    origin: Vec<Option<NodeId>>,
-    orientation: Vec<Option<NodeId>>,
-    points: Vec<Vec<Option<NodeId>>>,
-    coords: Vec<Vec<f64>>,
-    kinds: Vec<NodeKind>,
-}
-
-impl Names<'_> {
-    /// The node `name` of the given kind: `Ok(None)` when it could not be made (already reported).
-    fn resolve(&self, name: &str, kind: NodeKind) -> Result<Option<NodeId>, Why> {
-        let Some(r) = lookup(self.spec, name) else {
-            return Err(unknown_node(self.spec, name));
-        };
-        let wrong = |what: &str| {
-            let hint = match kind {
-                NodeKind::Position => "name a point: a position node, a body (its origin) or `body.point`",
-                NodeKind::Orientation => "name an orientation: an orientation node or a body",
-            };
-            Err((format!("`{name}` is {what}, but {} is needed here", article(kind)), hint.to_string()))
-        };
-        match (r, kind) {
-            (Ref::Node(i), _) => match self.plain[i] {
-                Some(id) if self.kinds[id.index()] != kind => {
-                    wrong(&format!("{} node", article(self.kinds[id.index()])))
-                }
-                id => Ok(id),
-            },
-            (Ref::Body(b), NodeKind::Position) => Ok(self.origin[b]),
-            (Ref::Body(b), NodeKind::Orientation) => Ok(self.orientation[b]),
-            (Ref::Point(b, p), NodeKind::Position) => Ok(self.points[b][p]),
-            (Ref::Point(..), NodeKind::Orientation) => wrong("a point of a body"),
-        }
-    }
-}
-
-fn article(kind: NodeKind) -> &'static str {
-    match kind {
-        NodeKind::Position => "a position",
-        NodeKind::Orientation => "an orientation",
-    }
-}
-
-impl Resolver for Names<'_> {
-    fn node(&self, name: &str, kind: NodeKind) -> Result<NodeId, String> {
-        match self.resolve(name, kind) {
-            Ok(Some(id)) => Ok(id),
-            Ok(None) => Err(format!("`{name}` could not be placed (see the problem reported there)")),
-            // the compile step splits the hint off again (the registry carries one message)
-            Err((m, h)) => Err(format!("{m}{HINT_MARK}{h}")),
-        }
-    }
-    fn frame(&self, name: &str) -> Option<Frame> {
-        let b = self.spec.bodies.position(name)?;
-        Some(Frame { position: self.origin[b]?, orientation: self.orientation[b]? })
-    }
-    fn initial(&self, node: NodeId) -> Option<Vec<f64>> {
-        self.coords.get(node.index()).cloned()
-    }
-}
-
 fn to_value(v: &ParamValue) -> Value {
     match v {
         ParamValue::Bool(b) => Value::Bool(*b),
@@ -384,28 +134,6 @@ fn to_value(v: &ParamValue) -> Value {
         ParamValue::Array(a) => Value::Array(a.iter().map(to_value).collect()),
         ParamValue::Table(t) => Value::Table(t.iter().map(|(k, v)| (k.clone(), to_value(v))).collect()),
     }
-}
-
-/// What an entry of `fixed`, `inputs` or `free` names.
-enum Target {
-    /// Every coordinate of these nodes.
-    Nodes(Vec<NodeId>),
-    /// One coordinate.
-    Coordinate(NodeId, usize, Quantity),
-    /// Every mode of an element.
-    Element(usize),
-    /// One mode (element index in the file, mode index).
-    Mode(usize, usize),
-    /// Something that failed earlier (already reported).
-    Failed,
-}
-
-/// A user element as built: its kernel id and modes.
-struct Built {
-    id: ElementId,
-    modes: Vec<(String, Quantity)>,
-    /// The element type gives the element a constitutive law of its own.
-    own_law: bool,
 }
 
 /// The steps of `docs/architecture.md` ("The compile step"), each a function of its own.
@@ -435,16 +163,10 @@ pub(crate) fn compile_with(doc: &Document, registry: &Registry, with_inputs: boo
     no_law_on_rigid_modes(doc, &model, &laws, &built)?;
     let inputs = typed_inputs(&model, inputs);
     let (points, bodies) = named_places(doc, &nodes.names, &frames, &globals, &mass_nodes);
-    let cx = crate::load_sharing::Context {
-        doc,
-        model: &model,
-        resolver: &nodes.names,
-        elements: &elements,
-        inputs: &inputs,
-    };
+    let cx = Context { doc, model: &model, resolver: &nodes.names, elements: &elements, inputs: &inputs };
     // without inputs (the mobility analysis of `check`) there is no load to share
-    let load_sharing = if with_inputs { crate::load_sharing::compile(&cx).map_err(Diagnostics)? } else { None };
-    let muscles = crate::forward::compile(&cx).map_err(Diagnostics)?;
+    let load_sharing = if with_inputs { load_sharing::compile(&cx).map_err(Diagnostics)? } else { None };
+    let muscles = muscles::compile(&cx).map_err(Diagnostics)?;
     Ok(Compiled {
         model,
         document: doc.clone(),
@@ -481,6 +203,7 @@ fn make_nodes<'a>(
     errors: &mut Vec<Diagnostic>,
 ) -> Nodes<'a> {
     let spec = doc.spec();
+    let lookup = Lookup::new(spec);
     let units = &spec.units;
     let ang = units.angle_factor();
     let mut roles: Vec<NodeRole> = Vec::new();
@@ -577,7 +300,7 @@ fn make_nodes<'a>(
     let follow = |name: &str| -> Option<NodeId> {
         let mut name = name.to_string();
         for _ in 0..limit {
-            match lookup(spec, &name)? {
+            match lookup.get(&name)? {
                 Ref::Node(i) => return plain[i],
                 Ref::Body(b) => match (&spec.bodies.0[b].1.origin, origin_own[b]) {
                     (_, Some(id)) => return Some(id),
@@ -606,7 +329,7 @@ fn make_nodes<'a>(
         .collect();
     let kinds: Vec<NodeKind> =
         (0..n_nodes).map(|i| builder.node_kind(NodeId::new(i)).unwrap_or(NodeKind::Position)).collect();
-    let names = Names { spec, plain, origin, orientation, points, coords, kinds };
+    let names = Names { spec, lookup, plain, origin, orientation, points, coords, kinds };
     Nodes { names, roles, point_own, com_own }
 }
 
@@ -848,11 +571,6 @@ fn named_places(
     (user_points, bodies)
 }
 
-enum PendingInput {
-    Coordinate(NodeId, usize),
-    Mode(ElementId, usize),
-}
-
 /// The nodes a load named `at` acts on: the point for its force, the orientation for its moment
 /// (each when asked for; `None` when it could not be made, which was reported already).
 /// A body's point, with the body frame it is rigidly part of.
@@ -897,7 +615,7 @@ fn load_nodes(
     force: bool,
     moment: bool,
 ) -> Result<(Option<NodeId>, Option<NodeId>), Why> {
-    let Some(r) = lookup(spec, at) else {
+    let Some(r) = names.lookup.get(at) else {
         if let Some(body) = at.strip_suffix(".orientation").filter(|b| spec.bodies.position(b).is_some()) {
             return Err((
                 format!("`{at}` is not a name in the file"),
@@ -1094,24 +812,5 @@ fn build_error(doc: &Document, paths: &HashMap<String, String>, e: BuildError) -
             doc.error(&path, e.to_string(), "check the element's node parameters")
         }
         _ => doc.error("", e.to_string(), "this is a problem Mollier did not expect: please report it with the file"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::suggest;
-
-    #[test]
-    fn suggestions_are_bounded_in_cost() {
-        let huge = "b".repeat(5_000_000);
-        // a huge name gets no suggestion; a huge candidate is skipped, not compared
-        assert_eq!(suggest(&huge, ["b", "bb"]), None);
-        assert_eq!(suggest("rocker.c", [huge.as_str(), "rocker.C", "crank.B"]), Some("rocker.C"));
-        // only the first 10,000 candidates are looked at
-        let mut many: Vec<String> = (0..9_999).map(|i| format!("filler{i}")).collect();
-        many.push("rocker.C".into());
-        assert_eq!(suggest("rocker.c", many.iter().map(String::as_str)), Some("rocker.C"));
-        many.insert(0, "filler".into());
-        assert_eq!(suggest("rocker.c", many.iter().map(String::as_str)), None);
     }
 }

@@ -6,64 +6,15 @@ use std::path::Path;
 use mollier_core::dynamics::{element_forces, kinetostatic_stresses, law_stresses};
 use mollier_core::geometry::{mat_t_vec, rotation};
 use mollier_core::{ElementId, ElementRole};
-use mollier_format::{Diagnostic, Diagnostics};
+use mollier_format::Diagnostics;
 use mollier_optim::{deviation_angles, stability_index};
-use mollier_sim::{HillMuscle, HillParams, Linearization, Muscle, Musculoskeletal, SimError, State, Workspace};
+use mollier_sim::{Linearization, Musculoskeletal, SimError, State, Workspace};
 
 use crate::compile::Compiled;
-use crate::load_sharing::{ConeInfo, Context, path_mode};
+use crate::load_sharing::ConeInfo;
 use crate::motion::{any_table, at};
 
-/// Default activation time constant (s) when a muscle gives none.
-pub const DEFAULT_ACTIVATION_TIME: f64 = 0.015;
-/// Default deactivation time constant (s) when a muscle gives none.
-pub const DEFAULT_DEACTIVATION_TIME: f64 = 0.060;
-
-/// Compile the `[muscles]` section; every problem found, placed at its field.
-pub(crate) fn compile(cx: &Context<'_>) -> Result<Vec<Muscle>, Vec<Diagnostic>> {
-    let spec = cx.doc.spec();
-    let units = &spec.units;
-    let mut out = Vec::with_capacity(spec.muscles.len());
-    let mut errors = Vec::new();
-    for (name, m) in spec.muscles.iter() {
-        let base = format!("muscles.{name}");
-        let path = m.path.as_deref().unwrap_or(name);
-        let (_, mode, reference_length) = match path_mode(cx, path) {
-            Ok(p) => p,
-            Err((message, hint)) => {
-                let field = if m.path.is_some() { format!("{base}.path") } else { base.clone() };
-                let hint =
-                    if m.path.is_some() { hint } else { format!("{hint}; or name the element with `path = \"...\"`") };
-                errors.push(cx.doc.error(&field, message, hint));
-                continue;
-            }
-        };
-        if let Some(other) = out.iter().find(|o: &&Muscle| o.mode == mode) {
-            errors.push(cx.doc.error(
-                &base,
-                format!("muscle `{}` already acts along `{path}`", other.name),
-                "give each muscle its own path element",
-            ));
-            continue;
-        }
-        let lopt = units.length_to_si(m.optimal_fibre_length);
-        let mut p = HillParams::new(
-            m.max_force,
-            lopt,
-            units.length_to_si(m.tendon_slack_length),
-            m.pennation.unwrap_or(0.0) * units.angle_factor(),
-            m.activation_time.unwrap_or(DEFAULT_ACTIVATION_TIME),
-            m.deactivation_time.unwrap_or(DEFAULT_DEACTIVATION_TIME),
-        );
-        p.pee_slack_length = m.pee_slack_length.map_or(lopt, |l| units.length_to_si(l));
-        if let Some((field, why)) = p.problem() {
-            errors.push(cx.doc.error(&format!("{base}.{field}"), format!("`{field}` {why}"), "see `mollier schema`"));
-            continue;
-        }
-        out.push(Muscle { name: name.to_string(), mode, reference_length, hill: HillMuscle::new(p) });
-    }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
-}
+pub use crate::compile::muscles::{DEFAULT_ACTIVATION_TIME, DEFAULT_DEACTIVATION_TIME};
 
 /// Excitations read from a file: a time column and one column per muscle, values in [0, 1],
 /// interpolated linearly in time and held constant beyond the ends.
@@ -264,13 +215,13 @@ impl<'a> ForwardRun<'a> {
         let mut u = vec![0.0; system.muscles.len()];
         excitations.at(0.0, &mut u);
         let state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
-        // the contacts whose force is their own law's stress (a held contact's is a reaction)
-        let contacts = compiled
-            .elements
-            .iter()
-            .filter(|e| e.role == ElementRole::Contact && compiled.model.element(e.id).law().is_some())
-            .map(|e| (e.name.clone(), e.id))
-            .collect();
+        let contacts =
+            compiled
+                .elements
+                .iter()
+                .filter(|e| e.role == ElementRole::Contact && compiled.model.element(e.id).law().is_some())
+                .map(|e| (e.name.clone(), e.id))
+                .collect();
         let cone = compiled.load_sharing.as_ref().and_then(|l| l.cone.clone()).map(|c| {
             let model = &compiled.model;
             let slots = c

@@ -12,7 +12,9 @@
 //! [`compile()`] resolves every name to a typed id once; nothing after it looks anything up by name.
 //! The analyses run frame by frame: [`KinematicsRun`] (positions, deformations, transfer
 //! functions), [`InverseDynamicsRun`] (driving forces, reactions, law stresses; motions are
-//! differentiated by [`Motion::differentiate`]) and [`Simulation`] (forward dynamics).
+//! differentiated by [`Motion::differentiate`]), [`InverseRun`] (the driving forces shared
+//! among the muscles, with its tables in [`inverse_tables`]) and [`Simulation`] (forward
+//! dynamics).
 //!
 //! ```
 //! let registry = mollier::registry();
@@ -42,6 +44,8 @@ pub mod compile;
 pub mod dynamics;
 pub mod forward;
 pub mod forward_tables;
+pub mod inverse;
+pub mod inverse_tables;
 pub mod load_sharing;
 pub mod motion;
 pub mod output;
@@ -59,6 +63,8 @@ pub use compile::{
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
 pub use forward::{Excitations, ForwardFrame, ForwardRun};
 pub use forward_tables::{Integrator, SimulateError, SimulateOptions, SimulateRun};
+pub use inverse::{InverseError, InverseOptions, InverseRun};
+pub use inverse_tables::LoadSharingTables;
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
 pub use motion::{Method, Motion, MotionDerivatives, Rows, RowsIter, Smoothing, Source, parse_motion, read_motion};
 pub use output::{OutputDir, OutputError, Table, TableId};

@@ -24,7 +24,7 @@ use std::path::Path;
 use mollier_core::element::Quantity;
 use mollier_format::{Diagnostic, Diagnostics, human};
 
-use crate::compile::InputInfo;
+use crate::compile::parts::InputInfo;
 use crate::spline::{Ends, Fit, Knots, SplineError, smoothing_parameter};
 
 /// Rows of equal width stored in one array (rows x width, row-major): `rows[i]` is row `i`. A long
@@ -399,83 +399,8 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
     if let Some(u) = split_unit(&t.header[time_col]).1.filter(|u| *u != "s") {
         return Err(hdr(format!("time in `{u}`"), "times are in seconds: write `time` or `time [s]`".into()));
     }
-    let mut cols = Vec::with_capacity(inputs.len());
-    // SI per file unit of each input's column: 1, or a converting factor for a column unit
-    let mut factors = Vec::with_capacity(inputs.len());
-    let mut missing = Vec::new();
-    for inp in inputs {
-        match names.iter().position(|h| *h == inp.name) {
-            Some(c) => {
-                cols.push(c);
-                let factor = match split_unit(&t.header[c]).1 {
-                    Some(u) => unit_factor(u, inp.quantity).ok_or_else(|| {
-                        let (what, units) = match inp.quantity {
-                            Quantity::Angle => ("an angle", "`rad` or `deg`"),
-                            Quantity::Length => ("a length", "`m`, `cm` or `mm`"),
-                            Quantity::Dimensionless => ("a dimensionless", "none: leave the unit out"),
-                        };
-                        hdr(
-                            format!("column `{}`: unit `{u}` does not fit {what} input", inp.name),
-                            format!("units for this input: {units}"),
-                        )
-                    })?,
-                    None if t.in_degrees && inp.quantity == Quantity::Angle => std::f64::consts::PI / 180.0,
-                    None => 1.0,
-                };
-                factors.push(factor);
-            }
-            None => missing.push(inp.name.as_str()),
-        }
-    }
-    if !missing.is_empty() {
-        let names: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
-        return Err(hdr(
-            format!("no column for input{} {}", if missing.len() == 1 { "" } else { "s" }, quote_list(&missing)),
-            format!("give one column per input of the model, named as in its `inputs` list: time,{}", names.join(",")),
-        ));
-    }
-    // derivative columns: per order (velocity, acceleration), per input, the column and factor
-    let mut rates: [Vec<Option<(usize, f64)>>; 2] = [Vec::new(), Vec::new()];
-    for (order, found) in [1, 2].into_iter().zip(&mut rates) {
-        for inp in inputs {
-            let candidates = derivative_names(&inp.name, order, is_storage(file));
-            let present: Vec<usize> = candidates.iter().filter_map(|c| names.iter().position(|h| h == c)).collect();
-            if present.len() > 1 {
-                let given: Vec<&str> = present.iter().map(|&c| names[c]).collect();
-                return Err(hdr(
-                    format!(
-                        "the {} of `{}` is given twice: {}",
-                        ["velocity", "acceleration"][order - 1],
-                        inp.name,
-                        quote_list(&given)
-                    ),
-                    "keep one of these columns".into(),
-                ));
-            }
-            let Some(&c) = present.first() else {
-                found.push(None);
-                continue;
-            };
-            let factor = match split_unit(&t.header[c]).1 {
-                Some(u) => rate_factor(u, inp.quantity, order).ok_or_else(|| {
-                    let units = match (inp.quantity, order) {
-                        (Quantity::Angle, 1) => "`rad/s` or `deg/s`",
-                        (Quantity::Angle, _) => "`rad/s^2` or `deg/s^2`",
-                        (Quantity::Length, 1) => "`m/s`, `cm/s` or `mm/s`",
-                        (Quantity::Length, _) => "`m/s^2`, `cm/s^2` or `mm/s^2`",
-                        (Quantity::Dimensionless, _) => "none: leave the unit out",
-                    };
-                    hdr(
-                        format!("column `{}`: unit `{u}` does not fit it", names[c]),
-                        format!("units for this column: {units}"),
-                    )
-                })?,
-                None if t.in_degrees && inp.quantity == Quantity::Angle => std::f64::consts::PI / 180.0,
-                None => 1.0,
-            };
-            found.push(Some((c, factor)));
-        }
-    }
+    let (cols, factors) = input_columns(file, text, &t, &names, inputs)?;
+    let rates = rate_columns(file, text, &t, &names, inputs)?;
     let used = |i: usize| i == time_col || cols.contains(&i) || rates.iter().flatten().flatten().any(|(c, _)| *c == i);
     let ignored: Vec<String> = t.header.iter().enumerate().filter(|(i, _)| !used(*i)).map(|(_, h)| h.clone()).collect();
     let mut given: [Vec<Option<Vec<f64>>>; 2] =
@@ -562,6 +487,111 @@ fn assemble(file: &str, text: &str, t: Table, inputs: &[InputInfo]) -> Result<Mo
         notes: Vec::new(),
         warnings,
     })
+}
+
+/// The column of each input in a motion's header `names` (units stripped), and the factor to SI
+/// of each; an error naming the inputs without a column.
+fn input_columns(
+    file: &str,
+    text: &str,
+    t: &Table,
+    names: &[&str],
+    inputs: &[InputInfo],
+) -> Result<(Vec<usize>, Vec<f64>), Box<Diagnostic>> {
+    let hdr = |message: String, hint: String| at(file, text, t.header_at, "", message, hint);
+    let mut cols = Vec::with_capacity(inputs.len());
+    // SI per file unit of each input's column: 1, or a converting factor for a column unit
+    let mut factors = Vec::with_capacity(inputs.len());
+    let mut missing = Vec::new();
+    for inp in inputs {
+        match names.iter().position(|h| *h == inp.name) {
+            Some(c) => {
+                cols.push(c);
+                let factor = match split_unit(&t.header[c]).1 {
+                    Some(u) => unit_factor(u, inp.quantity).ok_or_else(|| {
+                        let (what, units) = match inp.quantity {
+                            Quantity::Angle => ("an angle", "`rad` or `deg`"),
+                            Quantity::Length => ("a length", "`m`, `cm` or `mm`"),
+                            Quantity::Dimensionless => ("a dimensionless", "none: leave the unit out"),
+                        };
+                        hdr(
+                            format!("column `{}`: unit `{u}` does not fit {what} input", inp.name),
+                            format!("units for this input: {units}"),
+                        )
+                    })?,
+                    None if t.in_degrees && inp.quantity == Quantity::Angle => std::f64::consts::PI / 180.0,
+                    None => 1.0,
+                };
+                factors.push(factor);
+            }
+            None => missing.push(inp.name.as_str()),
+        }
+    }
+    if !missing.is_empty() {
+        let names: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
+        return Err(hdr(
+            format!("no column for input{} {}", if missing.len() == 1 { "" } else { "s" }, quote_list(&missing)),
+            format!("give one column per input of the model, named as in its `inputs` list: time,{}", names.join(",")),
+        ));
+    }
+    Ok((cols, factors))
+}
+
+/// Per order (velocity, acceleration), per input, the rate column given and its factor to SI.
+type RateColumns = [Vec<Option<(usize, f64)>>; 2];
+
+/// Rate columns: per order (velocity, acceleration), per input, the column given and its
+/// factor to SI, if any.
+fn rate_columns(
+    file: &str,
+    text: &str,
+    t: &Table,
+    names: &[&str],
+    inputs: &[InputInfo],
+) -> Result<RateColumns, Box<Diagnostic>> {
+    let hdr = |message: String, hint: String| at(file, text, t.header_at, "", message, hint);
+    let mut rates: [Vec<Option<(usize, f64)>>; 2] = [Vec::new(), Vec::new()];
+    for (order, found) in [1, 2].into_iter().zip(&mut rates) {
+        for inp in inputs {
+            let candidates = derivative_names(&inp.name, order, is_storage(file));
+            let present: Vec<usize> = candidates.iter().filter_map(|c| names.iter().position(|h| h == c)).collect();
+            if present.len() > 1 {
+                let given: Vec<&str> = present.iter().map(|&c| names[c]).collect();
+                return Err(hdr(
+                    format!(
+                        "the {} of `{}` is given twice: {}",
+                        ["velocity", "acceleration"][order - 1],
+                        inp.name,
+                        quote_list(&given)
+                    ),
+                    "keep one of these columns".into(),
+                ));
+            }
+            let Some(&c) = present.first() else {
+                found.push(None);
+                continue;
+            };
+            let factor = match split_unit(&t.header[c]).1 {
+                Some(u) => rate_factor(u, inp.quantity, order).ok_or_else(|| {
+                    let units = match (inp.quantity, order) {
+                        (Quantity::Angle, 1) => "`rad/s` or `deg/s`",
+                        (Quantity::Angle, _) => "`rad/s^2` or `deg/s^2`",
+                        (Quantity::Length, 1) => "`m/s`, `cm/s` or `mm/s`",
+                        (Quantity::Length, _) => "`m/s^2`, `cm/s^2` or `mm/s^2`",
+                        (Quantity::Dimensionless, _) => "none: leave the unit out",
+                    };
+                    hdr(
+                        format!("column `{}`: unit `{u}` does not fit it", names[c]),
+                        format!("units for this column: {units}"),
+                    )
+                })?,
+                None if t.in_degrees && inp.quantity == Quantity::Angle => std::f64::consts::PI / 180.0,
+                None => 1.0,
+            };
+            found.push(Some((c, factor)));
+        }
+    }
+    Ok(rates)
 }
 
 /// How to differentiate a motion.

@@ -1,26 +1,21 @@
 //! `mollier inverse MODEL --motion MOTION --criterion C --out DIR`: the driving forces of a
 //! motion shared among the muscles of the model's `[load_sharing]` section (crate
-//! `mollier-optim`), frames solved in parallel; the tables of `mollier-study`'s output.
+//! `mollier-optim`), frames solved in parallel: the facade's [`InverseRun`] and its tables.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use mollier::Smoothing;
 use mollier::output::OutputError;
-
-use crate::common::output_dir;
+use mollier::{InverseError, InverseOptions, InverseRun, LoadSharingTables};
 use mollier_core::registry::Registry;
-use mollier_optim::FrameResult;
-use mollier_optim::{Criterion, LoadSharing, RunOptions};
-use mollier_study::output::LoadSharingTables;
+use mollier_optim::{Criterion, FrameResult};
 use serde_json::{Map, json};
 
 use super::frames::LISTED;
 use crate::common::{
-    FAILED, INVALID, derivatives_text, load_motion, load_sharing_section, load_well_posed, note_if_weightless,
-    progress_bar,
+    FAILED, INVALID, load_motion, load_sharing_section, load_well_posed, note_if_weightless, output_dir, progress_bar,
 };
 
 /// How `mollier inverse` runs.
@@ -57,26 +52,25 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
         Err(code) => return code,
     };
     note_if_weightless(&compiled, o.quiet);
-    let derivatives = if o.quasi_static {
-        None
-    } else {
-        match motion.differentiate(o.smooth.map_or(Smoothing::Interpolate, Smoothing::Cutoff)) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                errln!("error: {}: cannot differentiate the motion: {e}", motion.file);
-                return ExitCode::from(INVALID);
-            }
-        }
+    let options = InverseOptions {
+        criterion: o.criterion.clone(),
+        impose_cone: o.impose_cone,
+        quasi_static: o.quasi_static,
+        smooth: o.smooth,
     };
-    let derivatives_used = derivatives_text(derivatives.as_ref(), &compiled.inputs);
-    let study = setup.study(o.criterion.clone(), o.impose_cone);
-    let sharing = match LoadSharing::new(&compiled.model, study.clone()) {
-        Ok(s) => s,
+    let run = match InverseRun::new(&compiled, &motion, &options) {
+        Ok(r) => r,
+        Err(e @ InverseError::Differentiate(_)) => {
+            errln!("error: {}: {e}", motion.file);
+            return ExitCode::from(INVALID);
+        }
         Err(e) => {
-            errln!("error: {}: load sharing: {e}", model.display());
+            errln!("error: {}: {e}", model.display());
             return ExitCode::from(INVALID);
         }
     };
+    let derivatives_used = run.derivatives_text(&compiled);
+    let study = run.study();
     let cannot_write = |e: OutputError| {
         errln!("error: {e}");
         ExitCode::from(INVALID)
@@ -85,13 +79,12 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
         Ok(d) => d,
         Err(e) => return cannot_write(e),
     };
-    let mut tables = match LoadSharingTables::open(&mut dir, "", setup, &study, &["time".to_string()], false) {
+    let mut tables = match LoadSharingTables::open(&mut dir, "", setup, study, &["time".to_string()], false) {
         Ok(t) => t,
         Err(e) => return cannot_write(e),
     };
     // frames are made, solved and written chunk by chunk: memory does not grow with the motion
-    let n = motion.times.len();
-    let frame = |k: usize| mollier::load_sharing::frame(&motion, derivatives.as_ref(), k);
+    let n = run.frames();
     let bar = progress_bar(n, "{bar:40} {pos}/{len} frames  ({eta} left)", o.quiet);
     let mut failed = 0usize;
     let sink = |k: usize, r: FrameResult| {
@@ -103,7 +96,7 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
         }
         tables.push(&mut dir, &[motion.times[k]], &r, None)
     };
-    let streamed = sharing.run_streaming(n, &frame, RunOptions::default(), &|k| bar.inc(k as u64), sink);
+    let streamed = run.run(&|k| bar.inc(k as u64), sink);
     bar.finish_and_clear();
     if let Err(e) = streamed {
         return cannot_write(e);

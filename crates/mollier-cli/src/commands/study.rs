@@ -51,7 +51,7 @@ pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
         failed += v.summary.failed;
         // once per variant, whether quiet or not: a reserve doing the muscles' work is not silent
         let lead = ["time".to_string(), "elevation_deg".to_string()];
-        let mut use_ = mollier_study::output::ReserveUse::new(&lead, study.sharing.reserve_names());
+        let mut use_ = mollier::inverse_tables::ReserveUse::new(&lead, study.sharing.reserve_names());
         for (r, frame) in v.frames.iter().zip(&study.motion.frames) {
             if r.status.is_success() {
                 use_.add(&[frame.time, frame.elevation], r);

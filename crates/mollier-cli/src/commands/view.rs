@@ -103,6 +103,14 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             }
         }
     }
+    if let Some((n, k)) = geometry.thinned {
+        // not silenced by --quiet: the page is not what was asked for
+        errln!(
+            "note: {source}: {n} frames drawn every {k}th ({} frames: a page draws at most {})",
+            geometry.frames(),
+            mollier_view::FRAME_BUDGET
+        );
+    }
     let page = mollier_view::page(&geometry);
     if let Err(code) = write_output(r.out, page.as_bytes(), r.force) {
         return code;

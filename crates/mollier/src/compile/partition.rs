@@ -3,7 +3,36 @@
 //! releases modes; each name is resolved once, and a coordinate or mode claimed twice is
 //! reported where the second claim is.
 
-use super::*;
+use std::collections::HashMap;
+
+use mollier_core::element::{NodeKind, Quantity};
+use mollier_core::{ElementId, ModelBuilder, NodeId};
+use mollier_format::{Diagnostic, Document, ModelSpec};
+
+use super::names::{Names, Ref, Why, node_names, suggest};
+use super::parts::Built;
+
+/// An input as the partition names it, before the model is built and its ids exist.
+pub(super) enum PendingInput {
+    /// Coordinate `axis` of a node.
+    Coordinate(NodeId, usize),
+    /// Mode `k` of an element.
+    Mode(ElementId, usize),
+}
+
+/// What an entry of `fixed`, `inputs` or `free` names.
+pub(super) enum Target {
+    /// Every coordinate of these nodes.
+    Nodes(Vec<NodeId>),
+    /// One coordinate.
+    Coordinate(NodeId, usize, Quantity),
+    /// Every mode of an element.
+    Element(usize),
+    /// One mode (element index in the file, mode index).
+    Mode(usize, usize),
+    /// Something that failed earlier (already reported).
+    Failed,
+}
 
 /// Coordinates claimed by `fixed` or `inputs`: the role (`"fixed"`, `"an input"`) and the field
 /// that claims it.
@@ -21,78 +50,7 @@ pub(super) fn partition<'a>(
     with_inputs: bool,
 ) -> (Vec<(String, PendingInput, Quantity)>, CoordRoles<'a>) {
     let spec = doc.spec();
-    let target = |text: &str| -> Result<Target, Why> {
-        if let Some(r) = lookup(spec, text) {
-            let ids = match r {
-                Ref::Node(i) => vec![names.plain[i]],
-                Ref::Body(b) => vec![names.origin[b], names.orientation[b]],
-                Ref::Point(b, p) => vec![names.points[b][p]],
-            };
-            return Ok(match ids.into_iter().collect::<Option<Vec<_>>>() {
-                Some(v) => Target::Nodes(v),
-                None => Target::Failed,
-            });
-        }
-        if let Some(e) = spec.elements.position(text) {
-            return Ok(if built[e].is_some() { Target::Element(e) } else { Target::Failed });
-        }
-        let Some((prefix, suffix)) = text.rsplit_once('.') else {
-            let mut cands = node_names(spec);
-            cands.extend(spec.elements.iter().map(|(k, _)| k.to_string()));
-            let hint = match suggest(text, cands.iter().map(String::as_str)) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => "name a node, body, `body.point`, element, `node.x` or `element.mode`".to_string(),
-            };
-            return Err((format!("no node, body, point or element called `{text}`"), hint));
-        };
-        if let Some(e) = spec.elements.position(prefix) {
-            let Some(b) = &built[e] else { return Ok(Target::Failed) };
-            return match b.modes.iter().position(|(m, _)| m == suffix) {
-                Some(k) => Ok(Target::Mode(e, k)),
-                None => {
-                    let modes: Vec<&str> = b.modes.iter().map(|(m, _)| m.as_str()).collect();
-                    let hint = match suggest(suffix, modes.iter().copied()) {
-                        Some(s) => format!("did you mean `{prefix}.{s}`? its modes: {}", modes.join(", ")),
-                        None => format!("its modes: {}", modes.join(", ")),
-                    };
-                    Err((format!("element `{prefix}` ({}) has no mode `{suffix}`", spec.elements.0[e].1.kind), hint))
-                }
-            };
-        }
-        let Some(r) = lookup(spec, prefix) else {
-            let mut cands = node_names(spec);
-            cands.extend(spec.elements.iter().map(|(k, _)| k.to_string()));
-            let hint = match suggest(prefix, cands.iter().map(String::as_str)) {
-                Some(s) => format!("did you mean `{s}.{suffix}`?"),
-                None => "name a node, body, `body.point` or element before the `.`".to_string(),
-            };
-            return Err((format!("no node, body, point or element called `{prefix}`"), hint));
-        };
-        // a body's orientation node, named as `check` lists it
-        if let (Ref::Body(b), "orientation") = (r, suffix) {
-            return Ok(names.orientation[b].map_or(Target::Failed, |id| Target::Nodes(vec![id])));
-        }
-        let axis =
-            ["x", "y", "z"].iter().position(|a| *a == suffix).map(|a| (a, NodeKind::Position)).or_else(|| {
-                ["l0", "l1", "l2", "l3"].iter().position(|a| *a == suffix).map(|a| (a, NodeKind::Orientation))
-            });
-        let Some((a, kind)) = axis else {
-            let hint = match r {
-                Ref::Body(_) => {
-                    "a body's coordinates are `x`, `y`, `z` (origin) and `l0`..`l3` (orientation); its points are `body.point`"
-                }
-                _ => "coordinates are `x`, `y`, `z` for points and `l0`..`l3` for orientations",
-            };
-            return Err((format!("`{suffix}` is not a coordinate of `{prefix}`"), hint.to_string()));
-        };
-        Ok(match names.resolve(prefix, kind)? {
-            Some(id) => {
-                let q = if kind == NodeKind::Position { Quantity::Length } else { Quantity::Dimensionless };
-                Target::Coordinate(id, a, q)
-            }
-            None => Target::Failed,
-        })
-    };
+    let target = |text: &str| target(spec, names, built, text);
     let mut coord_role: HashMap<(NodeId, usize), (&str, String)> = HashMap::new();
     let mut mode_role: HashMap<(usize, usize), (&str, String)> = HashMap::new();
     let mut claim_coord =
@@ -218,4 +176,79 @@ pub(super) fn partition<'a>(
         }
     }
     (inputs, coord_role)
+}
+
+/// What an entry of `fixed`, `inputs` or `free` names, or why it names nothing.
+fn target(spec: &ModelSpec, names: &Names<'_>, built: &[Option<Built>], text: &str) -> Result<Target, Why> {
+    if let Some(r) = names.lookup.get(text) {
+        let ids = match r {
+            Ref::Node(i) => vec![names.plain[i]],
+            Ref::Body(b) => vec![names.origin[b], names.orientation[b]],
+            Ref::Point(b, p) => vec![names.points[b][p]],
+        };
+        return Ok(match ids.into_iter().collect::<Option<Vec<_>>>() {
+            Some(v) => Target::Nodes(v),
+            None => Target::Failed,
+        });
+    }
+    if let Some(e) = spec.elements.position(text) {
+        return Ok(if built[e].is_some() { Target::Element(e) } else { Target::Failed });
+    }
+    let Some((prefix, suffix)) = text.rsplit_once('.') else {
+        let mut cands = node_names(spec);
+        cands.extend(spec.elements.iter().map(|(k, _)| k.to_string()));
+        let hint = match suggest(text, cands.iter().map(String::as_str)) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => "name a node, body, `body.point`, element, `node.x` or `element.mode`".to_string(),
+        };
+        return Err((format!("no node, body, point or element called `{text}`"), hint));
+    };
+    if let Some(e) = spec.elements.position(prefix) {
+        let Some(b) = &built[e] else { return Ok(Target::Failed) };
+        return match b.modes.iter().position(|(m, _)| m == suffix) {
+            Some(k) => Ok(Target::Mode(e, k)),
+            None => {
+                let modes: Vec<&str> = b.modes.iter().map(|(m, _)| m.as_str()).collect();
+                let hint = match suggest(suffix, modes.iter().copied()) {
+                    Some(s) => format!("did you mean `{prefix}.{s}`? its modes: {}", modes.join(", ")),
+                    None => format!("its modes: {}", modes.join(", ")),
+                };
+                Err((format!("element `{prefix}` ({}) has no mode `{suffix}`", spec.elements.0[e].1.kind), hint))
+            }
+        };
+    }
+    let Some(r) = names.lookup.get(prefix) else {
+        let mut cands = node_names(spec);
+        cands.extend(spec.elements.iter().map(|(k, _)| k.to_string()));
+        let hint = match suggest(prefix, cands.iter().map(String::as_str)) {
+            Some(s) => format!("did you mean `{s}.{suffix}`?"),
+            None => "name a node, body, `body.point` or element before the `.`".to_string(),
+        };
+        return Err((format!("no node, body, point or element called `{prefix}`"), hint));
+    };
+    // a body's orientation node, named as `check` lists it
+    if let (Ref::Body(b), "orientation") = (r, suffix) {
+        return Ok(names.orientation[b].map_or(Target::Failed, |id| Target::Nodes(vec![id])));
+    }
+    let axis = ["x", "y", "z"]
+        .iter()
+        .position(|a| *a == suffix)
+        .map(|a| (a, NodeKind::Position))
+        .or_else(|| ["l0", "l1", "l2", "l3"].iter().position(|a| *a == suffix).map(|a| (a, NodeKind::Orientation)));
+    let Some((a, kind)) = axis else {
+        let hint = match r {
+            Ref::Body(_) => {
+                "a body's coordinates are `x`, `y`, `z` (origin) and `l0`..`l3` (orientation); its points are `body.point`"
+            }
+            _ => "coordinates are `x`, `y`, `z` for points and `l0`..`l3` for orientations",
+        };
+        return Err((format!("`{suffix}` is not a coordinate of `{prefix}`"), hint.to_string()));
+    };
+    Ok(match names.resolve(prefix, kind)? {
+        Some(id) => {
+            let q = if kind == NodeKind::Position { Quantity::Length } else { Quantity::Dimensionless };
+            Target::Coordinate(id, a, q)
+        }
+        None => Target::Failed,
+    })
 }

@@ -2,7 +2,10 @@
 //! name another body's point, which may name another node, and so on; each is placed once, in
 //! the order the names lead to, and a cycle of names is reported where it closes.
 
-use super::*;
+use mollier_format::{Diagnostic, Document, ModelSpec, PointSpec, UnitsSpec};
+
+use super::names::{Lookup, Ref, Why, unknown_node};
+use super::parts::IDENTITY;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct BodyFrame {
@@ -20,6 +23,7 @@ pub(super) enum State<T> {
 pub(super) struct Placer<'a> {
     pub(super) doc: &'a Document,
     pub(super) spec: &'a ModelSpec,
+    pub(super) lookup: Lookup<'a>,
     pub(super) units: UnitsSpec,
     pub(super) ang: f64,
     pub(super) frames: Vec<State<BodyFrame>>,
@@ -77,7 +81,7 @@ impl Placer<'_> {
             ));
         }
         self.visiting.push(name.to_string());
-        let r = match lookup(self.spec, name) {
+        let r = match self.lookup.get(name) {
             None => Err(unknown_node(self.spec, name)),
             Some(Ref::Node(i)) => match self.spec.nodes.0[i].1.position {
                 Some(p) => Ok(Some(p.map(|v| self.units.length_to_si(v)))),
@@ -125,6 +129,7 @@ pub(super) fn place(doc: &Document, ang: f64) -> Placed {
     let mut placer = Placer {
         doc,
         spec,
+        lookup: Lookup::new(spec),
         units: *units,
         ang,
         frames: spec.bodies.iter().map(|_| State::Todo).collect(),

@@ -3,15 +3,15 @@
 //! postures of elbow-muscles-motion.csv over and over) solved in parallel chunks and written
 //! through the shared output writer as they are solved; reports the process's peak resident
 //! memory (VmHWM), which must stay under 200 MB. Run with
-//! `cargo bench -p mollier-study --bench streaming_inverse` (about a minute per 1e6 frames on
+//! `cargo bench -p mollier --bench streaming_inverse` (about a minute per 1e6 frames on
 //! two cores; `MOLLIER_BENCH_FRAMES` sets the number); figures in docs/performance.md.
 
 use std::path::Path;
 
 use divan::Bencher;
+use mollier::LoadSharingTables;
 use mollier::output::OutputDir;
 use mollier_optim::{Criterion, Frame, LoadSharing, RunOptions};
-use mollier_study::output::LoadSharingTables;
 
 fn main() {
     divan::main();
