@@ -163,7 +163,17 @@ fn a_killed_run_leaves_the_previous_output_whole() {
     // a long run, killed while it writes its rows
     let long = [&args[..2], &["--duration", "1000"], &args[2..]].concat();
     let mut child = Command::new(env!("CARGO_BIN_EXE_mollier")).args(&long).current_dir(root()).spawn().expect("runs");
-    std::thread::sleep(std::time::Duration::from_millis(400));
+    // killed once its staging directory exists with a file in it (the swap is under way), not
+    // after a guessed delay that might end before staging starts
+    let staging = dir.join(format!(".out.partial-{}", child.id()));
+    let started = std::time::Instant::now();
+    while !std::fs::read_dir(&staging).is_ok_and(|mut d| d.next().is_some()) {
+        if started.elapsed().as_secs() >= 60 {
+            let _ = child.kill();
+            panic!("no staging directory {} after 60 s", staging.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     child.kill().expect("killed");
     let _ = child.wait();
     assert!(files(&out) == before, "the old output changed");

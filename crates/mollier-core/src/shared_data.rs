@@ -4,6 +4,10 @@
 //! A skip must be seen: `cargo test` hides what a passing test prints (with `println!` and
 //! `eprintln!` alike), so [`skip`] writes to the process's standard error directly, which the
 //! test harness does not capture: `SKIPPED: <test>: <reason>` appears in the run's output.
+//!
+//! Under `CI=true` (as `.ci/run` runs) every dependency of a test is present by construction
+//! (the data beside the checkout, python3), so a skip can only mean a fault: [`skip`] panics
+//! there instead, and the test fails.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,8 +25,31 @@ pub fn read(relative: &str) -> Result<(PathBuf, String), String> {
         .map_err(|e| format!("{} is absent or unreadable ({e}): the reference data is not checked out", path.display()))
 }
 
-/// Report that `test` is skipped, and why, where `cargo test` shows it.
+/// Report that `test` is skipped, and why, where `cargo test` shows it; under `CI=true`, fail
+/// the test instead (panics).
 pub fn skip(test: &str, reason: &str) {
+    skip_or_fail(in_ci(), test, reason);
+}
+
+/// Whether the environment says this is CI (`CI=true`, as `.ci/run` is run).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+fn skip_or_fail(ci: bool, test: &str, reason: &str) {
+    if ci {
+        panic!("{test}: a missing dependency under CI=true is a failure, not a skip: {reason}");
+    }
     // straight to the file descriptor: the harness captures only the print macros
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {test}: {reason}");
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_skip_under_ci_is_a_failure() {
+        assert!(std::panic::catch_unwind(|| super::skip_or_fail(true, "probe", "absent")).is_err());
+        // outside CI the same call reports and returns
+        super::skip_or_fail(false, "a_skip_under_ci_is_a_failure", "the probe of a skip outside CI");
+    }
 }
