@@ -161,7 +161,7 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Maximum isometric moments (seed 002, section II-F): per posture and direction, the largest
+    /// Maximum isometric moments (Chadwick et al. 2014, section II-F): per posture and direction, the largest
     /// moment the muscles exert on a device holding the posture.
     ///
     /// Each maximum is a conic program over the muscle forces 0 <= F <= Fmax(l) of the model's
@@ -181,7 +181,7 @@ enum Command {
         #[arg(long = "direction", required = true)]
         directions: Vec<String>,
         /// Another input the device holds, with whatever driving force the maximum needs
-        /// (seed 002's other external moments). Repeat for several.
+        /// (Chadwick et al.'s other external moments). Repeat for several.
         #[arg(long)]
         hold: Vec<String>,
         /// Report the joint cone's stability index but do not impose the cone.

@@ -1,4 +1,4 @@
-//! The joint models of seed 000 (`models/joints/`) through the `mollier` command: `check`,
+//! The joint models of the Delft report (`models/joints/`) through the `mollier` command: `check`,
 //! `kinematics`, `inverse-dynamics` (their passive moments against the closed forms of their
 //! torque functions) and `simulate`.
 

@@ -1,5 +1,5 @@
 //! Constitutive laws: the stresses of an element's free modes from their deformations and rates
-//! (seed 001, eq. 16, `σ^c = C e^c + K ė^c`, or any user-supplied nonlinear law).
+//! (van der Helm 1994, eq. 16, `σ^c = C e^c + K ė^c`, or any user-supplied nonlinear law).
 //!
 //! Sign convention: `σ_k` is the generalized stress conjugate to mode `k`, so the internal power
 //! is `Σ σ_k ė_k`; a spring has `σ = k e` (tension positive for an elongation, N; a moment for an
@@ -117,7 +117,7 @@ impl Law for LinearLaw {
     }
 }
 
-/// A one-sided smooth spring (seed 002, eq. 5, the conoid ligament):
+/// A one-sided smooth spring (Chadwick et al. 2014, eq. 5, the conoid ligament):
 /// `σ = (k/2)(d + √(d² + ε²))`, `d = e − slack`: tension `k d` when stretched well beyond the
 /// slack value, vanishing (as `k ε²/(4|d|)`) when slack, smooth in between.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -130,7 +130,7 @@ pub struct TensionOnly {
     pub epsilon: f64,
 }
 
-/// Quadratic stops outside a range (seed 002, eq. 4): `σ = −k₂ (e − min)²` below `min`,
+/// Quadratic stops outside a range (Chadwick et al. 2014, eq. 4): `σ = −k₂ (e − min)²` below `min`,
 /// `k₂ (e − max)²` above `max`, 0 inside.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {

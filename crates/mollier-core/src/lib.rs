@@ -1,7 +1,7 @@
 //! # mollier-core
 //!
 //! The kernel of Mollier, a finite element multibody framework for musculoskeletal models in the
-//! manner of SPACAR (van der Helm 1994, seed 001). A mechanism is a set of **nodes** (positions,
+//! manner of SPACAR (van der Helm 1994). A mechanism is a set of **nodes** (positions,
 //! and orientations as Euler parameters) and **elements** whose **deformation modes** are
 //! functions of those nodes. Fixing modes makes bodies and joints, making some modes or
 //! coordinates inputs makes the motion; the kernel solves the remaining coordinates by

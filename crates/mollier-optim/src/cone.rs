@@ -1,4 +1,4 @@
-//! The elliptic joint cone and the stability index of seed 002 eq. 9.
+//! The elliptic joint cone and the stability index of Chadwick et al. (2014) eq. 9.
 //!
 //! A force `f = (f_x, f_y, f_z)` in the cone frame deviates from the cone axis (x) by the angle
 //! `α = atan2(√(f_y² + f_z²), f_x)` in the azimuth `β = atan2(f_z, f_y)` from the y axis. Resolved
@@ -27,7 +27,7 @@ pub fn deviation_angles(f: &[f64; 3]) -> Option<(f64, f64)> {
     Some((alpha * f[1] / lateral, alpha * f[2] / lateral))
 }
 
-/// The stability index `(θ/θ_a)² + (φ/φ_a)² − 1` of seed 002 eq. 9 for a cone-frame force `f`
+/// The stability index `(θ/θ_a)² + (φ/φ_a)² − 1` of Chadwick et al. (2014) eq. 9 for a cone-frame force `f`
 /// (N) and half-angles `θ_a` (towards y), `φ_a` (towards z) in rad: −1 on the axis, 0 on the
 /// rim, > 0 outside. `None` for a zero or non-finite force.
 pub fn stability_index(f: &[f64; 3], half_angle_y: f64, half_angle_z: f64) -> Option<f64> {

@@ -1,6 +1,6 @@
 //! # mollier-optim
 //!
-//! Inverse-dynamic optimization (seed 001, eq. 17-19, "Constraints", App. C): the driving forces
+//! Inverse-dynamic optimization (van der Helm 1994, eq. 17-19, "Constraints", App. C): the driving forces
 //! of a prescribed motion are shared among the muscles. Per frame, with positions solved and
 //! the inputs' rates and accelerations given, the muscle forces `F` (N) are the unknowns of a
 //! convex program, solved by a dense interior point of this crate with an active-set polish, or
@@ -11,7 +11,7 @@
 //! - equalities: every input's driving force vanishes, `τ_j(F) = r_j` (the motion is made by
 //!   muscles, or by an optional, expensive reserve actuator `r_j`); `τ` is affine in `F` through
 //!   kinetostatics ([`mollier_core::dynamics::kinetostatic_influence`]);
-//! - bounds `0 <= F_i <= Fmax_i(l) = PCSA_i · specific tension · g(l_i)` (seed 002 eq. 13);
+//! - bounds `0 <= F_i <= Fmax_i(l) = PCSA_i · specific tension · g(l_i)` (Chadwick et al. 2014, eq. 13);
 //! - sign constraints on reactions of fixed modes (SURFACE: compression; ligaments: tension);
 //! - the joint's elliptic stability cone, one exact second-order cone ([`cone`]);
 //! - criteria (a) `Σ F²`, (b) `Σ (F/PCSA)²`, (c) `Σ (F/Fmax(l))²`, (d) `max F/PCSA` made unique
@@ -19,7 +19,7 @@
 //!   weighted ([`Criterion`]); `Σ (F/PCSA)³` (Crowninshield & Brand 1981) through one power
 //!   cone per muscle.
 //!
-//! The same program, with a linear objective, gives the maximum isometric moments of seed 002
+//! The same program, with a linear objective, gives the maximum isometric moments of Chadwick et al. (2014)
 //! (section II-F): [`MaxMoment`].
 //!
 //! Every solution is checked independently (kinetostatics again from the forces: equilibrium,

@@ -1,9 +1,9 @@
-//! Maximum isometric moments (seed 002, section II-F): in a posture, the largest moment the
+//! Maximum isometric moments (Chadwick et al. 2014, section II-F): in a posture, the largest moment the
 //! muscles can exert on a device that holds the mechanism, in a direction of the model's own.
 //!
 //! A *direction* is an input of the model (a generalized coordinate, e.g. the humerus's
 //! elevation hinge or the elbow's flexion hinge), with a name for each sense. The device holds
-//! the direction's input and any other inputs it is told to hold (`free` inputs: seed 002's
+//! the direction's input and any other inputs it is told to hold (`free` inputs: Chadwick et al. (2014)'s
 //! other external moments, whose values the optimization chooses); every other input (the
 //! girdle's) gets no driving force: it is in equilibrium by the muscles alone. Per posture and
 //! sense, a conic program (clarabel) over the muscle forces `0 <= F <= Fmax(l)`:

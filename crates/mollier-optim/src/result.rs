@@ -77,7 +77,7 @@ pub struct FrameResult {
     /// The force the joint node exerts on the cone's elements, in the cone frame (N); `None`
     /// without a cone or before kinetostatics.
     pub cone_force: Option<[f64; 3]>,
-    /// Stability index of seed 002 eq. 9 of `cone_force` (<= 0 inside); `None` without a cone or
+    /// Stability index of Chadwick et al. (2014) eq. 9 of `cone_force` (<= 0 inside); `None` without a cone or
     /// for a zero force.
     pub stability_index: Option<f64>,
     /// Value of the criterion, in its own units, with the reserves' cost.

@@ -1,5 +1,5 @@
 //! One frame of load sharing: the affine maps from the muscle forces to the driving forces, the
-//! sign-constrained reactions and the joint force (kinetostatics, seed 001 eq. 15/19), the conic
+//! sign-constrained reactions and the joint force (kinetostatics, van der Helm (1994) eq. 15/19), the conic
 //! program, and the independent check of its solution.
 
 use std::fmt;

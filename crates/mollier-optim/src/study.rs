@@ -7,9 +7,9 @@ use std::str::FromStr;
 use mollier_core::geometry::Mat3;
 use mollier_core::{ElementId, ModeId, NodeId};
 
-/// Specific tension of muscle (N/m²): 100 N/cm², seed 002 App. A.
+/// Specific tension of muscle (N/m²): 100 N/cm², Chadwick et al. (2014) App. A.
 pub const DEFAULT_SPECIFIC_TENSION: f64 = 1.0e6;
-/// Width `W` of the Gaussian force-length curve, seed 002 eq. 13.
+/// Width `W` of the Gaussian force-length curve, Chadwick et al. (2014) eq. 13.
 pub const DEFAULT_WIDTH: f64 = 0.56;
 /// Relative tolerance of the independent checks of every solution.
 pub const DEFAULT_TOLERANCE: f64 = 1e-6;
@@ -45,7 +45,7 @@ pub struct Muscle {
     pub optimal_length: Option<f64>,
     /// Tendon slack length (m, default 0): the force-length curve is a function of the fibre
     /// length, the muscle's length minus this (a rigid tendon, as OpenSim's static
-    /// optimization; seed 002 eq. 13 applies to the contractile element).
+    /// optimization; Chadwick et al. (2014) eq. 13 applies to the contractile element).
     pub tendon_slack: f64,
 }
 
@@ -73,7 +73,7 @@ impl Muscle {
     }
 
     /// The force-length factor `g(l) = exp(−((l − l_s − l_opt)/(W l_opt))²)` at muscle length
-    /// `l` (m) for width `w` (seed 002 eq. 13), `l − l_s` the fibre length (`l_s` the tendon
+    /// `l` (m) for width `w` (Chadwick et al. 2014, eq. 13), `l − l_s` the fibre length (`l_s` the tendon
     /// slack length, rigid tendon); `w = ∞` gives 1.
     pub fn force_length(&self, l: f64, w: f64) -> f64 {
         let lo = self.l_opt();
@@ -87,7 +87,7 @@ impl Muscle {
     }
 }
 
-/// The load-sharing criterion (seed 001, "Results": criteria a-d).
+/// The load-sharing criterion (van der Helm 1994, "Results": criteria a-d).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Criterion {
     /// (a) `min Σ F²` (N²).
@@ -174,7 +174,7 @@ pub struct SignConstraint {
     pub sign: Sign,
 }
 
-/// The stability cone of a joint (seed 001 App. C; seed 002 eq. 9): the force that the joint
+/// The stability cone of a joint (van der Helm 1994, App. C; Chadwick et al. (2014) eq. 9): the force that the joint
 /// node exerts on `elements` (e.g. the humeral head on the scapula's elements at the GH node),
 /// expressed in a frame fixed to a body, must lie in the elliptic cone
 /// `(F_y/tan θ_a)² + (F_z/tan φ_a)² <= F_x²`, `F_x >= 0`.

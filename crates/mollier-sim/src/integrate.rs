@@ -1,5 +1,5 @@
 //! Time integration of a [`Musculoskeletal`] system: the linearly implicit (Rosenbrock) step of
-//! seed 002, eq. 8, and an explicit, variable-step reference (Dormand-Prince 5(4)) for accuracy
+//! Chadwick et al. (2014), eq. 8, and an explicit, variable-step reference (Dormand-Prince 5(4)) for accuracy
 //! checks.
 //!
 //! The Rosenbrock step linearizes backward Euler, `f(x_{n+1}, (x_{n+1} − x_n)/h, u_{n+1}) = 0`,
@@ -122,7 +122,8 @@ impl Musculoskeletal<'_> {
         let mut xd = vec![0.0; l.len()];
         xd[..l.n].copy_from_slice(&x[l.n..2 * l.n]);
         let rhs: Vec<f64> = (0..l.n).map(|i| -lin.f[l.n + i]).collect();
-        let vdot = solve_partial_pivoting(&lin.mass, &rhs).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
+        let vdot =
+            solve_partial_pivoting(&lin.mass, &rhs).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
         xd[l.n..2 * l.n].copy_from_slice(&vdot);
         for (k, mu) in self.muscles.iter().enumerate() {
             let (s, a) = (x[l.s() + k], x[l.a() + k]);

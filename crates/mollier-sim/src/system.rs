@@ -1,5 +1,5 @@
 //! A mechanism with Hill muscles on its paths as one implicit first-order system
-//! `f(x, ẋ, u) = 0` (seed 002, eq. 7), with its exact partials, and the linear solve of the
+//! `f(x, ẋ, u) = 0` (Chadwick et al. 2014, eq. 7), with its exact partials, and the linear solve of the
 //! Rosenbrock step by eliminating the muscles' states.
 //!
 //! State `x = (q, v, s, a)`: the generalized coordinates (n), their rates (n), and per muscle the

@@ -1,13 +1,13 @@
 //! SVG plots of a study (plotters, SVG backend; text is left to the viewer's fonts).
 //!
 //! - `forces_<variant>.svg`: the force of every muscle element against elevation, one panel per
-//!   muscle, one vertical scale for all (seed 001, Fig. 7);
+//!   muscle, one vertical scale for all (van der Helm 1994, Fig. 7);
 //! - `criteria_<glenoid|free>.svg`: each muscle's force as a percentage of its maximal force
-//!   (PCSA × specific tension) for every criterion (seed 001, Fig. 8);
+//!   (PCSA × specific tension) for every criterion (van der Helm 1994, Fig. 8);
 //! - `glenoid.svg`: the direction of the glenohumeral force inside the glenoid ellipse, per
-//!   criterion, with and without the constraint (seed 002, Fig. 3 inset);
+//!   criterion, with and without the constraint (Chadwick et al. 2014, Fig. 3 inset);
 //! - `landmarks.svg`: the landmarks' paths projected on the frontal and sagittal planes, the
-//!   model's and the rhythm's (seed 001, Fig. 5);
+//!   model's and the rhythm's (van der Helm 1994, Fig. 5);
 //! - `girdle.svg`: the free joint rotations against elevation;
 //! - `moment_arms.svg`: every element's moment arm about the elevation input.
 
@@ -164,7 +164,7 @@ fn panel_lines(
     Ok(())
 }
 
-/// Force of every element against elevation, one panel per muscle (seed 001, Fig. 7).
+/// Force of every element against elevation, one panel per muscle (van der Helm 1994, Fig. 7).
 fn forces(study: &Study, v: &VariantResult, path: &Path) -> io::Result<()> {
     let title = format!(
         "{}: muscle element forces, criterion {} ({})",
@@ -244,7 +244,7 @@ fn element_label(name: &str, all: &[&str]) -> String {
     if rest.is_empty() { name.to_string() } else { format!("#{rest}") }
 }
 
-/// Each muscle's force as % of its maximal force for every criterion (seed 001, Fig. 8).
+/// Each muscle's force as % of its maximal force for every criterion (van der Helm 1994, Fig. 8).
 fn criteria(study: &Study, variants: &[&VariantResult], path: &Path, what: &str) -> io::Result<()> {
     let el = elevations(study);
     let groups = &study.groups;
@@ -341,7 +341,7 @@ fn variant_label(glenoid: bool, margin: f64) -> String {
     if glenoid { format!("constraint, margin k = {margin}") } else { "no constraint".to_string() }
 }
 
-/// The glenohumeral force's direction inside the glenoid ellipse (seed 002, Fig. 3 inset): the
+/// The glenohumeral force's direction inside the glenoid ellipse (Chadwick et al. 2014, Fig. 3 inset): the
 /// deviation angles from the glenoid's axis, towards the anatomical directions of the glenoid's
 /// axes at rest; the rim (index 0) and the margins' ellipses.
 fn glenoid(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
@@ -431,7 +431,7 @@ fn glenoid(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     root.present().map_err(err)
 }
 
-/// The landmarks' paths in the frontal (X-Y) and sagittal (Z-Y) planes (seed 001, Fig. 5).
+/// The landmarks' paths in the frontal (X-Y) and sagittal (Z-Y) planes (van der Helm 1994, Fig. 5).
 fn landmarks(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     let kin = &results.kinematics;
     let solved: Vec<(usize, &crate::study::KinematicFrame)> =

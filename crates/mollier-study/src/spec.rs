@@ -69,7 +69,7 @@ pub struct StudySpec {
     #[serde(default)]
     pub cuff: Vec<String>,
 
-    /// Maximum isometric moments at every frame (seed 002, II-F); optional.
+    /// Maximum isometric moments at every frame (Chadwick et al. 2014, II-F); optional.
     #[serde(default)]
     pub max_moment: Option<crate::max_moment::MaxMomentSpec>,
 
@@ -153,7 +153,7 @@ pub struct RhythmModelSpec {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct OptimisationSpec {
-    /// Criteria: `a`, `b`, `c`, `d` (seed 001).
+    /// Criteria: `a`, `b`, `c`, `d` (van der Helm 1994).
     pub criteria: Vec<String>,
     /// When the model has a joint cone: run each criterion `with` it imposed and/or `without`
     /// (only reported). Default both.

@@ -8,7 +8,7 @@ use common::*;
 use mollier::inverse_tables::ReserveUse;
 use mollier::load_sharing::ReserveInfo;
 
-/// The muscles that cross the glenohumeral joint (seed 001 Table 2).
+/// The muscles that cross the glenohumeral joint (van der Helm 1994, Table 2).
 const GLENOHUMERAL: [&str; 10] = [
     "biceps",
     "deltoideus",

@@ -4,7 +4,7 @@
 //! elevation 50° in 1.3 s, the girdle following the shoulder rhythm; made by
 //! `models/shoulder/tools/flexion_target.py`).
 //!
-//! As seed 002's pattern was made — excitations estimated every 50 ms along a motion — but by
+//! As Chadwick et al. (2014)'s pattern was made — excitations estimated every 50 ms along a motion — but by
 //! tracking in the spirit of computed muscle control (Thelen et al. 2003), with the forward
 //! simulation itself in the loop:
 //!
@@ -39,7 +39,7 @@ use mollier::{Compiled, Excitations, ForwardRun};
 use mollier_sim::system::solve_partial_pivoting;
 use mollier_sim::{Musculoskeletal, State};
 
-/// Rows of the excitation file, s apart (seed 002: "every 50ms").
+/// Rows of the excitation file, s apart (Chadwick et al. 2014: "every 50ms").
 const EVERY: f64 = 0.05;
 /// The simulation's step (s), `mollier simulate`'s default.
 const STEP: f64 = 0.004;

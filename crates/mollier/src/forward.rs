@@ -175,7 +175,7 @@ pub struct ForwardRun<'a> {
     /// The contacts that carry their own law (`soft-contact`): name and element.
     contacts: Vec<(String, ElementId)>,
     /// The joint cone of `[load_sharing]`, if any, with each socket element's local offsets of the
-    /// joint node: the joint force's stability (seed 002, eq. 9) is reported per frame.
+    /// joint node: the joint force's stability (Chadwick et al. 2014, eq. 9) is reported per frame.
     cone: Option<(ConeInfo, Slots)>,
     ws: Workspace,
     excitations: Excitations,
@@ -198,7 +198,7 @@ pub struct ForwardFrame {
     /// ellipsoid's implicit function there (negative inside).
     pub contacts: Vec<[f64; 4]>,
     /// The joint force in the cone frame (N; x into the socket), its deviation angles towards the
-    /// cone's y and z axes (rad) and the stability index `(θ/θ_a)² + (φ/φ_a)² − 1` (seed 002,
+    /// cone's y and z axes (rad) and the stability index `(θ/θ_a)² + (φ/φ_a)² − 1` (Chadwick et al. 2014,
     /// eq. 9; ≤ 0 inside): present when the model has a joint cone.
     pub stability: Option<[f64; 6]>,
     /// The largest residual of the equations of motion (N m or N) and of the muscles' force
@@ -215,13 +215,12 @@ impl<'a> ForwardRun<'a> {
         let mut u = vec![0.0; system.muscles.len()];
         excitations.at(0.0, &mut u);
         let state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
-        let contacts =
-            compiled
-                .elements
-                .iter()
-                .filter(|e| e.role == ElementRole::Contact && compiled.model.element(e.id).law().is_some())
-                .map(|e| (e.name.clone(), e.id))
-                .collect();
+        let contacts = compiled
+            .elements
+            .iter()
+            .filter(|e| e.role == ElementRole::Contact && compiled.model.element(e.id).law().is_some())
+            .map(|e| (e.name.clone(), e.id))
+            .collect();
         let cone = compiled.load_sharing.as_ref().and_then(|l| l.cone.clone()).map(|c| {
             let model = &compiled.model;
             let slots = c
@@ -298,7 +297,7 @@ impl<'a> ForwardRun<'a> {
         self.frame_of(&lin)
     }
 
-    /// The joint force at the current state from kinetostatics (seed 001, eqs. 13-15) with the
+    /// The joint force at the current state from kinetostatics (van der Helm 1994, eqs. 13-15) with the
     /// state's accelerations, the laws' stresses and the muscles' forces (those the linearization
     /// `lin` weighted), in the cone frame, and its stability. The workspace holds `lin`'s state.
     fn stability(&mut self, lin: &Linearization) -> Result<Option<[f64; 6]>, SimError> {

@@ -174,7 +174,7 @@ impl FrameValues {
 }
 
 /// The stability index of a frame's joint force against the socket's rim (the model's
-/// half-angles, margin 1; seed 002 eq. 9), whatever margin the run imposed.
+/// half-angles, margin 1; Chadwick et al. (2014) eq. 9), whatever margin the run imposed.
 pub fn rim_index(setup: &LoadSharingSetup, r: &FrameResult) -> Option<f64> {
     let c = setup.cone.as_ref()?;
     stability_index(r.cone_force.as_ref()?, c.half_angles[0], c.half_angles[1])

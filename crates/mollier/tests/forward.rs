@@ -1,4 +1,4 @@
-//! Forward dynamics with Hill muscles (seed 002): the implicit system's partials against central
+//! Forward dynamics with Hill muscles (Chadwick et al. 2014): the implicit system's partials against central
 //! differences, the Rosenbrock step against a variable-step reference and against closed forms,
 //! and excitation files.
 

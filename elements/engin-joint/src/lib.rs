@@ -1,6 +1,6 @@
 //! BALL-SOCKET-RESISTANCE: the passive resistive moment of a human ball-and-socket joint with
 //! directional dependence, after Engin's measurements on the shoulder complex and the graduation
-//! report *Human Joint Modelling* (Delft, c. 1991; seed 000), completed where that report's
+//! report *Human Joint Modelling* (Delft, c. 1991), completed where that report's
 //! program stopped: the moment's direction, and its interpolation below the lowest measured
 //! contour. Theory: `docs/theory/engin-joint.md`.
 //!

@@ -1,5 +1,5 @@
 //! FLEXION-TORSION-JOINT: the flexion-torsion joint model of MADYMO 4.3 as the graduation report
-//! *Human Joint Modelling* (Delft, c. 1991; seed 000, §2.1.3) describes it. Theory:
+//! *Human Joint Modelling* (Delft, c. 1991, §2.1.3) describes it. Theory:
 //! `docs/theory/joint-models.md`.
 //!
 //! The element joins two orientation nodes, element i (the fixed member) and element j (the

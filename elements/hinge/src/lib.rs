@@ -1,4 +1,4 @@
-//! HINGE: a joint between two orientation nodes with three deformation modes (seed 001):
+//! HINGE: a joint between two orientation nodes with three deformation modes (van der Helm 1994):
 //! - `rotation`: the angle about the hinge axis (rad, periodic; the kernel keeps it continuous);
 //! - `bending_y`, `bending_z`: misalignment of q's axis from p's, as the components about p's
 //!   local y and z axes of `n_x^p × n_x^q` (to first order the rotation-vector components), zero

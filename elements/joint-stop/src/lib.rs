@@ -1,5 +1,5 @@
 //! JOINT-STOP: the joint-stop model of the Calspan three-dimensional crash-victim program as the
-//! graduation report *Human Joint Modelling* (Delft, c. 1991; seed 000, §2.2.2) describes it.
+//! graduation report *Human Joint Modelling* (Delft, c. 1991, §2.2.2) describes it.
 //! Theory: `docs/theory/joint-models.md`.
 //!
 //! Three orthogonal unit vectors are fixed in segment i, a unit vector `r` in segment j. The

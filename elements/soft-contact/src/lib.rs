@@ -1,5 +1,5 @@
 //! `soft-contact`: a point and an ellipsoid on a body, with the soft contact of DAS3
-//! (Chadwick et al. 2014, seed 002, App. B): the scapula's TS and AI on the thorax.
+//! (Chadwick et al. 2014, App. B): the scapula's TS and AI on the thorax.
 //!
 //! The mode is the ellipsoid's implicit function at the point (eq. 17), dimensionless,
 //! ```text

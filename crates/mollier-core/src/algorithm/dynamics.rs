@@ -1,4 +1,4 @@
-//! Dynamics by virtual power (seed 001, eq. 9-16): inertia, loads, the reduced equations of
+//! Dynamics by virtual power (van der Helm 1994, eq. 9-16): inertia, loads, the reduced equations of
 //! motion, inverse dynamics, and kinetostatics.
 //!
 //! Inertia is lumped: a mass `m` at a position node (`M = m I₃`), and a rotational inertia `J′`

@@ -1,6 +1,6 @@
 //! Position analysis: evaluate the elements, and solve the dependent coordinates `x^c` for given
 //! generalized coordinates by Newton-Raphson with a second-order Taylor predictor
-//! (seed 001, eq. 1 and 6).
+//! (van der Helm 1994, eq. 1 and 6).
 
 use faer::MatMut;
 

@@ -1,5 +1,5 @@
 //! The reduced equations of motion as a residual, and its partial derivatives, for implicit
-//! integrators (seed 002, eqs. 7-8).
+//! integrators (Chadwick et al. 2014, eqs. 7-8).
 //!
 //! With the notation of [`crate::dynamics`], the residual of the equations of motion at
 //! `(q, v = q̇, v̇)` without driving forces is

@@ -1,4 +1,4 @@
-//! The predictor of Newton-Raphson (seed 001, eq. 1): from the solved configuration in `data`,
+//! The predictor of Newton-Raphson (van der Helm 1994, eq. 1): from the solved configuration in `data`,
 //! `x` at the next inputs to first, second, third or fourth order ([`Predictor`];
 //! docs/theory/kernel.md). Only a starting point: every solution is accepted by its residual.
 
@@ -6,7 +6,7 @@ use crate::algorithm::error::KinematicsError;
 use crate::data::Data;
 use crate::model::Model;
 
-/// Predict `x` at `q` from the solved configuration in `data` (seed 001, eq. 1).
+/// Predict `x` at `q` from the solved configuration in `data` (van der Helm 1994, eq. 1).
 pub(crate) fn predict(model: &Model, data: &mut Data, q: &[f64], kind: Predictor) -> Result<(), KinematicsError> {
     if kind == Predictor::None || !data.solved {
         return Ok(());
@@ -202,7 +202,7 @@ pub enum Predictor {
     None,
     /// `x + DF Δq`.
     FirstOrder,
-    /// `x + DF Δq + ½ (D²F Δq) Δq` (seed 001, eq. 1).
+    /// `x + DF Δq + ½ (D²F Δq) Δq` (van der Helm 1994, eq. 1).
     SecondOrder,
     /// [`Predictor::SecondOrder`] plus the third-order term along the step's line, fitted through
     /// the solution before the last one when that lies on the line (a motion that goes on

@@ -1,4 +1,4 @@
-//! First- and second-order geometric transfer functions (seed 001, eq. 3-5) and the velocities
+//! First- and second-order geometric transfer functions (van der Helm 1994, eq. 3-5) and the velocities
 //! and accelerations they give (eq. 7-8).
 //!
 //! Differentiating `D^{(o,m)}(x) = (e^o_0, e^m)` once and twice at a solved configuration:
@@ -676,7 +676,7 @@ pub(crate) fn second_order_directions(
     solved
 }
 
-/// Velocities `ẋ = DF^x q̇` and `ė = DF^e q̇` (seed 001, eq. 7) for generalized velocities `qd`
+/// Velocities `ẋ = DF^x q̇` and `ė = DF^e q̇` (van der Helm 1994, eq. 7) for generalized velocities `qd`
 /// (n_q), in one solve.
 pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), KinematicsError> {
     check_len(model, qd)?;
@@ -693,7 +693,7 @@ pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), Kine
     result
 }
 
-/// Accelerations `ẍ = DF^x q̈ + (D²F^x q̇) q̇` and `ë` likewise (seed 001, eq. 8), for
+/// Accelerations `ẍ = DF^x q̈ + (D²F^x q̇) q̇` and `ë` likewise (van der Helm 1994, eq. 8), for
 /// generalized velocities `qd` and accelerations `qdd` (n_q each); also sets the velocities.
 pub fn accelerations(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) -> Result<(), KinematicsError> {
     coordinate_accelerations(model, data, qd, qdd)?;

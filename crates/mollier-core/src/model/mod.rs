@@ -1,7 +1,7 @@
 //! The compiled, immutable [`Model`] and the [`ModelBuilder`] that makes it: the types every
 //! algorithm reads (nodes, elements, the partition, inertia and loads), below the algorithms.
 //!
-//! Partition (seed 001, eq. 4-5): every nodal coordinate is fixed (`x^o`), dependent (`x^c`) or
+//! Partition (van der Helm 1994, eq. 4-5): every nodal coordinate is fixed (`x^o`), dependent (`x^c`) or
 //! an input (`x^m`); every deformation mode is fixed/rigid (`e^o`), an input (`e^m`) or dependent
 //! (`e^c`: free, flexible or released). As in SPACAR, modes are fixed unless said otherwise and
 //! coordinates are dependent unless said otherwise. Each orientation node with a dependent

@@ -1,6 +1,6 @@
 //! The joint cone: a planar case solved by hand (the unconstrained optimum leaves the cone, the
 //! constrained one lies on its boundary), a 3-D case checked by its KKT conditions, and the
-//! relation between the second-order cone and the stability index of seed 002 eq. 9.
+//! relation between the second-order cone and the stability index of Chadwick et al. (2014) eq. 9.
 
 use mollier_core::dynamics::Load;
 use mollier_core::geometry::{Mat3, Vec3};
