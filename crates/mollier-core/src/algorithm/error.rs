@@ -63,7 +63,7 @@ pub enum KinematicsError {
     #[error("the reduced mass matrix is singular: some degree of freedom moves no mass")]
     SingularMass,
     /// The configuration cannot be reached, and these inputs cannot be reached even when moved
-    /// alone from the last solved configuration ([`solve_positions_explained`]).
+    /// alone from the last solved configuration ([`crate::kinematics::solve_positions_explained`]).
     #[error(
         "this configuration cannot be reached: moved alone from the last solved one, {} cannot \
          reach {} value here either ({cause})",

@@ -1,7 +1,7 @@
 //! The algorithms, free functions `algo(&model, &mut data, ...)` over a [`crate::Model`] and its
-//! [`crate::Data`], in floors: an element's evaluation ([`local`]), the elements on threads
-//! ([`parallel`]), the model's evaluation and `D_cc` ([`evaluate`]), the well-posedness
-//! ([`diagnostics`]), `D_cc`'s solves ([`solve`]), the transfer functions ([`transfer`]), the
+//! [`crate::Data`], in floors: an element's evaluation (`local`), the elements on threads
+//! ([`parallel`]), the model's evaluation and `D_cc` (`evaluate`), the well-posedness
+//! ([`diagnostics`]), `D_cc`'s solves (`solve`), the transfer functions ([`transfer`]), the
 //! predictor and Newton-Raphson ([`kinematics`]), then [`dynamics`], [`stiffness`] and
 //! [`linearize`].
 

@@ -26,7 +26,7 @@ pub enum CoordRole {
     Dependent,
     /// `x^m`: a generalized coordinate, given.
     Input,
-    /// A coordinate of a node attached to a body frame ([`ModelBuilder::attach`]): computed from
+    /// A coordinate of a node attached to a body frame ([`crate::ModelBuilder::attach`]): computed from
     /// the frame, never solved for.
     Attached,
 }
