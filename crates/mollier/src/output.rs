@@ -511,6 +511,7 @@ impl OutputDir {
                     .map_err(io_err(&path))?;
             }
             file.sync_all().map_err(io_err(&path))?;
+            finished(&path);
         }
         write_json(&self.staging.join(TIMING), &timing)?;
         let mut files: Vec<String> = self.files.clone();
@@ -528,6 +529,7 @@ impl OutputDir {
         // the marker, before the summary: a directory that has its summary has its marker
         let marker = self.staging.join(MARKER);
         fs::write(&marker, format!("{MARKER_TAG}\n")).map_err(io_err(&marker))?;
+        finished(&marker);
         let summary_path = self.staging.join(SUMMARY);
         write_json(&summary_path, &Value::Object(m))?;
         fs::File::open(&summary_path).and_then(|f| f.sync_all()).map_err(io_err(&summary_path))?;
@@ -624,7 +626,22 @@ fn csv_err(path: &Path, e: csv::Error) -> OutputError {
 
 fn write_json(path: &Path, v: &Value) -> Result<(), OutputError> {
     let text = serde_json::to_string_pretty(v).map_err(|e| OutputError::Io { path: path.into(), source: e.into() })?;
-    fs::write(path, text + "\n").map_err(io_err(path))
+    fs::write(path, text + "\n").map_err(io_err(path))?;
+    finished(path);
+    Ok(())
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The files this thread's writers finished, in order: the tests read the order the writer
+    /// kept, where file times would be equal within the clock's tick.
+    static FINISHED: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Note that the file at `path` is complete (the tests' record of the write order).
+fn finished(_path: &Path) {
+    #[cfg(test)]
+    FINISHED.with(|f| f.borrow_mut().push(_path.to_path_buf()));
 }
 
 /// Whether `dir` carries [`MARKER`]: a regular file (not a link) whose first line is the tag of
@@ -756,10 +773,23 @@ mod tests {
     fn summary_is_written_last_and_tables_are_complete_before_it() {
         let base = temp("last");
         let out = base.join("out");
+        FINISHED.with(|f| f.borrow_mut().clear());
         run(&out, &["a", "b"], 1000).unwrap();
-        let modified = |n: &str| fs::metadata(out.join(n)).unwrap().modified().unwrap();
-        for f in ["t.csv", "a/summary.json", "b/summary.json", "timing.json"] {
-            assert!(modified(f) <= modified(SUMMARY), "{f} written after summary.json");
+        // the order the writer finished its files in, by their names in the directory
+        let order: Vec<String> = FINISHED.with(|f| {
+            f.borrow()
+                .iter()
+                .filter_map(|p| p.strip_prefix(out.parent()?).ok())
+                .map(|p| {
+                    let mut c = p.components();
+                    c.next();
+                    c.as_path().to_string_lossy().into_owned()
+                })
+                .collect()
+        });
+        assert_eq!(order.last().map(String::as_str), Some(SUMMARY), "{order:?}");
+        for f in ["t.csv", "a/summary.json", "b/summary.json", "timing.json", MARKER] {
+            assert_eq!(order.iter().filter(|o| *o == f).count(), 1, "{f} finished once: {order:?}");
         }
         let table = fs::read_to_string(out.join("t.csv")).unwrap();
         assert_eq!(table.lines().count(), 1001);
