@@ -142,8 +142,83 @@ pub struct Limits {
     pub stiffness: f64,
 }
 
-/// The law of one mode: `σ = σ0 + c e + k ė` plus an optional one-sided spring and optional range
-/// stops, each term with its exact tangent.
+/// OpenSim's `CoordinateLimitForce` (Seth; OpenSim 4.6) as a stress: beyond the upper end of the
+/// free range a spring whose stiffness rises from 0 to `upper_stiffness` over `transition` by
+/// Simbody's quintic step `S(x) = x³ (10 − 15 x + 6 x²)` (clamped to [0, 1]), likewise below the
+/// lower end, and a damping switched on by the same steps:
+///
+/// ```text
+/// σ = K_up S((e − upper)/t) (e − upper) + K_low S((lower − e)/t) (e − lower)
+///     + c (S((e − upper)/t) + S((lower − e)/t)) ė
+/// ```
+///
+/// (OpenSim's generalized force is `−σ`). All values in SI: limits and `t` in m or rad,
+/// stiffnesses N/m or N m/rad, damping N s/m or N m s/rad.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CoordinateLimit {
+    /// Lower end of the free range (m, rad).
+    pub lower: f64,
+    /// Upper end of the free range (m, rad).
+    pub upper: f64,
+    /// Stiffness below the range once the transition is passed (N/m, N m/rad), ≥ 0.
+    pub lower_stiffness: f64,
+    /// Stiffness above the range once the transition is passed (N/m, N m/rad), ≥ 0.
+    pub upper_stiffness: f64,
+    /// Damping outside the range once the transition is passed (N s/m, N m s/rad), ≥ 0.
+    pub damping: f64,
+    /// Width `t` of the transition (m, rad), > 0.
+    pub transition: f64,
+}
+
+/// Simbody's `stepUp` on `[0, 1]`, clamped outside, and its derivative.
+fn step_up(x: f64) -> (f64, f64) {
+    if x <= 0.0 {
+        (0.0, 0.0)
+    } else if x >= 1.0 {
+        (1.0, 0.0)
+    } else {
+        let x2 = x * x;
+        (x2 * x * (10.0 + x * (-15.0 + 6.0 * x)), 30.0 * x2 * (1.0 - x) * (1.0 - x))
+    }
+}
+
+impl CoordinateLimit {
+    /// `(σ, ∂σ/∂e, ∂σ/∂ė)` at `(e, ė)`.
+    pub fn eval(&self, e: f64, ed: f64) -> (f64, f64, f64) {
+        let t = self.transition;
+        let (su, dsu) = step_up((e - self.upper) / t);
+        let (sl, dsl) = step_up((self.lower - e) / t);
+        let (du, dl) = (e - self.upper, e - self.lower);
+        let s = self.upper_stiffness * su * du + self.lower_stiffness * sl * dl + self.damping * (su + sl) * ed;
+        let ds = self.upper_stiffness * (dsu / t * du + su)
+            + self.lower_stiffness * (-dsl / t * dl + sl)
+            + self.damping * (dsu - dsl) / t * ed;
+        (s, ds, self.damping * (su + sl))
+    }
+
+    /// The springs' stored energy `∫ σ de` from the range (J); zero inside it. Beyond the
+    /// transition `K (δ²/2 − t²/7)`, within it `K δ² x³ (2 − 5x/2 + 6x²/7)`, `x = δ/t`, as
+    /// OpenSim's `computePotentialEnergy`.
+    pub fn energy(&self, e: f64) -> f64 {
+        let (k, d) = if e > self.upper {
+            (self.upper_stiffness, e - self.upper)
+        } else if e < self.lower {
+            (self.lower_stiffness, self.lower - e)
+        } else {
+            return 0.0;
+        };
+        let t = self.transition;
+        if d >= t {
+            k * (0.5 * d * d - t * t / 7.0)
+        } else {
+            let x = d / t;
+            k * d * d * x * x * x * (2.0 - 2.5 * x + 6.0 / 7.0 * x * x)
+        }
+    }
+}
+
+/// The law of one mode: `σ = σ0 + c e + k ė` plus an optional one-sided spring, optional range
+/// stops and an optional coordinate limit, each term with its exact tangent.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ModeLaw {
     /// Preload `σ0` (N, N m).
@@ -156,6 +231,8 @@ pub struct ModeLaw {
     pub tension_only: Option<TensionOnly>,
     /// Stops at the ends of a range.
     pub limits: Option<Limits>,
+    /// OpenSim's coordinate limit force.
+    pub coordinate_limit: Option<CoordinateLimit>,
 }
 
 impl ModeLaw {
@@ -178,7 +255,14 @@ impl ModeLaw {
                 ds += 2.0 * l.stiffness * (e - l.max);
             }
         }
-        (s, ds, self.damping)
+        let mut dsd = self.damping;
+        if let Some(c) = self.coordinate_limit {
+            let (cs, cds, cdsd) = c.eval(e, ed);
+            s += cs;
+            ds += cds;
+            dsd += cdsd;
+        }
+        (s, ds, dsd)
     }
 
     /// The stored energy `∫ σ de` from 0 (J), without the damping.
@@ -204,6 +288,9 @@ impl ModeLaw {
                 }
             };
             v += w(e) - w(0.0);
+        }
+        if let Some(c) = self.coordinate_limit {
+            v += c.energy(e) - c.energy(0.0);
         }
         v
     }
@@ -274,10 +361,22 @@ mod tests {
                 damping: 1.0,
                 tension_only: Some(TensionOnly { stiffness: 8.0e4, slack: -0.02, epsilon: 1e-3 }),
                 limits: None,
+                coordinate_limit: None,
             },
             ModeLaw {
                 stiffness: 5.0,
                 limits: Some(Limits { min: -0.5, max: 0.4, stiffness: 5000.0 }),
+                ..Default::default()
+            },
+            ModeLaw {
+                coordinate_limit: Some(CoordinateLimit {
+                    lower: -0.5,
+                    upper: 0.4,
+                    lower_stiffness: 300.0,
+                    upper_stiffness: 800.0,
+                    damping: 2.0,
+                    transition: 0.1,
+                }),
                 ..Default::default()
             },
         ])
@@ -286,9 +385,16 @@ mod tests {
     #[test]
     fn tangents_are_the_stress_derivatives() {
         let law = laws();
-        for (e, ed) in [([-0.03, -0.7], [0.2, -1.0]), ([-0.0195, 0.1], [0.0, 0.3]), ([0.01, 0.55], [-0.5, 0.0])] {
-            let (mut a, mut ad) = (vec![0.0; 4], vec![0.0; 4]);
-            let (mut b, mut bd) = (vec![0.0; 4], vec![0.0; 4]);
+        // the coordinate limit (third mode) beyond, within and before each transition
+        for (e, ed) in [
+            ([-0.03, -0.7, -0.7], [0.2, -1.0, -1.3]),
+            ([-0.0195, 0.1, -0.55], [0.0, 0.3, 0.8]),
+            ([0.01, 0.55, 0.1], [-0.5, 0.0, 2.0]),
+            ([0.0, 0.0, 0.45], [0.0, 0.0, -0.7]),
+            ([0.0, 0.0, 0.62], [0.0, 0.0, 0.4]),
+        ] {
+            let (mut a, mut ad) = (vec![0.0; 9], vec![0.0; 9]);
+            let (mut b, mut bd) = (vec![0.0; 9], vec![0.0; 9]);
             law.tangent(&e, &ed, &mut a, &mut ad);
             // the trait's default: central differences
             struct Fd<'a>(&'a ModeLaws);
@@ -303,7 +409,7 @@ mod tests {
                 }
             }
             Fd(&law).tangent(&e, &ed, &mut b, &mut bd);
-            for i in 0..4 {
+            for i in 0..9 {
                 let scale = 1.0 + a[i].abs();
                 assert!((a[i] - b[i]).abs() < 1e-6 * scale, "{i}: {} vs {}", a[i], b[i]);
                 assert!((ad[i] - bd[i]).abs() < 1e-6 * (1.0 + ad[i].abs()));
@@ -315,8 +421,8 @@ mod tests {
     fn energy_is_the_integral_of_the_stress() {
         // Simpson's rule on σ(e) with ė = 0 against the closed-form energy
         let law = laws();
-        for k in 0..2 {
-            for end in [-0.6, -0.025, 0.0, 0.03, 0.45] {
+        for k in 0..3 {
+            for end in [-0.7, -0.6, -0.55, -0.025, 0.0, 0.03, 0.45, 0.62] {
                 let n = 20000;
                 let f = |e: f64| law.laws[k].eval(e, 0.0).0;
                 let h = end / n as f64;

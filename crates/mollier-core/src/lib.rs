@@ -48,7 +48,7 @@ pub use element::{
 };
 pub use ids::{CoordId, ElementId, ModeId, NodeId};
 pub use kinematics::{KinematicsError, NewtonOptions, NewtonReport, Predictor, solve_positions, solve_positions_with};
-pub use law::{Law, Limits, LinearLaw, ModeLaw, ModeLaws, TensionOnly};
+pub use law::{CoordinateLimit, Law, Limits, LinearLaw, ModeLaw, ModeLaws, TensionOnly};
 pub use model::Load;
 pub use model::{BuildError, CoordRole, Input, ModeRole, Model, ModelBuilder, NodeInfo};
 pub use registry::ElementRole;

@@ -56,8 +56,8 @@ pub use sharing::{
 };
 pub use spans::Spans;
 pub use spec::{
-    AngleUnit, BodySpec, ElementSpec, FORMAT_VERSION, FieldError, HillMuscleSpec, LengthUnit, LoadSpec, MassUnit,
-    ModeLawSpec, ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
+    AngleUnit, BodySpec, CoordinateLimitSpec, ElementSpec, FORMAT_VERSION, FieldError, HillMuscleSpec, LengthUnit,
+    LoadSpec, MassUnit, ModeLawSpec, ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
 };
 pub use validate::{AXIS_NAMES, MAX_MAGNITUDE, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};

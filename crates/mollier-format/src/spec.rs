@@ -475,6 +475,11 @@ pub struct ModeLawSpec {
     /// `−k₂ (e − min)²` below the range, `k₂ (e − max)²` above it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// OpenSim's `CoordinateLimitForce`, added to the above: beyond either end of a free range a
+    /// spring whose stiffness rises to its full value over `transition` by Simbody's quintic
+    /// step, and a damping switched on with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinate_limit: Option<CoordinateLimitSpec>,
 }
 
 /// A one-sided smooth spring: the stress is `(k/2)(d + √(d² + ε²))`, where `d` is the stretch
@@ -505,6 +510,34 @@ pub struct LimitsSpec {
     pub range: [f64; 2],
     /// `k₂`, at least 0: N per length unit² (N m per angle unit² for an angle).
     pub stiffness: f64,
+}
+
+/// OpenSim's `CoordinateLimitForce` on one mode, its properties under its names: the stress is
+/// `K_up S((e − upper)/t) (e − upper) + K_low S((lower − e)/t) (e − lower) + c (S_up + S_low) ė`
+/// with `S(x) = x³ (10 − 15x + 6x²)` on [0, 1] (0 before, 1 beyond). In a file in degrees the
+/// numbers are OpenSim's own (N m per degree, degrees); limits are values of the mode (0 = the
+/// initial configuration, where OpenSim's are values of the coordinate).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CoordinateLimitSpec {
+    /// The upper end of the free range (length or angle unit).
+    pub upper_limit: f64,
+    /// The full stiffness above it, at least 0: N per length unit (N m per angle unit).
+    #[schemars(range(min = 0.0))]
+    pub upper_stiffness: f64,
+    /// The lower end of the free range (length or angle unit), at most `upper_limit`.
+    pub lower_limit: f64,
+    /// The full stiffness below it, at least 0: N per length unit (N m per angle unit).
+    #[schemars(range(min = 0.0))]
+    pub lower_stiffness: f64,
+    /// The full damping outside the range, at least 0: N s per length unit (N m s per angle
+    /// unit).
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub damping: f64,
+    /// The width over which stiffness and damping switch on, greater than 0 (length or angle
+    /// unit).
+    pub transition: f64,
 }
 
 /// A constant load in the global frame: a force at a point, a moment on a body, or both (a

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::Document;
 use crate::diag::{Diagnostic, human};
 use crate::sharing::LoadSharingSpec;
-use crate::spec::{BodySpec, FieldError, HillMuscleSpec, LoadSpec, ModeLawSpec, OrientationSpec};
+use crate::spec::{BodySpec, CoordinateLimitSpec, FieldError, HillMuscleSpec, LoadSpec, ModeLawSpec, OrientationSpec};
 use crate::values::{InertiaSpec, Named, ParamValue, PointSpec};
 
 /// Standard gravity (m/s²), to recognise a gravity written in another length unit.
@@ -465,10 +465,11 @@ fn check_law(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, law: &Named<
             && m.preload.is_none()
             && m.tension_only.is_none()
             && m.limits.is_none()
+            && m.coordinate_limit.is_none()
         {
             out.push(doc.error(
                 &mp,
-                format!("the law of `{mode}` gives no `stiffness`, `damping`, `preload`, `tension_only` or `limits`"),
+                format!("the law of `{mode}` gives no `stiffness`, `damping`, `preload`, `tension_only`, `limits` or `coordinate_limit`"),
                 "give at least one of them (omitted ones are 0), or delete the entry",
             ));
         }
@@ -538,6 +539,9 @@ fn check_law(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, law: &Named<
                 ));
             }
         }
+        if let Some(c) = &m.coordinate_limit {
+            check_coordinate_limit(doc, out, &format!("{mp}.coordinate_limit"), c);
+        }
         for (field, v) in [("stiffness", m.stiffness), ("damping", m.damping), ("preload", m.preload)] {
             let Some(v) = v else { continue };
             let fp = format!("{mp}.{field}");
@@ -552,6 +556,44 @@ fn check_law(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, law: &Named<
                 out.push(doc.error(&fp, format!("the {field} must not be negative, found {}", human(v)), hint));
             }
         }
+    }
+}
+
+fn check_coordinate_limit(doc: &Document, out: &mut Vec<Diagnostic>, cp: &str, c: &CoordinateLimitSpec) {
+    let fields = [
+        ("upper_limit", c.upper_limit),
+        ("upper_stiffness", c.upper_stiffness),
+        ("lower_limit", c.lower_limit),
+        ("lower_stiffness", c.lower_stiffness),
+        ("damping", c.damping),
+        ("transition", c.transition),
+    ];
+    let mut finite = true;
+    for (field, v) in fields {
+        let fp = format!("{cp}.{field}");
+        if let Some(m) = number_problem(v) {
+            out.push(doc.error(&fp, m, NUMBER_HINT));
+            finite = false;
+        } else if field == "transition" && v <= 0.0 {
+            out.push(doc.error(
+                &fp,
+                format!("the transition must be greater than 0, found {}", human(v)),
+                "the width over which the limit's stiffness switches on, e.g. 2 degrees (OpenSim's default is 0.1)",
+            ));
+        } else if (field.ends_with("stiffness") || field == "damping") && v < 0.0 {
+            out.push(doc.error(
+                &fp,
+                format!("`{field}` must not be negative, found {}", human(v)),
+                "the limit pushes the mode back into its range: stiffness and damping are at least 0",
+            ));
+        }
+    }
+    if finite && c.lower_limit > c.upper_limit {
+        out.push(doc.error(
+            &format!("{cp}.lower_limit"),
+            format!("the lower limit {} is above the upper limit {}", human(c.lower_limit), human(c.upper_limit)),
+            "swap them: `lower_limit` is the smaller end of the free range",
+        ));
     }
 }
 

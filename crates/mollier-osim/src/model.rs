@@ -177,6 +177,31 @@ pub struct PathWrap {
     pub method: String,
 }
 
+/// OpenSim's `CoordinateLimitForce`, its properties as the file gives them (OpenSim's units: a
+/// rotational coordinate's limits and transition in degrees, its stiffnesses in N m per degree,
+/// its damping in N m s per degree).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitForce {
+    /// OpenSim's name.
+    pub name: String,
+    /// The coordinate it limits.
+    pub coordinate: usize,
+    /// `upper_limit`, `upper_stiffness`, `lower_limit`, `lower_stiffness`, `damping`, `transition`.
+    pub upper_limit: f64,
+    /// See [`LimitForce::upper_limit`].
+    pub upper_stiffness: f64,
+    /// See [`LimitForce::upper_limit`].
+    pub lower_limit: f64,
+    /// See [`LimitForce::upper_limit`].
+    pub lower_stiffness: f64,
+    /// See [`LimitForce::upper_limit`].
+    pub damping: f64,
+    /// See [`LimitForce::upper_limit`].
+    pub transition: f64,
+    /// Where it is written.
+    pub place: String,
+}
+
 /// A muscle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Muscle {
@@ -230,6 +255,8 @@ pub struct Model {
     pub couplers: Vec<Coupler>,
     /// Muscles.
     pub muscles: Vec<Muscle>,
+    /// Coordinate limit forces.
+    pub limit_forces: Vec<LimitForce>,
     /// Markers.
     pub markers: Vec<Marker>,
     /// What is not imported.
@@ -291,6 +318,7 @@ fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
         coordinates: Vec::new(),
         couplers: Vec::new(),
         muscles: Vec::new(),
+        limit_forces: Vec::new(),
         markers: Vec::new(),
         unsupported: Vec::new(),
     };
@@ -341,12 +369,15 @@ fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
         if MUSCLE_TYPES.contains(&tag) {
             let muscle = read_muscle(src, f, &m)?;
             m.muscles.push(muscle);
+        } else if tag == "CoordinateLimitForce" {
+            let limit = read_limit_force(src, f, &m)?;
+            m.limit_forces.push(limit);
         } else {
             m.unsupported.push(Entry::new(
                 &src.place(f),
                 name_of(f),
                 tag,
-                "left out: Mollier imports muscles of the four supported types only",
+                "left out: Mollier imports muscles of the four supported types and CoordinateLimitForce only",
             ));
         }
     }
@@ -634,6 +665,37 @@ fn read_spatial_transform(src: &Src, j: Node, first: usize, names: &[String]) ->
 fn coordinate_by_path(m: &Model, path: &str) -> Option<usize> {
     let name = path.trim().rsplit('/').next().unwrap_or("");
     m.coordinates.iter().position(|c| c.name == name)
+}
+
+fn read_limit_force(src: &Src, f: Node, m: &Model) -> Result<LimitForce, Box<Diagnostic>> {
+    let path = src.text(f, "coordinate")?;
+    let coordinate = coordinate_by_path(m, path).ok_or_else(|| {
+        src.error(
+            child(f, "coordinate").unwrap_or(f),
+            format!("`{}` is not a coordinate of the model", path.trim()),
+            "name one of the model's coordinates",
+        )
+    })?;
+    // OpenSim's defaults (CoordinateLimitForce::constructProperties)
+    let transition = src.number_or(f, "transition", 0.1)?;
+    if !(transition > 0.0) {
+        return Err(src.error(
+            child(f, "transition").unwrap_or(f),
+            format!("the transition {transition} is not greater than 0"),
+            "OpenSim's step needs a transition of some width (its default is 0.1)",
+        ));
+    }
+    Ok(LimitForce {
+        name: name_of(f).to_string(),
+        coordinate,
+        upper_limit: src.number_or(f, "upper_limit", 0.0)?,
+        upper_stiffness: src.number_or(f, "upper_stiffness", 1.0)?,
+        lower_limit: src.number_or(f, "lower_limit", 0.0)?,
+        lower_stiffness: src.number_or(f, "lower_stiffness", 1.0)?,
+        damping: src.number_or(f, "damping", 0.001)?,
+        transition,
+        place: src.place(f),
+    })
 }
 
 fn read_constraint(src: &Src, c: Node, m: &mut Model) -> Result<(), Box<Diagnostic>> {

@@ -22,7 +22,8 @@ use mollier_beam::Beam;
 use mollier_core::element::{NodeKind, Quantity};
 use mollier_core::registry::{Frame, Params, Registry, Resolver, Units, Value};
 use mollier_core::{
-    BuildError, Input, Limits, Load, ModeLaw, ModeLaws, ModeRole, Model, ModelBuilder, NodeId, TensionOnly,
+    BuildError, CoordinateLimit, Input, Limits, Load, ModeLaw, ModeLaws, ModeRole, Model, ModelBuilder, NodeId,
+    TensionOnly,
 };
 use mollier_format::{
     Diagnostic, Diagnostics, Document, ModeLawSpec, ModelSpec, Named, ParamValue, PointSpec, UnitsSpec,
@@ -780,12 +781,21 @@ fn mode_laws(
             max: value(l.range[1]),
             stiffness: per(per(l.stiffness)),
         });
+        let coordinate_limit = spec.coordinate_limit.map(|c| CoordinateLimit {
+            lower: value(c.lower_limit),
+            upper: value(c.upper_limit),
+            lower_stiffness: per(c.lower_stiffness),
+            upper_stiffness: per(c.upper_stiffness),
+            damping: per(c.damping),
+            transition: value(c.transition),
+        });
         laws.laws[k] = ModeLaw {
             preload: spec.preload.unwrap_or(0.0),
             stiffness: per(spec.stiffness.unwrap_or(0.0)),
             damping: per(spec.damping.unwrap_or(0.0)),
             tension_only,
             limits,
+            coordinate_limit,
         };
         modes.push(k);
     }

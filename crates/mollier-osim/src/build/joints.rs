@@ -2,7 +2,7 @@
 //! report says of coordinates.
 
 use nalgebra::Vector3;
-use toml_edit::Value;
+use toml_edit::{InlineTable, Item, Value};
 
 use super::doc::{self, num, text, vec3};
 use super::{Ctx, InputDef, Out};
@@ -229,5 +229,56 @@ pub(super) fn coordinate_entries(ctx: &Ctx, out: &mut Out) {
                 format!("drives {} axis(es) through functions: each axis is an input (the function's value minus its initial value); Mollier's kernel holds no function between them", ctx.uses[i]),
             ));
         }
+    }
+}
+
+/// OpenSim's coordinate limit forces as `coordinate_limit` laws of their coordinates' modes, in
+/// SI (a rotational coordinate's degrees to radians) and shifted by the default value (the mode
+/// is the coordinate minus its default). A coordinate that is not one input of its own (locked,
+/// coupled, through a function) keeps no law, and the report says so.
+pub(super) fn limit_laws(ctx: &Ctx, out: &mut Out) {
+    for f in &ctx.m.limit_forces {
+        let coord = &ctx.m.coordinates[f.coordinate];
+        let input = out.inputs.iter().find(|d| d.coordinate == f.coordinate && d.exact_name).map(|d| d.name.clone());
+        let Some((el, mode)) = input.as_deref().and_then(|n| n.rsplit_once('.')) else {
+            let why =
+                if coord.locked { "is locked" } else { "is not one input of its own (coupled, or through a function)" };
+            out.entries.push(Entry::new(
+                &f.place,
+                &f.name,
+                "CoordinateLimitForce",
+                format!("left out: coordinate `{}` {why}", coord.name),
+            ));
+            continue;
+        };
+        // OpenSim's unit scaling `_w`: degrees for a rotational coordinate
+        let w = if mode == "rotation" { std::f64::consts::PI / 180.0 } else { 1.0 };
+        let mut limit = InlineTable::new();
+        for (key, v) in [
+            ("upper_limit", w * f.upper_limit - coord.default),
+            ("upper_stiffness", f.upper_stiffness / w),
+            ("lower_limit", w * f.lower_limit - coord.default),
+            ("lower_stiffness", f.lower_stiffness / w),
+            ("damping", f.damping / w),
+            ("transition", w * f.transition),
+        ] {
+            limit.insert(key, doc::float(v));
+        }
+        let mut law = InlineTable::new();
+        law.insert("coordinate_limit", Value::InlineTable(limit));
+        let mut modes = InlineTable::new();
+        modes.insert(mode, Value::InlineTable(law));
+        let Some((_, table)) = out.elements.iter_mut().find(|(n, _)| n == el) else { continue };
+        if table.contains_key("law") {
+            out.entries.push(Entry::new(
+                &f.place,
+                &f.name,
+                "CoordinateLimitForce",
+                format!("left out: coordinate `{}` has a limit force already", coord.name),
+            ));
+            continue;
+        }
+        let note = format!("OpenSim `{}` ({}): limits less the default {}", f.name, f.place, num(coord.default));
+        table.insert("law", Item::Value(doc::noted(Value::InlineTable(modes), &note)));
     }
 }

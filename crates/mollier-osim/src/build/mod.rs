@@ -242,6 +242,7 @@ pub(crate) fn build(m: &Model, file: &str, order: &[usize], leave_out: &[(String
     }
     muscles::wrap_entries(&ctx, &mut out);
     joints::coordinate_entries(&ctx, &mut out);
+    joints::limit_laws(&ctx, &mut out);
     // inputs in the order of the coordinates (a coordinate's axes in joint order)
     out.inputs.sort_by_key(|d| d.coordinate);
     let toml = file::document(&ctx, &mut out);
