@@ -6,10 +6,10 @@
 use std::path::Path;
 
 use mollier::{Compiled, Excitations, ForwardRun};
-use mollier_format::ParamValue;
 use mollier_sim::Musculoskeletal;
 
 include!("fixtures/flexion.rs");
+include!("fixtures/contact.rs");
 
 /// The motion's duration (s) and the step of `mollier simulate` (s).
 const DURATION: f64 = 1.3;
@@ -28,33 +28,6 @@ fn shoulder() -> (Compiled, Excitations, Target) {
     let names: Vec<String> = (0..c.model.n_q()).map(|i| c.model.input_name(i).to_string()).collect();
     let target = Target::read(&root().join("models/shoulder/flexion-target.csv"), &names);
     (c, ex, target)
-}
-
-/// A soft contact's point and the thorax ellipsoid it presses on (centre and semi-axes, m; the
-/// thorax is fixed in the global frame), from the model file.
-fn contact(c: &Compiled, name: &str) -> (mollier_core::NodeId, [f64; 3], [f64; 3]) {
-    let spec = c.document.spec();
-    let el = spec.elements.get(name).unwrap_or_else(|| panic!("no element {name}"));
-    let param = |key: &str| el.params.0.iter().find(|(k, _)| k == key).map(|(_, v)| v).expect(key);
-    let mm = |v: &ParamValue| -> [f64; 3] {
-        let ParamValue::Array(a) = v else { panic!("a vector") };
-        let n =
-            |i: usize| if let ParamValue::Number(x) = a[i] { spec.units.length_to_si(x) } else { panic!("a number") };
-        [n(0), n(1), n(2)]
-    };
-    let ParamValue::String(point) = param("point") else { panic!("a point name") };
-    let node = c.points.iter().find(|p| &p.name == point).expect("the contact point").node;
-    (node, mm(param("centre")), mm(param("semi_axes")))
-}
-
-/// The depth (m, positive inside) of `p` in the ellipsoid: its level `F = Σ (y_i/a_i)² − 1`
-/// over the gradient's length, `−F/|∇F|` (first order: for millimetres on semi-axes of about
-/// 100 mm, exact to a few percent of the depth).
-fn depth(p: &[f64; 3], centre: &[f64; 3], axes: &[f64; 3]) -> f64 {
-    let y: Vec<f64> = (0..3).map(|i| p[i] - centre[i]).collect();
-    let level: f64 = (0..3).map(|i| (y[i] / axes[i]).powi(2)).sum::<f64>() - 1.0;
-    let grad = (0..3).map(|i| (2.0 * y[i] / (axes[i] * axes[i])).powi(2)).sum::<f64>().sqrt();
-    -level / grad
 }
 
 #[test]

@@ -434,6 +434,13 @@ def positions(n, k):
 # ---------------------------------------------------------------------------------------------
 
 ARM = ("ulna_r", "radius_r", "hand_r")
+# the arm's points in contact with the thorax ellipsoid (forward model)
+ARM_CONTACTS = ("humerus_mid", "elbow", "forearm_mid", "wrist", "hand")
+# the glenohumeral range (forward model): OpenSim's CoordinateLimitForce on each hinge, from rest
+# (deg): flexion (+) and extension about the scapula's x, axial rotation about y', abduction (+)
+# and adduction about z''; stiffness N m/deg, damping N m s/deg, transition deg
+GH_RANGE = {"gh_x": (-50.0, 120.0), "gh_y": (-80.0, 80.0), "gh_z": (-20.0, 120.0)}
+GH_LIMIT = (10.0, 0.1, 5.0)
 BODY = {"thorax": "thorax", "clavicle_r": "clavicle", "scapula_r": "scapula", "humerus_r": "humerus"}
 
 
@@ -664,6 +671,8 @@ FORWARD_HEADER = """\
 #   5 N m/rad towards the middle of DAS3's range (SC and AC; GH towards rest: its hinges are not
 #   DAS3's angles), stops of 5000 N m/rad^2 outside that range (SC and AC);
 # - TS and AI are kept on the thorax by DAS3's soft contact (Chadwick et al. 2014, App. B), not held on it;
+# - the arm (humerus, forearm and hand: five points) is kept out of the thorax by the same contact,
+#   and the glenohumeral hinges have a range (OpenSim's CoordinateLimitForce);
 # - the conoid ligament pulls but does not push (Chadwick et al. 2014, eq. 5), slack at its rest length
 #   ({con:.2f} mm);
 # - the 95 muscle elements have Hill muscles (Chadwick et al. 2014, App. A), [muscles] at the end;
@@ -769,6 +778,13 @@ def build(osim, forward=False):
     # the hand's centre of mass (DAS3's hand_r), carried onto the humerus: where a study's hand
     # load acts
     points["humerus"].append(("hand", b.to_humerus("hand_r", b.bodies["hand_r"]["com"])[1]))
+    if forward:
+        # the arm's points kept out of the thorax: the elbow (DAS3's ulna origin), the wrist (the
+        # hand's origin), the hand's centre of mass, and the midpoints of humerus and forearm
+        elbow = b.to_humerus("ulna_r", [0.0, 0.0, 0.0])[1]
+        wrist = b.to_humerus("hand_r", [0.0, 0.0, 0.0])[1]
+        points["humerus"] += [("humerus_mid", scale(0.5, elbow)), ("elbow", elbow),
+                              ("forearm_mid", scale(0.5, add(elbow, wrist))), ("wrist", wrist)]
 
     suffix = lambda k, n: "o" if k == 0 else ("i" if k == n - 1 else f"v{k}")
     for e in elements:
@@ -808,6 +824,7 @@ def build(osim, forward=False):
     if forward:
         w("inputs = [" + ", ".join(f'"{h}.rotation"' for h in hinges) + "]\n")
         free = ["costoclavicular", "trapezoid", "conoid", "TS_thorax", "AI_thorax"]
+        free += [f"{pt}_thorax" for pt in ARM_CONTACTS]
     else:
         w('inputs = ["AC.y", "AC.z", "scapula.TS.x", "humerus_pole.rotation", "humerus_elevation.rotation", "humerus_axial.rotation"]\n')
         free = [f"{h}.rotation" for h in hinges]
@@ -878,7 +895,12 @@ def build(osim, forward=False):
             # (k2) outside it; angles from our zero, the rest posture (DAS3 angle = ours + rest)
             k1, damping, k2 = 5.0 * DEG, 1.0 * DEG, 5000.0 * DEG * DEG
             if coordinate is None:
-                w(f"law.rotation = {{ stiffness = {fmt(k1, 6)}, damping = {fmt(damping, 6)} }}  # towards rest; no DAS3 range\n")
+                lo, hi = GH_RANGE[name]
+                k, c, t = GH_LIMIT
+                w(f"# range [{lo:g}, {hi:g}] deg from rest: OpenSim's CoordinateLimitForce, {k:g} N m/deg, {c:g} N m s/deg, transition {t:g} deg\n")
+                w(f"law.rotation = {{ stiffness = {fmt(k1, 6)}, damping = {fmt(damping, 6)}, coordinate_limit = {{ ")
+                w(f"upper_limit = {hi:g}, upper_stiffness = {k:g}, lower_limit = {lo:g}, lower_stiffness = {k:g}, ")
+                w(f"damping = {c:g}, transition = {t:g} }} }}  # towards rest; no DAS3 range\n")
             else:
                 lo, hi = b.joints_by_coordinate[coordinate]
                 mid = 0.5 * (lo + hi)
@@ -918,6 +940,13 @@ def build(osim, forward=False):
         w(f'[elements.{pt}_thorax]\ntype = "{kind}"\npoint = "scapula.{pt}"\nbody = "thorax"\n')
         w(f"centre = {fmt_vec(scale(1000, THORAX_CENTRE))}\nsemi_axes = {fmt_vec(scale(1000, THORAX_AXES))}\n")
         w("stiffness = 20000  # N/m\nepsilon = 0.01\n\n" if forward else 'reference = "surface"\n\n')
+    if forward:
+        w("# arm-thorax contact: the humerus's, forearm's and hand's points kept out of the same ellipsoid\n")
+        w("# by the same soft contact (the forearm and hand are lumped onto the humerus)\n")
+        for pt in ARM_CONTACTS:
+            w(f'[elements.{pt}_thorax]\ntype = "soft-contact"\npoint = "humerus.{pt}"\nbody = "thorax"\n')
+            w(f"centre = {fmt_vec(scale(1000, THORAX_CENTRE))}\nsemi_axes = {fmt_vec(scale(1000, THORAX_AXES))}\n")
+            w("stiffness = 20000  # N/m\nepsilon = 0.01\n\n")
 
     if forward:
         w("# ligaments: the conoid pulls but does not push (Chadwick et al. 2014, eq. 5: 80 N/mm, epsilon 1 mm), slack\n")

@@ -239,16 +239,16 @@ pub(super) fn coordinate_entries(ctx: &Ctx, out: &mut Out) {
 pub(super) fn limit_laws(ctx: &Ctx, out: &mut Out) {
     for f in &ctx.m.limit_forces {
         let coord = &ctx.m.coordinates[f.coordinate];
+        let left_out = |out: &mut Out, why: &str| {
+            let action = format!("left out: coordinate `{}` {why}", coord.name);
+            out.entries.push(Entry::new(&f.place, &f.name, "CoordinateLimitForce", action));
+        };
         let input = out.inputs.iter().find(|d| d.coordinate == f.coordinate && d.exact_name).map(|d| d.name.clone());
         let Some((el, mode)) = input.as_deref().and_then(|n| n.rsplit_once('.')) else {
-            let why =
-                if coord.locked { "is locked" } else { "is not one input of its own (coupled, or through a function)" };
-            out.entries.push(Entry::new(
-                &f.place,
-                &f.name,
-                "CoordinateLimitForce",
-                format!("left out: coordinate `{}` {why}", coord.name),
-            ));
+            left_out(
+                out,
+                if coord.locked { "is locked" } else { "is not one input of its own (coupled, or through a function)" },
+            );
             continue;
         };
         // OpenSim's unit scaling `_w`: degrees for a rotational coordinate
@@ -270,12 +270,7 @@ pub(super) fn limit_laws(ctx: &Ctx, out: &mut Out) {
         modes.insert(mode, Value::InlineTable(law));
         let Some((_, table)) = out.elements.iter_mut().find(|(n, _)| n == el) else { continue };
         if table.contains_key("law") {
-            out.entries.push(Entry::new(
-                &f.place,
-                &f.name,
-                "CoordinateLimitForce",
-                format!("left out: coordinate `{}` has a limit force already", coord.name),
-            ));
+            left_out(out, "has a limit force already");
             continue;
         }
         let note = format!("OpenSim `{}` ({}): limits less the default {}", f.name, f.place, num(coord.default));

@@ -1,0 +1,130 @@
+//! The arm never enters the thorax (issue 37): `models/shoulder/shoulder-forward.toml` run from
+//! rest with zero excitations, with every muscle at full excitation, and with each muscle alone
+//! stepped to full excitation; at every step the arm's points (the humerus's middle, the elbow,
+//! the forearm's middle, the wrist, the hand's centre of mass: all lumped on the humerus) are
+//! measured against the thorax ellipsoid from their positions, not from the contact elements'
+//! levels, so that a model without the arm's contact fails here.
+
+use std::path::Path;
+
+use mollier::{Compiled, Excitations, ForwardRun};
+
+include!("fixtures/contact.rs");
+
+/// The step of `mollier simulate` (s), the run's duration (s) and when a muscle switches on (s).
+const STEP: f64 = 0.001;
+const DURATION: f64 = 0.6;
+const ON: f64 = 0.02;
+
+/// The deepest any arm point may reach (m): the soft contact lets a point in by its
+/// compliance, as it does TS and AI (tests/flexion.rs allows 5 mm there).
+const DEEPEST: f64 = 0.005;
+
+const ARM: [&str; 5] = ["humerus.humerus_mid", "humerus.elbow", "humerus.forearm_mid", "humerus.wrist", "humerus.hand"];
+
+fn shoulder() -> Compiled {
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    mollier::load(&root.join("models/shoulder/shoulder-forward.toml"), &mollier::registry())
+        .unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+/// Excitations 0 until `ON`, then `on[k]` for muscle `k` (a ramp over one step).
+fn stepped(c: &Compiled, on: impl Fn(usize) -> f64) -> Excitations {
+    Excitations {
+        time: vec![0.0, ON, ON + STEP],
+        values: (0..c.muscles.len()).map(|k| vec![0.0, 0.0, on(k)]).collect(),
+        missing: Vec::new(),
+    }
+}
+
+/// The deepest of the arm's points in the thorax ellipsoid over a run (m, positive inside), and
+/// the point and time where it was.
+fn deepest(c: &Compiled, ex: Excitations) -> (f64, &'static str, f64) {
+    let n = c.model.n_q();
+    // the thorax ellipsoid of the scapula's contact
+    let (_, centre, axes) = contact(c, "TS_thorax");
+    let nodes: Vec<_> = ARM
+        .iter()
+        .map(|name| c.points.iter().find(|p| p.name == *name).unwrap_or_else(|| panic!("no point {name}")).node)
+        .collect();
+    let mut run = ForwardRun::new(c, ex, STEP).expect("a rest state");
+    let mut data = mollier_core::Data::new(&c.model);
+    // the bodies only: a muscle path may fail where the arm has been driven (the point of the test)
+    let bodies = mollier_core::NewtonOptions { free_elements: false, ..Default::default() };
+    let mut worst = (f64::NEG_INFINITY, "", 0.0);
+    for _ in 0..(DURATION / STEP).round() as usize {
+        let frame = match run.advance() {
+            Ok(f) => f,
+            // a run that stops is a failure as the arm inside is (reported with the time)
+            Err(e) => {
+                return (f64::INFINITY, Box::leak(format!("the run stopped: {e}").into_boxed_str()), run.state().t);
+            }
+        };
+        mollier_core::solve_positions_with(&c.model, &mut data, &frame.x[..n], &bodies).expect("a configuration");
+        for (name, node) in ARM.iter().zip(&nodes) {
+            let d = depth(&data.position(&c.model, *node), &centre, &axes);
+            if d > worst.0 {
+                worst = (d, *name, frame.time);
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn the_arm_stays_out_of_the_thorax() {
+    let c = shoulder();
+    let m = c.muscles.len();
+    // zero, all ones, then each muscle alone (all its elements: `deltoideus_clavicular_1` to `_6`
+    // are the anterior deltoid) and each element alone; two threads
+    let muscle = |k: usize| {
+        let name = c.muscles[k].name.as_str();
+        name.rsplit_once('_').filter(|(_, n)| n.parse::<u32>().is_ok()).map_or(name, |(m, _)| m).to_string()
+    };
+    let mut muscles: Vec<String> = (0..m).map(muscle).collect();
+    muscles.dedup();
+    let cases: Vec<(String, Excitations)> = [
+        ("zero excitations".to_string(), stepped(&c, |_| 0.0)),
+        ("all excitations at 1".to_string(), stepped(&c, |_| 1.0)),
+    ]
+    .into_iter()
+    .chain(muscles.iter().map(|g| (format!("{g} alone"), stepped(&c, |k| if muscle(k) == *g { 1.0 } else { 0.0 }))))
+    .chain((0..m).map(|j| (format!("{} alone", c.muscles[j].name), stepped(&c, |k| if k == j { 1.0 } else { 0.0 }))))
+    .collect();
+    let results: Vec<(String, (f64, &str, f64))> = std::thread::scope(|s| {
+        let (c, cases) = (&c, &cases);
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                s.spawn(move || {
+                    cases
+                        .iter()
+                        .skip(t)
+                        .step_by(2)
+                        .map(|(name, ex)| (name.clone(), deepest(c, ex.clone())))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a run")).collect()
+    });
+    let worst = results.iter().max_by(|a, b| a.1.0.total_cmp(&b.1.0)).expect("runs");
+    eprintln!(
+        "{} runs of {DURATION} s: deepest arm point {:.2} mm ({}, {} at {:.3} s)",
+        results.len(),
+        1000.0 * worst.1.0,
+        worst.0,
+        worst.1.1,
+        worst.1.2
+    );
+    let mut ranked: Vec<&(String, (f64, &str, f64))> = results.iter().filter(|r| r.1.0.is_finite()).collect();
+    ranked.sort_by(|a, b| b.1.0.total_cmp(&a.1.0));
+    for (name, (d, point, t)) in ranked.iter().take(6) {
+        eprintln!("  {name}: {point} {:.1} mm at {t:.3} s", 1000.0 * d);
+    }
+    let inside: Vec<String> = results
+        .iter()
+        .filter(|(_, (d, _, _))| *d > DEEPEST)
+        .map(|(name, (d, point, t))| format!("{name}: {point} {:.1} mm inside at {t:.3} s", 1000.0 * d))
+        .collect();
+    assert!(inside.is_empty(), "the arm enters the thorax:\n{}", inside.join("\n"));
+}
