@@ -132,3 +132,102 @@ fn a_load_on_a_body_that_does_not_exist_is_refused_and_nothing_is_written() {
     assert!(text(&out.stderr).contains("the loads are given from 0 s to 1 s"), "{}", text(&out.stderr));
     assert!(!out_dir.exists());
 }
+
+/// The generalized forces of OpenSim's gait2354 walking example (the scaled subject, its IK
+/// result, both force plates), by `tools/peer_opensim_gait.py`: Mollier given the coordinates,
+/// rates and accelerations OpenSim's InverseDynamicsTool used (the IK motion low-passed at 6 Hz
+/// and splined, as the tool does; committed in the reference) and the example's own
+/// `subject01_walk1_grf.xml`. Each Mollier input is a function of one coordinate (the knee's
+/// translations are splines of its angle), so the coordinate's generalized force is the sum of
+/// its inputs' driving forces times the functions' slopes.
+#[test]
+fn the_gait2354_walk_with_its_force_plates_matches_opensim_s_inverse_dynamics() {
+    let models =
+        std::env::var_os("MOLLIER_OPENSIM_MODELS").map_or_else(|| root().join(".cache/opensim-models"), PathBuf::from);
+    let (osim, xml) = (models.join("subject01_simbody.osim"), models.join("subject01_walk1_grf.xml"));
+    if !osim.exists() || !xml.exists() || !models.join("subject01_walk1_grf.mot").exists() {
+        println!("SKIPPED: the gait2354 inverse dynamics: no {} (run tools/fetch-opensim-models)", xml.display());
+        return;
+    }
+    let reference: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("crates/mollier-cli/tests/data/gait2354_id.json")).expect("reference"),
+    )
+    .expect("JSON");
+    let rows = |key: &str| -> Vec<Vec<f64>> {
+        reference[key]
+            .as_array()
+            .expect(key)
+            .iter()
+            .map(|r| r.as_array().expect("row").iter().map(|v| v.as_f64().expect("number")).collect())
+            .collect()
+    };
+    let (q, qd, qdd, tau) = (rows("q"), rows("qd"), rows("qdd"), rows("tau"));
+    let times: Vec<f64> = reference["time"].as_array().expect("time").iter().filter_map(|v| v.as_f64()).collect();
+    let names: Vec<&str> =
+        reference["coordinates"].as_array().expect("names").iter().filter_map(|v| v.as_str()).collect();
+    let import = mollier_osim::import_path(&osim).expect("imports");
+    let index: Vec<usize> = names.iter().map(|n| import.coordinate(n).expect("a coordinate of the model")).collect();
+    // each input's value, rate and acceleration from its coordinate's (central differences of
+    // the axis function: exact for the linear ones, about 1e-8 for the knee's splines)
+    let h = 1e-4;
+    let slope = |d: &mollier_osim::InputDef, x: f64| (d.function.value(x + h) - d.function.value(x - h)) / (2.0 * h);
+    let curve = |d: &mollier_osim::InputDef, x: f64| {
+        (d.function.value(x + h) - 2.0 * d.function.value(x) + d.function.value(x - h)) / (h * h)
+    };
+    let dir = scratch("gait");
+    let mut csv = String::from("time");
+    for d in &import.inputs {
+        csv.push_str(&format!(",{0},{0}.vel,{0}.acc", d.name));
+    }
+    csv.push('\n');
+    let of = |k: usize, c: usize, v: &[Vec<f64>]| {
+        v[k][names.iter().position(|&n| import.coordinate(n) == Some(c)).expect("given")]
+    };
+    for k in 0..times.len() {
+        csv.push_str(&format!("{}", times[k]));
+        for d in &import.inputs {
+            let (x, v, a) = (of(k, d.coordinate, &q), of(k, d.coordinate, &qd), of(k, d.coordinate, &qdd));
+            let value = d.function.value(x) - d.offset;
+            csv.push_str(&format!(",{value},{},{}", slope(d, x) * v, curve(d, x) * v * v + slope(d, x) * a));
+        }
+        csv.push('\n');
+    }
+    let motion = dir.join("walk.csv");
+    std::fs::write(&motion, csv).expect("write");
+    let out_dir = dir.join("id");
+    let out = mollier(&[
+        "inverse-dynamics",
+        s(&osim),
+        "--motion",
+        s(&motion),
+        "--loads",
+        s(&xml),
+        "--out",
+        s(&out_dir),
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let driving = std::fs::read_to_string(out_dir.join("driving.csv")).expect("driving.csv");
+    let mut lines = driving.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let largest = tau.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut worst = (0.0f64, String::new());
+    for (k, line) in lines.enumerate() {
+        let row: Vec<f64> = line.split(',').map(|v| v.parse().expect("number")).collect();
+        assert!((row[0] - times[k]).abs() < 1e-9);
+        for (j, &c) in index.iter().enumerate() {
+            let mut generalized = 0.0;
+            for d in import.inputs.iter().filter(|d| d.coordinate == c) {
+                let col = header.iter().position(|&h| h == d.name).expect("a driving column per input");
+                generalized += row[col] * slope(d, q[k][j]);
+            }
+            let diff = (generalized - tau[k][j]).abs();
+            if diff > worst.0 {
+                worst = (diff, format!("{} at {} s: {generalized} vs OpenSim {}", names[j], times[k], tau[k][j]));
+            }
+        }
+    }
+    println!("gait2354: largest difference {:.3e} (of {largest:.1}): {}", worst.0, worst.1);
+    // the issue asks for 1 % of the largest; the same inputs give agreement to rounding (3e-6)
+    assert!(worst.0 <= 1e-4 * largest, "{} > 1e-4 of {largest}: {}", worst.0, worst.1);
+}
