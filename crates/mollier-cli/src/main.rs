@@ -262,6 +262,10 @@ enum Command {
         /// "Output directories").
         #[arg(long)]
         out: PathBuf,
+        /// Time-varying external loads on the model's bodies at the motion's times, as for
+        /// `inverse-dynamics`.
+        #[arg(long, value_name = "FILE")]
+        loads: Option<PathBuf>,
         /// No summary on standard output.
         #[arg(long, short)]
         quiet: bool,
@@ -384,7 +388,7 @@ fn main() -> ExitCode {
             },
             &registry,
         ),
-        Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
+        Command::Study { study, out, loads, quiet } => study::run(&study, &out, loads.as_deref(), quiet),
         Command::View { model, motion, results, every, out, force, quiet } => view::run(
             &view::Request {
                 model: &model,

@@ -231,3 +231,43 @@ fn the_gait2354_walk_with_its_force_plates_matches_opensim_s_inverse_dynamics() 
     // the issue asks for 1 % of the largest; the same inputs give agreement to rounding (3e-6)
     assert!(worst.0 <= 1e-4 * largest, "{} > 1e-4 of {largest}: {}", worst.0, worst.1);
 }
+
+/// The shoulder's hand load: a study with `--loads` (20 N down at the hand, one row: constant)
+/// gives the forces of the same study with its own `[load]` of 20 N at the hand.
+#[test]
+fn a_weight_in_the_hand_as_loads_is_the_study_s_own_load() {
+    let dir = scratch("study");
+    let shoulder = root().join("models/shoulder");
+    let study = std::fs::read_to_string(shoulder.join("abduction.toml")).expect("study");
+    let model = format!("model = {:?}", shoulder.join("shoulder.toml").display().to_string());
+    let small = study
+        .replace("model = \"shoulder.toml\"", &model)
+        .replace("frames = 37", "frames = 3")
+        .replace("criteria = [\"a\", \"b\", \"c\", \"d\"]", "criteria = [\"b\"]");
+    assert!(!small.contains("[load]"), "the study has a load of its own: update this test");
+    let (plain, loaded) = (dir.join("plain.toml"), dir.join("loaded.toml"));
+    std::fs::write(&plain, &small).expect("write");
+    std::fs::write(&loaded, format!("{small}\n[load]\npoint = \"humerus.hand\"\nforce = [0, -20, 0]\n"))
+        .expect("write");
+    let hand = dir.join("hand.csv");
+    std::fs::write(&hand, "time,humerus.hand.fx,humerus.hand.fy,humerus.hand.fz\n0,0,-20,0\n").expect("write");
+    let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
+    for (study, out, loads) in [(&loaded, &a, None), (&plain, &b, Some(&hand)), (&plain, &c, None)] {
+        let mut args = vec!["study", s(study), "--out", s(out), "-q"];
+        if let Some(l) = loads {
+            args.extend(["--loads", s(l)]);
+        }
+        let run = mollier(&args);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    }
+    let forces = |d: &Path| numbers(&d.join("b-glenoid/forces.csv"));
+    same(&forces(&a), &forces(&b), "forces.csv");
+    assert_ne!(forces(&a), forces(&c), "the load changes the forces");
+    // a load on a body the shoulder does not have: exit 2, nothing written
+    std::fs::write(&hand, "time,hand.fx,hand.fy,hand.fz\n0,0,-20,0\n").expect("write");
+    let out = dir.join("d");
+    let run = mollier(&["study", s(&plain), "--out", s(&out), "--loads", s(&hand)]);
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains(":1:1: error: `hand` is not a body"), "{}", text(&run.stderr));
+    assert!(!out.exists());
+}

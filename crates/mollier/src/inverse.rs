@@ -74,7 +74,7 @@ impl<'a> InverseRun<'a> {
             None => Vec::new(),
             Some(l) => {
                 let q = self.derivatives.as_ref().map_or(&self.motion.q, |d| &d.q);
-                l.over_motion(compiled, &self.motion.times, q)
+                l.over_motion(compiled, self.motion.times.iter().copied().zip(q.iter()))
             }
         };
         self

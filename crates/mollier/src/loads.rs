@@ -29,7 +29,7 @@ use mollier_core::{Data, Load, NodeId};
 use mollier_format::{Diagnostic, Diagnostics};
 
 use crate::compile::Compiled;
-use crate::motion::{Rows, Table, any_table, at};
+use crate::motion::{Table, any_table, at};
 use crate::spline::Knots;
 
 /// A triple of a table's columns (x, y, z) and the factor to SI of their unit.
@@ -193,19 +193,23 @@ impl ExternalLoads {
         }
     }
 
-    /// The loads of every frame of a motion (`times`, `q` in the model's input order): solved
-    /// frame by frame from the last when a load needs the configuration, else without a solve.
-    /// A frame that cannot be solved gets no loads (the analysis then reports it itself).
-    pub fn over_motion(&self, compiled: &Compiled, times: &[f64], q: &Rows) -> Vec<Vec<Load>> {
+    /// The loads of every frame of a motion (its times and `q`, n_q each in the model's input
+    /// order): solved frame by frame from the last when a load needs the configuration, else
+    /// without a solve. A frame that cannot be solved gets no loads (the analysis then reports
+    /// it itself).
+    pub fn over_motion<'q>(
+        &self,
+        compiled: &Compiled,
+        frames: impl IntoIterator<Item = (f64, &'q [f64])>,
+    ) -> Vec<Vec<Load>> {
         let model = &compiled.model;
         let mut data = Data::new(model);
         let solve = self.needs_configuration();
-        times
-            .iter()
-            .enumerate()
-            .map(|(k, &t)| {
+        frames
+            .into_iter()
+            .map(|(t, q)| {
                 let mut loads = Vec::new();
-                if solve && mollier_core::solve_positions(model, &mut data, &q[k]).is_err() {
+                if solve && mollier_core::solve_positions(model, &mut data, q).is_err() {
                     data.reset(model);
                     return loads;
                 }
