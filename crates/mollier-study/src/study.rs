@@ -479,8 +479,9 @@ impl Study {
     }
 
     /// The masses under gravity (kg), their nodes, and the gravity vector (m/s²), when gravity
-    /// (and the study's `[load]`) is the model's only load and no element has a law (so that muscles and gravity are all
-    /// the applied forces); `None` otherwise.
+    /// and the study's `[load]` are the only loads (no `[loads]` in the model, no external
+    /// loads) and no element has a law (so that muscles and gravity are all the applied forces);
+    /// `None` otherwise.
     fn gravity_masses(&self) -> Option<Gravity> {
         let spec = self.compiled.document.spec();
         let external = self.external.iter().any(|l| !l.is_empty());

@@ -29,7 +29,7 @@ use mollier_core::{Data, Load, NodeId};
 use mollier_format::{Diagnostic, Diagnostics};
 
 use crate::compile::Compiled;
-use crate::motion::{Table, any_table, at};
+use crate::motion::{Table, any_table, at, split_unit};
 use crate::spline::Knots;
 
 /// A triple of a table's columns (x, y, z) and the factor to SI of their unit.
@@ -339,13 +339,6 @@ fn unit_factor(kind: char, unit: Option<&str>) -> Option<f64> {
     }
 }
 
-fn split_unit(header: &str) -> (&str, Option<&str>) {
-    match header.strip_suffix(']').and_then(|h| h.rsplit_once('[')) {
-        Some((name, unit)) => (name.trim(), Some(unit.trim())),
-        None => (header.trim(), None),
-    }
-}
-
 /// A load table with columns named after where the loads act.
 fn parse_table(file: &str, text: &str, compiled: &Compiled) -> Result<ExternalLoads, Diagnostics> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -360,7 +353,7 @@ fn parse_table(file: &str, text: &str, compiled: &Compiled) -> Result<ExternalLo
     let mut groups: Vec<Group> = Vec::new();
     let mut used = Vec::new();
     for (c, h) in t.header.iter().enumerate() {
-        let (name, unit) = split_unit(h);
+        let (name, unit) = split_unit(h.trim());
         if name.eq_ignore_ascii_case("time") {
             continue;
         }
