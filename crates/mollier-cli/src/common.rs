@@ -123,6 +123,8 @@ pub(crate) struct MotionRun<'a> {
     pub(crate) out: &'a Path,
     pub(crate) on_error: OnError,
     pub(crate) quiet: bool,
+    /// Time-varying external loads (`--loads`), for the dynamic analyses.
+    pub(crate) loads: Option<&'a Path>,
 }
 
 pub(crate) fn load_with_motion(
@@ -156,6 +158,26 @@ pub(crate) fn load_motion(path: &Path, compiled: &Compiled, quiet: bool) -> Resu
             Err(ExitCode::from(INVALID))
         }
     }
+}
+
+/// Read `--loads` for a model and a run from `first` to `last` (s): exit code 2 when the file
+/// is invalid, names what the model does not have, or leaves the run's times.
+pub(crate) fn load_loads(
+    path: Option<&Path>,
+    compiled: &Compiled,
+    first: f64,
+    last: f64,
+) -> Result<Option<mollier::ExternalLoads>, ExitCode> {
+    let Some(path) = path else { return Ok(None) };
+    let loads = mollier::ExternalLoads::read(path, compiled).map_err(|d| {
+        report(&d);
+        ExitCode::from(INVALID)
+    })?;
+    loads.check_times(first, last).map_err(|e| {
+        errln!("error: {}: {e}", path.display());
+        ExitCode::from(INVALID)
+    })?;
+    Ok(Some(loads))
 }
 
 /// A progress bar on standard error for `total` items (hidden unless stderr is a terminal and

@@ -114,6 +114,11 @@ enum Command {
         /// and backward. The positions are smoothed too.
         #[arg(long, value_name = "HZ", value_parser = positive_number)]
         smooth: Option<f64>,
+        /// Time-varying external loads on bodies: a table (CSV, `.mot`, `.sto`) with columns
+        /// `<body or body.point>.fx` (N), `.mx` (N m), `<body>.px` (m), global frame, or OpenSim's
+        /// ExternalLoads XML (docs/loads.md).
+        #[arg(long, value_name = "FILE")]
+        loads: Option<PathBuf>,
         /// What to do when a frame cannot be solved: stop there (default), or skip it and go on.
         /// Either way the exit code is 1 and no row is written for a failed frame.
         #[arg(long, value_enum, default_value_t = OnError::Stop)]
@@ -157,6 +162,9 @@ enum Command {
         /// Smooth the motion before differentiating it (Hz), as for inverse-dynamics.
         #[arg(long, value_name = "HZ", value_parser = positive_number)]
         smooth: Option<f64>,
+        /// Time-varying external loads on bodies, as for `inverse-dynamics`.
+        #[arg(long, value_name = "FILE")]
+        loads: Option<PathBuf>,
         /// No progress bar and no summary.
         #[arg(long, short)]
         quiet: bool,
@@ -254,6 +262,10 @@ enum Command {
         /// "Output directories").
         #[arg(long)]
         out: PathBuf,
+        /// Time-varying external loads on the model's bodies at the motion's times, as for
+        /// `inverse-dynamics`.
+        #[arg(long, value_name = "FILE")]
+        loads: Option<PathBuf>,
         /// No summary on standard output.
         #[arg(long, short)]
         quiet: bool,
@@ -348,15 +360,15 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { model, json } => check::run(&model, json, &registry),
         Command::Kinematics { model, motion, out, on_error, second_order, quiet } => {
-            let run = MotionRun { model: &model, motion: &motion, out: &out, on_error, quiet };
+            let run = MotionRun { model: &model, motion: &motion, out: &out, on_error, quiet, loads: None };
             kinematics::run(&run, second_order, &registry)
         }
-        Command::InverseDynamics { model, motion, out, smooth, on_error, quiet } => {
-            let run = MotionRun { model: &model, motion: &motion, out: &out, on_error, quiet };
+        Command::InverseDynamics { model, motion, out, smooth, loads, on_error, quiet } => {
+            let run = MotionRun { model: &model, motion: &motion, out: &out, on_error, quiet, loads: loads.as_deref() };
             inverse_dynamics::run(&run, smooth, &registry)
         }
-        Command::Inverse { model, motion, criterion, out, no_cone, quasi_static, smooth, quiet } => {
-            let options = inverse::Options { criterion, impose_cone: !no_cone, quasi_static, smooth, quiet };
+        Command::Inverse { model, motion, criterion, out, no_cone, quasi_static, smooth, loads, quiet } => {
+            let options = inverse::Options { criterion, impose_cone: !no_cone, quasi_static, smooth, loads, quiet };
             inverse::run(&model, &motion, &out, &options, &registry)
         }
         Command::MaxMoment { model, postures, directions, hold, no_cone, x, out, quiet } => {
@@ -376,7 +388,7 @@ fn main() -> ExitCode {
             },
             &registry,
         ),
-        Command::Study { study, out, quiet } => study::run(&study, &out, quiet),
+        Command::Study { study, out, loads, quiet } => study::run(&study, &out, loads.as_deref(), quiet),
         Command::View { model, motion, results, every, out, force, quiet } => view::run(
             &view::Request {
                 model: &model,

@@ -17,7 +17,7 @@ use mollier::{
     Compiled, InverseDynamicsRun, KinematicsRun, Motion, MuscleColumns, SimulateError, SimulateOptions, SimulateRun,
     Smoothing,
 };
-use mollier::{InverseError, InverseOptions, InverseRun};
+use mollier::{ExternalLoads, InverseError, InverseOptions, InverseRun};
 use mollier_core::registry::Registry;
 use mollier_format::Diagnostics;
 use mollier_optim::{Criterion, FrameResult};
@@ -234,6 +234,15 @@ impl Model {
         Ok((motion, notes))
     }
 
+    /// The external loads of a load file (`--loads`), checked against the motion's times.
+    fn loads(&self, py: Python<'_>, path: Option<PathBuf>, motion: &Motion) -> PyResult<Option<ExternalLoads>> {
+        let Some(path) = path else { return Ok(None) };
+        let loads = ExternalLoads::read(&path, &self.compiled).map_err(|d| model_error(py, &d))?;
+        let (first, last) = (motion.times[0], motion.times[motion.times.len() - 1]);
+        loads.check_times(first, last).map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+        Ok(Some(loads))
+    }
+
     /// An error unless the model's positions can be solved (what the commands require).
     fn well_posed(&self, py: Python<'_>) -> PyResult<()> {
         if self.found_well_posed.get().is_some() {
@@ -416,7 +425,7 @@ impl Model {
 
     /// `mollier inverse-dynamics`: tables `driving`, `reactions`, `passive`, and the units of
     /// every column.
-    #[pyo3(signature = (motion, smooth=None, on_error="stop", progress=None))]
+    #[pyo3(signature = (motion, smooth=None, on_error="stop", progress=None, loads=None))]
     fn inverse_dynamics<'py>(
         &self,
         py: Python<'py>,
@@ -424,17 +433,19 @@ impl Model {
         smooth: Option<f64>,
         on_error: &str,
         progress: Option<Py<PyAny>>,
+        loads: Option<PathBuf>,
     ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>)> {
         let stop = on_error_stops(on_error)?;
         self.well_posed(py)?;
         let (motion, mut notes) = self.motion(py, motion)?;
+        let loads = self.loads(py, loads, &motion)?;
         let derivatives = motion
             .differentiate(smoothing(smooth))
             .map_err(|e| PyValueError::new_err(format!("{}: cannot differentiate the motion: {e}", motion.file)))?;
         notes.push(format!("motion derivatives: {}", derivatives.summary(&self.compiled.inputs)));
         let progress = Progress::new(progress);
         let (tables, failures) = py.detach(|| {
-            let mut run = InverseDynamicsRun::new(&self.compiled);
+            let mut run = InverseDynamicsRun::new(&self.compiled).with_loads(loads.as_ref());
             let names = |c: &[mollier::Column]| c.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
             let mut t = vec![
                 Table::new("driving", names(run.driving_columns())),
@@ -443,8 +454,8 @@ impl Model {
             ];
             let d = &derivatives;
             let failures = frame_loop(motion.times.len(), &motion.times, stop, &progress, |i| {
-                let f = run.solve(&d.q[i], &d.qd[i], &d.qdd[i])?;
                 let time = motion.times[i];
+                let f = run.solve_at(time, &d.q[i], &d.qd[i], &d.qdd[i])?;
                 t[0].push(time, &f.driving);
                 t[1].push(time, &f.reactions);
                 t[2].push(time, &f.passive);
@@ -460,7 +471,8 @@ impl Model {
     /// `criterion` (`a`-`d`), the joint cone imposed when `cone`; tables `forces`, `reactions`
     /// and `stability` (with text columns `status` and `message`). Every frame is in the tables;
     /// a failed frame's forces are NaN and its status says why.
-    #[pyo3(signature = (motion, criterion="b", cone=true, static_=false, smooth=None, progress=None))]
+    #[pyo3(signature = (motion, criterion="b", cone=true, static_=false, smooth=None, progress=None, loads=None))]
+    #[allow(clippy::too_many_arguments)]
     fn inverse<'py>(
         &self,
         py: Python<'py>,
@@ -470,6 +482,7 @@ impl Model {
         static_: bool,
         smooth: Option<f64>,
         progress: Option<Py<PyAny>>,
+        loads: Option<PathBuf>,
     ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>)> {
         let criterion: Criterion = criterion.parse().map_err(PyValueError::new_err)?;
         self.well_posed(py)?;
@@ -480,11 +493,14 @@ impl Model {
             )));
         };
         let (motion, mut notes) = self.motion(py, motion)?;
+        let loads = self.loads(py, loads, &motion)?;
         let options = InverseOptions { criterion, impose_cone: cone, quasi_static: static_, smooth };
-        let run = InverseRun::new(&self.compiled, &motion, &options).map_err(|e| match e {
-            InverseError::Differentiate(_) => PyValueError::new_err(format!("{}: {e}", motion.file)),
-            e => PyValueError::new_err(format!("{}: {e}", self.file)),
-        })?;
+        let run = InverseRun::new(&self.compiled, &motion, &options)
+            .map_err(|e| match e {
+                InverseError::Differentiate(_) => PyValueError::new_err(format!("{}: {e}", motion.file)),
+                e => PyValueError::new_err(format!("{}: {e}", self.file)),
+            })?
+            .with_loads(&self.compiled, loads.as_ref());
         if run.derivatives().is_some() {
             notes.push(format!("motion derivatives: {}", run.derivatives_text(&self.compiled)));
         }

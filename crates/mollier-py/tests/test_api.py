@@ -89,6 +89,30 @@ def test_inverse_with_dynamics_equals_the_command(cli, tmp_path):
     assert any("motion derivatives" in n for n in r.notes)
 
 
+def test_external_loads_equal_the_command(cli, tmp_path):
+    """``loads=`` is ``--loads``: a time-varying force at the pendulum's tip and at the hand of
+    the elbow; the loads change the results, so the comparison can fail."""
+    model, motion = PENDULUM
+    loads = tmp_path / "tip.csv"
+    loads.write_text("time,rod.tip.fx,rod.tip.fy,rod.tip.fz\n0,3,-20,0\n5,5,-10,0\n")
+    cli("inverse-dynamics", model, "--motion", motion, "--loads", loads, "--out", tmp_path / "id", "-q")
+    m = mollier.load(model)
+    r = m.inverse_dynamics(motion, loads=loads, output="numpy")
+    same(r["driving"], read(tmp_path / "id" / "driving.csv"), "driving")
+    bare = m.inverse_dynamics(motion, output="numpy")["driving"].values
+    assert np.abs(r["driving"].values - bare).max() > 1.0
+    model, motion = ELBOW
+    loads = tmp_path / "hand.csv"
+    loads.write_text("time,forearm.hand.fx,forearm.hand.fy,forearm.hand.fz\n0,0,-15,0\n")
+    cli("inverse", model, "--motion", motion, "--criterion", "b", "--static", "--loads", loads,
+        "--out", tmp_path / "inv", "-q")
+    r = mollier.load(model).inverse(motion, criterion="b", static=True, loads=str(loads), output="numpy")
+    same(r.forces, read(tmp_path / "inv" / "forces.csv"), "forces")
+    with pytest.raises(mollier.ModelError, match="is not a body"):
+        loads.write_text("time,radius.fx,radius.fy,radius.fz\n0,0,-15,0\n")
+        mollier.load(model).inverse(motion, static=True, loads=loads)
+
+
 @pytest.mark.parametrize("cone", [True, False], ids=["cone", "no-cone"])
 def test_inverse_on_the_shoulder_equals_the_command(cli, tmp_path, shoulder_motion, cone):
     _, motion = shoulder_motion

@@ -98,6 +98,9 @@ pub struct Study {
     pub cuff: Vec<usize>,
     /// The study's extra load: its node and force (N, global), from `[load]`.
     pub load: Option<(NodeId, [f64; 3])>,
+    /// Time-varying external loads per frame of the motion (`mollier study --loads`; empty
+    /// without), in the frame's configuration.
+    pub external: Vec<Vec<Load>>,
 }
 
 /// One frame of the kinematics pass.
@@ -306,8 +309,19 @@ impl Study {
                 Some((node, force))
             }
         };
-        let study =
-            Self { file: path.to_path_buf(), spec, compiled, sharing, groups, motion, landmarks, variants, cuff, load };
+        let study = Self {
+            file: path.to_path_buf(),
+            spec,
+            compiled,
+            sharing,
+            groups,
+            motion,
+            landmarks,
+            variants,
+            cuff,
+            load,
+            external: Vec::new(),
+        };
         // set every variant up once, so that a bad study fails here and not half-way
         for v in &study.variants {
             LoadSharing::new(&study.compiled.model, study.optim_study(v))
@@ -359,14 +373,31 @@ impl Study {
         self.sharing.study_with_margin(v.criterion.clone(), v.glenoid, v.margin)
     }
 
-    /// The frames of the motion, at rest (quasi-static), with the study's load.
+    /// The frames of the motion, at rest (quasi-static), with the study's load and the external
+    /// loads.
     pub fn frames(&self) -> Vec<Frame> {
         let loads: Vec<Load> = self.load.iter().map(|&(node, force)| Load::Force { node, force }).collect();
         self.motion
             .frames
             .iter()
-            .map(|f| Frame { loads: loads.clone(), ..Frame::at_rest(f.time, f.q.clone()) })
+            .enumerate()
+            .map(|(k, f)| {
+                let mut all = loads.clone();
+                all.extend(self.external.get(k).into_iter().flatten().copied());
+                Frame { loads: all, ..Frame::at_rest(f.time, f.q.clone()) }
+            })
             .collect()
+    }
+
+    /// Apply time-varying external loads (resolved against the study's model) at every frame:
+    /// an error, to show after the load file's name, when the motion's times leave the loads'.
+    pub fn set_loads(&mut self, loads: &mollier::ExternalLoads) -> Result<(), String> {
+        let frames = &self.motion.frames;
+        if let (Some(first), Some(last)) = (frames.first(), frames.last()) {
+            loads.check_times(first.time, last.time)?;
+        }
+        self.external = loads.over_motion(&self.compiled, frames.iter().map(|f| (f.time, f.q.as_slice())));
+        Ok(())
     }
 
     /// The free modes reported besides the muscles: every free mode of the other user elements.
@@ -448,11 +479,13 @@ impl Study {
     }
 
     /// The masses under gravity (kg), their nodes, and the gravity vector (m/s²), when gravity
-    /// is the model's only load and no element has a law (so that muscles and gravity are all
-    /// the applied forces); `None` otherwise.
+    /// and the study's `[load]` are the only loads (no `[loads]` in the model, no external
+    /// loads) and no element has a law (so that muscles and gravity are all the applied forces);
+    /// `None` otherwise.
     fn gravity_masses(&self) -> Option<Gravity> {
         let spec = self.compiled.document.spec();
-        if !spec.loads.0.is_empty() || spec.elements.0.iter().any(|(_, e)| e.law.is_some()) {
+        let external = self.external.iter().any(|l| !l.is_empty());
+        if external || !spec.loads.0.is_empty() || spec.elements.0.iter().any(|(_, e)| e.law.is_some()) {
             return None;
         }
         let g = spec.gravity.unwrap_or([0.0; 3]);

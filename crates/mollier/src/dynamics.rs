@@ -14,10 +14,11 @@ use mollier_core::dynamics::{
     Kinetostatics, Trajectory, driving_into, element_forces, kinetostatics_into, law_stresses_into, moment_of, simulate,
 };
 use mollier_core::element::{NodeKind, Quantity};
-use mollier_core::{CoordRole, Data, ElementId, ModeId, ModeRole, Model, NodeId};
+use mollier_core::{CoordRole, Data, ElementId, Load, ModeId, ModeRole, Model, NodeId};
 
 use crate::analysis::FrameError;
 use crate::compile::Compiled;
+use crate::loads::ExternalLoads;
 
 /// An output column: its name, unit and meaning (for the units sidecar).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,6 +152,9 @@ pub struct InverseDynamicsRun<'a> {
     ks: Kinetostatics,
     law: Vec<f64>,
     frame: DynamicsFrame,
+    /// Time-varying external loads, and the last frame's as the kernel takes them.
+    loads: Option<&'a ExternalLoads>,
+    extra: Vec<Load>,
 }
 
 impl<'a> InverseDynamicsRun<'a> {
@@ -247,7 +251,15 @@ impl<'a> InverseDynamicsRun<'a> {
             ks: Kinetostatics::default(),
             law: Vec::new(),
             frame: DynamicsFrame { driving: Vec::new(), reactions: Vec::new(), passive: Vec::new() },
+            loads: None,
+            extra: Vec::new(),
         }
+    }
+
+    /// Apply these external loads (resolved against the same model) in [`Self::solve_at`].
+    pub fn with_loads(mut self, loads: Option<&'a ExternalLoads>) -> Self {
+        self.loads = loads;
+        self
     }
 
     /// Columns of `driving.csv`: one per input, named as in the file's `inputs`.
@@ -272,10 +284,30 @@ impl<'a> InverseDynamicsRun<'a> {
     /// (no allocation after the first frame; clone them to keep them). On failure the workspace
     /// stays at the last solved frame.
     pub fn solve(&mut self, q: &[f64], qd: &[f64], qdd: &[f64]) -> Result<&DynamicsFrame, FrameError> {
+        self.solve_inner(None, q, qd, qdd)
+    }
+
+    /// [`Self::solve`] at time `time` (s), with the run's external loads at that time
+    /// ([`Self::with_loads`]) in the configuration of the frame.
+    pub fn solve_at(&mut self, time: f64, q: &[f64], qd: &[f64], qdd: &[f64]) -> Result<&DynamicsFrame, FrameError> {
+        self.solve_inner(Some(time), q, qd, qdd)
+    }
+
+    fn solve_inner(
+        &mut self,
+        time: Option<f64>,
+        q: &[f64],
+        qd: &[f64],
+        qdd: &[f64],
+    ) -> Result<&DynamicsFrame, FrameError> {
         let model = &self.compiled.model;
         mollier_core::kinematics::solve_positions_explained(model, &mut self.data, q)?;
+        match (self.loads, time) {
+            (Some(l), Some(t)) => l.at(self.compiled, &self.data, t, &mut self.extra),
+            _ => self.extra.clear(),
+        }
         // kinetostatics needs the factors at the solution, not the transfer functions
-        kinetostatics_into(model, &mut self.data, qd, qdd, None, &[], &mut self.ks)?;
+        kinetostatics_into(model, &mut self.data, qd, qdd, None, &self.extra, &mut self.ks)?;
         let ks = &self.ks;
         law_stresses_into(model, &self.data, &mut self.law);
         let DynamicsFrame { driving, reactions, passive } = &mut self.frame;

@@ -4,10 +4,12 @@
 //! frame order as they are solved ([`LoadSharing::run_streaming`]), so that memory does not
 //! grow with the motion. The tables are [`crate::inverse_tables`]'s.
 
+use mollier_core::Load;
 use mollier_optim::{Criterion, Frame, FrameResult, LoadSharing, RunOptions, Study};
 
 use crate::compile::Compiled;
 use crate::load_sharing::LoadSharingSetup;
+use crate::loads::ExternalLoads;
 use crate::motion::{Motion, MotionDerivatives, Smoothing};
 
 /// What an inverse run is asked for.
@@ -44,6 +46,8 @@ pub struct InverseRun<'a> {
     derivatives: Option<MotionDerivatives>,
     study: Study,
     sharing: LoadSharing<'a>,
+    /// External loads per frame (empty without `--loads`).
+    loads: Vec<Vec<Load>>,
 }
 
 impl<'a> InverseRun<'a> {
@@ -59,7 +63,21 @@ impl<'a> InverseRun<'a> {
         let study = setup.study(options.criterion.clone(), options.impose_cone);
         let sharing =
             LoadSharing::new(&compiled.model, study.clone()).map_err(|e| InverseError::LoadSharing(e.to_string()))?;
-        Ok(Self { setup, motion, derivatives, study, sharing })
+        Ok(Self { setup, motion, derivatives, study, sharing, loads: Vec::new() })
+    }
+
+    /// Apply time-varying external loads (resolved against the same model): each frame's, in
+    /// its configuration, are worked out here once (a kinematic pass over the motion when a load
+    /// needs the configuration, [`ExternalLoads::over_motion`]).
+    pub fn with_loads(mut self, compiled: &Compiled, loads: Option<&ExternalLoads>) -> Self {
+        self.loads = match loads {
+            None => Vec::new(),
+            Some(l) => {
+                let q = self.derivatives.as_ref().map_or(&self.motion.q, |d| &d.q);
+                l.over_motion(compiled, self.motion.times.iter().copied().zip(q.iter()))
+            }
+        };
+        self
     }
 
     /// The model's load-sharing section.
@@ -97,7 +115,11 @@ impl<'a> InverseRun<'a> {
 
     /// Frame `k` as the optimiser takes it.
     pub fn frame(&self, k: usize) -> Frame {
-        crate::load_sharing::frame(self.motion, self.derivatives.as_ref(), k)
+        let mut frame = crate::load_sharing::frame(self.motion, self.derivatives.as_ref(), k);
+        if let Some(loads) = self.loads.get(k) {
+            frame.loads.clone_from(loads);
+        }
+        frame
     }
 
     /// Solve every frame (in parallel chunks, with the optimiser's default options) and hand

@@ -47,6 +47,7 @@ pub mod forward_tables;
 pub mod inverse;
 pub mod inverse_tables;
 pub mod load_sharing;
+pub mod loads;
 pub mod motion;
 pub mod output;
 pub mod reference;
@@ -66,6 +67,7 @@ pub use forward_tables::{Integrator, SimulateError, SimulateOptions, SimulateRun
 pub use inverse::{InverseError, InverseOptions, InverseRun};
 pub use inverse_tables::LoadSharingTables;
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
+pub use loads::ExternalLoads;
 pub use motion::{Method, Motion, MotionDerivatives, Rows, RowsIter, Smoothing, Source, parse_motion, read_motion};
 pub use output::{OutputDir, OutputError, Table, TableId};
 pub use reference::element_reference;

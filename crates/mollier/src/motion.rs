@@ -139,7 +139,7 @@ pub struct Motion {
 }
 
 /// A column header `name` or `name [unit]`: the name and the unit, if any.
-fn split_unit(header: &str) -> (&str, Option<&str>) {
+pub(crate) fn split_unit(header: &str) -> (&str, Option<&str>) {
     match header.strip_suffix(']').and_then(|h| h.rsplit_once('[')) {
         Some((name, unit)) => (name.trim(), Some(unit.trim())),
         None => (header, None),

@@ -15,7 +15,8 @@ use serde_json::{Map, json};
 
 use super::frames::LISTED;
 use crate::common::{
-    FAILED, INVALID, load_motion, load_sharing_section, load_well_posed, note_if_weightless, output_dir, progress_bar,
+    FAILED, INVALID, load_loads, load_motion, load_sharing_section, load_well_posed, note_if_weightless, output_dir,
+    progress_bar,
 };
 
 /// How `mollier inverse` runs.
@@ -28,6 +29,8 @@ pub struct Options {
     pub quasi_static: bool,
     /// Smoothing cut-off (Hz) for differentiating the motion.
     pub smooth: Option<f64>,
+    /// Time-varying external loads (`--loads`).
+    pub loads: Option<std::path::PathBuf>,
     /// No progress bar and no summary.
     pub quiet: bool,
 }
@@ -51,7 +54,14 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
         Ok(m) => m,
         Err(code) => return code,
     };
-    note_if_weightless(&compiled, o.quiet);
+    let (first, last) = (motion.times[0], motion.times[motion.times.len() - 1]);
+    let loads = match load_loads(o.loads.as_deref(), &compiled, first, last) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    if loads.is_none() {
+        note_if_weightless(&compiled, o.quiet);
+    }
     let options = InverseOptions {
         criterion: o.criterion.clone(),
         impose_cone: o.impose_cone,
@@ -59,7 +69,7 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
         smooth: o.smooth,
     };
     let run = match InverseRun::new(&compiled, &motion, &options) {
-        Ok(r) => r,
+        Ok(r) => r.with_loads(&compiled, loads.as_ref()),
         Err(e @ InverseError::Differentiate(_)) => {
             errln!("error: {}: {e}", motion.file);
             return ExitCode::from(INVALID);
@@ -106,6 +116,9 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
     extra.insert("model".into(), json!(model.display().to_string()));
     extra.insert("motion".into(), json!(motion.file));
     extra.insert("motion_derivatives".into(), json!(derivatives_used));
+    if let Some(l) = &loads {
+        extra.insert("loads".into(), json!(l.file));
+    }
     // once per run, whether quiet or not: a reserve doing the muscles' work must not be silent
     if let Some(w) = tables.reserve_warning() {
         errln!("warning: {w}");

@@ -25,7 +25,7 @@ impl FrameRun for InverseDynamicsFrames<'_> {
     }
     fn solve(&mut self, i: usize) -> Result<Vec<Row>, FrameError> {
         let m = &self.motion;
-        let f = self.run.solve(&m.q[i], &m.qd[i], &m.qdd[i])?;
+        let f = self.run.solve_at(self.times[i], &m.q[i], &m.qd[i], &m.qdd[i])?;
         // the writer's rows own their values
         Ok(vec![Row { time: self.times[i], values: vec![f.driving.clone(), f.reactions.clone(), f.passive.clone()] }])
     }
@@ -36,7 +36,14 @@ pub fn run(r: &MotionRun, smooth: Option<f64>, registry: &Registry) -> ExitCode 
         Ok(v) => v,
         Err(code) => return code,
     };
-    note_if_weightless(&compiled, r.quiet);
+    let (first, last) = (motion.times[0], motion.times[motion.times.len() - 1]);
+    let loads = match load_loads(r.loads, &compiled, first, last) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    if loads.is_none() {
+        note_if_weightless(&compiled, r.quiet);
+    }
     let smoothing = smooth.map_or(Smoothing::Interpolate, Smoothing::Cutoff);
     let derivatives = match motion.differentiate(smoothing) {
         Ok(d) => d,
@@ -47,7 +54,10 @@ pub fn run(r: &MotionRun, smooth: Option<f64>, registry: &Registry) -> ExitCode 
     };
     let mut summary = summary_head("inverse-dynamics", r.model, Some(&motion.file));
     summary.insert("motion_derivatives".into(), json!(derivatives_text(Some(&derivatives), &compiled.inputs)));
-    let mut frames =
-        InverseDynamicsFrames { run: InverseDynamicsRun::new(&compiled), times: motion.times, motion: derivatives };
+    if let Some(l) = &loads {
+        summary.insert("loads".into(), json!(l.file));
+    }
+    let run = InverseDynamicsRun::new(&compiled).with_loads(loads.as_ref());
+    let mut frames = InverseDynamicsFrames { run, times: motion.times, motion: derivatives };
     run_frames(&mut frames, r.out, LoopKind { noun: "frame", failed: frame_at, on_error: r.on_error, summary }, r.quiet)
 }

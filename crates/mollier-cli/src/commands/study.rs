@@ -11,14 +11,23 @@ use crate::common::table_format;
 /// Run the study in `file`, write into `out`. Exit code 0 when every frame of every variant was
 /// solved, 1 when some failed (they are in the outputs, marked), 2 when the study cannot be read
 /// or set up or the outputs cannot be written.
-pub fn run(file: &Path, out: &Path, quiet: bool) -> ExitCode {
-    let study = match mollier_study::Study::load(file) {
+pub fn run(file: &Path, out: &Path, loads: Option<&Path>, quiet: bool) -> ExitCode {
+    let mut study = match mollier_study::Study::load(file) {
         Ok(s) => s,
         Err(e) => {
             errln!("{e}");
             return ExitCode::from(2);
         }
     };
+    if let Some(path) = loads {
+        let applied = mollier::ExternalLoads::read(path, &study.compiled)
+            .map_err(|d| d.render())
+            .and_then(|l| study.set_loads(&l).map_err(|e| format!("error: {}: {e}", path.display())));
+        if let Err(e) = applied {
+            errln!("{e}");
+            return ExitCode::from(2);
+        }
+    }
     if !quiet {
         outln!(
             "{}: {} frames, {} muscle elements in {} muscles, {} variants",

@@ -271,25 +271,28 @@ class Model:
 
     def inverse_dynamics(self, motion: MotionLike, *, smooth: Optional[float] = None,
                          on_error: str = "stop", progress: Optional[Callable[[int, int], Any]] = None,
-                         output: Optional[str] = None) -> Results:
+                         output: Optional[str] = None, loads: Optional[Union[str, os.PathLike]] = None) -> Results:
         """``mollier inverse-dynamics``: the ``driving`` forces of the inputs (N or N·m), the
         ``reactions`` of the held modes and the ``passive`` law stresses, the motion
-        differentiated by a quintic spline (``smooth``: a smoothing cut-off in Hz)."""
-        raw = self._m.inverse_dynamics(_motion(self, motion), smooth, on_error, progress)
+        differentiated by a quintic spline (``smooth``: a smoothing cut-off in Hz). ``loads``:
+        a file of time-varying external loads (``--loads``: a table or OpenSim's
+        ``ExternalLoads`` XML, docs/loads.md)."""
+        raw = self._m.inverse_dynamics(_motion(self, motion), smooth, on_error, progress, _path(loads))
         return _results(raw, output, on_error)
 
     def inverse(self, motion: MotionLike, criterion: str = "b", *, cone: bool = True,
                 static: bool = False, smooth: Optional[float] = None,
                 progress: Optional[Callable[[int, int], Any]] = None,
-                output: Optional[str] = None) -> Results:
+                output: Optional[str] = None, loads: Optional[Union[str, os.PathLike]] = None) -> Results:
         """``mollier inverse``: the driving forces shared among the ``[load_sharing]`` muscles
         by criterion ``a``-``d`` (van der Helm 1994), the joint cone imposed when ``cone``
         (``--no-cone`` is ``cone=False``), every frame a static posture when ``static``.
         Tables ``forces`` (N), ``reactions`` (sign-constrained reactions, the joint force and
         reserves) and ``stability`` (stability index, deviation angles θ, φ in deg, residual,
         objective, iterations, ``status`` and ``message``). A frame that fails stays in the
-        tables with NaN forces and its status."""
-        raw = self._m.inverse(_motion(self, motion), criterion, cone, static, smooth, progress)
+        tables with NaN forces and its status. ``loads``: external loads, as for
+        :meth:`inverse_dynamics`."""
+        raw = self._m.inverse(_motion(self, motion), criterion, cone, static, smooth, progress, _path(loads))
         return _results(raw, output, "skip")
 
     def simulate(self, excitations: Optional[MotionLike] = None, *, duration: float, dt: float = 0.004,
@@ -346,6 +349,11 @@ def _f64(a: Any) -> np.ndarray:
     """``a`` as the native module reads it: float64, C-contiguous and aligned (an array unpickled
     from a byte buffer, as Dask sends it, may be unaligned; Rust may not read it in place)."""
     return np.require(a, dtype=np.float64, requirements=["C", "A"])
+
+
+def _path(path: Optional[Union[str, os.PathLike]]) -> Optional[str]:
+    """A file's path for the native module, or None."""
+    return None if path is None else os.fspath(path)
 
 
 def _motion(model: Model, motion: MotionLike) -> Any:
