@@ -78,6 +78,13 @@ pub trait Resolver {
     fn frame(&self, name: &str) -> Option<Frame>;
     /// Initial coordinates of a node (3 or 4 numbers).
     fn initial(&self, node: NodeId) -> Option<Vec<f64>>;
+    /// A copy of the element that `reference` (`element.mode`) names, built from that element's
+    /// own parameters, and the index of the mode: an element that measures another's mode (a
+    /// path point following a joint's coordinate). The copy is not part of the model. `Err`
+    /// says why not; the default names no element.
+    fn element(&self, reference: &str) -> Result<(Box<dyn Element>, usize), String> {
+        Err(format!("`{reference}`: no element can be named here"))
+    }
 }
 
 /// A problem with one parameter; `path` is relative to the element's parameter table.

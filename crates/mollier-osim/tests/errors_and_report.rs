@@ -81,7 +81,8 @@ fn bad_numbers_and_unsupported_joints_are_placed() {
 }
 
 /// A muscle over a finite cylinder with a conditional and a moving path point, a path spring and
-/// a constraint Mollier does not have: all in the report, none dropped silently.
+/// a constraint Mollier does not have: the points as path-point elements, the others in the
+/// report, none dropped silently.
 #[test]
 fn the_report_lists_every_object_not_imported_exactly() {
     let wraps = r#"<WrapObjectSet><objects><WrapCylinder name="cyl"><translation>0 0 0</translation><xyz_body_rotation>0 0 0</xyz_body_rotation><quadrant>all</quadrant><radius>0.01</radius><length>0.05</length></WrapCylinder></objects></WrapObjectSet></Body>"#;
@@ -102,13 +103,18 @@ fn the_report_lists_every_object_not_imported_exactly() {
     );
     let imp = mollier_osim::import("m.osim", &text).unwrap_or_else(|d| panic!("{}", d.render()));
     let report = imp.report.markdown();
-    for needle in [
-        "`spring` | PathSpring | left out",
-        "`pc` | PointConstraint | left out",
-        "`c` | ConditionalPathPoint | approximated: kept at all times",
-        "`mv` | MovingPathPoint | approximated: fixed where it is in the initial configuration; it moves up to 16.000 mm",
-    ] {
+    for needle in ["`spring` | PathSpring | left out", "`pc` | PointConstraint | left out"] {
         assert!(report.contains(needle), "no `{needle}` in\n{report}");
+    }
+    // the conditional and the moving point are path-point elements: exact, not in the report
+    assert!(!report.contains("PathPoint"), "{report}");
+    for needle in [
+        "[elements.mus-c_place]  # ConditionalPathPoint `c` of `mus` (m.osim:",
+        "coordinate = \"p1.rotation\"\nat = 0.1\nlocation = [0.1, 0.1, 0.0]\nactive = [0.0, 0.5]\nbetween = [\"ground.mus-o\", \"mus-mv\"]",
+        "[elements.mus-mv_place]  # MovingPathPoint `mv` of `mus` (m.osim:",
+        "moving = [{ linear = [0.01, 0.05] }, { constant = 0.0 }, { constant = 0.0 }]",
+    ] {
+        assert!(imp.toml.contains(needle), "no `{needle}` in\n{}", imp.toml);
     }
     // a finite cylinder is imported as one (nothing to report), its length in the model file
     assert!(!report.contains("`cyl` | WrapCylinder"), "{report}");

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use mollier_beam::Beam;
-use mollier_core::element::{NodeKind, Quantity};
+use mollier_core::element::{Element, NodeKind, Quantity};
 use mollier_core::registry::{Frame, Params, Registry, Resolver, Units, Value};
 use mollier_core::{
     BuildError, CoordinateLimit, Input, Limits, Load, ModeLaw, ModeLaws, ModeRole, Model, ModelBuilder, NodeId,
@@ -381,6 +381,47 @@ fn body_points(
 /// Step 4: the user's elements, each built by its registered type from its table; a problem is
 /// placed at the element's field. `built` has one entry per element of the file (`None` where it
 /// could not be built).
+/// The names, and the file's elements for an element that measures another's mode
+/// ([`Resolver::element`]): a copy built from that element's own table. The copy is built with the
+/// names alone, so it cannot name an element in turn.
+struct WithElements<'a> {
+    names: &'a Names<'a>,
+    registry: &'a Registry,
+    doc: &'a Document,
+    units: Units,
+}
+
+impl Resolver for WithElements<'_> {
+    fn node(&self, name: &str, kind: NodeKind) -> Result<NodeId, String> {
+        self.names.node(name, kind)
+    }
+    fn frame(&self, name: &str) -> Option<Frame> {
+        self.names.frame(name)
+    }
+    fn initial(&self, node: NodeId) -> Option<Vec<f64>> {
+        self.names.initial(node)
+    }
+    fn element(&self, reference: &str) -> Result<(Box<dyn Element>, usize), String> {
+        let (name, mode) = reference.rsplit_once('.').ok_or_else(|| {
+            format!("`{reference}` is not `element.mode`{HINT_MARK}name a joint's mode, e.g. `knee.rotation`")
+        })?;
+        let spec = self.doc.spec();
+        let Some(el) = spec.elements.get(name) else {
+            return Err(format!("no element called `{name}`{HINT_MARK}name an element of [elements]"));
+        };
+        let table: Vec<(String, Value)> = el.params.0.iter().map(|(k, v)| (k.clone(), to_value(v))).collect();
+        let params = Params::new(&table, "", self.names, self.units);
+        let element = self.registry.build(&el.kind, &params).map_err(|e| {
+            format!("element `{name}` cannot be built: {}", e.message.split(HINT_MARK).next().unwrap_or(""))
+        })?;
+        let k = element.layout().mode_index(mode).ok_or_else(|| {
+            let modes: Vec<&str> = element.layout().modes().iter().map(|m| m.name.as_ref()).collect();
+            format!("element `{name}` has no mode `{mode}`{HINT_MARK}its modes: {}", modes.join(", "))
+        })?;
+        Ok((element, k))
+    }
+}
+
 fn build_elements(
     doc: &Document,
     registry: &Registry,
@@ -407,7 +448,8 @@ fn build_elements(
             continue;
         };
         let table: Vec<(String, Value)> = el.params.0.iter().map(|(k, v)| (k.clone(), to_value(v))).collect();
-        let params = Params::new(&table, "", names, kernel_units);
+        let with_elements = WithElements { names, registry, doc, units: kernel_units };
+        let params = Params::new(&table, "", &with_elements, kernel_units);
         match registry.build(&el.kind, &params) {
             Ok(element) => {
                 let modes =

@@ -89,6 +89,7 @@ pub fn registry() -> Registry {
     add(&mut r, mollier_cardan_joint::register);
     add(&mut r, mollier_flexion_torsion_joint::register);
     add(&mut r, mollier_joint_stop::register);
+    add(&mut r, mollier_path_point::register);
     r
 }
 

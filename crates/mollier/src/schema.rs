@@ -76,6 +76,8 @@ fn kind_schema(kind: ParamKind) -> Value {
         ParamKind::Vector | ParamKind::Point => three,
         ParamKind::Numbers => json!({ "type": "array", "items": { "type": "number" } }),
         ParamKind::Node(_) | ParamKind::Body => json!({ "type": "string" }),
+        // no fixed set: a name (a path point's `element.mode`)
+        ParamKind::Choice([]) => json!({ "type": "string" }),
         ParamKind::Nodes(_) => json!({ "type": "array", "items": { "type": "string" } }),
         ParamKind::Choice(c) => json!({ "enum": c }),
         ParamKind::Bool => json!({ "type": "boolean" }),
@@ -106,6 +108,7 @@ pub fn describe_kind(kind: ParamKind) -> String {
         ParamKind::Node(k) => node(k).into(),
         ParamKind::Nodes(k) => format!("array of {}", node(k)),
         ParamKind::Body => "body".into(),
+        ParamKind::Choice([]) => "name".into(),
         ParamKind::Choice(c) => format!("one of {}", c.join(", ")),
         ParamKind::Bool => "true or false".into(),
         ParamKind::Table(_) => "table".into(),

@@ -23,6 +23,7 @@ mod doc;
 mod file;
 mod joints;
 mod muscles;
+mod path_points;
 
 use std::collections::{HashMap, HashSet};
 

@@ -6,7 +6,7 @@ use toml_edit::Value;
 
 use super::doc::{self, float, num, text, vec3};
 use super::{Ctx, Out, SPECIFIC_TENSION};
-use crate::model::{Muscle, PathPoint, PathWrap, PointKind, Shape, Wrap};
+use crate::model::{Muscle, PathPoint, PathWrap, Shape, Wrap};
 use crate::pose::{Pose, xyz};
 use crate::report::Entry;
 
@@ -24,15 +24,9 @@ pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
         return;
     }
     let mut notes = Vec::new();
-    let mut refs = Vec::new();
-    let mut kept: Vec<Kept> = Vec::new();
-    for (index, p) in mu.points.iter().enumerate() {
-        let Some(loc) = point_location(ctx, p, &mut notes, out) else { continue };
-        let want = if p.name.starts_with(&mu.name) { p.name.clone() } else { format!("{}-{}", mu.name, p.name) };
-        let pt = out.points[p.body].add(&want, vec3(&loc), format!("muscle `{}`", mu.name));
-        refs.push(format!("{}.{pt}", out.body_names[p.body]));
-        kept.push((index, p, loc));
-    }
+    let placed = super::path_points::path_points(ctx, mu, &mut notes, out);
+    let refs: Vec<String> = placed.iter().map(|k| k.3.clone()).collect();
+    let kept: Vec<Kept> = placed.into_iter().map(|(i, p, loc, _)| (i, p, loc)).collect();
     if kept.len() < 2 {
         out.entries.push(Entry::new(
             &mu.place,
@@ -74,63 +68,6 @@ pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
     );
     let value = doc::inline(vec![("pcsa", float(mu.max_force / SPECIFIC_TENSION)), ("optimal_length", float(lopt))]);
     out.sharing.push((name, value, note));
-}
-
-/// Where path point `p` is on its body in the initial configuration, or `None` when it is never
-/// in the path; what is approximated goes to the report (or to `notes`, the muscle's comment).
-fn point_location(ctx: &Ctx, p: &PathPoint, notes: &mut Vec<String>, out: &mut Out) -> Option<[f64; 3]> {
-    let m = ctx.m;
-    match &p.kind {
-        PointKind::Fixed => Some(p.location),
-        PointKind::Conditional(c, r) => {
-            let cr = m.coordinates[*c].range;
-            let cname = &m.coordinates[*c].name;
-            if cr[0] >= r[0] && cr[1] <= r[1] {
-                notes.push(format!("conditional point `{}` is active over `{cname}`'s whole range: kept", p.name));
-            } else if cr[1] < r[0] || cr[0] > r[1] {
-                let action = format!("left out: never active within `{cname}`'s range");
-                out.entries.push(Entry::new(&p.place, &p.name, "ConditionalPathPoint", action));
-                return None;
-            } else {
-                out.entries.push(Entry::new(
-                    &p.place,
-                    &p.name,
-                    "ConditionalPathPoint",
-                    format!(
-                        "approximated: kept at all times; OpenSim uses it only while `{cname}` is in [{}, {}] (its range is [{}, {}]): the path differs outside that interval",
-                        num(r[0]),
-                        num(r[1]),
-                        num(cr[0]),
-                        num(cr[1])
-                    ),
-                ));
-            }
-            Some(p.location)
-        }
-        PointKind::Moving(fs) => {
-            let at = |q: &[f64]| [0, 1, 2].map(|k| fs[k].as_ref().map_or(0.0, |(c, f)| f.value(q[*c])));
-            let loc = at(&ctx.q0);
-            // how far it moves from there over the coordinates' ranges
-            let mut worst: f64 = 0.0;
-            for (c, _) in fs.iter().flatten() {
-                let r = m.coordinates[*c].range;
-                let (lo, hi) = (r[0].max(-10.0), r[1].min(10.0));
-                for s in 0..=200 {
-                    let mut q = ctx.q0.clone();
-                    q[*c] = lo + (hi - lo) * s as f64 / 200.0;
-                    let l = at(&q);
-                    worst = worst.max((0..3).map(|k| (l[k] - loc[k]).powi(2)).sum::<f64>().sqrt());
-                }
-            }
-            out.entries.push(Entry::new(
-                &p.place,
-                &p.name,
-                "MovingPathPoint",
-                format!("approximated: fixed where it is in the initial configuration; it moves up to {:.3} mm from there over its coordinates' ranges", worst * 1e3),
-            ));
-            Some(loc)
-        }
-    }
 }
 
 /// The obstacle of wrap `w` on the muscle's path (an inline table and the wrap's name for its

@@ -1,0 +1,259 @@
+//! The PATH-POINT element: layout, initialization, evaluation with exact derivatives.
+
+use mollier_core::NodeId;
+use mollier_core::element::{
+    Drawing, Element, ElementError, ElementInfo, ElementState, Evaluation, Layout, ModeInfo, NodeKind, Order,
+};
+use mollier_core::geometry::{Vec3, quat_at, rotate, vec3_at};
+use mollier_core::registry::Frame;
+
+use crate::function::Function;
+
+/// Where the point is on its body (m, body frame).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Location {
+    /// A fixed offset.
+    Fixed(Vec3),
+    /// Each component a function of the coordinate (m of the coordinate's SI value).
+    Moving(Box<[Function; 3]>),
+}
+
+/// The coordinate a path point follows: a mode of a joint element, measured by a copy of it.
+#[derive(Debug)]
+pub struct Coordinate {
+    /// The copy of the joint element, built from the joint's own parameters.
+    pub element: Box<dyn Element>,
+    /// Its mode that is the coordinate's change.
+    pub mode: usize,
+    /// The coordinate's value in the initial configuration (SI).
+    pub at: f64,
+    /// Coordinate per unit of the mode: `q = at + scale · mode`.
+    pub scale: f64,
+}
+
+/// A PATH-POINT element: holds a position node at a location on a body that depends on a joint's
+/// coordinate (OpenSim's `MovingPathPoint`), and, with an active range, only while the coordinate
+/// is in it (OpenSim's `ConditionalPathPoint`); outside it, midway between its neighbours on the
+/// path, where it leaves the path's length that of the path without it.
+#[derive(Debug)]
+pub struct PathPoint {
+    layout: Layout,
+    location: Location,
+    coordinate: Coordinate,
+    active: Option<[f64; 2]>,
+    /// Offset and length of the joint's coordinates in the local vector.
+    joint: (usize, usize),
+}
+
+/// The local coordinates' offsets: the point, the body's origin and orientation.
+const POINT: usize = 0;
+const ORIGIN: usize = 3;
+const LAMBDA: usize = 6;
+
+impl PathPoint {
+    /// A path point `point` on `body` at `location`, following `coordinate`; with `active`
+    /// (`[min, max]` of the coordinate, SI) and `between` (the path's points before and after it),
+    /// conditional.
+    pub fn new(
+        point: NodeId,
+        body: Frame,
+        location: Location,
+        coordinate: Coordinate,
+        conditional: Option<([f64; 2], [NodeId; 2])>,
+    ) -> Self {
+        let mut nodes = vec![
+            (point, NodeKind::Position),
+            (body.position, NodeKind::Position),
+            (body.orientation, NodeKind::Orientation),
+        ];
+        let joint_nodes = coordinate.element.layout().nodes().to_vec();
+        let start = 10;
+        let n: usize = joint_nodes.iter().map(|(_, k)| k.dim()).sum();
+        nodes.extend(joint_nodes);
+        if let Some((_, between)) = conditional {
+            nodes.extend(between.map(|b| (b, NodeKind::Position)));
+        }
+        let modes = vec![ModeInfo::length("x"), ModeInfo::length("y"), ModeInfo::length("z")];
+        Self {
+            layout: Layout::new(nodes, modes),
+            location,
+            coordinate,
+            active: conditional.map(|(r, _)| r),
+            joint: (start, n),
+        }
+    }
+
+    /// The coordinate's value at local coordinates `x`, with its gradient and Hessian over the
+    /// joint's coordinates (as `order` asks).
+    fn coordinate(&self, x: &[f64], order: Order) -> Result<(f64, Vec<f64>, Vec<f64>), ElementError> {
+        let c = &self.coordinate;
+        let (o, n) = self.joint;
+        let m = c.element.layout().n_modes();
+        let mut e = vec![0.0; m];
+        let mut de = vec![0.0; if order >= Order::Gradient { m * n } else { 0 }];
+        let mut d2e = vec![0.0; if order >= Order::Hessian { m * n * n } else { 0 }];
+        let mut state = ElementState::default();
+        c.element.evaluate(&x[o..o + n], &mut Evaluation::new(order, n, &mut e, &mut de, &mut d2e, &mut state))?;
+        let k = c.mode;
+        let g = de.get(k * n..(k + 1) * n).map_or(Vec::new(), |g| g.iter().map(|v| c.scale * v).collect());
+        let h = d2e.get(k * n * n..(k + 1) * n * n).map_or(Vec::new(), |h| h.iter().map(|v| c.scale * v).collect());
+        Ok((c.at + c.scale * e[k], g, h))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn location_for_tests(&self) -> Location {
+        self.location.clone()
+    }
+
+    pub(crate) fn is_active(&self, q: f64) -> bool {
+        // OpenSim's ConditionalPathPoint::isActive: min <= q <= max
+        self.active.is_none_or(|[lo, hi]| lo <= q && q <= hi)
+    }
+
+    /// The point the offset is measured from: the body's origin, or midway between the
+    /// neighbours while inactive; with the weights of the nodes it is made of.
+    fn base(&self, x: &[f64], active: bool) -> (Vec3, Vec<(usize, f64)>) {
+        if active {
+            return (vec3_at(x, ORIGIN), vec![(ORIGIN, 1.0)]);
+        }
+        let a = self.joint.0 + self.joint.1;
+        let (p, q) = (vec3_at(x, a), vec3_at(x, a + 3));
+        ([0, 1, 2].map(|i| 0.5 * (p[i] + q[i])), vec![(a, 0.5), (a + 3, 0.5)])
+    }
+
+    /// The location on the body at coordinate `q` with its first and second derivatives, per
+    /// component.
+    fn location(&self, q: f64, active: bool) -> [[f64; 3]; 3] {
+        match (&self.location, active) {
+            (_, false) => [[0.0; 3]; 3],
+            (Location::Fixed(v), true) => v.map(|c| [c, 0.0, 0.0]),
+            (Location::Moving(fs), true) => [0, 1, 2].map(|k| fs[k].derivatives(q)),
+        }
+    }
+
+    /// Where the point belongs at local coordinates `x` (m, global): for messages.
+    fn target(&self, x: &[f64]) -> Result<Vec3, ElementError> {
+        let q = self.coordinate(x, Order::Value)?.0;
+        let active = self.is_active(q);
+        let (b, _) = self.base(x, active);
+        let t = self.location(q, active).map(|c| c[0]);
+        let l = quat_at(x, LAMBDA);
+        let s: f64 = l.iter().map(|v| v * v).sum();
+        let r = rotate(&l, &t);
+        Ok([0, 1, 2].map(|i| b[i] + r[i] / s))
+    }
+}
+
+/// `Q_k(d)`: the symmetric 4 x 4 matrix with `λᵀ Q_k(d) λ = (R(λ)ᵀ d)_k`, linear in `d`.
+fn quad(k: usize, d: &Vec3) -> [[f64; 4]; 4] {
+    let mut q = [[0.0; 4]; 4];
+    q[0][0] = d[k];
+    for i in 1..4 {
+        q[i][i] -= d[k];
+    }
+    for j in 0..3 {
+        q[k + 1][j + 1] += d[j];
+        q[j + 1][k + 1] += d[j];
+    }
+    // 2 λ0 v·(e_k × d)
+    let mut ek = [0.0; 3];
+    ek[k] = 1.0;
+    let w = [ek[1] * d[2] - ek[2] * d[1], ek[2] * d[0] - ek[0] * d[2], ek[0] * d[1] - ek[1] * d[0]];
+    for i in 0..3 {
+        q[0][i + 1] += w[i];
+        q[i + 1][0] += w[i];
+    }
+    q
+}
+
+fn times(q: &[[f64; 4]; 4], l: &[f64; 4]) -> [f64; 4] {
+    [0, 1, 2, 3].map(|i| (0..4).map(|j| q[i][j] * l[j]).sum())
+}
+
+impl ElementInfo for PathPoint {
+    fn type_name(&self) -> &str {
+        "path-point"
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
+        let (o, n) = self.joint;
+        self.coordinate.element.initialize(&x0[o..o + n])?;
+        let want = self.target(x0)?;
+        let at = vec3_at(x0, POINT);
+        let off = (0..3).map(|i| (at[i] - want[i]).powi(2)).sum::<f64>().sqrt();
+        // the file's numbers and the body's pose carry about 1e-15 m of rounding
+        if !(off <= 1e-9) {
+            return Err(ElementError::Degenerate(format!(
+                "the point is {off:.3e} m from where its location puts it in the initial configuration: place it at [{}, {}, {}] m (global)",
+                want[0], want[1], want[2]
+            )));
+        }
+        Ok(())
+    }
+    /// Nothing: the point is drawn as part of the paths through it.
+    fn drawing(&self, _x: &[f64]) -> Drawing {
+        Drawing::default()
+    }
+}
+
+impl Element for PathPoint {
+    fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
+        let (q, gq, hq) = self.coordinate(x, out.order())?;
+        let active = self.is_active(q);
+        let (b, weights) = self.base(x, active);
+        let t = self.location(q, active);
+        let p = vec3_at(x, POINT);
+        let d = [0, 1, 2].map(|i| p[i] - b[i]);
+        let l = quat_at(x, LAMBDA);
+        let (jo, jn) = self.joint;
+        for k in 0..3 {
+            let qk = quad(k, &d);
+            let ql = times(&qk, &l);
+            out.e[k] = (0..4).map(|i| l[i] * ql[i]).sum::<f64>() - t[k][0];
+            let mut dk = out.mode(k);
+            if !dk.has_grad() {
+                continue;
+            }
+            // ∂/∂p: the body's axis k, λᵀ Q_k(e_j) λ; the base takes it with minus its weights
+            let u = rotate(&l, &[0, 1, 2].map(|j| if j == k { 1.0 } else { 0.0 }));
+            let u = [u[0], u[1], u[2]];
+            // the k-th column of R(λ) is the k-th row of R(λ)ᵀ: (R e_k)_j = λᵀ Q_k(e_j) λ
+            dk.add_grad(POINT, &u, 1.0);
+            for (o, w) in &weights {
+                dk.add_grad(*o, &u, -w);
+            }
+            dk.add_grad(LAMBDA, &ql, 2.0);
+            dk.add_grad(jo, &gq, -t[k][1]);
+            if !dk.has_hess() {
+                continue;
+            }
+            let q2 = [0, 1, 2, 3].map(|i| [0, 1, 2, 3].map(|j| 2.0 * qk[i][j]));
+            dk.add_hess_diag(LAMBDA, 4, q2.as_flattened(), 1.0);
+            // ∂²/∂λ∂d_j = 2 Q_k(e_j) λ
+            let mut cross = [0.0; 12];
+            for j in 0..3 {
+                let mut e = [0.0; 3];
+                e[j] = 1.0;
+                let c = times(&quad(k, &e), &l);
+                for i in 0..4 {
+                    cross[i * 3 + j] = 2.0 * c[i];
+                }
+            }
+            dk.add_hess_cross(LAMBDA, 4, POINT, 3, &cross, 1.0);
+            for (o, w) in &weights {
+                dk.add_hess_cross(LAMBDA, 4, *o, 3, &cross, -w);
+            }
+            // − (t″ ∇q ∇qᵀ + t′ ∇²q) over the joint's coordinates
+            let mut h = vec![0.0; jn * jn];
+            for i in 0..jn {
+                for j in 0..jn {
+                    h[i * jn + j] = t[k][2] * gq[i] * gq[j] + t[k][1] * hq[i * jn + j];
+                }
+            }
+            dk.add_hess_diag(jo, jn, &h, -1.0);
+        }
+        Ok(())
+    }
+}

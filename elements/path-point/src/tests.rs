@@ -1,0 +1,113 @@
+use mollier_core::NodeId;
+use mollier_core::conformance::{Options, check_element};
+use mollier_core::element::{Element, ElementError, ElementInfo, ElementState, Evaluation, Order};
+use mollier_core::geometry::{quat_from_axis_angle, rotate};
+use mollier_core::registry::Frame;
+use mollier_hinge::Hinge;
+
+use crate::function::{Function, Spline};
+use crate::{Coordinate, Location, PathPoint};
+
+fn id(i: usize) -> NodeId {
+    NodeId::new(i)
+}
+
+/// A point on a body (origin node 1, orientation node 2) following the rotation of a hinge from
+/// node 3 to the body's orientation, at `at` in the initial configuration; and that
+/// configuration: point, origin, body orientation, the hinge's other orientation, neighbours.
+fn point(location: Location, at: f64, conditional: Option<[f64; 2]>) -> (PathPoint, Vec<f64>) {
+    let hinge = Hinge::new(id(3), id(2), [0.3, -0.2, 0.9], None);
+    let coordinate = Coordinate { element: Box::new(hinge), mode: 0, at, scale: -1.3 };
+    let body = Frame { position: id(1), orientation: id(2) };
+    let pp = PathPoint::new(id(0), body, location, coordinate, conditional.map(|r| (r, [id(4), id(5)])));
+    let origin = [0.1, -0.4, 0.25];
+    let lam = quat_from_axis_angle(&[0.2, 0.9, -0.4], 0.7);
+    let other = quat_from_axis_angle(&[-0.5, 0.1, 0.3], 1.1);
+    let (a, b) = ([0.3, 0.1, -0.2], [-0.2, 0.5, 0.4]);
+    let active = conditional.is_none_or(|[lo, hi]| lo <= at && at <= hi);
+    let place = if active {
+        let t = match &pp_location(&pp) {
+            Location::Fixed(v) => *v,
+            Location::Moving(fs) => [0, 1, 2].map(|k| fs[k].value(at)),
+        };
+        let r = rotate(&lam, &t);
+        [0, 1, 2].map(|i| origin[i] + r[i])
+    } else {
+        [0, 1, 2].map(|i| 0.5 * (a[i] + b[i]))
+    };
+    let mut x = place.to_vec();
+    x.extend(origin);
+    x.extend(lam);
+    x.extend(other);
+    x.extend(lam);
+    if conditional.is_some() {
+        x.extend(a);
+        x.extend(b);
+    }
+    (pp, x)
+}
+
+fn pp_location(pp: &PathPoint) -> Location {
+    pp.location_for_tests()
+}
+
+fn moving() -> Location {
+    let s = Spline::fmm(vec![-2.0, -1.0, -0.2, 0.3, 1.5], vec![0.02, 0.035, 0.03, 0.01, -0.02]);
+    Location::Moving(Box::new([
+        Function::Spline(s),
+        Function::Polynomial(vec![0.01, -0.02, 0.05]),
+        Function::Linear { slope: 0.004, intercept: -0.01 },
+    ]))
+}
+
+#[test]
+fn moving_point_passes_the_conformance_harness() {
+    let (mut pp, x0) = point(moving(), 0.2, None);
+    pp.initialize(&x0).unwrap();
+    // the hinge's bendings are not held here, so the perturbations turn its axis too
+    let r = check_element(&pp, &x0, &Options::default()).unwrap();
+    assert!(r.gradient < 1.0 && r.hessian < 1.0, "{r:?}");
+}
+
+#[test]
+fn conditional_point_passes_the_harness_on_either_side_of_its_range() {
+    // active at 0.2 inside [-0.5, 0.6], inactive at 0.2 outside [0.4, 0.9]: perturbations of up
+    // to 0.05 rad of the hinge stay on one side
+    for range in [[-0.5, 0.6], [0.4, 0.9]] {
+        let (mut pp, x0) = point(Location::Fixed([0.01, 0.02, -0.03]), 0.2, Some(range));
+        pp.initialize(&x0).unwrap();
+        let opts = Options { amplitude: 0.05, ..Options::default() };
+        let r = check_element(&pp, &x0, &opts).unwrap();
+        assert!(r.gradient < 1.0 && r.hessian < 1.0, "{range:?}: {r:?}");
+    }
+}
+
+#[test]
+fn a_conditional_point_switches_where_opensim_does() {
+    let (mut pp, x0) = point(Location::Fixed([0.01, 0.02, -0.03]), 0.2, Some([0.2, 0.9]));
+    pp.initialize(&x0).unwrap();
+    assert!(pp.is_active(0.2) && pp.is_active(0.9) && !pp.is_active(0.9 + 1e-12) && !pp.is_active(0.2 - 1e-12));
+}
+
+#[test]
+fn a_point_off_its_place_is_refused_with_where_it_belongs() {
+    let (mut pp, mut x0) = point(moving(), 0.2, None);
+    x0[1] += 1e-6;
+    let Err(ElementError::Degenerate(m)) = pp.initialize(&x0) else { panic!("accepted a misplaced point") };
+    assert!(m.contains("1.000e-6 m from where") && m.contains("place it at"), "{m}");
+}
+
+#[test]
+fn the_modes_are_the_offset_along_the_body_axes() {
+    let (mut pp, x0) = point(moving(), 0.2, None);
+    pp.initialize(&x0).unwrap();
+    let mut x = x0.clone();
+    let axis_y = rotate(&[x0[6], x0[7], x0[8], x0[9]], &[0.0, 1.0, 0.0]);
+    for i in 0..3 {
+        x[i] += 0.003 * axis_y[i];
+    }
+    let mut e = [0.0; 3];
+    let mut st = ElementState::default();
+    pp.evaluate(&x, &mut Evaluation::new(Order::Value, x.len(), &mut e, &mut [], &mut [], &mut st)).unwrap();
+    assert!(e[0].abs() < 1e-15 && (e[1] - 0.003).abs() < 1e-15 && e[2].abs() < 1e-15, "{e:?}");
+}
