@@ -1,7 +1,7 @@
 //! A dense primal-dual interior-point solver for the load-sharing programs without power cones,
 //! built for their structure (see `docs/theory/optimization.md`, "The interior-point solver").
 //!
-//! The program is that of [`crate::qp`], `min ½ zᵀPz + qᵀz` s.t. `Ez = b` (the inputs'
+//! The program is that of [`crate::program`], `min ½ zᵀPz + qᵀz` s.t. `Ez = b` (the inputs'
 //! equalities) and `Gz + s = h`, `s ∈ K`, with `K` the non-negative orthant (bounds, sign rows,
 //! stress rows) times at most one 3-dimensional second-order cone (the joint cone). Mehrotra's
 //! predictor-corrector with Nesterov-Todd scaling (the `coneqp` method of CVXOPT, without the
@@ -19,16 +19,18 @@
 //! others dropped, and the equality-constrained QP solved exactly; accepted when primal and dual
 //! feasible to 1e-12, so that the last digits do not depend on the interior point's path.
 
-use crate::qp::{Layout, Values};
+use crate::program::{Layout, Values};
 
 mod kkt;
 mod polish;
 mod soc;
 #[cfg(test)]
 mod tests;
+mod vector;
 
 use kkt::Kkt;
 use soc::{M3, jordan, jordan_div, m3v, mat3_mul, soc_scaling, soc_step};
+use vector::{axpy, dot, inf_norm};
 
 /// Stopping tolerance (relative feasibility and gap), clarabel's settings of `qp`.
 const TOL: f64 = 1e-12;
@@ -40,11 +42,6 @@ const TOL_ACCEPT: f64 = 1e-12;
 const MAX_ITER: u32 = 60;
 /// Fraction of the step to the boundary of the cone.
 const STEP: f64 = 0.99;
-/// Static regularisation of the Schur complement, removed by iterative refinement.
-const REG: f64 = 1e-13;
-/// Iterative refinement: at most this many steps, until the residual is this small (relative).
-const REFINE: usize = 3;
-const REFINE_TOL: f64 = 1e-13;
 
 /// What the solver found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -650,20 +647,4 @@ impl Dense {
     pub fn duals(&self) -> (&[f64], &[f64]) {
         (&self.y, &self.z)
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
-    if a != 0.0 {
-        for (yi, xi) in y.iter_mut().zip(x) {
-            *yi += a * xi;
-        }
-    }
-}
-
-fn inf_norm(v: &[f64]) -> f64 {
-    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
 }

@@ -15,7 +15,7 @@
 
 use mollier_core::dense::{lu_in_place, lu_solve};
 
-use super::{Layout, Values};
+use crate::program::{Layout, Values};
 
 /// The optimality conditions the polished point must meet, on the program's O(1) scaled data.
 const TOL: f64 = 1e-12;
