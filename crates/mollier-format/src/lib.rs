@@ -35,6 +35,7 @@
 //! ```
 
 mod diag;
+mod field;
 mod migrate;
 mod read;
 mod sharing;
@@ -49,6 +50,7 @@ pub use diag::{
     Diagnostic, Diagnostics, EXCERPT_CHARS, Location, MESSAGE_CHARS, Snippet, excerpt, human, is_unprintable,
     printable, printable_lines,
 };
+pub use field::{FieldError, MAX_MAGNITUDE};
 pub use read::{DEFAULT_MAX_FILE_BYTES, MAX_FILE_BYTES_VAR, max_file_bytes, read_text};
 pub use sharing::{
     AXES_TOLERANCE, DEFAULT_SPECIFIC_TENSION, DEFAULT_WIDTH, JointConeSpec, LoadSharingSpec, MuscleSpec, ReserveSpec,
@@ -56,10 +58,10 @@ pub use sharing::{
 };
 pub use spans::Spans;
 pub use spec::{
-    AngleUnit, BodySpec, CoordinateLimitSpec, ElementSpec, FORMAT_VERSION, FieldError, HillMuscleSpec, LengthUnit,
-    LoadSpec, MassUnit, ModeLawSpec, ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
+    AngleUnit, BodySpec, CoordinateLimitSpec, ElementSpec, FORMAT_VERSION, HillMuscleSpec, LengthUnit, LoadSpec,
+    MassUnit, ModeLawSpec, ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
 };
-pub use validate::{AXIS_NAMES, MAX_MAGNITUDE, is_valid_name};
+pub use validate::{AXIS_NAMES, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};
 
 /// The syntax of a model file.

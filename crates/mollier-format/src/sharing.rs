@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::spec::FieldError;
+use crate::field::FieldError;
 use crate::values::Named;
 
 /// Specific tension of muscle when none is given (N/cm²; Chadwick et al. 2014, App. A).

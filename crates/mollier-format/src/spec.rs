@@ -6,6 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::field::{FieldError, number_problem};
 use crate::sharing::LoadSharingSpec;
 use crate::values::{InertiaSpec, Named, ParamTable, PointSpec};
 
@@ -258,23 +259,6 @@ pub struct OrientationSpec {
     pub matrix: Option<[[f64; 3]; 3]>,
 }
 
-/// A problem with one field of a structure, relative to the structure.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FieldError {
-    /// The field, e.g. `euler` or `inertia`.
-    pub field: &'static str,
-    /// What is wrong.
-    pub message: String,
-    /// How to fix it.
-    pub hint: String,
-}
-
-impl FieldError {
-    pub(crate) fn new(field: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
-        Self { field, message: message.into(), hint: hint.into() }
-    }
-}
-
 /// Tolerance on the unit norm of Euler parameters and the orthonormality of matrices as typed
 /// by hand; within it the value is normalized.
 pub const ORIENTATION_TOLERANCE: f64 = 1e-6;
@@ -363,7 +347,7 @@ impl OrientationSpec {
 }
 
 fn finite(field: &'static str, v: &[f64]) -> Result<(), FieldError> {
-    match v.iter().find_map(|x| crate::validate::number_problem(*x)) {
+    match v.iter().find_map(|x| number_problem(*x)) {
         None => Ok(()),
         Some(m) => Err(FieldError::new(field, m, "replace the value with a finite number (at most 1e15 in magnitude)")),
     }

@@ -6,31 +6,13 @@ use std::collections::HashMap;
 
 use crate::Document;
 use crate::diag::{Diagnostic, human};
+use crate::field::{FieldError, number_problem};
 use crate::sharing::LoadSharingSpec;
-use crate::spec::{BodySpec, CoordinateLimitSpec, FieldError, HillMuscleSpec, LoadSpec, ModeLawSpec, OrientationSpec};
+use crate::spec::{BodySpec, CoordinateLimitSpec, HillMuscleSpec, LoadSpec, ModeLawSpec, OrientationSpec};
 use crate::values::{InertiaSpec, Named, ParamValue, PointSpec};
 
 /// Standard gravity (m/s²), to recognise a gravity written in another length unit.
 const STANDARD_GRAVITY: f64 = 9.80665;
-
-/// The largest magnitude of a number in a model file, in its own units.
-///
-/// No quantity of a musculoskeletal model comes near it in any unit the format offers, and
-/// below it products of a handful of numbers (mass × gravity × length, the inertia's
-/// invariants) stay finite, so a typo such as `1e308` is refused here rather than surfacing as
-/// a non-finite result later.
-pub const MAX_MAGNITUDE: f64 = 1e15;
-
-/// Why `x` cannot be a model number (not finite, or beyond [`MAX_MAGNITUDE`]).
-pub(crate) fn number_problem(x: f64) -> Option<String> {
-    if !x.is_finite() {
-        Some(format!("numbers must be finite, found {x}"))
-    } else if x.abs() > MAX_MAGNITUDE {
-        Some(format!("{} is too large: numbers in a model file are at most 1e15 in magnitude", human(x)))
-    } else {
-        None
-    }
-}
 
 const NUMBER_HINT: &str = "replace it with a finite number in the file's units (at most 1e15 in magnitude)";
 
@@ -285,7 +267,7 @@ fn check_load_sharing(doc: &Document, out: &mut Vec<Diagnostic>, ls: &LoadSharin
     }
 }
 
-/// Every number of `v` finite and at most [`MAX_MAGNITUDE`].
+/// Every number of `v` finite and at most [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE).
 fn check_finite(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, v: &[f64]) {
     for (i, x) in v.iter().enumerate() {
         if let Some(m) = number_problem(*x) {
@@ -294,7 +276,7 @@ fn check_finite(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, v: &[f64]
     }
 }
 
-/// Every number in an element's parameters finite and at most [`MAX_MAGNITUDE`].
+/// Every number in an element's parameters finite and at most [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE).
 fn check_params(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, v: &ParamValue) {
     match v {
         ParamValue::Number(x) => {

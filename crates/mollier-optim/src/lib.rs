@@ -41,6 +41,7 @@
 pub mod cone;
 mod ipm;
 pub mod max_moment;
+mod program;
 mod qp;
 mod result;
 mod sharing;

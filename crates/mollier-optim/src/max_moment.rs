@@ -25,7 +25,8 @@ use std::time::Instant;
 
 use mollier_core::{Data, Load, Model};
 
-use crate::qp::{Outcome, Program, Values};
+use crate::program::Values;
+use crate::qp::{Outcome, Program};
 use crate::result::{FrameResult, Status};
 use crate::sharing::LoadSharing;
 use crate::study::{Criterion, Reserve, SetupError, Study};

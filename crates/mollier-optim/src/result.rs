@@ -6,8 +6,6 @@ use std::fmt;
 
 use mollier_core::Load;
 
-#[cfg(doc)]
-use crate::LoadSharing;
 use crate::study::Study;
 
 /// What became of a frame.
@@ -114,7 +112,7 @@ impl Frame {
     }
 }
 
-/// How [`LoadSharing::run`] goes through the frames.
+/// How [`LoadSharing::run`](crate::LoadSharing::run) goes through the frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunOptions {
     /// Solve chunks of frames on rayon's threads.

@@ -15,7 +15,8 @@ use mollier_core::transfer::first_order;
 use mollier_core::{Data, ElementId, Load, ModeId, Model, NodeKind, solve_positions};
 
 use crate::cone::{cone_violation, stability_index};
-use crate::qp::{Layout, Outcome, Program, Values};
+use crate::program::{Layout, Values};
+use crate::qp::{Outcome, Program};
 use crate::result::{Frame, FrameResult, RunOptions, Status};
 use crate::study::{Criterion, SetupError, Sign, Study};
 

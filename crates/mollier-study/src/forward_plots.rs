@@ -9,7 +9,7 @@
 use mollier::output::{OutputDir, OutputError};
 use plotters::prelude::*;
 
-use crate::plots::{PALETTE, err, grid, padded, panel_keyed, plot_file};
+use crate::chart::{PALETTE, ellipse, err, grid, padded, panel_keyed, plot_file};
 
 /// What a forward run plots, sampled over time.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -103,7 +103,7 @@ fn stability(angles: &[(f64, f64)], half: [f64; 2], path: &std::path::Path) -> s
         .label_style(("sans-serif", 10))
         .draw()
         .map_err(err)?;
-    chart.draw_series(LineSeries::new(crate::plots::ellipse(half[0], half[1]), BLACK.stroke_width(2))).map_err(err)?;
+    chart.draw_series(LineSeries::new(ellipse(half[0], half[1]), BLACK.stroke_width(2))).map_err(err)?;
     let pts: Vec<(f64, f64)> = angles.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
     let color = RGBColor(214, 39, 40);
     if let (Some(first), Some(last)) = (pts.first(), pts.last()) {

@@ -21,6 +21,7 @@
 //! mollier_study::output::write(&study, &results, "results/abduction".as_ref()).unwrap();
 //! ```
 
+mod chart;
 pub mod forward_plots;
 pub mod max_moment;
 pub mod motion;

@@ -25,7 +25,7 @@ use plotters::prelude::*;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::plots::{err, grid, key, padded};
+use crate::chart::{err, grid, key, padded};
 
 /// The moments of every posture.
 #[derive(Clone, Debug)]
@@ -317,36 +317,4 @@ fn plot(path: &Path, run: &MomentRun, xs: &[f64], x_desc: &str) -> io::Result<()
         key(&mut chart)?;
     }
     root.present().map_err(err)
-}
-
-/// The maximum isometric moments at every frame of a study with a `[max_moment]` section;
-/// `None` without the section.
-pub fn of_study(study: &crate::Study) -> Option<Result<MomentRun, String>> {
-    let spec = study.spec.max_moment.as_ref()?;
-    let run = || {
-        let (directions, hold) = resolve(spec, &study.compiled)?;
-        let frames = &study.motion.frames;
-        let times = frames.iter().map(|f| f.time).collect();
-        let postures = frames.iter().map(|f| f.q.clone()).collect();
-        let optim = study.sharing.study(mollier_optim::Criterion::Stresses, spec.joint_cone);
-        run_postures(&study.compiled.model, optim, times, postures, directions, &hold)
-            .map_err(|e| format!("max_moment: {e}"))
-    };
-    Some(run())
-}
-
-/// Write a study's maximum moments under `max_moment/`, plotted along the rhythm's elevation;
-/// the summary's `max_moment` entry (the error when they failed).
-pub fn write_study(
-    study: &crate::Study,
-    run: &Result<MomentRun, String>,
-    dir: &mut OutputDir,
-) -> Result<Value, OutputError> {
-    match run {
-        Ok(r) => {
-            let x = input_index(&study.spec.motion.model.inputs[4], &study.compiled).unwrap_or(0);
-            r.write_in(dir, "max_moment/", &study.compiled, x)
-        }
-        Err(e) => Ok(json!({ "error": e })),
-    }
 }

@@ -104,43 +104,13 @@ impl RhythmMotion {
     /// named inputs are the model's inputs and that the humerus is at the declared rest angles
     /// initially.
     pub fn new(spec: &MotionSpec, compiled: &Compiled, dir: &Path) -> Result<Self, String> {
-        match (spec.kind.as_str(), &spec.file) {
-            ("rhythm", None) => {
-                if spec.frames < 2 || spec.frames > MAX_FRAMES {
-                    return Err(format!("motion.frames must be from 2 to {MAX_FRAMES}, got {}", spec.frames));
-                }
-                let e = spec.elevation.ok_or("motion.elevation: give the first and last elevation (deg)")?;
-                let finite = [spec.pole_angle, e[0], e[1], spec.axial_rotation];
-                if !finite.iter().all(|v| v.is_finite()) {
-                    return Err("motion angles must be finite".into());
-                }
-            }
-            ("rhythm", Some(_)) => {
-                return Err("motion.file: a rhythm reads no file (types `angles` and `inputs` do)".into());
-            }
-            ("angles" | "inputs", None) => {
-                return Err(format!("motion.file: a motion of type `{}` is read from a file: name it", spec.kind));
-            }
-            ("angles" | "inputs", Some(_)) => {}
-            (other, _) => return Err(format!("motion type `{other}`: expected `rhythm`, `angles` or `inputs`")),
-        }
+        check_kind(spec)?;
         let ms = &spec.model;
         let model = &compiled.model;
         if model.n_q() != 6 {
             return Err(format!("the rhythm drives 6 inputs, the model has {}", model.n_q()));
         }
-        let mut order = Vec::new();
-        for name in &ms.inputs {
-            let j = compiled
-                .inputs
-                .iter()
-                .position(|i| &i.name == name)
-                .ok_or_else(|| format!("motion.model.inputs: the model has no input `{name}`"))?;
-            if order.contains(&j) {
-                return Err(format!("motion.model.inputs: `{name}` is listed twice"));
-            }
-            order.push(j);
-        }
+        let order = input_order(compiled, &ms.inputs)?;
         let data = Data::new(model);
         let (sc, ac, ts) = (point(compiled, &ms.sc)?, point(compiled, &ms.ac)?, point(compiled, &ms.ts)?);
         let clavicle = body_orientation(compiled, &ms.clavicle)?;
@@ -164,97 +134,11 @@ impl RhythmMotion {
             ));
         }
         let rest = RestAngles::default();
-        // the inputs of a posture: AC.y, AC.z, TS.x and the humerus's angles from rest
-        let inputs_of = |p: &Posture, humerus: [f64; 3]| {
-            let girdle = landmarks.coordinates(p);
-            let values = [
-                girdle[0],
-                girdle[1],
-                girdle[2],
-                humerus[0] - rest_angles[0],
-                humerus[1] - rest_angles[1],
-                humerus[2] - rest_angles[2],
-            ];
-            let mut q = vec![0.0; 6];
-            for (v, &j) in values.iter().zip(&order) {
-                q[j] = *v;
-            }
-            q
-        };
-        // a file's rows are counted before any is solved
-        let at_most = |m: mollier::Motion| match m.times.len() {
-            n if n > MAX_FRAMES => Err(format!(
-                "motion.file: {n} frames: a study runs at most {MAX_FRAMES}, as a rhythm's `frames` may be"
-            )),
-            _ => Ok(m),
-        };
+        let inputs = InputMap { landmarks: &landmarks, rest_angles, order: &order };
         let frames = match spec.kind.as_str() {
-            "rhythm" => {
-                let n = spec.frames;
-                let e = spec.elevation.unwrap_or_default();
-                (0..n)
-                    .map(|k| {
-                        let elevation = e[0] + (e[1] - e[0]) * k as f64 / (n - 1) as f64;
-                        let angles = [spec.pole_angle * DEG, elevation * DEG, spec.axial_rotation * DEG];
-                        let p = posture(&rest, angles[0], angles[1], angles[2]);
-                        MotionFrame { time: k as f64, elevation, posture: p, q: inputs_of(&p, angles) }
-                    })
-                    .collect()
-            }
-            "angles" => {
-                let file = dir.join(spec.file.as_deref().unwrap_or_default());
-                let columns: Vec<InputInfo> = ANGLE_COLUMNS
-                    .iter()
-                    .map(|n| InputInfo {
-                        name: n.to_string(),
-                        input: compiled.inputs[0].input,
-                        quantity: Quantity::Angle,
-                    })
-                    .collect();
-                let m = mollier::read_motion(&file, &columns)
-                    .map_err(|d| format!("motion.file: {}", d.without_contents("the study").render()))
-                    .and_then(at_most)?;
-                let mut frames = Vec::with_capacity(m.times.len());
-                for (k, a) in m.q.iter().enumerate() {
-                    let p = Posture {
-                        clavicle: yzx(&[a[0], a[1], a[2]]),
-                        scapula: yzx(&[a[3], a[4], a[5]]),
-                        humerus: yzy(&[a[6], a[7], a[8]]),
-                        clavicle_axial: a[2],
-                    };
-                    let elevation = elevation_of(&p.humerus) / DEG;
-                    frames.push(MotionFrame {
-                        time: m.times[k],
-                        elevation,
-                        posture: p,
-                        q: inputs_of(&p, [a[6], a[7], a[8]]),
-                    });
-                }
-                frames
-            }
-            _ => {
-                // the model's inputs: the posture is the model's own at each frame
-                let file = dir.join(spec.file.as_deref().unwrap_or_default());
-                let m = mollier::read_motion(&file, &compiled.inputs)
-                    .map_err(|d| format!("motion.file: {}", d.without_contents("the study").render()))
-                    .and_then(at_most)?;
-                let mut d = Data::new(model);
-                let mut frames = Vec::with_capacity(m.times.len());
-                for (k, q) in m.q.iter().enumerate() {
-                    solve_positions(model, &mut d, q)
-                        .map_err(|e| format!("motion.file: the frame at time {} cannot be reached: {e}", m.times[k]))?;
-                    let at = |n: NodeId| orientation(compiled, &d, n);
-                    let p = Posture {
-                        clavicle: at(clavicle),
-                        scapula: at(scapula),
-                        humerus: at(humerus),
-                        clavicle_axial: 0.0,
-                    };
-                    let elevation = elevation_of(&p.humerus) / DEG;
-                    frames.push(MotionFrame { time: m.times[k], elevation, posture: p, q: q.to_vec() });
-                }
-                frames
-            }
+            "rhythm" => rhythm_frames(spec, &rest, &inputs),
+            "angles" => angle_frames(spec, compiled, dir, &inputs)?,
+            _ => input_frames(spec, compiled, dir, [clavicle, scapula, humerus])?,
         };
         if frames.len() < 2 {
             return Err(format!("motion: {} frame(s): a study needs at least 2", frames.len()));
@@ -272,4 +156,152 @@ impl RhythmMotion {
     pub fn scapula_deviation(&self, compiled: &Compiled, data: &Data, frame: &MotionFrame) -> f64 {
         angle_between(&orientation(compiled, data, self.scapula), &frame.posture.scapula)
     }
+}
+
+/// The motion's type and its fields agree: a rhythm has 2 to [`MAX_FRAMES`] frames, finite
+/// angles and no file; `angles` and `inputs` name a file.
+fn check_kind(spec: &MotionSpec) -> Result<(), String> {
+    match (spec.kind.as_str(), &spec.file) {
+        ("rhythm", None) => {
+            if spec.frames < 2 || spec.frames > MAX_FRAMES {
+                return Err(format!("motion.frames must be from 2 to {MAX_FRAMES}, got {}", spec.frames));
+            }
+            let e = spec.elevation.ok_or("motion.elevation: give the first and last elevation (deg)")?;
+            let finite = [spec.pole_angle, e[0], e[1], spec.axial_rotation];
+            if !finite.iter().all(|v| v.is_finite()) {
+                return Err("motion angles must be finite".into());
+            }
+            Ok(())
+        }
+        ("rhythm", Some(_)) => Err("motion.file: a rhythm reads no file (types `angles` and `inputs` do)".into()),
+        ("angles" | "inputs", None) => {
+            Err(format!("motion.file: a motion of type `{}` is read from a file: name it", spec.kind))
+        }
+        ("angles" | "inputs", Some(_)) => Ok(()),
+        (other, _) => Err(format!("motion type `{other}`: expected `rhythm`, `angles` or `inputs`")),
+    }
+}
+
+/// The model's input index of each of the six named inputs (AC.y, AC.z, TS.x, the humerus's
+/// three angles), each named once.
+fn input_order(compiled: &Compiled, names: &[String]) -> Result<Vec<usize>, String> {
+    let mut order = Vec::new();
+    for name in names {
+        let j = compiled
+            .inputs
+            .iter()
+            .position(|i| &i.name == name)
+            .ok_or_else(|| format!("motion.model.inputs: the model has no input `{name}`"))?;
+        if order.contains(&j) {
+            return Err(format!("motion.model.inputs: `{name}` is listed twice"));
+        }
+        order.push(j);
+    }
+    Ok(order)
+}
+
+/// From a posture to the model's six inputs.
+struct InputMap<'a> {
+    landmarks: &'a Landmarks,
+    /// The humerus's rest angles (rad, YZY).
+    rest_angles: [f64; 3],
+    /// The model's input index of AC.y, AC.z, TS.x and the humerus's angles.
+    order: &'a [usize],
+}
+
+impl InputMap<'_> {
+    /// The inputs of a posture: AC.y, AC.z, TS.x and the humerus's angles (rad) from rest.
+    fn inputs(&self, p: &Posture, humerus: [f64; 3]) -> Vec<f64> {
+        let girdle = self.landmarks.coordinates(p);
+        let values = [
+            girdle[0],
+            girdle[1],
+            girdle[2],
+            humerus[0] - self.rest_angles[0],
+            humerus[1] - self.rest_angles[1],
+            humerus[2] - self.rest_angles[2],
+        ];
+        let mut q = vec![0.0; 6];
+        for (v, &j) in values.iter().zip(self.order) {
+            q[j] = *v;
+        }
+        q
+    }
+}
+
+/// The rhythm's frames: the elevation in equal steps, the girdle from de Groot & Brand (2001).
+fn rhythm_frames(spec: &MotionSpec, rest: &RestAngles, inputs: &InputMap) -> Vec<MotionFrame> {
+    let n = spec.frames;
+    let e = spec.elevation.unwrap_or_default();
+    (0..n)
+        .map(|k| {
+            let elevation = e[0] + (e[1] - e[0]) * k as f64 / (n - 1) as f64;
+            let angles = [spec.pole_angle * DEG, elevation * DEG, spec.axial_rotation * DEG];
+            let p = posture(rest, angles[0], angles[1], angles[2]);
+            MotionFrame { time: k as f64, elevation, posture: p, q: inputs.inputs(&p, angles) }
+        })
+        .collect()
+}
+
+/// `spec.file` (relative to `dir`) read with `columns`, at most [`MAX_FRAMES`] rows (counted
+/// before any is solved).
+fn read_file(spec: &MotionSpec, dir: &Path, columns: &[InputInfo]) -> Result<mollier::Motion, String> {
+    let file = dir.join(spec.file.as_deref().unwrap_or_default());
+    let m = mollier::read_motion(&file, columns)
+        .map_err(|d| format!("motion.file: {}", d.without_contents("the study").render()))?;
+    match m.times.len() {
+        n if n > MAX_FRAMES => {
+            Err(format!("motion.file: {n} frames: a study runs at most {MAX_FRAMES}, as a rhythm's `frames` may be"))
+        }
+        _ => Ok(m),
+    }
+}
+
+/// Frames of recorded angles (`angles`): DAS3's clavicle and scapula YZX, humerus YZY (rad).
+fn angle_frames(
+    spec: &MotionSpec,
+    compiled: &Compiled,
+    dir: &Path,
+    inputs: &InputMap,
+) -> Result<Vec<MotionFrame>, String> {
+    let columns: Vec<InputInfo> = ANGLE_COLUMNS
+        .iter()
+        .map(|n| InputInfo { name: n.to_string(), input: compiled.inputs[0].input, quantity: Quantity::Angle })
+        .collect();
+    let m = read_file(spec, dir, &columns)?;
+    let mut frames = Vec::with_capacity(m.times.len());
+    for (k, a) in m.q.iter().enumerate() {
+        let p = Posture {
+            clavicle: yzx(&[a[0], a[1], a[2]]),
+            scapula: yzx(&[a[3], a[4], a[5]]),
+            humerus: yzy(&[a[6], a[7], a[8]]),
+            clavicle_axial: a[2],
+        };
+        let elevation = elevation_of(&p.humerus) / DEG;
+        frames.push(MotionFrame { time: m.times[k], elevation, posture: p, q: inputs.inputs(&p, [a[6], a[7], a[8]]) });
+    }
+    Ok(frames)
+}
+
+/// Frames of the model's inputs (`inputs`): the posture is the model's own at each frame, with
+/// `bones` the clavicle's, scapula's and humerus's nodes.
+fn input_frames(
+    spec: &MotionSpec,
+    compiled: &Compiled,
+    dir: &Path,
+    bones: [NodeId; 3],
+) -> Result<Vec<MotionFrame>, String> {
+    let model = &compiled.model;
+    let m = read_file(spec, dir, &compiled.inputs)?;
+    let mut d = Data::new(model);
+    let mut frames = Vec::with_capacity(m.times.len());
+    for (k, q) in m.q.iter().enumerate() {
+        solve_positions(model, &mut d, q)
+            .map_err(|e| format!("motion.file: the frame at time {} cannot be reached: {e}", m.times[k]))?;
+        let at = |n: NodeId| orientation(compiled, &d, n);
+        let p = Posture { clavicle: at(bones[0]), scapula: at(bones[1]), humerus: at(bones[2]), clavicle_axial: 0.0 };
+        let elevation = elevation_of(&p.humerus) / DEG;
+        frames.push(MotionFrame { time: m.times[k], elevation, posture: p, q: q.to_vec() });
+    }
+    Ok(frames)
 }

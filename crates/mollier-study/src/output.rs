@@ -24,6 +24,7 @@ use mollier::inverse_tables::{LoadSharingTables, max_into};
 use mollier::output::{OutputDir, OutputError, TableFormat, number};
 use serde_json::{Map, Value, json};
 
+use crate::max_moment::{MomentRun, input_index};
 use crate::study::{KinematicFrame, Results, Study};
 
 /// A table written in one go: header, then rows of cells.
@@ -59,7 +60,7 @@ pub fn write_as(
     let (mut summary, timing) = write_tables(study, results, &mut out)?;
     crate::plots::write(study, results, &mut out)?;
     if let Some(m) = &results.max_moment {
-        summary["max_moment"] = crate::max_moment::write_study(study, m, &mut out)?;
+        summary["max_moment"] = write_max_moment(study, m, &mut out)?;
     }
     crate::view::write(study, results, &mut out)?;
     let mut files: Vec<PathBuf> = out.files().iter().map(|f| target.join(f)).collect();
@@ -235,4 +236,16 @@ fn write_tables(study: &Study, results: &Results, out: &mut OutputDir) -> Result
     });
     let timing = json!({ "wall_ms": results.time_ms, "kinematics_ms": kin.time_ms, "variants": timings });
     Ok((summary, timing))
+}
+
+/// Write a study's maximum moments under `max_moment/`, plotted along the rhythm's elevation;
+/// the summary's `max_moment` entry (the error when they failed).
+fn write_max_moment(study: &Study, run: &Result<MomentRun, String>, dir: &mut OutputDir) -> Result<Value, OutputError> {
+    match run {
+        Ok(r) => {
+            let x = input_index(&study.spec.motion.model.inputs[4], &study.compiled).unwrap_or(0);
+            r.write_in(dir, "max_moment/", &study.compiled, x)
+        }
+        Err(e) => Ok(json!({ "error": e })),
+    }
 }

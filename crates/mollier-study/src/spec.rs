@@ -175,11 +175,17 @@ fn default_variants() -> Vec<String> {
 /// (`1e-300` gave a name longer than a file name may be, failing after the whole run).
 pub const MIN_MARGIN: f64 = 1e-3;
 
+/// The end of a variant's folder name for margin `k` of the imposed cone: `-k0.6`, none at 1
+/// (the rim). Distinct margins have distinct names (the shortest decimal text of each).
+pub fn margin_folder(k: f64) -> String {
+    if k < 1.0 { format!("-k{k}") } else { String::new() }
+}
+
 /// What is wrong with the settings of `[optimisation]`, as (field path, message) pairs: a
 /// criterion that is not one or is listed twice (`c` and `so` are one criterion), a
 /// `joint_cone` value that is not `with` or `without` or is listed twice, a margin outside
 /// [[`MIN_MARGIN`], 1] or whose variant folder another margin's takes
-/// ([`crate::study::margin_folder`]). Checked when the file is read, and again when a study is
+/// ([`margin_folder`]). Checked when the file is read, and again when a study is
 /// set up from a specification made in code.
 pub fn settings_problems(o: &OptimisationSpec) -> Vec<(String, String)> {
     let mut problems = Vec::new();
@@ -220,8 +226,8 @@ pub fn settings_problems(o: &OptimisationSpec) -> Vec<(String, String)> {
             ));
             continue;
         }
-        let folder = crate::study::margin_folder(k);
-        let earlier = o.margins.iter().flatten().take(i).position(|&e| crate::study::margin_folder(e) == folder);
+        let folder = margin_folder(k);
+        let earlier = o.margins.iter().flatten().take(i).position(|&e| margin_folder(e) == folder);
         if let Some(j) = earlier {
             problems
                 .push((path, format!("{k} is margin {j} again (variant folders `…{folder}`): give each margin once")));

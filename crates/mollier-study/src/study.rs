@@ -9,8 +9,10 @@ use mollier_core::{Data, Load, ModeId, ModeRole, NodeId, solve_positions};
 use mollier_optim::{Criterion, Frame, FrameResult, LoadSharing, RunOptions, Summary};
 use rayon::prelude::*;
 
+use crate::max_moment::{MomentRun, resolve, run_postures};
 use crate::motion::RhythmMotion;
 use crate::muscles::{MuscleGroup, groups};
+pub use crate::spec::margin_folder;
 use crate::spec::{FORMAT_VERSION, StudySpec};
 
 /// Why a study cannot be read or set up.
@@ -66,12 +68,6 @@ impl Variant {
             (true, true) => format!("{}-glenoid{}", self.criterion.letter(), margin_folder(self.margin)),
         }
     }
-}
-
-/// The end of a variant's folder name for margin `k` of the imposed cone: `-k0.6`, none at 1
-/// (the rim). Distinct margins have distinct names (the shortest decimal text of each).
-pub fn margin_folder(k: f64) -> String {
-    if k < 1.0 { format!("-k{k}") } else { String::new() }
 }
 
 /// A study read and set up on its model.
@@ -174,7 +170,7 @@ pub struct Results {
     /// Wall time of the whole run (ms).
     pub time_ms: f64,
     /// The maximum isometric moments of a `[max_moment]` section, or why they failed.
-    pub max_moment: Option<Result<crate::max_moment::MomentRun, String>>,
+    pub max_moment: Option<Result<MomentRun, String>>,
 }
 
 impl Study {
@@ -328,7 +324,7 @@ impl Study {
                 .map_err(|e| setup(format!("model: the load sharing of variant {}: {e}", v.name())))?;
         }
         if let Some(m) = &study.spec.max_moment {
-            crate::max_moment::resolve(m, &study.compiled).map_err(setup)?;
+            resolve(m, &study.compiled).map_err(setup)?;
         }
         Ok(study)
     }
@@ -606,12 +602,28 @@ impl Study {
         }
     }
 
+    /// The maximum isometric moments at every frame of a study with a `[max_moment]` section;
+    /// `None` without the section.
+    fn max_moments(&self) -> Option<Result<MomentRun, String>> {
+        let spec = self.spec.max_moment.as_ref()?;
+        let run = || {
+            let (directions, hold) = resolve(spec, &self.compiled)?;
+            let frames = &self.motion.frames;
+            let times = frames.iter().map(|f| f.time).collect();
+            let postures = frames.iter().map(|f| f.q.clone()).collect();
+            let optim = self.sharing.study(mollier_optim::Criterion::Stresses, spec.joint_cone);
+            run_postures(&self.compiled.model, optim, times, postures, directions, &hold)
+                .map_err(|e| format!("max_moment: {e}"))
+        };
+        Some(run())
+    }
+
     /// The kinematics and every variant (variants in parallel).
     pub fn run(&self) -> Results {
         let start = Instant::now();
         let kinematics = self.kinematics();
         let variants = self.variants.par_iter().map(|v| self.run_variant_checked(v, &kinematics)).collect();
-        let max_moment = crate::max_moment::of_study(self);
+        let max_moment = self.max_moments();
         Results { kinematics, variants, time_ms: start.elapsed().as_secs_f64() * 1e3, max_moment }
     }
 }

@@ -99,14 +99,7 @@ pub fn linearize_motion_with(
     geometric: &[(ModeId, f64)],
 ) -> Result<MotionLinearization, KinematicsError> {
     let nq = model.n_q();
-    for w in [v, vdot] {
-        if w.len() != nq {
-            return Err(KinematicsError::InputLength { expected: nq, got: w.len() });
-        }
-        if let Some(j) = w.iter().position(|a| !a.is_finite()) {
-            return Err(KinematicsError::NonFiniteInput { name: model.input_name(j), value: w[j] });
-        }
-    }
+    check_rates(model, v, vdot)?;
     transfer::first_order(model, data)?;
     // the laws' elements to second order (for their damping's D²F_e(v, e_k))
     let laws: Vec<usize> =
@@ -116,17 +109,6 @@ pub fn linearize_motion_with(
     let nx = model.n_x();
     // the velocities ẋ = DF_x v, ė = DF_e v, and the accelerations' first-order part DF_x v̇,
     // in the kernel's vectors (ẋ, ė are set in `data` at the end)
-    let times = |a: &Mat<f64>, w: &[f64], out: &mut Vec<f64>| {
-        out.clear();
-        // the first column written (0 + a w_0: the sums of zeroed storage, without zeroing it)
-        let Some((w0, rest)) = w.split_first() else { return out.resize(a.nrows(), 0.0) };
-        out.extend(a.col_as_slice(0).iter().map(|av| 0.0 + av * w0));
-        for (j, wj) in rest.iter().enumerate() {
-            for (o, av) in out.iter_mut().zip(a.col_as_slice(j + 1)) {
-                *o += av * wj;
-            }
-        }
-    };
     let (mut xd, mut ed, mut xa) =
         (std::mem::take(&mut data.xd), std::mem::take(&mut data.ed), std::mem::take(&mut data.work.x_step));
     times(&data.df_x, v, &mut xd);
@@ -155,24 +137,7 @@ pub fn linearize_motion_with(
         (data.xd, data.ed, data.work.x_step) = (xd, ed, xa);
         return Err(e);
     }
-    // D²F_e(v, e_k) of the laws' modes (rows), = ∇e · D²F_x(v, e_k) + ẋᵀ H DF_x e_k
-    let ne = model.n_e();
-    d2e_v.resize(ne * nq, 0.0);
-    transfer::contract_directions(model, data, &laws, &[&xd], &mut d2e_v);
-    for &el in &laws {
-        let entry = &model.elements[el];
-        for m in entry.mode_offset..entry.mode_offset + entry.element.layout().n_modes() {
-            // fixed and input modes have no second derivative
-            let dependent = matches!(model.mode_role[m], ModeRole::Dependent);
-            for k in 0..nq {
-                d2e_v[m * nq + k] = if dependent {
-                    d2e_v[m * nq + k] + transfer::mode_gradient_dot(model, data, m, d2.col_as_slice(k))
-                } else {
-                    0.0
-                };
-            }
-        }
-    }
+    law_rate_derivatives(model, data, &laws, &xd, &d2, &mut d2e_v);
     let mut xdd = vec![0.0; nx];
     let dynamics = &model.dynamics;
     // D²F_x(v, v) = Σ_k v_k D²F_x(v, e_k)
@@ -202,7 +167,6 @@ pub fn linearize_motion_with(
         .collect();
     let mut d_q = Mat::<f64>::zeros(nq, nq);
     let mut d_v = Mat::<f64>::zeros(nq, nq);
-    let x = &data.x;
     // the forces that weight D²F_x in ∂r/∂q (n_x), and the modes' (laws' stresses)
     let mut weight = std::mem::take(&mut data.work.x_nodal);
     weight.clear();
@@ -210,15 +174,97 @@ pub fn linearize_motion_with(
     let mut modes: Vec<(ModeId, f64)> = geometric.to_vec();
     // a node's rows of DF_x (n_q values each, one after the other)
     let mut rows = vec![0.0; 4 * nq];
-    let rows_of = |o: usize, len: usize, rows: &mut [f64]| {
-        for (a, dst) in rows[..len * nq].chunks_exact_mut(nq.max(1)).enumerate() {
-            dst.copy_from_slice(transfer::df_row(data, o + a));
-        }
-    };
+    add_mass_partials(model, data, &d2, vdot, &mut rows, &mut weight, &mut d_q, &mut d_v);
+    add_rotor_partials(model, data, &d2, v, vdot, &mut rows, &mut weight, &mut d_q, &mut d_v);
+    add_load_partials(model, data, &mut rows, &mut weight, &mut d_q);
+    add_law_partials(model, data, &ed, &d2e_v, &mut residual, &mut modes, &mut d_q, &mut d_v);
+    (data.xd, data.ed, data.work.x_step) = (xd, ed, xa);
+    data.qd.copy_from_slice(v);
+    data.work.d2_dirs = d2;
+    data.work.d2e_v = d2e_v;
+    let stiffness = crate::algorithm::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q);
+    data.work.x_nodal = weight;
+    stiffness?;
+    Ok(MotionLinearization { residual, mass, d_q, d_v, velocity_accelerations: xdd })
+}
 
+/// `v` and `vdot` have one finite entry per input.
+fn check_rates(model: &Model, v: &[f64], vdot: &[f64]) -> Result<(), KinematicsError> {
+    let nq = model.n_q();
+    for w in [v, vdot] {
+        if w.len() != nq {
+            return Err(KinematicsError::InputLength { expected: nq, got: w.len() });
+        }
+        if let Some(j) = w.iter().position(|a| !a.is_finite()) {
+            return Err(KinematicsError::NonFiniteInput { name: model.input_name(j), value: w[j] });
+        }
+    }
+    Ok(())
+}
+
+/// `out = A w` (a column per entry of `w`), its first column written rather than added to
+/// zeroed storage.
+fn times(a: &Mat<f64>, w: &[f64], out: &mut Vec<f64>) {
+    out.clear();
+    // the first column written (0 + a w_0: the sums of zeroed storage, without zeroing it)
+    let Some((w0, rest)) = w.split_first() else { return out.resize(a.nrows(), 0.0) };
+    out.extend(a.col_as_slice(0).iter().map(|av| 0.0 + av * w0));
+    for (j, wj) in rest.iter().enumerate() {
+        for (o, av) in out.iter_mut().zip(a.col_as_slice(j + 1)) {
+            *o += av * wj;
+        }
+    }
+}
+
+/// `D²F_e(v, e_k)` of the laws' modes (rows `n_e`, columns `n_q`, into `d2e_v`), `= ∇e ·
+/// D²F_x(v, e_k) + ẋᵀ H DF_x e_k`, with `d2` holding `D²F_x(v, e_k)` in its first `n_q` columns.
+fn law_rate_derivatives(model: &Model, data: &Data, laws: &[usize], xd: &[f64], d2: &Mat<f64>, d2e_v: &mut Vec<f64>) {
+    let nq = model.n_q();
+    let ne = model.n_e();
+    d2e_v.resize(ne * nq, 0.0);
+    transfer::contract_directions(model, data, laws, &[xd], d2e_v);
+    for &el in laws {
+        let entry = &model.elements[el];
+        for m in entry.mode_offset..entry.mode_offset + entry.element.layout().n_modes() {
+            // fixed and input modes have no second derivative
+            let dependent = matches!(model.mode_role[m], ModeRole::Dependent);
+            for k in 0..nq {
+                d2e_v[m * nq + k] = if dependent {
+                    d2e_v[m * nq + k] + transfer::mode_gradient_dot(model, data, m, d2.col_as_slice(k))
+                } else {
+                    0.0
+                };
+            }
+        }
+    }
+}
+
+/// A node's `len` rows of `DF_x` from coordinate `o` into `rows` (n_q values each, one after
+/// the other).
+fn rows_of(data: &Data, nq: usize, o: usize, len: usize, rows: &mut [f64]) {
+    for (a, dst) in rows[..len * nq].chunks_exact_mut(nq.max(1)).enumerate() {
+        dst.copy_from_slice(transfer::df_row(data, o + a));
+    }
+}
+
+/// The point masses' terms: inertia of `v̇` and gravity through `∂DF/∂q` into the weights of
+/// `D²F_x` (`weight`, n_x), their partials into `d_q` and `d_v` (n_q x n_q); `d2` holds
+/// `D²F_x(v, e_k)` and `D²F_x(v̇, e_k)`, `rows` is room for 4 n_q.
+fn add_mass_partials(
+    model: &Model,
+    data: &Data,
+    d2: &Mat<f64>,
+    vdot: &[f64],
+    rows: &mut [f64],
+    weight: &mut [f64],
+    d_q: &mut Mat<f64>,
+    d_v: &mut Mat<f64>,
+) {
+    let nq = model.n_q();
+    let dynamics = &model.dynamics;
     for &(node, m) in &dynamics.masses {
         let o = model.nodes[node.index()].offset;
-        rows_of(o, 3, &mut rows);
+        rows_of(data, nq, o, 3, rows);
         let (r0, r1, r2) = (&rows[..nq], &rows[nq..2 * nq], &rows[2 * nq..3 * nq]);
         let acc: [f64; 3] = [r0, r1, r2].map(|r| r.iter().zip(vdot).map(|(a, b)| a * b).sum());
         let g = dynamics.gravity;
@@ -240,9 +286,26 @@ pub fn linearize_motion_with(
             }
         }
     }
+}
+
+/// The rotors' terms (Euler parameters' inertia, `M_λ = 4 Ḡ(λ)ᵀ J Ḡ(λ)`): as
+/// [`add_mass_partials`], with the velocity term `h(λ̇)`.
+fn add_rotor_partials(
+    model: &Model,
+    data: &Data,
+    d2: &Mat<f64>,
+    v: &[f64],
+    vdot: &[f64],
+    rows: &mut [f64],
+    weight: &mut [f64],
+    d_q: &mut Mat<f64>,
+    d_v: &mut Mat<f64>,
+) {
+    let nq = model.n_q();
+    let (dynamics, x) = (&model.dynamics, &data.x);
     for (node, j) in &dynamics.rotors {
         let o = model.nodes[node.index()].offset;
-        rows_of(o, 4, &mut rows);
+        rows_of(data, nq, o, 4, rows);
         let l = quat_at(x, o);
         let ml = rotational_mass(&l, j);
         let row = |a: usize| &rows[a * nq..(a + 1) * nq];
@@ -278,8 +341,14 @@ pub fn linearize_motion_with(
             }
         }
     }
-    // constant loads: forces are constant, so only ∂DF/∂q; a moment's f_λ = 2 G(λ)ᵀ M moves with λ
-    for load in &dynamics.loads {
+}
+
+/// Constant loads: forces are constant, so only `∂DF/∂q`; a moment's `f_λ = 2 G(λ)ᵀ M` moves
+/// with `λ`.
+fn add_load_partials(model: &Model, data: &Data, rows: &mut [f64], weight: &mut [f64], d_q: &mut Mat<f64>) {
+    let nq = model.n_q();
+    let x = &data.x;
+    for load in &model.dynamics.loads {
         let (node, moment, force) = match *load {
             Load::Force { node, force } => (node, None, Some(force)),
             Load::Moment { node, moment } => (node, Some(moment), None),
@@ -296,7 +365,7 @@ pub fn linearize_motion_with(
             for a in 0..4 {
                 weight[o + a] -= f[a];
             }
-            rows_of(o, 4, &mut rows);
+            rows_of(data, nq, o, 4, rows);
             for k in 0..nq {
                 let gd = g_matrix(&[0, 1, 2, 3].map(|a| rows[a * nq + k]));
                 let df_load: [f64; 4] = [0, 1, 2, 3].map(|c| 2.0 * (0..3).map(|i| gd[i][c] * mm[i]).sum::<f64>());
@@ -307,7 +376,22 @@ pub fn linearize_motion_with(
             }
         }
     }
-    // laws: r ∋ DF_eᵀ σ(e, ė), ė = DF_e v
+}
+
+/// The laws' terms, `r ∋ DF_eᵀ σ(e, ė)` with `ė = DF_e v` (`ed`): the stresses into the
+/// residual and, as weights of their modes, into `modes` (the stiffness's); `∂σ/∂q`, `∂σ/∂v`
+/// through `DF_e` into `d_q`, `d_v`; `d2e_v` holds `D²F_e(v, e_k)`.
+fn add_law_partials(
+    model: &Model,
+    data: &Data,
+    ed: &[f64],
+    d2e_v: &[f64],
+    residual: &mut [f64],
+    modes: &mut Vec<(ModeId, f64)>,
+    d_q: &mut Mat<f64>,
+    d_v: &mut Mat<f64>,
+) {
+    let nq = model.n_q();
     let dfe = &data.df_e;
     // sized once for the element with the most modes (grown element by element, they were
     // reallocated and copied every step)
@@ -379,12 +463,4 @@ pub fn linearize_motion_with(
             }
         }
     }
-    (data.xd, data.ed, data.work.x_step) = (xd, ed, xa);
-    data.qd.copy_from_slice(v);
-    data.work.d2_dirs = d2;
-    data.work.d2e_v = d2e_v;
-    let stiffness = crate::algorithm::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q);
-    data.work.x_nodal = weight;
-    stiffness?;
-    Ok(MotionLinearization { residual, mass, d_q, d_v, velocity_accelerations: xdd })
 }

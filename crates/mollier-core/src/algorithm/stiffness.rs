@@ -152,26 +152,27 @@ fn stiffness_in(
     out: &mut Mat<f64>,
     ws: &mut Workspace,
 ) -> Result<(), KinematicsError> {
-    let (nx, nq) = (model.n_x(), model.n_q());
-    let Workspace {
-        force,
-        attached,
-        pair,
-        xloc,
-        e,
-        own,
-        hsum,
-        modes,
-        frames,
-        lambda,
-        scratches,
-        groups,
-        contributions,
-        shared,
-        ..
-    } = ws;
-    let (kept, kept_x, kept_at) = (&ws.kept, &ws.kept_x, &ws.kept_at);
-    // (element, local mode, w), an element's modes together
+    weighted_modes(model, weights, &mut ws.modes);
+    // the sums of K's upper triangle, row i's entries j >= i at pair[i stride + j] (n_q x stride)
+    ws.pair.clear();
+    ws.pair.resize(model.n_q() * df.stride, 0.0);
+    ws.force.clear();
+    ws.force.extend_from_slice(coordinates);
+    group_hessians(model, data, ws)?;
+    // rows of at most 16: the fixed-width kernels form whole rows (see contract_groups)
+    let sym = df.stride <= 16;
+    if let Some(k) = contract_groups(model, data, df, sym, ws) {
+        return Err(non_finite(model, &ws.groups[k]));
+    }
+    add_shared_blocks(model, df, ws)?;
+    add_frame_curvature(model, data, df, sym, ws);
+    add_constraint_curvature(model, data, df, sym, ws)?;
+    add_symmetric(df, sym, &ws.pair, out);
+    Ok(())
+}
+
+/// The dependent modes with a weight, `(element, local mode, w)`, an element's together.
+fn weighted_modes(model: &Model, weights: &[(ModeId, f64)], modes: &mut Vec<(usize, usize, f64)>) {
     modes.clear();
     modes.extend(
         weights.iter().filter(|(m, w)| *w != 0.0 && matches!(model.mode_role[m.index()], ModeRole::Dependent)).map(
@@ -182,14 +183,14 @@ fn stiffness_in(
         ),
     );
     modes.sort_by_key(|&(el, k, _)| (el, k));
-    // the sums of K's upper triangle, row i's entries j >= i at pair[i stride + j] (n_q x stride)
-    let np = nq * df.stride;
-    pair.clear();
-    pair.resize(np, 0.0);
-    force.clear();
-    force.extend_from_slice(coordinates);
-    // 1. per element (in order): its gradient and weighted Hessian, evaluated here if it was not
-    // kept at this configuration, and its weighted gradient added to the force
+}
+
+/// Stage 1, per weighted element (in order): its gradient and weighted Hessian as a [`Group`],
+/// evaluated here if it was not kept at this configuration, and its weighted gradient added to
+/// the force.
+fn group_hessians(model: &Model, data: &mut Data, ws: &mut Workspace) -> Result<(), KinematicsError> {
+    let Workspace { force, xloc, e, own, hsum, modes, groups, .. } = ws;
+    let (kept, kept_x, kept_at) = (&ws.kept, &ws.kept_x, &ws.kept_at);
     own.clear();
     groups.clear();
     let mut next = 0;
@@ -247,6 +248,15 @@ fn stiffness_in(
         };
         groups.push(Group { el, mode: modes[first].1, de, h, scale, n, m, ok: true, plan: Plan::default() });
     }
+    Ok(())
+}
+
+/// Stages 2 and 3: each group's `Uᵀ H U` added to the pair sums; the index of the first group whose
+/// part is not finite.
+fn contract_groups(model: &Model, data: &Data, df: &Rows, sym: bool, ws: &mut Workspace) -> Option<usize> {
+    let Workspace { pair, own, scratches, groups, contributions, shared, .. } = ws;
+    let kept = &ws.kept;
+    let np = model.n_q() * df.stride;
     // 2. each element's Uᵀ H U, with the finiteness of what it uses. On one thread straight
     // into the sums; on more, each on its own storage (crate::parallel), then 3. summed in the
     // elements' order: the same bits, as the fixed-width kernels add each contribution to the
@@ -257,7 +267,6 @@ fn stiffness_in(
     // only, `M + Mᵀ` being `Uᵀ H U` but for `U_Fᵀ H_FF U_F`: the coordinates F that many elements
     // share (an obstacle's frame, 61 of the shoulder's paths) add their block `H_FF`, summed per
     // set in the elements' order, once (Shared); `pair + pairᵀ` is taken at the end
-    let sym = df.stride <= 16;
     let chunk = crate::algorithm::parallel::CHUNK;
     let chunks = groups.len().div_ceil(chunk).max(1);
     if scratches.len() < chunks {
@@ -267,7 +276,7 @@ fn stiffness_in(
     // (each written whole: sized, not zeroed)
     shared.parts.resize(parts_len, 0.0);
     let threads = data.threads();
-    let failed = {
+    {
         let (own, kept, data, moving): (&[f64], &[f64], &Data, &[usize]) = (own, kept, data, &shared.moving);
         let contract = |scratch: &mut Scratch, g: &Group, out: &mut [f64], part: &mut [f64]| {
             let h = g.h.slice(data, kept, own, g.n * g.n);
@@ -334,58 +343,65 @@ fn stiffness_in(
             }
             failed
         }
-    };
-    // a group's element and mode named in the error
-    let non_finite = |g: &Group| {
-        let entry = &model.elements[g.el];
-        KinematicsError::NonFinite {
-            element: entry.name.clone(),
-            mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
-            what: "Hessian",
-        }
-    };
-    if let Some(k) = failed {
-        return Err(non_finite(&groups[k]));
     }
-    // the shared coordinates' blocks summed per set in the elements' order, then each set's
-    // ½ U_Fᵀ (Σ s H_FF) U_F
-    {
-        let Shared { coords, sets, parts, sums, offsets, .. } = shared;
-        let size = |nf: usize| nf * nf;
-        offsets.clear();
-        let mut total = 0;
-        for r in sets.iter() {
-            offsets.push(total);
-            total += size(r.len());
-        }
-        sums.clear();
-        sums.resize(total, 0.0);
-        for g in groups.iter().map(|g| &g.plan).filter(|g| g.nf > 0) {
-            let o = offsets[g.set];
-            for (a, v) in sums[o..o + size(g.nf)].iter_mut().zip(&parts[g.part..g.part + size(g.nf)]) {
-                *a += v;
-            }
-        }
-        for (k, (r, &o)) in sets.iter().zip(offsets.iter()).enumerate() {
-            let (f, nf) = (&coords[r.clone()], r.len());
-            if nf == 0 {
-                continue;
-            }
-            if !all_finite(&sums[o..o + size(nf)]) {
-                // the first of the set's elements whose part is not finite (else the first)
-                let of_set = || groups.iter().filter(|g| g.plan.nf > 0 && g.plan.set == k);
-                let g = of_set()
-                    .find(|g| !all_finite(&parts[g.plan.part..g.plan.part + size(nf)]))
-                    .or_else(|| of_set().next())
-                    .expect("a set has elements");
-                return Err(non_finite(g));
-            }
-            let hf = &sums[o..o + size(nf)];
-            scratches[0].add_congruence_sharing(df, f, None, false, hf, 0.5, pair);
+}
+
+/// A group's element and mode named in the error.
+fn non_finite(model: &Model, g: &Group) -> KinematicsError {
+    let entry = &model.elements[g.el];
+    KinematicsError::NonFinite {
+        element: entry.name.clone(),
+        mode: model.mode_info[entry.mode_offset + g.mode].name.to_string(),
+        what: "Hessian",
+    }
+}
+
+/// The shared coordinates' blocks summed per set in the elements' order, then each set's
+/// `½ U_Fᵀ (Σ s H_FF) U_F` added to the pair sums.
+fn add_shared_blocks(model: &Model, df: &Rows, ws: &mut Workspace) -> Result<(), KinematicsError> {
+    let Workspace { pair, scratches, groups, shared, .. } = ws;
+    let Shared { coords, sets, parts, sums, offsets, .. } = shared;
+    let size = |nf: usize| nf * nf;
+    offsets.clear();
+    let mut total = 0;
+    for r in sets.iter() {
+        offsets.push(total);
+        total += size(r.len());
+    }
+    sums.clear();
+    sums.resize(total, 0.0);
+    for g in groups.iter().map(|g| &g.plan).filter(|g| g.nf > 0) {
+        let o = offsets[g.set];
+        for (a, v) in sums[o..o + size(g.nf)].iter_mut().zip(&parts[g.part..g.part + size(g.nf)]) {
+            *a += v;
         }
     }
+    for (k, (r, &o)) in sets.iter().zip(offsets.iter()).enumerate() {
+        let (f, nf) = (&coords[r.clone()], r.len());
+        if nf == 0 {
+            continue;
+        }
+        if !all_finite(&sums[o..o + size(nf)]) {
+            // the first of the set's elements whose part is not finite (else the first)
+            let of_set = || groups.iter().filter(|g| g.plan.nf > 0 && g.plan.set == k);
+            let g = of_set()
+                .find(|g| !all_finite(&parts[g.plan.part..g.plan.part + size(nf)]))
+                .or_else(|| of_set().next())
+                .expect("a set has elements");
+            return Err(non_finite(model, g));
+        }
+        let hf = &sums[o..o + size(nf)];
+        scratches[0].add_congruence_sharing(df, f, None, false, hf, 0.5, pair);
+    }
+    Ok(())
+}
+
+/// `f · D²F_x` on the frames: the force carried to the frames, and the frames' curvature at
+/// each point, added to the pair sums.
+fn add_frame_curvature(model: &Model, data: &Data, df: &Rows, sym: bool, ws: &mut Workspace) {
+    let nx = model.n_x();
+    let Workspace { force, attached, frames, pair, scratches, .. } = ws;
     let scratch = &mut scratches[0];
-    // f · D²F_x: the force carried to the frames, and the frames' curvature at each point
     let att = &model.attachments;
     att.pull_back(&data.att_jac, force);
     attached.clear();
@@ -417,8 +433,19 @@ fn stiffness_in(
         let h: [f64; 16] = std::array::from_fn(|i| 2.0 * q[i / 4][i % 4]);
         scratch.add_congruence_sharing(df, &coords, None, sym, &h, 1.0, pair);
     }
-    // F_c · D²F_c on the dependent coordinates (the inputs' second derivatives are 0): one
-    // adjoint solve, then the constraint rows' Hessians weighted by −λ
+}
+
+/// `F_c · D²F_c` on the dependent coordinates (the inputs' second derivatives are 0): one
+/// adjoint solve, then the constraint rows' Hessians weighted by `−λ`, added to the pair sums.
+fn add_constraint_curvature(
+    model: &Model,
+    data: &mut Data,
+    df: &Rows,
+    sym: bool,
+    ws: &mut Workspace,
+) -> Result<(), KinematicsError> {
+    let Workspace { force, attached, lambda, hsum, pair, scratches, .. } = ws;
+    let scratch = &mut scratches[0];
     let nc = model.n_unknowns();
     lambda.clear();
     lambda.extend(model.dependent_coords.iter().map(|&c| if attached[c] { 0.0 } else { force[c] }));
@@ -437,6 +464,13 @@ fn stiffness_in(
             }
         }
     }
+    Ok(())
+}
+
+/// `out += K` from the pair sums: `pair + pairᵀ` with whole rows (`sym`), else the upper
+/// triangle mirrored.
+fn add_symmetric(df: &Rows, sym: bool, pair: &[f64], out: &mut Mat<f64>) {
+    let nq = df.nq;
     for j in 0..nq {
         for (i, o) in out.col_as_slice_mut(j).iter_mut().enumerate() {
             *o += if sym {
@@ -446,7 +480,6 @@ fn stiffness_in(
             };
         }
     }
-    Ok(())
 }
 
 /// `out = Σ w H` over `(H, w)` (all of one length); empty when there is none.

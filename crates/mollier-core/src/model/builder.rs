@@ -414,7 +414,63 @@ impl ModelBuilder {
             coord_role[c] = role;
         }
         let (attachments, attachment_of) = self.resolve_attachments(&mut coord_role)?;
-        // elements: check layouts, initialize
+        let (mut entries, n_e) = self.compile_elements(&coord_role, &attachments, &attachment_of)?;
+        self.bind_laws(&mut entries)?;
+        let (de_off, d2e_off, own_off) = buffer_offsets(&mut entries, &coord_role);
+        let (mode_role, mode_element, mode_info) = self.mode_roles(&entries, n_e)?;
+        let inputs: Vec<Input> = self
+            .inputs
+            .iter()
+            .map(|p| match *p {
+                PendingInput::Coordinate(c) => Input::Coordinate(CoordId::new(c)),
+                PendingInput::Mode(el, k) => Input::Mode(ModeId::new(entries[el.index()].mode_offset + k)),
+            })
+            .collect();
+        let length_scale = length_scale(&self.nodes, &self.x0);
+        let frames: Vec<(NodeId, NodeId, NodeId)> = self.attached.clone();
+        let topology = Topology::analyse(&self.nodes, &entries, &coord_role, &frames);
+        let mut model = Model {
+            dynamics: std::mem::take(&mut self.dynamics),
+            nodes: self.nodes,
+            x0: self.x0,
+            elements: entries,
+            n_e,
+            mode_element,
+            mode_info,
+            coord_role,
+            mode_role,
+            inputs,
+            dependent_coords: Vec::new(),
+            coord_col: Vec::new(),
+            rows: Vec::new(),
+            mode_row: Vec::new(),
+            row_target: Vec::new(),
+            dependent_modes: Vec::new(),
+            length_scale,
+            topology,
+            pattern: Pattern::default(),
+            de_len: de_off,
+            d2e_len: d2e_off,
+            de_own_len: own_off,
+            attachments,
+            constraint_elements: Vec::new(),
+            free_elements: Vec::new(),
+            constraint_coords: Vec::new(),
+        };
+        model.order_unknowns();
+        classify_elements(&mut model);
+        Ok(model)
+    }
+
+    /// The elements with their layouts checked, initialized at the initial coordinates, each
+    /// with its own and (through attachment chains) expanded coordinates; then the Euler-parameter
+    /// norm of every orientation node that moves. Returns them and the number of modes.
+    fn compile_elements(
+        &mut self,
+        coord_role: &[CoordRole],
+        attachments: &Attachments,
+        attachment_of: &[Option<usize>],
+    ) -> Result<(Vec<ElementEntry>, usize), BuildError> {
         let mut entries: Vec<ElementEntry> = Vec::with_capacity(self.elements.len());
         let mut n_e = 0;
         let generated = std::mem::take(&mut self.generated);
@@ -439,7 +495,7 @@ impl ModelBuilder {
             check_unique_modes(&name, &layout)?;
             let x_loc: Vec<f64> = coords.iter().map(|&c| self.x0[c]).collect();
             element.initialize(&x_loc).map_err(|error| BuildError::Element { element: name.clone(), error })?;
-            let (expanded, chain) = match chain_of(&layout, &self.nodes, &attachments, &attachment_of) {
+            let (expanded, chain) = match chain_of(&layout, &self.nodes, attachments, attachment_of) {
                 Some((expanded, chain)) => (expanded, Some(chain)),
                 None => (coords.clone(), None),
             };
@@ -479,6 +535,11 @@ impl ModelBuilder {
                 n_e += 1;
             }
         }
+        Ok((entries, n_e))
+    }
+
+    /// Bind each law to its element's modes (their reference values).
+    fn bind_laws(&mut self, entries: &mut [ElementEntry]) -> Result<(), BuildError> {
         for (el, mut law) in std::mem::take(&mut self.laws) {
             match entries.get_mut(el.index()) {
                 Some(entry) => {
@@ -498,21 +559,17 @@ impl ModelBuilder {
                 }
             }
         }
-        // buffer offsets
-        let (mut de_off, mut d2e_off, mut own_off) = (0, 0, 0);
-        for entry in &mut entries {
-            let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
-            entry.de_offset = de_off;
-            entry.d2e_offset = d2e_off;
-            entry.fixed = fixed_mask(&entry.own, &coord_role);
-            de_off += m * n;
-            d2e_off += m * n * n;
-            if let Some(chain) = &mut entry.chain {
-                chain.de_own_offset = own_off;
-                own_off += m * entry.own.len();
-            }
-        }
-        // mode roles
+        Ok(())
+    }
+
+    /// Every mode's role (fixed at 0 unless declared), element and description, the roles
+    /// checked: one label per mode, an input once, fixed values finite.
+    #[allow(clippy::type_complexity)]
+    fn mode_roles(
+        &self,
+        entries: &[ElementEntry],
+        n_e: usize,
+    ) -> Result<(Vec<ModeRole>, Vec<(ElementId, usize)>, Vec<ModeInfo>), BuildError> {
         let mut mode_role = vec![ModeRole::Fixed(0.0); n_e];
         let mut mode_element = Vec::with_capacity(n_e);
         let mut mode_info = Vec::with_capacity(n_e);
@@ -554,83 +611,7 @@ impl ModelBuilder {
                 }
             }
         }
-        let inputs: Vec<Input> = self
-            .inputs
-            .iter()
-            .map(|p| match *p {
-                PendingInput::Coordinate(c) => Input::Coordinate(CoordId::new(c)),
-                PendingInput::Mode(el, k) => Input::Mode(ModeId::new(entries[el.index()].mode_offset + k)),
-            })
-            .collect();
-        let length_scale = length_scale(&self.nodes, &self.x0);
-        let frames: Vec<(NodeId, NodeId, NodeId)> = self.attached.clone();
-        let topology = Topology::analyse(&self.nodes, &entries, &coord_role, &frames);
-        let mut model = Model {
-            dynamics: std::mem::take(&mut self.dynamics),
-            nodes: self.nodes,
-            x0: self.x0,
-            elements: entries,
-            n_e,
-            mode_element,
-            mode_info,
-            coord_role,
-            mode_role,
-            inputs,
-            dependent_coords: Vec::new(),
-            coord_col: Vec::new(),
-            rows: Vec::new(),
-            mode_row: Vec::new(),
-            row_target: Vec::new(),
-            dependent_modes: Vec::new(),
-            length_scale,
-            topology,
-            pattern: Pattern::default(),
-            de_len: de_off,
-            d2e_len: d2e_off,
-            de_own_len: own_off,
-            attachments,
-            constraint_elements: Vec::new(),
-            free_elements: Vec::new(),
-            constraint_coords: Vec::new(),
-        };
-        model.order_unknowns();
-        let mut needed = vec![false; model.attachments.list.len()];
-        for (i, entry) in model.elements.iter().enumerate() {
-            let m = entry.element.layout().n_modes();
-            if (entry.mode_offset..entry.mode_offset + m).any(|k| model.mode_row[k].is_some()) {
-                model.constraint_elements.push(i);
-                // a chain's terms name every frame up to the root: the ancestors too
-                for (_, terms) in entry.chain.iter().flat_map(|c| &c.rows) {
-                    for &(t, _, _) in terms {
-                        needed[t] = true;
-                    }
-                }
-            } else {
-                model.free_elements.push(i);
-            }
-        }
-        let dynamic_nodes: Vec<usize> = (model.dynamics.masses.iter().map(|(n, _)| *n))
-            .chain(model.dynamics.loads.iter().filter_map(|l| match *l {
-                Load::Force { node, .. } => Some(node),
-                Load::Moment { .. } => None,
-            }))
-            .map(|n| model.nodes[n.index()].offset)
-            .collect();
-        let n_x = model.n_x();
-        model.attachments.classify(&needed, &dynamic_nodes, n_x);
-        let mut read = vec![false; model.n_x()];
-        for &i in &model.constraint_elements {
-            for &c in &model.elements[i].coords {
-                read[c] = true;
-            }
-        }
-        for &t in &model.attachments.dynamic {
-            let o = model.attachments.list[t].orientation;
-            read[o..o + 4].fill(true);
-        }
-        model.constraint_coords = (0..read.len()).filter(|&c| read[c]).collect();
-        model.pattern = pattern(&model);
-        Ok(model)
+        Ok((mode_role, mode_element, mode_info))
     }
 }
 
@@ -713,6 +694,67 @@ impl ModelBuilder {
             index,
         ))
     }
+}
+
+/// Each element's offsets in the gradient and Hessian buffers and its fixed-coordinate mask;
+/// returns the buffers' lengths `(de, d2e, de_own)`.
+fn buffer_offsets(entries: &mut [ElementEntry], coord_role: &[CoordRole]) -> (usize, usize, usize) {
+    let (mut de_off, mut d2e_off, mut own_off) = (0, 0, 0);
+    for entry in entries.iter_mut() {
+        let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
+        entry.de_offset = de_off;
+        entry.d2e_offset = d2e_off;
+        entry.fixed = fixed_mask(&entry.own, coord_role);
+        de_off += m * n;
+        d2e_off += m * n * n;
+        if let Some(chain) = &mut entry.chain {
+            chain.de_own_offset = own_off;
+            own_off += m * entry.own.len();
+        }
+    }
+    (de_off, d2e_off, own_off)
+}
+
+/// With the unknowns ordered: the constraint and free elements, the attachments each needs
+/// (a chain's ancestors too), the coordinates the constraints and dynamic attachments read,
+/// and the sparsity pattern.
+fn classify_elements(model: &mut Model) {
+    let mut needed = vec![false; model.attachments.list.len()];
+    for (i, entry) in model.elements.iter().enumerate() {
+        let m = entry.element.layout().n_modes();
+        if (entry.mode_offset..entry.mode_offset + m).any(|k| model.mode_row[k].is_some()) {
+            model.constraint_elements.push(i);
+            // a chain's terms name every frame up to the root: the ancestors too
+            for (_, terms) in entry.chain.iter().flat_map(|c| &c.rows) {
+                for &(t, _, _) in terms {
+                    needed[t] = true;
+                }
+            }
+        } else {
+            model.free_elements.push(i);
+        }
+    }
+    let dynamic_nodes: Vec<usize> = (model.dynamics.masses.iter().map(|(n, _)| *n))
+        .chain(model.dynamics.loads.iter().filter_map(|l| match *l {
+            Load::Force { node, .. } => Some(node),
+            Load::Moment { .. } => None,
+        }))
+        .map(|n| model.nodes[n.index()].offset)
+        .collect();
+    let n_x = model.n_x();
+    model.attachments.classify(&needed, &dynamic_nodes, n_x);
+    let mut read = vec![false; model.n_x()];
+    for &i in &model.constraint_elements {
+        for &c in &model.elements[i].coords {
+            read[c] = true;
+        }
+    }
+    for &t in &model.attachments.dynamic {
+        let o = model.attachments.list[t].orientation;
+        read[o..o + 4].fill(true);
+    }
+    model.constraint_coords = (0..read.len()).filter(|&c| read[c]).collect();
+    model.pattern = pattern(model);
 }
 
 /// The expanded coordinates and chain rule of an element with a node in `layout` that is

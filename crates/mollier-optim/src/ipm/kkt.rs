@@ -2,7 +2,13 @@
 
 use mollier_core::dense::{lu_in_place, lu_solve};
 
-use super::{REFINE, REFINE_TOL, REG, axpy, dot};
+use super::vector::{axpy, dot};
+
+/// Static regularisation of the Schur complement, removed by iterative refinement.
+const REG: f64 = 1e-13;
+/// Iterative refinement: at most this many steps, until the residual is this small (relative).
+const REFINE: usize = 3;
+const REFINE_TOL: f64 = 1e-13;
 
 /// The condensed KKT system `[D B; Bᵀ C]` with `D` diagonal (k) and `C` dense (m x m), solved
 /// through the Schur complement `S = C − Bᵀ D⁻¹ B` with iterative refinement.

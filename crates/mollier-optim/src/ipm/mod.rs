@@ -1,7 +1,7 @@
 //! A dense primal-dual interior-point solver for the load-sharing programs without power cones,
 //! built for their structure (see `docs/theory/optimization.md`, "The interior-point solver").
 //!
-//! The program is that of [`crate::qp`], `min ½ zᵀPz + qᵀz` s.t. `Ez = b` (the inputs'
+//! The program is that of [`crate::program`], `min ½ zᵀPz + qᵀz` s.t. `Ez = b` (the inputs'
 //! equalities) and `Gz + s = h`, `s ∈ K`, with `K` the non-negative orthant (bounds, sign rows,
 //! stress rows) times at most one 3-dimensional second-order cone (the joint cone). Mehrotra's
 //! predictor-corrector with Nesterov-Todd scaling (the `coneqp` method of CVXOPT, without the
@@ -19,16 +19,18 @@
 //! others dropped, and the equality-constrained QP solved exactly; accepted when primal and dual
 //! feasible to 1e-12, so that the last digits do not depend on the interior point's path.
 
-use crate::qp::{Layout, Values};
+use crate::program::{Layout, Values};
 
 mod kkt;
 mod polish;
 mod soc;
 #[cfg(test)]
 mod tests;
+mod vector;
 
 use kkt::Kkt;
 use soc::{M3, jordan, jordan_div, m3v, mat3_mul, soc_scaling, soc_step};
+use vector::{axpy, dot, inf_norm};
 
 /// Stopping tolerance (relative feasibility and gap), clarabel's settings of `qp`.
 const TOL: f64 = 1e-12;
@@ -40,11 +42,14 @@ const TOL_ACCEPT: f64 = 1e-12;
 const MAX_ITER: u32 = 60;
 /// Fraction of the step to the boundary of the cone.
 const STEP: f64 = 0.99;
-/// Static regularisation of the Schur complement, removed by iterative refinement.
-const REG: f64 = 1e-13;
-/// Iterative refinement: at most this many steps, until the residual is this small (relative).
-const REFINE: usize = 3;
-const REFINE_TOL: f64 = 1e-13;
+
+/// The iterate's relative primal and dual residuals, its gap `sᵀz` and relative gap.
+struct Residuals {
+    pres: f64,
+    dres: f64,
+    rgap: f64,
+    gap: f64,
+}
 
 /// What the solver found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -453,70 +458,15 @@ impl Dense {
     /// Solve the program with the numbers `v`; the solution in `x()` when solved.
     pub fn solve(&mut self, v: &Values) -> DenseStatus {
         self.iterations = 0;
-        if !self.applies(v) {
+        if !self.applies(v) || !self.start(v) {
             return DenseStatus::Failed;
         }
-        let (n, m, neq) = (self.n, self.m, self.neq);
-        self.fill_h(v);
-        // starting point: the KKT system with W = I (CVXOPT's), then shifted into the cone
-        self.w2.fill(1.0);
-        self.wc = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
-        if !self.build_kkt(v) {
-            return DenseStatus::Failed;
-        }
-        for i in 0..n {
-            self.dx[i] = -v.q[i];
-        }
-        self.dy.copy_from_slice(&v.eq_rhs);
-        self.dz.copy_from_slice(&self.h);
-        self.solve_kkt(v);
-        self.x.copy_from_slice(&self.dx);
-        self.y.copy_from_slice(&self.dy);
-        // G x − z = h: s = h − G x = −z
-        let mut tmp = std::mem::take(&mut self.tmp);
-        self.g_mul(v, &self.x, &mut tmp);
-        for r in 0..m {
-            self.s[r] = self.h[r] - tmp[r];
-        }
-        let mut s = std::mem::take(&mut self.s);
-        self.shift_into_cone(&mut s);
-        self.s = s;
-        let mut z = std::mem::take(&mut self.dz);
-        self.shift_into_cone(&mut z);
-        self.z.copy_from_slice(&z);
-        self.dz = z;
-        self.tmp = tmp;
-
         let bnorm = inf_norm(&v.eq_rhs).max(inf_norm(&self.h));
         let qnorm = inf_norm(&v.q);
         // the polish is tried from a gap of 1e-3 on, again each time the gap fell tenfold
         let mut polish_gap = POLISH_GAP * 10.0;
         loop {
-            // residuals
-            self.rx.copy_from_slice(&v.q);
-            for i in 0..n {
-                self.rx[i] += v.p_diag[i] * self.x[i];
-            }
-            let (mut rx, mut ry, mut rz) =
-                (std::mem::take(&mut self.rx), std::mem::take(&mut self.ry), std::mem::take(&mut self.rz));
-            self.et_add(v, &self.y, &mut rx);
-            self.gt_add(v, &self.z, &mut rx);
-            self.e_mul(v, &self.x, &mut ry);
-            for j in 0..neq {
-                ry[j] -= v.eq_rhs[j];
-            }
-            self.g_mul(v, &self.x, &mut rz);
-            for r in 0..m {
-                rz[r] += self.s[r] - self.h[r];
-            }
-            let gap = dot(&self.s, &self.z);
-            let pobj: f64 = (0..n).map(|i| 0.5 * v.p_diag[i] * self.x[i] * self.x[i] + v.q[i] * self.x[i]).sum();
-            let xnorm = inf_norm(&self.x);
-            let pres = inf_norm(&ry).max(inf_norm(&rz)) / (1.0 + bnorm.max(xnorm));
-            let px = (0..n).fold(0.0f64, |a, i| a.max((v.p_diag[i] * self.x[i]).abs()));
-            let dres = inf_norm(&rx) / (1.0 + qnorm.max(px));
-            let rgap = gap / (1.0 + pobj.abs());
-            (self.rx, self.ry, self.rz) = (rx, ry, rz);
+            let Residuals { pres, dres, rgap, gap } = self.residuals(v, bnorm, qnorm);
             if !(pres.is_finite() && dres.is_finite() && gap.is_finite()) {
                 return DenseStatus::Failed;
             }
@@ -540,94 +490,185 @@ impl Dense {
                 return DenseStatus::Failed;
             }
             let mu = gap / self.degree();
-            // predictor: λ∘(W dz + W⁻¹ ds) = −λ∘λ, so ds = −s − W² dz, and the z-rhs −rz + s
-            for i in 0..n {
-                self.dx[i] = -self.rx[i];
-            }
-            for j in 0..neq {
-                self.dy[j] = -self.ry[j];
-            }
-            for r in 0..m {
-                self.dz[r] = -self.rz[r] + self.s[r];
-            }
-            self.solve_kkt(v);
-            let mut tmp = std::mem::take(&mut self.tmp);
-            self.w_mul(&self.dz, &mut tmp);
-            let mut wdz = [0.0; 3];
-            for r in 0..self.m_nn {
-                self.dsa[r] = -self.s[r] - self.w2[r] * self.dz[r];
-            }
-            if self.cone {
-                let rc = self.m_nn;
-                wdz.copy_from_slice(&tmp[rc..rc + 3]);
-                let w2dz = m3v(&self.wc, &wdz);
-                for r in 0..3 {
-                    self.dsa[rc + r] = -self.s[rc + r] - w2dz[r];
-                }
-            }
-            self.dxa.copy_from_slice(&self.dx);
-            self.dza.copy_from_slice(&self.dz);
-            let alpha = self.max_step(&self.dsa, &self.dza);
-            let mut gap_a = 0.0;
-            for r in 0..m {
-                gap_a += (self.s[r] + alpha * self.dsa[r]) * (self.z[r] + alpha * self.dza[r]);
-            }
-            let sigma = (gap_a / gap).clamp(0.0, 1.0).powi(3);
-            // corrector: r_c = −λ∘λ − (W⁻¹ ds_a)∘(W dz_a) + σ μ e; u = λ \ r_c
-            // (W dz_a in tmp, W⁻¹ ds_a below)
-            let mut u = std::mem::take(&mut self.ds);
-            for r in 0..self.m_nn {
-                let wi = self.w2[r].sqrt();
-                let rc = -self.lam[r] * self.lam[r] - (self.dsa[r] / wi) * tmp[r] + sigma * mu;
-                u[r] = rc / self.lam[r];
-            }
-            if self.cone {
-                let rc0 = self.m_nn;
-                let l = [self.lam[rc0], self.lam[rc0 + 1], self.lam[rc0 + 2]];
-                let a = m3v(&self.wci, &self.dsa[rc0..rc0 + 3]);
-                let b = wdz;
-                let ll = jordan(&l, &l);
-                let ab = jordan(&a, &b);
-                let r = [-ll[0] - ab[0] + sigma * mu, -ll[1] - ab[1], -ll[2] - ab[2]];
-                let q = jordan_div(&l, &r);
-                u[rc0..rc0 + 3].copy_from_slice(&q);
-            }
-            // z-rhs: −rz − W u; ds = W (u − W dz)
-            self.w_mul(&u, &mut tmp);
-            for i in 0..n {
-                self.dx[i] = -self.rx[i];
-            }
-            for j in 0..neq {
-                self.dy[j] = -self.ry[j];
-            }
-            for r in 0..m {
-                self.dz[r] = -self.rz[r] - tmp[r];
-            }
-            self.solve_kkt(v);
-            // ds from the rows, G dx + ds = −rz, rather than from W (u − W dz): the same in
-            // exact arithmetic, but the primal residual then shrinks by 1 − α to round-off
-            // where an active bound's W² is 1e-14
-            self.g_mul(v, &self.dx, &mut u);
-            for r in 0..m {
-                u[r] = -self.rz[r] - u[r];
-            }
-            self.ds = u;
-            self.tmp = tmp;
-            let alpha = (STEP * self.max_step(&self.ds, &self.dz)).min(1.0);
-            if !(alpha > 1e-10) {
+            let (sigma, wdz) = self.predictor(v, gap);
+            self.corrector(v, sigma, mu, wdz);
+            if !self.take_step() {
                 return DenseStatus::Failed;
             }
-            for i in 0..n {
-                self.x[i] += alpha * self.dx[i];
-            }
-            for j in 0..neq {
-                self.y[j] += alpha * self.dy[j];
-            }
-            for r in 0..m {
-                self.s[r] += alpha * self.ds[r];
-                self.z[r] += alpha * self.dz[r];
+        }
+    }
+
+    /// The starting point: the KKT system with `W = I` (CVXOPT's), then shifted into the cone;
+    /// false when that system is singular.
+    fn start(&mut self, v: &Values) -> bool {
+        let (n, m) = (self.n, self.m);
+        self.fill_h(v);
+        self.w2.fill(1.0);
+        self.wc = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+        if !self.build_kkt(v) {
+            return false;
+        }
+        for i in 0..n {
+            self.dx[i] = -v.q[i];
+        }
+        self.dy.copy_from_slice(&v.eq_rhs);
+        self.dz.copy_from_slice(&self.h);
+        self.solve_kkt(v);
+        self.x.copy_from_slice(&self.dx);
+        self.y.copy_from_slice(&self.dy);
+        // G x − z = h: s = h − G x = −z
+        let mut tmp = std::mem::take(&mut self.tmp);
+        self.g_mul(v, &self.x, &mut tmp);
+        for r in 0..m {
+            self.s[r] = self.h[r] - tmp[r];
+        }
+        let mut s = std::mem::take(&mut self.s);
+        self.shift_into_cone(&mut s);
+        self.s = s;
+        let mut z = std::mem::take(&mut self.dz);
+        self.shift_into_cone(&mut z);
+        self.z.copy_from_slice(&z);
+        self.dz = z;
+        self.tmp = tmp;
+        true
+    }
+
+    /// The residuals `rx`, `ry`, `rz` of the iterate (kept for the step) and their relative
+    /// sizes; `bnorm`, `qnorm` are the data's infinity norms.
+    fn residuals(&mut self, v: &Values, bnorm: f64, qnorm: f64) -> Residuals {
+        let (n, m, neq) = (self.n, self.m, self.neq);
+        self.rx.copy_from_slice(&v.q);
+        for i in 0..n {
+            self.rx[i] += v.p_diag[i] * self.x[i];
+        }
+        let (mut rx, mut ry, mut rz) =
+            (std::mem::take(&mut self.rx), std::mem::take(&mut self.ry), std::mem::take(&mut self.rz));
+        self.et_add(v, &self.y, &mut rx);
+        self.gt_add(v, &self.z, &mut rx);
+        self.e_mul(v, &self.x, &mut ry);
+        for j in 0..neq {
+            ry[j] -= v.eq_rhs[j];
+        }
+        self.g_mul(v, &self.x, &mut rz);
+        for r in 0..m {
+            rz[r] += self.s[r] - self.h[r];
+        }
+        let gap = dot(&self.s, &self.z);
+        let pobj: f64 = (0..n).map(|i| 0.5 * v.p_diag[i] * self.x[i] * self.x[i] + v.q[i] * self.x[i]).sum();
+        let xnorm = inf_norm(&self.x);
+        let pres = inf_norm(&ry).max(inf_norm(&rz)) / (1.0 + bnorm.max(xnorm));
+        let px = (0..n).fold(0.0f64, |a, i| a.max((v.p_diag[i] * self.x[i]).abs()));
+        let dres = inf_norm(&rx) / (1.0 + qnorm.max(px));
+        let rgap = gap / (1.0 + pobj.abs());
+        (self.rx, self.ry, self.rz) = (rx, ry, rz);
+        Residuals { pres, dres, rgap, gap }
+    }
+
+    /// Mehrotra's predictor: the affine direction, `λ∘(W dz + W⁻¹ ds) = −λ∘λ`, so
+    /// `ds = −s − W² dz` and the z-rhs `−rz + s`. Leaves `W dz_a` in `tmp`, `ds_a`, `dz_a` in
+    /// `dsa`, `dza`; returns the centring `σ` and the cone's rows of `W dz_a`.
+    fn predictor(&mut self, v: &Values, gap: f64) -> (f64, [f64; 3]) {
+        let (n, m, neq) = (self.n, self.m, self.neq);
+        for i in 0..n {
+            self.dx[i] = -self.rx[i];
+        }
+        for j in 0..neq {
+            self.dy[j] = -self.ry[j];
+        }
+        for r in 0..m {
+            self.dz[r] = -self.rz[r] + self.s[r];
+        }
+        self.solve_kkt(v);
+        let mut tmp = std::mem::take(&mut self.tmp);
+        self.w_mul(&self.dz, &mut tmp);
+        let mut wdz = [0.0; 3];
+        for r in 0..self.m_nn {
+            self.dsa[r] = -self.s[r] - self.w2[r] * self.dz[r];
+        }
+        if self.cone {
+            let rc = self.m_nn;
+            wdz.copy_from_slice(&tmp[rc..rc + 3]);
+            let w2dz = m3v(&self.wc, &wdz);
+            for r in 0..3 {
+                self.dsa[rc + r] = -self.s[rc + r] - w2dz[r];
             }
         }
+        self.tmp = tmp;
+        self.dxa.copy_from_slice(&self.dx);
+        self.dza.copy_from_slice(&self.dz);
+        let alpha = self.max_step(&self.dsa, &self.dza);
+        let mut gap_a = 0.0;
+        for r in 0..m {
+            gap_a += (self.s[r] + alpha * self.dsa[r]) * (self.z[r] + alpha * self.dza[r]);
+        }
+        let sigma = (gap_a / gap).clamp(0.0, 1.0).powi(3);
+        (sigma, wdz)
+    }
+
+    /// The corrector: `r_c = −λ∘λ − (W⁻¹ ds_a)∘(W dz_a) + σ μ e`, `u = λ \ r_c`, the z-rhs
+    /// `−rz − W u`; the direction in `dx`, `dy`, `dz`, `ds`.
+    fn corrector(&mut self, v: &Values, sigma: f64, mu: f64, wdz: [f64; 3]) {
+        let (n, m, neq) = (self.n, self.m, self.neq);
+        // W dz_a in tmp (from the predictor), W⁻¹ ds_a below
+        let mut tmp = std::mem::take(&mut self.tmp);
+        let mut u = std::mem::take(&mut self.ds);
+        for r in 0..self.m_nn {
+            let wi = self.w2[r].sqrt();
+            let rc = -self.lam[r] * self.lam[r] - (self.dsa[r] / wi) * tmp[r] + sigma * mu;
+            u[r] = rc / self.lam[r];
+        }
+        if self.cone {
+            let rc0 = self.m_nn;
+            let l = [self.lam[rc0], self.lam[rc0 + 1], self.lam[rc0 + 2]];
+            let a = m3v(&self.wci, &self.dsa[rc0..rc0 + 3]);
+            let b = wdz;
+            let ll = jordan(&l, &l);
+            let ab = jordan(&a, &b);
+            let r = [-ll[0] - ab[0] + sigma * mu, -ll[1] - ab[1], -ll[2] - ab[2]];
+            let q = jordan_div(&l, &r);
+            u[rc0..rc0 + 3].copy_from_slice(&q);
+        }
+        // z-rhs: −rz − W u; ds = W (u − W dz)
+        self.w_mul(&u, &mut tmp);
+        for i in 0..n {
+            self.dx[i] = -self.rx[i];
+        }
+        for j in 0..neq {
+            self.dy[j] = -self.ry[j];
+        }
+        for r in 0..m {
+            self.dz[r] = -self.rz[r] - tmp[r];
+        }
+        self.solve_kkt(v);
+        // ds from the rows, G dx + ds = −rz, rather than from W (u − W dz): the same in
+        // exact arithmetic, but the primal residual then shrinks by 1 − α to round-off
+        // where an active bound's W² is 1e-14
+        self.g_mul(v, &self.dx, &mut u);
+        for r in 0..m {
+            u[r] = -self.rz[r] - u[r];
+        }
+        self.ds = u;
+        self.tmp = tmp;
+    }
+
+    /// The step along the direction, a fraction [`STEP`] of the way to the cone's boundary;
+    /// false when it is too short to progress.
+    fn take_step(&mut self) -> bool {
+        let alpha = (STEP * self.max_step(&self.ds, &self.dz)).min(1.0);
+        if !(alpha > 1e-10) {
+            return false;
+        }
+        for i in 0..self.n {
+            self.x[i] += alpha * self.dx[i];
+        }
+        for j in 0..self.neq {
+            self.y[j] += alpha * self.dy[j];
+        }
+        for r in 0..self.m {
+            self.s[r] += alpha * self.ds[r];
+            self.z[r] += alpha * self.dz[r];
+        }
+        true
     }
 
     /// Whether the program has curvature in every muscle (`P_ii > 0`): (a)-(c), (d)'s second
@@ -650,20 +691,4 @@ impl Dense {
     pub fn duals(&self) -> (&[f64], &[f64]) {
         (&self.y, &self.z)
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
-    if a != 0.0 {
-        for (yi, xi) in y.iter_mut().zip(x) {
-            *yi += a * xi;
-        }
-    }
-}
-
-fn inf_norm(v: &[f64]) -> f64 {
-    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
 }
