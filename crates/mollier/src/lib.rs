@@ -52,6 +52,7 @@ pub mod output;
 pub mod reference;
 pub mod schema;
 pub mod spline;
+pub mod trc;
 
 use mollier_core::registry::Registry;
 
@@ -71,6 +72,7 @@ pub use output::{OutputDir, OutputError, Table, TableId};
 pub use reference::element_reference;
 pub use schema::schema;
 pub use spline::Ends;
+pub use trc::{MarkerTrial, parse_trc, read_trc};
 
 /// Every element type this build knows, each registered by its own crate.
 ///
