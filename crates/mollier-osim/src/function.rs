@@ -51,6 +51,21 @@ impl Function {
         }
     }
 
+    /// The derivative at `x` (per unit of `x`), exact for every kind: inverse kinematics chains
+    /// it with the kernel's transfer functions.
+    pub fn derivative(&self, x: f64) -> f64 {
+        match self {
+            Function::Constant(_) => 0.0,
+            Function::Linear { slope, .. } => *slope,
+            Function::Polynomial(c) => {
+                let n = c.len().saturating_sub(1);
+                c.iter().take(n).enumerate().fold(0.0, |acc, (k, ck)| acc * x + (n - k) as f64 * ck)
+            }
+            Function::Spline(s) => s.derivative(x),
+            Function::Multiplier(k, f) => k * f.derivative(x),
+        }
+    }
+
     /// The value when it does not depend on the variable: a `Constant`, or a
     /// `MultiplierFunction` of one (OpenSim's ScaleTool scales a constant axis so).
     pub fn constant(&self) -> Option<f64> {
@@ -93,6 +108,20 @@ impl Spline {
         let i = self.x.partition_point(|k| *k <= x).saturating_sub(1).min(n - 1);
         let dx = x - self.x[i];
         self.y[i] + dx * (self.b[i] + dx * (self.c[i] + dx * self.d[i]))
+    }
+
+    /// The slope at `x`: of the interval's cubic, the end tangent beyond the knots.
+    pub fn derivative(&self, x: f64) -> f64 {
+        let n = self.x.len();
+        if x < self.x[0] {
+            return self.b[0];
+        }
+        if x > self.x[n - 1] {
+            return self.b[n - 1];
+        }
+        let i = self.x.partition_point(|k| *k <= x).saturating_sub(1).min(n - 1);
+        let dx = x - self.x[i];
+        self.b[i] + dx * (2.0 * self.c[i] + 3.0 * dx * self.d[i])
     }
 
     /// SIMM's spline (`SimmSpline`): Forsythe, Malcolm & Moler's cubic spline, whose end
@@ -251,5 +280,23 @@ mod tests {
         assert_eq!(p.value(3.0), 17.0);
         let m = Function::Multiplier(0.5, Box::new(p));
         assert_eq!(m.value(3.0), 8.5);
+    }
+
+    #[test]
+    fn derivatives_are_exact() {
+        let x = vec![-1.0, 0.0, 0.5, 2.0, 3.0];
+        let cubic = |t: f64| 0.3 * t * t * t - t * t + 2.0 * t - 1.0;
+        let slope = |t: f64| 0.9 * t * t - 2.0 * t + 2.0;
+        let s = Function::Spline(Spline::fmm(x.clone(), x.iter().map(|t| cubic(*t)).collect()));
+        for t in [-1.0, -0.3, 0.2, 0.5, 1.1, 2.7, 3.0] {
+            assert!((s.derivative(t) - slope(t)).abs() < 1e-12, "{t}");
+        }
+        // beyond the knots the end tangent holds
+        assert!((s.derivative(5.0) - slope(3.0)).abs() < 1e-12);
+        let p = Function::Polynomial(vec![2.0, 0.0, -1.0]);
+        assert_eq!(p.derivative(3.0), 12.0);
+        assert_eq!(Function::Multiplier(0.5, Box::new(p)).derivative(3.0), 6.0);
+        assert_eq!(Function::Linear { slope: -2.0, intercept: 1.0 }.derivative(7.0), -2.0);
+        assert_eq!(Function::Constant(4.0).derivative(7.0), 0.0);
     }
 }
