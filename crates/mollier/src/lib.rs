@@ -44,6 +44,7 @@ pub mod compile;
 pub mod dynamics;
 pub mod forward;
 pub mod forward_tables;
+pub mod ik;
 pub mod inverse;
 pub mod inverse_tables;
 pub mod load_sharing;
@@ -64,6 +65,7 @@ pub use compile::{
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
 pub use forward::{Excitations, ForwardFrame, ForwardRun};
 pub use forward_tables::{Integrator, SimulateError, SimulateOptions, SimulateRun};
+pub use ik::{IkFrame, IkOptions, IkRun, Tasks, Unknowns};
 pub use inverse::{InverseError, InverseOptions, InverseRun};
 pub use inverse_tables::LoadSharingTables;
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
