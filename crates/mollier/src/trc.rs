@@ -243,7 +243,12 @@ fn parse(file: &str, text: &str) -> Result<MarkerTrial, Box<Diagnostic>> {
         let time = match cs[1].1.parse::<f64>() {
             Ok(t) if t.is_finite() && t.abs() <= 1e9 => t,
             _ => {
-                return Err(cell_err(1, "Time", format!("not a time: `{}`", cs[1].1), "the time in s, a finite number"));
+                return Err(cell_err(
+                    1,
+                    "Time",
+                    format!("not a time: `{}`", cs[1].1),
+                    "the time in s, a finite number",
+                ));
             }
         };
         if let (Some(&prev_n), Some(&prev_t)) = (frame_numbers.last(), times.last()) {
