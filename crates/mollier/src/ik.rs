@@ -478,7 +478,7 @@ impl<'a> IkRun<'a> {
                     // Marquardt's scaling, with a floor for an unknown no marker sees
                     m[j * np + j] += lambda * a[j * np + j].max(1e-9);
                 }
-                let Some(delta) = cholesky_solve(&m, &b, np) else {
+                let Some(delta) = solve_dense(&m, &b, np) else {
                     lambda *= 10.0;
                     continue;
                 };
@@ -531,32 +531,17 @@ fn relabel(at: &Diagnostic, message: String, hint: impl Into<String>) -> Diagnos
     d
 }
 
-/// Solve `m x = b` for a symmetric positive definite `m` (n x n, row-major) by Cholesky;
-/// `None` if `m` is not positive definite.
-fn cholesky_solve(m: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
-    let mut l = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let s = m[i * n + j] - (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum::<f64>();
-            if i == j {
-                if !(s > 0.0) || !s.is_finite() {
-                    return None;
-                }
-                l[i * n + i] = s.sqrt();
-            } else {
-                l[i * n + j] = s / l[j * n + j];
-            }
-        }
+/// Solve `m x = b` (n x n, row-major) by the kernel's dense LU; `None` when `m` is singular or
+/// the solution is not finite (a damping too small for a direction no marker sees).
+fn solve_dense(m: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
+    let mut lu = m.to_vec();
+    let mut perm = vec![0; n];
+    if !mollier_core::dense::lu_in_place(&mut lu, n, &mut perm) {
+        return None;
     }
-    let mut y = vec![0.0; n];
-    for i in 0..n {
-        y[i] = (b[i] - (0..i).map(|k| l[i * n + k] * y[k]).sum::<f64>()) / l[i * n + i];
-    }
-    let mut x = vec![0.0; n];
-    for i in (0..n).rev() {
-        x[i] = (y[i] - (i + 1..n).map(|k| l[k * n + i] * x[k]).sum::<f64>()) / l[i * n + i];
-    }
-    Some(x)
+    let mut x: Vec<f64> = perm.iter().map(|&r| b[r]).collect();
+    mollier_core::dense::lu_solve(&lu, n, &mut x);
+    x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
 /// Fit every frame of the run's trial in order; `progress` is called after each. Stops at the
