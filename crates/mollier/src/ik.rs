@@ -15,7 +15,7 @@
 //! transfer functions (no differences); each frame starts from the last one's solution. A
 //! marker missing in a frame (`NaN` in the trial) is left out of that frame.
 //!
-//! [`IkRun::solve`] gives a frame; [`write`] writes `motion.csv` (the inputs: a motion file for
+//! [`IkRun::solve`] gives a frame; [`write()`] writes `motion.csv` (the inputs: a motion file for
 //! `inverse-dynamics`, `inverse` and `study`), `coordinates.csv` (the unknowns),
 //! `marker_errors.csv` and the summary through [`crate::output`].
 
