@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use commands::{check, import, inverse, inverse_dynamics, kinematics, max_moment, simulate, study, types, view};
+use commands::{check, ik, import, inverse, inverse_dynamics, kinematics, max_moment, simulate, study, types, view};
 use common::MotionRun;
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say), and never
@@ -63,6 +63,32 @@ enum Command {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Inverse kinematics: the motion of the model's inputs that best fits a marker trial.
+    ///
+    /// Frame by frame, the weighted least squares of the model's markers (points named as the
+    /// trial's markers) against the measured ones, closed chains held exactly. Writes
+    /// DIR/motion.csv (a motion file for `inverse-dynamics`, `inverse` and `study`),
+    /// DIR/marker_errors.csv (m), for an OpenSim model DIR/coordinates.csv, and DIR/summary.json.
+    /// See docs/inverse-kinematics.md.
+    Ik {
+        /// The model file, or an OpenSim model (.osim: its coordinates are fitted).
+        model: PathBuf,
+        /// The marker trial (.trc; units from its header).
+        #[arg(long)]
+        markers: PathBuf,
+        /// The markers to use and their weights, and coordinates to hold: a TOML file, or
+        /// OpenSim's IK setup (.xml, its IKTaskSet). Default: every marker of the trial that the
+        /// model has, weight 1.
+        #[arg(long)]
+        tasks: Option<PathBuf>,
+        /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
+        /// "Output directories").
+        #[arg(long)]
+        out: PathBuf,
+        /// No progress bar and no summary.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Solve the positions for a motion and write positions, deformations and transfer functions.
     ///
@@ -359,6 +385,10 @@ fn main() -> ExitCode {
     let registry = mollier::registry();
     match cli.command {
         Command::Check { model, json } => check::run(&model, json, &registry),
+        Command::Ik { model, markers, tasks, out, quiet } => ik::run(
+            &ik::Request { model: &model, markers: &markers, tasks: tasks.as_deref(), out: &out, quiet },
+            &registry,
+        ),
         Command::Kinematics { model, motion, out, on_error, second_order, quiet } => {
             let run = MotionRun { model: &model, motion: &motion, out: &out, on_error, quiet, loads: None };
             kinematics::run(&run, second_order, &registry)

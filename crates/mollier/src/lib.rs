@@ -44,6 +44,7 @@ pub mod compile;
 pub mod dynamics;
 pub mod forward;
 pub mod forward_tables;
+pub mod ik;
 pub mod inverse;
 pub mod inverse_tables;
 pub mod load_sharing;
@@ -53,6 +54,7 @@ pub mod output;
 pub mod reference;
 pub mod schema;
 pub mod spline;
+pub mod trc;
 
 use mollier_core::registry::Registry;
 
@@ -64,6 +66,7 @@ pub use compile::{
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
 pub use forward::{Excitations, ForwardFrame, ForwardRun};
 pub use forward_tables::{Integrator, SimulateError, SimulateOptions, SimulateRun};
+pub use ik::{IkFrame, IkOptions, IkRun, Tasks, Unknowns};
 pub use inverse::{InverseError, InverseOptions, InverseRun};
 pub use inverse_tables::LoadSharingTables;
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
@@ -73,6 +76,7 @@ pub use output::{OutputDir, OutputError, Table, TableId};
 pub use reference::element_reference;
 pub use schema::schema;
 pub use spline::Ends;
+pub use trc::{MarkerTrial, parse_trc, read_trc};
 
 /// Every element type this build knows, each registered by its own crate.
 ///

@@ -2,6 +2,7 @@
 
 pub(crate) mod check;
 pub(crate) mod frames;
+pub(crate) mod ik;
 pub(crate) mod import;
 pub(crate) mod inverse;
 pub(crate) mod inverse_dynamics;

@@ -1,0 +1,636 @@
+//! Inverse kinematics: the model's motion that best fits measured markers.
+//!
+//! Frame by frame, the weighted least squares of the model's markers (named points) against the
+//! measured ones of a `.trc` trial ([`crate::trc`]),
+//!
+//! ```text
+//! min_p  Σ_k w_k |x_k(q(p)) − m_k|²  +  Σ_j v_j (p_j − p̄_j)²
+//! ```
+//!
+//! over unknowns `p`: the model's inputs, or for an OpenSim model the coordinates of OpenSim
+//! whose functions give the inputs ([`Unknowns`]). Each trial `q` is solved by the kernel
+//! (Newton-Raphson), so closed chains hold exactly at every iterate — the shoulder's scapula
+//! never leaves the thorax. The step is Levenberg-Marquardt's on the Gauss-Newton normal
+//! equations, with the Jacobian `∂x_k/∂p = DF^x_k · ∂q/∂p` from the kernel's exact first-order
+//! transfer functions (no differences); each frame starts from the last one's solution. A
+//! marker missing in a frame (`NaN` in the trial) is left out of that frame.
+//!
+//! [`IkRun::solve`] gives a frame; [`write()`] writes `motion.csv` (the inputs: a motion file for
+//! `inverse-dynamics`, `inverse` and `study`), `coordinates.csv` (the unknowns),
+//! `marker_errors.csv` and the summary through [`crate::output`].
+
+pub mod tasks;
+
+use std::path::Path;
+
+use mollier_core::kinematics::solve_positions_explained;
+use mollier_core::transfer::first_order;
+use mollier_core::{Data, NodeId};
+use mollier_format::{Diagnostic, Diagnostics, human};
+use serde_json::{Value, json};
+
+use mollier_core::element::Quantity;
+
+use crate::analysis::FrameError;
+use crate::compile::Compiled;
+use crate::output::{OutputDir, OutputError, TableFormat};
+use crate::trc::MarkerTrial;
+pub use tasks::{CoordinateTask, MarkerTask, Tasks, parse_tasks, read_tasks};
+
+/// What inverse kinematics solves for.
+#[derive(Clone, Debug, Default)]
+pub enum Unknowns {
+    /// The model's inputs (its generalized coordinates).
+    #[default]
+    Inputs,
+    /// The coordinates of the OpenSim model it was imported from: each input is a function of
+    /// one coordinate (a knee's translations of its angle, a coupler's dependent of its
+    /// independent), so IK fits the coordinates OpenSim's IK fits. Locked coordinates and
+    /// coupled ones are not unknowns.
+    Coordinates(Box<mollier_osim::Import>),
+}
+
+/// The map from the unknowns `p` to the inputs `q` and its derivative.
+struct Params {
+    names: Vec<String>,
+    angle: Vec<bool>,
+    initial: Vec<f64>,
+    osim: Option<Osim>,
+}
+
+struct Osim {
+    import: Box<mollier_osim::Import>,
+    /// The coordinate of each unknown.
+    free: Vec<usize>,
+}
+
+impl Params {
+    fn new(compiled: &Compiled, unknowns: Unknowns) -> Self {
+        let Unknowns::Coordinates(import) = unknowns else {
+            let names = compiled.inputs.iter().map(|i| i.name.clone()).collect();
+            let angle = compiled.inputs.iter().map(|i| i.quantity == Quantity::Angle).collect();
+            return Self { names, angle, initial: compiled.model.q0(), osim: None };
+        };
+        let coords = &import.model.coordinates;
+        // a coordinate drives an input itself, or through the couplers it is independent of
+        let mut drives = vec![false; coords.len()];
+        let mut angle = vec![false; coords.len()];
+        for (d, info) in import.inputs.iter().zip(&compiled.inputs) {
+            drives[d.coordinate] = true;
+            angle[d.coordinate] |= info.quantity == Quantity::Angle;
+        }
+        for _ in 0..import.model.couplers.len() {
+            for c in &import.model.couplers {
+                drives[c.independent] |= drives[c.dependent];
+                angle[c.independent] |= angle[c.dependent];
+            }
+        }
+        let coupled: Vec<usize> = import.model.couplers.iter().map(|c| c.dependent).collect();
+        let free: Vec<usize> =
+            (0..coords.len()).filter(|&c| drives[c] && !coords[c].locked && !coupled.contains(&c)).collect();
+        Self {
+            names: free.iter().map(|&c| coords[c].name.clone()).collect(),
+            angle: free.iter().map(|&c| angle[c]).collect(),
+            initial: free.iter().map(|&c| import.initial[c]).collect(),
+            osim: Some(Osim { import, free }),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The inputs `q` at `p`, and with `g` also `∂q/∂p` (n_q x n_p, row-major).
+    fn inputs(&self, p: &[f64], q: &mut Vec<f64>, g: Option<&mut Vec<f64>>) {
+        let np = p.len();
+        let Some(o) = &self.osim else {
+            q.clear();
+            q.extend_from_slice(p);
+            if let Some(g) = g {
+                g.clear();
+                g.resize(np * np, 0.0);
+                (0..np).for_each(|j| g[j * np + j] = 1.0);
+            }
+            return;
+        };
+        let m = &o.import.model;
+        let nc = m.coordinates.len();
+        let mut c = o.import.initial.clone();
+        let mut dc = vec![0.0; nc * np];
+        for (j, &k) in o.free.iter().enumerate() {
+            c[k] = p[j];
+            dc[k * np + j] = 1.0;
+        }
+        // as OpenSim's couplers set their dependents, with the chain rule
+        for _ in 0..m.couplers.len() {
+            for cp in &m.couplers {
+                let x = c[cp.independent];
+                c[cp.dependent] = cp.scale * cp.function.value(x);
+                let s = cp.scale * cp.function.derivatives(x)[1];
+                for j in 0..np {
+                    dc[cp.dependent * np + j] = s * dc[cp.independent * np + j];
+                }
+            }
+        }
+        q.clear();
+        q.extend(o.import.inputs.iter().map(|d| d.function.value(c[d.coordinate]) - d.offset));
+        if let Some(g) = g {
+            g.clear();
+            for d in &o.import.inputs {
+                let s = d.function.derivatives(c[d.coordinate])[1];
+                g.extend((0..np).map(|j| s * dc[d.coordinate * np + j]));
+            }
+        }
+    }
+}
+
+/// A marker of the model fitted to one of the trial.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UsedMarker {
+    /// The trial's name for it.
+    pub name: String,
+    /// Its index in the trial.
+    pub trial: usize,
+    /// The model's point (`body.point`).
+    pub point: String,
+    /// The point's node.
+    pub node: NodeId,
+    /// Its weight.
+    pub weight: f64,
+}
+
+/// How a frame's fit stops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IkOptions {
+    /// Most Gauss-Newton steps in a frame.
+    pub max_iterations: usize,
+    /// A step whose largest change is below this (rad or m) ends the frame.
+    pub tolerance: f64,
+}
+
+impl Default for IkOptions {
+    fn default() -> Self {
+        Self { max_iterations: 200, tolerance: 1e-10 }
+    }
+}
+
+/// One frame's fit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IkFrame {
+    /// The unknowns (rad or m), in [`IkRun::unknown_names`]' order.
+    pub p: Vec<f64>,
+    /// The model's inputs (SI), in its input order.
+    pub q: Vec<f64>,
+    /// Each used marker's distance from its measurement (m); `NaN` where it is missing.
+    pub errors: Vec<f64>,
+    /// Root mean square of the errors of the markers present (m).
+    pub rms: f64,
+    /// The largest of them (m).
+    pub max: f64,
+    /// Gauss-Newton steps taken.
+    pub iterations: usize,
+}
+
+/// An inverse kinematics run over a trial.
+pub struct IkRun<'a> {
+    compiled: &'a Compiled,
+    trial: &'a MarkerTrial,
+    data: Data,
+    params: Params,
+    markers: Vec<UsedMarker>,
+    /// (unknown, square root of the weight, target)
+    coordinate_tasks: Vec<(usize, f64, f64)>,
+    ignored: Vec<String>,
+    p: Vec<f64>,
+    options: IkOptions,
+}
+
+/// `name` as the OpenSim import names a point (`R.ASIS` is `R_ASIS`).
+fn point_name(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+}
+
+/// The model's point for the trial's marker `name`: a point so named (`body.name`, or `name`
+/// alone), or named as the OpenSim import renames it. `Err` with the candidates when several
+/// bodies have one.
+fn find_point(compiled: &Compiled, name: &str) -> Result<Option<(String, NodeId)>, Vec<String>> {
+    let renamed = point_name(name);
+    let hits: Vec<&crate::compile::PointEntry> = compiled
+        .points
+        .iter()
+        .filter(|p| {
+            let short = p.name.rsplit_once('.').map_or(p.name.as_str(), |(_, s)| s);
+            p.name == name || (p.name.contains('.') && (short == name || short == renamed))
+        })
+        .collect();
+    match hits.as_slice() {
+        [] => Ok(None),
+        [p] => Ok(Some((p.name.clone(), p.node))),
+        many => match many.iter().find(|p| p.name == name) {
+            Some(p) => Ok(Some((p.name.clone(), p.node))),
+            None => Err(many.iter().map(|p| p.name.clone()).collect()),
+        },
+    }
+}
+
+impl<'a> IkRun<'a> {
+    /// Set up IK of `trial` on the compiled model: the markers to fit (those of `tasks`, else
+    /// every marker of the trial that the model has, weight 1) and the coordinate tasks. Every
+    /// problem is located: a task naming a marker the trial or the model lacks, a coordinate
+    /// that is not an unknown, a trial sharing no marker with the model, a frame without any
+    /// used marker.
+    pub fn new(
+        compiled: &'a Compiled,
+        unknowns: Unknowns,
+        trial: &'a MarkerTrial,
+        tasks: Option<&Tasks>,
+    ) -> Result<Self, Diagnostics> {
+        let params = Params::new(compiled, unknowns);
+        let mut problems = Vec::new();
+        let mut markers = Vec::new();
+        let mut add = |k: usize, weight: f64, at: Option<&Diagnostic>, problems: &mut Vec<Diagnostic>| {
+            let name = &trial.names[k];
+            match find_point(compiled, name) {
+                Ok(Some((point, node))) => {
+                    markers.push(UsedMarker { name: name.clone(), trial: k, point, node, weight })
+                }
+                Ok(None) => {
+                    if let Some(at) = at {
+                        problems.push(relabel(
+                            at,
+                            format!("the model has no marker `{name}`"),
+                            "a marker is a point of the model named as in the trial (`.` may be `_`)",
+                        ));
+                    }
+                }
+                Err(many) => problems.push(trial.marker_problem(
+                    k,
+                    format!("marker `{name}` is a point of several bodies: {}", many.join(", ")),
+                    "rename the model's points so that one body has it",
+                )),
+            }
+        };
+        match tasks {
+            Some(t) => {
+                for task in &t.markers {
+                    match trial.names.iter().position(|n| *n == task.name) {
+                        Some(k) => add(k, task.weight, Some(&task.at), &mut problems),
+                        None => problems.push(relabel(
+                            &task.at,
+                            format!("marker `{}` is not in the trial `{}`", task.name, trial.file),
+                            "name the markers as in the .trc file's header",
+                        )),
+                    }
+                }
+            }
+            None => (0..trial.names.len()).for_each(|k| add(k, 1.0, None, &mut problems)),
+        }
+        let ignored: Vec<String> =
+            trial.names.iter().filter(|n| !markers.iter().any(|m| m.name == **n)).cloned().collect();
+        let mut coordinate_tasks = Vec::new();
+        for task in tasks.map_or(&[][..], |t| &t.coordinates) {
+            match params.names.iter().position(|n| *n == task.name) {
+                Some(j) => coordinate_tasks.push((j, task.weight.sqrt(), task.value.unwrap_or(params.initial[j]))),
+                None => problems.push(relabel(
+                    &task.at,
+                    format!("`{}` is not one of the unknowns", task.name),
+                    format!("the unknowns are {}", params.names.join(", ")),
+                )),
+            }
+        }
+        if markers.is_empty() && problems.is_empty() && !trial.names.is_empty() {
+            problems.push(trial.marker_problem(
+                0,
+                "none of the trial's markers is a marker of the model",
+                "the model's points must be named as the trial's markers (`R.ASIS` or `R_ASIS`)",
+            ));
+        }
+        if problems.is_empty() {
+            for i in 0..trial.len() {
+                if !markers.iter().any(|m| trial.marker(i, m.trial).is_some()) {
+                    problems.push(trial.frame_problem(
+                        i,
+                        format!("no marker used by IK is present at time {}", human(trial.times[i])),
+                        "leave the frame out of the trial, or fill its gaps",
+                    ));
+                    break;
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Diagnostics(problems));
+        }
+        let p = params.initial.clone();
+        Ok(Self {
+            compiled,
+            trial,
+            data: Data::new(&compiled.model),
+            params,
+            markers,
+            coordinate_tasks,
+            ignored,
+            p,
+            options: IkOptions::default(),
+        })
+    }
+
+    /// With these stopping rules.
+    pub fn with_options(mut self, options: IkOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The unknowns' names (inputs, or OpenSim coordinates).
+    pub fn unknown_names(&self) -> &[String] {
+        &self.params.names
+    }
+
+    /// Whether each unknown is an angle (rad) rather than a length (m).
+    pub fn unknown_is_angle(&self) -> &[bool] {
+        &self.params.angle
+    }
+
+    /// The markers fitted, in task (or trial) order.
+    pub fn markers(&self) -> &[UsedMarker] {
+        &self.markers
+    }
+
+    /// The trial's markers that are not fitted (the model lacks them, or no task names them).
+    pub fn ignored(&self) -> &[String] {
+        &self.ignored
+    }
+
+    /// The trial.
+    pub fn trial(&self) -> &MarkerTrial {
+        self.trial
+    }
+
+    /// The kernel's workspace, at the last frame's solution.
+    pub fn data(&self) -> &Data {
+        &self.data
+    }
+
+    /// Solve the kernel at `p` and fill the residuals `r` of the frame's markers `observed`
+    /// (used marker, measured position) and coordinate tasks.
+    fn residuals(
+        &mut self,
+        p: &[f64],
+        observed: &[(usize, [f64; 3])],
+        q: &mut Vec<f64>,
+        r: &mut Vec<f64>,
+    ) -> Result<f64, FrameError> {
+        self.params.inputs(p, q, None);
+        solve_positions_explained(&self.compiled.model, &mut self.data, q)?;
+        r.clear();
+        for &(k, m) in observed {
+            let x = self.data.position(&self.compiled.model, self.markers[k].node);
+            let w = self.markers[k].weight.sqrt();
+            r.extend((0..3).map(|a| w * (x[a] - m[a])));
+        }
+        r.extend(self.coordinate_tasks.iter().map(|&(j, w, target)| w * (p[j] - target)));
+        let cost: f64 = r.iter().map(|v| v * v).sum();
+        if cost.is_finite() { Ok(cost) } else { Err(FrameError::NonFinite("marker residual".into())) }
+    }
+
+    /// The Jacobian of the residuals at the solved `p` (rows x n_p, row-major).
+    fn jacobian(&mut self, p: &[f64], observed: &[(usize, [f64; 3])], jac: &mut Vec<f64>) -> Result<(), FrameError> {
+        let model = &self.compiled.model;
+        first_order(model, &mut self.data)?;
+        let (np, nq) = (p.len(), model.n_q());
+        let mut q = Vec::new();
+        let mut g = Vec::new();
+        self.params.inputs(p, &mut q, Some(&mut g));
+        let df = self.data.df_x();
+        jac.clear();
+        for &(k, _) in observed {
+            let o = model.nodes()[self.markers[k].node.index()].offset;
+            let w = self.markers[k].weight.sqrt();
+            for a in 0..3 {
+                jac.extend((0..np).map(|j| w * (0..nq).map(|i| df[(o + a, i)] * g[i * np + j]).sum::<f64>()));
+            }
+        }
+        for &(j, w, _) in &self.coordinate_tasks {
+            jac.extend((0..np).map(|c| if c == j { w } else { 0.0 }));
+        }
+        Ok(())
+    }
+
+    /// Fit frame `i` of the trial, starting from the last frame's solution (the model's initial
+    /// configuration for the first). On failure the run stays at the last solved frame.
+    pub fn solve(&mut self, i: usize) -> Result<IkFrame, FrameError> {
+        let observed: Vec<(usize, [f64; 3])> = self
+            .markers
+            .iter()
+            .enumerate()
+            .filter_map(|(k, m)| self.trial.marker(i, m.trial).map(|x| (k, x)))
+            .collect();
+        let start_x = self.data.x().to_vec();
+        let start_solved = self.data.is_solved();
+        let result = self.fit(&observed);
+        match result {
+            Ok(frame) => Ok(frame),
+            Err(e) => {
+                self.data.set_x(&start_x);
+                if start_solved {
+                    let mut q = Vec::new();
+                    self.params.inputs(&self.p.clone(), &mut q, None);
+                    let _ = solve_positions_explained(&self.compiled.model, &mut self.data, &q);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn fit(&mut self, observed: &[(usize, [f64; 3])]) -> Result<IkFrame, FrameError> {
+        let np = self.params.len();
+        let mut p = self.p.clone();
+        let (mut q, mut r, mut jac) = (Vec::new(), Vec::new(), Vec::new());
+        let mut cost = self.residuals(&p, observed, &mut q, &mut r)?;
+        let (mut trial_q, mut trial_r) = (Vec::new(), Vec::new());
+        let mut lambda = 1e-3;
+        let mut iterations = 0;
+        while iterations < self.options.max_iterations {
+            iterations += 1;
+            self.jacobian(&p, observed, &mut jac)?;
+            let rows = r.len();
+            // the normal equations J'J δ = -J'r
+            let mut a = vec![0.0; np * np];
+            let mut b = vec![0.0; np];
+            for row in 0..rows {
+                let jr = &jac[row * np..(row + 1) * np];
+                for (j, &v) in jr.iter().enumerate() {
+                    b[j] -= v * r[row];
+                    for (l, &u) in jr.iter().enumerate().skip(j) {
+                        a[j * np + l] += v * u;
+                    }
+                }
+            }
+            for j in 0..np {
+                for l in 0..j {
+                    a[j * np + l] = a[l * np + j];
+                }
+            }
+            let x_good = self.data.x().to_vec();
+            let mut step = None;
+            while lambda < 1e16 {
+                let mut m = a.clone();
+                for j in 0..np {
+                    // Marquardt's scaling, with a floor for an unknown no marker sees
+                    m[j * np + j] += lambda * a[j * np + j].max(1e-9);
+                }
+                let Some(delta) = solve_dense(&m, &b, np) else {
+                    lambda *= 10.0;
+                    continue;
+                };
+                let trial: Vec<f64> = p.iter().zip(&delta).map(|(x, d)| x + d).collect();
+                match self.residuals(&trial, observed, &mut trial_q, &mut trial_r) {
+                    Ok(c) if c <= cost => {
+                        step = Some((trial, delta, c));
+                        break;
+                    }
+                    _ => {
+                        // back to the last solution before the next trial
+                        self.data.set_x(&x_good);
+                        lambda *= 10.0;
+                    }
+                }
+            }
+            let Some((trial, delta, c)) = step else {
+                // no step lowers the cost: at its minimum to rounding
+                self.residuals(&p, observed, &mut q, &mut r)?;
+                break;
+            };
+            lambda = (lambda * 0.1).max(1e-12);
+            let small = delta.iter().all(|d| d.abs() <= self.options.tolerance);
+            let stalled = cost - c <= 1e-15 * cost;
+            (p, cost) = (trial, c);
+            std::mem::swap(&mut q, &mut trial_q);
+            std::mem::swap(&mut r, &mut trial_r);
+            if small || stalled {
+                break;
+            }
+        }
+        self.p.clone_from(&p);
+        let mut errors = vec![f64::NAN; self.markers.len()];
+        for &(k, m) in observed {
+            let x = self.data.position(&self.compiled.model, self.markers[k].node);
+            errors[k] = ((x[0] - m[0]).powi(2) + (x[1] - m[1]).powi(2) + (x[2] - m[2]).powi(2)).sqrt();
+        }
+        let present: Vec<f64> = errors.iter().copied().filter(|e| e.is_finite()).collect();
+        let rms = (present.iter().map(|e| e * e).sum::<f64>() / present.len().max(1) as f64).sqrt();
+        let max = present.iter().copied().fold(0.0, f64::max);
+        Ok(IkFrame { p, q, errors, rms, max, iterations })
+    }
+}
+
+/// A copy of `at` (a task's place) with this message and hint.
+fn relabel(at: &Diagnostic, message: String, hint: impl Into<String>) -> Diagnostic {
+    let mut d = Diagnostic::new(&at.file, &at.path, message).with_hint(hint);
+    d.location = at.location;
+    d.snippet.clone_from(&at.snippet);
+    d
+}
+
+/// Solve `m x = b` (n x n, row-major) by the kernel's dense LU; `None` when `m` is singular or
+/// the solution is not finite (a damping too small for a direction no marker sees).
+fn solve_dense(m: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
+    let mut lu = m.to_vec();
+    let mut perm = vec![0; n];
+    if !mollier_core::dense::lu_in_place(&mut lu, n, &mut perm) {
+        return None;
+    }
+    let mut x: Vec<f64> = perm.iter().map(|&r| b[r]).collect();
+    mollier_core::dense::lu_solve(&lu, n, &mut x);
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+/// Fit every frame of the run's trial in order; `progress` is called after each. Stops at the
+/// first frame that cannot be solved, with its index.
+pub fn solve_all(run: &mut IkRun, mut progress: impl FnMut(usize)) -> Result<Vec<IkFrame>, (usize, FrameError)> {
+    let mut frames = Vec::with_capacity(run.trial.len());
+    for i in 0..run.trial.len() {
+        frames.push(run.solve(i).map_err(|e| (i, e))?);
+        progress(i);
+    }
+    Ok(frames)
+}
+
+/// The summary's IK part: the trial, the unknowns, the markers with their weights and the
+/// marker errors (m) over the frames.
+pub fn summary(run: &IkRun, frames: &[IkFrame]) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    let t = run.trial;
+    m.insert("markers_file".into(), json!(t.file));
+    m.insert("units".into(), json!(t.units));
+    m.insert("frames".into(), json!(frames.len()));
+    m.insert("unknowns".into(), json!(run.params.names));
+    let used: Vec<Value> =
+        run.markers.iter().map(|k| json!({ "marker": k.name, "point": k.point, "weight": k.weight })).collect();
+    m.insert("markers_used".into(), json!(used));
+    m.insert("markers_ignored".into(), json!(run.ignored));
+    let rms: Vec<f64> = frames.iter().map(|f| f.rms).collect();
+    let mean_rms = rms.iter().sum::<f64>() / rms.len().max(1) as f64;
+    let max = frames.iter().map(|f| f.max).fold(0.0, f64::max);
+    m.insert(
+        "marker_error_m".into(),
+        json!({ "rms_mean": mean_rms, "rms_max": rms.iter().copied().fold(0.0, f64::max), "max": max }),
+    );
+    let iterations: usize = frames.iter().map(|f| f.iterations).sum();
+    m.insert("iterations_per_frame".into(), json!(iterations as f64 / frames.len().max(1) as f64));
+    m
+}
+
+/// Write an IK result into the output directory `out` as a unit: `motion.csv` (time and the
+/// model's inputs, SI: a motion file for the model), `coordinates.csv` (the unknowns, rad or
+/// m, when they are not the inputs), `marker_errors.csv` (each used marker's distance from its
+/// measurement, m, empty where missing, then the frame's RMS and largest) and `summary.json`
+/// (`head`, then [`summary`]). Tables in `format` (`.sto` names for [`TableFormat::Sto`]).
+pub fn write(
+    out: &Path,
+    run: &IkRun,
+    frames: &[IkFrame],
+    format: TableFormat,
+    mut head: serde_json::Map<String, Value>,
+    timing: Value,
+) -> Result<std::path::PathBuf, OutputError> {
+    let mut dir = OutputDir::create(out)?.with_format(format);
+    let times = &run.trial.times;
+    let inputs = run.compiled.inputs.iter().map(|i| i.name.as_str());
+    let motion = dir.table("motion.csv", None, std::iter::once("time").chain(inputs))?;
+    for (t, f) in times.iter().zip(frames) {
+        dir.numbers(motion, std::iter::once(*t).chain(f.q.iter().copied()))?;
+    }
+    if run.params.osim.is_some() {
+        let names = run.params.names.iter().map(String::as_str);
+        let coords = dir.table("coordinates.csv", None, std::iter::once("time").chain(names))?;
+        for (t, f) in times.iter().zip(frames) {
+            dir.numbers(coords, std::iter::once(*t).chain(f.p.iter().copied()))?;
+        }
+    }
+    let markers = run.markers.iter().map(|m| m.name.as_str());
+    let header = std::iter::once("time").chain(markers).chain(["rms", "max"]);
+    let errors = dir.table("marker_errors.csv", None, header)?;
+    for (t, f) in times.iter().zip(frames) {
+        let mut cells = vec![crate::output::number(*t)];
+        cells.extend(f.errors.iter().map(|e| if e.is_finite() { crate::output::number(*e) } else { String::new() }));
+        cells.extend([crate::output::number(f.rms), crate::output::number(f.max)]);
+        dir.row(errors, cells)?;
+    }
+    head.extend(summary(run, frames));
+    dir.commit(Value::Object(head), timing)
+}
+
+/// Load a model for IK: a model file, whose unknowns are its inputs, or an OpenSim `.osim`
+/// model, imported, whose unknowns are OpenSim's coordinates ([`Unknowns::Coordinates`]).
+pub fn load_model(
+    path: &Path,
+    registry: &mollier_core::registry::Registry,
+) -> Result<(Compiled, Unknowns), Diagnostics> {
+    let file = path.display().to_string();
+    if !Path::new(&file).extension().is_some_and(|e| e.eq_ignore_ascii_case("osim")) {
+        return crate::load(path, registry).map(|c| (c, Unknowns::Inputs));
+    }
+    let text = mollier_format::read_text(path, "OpenSim model")?;
+    let (import, compiled) = crate::import_osim(&file, &text, registry)?;
+    Ok((compiled, Unknowns::Coordinates(Box::new(import))))
+}
