@@ -66,6 +66,9 @@ pub struct StepStats {
 const D: f64 = 0.292_893_218_813_452_5; // 1/(2 + √2)
 const E32: f64 = 7.414_213_562_373_095; // 6 + √2
 
+/// A step's start time and length (s), start state, `k1` and `k2`: its dense output.
+type LastStep = (f64, f64, Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// An adaptive integration in progress: the current state with its consistent rate and
 /// linearization, and the last accepted step for dense output.
 pub struct Adaptive {
@@ -74,7 +77,7 @@ pub struct Adaptive {
     lin: Linearization,
     h: f64,
     /// The last accepted step: its start, length, start state and `k1`, `k2`.
-    last: Option<(f64, f64, Vec<f64>, Vec<f64>, Vec<f64>)>,
+    last: Option<LastStep>,
     stats: StepStats,
 }
 
@@ -162,9 +165,7 @@ impl Adaptive {
         u: Excitation<'_>,
         tol: Tolerances,
     ) -> Result<Self, SimError> {
-        if !(tol.rtol > 0.0 && tol.atol > 0.0 && tol.max_step > 0.0 && tol.first_step > 0.0)
-            || ![tol.rtol, tol.atol, tol.max_step, tol.first_step].iter().all(|v| v.is_finite())
-        {
+        if ![tol.rtol, tol.atol, tol.max_step, tol.first_step].iter().all(|v| *v > 0.0 && v.is_finite()) {
             return Err(SimError::NonFinite("the tolerances must be positive and finite".into()));
         }
         let (xd, lin) = sys.consistent(ws, &state.x, state.t, u, &state.xd)?;
