@@ -241,19 +241,35 @@ enum Command {
     /// `inverse-dynamics`), DIR/velocities.csv, DIR/energy.csv (kinetic plus potential energy and
     /// its drift from the start, J) and DIR/units.csv, and reports the energy drift.
     ///
-    /// Models with muscles: the linearly implicit (Rosenbrock) step of Chadwick et al. (2014),
-    /// muscles starting in isometric equilibrium; writes DIR/states.csv (coordinates, rates,
-    /// muscle states), DIR/muscles.csv (excitation, activation, force, fibre length and velocity,
-    /// path length) and DIR/summary.json with the real-time factor. See docs/forward-dynamics.md.
+    /// Models with muscles: the error-controlled Rosenbrock-W pair ROS2(3) (--rtol, --atol; rows
+    /// every --output-dt), or with --dt the fixed linearly implicit step of Chadwick et al. (2014)
+    /// with each step's muscle equilibrium defect checked (--defect-tolerance), muscles starting
+    /// in isometric equilibrium; writes DIR/states.csv (coordinates, rates, muscle states),
+    /// DIR/muscles.csv (excitation, activation, force, fibre length and velocity, path length)
+    /// and DIR/summary.json with the real-time factor. See docs/forward-dynamics.md.
     Simulate {
         /// The model file.
         model: PathBuf,
-        /// How long to simulate (s), rounded up to a whole number of steps.
+        /// How long to simulate (s), rounded up to a whole number of output steps.
         #[arg(long, value_parser = positive_number)]
         duration: f64,
-        /// The time step (s).
-        #[arg(long, alias = "step", value_parser = positive_number, default_value = "0.004")]
-        dt: f64,
+        /// A fixed time step (s). Default: RK4 at 0.004; with muscles error control (no fixed step).
+        #[arg(long, alias = "step", value_parser = positive_number)]
+        dt: Option<f64>,
+        /// The rows' time step (s). Default: --dt, or 0.01 with error control; a whole number of
+        /// steps at a fixed step.
+        #[arg(long, value_parser = positive_number)]
+        output_dt: Option<f64>,
+        /// Error control: the relative tolerance.
+        #[arg(long, value_parser = positive_number, default_value = "1e-3")]
+        rtol: f64,
+        /// Error control: the absolute tolerance, in each state's unit (rad or m, rad/s or m/s, m, 1).
+        #[arg(long, value_parser = positive_number, default_value = "1e-5")]
+        atol: f64,
+        /// At a fixed step with muscles: the muscle equilibrium defect warned about, as a fraction
+        /// of the muscle's maximum force.
+        #[arg(long, value_parser = positive_number, default_value = "0.01")]
+        defect_tolerance: f64,
         /// Muscle excitations: CSV or OpenSim .sto/.mot with a `time` column and one column per
         /// muscle of `[muscles]` (0 to 1, interpolated linearly); muscles without a column get 0.
         #[arg(long)]
@@ -405,11 +421,28 @@ fn main() -> ExitCode {
             let options = max_moment::Options { directions, hold, impose_cone: !no_cone, x, quiet };
             max_moment::run(&model, &postures, &out, &options, &registry)
         }
-        Command::Simulate { model, duration, dt, excitations, integrator, threads, out, quiet } => simulate::run(
+        Command::Simulate {
+            model,
+            duration,
+            dt,
+            output_dt,
+            rtol,
+            atol,
+            defect_tolerance,
+            excitations,
+            integrator,
+            threads,
+            out,
+            quiet,
+        } => simulate::run(
             simulate::Request {
                 model: &model,
                 duration,
                 dt,
+                output_dt,
+                rtol,
+                atol,
+                defect_tolerance,
                 excitations: excitations.as_deref(),
                 integrator,
                 threads,

@@ -130,3 +130,22 @@ fn a_long_motion_is_thinned_to_the_page_budget_and_memory_does_not_grow() {
     // without the budget the page and the geometry grow by about 4,000 bytes a frame
     assert!(per_frame < 400.0, "{per_frame:.0} bytes a frame (peak {a} kB at 10,000 frames, {b} kB at 60,000)");
 }
+
+#[test]
+fn a_long_forward_run_holds_bounded_memory() {
+    // issue 37: rows were buffered in chunks of steps/200. The elbow with its two Hill muscles at
+    // a fixed 10 µs step, a row a step (2e4 and 2e5 rows, written as they come): the peak does
+    // not grow with the steps, and stays under 100 MB (the test profile's binary makes 1e6 steps
+    // a minute; the slope says what they would hold)
+    let dir = tmp("forward");
+    let model = root().join("models/forward/elbow.toml");
+    let run = |duration: &str| {
+        peak_kb_out(&dir, &["simulate", model.to_str().unwrap(), "--duration", duration, "--dt", "1e-5"])
+    };
+    let (a, b) = (run("0.2"), run("2"));
+    let per_step = (b as f64 - a as f64) * 1024.0 / 180_000.0;
+    eprintln!("peak {a} kB at 2e4 steps, {b} kB at 2e5: {per_step:.1} bytes a step");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(b < 100_000, "{b} kB");
+    assert!(per_step < 50.0, "{per_step:.1} bytes a step");
+}

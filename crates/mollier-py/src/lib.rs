@@ -550,22 +550,29 @@ impl Model {
     /// `stability` with muscles; `motion`, `velocities`, `energy` for a passive mechanism), the
     /// steps that failed (the run stops at the first), notes, `summary.json`'s figures as JSON
     /// text, and per table the unit of each column.
-    #[pyo3(signature = (duration, excitations=None, dt=0.004, integrator=None, progress=None))]
-    #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01))]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
         py: Python<'py>,
         duration: f64,
         excitations: Option<MotionArg<'_>>,
-        dt: f64,
+        dt: Option<f64>,
         integrator: Option<&str>,
         progress: Option<Py<PyAny>>,
+        output_dt: Option<f64>,
+        rtol: f64,
+        atol: f64,
+        defect_tolerance: f64,
     ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>, String, Bound<'py, PyDict>)> {
         let integrator = integrator.map(str::parse).transpose().map_err(PyValueError::new_err)?;
-        let options = SimulateOptions { duration, dt, integrator };
-        options.steps().map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let mut options =
+            SimulateOptions { dt, output_dt, integrator, defect_tolerance, ..SimulateOptions::new(duration) };
+        options.tolerances.rtol = rtol;
+        options.tolerances.atol = atol;
         self.well_posed(py)?;
-        options.integrator_for(&self.compiled, excitations.is_some()).map_err(refused)?;
+        let method = options.integrator_for(&self.compiled, excitations.is_some()).map_err(refused)?;
+        options.plan(method == mollier::Integrator::Rosenbrock).map_err(refused)?;
         let (source, excitations) = match excitations {
             None => (None, None),
             Some(MotionArg::Path(p)) => {
@@ -579,7 +586,7 @@ impl Model {
             }
         };
         let excitations = excitations.transpose().map_err(|d| model_error(py, &d))?;
-        let notes: Vec<String> =
+        let mut notes: Vec<String> =
             excitations.as_ref().and_then(|e| e.missing_note(&self.compiled)).into_iter().collect();
         let mut run = SimulateRun::new(&self.compiled, &options, excitations).map_err(refused)?;
         let described = run.tables();
@@ -623,6 +630,7 @@ impl Model {
             (t, failures, done)
         });
         progress.into_result()?;
+        notes.extend(run.warnings().into_iter().map(|w| format!("warning: {w}")));
         let mut summary = run.summary();
         if run.forward().is_some() {
             summary.insert("excitations".into(), serde_json::json!(source));
@@ -642,7 +650,9 @@ fn refused(e: SimulateError) -> PyErr {
         SimulateError::Rk4WithMuscles => PyValueError::new_err(
             "RK4 simulates passive mechanisms; a model with muscles or excitations needs integrator=\"rosenbrock\"",
         ),
-        SimulateError::Span { .. } => PyValueError::new_err(e.to_string()),
+        SimulateError::Span { .. } | SimulateError::Grid { .. } | SimulateError::Tolerance { .. } => {
+            PyValueError::new_err(e.to_string())
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //!   elements) in implicit form with its partials.
 //! - [`system`]: the mechanism and its muscles, the residual and its partials, and the step's
 //!   linear solve (the muscles' states eliminated, one dense `n x n` system left).
-//! - [`integrate`]: the Rosenbrock step, the rest state, and the explicit variable-step
+//! - [`integrate`]: the Rosenbrock step, the rest state, the error-controlled Rosenbrock-W pair
+//!   ROS2(3) with dense output ([`integrate::adaptive`]), and the explicit variable-step
 //!   reference (Dormand-Prince 5(4)).
 //!
 //! A muscle reads only its path's length and transfer functions (any element with an
@@ -19,5 +20,6 @@ pub mod integrate;
 pub mod system;
 
 pub use hill::{Contraction, HillMuscle, HillParams, MuscleState};
+pub use integrate::adaptive::{Adaptive, StepStats, Tolerances};
 pub use integrate::{Excitation, State, contraction_rate};
 pub use system::{Layout, Linearization, Muscle, Musculoskeletal, SimError, Workspace};

@@ -8,7 +8,7 @@ use mollier_core::geometry::{mat_t_vec, rotation};
 use mollier_core::{ElementId, ElementRole};
 use mollier_format::Diagnostics;
 use mollier_optim::{deviation_angles, stability_index};
-use mollier_sim::{Linearization, Musculoskeletal, SimError, State, Workspace};
+use mollier_sim::{Adaptive, Linearization, Musculoskeletal, SimError, State, StepStats, Tolerances, Workspace};
 
 use crate::compile::Compiled;
 use crate::load_sharing::ConeInfo;
@@ -182,7 +182,30 @@ pub struct ForwardRun<'a> {
     step: f64,
     steps: usize,
     state: State,
+    /// The error-controlled integration, when the run is adaptive (`step` is then unused).
+    adaptive: Option<Adaptive>,
+    defects: Defects,
 }
+
+/// The muscle equilibrium defects a fixed-step run leaves: the contraction residual `f_s` of each
+/// step's start state (what the linearly implicit step before it did not satisfy), against a
+/// tolerance relative to each muscle's `F_max`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Defects {
+    /// The tolerance (fraction of the muscle's `F_max`).
+    pub tolerance: f64,
+    /// The largest defect (N) and the same as a fraction of its muscle's `F_max`.
+    pub largest: [f64; 2],
+    /// The muscle (its index) and time (s) of the largest defect relative to `F_max`.
+    pub worst: Option<(usize, f64)>,
+    /// Steps whose state has a defect above the tolerance, and the first's time (s).
+    pub over: usize,
+    /// The first time a defect was above the tolerance (s).
+    pub first_over: Option<f64>,
+}
+
+/// The default muscle equilibrium defect tolerance of a fixed-step run: 1 % of `F_max`.
+pub const DEFAULT_DEFECT_TOLERANCE: f64 = 0.01;
 
 /// What the run reports of one state.
 #[derive(Clone, Debug, PartialEq)]
@@ -237,7 +260,82 @@ impl<'a> ForwardRun<'a> {
                 .collect();
             (c, slots)
         });
-        Ok(Self { system, contacts, cone, ws, excitations, step, steps: 0, state })
+        let defects =
+            Defects { tolerance: DEFAULT_DEFECT_TOLERANCE, largest: [0.0; 2], worst: None, over: 0, first_over: None };
+        Ok(Self { system, contacts, cone, ws, excitations, step, steps: 0, state, adaptive: None, defects })
+    }
+
+    /// Start as [`Self::new`], integrating with error control (the Rosenbrock-W pair ROS2(3),
+    /// [`mollier_sim::integrate::adaptive`]) at tolerances `tol`; frames come from
+    /// [`Self::output`] at any times, by the method's dense output.
+    pub fn adaptive(compiled: &'a Compiled, excitations: Excitations, tol: Tolerances) -> Result<Self, SimError> {
+        let mut run = Self::new(compiled, excitations, tol.first_step)?;
+        let ex = &run.excitations;
+        let a = Adaptive::new(&run.system, &mut run.ws, &run.state, &|t, u| ex.at(t, u), tol)?;
+        run.state = a.state().clone();
+        run.adaptive = Some(a);
+        Ok(run)
+    }
+
+    /// Whether the run integrates with error control.
+    pub fn is_adaptive(&self) -> bool {
+        self.adaptive.is_some()
+    }
+
+    /// The adaptive run's step counts (`None` at a fixed step).
+    pub fn step_stats(&self) -> Option<StepStats> {
+        self.adaptive.as_ref().map(Adaptive::stats)
+    }
+
+    /// The fixed step's muscle equilibrium defects so far.
+    pub fn defects(&self) -> &Defects {
+        &self.defects
+    }
+
+    /// Set the muscle equilibrium defect tolerance (a fraction of each muscle's `F_max`).
+    pub fn set_defect_tolerance(&mut self, tolerance: f64) {
+        self.defects.tolerance = tolerance;
+    }
+
+    /// The fixed step (s); the first step tried when adaptive.
+    pub fn step(&self) -> f64 {
+        self.step
+    }
+
+    /// The frame at time `t` (s, not before the current state's time): an adaptive run
+    /// integrates past `t` and interpolates (second order) the state there, its rate made
+    /// consistent; a fixed-step run steps until a step starts within half a step of `t` and
+    /// reports that state.
+    pub fn output(&mut self, t: f64) -> Result<ForwardFrame, SimError> {
+        let Some(a) = &mut self.adaptive else {
+            while (self.steps as f64 + 0.5) * self.step <= t {
+                self.step_once()?;
+            }
+            return self.current();
+        };
+        let ex = &self.excitations;
+        let u = |t: f64, w: &mut [f64]| ex.at(t, w);
+        while a.state().t < t {
+            a.step(&self.system, &mut self.ws, &u)?;
+        }
+        let (x, guess) = a.dense(t).ok_or_else(|| SimError::NonFinite(format!("no dense output at {t} s")))?;
+        self.state = a.state().clone();
+        let (xd, lin) = self.system.consistent(&mut self.ws, &x, t, &u, &guess)?;
+        // the joint force reads the accelerations the kernel was evaluated at: evaluate again
+        // at the consistent ones
+        let lin = if self.cone.is_some() {
+            let mut uu = vec![0.0; self.system.layout().m];
+            ex.at(t, &mut uu);
+            self.system.linearize(&mut self.ws, &x, &xd, &uu)?
+        } else {
+            lin
+        };
+        self.frame_of(&State { t, x, xd }, &lin)
+    }
+
+    /// One fixed step without a frame (its defect checked).
+    pub fn step_once(&mut self) -> Result<(), SimError> {
+        self.fixed_step().map(|_| ())
     }
 
     /// Use up to `threads` threads for the work per muscle path (`Data::set_threads`: 1 the
@@ -276,16 +374,47 @@ impl<'a> ForwardRun<'a> {
         self.cone.as_ref().map(|(c, _)| c.half_angles)
     }
 
-    /// Advance one Rosenbrock step; returns the frame of the state the step started from.
+    /// Advance one Rosenbrock step of the fixed size; returns the frame of the state the step
+    /// started from. An adaptive run refuses (it gives frames by [`Self::output`]).
     pub fn advance(&mut self) -> Result<ForwardFrame, SimError> {
+        let (start, lin) = self.fixed_step()?;
+        // the workspace still holds the step's linearization at its start
+        self.frame_of(&start, &lin)
+    }
+
+    /// One fixed step, its defect checked: the state it started from and the linearization there.
+    fn fixed_step(&mut self) -> Result<(State, Linearization), SimError> {
+        if self.adaptive.is_some() {
+            return Err(SimError::NonFinite("an adaptive run steps by `output`, not `advance`".into()));
+        }
         let ex = &self.excitations;
         let (mut next, lin) = self.system.rosenbrock_step(&mut self.ws, &self.state, self.step, &|t, u| ex.at(t, u))?;
-        let frame = self.frame_of(&lin)?;
+        self.check_defects(&lin);
         // times as multiples of the step, not sums of it
         self.steps += 1;
         next.t = self.steps as f64 * self.step;
-        self.state = next;
-        Ok(frame)
+        Ok((std::mem::replace(&mut self.state, next), lin))
+    }
+
+    /// Record the muscle equilibrium defects of the linearization at the current state.
+    fn check_defects(&mut self, lin: &Linearization) {
+        let l = self.system.layout();
+        let d = &mut self.defects;
+        let mut over = false;
+        for (k, mu) in self.system.muscles.iter().enumerate() {
+            let abs = lin.f[l.s() + k].abs();
+            let rel = abs / mu.hill.params.max_force;
+            d.largest[0] = d.largest[0].max(abs);
+            if rel > d.largest[1] {
+                d.largest[1] = rel;
+                d.worst = Some((k, self.state.t));
+            }
+            over |= rel > d.tolerance;
+        }
+        if over {
+            d.over += 1;
+            d.first_over.get_or_insert(self.state.t);
+        }
     }
 
     /// The frame of the current state (its path lengths evaluated afresh).
@@ -294,7 +423,7 @@ impl<'a> ForwardRun<'a> {
         let mut u = vec![0.0; l.m];
         self.excitations.at(self.state.t, &mut u);
         let lin = self.system.linearize(&mut self.ws, &self.state.x, &self.state.xd, &u)?;
-        self.frame_of(&lin)
+        self.frame_of(&self.state.clone(), &lin)
     }
 
     /// The joint force at the current state from kinetostatics (van der Helm 1994, eqs. 13-15) with the
@@ -325,10 +454,10 @@ impl<'a> ForwardRun<'a> {
         Ok(Some([fc[0], fc[1], fc[2], theta, phi, index]))
     }
 
-    fn frame_of(&mut self, lin: &Linearization) -> Result<ForwardFrame, SimError> {
+    /// The frame of state `st`, whose linearization the workspace holds.
+    fn frame_of(&mut self, st: &State, lin: &Linearization) -> Result<ForwardFrame, SimError> {
         let length = &lin.length;
         let l = self.system.layout();
-        let st = &self.state;
         let mut u = vec![0.0; l.m];
         self.excitations.at(st.t, &mut u);
         let muscles = self

@@ -4,10 +4,11 @@
 //! that the command's files and Python's tables hold the same numbers.
 //!
 //! A run goes in chunks of steps (a front end reports progress per chunk):
-//! - a model with `[muscles]` (or given excitations): the Rosenbrock step of [`ForwardRun`];
-//!   tables `states.csv` (coordinates, rates, muscle states), `muscles.csv`, and `contacts.csv`
-//!   and `stability.csv` when the model has soft contacts and a joint cone; the last chunk is
-//!   the final state alone;
+//! - a model with `[muscles]` (or given excitations): [`ForwardRun`], error-controlled (rows on
+//!   the output grid by the method's dense output) or at a fixed Rosenbrock step (rows every
+//!   whole number of steps, each step's muscle equilibrium defect checked); tables `states.csv`
+//!   (coordinates, rates, muscle states), `muscles.csv`, and `contacts.csv` and `stability.csv`
+//!   when the model has soft contacts and a joint cone; the last chunk is the final state alone;
 //! - a passive mechanism: RK4 ([`Simulation`]); tables `motion.csv`, `velocities.csv` and
 //!   `energy.csv` (when every law defines an energy); the first chunk is the initial state alone.
 
@@ -53,16 +54,34 @@ impl std::str::FromStr for Integrator {
 /// line option, a keyword argument).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SimulateError {
-    /// The duration or the step is not positive and finite, the step is longer than the
-    /// duration, or the run would be more than 1e9 steps.
+    /// The duration, the step or the output step is not positive and finite, the output step is
+    /// longer than the duration, or the run would be more than 1e9 steps or rows.
     #[error(
-        "the duration and the step must be positive, the step at most the duration, and the run at most 1e9 steps long (got {duration} s and {dt} s)"
+        "the duration, the step and the output step must be positive, the output step at most the duration, and the run at most 1e9 steps long (got {duration} s, {dt} s and {output_dt} s)"
     )]
     Span {
         /// The duration asked for (s).
         duration: f64,
-        /// The step asked for (s).
+        /// The step asked for (s; NaN: none, error-controlled).
         dt: f64,
+        /// The output step (s).
+        output_dt: f64,
+    },
+    /// The output step of a fixed-step run is not a whole number of steps.
+    #[error("the output step {output_dt} s is not a whole number of steps of {dt} s")]
+    Grid {
+        /// The output step (s).
+        output_dt: f64,
+        /// The step (s).
+        dt: f64,
+    },
+    /// A tolerance is not positive and finite.
+    #[error("the tolerance {name} must be positive and finite (got {value})")]
+    Tolerance {
+        /// Which (`rtol`, `atol`, `defect_tolerance`).
+        name: &'static str,
+        /// Its value.
+        value: f64,
     },
     /// RK4 asked for a model with muscles, or with excitations.
     #[error("RK4 simulates passive mechanisms; a model with muscles or excitations needs the Rosenbrock integrator")]
@@ -78,29 +97,100 @@ pub enum SimulateError {
     },
 }
 
+/// The fixed step of RK4 when none is given (s).
+pub const DEFAULT_DT: f64 = 0.004;
+
+/// The output step of an error-controlled run when none is given (s): 100 rows a second.
+pub const DEFAULT_OUTPUT_DT: f64 = 0.01;
+
 /// What a simulation is asked for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SimulateOptions {
-    /// How long to simulate (s), rounded up to a whole number of steps.
+    /// How long to simulate (s), rounded up to a whole number of output steps.
     pub duration: f64,
-    /// The time step (s).
-    pub dt: f64,
+    /// The fixed step (s). `None`: with muscles the error-controlled Rosenbrock-W pair
+    /// (tolerances `rtol`, `atol`), for RK4 [`DEFAULT_DT`].
+    pub dt: Option<f64>,
+    /// The output grid's step (s): rows at its multiples. `None`: the fixed step, or
+    /// [`DEFAULT_OUTPUT_DT`] when error-controlled. At a fixed step, a whole number of steps.
+    pub output_dt: Option<f64>,
+    /// The error control's tolerances (relative; absolute in each state's unit: rad or m, rad/s
+    /// or m/s, m, 1) and its longest step; `first_step` the first step tried.
+    pub tolerances: mollier_sim::Tolerances,
+    /// At a fixed step with muscles: the muscle equilibrium defect that is warned about, as a
+    /// fraction of the muscle's `F_max`.
+    pub defect_tolerance: f64,
     /// The integrator; `None`: Rosenbrock for a model with muscles, RK4 otherwise.
     pub integrator: Option<Integrator>,
 }
 
+/// How a run's rows are laid out in time: rows at `0, output_dt, …, outputs × output_dt`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Plan {
+    /// The output step (s).
+    pub output_dt: f64,
+    /// The number of output steps (rows: one more).
+    pub outputs: usize,
+    /// At a fixed step: the step (s) and the steps per output row; `None`: error-controlled.
+    pub fixed: Option<(f64, usize)>,
+}
+
 impl SimulateOptions {
-    /// The number of steps: `duration / dt` rounded up (a duration that is a whole number of
-    /// steps up to rounding is not one step more), at least one; refused when the step is longer
-    /// than the duration.
-    pub fn steps(&self) -> Result<usize, SimulateError> {
-        let Self { duration, dt, .. } = *self;
-        let steps = duration / dt;
-        // a step longer than the duration ran one step to t = dt (1e300 s, say)
-        if !(dt > 0.0 && dt <= duration && duration.is_finite() && steps.is_finite() && steps <= 1e9) {
-            return Err(SimulateError::Span { duration, dt });
+    /// The defaults for a run of `duration` s: error-controlled with muscles (rtol 1e-3, atol
+    /// 1e-5, output every 10 ms), RK4 at 4 ms otherwise; the defect tolerance 1 % of `F_max`.
+    pub fn new(duration: f64) -> Self {
+        Self {
+            duration,
+            dt: None,
+            output_dt: None,
+            tolerances: mollier_sim::Tolerances::default(),
+            defect_tolerance: crate::DEFAULT_DEFECT_TOLERANCE,
+            integrator: None,
         }
-        Ok((steps - 1e-9).ceil().max(1.0) as usize)
+    }
+
+    /// The rows in time for a run with muscles (`muscles`: the Rosenbrock integrator) or RK4: the
+    /// number of output steps is `duration / output_dt` rounded up (a duration that is a whole
+    /// number of them up to rounding is not one more), at least one; refused when the output step
+    /// is longer than the duration, a fixed step does not divide it, or the run is longer than
+    /// 1e9 steps or rows.
+    pub fn plan(&self, muscles: bool) -> Result<Plan, SimulateError> {
+        let Self { duration, tolerances: tol, defect_tolerance, .. } = *self;
+        for (name, value) in
+            [("rtol", tol.rtol), ("atol", tol.atol), ("defect_tolerance", defect_tolerance), ("max_step", tol.max_step)]
+        {
+            if !(value > 0.0 && value.is_finite()) {
+                return Err(SimulateError::Tolerance { name, value });
+            }
+        }
+        let dt = match (self.dt, muscles) {
+            (Some(dt), _) => Some(dt),
+            (None, true) => None,
+            (None, false) => Some(DEFAULT_DT),
+        };
+        let output_dt = self.output_dt.or(dt).unwrap_or(DEFAULT_OUTPUT_DT);
+        let span = SimulateError::Span { duration, dt: dt.unwrap_or(f64::NAN), output_dt };
+        let outputs = duration / output_dt;
+        // an output step longer than the duration ran one step to t = dt (1e300 s, say)
+        if !(output_dt > 0.0 && output_dt <= duration && duration.is_finite() && outputs.is_finite() && outputs <= 1e9)
+        {
+            return Err(span);
+        }
+        let outputs = (outputs - 1e-9).ceil().max(1.0) as usize;
+        let fixed = match dt {
+            None => None,
+            Some(dt) => {
+                let per = (output_dt / dt).round();
+                if !(dt > 0.0 && dt.is_finite()) || per * outputs as f64 > 1e9 {
+                    return Err(span);
+                }
+                if per < 1.0 || (per * dt - output_dt).abs() > 1e-9 * output_dt {
+                    return Err(SimulateError::Grid { output_dt, dt });
+                }
+                Some((dt, per as usize))
+            }
+        };
+        Ok(Plan { output_dt, outputs, fixed })
     }
 
     /// The integrator for a model, given excitations or not (a front end asks before it reads
@@ -134,7 +224,9 @@ pub const MAX_CHUNK_ROWS: usize = 256;
 pub struct SimulateRun<'a> {
     compiled: &'a Compiled,
     duration: f64,
-    dt: f64,
+    plan: Plan,
+    tolerances: mollier_sim::Tolerances,
+    /// Output steps (rows but the single state's).
     steps: usize,
     chunk: usize,
     kind: Kind<'a>,
@@ -212,13 +304,19 @@ impl<'a> SimulateRun<'a> {
         options: &SimulateOptions,
         excitations: Option<Excitations>,
     ) -> Result<Self, SimulateError> {
-        let steps = options.steps()?;
         let integrator = options.integrator_for(compiled, excitations.is_some())?;
+        let plan = options.plan(integrator == Integrator::Rosenbrock)?;
+        let steps = plan.outputs;
         let start = |what, e: &dyn std::fmt::Display| SimulateError::Start { what, error: e.to_string() };
         let kind = match integrator {
             Integrator::Rosenbrock => {
                 let excitations = excitations.unwrap_or_else(|| Excitations::zero(compiled));
-                let run = ForwardRun::new(compiled, excitations, options.dt).map_err(|e| start("state", &e))?;
+                let mut run = match plan.fixed {
+                    Some((dt, _)) => ForwardRun::new(compiled, excitations, dt),
+                    None => ForwardRun::adaptive(compiled, excitations, options.tolerances),
+                }
+                .map_err(|e| start("state", &e))?;
+                run.set_defect_tolerance(options.defect_tolerance);
                 Kind::Forward(Box::new(Forward {
                     run,
                     busy: 0.0,
@@ -228,7 +326,8 @@ impl<'a> SimulateRun<'a> {
                 }))
             }
             Integrator::Rk4 => {
-                let sim = Simulation::new(compiled, options.dt).map_err(|e| start("configuration", &e))?;
+                let dt = plan.fixed.map_or(DEFAULT_DT, |(dt, _)| dt);
+                let sim = Simulation::new(compiled, dt).map_err(|e| start("configuration", &e))?;
                 let (e0, conservative) = (sim.state().energy, sim.is_conservative());
                 Kind::Passive(Box::new(Passive { sim, e0, drift: 0.0, conservative }))
             }
@@ -237,7 +336,8 @@ impl<'a> SimulateRun<'a> {
         Ok(Self {
             compiled,
             duration: options.duration,
-            dt: options.dt,
+            plan,
+            tolerances: options.tolerances,
             steps,
             chunk: steps.div_ceil(200).clamp(1, MAX_CHUNK_ROWS),
             kind,
@@ -261,9 +361,34 @@ impl<'a> SimulateRun<'a> {
         }
     }
 
-    /// The number of steps.
+    /// The number of output steps (the rows but one).
     pub fn steps(&self) -> usize {
         self.steps
+    }
+
+    /// The rows' layout in time and the stepping.
+    pub fn plan(&self) -> Plan {
+        self.plan
+    }
+
+    /// What a front end warns about when the run has ended: a fixed step's muscle equilibrium
+    /// defects above the tolerance.
+    pub fn warnings(&self) -> Vec<String> {
+        let Kind::Forward(f) = &self.kind else { return Vec::new() };
+        let d = f.run.defects();
+        let mut out = Vec::new();
+        if d.over > 0 {
+            let (who, when) =
+                d.worst.map_or((String::new(), 0.0), |(k, t)| (f.run.system().muscles[k].name.clone(), t));
+            out.push(format!(
+                "the muscle equilibrium defect exceeded {} of F_max at {} steps from {} s on; the largest, {:.4} × F_max, in `{who}` at {when} s (the step leaves the muscle's force out of balance: forces and fibre velocities there are not the model's; a shorter step, or error control without a fixed step, removes it)",
+                d.tolerance,
+                d.over,
+                d.first_over.unwrap_or(0.0),
+                d.largest[1],
+            ));
+        }
+        out
     }
 
     /// The forward run with muscles (`None` for a passive mechanism): its system, contacts,
@@ -395,8 +520,19 @@ impl<'a> SimulateRun<'a> {
         match &mut self.kind {
             Kind::Forward(f) => {
                 let start = Instant::now();
-                let frames: Result<Vec<ForwardFrame>, _> =
-                    if last { f.run.current().map(|fr| vec![fr]) } else { (0..n).map(|_| f.run.advance()).collect() };
+                let first = i * self.chunk;
+                let frames: Result<Vec<ForwardFrame>, _> = match self.plan.fixed {
+                    None if last => f.run.output(self.steps as f64 * self.plan.output_dt).map(|fr| vec![fr]),
+                    None => (first..first + n).map(|g| f.run.output(g as f64 * self.plan.output_dt)).collect(),
+                    Some(_) if last => f.run.current().map(|fr| vec![fr]),
+                    Some((_, per)) => (0..n)
+                        .map(|_| {
+                            let frame = f.run.advance()?;
+                            (1..per).try_for_each(|_| f.run.step_once())?;
+                            Ok(frame)
+                        })
+                        .collect(),
+                };
                 f.busy += start.elapsed().as_secs_f64();
                 Ok(frames?
                     .iter()
@@ -407,7 +543,19 @@ impl<'a> SimulateRun<'a> {
                     .collect())
             }
             Kind::Passive(p) => {
-                let states = if i == 0 { vec![p.sim.state().clone()] } else { p.sim.advance(n)? };
+                let per = self.plan.fixed.map_or(1, |(_, per)| per);
+                let states = if i == 0 {
+                    vec![p.sim.state().clone()]
+                } else if per == 1 {
+                    p.sim.advance(n)?
+                } else {
+                    // every per-th state: one row's steps at a time
+                    let mut rows = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        rows.extend(p.sim.advance(per)?.pop());
+                    }
+                    rows
+                };
                 Ok(states
                     .iter()
                     .map(|s| {
@@ -435,7 +583,8 @@ impl<'a> SimulateRun<'a> {
         m.insert("integrator".into(), json!(self.integrator().name()));
         m.insert("end_time_s".into(), json!(self.time()));
         m.insert("duration_s".into(), json!(self.duration));
-        m.insert("dt_s".into(), json!(self.dt));
+        m.insert("dt_s".into(), json!(self.plan.fixed.map(|(dt, _)| dt)));
+        m.insert("output_dt_s".into(), json!(self.plan.output_dt));
         match &self.kind {
             Kind::Passive(p) => {
                 m.insert("conservative".into(), json!(p.conservative));
@@ -445,9 +594,41 @@ impl<'a> SimulateRun<'a> {
                 let simulated = f.run.state().t;
                 m.insert("integration_wall_s".into(), json!(f.busy));
                 m.insert("real_time_factor".into(), json!(if f.busy > 0.0 { simulated / f.busy } else { 0.0 }));
-                m.insert("us_per_step".into(), json!(f.busy * 1e6 / self.steps.max(1) as f64));
+                let steps = match (self.plan.fixed, f.run.step_stats()) {
+                    (Some((_, per)), _) => self.steps * per,
+                    (None, Some(st)) => st.accepted,
+                    (None, None) => 0,
+                };
+                m.insert("us_per_step".into(), json!(f.busy * 1e6 / steps.max(1) as f64));
                 m.insert("max_motion_defect".into(), json!(f.defect[0]));
-                m.insert("max_muscle_defect_N".into(), json!(f.defect[1]));
+                let d = f.run.defects();
+                match f.run.step_stats() {
+                    Some(st) => {
+                        // the outputs' rates are made consistent: the defects are round-off
+                        m.insert("max_muscle_defect_N".into(), json!(f.defect[1]));
+                        let tol = self.tolerances;
+                        m.insert("stepping".into(), json!("adaptive"));
+                        m.insert("rtol".into(), json!(tol.rtol));
+                        m.insert("atol".into(), json!(tol.atol));
+                        m.insert("max_step_s".into(), json!(tol.max_step));
+                        m.insert("accepted_steps".into(), json!(st.accepted));
+                        m.insert("rejected_steps".into(), json!(st.rejected));
+                        m.insert("shortest_step_s".into(), json!((st.accepted > 0).then_some(st.shortest)));
+                        m.insert("longest_step_s".into(), json!((st.accepted > 0).then_some(st.longest)));
+                        m.insert("kernel_evaluations".into(), json!(st.evaluations));
+                    }
+                    None => {
+                        m.insert("stepping".into(), json!("fixed"));
+                        m.insert("max_muscle_defect_N".into(), json!(d.largest[0].max(f.defect[1])));
+                        m.insert("max_muscle_defect_relative".into(), json!(d.largest[1]));
+                        let worst =
+                            d.worst.map(|(k, t)| json!({"muscle": f.run.system().muscles[k].name, "time_s": t}));
+                        m.insert("max_muscle_defect_at".into(), json!(worst));
+                        m.insert("defect_tolerance".into(), json!(d.tolerance));
+                        m.insert("steps_over_defect_tolerance".into(), json!(d.over));
+                        m.insert("first_over_defect_tolerance_s".into(), json!(d.first_over));
+                    }
+                }
                 m.insert("muscles".into(), json!(f.run.system().muscles.len()));
                 m.insert("muscles_without_excitation".into(), json!(f.run.excitations().missing));
                 if f.run.contact_names().next().is_some() {
@@ -497,24 +678,40 @@ mod tests {
 
     #[test]
     fn a_duration_of_whole_steps_is_not_a_step_more_and_bad_spans_are_refused() {
-        let o = |duration, dt| SimulateOptions { duration, dt, integrator: None };
-        assert_eq!(o(0.6, 0.004).steps(), Ok(150));
-        assert_eq!(o(0.601, 0.004).steps(), Ok(151));
-        assert_eq!(o(0.004, 0.004).steps(), Ok(1));
+        let o = |duration, dt| SimulateOptions { dt: Some(dt), ..SimulateOptions::new(duration) };
+        let steps = |o: SimulateOptions| o.plan(true).map(|p| p.outputs);
+        assert_eq!(steps(o(0.6, 0.004)), Ok(150));
+        assert_eq!(steps(o(0.601, 0.004)), Ok(151));
+        assert_eq!(steps(o(0.004, 0.004)), Ok(1));
         // a step longer than the duration (issue 33: `--dt 1e300` ran to t = 1e300 s)
         for (d, dt) in [(1e-6, 0.004), (1.0, 1e300), (1.0, 1.0 + 1e-12)] {
-            assert!(matches!(o(d, dt).steps(), Err(SimulateError::Span { .. })), "{d} {dt}");
+            assert!(matches!(steps(o(d, dt)), Err(SimulateError::Span { .. })), "{d} {dt}");
         }
         for (d, dt) in [(0.0, 0.1), (1.0, 0.0), (-1.0, 0.1), (f64::NAN, 0.1), (1e10, 1.0), (1.0, f64::INFINITY)] {
-            assert!(matches!(o(d, dt).steps(), Err(SimulateError::Span { .. })), "{d} {dt}");
+            assert!(matches!(steps(o(d, dt)), Err(SimulateError::Span { .. })), "{d} {dt}");
         }
+        // the output grid: a whole number of fixed steps; error-controlled, any
+        let grid =
+            |dt: Option<f64>, out: f64| SimulateOptions { dt, output_dt: Some(out), ..SimulateOptions::new(1.0) };
+        assert_eq!(grid(Some(0.001), 0.01).plan(true).map(|p| (p.outputs, p.fixed)), Ok((100, Some((0.001, 10)))));
+        assert!(matches!(grid(Some(0.003), 0.01).plan(true), Err(SimulateError::Grid { .. })));
+        assert!(matches!(grid(Some(0.02), 0.01).plan(true), Err(SimulateError::Grid { .. })));
+        assert_eq!(grid(None, 0.03).plan(true).map(|p| (p.outputs, p.fixed)), Ok((34, None)));
+        // without a step: error-controlled with muscles (10 ms rows), RK4's 4 ms otherwise
+        assert_eq!(SimulateOptions::new(1.0).plan(true).map(|p| p.outputs), Ok(100));
+        assert_eq!(SimulateOptions::new(1.0).plan(false).map(|p| p.fixed), Ok(Some((DEFAULT_DT, 1))));
+        let bad = SimulateOptions { defect_tolerance: 0.0, ..SimulateOptions::new(1.0) };
+        assert!(matches!(bad.plan(true), Err(SimulateError::Tolerance { name: "defect_tolerance", .. })));
+        let mut bad = SimulateOptions::new(1.0);
+        bad.tolerances.rtol = f64::NAN;
+        assert!(matches!(bad.plan(true), Err(SimulateError::Tolerance { name: "rtol", .. })));
     }
 
     #[test]
     fn a_long_run_holds_a_bounded_chunk_of_rows_at_a_time() {
         // 1e9 steps: a chunk of steps/200 would hold five million rows at once
         let c = model("mechanisms/pendulum.toml");
-        let options = SimulateOptions { duration: 1e6, dt: 0.001, integrator: None };
+        let options = SimulateOptions { dt: Some(0.001), ..SimulateOptions::new(1e6) };
         let run = SimulateRun::new(&c, &options, None).expect("it starts");
         assert_eq!(run.steps(), 1_000_000_000);
         assert!((0..run.chunks()).all(|i| run.rows_in(i) <= MAX_CHUNK_ROWS));
@@ -524,7 +721,7 @@ mod tests {
     #[test]
     fn a_passive_run_has_a_row_per_step_and_the_initial_state() {
         let c = model("mechanisms/pendulum.toml");
-        let options = SimulateOptions { duration: 0.5, dt: 0.001, integrator: None };
+        let options = SimulateOptions { dt: Some(0.001), ..SimulateOptions::new(0.5) };
         let mut run = SimulateRun::new(&c, &options, None).expect("it starts");
         assert_eq!(run.integrator(), Integrator::Rk4);
         let names: Vec<String> = run.tables().into_iter().map(|t| t.file).collect();
@@ -548,11 +745,11 @@ mod tests {
     #[test]
     fn a_run_with_muscles_ends_with_its_final_state_and_rk4_is_refused_for_it() {
         let c = model("forward/elbow.toml");
-        let rk4 = SimulateOptions { duration: 0.1, dt: 0.004, integrator: Some(Integrator::Rk4) };
+        let rk4 = SimulateOptions { dt: Some(0.004), integrator: Some(Integrator::Rk4), ..SimulateOptions::new(0.1) };
         assert_eq!(SimulateRun::new(&c, &rk4, None).err(), Some(SimulateError::Rk4WithMuscles));
         let pendulum = model("mechanisms/pendulum.toml");
         assert_eq!(rk4.integrator_for(&pendulum, true), Err(SimulateError::Rk4WithMuscles));
-        let options = SimulateOptions { duration: 0.1, dt: 0.004, integrator: None };
+        let options = SimulateOptions { dt: Some(0.004), ..SimulateOptions::new(0.1) };
         let mut run = SimulateRun::new(&c, &options, None).expect("it starts");
         assert_eq!(run.integrator(), Integrator::Rosenbrock);
         let tables = run.tables();
@@ -577,7 +774,7 @@ mod tests {
         let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"))
             .join("shoulder/flexion-excitations.csv");
         let excitations = Excitations::read(&path, &c).expect("the excitations");
-        let options = SimulateOptions { duration: 0.04, dt: 0.004, integrator: None };
+        let options = SimulateOptions { dt: Some(0.004), ..SimulateOptions::new(0.04) };
         let rows = |threads: usize| {
             let mut run = SimulateRun::new(&c, &options, Some(excitations.clone())).expect("it starts");
             run.set_threads(threads);

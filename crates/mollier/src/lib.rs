@@ -64,13 +64,14 @@ pub use compile::{
     BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, import_osim, load, load_text,
 };
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
-pub use forward::{Excitations, ForwardFrame, ForwardRun};
+pub use forward::{DEFAULT_DEFECT_TOLERANCE, Defects, Excitations, ForwardFrame, ForwardRun};
 pub use forward_tables::{Integrator, SimulateError, SimulateOptions, SimulateRun};
 pub use ik::{IkFrame, IkOptions, IkRun, Tasks, Unknowns};
 pub use inverse::{InverseError, InverseOptions, InverseRun};
 pub use inverse_tables::LoadSharingTables;
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
 pub use loads::ExternalLoads;
+pub use mollier_sim::{StepStats, Tolerances};
 pub use motion::{Method, Motion, MotionDerivatives, Rows, RowsIter, Smoothing, Source, parse_motion, read_motion};
 pub use output::{OutputDir, OutputError, Table, TableId};
 pub use reference::element_reference;

@@ -1,5 +1,7 @@
-//! `mollier simulate MODEL --duration T [--dt DT] [--excitations FILE] [--integrator I] --out DIR`:
-//! a passive mechanism by explicit RK4, or a model with Hill muscles by the Rosenbrock step. The
+//! `mollier simulate MODEL --duration T [--dt DT] [--output-dt DT] [--rtol R] [--atol A]
+//! [--excitations FILE] [--integrator I] --out DIR`: a passive mechanism by explicit RK4, or a
+//! model with Hill muscles by the error-controlled Rosenbrock-W pair (or a fixed Rosenbrock
+//! step with `--dt`). The
 //! run, its tables and summary are the facade's ([`mollier::forward_tables`]); this file adds the
 //! plots, the messages and the exit codes.
 
@@ -95,7 +97,12 @@ impl FrameRun for SimulateFrames<'_> {
 pub(crate) struct Request<'a> {
     pub(crate) model: &'a Path,
     pub(crate) duration: f64,
-    pub(crate) dt: f64,
+    /// A fixed step (`None`: RK4's default, error control with muscles).
+    pub(crate) dt: Option<f64>,
+    pub(crate) output_dt: Option<f64>,
+    pub(crate) rtol: f64,
+    pub(crate) atol: f64,
+    pub(crate) defect_tolerance: f64,
     pub(crate) excitations: Option<&'a Path>,
     pub(crate) integrator: Option<Integrator>,
     /// For the work per muscle path (0: the cores available).
@@ -110,18 +117,21 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         Integrator::Rk4 => Method::Rk4,
         Integrator::Rosenbrock => Method::Rosenbrock,
     });
-    let options = SimulateOptions { duration, dt, integrator };
-    let steps = match options.steps() {
-        Ok(s) => s,
-        Err(e) => return refused(&e),
-    };
+    let mut options = SimulateOptions { dt, output_dt: req.output_dt, integrator, ..SimulateOptions::new(duration) };
+    options.tolerances.rtol = req.rtol;
+    options.tolerances.atol = req.atol;
+    options.defect_tolerance = req.defect_tolerance;
     let compiled = match load_well_posed(model, registry) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    if let Err(e) = options.integrator_for(&compiled, req.excitations.is_some()) {
-        return refused(&e);
-    }
+    let steps = match options
+        .integrator_for(&compiled, req.excitations.is_some())
+        .and_then(|i| options.plan(i == Method::Rosenbrock))
+    {
+        Ok(plan) => plan.outputs,
+        Err(e) => return refused(&e),
+    };
     let excitations = match req.excitations {
         Some(path) => match Excitations::read(path, &compiled) {
             Ok(e) => Some(e),
@@ -159,13 +169,21 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         return code;
     }
     let (t, busy) = (frames.run.time(), frames.run.busy());
-    if frames.run.forward().is_some() {
+    if let Some(forward) = frames.run.forward() {
+        for w in frames.run.warnings() {
+            errln!("warning: {w}");
+        }
+        let (steps, how) = match (forward.step_stats(), frames.run.plan().fixed) {
+            (Some(st), _) => (st.accepted, format!(" ({} rejected)", st.rejected)),
+            (None, Some((_, per))) => (steps * per, String::new()),
+            (None, None) => (steps, String::new()),
+        };
         if busy > 0.0 {
             errln!(
-                "simulated {} s in {busy:.3} s of computing: {:.1}× real time, {:.1} µs per step",
+                "simulated {} s in {busy:.3} s of computing: {:.1}× real time, {steps} steps{how}, {:.1} µs per step",
                 mollier_format::human(t),
                 t / busy,
-                busy * 1e6 / steps as f64
+                busy * 1e6 / steps.max(1) as f64
             );
         }
         return code;
@@ -186,10 +204,18 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
 /// A simulation that cannot start: the problem in the command line's terms, and its exit code.
 fn refused(e: &SimulateError) -> ExitCode {
     match e {
-        SimulateError::Span { duration, dt } => {
+        SimulateError::Span { duration, dt, output_dt } => {
             errln!(
-                "error: --duration and --dt must be positive, --dt at most --duration, and the run at most 1e9 steps long (got {duration} s and {dt} s)"
+                "error: --duration, --dt and --output-dt must be positive, the output step (--output-dt, else --dt) at most --duration, and the run at most 1e9 steps long (got {duration} s, {dt} s and {output_dt} s)"
             );
+            ExitCode::from(INVALID)
+        }
+        SimulateError::Grid { output_dt, dt } => {
+            errln!("error: --output-dt {output_dt} is not a whole number of steps of --dt {dt}");
+            ExitCode::from(INVALID)
+        }
+        SimulateError::Tolerance { .. } => {
+            errln!("error: {e}");
             ExitCode::from(INVALID)
         }
         SimulateError::Rk4WithMuscles => {

@@ -295,11 +295,20 @@ class Model:
         raw = self._m.inverse(_motion(self, motion), criterion, cone, static, smooth, progress, _path(loads))
         return _results(raw, output, "skip")
 
-    def simulate(self, excitations: Optional[MotionLike] = None, *, duration: float, dt: float = 0.004,
-                 integrator: Optional[str] = None, progress: Optional[Callable[[int, int], Any]] = None,
-                 output: Optional[str] = None) -> SimulationResult:
+    def simulate(self, excitations: Optional[MotionLike] = None, *, duration: float,
+                 dt: Optional[float] = None, integrator: Optional[str] = None,
+                 progress: Optional[Callable[[int, int], Any]] = None, output: Optional[str] = None,
+                 output_dt: Optional[float] = None, rtol: float = 1e-3, atol: float = 1e-5,
+                 defect_tolerance: float = 0.01) -> SimulationResult:
         """``mollier simulate``: forward dynamics from rest in the initial configuration for
-        ``duration`` s (rounded up to whole steps of ``dt`` s).
+        ``duration`` s (rounded up to whole output steps).
+
+        As the command's options: with muscles and no ``dt`` the error-controlled Rosenbrock-W
+        pair (``rtol``, ``atol``), rows every ``output_dt`` s (0.01 by default); with ``dt`` the
+        fixed step (RK4's default 0.004 s), rows every ``output_dt`` (a whole number of steps,
+        default ``dt``), each step's muscle equilibrium defect checked against
+        ``defect_tolerance`` (a fraction of ``F_max``; a :class:`MotionWarning` and the summary's
+        ``steps_over_defect_tolerance`` when exceeded).
 
         A model with ``[muscles]`` runs the Rosenbrock step (``integrator="rosenbrock"``, the
         default for it), its muscles driven by ``excitations`` — an excitation file, a
@@ -322,7 +331,8 @@ class Model:
         native_excitations = (None if excitations is None
                               else _table_arg(excitations, self.forward_muscles, "excitations"))
         tables, failures, notes, summary, units = self._m.simulate(duration, native_excitations, dt,
-                                                                   integrator, progress)
+                                                                   integrator, progress, output_dt,
+                                                                   rtol, atol, defect_tolerance)
         fmt = _as_format(output)
         for n in notes:
             warnings.warn(n, MotionWarning, stacklevel=2)

@@ -1,5 +1,6 @@
 //! Time integration of a [`Musculoskeletal`] system: the linearly implicit (Rosenbrock) step of
-//! Chadwick et al. (2014), eq. 8, and an explicit, variable-step reference (Dormand-Prince 5(4)) for accuracy
+//! Chadwick et al. (2014), eq. 8, at a fixed step; the error-controlled Rosenbrock-W pair of
+//! [`adaptive`]; and an explicit, variable-step reference (Dormand-Prince 5(4)) for accuracy
 //! checks.
 //!
 //! The Rosenbrock step linearizes backward Euler, `f(x_{n+1}, (x_{n+1} − x_n)/h, u_{n+1}) = 0`,
@@ -12,6 +13,8 @@
 //! dynamics. The reference integrates the explicit form `ẋ = F(x, u)`: `v̇` from the equations of
 //! motion, `ṡ` from the contraction residual solved for it (it is strictly monotone in `ṡ`: the
 //! force-velocity curve rises and the CE has a viscosity), `ȧ` from eq. 1.
+
+pub mod adaptive;
 
 use crate::hill::{HillMuscle, decreasing_root};
 use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_partial_pivoting};

@@ -1,0 +1,309 @@
+//! The error-controlled integrator: the linearly implicit Rosenbrock-W pair ROS2(3) of
+//! Shampine & Reichelt (1997, MATLAB's `ode23s`), second order with a third-order error
+//! estimate, L-stable, with the step's exact Jacobian and a dense output of second order.
+//!
+//! The system is implicit, `f(x, ẋ, u) = 0`; the method is written for its explicit form
+//! `ẋ = F(x, u(t))` with `J = ∂F/∂x = −(∂f/∂ẋ)⁻¹ ∂f/∂x`, and every linear system
+//! `(I − h d J) k = r` is solved as `(∂f/∂x + ∂f/∂ẋ / (h d)) k = ∂f/∂ẋ r / (h d)` by the structured
+//! solve of the fixed step ([`Linearization::solve`]). `F` at a stage is the consistent rate:
+//! one evaluation of the kernel at the stage's state and a guessed rate, `v̇` corrected by the
+//! mass matrix (the residual is linear in it), `ṡ` by each muscle's contraction residual solved
+//! for it ([`contraction_rate`]). That evaluation's partials are the next step's Jacobian: two
+//! evaluations of the kernel a step (the third stage's rate is the next step's first), against
+//! the fixed step's one.
+//!
+//! ```text
+//! d = 1/(2 + √2), e32 = 6 + √2, W = I − h d J, T = ∂F/∂t (through the excitations)
+//! k1 = W⁻¹ (F(x_n) + h d T)
+//! k2 = W⁻¹ (F(x_n + h k1 / 2) − k1) + k1
+//! x_{n+1} = x_n + h k2
+//! k3 = W⁻¹ (F(x_{n+1}) − e32 (k2 − F₁) − 2 (k1 − F₀) + h d T)
+//! error = h (k1 − 2 k2 + k3) / 6
+//! x(t_n + θ h) = x_n + h (θ (1 − θ) k1 + θ (θ − 2d) k2) / (1 − 2d)
+//! ```
+//! The formula is a W-method: second order with any Jacobian, so the one term the Jacobian
+//! leaves out (`∂c/∂q`, of order `|v|²`) and the inertia's partial taken at the guessed `v̇` do not
+//! lower it.
+
+use crate::integrate::{Excitation, State, contraction_rate};
+use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_partial_pivoting};
+
+/// The error control's settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerances {
+    /// Relative tolerance (1).
+    pub rtol: f64,
+    /// Absolute tolerance, in each state's unit (rad or m, rad/s or m/s, m, 1).
+    pub atol: f64,
+    /// The longest step (s).
+    pub max_step: f64,
+    /// The first step tried (s).
+    pub first_step: f64,
+}
+
+impl Default for Tolerances {
+    /// `rtol` 1e-3, `atol` 1e-5, steps up to 20 ms, the first 0.5 ms.
+    fn default() -> Self {
+        Self { rtol: 1e-3, atol: 1e-5, max_step: 0.02, first_step: 5e-4 }
+    }
+}
+
+/// The counts and extremes of an adaptive run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// Steps accepted.
+    pub accepted: usize,
+    /// Steps rejected (the error above the tolerance, or a stage the kernel could not evaluate).
+    pub rejected: usize,
+    /// The shortest accepted step (s).
+    pub shortest: f64,
+    /// The longest accepted step (s).
+    pub longest: f64,
+    /// Evaluations of the kernel (positions, transfer functions, partials).
+    pub evaluations: usize,
+}
+
+const D: f64 = 0.292_893_218_813_452_5; // 1/(2 + √2)
+const E32: f64 = 7.414_213_562_373_095; // 6 + √2
+
+/// A step's start time and length (s), start state, `k1` and `k2`: its dense output.
+type LastStep = (f64, f64, Vec<f64>, Vec<f64>, Vec<f64>);
+
+/// An adaptive integration in progress: the current state with its consistent rate and
+/// linearization, and the last accepted step for dense output.
+pub struct Adaptive {
+    tol: Tolerances,
+    state: State,
+    lin: Linearization,
+    h: f64,
+    /// The last accepted step: its start, length, start state and `k1`, `k2`.
+    last: Option<LastStep>,
+    stats: StepStats,
+}
+
+impl Musculoskeletal<'_> {
+    /// The consistent rate `ẋ = F(x, u(t))` and the linearization at `(x, ẋ)`, from one
+    /// evaluation of the kernel at the rate `guess` (len): `q̇ = v` and `ȧ` exactly, `v̇` corrected
+    /// by the mass matrix (the residual is linear in it), `ṡ` solved per muscle. The
+    /// linearization's residual and muscle partials are those at the consistent rate; its
+    /// `∂f_v/∂q` carries the inertia of the guessed `v̇`.
+    pub fn consistent(
+        &self,
+        ws: &mut Workspace,
+        x: &[f64],
+        t: f64,
+        u: Excitation<'_>,
+        guess: &[f64],
+    ) -> Result<(Vec<f64>, Linearization), SimError> {
+        let l = self.layout();
+        if guess.len() != l.len() {
+            return Err(SimError::Length { what: "ẋ", got: guess.len(), expected: l.len() });
+        }
+        let mut uu = vec![0.0; l.m];
+        u(t, &mut uu);
+        let mut xd = guess.to_vec();
+        xd[..l.n].copy_from_slice(&x[l.n..2 * l.n]);
+        for (k, mu) in self.muscles.iter().enumerate() {
+            xd[l.a() + k] = mu.hill.activation_rate(x[l.a() + k], uu[k]);
+        }
+        let mut lin = self.linearize(ws, x, &xd, &uu)?;
+        let rhs: Vec<f64> = lin.f[l.n..2 * l.n].to_vec();
+        let dv = solve_partial_pivoting(&lin.mass, &rhs).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
+        for i in 0..l.n {
+            xd[l.n + i] -= dv[i];
+            lin.f[i] = 0.0;
+        }
+        // the v rows at the corrected v̇: f_v − M̄ M̄⁻¹ f_v, round-off
+        for i in 0..l.n {
+            lin.f[l.n + i] -= (0..l.n).map(|j| lin.mass[(i, j)] * dv[j]).sum::<f64>();
+        }
+        for (k, mu) in self.muscles.iter().enumerate() {
+            let (s, a) = (x[l.s() + k], x[l.a() + k]);
+            let sd = contraction_rate(&mu.hill, a, s, lin.length[k])
+                .ok_or_else(|| SimError::NonFinite(format!("s:{} (no contraction rate)", mu.name)))?;
+            xd[l.s() + k] = sd;
+            lin.contraction[k] = mu.hill.contraction(a, s, sd, lin.length[k]);
+            lin.f[l.s() + k] = lin.contraction[k].residual;
+            lin.f[l.a() + k] = 0.0;
+        }
+        if let Some(i) = xd.iter().position(|v| !v.is_finite()) {
+            return Err(SimError::NonFinite(self.state_name(i)));
+        }
+        Ok((xd, lin))
+    }
+}
+
+/// `∂f/∂ẋ w`: `w_q`, `M̄ w_v`, `∂f_s/∂ṡ w_s`, `w_a`.
+fn e_times(lin: &Linearization, w: &[f64]) -> Vec<f64> {
+    let l = lin.layout;
+    let mut out = w.to_vec();
+    for i in 0..l.n {
+        out[l.n + i] = (0..l.n).map(|j| lin.mass[(i, j)] * w[l.n + j]).sum();
+    }
+    for k in 0..l.m {
+        out[l.s() + k] *= lin.contraction[k].d_sdot;
+    }
+    out
+}
+
+/// `W⁻¹ r` with `W = I − h d J`: `(∂f/∂x + ∂f/∂ẋ / (h d)) k = ∂f/∂ẋ r / (h d)`.
+fn w_solve(lin: &Linearization, hd: f64, r: &[f64]) -> Result<Vec<f64>, SimError> {
+    let rhs: Vec<f64> = e_times(lin, r).iter().map(|v| v / hd).collect();
+    lin.solve(hd, &rhs)
+}
+
+/// What one attempted step gives: the new state, its rate and linearization, `k1`, `k2`, and the
+/// error's norm relative to the tolerance.
+type Attempt = (Vec<f64>, Vec<f64>, Linearization, Vec<f64>, Vec<f64>, f64);
+
+impl Adaptive {
+    /// Start from `state` (its rate is made consistent) with tolerances `tol`.
+    pub fn new(
+        sys: &Musculoskeletal<'_>,
+        ws: &mut Workspace,
+        state: &State,
+        u: Excitation<'_>,
+        tol: Tolerances,
+    ) -> Result<Self, SimError> {
+        if ![tol.rtol, tol.atol, tol.max_step, tol.first_step].iter().all(|v| *v > 0.0 && v.is_finite()) {
+            return Err(SimError::NonFinite("the tolerances must be positive and finite".into()));
+        }
+        let (xd, lin) = sys.consistent(ws, &state.x, state.t, u, &state.xd)?;
+        let state = State { t: state.t, x: state.x.clone(), xd };
+        let stats = StepStats { evaluations: 1, shortest: f64::INFINITY, ..StepStats::default() };
+        Ok(Self { h: tol.first_step.min(tol.max_step), tol, state, lin, last: None, stats })
+    }
+
+    /// The current state (the end of the last accepted step) and its consistent rate.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The linearization at the current state and rate.
+    pub fn linearization(&self) -> &Linearization {
+        &self.lin
+    }
+
+    /// The counts so far.
+    pub fn stats(&self) -> StepStats {
+        self.stats
+    }
+
+    /// The step the next attempt takes (s).
+    pub fn next_step(&self) -> f64 {
+        self.h
+    }
+
+    /// The state at time `t` inside the last accepted step (or the current state), by the
+    /// method's second-order dense output, and its rate (the polynomial's derivative);
+    /// `None` outside.
+    pub fn dense(&self, t: f64) -> Option<(Vec<f64>, Vec<f64>)> {
+        let Some((t0, h, x0, k1, k2)) = &self.last else {
+            return (t == self.state.t).then(|| (self.state.x.clone(), self.state.xd.clone()));
+        };
+        let th = (t - t0) / h;
+        if !(-1e-9..=1.0 + 1e-9).contains(&th) {
+            return None;
+        }
+        let th = th.clamp(0.0, 1.0);
+        let (w1, w2) = (th * (1.0 - th) / (1.0 - 2.0 * D), th * (th - 2.0 * D) / (1.0 - 2.0 * D));
+        let (d1, d2) = ((1.0 - 2.0 * th) / (1.0 - 2.0 * D), (2.0 * th - 2.0 * D) / (1.0 - 2.0 * D));
+        let x = (0..x0.len()).map(|i| x0[i] + h * (w1 * k1[i] + w2 * k2[i])).collect();
+        let xd = (0..x0.len()).map(|i| d1 * k1[i] + d2 * k2[i]).collect();
+        Some((x, xd))
+    }
+
+    /// Take one accepted step (rejecting and shrinking as the error asks).
+    pub fn step(&mut self, sys: &Musculoskeletal<'_>, ws: &mut Workspace, u: Excitation<'_>) -> Result<(), SimError> {
+        let mut failure = None;
+        loop {
+            let h = self.h;
+            if h < 1e-12 {
+                // the last stage's failure says more than the step's length
+                return Err(failure.unwrap_or_else(|| {
+                    SimError::NonFinite(format!("the adaptive step vanished at t = {} s (below 1e-12 s)", self.state.t))
+                }));
+            }
+            let (norm, done) = match self.attempt(sys, ws, u, h) {
+                Ok((x, xd, lin, k1, k2, norm)) if norm <= 1.0 => {
+                    let t0 = self.state.t;
+                    let x0 = std::mem::replace(&mut self.state, State { t: t0 + h, x, xd }).x;
+                    self.lin = lin;
+                    self.last = Some((t0, h, x0, k1, k2));
+                    self.stats.accepted += 1;
+                    self.stats.shortest = self.stats.shortest.min(h);
+                    self.stats.longest = self.stats.longest.max(h);
+                    (norm, true)
+                }
+                Ok((.., norm)) => (norm, false),
+                // a stage the kernel cannot evaluate (a wild guess of the positions): shorter
+                Err(e) => {
+                    failure = Some(e);
+                    (f64::INFINITY, false)
+                }
+            };
+            if !done {
+                self.stats.rejected += 1;
+            }
+            // third-order error estimate: the step scales with norm^(-1/3)
+            let factor = if norm == 0.0 { 5.0 } else { (0.8 * norm.powf(-1.0 / 3.0)).clamp(0.1, 5.0) };
+            let factor = if done { factor } else { factor.min(0.5) };
+            self.h = (h * factor).min(self.tol.max_step);
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    fn attempt(
+        &mut self,
+        sys: &Musculoskeletal<'_>,
+        ws: &mut Workspace,
+        u: Excitation<'_>,
+        h: f64,
+    ) -> Result<Attempt, SimError> {
+        let l = self.lin.layout;
+        let (t, x, f0) = (self.state.t, &self.state.x, &self.state.xd);
+        let hd = h * D;
+        // T = ∂F/∂t through the excitations, their secant over the step: ∂f_a/∂u u̇ moved across
+        let (mut u0, mut u1) = (vec![0.0; l.m], vec![0.0; l.m]);
+        u(t, &mut u0);
+        u(t + h, &mut u1);
+        let mut tt = vec![0.0; l.len()];
+        for k in 0..l.m {
+            tt[l.a() + k] = -self.lin.activation[k].1 * (u1[k] - u0[k]) / h;
+        }
+        let r1: Vec<f64> = (0..l.len()).map(|i| f0[i] + hd * tt[i]).collect();
+        let k1 = w_solve(&self.lin, hd, &r1)?;
+        let x1: Vec<f64> = (0..l.len()).map(|i| x[i] + 0.5 * h * k1[i]).collect();
+        self.stats.evaluations += 1;
+        let (f1, _) = sys.consistent(ws, &x1, t + 0.5 * h, u, &k1)?;
+        let r2: Vec<f64> = (0..l.len()).map(|i| f1[i] - k1[i]).collect();
+        let k2: Vec<f64> = w_solve(&self.lin, hd, &r2)?.iter().zip(&k1).map(|(a, b)| a + b).collect();
+        let xn: Vec<f64> = (0..l.len()).map(|i| x[i] + h * k2[i]).collect();
+        if let Some(i) = xn.iter().position(|v| !v.is_finite()) {
+            return Err(SimError::NonFinite(sys.state_name(i)));
+        }
+        self.stats.evaluations += 1;
+        let (f2, lin2) = sys.consistent(ws, &xn, t + h, u, &k2)?;
+        let r3: Vec<f64> =
+            (0..l.len()).map(|i| f2[i] - E32 * (k2[i] - f1[i]) - 2.0 * (k1[i] - f0[i]) + hd * tt[i]).collect();
+        let k3 = w_solve(&self.lin, hd, &r3)?;
+        let err: Vec<f64> = (0..l.len()).map(|i| h / 6.0 * (k1[i] - 2.0 * k2[i] + k3[i])).collect();
+        // the estimate filtered by W⁻¹ (as Hairer & Wanner's RADAU5 filters its own): the stiff
+        // components' estimate, large where the explicit F₂ enters it, is damped as the step damps them
+        let err = w_solve(&self.lin, hd, &err)?;
+        let (rtol, atol) = (self.tol.rtol, self.tol.atol);
+        // the rates' error weighted by the step, what it moves the coordinates by over one step:
+        // the coordinates, not their rates, are what the tolerance is on (unweighted, the rates
+        // driven by the stiff tendons and contact took 2.5 times the evaluations on the flexion)
+        let weight = |i: usize| if (l.n..2 * l.n).contains(&i) { h } else { 1.0 };
+        let norm = (0..l.len())
+            .map(|i| {
+                let e = weight(i) * err[i];
+                (e / (atol + rtol * (weight(i) * x[i]).abs().max((weight(i) * xn[i]).abs()))).abs()
+            })
+            .fold(0.0f64, |m, v| if v.is_nan() { f64::INFINITY } else { m.max(v) });
+        Ok((xn, f2, lin2, k1, k2, norm))
+    }
+}
