@@ -211,7 +211,7 @@ fn stretches(w: &PathWrap, kept: &[Kept]) -> Option<(usize, usize)> {
     );
     let mut s = (0..kept.len() - 1).filter(|s| kept[*s].0 >= lo && kept[*s + 1].0 <= hi);
     let first = s.next()?;
-    Some((first, s.last().unwrap_or(first)))
+    Some((first, s.next_back().unwrap_or(first)))
 }
 
 /// One report entry per wrap object that Mollier does not reproduce exactly, naming its muscles.
