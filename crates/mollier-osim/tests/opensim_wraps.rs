@@ -118,7 +118,10 @@ fn model_path(file: &str) -> PathBuf {
 
 /// The largest differences (m) of each muscle of one model over its postures, `None` for a muscle
 /// left out; and the postures that do not solve.
-fn compare(model: &Value) -> (Vec<(String, Option<(f64, f64)>)>, Vec<String>) {
+/// A muscle's name and its largest differences in length and moment arm (m), `None` when left out.
+type Row = (String, Option<(f64, f64)>);
+
+fn compare(model: &Value) -> (Vec<Row>, Vec<String>) {
     let file = model["file"].as_str().unwrap();
     let text = std::fs::read_to_string(model_path(file)).unwrap();
     let registry = mollier::registry();
@@ -148,8 +151,7 @@ fn compare(model: &Value) -> (Vec<(String, Option<(f64, f64)>)>, Vec<String>) {
             Some((l0, d, t))
         })
         .collect();
-    let mut worst: Vec<(String, Option<(f64, f64)>)> =
-        muscles.iter().zip(&columns).map(|(m, c)| (m.clone(), c.map(|_| (0.0, 0.0)))).collect();
+    let mut worst: Vec<Row> = muscles.iter().zip(&columns).map(|(m, c)| (m.clone(), c.map(|_| (0.0, 0.0)))).collect();
     let mut unsolved = Vec::new();
     for (p, posture) in model["postures"].as_array().unwrap().iter().enumerate() {
         let q: Vec<f64> = posture["q"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
