@@ -175,9 +175,18 @@ pub enum ElementError {
 }
 
 /// Per-evaluation scratch an element may keep between calls (e.g. a warm start), one per
-/// [`crate::Data`]. Created on first use by [`Evaluation::state`].
+/// [`crate::Data`]. Created on first use by [`Evaluation::state`]; with it, how to copy it, so
+/// that a failed solve can hand the next one the state of the last solution, not of a failed
+/// iterate.
 #[derive(Default)]
-pub struct ElementState(Option<Box<dyn Any + Send + Sync>>);
+pub struct ElementState(Option<Box<dyn Any + Send + Sync>>, Option<Copier>);
+
+/// Copies a state of the type it was made for.
+type Copier = fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync>;
+
+fn copy_as<S: Clone + Send + Sync + 'static>(b: &(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync> {
+    Box::new(b.downcast_ref::<S>().expect("a state is copied as its own type").clone())
+}
 
 impl fmt::Debug for ElementState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -190,12 +199,20 @@ impl ElementState {
     pub fn get<S: 'static>(&self) -> Option<&S> {
         self.0.as_ref().and_then(|b| b.downcast_ref::<S>())
     }
+
+    /// A copy of the state itself (where [`Clone`] starts cold).
+    pub(crate) fn snapshot(&self) -> Self {
+        match (&self.0, self.1) {
+            (Some(b), Some(copy)) => Self(Some(copy(b.as_ref())), Some(copy)),
+            _ => Self(None, None),
+        }
+    }
 }
 
 impl Clone for ElementState {
     /// States are warm starts: a clone starts cold.
     fn clone(&self) -> Self {
-        Self(None)
+        Self(None, None)
     }
 }
 
@@ -273,10 +290,11 @@ impl<'a> Evaluation<'a> {
         Derivs { n, grad, hess }
     }
     /// The element's scratch state of type `S`, created with `S::default()` on first use.
-    pub fn state<S: Default + Send + Sync + 'static>(&mut self) -> &mut S {
+    pub fn state<S: Default + Clone + Send + Sync + 'static>(&mut self) -> &mut S {
         let slot = &mut self.state.0;
         if slot.as_ref().is_none_or(|b| !b.is::<S>()) {
             *slot = Some(Box::new(S::default()));
+            self.state.1 = Some(copy_as::<S>);
         }
         slot.as_mut().and_then(|b| b.downcast_mut::<S>()).expect("state just set")
     }

@@ -80,7 +80,8 @@ fn every_model_of_the_collection_imports_and_is_well_posed() {
             }
         }
         if *file == "Rajagopal2016.osim" {
-            // its gastrocnemii: reported and left out, the rest of the model kept
+            // a muscle left out (none now: the gastrocnemii's two cylinders are set up) is a
+            // gastrocnemius, the rest of the model kept
             let left: Vec<&str> = imported
                 .report
                 .entries
@@ -88,7 +89,7 @@ fn every_model_of_the_collection_imports_and_is_well_posed() {
                 .filter(|e| e.action.starts_with("left out: its path cannot be set up"))
                 .map(|e| e.object.as_str())
                 .collect();
-            assert!(left.iter().all(|m| m.starts_with("gas")) && !left.is_empty(), "{left:?}");
+            assert!(left.iter().all(|m| m.starts_with("gas")), "{left:?}");
         }
         eprintln!(
             "{file}: {} bodies, {} inputs, {} of {} muscles, {} report entries",

@@ -40,6 +40,8 @@ pub struct Beam {
     tp: [Vec3; 3],
     /// Element triad in the body frame of node q's orientation.
     tq: [Vec3; 3],
+    /// `elongation` measured along p's axis (`n_x^p · d − l0`) instead of as `|d| − l0`.
+    along_p: bool,
 }
 
 impl Beam {
@@ -61,7 +63,16 @@ impl Beam {
             l0: 0.0,
             tp: [[0.0; 3]; 3],
             tq: [[0.0; 3]; 3],
+            along_p: false,
         }
+    }
+
+    /// The same beam with its `elongation` measured along its axis at p, `n_x^p · d − l0`: signed,
+    /// so that with the bendings at p held it is an exact prismatic joint whose translation may
+    /// take any value, through and beyond `q` meeting `p` (where `|d| − l0` turns back).
+    pub fn along_p(mut self) -> Self {
+        self.along_p = true;
+        self
     }
 
     /// Reference length (m).
@@ -102,10 +113,14 @@ impl ElementInfo for Beam {
 
 impl Element for Beam {
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        let [_, yp, zp] = &self.tp;
+        let [xp, yp, zp] = &self.tp;
         let [_, yq, zq] = &self.tq;
         let h = 0.5 * self.l0;
-        let e1 = distance(&mut out.mode(0), x, P, Q, 1.0)? - self.l0;
+        let e1 = if self.along_p {
+            dot_rd(&mut out.mode(0), x, LP, xp, P, Q, 1.0) - self.l0
+        } else {
+            distance(&mut out.mode(0), x, P, Q, 1.0)? - self.l0
+        };
         let e2 = {
             let mut d = out.mode(1);
             dot_rr(&mut d, x, LP, zp, LQ, yq, h) + dot_rr(&mut d, x, LP, yp, LQ, zq, -h)
@@ -123,11 +138,11 @@ impl Deformations for Beam {
     fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
         let (lp, lq) = (quat_at(x, LP), quat_at(x, LQ));
         let d = sub(&vec3_at(x, Q), &vec3_at(x, P));
-        let [_, yp, zp] = &self.tp;
+        let [xp, yp, zp] = &self.tp;
         let [_, yq, zq] = &self.tq;
         let (nyp, nzp) = (rotate(&lp, &lift(yp)), rotate(&lp, &lift(zp)));
         let (nyq, nzq) = (rotate(&lq, &lift(yq)), rotate(&lq, &lift(zq)));
-        e[0] = norm(&d) - c::<T>(self.l0);
+        e[0] = if self.along_p { dot(&rotate(&lp, &lift(xp)), &d) } else { norm(&d) } - c::<T>(self.l0);
         e[1] = c::<T>(0.5 * self.l0) * (dot(&nzp, &nyq) - dot(&nyp, &nzq));
         e[2] = -dot(&nzp, &d);
         e[3] = dot(&nzq, &d);
@@ -143,7 +158,18 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
     let b = p.node("q", NodeKind::Position)?;
     let lb = p.node("orientation_q", NodeKind::Orientation)?;
     let y = p.opt_vector("y_axis")?;
-    Ok(Box::new(Beam::new(a, la, b, lb, y)))
+    let beam = Beam::new(a, la, b, lb, y);
+    Ok(Box::new(match p.get("elongation") {
+        None => beam,
+        Some(_) => match p.string("elongation")? {
+            "length" => beam,
+            "along_p" => beam.along_p(),
+            other => {
+                return Err(ParamError::new(p.path("elongation"), format!("unknown measure `{other}`"))
+                    .with_hint("one of: length, along_p"));
+            }
+        },
+    }))
 }
 
 /// The `beam` element type.
@@ -172,6 +198,12 @@ pub const TYPE: ElementType = ElementType {
             kind: ParamKind::Vector,
             required: false,
             doc: "direction of the cross-section's y axis (made perpendicular to the beam); default: the global axis least aligned with the beam",
+        },
+        ParamDoc {
+            name: "elongation",
+            kind: ParamKind::Choice(&["length", "along_p"]),
+            required: false,
+            doc: "how `elongation` is measured: \"length\" (default), the distance from p to q minus its initial value; \"along_p\", the component of q − p along the beam's axis at p minus its initial value, signed: with the bendings at p held, an exact prismatic joint (a translation of any size, through q meeting p)",
         },
     ],
     build,
@@ -207,6 +239,30 @@ mod tests {
         assert!(r.dual.unwrap() < 1e-9, "{r:?}");
         let (b, x0) = beam(quat_from_axis_angle(&[0.2, 0.9, 0.1], 0.5), [1.0, 0.0, 0.0, 0.0], true);
         check_generic(&b, &x0, &Options::default()).unwrap();
+    }
+
+    #[test]
+    fn along_p_conforms_and_is_signed() {
+        let lp = quat_from_axis_angle(&[0.2, 0.9, 0.1], 0.5);
+        let (b, x0) = beam(lp, quat_from_axis_angle(&[0.7, -0.1, 0.4], -0.8), false);
+        let b = b.along_p();
+        let r = check_generic(&b, &x0, &Options::default()).unwrap();
+        assert!(r.dual.unwrap() < 1e-9, "{r:?}");
+        // q moved along p's axis through p and beyond: the elongation is the signed move
+        let axis: Vec3 = {
+            let d = sub(&vec3_at(&x0, Q), &vec3_at(&x0, P));
+            let n = norm(&d);
+            d.map(|v| v / n)
+        };
+        let l = b.reference_length();
+        for s in [-0.5, -1.0, -1.5, -3.0 * l, 0.25] {
+            let mut x = x0.clone();
+            for i in 0..3 {
+                x[Q + i] += s * axis[i];
+            }
+            let (e, _, _) = evaluate(&b, &x, Order::Value).unwrap();
+            assert!((e[0] - s).abs() < 1e-14 && e[2].abs() < 1e-14 && e[4].abs() < 1e-14, "{s}: {e:?}");
+        }
     }
 
     #[test]

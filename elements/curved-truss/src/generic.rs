@@ -48,10 +48,10 @@ impl Deformations for CurvedTruss {
         let n = xr.len();
         self.compute(&xr, &mut st, &mut Derivs::new(n, &mut [], &mut []), Some(&mut hints), None)?;
         let mut total = c::<T>(0.0);
-        for (si, obs) in self.segments.iter().enumerate() {
+        for (si, hint) in hints.iter().enumerate() {
+            let obs = &hint.obs;
             let (a, b) = (self.points[si], self.points[si + 1]);
             let (xa, xb): (Vec3<T>, Vec3<T>) = (vec3_at(x, a), vec3_at(x, b));
-            let hint = &hints[si];
             match obs.len() {
                 0 => total += norm(&sub(&xb, &xa)),
                 1 => total += self.span_t(obs[0], x, &xa, &xb, &hint.spans[0]).0,

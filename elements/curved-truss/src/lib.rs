@@ -33,6 +33,7 @@ pub mod geodesic;
 pub mod ode;
 mod params;
 mod path;
+mod rules;
 pub mod span;
 
 use mollier_core::element::{Element, ElementError, ElementInfo, Evaluation, Layout};
@@ -41,6 +42,7 @@ use mollier_core::registry::Frame;
 use mollier_surface::frame::{BodySlots, ShapeFrame};
 
 pub use geodesic::Ellipsoid;
+pub use rules::Rules;
 pub use span::Side;
 
 /// The shape of an obstacle, in its own frame (see [`Obstacle`]).
@@ -87,6 +89,7 @@ struct Placed {
     obstacle: Obstacle,
     slots: BodySlots,
     geo: Option<Ellipsoid>,
+    rules: Rules,
 }
 
 /// A CURVED-TRUSS element.
@@ -118,6 +121,8 @@ enum Hint {
 
 #[derive(Clone, Debug, Default)]
 struct SegmentHint {
+    /// The segment's obstacles at this posture (see [`Rules`]).
+    obs: Vec<usize>,
     spans: Vec<Hint>,
     /// Free points, their plane bases (2 per point) and the inverse reduced Hessian.
     knots: Vec<Vec3>,

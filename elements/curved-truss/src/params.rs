@@ -99,6 +99,7 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
     points.extend(&via);
     points.push(last);
     let mut obstacles = Vec::new();
+    let mut rules = Vec::new();
     for t in p.tables("obstacles")? {
         let fr = frame_of(&t)?;
         let shape = shape_of(&t, &fr)?;
@@ -114,11 +115,43 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
             ));
         }
         obstacles.push(Obstacle { shape, frame: fr, body, segment: seg as usize });
+        rules.push(rules_of(&t, seg as usize, via.len())?);
         t.finish(&OBSTACLE_PARAMS.iter().map(|d| d.name).collect::<Vec<_>>())?;
     }
-    CurvedTruss::new(&points, &obstacles)
-        .map(|e| Box::new(e) as Box<dyn Element>)
-        .map_err(|e| ParamError::new("obstacles", e.to_string()))
+    let mut el = CurvedTruss::new(&points, &obstacles).map_err(|e| ParamError::new("obstacles", e.to_string()))?;
+    for (k, r) in rules.into_iter().enumerate() {
+        el = el.with_rules(k, r).map_err(|e| ParamError::new("obstacles", e.to_string()))?;
+    }
+    Ok(Box::new(el))
+}
+
+/// An obstacle's `last_segment` and `inside` (see [`Rules`]).
+fn rules_of(t: &Params<'_>, first: usize, n_via: usize) -> Result<Rules, ParamError> {
+    let last_segment = match t.get("last_segment") {
+        None => None,
+        Some(_) => {
+            let v = t.number("last_segment")?;
+            if !(v.fract() == 0.0 && v >= first as f64 && v <= n_via as f64) {
+                return Err(ParamError::new(
+                    t.path("last_segment"),
+                    format!("must be a whole number from `segment` ({first}) to {n_via} (the number of via points)"),
+                ));
+            }
+            Some(v as usize)
+        }
+    };
+    let straight_inside = match t.get("inside") {
+        None => false,
+        Some(_) => match t.string("inside")? {
+            "error" => false,
+            "straight" => true,
+            other => {
+                return Err(ParamError::new(t.path("inside"), format!("unknown rule `{other}`"))
+                    .with_hint("one of: error, straight"));
+            }
+        },
+    };
+    Ok(Rules { last_segment, straight_inside })
 }
 
 /// Parameters of one entry of `obstacles`.
@@ -174,6 +207,18 @@ pub const OBSTACLE_PARAMS: &[ParamDoc] = &[
         kind: ParamKind::Number,
         required: false,
         doc: "which stretch of the path the obstacle acts on: 0 (default) from p to the first via point (or to q), k from via point k to the next point. Several obstacles on one stretch are met in the order listed",
+    },
+    ParamDoc {
+        name: "last_segment",
+        kind: ParamKind::Number,
+        required: false,
+        doc: "with `segment`, a range of stretches: at each posture the obstacle acts on the first from `segment` to `last_segment` whose straight line passes through it; if none does, on the one where it wraps with the least lengthening (a sphere; a cylinder with `side`); else on none (OpenSim's PathWrap `range`). The length jumps where the choice changes, as OpenSim's does. Default: `segment` only",
+    },
+    ParamDoc {
+        name: "inside",
+        kind: ParamKind::Choice(&["error", "straight"]),
+        required: false,
+        doc: "what an anchor of the obstacle's stretch inside it gives: \"error\" (default: the configuration is outside the element's domain) or \"straight\" (the straight line, as OpenSim does)",
     },
 ];
 

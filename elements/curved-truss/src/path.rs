@@ -68,6 +68,7 @@ impl CurvedTruss {
                 obstacle: *ob,
                 slots: BodySlots { origin: layout.offset(o), orientation: layout.offset(l) },
                 geo,
+                rules: Rules::default(),
             });
         }
         let points = point_slots.iter().map(|&i| layout.offset(i)).collect();
@@ -93,7 +94,7 @@ impl CurvedTruss {
         Ok((pieces, l))
     }
 
-    fn state_for(&self, st: &mut PathState) {
+    pub(crate) fn state_for(&self, st: &mut PathState) {
         if st.warm.len() != self.obstacles.len() {
             st.warm = vec![ellipsoid::Warm::default(); self.obstacles.len()];
         }
@@ -105,7 +106,7 @@ impl CurvedTruss {
     /// One obstacle's span between global points `xa`, `xb`, into `ev` (the caller's: a
     /// `SpanEval` is 50 numbers, copied once instead of on every return).
     #[allow(clippy::too_many_arguments)]
-    fn span(
+    pub(crate) fn span(
         &self,
         k: usize,
         x: &[f64],
@@ -124,6 +125,12 @@ impl CurvedTruss {
             ElementError::NoConvergence(m) => ElementError::NoConvergence(format!("obstacle {k}: {m}")),
             other => other,
         };
+        if pl.rules.straight_inside
+            && (rules::inside(&pl.obstacle.shape, &pa) || rules::inside(&pl.obstacle.shape, &pb))
+        {
+            *ev = span::straight(&pa, &pb, want_hess)?;
+            return Ok(Hint::Straight);
+        }
         match (pl.obstacle.shape, &pl.geo) {
             (Shape::Sphere { radius }, _) => {
                 *ev = span::sphere(radius, &pa, &pb, want_hess).map_err(tag)?;
@@ -154,11 +161,15 @@ impl CurvedTruss {
         self.state_for(st);
         let want_hess = d.has_hess();
         let mut total = 0.0;
-        for (si, obs) in self.segments.iter().enumerate() {
+        let assigned = self.assign(x)?;
+        for (si, obs) in assigned.iter().enumerate() {
             let (a, b) = (self.points[si], self.points[si + 1]);
             let (xa, xb) = (vec3_at(x, a), vec3_at(x, b));
-            let mut hint = SegmentHint::default();
             let record = hints.is_some();
+            let mut hint = SegmentHint::default();
+            if record {
+                hint.obs.clone_from(obs);
+            }
             match obs.len() {
                 0 => {
                     let ev = span::straight(&xa, &xb, want_hess)?;
@@ -196,7 +207,7 @@ impl CurvedTruss {
                     }
                 }
                 _ => {
-                    total += self.multi(si, x, st, d, &mut hint, pieces.as_deref_mut())?;
+                    total += self.multi(si, obs, x, st, d, &mut hint, pieces.as_deref_mut())?;
                 }
             }
             if let Some(h) = hints.as_deref_mut() {
@@ -224,16 +235,17 @@ impl CurvedTruss {
 
     /// A segment with several obstacles: free points between them, solved by Newton on the
     /// points' components normal to the path, then eliminated from the Hessian.
+    #[allow(clippy::too_many_arguments)]
     fn multi(
         &self,
         si: usize,
+        obs: &[usize],
         x: &[f64],
         st: &mut PathState,
         d: &mut Derivs<'_>,
         hint: &mut SegmentHint,
         pieces: Option<&mut Vec<Piece>>,
     ) -> Result<f64, ElementError> {
-        let obs = &self.segments[si];
         let (a, b) = (self.points[si], self.points[si + 1]);
         let m = obs.len();
         let nk = m - 1;
@@ -242,7 +254,7 @@ impl CurvedTruss {
         let mut xe = x.to_vec();
         let start = match &st.knots[si] {
             Some(k) if k.len() == nk => k.clone(),
-            _ => self.knot_guess(si, x),
+            _ => self.knot_guess(si, obs, x),
         };
         for k in &start {
             xe.extend_from_slice(k);
@@ -422,8 +434,7 @@ impl CurvedTruss {
     /// A starting guess for the free points of a segment: the point of the straight line between
     /// the segment's ends nearest to the midpoint of consecutive obstacles' centres, pushed out of
     /// both (radially, so on the side the straight line passes).
-    fn knot_guess(&self, si: usize, x: &[f64]) -> Vec<Vec3> {
-        let obs = &self.segments[si];
+    fn knot_guess(&self, si: usize, obs: &[usize], x: &[f64]) -> Vec<Vec3> {
         let (a, b) = (vec3_at(x, self.points[si]), vec3_at(x, self.points[si + 1]));
         let ab = sub(&b, &a);
         let l2 = dot(&ab, &ab).max(1e-300);

@@ -302,6 +302,10 @@ fn restore(saved: &Saved, model: &Model, data: &mut Data) {
     data.e.copy_from_slice(&saved.e);
     data.e_prev.copy_from_slice(&saved.e_prev);
     data.q.copy_from_slice(&saved.q);
+    // the elements' warm starts too: the next solve must not start from a failed iterate's
+    for (state, kept) in data.states.iter_mut().zip(&saved.states) {
+        *state = kept.snapshot();
+    }
     data.invalidate();
     // the factors were overwritten: make them again for the predictor
     if saved.solved && factor(model, data, Method::Blocks).is_ok() {

@@ -75,13 +75,16 @@ pub(crate) struct Saved {
     pub e_prev: Vec<f64>,
     pub q: Vec<f64>,
     pub solved: bool,
+    /// The elements' states (warm starts), copied.
+    pub states: Vec<ElementState>,
 }
 
 impl Saved {
     /// Storage shaped like `data`'s state.
     fn new(model: &Model) -> Self {
         let (nx, ne, nq) = (model.n_x(), model.n_e(), model.n_q());
-        Self { x: vec![0.0; nx], e: vec![0.0; ne], e_prev: vec![0.0; ne], q: vec![0.0; nq], solved: false }
+        let states = Vec::with_capacity(model.elements.len());
+        Self { x: vec![0.0; nx], e: vec![0.0; ne], e_prev: vec![0.0; ne], q: vec![0.0; nq], solved: false, states }
     }
     /// Copy `data`'s state in (reusing the storage).
     pub fn copy_from(&mut self, data: &Data) {
@@ -92,6 +95,8 @@ impl Saved {
             dst.extend_from_slice(src);
         }
         self.solved = data.solved;
+        self.states.clear();
+        self.states.extend(data.states.iter().map(ElementState::snapshot));
     }
 }
 

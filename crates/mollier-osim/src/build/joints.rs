@@ -90,7 +90,8 @@ fn translations(ctx: &Ctx, j: &Joint, f: &Pose, out: &mut Out) -> String {
         let p = out.points[pb].add(&j.name, vec3(local.as_slice()), format!("joint `{}`: its centre", j.name));
         return format!("{pn}.{p}");
     }
-    // beams from a base point on the parent, each along its axis, 1 + |value| long
+    // beams from a base point on the parent, each along its axis, 1 + |value| long here; their
+    // elongation, signed along the axis, takes a translation of any size
     let lens: Vec<f64> = var.iter().map(|a| 1.0 + axis_value(&a.value, &ctx.q0).abs()).collect();
     let mut base = consts;
     for (a, l) in var.iter().zip(&lens) {
@@ -127,6 +128,8 @@ fn translations(ctx: &Ctx, j: &Joint, f: &Pose, out: &mut Out) -> String {
             ("orientation_p", text(&pn)),
             ("q", text(&node)),
             ("orientation_q", text(&pn)),
+            // signed along the axis: a translation of any size, through the base and beyond
+            ("elongation", text("along_p")),
         ];
         out.element(el.clone(), Some(&note), entries);
         for mode in ["torsion", "bending_y_q", "bending_z_q"] {

@@ -7,7 +7,7 @@ use toml_edit::Value;
 use super::doc::{self, float, num, text, vec3};
 use super::{Ctx, Out, SPECIFIC_TENSION};
 use crate::model::{Muscle, PathPoint, PathWrap, Shape, Wrap};
-use crate::pose::{Pose, xyz};
+use crate::pose::xyz;
 use crate::report::Entry;
 
 /// A path point kept: its index in the `.osim` path (0-based), the point, where it is on its
@@ -39,6 +39,16 @@ pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
     }
     out.muscle_names.push(Some(name.clone()));
     let obstacles: Vec<(Value, String)> = mu.wraps.iter().filter_map(|w| obstacle(ctx, mu, w, &kept, out)).collect();
+    let ranges: Vec<(usize, usize)> = mu.wraps.iter().filter_map(|w| stretches(w, &kept)).collect();
+    let shared = (0..ranges.len()).any(|i| (0..i).any(|j| ranges[i].0 <= ranges[j].1 && ranges[j].0 <= ranges[i].1));
+    if obstacles.len() > 1 && shared {
+        out.entries.push(Entry::new(
+            &mu.place,
+            &mu.name,
+            &mu.kind,
+            "approximated: where several of its wrap objects act on one stretch, Mollier's path over them is the shortest; OpenSim wraps them one after the other (each from the tangent points of the ones before, up to 8 rounds)",
+        ));
+    }
     let mut heading = format!("{} `{}` ({})", mu.kind, mu.name, mu.place);
     if !notes.is_empty() {
         heading = format!("{heading}; {}", notes.join("; "));
@@ -84,24 +94,11 @@ fn obstacle(ctx: &Ctx, mu: &Muscle, w: &PathWrap, kept: &[Kept], out: &mut Out) 
         leave_out(format!("wrap object `{}` ({t}) left out: the path goes straight past it", wrap.name), out);
         return None;
     }
-    let seg = stretch(ctx, mu, w, kept, out);
-    // an anchor inside the obstacle in the initial configuration: OpenSim does not wrap then;
-    // Mollier's curved truss cannot start there
-    let rr = xyz(&wrap.rotation);
-    let pose = &ctx.pose;
-    if let Some((_, a, _)) = [&kept[seg], &kept[seg + 1]]
-        .iter()
-        .find(|(_, p, loc)| inside(&wrap.shape, &pose[wb], &wrap.translation, &rr, &pose[p.body].point(loc)))
-    {
-        leave_out(
-            format!(
-                "wrap object `{}` left out: path point `{}` is inside it in the default pose (OpenSim does not wrap over it there)",
-                wrap.name, a.name
-            ),
-            out,
-        );
+    // the stretches of its range, chosen at each posture as OpenSim does (`last_segment`)
+    let Some((first, last)) = stretches(w, kept) else {
+        leave_out(format!("wrap object `{}` left out: no stretch of the path lies in its range", wrap.name), out);
         return None;
-    }
+    };
     let mut t: Vec<(&str, Value)> = Vec::new();
     match &wrap.shape {
         Shape::Sphere(r) => t.extend([("type", text("sphere")), ("radius", float(*r))]),
@@ -114,12 +111,17 @@ fn obstacle(ctx: &Ctx, mu: &Muscle, w: &PathWrap, kept: &[Kept], out: &mut Out) 
     if wrap.rotation.iter().any(|v| *v != 0.0) {
         t.push(("rotation", vec3(&wrap.rotation)));
     }
-    if let Some(side) = side(wrap, &rr) {
+    if let Some(side) = side(wrap, &xyz(&wrap.rotation)) {
         t.push(("side", vec3(side.as_slice())));
     }
-    if seg > 0 {
-        t.push(("segment", Value::from(seg as i64)));
+    if first > 0 {
+        t.push(("segment", Value::from(first as i64)));
     }
+    if last > first {
+        t.push(("last_segment", Value::from(last as i64)));
+    }
+    // an anchor inside the object: OpenSim draws the stretch straight
+    t.push(("inside", text("straight")));
     out.wrap_users.entry(w.wrap).or_default().push(mu.name.clone());
     Some((doc::inline(t), format!("`{}`", wrap.name)))
 }
@@ -137,46 +139,16 @@ fn side(wrap: &Wrap, rr: &Matrix3<f64>) -> Option<Vector3<f64>> {
     }
 }
 
-/// The stretch (between kept points `s` and `s + 1`) that wrap `w` acts on: as OpenSim in the
-/// default pose, the first stretch of its range whose straight line passes through the object;
-/// else the first between two bodies, one of them the object's. A choice among several is
-/// reported.
-fn stretch(ctx: &Ctx, mu: &Muscle, w: &PathWrap, kept: &[Kept], out: &mut Out) -> usize {
-    let (wb, wk) = w.wrap;
-    let wrap = &ctx.m.bodies[wb].wraps[wk];
+/// The first and last stretch (between kept points `s` and `s + 1`) of wrap `w`'s range, where
+/// OpenSim looks for the stretch to wrap at each posture; `None` when the range holds none.
+fn stretches(w: &PathWrap, kept: &[Kept]) -> Option<(usize, usize)> {
     let (lo, hi) = (
         if w.range[0] >= 1 { (w.range[0] - 1) as usize } else { 0 },
         if w.range[1] >= 1 { (w.range[1] - 1) as usize } else { usize::MAX },
     );
-    let stretches: Vec<usize> = (0..kept.len() - 1).filter(|s| kept[*s].0 >= lo && kept[*s + 1].0 <= hi).collect();
-    let rr = xyz(&wrap.rotation);
-    let at = |k: usize| ctx.pose[kept[k].1.body].point(&kept[k].2);
-    let body = |k: usize| kept[k].1.body;
-    let seg = stretches
-        .iter()
-        .copied()
-        .find(|s| crosses(&wrap.shape, &ctx.pose[wb], &wrap.translation, &rr, &at(*s), &at(*s + 1)))
-        .or_else(|| {
-            stretches.iter().copied().find(|s| body(*s) != body(*s + 1) && (body(*s) == wb || body(*s + 1) == wb))
-        })
-        .or_else(|| stretches.iter().copied().find(|s| body(*s) != body(*s + 1)))
-        .or_else(|| stretches.first().copied())
-        .unwrap_or(0);
-    if stretches.len() > 1 {
-        out.entries.push(Entry::new(
-            &mu.place,
-            &mu.name,
-            &mu.kind,
-            format!(
-                "approximated: wrap object `{}` acts on the stretch from path point `{}` to `{}`; OpenSim tries the {} stretches of its range at every posture and wraps the first its straight line passes through",
-                wrap.name,
-                kept[seg].1.name,
-                kept[seg + 1].1.name,
-                stretches.len()
-            ),
-        ));
-    }
-    seg
+    let mut s = (0..kept.len() - 1).filter(|s| kept[*s].0 >= lo && kept[*s + 1].0 <= hi);
+    let first = s.next()?;
+    Some((first, s.next_back().unwrap_or(first)))
 }
 
 /// One report entry per wrap object that Mollier does not reproduce exactly, naming its muscles.
@@ -210,43 +182,6 @@ pub(super) fn wrap_entries(ctx: &Ctx, out: &mut Out) {
     }
 }
 
-/// Whether the point `x` (global) is inside the shape at `centre` with axes `axes` in the body
-/// at `body`.
-fn inside(shape: &Shape, body: &Pose, centre: &[f64; 3], axes: &Matrix3<f64>, x: &Vector3<f64>) -> bool {
-    let local = axes.transpose() * (body.r.transpose() * (x - body.o) - Vector3::from(*centre));
-    match shape {
-        Shape::Sphere(r) => local.norm() <= *r,
-        Shape::Cylinder(r, l) => local.xy().norm() <= *r && local.z.abs() <= 0.5 * l,
-        Shape::Ellipsoid(d) => (0..3).map(|k| (local[k] / d[k]).powi(2)).sum::<f64>() <= 1.0,
-        Shape::Other(_) => false,
-    }
-}
-
-/// Whether the straight line from `a` to `b` (global) passes through the shape (a cylinder's
-/// axis taken as infinite, as OpenSim's own test of a line against a cylinder does), placed as
-/// in [`inside`].
-fn crosses(
-    shape: &Shape,
-    body: &Pose,
-    centre: &[f64; 3],
-    axes: &Matrix3<f64>,
-    a: &Vector3<f64>,
-    b: &Vector3<f64>,
-) -> bool {
-    let local = |x: &Vector3<f64>| axes.transpose() * (body.r.transpose() * (x - body.o) - Vector3::from(*centre));
-    // in coordinates where the shape is the unit sphere (the unit disc for a cylinder)
-    let unit = |v: Vector3<f64>| match shape {
-        Shape::Sphere(r) => v / *r,
-        Shape::Cylinder(r, _) => Vector3::new(v.x / r, v.y / r, 0.0),
-        Shape::Ellipsoid(d) => Vector3::new(v.x / d[0], v.y / d[1], v.z / d[2]),
-        Shape::Other(_) => Vector3::new(f64::INFINITY, 0.0, 0.0),
-    };
-    let (p, q) = (unit(local(a)), unit(local(b)));
-    let d = q - p;
-    let t = if d.norm_squared() > 0.0 { (-p.dot(&d) / d.norm_squared()).clamp(0.0, 1.0) } else { 0.0 };
-    (p + d * t).norm() < 1.0
-}
-
 /// OpenSim's tag of a wrap object's shape.
 fn wrap_tag(shape: &Shape) -> &str {
     match shape {
@@ -254,37 +189,5 @@ fn wrap_tag(shape: &Shape) -> &str {
         Shape::Cylinder(..) => "WrapCylinder",
         Shape::Ellipsoid(_) => "WrapEllipsoid",
         Shape::Other(t) => t,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn straight_lines_through_shapes() {
-        use super::{Pose, Shape, crosses};
-        use nalgebra::{Matrix3, Vector3};
-        let body = Pose { r: Matrix3::identity(), o: Vector3::new(1.0, 0.0, 0.0) };
-        let c = [0.0, 0.0, 0.0];
-        let i = Matrix3::identity();
-        let line = |y: f64, z: f64| (Vector3::new(-1.0, y, z), Vector3::new(3.0, y, z));
-        let (a, b) = line(0.5, 0.0);
-        assert!(crosses(&Shape::Sphere(1.0), &body, &c, &i, &a, &b));
-        let (a, b) = line(1.5, 0.0);
-        assert!(!crosses(&Shape::Sphere(1.0), &body, &c, &i, &a, &b));
-        // a segment that ends before the sphere does not cross it
-        assert!(!crosses(
-            &Shape::Sphere(1.0),
-            &body,
-            &c,
-            &i,
-            &Vector3::new(-3.0, 0.0, 0.0),
-            &Vector3::new(-1.0, 0.0, 0.0)
-        ));
-        // a line far along a cylinder's axis still crosses it (OpenSim's test of the line)
-        let (a, b) = line(0.5, 50.0);
-        assert!(crosses(&Shape::Cylinder(1.0, 0.1), &body, &c, &i, &a, &b));
-        let (a, b) = line(1.5, 0.0);
-        assert!(crosses(&Shape::Ellipsoid([1.0, 2.0, 1.0]), &body, &c, &i, &a, &b));
-        assert!(!crosses(&Shape::Ellipsoid([2.0, 1.0, 1.0]), &body, &c, &i, &a, &b));
     }
 }
