@@ -712,8 +712,14 @@ fn the_shoulder_settles_on_its_soft_scapulothoracic_contact() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let (h, rows, col) = table(&dir.join("contacts.csv"));
-    assert_eq!(h.len(), 9, "{h:?}");
+    // time, then force and level for TS, AI and the five points of the arm against the thorax
+    assert_eq!(h.len(), 1 + 4 * 7, "{h:?}");
     let last = rows.last().unwrap();
+    for p in ["humerus_mid", "elbow", "forearm_mid", "wrist", "hand"] {
+        // the hanging arm stays clear of the thorax: its points outside the ellipsoid
+        let level = last[col(&format!("{p}_thorax.level"))];
+        assert!(level > 0.0, "{p}: level {level}");
+    }
     for p in ["TS_thorax", "AI_thorax"] {
         let f = [0, 1, 2].map(|a| last[col(&format!("{p}.force_{}", ["x", "y", "z"][a]))]);
         let level = last[col(&format!("{p}.level"))];

@@ -138,15 +138,60 @@ fn parse(file: &str, text: &str) -> Result<MarkerTrial, Box<Diagnostic>> {
         offset += l.len();
         Line { start, number: i + 1, text: l.trim_end_matches(['\n', '\r']) }
     });
+    let header = header(file, text, &mut lines)?;
+    let frames = frames(file, text, &header, lines)?;
+    let Header { names, name_at, rate, units, .. } = header;
+    let Frames { frame_numbers, times, lines: line_numbers, positions } = frames;
+    Ok(MarkerTrial {
+        file: file.to_string(),
+        names,
+        name_at,
+        rate,
+        units: units.to_string(),
+        frame_numbers,
+        times,
+        lines: line_numbers,
+        positions,
+    })
+}
+
+/// What the five header lines give.
+struct Header<'a> {
+    names: Vec<String>,
+    name_at: Vec<Location>,
+    rate: f64,
+    units: &'a str,
+    /// Metres per unit of the file.
+    scale: f64,
+    n_frames: usize,
+    /// Where `NumFrames`'s value is (byte offset).
+    n_frames_at: usize,
+}
+
+/// The frames' rows: numbers, times (s), the lines they are on, and the markers' positions (m).
+struct Frames {
+    frame_numbers: Vec<i64>,
+    times: Vec<f64>,
+    lines: Vec<usize>,
+    positions: Rows,
+}
+
+const LAYOUT: &str = "a .trc file starts with 5 header lines: PathFileType, the keys (DataRate ... Units ...), \
+                      their values, Frame# Time and the marker names, and X1 Y1 Z1 ...";
+
+/// The header's five lines, checked: units, rate, counts, marker names.
+fn header<'a>(
+    file: &str,
+    text: &'a str,
+    lines: &mut impl Iterator<Item = Line<'a>>,
+) -> Result<Header<'a>, Box<Diagnostic>> {
     let err = |offset: usize, path: &str, message: String, hint: &str| at(file, text, offset, path, message, hint);
-    let layout = "a .trc file starts with 5 header lines: PathFileType, the keys (DataRate ... Units ...), \
-                  their values, Frame# Time and the marker names, and X1 Y1 Z1 ...";
     let mut next_header = |what: &str| {
-        lines.next().ok_or_else(|| err(text.len(), "", format!("the file ends before the header's {what}"), layout))
+        lines.next().ok_or_else(|| err(text.len(), "", format!("the file ends before the header's {what}"), LAYOUT))
     };
     let first = next_header("first line")?;
     if !first.text.trim_start().starts_with("PathFileType") {
-        return Err(err(first.start, "", "not a .trc file: the first line is not `PathFileType ...`".into(), layout));
+        return Err(err(first.start, "", "not a .trc file: the first line is not `PathFileType ...`".into(), LAYOUT));
     }
     let keys = next_header("keys")?;
     let values = next_header("values")?;
@@ -159,7 +204,7 @@ fn parse(file: &str, text: &str) -> Result<MarkerTrial, Box<Diagnostic>> {
         let k = keys
             .iter()
             .position(|(_, k)| k.eq_ignore_ascii_case(key))
-            .ok_or_else(|| err(keys_at, "", format!("no `{key}` in the header's keys"), layout))?;
+            .ok_or_else(|| err(keys_at, "", format!("no `{key}` in the header's keys"), LAYOUT))?;
         vals.get(k).copied().filter(|(_, v)| !v.is_empty()).map(|(o, v)| (values.start + o, v)).ok_or_else(|| {
             err(values.start, key, format!("no value for `{key}` under the header's keys"), "give one value per key")
         })
@@ -194,7 +239,7 @@ fn parse(file: &str, text: &str) -> Result<MarkerTrial, Box<Diagnostic>> {
 
     let name_cells = cells(names_line.text);
     if name_cells.len() < 2 || !name_cells[0].1.starts_with("Frame") || !name_cells[1].1.eq_ignore_ascii_case("time") {
-        return Err(err(names_line.start, "", "the fourth line is not `Frame#  Time  <marker> ...`".into(), layout));
+        return Err(err(names_line.start, "", "the fourth line is not `Frame#  Time  <marker> ...`".into(), LAYOUT));
     }
     let mut names = Vec::new();
     let mut name_at = Vec::new();
@@ -214,9 +259,23 @@ fn parse(file: &str, text: &str) -> Result<MarkerTrial, Box<Diagnostic>> {
         ));
     }
     if !cells(axes.text).iter().any(|(_, c)| c.starts_with('X')) {
-        return Err(err(axes.start, "", "the fifth line is not the coordinate labels `X1 Y1 Z1 ...`".into(), layout));
+        return Err(err(axes.start, "", "the fifth line is not the coordinate labels `X1 Y1 Z1 ...`".into(), LAYOUT));
     }
 
+    Ok(Header { names, name_at, rate, units, scale, n_frames, n_frames_at })
+}
+
+/// The rows after the header, checked: frame numbers counting up by one, increasing times,
+/// finite coordinates (a marker missing where a cell is empty or NaN).
+fn frames<'a>(
+    file: &str,
+    text: &str,
+    header: &Header<'_>,
+    lines: impl Iterator<Item = Line<'a>>,
+) -> Result<Frames, Box<Diagnostic>> {
+    let err = |offset: usize, path: &str, message: String, hint: &str| at(file, text, offset, path, message, hint);
+    let Header { names, scale, n_frames, n_frames_at, .. } = header;
+    let (scale, n_frames, n_frames_at) = (*scale, *n_frames, *n_frames_at);
     let width = 3 * names.len();
     let mut positions = Rows::new(width);
     let (mut frame_numbers, mut times, mut line_numbers) = (Vec::new(), Vec::new(), Vec::new());
@@ -323,15 +382,5 @@ fn parse(file: &str, text: &str) -> Result<MarkerTrial, Box<Diagnostic>> {
             "frames are missing, or NumFrames is wrong",
         ));
     }
-    Ok(MarkerTrial {
-        file: file.to_string(),
-        names,
-        name_at,
-        rate,
-        units: units.to_string(),
-        frame_numbers,
-        times,
-        lines: line_numbers,
-        positions,
-    })
+    Ok(Frames { frame_numbers, times, lines: line_numbers, positions })
 }
