@@ -1,34 +1,13 @@
 //! The `mollier` command as a user runs it: outputs, files and exit codes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::{mollier, path_str, root, scratch, text};
 
 fn mechanism(name: &str) -> PathBuf {
     root().join("models/mechanisms").join(name)
-}
-
-fn mollier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mollier")).args(args).current_dir(root()).output().expect("runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mollier-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
 }
 
 #[test]

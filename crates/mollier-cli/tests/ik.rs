@@ -2,22 +2,10 @@
 //! and tasks refused at their line and column with exit code 2 and nothing written.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn mollier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mollier")).args(args).current_dir(root()).output().expect("runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mollier-ik-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
+mod support;
+use support::{mollier, scratch};
 
 /// The pendulum's tip (0.8 m from the hinge) swinging through `angle(t)` (rad), in `units`,
 /// over `n` frames at 100 Hz; `edit` may change a row's text.

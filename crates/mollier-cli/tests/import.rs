@@ -1,22 +1,9 @@
 //! `mollier import` as a user runs it: files written, exit codes, located errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn mollier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mollier")).args(args).current_dir(root()).output().expect("runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mollier-import-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
+mod support;
+use support::{mollier, root, scratch};
 
 #[test]
 fn import_writes_a_model_that_check_accepts_and_a_report() {

@@ -3,31 +3,9 @@
 //! torque functions) and `simulate`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn mollier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mollier")).args(args).current_dir(root()).output().expect("runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mollier-joints-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+mod support;
+use support::{mollier, path_str, root, scratch, text};
 
 /// A CSV file: its header, its rows, and a column finder.
 fn table(path: &Path) -> (Vec<String>, Vec<Vec<f64>>, impl Fn(&str) -> usize + use<>) {

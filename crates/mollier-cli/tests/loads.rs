@@ -5,30 +5,9 @@
 //! tests, `crates/mollier/src/loads/tests.rs`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn mollier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mollier")).args(args).current_dir(root()).output().expect("runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mollier-cli-loads-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+mod support;
+use support::{mollier, path_str as s, root, scratch, text};
 
 /// The elbow without its cable, and the cable as a load table (two rows, constant).
 fn elbow_without_cable(dir: &Path) -> (PathBuf, PathBuf) {
