@@ -149,3 +149,31 @@ fn a_long_forward_run_holds_bounded_memory() {
     assert!(b < 100_000, "{b} kB");
     assert!(per_step < 50.0, "{per_step:.1} bytes a step");
 }
+
+#[test]
+fn study_memory_does_not_grow_with_the_frames() {
+    // issue 33: a study held every frame's kinematics and results for its plots and page, about
+    // 100 kB a frame of the shoulder (2,000 frames: 321 MB with every variant). The abduction
+    // study with one variant, over 997 and 1993 frames: the tables streamed, both runs keep the
+    // same 499 frames (every 2nd, every 4th) for the plots and the page
+    let dir = tmp("study");
+    let shoulder = root().join("models/shoulder");
+    let text = std::fs::read_to_string(shoulder.join("abduction.toml")).expect("the study");
+    let study = |frames: usize| {
+        let path = dir.join(format!("study-{frames}.toml"));
+        let t = text
+            .replace("model = \"shoulder.toml\"", &format!("model = {:?}", shoulder.join("shoulder.toml")))
+            .replace("frames = 37", &format!("frames = {frames}"))
+            .replace("criteria = [\"a\", \"b\", \"c\", \"d\"]", "criteria = [\"b\"]")
+            .replace("joint_cone = [\"with\", \"without\"]", "joint_cone = [\"without\"]");
+        std::fs::write(&path, t).expect("a study file");
+        path
+    };
+    let run = |frames: usize| peak_kb_out(&dir, &["study", study(frames).to_str().unwrap()]);
+    let (a, b) = (run(997), run(1993));
+    let per_frame = (b as f64 - a as f64) * 1024.0 / 996.0;
+    eprintln!("peak {a} kB at 997 frames, {b} kB at 1993: {per_frame:.0} bytes a frame");
+    let _ = std::fs::remove_dir_all(&dir);
+    // what does grow: the motion's frames (inputs and the rhythm's posture), about 250 bytes
+    assert!(per_frame < 2_000.0, "{per_frame:.0} bytes a frame (peak {a} kB at 997 frames, {b} kB at 1993)");
+}

@@ -34,4 +34,4 @@ pub mod spec;
 pub mod study;
 mod view;
 
-pub use study::{KinematicFrame, Kinematics, Results, Study, StudyError, Variant, VariantResult};
+pub use study::{Checked, KinematicFrame, Kinematics, Results, Study, StudyError, StudyFrame, Variant, VariantResult};

@@ -20,31 +20,17 @@
 
 use std::path::{Path, PathBuf};
 
-use mollier::inverse_tables::{LoadSharingTables, max_into};
-use mollier::output::{OutputDir, OutputError, TableFormat, number};
+use mollier::inverse_tables::{LISTED, LoadSharingTables, max_into};
+use mollier::output::{OutputDir, OutputError, TableFormat, TableId, number};
 use serde_json::{Map, Value, json};
 
 use crate::max_moment::{MomentRun, input_index};
-use crate::study::{KinematicFrame, Results, Study};
-
-/// A table written in one go: header, then rows of cells.
-fn write_table(
-    out: &mut OutputDir,
-    name: &str,
-    comment: Option<&str>,
-    header: &[String],
-    rows: &[Vec<String>],
-) -> Result<(), OutputError> {
-    let t = out.table(name, comment, header)?;
-    for r in rows {
-        out.row(t, r)?;
-    }
-    Ok(())
-}
+use crate::study::{Results, Study, StudyFrame};
 
 /// Write the study into the directory `target` as a unit (see [`mollier::output`]): every table,
 /// the variants' tables and summaries, the plots, `timing.json` and `summary.json` last. Returns
-/// the files written, `summary.json` last.
+/// the files written, `summary.json` last. The tables have a row per entry of `results` (every
+/// frame after [`Study::run`]).
 pub fn write(study: &Study, results: &Results, target: &Path) -> Result<Vec<PathBuf>, OutputError> {
     write_as(study, results, target, TableFormat::Csv)
 }
@@ -56,18 +42,253 @@ pub fn write_as(
     target: &Path,
     format: TableFormat,
 ) -> Result<Vec<PathBuf>, OutputError> {
-    let mut out = OutputDir::create(target)?.with_format(format);
-    let (mut summary, timing) = write_tables(study, results, &mut out)?;
-    crate::plots::write(study, results, &mut out)?;
-    if let Some(m) = &results.max_moment {
-        summary["max_moment"] = write_max_moment(study, m, &mut out)?;
+    let optim = optim_studies(study);
+    let mut w = StudyWriter::open(study, &optim, target, format)?;
+    for (i, &k) in results.frames.iter().enumerate() {
+        let frame = StudyFrame {
+            kinematics: results.kinematics.frames[i].clone(),
+            variants: results
+                .variants
+                .iter()
+                .map(|v| (v.frames[i].clone(), v.virtual_work.get(i).copied().flatten()))
+                .collect(),
+        };
+        w.push(k, &frame)?;
     }
-    crate::view::write(study, results, &mut out)?;
-    let mut files: Vec<PathBuf> = out.files().iter().map(|f| target.join(f)).collect();
-    out.commit(summary, timing)?;
-    files.push(target.join(mollier::output::TIMING));
-    files.push(target.join(mollier::output::SUMMARY));
-    Ok(files)
+    w.finish(results)
+}
+
+/// What [`run_and_write`] did: the results kept for the plots and the page, and the files.
+#[derive(Debug)]
+pub struct Written {
+    /// The kept frames: every [`frame_step`]-th and the last, at most [`PLOTTED_FRAMES`].
+    pub results: Results,
+    /// The files written, `summary.json` last.
+    pub files: Vec<PathBuf>,
+    /// The frames whose kinematics failed (motion frame, why): the first [`LISTED`].
+    pub kinematics_failed: Vec<(usize, String)>,
+    /// The number of frames whose kinematics failed.
+    pub kinematics_failed_count: usize,
+    /// Per variant (its name), the warning about its reserves, when it has one.
+    pub reserve_warnings: Vec<(String, String)>,
+}
+
+/// The most frames a study keeps for its plots and `view.html`, the last counted: a line of a
+/// plot needs no more points, and each kept frame costs about 100 kB to draw (the shoulder).
+pub const PLOTTED_FRAMES: usize = 500;
+
+/// The step between the frames a study of `frames` frames keeps for its plots and page: every
+/// step-th from the first, and the last, at most [`PLOTTED_FRAMES`] (as `mollier view` thins a
+/// motion to its page budget).
+pub fn frame_step(frames: usize) -> usize {
+    if frames <= PLOTTED_FRAMES { 1 } else { (frames - 1).div_ceil(PLOTTED_FRAMES - 2) }
+}
+
+/// Run the study and write it into `target` as [`write_as`] does, the tables streamed as the
+/// frames are solved: memory holds a chunk of frames and the frames kept for the plots and the
+/// page ([`frame_step`]), not the motion (a 2,000-frame study of the shoulder held 321 MB).
+pub fn run_and_write(study: &Study, target: &Path, format: TableFormat) -> Result<Written, OutputError> {
+    let optim = optim_studies(study);
+    let mut w = StudyWriter::open(study, &optim, target, format)?;
+    let results = study.run_streaming(frame_step(study.motion.frames.len()), |k, f| w.push(k, f))?;
+    let kinematics_failed = std::mem::take(&mut w.kin_failed);
+    let kinematics_failed_count = w.kin_failed_count;
+    let reserve_warnings =
+        w.variants.iter().filter_map(|(name, t)| Some((name.clone(), t.reserve_warning()?))).collect();
+    let files = w.finish(&results)?;
+    Ok(Written { results, files, kinematics_failed, kinematics_failed_count, reserve_warnings })
+}
+
+/// The load-sharing problem of every variant, in the study's order.
+fn optim_studies(study: &Study) -> Vec<mollier_optim::Study> {
+    study.variants.iter().map(|v| study.optim_study(v)).collect()
+}
+
+/// The study's tables, open in their output directory, written a frame at a time, with the
+/// counts the summary needs.
+struct StudyWriter<'a> {
+    study: &'a Study,
+    out: OutputDir,
+    /// `kinematics.csv`, `lengths.csv`, `moment_arms.csv`, `cuff.csv` (with a cuff).
+    tables: [TableId; 3],
+    cuff: Option<TableId>,
+    widths: [usize; 3],
+    /// Per variant: its name and tables.
+    variants: Vec<(String, LoadSharingTables<'a>)>,
+    kin_solved: usize,
+    kin_failed: Vec<(usize, String)>,
+    kin_failed_count: usize,
+    max_deviation: Option<f64>,
+}
+
+impl<'a> StudyWriter<'a> {
+    /// Open the output directory and every table (`optim`: the variants' load-sharing problems).
+    fn open(
+        study: &'a Study,
+        optim: &'a [mollier_optim::Study],
+        target: &Path,
+        format: TableFormat,
+    ) -> Result<Self, OutputError> {
+        let mut out = OutputDir::create(target)?.with_format(format);
+        motion_table(study, &mut out)?;
+        let base = || vec!["time".to_string(), "elevation_deg".to_string()];
+        // kinematics.csv (the inputs are in motion.csv: an input may be a landmark's coordinate)
+        let mut header = base();
+        header.push("status".into());
+        for (n, _) in &study.landmarks {
+            header.extend(["x", "y", "z"].map(|a| format!("{n}.{a}")));
+        }
+        header.extend(study.free_names());
+        header.push("scapula_vs_rhythm_deg".into());
+        header.extend(crate::plots::GIRDLE_ANGLES.iter().map(|(n, _)| format!("{n}_deg")));
+        let kin_width = header.len();
+        let kinematics = out.table("kinematics.csv", None, &header)?;
+        // lengths.csv and moment_arms.csv: one value per muscle (and input) per solved frame
+        let names = study.sharing.muscle_names();
+        let arms: Vec<String> =
+            names.iter().flat_map(|n| study.compiled.inputs.iter().map(move |i| format!("{n}/{}", i.name))).collect();
+        let widths = [kin_width, 2 + names.len(), 2 + arms.len()];
+        let lengths = out.table("lengths.csv", None, base().into_iter().chain(names).collect::<Vec<_>>())?;
+        let moment_arms = out.table("moment_arms.csv", None, base().into_iter().chain(arms).collect::<Vec<_>>())?;
+        let mut variants = Vec::new();
+        for (v, o) in study.variants.iter().zip(optim) {
+            let name = v.name();
+            let tables = LoadSharingTables::open(&mut out, &format!("{name}/"), &study.sharing, o, &base(), true)?;
+            variants.push((name, tables));
+        }
+        // cuff.csv: the rotator cuff's total force per variant
+        let cuff = if study.cuff.is_empty() {
+            None
+        } else {
+            let mut header = base();
+            header.extend(study.variants.iter().map(|v| v.name()));
+            Some(out.table(
+                "cuff.csv",
+                Some("the summed force of the study's cuff muscles (N) per variant"),
+                &header,
+            )?)
+        };
+        Ok(Self {
+            study,
+            out,
+            tables: [kinematics, lengths, moment_arms],
+            cuff,
+            widths,
+            variants,
+            kin_solved: 0,
+            kin_failed: Vec::new(),
+            kin_failed_count: 0,
+            max_deviation: None,
+        })
+    }
+
+    /// Write motion frame `k`'s rows.
+    fn push(&mut self, k: usize, frame: &StudyFrame) -> Result<(), OutputError> {
+        let f = &self.study.motion.frames[k];
+        let lead = || vec![number(f.time), number(f.elevation)];
+        let [kinematics, lengths, moment_arms] = self.tables;
+        let out = &mut self.out;
+        let mut rows = [lead(), lead(), lead()];
+        match &frame.kinematics {
+            Ok(kf) => {
+                self.kin_solved += 1;
+                max_into(&mut self.max_deviation, kf.scapula_deviation.to_degrees());
+                let r = &mut rows[0];
+                r.push("solved".into());
+                r.extend(kf.landmarks.iter().flatten().map(|v| number(*v)));
+                r.extend(kf.free.iter().map(|v| number(*v)));
+                r.push(number(kf.scapula_deviation.to_degrees()));
+                r.extend(kf.girdle_angles.iter().map(|a| number(a.to_degrees())));
+                rows[1].extend(kf.lengths.iter().map(|v| number(*v)));
+                rows[2].extend(kf.moment_arms.iter().map(|v| number(*v)));
+            }
+            Err(e) => {
+                self.kin_failed_count += 1;
+                if self.kin_failed.len() < LISTED {
+                    self.kin_failed.push((k, e.clone()));
+                }
+                rows[0].push(format!("failed: {e}"));
+                for (r, w) in rows.iter_mut().zip(self.widths) {
+                    r.resize(w, String::new());
+                }
+            }
+        }
+        for (t, r) in [kinematics, lengths, moment_arms].into_iter().zip(&rows) {
+            out.row(t, r)?;
+        }
+        for ((_, tables), (r, vw)) in self.variants.iter_mut().zip(&frame.variants) {
+            tables.push(out, &[f.time, f.elevation], r, *vw)?;
+        }
+        if let Some(t) = self.cuff {
+            let mut r = lead();
+            r.extend(
+                frame
+                    .variants
+                    .iter()
+                    .map(|(v, _)| crate::plots::cuff_force(self.study, v).map(number).unwrap_or_default()),
+            );
+            out.row(t, &r)?;
+        }
+        Ok(())
+    }
+
+    /// The variants' summaries, the plots and the page of the kept `results`, the maximum
+    /// moments, then `timing.json` and `summary.json`: the directory committed.
+    fn finish(mut self, results: &Results) -> Result<Vec<PathBuf>, OutputError> {
+        let study = self.study;
+        let frames = &study.motion.frames;
+        let mut variants = Vec::new();
+        let mut timings = Map::new();
+        for ((name, tables), v) in self.variants.into_iter().zip(&results.variants) {
+            let mut extra = Map::new();
+            extra.insert("variant".into(), json!(name));
+            let (summary, mut timing) = tables.finish(extra);
+            self.out.json(&format!("{name}/summary.json"), &summary)?;
+            if let Some(t) = timing.as_object_mut() {
+                t.insert("wall_ms".into(), json!(v.time_ms));
+            }
+            timings.insert(name, timing);
+            variants.push(summary);
+        }
+        let kin_failed: Vec<Value> = self
+            .kin_failed
+            .iter()
+            .map(|(k, e)| json!({"time": frames[*k].time, "elevation_deg": frames[*k].elevation, "error": e}))
+            .collect();
+        let mut summary = json!({
+            "study": study.title(),
+            "file": study.file.display().to_string(),
+            "model": study.spec.model,
+            "frames": frames.len(),
+            "elevation_deg": [frames.first().map(|f| f.elevation), frames.last().map(|f| f.elevation)],
+            "muscle_elements": study.muscles().len(),
+            "muscles": study.groups.len(),
+            "kinematics": {
+                "solved": self.kin_solved,
+                "failed": self.kin_failed_count,
+                "failed_frames": kin_failed,
+                "max_scapula_vs_rhythm_deg": self.max_deviation,
+            },
+            "variants": variants,
+            "plotted_frames": { "count": results.frames.len(), "step": frame_step(frames.len()) },
+            "rhythm": { "data_elevation_deg": crate::rhythm::DATA_ELEVATION_DEG },
+            "warnings": study.warnings(),
+        });
+        let timing =
+            json!({ "wall_ms": results.time_ms, "kinematics_ms": results.kinematics.time_ms, "variants": timings });
+        let out = &mut self.out;
+        crate::plots::write(study, results, out)?;
+        if let Some(m) = &results.max_moment {
+            summary["max_moment"] = write_max_moment(study, m, out)?;
+        }
+        crate::view::write(study, results, out)?;
+        let target = out.target().to_path_buf();
+        let mut files: Vec<PathBuf> = out.files().iter().map(|f| target.join(f)).collect();
+        self.out.commit(summary, timing)?;
+        files.push(target.join(mollier::output::TIMING));
+        files.push(target.join(mollier::output::SUMMARY));
+        Ok(files)
+    }
 }
 
 /// `motion.csv`: the frames' inputs as a motion file for the model (`mollier inverse`, ...).
@@ -75,167 +296,19 @@ fn motion_table(study: &Study, out: &mut OutputDir) -> Result<(), OutputError> {
     let frames = &study.motion.frames;
     let mut header = vec!["time".to_string()];
     header.extend(study.compiled.inputs.iter().map(|i| i.name.clone()));
-    let rows: Vec<Vec<String>> = frames
-        .iter()
-        .map(|f| std::iter::once(number(f.time)).chain(f.q.iter().map(|v| number(*v))).collect())
-        .collect();
-    write_table(
-        out,
+    let t = out.table(
         "motion.csv",
         Some(
             "the study's motion as a motion file of its model (static postures; time is the frame \
              number): mollier inverse MODEL --motion motion.csv --static ...",
         ),
         &header,
-        &rows,
-    )
-}
-
-/// Every table and the variants' summaries; the study's summary and timing.
-fn write_tables(study: &Study, results: &Results, out: &mut OutputDir) -> Result<(Value, Value), OutputError> {
-    let frames = &study.motion.frames;
-    let lead = |k: usize| vec![number(frames[k].time), number(frames[k].elevation)];
-    let base = || vec!["time".to_string(), "elevation_deg".to_string()];
-    let kin = &results.kinematics;
-
-    motion_table(study, out)?;
-
-    // kinematics.csv (the inputs are in motion.csv: an input may be a landmark's coordinate)
-    let mut header = base();
-    header.push("status".into());
-    for (n, _) in &study.landmarks {
-        header.extend(["x", "y", "z"].map(|a| format!("{n}.{a}")));
+    )?;
+    for f in frames {
+        let row: Vec<String> = std::iter::once(number(f.time)).chain(f.q.iter().map(|v| number(*v))).collect();
+        out.row(t, &row)?;
     }
-    header.extend(kin.free_names.iter().cloned());
-    header.push("scapula_vs_rhythm_deg".into());
-    header.extend(crate::plots::GIRDLE_ANGLES.iter().map(|(n, _)| format!("{n}_deg")));
-    let rows: Vec<Vec<String>> = kin
-        .frames
-        .iter()
-        .enumerate()
-        .map(|(k, f)| {
-            let mut r = lead(k);
-            match f {
-                Ok(f) => {
-                    r.push("solved".into());
-                    r.extend(f.landmarks.iter().flatten().map(|v| number(*v)));
-                    r.extend(f.free.iter().map(|v| number(*v)));
-                    r.push(number(f.scapula_deviation.to_degrees()));
-                    r.extend(f.girdle_angles.iter().map(|a| number(a.to_degrees())));
-                }
-                Err(e) => {
-                    r.push(format!("failed: {e}"));
-                    r.resize(header.len(), String::new());
-                }
-            }
-            r
-        })
-        .collect();
-    write_table(out, "kinematics.csv", None, &header, &rows)?;
-
-    // lengths.csv and moment_arms.csv: one value per muscle (and input) per solved frame
-    let names = study.sharing.muscle_names();
-    let mut per_frame = |file: &str, columns: Vec<String>, values: fn(&KinematicFrame) -> &[f64]| {
-        let mut header = base();
-        header.extend(columns);
-        let rows: Vec<Vec<String>> = kin
-            .frames
-            .iter()
-            .enumerate()
-            .map(|(k, f)| {
-                let mut r = lead(k);
-                match f {
-                    Ok(f) => r.extend(values(f).iter().map(|v| number(*v))),
-                    Err(_) => r.resize(header.len(), String::new()),
-                }
-                r
-            })
-            .collect();
-        write_table(out, file, None, &header, &rows)
-    };
-    per_frame("lengths.csv", names.clone(), |f| &f.lengths)?;
-    let arms = names.iter().flat_map(|n| study.compiled.inputs.iter().map(move |i| format!("{n}/{}", i.name)));
-    per_frame("moment_arms.csv", arms.collect(), |f| &f.moment_arms)?;
-
-    // the variants
-    let lead_header = base();
-    let mut variants = Vec::new();
-    let mut timings = Map::new();
-    for v in &results.variants {
-        let study_v = study.optim_study(&v.variant);
-        let name = v.variant.name();
-        let mut tables =
-            LoadSharingTables::open(out, &format!("{name}/"), &study.sharing, &study_v, &lead_header, true)?;
-        for (k, (r, f)) in v.frames.iter().zip(frames).enumerate() {
-            tables.push(out, &[f.time, f.elevation], r, v.virtual_work.get(k).copied().flatten())?;
-        }
-        let mut extra = Map::new();
-        extra.insert("variant".into(), json!(name));
-        let (summary, mut timing) = tables.finish(extra);
-        out.json(&format!("{name}/summary.json"), &summary)?;
-        if let Some(t) = timing.as_object_mut() {
-            t.insert("wall_ms".into(), json!(v.time_ms));
-        }
-        timings.insert(name, timing);
-        variants.push(summary);
-    }
-
-    // cuff.csv: the rotator cuff's total force per variant
-    if !study.cuff.is_empty() {
-        let mut header = base();
-        header.extend(results.variants.iter().map(|v| v.variant.name()));
-        let rows: Vec<Vec<String>> = (0..frames.len())
-            .map(|k| {
-                let mut r = lead(k);
-                r.extend(
-                    results
-                        .variants
-                        .iter()
-                        .map(|v| crate::plots::cuff_force(study, v, k).map(number).unwrap_or_default()),
-                );
-                r
-            })
-            .collect();
-        write_table(
-            out,
-            "cuff.csv",
-            Some("the summed force of the study's cuff muscles (N) per variant"),
-            &header,
-            &rows,
-        )?;
-    }
-
-    let kin_failed: Vec<Value> = kin
-        .frames
-        .iter()
-        .zip(frames)
-        .filter_map(|(r, f)| {
-            r.as_ref().err().map(|e| json!({"time": f.time, "elevation_deg": f.elevation, "error": e}))
-        })
-        .collect();
-    let mut max_deviation = None;
-    for f in kin.frames.iter().filter_map(|f| f.as_ref().ok()) {
-        max_into(&mut max_deviation, f.scapula_deviation.to_degrees());
-    }
-    let summary = json!({
-        "study": study.title(),
-        "file": study.file.display().to_string(),
-        "model": study.spec.model,
-        "frames": frames.len(),
-        "elevation_deg": [frames.first().map(|f| f.elevation), frames.last().map(|f| f.elevation)],
-        "muscle_elements": study.muscles().len(),
-        "muscles": study.groups.len(),
-        "kinematics": {
-            "solved": kin.frames.iter().filter(|f| f.is_ok()).count(),
-            "failed_frames": kin_failed,
-            "max_scapula_vs_rhythm_deg": max_deviation,
-        },
-        "variants": variants,
-        "rhythm": { "data_elevation_deg": crate::rhythm::DATA_ELEVATION_DEG },
-        "warnings": study.warnings(),
-    });
-    let timing = json!({ "wall_ms": results.time_ms, "kinematics_ms": kin.time_ms, "variants": timings });
-    Ok((summary, timing))
+    Ok(())
 }
 
 /// Write a study's maximum moments under `max_moment/`, plotted along the rhythm's elevation;

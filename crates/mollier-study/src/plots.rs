@@ -22,10 +22,16 @@ use crate::chart::{Area, Line, PALETTE, ellipse, err, grid, key, padded, panel_k
 use crate::muscles::MuscleGroup;
 use crate::study::{Results, Study, VariantResult};
 use mollier::inverse_tables::glenoid_angles;
+use mollier_optim::FrameResult;
 
-/// The elevations of the frames, and which frames the kinematics solved.
-fn elevations(study: &Study) -> Vec<f64> {
-    study.motion.frames.iter().map(|f| f.elevation).collect()
+/// The motion's frames kept in `results`, in order.
+fn kept<'a>(study: &'a Study, results: &'a Results) -> impl Iterator<Item = &'a crate::motion::MotionFrame> + 'a {
+    results.frames.iter().map(|&k| &study.motion.frames[k])
+}
+
+/// The elevations of the frames kept in `results`.
+fn elevations(study: &Study, results: &Results) -> Vec<f64> {
+    kept(study, results).map(|f| f.elevation).collect()
 }
 
 /// One small panel of lines against elevation.
@@ -41,7 +47,7 @@ fn panel(
 }
 
 /// Force of every element against elevation, one panel per muscle (van der Helm 1994, Fig. 7).
-fn forces(study: &Study, v: &VariantResult, path: &Path) -> io::Result<()> {
+fn forces(study: &Study, results: &Results, v: &VariantResult, path: &Path) -> io::Result<()> {
     let title = format!(
         "{}: muscle element forces, criterion {} ({})",
         study.title(),
@@ -56,23 +62,29 @@ fn forces(study: &Study, v: &VariantResult, path: &Path) -> io::Result<()> {
         let r = &v.frames[k];
         if r.status.is_success() { r.forces[i] } else { f64::NAN }
     };
-    let ymax = element_values(study, &value).fold(1.0, f64::max);
+    let ymax = element_values(study, results, &value).fold(1.0, f64::max);
     // the element count in the title, as the seed asks the reader to keep it in mind
-    per_muscle_panels(study, path, &title, &value, (0.0, ymax * 1.05), "N", |g| {
+    per_muscle_panels(study, results, path, &title, &value, (0.0, ymax * 1.05), "N", |g| {
         format!("{} ({})", g.name, g.elements.len())
     })
 }
 
-/// Every finite `value(frame, element)` of a study.
-fn element_values<'a>(study: &'a Study, value: &'a dyn Fn(usize, usize) -> f64) -> impl Iterator<Item = f64> + 'a {
-    (0..study.motion.frames.len())
+/// Every finite `value(kept frame, element)` of a study.
+fn element_values<'a>(
+    study: &'a Study,
+    results: &Results,
+    value: &'a dyn Fn(usize, usize) -> f64,
+) -> impl Iterator<Item = f64> + 'a {
+    (0..results.frames.len())
         .flat_map(move |k| (0..study.muscles().len()).map(move |i| value(k, i)))
         .filter(|v| v.is_finite())
 }
 
 /// One panel per muscle, one line per element of `value(frame, element)` against elevation.
+#[allow(clippy::too_many_arguments)]
 fn per_muscle_panels(
     study: &Study,
+    results: &Results,
     path: &Path,
     title: &str,
     value: &dyn Fn(usize, usize) -> f64,
@@ -80,7 +92,7 @@ fn per_muscle_panels(
     y_desc: &str,
     panel_title: impl Fn(&MuscleGroup) -> String,
 ) -> io::Result<()> {
-    let el = elevations(study);
+    let el = elevations(study, results);
     let groups = &study.groups;
     let (rows, cols) = grid(groups.len());
     let root = SVGBackend::new(path, (300 * cols as u32, 220 * rows as u32 + 40)).into_drawing_area();
@@ -121,8 +133,8 @@ fn element_label(name: &str, all: &[&str]) -> String {
 }
 
 /// Each muscle's force as % of its maximal force for every criterion (van der Helm 1994, Fig. 8).
-fn criteria(study: &Study, variants: &[&VariantResult], path: &Path, what: &str) -> io::Result<()> {
-    let el = elevations(study);
+fn criteria(study: &Study, results: &Results, variants: &[&VariantResult], path: &Path, what: &str) -> io::Result<()> {
+    let el = elevations(study, results);
     let groups = &study.groups;
     let (rows, cols) = grid(groups.len());
     let root = SVGBackend::new(path, (300 * cols as u32, 220 * rows as u32 + 70)).into_drawing_area();
@@ -317,10 +329,7 @@ fn landmarks(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     .map_err(err)?;
     let mm = |v: f64| 1000.0 * v;
     // the rhythm's AC and TS (the thorax constraints omitted), for comparison
-    let rhythm: Vec<[[f64; 3]; 2]> = study
-        .motion
-        .frames
-        .iter()
+    let rhythm: Vec<[[f64; 3]; 2]> = kept(study, results)
         .map(|f| {
             let l = study.motion.landmarks.positions(&f.posture);
             [l.ac, l.ts]
@@ -401,7 +410,7 @@ pub const GIRDLE_ANGLES: [(&str, &str); 6] = [
 /// the angle between the two scapulae.
 fn girdle(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     let kin = &results.kinematics;
-    let el = elevations(study);
+    let el = elevations(study, results);
     let root = SVGBackend::new(path, (1380, 420)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let (top, body) = root.split_vertically(40);
@@ -412,12 +421,8 @@ fn girdle(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     .map_err(err)?;
     let areas = body.split_evenly((1, 3));
     let x = padded(el[0].min(el[el.len() - 1]), el[0].max(el[el.len() - 1]));
-    let rhythm: Vec<[f64; 6]> = study
-        .motion
-        .frames
-        .iter()
-        .map(|f| crate::motion::girdle_angles(&f.posture.clavicle, &f.posture.scapula))
-        .collect();
+    let rhythm: Vec<[f64; 6]> =
+        kept(study, results).map(|f| crate::motion::girdle_angles(&f.posture.clavicle, &f.posture.scapula)).collect();
     for (bone, area) in ["clavicle", "scapula"].iter().zip(&areas) {
         let first = if *bone == "clavicle" { 0 } else { 3 };
         let model: Vec<Vec<(f64, f64)>> = (first..first + 3)
@@ -467,23 +472,22 @@ fn moment_arms(study: &Study, results: &Results, path: &Path) -> io::Result<()> 
     let value =
         |k: usize, i: usize| kin.frames[k].as_ref().map(|f| 1000.0 * f.moment_arms[i * nq + j]).unwrap_or(f64::NAN);
     let y = padded(
-        element_values(study, &value).fold(f64::INFINITY, f64::min),
-        element_values(study, &value).fold(f64::NEG_INFINITY, f64::max),
+        element_values(study, results, &value).fold(f64::INFINITY, f64::min),
+        element_values(study, results, &value).fold(f64::NEG_INFINITY, f64::max),
     );
-    per_muscle_panels(study, path, &title, &value, y, "mm", |g| g.name.clone())
+    per_muscle_panels(study, results, path, &title, &value, y, "mm", |g| g.name.clone())
 }
 
-/// The summed force (N) of the study's cuff muscles at frame `k` of a variant; `None` where the
+/// The summed force (N) of the study's cuff muscles in a variant's frame `r`; `None` where the
 /// frame failed.
-pub fn cuff_force(study: &Study, v: &VariantResult, k: usize) -> Option<f64> {
-    let r = &v.frames[k];
+pub fn cuff_force(study: &Study, r: &FrameResult) -> Option<f64> {
     r.status.is_success().then(|| study.cuff.iter().map(|&i| r.forces[i]).sum())
 }
 
 /// The rotator cuff's force against elevation, one panel per criterion, one line per margin
 /// and one without the constraint.
 fn cuff(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
-    let el = elevations(study);
+    let el = elevations(study, results);
     let mut letters: Vec<&str> = Vec::new();
     for v in &results.variants {
         if !letters.contains(&v.variant.criterion.letter()) {
@@ -502,14 +506,15 @@ fn cuff(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
     .map_err(err)?;
     let x = padded(el[0].min(el[el.len() - 1]), el[0].max(el[el.len() - 1]));
     let ymax =
-        results.variants.iter().flat_map(|v| (0..el.len()).filter_map(|k| cuff_force(study, v, k))).fold(1.0, f64::max);
+        results.variants.iter().flat_map(|v| v.frames.iter().filter_map(|r| cuff_force(study, r))).fold(1.0, f64::max);
     for (letter, area) in letters.iter().zip(body.split_evenly((rows, cols))) {
         let vs: Vec<&VariantResult> =
             results.variants.iter().filter(|v| v.variant.criterion.letter() == *letter).collect();
         let lines: Vec<_> = vs
             .iter()
             .map(|v| {
-                let pts = (0..el.len()).map(|k| (el[k], cuff_force(study, v, k).unwrap_or(f64::NAN))).collect();
+                let pts =
+                    el.iter().zip(&v.frames).map(|(e, r)| (*e, cuff_force(study, r).unwrap_or(f64::NAN))).collect();
                 (pts, margin_color(study, v.variant.glenoid, v.variant.margin))
             })
             .collect();
@@ -531,7 +536,7 @@ fn cuff(study: &Study, results: &Results, path: &Path) -> io::Result<()> {
 pub fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Result<(), OutputError> {
     let mut plot = |name: String, f: &dyn Fn(&Path) -> io::Result<()>| plot_file(out, &name, f);
     for v in &results.variants {
-        plot(format!("forces_{}.svg", v.variant.name()), &|p| forces(study, v, p))?;
+        plot(format!("forces_{}.svg", v.variant.name()), &|p| forces(study, results, v, p))?;
     }
     for (glen, what) in [(true, "with the glenoid constraint"), (false, "without the glenoid constraint")] {
         // with the constraint: at the largest margin only (the margins are in cuff.svg)
@@ -543,7 +548,7 @@ pub fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Result<()
             .collect();
         if !vs.is_empty() {
             let name = if glen { "criteria_glenoid.svg" } else { "criteria_free.svg" };
-            plot(name.to_string(), &|p| criteria(study, &vs, p, what))?;
+            plot(name.to_string(), &|p| criteria(study, results, &vs, p, what))?;
         }
     }
     if study.sharing.cone.is_some() {

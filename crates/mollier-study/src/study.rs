@@ -154,15 +154,61 @@ pub struct VariantResult {
     /// it is measured against; `None` where the frame or its kinematics failed, or the check
     /// does not apply.
     pub virtual_work: Vec<Option<(f64, f64)>>,
-    /// Counts and timing.
+    /// Counts and timing, over every frame (also those not kept).
     pub summary: Summary,
+    /// The largest stability index of the solved frames, over every frame.
+    pub max_stability_index: Option<f64>,
     /// Wall time of the variant (ms).
     pub time_ms: f64,
 }
 
-/// Everything a study produces.
+/// One frame of a study: its kinematics and each variant's load sharing with its
+/// virtual-work check, in the study's variant order.
+#[derive(Clone, Debug)]
+pub struct StudyFrame {
+    /// The kinematics, or why the frame failed.
+    pub kinematics: Result<KinematicFrame, String>,
+    /// Per variant: the result and the virtual-work check (see [`VariantResult::virtual_work`]).
+    pub variants: Vec<Checked>,
+}
+
+/// A variant's frame and its virtual-work check: the largest residual and its scale.
+pub type Checked = (FrameResult, Option<(f64, f64)>);
+
+/// Frames solved at a time: the kinematics in order, then every variant's frames in parallel
+/// (each variant in sequence, from its previous frame); memory holds one chunk.
+const CHUNK: usize = 32;
+
+/// A variant's load sharing in progress: each frame from the previous configuration.
+struct VariantPass<'m> {
+    sharing: Result<(LoadSharing<'m>, mollier_optim::Workspace), String>,
+    study: mollier_optim::Study,
+    data: Data,
+    reserves: Vec<usize>,
+    solved: usize,
+    ms: f64,
+    index: Option<f64>,
+    wall_ms: f64,
+}
+
+/// The kinematics in progress: each frame from the previous solution.
+struct KinematicsPass<'s> {
+    study: &'s Study,
+    run: KinematicsRun<'s>,
+    free: Vec<ModeId>,
+    points: Vec<usize>,
+    dependent: Vec<ModeId>,
+    gravity: Option<Gravity>,
+    fd: Data,
+}
+
+/// Everything a study produces, or the frames of it kept for the plots and the page when the
+/// tables were streamed ([`Study::run_streaming`]).
 #[derive(Clone, Debug)]
 pub struct Results {
+    /// The motion's frame (index into `Study::motion.frames`) of each kept entry of the
+    /// kinematics' and the variants' `frames`: every frame after [`Study::run`].
+    pub frames: Vec<usize>,
     /// The kinematics.
     pub kinematics: Kinematics,
     /// One result per variant, in the study's order.
@@ -372,17 +418,15 @@ impl Study {
     /// The frames of the motion, at rest (quasi-static), with the study's load and the external
     /// loads.
     pub fn frames(&self) -> Vec<Frame> {
-        let loads: Vec<Load> = self.load.iter().map(|&(node, force)| Load::Force { node, force }).collect();
-        self.motion
-            .frames
-            .iter()
-            .enumerate()
-            .map(|(k, f)| {
-                let mut all = loads.clone();
-                all.extend(self.external.get(k).into_iter().flatten().copied());
-                Frame { loads: all, ..Frame::at_rest(f.time, f.q.clone()) }
-            })
-            .collect()
+        (0..self.motion.frames.len()).map(|k| self.frame(k)).collect()
+    }
+
+    /// Frame `k` of [`Study::frames`].
+    fn frame(&self, k: usize) -> Frame {
+        let f = &self.motion.frames[k];
+        let mut loads: Vec<Load> = self.load.iter().map(|&(node, force)| Load::Force { node, force }).collect();
+        loads.extend(self.external.get(k).into_iter().flatten().copied());
+        Frame { loads, ..Frame::at_rest(f.time, f.q.clone()) }
     }
 
     /// Apply time-varying external loads (resolved against the study's model) at every frame:
@@ -417,61 +461,14 @@ impl Study {
     /// The kinematics of the motion, frame after frame (each from the previous solution).
     pub fn kinematics(&self) -> Kinematics {
         let start = Instant::now();
-        let model = &self.compiled.model;
-        let mut run = KinematicsRun::new(&self.compiled);
-        let free = self.free_modes();
-        let points: Vec<usize> = self
-            .landmarks
-            .iter()
-            .map(|(_, n)| self.compiled.points.iter().position(|p| p.node == *n).expect("resolved in load"))
-            .collect();
-        // columns of the run's outputs
-        let dependent: Vec<ModeId> = self
-            .compiled
-            .elements
-            .iter()
-            .flat_map(|el| (0..model.element(el.id).layout().n_modes()).map(move |k| model.mode_id(el.id, k)))
-            .filter(|m| model.mode_role(*m) == ModeRole::Dependent)
-            .collect();
-        let nq = model.n_q();
-        let gravity = self.gravity_masses();
-        let mut fd = Data::new(model);
-        let frames = self
-            .motion
-            .frames
-            .iter()
-            .map(|f| {
-                let out = run.solve(&f.q).map_err(|e| e.to_string())?;
-                let data = run.data();
-                let (length_differences, gravity_differences) = self
-                    .differences(&mut fd, &f.q, gravity.as_ref())
-                    .map_err(|e| format!("finite differences: {e}"))?;
-                let lengths = self.muscles().iter().map(|m| m.reference_length + data.mode_value(m.mode)).collect();
-                let mut moment_arms = Vec::with_capacity(self.muscles().len() * nq);
-                for m in self.muscles() {
-                    let row = dependent.iter().position(|d| *d == m.mode).expect("muscles are free");
-                    moment_arms.extend((0..nq).map(|j| -out.transfer[row * nq + j]));
-                }
-                Ok(KinematicFrame {
-                    landmarks: points
-                        .iter()
-                        .map(|&i| [out.positions[3 * i], out.positions[3 * i + 1], out.positions[3 * i + 2]])
-                        .collect(),
-                    free: free.iter().map(|(_, m)| data.mode_value(*m)).collect(),
-                    lengths,
-                    moment_arms,
-                    scapula_deviation: self.motion.scapula_deviation(&self.compiled, data, f),
-                    girdle_angles: self.motion.girdle_angles(&self.compiled, data),
-                    length_differences,
-                    gravity_differences,
-                })
-            })
-            .collect();
-        Kinematics {
-            free_names: free.into_iter().map(|(n, _)| n).collect(),
-            frames,
-            time_ms: start.elapsed().as_secs_f64() * 1e3,
-        }
+        let mut pass = KinematicsPass::new(self);
+        let frames = self.motion.frames.iter().map(|f| pass.frame(f)).collect();
+        Kinematics { free_names: self.free_names(), frames, time_ms: start.elapsed().as_secs_f64() * 1e3 }
+    }
+
+    /// Names of the free modes reported (`element.mode`).
+    pub(crate) fn free_names(&self) -> Vec<String> {
+        self.free_modes().into_iter().map(|(n, _)| n).collect()
     }
 
     /// The masses under gravity (kg), their nodes, and the gravity vector (m/s²), when gravity
@@ -589,12 +586,17 @@ impl Study {
                 sharing.run(&frames, RunOptions { parallel: false, chunk: frames.len().max(1), follow: false })
             }
             // checked in `with_model`; kept as failed frames rather than a panic
-            Err(e) => frames.iter().map(|f| failed_frame(f, &study, e.to_string())).collect(),
+            Err(e) => frames.iter().map(|_| failed_frame(&study, e.to_string())).collect(),
         };
         let summary = Summary::of(&study, &results);
         let n = results.len();
         VariantResult {
             variant: v.clone(),
+            max_stability_index: results
+                .iter()
+                .filter(|r| r.status.is_success())
+                .filter_map(|r| r.stability_index)
+                .fold(None, |m, i| Some(i.max(m.unwrap_or(i)))),
             frames: results,
             summary,
             virtual_work: vec![None; n],
@@ -618,17 +620,192 @@ impl Study {
         Some(run())
     }
 
-    /// The kinematics and every variant (variants in parallel).
+    /// The kinematics and every variant (variants in parallel), every frame kept.
     pub fn run(&self) -> Results {
+        let Ok(r) = self.run_streaming(1, |_, _| Ok::<(), std::convert::Infallible>(()));
+        r
+    }
+
+    /// The kinematics and every variant, frame after frame in chunks (the variants of a chunk
+    /// in parallel), each frame handed to `sink(k, frame)` in order as soon as it is solved; a
+    /// sink's error stops the run. Only every `keep`-th frame (and the last) is kept in the
+    /// results, so that memory holds a chunk and the kept frames, not the motion. The results
+    /// are those of [`Study::run`] at the kept frames.
+    pub fn run_streaming<E>(
+        &self,
+        keep: usize,
+        mut sink: impl FnMut(usize, &StudyFrame) -> Result<(), E>,
+    ) -> Result<Results, E> {
         let start = Instant::now();
-        let kinematics = self.kinematics();
-        let variants = self.variants.par_iter().map(|v| self.run_variant_checked(v, &kinematics)).collect();
+        let n = self.motion.frames.len();
+        let keep = keep.max(1);
+        let mut kin = KinematicsPass::new(self);
+        let mut kin_ms = 0.0;
+        let mut passes: Vec<VariantPass> = self.variants.iter().map(|v| VariantPass::new(self, v)).collect();
+        let mut kept = Vec::new();
+        let mut kept_kin = Vec::new();
+        let mut kept_variants: Vec<Vec<Checked>> = vec![Vec::new(); passes.len()];
+        for first in (0..n).step_by(CHUNK) {
+            let last = (first + CHUNK).min(n);
+            let t = Instant::now();
+            let kinematics: Vec<Result<KinematicFrame, String>> =
+                self.motion.frames[first..last].iter().map(|f| kin.frame(f)).collect();
+            kin_ms += t.elapsed().as_secs_f64() * 1e3;
+            let solved: Vec<Vec<Checked>> = passes
+                .par_iter_mut()
+                .map(|p| {
+                    let t = Instant::now();
+                    let out = (first..last).zip(&kinematics).map(|(k, kf)| p.frame(self, &self.frame(k), kf)).collect();
+                    p.wall_ms += t.elapsed().as_secs_f64() * 1e3;
+                    out
+                })
+                .collect();
+            let mut per_variant: Vec<_> = solved.into_iter().map(Vec::into_iter).collect();
+            for (k, kinematics) in (first..last).zip(kinematics) {
+                let frame = StudyFrame {
+                    kinematics,
+                    variants: per_variant.iter_mut().map(|v| v.next().expect("a frame")).collect(),
+                };
+                sink(k, &frame)?;
+                if k % keep == 0 || k + 1 == n {
+                    kept.push(k);
+                    kept_kin.push(frame.kinematics);
+                    for (all, v) in kept_variants.iter_mut().zip(frame.variants) {
+                        all.push(v);
+                    }
+                }
+            }
+        }
+        let variants = passes
+            .iter()
+            .zip(&self.variants)
+            .zip(kept_variants)
+            .map(|((p, v), frames)| {
+                let (frames, virtual_work) = frames.into_iter().unzip();
+                VariantResult {
+                    variant: v.clone(),
+                    frames,
+                    virtual_work,
+                    summary: p.summary(n),
+                    max_stability_index: p.index,
+                    time_ms: p.wall_ms,
+                }
+            })
+            .collect();
+        let kinematics = Kinematics { free_names: self.free_names(), frames: kept_kin, time_ms: kin_ms };
         let max_moment = self.max_moments();
-        Results { kinematics, variants, time_ms: start.elapsed().as_secs_f64() * 1e3, max_moment }
+        Ok(Results { frames: kept, kinematics, variants, time_ms: start.elapsed().as_secs_f64() * 1e3, max_moment })
     }
 }
 
-fn failed_frame(_frame: &Frame, study: &mollier_optim::Study, message: String) -> FrameResult {
+impl<'s> KinematicsPass<'s> {
+    fn new(study: &'s Study) -> Self {
+        let model = &study.compiled.model;
+        let points = study
+            .landmarks
+            .iter()
+            .map(|(_, n)| study.compiled.points.iter().position(|p| p.node == *n).expect("resolved in load"))
+            .collect();
+        // columns of the run's outputs
+        let dependent = study
+            .compiled
+            .elements
+            .iter()
+            .flat_map(|el| (0..model.element(el.id).layout().n_modes()).map(move |k| model.mode_id(el.id, k)))
+            .filter(|m| model.mode_role(*m) == ModeRole::Dependent)
+            .collect();
+        Self {
+            study,
+            run: KinematicsRun::new(&study.compiled),
+            free: study.free_modes().into_iter().map(|(_, m)| m).collect(),
+            points,
+            dependent,
+            gravity: study.gravity_masses(),
+            fd: Data::new(model),
+        }
+    }
+
+    /// The next frame of the motion.
+    fn frame(&mut self, f: &crate::motion::MotionFrame) -> Result<KinematicFrame, String> {
+        let study = self.study;
+        let nq = study.compiled.model.n_q();
+        let out = self.run.solve(&f.q).map_err(|e| e.to_string())?;
+        let (length_differences, gravity_differences) = study
+            .differences(&mut self.fd, &f.q, self.gravity.as_ref())
+            .map_err(|e| format!("finite differences: {e}"))?;
+        let data = self.run.data();
+        let lengths = study.muscles().iter().map(|m| m.reference_length + data.mode_value(m.mode)).collect();
+        let mut moment_arms = Vec::with_capacity(study.muscles().len() * nq);
+        for m in study.muscles() {
+            let row = self.dependent.iter().position(|d| *d == m.mode).expect("muscles are free");
+            moment_arms.extend((0..nq).map(|j| -out.transfer[row * nq + j]));
+        }
+        Ok(KinematicFrame {
+            landmarks: self
+                .points
+                .iter()
+                .map(|&i| [out.positions[3 * i], out.positions[3 * i + 1], out.positions[3 * i + 2]])
+                .collect(),
+            free: self.free.iter().map(|m| data.mode_value(*m)).collect(),
+            lengths,
+            moment_arms,
+            scapula_deviation: study.motion.scapula_deviation(&study.compiled, data, f),
+            girdle_angles: study.motion.girdle_angles(&study.compiled, data),
+            length_differences,
+            gravity_differences,
+        })
+    }
+}
+
+impl<'m> VariantPass<'m> {
+    fn new(study: &'m Study, v: &Variant) -> Self {
+        let optim = study.optim_study(v);
+        let sharing = LoadSharing::new(&study.compiled.model, optim.clone()).map(|s| {
+            let ws = s.workspace();
+            (s, ws)
+        });
+        Self {
+            sharing: sharing.map_err(|e| e.to_string()),
+            reserves: optim.reserves.iter().map(|r| r.input).collect(),
+            study: optim,
+            data: Data::new(&study.compiled.model),
+            solved: 0,
+            ms: 0.0,
+            index: None,
+            wall_ms: 0.0,
+        }
+    }
+
+    /// The next frame, checked by virtual work against its kinematics.
+    fn frame(&mut self, study: &Study, frame: &Frame, kinematics: &Result<KinematicFrame, String>) -> Checked {
+        let r = match &mut self.sharing {
+            Ok((sharing, ws)) => sharing.frame(ws, &mut self.data, frame),
+            // checked in `with_model`; kept as failed frames rather than a panic
+            Err(e) => failed_frame(&self.study, e.clone()),
+        };
+        self.ms += r.time_ms;
+        if r.status.is_success() {
+            self.solved += 1;
+            if let Some(i) = r.stability_index {
+                mollier::inverse_tables::max_into(&mut self.index, i);
+            }
+        }
+        let vw = kinematics.as_ref().ok().and_then(|k| study.virtual_work(k, &r, &self.reserves));
+        (r, vw)
+    }
+
+    fn summary(&self, frames: usize) -> Summary {
+        Summary {
+            frames,
+            solved: self.solved,
+            failed: frames - self.solved,
+            criterion: self.study.criterion.letter().to_string(),
+            ms_per_frame: if frames == 0 { 0.0 } else { self.ms / frames as f64 },
+        }
+    }
+}
+
+fn failed_frame(study: &mollier_optim::Study, message: String) -> FrameResult {
     let k = study.muscles.len();
     FrameResult {
         status: mollier_optim::Status::Solver(message),

@@ -19,20 +19,32 @@ fn shown(results: &Results) -> Option<usize> {
 
 /// Write `view.html` into the study's output.
 pub(crate) fn write(study: &Study, results: &Results, out: &mut OutputDir) -> Result<(), OutputError> {
-    let solved: Vec<usize> = (0..study.motion.frames.len()).filter(|&k| results.kinematics.frames[k].is_ok()).collect();
+    // entries of the kept frames whose kinematics were solved
+    let solved: Vec<usize> = (0..results.frames.len()).filter(|&i| results.kinematics.frames[i].is_ok()).collect();
     if solved.is_empty() {
         return Ok(());
     }
     let mut q = Rows::new(study.compiled.inputs.len());
-    for &k in &solved {
-        q.push(&study.motion.frames[k].q);
+    let motion = |i: usize| &study.motion.frames[results.frames[i]];
+    for &i in &solved {
+        q.push(&motion(i).q);
     }
-    let times: Vec<f64> = solved.iter().map(|&k| study.motion.frames[k].time).collect();
+    let times: Vec<f64> = solved.iter().map(|&i| motion(i).time).collect();
     let fail = |e: mollier_view::ViewError| OutputError::Io {
         path: "view.html".into(),
         source: std::io::Error::other(e.to_string()),
     };
     let mut g = Geometry::build(&study.compiled, &times, &q, 1, &study.title()).map_err(fail)?;
+    // the study kept every step-th frame for its plots and this page
+    let (n, step) = (study.motion.frames.len(), crate::output::frame_step(study.motion.frames.len()));
+    if step > 1 {
+        g.thinned = Some((n, step));
+        g.title = format!(
+            "{} (every {step}th of {n} frames: a study draws at most {})",
+            g.title,
+            crate::output::PLOTTED_FRAMES
+        );
+    }
     if let Some(v) = shown(results) {
         let r = &results.variants[v];
         let forces = Forces {

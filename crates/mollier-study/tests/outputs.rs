@@ -108,3 +108,96 @@ fn tables_summaries_and_plots_are_written() {
         assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"), "{}", p.display());
     }
 }
+
+/// Every `.csv` under `dir` (relative paths), sorted.
+fn tables(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in walk(dir) {
+        if e.extension().is_some_and(|x| x == "csv") {
+            out.push(e.strip_prefix(dir).unwrap().to_path_buf());
+        }
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
+
+#[test]
+fn streamed_study_equals_the_one_held_whole() {
+    // issue 33: the study is solved frame after frame in chunks, each variant from its previous
+    // frame, and written as it goes. Its results are those of a variant run over the whole
+    // motion at once (`run_variant`: the load sharing's own run), bit for bit; the streamed
+    // tables are those written from the results held whole; a study keeping every 2nd frame for
+    // its plots keeps those frames' results
+    let study = abduction_with(|s| {
+        s.motion.frames = 5;
+        s.optimisation.criteria = vec!["b".into(), "d".into()];
+        s.optimisation.margins = Some(vec![1.0]);
+    });
+    let whole = study.run();
+    assert_eq!(whole.frames, [0, 1, 2, 3, 4]);
+    let bits = |r: &mollier_optim::FrameResult| -> Vec<u64> { r.forces.iter().map(|f| f.to_bits()).collect() };
+    for (v, r) in study.variants.iter().zip(&whole.variants) {
+        let alone = study.run_variant(v);
+        assert_eq!(alone.frames.len(), 5);
+        for (a, b) in alone.frames.iter().zip(&r.frames) {
+            assert!(a.status.is_success(), "{}: {}", v.name(), a.status);
+            assert_eq!(bits(a), bits(b), "{}", v.name());
+            assert_eq!(a.cone_force, b.cone_force, "{}", v.name());
+        }
+        assert_eq!((r.summary.frames, r.summary.solved), (5, 5));
+    }
+    let mut seen = Vec::new();
+    let kept = study
+        .run_streaming(2, |k, f| {
+            seen.push((k, f.variants.iter().map(|(r, _)| bits(r)).collect::<Vec<_>>()));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    assert_eq!(kept.frames, [0, 2, 4]);
+    for (v, (r, w)) in whole.variants.iter().zip(&kept.variants).enumerate() {
+        assert_eq!(w.frames.len(), 3);
+        for (i, &k) in kept.frames.iter().enumerate() {
+            assert_eq!(bits(&w.frames[i]), bits(&r.frames[k]));
+            assert_eq!(seen[k].1[v], bits(&r.frames[k]));
+        }
+        assert_eq!(w.summary.frames, 5, "the summary counts every frame, not the kept ones");
+        assert_eq!(w.max_stability_index, r.max_stability_index);
+    }
+    assert_eq!(kept.kinematics.frames, [0, 2, 4].map(|k| whole.kinematics.frames[k].clone()));
+
+    let dir = temp_dir("streamed");
+    let (held, streamed) = (dir.join("held"), dir.join("streamed"));
+    mollier_study::output::write(&study, &whole, &held).unwrap();
+    let written = mollier_study::output::run_and_write(&study, &streamed, mollier::output::TableFormat::Csv).unwrap();
+    assert_eq!(written.results.frames, [0, 1, 2, 3, 4]);
+    let names = tables(&held);
+    assert_eq!(names, tables(&streamed));
+    assert!(names.len() > 10, "{names:?}");
+    for n in &names {
+        let (a, b) = (std::fs::read(held.join(n)).unwrap(), std::fs::read(streamed.join(n)).unwrap());
+        assert!(a == b, "{} differs", n.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_long_study_keeps_a_bounded_number_of_frames_for_its_plots() {
+    use mollier_study::output::{PLOTTED_FRAMES, frame_step};
+    // every step-th frame from the first, and the last: never more than the budget
+    for n in [1, 2, 499, 500, 501, 997, 1993, 2000, 100_000] {
+        let step = frame_step(n);
+        let kept = (0..n).filter(|k| k % step == 0 || k + 1 == n).count();
+        assert!(kept <= PLOTTED_FRAMES && kept >= PLOTTED_FRAMES.min(n) / 2, "{n} frames: {kept} kept");
+        assert_eq!(step == 1, n <= PLOTTED_FRAMES, "{n}");
+    }
+}

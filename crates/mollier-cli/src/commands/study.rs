@@ -41,48 +41,40 @@ pub fn run(file: &Path, out: &Path, loads: Option<&Path>, quiet: bool) -> ExitCo
     for w in study.warnings() {
         errln!("warning: {w}");
     }
-    let results = study.run();
-    let files = match mollier_study::output::write_as(&study, &results, out, table_format()) {
-        Ok(f) => f,
+    // the tables are streamed: memory holds the frames kept for the plots, not the motion
+    let written = match mollier_study::output::run_and_write(&study, out, table_format()) {
+        Ok(w) => w,
         Err(e) => {
             errln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    let kin_failed = results.kinematics.frames.iter().filter(|f| f.is_err()).count();
-    for (f, frame) in results.kinematics.frames.iter().zip(&study.motion.frames) {
-        if let Err(e) = f {
-            errln!("kinematics, elevation {:.2} deg: {e}", frame.elevation);
-        }
+    let (results, files) = (&written.results, &written.files);
+    let kin_failed = written.kinematics_failed_count;
+    for (k, e) in &written.kinematics_failed {
+        errln!("kinematics, elevation {:.2} deg: {e}", study.motion.frames[*k].elevation);
+    }
+    if kin_failed > written.kinematics_failed.len() {
+        errln!(
+            "kinematics: {} more frames failed (summary.json counts them)",
+            kin_failed - written.kinematics_failed.len()
+        );
     }
     let mut failed = kin_failed;
+    for (name, w) in &written.reserve_warnings {
+        // once per variant, whether quiet or not: a reserve doing the muscles' work is not silent
+        errln!("warning: {name}: {w}");
+    }
     for v in &results.variants {
         failed += v.summary.failed;
-        // once per variant, whether quiet or not: a reserve doing the muscles' work is not silent
-        let lead = ["time".to_string(), "elevation_deg".to_string()];
-        let mut use_ = mollier::inverse_tables::ReserveUse::new(&lead, study.sharing.reserve_names());
-        for (r, frame) in v.frames.iter().zip(&study.motion.frames) {
-            if r.status.is_success() {
-                use_.add(&[frame.time, frame.elevation], r);
-            }
-        }
-        if let Some(w) = use_.warning() {
-            errln!("warning: {}: {w}", v.variant.name());
-        }
         if !quiet {
-            let index = v
-                .frames
-                .iter()
-                .filter(|r| r.status.is_success())
-                .filter_map(|r| r.stability_index)
-                .fold(f64::NEG_INFINITY, f64::max);
             outln!(
                 "  {:<14} {:>3}/{} solved, {:6.2} ms/frame, largest stability index {}",
                 v.variant.name(),
                 v.summary.solved,
                 v.summary.frames,
                 v.summary.ms_per_frame,
-                if index.is_finite() { format!("{index:.3}") } else { "-".into() }
+                v.max_stability_index.map_or("-".into(), |i| format!("{i:.3}"))
             );
         }
     }
@@ -98,8 +90,8 @@ pub fn run(file: &Path, out: &Path, loads: Option<&Path>, quiet: bool) -> ExitCo
     if !quiet {
         outln!(
             "kinematics {}/{} frames; {:.0} ms in all; {} files in {}",
-            results.kinematics.frames.len() - kin_failed,
-            results.kinematics.frames.len(),
+            study.motion.frames.len() - kin_failed,
+            study.motion.frames.len(),
             results.time_ms,
             files.len(),
             out.display()
