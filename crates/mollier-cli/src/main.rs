@@ -137,7 +137,8 @@ enum Command {
         out: PathBuf,
         /// Smooth the motion before differentiating it: a cubic smoothing spline that halves a
         /// sine of this frequency (Hz), like a second-order Butterworth low-pass filter run forward
-        /// and backward. The positions are smoothed too.
+        /// and backward, below the motion's Nyquist frequency (half its sampling rate). The
+        /// positions are smoothed too.
         #[arg(long, value_name = "HZ", value_parser = positive_number)]
         smooth: Option<f64>,
         /// Time-varying external loads on bodies: a table (CSV, `.mot`, `.sto`) with columns

@@ -214,6 +214,26 @@ fn numeric_options_are_checked() {
         assert_eq!(o.status.code(), Some(2), "--smooth {smooth}: {}", text(&o));
         assert!(text(&o).contains("--smooth"), "{}", text(&o));
     }
+    // the motion's frames are 0.05 s apart: its Nyquist frequency is 10 Hz. Below it the spline
+    // smooths; above it, it would follow every sample (a cutoff in the wrong unit): refused
+    for (smooth, code) in [("6", 0), ("9.9", 0), ("10.5", 2), ("6000", 2)] {
+        let o = mollier(&[
+            "inverse-dynamics",
+            "models/mechanisms/double-pendulum.toml",
+            "--motion",
+            "models/mechanisms/double-pendulum-motion.mot",
+            "--smooth",
+            smooth,
+            "--out",
+            s(&out),
+            "--quiet",
+        ]);
+        assert_eq!(o.status.code(), Some(code), "--smooth {smooth}: {}", text(&o));
+        if code == 2 {
+            let want = format!("smoothing cutoff {smooth} Hz is above the motion's Nyquist frequency, 10 Hz");
+            assert!(text(&o).contains(&want), "{}", text(&o));
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -83,8 +83,8 @@ def test_inverse_equals_the_command(cli, tmp_path, criterion):
 
 def test_inverse_with_dynamics_equals_the_command(cli, tmp_path):
     model, motion = ELBOW
-    cli("inverse", model, "--motion", motion, "--criterion", "b", "--smooth", "6", "--out", tmp_path, "-q")
-    r = mollier.load(model).inverse(motion, criterion="b", smooth=6.0, output="numpy")
+    cli("inverse", model, "--motion", motion, "--criterion", "b", "--smooth", "3", "--out", tmp_path, "-q")
+    r = mollier.load(model).inverse(motion, criterion="b", smooth=3.0, output="numpy")
     same(r.forces, read(tmp_path / "forces.csv"), "forces")
     assert any("motion derivatives" in n for n in r.notes)
 

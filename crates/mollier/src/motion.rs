@@ -692,6 +692,10 @@ impl Motion {
                 if !(hz > 0.0) || !hz.is_finite() || !lambda.is_finite() {
                     return Err(SplineError::Cutoff(hz));
                 }
+                let nyquist = 0.5 / knots.mean_interval();
+                if frames >= 3 && hz > nyquist {
+                    return Err(SplineError::AboveNyquist(hz, nyquist));
+                }
                 (Method::Smoothing(hz), lambda)
             }
         };

@@ -31,6 +31,14 @@ pub enum SplineError {
     /// A smoothing cutoff frequency is not positive and finite.
     #[error("the cutoff frequency must be a positive number of Hz, got {0}")]
     Cutoff(f64),
+    /// A smoothing cutoff above the samples' Nyquist frequency: the spline would follow every
+    /// sample and smooth nothing (a cutoff in the wrong unit, or meant for another motion).
+    #[error(
+        "the smoothing cutoff {0} Hz is above the motion's Nyquist frequency, {1} Hz (half its \
+         sampling rate): a spline that passes a sine that fast follows every sample and smooths \
+         nothing; give a cutoff below {1} Hz (a few Hz for human movement)"
+    )]
+    AboveNyquist(f64, f64),
 }
 
 /// A fitted spline at the sample times.

@@ -103,8 +103,9 @@ fn velocity_and_acceleration_columns_are_used_where_given() {
         d.summary(&inputs()),
         "velocities by a cubic spline of the positions (quintic ends), accelerations by a cubic spline of the positions (quintic ends)"
     );
-    let d = m.differentiate(Smoothing::Cutoff(6.0)).unwrap();
-    assert_eq!(d.sources[1], [Source::Positions(Method::Smoothing(6.0)); 2]);
+    // 12 frames in 1 s: a cutoff below their Nyquist frequency, 5.5 Hz
+    let d = m.differentiate(Smoothing::Cutoff(3.0)).unwrap();
+    assert_eq!(d.sources[1], [Source::Positions(Method::Smoothing(3.0)); 2]);
 }
 
 #[test]
