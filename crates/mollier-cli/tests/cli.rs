@@ -699,12 +699,43 @@ fn the_shoulder_settles_on_its_soft_scapulothoracic_contact() {
         let level = last[col(&format!("{p}_thorax.level"))];
         assert!(level > 0.0, "{p}: level {level}");
     }
-    for p in ["TS_thorax", "AI_thorax"] {
+    // TS and AI where the run left them: its last state through `mollier kinematics`
+    let kin = dir.join("kinematics");
+    let k = mollier(&[
+        "kinematics",
+        "models/shoulder/shoulder-forward.toml",
+        "--motion",
+        path_str(&dir.join("states.csv")),
+        "--out",
+        path_str(&kin),
+        "-q",
+    ]);
+    assert_eq!(k.status.code(), Some(0), "{}", text(&k.stderr));
+    let (_, positions, pcol) = table(&kin.join("positions.csv"));
+    let at = positions.last().unwrap();
+    assert_eq!(at[0], last[0], "the same instant");
+    // the contact force of Chadwick et al. (2014, App. B, eqs. 17-24), written here from the
+    // model file's numbers: level F = Σ ((p - c)_i / a_i)² - 1, force -σ ∇F along the outward
+    // normal ∇F = 2 (p - c)_i / a_i², σ = ½ k (Σ a²) · ½ (F - √(F² + ε²)) (k 20 kN/m, ε 0.01)
+    let (centre, axes, stiffness, epsilon) = ([0.0, -0.1486, 0.0591], [0.147, 0.2079, 0.0944], 20_000.0, 0.01);
+    let sum_a2: f64 = axes.iter().map(|a| a * a).sum();
+    for (p, point) in [("TS_thorax", "scapula.TS"), ("AI_thorax", "scapula.AI")] {
         let f = [0, 1, 2].map(|a| last[col(&format!("{p}.force_{}", ["x", "y", "z"][a]))]);
-        let level = last[col(&format!("{p}.level"))];
+        let x = [0, 1, 2].map(|a| at[pcol(&format!("{point}.{}", ["x", "y", "z"][a]))] - centre[a]);
+        let level: f64 = (0..3).map(|i| (x[i] / axes[i]).powi(2)).sum::<f64>() - 1.0;
+        assert!((last[col(&format!("{p}.level"))] - level).abs() < 1e-9, "{p}: level {level}");
         assert!(level.abs() < 0.05, "{p}: level {level}");
-        let norm = f.iter().map(|v| v * v).sum::<f64>().sqrt();
-        assert!(norm.is_finite() && norm < 500.0, "{p}: {f:?}");
+        let normal = [0, 1, 2].map(|i| 2.0 * x[i] / (axes[i] * axes[i]));
+        let sigma = 0.5 * stiffness * sum_a2 * 0.5 * (level - level.hypot(epsilon));
+        let expected = normal.map(|n| -sigma * n);
+        let norm = |v: &[f64; 3]| v.iter().map(|c| c * c).sum::<f64>().sqrt();
+        // pushed outward, tens of newtons (zero, inward or a stiffness off by any factor fails)
+        let outward = (0..3).map(|i| f[i] * normal[i]).sum::<f64>() / (norm(&f) * norm(&normal));
+        assert!(outward > 1.0 - 1e-9, "{p}: {f:?} is not along the outward normal {normal:?}");
+        assert!((10.0..200.0).contains(&norm(&f)), "{p}: {f:?}");
+        for i in 0..3 {
+            assert!((f[i] - expected[i]).abs() < 1e-9 * norm(&expected), "{p}: {f:?}, expected {expected:?}");
+        }
     }
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
