@@ -193,7 +193,10 @@ fn the_extrapolated_reference_is_the_explicit_one() {
     let (d, rms4, rms4x) =
         (rms_deg(&extrapolated, &explicit), rms_deg(&coarse, &explicit), rms_deg(&coarse, &extrapolated));
     eprintln!(
-        "0.6-0.624 s, Dormand-Prince ({accepted} steps) against the extrapolated reference: {d:.5}° RMS; Rosenbrock at 4 ms against them: {rms4:.4}°, {rms4x:.4}°"
+        "0.6-0.624 s, Dormand-Prince ({accepted} steps) against the extrapolated reference: {d:.2e}° RMS; Rosenbrock at 4 ms against them: {rms4:.4}°, {rms4x:.4}°"
     );
-    assert!(d < 0.1 * rms4, "the extrapolated reference is off by {d}° (4 ms: {rms4}°)");
+    // 24 ms is short: the step's error at 4 ms is 0.006°, and a 1 % error in the implicit
+    // step's inertia moves the extrapolation 0.0002° off the explicit run; the bound sits
+    // between that and what the two references differ by
+    assert!(d < 0.01 * rms4, "the extrapolated reference is off by {d}° (4 ms: {rms4}°)");
 }
