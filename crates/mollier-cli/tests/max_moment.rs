@@ -1,22 +1,14 @@
 //! `mollier max-moment`: the elbow's maxima and files, the shoulder's against the statements of
 //! Chadwick et al. (2014, section III-B, IV), and the errors of a bad direction.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+use support::{mollier, scratch as temp};
 
 fn models() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
-}
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mollier-cli-max-moment-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn mollier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mollier")).args(args).output().unwrap()
+    support::root().join("models")
 }
 
 /// A CSV table: header and rows of cells.

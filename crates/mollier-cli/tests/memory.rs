@@ -6,12 +6,12 @@
 
 #![cfg(target_os = "linux")]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use support::root;
 
 /// A flexion of the elbow model over `frames` frames (1 ms apart, between -80° and 50°).
 fn elbow_motion(dir: &Path, frames: usize) -> PathBuf {
@@ -64,10 +64,7 @@ fn slope(run: impl Fn(&Path) -> u64, small: usize, large: usize, tmp: &Path) -> 
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mollier-memory-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("a temporary directory");
-    d
+    support::scratch(name)
 }
 
 #[test]

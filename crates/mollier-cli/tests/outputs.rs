@@ -2,20 +2,13 @@
 //! directories"): a unit replaced whole, `summary.json` last with `"complete": true`, timings
 //! only in `timing.json`, so that reruns are byte-identical whatever the number of threads.
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mollier-cli-outputs-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
+use support::{root, scratch};
 
 /// Run `mollier` from the workspace root on `threads` rayon threads.
 fn mollier(args: &[&str], threads: usize) -> Output {

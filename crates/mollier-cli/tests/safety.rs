@@ -2,31 +2,12 @@
 //! file's contents in errors, no panic on long names, numeric options checked, no control
 //! character from an input printed raw. Every fixture is made here, in a scratch directory.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::Path;
+use std::process::Command;
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mollier-cli-safety-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn mollier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mollier")).args(args).current_dir(root()).output().expect("runs")
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8")
-}
+use support::{both as text, mollier, path_str as s, root, scratch};
 
 /// The characters that must never reach a terminal raw.
 fn raw_controls(t: &str) -> Vec<char> {

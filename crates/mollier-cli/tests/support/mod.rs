@@ -20,6 +20,11 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// A run's standard output, then its standard error, as text.
+pub fn both(o: &Output) -> String {
+    format!("{}{}", text(&o.stdout), text(&o.stderr))
+}
+
 /// A fresh scratch directory for one test, named for the test binary and the process.
 pub fn scratch(name: &str) -> PathBuf {
     let d =
