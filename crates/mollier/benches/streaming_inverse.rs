@@ -17,12 +17,12 @@ fn main() {
     divan::main();
 }
 
+#[path = "../tests/support/peak.rs"]
+mod peak;
+
 /// Peak resident memory of this process (MB), from /proc/self/status; `None` elsewhere.
 fn peak_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
+    Some(peak::status_bytes("VmHWM:")? / (1024.0 * 1024.0))
 }
 
 #[divan::bench(sample_count = 1, sample_size = 1)]

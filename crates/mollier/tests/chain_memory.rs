@@ -8,15 +8,12 @@ use mollier::{KinematicsRun, compile, registry};
 use mollier_format::parse;
 
 mod chains;
+#[path = "support/peak.rs"]
+mod peak;
 
 /// `(VmHWM, VmRSS)` of this process (bytes), from /proc/self/status.
 fn memory() -> Option<(f64, f64)> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| -> Option<f64> {
-        let line = status.lines().find(|l| l.starts_with(name))?;
-        Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? * 1024.0)
-    };
-    Some((field("VmHWM:")?, field("VmRSS:")?))
+    Some((peak::status_bytes("VmHWM:")?, peak::status_bytes("VmRSS:")?))
 }
 
 /// The peak memory above the resident memory before it (bytes) of compiling a chain of `n` bodies
