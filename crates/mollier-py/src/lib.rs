@@ -667,15 +667,12 @@ fn table_name(file: &str) -> &str {
 #[pyfunction]
 fn study(py: Python<'_>, path: PathBuf, out: PathBuf) -> PyResult<(Vec<PathBuf>, usize)> {
     let study = py.detach(|| mollier_study::Study::load(&path)).map_err(|e| ModelError::new_err(e.to_string()))?;
-    let (files, failed) = py.detach(|| {
-        let results = study.run();
-        let files = mollier_study::output::write(&study, &results, Path::new(&out));
-        let failed = results.kinematics.frames.iter().filter(|f| f.is_err()).count()
-            + results.variants.iter().map(|v| v.summary.failed).sum::<usize>();
-        (files, failed)
-    });
-    let files = files.map_err(|e| FrameError::new_err(e.to_string()))?;
-    Ok((files, failed))
+    // streamed as the command does: memory does not grow with the motion
+    let written =
+        py.detach(|| mollier_study::output::run_and_write(&study, Path::new(&out), mollier::output::TableFormat::Csv));
+    let w = written.map_err(|e| FrameError::new_err(e.to_string()))?;
+    let failed = w.kinematics_failed_count + w.results.variants.iter().map(|v| v.summary.failed).sum::<usize>();
+    Ok((w.files, failed))
 }
 
 /// The module `mollier._native`.
