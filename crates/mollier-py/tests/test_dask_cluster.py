@@ -1,7 +1,8 @@
 """The Dask sweep (examples/sweep_dask.py, mollier.sweep) on a real cluster: a `dask scheduler`
 and two `dask worker` processes (each with its nanny) on 127.0.0.1, started and stopped here by
 their process ids. Losing every worker at once mid-sweep costs nothing but time, and a client
-killed mid-sweep loses only the tasks it had not written: the rerun runs just those."""
+killed mid-sweep loses only the tasks it had not written: the rerun runs just those. A scheduler
+killed mid-sweep stops the sweep with one line, and a rerun on a new cluster resumes it."""
 
 import json
 import os
@@ -250,3 +251,46 @@ def test_a_task_lost_more_often_than_its_retries_stops_with_one_message(cluster,
     assert len(lines) == 1, stderr
     assert "lost 1 time " in lines[0] and "KilledWorker" in lines[0] and "-chunk" in lines[0], lines[0]
     assert not out.exists() and len(_finished(out)) >= 1
+
+
+def test_the_scheduler_killed_mid_sweep_keeps_the_finished_tasks_and_a_rerun_resumes(reference, tmp_path):
+    """The scheduler SIGKILLed while tasks run (a head node lost): the sweep stops with one
+    line, no traceback, the tasks it wrote kept; rerun against a new cluster, it runs only the
+    others and its table equals the fault-free one row for row."""
+    table, work = reference
+    out = tmp_path / "sweep"
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    first = Cluster(tmp_path / "first", 3)
+    try:
+        p = _sweep(first, out)
+        try:
+            _wait_for(p, out, 3, first)
+            os.kill(first.procs[0].pid, signal.SIGKILL)  # the scheduler alone: its workers live on
+            stdout, stderr = p.communicate(timeout=LIMIT)
+        finally:
+            _stop(p)
+    finally:
+        first.close()
+    assert p.returncode == 1, (stdout, stderr)
+    assert "Traceback" not in stderr, stderr
+    lines = [line for line in stderr.splitlines() if line.startswith("sweep_dask: ")]
+    assert len(lines) == 1, stderr
+    kept = {f.name for f in _finished(out)}
+    assert 3 <= len(kept) < TASKS, len(kept)
+    assert not out.exists(), "a sweep that lost its scheduler left a results directory"
+    second = Cluster(tmp_path / "second", 3)
+    try:
+        p = _sweep(second, out)
+        try:
+            stdout, stderr = p.communicate(timeout=LIMIT)
+        finally:
+            _stop(p)
+    finally:
+        second.close()
+    assert p.returncode == 0, stderr
+    missing = TASKS - len(kept)
+    assert f"{TASKS} tasks: {len(kept)} already done, {missing} run" in stdout, stdout
+    got, summary = _table_of(out)
+    pd.testing.assert_frame_equal(got, table, check_exact=True)
+    assert summary["run"]["skipped"] == len(kept) and summary["run"]["ran"] == missing, summary

@@ -387,6 +387,11 @@ def _lost(exc: BaseException) -> bool:
         isinstance(exc, (ConnectionError, TimeoutError))
 
 
+def _closed(client) -> bool:
+    """Whether a Dask client has closed: its scheduler lost for longer than its timeout."""
+    return getattr(client, "status", "running") in ("closed", "closing")
+
+
 def _cause(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
@@ -483,10 +488,20 @@ def _run_dask(client, todo: Sequence[Task], results: ResultsDir, retries: int,
                 continue
             f.release()
             e = result
-            if _lost(e) and attempts[t.id] <= retries:
-                resubmitted += 1
-                futures.add(submit(t))
-                continue
+            if _lost(e) and attempts[t.id] <= retries and not _closed(client):
+                try:
+                    futures.add(submit(t))
+                    resubmitted += 1
+                    continue
+                except Exception as again:  # noqa: BLE001 - the client closed meanwhile, or named below
+                    if not _closed(client):
+                        raise SweepError(f"task {t.name} (id {t.id}) could not be submitted again: "
+                                         f"{_cause(again)}") from None
+            if _closed(client):
+                # the scheduler is gone and the client gave up reconnecting: nothing more can run
+                raise SweepError(f"the scheduler was lost (the client could not reconnect and closed) while task "
+                                 f"{t.name} (id {t.id}) ran: {_cause(e)}; the tasks finished are kept in "
+                                 f"{results.staging}: rerun against a scheduler to run only the others") from None
             for other in list(futures.futures):
                 other.cancel()
             tries = attempts[t.id]
