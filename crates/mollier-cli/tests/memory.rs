@@ -1,8 +1,8 @@
-//! Memory bounded by the work, not the motion: `mollier kinematics` and `mollier inverse` on
-//! motions of growing length, each run's peak resident memory (the child's `ru_maxrss`)
-//! compared: the slope per frame must be a
-//! small fraction of what holding each frame's results would cost. And `mollier view` thins a
-//! long motion to its frame budget. Counts and bytes, never times. Linux only (`/proc`).
+//! Memory bounded by the work, not the motion: `mollier kinematics`, `mollier inverse` and
+//! `mollier study` on motions of growing length, each run's peak resident memory (the child's
+//! `ru_maxrss`) compared: the slope per frame must be a small fraction of what holding each
+//! frame's results would cost. And `mollier view` thins a long motion to its frame budget.
+//! Counts and bytes, never times. Linux only (`/proc`).
 
 #![cfg(target_os = "linux")]
 
