@@ -53,7 +53,7 @@ pub struct Tolerances {
     /// is formed at the end of every `k`-th accepted step; in between the Jacobian keeps those
     /// two blocks while its mass matrix and its muscle blocks (the stiff tendons and fibres) are
     /// the new state's. A W-method stays second order with any Jacobian; on the flexion
-    /// `Some(4)` takes 0.6 times the instructions, but the excitation steps of
+    /// `Some(4)` takes 0.7 times the instructions, but the excitation steps of
     /// `forward_convergence` then reach a path outside its domain (docs/performance.md).
     pub jacobian_every: Option<usize>,
 }
