@@ -336,7 +336,7 @@ impl Linearization {
 /// `out` n x n, symmetric): a rank-m update. Each entry of the upper triangle is one sum over the
 /// m rows, taken four rows at a time in four partial sums (vectorized; m is large, n small), then
 /// mirrored.
-fn add_weighted_gram(out: &mut Mat<f64>, g: &[f64], w: impl Iterator<Item = f64>) {
+pub(crate) fn add_weighted_gram(out: &mut Mat<f64>, g: &[f64], w: impl Iterator<Item = f64>) {
     let n = out.ncols();
     if n == 0 {
         return;

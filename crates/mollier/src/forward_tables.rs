@@ -616,6 +616,7 @@ impl<'a> SimulateRun<'a> {
                         m.insert("shortest_step_s".into(), json!((st.accepted > 0).then_some(st.shortest)));
                         m.insert("longest_step_s".into(), json!((st.accepted > 0).then_some(st.longest)));
                         m.insert("kernel_evaluations".into(), json!(st.evaluations));
+                        m.insert("jacobian_evaluations".into(), json!(st.jacobians));
                     }
                     None => {
                         m.insert("stepping".into(), json!("fixed"));

@@ -3,11 +3,15 @@
 //! stepped to full excitation; at every step the arm's points (the humerus's middle, the elbow,
 //! the forearm's middle, the wrist, the hand's centre of mass: all lumped on the humerus) are
 //! measured against the thorax ellipsoid from their positions, not from the contact elements'
-//! levels, so that a model without the arm's contact fails here.
+//! levels, so that a model without the arm's contact fails here. None of those runs drives the
+//! arm against the thorax (each moves it away), so a push does: a constant horizontal force at
+//! the elbow towards the ellipsoid's axis, which the contact must hold and which, with the arm's
+//! contact made soft, takes the arm into the thorax (that the check fails is tested too).
 
 use std::path::Path;
 
 use mollier::{Compiled, Excitations, ForwardRun};
+use mollier_core::geometry::{mat_t_vec, mat_vec, rotation};
 
 include!("fixtures/contact.rs");
 
@@ -22,9 +26,44 @@ const DEEPEST: f64 = 0.005;
 
 const ARM: [&str; 5] = ["humerus.humerus_mid", "humerus.elbow", "humerus.forearm_mid", "humerus.wrist", "humerus.hand"];
 
+fn model_path() -> std::path::PathBuf {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("models/shoulder/shoulder-forward.toml")
+}
+
 fn shoulder() -> Compiled {
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    mollier::load(&root.join("models/shoulder/shoulder-forward.toml"), &mollier::registry())
+    mollier::load(&model_path(), &mollier::registry()).unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+/// The push at the elbow (N): about the arm's weight (36 N). At 100 N the arm's middle hits the
+/// thorax 5.1 mm deep (at 0.08 s, then less), past `DEEPEST`: the contact's 20 000 N/m is soft.
+const PUSH: f64 = 50.0;
+
+/// The shoulder with a constant horizontal force of `PUSH` at the elbow towards the thorax
+/// ellipsoid's vertical axis (from the elbow's rest position; the hand hangs below the
+/// ellipsoid), and the arm's five contacts with `arm_stiffness` (N/m) instead of the model's
+/// 20 000 N/m when given.
+fn pushed(arm_stiffness: Option<f64>) -> Compiled {
+    let c = shoulder();
+    let (_, centre, _) = contact(&c, "TS_thorax");
+    let elbow = c.points.iter().find(|p| p.name == "humerus.elbow").expect("the elbow").node;
+    let mut data = mollier_core::Data::new(&c.model);
+    mollier_core::solve_positions(&c.model, &mut data, &c.model.q0()).expect("the rest posture");
+    let p = data.position(&c.model, elbow);
+    // y is up
+    let d: Vec<f64> = (0..3).map(|i| if i == 1 { 0.0 } else { centre[i] - p[i] }).collect();
+    let norm = d.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let force: Vec<String> = d.iter().map(|v| format!("{:.6}", PUSH * v / norm)).collect();
+    let mut text = std::fs::read_to_string(model_path()).expect("the model file");
+    if let Some(k) = arm_stiffness {
+        for point in ARM {
+            let head = format!("point = \"{point}\"");
+            let at = text.find(&head).unwrap_or_else(|| panic!("no contact at {point}"));
+            let rel = text[at..].find("stiffness = 20000").expect("the contact's stiffness");
+            text.replace_range(at + rel..at + rel + "stiffness = 20000".len(), &format!("stiffness = {k}"));
+        }
+    }
+    text += &format!("\n[loads.push]\nat = \"humerus.elbow\"\nforce = [{}]\n", force.join(", "));
+    mollier::load_text(&model_path().display().to_string(), &text, &mollier::registry())
         .unwrap_or_else(|d| panic!("{}", d.render()))
 }
 
@@ -47,8 +86,21 @@ fn deepest(c: &Compiled, ex: Excitations) -> (f64, &'static str, f64) {
         .iter()
         .map(|name| c.points.iter().find(|p| p.name == *name).unwrap_or_else(|| panic!("no point {name}")).node)
         .collect();
-    let mut run = ForwardRun::new(c, ex, STEP).expect("a rest state");
+    // each point in its body's frame (origin, orientation nodes, local position), from the rest
+    // posture solved with every element: a point is placed only when the elements that use it
+    // are evaluated, which the bodies-only solve below leaves out
     let mut data = mollier_core::Data::new(&c.model);
+    mollier_core::solve_positions(&c.model, &mut data, &c.model.q0()).expect("the rest posture");
+    let in_body: Vec<_> = nodes
+        .iter()
+        .map(|&p| {
+            let (o, r) = c.model.attached_to(p).expect("a point on a body");
+            let (origin, rot) = (data.position(&c.model, o), rotation(&data.orientation(&c.model, r)));
+            let x = data.position(&c.model, p);
+            (o, r, mat_t_vec(&rot, &[x[0] - origin[0], x[1] - origin[1], x[2] - origin[2]]))
+        })
+        .collect();
+    let mut run = ForwardRun::new(c, ex, STEP).expect("a rest state");
     // the bodies only: a muscle path may fail where the arm has been driven (the point of the test)
     let bodies = mollier_core::NewtonOptions { free_elements: false, ..Default::default() };
     let mut worst = (f64::NEG_INFINITY, "", 0.0);
@@ -61,8 +113,10 @@ fn deepest(c: &Compiled, ex: Excitations) -> (f64, &'static str, f64) {
             }
         };
         mollier_core::solve_positions_with(&c.model, &mut data, &frame.x[..n], &bodies).expect("a configuration");
-        for (name, node) in ARM.iter().zip(&nodes) {
-            let d = depth(&data.position(&c.model, *node), &centre, &axes);
+        for (name, (o, r, local)) in ARM.iter().zip(&in_body) {
+            let (origin, rot) = (data.position(&c.model, *o), rotation(&data.orientation(&c.model, *r)));
+            let v = mat_vec(&rot, local);
+            let d = depth(&[origin[0] + v[0], origin[1] + v[1], origin[2] + v[2]], &centre, &axes);
             if d > worst.0 {
                 worst = (d, *name, frame.time);
             }
@@ -107,6 +161,10 @@ fn the_arm_stays_out_of_the_thorax() {
             .collect();
         handles.into_iter().flat_map(|h| h.join().expect("a run")).collect()
     });
+    // the push, with zero excitations: the one case that presses the arm on the thorax
+    let push = pushed(None);
+    let mut results = results;
+    results.push((format!("a push of {PUSH} N at the elbow"), deepest(&push, stepped(&push, |_| 0.0))));
     let worst = results.iter().max_by(|a, b| a.1.0.total_cmp(&b.1.0)).expect("runs");
     eprintln!(
         "{} runs of {DURATION} s: deepest arm point {:.2} mm ({}, {} at {:.3} s)",
@@ -127,4 +185,14 @@ fn the_arm_stays_out_of_the_thorax() {
         .map(|(name, (d, point, t))| format!("{name}: {point} {:.1} mm inside at {t:.3} s", 1000.0 * d))
         .collect();
     assert!(inside.is_empty(), "the arm enters the thorax:\n{}", inside.join("\n"));
+}
+
+#[test]
+fn without_the_arms_contact_the_push_takes_the_arm_into_the_thorax() {
+    // the check of `the_arm_stays_out_of_the_thorax` can fail: the same push with the arm's five
+    // contacts a thousand times softer (20 N/m) ends with the arm inside
+    let soft = pushed(Some(20.0));
+    let (d, point, t) = deepest(&soft, stepped(&soft, |_| 0.0));
+    eprintln!("the push without the arm's contact: {point} {:.1} mm inside at {t:.3} s", 1000.0 * d);
+    assert!(d > DEEPEST, "{point} {:.1} mm inside at {t:.3} s", 1000.0 * d);
 }

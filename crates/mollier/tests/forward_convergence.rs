@@ -38,7 +38,18 @@ fn elbow_reference(c: &Compiled, ex: &Excitations, t_end: f64) -> Vec<Vec<f64>> 
 
 /// The adaptive run's states every 10 ms to `t_end`, and its accepted steps.
 fn elbow_adaptive(c: &Compiled, ex: &Excitations, rtol: f64, t_end: f64) -> (Vec<Vec<f64>>, usize) {
-    let tol = Tolerances { rtol, atol: rtol * 1e-2, ..Tolerances::default() };
+    elbow_adaptive_with(c, ex, rtol, t_end, None)
+}
+
+/// [`elbow_adaptive`] with the whole Jacobian every `jacobian_every` steps.
+fn elbow_adaptive_with(
+    c: &Compiled,
+    ex: &Excitations,
+    rtol: f64,
+    t_end: f64,
+    jacobian_every: Option<usize>,
+) -> (Vec<Vec<f64>>, usize) {
+    let tol = Tolerances { rtol, atol: rtol * 1e-2, jacobian_every, ..Tolerances::default() };
     let mut run = ForwardRun::adaptive(c, ex.clone(), tol).unwrap();
     let n = (t_end / 0.01).round() as usize;
     let states = (0..=n).map(|k| run.output(k as f64 * 0.01).unwrap().x).collect();
@@ -67,6 +78,11 @@ fn the_elbows_adaptive_run_agrees_with_the_dormand_prince_reference() {
     assert!(errors[0].0 < 0.05, "{errors:?}");
     assert!(errors[1].0 < errors[0].0 && errors[2].0 < errors[1].0, "{errors:?}");
     assert!(errors[2].0 < 0.002, "{errors:?}");
+    // the stages for the rate alone, the whole Jacobian every 4 steps: as accurate
+    let (states, steps) = elbow_adaptive_with(&c, &ex, 1e-3, t_end, Some(4));
+    let e = rms_angle_deg(&states, &reference);
+    eprintln!("rtol 1e-3, the whole Jacobian every 4 steps: {steps} steps, RMS elbow-angle error {e:.5}°");
+    assert!(e < 0.05, "{e}");
 }
 
 /// The joint rotations (rad) and every muscle's force (N) of a run at each multiple of `every`
@@ -102,8 +118,8 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     let ex = excitations(&c, "shoulder/flexion-excitations.csv");
     let (every, duration) = (0.02, 1.3);
     let fixed = |h: f64| outputs(ForwardRun::new(&c, ex.clone(), h).unwrap(), every, duration);
-    let adaptive = |rtol: f64| {
-        let tol = Tolerances { rtol, atol: rtol * 1e-2, ..Tolerances::default() };
+    let adaptive = |rtol: f64, jacobian_every: Option<usize>| {
+        let tol = Tolerances { rtol, atol: rtol * 1e-2, jacobian_every, ..Tolerances::default() };
         let mut run = ForwardRun::adaptive(&c, ex.clone(), tol).unwrap();
         let o = outputs_of(&mut run, every, duration);
         eprintln!("rtol {rtol}: {:?}", run.step_stats());
@@ -119,8 +135,9 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     let runs = [
         ("fixed 4 ms", fixed(0.004)),
         ("fixed 2 ms", fixed(0.002)),
-        ("rtol 1e-3", adaptive(1e-3)),
-        ("rtol 1e-4", adaptive(1e-4)),
+        ("rtol 1e-3", adaptive(1e-3, None)),
+        ("rtol 1e-4", adaptive(1e-4, None)),
+        ("rtol 1e-3, the whole Jacobian every 4 steps", adaptive(1e-3, Some(4))),
     ];
     let d: Vec<(f64, f64)> = runs.iter().map(|(_, r)| differences(r, &reference)).collect();
     for ((name, _), (rms, force)) in runs.iter().zip(&d) {
@@ -138,7 +155,7 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     assert!(d[0].0 < 0.1 && d[0].1 < 20.0 && d[1].1 < 2.0, "{d:?}");
     // error control (the default tolerances, and ten times tighter): within 0.01° and 2 N of the
     // reference, and of each other, everywhere
-    for k in [2, 3] {
+    for k in [2, 3, 4] {
         assert!(d[k].0 < 0.01 && d[k].1 < 2.0, "{}: {:?}", runs[k].0, d[k]);
     }
     assert!(adapt_pair.0 < 0.01 && adapt_pair.1 < 2.0, "{adapt_pair:?}");
@@ -170,11 +187,11 @@ impl CloneFor for Excitations {
 /// length: a fibre stretched far beyond its optimal length pulls passively by more than
 /// `1.5 F_max` whatever the step (supraspinatus 1 with every muscle on: 134.6 N = 1.73 F_max at
 /// 0.2 s, the same to 1e-5 at rtol 1e-3 and 1e-5), which is the model, not a spike.
-fn worst_of(c: &Compiled, options: &SimulateOptions, ex: Excitations) -> (f64, f64, String) {
+fn worst_of(c: &Compiled, options: &SimulateOptions, ex: Excitations, name: &str) -> (f64, f64, String) {
     let mut run = SimulateRun::new(c, options, Some(ex)).expect("it starts");
     let (mut force, mut speed, mut at) = (0.0f64, 0.0f64, String::new());
     for i in 0..run.chunks() {
-        let rows = run.solve(i, &mut |_| {}).expect("the steps");
+        let rows = run.solve(i, &mut |_| {}).unwrap_or_else(|e| panic!("{name} on: {e}"));
         for r in rows {
             for (k, mu) in c.muscles.iter().enumerate() {
                 let p = &mu.hill.params;
@@ -210,7 +227,7 @@ fn a_step_of_excitation_gives_no_force_or_fibre_speed_spike() {
     }
     let mut worst = (0.0f64, 0.0f64);
     for (name, on) in &cases {
-        let (force, speed, at) = worst_of(&c, &options, step_of(&c, on));
+        let (force, speed, at) = worst_of(&c, &options, step_of(&c, on), name);
         assert!(force <= 1.5, "{name} on: a force of {force:.2} × F_max ({at})");
         assert!(speed <= 1.0, "{name} on: a fibre speed of {speed:.2} × v_max ({at})");
         worst = (worst.0.max(force), worst.1.max(speed));
@@ -243,4 +260,42 @@ fn the_fixed_step_reports_the_defect_of_a_step_of_excitation() {
     assert_eq!(warnings.len(), 1);
     assert!(warnings[0].contains("F_max"), "{warnings:?}");
     // at 0.5 ms the defect is within the tolerance from the step on (its first steps aside)
+}
+
+#[test]
+fn the_rate_alone_is_the_consistent_rate_of_the_whole_linearization() {
+    // the adaptive step's stages evaluate the kernel to first order (`consistent_rate`); its rate
+    // and the Jacobian's muscle blocks must be those of the whole linearization (`consistent`),
+    // on the shoulder moving (0.6 s into the flexion, the arm rising fastest)
+    let c = load("shoulder/shoulder-forward.toml");
+    let ex = excitations(&c, "shoulder/flexion-excitations.csv");
+    let mut run = ForwardRun::new(&c, ex.clone(), 0.004).unwrap();
+    while run.state().t < 0.6 - 1e-9 {
+        run.step_once().unwrap();
+    }
+    let state = run.state().clone();
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let mut ws = sys.workspace();
+    let u = |t: f64, w: &mut [f64]| ex.at(t, w);
+    let (whole_rate, whole) = sys.consistent(&mut ws, &state.x, state.t, &u, &state.xd).unwrap();
+    // (the kernel blocks passed are not compared here)
+    let kept_fv_q = whole.fv_q.clone();
+    let (rate, lin) = sys.consistent_rate(&mut ws, &state.x, state.t, &u, &kept_fv_q, &whole.fv_v).unwrap();
+    let l = sys.layout();
+    let relative = |a: &[f64], b: &[f64]| {
+        let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+        a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+    };
+    let blocks = [("q̇", 0..l.n), ("v̇", l.n..2 * l.n), ("ṡ", l.s()..l.a()), ("ȧ", l.a()..l.len())];
+    for (name, r) in blocks {
+        let e = relative(&rate[r.clone()], &whole_rate[r.clone()]);
+        eprintln!("{name}: largest difference {e:.1e} of the largest");
+        assert!(e < 1e-8, "{name}: {e:e}");
+    }
+    let d_s: Vec<f64> = lin.contraction.iter().map(|c| c.d_s).collect();
+    let whole_d_s: Vec<f64> = whole.contraction.iter().map(|c| c.d_s).collect();
+    assert!(relative(&lin.grad, &whole.grad) < 1e-8);
+    assert!(relative(&d_s, &whole_d_s) < 1e-8);
+    let mass = |m: &faer::Mat<f64>| (0..l.n * l.n).map(|k| m[(k / l.n, k % l.n)]).collect::<Vec<f64>>();
+    assert!(relative(&mass(&lin.mass), &mass(&whole.mass)) < 1e-10);
 }

@@ -10,7 +10,9 @@
 //! mass matrix (the residual is linear in it), `ṡ` by each muscle's contraction residual solved
 //! for it ([`contraction_rate`]). That evaluation's partials are the next step's Jacobian: two
 //! evaluations of the kernel a step (the third stage's rate is the next step's first), against
-//! the fixed step's one.
+//! the fixed step's one. With [`Tolerances::jacobian_every`] the stages are evaluated for the
+//! rate alone ([`Musculoskeletal::consistent_rate`]) and the whole Jacobian is formed every few
+//! steps, its kernel blocks kept in between.
 //!
 //! ```text
 //! d = 1/(2 + √2), e32 = 6 + √2, W = I − h d J, T = ∂F/∂t (through the excitations)
@@ -22,11 +24,16 @@
 //! x(t_n + θ h) = x_n + h (θ (1 − θ) k1 + θ (θ − 2d) k2) / (1 − 2d)
 //! ```
 //! The formula is a W-method: second order with any Jacobian, so the one term the Jacobian
-//! leaves out (`∂c/∂q`, of order `|v|²`) and the inertia's partial taken at the guessed `v̇` do not
-//! lower it.
+//! leaves out (`∂c/∂q`, of order `|v|²`), the inertia's partial taken at the guessed `v̇` and the
+//! kernel blocks kept from an earlier step do not lower it.
 
+use faer::Mat;
+use mollier_core::dynamics::{bias_forces, mass_matrix};
+use mollier_core::kinematics::{NewtonOptions, solve_positions_with};
+
+use crate::hill::Contraction;
 use crate::integrate::{Excitation, State, contraction_rate};
-use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_partial_pivoting};
+use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, add_weighted_gram, solve_partial_pivoting};
 
 /// The error control's settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,12 +46,23 @@ pub struct Tolerances {
     pub max_step: f64,
     /// The first step tried (s).
     pub first_step: f64,
+    /// `None` (the default): every evaluation of the kernel forms the whole linearization, and
+    /// the step's Jacobian is exact at its start. `Some(k)`: the stages are evaluated to first
+    /// order for the rate alone ([`Musculoskeletal::consistent_rate`], 60 % of the whole
+    /// evaluation on the shoulder), and the whole Jacobian (the kernel's `∂f_v/∂q`, `∂f_v/∂v`)
+    /// is formed at the end of every `k`-th accepted step; in between the Jacobian keeps those
+    /// two blocks while its mass matrix and its muscle blocks (the stiff tendons and fibres) are
+    /// the new state's. A W-method stays second order with any Jacobian; on the flexion
+    /// `Some(4)` takes 0.7 times the instructions, but the excitation steps of
+    /// `forward_convergence` then reach a path outside its domain (docs/performance.md).
+    pub jacobian_every: Option<usize>,
 }
 
 impl Default for Tolerances {
-    /// `rtol` 1e-3, `atol` 1e-5, steps up to 20 ms, the first 0.5 ms.
+    /// `rtol` 1e-3, `atol` 1e-5, steps up to 20 ms, the first 0.5 ms, the whole linearization at
+    /// every evaluation.
     fn default() -> Self {
-        Self { rtol: 1e-3, atol: 1e-5, max_step: 0.02, first_step: 5e-4 }
+        Self { rtol: 1e-3, atol: 1e-5, max_step: 0.02, first_step: 5e-4, jacobian_every: None }
     }
 }
 
@@ -61,6 +79,8 @@ pub struct StepStats {
     pub longest: f64,
     /// Evaluations of the kernel (positions, transfer functions, partials).
     pub evaluations: usize,
+    /// Of the evaluations, those that formed the whole Jacobian (the rest: the rate alone).
+    pub jacobians: usize,
 }
 
 const D: f64 = 0.292_893_218_813_452_5; // 1/(2 + √2)
@@ -74,7 +94,13 @@ type LastStep = (f64, f64, Vec<f64>, Vec<f64>, Vec<f64>);
 pub struct Adaptive {
     tol: Tolerances,
     state: State,
+    /// The Jacobian of the next step: the current state's but for `∂f_v/∂q` less the muscles'
+    /// tangent stiffness and `∂f_v/∂v`, which are those of the last whole linearization.
     lin: Linearization,
+    /// That linearization's `∂f_v/∂q` without `Σ (∂F_m/∂L_m) ∂L_m/∂q ∂L_m/∂qᵀ` (n x n), and the
+    /// accepted steps since it.
+    kept_fv_q: Mat<f64>,
+    since_jacobian: usize,
     h: f64,
     /// The last accepted step: its start, length, start state and `k1`, `k2`.
     last: Option<LastStep>,
@@ -131,6 +157,88 @@ impl Musculoskeletal<'_> {
         }
         Ok((xd, lin))
     }
+
+    /// The consistent rate `ẋ = F(x, u(t))` (len) alone, as [`Self::consistent`] gives it, from an
+    /// evaluation of the kernel to first order: the positions, `DF`, the mass matrix and the
+    /// velocities' accelerations `D²F_x(v, v)` (one direction), with no second-order terms of
+    /// the paths and no partials but the muscles' own. Returns the rate and the Jacobian at `x`
+    /// but for `∂f_v/∂q` and `∂f_v/∂v`, which are `fv_q` (n x n; the muscles' tangent stiffness
+    /// `Σ (∂F_m/∂L_m) ∂L_m/∂q ∂L_m/∂qᵀ` at `x` is added to it) and `fv_v` (n x n).
+    pub fn consistent_rate(
+        &self,
+        ws: &mut Workspace,
+        x: &[f64],
+        t: f64,
+        u: Excitation<'_>,
+        fv_q: &Mat<f64>,
+        fv_v: &Mat<f64>,
+    ) -> Result<(Vec<f64>, Linearization), SimError> {
+        let l = self.layout();
+        let n = l.n;
+        if x.len() != l.len() {
+            return Err(SimError::Length { what: "x", got: x.len(), expected: l.len() });
+        }
+        let mut uu = vec![0.0; l.m];
+        u(t, &mut uu);
+        let (model, data) = (self.model, &mut ws.data);
+        solve_positions_with(model, data, &x[..n], &NewtonOptions::default())?;
+        // Q̄ = DF_xᵀ (f − f_in(v, v̇ = 0)) − DF_eᵀ σ: f_v = M̄ v̇ − Q̄ + Σ F_m ∂L_m/∂q
+        let mut rhs = bias_forces(model, data, &x[n..2 * n], &[])?;
+        let mass = mass_matrix(model, data)?;
+        let mut xd = vec![0.0; l.len()];
+        xd[..n].copy_from_slice(&x[n..2 * n]);
+        let dfe = data.df_e();
+        let (mut grad, mut length) = (Vec::with_capacity(l.m * n), Vec::with_capacity(l.m));
+        let (mut contraction, mut activation): (Vec<Contraction>, _) =
+            (Vec::with_capacity(l.m), Vec::with_capacity(l.m));
+        let mut f = vec![0.0; l.len()];
+        for (k, mu) in self.muscles.iter().enumerate() {
+            let r = mu.mode.index();
+            let len = mu.reference_length + data.e()[r];
+            let (s, a) = (x[l.s() + k], x[l.a() + k]);
+            let sd = contraction_rate(&mu.hill, a, s, len)
+                .ok_or_else(|| SimError::NonFinite(format!("s:{} (no contraction rate)", mu.name)))?;
+            let ad = mu.hill.activation_rate(a, uu[k]);
+            let c = mu.hill.contraction(a, s, sd, len);
+            let (_, da, _, du) = mu.hill.activation(a, ad, uu[k]);
+            grad.extend((0..n).map(|j| dfe[(r, j)]));
+            for (q, g) in rhs.iter_mut().zip(&grad[k * n..]) {
+                *q -= c.force * g;
+            }
+            (xd[l.s() + k], xd[l.a() + k]) = (sd, ad);
+            f[l.s() + k] = c.residual;
+            length.push(len);
+            contraction.push(c);
+            activation.push((da, du));
+        }
+        let vdot = solve_partial_pivoting(&mass, &rhs).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
+        xd[n..2 * n].copy_from_slice(&vdot);
+        if let Some(i) = xd.iter().position(|v| !v.is_finite()) {
+            return Err(SimError::NonFinite(self.state_name(i)));
+        }
+        let mut fv_q = fv_q.clone();
+        add_weighted_gram(&mut fv_q, &grad, contraction.iter().map(|c| c.force_d_length));
+        let lin = Linearization {
+            layout: l,
+            f,
+            mass,
+            fv_q,
+            fv_v: fv_v.clone(),
+            grad,
+            length,
+            contraction,
+            activation,
+            velocity_accelerations: Vec::new(),
+        };
+        Ok((xd, lin))
+    }
+}
+
+/// `∂f_v/∂q` of `lin` without the muscles' tangent stiffness `Σ (∂F_m/∂L_m) ∂L_m/∂q ∂L_m/∂qᵀ`.
+fn without_muscle_stiffness(lin: &Linearization) -> Mat<f64> {
+    let mut fv_q = lin.fv_q.clone();
+    add_weighted_gram(&mut fv_q, &lin.grad, lin.contraction.iter().map(|c| -c.force_d_length));
+    fv_q
 }
 
 /// `∂f/∂ẋ w`: `w_q`, `M̄ w_v`, `∂f_s/∂ṡ w_s`, `w_a`.
@@ -170,8 +278,13 @@ impl Adaptive {
         }
         let (xd, lin) = sys.consistent(ws, &state.x, state.t, u, &state.xd)?;
         let state = State { t: state.t, x: state.x.clone(), xd };
-        let stats = StepStats { evaluations: 1, shortest: f64::INFINITY, ..StepStats::default() };
-        Ok(Self { h: tol.first_step.min(tol.max_step), tol, state, lin, last: None, stats })
+        if tol.jacobian_every == Some(0) {
+            return Err(SimError::NonFinite("the Jacobian's interval must be at least one step".into()));
+        }
+        let stats = StepStats { evaluations: 1, jacobians: 1, shortest: f64::INFINITY, ..StepStats::default() };
+        let kept_fv_q = without_muscle_stiffness(&lin);
+        let h = tol.first_step.min(tol.max_step);
+        Ok(Self { h, tol, state, lin, kept_fv_q, since_jacobian: 0, last: None, stats })
     }
 
     /// The current state (the end of the last accepted step) and its consistent rate.
@@ -228,6 +341,14 @@ impl Adaptive {
                 Ok((x, xd, lin, k1, k2, norm)) if norm <= 1.0 => {
                     let t0 = self.state.t;
                     let x0 = std::mem::replace(&mut self.state, State { t: t0 + h, x, xd }).x;
+                    if self.tol.jacobian_every.is_none() {
+                        // every evaluation is whole: nothing is kept
+                    } else if self.whole_jacobian_due() {
+                        self.kept_fv_q = without_muscle_stiffness(&lin);
+                        self.since_jacobian = 0;
+                    } else {
+                        self.since_jacobian += 1;
+                    }
                     self.lin = lin;
                     self.last = Some((t0, h, x0, k1, k2));
                     self.stats.accepted += 1;
@@ -245,7 +366,9 @@ impl Adaptive {
             if !done {
                 self.stats.rejected += 1;
             }
-            // third-order error estimate: the step scales with norm^(-1/3)
+            // third-order error estimate: the step scales with norm^(-1/3). (A PI controller,
+            // Gustafsson's exponents, and steps ended on the excitations' kinks were tried on the
+            // flexion: docs/performance.md)
             let factor = if norm == 0.0 { 5.0 } else { (0.8 * norm.powf(-1.0 / 3.0)).clamp(0.1, 5.0) };
             let factor = if done { factor } else { factor.min(0.5) };
             self.h = (h * factor).min(self.tol.max_step);
@@ -253,6 +376,11 @@ impl Adaptive {
                 return Ok(());
             }
         }
+    }
+
+    /// Whether the step being taken ends with the whole Jacobian.
+    fn whole_jacobian_due(&self) -> bool {
+        self.tol.jacobian_every.is_none_or(|k| self.since_jacobian + 1 >= k)
     }
 
     fn attempt(
@@ -277,7 +405,12 @@ impl Adaptive {
         let k1 = w_solve(&self.lin, hd, &r1)?;
         let x1: Vec<f64> = (0..l.len()).map(|i| x[i] + 0.5 * h * k1[i]).collect();
         self.stats.evaluations += 1;
-        let (f1, _) = sys.consistent(ws, &x1, t + 0.5 * h, u, &k1)?;
+        let (f1, _) = if self.tol.jacobian_every.is_none() {
+            self.stats.jacobians += 1;
+            sys.consistent(ws, &x1, t + 0.5 * h, u, &k1)?
+        } else {
+            sys.consistent_rate(ws, &x1, t + 0.5 * h, u, &self.kept_fv_q, &self.lin.fv_v)?
+        };
         let r2: Vec<f64> = (0..l.len()).map(|i| f1[i] - k1[i]).collect();
         let k2: Vec<f64> = w_solve(&self.lin, hd, &r2)?.iter().zip(&k1).map(|(a, b)| a + b).collect();
         let xn: Vec<f64> = (0..l.len()).map(|i| x[i] + h * k2[i]).collect();
@@ -285,7 +418,12 @@ impl Adaptive {
             return Err(SimError::NonFinite(sys.state_name(i)));
         }
         self.stats.evaluations += 1;
-        let (f2, lin2) = sys.consistent(ws, &xn, t + h, u, &k2)?;
+        let (f2, lin2) = if self.whole_jacobian_due() {
+            self.stats.jacobians += 1;
+            sys.consistent(ws, &xn, t + h, u, &k2)?
+        } else {
+            sys.consistent_rate(ws, &xn, t + h, u, &self.kept_fv_q, &self.lin.fv_v)?
+        };
         let r3: Vec<f64> =
             (0..l.len()).map(|i| f2[i] - E32 * (k2[i] - f1[i]) - 2.0 * (k1[i] - f0[i]) + hd * tt[i]).collect();
         let k3 = w_solve(&self.lin, hd, &r3)?;
