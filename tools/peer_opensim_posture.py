@@ -20,27 +20,16 @@ Python 3.11, opensim 4.6 (PyPI).
 """
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_pinocchio import mollier  # noqa: E402  (chain_timing, run or read)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROUNDS = 7
-
-
-def mollier(args):
-    if args.json:
-        with open(args.json, encoding="utf-8") as f:
-            return json.load(f)["body"]
-    cmd = ["cargo", "run", "--quiet", "--release", "-p", "mollier-tests", "--example", "chain_timing"]
-    cmd += ["--", "--body", os.path.abspath(args.model)]
-    out = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, check=False)
-    if out.returncode != 0:
-        sys.exit(f"peer_opensim_posture: `{' '.join(cmd)}` failed with status {out.returncode}")
-    return json.loads(out.stdout)["body"]
 
 
 def main():
@@ -56,7 +45,8 @@ def main():
     if not os.path.isfile(args.model):
         print(f"SKIPPED: {args.model} is absent (run tools/fetch-opensim-models)")
         return 0
-    run = mollier(args)
+    args.body = args.model
+    run = mollier(args, ROOT)["body"]
 
     model = osim.Model(args.model)
     state = model.initSystem()
