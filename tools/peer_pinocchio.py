@@ -11,8 +11,10 @@ there. Builds the same chain in Pinocchio from those links (a revolute joint per
 axis, placed at the same joint position, with the same mass, centre of mass, inertia and gravity),
 checks that `pin.rnea` gives the same torques as both of Mollier's routes, the kinetostatics of a
 frame and `dynamics::inverse_dynamics` (largest difference at most 1e-9 of the largest torque: an
-independent check of Mollier's dynamics), times `pin.forwardKinematics` and `pin.rnea` the same
-way (batches of calls, fastest and median per call, warm, in-process) and prints a table with the
+independent check of Mollier's dynamics), times `pin.forwardKinematics`, `pin.rnea`,
+`pin.computeJointJacobians` (beside Mollier's positions and DF) and
+`pin.computeJointKinematicHessians` (beside positions, DF and D²F; on a tree with Mollier's tree
+path also by its general solve) the same way (batches of calls, fastest and median per call, warm, in-process) and prints a table with the
 ratios. Exits 1 when the torques differ; prints SKIPPED and exits 0 when Pinocchio is not
 installed (pip install pin). The figures and what they mean: docs/performance.md.
 
@@ -172,12 +174,19 @@ def compare(pin, np, label, model, run, rows):
     qs = (q, q + 0.01)
     fk = timed(lambda x: pin.forwardKinematics(model, pdata, x), qs)
     id_ = timed(lambda x: pin.rnea(model, pdata, x, qd, qdd), qs)
+    jac = timed(lambda x: pin.computeJointJacobians(model, pdata, x), qs)
+    hess = timed(lambda x: pin.computeJointKinematicHessians(model, pdata, x), qs)
     for what, key, peer in (
         ("positions / forwardKinematics", "positions_us", fk),
         ("inverse-dynamics frame / rnea", "inverse_dynamics_us", id_),
         ("frame by DF / rnea", "inverse_dynamics_df_us", id_),
+        ("positions + DF / computeJointJacobians", "df_us", jac),
+        ("same, general solve / computeJointJacobians", "df_us_general", jac),
+        ("positions + DF + D²F / computeJointKinematicHessians", "d2f_us", hess),
+        ("same, general solve / computeJointKinematicHessians", "d2f_us_general", hess),
     ):
-        rows.append((label, run["unknowns"], what, run[key], peer))
+        if key in run:
+            rows.append((label, run["unknowns"], what, run[key], peer))
     return ok_all
 
 

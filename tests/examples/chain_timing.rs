@@ -21,7 +21,11 @@
 //!   and the driving torques from them (`dynamics::driving_from_kinetostatics`);
 //! - `inverse_dynamics_df_us`: the positions, then `dynamics::inverse_dynamics`, which forms the
 //!   first-order transfer functions `DF` (one solve per input) and contracts them with the net
-//!   forces.
+//!   forces;
+//! - `df_us`, `d2f_us`: the positions, then `DF` (`transfer::first_order`: every mode's, so a
+//!   muscle's moment arms about every input), or `DF` and `D²F` (`transfer::second_order`); on a
+//!   model with a tree path (`Model::tree_path`, whose size `tree_path` gives: the blocks of
+//!   `D_cc` one `DF` substitutes) also `df_us_general`, `d2f_us_general` by the general solve.
 //!
 //! Each sample is a batch of calls (about 0.5 ms of work) divided by its length; fastest and
 //! median per call in µs. `newton_iterations` is the count of one timed positions step. The
@@ -31,6 +35,7 @@
 use std::time::Instant;
 
 use mollier_core::dynamics::{driving_from_kinetostatics, inverse_dynamics, kinetostatics};
+use mollier_core::transfer::{first_order, second_order};
 use mollier_core::{Data, Model, solve_positions};
 use mollier_tests::{Link, Points, serial_chain_with, timing_links};
 use serde_json::{Value, json};
@@ -135,16 +140,42 @@ fn timings(model: &Model, data: &mut Data, q: &[f64], qd: &[f64], qdd: &[f64]) -
         inverse_dynamics(m, d, qd, qdd, &[]).map(|_| ()).map_err(|e| e.to_string())
     })
     .map_err(|e| format!("inverse dynamics by DF: {e}"))?;
+    // the transfer functions after the positions, by the model's tree path where it has one and
+    // by the general solve (`Data::set_tree_path(false)`), in the same run
+    let mut transfer = serde_json::Map::new();
+    for (tree, suffix) in [(true, ""), (false, "_general")] {
+        if !tree && model.tree_path().is_none() {
+            continue;
+        }
+        data.set_tree_path(tree);
+        let df = time(model, data, &qs, |m, d, q| {
+            solve_positions(m, d, q).map_err(|e| e.to_string())?;
+            first_order(m, d).map_err(|e| e.to_string())
+        })
+        .map_err(|e| format!("DF: {e}"))?;
+        let d2f = time(model, data, &qs, |m, d, q| {
+            solve_positions(m, d, q).map_err(|e| e.to_string())?;
+            second_order(m, d).map_err(|e| e.to_string())
+        })
+        .map_err(|e| format!("D²F: {e}"))?;
+        transfer.insert(format!("df_us{suffix}"), df);
+        transfer.insert(format!("d2f_us{suffix}"), d2f);
+    }
+    data.set_tree_path(true);
     // Newton iterations of one timed step, to read the timings by
     solve_positions(model, data, &qs[0]).map_err(|e| e.to_string())?;
     let iterations = solve_positions(model, data, &qs[1]).map_err(|e| e.to_string())?.iterations;
-    Ok(json!({
+    Ok(merged(
+        json!({
         "unknowns": model.n_unknowns(),
+        "tree_path": model.tree_path().map(|r| r.total()),
         "newton_iterations": iterations,
         "positions_us": positions,
         "inverse_dynamics_us": dynamics,
         "inverse_dynamics_df_us": dynamics_df,
-    }))
+        }),
+        Value::Object(transfer),
+    ))
 }
 
 /// `a` with the fields of the object `b` added.

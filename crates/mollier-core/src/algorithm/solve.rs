@@ -62,6 +62,37 @@ pub(crate) fn solve_unchecked(model: &Model, data: &mut Data, rhs: MatMut<'_, f6
     solve_finite(model, data, rhs, false)
 }
 
+/// [`solve_unchecked`] for right-hand sides of the transfer functions, column `j` moving the
+/// blocks `reached(j, list)` writes into `list` (ascending; [`crate::model::topology::Reach`]):
+/// on the model's tree path each column is solved over those blocks only
+/// ([`crate::linalg::sparse::Lu::solve_reached`]), else all together as [`solve_unchecked`]
+/// solves them. The same numbers either way.
+pub(crate) fn solve_reached(
+    model: &Model,
+    data: &mut Data,
+    rhs: MatMut<'_, f64>,
+    mut reached: impl FnMut(usize, &mut Vec<usize>),
+) -> Result<(), KinematicsError> {
+    let blocks = match (&model.reach, &model.pattern.blocks) {
+        (Some(_), Some(blocks)) if data.tree_path && data.lu.has_block_factors() => blocks,
+        _ => return solve_unchecked(model, data, rhs),
+    };
+    let mut rhs = rhs;
+    let mut list = std::mem::take(&mut data.work.reached);
+    let mut finite = true;
+    for j in 0..rhs.ncols() {
+        let col = rhs.as_mut().col_mut(j).try_as_col_major_mut().expect("contiguous columns").as_slice_mut();
+        reached(j, &mut list);
+        data.lu.solve_reached(blocks, &list, col);
+        finite = finite && all_finite(col);
+    }
+    data.work.reached = list;
+    if !finite {
+        return Err(not_well_posed(model, data));
+    }
+    Ok(())
+}
+
 /// Solve with the current factors, verifying only that the solution is finite.
 pub(crate) fn solve_finite(
     model: &Model,

@@ -15,10 +15,11 @@ use faer::{Mat, MatMut};
 
 use crate::algorithm::error::KinematicsError;
 use crate::algorithm::evaluate::{evaluate, evaluate_constraints};
-use crate::algorithm::solve::solve_unchecked;
+use crate::algorithm::solve::{solve_reached, solve_unchecked};
 use crate::data::{Data, n_pairs, pair_index, shaped};
 use crate::element::Order;
 use crate::ids::ModeId;
+use crate::model::topology::shared_blocks;
 use crate::model::{Input, ModeRole, Model};
 
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
@@ -192,7 +193,11 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
         input_rhs(model, data, &unit, b.col_as_slice_mut(j));
         unit[j] = 0.0;
     }
-    let solved = solve_unchecked(model, data, b.as_mut());
+    // on the tree path, each column over its input's subtree
+    let solved = solve_reached(model, data, b.as_mut(), |j, list| {
+        list.clear();
+        list.extend_from_slice(model.reach.as_ref().map_or(&[][..], |r| r.of(j)));
+    });
     if solved.is_ok() {
         // the entries written are the same at every configuration (the dependent, input and
         // attached rows): the others stay 0 from when the storage was made
@@ -507,10 +512,18 @@ fn second_order_rows(model: &Model, data: &mut Data, all_attached: bool) -> Resu
             col[r] = -hq[m * np + p];
         }
     }
-    solve_unchecked(model, data, rhs.as_mut())?;
+    // on the tree path, pair (i, j) over the subtree both inputs move: none for inputs on
+    // different branches (every entry of the pair's right-hand side is in the rows of an
+    // element that both move, so in that subtree)
+    let pairs: Vec<(usize, usize)> = (0..nq).flat_map(|i| (i..nq).map(move |j| (i, j))).collect();
+    solve_reached(model, data, rhs.as_mut(), |p, list| {
+        if let Some(reach) = &model.reach {
+            let (i, j) = pairs[p];
+            shared_blocks(reach.of(i), reach.of(j), list);
+        }
+    })?;
     let mut d2x = Mat::<f64>::zeros(nx, np);
     let mut d2e = Mat::<f64>::zeros(ne, np);
-    let pairs: Vec<(usize, usize)> = (0..nq).flat_map(|i| (i..nq).map(move |j| (i, j))).collect();
     for p in 0..np {
         let src = rhs.col_as_slice(p);
         let dst = d2x.col_as_slice_mut(p);

@@ -64,6 +64,8 @@ pub struct Data {
     pub(crate) work: Work,
     /// Threads for the work per element ([`Data::set_threads`]); 0: [`crate::data::default_threads`].
     pub(crate) threads: usize,
+    /// Take the model's tree path where it has one ([`Data::set_tree_path`]).
+    pub(crate) tree_path: bool,
 }
 
 /// The state a failed position solve returns to, with the deformations its periodic modes
@@ -128,6 +130,8 @@ pub(crate) struct Work {
     pub df_rhs: Mat<f64>,
     /// `n_e`: Hessian contractions.
     pub e_h: Vec<f64>,
+    /// The blocks one column of a transfer function reaches (`solve::solve_reached`).
+    pub reached: Vec<usize>,
     /// Largest number of an element's coordinates, twice: its slice of two global vectors.
     pub local_u: Vec<f64>,
     pub local_w: Vec<f64>,
@@ -242,6 +246,7 @@ impl Work {
             // n_unknowns x n_q: made by the first `first_order`, never for a run that does not need DF
             df_rhs: Mat::new(),
             e_h: vec![0.0; ne],
+            reached: Vec::new(),
             local_u: Vec::with_capacity(local),
             local_w: Vec::with_capacity(local),
             df_rows: Vec::new(),
@@ -296,6 +301,7 @@ impl Clone for Data {
             qdd: self.qdd.clone(),
             work: self.work.clone(),
             threads: self.threads,
+            tree_path: self.tree_path,
         }
     }
 }
@@ -344,6 +350,7 @@ impl Data {
             qdd: vec![0.0; model.n_q()],
             work: Work::new(model),
             threads: 1,
+            tree_path: true,
         }
     }
 
@@ -356,6 +363,16 @@ impl Data {
     /// and a sweep running one process per core would only oversubscribe its cores.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads;
+    }
+
+    /// Solve the transfer functions over each input's subtree where the model has a tree path
+    /// ([`Model::tree_path`]; the default), or by the general solve of every column over the
+    /// whole of `D_cc` (`false`: the reference the tree path is tested against). Both give the
+    /// same numbers; the transfer functions already computed are forgotten.
+    pub fn set_tree_path(&mut self, on: bool) {
+        self.tree_path = on;
+        self.df_valid = false;
+        self.d2f_valid = false;
     }
 
     /// The threads [`Data::set_threads`] asked for (the default resolved).

@@ -79,6 +79,9 @@ pub(crate) struct Blocks {
     pub off_row_start: Vec<usize>,
     pub off_by_col: Vec<(usize, usize, usize)>,
     pub off_col_start: Vec<usize>,
+    /// The block of each row and of each column of `D_cc`.
+    pub block_of_row: Vec<usize>,
+    pub block_of_col: Vec<usize>,
 }
 
 impl Blocks {
@@ -90,6 +93,37 @@ impl Blocks {
     /// Size of the largest diagonal block.
     pub fn largest(&self) -> usize {
         self.start.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
+    }
+
+    /// The blocks a right-hand side whose nonzero entries are in `rows` moves: the blocks of
+    /// those rows and every block downstream of them (whose rows read a moved block's columns),
+    /// ascending (the forward substitution's order), into `out`. The other blocks' unknowns are
+    /// 0 in the solution. `mark` (n_blocks, all `false`) is left all `false`.
+    pub fn downstream(&self, rows: impl Iterator<Item = usize>, mark: &mut [bool], out: &mut Vec<usize>) {
+        out.clear();
+        for r in rows {
+            let b = self.block_of_row[r];
+            if !mark[b] {
+                mark[b] = true;
+                out.push(b);
+            }
+        }
+        let mut next = 0;
+        while next < out.len() {
+            let b = out[next];
+            next += 1;
+            for &(_, r, _) in &self.off_by_col[self.off_col_start[b]..self.off_col_start[b + 1]] {
+                let s = self.block_of_row[r];
+                if !mark[s] {
+                    mark[s] = true;
+                    out.push(s);
+                }
+            }
+        }
+        for &b in out.iter() {
+            mark[b] = false;
+        }
+        out.sort_unstable();
     }
 }
 
@@ -306,6 +340,7 @@ impl Pattern {
         };
         (blocks.off_by_row, blocks.off_row_start) = group(&|e| block_of_row[e.1]);
         (blocks.off_by_col, blocks.off_col_start) = group(&|e| block_of_col[e.2]);
+        (blocks.block_of_row, blocks.block_of_col) = (block_of_row, block_of_col);
         Some(blocks)
     }
 
@@ -453,6 +488,27 @@ impl Lu {
         self.factor_sparse(pattern, values)
     }
 
+    /// The factors are the diagonal blocks' ([`Method::Blocks`]), valid: [`Lu::solve_reached`]
+    /// may be used.
+    pub fn has_block_factors(&self) -> bool {
+        self.valid && self.blocks
+    }
+
+    /// Solve `D_cc x = b` in place (`v`: `b` in, `x` out) over the blocks `reached` only
+    /// ([`Blocks::downstream`] of `b`'s nonzero rows, ascending): the other blocks' unknowns
+    /// are 0, as the whole substitution would make them. Every reached block's numbers are
+    /// formed by the operations of [`Lu::solve`] in its order (an unreached block's unknowns,
+    /// read as 0, subtract nothing). Needs block factors ([`Lu::has_block_factors`]).
+    pub fn solve_reached(&mut self, blocks: &Blocks, reached: &[usize], v: &mut [f64]) {
+        debug_assert!(self.has_block_factors());
+        let mut b = std::mem::take(&mut self.rhs);
+        b.clear();
+        b.extend_from_slice(v);
+        v.fill(0.0);
+        self.substitute_in(blocks, reached.iter().copied(), &mut b, v, 1, false);
+        self.rhs = b;
+    }
+
     /// Solve `D_cc X = B` (or `D_ccᵀ X = B`) in place for all columns of `rhs`.
     pub fn solve(&mut self, pattern: &Pattern, rhs: MatMut<'_, f64>, transpose: bool) {
         if pattern.n_rows == 0 {
@@ -592,8 +648,23 @@ impl Lu {
     #[inline(always)]
     fn substitute(&mut self, blocks: &Blocks, b: &mut [f64], x: &mut [f64], k: usize, transpose: bool) {
         let nb = blocks.len();
-        for step in 0..nb {
-            let bk = if transpose { nb - 1 - step } else { step };
+        let order = (0..nb).map(|step| if transpose { nb - 1 - step } else { step });
+        self.substitute_in(blocks, order, b, x, k, transpose);
+    }
+
+    /// [`Lu::substitute`] over the blocks `order` only (every block, in the substitution's
+    /// order, for a whole solve).
+    #[inline(always)]
+    fn substitute_in(
+        &mut self,
+        blocks: &Blocks,
+        order: impl Iterator<Item = usize>,
+        b: &mut [f64],
+        x: &mut [f64],
+        k: usize,
+        transpose: bool,
+    ) {
+        for bk in order {
             let (s0, s1) = (blocks.start[bk], blocks.start[bk + 1]);
             // less the unknowns of the blocks already solved
             let (off, values, start) = if transpose {
@@ -807,5 +878,35 @@ mod tests {
         let p = pattern(2, &[(0, 0), (0, 1), (1, 0), (1, 1)]);
         let mut lu = Lu::default();
         assert!(lu.factor(&p, &[1.0, 2.0, 2.0, 4.0], Method::Blocks).is_err());
+    }
+
+    /// A right-hand side solved over the blocks it reaches (`Blocks::downstream`,
+    /// `Lu::solve_reached`) gives the whole substitution's solution, 0 outside them; a leaf's
+    /// right-hand side reaches its own block only, the root's every block.
+    #[test]
+    fn a_solve_over_the_reached_blocks_is_the_whole_solve() {
+        // four 2 x 2 blocks in a tree: 1 and 3 read 0, 2 reads 1 (block k: rows and columns
+        // 2k, 2k + 1)
+        let mut entries: Vec<(usize, usize)> =
+            (0..4).flat_map(|k| (0..4).map(move |i| (2 * k + i / 2, 2 * k + i % 2))).collect();
+        entries.extend([(2, 0), (3, 1), (4, 3), (6, 1)]);
+        let p = pattern(8, &entries);
+        let blocks = p.blocks.as_ref().expect("block-triangular");
+        assert_eq!(blocks.len(), 4);
+        let mut lu = Lu::default();
+        lu.factor(&p, &values(&p), Method::Blocks).expect("regular");
+        let (mut mark, mut reached) = (vec![false; 4], Vec::new());
+        for (row, reach) in [(0, 4), (1, 4), (2, 2), (5, 1), (7, 1)] {
+            let mut whole = vec![0.0; 8];
+            whole[row] = 1.0 + row as f64;
+            let mut part = whole.clone();
+            lu.solve(&p, MatMut::from_column_major_slice_mut(&mut whole, 8, 1), false);
+            blocks.downstream([row].into_iter(), &mut mark, &mut reached);
+            assert_eq!(reached.len(), reach, "row {row}");
+            lu.solve_reached(blocks, &reached, &mut part);
+            assert_eq!(part, whole, "row {row}");
+            assert_eq!(whole.iter().filter(|v| **v != 0.0).count(), 2 * reach, "row {row}");
+            assert!(mark.iter().all(|m| !m));
+        }
     }
 }

@@ -449,6 +449,7 @@ impl ModelBuilder {
             length_scale,
             topology,
             pattern: Pattern::default(),
+            reach: None,
             de_len: de_off,
             d2e_len: d2e_off,
             de_own_len: own_off,
@@ -755,6 +756,23 @@ fn classify_elements(model: &mut Model) {
     }
     model.constraint_coords = (0..read.len()).filter(|&c| read[c]).collect();
     model.pattern = pattern(model);
+    model.reach = reach(model);
+}
+
+/// The tree path's subtrees of the inputs ([`Reach`]): each input's rows of `[−D_cm | (0; I)]`,
+/// the right-hand side of its column of `DF`, carried down the block-triangular form.
+fn reach(model: &Model) -> Option<Reach> {
+    let blocks = model.pattern.blocks.as_ref()?;
+    let mut rows = vec![Vec::new(); model.n_q()];
+    for &(_, r, j) in &model.pattern.scatter_input {
+        rows[j].push(r);
+    }
+    for (j, inp) in model.inputs.iter().enumerate() {
+        if let Input::Mode(m) = inp {
+            rows[j].push(model.mode_row[m.index()].expect("an input mode has a row"));
+        }
+    }
+    Reach::find(blocks, &rows)
 }
 
 /// The expanded coordinates and chain rule of an element with a node in `layout` that is

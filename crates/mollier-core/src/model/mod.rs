@@ -26,7 +26,7 @@ mod types;
 use attach::{Attachment, Attachments, Chain};
 pub use builder::{BuildError, ModelBuilder};
 use euler_norm::EulerNorm;
-use topology::Topology;
+use topology::{Reach, Topology};
 pub use types::{CoordRole, Input, ModeRole, NodeInfo};
 pub(crate) use types::{ElementEntry, RowTarget, fixed_mask};
 
@@ -54,6 +54,8 @@ pub struct Model {
     pub(crate) length_scale: f64,
     pub(crate) topology: Topology,
     pub(crate) pattern: Pattern,
+    /// The tree path of the transfer functions, where the model has one ([`Reach`]).
+    pub(crate) reach: Option<Reach>,
     pub(crate) de_len: usize,
     pub(crate) d2e_len: usize,
     /// Length of the own-gradient buffer of the elements on attached nodes.
@@ -119,6 +121,12 @@ impl Model {
                 }
             }
         }
+    }
+
+    /// The tree path of the transfer functions ([`Reach`]: each input's subtree of `D_cc`'s
+    /// blocks), chosen when the model is built; `None` where the general solve is taken.
+    pub fn tree_path(&self) -> Option<&Reach> {
+        self.reach.as_ref()
     }
 
     /// Number of nodal coordinates `n_x`.

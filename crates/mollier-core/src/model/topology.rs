@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use petgraph::graph::{NodeIndex, UnGraph};
 
 use crate::ids::{ElementId, NodeId};
+use crate::linalg::sparse::Blocks;
 use crate::model::types::{CoordRole, ElementEntry, NodeInfo};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,5 +140,72 @@ impl Topology {
     /// Parts not tied to the ground.
     pub fn floating_parts(&self) -> impl Iterator<Item = &Part> {
         self.parts.iter().filter(|p| !p.grounded)
+    }
+}
+
+/// The tree path of the transfer functions, where the block-triangular form of `D_cc` makes the
+/// mechanism a tree of small blocks (a joint's unknowns, or a closed loop's in one block): for
+/// each input, the diagonal blocks its column of `DF` moves — the blocks of its own equations
+/// and those downstream of them, its subtree — ascending. A column is solved over its subtree
+/// only, and a column of `D²F` over the subtrees its two inputs share (empty for inputs on
+/// different branches); the other blocks' unknowns are 0. Like Pinocchio's and MuJoCo's
+/// recursions over a kinematic tree, the work follows the subtrees rather than the whole model.
+#[derive(Clone, Debug, Default)]
+pub struct Reach {
+    /// Input `j`'s blocks are `blocks[start[j]..start[j + 1]]` (`n_q + 1`).
+    start: Vec<usize>,
+    blocks: Vec<usize>,
+}
+
+impl Reach {
+    /// The subtrees of the inputs whose right-hand sides have their nonzero entries in the rows
+    /// `input_rows[j]`; `None` where they are not worth a path of their own: when together they
+    /// cover more than half of the `n_q x n_blocks` a whole solve of every column substitutes (a
+    /// chain, whose inputs reach on average half of it; a single block), or more than
+    /// [`REACH_LIMIT`] entries.
+    pub(crate) fn find(blocks: &Blocks, input_rows: &[Vec<usize>]) -> Option<Reach> {
+        let budget = (input_rows.len() * blocks.len() / 2).min(REACH_LIMIT);
+        let mut reach = Reach { start: vec![0], blocks: Vec::new() };
+        let (mut mark, mut list) = (vec![false; blocks.len()], Vec::new());
+        for rows in input_rows {
+            blocks.downstream(rows.iter().copied(), &mut mark, &mut list);
+            reach.blocks.extend_from_slice(&list);
+            if reach.blocks.len() > budget {
+                return None;
+            }
+            reach.start.push(reach.blocks.len());
+        }
+        Some(reach)
+    }
+
+    /// Input `j`'s blocks, ascending.
+    pub fn of(&self, j: usize) -> &[usize] {
+        &self.blocks[self.start[j]..self.start[j + 1]]
+    }
+
+    /// Blocks over all inputs: the substitutions of one `DF`, in blocks.
+    pub fn total(&self) -> usize {
+        self.blocks.len()
+    }
+}
+
+/// Largest number of (input, block) pairs a [`Reach`] keeps (8 MB).
+pub const REACH_LIMIT: usize = 1 << 20;
+
+/// The blocks in both of the ascending lists `a` and `b`, into `out`: the subtree that moves
+/// with both of two inputs.
+pub(crate) fn shared_blocks(a: &[usize], b: &[usize], out: &mut Vec<usize>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
     }
 }

@@ -1,0 +1,61 @@
+//! The kernel on trees: a posture of Huston's 17-member body (`models/body/huston17.toml`, 54
+//! inputs, 204 unknowns) and of OpenSim's gait2392 (imported from
+//! `.cache/opensim-models/gait2392_thelen2003muscle.osim`, fetched by
+//! `tools/fetch-opensim-models`; skipped, saying so, when absent): positions by Newton-Raphson
+//! from the previous posture, then `DF` of every mode (`transfer::first_order`: each muscle's
+//! length and its moment arms about every input) — what `mollier kinematics` does per frame.
+//! `tree = true` takes the model's tree path (`Model::tree_path`), `false` the general solve.
+//! The iterations alternate between two postures 0.01 apart (rad, or m for translations), off
+//! the model's initial one, as `tests/examples/chain_timing.rs` does for Pinocchio's
+//! comparison. Run with `cargo bench -p mollier --bench trees`.
+
+use std::path::{Path, PathBuf};
+
+use divan::Bencher;
+use mollier_core::transfer::first_order;
+use mollier_core::{Data, solve_positions};
+
+fn main() {
+    divan::main();
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Positions and `DF` of the model in `file`, alternating between two postures.
+fn posture(bencher: Bencher, file: &Path, tree: bool) {
+    if !file.is_file() {
+        eprintln!("SKIPPED: {} is absent (run tools/fetch-opensim-models)", file.display());
+        return;
+    }
+    let registry = mollier::registry();
+    let c = mollier::load(file, &registry).unwrap_or_else(|d| panic!("{}", d.render()));
+    let model = &c.model;
+    let q0 = model.q0();
+    // 0.1 rad (or m) at most off the initial posture, every input differently
+    let q: Vec<f64> = q0.iter().enumerate().map(|(j, v)| v + 0.1 * (0.7 * j as f64 + 0.3).sin()).collect();
+    let qs = [q.clone(), q.iter().map(|v| v + 0.01).collect::<Vec<f64>>()];
+    let mut data = Data::new(model);
+    data.set_tree_path(tree);
+    for k in 1..=10 {
+        let qk: Vec<f64> = q0.iter().zip(&q).map(|(a, b)| a + (b - a) * k as f64 / 10.0).collect();
+        solve_positions(model, &mut data, &qk).expect("the posture solves");
+    }
+    let mut k = 0;
+    bencher.bench_local(|| {
+        k += 1;
+        solve_positions(model, &mut data, &qs[k % 2]).expect("the posture solves");
+        first_order(model, &mut data).expect("DF");
+    });
+}
+
+#[divan::bench(args = [true, false])]
+fn huston17_positions_and_df(bencher: Bencher, tree: bool) {
+    posture(bencher, &root().join("models/body/huston17.toml"), tree);
+}
+
+#[divan::bench(args = [true, false])]
+fn gait2392_lengths_and_moment_arms(bencher: Bencher, tree: bool) {
+    posture(bencher, &root().join(".cache/opensim-models/gait2392_thelen2003muscle.osim"), tree);
+}

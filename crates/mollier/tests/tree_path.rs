@@ -1,0 +1,163 @@
+//! The kernel's tree path of the transfer functions (`Model::tree_path`: each column of `DF`
+//! solved over its input's subtree of `D_cc`'s blocks, each column of `D²F` over the subtree its
+//! two inputs share) against the general solve of every column over the whole of `D_cc`, on
+//! every model in `models/` and on OpenSim's gait models where `tools/fetch-opensim-models`
+//! fetched them: `DF` and `D²F` (coordinates and modes) agree to 1e-12 of their largest entry.
+
+use std::path::{Path, PathBuf};
+
+use mollier_core::transfer::{first_order, second_order};
+use mollier_core::{Data, Input, Model, Quantity, solve_positions};
+
+/// Largest difference allowed, relative to the largest entry of the matrix.
+const RTOL: f64 = 1e-12;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The model files under `dir`, sorted.
+fn model_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(dir).expect("models/ is readable").map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            model_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "toml") {
+            out.push(p);
+        }
+    }
+}
+
+/// A posture off the initial one (inputs moved by up to 0.05, in radians or as a fraction of
+/// the model's size), else the initial one where that cannot be reached.
+fn solve_off_initial(model: &Model, data: &mut Data) {
+    let q0 = model.q0();
+    solve_positions(model, data, &q0).expect("the initial configuration solves");
+    let scale = model.length_scale();
+    let q: Vec<f64> = q0
+        .iter()
+        .enumerate()
+        .map(|(j, v)| {
+            let step = 0.05 * (0.7 * j as f64 + 0.3).sin();
+            // an input coordinate is a length; an input mode's quantity is its own
+            let length = match model.inputs()[j] {
+                Input::Coordinate(_) => true,
+                Input::Mode(m) => model.mode_info(m).quantity == Quantity::Length,
+            };
+            v + if length { step * 0.1 * scale } else { step }
+        })
+        .collect();
+    if solve_positions(model, data, &q).is_err() {
+        solve_positions(model, data, &q0).expect("the initial configuration solves");
+    }
+}
+
+/// Largest difference of two matrices relative to the largest entry of the second, or to
+/// `floor` when that is larger (a matrix of round-off only, such as `D²F_e` of a tree's joints).
+fn relative(a: faer::MatRef<'_, f64>, b: faer::MatRef<'_, f64>, floor: f64) -> f64 {
+    assert_eq!((a.nrows(), a.ncols()), (b.nrows(), b.ncols()));
+    let mut diff = 0.0f64;
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            diff = diff.max((a[(i, j)] - b[(i, j)]).abs());
+        }
+    }
+    let size = largest(b).max(floor);
+    if size == 0.0 { diff } else { diff / size }
+}
+
+/// Largest magnitude of the entries of `m`.
+fn largest(m: faer::MatRef<'_, f64>) -> f64 {
+    (0..m.ncols()).flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)].abs())).fold(0.0, f64::max)
+}
+
+/// `DF` and `D²F` by the tree path and by the general solve at the same configuration; the
+/// largest relative difference, or `None` when the model has no tree path.
+fn compare(name: &str, model: &Model, second: bool) -> Option<f64> {
+    model.tree_path()?;
+    let mut data = Data::new(model);
+    solve_off_initial(model, &mut data);
+    let mut got = Vec::new();
+    for tree in [true, false] {
+        data.set_tree_path(tree);
+        first_order(model, &mut data).unwrap_or_else(|e| panic!("{name}: DF: {e}"));
+        let mut mats = vec![data.df_x().to_owned(), data.df_e().to_owned()];
+        if second {
+            second_order(model, &mut data).unwrap_or_else(|e| panic!("{name}: D²F: {e}"));
+            mats.extend([data.d2f_x().to_owned(), data.d2f_e().to_owned()]);
+        }
+        got.push(mats);
+    }
+    // the model's own scale: its largest first-order transfer function (m or rad per input)
+    let floor = largest(got[1][0].as_ref());
+    let mut worst = 0.0f64;
+    for (what, (a, b)) in ["DF_x", "DF_e", "D²F_x", "D²F_e"].iter().zip(got[0].iter().zip(&got[1])) {
+        let d = relative(a.as_ref(), b.as_ref(), floor);
+        worst = worst.max(d);
+        assert!(
+            d <= RTOL,
+            "{name}: {what} by the tree path differs from the general solve by {d:.2e} of its largest entry"
+        );
+    }
+    Some(worst)
+}
+
+#[test]
+fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
+    let registry = mollier::registry();
+    let mut files = Vec::new();
+    model_files(&root().join("models"), &mut files);
+    let (mut compared, mut general) = (Vec::new(), Vec::new());
+    for file in &files {
+        let name = file.strip_prefix(root()).unwrap_or(file).display().to_string();
+        // a study file names its model (`model = "..."`): not a model itself
+        let Ok(c) = mollier::load(file, &registry) else {
+            assert!(
+                std::fs::read_to_string(file).is_ok_and(|t| t.lines().any(|l| l.starts_with("model = "))),
+                "{name} is neither a model nor a study"
+            );
+            continue;
+        };
+        match compare(&name, &c.model, true) {
+            Some(d) => compared.push((name, d)),
+            None => general.push(name),
+        }
+    }
+    println!("tree path, largest relative difference of DF and D²F from the general solve:");
+    for (name, d) in &compared {
+        println!("  {name}: {d:.1e}");
+    }
+    println!("general path only: {}", general.join(", "));
+    // the whole-body models are trees of hinges: they must take the tree path
+    for body in ["huston17.toml", "huston17-hinges.toml", "fall.toml"] {
+        assert!(compared.iter().any(|(n, _)| n.ends_with(body)), "models/body/{body} did not take the tree path");
+    }
+}
+
+#[test]
+fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
+    let dir = std::env::var_os("MOLLIER_OPENSIM_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".cache/opensim-models"));
+    let registry = mollier::registry();
+    let mut seen = 0;
+    for file in ["gait10dof18musc.osim", "gait2354_simbody.osim", "gait2392_thelen2003muscle.osim"] {
+        let path = dir.join(file);
+        if !path.is_file() {
+            println!("SKIPPED {file}: not in {} (run tools/fetch-opensim-models)", dir.display());
+            continue;
+        }
+        let c = mollier::load(&path, &registry).unwrap_or_else(|d| panic!("{file}: {}", d.render()));
+        // DF of every muscle about every coordinate; D²F on the smallest model (it has n_q²/2
+        // columns)
+        let second = file.starts_with("gait10dof");
+        let d = compare(file, &c.model, second).unwrap_or_else(|| panic!("{file}: a tree, but no tree path"));
+        println!("{file}: largest relative difference {d:.1e}");
+        seen += 1;
+    }
+    if seen == 0 {
+        println!("SKIPPED: no OpenSim gait model fetched");
+    }
+}
