@@ -335,8 +335,26 @@ enum Command {
         every: u32,
         /// The page to write (.html): a new file, or a regular file it replaces whole. Anything
         /// else at the path (a symbolic link, a directory, a FIFO, a device) is refused.
+        /// Optional with --png or --frames.
+        #[arg(long, required_unless_present_any = ["png", "frames"])]
+        out: Option<PathBuf>,
+        /// Also write a picture of one frame (PNG, drawn by headless Chromium; see --frame,
+        /// --size, --view).
         #[arg(long)]
-        out: PathBuf,
+        png: Option<PathBuf>,
+        /// The frame of --png, from 0 among the frames drawn.
+        #[arg(long, default_value_t = 0)]
+        frame: usize,
+        /// Write every drawn frame as DIR/frame-00000.png, ... (for a video: e.g. ffmpeg -i
+        /// DIR/frame-%05d.png). DIR is made, or must hold nothing but such frames.
+        #[arg(long, value_name = "DIR")]
+        frames: Option<PathBuf>,
+        /// The pictures' size in pixels, WxH.
+        #[arg(long, default_value = "1280x960")]
+        size: String,
+        /// The pictures' camera: front, side or top.
+        #[arg(long, default_value = "front", value_parser = ["front", "side", "top"])]
+        view: String,
         /// Replace a symbolic link at --out by the page (the link itself: what it points to is
         /// not written). A directory, FIFO, socket or device is refused even so.
         #[arg(long)]
@@ -452,18 +470,27 @@ fn main() -> ExitCode {
             &registry,
         ),
         Command::Study { study, out, loads, quiet } => study::run(&study, &out, loads.as_deref(), quiet),
-        Command::View { model, motion, results, every, out, force, quiet } => view::run(
-            &view::Request {
-                model: &model,
-                motion: motion.as_deref(),
-                results: results.as_deref(),
-                every: every as usize,
-                out: &out,
-                force,
-                quiet,
-            },
-            &registry,
-        ),
+        Command::View { model, motion, results, every, out, png, frame, frames, size, view, force, quiet } => {
+            view::run(
+                &view::Request {
+                    model: &model,
+                    motion: motion.as_deref(),
+                    results: results.as_deref(),
+                    every: every as usize,
+                    out: out.as_deref(),
+                    pictures: view::Pictures {
+                        png: png.as_deref(),
+                        frame,
+                        frames: frames.as_deref(),
+                        size: &size,
+                        view: &view,
+                    },
+                    force,
+                    quiet,
+                },
+                &registry,
+            )
+        }
         Command::Import { model, out, report, motion, motion_out, force, quiet } => {
             let motion = motion.as_deref().zip(motion_out.as_deref());
             import::run(&model, &out, report.as_deref(), motion, force, quiet, &registry)

@@ -1,8 +1,10 @@
 // Mollier's viewer: draws the geometry Mollier computed (the JSON in #mollier-data) with three.js.
 // It computes no mechanics: every position, path point and solid comes from the file.
 // URL parameters: frame=K shows frame K first; hide=bones,obstacles,... hides groups; size=WxH
-// fixes the drawing's size; test=1 runs the page's self-checks and writes
-// them as JSON into #mollier-test (read by tools/test-viewer through --dump-dom).
+// fixes the drawing's size; view=front|side|top the camera's start; test=1 runs the page's
+// self-checks and writes them as JSON into #mollier-test (read by tools/test-viewer through
+// --dump-dom); export=K,L,... or export=all writes those frames' canvas as PNG data URLs into
+// #mollier-export (read by `mollier view --png/--frames` through --dump-dom).
 (function () {
   'use strict';
   const errors = [];
@@ -71,26 +73,97 @@
   sun.position.set(1, 2, 3);
   scene.add(sun);
 
-  // size of the scene: the points of every frame, so that the motion stays in view
-  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-  for (let i = 0; i < nF * nP * 3; i++) {
-    const v = positions[i], a = i % 3;
-    if (Number.isFinite(v)) { lo[a] = Math.min(lo[a], v); hi[a] = Math.max(hi[a], v); }
+  // ---- the bodies' meshes (decoded first: they count in the scene's size) ----
+  // vertices in body coordinates (m), quantized to 16 bits over the mesh's box; triangles as
+  // 16- or 32-bit indices; normals computed here
+  const meshes = (D.meshes || []).map((m) => {
+    const q = new Uint16Array(bytes(m.vertices));
+    const v = new Float32Array(q.length);
+    for (let i = 0; i < q.length; i++) {
+      const a = i % 3;
+      v[i] = m.box[a] + (q[i] / 65535) * (m.box[3 + a] - m.box[a]);
+    }
+    const g = new THREE.BufferGeometry();
+    g.setAttribute('position', new THREE.BufferAttribute(v, 3));
+    const t = m.index_bytes === 2 ? new Uint16Array(bytes(m.triangles)) : new Uint32Array(bytes(m.triangles));
+    g.setIndex(new THREE.BufferAttribute(t, 1));
+    g.computeVertexNormals();
+    g.computeBoundingSphere();
+    return { body: m.body, name: m.name, geometry: g };
+  });
+  // a body's frame in frame k as a matrix (its axes and origin): meshes are fixed in it
+  function bodyMatrix(k, b, into) {
+    const o = (k * nB + b) * 12, v = bodyFrames;
+    return into.set(v[o + 3], v[o + 6], v[o + 9], v[o], v[o + 4], v[o + 7], v[o + 10], v[o + 1],
+      v[o + 5], v[o + 8], v[o + 11], v[o + 2], 0, 0, 0, 1);
   }
-  if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); }
-  const centre = new THREE.Vector3((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
+
+  // size of the scene: the points and the meshes' boxes of every frame, so that the motion stays
+  // in view
+  const sceneVertices = [];
+  for (let i = 0; i < nF * nP; i++) {
+    const p = [positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]];
+    if (p.every(Number.isFinite)) sceneVertices.push(p);
+  }
+  {
+    const m4 = new THREE.Matrix4(), v = new THREE.Vector3();
+    for (const m of D.meshes || []) for (let k = 0; k < nF; k++) {
+      bodyMatrix(k, m.body, m4);
+      for (let c = 0; c < 8; c++) {
+        v.set(m.box[c & 1 ? 3 : 0], m.box[c & 2 ? 4 : 1], m.box[c & 4 ? 5 : 2]).applyMatrix4(m4);
+        if (Number.isFinite(v.x + v.y + v.z)) sceneVertices.push([v.x, v.y, v.z]);
+      }
+    }
+  }
+  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+  for (const p of sceneVertices) for (let a = 0; a < 3; a++) { lo[a] = Math.min(lo[a], p[a]); hi[a] = Math.max(hi[a], p[a]); }
+  if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); sceneVertices.push(lo, hi); }
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
-  // the camera as far as the box's bounding sphere needs to fit the view's height, from any side
-  const radius = Math.max(0.5 * Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]), 1e-3);
   const fov = 35;
 
   const camera = new THREE.PerspectiveCamera(fov, viewSize()[0] / viewSize()[1], size / 100, size * 100);
-  const distance = 1.05 * radius / Math.sin((fov / 2) * Math.PI / 180);
-  camera.position.copy(centre).add(new THREE.Vector3(0.9, 0.4, 1.0).normalize().multiplyScalar(distance));
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
-  controls.target.copy(centre);
-  controls.update();
   controls.addEventListener('change', () => render());
+  // The views a person is seen from, in the model's axes as OpenSim's and the ISB's: x forward,
+  // y up, z to the right. Top: from above, forward down the screen (off the pole by 1e-4, where
+  // the orbit's up stays y).
+  const views = {
+    front: [1, 0, 0],
+    side: [0, 0, 1],
+    top: [1e-4, 1, 0],
+  };
+  // Place the camera along `dir` (towards it from the model) so that every point and mesh box
+  // of every frame is in the view, the nearest side (height or width) filled to 92 %.
+  function viewFrom(name) {
+    const back = new THREE.Vector3(...views[name]).normalize();
+    const right = new THREE.Vector3(0, 1, 0).cross(back).normalize();
+    const up = back.clone().cross(right);
+    const t = 0.92 * Math.tan((fov / 2) * Math.PI / 180), ta = t * camera.aspect;
+    const ext = (axis) => {
+      let a = Infinity, b = -Infinity;
+      for (const p of sceneVertices) { const d = axis.x * p[0] + axis.y * p[1] + axis.z * p[2]; a = Math.min(a, d); b = Math.max(b, d); }
+      return [a, b];
+    };
+    const [r0, r1] = ext(right), [u0, u1] = ext(up), [b0, b1] = ext(back);
+    const rc = (r0 + r1) / 2, uc = (u0 + u1) / 2;
+    let dist = -Infinity;
+    for (const p of sceneVertices) {
+      const r = right.x * p[0] + right.y * p[1] + right.z * p[2];
+      const u = up.x * p[0] + up.y * p[1] + up.z * p[2];
+      const b = back.x * p[0] + back.y * p[1] + back.z * p[2];
+      dist = Math.max(dist, b + Math.max(Math.abs(r - rc) / ta, Math.abs(u - uc) / t));
+    }
+    dist = Math.max(dist, b1 + size / 50);
+    const at = (c) => right.clone().multiplyScalar(rc).add(up.clone().multiplyScalar(uc)).add(back.clone().multiplyScalar(c));
+    camera.position.copy(at(dist));
+    controls.target.copy(at((b0 + b1) / 2));
+    camera.near = Math.max((dist - b1) / 10, size / 1000);
+    camera.far = dist - b0 + size * 10;
+    camera.updateProjectionMatrix();
+    controls.update();
+    current = name;
+  }
+  let current = null;
 
   const groups = {};
   for (const name of ['bones', 'frames', 'points', 'obstacles', 'contacts', 'axes', 'elements', 'muscles']) {
@@ -102,11 +175,49 @@
     g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(Math.max(n, 1) * 3), 3));
     return g;
   }
-  // bones: from each body's first point (its origin when named) to its other points
-  const bonePairs = [];
-  for (const b of D.bodies) for (let k = 1; k < b.points.length; k++) bonePairs.push(b.points[0], b.points[k]);
-  const bones = new THREE.LineSegments(dynamic(bonePairs.length), new THREE.LineBasicMaterial({ color: 0x6b5b45 }));
-  groups.bones.add(bones);
+  // bones: each body's meshes, else its capsules (between its joints, see mollier_view::capsules)
+  const boneMaterial = new THREE.MeshLambertMaterial({ color: 0xe6dcc8 });
+  const meshObjects = meshes.map((m) => {
+    const obj = new THREE.Mesh(m.geometry, boneMaterial);
+    obj.matrixAutoUpdate = false;
+    obj.userData = { body: m.body, mesh: m.name };
+    groups.bones.add(obj);
+    return obj;
+  });
+  const meshed = new Set(meshes.map((m) => m.body));
+  const unitCylinder = new THREE.CylinderGeometry(1, 1, 1, 24, 1, true);
+  const unitBall = new THREE.SphereGeometry(1, 24, 12);
+  const capsules = (D.capsules || []).filter((c) => !meshed.has(c.body)).map((c) => {
+    const parts = [unitCylinder, unitBall, unitBall].map((g) => {
+      const m = new THREE.Mesh(g, boneMaterial);
+      m.matrixAutoUpdate = false;
+      m.userData = { body: c.body, capsule: true };
+      groups.bones.add(m);
+      return m;
+    });
+    return { c, parts };
+  });
+  // a cylinder along y from a to b of radius r (three's cylinder: along y, height 1, centred)
+  const va = new THREE.Vector3(), vb = new THREE.Vector3(), vx = new THREE.Vector3(), vz = new THREE.Vector3();
+  function placeCapsules(pos) {
+    for (const { c, parts } of capsules) {
+      va.fromArray(pos, 3 * c.ends[0]);
+      vb.fromArray(pos, 3 * c.ends[1]);
+      const axis = vb.clone().sub(va);
+      const ok = Number.isFinite(axis.length());
+      parts.forEach((p) => { p.visible = ok; });
+      if (!ok) continue;
+      vx.set(1, 0, 0);
+      if (Math.abs(axis.clone().normalize().x) > 0.9) vx.set(0, 0, 1);
+      vz.crossVectors(vx, axis).normalize();
+      vx.crossVectors(axis, vz).normalize();
+      const r = c.radius;
+      parts[0].matrix.makeBasis(vx.clone().multiplyScalar(r), axis, vz.clone().multiplyScalar(r)).setPosition(va.clone().add(vb).multiplyScalar(0.5));
+      parts[1].matrix.makeScale(r, r, r).setPosition(va);
+      parts[2].matrix.makeScale(r, r, r).setPosition(vb);
+      parts.forEach((p) => { p.matrixWorldNeedsUpdate = true; });
+    }
+  }
   const points = new THREE.Points(dynamic(nP), new THREE.PointsMaterial({ color: 0x333333, size: 4, sizeAttenuation: false }));
   groups.points.add(points);
   const axes = new THREE.LineSegments(dynamic(nB * 6), new THREE.LineBasicMaterial({ vertexColors: true }));
@@ -212,10 +323,8 @@
     const pa = points.geometry.attributes.position;
     pa.array.set(pos);
     pa.needsUpdate = true;
-    const ba = bones.geometry.attributes.position;
-    bonePairs.forEach((p, k) => ba.array.set(pos.subarray(p * 3, p * 3 + 3), k * 3));
-    ba.needsUpdate = true;
-    bones.geometry.setDrawRange(0, bonePairs.length);
+    placeCapsules(pos);
+    meshObjects.forEach((obj) => { bodyMatrix(frame, obj.userData.body, obj.matrix); obj.matrixWorldNeedsUpdate = true; });
     const aa = axes.geometry.attributes.position;
     const len = size * 0.04;
     for (let b = 0; b < nB; b++) {
@@ -267,7 +376,7 @@
   panel.id = 'panel';
   const h1 = panel.appendChild(document.createElement('h1'));
   h1.textContent = D.title;
-  const counts = { joint: cone ? 1 : 0, bones: bonePairs.length / 2, frames: nB, points: nP, obstacles: 0, contacts: 0, axes: 0, elements: 0, muscles: nM };
+  const counts = { joint: cone ? 1 : 0, bones: capsules.length + meshObjects.length, frames: nB, points: nP, obstacles: 0, contacts: 0, axes: 0, elements: 0, muscles: nM };
   shapes.forEach((s, k) => { if (shapeObjects[k] && D.elements[s.el].group !== 'contact') counts.obstacles++; });
   D.elements.forEach((e) => {
     if (e.group === 'contact') counts.contacts++;
@@ -304,6 +413,11 @@
     id: 'slider', type: 'range', min: '0', max: String(nF - 1), step: '1', value: '0',
   }));
   const timeLabel = controlsBar.appendChild(Object.assign(document.createElement('span'), { id: 'time' }));
+  for (const name of Object.keys(views)) {
+    const b = controlsBar.appendChild(Object.assign(document.createElement('button'), { textContent: name }));
+    b.dataset.view = name;
+    b.addEventListener('click', () => { viewFrom(name); render(); });
+  }
   slider.addEventListener('input', () => setFrame(Number(slider.value)));
   let playing = null;
   play.addEventListener('click', () => {
@@ -346,13 +460,44 @@
     const hits = raycaster.intersectObjects([groups.muscles, groups.axes, groups.elements, groups.contacts], true).filter((h) => shown(h.object));
     return hits.length ? hits[0].object : null;
   }
+  function pickBody(ev) {
+    const r = renderer.domElement.getBoundingClientRect();
+    raycaster.setFromCamera(new THREE.Vector2(((ev.clientX - r.left) / r.width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1), camera);
+    if (!groups.bones.visible) return null;
+    const hits = raycaster.intersectObjects(groups.bones.children, false).filter((h) => h.object.visible);
+    return hits.length ? hits[0].object.userData.body : null;
+  }
+  // the centre of a body's bones in this frame: its meshes' boxes, else its capsules' ends,
+  // else its origin
+  function bodyCentre(b) {
+    const lo = new THREE.Vector3(Infinity, Infinity, Infinity), hi = lo.clone().negate(), v = new THREE.Vector3();
+    const add = (p) => { lo.min(p); hi.max(p); };
+    (D.meshes || []).forEach((m, k) => {
+      if (m.body !== b) return;
+      for (let c = 0; c < 8; c++) add(v.set(m.box[c & 1 ? 3 : 0], m.box[c & 2 ? 4 : 1], m.box[c & 4 ? 5 : 2]).applyMatrix4(meshObjects[k].matrix));
+    });
+    if (lo.x > hi.x) capsules.forEach(({ c }) => { if (c.body === b) for (const e of c.ends) add(v.fromArray(positions, (frame * nP + e) * 3)); });
+    if (lo.x > hi.x) { const o = (frame * nB + b) * 12; add(v.set(bodyFrames[o], bodyFrames[o + 1], bodyFrames[o + 2])); }
+    return lo.add(hi).multiplyScalar(0.5);
+  }
   renderer.domElement.addEventListener('pointermove', (ev) => {
     const o = pick(ev);
     if (o) showInfo(o); else if (pinned) showInfo(pinned); else info.style.display = 'none';
   });
   renderer.domElement.addEventListener('click', (ev) => { pinned = pick(ev); if (pinned) showInfo(pinned); else info.style.display = 'none'; });
+  // double-click on a bone: orbit about that body (its bones' centre in this frame)
+  renderer.domElement.addEventListener('dblclick', (ev) => {
+    const body = pickBody(ev);
+    if (body === null) return;
+    const c = bodyCentre(body);
+    camera.position.add(c.clone().sub(controls.target));
+    controls.target.copy(c);
+    controls.update();
+    render();
+  });
   window.addEventListener('resize', () => {
     camera.aspect = viewSize()[0] / viewSize()[1];
+    if (current) viewFrom(current);
     camera.updateProjectionMatrix();
     renderer.setSize(...viewSize());
     render();
@@ -364,6 +509,7 @@
     const box = panel.querySelector(`input[data-group="${name}"]`);
     if (box && groups[name]) { box.checked = false; groups[name].visible = false; }
   }
+  viewFrom(views[params.get('view')] ? params.get('view') : 'front');
   setFrame(Number(params.get('frame') || 0));
   // from the start of the navigation (in a fresh headless browser that counts its start-up
   // too), and from the page's first script to its first picture (parsing the embedded
@@ -472,6 +618,31 @@
     }
     return { hash, nonBackground };
   }
+  // Where the camera looks from and how much of the view the model fills: the largest |x| and
+  // |y| of every point and mesh box corner of every frame in normalized device coordinates
+  // (1: the edge of the view).
+  function cameraReport() {
+    const v = new THREE.Vector3();
+    let x = 0, y = 0;
+    for (const p of sceneVertices) {
+      v.set(p[0], p[1], p[2]).project(camera);
+      x = Math.max(x, Math.abs(v.x));
+      y = Math.max(y, Math.abs(v.y));
+    }
+    const dir = camera.position.clone().sub(controls.target).normalize();
+    const up = new THREE.Vector3(0, 1, 0).applyQuaternion(camera.quaternion);
+    return { view: current, from: dir.toArray(), screen_up: up.toArray(), fill: [x, y] };
+  }
+  function bonesReport() {
+    return { capsules: capsules.length, meshes: meshObjects.map((o, k) => ({ body: D.bodies[o.userData.body].name, mesh: o.userData.mesh, triangles: meshes[k].geometry.index.count / 3 })) };
+  }
+  // export=K,L,... (or all): each frame's canvas as a PNG data URL, one line `K data:...` each
+  const exportFrames = params.get('export');
+  if (exportFrames) {
+    const list = exportFrames === 'all' ? [...Array(nF).keys()] : exportFrames.split(',').map(Number).filter((k) => Number.isInteger(k) && k >= 0 && k < nF);
+    const lines = list.map((k) => { setFrame(k); return `${k} ${renderer.domElement.toDataURL('image/png')}`; });
+    document.body.appendChild(Object.assign(document.createElement('pre'), { id: 'mollier-export', textContent: lines.join('\n') }));
+  }
   window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, projections, jointAxes, fingerprint, errors, loadMs, pageMs, get frame() { return frame; } };
   if (params.get('test')) {
     const report = { phases_ms: T, load_ms: loadMs, page_ms: pageMs, frames: nF, frame, muscles: nM, drawn_muscle_paths: drawnMusclePaths(), points: D.points };
@@ -480,6 +651,10 @@
     report.projections = projections();
     report.joint_axes = jointAxes();
     report.in_view = outOfView();
+    report.camera = cameraReport();
+    report.bones = bonesReport();
+    // the canvas itself, to compare with what `mollier view --png` writes
+    if (params.get('png')) report.png = renderer.domElement.toDataURL('image/png');
     const first = fingerprint();
     const other = (frame + Math.max(1, Math.floor(nF / 2))) % nF;
     setFrame(other);

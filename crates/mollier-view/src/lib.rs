@@ -13,7 +13,9 @@
 
 mod encode;
 mod forces;
+pub mod mesh;
 mod page;
+pub mod snapshot;
 
 use mollier::{Compiled, FrameError, KinematicsRun, NodeRole, Rows};
 use mollier_core::element::{Drawing, NodeKind, ShapeKind};
@@ -107,6 +109,10 @@ pub struct Geometry {
     pub positions: Vec<f64>,
     /// Body frames: `frames x bodies x 12`, the origin then the unit x, y, z axes (m).
     pub body_frames: Vec<f32>,
+    /// Bones drawn as capsules where a body has no mesh ([`capsules`]).
+    pub capsules: Vec<Capsule>,
+    /// The bodies' meshes ([`mesh::load_meshes`]); a body with one is drawn without capsules.
+    pub meshes: Vec<mesh::BodyMesh>,
     /// The drawn elements.
     pub elements: Vec<ElementView>,
     /// Points per line and frame: `frames x lines` (lines of all elements in order).
@@ -129,6 +135,18 @@ pub struct Geometry {
     /// When the motion had more frames than [`FRAME_BUDGET`] allows at the step asked for: its
     /// number of frames and the step taken instead (every `.1`-th frame; the title says so).
     pub thinned: Option<(usize, usize)>,
+}
+
+/// A bone drawn as a capsule (a cylinder with round ends) between two named points of a body,
+/// which move with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capsule {
+    /// The body, an index into [`Geometry::bodies`].
+    pub body: usize,
+    /// Its ends, indices into [`Geometry::points`].
+    pub ends: [usize; 2],
+    /// Its radius (m).
+    pub radius: f64,
 }
 
 /// The most frames a page draws (the last frame counted). A longer motion is thinned to every
@@ -239,6 +257,8 @@ impl Geometry {
             times: Vec::with_capacity(frames.len()),
             positions: Vec::new(),
             body_frames: Vec::new(),
+            capsules: Vec::new(),
+            meshes: Vec::new(),
             elements,
             line_counts: Vec::new(),
             line_points: Vec::new(),
@@ -267,6 +287,7 @@ impl Geometry {
             solved += 1;
             if g.times.is_empty() {
                 g.axis_length = 0.08 * extent(&out.positions);
+                g.capsules = capsules(compiled, &out.positions);
             }
             g.times.push(time);
             g.positions.extend_from_slice(&out.positions);
@@ -321,6 +342,12 @@ impl Geometry {
             }
         }
         Ok(g)
+    }
+
+    /// Draw these meshes for their bodies (in place of those bodies' capsules).
+    pub fn with_meshes(mut self, meshes: Vec<mesh::BodyMesh>) -> Self {
+        self.meshes = meshes;
+        self
     }
 
     /// Number of frames drawn.
@@ -399,6 +426,8 @@ impl Geometry {
             })
             .collect();
         let bodies: Vec<Value> = self.bodies.iter().map(|(n, p)| json!({"name": n, "points": p})).collect();
+        let capsules: Vec<Value> =
+            self.capsules.iter().map(|c| json!({"body": c.body, "ends": c.ends, "radius": c.radius})).collect();
         json!({
             "format": 1,
             "title": self.title,
@@ -408,6 +437,8 @@ impl Geometry {
             "times": self.times,
             "positions": encode::f64s(&self.positions),
             "body_frames": encode::f32s(&self.body_frames),
+            "capsules": capsules,
+            "meshes": self.meshes.iter().map(encode::mesh).collect::<Vec<_>>(),
             "elements": elements,
             "line_counts": self.line_counts,
             "line_points": encode::f32s(&self.line_points),
@@ -466,6 +497,50 @@ fn bodies(compiled: &Compiled) -> Vec<(String, Vec<usize>)> {
             (b.name.clone(), idx)
         })
         .collect()
+}
+
+/// The bones of bodies drawn without a mesh, from the positions `xyz xyz ...` of the first frame
+/// (m): a capsule from each body's origin to the origin of each body jointed to it (a body whose
+/// origin is one of this body's points: the clavicle's SC to AC, the scapula's AC to GH), or,
+/// for a body that carries none, to its named point farthest from its origin (the humerus to the
+/// hand). Radius: a tenth of its length, within 0.4 % and 2 % of the scene's extent. A body
+/// whose origin is not a named point, or a capsule of zero length, is left out.
+pub fn capsules(compiled: &Compiled, xyz: &[f64]) -> Vec<Capsule> {
+    let scene = extent(xyz);
+    let at = |i: usize| [xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]];
+    let dist = |a: usize, b: usize| {
+        let (p, q) = (at(a), at(b));
+        ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
+    };
+    let point_of = |node: NodeId| compiled.points.iter().position(|p| p.node == node);
+    let mut out = Vec::new();
+    for (b, body) in compiled.bodies.iter().enumerate() {
+        let Some(origin) = point_of(body.frame.position) else { continue };
+        // every name `body.point`, shared nodes included (a body turning about this one's point)
+        let prefix = format!("{}.", body.name);
+        let own: Vec<usize> =
+            (0..compiled.points.len()).filter(|&i| compiled.points[i].name.starts_with(&prefix)).collect();
+        let mut ends: Vec<usize> = compiled
+            .bodies
+            .iter()
+            .filter(|c| c.name != body.name && own.iter().any(|&i| compiled.points[i].node == c.frame.position))
+            .filter_map(|c| point_of(c.frame.position))
+            .collect();
+        if ends.is_empty() {
+            ends.extend(own.iter().copied().max_by(|&i, &j| dist(origin, i).total_cmp(&dist(origin, j))));
+        }
+        for end in ends {
+            let length = dist(origin, end);
+            if length.is_finite() && length > 1e-9 {
+                out.push(Capsule {
+                    body: b,
+                    ends: [origin, end],
+                    radius: (0.1 * length).clamp(0.004 * scene, 0.02 * scene),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The largest extent of points `xyz xyz ...` along a global axis (m); 1 when there are none.
