@@ -385,6 +385,11 @@ enum Command {
         /// Where to write the converted motion (CSV, SI), for `mollier kinematics` and the others.
         #[arg(long, requires = "motion")]
         motion_out: Option<PathBuf>,
+        /// A folder of mesh files (OpenSim's `Geometry/`): the bodies' `Mesh` geometry is taken
+        /// over when its files are found next to the model, in its `Geometry/` folder or here
+        /// (repeatable).
+        #[arg(long, value_name = "DIR")]
+        geometry: Vec<PathBuf>,
         /// Replace symbolic links at the paths written (--out, --report, --motion-out) by the
         /// files (the links themselves: what they point to is not written). Without it, a path
         /// that holds anything but a regular file is refused; a directory, FIFO, socket or
@@ -491,9 +496,9 @@ fn main() -> ExitCode {
                 &registry,
             )
         }
-        Command::Import { model, out, report, motion, motion_out, force, quiet } => {
+        Command::Import { model, out, report, motion, motion_out, geometry, force, quiet } => {
             let motion = motion.as_deref().zip(motion_out.as_deref());
-            import::run(&model, &out, report.as_deref(), motion, force, quiet, &registry)
+            import::run(&model, &out, report.as_deref(), motion, &geometry, force, quiet, &registry)
         }
         Command::Schema => {
             let s = serde_json::to_string_pretty(&mollier::schema(&registry)).unwrap_or_default();

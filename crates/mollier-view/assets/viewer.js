@@ -187,7 +187,9 @@
   const meshed = new Set(meshes.map((m) => m.body));
   const unitCylinder = new THREE.CylinderGeometry(1, 1, 1, 24, 1, true);
   const unitBall = new THREE.SphereGeometry(1, 24, 12);
-  const capsules = (D.capsules || []).filter((c) => !meshed.has(c.body)).map((c) => {
+  // a body with a mesh has no capsules, nor has a body without one towards a body with one
+  // (ground to the pelvis: the pelvis's mesh shows that bone)
+  const capsules = (D.capsules || []).filter((c) => !meshed.has(c.body) && !(c.child !== null && meshed.has(c.child))).map((c) => {
     const parts = [unitCylinder, unitBall, unitBall].map((g) => {
       const m = new THREE.Mesh(g, boneMaterial);
       m.matrixAutoUpdate = false;

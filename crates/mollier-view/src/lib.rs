@@ -145,6 +145,9 @@ pub struct Capsule {
     pub body: usize,
     /// Its ends, indices into [`Geometry::points`].
     pub ends: [usize; 2],
+    /// The body whose origin its far end is, when it goes to a joint (the page leaves the
+    /// capsule out when that body has a mesh and this one has none: the mesh shows that bone).
+    pub child: Option<usize>,
     /// Its radius (m).
     pub radius: f64,
 }
@@ -426,8 +429,11 @@ impl Geometry {
             })
             .collect();
         let bodies: Vec<Value> = self.bodies.iter().map(|(n, p)| json!({"name": n, "points": p})).collect();
-        let capsules: Vec<Value> =
-            self.capsules.iter().map(|c| json!({"body": c.body, "ends": c.ends, "radius": c.radius})).collect();
+        let capsules: Vec<Value> = self
+            .capsules
+            .iter()
+            .map(|c| json!({"body": c.body, "ends": c.ends, "child": c.child, "radius": c.radius}))
+            .collect();
         json!({
             "format": 1,
             "title": self.title,
@@ -520,23 +526,22 @@ pub fn capsules(compiled: &Compiled, xyz: &[f64]) -> Vec<Capsule> {
         let prefix = format!("{}.", body.name);
         let own: Vec<usize> =
             (0..compiled.points.len()).filter(|&i| compiled.points[i].name.starts_with(&prefix)).collect();
-        let mut ends: Vec<usize> = compiled
+        let mut ends: Vec<(usize, Option<usize>)> = compiled
             .bodies
             .iter()
-            .filter(|c| c.name != body.name && own.iter().any(|&i| compiled.points[i].node == c.frame.position))
-            .filter_map(|c| point_of(c.frame.position))
+            .enumerate()
+            .filter(|(_, c)| c.name != body.name && own.iter().any(|&i| compiled.points[i].node == c.frame.position))
+            .filter_map(|(k, c)| point_of(c.frame.position).map(|p| (p, Some(k))))
             .collect();
         if ends.is_empty() {
-            ends.extend(own.iter().copied().max_by(|&i, &j| dist(origin, i).total_cmp(&dist(origin, j))));
+            let far = own.iter().copied().max_by(|&i, &j| dist(origin, i).total_cmp(&dist(origin, j)));
+            ends.extend(far.map(|p| (p, None)));
         }
-        for end in ends {
+        for (end, child) in ends {
             let length = dist(origin, end);
             if length.is_finite() && length > 1e-9 {
-                out.push(Capsule {
-                    body: b,
-                    ends: [origin, end],
-                    radius: (0.1 * length).clamp(0.004 * scene, 0.02 * scene),
-                });
+                let radius = (0.1 * length).clamp(0.004 * scene, 0.02 * scene);
+                out.push(Capsule { body: b, ends: [origin, end], child, radius });
             }
         }
     }
