@@ -508,8 +508,8 @@ fn bodies(compiled: &Compiled) -> Vec<(String, Vec<usize>)> {
 /// The bones of bodies drawn without a mesh, from the positions `xyz xyz ...` of the first frame
 /// (m): a capsule from each body's origin to the origin of each body jointed to it (a body whose
 /// origin is one of this body's points: the clavicle's SC to AC, the scapula's AC to GH), or,
-/// for a body that carries none, to its named point farthest from its origin (the humerus to the
-/// hand). Radius: a tenth of its length, within 0.4 % and 2 % of the scene's extent. A body
+/// for a body with mass that carries none, to its named point farthest from its origin (the
+/// humerus to the hand). Radius: a tenth of its length, within 0.4 % and 2 % of the scene's extent. A body
 /// whose origin is not a named point, or a capsule of zero length, is left out.
 pub fn capsules(compiled: &Compiled, xyz: &[f64]) -> Vec<Capsule> {
     let scene = extent(xyz);
@@ -533,7 +533,8 @@ pub fn capsules(compiled: &Compiled, xyz: &[f64]) -> Vec<Capsule> {
             .filter(|(_, c)| c.name != body.name && own.iter().any(|&i| compiled.points[i].node == c.frame.position))
             .filter_map(|(k, c)| point_of(c.frame.position).map(|p| (p, Some(k))))
             .collect();
-        if ends.is_empty() {
+        // a massless body (ground) carrying no joint has no bone to draw
+        if ends.is_empty() && body.mass.is_some_and(|m| m > 0.0) {
             let far = own.iter().copied().max_by(|&i, &j| dist(origin, i).total_cmp(&dist(origin, j)));
             ends.extend(far.map(|p| (p, None)));
         }
