@@ -330,6 +330,10 @@ enum Command {
         /// `motion.csv` in it or beside it unless --motion is given.
         #[arg(long)]
         results: Option<PathBuf>,
+        /// Another results directory on the same motion (e.g. criterion d against b), drawn in
+        /// the right half with the same camera and colour scale.
+        #[arg(long, value_name = "DIR2", requires = "results")]
+        compare: Option<PathBuf>,
         /// Draw every N-th frame only (the last always), for a smaller page.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         every: u32,
@@ -475,12 +479,13 @@ fn main() -> ExitCode {
             &registry,
         ),
         Command::Study { study, out, loads, quiet } => study::run(&study, &out, loads.as_deref(), quiet),
-        Command::View { model, motion, results, every, out, png, frame, frames, size, view, force, quiet } => {
+        Command::View { model, motion, results, compare, every, out, png, frame, frames, size, view, force, quiet } => {
             view::run(
                 &view::Request {
                     model: &model,
                     motion: motion.as_deref(),
                     results: results.as_deref(),
+                    compare: compare.as_deref(),
                     every: every as usize,
                     out: out.as_deref(),
                     pictures: view::Pictures {

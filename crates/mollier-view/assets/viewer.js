@@ -55,7 +55,17 @@
     maxCount[i % nL] = Math.max(maxCount[i % nL], D.line_counts[i]);
   }
   let fMax = 0;
-  if (forces) for (const f of forces) if (Number.isFinite(f) && f > fMax) fMax = f;
+  // --compare: a second results directory's forces on the same motion, drawn in the right half
+  // with the same camera and colour scale
+  const compare = D.compare ? {
+    title: D.compare.title,
+    forces: f64(D.compare.forces),
+    coneForce: D.compare.cone_force ? f64(D.compare.cone_force) : null,
+    inside: D.compare.inside || [],
+  } : null;
+  for (const fs of [forces, compare && compare.forces]) if (fs) for (const f of fs) if (Number.isFinite(f) && f > fMax) fMax = f;
+  // which results the scene shows: 0 the page's, 1 the compared (the right half)
+  let side = 0;
 
   // ---- the scene ----
   const container = document.getElementById('view') || document.body.appendChild(Object.assign(document.createElement('div'), { id: 'view' }));
@@ -100,28 +110,37 @@
 
   // size of the scene: the points and the meshes' boxes of every frame, so that the motion stays
   // in view
-  const sceneVertices = [];
-  for (let i = 0; i < nF * nP; i++) {
-    const p = [positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]];
-    if (p.every(Number.isFinite)) sceneVertices.push(p);
-  }
+  // (flat arrays: a long motion has hundreds of thousands of points)
+  const meshCorners = [];
   {
     const m4 = new THREE.Matrix4(), v = new THREE.Vector3();
     for (const m of D.meshes || []) for (let k = 0; k < nF; k++) {
       bodyMatrix(k, m.body, m4);
       for (let c = 0; c < 8; c++) {
         v.set(m.box[c & 1 ? 3 : 0], m.box[c & 2 ? 4 : 1], m.box[c & 4 ? 5 : 2]).applyMatrix4(m4);
-        if (Number.isFinite(v.x + v.y + v.z)) sceneVertices.push([v.x, v.y, v.z]);
+        if (Number.isFinite(v.x + v.y + v.z)) meshCorners.push(v.x, v.y, v.z);
       }
     }
   }
+  function eachScenePoint(fn) {
+    for (const a of [positions, meshCorners]) for (let i = 0; i + 2 < a.length; i += 3) {
+      const x = a[i], y = a[i + 1], z = a[i + 2];
+      if (Number.isFinite(x + y + z)) fn(x, y, z);
+    }
+  }
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-  for (const p of sceneVertices) for (let a = 0; a < 3; a++) { lo[a] = Math.min(lo[a], p[a]); hi[a] = Math.max(hi[a], p[a]); }
-  if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); sceneVertices.push(lo, hi); }
+  eachScenePoint((x, y, z) => {
+    if (x < lo[0]) lo[0] = x; if (x > hi[0]) hi[0] = x;
+    if (y < lo[1]) lo[1] = y; if (y > hi[1]) hi[1] = y;
+    if (z < lo[2]) lo[2] = z; if (z > hi[2]) hi[2] = z;
+  });
+  if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); meshCorners.push(...lo, ...hi); }
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
   const fov = 35;
 
-  const camera = new THREE.PerspectiveCamera(fov, viewSize()[0] / viewSize()[1], size / 100, size * 100);
+  // each half of the drawing with --compare
+  const aspect = () => viewSize()[0] / (compare ? 2 : 1) / viewSize()[1];
+  const camera = new THREE.PerspectiveCamera(fov, aspect(), size / 100, size * 100);
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
   controls.addEventListener('change', () => render());
   // The views a person is seen from, in the model's axes as OpenSim's and the ISB's: x forward,
@@ -139,20 +158,17 @@
     const right = new THREE.Vector3(0, 1, 0).cross(back).normalize();
     const up = back.clone().cross(right);
     const t = 0.92 * Math.tan((fov / 2) * Math.PI / 180), ta = t * camera.aspect;
-    const ext = (axis) => {
-      let a = Infinity, b = -Infinity;
-      for (const p of sceneVertices) { const d = axis.x * p[0] + axis.y * p[1] + axis.z * p[2]; a = Math.min(a, d); b = Math.max(b, d); }
-      return [a, b];
-    };
-    const [r0, r1] = ext(right), [u0, u1] = ext(up), [b0, b1] = ext(back);
+    let r0 = Infinity, r1 = -Infinity, u0 = Infinity, u1 = -Infinity, b0 = Infinity, b1 = -Infinity;
+    eachScenePoint((x, y, z) => {
+      const r = right.x * x + right.y * y + right.z * z, u = up.x * x + up.y * y + up.z * z, b = back.x * x + back.y * y + back.z * z;
+      r0 = Math.min(r0, r); r1 = Math.max(r1, r); u0 = Math.min(u0, u); u1 = Math.max(u1, u); b0 = Math.min(b0, b); b1 = Math.max(b1, b);
+    });
     const rc = (r0 + r1) / 2, uc = (u0 + u1) / 2;
     let dist = -Infinity;
-    for (const p of sceneVertices) {
-      const r = right.x * p[0] + right.y * p[1] + right.z * p[2];
-      const u = up.x * p[0] + up.y * p[1] + up.z * p[2];
-      const b = back.x * p[0] + back.y * p[1] + back.z * p[2];
+    eachScenePoint((x, y, z) => {
+      const r = right.x * x + right.y * y + right.z * z, u = up.x * x + up.y * y + up.z * z, b = back.x * x + back.y * y + back.z * z;
       dist = Math.max(dist, b + Math.max(Math.abs(r - rc) / ta, Math.abs(u - uc) / t));
-    }
+    });
     dist = Math.max(dist, b1 + size / 50);
     const at = (c) => right.clone().multiplyScalar(rc).add(up.clone().multiplyScalar(uc)).add(back.clone().multiplyScalar(c));
     camera.position.copy(at(dist));
@@ -297,6 +313,7 @@
   const coneLength = size * 0.12;
   function placeJoint() {
     if (!cone) return;
+    const jointForce = side ? compare.coneForce : cone.force, inside = side ? compare.inside : (D.cone.inside || []);
     const o = frame * 12, v = cone.frames, L = coneLength;
     const c = new THREE.Vector3(v[o], v[o + 1], v[o + 2]);
     const ax = new THREE.Vector3(v[o + 3], v[o + 4], v[o + 5]);
@@ -304,15 +321,16 @@
     const az = new THREE.Vector3(v[o + 9], v[o + 10], v[o + 11]).multiplyScalar(L * cone.tan[1]);
     coneMesh.matrix.makeBasis(ay, ax.clone().multiplyScalar(-L), az).setPosition(c);
     coneMesh.matrixWorldNeedsUpdate = true;
-    if (arrow) {
-      const f = new THREE.Vector3(cone.force[3 * frame], cone.force[3 * frame + 1], cone.force[3 * frame + 2]);
+    if (arrow) arrow.visible = false;
+    if (arrow && jointForce) {
+      const f = new THREE.Vector3(jointForce[3 * frame], jointForce[3 * frame + 1], jointForce[3 * frame + 2]);
       const n = f.length();
       arrow.visible = Number.isFinite(n) && n > 0;
       if (arrow.visible) {
         arrow.position.copy(c);
         arrow.setDirection(f.clone().normalize());
         arrow.setLength(1.4 * L * n / jointMax, 0.2 * L, 0.1 * L);
-        arrow.setColor(D.cone.inside[frame] ? 0x1e8449 : 0xc0392b);
+        arrow.setColor(inside[frame] ? 0x1e8449 : 0xc0392b);
       }
     }
   }
@@ -348,9 +366,8 @@
       a.needsUpdate = true;
       obj.geometry.setDrawRange(0, n);
       obj.geometry.computeBoundingSphere();
-      const m = D.elements[obj.userData.element].muscle;
-      if (m !== null && forces) obj.material.color.copy(forceColour(forces[frame * nM + m]));
     });
+    colourMuscles();
     shapeObjects.forEach((mesh, k) => {
       if (!mesh) return;
       const o = (frame * nS + k) * 12, v = shapeData;
@@ -366,11 +383,38 @@
       if (Number.isFinite(n)) jointText = `   ${D.cone.joint} force ${n.toFixed(0)} N${D.cone.inside[frame] ? '' : ' (outside the cone)'}`;
     }
     timeLabel.textContent = `frame ${frame + 1} / ${nF}   t = ${D.times[frame].toFixed(3)} s${jointText}`;
-    if (pinned !== null) showInfo(pinned);
+    if (pinned !== null) { hoverSide = pinnedSide; showInfo(pinned); }
     render();
   }
+  function colourMuscles() {
+    const fs = side ? compare.forces : forces;
+    if (!fs) return;
+    lineObjects.forEach((obj) => {
+      const m = D.elements[obj.userData.element].muscle;
+      if (m !== null) obj.material.color.copy(forceColour(fs[frame * nM + m]));
+    });
+  }
+  function showResults(s) {
+    side = s;
+    colourMuscles();
+    placeJoint();
+  }
   function render() {
-    renderer.render(scene, camera);
+    if (!compare) {
+      renderer.render(scene, camera);
+      return;
+    }
+    const [w, h] = viewSize(), half = Math.floor(w / 2);
+    renderer.setScissorTest(true);
+    for (const s of [0, 1]) {
+      showResults(s);
+      renderer.setViewport(s * half, 0, half, h);
+      renderer.setScissor(s * half, 0, half, h);
+      renderer.render(scene, camera);
+    }
+    renderer.setScissorTest(false);
+    renderer.setViewport(0, 0, w, h);
+    showResults(0);
   }
 
   // ---- the page around it ----
@@ -438,14 +482,21 @@
     for (let y = 0; y < 100; y++) { g.fillStyle = '#' + forceColour(fMax * (1 - y / 99)).getHexString(); g.fillRect(0, y, 1, 1); }
     bar.appendChild(document.createTextNode('0 N'));
   }
-  let pinned = null;
+  if (compare) {
+    for (const [s, text] of [[0, D.title], [1, compare.title]]) {
+      const label = document.body.appendChild(Object.assign(document.createElement('div'), { className: 'compare-title', textContent: text }));
+      label.style.left = s ? '50%' : '0';
+    }
+  }
+  let pinned = null, pinnedSide = 0, hoverSide = 0;
   function showInfo(obj) {
     const e = D.elements[obj.userData.element];
     let text = `${e.name}  (${e.kind})`;
     if (e.muscle !== null) {
       text += `\nlength ${(lengths[frame * nM + e.muscle] * 1000).toFixed(1)} mm`;
-      if (forces) {
-        const f = forces[frame * nM + e.muscle];
+      const fs = hoverSide && compare ? compare.forces : forces;
+      if (fs) {
+        const f = fs[frame * nM + e.muscle];
         text += Number.isFinite(f) ? `\nforce ${f.toFixed(1)} N` : '\nforce: none in this frame';
       }
     }
@@ -454,17 +505,24 @@
   }
   const raycaster = new THREE.Raycaster();
   raycaster.params.Line.threshold = size * 0.006;
-  function pick(ev) {
+  // the pointer in the camera's coordinates (-1 to 1), in its half with --compare
+  function pointer(ev) {
     const r = renderer.domElement.getBoundingClientRect();
-    raycaster.setFromCamera(new THREE.Vector2(((ev.clientX - r.left) / r.width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1), camera);
+    const width = compare ? r.width / 2 : r.width;
+    const s = compare && ev.clientX - r.left >= width ? 1 : 0;
+    return { side: s, at: new THREE.Vector2(((ev.clientX - r.left - s * width) / width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1) };
+  }
+  function pick(ev) {
+    const p = pointer(ev);
+    hoverSide = p.side;
+    raycaster.setFromCamera(p.at, camera);
     // three's raycaster also hits objects of hidden groups: only what is shown counts
     const shown = (o) => { for (; o; o = o.parent) if (!o.visible) return false; return true; };
     const hits = raycaster.intersectObjects([groups.muscles, groups.axes, groups.elements, groups.contacts], true).filter((h) => shown(h.object));
     return hits.length ? hits[0].object : null;
   }
   function pickBody(ev) {
-    const r = renderer.domElement.getBoundingClientRect();
-    raycaster.setFromCamera(new THREE.Vector2(((ev.clientX - r.left) / r.width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1), camera);
+    raycaster.setFromCamera(pointer(ev).at, camera);
     if (!groups.bones.visible) return null;
     const hits = raycaster.intersectObjects(groups.bones.children, false).filter((h) => h.object.visible);
     return hits.length ? hits[0].object.userData.body : null;
@@ -484,9 +542,9 @@
   }
   renderer.domElement.addEventListener('pointermove', (ev) => {
     const o = pick(ev);
-    if (o) showInfo(o); else if (pinned) showInfo(pinned); else info.style.display = 'none';
+    if (o) showInfo(o); else if (pinned) { hoverSide = pinnedSide; showInfo(pinned); } else info.style.display = 'none';
   });
-  renderer.domElement.addEventListener('click', (ev) => { pinned = pick(ev); if (pinned) showInfo(pinned); else info.style.display = 'none'; });
+  renderer.domElement.addEventListener('click', (ev) => { pinned = pick(ev); pinnedSide = hoverSide; if (pinned) showInfo(pinned); else info.style.display = 'none'; });
   // double-click on a bone: orbit about that body (its bones' centre in this frame)
   renderer.domElement.addEventListener('dblclick', (ev) => {
     const body = pickBody(ev);
@@ -498,7 +556,7 @@
     render();
   });
   window.addEventListener('resize', () => {
-    camera.aspect = viewSize()[0] / viewSize()[1];
+    camera.aspect = aspect();
     if (current) viewFrom(current);
     camera.updateProjectionMatrix();
     renderer.setSize(...viewSize());
@@ -626,11 +684,11 @@
   function cameraReport() {
     const v = new THREE.Vector3();
     let x = 0, y = 0;
-    for (const p of sceneVertices) {
-      v.set(p[0], p[1], p[2]).project(camera);
+    eachScenePoint((px, py, pz) => {
+      v.set(px, py, pz).project(camera);
       x = Math.max(x, Math.abs(v.x));
       y = Math.max(y, Math.abs(v.y));
-    }
+    });
     const dir = camera.position.clone().sub(controls.target).normalize();
     const up = new THREE.Vector3(0, 1, 0).applyQuaternion(camera.quaternion);
     return { view: current, from: dir.toArray(), screen_up: up.toArray(), fill: [x, y] };
@@ -654,6 +712,20 @@
     report.joint_axes = jointAxes();
     report.in_view = outOfView();
     report.camera = cameraReport();
+    if (compare) {
+      // the two halves' pixels, to see the same camera (same results: equal halves)
+      const { w, h, px } = pixels(), half = Math.floor(w / 2);
+      const hashes = [0, 1].map((s) => {
+        let hash = 2166136261, colours = new Set();
+        for (let y = 0; y < h; y++) for (let x = 0; x < half; x++) {
+          const o = (y * w + s * half + x) * 4, c = px[o] | (px[o + 1] << 8) | (px[o + 2] << 16);
+          hash = Math.imul(hash ^ c, 16777619) >>> 0;
+          colours.add(c);
+        }
+        return { hash, colours: colours.size };
+      });
+      report.compare = { title: compare.title, left: hashes[0], right: hashes[1] };
+    }
     report.bones = bonesReport();
     // the canvas itself, to compare with what `mollier view --png` writes
     if (params.get('png')) report.png = renderer.domElement.toDataURL('image/png');

@@ -11,6 +11,7 @@ pub(crate) struct Request<'a> {
     pub(crate) model: &'a Path,
     pub(crate) motion: Option<&'a Path>,
     pub(crate) results: Option<&'a Path>,
+    pub(crate) compare: Option<&'a Path>,
     pub(crate) every: usize,
     pub(crate) out: Option<&'a Path>,
     pub(crate) pictures: Pictures<'a>,
@@ -129,39 +130,25 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         errln!("{w}");
     }
     geometry = geometry.with_meshes(meshes);
+    // the geometry without results, for --compare's
+    let bare = geometry.clone();
     if let Some(dir) = r.results {
-        let forces = mollier_view::read_forces(&dir.join("forces.csv")).and_then(|f| geometry.clone().with_forces(&f));
-        match forces {
+        match with_results(geometry.clone(), dir) {
             Ok(g) => geometry = g,
-            Err(e) => {
-                errln!("error: {e}");
-                return ExitCode::from(INVALID);
-            }
+            Err(code) => return code,
         }
     }
-    // the joint force in its cone, when the results and the model have them
-    if let (Some(dir), true) = (r.results, geometry.cone.is_some()) {
-        let path = dir.join("reactions.csv");
-        if path.is_file() {
-            let joint = mollier_view::read_forces(&path).and_then(|t| {
-                let cols = ["x", "y", "z"].map(|a| t.column(&format!("joint_force.{a}")));
-                let per_frame: Vec<Option<[f64; 3]>> = geometry
-                    .times
-                    .iter()
-                    .map(|time| {
-                        let row = t.row_at(*time)?;
-                        let f = [0, 1, 2].map(|a| cols[a].map_or(f64::NAN, |c| t.values[row][c]));
-                        f.iter().all(|v| v.is_finite()).then_some(f)
-                    })
-                    .collect();
-                geometry.clone().with_joint_force(&per_frame)
-            });
-            match joint {
-                Ok(g) => geometry = g,
-                Err(e) => {
-                    errln!("error: {e}");
-                    return ExitCode::from(INVALID);
-                }
+    // other results on the same motion, beside these (same camera and colour scale)
+    if let Some(dir) = r.compare {
+        let other = match with_results(bare, dir) {
+            Ok(g) => g,
+            Err(code) => return code,
+        };
+        match geometry.with_compare(&other, &dir.display().to_string()) {
+            Ok(g) => geometry = g,
+            Err(e) => {
+                errln!("error: {}", printable(&e.to_string()));
+                return ExitCode::from(INVALID);
             }
         }
     }
@@ -193,6 +180,40 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         }
     }
     pictures(r, &page, size, geometry.frames())
+}
+
+/// `geometry` with the muscle forces of results directory `dir` (`forces.csv`) and, when the
+/// model has a joint cone and `dir` a `reactions.csv`, the joint force.
+fn with_results(mut geometry: mollier_view::Geometry, dir: &Path) -> Result<mollier_view::Geometry, ExitCode> {
+    let forces = mollier_view::read_forces(&dir.join("forces.csv")).and_then(|f| geometry.clone().with_forces(&f));
+    match forces {
+        Ok(g) => geometry = g,
+        Err(e) => {
+            errln!("error: {e}");
+            return Err(ExitCode::from(INVALID));
+        }
+    }
+    let path = dir.join("reactions.csv");
+    if geometry.cone.is_none() || !path.is_file() {
+        return Ok(geometry);
+    }
+    let joint = mollier_view::read_forces(&path).and_then(|t| {
+        let cols = ["x", "y", "z"].map(|a| t.column(&format!("joint_force.{a}")));
+        let per_frame: Vec<Option<[f64; 3]>> = geometry
+            .times
+            .iter()
+            .map(|time| {
+                let row = t.row_at(*time)?;
+                let f = [0, 1, 2].map(|a| cols[a].map_or(f64::NAN, |c| t.values[row][c]));
+                f.iter().all(|v| v.is_finite()).then_some(f)
+            })
+            .collect();
+        geometry.clone().with_joint_force(&per_frame)
+    });
+    joint.map_err(|e| {
+        errln!("error: {e}");
+        ExitCode::from(INVALID)
+    })
 }
 
 /// The PNGs of `--png` and `--frames`, drawn by headless Chromium from the page.
