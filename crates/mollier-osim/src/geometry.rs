@@ -188,3 +188,29 @@ fn geometry_toml(per_body: &[(usize, Vec<MeshEntry>)], names: &[String]) -> Stri
         d.to_string().trim_start()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A mesh beside the written model's folder is named through `..`; one that shares only the
+    /// root is named absolutely.
+    #[test]
+    fn paths_are_relative_to_the_written_model() {
+        let base = std::env::temp_dir().join(format!("mollier-osim-relative-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("models/out")).unwrap();
+        std::fs::create_dir_all(base.join("Geometry")).unwrap();
+        std::fs::write(base.join("Geometry/x.vtp"), "").unwrap();
+        assert_eq!(relative(&base.join("Geometry/x.vtp"), &base.join("models/out")), "../../Geometry/x.vtp");
+        assert_eq!(relative(&base.join("Geometry/x.vtp"), &base.join("Geometry")), "x.vtp");
+        let root = relative(&base.join("Geometry/x.vtp"), Path::new("/"));
+        assert!(root.starts_with('/') && root.ends_with("Geometry/x.vtp"), "{root}");
+        // found by its file name only when the name climbs out
+        assert_eq!(
+            find_mesh("../../x.vtp", &base.join("models"), &[base.join("Geometry")]),
+            Some(base.join("Geometry/x.vtp"))
+        );
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}
