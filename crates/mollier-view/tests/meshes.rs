@@ -9,6 +9,9 @@ use mollier::Rows;
 use mollier_view::Geometry;
 use mollier_view::mesh::{Mesh, load_meshes, read_mesh};
 
+mod support;
+use support::decode;
+
 /// A directory of its own for one test, emptied first.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mollier-view-meshes-{}-{name}", std::process::id()));
@@ -265,7 +268,7 @@ fn geometry_entries_become_meshes_and_bad_ones_warnings() {
     let lo: Vec<f64> = (0..3).map(|a| m["box"][a].as_f64().unwrap()).collect();
     let hi: Vec<f64> = (3..6).map(|a| m["box"][a].as_f64().unwrap()).collect();
     let q16: Vec<u16> =
-        b64(m["vertices"].as_str().unwrap()).chunks(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
+        decode(m["vertices"].as_str().unwrap()).chunks(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
     for (k, v) in meshes[0].mesh.vertices.iter().enumerate() {
         for a in 0..3 {
             let back = lo[a] + f64::from(q16[3 * k + a]) / 65535.0 * (hi[a] - lo[a]);
@@ -273,31 +276,9 @@ fn geometry_entries_become_meshes_and_bad_ones_warnings() {
         }
     }
     let t: Vec<u16> =
-        b64(m["triangles"].as_str().unwrap()).chunks(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
+        decode(m["triangles"].as_str().unwrap()).chunks(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
     let want: Vec<u16> = meshes[0].mesh.triangles.iter().flatten().map(|&i| i as u16).collect();
     assert_eq!(t, want);
-}
-
-/// Base64 back to bytes, apart from the crate's encoder.
-fn b64(s: &str) -> Vec<u8> {
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => panic!("not base64: {c}"),
-    };
-    let mut out = Vec::new();
-    for chunk in s.as_bytes().chunks(4) {
-        let n = chunk.iter().filter(|&&c| c != b'=').count();
-        let mut acc = 0u32;
-        for k in 0..4 {
-            acc = (acc << 6) | if k < n { u32::from(value(chunk[k])) } else { 0 };
-        }
-        out.extend_from_slice(&acc.to_be_bytes()[1..n]);
-    }
-    out
 }
 
 /// The shoulder's bones without meshes: the clavicle from SC to AC, the scapula from AC to GH,
