@@ -331,13 +331,35 @@ enum Command {
         /// `motion.csv` in it or beside it unless --motion is given.
         #[arg(long)]
         results: Option<PathBuf>,
+        /// Another results directory on the same motion (e.g. criterion d against b), drawn in
+        /// the right half with the same camera and colour scale.
+        #[arg(long, value_name = "DIR2", requires = "results")]
+        compare: Option<PathBuf>,
         /// Draw every N-th frame only (the last always), for a smaller page.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         every: u32,
         /// The page to write (.html): a new file, or a regular file it replaces whole. Anything
         /// else at the path (a symbolic link, a directory, a FIFO, a device) is refused.
+        /// Optional with --png or --frames.
+        #[arg(long, required_unless_present_any = ["png", "frames"])]
+        out: Option<PathBuf>,
+        /// Also write a picture of one frame (PNG, drawn by headless Chromium; see --frame,
+        /// --size, --view).
         #[arg(long)]
-        out: PathBuf,
+        png: Option<PathBuf>,
+        /// The frame of --png, from 0 among the frames drawn.
+        #[arg(long, default_value_t = 0)]
+        frame: usize,
+        /// Write every drawn frame as DIR/frame-00000.png, ... (for a video: e.g. ffmpeg -i
+        /// DIR/frame-%05d.png). DIR is made, or must hold nothing but such frames.
+        #[arg(long, value_name = "DIR")]
+        frames: Option<PathBuf>,
+        /// The pictures' size in pixels, WxH.
+        #[arg(long, default_value = "1280x960")]
+        size: String,
+        /// The pictures' camera: front, side or top.
+        #[arg(long, default_value = "front", value_parser = ["front", "side", "top"])]
+        view: String,
         /// Replace a symbolic link at --out by the page (the link itself: what it points to is
         /// not written). A directory, FIFO, socket or device is refused even so.
         #[arg(long)]
@@ -368,6 +390,11 @@ enum Command {
         /// Where to write the converted motion (CSV, SI), for `mollier kinematics` and the others.
         #[arg(long, requires = "motion")]
         motion_out: Option<PathBuf>,
+        /// A folder of mesh files (OpenSim's `Geometry/`): the bodies' `Mesh` geometry is taken
+        /// over when its files are found next to the model, in its `Geometry/` folder or here
+        /// (repeatable).
+        #[arg(long, value_name = "DIR")]
+        geometry: Vec<PathBuf>,
         /// Replace symbolic links at the paths written (--out, --report, --motion-out) by the
         /// files (the links themselves: what they point to is not written). Without it, a path
         /// that holds anything but a regular file is refused; a directory, FIFO, socket or
@@ -453,21 +480,31 @@ fn main() -> ExitCode {
             &registry,
         ),
         Command::Study { study, out, loads, quiet } => study::run(&study, &out, loads.as_deref(), quiet),
-        Command::View { model, motion, results, every, out, force, quiet } => view::run(
-            &view::Request {
-                model: &model,
-                motion: motion.as_deref(),
-                results: results.as_deref(),
-                every: every as usize,
-                out: &out,
-                force,
-                quiet,
-            },
-            &registry,
-        ),
-        Command::Import { model, out, report, motion, motion_out, force, quiet } => {
+        Command::View { model, motion, results, compare, every, out, png, frame, frames, size, view, force, quiet } => {
+            view::run(
+                &view::Request {
+                    model: &model,
+                    motion: motion.as_deref(),
+                    results: results.as_deref(),
+                    compare: compare.as_deref(),
+                    every: every as usize,
+                    out: out.as_deref(),
+                    pictures: view::Pictures {
+                        png: png.as_deref(),
+                        frame,
+                        frames: frames.as_deref(),
+                        size: &size,
+                        view: &view,
+                    },
+                    force,
+                    quiet,
+                },
+                &registry,
+            )
+        }
+        Command::Import { model, out, report, motion, motion_out, geometry, force, quiet } => {
             let motion = motion.as_deref().zip(motion_out.as_deref());
-            import::run(&model, &out, report.as_deref(), motion, force, quiet, &registry)
+            import::run(&model, &out, report.as_deref(), motion, &geometry, force, quiet, &registry)
         }
         Command::Schema => {
             let s = serde_json::to_string_pretty(&mollier::schema(&registry)).unwrap_or_default();

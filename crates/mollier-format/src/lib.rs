@@ -59,7 +59,7 @@ pub use sharing::{
 pub use spans::Spans;
 pub use spec::{
     AngleUnit, BodySpec, CoordinateLimitSpec, ElementSpec, FORMAT_VERSION, HillMuscleSpec, LengthUnit, LoadSpec,
-    MassUnit, ModeLawSpec, ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
+    MassUnit, MeshSpec, ModeLawSpec, ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
 };
 pub use validate::{AXIS_NAMES, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};

@@ -410,6 +410,34 @@ pub struct BodySpec {
     /// matrix or `[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inertia: Option<InertiaSpec>,
+    /// Meshes that `mollier view` draws for the body (its bones). Drawing only: the mechanics
+    /// never reads them. Without one, or when none can be read, the body is drawn as capsules
+    /// between its joints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geometry: Vec<MeshSpec>,
+}
+
+/// A mesh drawn for a body: a file, scaled, then moved, in body coordinates.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MeshSpec {
+    /// The mesh file, relative to the model file: VTK PolyData with ASCII arrays (`.vtp`, as
+    /// OpenSim's models use), Wavefront `.obj`, or `.stl` (binary or ASCII).
+    pub mesh: String,
+    /// Factors on the file's x, y, z coordinates, which give body coordinates in the model's
+    /// length unit (default `[1, 1, 1]`; OpenSim's meshes are in metres).
+    #[serde(default = "MeshSpec::unit_scale")]
+    pub scale: [f64; 3],
+    /// Added after scaling: where the mesh's origin is in body coordinates (length unit;
+    /// default `[0, 0, 0]`).
+    #[serde(default)]
+    pub offset: [f64; 3],
+}
+
+impl MeshSpec {
+    fn unit_scale() -> [f64; 3] {
+        [1.0, 1.0, 1.0]
+    }
 }
 
 /// An element: its type and that type's parameters (see `mollier types`). Node parameters take

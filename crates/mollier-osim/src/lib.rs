@@ -14,6 +14,7 @@
 //! `file:line:col` with the path of the XML element.
 
 pub mod function;
+pub mod geometry;
 pub mod model;
 pub mod motion;
 pub mod pose;

@@ -1,8 +1,10 @@
 // Mollier's viewer: draws the geometry Mollier computed (the JSON in #mollier-data) with three.js.
 // It computes no mechanics: every position, path point and solid comes from the file.
 // URL parameters: frame=K shows frame K first; hide=bones,obstacles,... hides groups; size=WxH
-// fixes the drawing's size; test=1 runs the page's self-checks and writes
-// them as JSON into #mollier-test (read by tools/test-viewer through --dump-dom).
+// fixes the drawing's size; view=front|side|top the camera's start; test=1 runs the page's
+// self-checks and writes them as JSON into #mollier-test (read by tools/test-viewer through
+// --dump-dom); export=K,L,... or export=all writes those frames' canvas as PNG data URLs into
+// #mollier-export (read by `mollier view --png/--frames` through --dump-dom).
 (function () {
   'use strict';
   const errors = [];
@@ -53,7 +55,17 @@
     maxCount[i % nL] = Math.max(maxCount[i % nL], D.line_counts[i]);
   }
   let fMax = 0;
-  if (forces) for (const f of forces) if (Number.isFinite(f) && f > fMax) fMax = f;
+  // --compare: a second results directory's forces on the same motion, drawn in the right half
+  // with the same camera and colour scale
+  const compare = D.compare ? {
+    title: D.compare.title,
+    forces: f64(D.compare.forces),
+    coneForce: D.compare.cone_force ? f64(D.compare.cone_force) : null,
+    inside: D.compare.inside || [],
+  } : null;
+  for (const fs of [forces, compare && compare.forces]) if (fs) for (const f of fs) if (Number.isFinite(f) && f > fMax) fMax = f;
+  // which results the scene shows: 0 the page's, 1 the compared (the right half)
+  let side = 0;
 
   // ---- the scene ----
   const container = document.getElementById('view') || document.body.appendChild(Object.assign(document.createElement('div'), { id: 'view' }));
@@ -71,26 +83,103 @@
   sun.position.set(1, 2, 3);
   scene.add(sun);
 
-  // size of the scene: the points of every frame, so that the motion stays in view
-  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-  for (let i = 0; i < nF * nP * 3; i++) {
-    const v = positions[i], a = i % 3;
-    if (Number.isFinite(v)) { lo[a] = Math.min(lo[a], v); hi[a] = Math.max(hi[a], v); }
+  // ---- the bodies' meshes (decoded first: they count in the scene's size) ----
+  // vertices in body coordinates (m), quantized to 16 bits over the mesh's box; triangles as
+  // 16- or 32-bit indices; normals computed here
+  const meshes = (D.meshes || []).map((m) => {
+    const q = new Uint16Array(bytes(m.vertices));
+    const v = new Float32Array(q.length);
+    for (let i = 0; i < q.length; i++) {
+      const a = i % 3;
+      v[i] = m.box[a] + (q[i] / 65535) * (m.box[3 + a] - m.box[a]);
+    }
+    const g = new THREE.BufferGeometry();
+    g.setAttribute('position', new THREE.BufferAttribute(v, 3));
+    const t = m.index_bytes === 2 ? new Uint16Array(bytes(m.triangles)) : new Uint32Array(bytes(m.triangles));
+    g.setIndex(new THREE.BufferAttribute(t, 1));
+    g.computeVertexNormals();
+    g.computeBoundingSphere();
+    return { body: m.body, name: m.name, geometry: g };
+  });
+  // a body's frame in frame k as a matrix (its axes and origin): meshes are fixed in it
+  function bodyMatrix(k, b, into) {
+    const o = (k * nB + b) * 12, v = bodyFrames;
+    return into.set(v[o + 3], v[o + 6], v[o + 9], v[o], v[o + 4], v[o + 7], v[o + 10], v[o + 1],
+      v[o + 5], v[o + 8], v[o + 11], v[o + 2], 0, 0, 0, 1);
   }
-  if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); }
-  const centre = new THREE.Vector3((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
+
+  // size of the scene: the points and the meshes' boxes of every frame, so that the motion stays
+  // in view
+  // (flat arrays: a long motion has hundreds of thousands of points)
+  const meshCorners = [];
+  {
+    const m4 = new THREE.Matrix4(), v = new THREE.Vector3();
+    for (const m of D.meshes || []) for (let k = 0; k < nF; k++) {
+      bodyMatrix(k, m.body, m4);
+      for (let c = 0; c < 8; c++) {
+        v.set(m.box[c & 1 ? 3 : 0], m.box[c & 2 ? 4 : 1], m.box[c & 4 ? 5 : 2]).applyMatrix4(m4);
+        if (Number.isFinite(v.x + v.y + v.z)) meshCorners.push(v.x, v.y, v.z);
+      }
+    }
+  }
+  function eachScenePoint(fn) {
+    for (const a of [positions, meshCorners]) for (let i = 0; i + 2 < a.length; i += 3) {
+      const x = a[i], y = a[i + 1], z = a[i + 2];
+      if (Number.isFinite(x + y + z)) fn(x, y, z);
+    }
+  }
+  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+  eachScenePoint((x, y, z) => {
+    if (x < lo[0]) lo[0] = x; if (x > hi[0]) hi[0] = x;
+    if (y < lo[1]) lo[1] = y; if (y > hi[1]) hi[1] = y;
+    if (z < lo[2]) lo[2] = z; if (z > hi[2]) hi[2] = z;
+  });
+  if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); meshCorners.push(...lo, ...hi); }
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
-  // the camera as far as the box's bounding sphere needs to fit the view's height, from any side
-  const radius = Math.max(0.5 * Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]), 1e-3);
   const fov = 35;
 
-  const camera = new THREE.PerspectiveCamera(fov, viewSize()[0] / viewSize()[1], size / 100, size * 100);
-  const distance = 1.05 * radius / Math.sin((fov / 2) * Math.PI / 180);
-  camera.position.copy(centre).add(new THREE.Vector3(0.9, 0.4, 1.0).normalize().multiplyScalar(distance));
+  // each half of the drawing with --compare
+  const aspect = () => viewSize()[0] / (compare ? 2 : 1) / viewSize()[1];
+  const camera = new THREE.PerspectiveCamera(fov, aspect(), size / 100, size * 100);
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
-  controls.target.copy(centre);
-  controls.update();
   controls.addEventListener('change', () => render());
+  // The views a person is seen from, in the model's axes as OpenSim's and the ISB's: x forward,
+  // y up, z to the right. Top: from above, forward down the screen (off the pole by 1e-4, where
+  // the orbit's up stays y).
+  const views = {
+    front: [1, 0, 0],
+    side: [0, 0, 1],
+    top: [1e-4, 1, 0],
+  };
+  // Place the camera along `dir` (towards it from the model) so that every point and mesh box
+  // of every frame is in the view, the nearest side (height or width) filled to 92 %.
+  function viewFrom(name) {
+    const back = new THREE.Vector3(...views[name]).normalize();
+    const right = new THREE.Vector3(0, 1, 0).cross(back).normalize();
+    const up = back.clone().cross(right);
+    const t = 0.92 * Math.tan((fov / 2) * Math.PI / 180), ta = t * camera.aspect;
+    let r0 = Infinity, r1 = -Infinity, u0 = Infinity, u1 = -Infinity, b0 = Infinity, b1 = -Infinity;
+    eachScenePoint((x, y, z) => {
+      const r = right.x * x + right.y * y + right.z * z, u = up.x * x + up.y * y + up.z * z, b = back.x * x + back.y * y + back.z * z;
+      r0 = Math.min(r0, r); r1 = Math.max(r1, r); u0 = Math.min(u0, u); u1 = Math.max(u1, u); b0 = Math.min(b0, b); b1 = Math.max(b1, b);
+    });
+    const rc = (r0 + r1) / 2, uc = (u0 + u1) / 2;
+    let dist = -Infinity;
+    eachScenePoint((x, y, z) => {
+      const r = right.x * x + right.y * y + right.z * z, u = up.x * x + up.y * y + up.z * z, b = back.x * x + back.y * y + back.z * z;
+      dist = Math.max(dist, b + Math.max(Math.abs(r - rc) / ta, Math.abs(u - uc) / t));
+    });
+    dist = Math.max(dist, b1 + size / 50);
+    const at = (c) => right.clone().multiplyScalar(rc).add(up.clone().multiplyScalar(uc)).add(back.clone().multiplyScalar(c));
+    camera.position.copy(at(dist));
+    controls.target.copy(at((b0 + b1) / 2));
+    camera.near = Math.max((dist - b1) / 10, size / 1000);
+    camera.far = dist - b0 + size * 10;
+    camera.updateProjectionMatrix();
+    controls.update();
+    current = name;
+  }
+  let current = null;
 
   const groups = {};
   for (const name of ['bones', 'frames', 'points', 'obstacles', 'contacts', 'axes', 'elements', 'muscles']) {
@@ -102,11 +191,51 @@
     g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(Math.max(n, 1) * 3), 3));
     return g;
   }
-  // bones: from each body's first point (its origin when named) to its other points
-  const bonePairs = [];
-  for (const b of D.bodies) for (let k = 1; k < b.points.length; k++) bonePairs.push(b.points[0], b.points[k]);
-  const bones = new THREE.LineSegments(dynamic(bonePairs.length), new THREE.LineBasicMaterial({ color: 0x6b5b45 }));
-  groups.bones.add(bones);
+  // bones: each body's meshes, else its capsules (between its joints, see mollier_view::capsules)
+  const boneMaterial = new THREE.MeshLambertMaterial({ color: 0xe6dcc8 });
+  const meshObjects = meshes.map((m) => {
+    const obj = new THREE.Mesh(m.geometry, boneMaterial);
+    obj.matrixAutoUpdate = false;
+    obj.userData = { body: m.body, mesh: m.name };
+    groups.bones.add(obj);
+    return obj;
+  });
+  const meshed = new Set(meshes.map((m) => m.body));
+  const unitCylinder = new THREE.CylinderGeometry(1, 1, 1, 24, 1, true);
+  const unitBall = new THREE.SphereGeometry(1, 24, 12);
+  // a body with a mesh has no capsules, nor has a body without one towards a body with one
+  // (ground to the pelvis: the pelvis's mesh shows that bone)
+  const capsules = (D.capsules || []).filter((c) => !meshed.has(c.body) && !(c.child !== null && meshed.has(c.child))).map((c) => {
+    const parts = [unitCylinder, unitBall, unitBall].map((g) => {
+      const m = new THREE.Mesh(g, boneMaterial);
+      m.matrixAutoUpdate = false;
+      m.userData = { body: c.body, capsule: true };
+      groups.bones.add(m);
+      return m;
+    });
+    return { c, parts };
+  });
+  // a cylinder along y from a to b of radius r (three's cylinder: along y, height 1, centred)
+  const va = new THREE.Vector3(), vb = new THREE.Vector3(), vx = new THREE.Vector3(), vz = new THREE.Vector3();
+  function placeCapsules(pos) {
+    for (const { c, parts } of capsules) {
+      va.fromArray(pos, 3 * c.ends[0]);
+      vb.fromArray(pos, 3 * c.ends[1]);
+      const axis = vb.clone().sub(va);
+      const ok = Number.isFinite(axis.length());
+      parts.forEach((p) => { p.visible = ok; });
+      if (!ok) continue;
+      vx.set(1, 0, 0);
+      if (Math.abs(axis.clone().normalize().x) > 0.9) vx.set(0, 0, 1);
+      vz.crossVectors(vx, axis).normalize();
+      vx.crossVectors(axis, vz).normalize();
+      const r = c.radius;
+      parts[0].matrix.makeBasis(vx.clone().multiplyScalar(r), axis, vz.clone().multiplyScalar(r)).setPosition(va.clone().add(vb).multiplyScalar(0.5));
+      parts[1].matrix.makeScale(r, r, r).setPosition(va);
+      parts[2].matrix.makeScale(r, r, r).setPosition(vb);
+      parts.forEach((p) => { p.matrixWorldNeedsUpdate = true; });
+    }
+  }
   const points = new THREE.Points(dynamic(nP), new THREE.PointsMaterial({ color: 0x333333, size: 4, sizeAttenuation: false }));
   groups.points.add(points);
   const axes = new THREE.LineSegments(dynamic(nB * 6), new THREE.LineBasicMaterial({ vertexColors: true }));
@@ -184,6 +313,7 @@
   const coneLength = size * 0.12;
   function placeJoint() {
     if (!cone) return;
+    const jointForce = side ? compare.coneForce : cone.force, inside = side ? compare.inside : (D.cone.inside || []);
     const o = frame * 12, v = cone.frames, L = coneLength;
     const c = new THREE.Vector3(v[o], v[o + 1], v[o + 2]);
     const ax = new THREE.Vector3(v[o + 3], v[o + 4], v[o + 5]);
@@ -191,15 +321,16 @@
     const az = new THREE.Vector3(v[o + 9], v[o + 10], v[o + 11]).multiplyScalar(L * cone.tan[1]);
     coneMesh.matrix.makeBasis(ay, ax.clone().multiplyScalar(-L), az).setPosition(c);
     coneMesh.matrixWorldNeedsUpdate = true;
-    if (arrow) {
-      const f = new THREE.Vector3(cone.force[3 * frame], cone.force[3 * frame + 1], cone.force[3 * frame + 2]);
+    if (arrow) arrow.visible = false;
+    if (arrow && jointForce) {
+      const f = new THREE.Vector3(jointForce[3 * frame], jointForce[3 * frame + 1], jointForce[3 * frame + 2]);
       const n = f.length();
       arrow.visible = Number.isFinite(n) && n > 0;
       if (arrow.visible) {
         arrow.position.copy(c);
         arrow.setDirection(f.clone().normalize());
         arrow.setLength(1.4 * L * n / jointMax, 0.2 * L, 0.1 * L);
-        arrow.setColor(D.cone.inside[frame] ? 0x1e8449 : 0xc0392b);
+        arrow.setColor(inside[frame] ? 0x1e8449 : 0xc0392b);
       }
     }
   }
@@ -212,10 +343,8 @@
     const pa = points.geometry.attributes.position;
     pa.array.set(pos);
     pa.needsUpdate = true;
-    const ba = bones.geometry.attributes.position;
-    bonePairs.forEach((p, k) => ba.array.set(pos.subarray(p * 3, p * 3 + 3), k * 3));
-    ba.needsUpdate = true;
-    bones.geometry.setDrawRange(0, bonePairs.length);
+    placeCapsules(pos);
+    meshObjects.forEach((obj) => { bodyMatrix(frame, obj.userData.body, obj.matrix); obj.matrixWorldNeedsUpdate = true; });
     const aa = axes.geometry.attributes.position;
     const len = size * 0.04;
     for (let b = 0; b < nB; b++) {
@@ -237,9 +366,8 @@
       a.needsUpdate = true;
       obj.geometry.setDrawRange(0, n);
       obj.geometry.computeBoundingSphere();
-      const m = D.elements[obj.userData.element].muscle;
-      if (m !== null && forces) obj.material.color.copy(forceColour(forces[frame * nM + m]));
     });
+    colourMuscles();
     shapeObjects.forEach((mesh, k) => {
       if (!mesh) return;
       const o = (frame * nS + k) * 12, v = shapeData;
@@ -255,11 +383,38 @@
       if (Number.isFinite(n)) jointText = `   ${D.cone.joint} force ${n.toFixed(0)} N${D.cone.inside[frame] ? '' : ' (outside the cone)'}`;
     }
     timeLabel.textContent = `frame ${frame + 1} / ${nF}   t = ${D.times[frame].toFixed(3)} s${jointText}`;
-    if (pinned !== null) showInfo(pinned);
+    if (pinned !== null) { hoverSide = pinnedSide; showInfo(pinned); }
     render();
   }
+  function colourMuscles() {
+    const fs = side ? compare.forces : forces;
+    if (!fs) return;
+    lineObjects.forEach((obj) => {
+      const m = D.elements[obj.userData.element].muscle;
+      if (m !== null) obj.material.color.copy(forceColour(fs[frame * nM + m]));
+    });
+  }
+  function showResults(s) {
+    side = s;
+    colourMuscles();
+    placeJoint();
+  }
   function render() {
-    renderer.render(scene, camera);
+    if (!compare) {
+      renderer.render(scene, camera);
+      return;
+    }
+    const [w, h] = viewSize(), half = Math.floor(w / 2);
+    renderer.setScissorTest(true);
+    for (const s of [0, 1]) {
+      showResults(s);
+      renderer.setViewport(s * half, 0, half, h);
+      renderer.setScissor(s * half, 0, half, h);
+      renderer.render(scene, camera);
+    }
+    renderer.setScissorTest(false);
+    renderer.setViewport(0, 0, w, h);
+    showResults(0);
   }
 
   // ---- the page around it ----
@@ -267,7 +422,7 @@
   panel.id = 'panel';
   const h1 = panel.appendChild(document.createElement('h1'));
   h1.textContent = D.title;
-  const counts = { joint: cone ? 1 : 0, bones: bonePairs.length / 2, frames: nB, points: nP, obstacles: 0, contacts: 0, axes: 0, elements: 0, muscles: nM };
+  const counts = { joint: cone ? 1 : 0, bones: capsules.length + meshObjects.length, frames: nB, points: nP, obstacles: 0, contacts: 0, axes: 0, elements: 0, muscles: nM };
   shapes.forEach((s, k) => { if (shapeObjects[k] && D.elements[s.el].group !== 'contact') counts.obstacles++; });
   D.elements.forEach((e) => {
     if (e.group === 'contact') counts.contacts++;
@@ -304,6 +459,11 @@
     id: 'slider', type: 'range', min: '0', max: String(nF - 1), step: '1', value: '0',
   }));
   const timeLabel = controlsBar.appendChild(Object.assign(document.createElement('span'), { id: 'time' }));
+  for (const name of Object.keys(views)) {
+    const b = controlsBar.appendChild(Object.assign(document.createElement('button'), { textContent: name }));
+    b.dataset.view = name;
+    b.addEventListener('click', () => { viewFrom(name); render(); });
+  }
   slider.addEventListener('input', () => setFrame(Number(slider.value)));
   let playing = null;
   play.addEventListener('click', () => {
@@ -322,14 +482,21 @@
     for (let y = 0; y < 100; y++) { g.fillStyle = '#' + forceColour(fMax * (1 - y / 99)).getHexString(); g.fillRect(0, y, 1, 1); }
     bar.appendChild(document.createTextNode('0 N'));
   }
-  let pinned = null;
+  if (compare) {
+    for (const [s, text] of [[0, D.title], [1, compare.title]]) {
+      const label = document.body.appendChild(Object.assign(document.createElement('div'), { className: 'compare-title', textContent: text }));
+      label.style.left = s ? '50%' : '0';
+    }
+  }
+  let pinned = null, pinnedSide = 0, hoverSide = 0;
   function showInfo(obj) {
     const e = D.elements[obj.userData.element];
     let text = `${e.name}  (${e.kind})`;
     if (e.muscle !== null) {
       text += `\nlength ${(lengths[frame * nM + e.muscle] * 1000).toFixed(1)} mm`;
-      if (forces) {
-        const f = forces[frame * nM + e.muscle];
+      const fs = hoverSide && compare ? compare.forces : forces;
+      if (fs) {
+        const f = fs[frame * nM + e.muscle];
         text += Number.isFinite(f) ? `\nforce ${f.toFixed(1)} N` : '\nforce: none in this frame';
       }
     }
@@ -338,21 +505,59 @@
   }
   const raycaster = new THREE.Raycaster();
   raycaster.params.Line.threshold = size * 0.006;
-  function pick(ev) {
+  // the pointer in the camera's coordinates (-1 to 1), in its half with --compare
+  function pointer(ev) {
     const r = renderer.domElement.getBoundingClientRect();
-    raycaster.setFromCamera(new THREE.Vector2(((ev.clientX - r.left) / r.width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1), camera);
+    const width = compare ? r.width / 2 : r.width;
+    const s = compare && ev.clientX - r.left >= width ? 1 : 0;
+    return { side: s, at: new THREE.Vector2(((ev.clientX - r.left - s * width) / width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1) };
+  }
+  function pick(ev) {
+    const p = pointer(ev);
+    hoverSide = p.side;
+    raycaster.setFromCamera(p.at, camera);
     // three's raycaster also hits objects of hidden groups: only what is shown counts
     const shown = (o) => { for (; o; o = o.parent) if (!o.visible) return false; return true; };
     const hits = raycaster.intersectObjects([groups.muscles, groups.axes, groups.elements, groups.contacts], true).filter((h) => shown(h.object));
     return hits.length ? hits[0].object : null;
   }
+  function pickBody(ev) {
+    raycaster.setFromCamera(pointer(ev).at, camera);
+    if (!groups.bones.visible) return null;
+    const hits = raycaster.intersectObjects(groups.bones.children, false).filter((h) => h.object.visible);
+    return hits.length ? hits[0].object.userData.body : null;
+  }
+  // the centre of a body's bones in this frame: its meshes' boxes, else its capsules' ends,
+  // else its origin
+  function bodyCentre(b) {
+    const lo = new THREE.Vector3(Infinity, Infinity, Infinity), hi = lo.clone().negate(), v = new THREE.Vector3();
+    const add = (p) => { lo.min(p); hi.max(p); };
+    (D.meshes || []).forEach((m, k) => {
+      if (m.body !== b) return;
+      for (let c = 0; c < 8; c++) add(v.set(m.box[c & 1 ? 3 : 0], m.box[c & 2 ? 4 : 1], m.box[c & 4 ? 5 : 2]).applyMatrix4(meshObjects[k].matrix));
+    });
+    if (lo.x > hi.x) capsules.forEach(({ c }) => { if (c.body === b) for (const e of c.ends) add(v.fromArray(positions, (frame * nP + e) * 3)); });
+    if (lo.x > hi.x) { const o = (frame * nB + b) * 12; add(v.set(bodyFrames[o], bodyFrames[o + 1], bodyFrames[o + 2])); }
+    return lo.add(hi).multiplyScalar(0.5);
+  }
   renderer.domElement.addEventListener('pointermove', (ev) => {
     const o = pick(ev);
-    if (o) showInfo(o); else if (pinned) showInfo(pinned); else info.style.display = 'none';
+    if (o) showInfo(o); else if (pinned) { hoverSide = pinnedSide; showInfo(pinned); } else info.style.display = 'none';
   });
-  renderer.domElement.addEventListener('click', (ev) => { pinned = pick(ev); if (pinned) showInfo(pinned); else info.style.display = 'none'; });
+  renderer.domElement.addEventListener('click', (ev) => { pinned = pick(ev); pinnedSide = hoverSide; if (pinned) showInfo(pinned); else info.style.display = 'none'; });
+  // double-click on a bone: orbit about that body (its bones' centre in this frame)
+  renderer.domElement.addEventListener('dblclick', (ev) => {
+    const body = pickBody(ev);
+    if (body === null) return;
+    const c = bodyCentre(body);
+    camera.position.add(c.clone().sub(controls.target));
+    controls.target.copy(c);
+    controls.update();
+    render();
+  });
   window.addEventListener('resize', () => {
-    camera.aspect = viewSize()[0] / viewSize()[1];
+    camera.aspect = aspect();
+    if (current) viewFrom(current);
     camera.updateProjectionMatrix();
     renderer.setSize(...viewSize());
     render();
@@ -364,6 +569,7 @@
     const box = panel.querySelector(`input[data-group="${name}"]`);
     if (box && groups[name]) { box.checked = false; groups[name].visible = false; }
   }
+  viewFrom(views[params.get('view')] ? params.get('view') : 'front');
   setFrame(Number(params.get('frame') || 0));
   // from the start of the navigation (in a fresh headless browser that counts its start-up
   // too), and from the page's first script to its first picture (parsing the embedded
@@ -472,6 +678,31 @@
     }
     return { hash, nonBackground };
   }
+  // Where the camera looks from and how much of the view the model fills: the largest |x| and
+  // |y| of every point and mesh box corner of every frame in normalized device coordinates
+  // (1: the edge of the view).
+  function cameraReport() {
+    const v = new THREE.Vector3();
+    let x = 0, y = 0;
+    eachScenePoint((px, py, pz) => {
+      v.set(px, py, pz).project(camera);
+      x = Math.max(x, Math.abs(v.x));
+      y = Math.max(y, Math.abs(v.y));
+    });
+    const dir = camera.position.clone().sub(controls.target).normalize();
+    const up = new THREE.Vector3(0, 1, 0).applyQuaternion(camera.quaternion);
+    return { view: current, from: dir.toArray(), screen_up: up.toArray(), fill: [x, y] };
+  }
+  function bonesReport() {
+    return { capsules: capsules.length, meshes: meshObjects.map((o, k) => ({ body: D.bodies[o.userData.body].name, mesh: o.userData.mesh, triangles: meshes[k].geometry.index.count / 3 })) };
+  }
+  // export=K,L,... (or all): each frame's canvas as a PNG data URL, one line `K data:...` each
+  const exportFrames = params.get('export');
+  if (exportFrames) {
+    const list = exportFrames === 'all' ? [...Array(nF).keys()] : exportFrames.split(',').map(Number).filter((k) => Number.isInteger(k) && k >= 0 && k < nF);
+    const lines = list.map((k) => { setFrame(k); return `${k} ${renderer.domElement.toDataURL('image/png')}`; });
+    document.body.appendChild(Object.assign(document.createElement('pre'), { id: 'mollier-export', textContent: lines.join('\n') }));
+  }
   window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, projections, jointAxes, fingerprint, errors, loadMs, pageMs, get frame() { return frame; } };
   if (params.get('test')) {
     const report = { phases_ms: T, load_ms: loadMs, page_ms: pageMs, frames: nF, frame, muscles: nM, drawn_muscle_paths: drawnMusclePaths(), points: D.points };
@@ -480,6 +711,24 @@
     report.projections = projections();
     report.joint_axes = jointAxes();
     report.in_view = outOfView();
+    report.camera = cameraReport();
+    if (compare) {
+      // the two halves' pixels, to see the same camera (same results: equal halves)
+      const { w, h, px } = pixels(), half = Math.floor(w / 2);
+      const hashes = [0, 1].map((s) => {
+        let hash = 2166136261, colours = new Set();
+        for (let y = 0; y < h; y++) for (let x = 0; x < half; x++) {
+          const o = (y * w + s * half + x) * 4, c = px[o] | (px[o + 1] << 8) | (px[o + 2] << 16);
+          hash = Math.imul(hash ^ c, 16777619) >>> 0;
+          colours.add(c);
+        }
+        return { hash, colours: colours.size };
+      });
+      report.compare = { title: compare.title, left: hashes[0], right: hashes[1] };
+    }
+    report.bones = bonesReport();
+    // the canvas itself, to compare with what `mollier view --png` writes
+    if (params.get('png')) report.png = renderer.domElement.toDataURL('image/png');
     const first = fingerprint();
     const other = (frame + Math.max(1, Math.floor(nF / 2))) % nF;
     setFrame(other);

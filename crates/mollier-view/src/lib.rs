@@ -13,7 +13,9 @@
 
 mod encode;
 mod forces;
+pub mod mesh;
 mod page;
+pub mod snapshot;
 
 use mollier::{Compiled, FrameError, KinematicsRun, NodeRole, Rows};
 use mollier_core::element::{Drawing, NodeKind, ShapeKind};
@@ -107,6 +109,13 @@ pub struct Geometry {
     pub positions: Vec<f64>,
     /// Body frames: `frames x bodies x 12`, the origin then the unit x, y, z axes (m).
     pub body_frames: Vec<f32>,
+    /// Bones drawn as capsules where a body has no mesh ([`capsules`]).
+    pub capsules: Vec<Capsule>,
+    /// The bodies' meshes ([`mesh::load_meshes`]); a body with one is drawn without capsules.
+    pub meshes: Vec<mesh::BodyMesh>,
+    /// Other results on the same motion, drawn beside these with the same camera
+    /// ([`Geometry::with_compare`]).
+    pub compare: Option<Compare>,
     /// The drawn elements.
     pub elements: Vec<ElementView>,
     /// Points per line and frame: `frames x lines` (lines of all elements in order).
@@ -129,6 +138,34 @@ pub struct Geometry {
     /// When the motion had more frames than [`FRAME_BUDGET`] allows at the step asked for: its
     /// number of frames and the step taken instead (every `.1`-th frame; the title says so).
     pub thinned: Option<(usize, usize)>,
+}
+
+/// A bone drawn as a capsule (a cylinder with round ends) between two named points of a body,
+/// which move with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capsule {
+    /// The body, an index into [`Geometry::bodies`].
+    pub body: usize,
+    /// Its ends, indices into [`Geometry::points`].
+    pub ends: [usize; 2],
+    /// The body whose origin its far end is, when it goes to a joint (the page leaves the
+    /// capsule out when that body has a mesh and this one has none: the mesh shows that bone).
+    pub child: Option<usize>,
+    /// Its radius (m).
+    pub radius: f64,
+}
+
+/// A second set of results drawn in the right half of the page (`mollier view --compare`).
+#[derive(Clone, Debug)]
+pub struct Compare {
+    /// Its title (the results directory).
+    pub title: String,
+    /// Muscle forces: `frames x muscles` (N; NaN where none).
+    pub forces: Vec<f64>,
+    /// The joint force, global: `frames x 3` (N; NaN where none), when it has one.
+    pub joint_force: Option<Vec<f64>>,
+    /// Per frame whether the joint force is inside the cone.
+    pub inside: Vec<bool>,
 }
 
 /// The most frames a page draws (the last frame counted). A longer motion is thinned to every
@@ -239,6 +276,9 @@ impl Geometry {
             times: Vec::with_capacity(frames.len()),
             positions: Vec::new(),
             body_frames: Vec::new(),
+            capsules: Vec::new(),
+            meshes: Vec::new(),
+            compare: None,
             elements,
             line_counts: Vec::new(),
             line_points: Vec::new(),
@@ -267,6 +307,7 @@ impl Geometry {
             solved += 1;
             if g.times.is_empty() {
                 g.axis_length = 0.08 * extent(&out.positions);
+                g.capsules = capsules(compiled, &out.positions);
             }
             g.times.push(time);
             g.positions.extend_from_slice(&out.positions);
@@ -321,6 +362,27 @@ impl Geometry {
             }
         }
         Ok(g)
+    }
+
+    /// Draw these meshes for their bodies (in place of those bodies' capsules).
+    pub fn with_meshes(mut self, meshes: Vec<mesh::BodyMesh>) -> Self {
+        self.meshes = meshes;
+        self
+    }
+
+    /// Draw the forces (and joint force) of `other` — the same model and motion with other
+    /// results, e.g. criterion d against b — in the right half of the page, with the same
+    /// camera and colour scale. An error when `other` has no forces or other frames or muscles.
+    pub fn with_compare(mut self, other: &Geometry, title: &str) -> Result<Self, ViewError> {
+        let Some(forces) = other.forces.clone() else {
+            return Err(ViewError::Results(format!("{title}: no muscle forces to compare")));
+        };
+        if other.times != self.times || other.muscles != self.muscles {
+            return Err(ViewError::Results(format!("{title}: not the same frames and muscles as the page's results")));
+        }
+        let joint_force = other.cone.as_ref().and_then(|c| c.force.clone());
+        self.compare = Some(Compare { title: title.to_string(), forces, joint_force, inside: other.inside() });
+        Ok(self)
     }
 
     /// Number of frames drawn.
@@ -399,6 +461,11 @@ impl Geometry {
             })
             .collect();
         let bodies: Vec<Value> = self.bodies.iter().map(|(n, p)| json!({"name": n, "points": p})).collect();
+        let capsules: Vec<Value> = self
+            .capsules
+            .iter()
+            .map(|c| json!({"body": c.body, "ends": c.ends, "child": c.child, "radius": c.radius}))
+            .collect();
         json!({
             "format": 1,
             "title": self.title,
@@ -408,6 +475,14 @@ impl Geometry {
             "times": self.times,
             "positions": encode::f64s(&self.positions),
             "body_frames": encode::f32s(&self.body_frames),
+            "capsules": capsules,
+            "meshes": self.meshes.iter().map(encode::mesh).collect::<Vec<_>>(),
+            "compare": self.compare.as_ref().map(|c| json!({
+                "title": c.title,
+                "forces": encode::f64s(&c.forces),
+                "cone_force": c.joint_force.as_ref().map(|f| encode::f64s(f)),
+                "inside": c.inside,
+            })),
             "elements": elements,
             "line_counts": self.line_counts,
             "line_points": encode::f32s(&self.line_points),
@@ -466,6 +541,50 @@ fn bodies(compiled: &Compiled) -> Vec<(String, Vec<usize>)> {
             (b.name.clone(), idx)
         })
         .collect()
+}
+
+/// The bones of bodies drawn without a mesh, from the positions `xyz xyz ...` of the first frame
+/// (m): a capsule from each body's origin to the origin of each body jointed to it (a body whose
+/// origin is one of this body's points: the clavicle's SC to AC, the scapula's AC to GH), or,
+/// for a body with mass that carries none, to its named point farthest from its origin (the
+/// humerus to the hand). Radius: a tenth of its length, within 0.4 % and 2 % of the scene's extent. A body
+/// whose origin is not a named point, or a capsule of zero length, is left out.
+pub fn capsules(compiled: &Compiled, xyz: &[f64]) -> Vec<Capsule> {
+    let scene = extent(xyz);
+    let at = |i: usize| [xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]];
+    let dist = |a: usize, b: usize| {
+        let (p, q) = (at(a), at(b));
+        ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
+    };
+    let point_of = |node: NodeId| compiled.points.iter().position(|p| p.node == node);
+    let mut out = Vec::new();
+    for (b, body) in compiled.bodies.iter().enumerate() {
+        let Some(origin) = point_of(body.frame.position) else { continue };
+        // every name `body.point`, shared nodes included (a body turning about this one's point)
+        let prefix = format!("{}.", body.name);
+        let own: Vec<usize> =
+            (0..compiled.points.len()).filter(|&i| compiled.points[i].name.starts_with(&prefix)).collect();
+        let mut ends: Vec<(usize, Option<usize>)> = compiled
+            .bodies
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.name != body.name && own.iter().any(|&i| compiled.points[i].node == c.frame.position))
+            .filter_map(|(k, c)| point_of(c.frame.position).map(|p| (p, Some(k))))
+            .collect();
+        // a massless body (ground) carrying no joint has no bone to draw
+        if ends.is_empty() && body.mass.is_some_and(|m| m > 0.0) {
+            let far = own.iter().copied().max_by(|&i, &j| dist(origin, i).total_cmp(&dist(origin, j)));
+            ends.extend(far.map(|p| (p, None)));
+        }
+        for (end, child) in ends {
+            let length = dist(origin, end);
+            if length.is_finite() && length > 1e-9 {
+                let radius = (0.1 * length).clamp(0.004 * scene, 0.02 * scene);
+                out.push(Capsule { body: b, ends: [origin, end], child, radius });
+            }
+        }
+    }
+    out
 }
 
 /// The largest extent of points `xyz xyz ...` along a global axis (m); 1 when there are none.

@@ -12,11 +12,14 @@ fn default_report(out: &Path) -> PathBuf {
     out.with_extension("import.md")
 }
 
+// one argument per option of `mollier import`, as main.rs passes them
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     osim: &Path,
     out: &Path,
     report_path: Option<&Path>,
     motion: Option<(&Path, &Path)>,
+    geometry: &[PathBuf],
     force: bool,
     quiet: bool,
     registry: &Registry,
@@ -24,9 +27,14 @@ pub fn run(
     // imported and compiled: a muscle whose path cannot be set up is left out and reported
     let file = osim.display().to_string();
     let imported = match mollier_format::read_text(osim, "OpenSim model")
-        .and_then(|text| mollier::import_osim(&file, &text, registry))
+        .and_then(|text| mollier::import_osim(&file, &text, registry).map(|(i, _)| (i, text)))
     {
-        Ok((i, _)) => i,
+        // the bodies' meshes, when their files are found (drawing only)
+        Ok((mut i, text)) => {
+            let out_dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            mollier_osim::geometry::attach_geometry(&mut i, osim, &text, geometry, out_dir);
+            i
+        }
         Err(d) => {
             report(&d);
             return ExitCode::from(INVALID);

@@ -11,10 +11,56 @@ pub(crate) struct Request<'a> {
     pub(crate) model: &'a Path,
     pub(crate) motion: Option<&'a Path>,
     pub(crate) results: Option<&'a Path>,
+    pub(crate) compare: Option<&'a Path>,
     pub(crate) every: usize,
-    pub(crate) out: &'a Path,
+    pub(crate) out: Option<&'a Path>,
+    pub(crate) pictures: Pictures<'a>,
     pub(crate) force: bool,
     pub(crate) quiet: bool,
+}
+
+/// Pictures asked of `mollier view`: one frame as a PNG, every frame as PNGs.
+pub(crate) struct Pictures<'a> {
+    pub(crate) png: Option<&'a Path>,
+    pub(crate) frame: usize,
+    pub(crate) frames: Option<&'a Path>,
+    pub(crate) size: &'a str,
+    pub(crate) view: &'a str,
+}
+
+/// `WxH` in pixels, each from 16 to 8192.
+fn parse_size(text: &str) -> Option<(u32, u32)> {
+    let (w, h) = text.split_once('x')?;
+    let (w, h): (u32, u32) = (w.parse().ok()?, h.parse().ok()?);
+    ((16..=8192).contains(&w) && (16..=8192).contains(&h)).then_some((w, h))
+}
+
+/// Where the frames of `--frames DIR` go: DIR made when missing; an existing DIR must hold
+/// nothing but files named as Mollier names them (`frame-NNNNN.png`), which are replaced.
+fn frames_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(dir) {
+        Err(_) => std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display())),
+        Ok(m) if !m.is_dir() => Err(format!("{}: not a directory", dir.display())),
+        Ok(_) => {
+            let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let ours = name
+                    .strip_prefix("frame-")
+                    .and_then(|n| n.strip_suffix(".png"))
+                    .is_some_and(|n| n.len() == 5 && n.bytes().all(|b| b.is_ascii_digit()));
+                if !ours || !entry.file_type().is_ok_and(|t| t.is_file()) {
+                    return Err(format!(
+                        "{}: holds {} that Mollier did not write: give an empty or new directory",
+                        dir.display(),
+                        printable(&name)
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
 /// The motion of a results directory: `DIR/motion.csv` (a study) or the study's beside a
@@ -24,9 +70,20 @@ fn results_motion(dir: &Path) -> Option<PathBuf> {
 }
 
 pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
-    // refused before any work: the page goes nowhere but a regular file
-    if let Err(code) = check_outputs(&[r.out], r.force) {
+    // refused before any work: the page and pictures go nowhere but regular files
+    let outputs: Vec<&Path> = r.out.into_iter().chain(r.pictures.png).collect();
+    if let Err(code) = check_outputs(&outputs, r.force) {
         return code;
+    }
+    let Some(size) = parse_size(r.pictures.size) else {
+        errln!("error: --size {}: give WxH in pixels, each 16 to 8192 (e.g. 1280x960)", printable(r.pictures.size));
+        return ExitCode::from(INVALID);
+    };
+    if let Some(dir) = r.pictures.frames
+        && let Err(e) = frames_dir(dir)
+    {
+        errln!("error: {}", printable(&e));
+        return ExitCode::from(INVALID);
     }
     let compiled = match load_well_posed(r.model, registry) {
         Ok(c) => c,
@@ -67,39 +124,31 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             return ExitCode::from(FAILED);
         }
     };
+    // the bodies' meshes; one that cannot be read leaves its body drawn as capsules
+    let (meshes, warnings) = mollier_view::mesh::load_meshes(&compiled);
+    for w in &warnings {
+        errln!("{w}");
+    }
+    geometry = geometry.with_meshes(meshes);
+    // the geometry without results, for --compare's
+    let bare = geometry.clone();
     if let Some(dir) = r.results {
-        let forces = mollier_view::read_forces(&dir.join("forces.csv")).and_then(|f| geometry.clone().with_forces(&f));
-        match forces {
+        match with_results(geometry.clone(), dir) {
             Ok(g) => geometry = g,
-            Err(e) => {
-                errln!("error: {e}");
-                return ExitCode::from(INVALID);
-            }
+            Err(code) => return code,
         }
     }
-    // the joint force in its cone, when the results and the model have them
-    if let (Some(dir), true) = (r.results, geometry.cone.is_some()) {
-        let path = dir.join("reactions.csv");
-        if path.is_file() {
-            let joint = mollier_view::read_forces(&path).and_then(|t| {
-                let cols = ["x", "y", "z"].map(|a| t.column(&format!("joint_force.{a}")));
-                let per_frame: Vec<Option<[f64; 3]>> = geometry
-                    .times
-                    .iter()
-                    .map(|time| {
-                        let row = t.row_at(*time)?;
-                        let f = [0, 1, 2].map(|a| cols[a].map_or(f64::NAN, |c| t.values[row][c]));
-                        f.iter().all(|v| v.is_finite()).then_some(f)
-                    })
-                    .collect();
-                geometry.clone().with_joint_force(&per_frame)
-            });
-            match joint {
-                Ok(g) => geometry = g,
-                Err(e) => {
-                    errln!("error: {e}");
-                    return ExitCode::from(INVALID);
-                }
+    // other results on the same motion, beside these (same camera and colour scale)
+    if let Some(dir) = r.compare {
+        let other = match with_results(bare, dir) {
+            Ok(g) => g,
+            Err(code) => return code,
+        };
+        match geometry.with_compare(&other, &dir.display().to_string()) {
+            Ok(g) => geometry = g,
+            Err(e) => {
+                errln!("error: {}", printable(&e.to_string()));
+                return ExitCode::from(INVALID);
             }
         }
     }
@@ -111,18 +160,105 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             mollier_view::FRAME_BUDGET
         );
     }
-    let page = mollier_view::page(&geometry);
-    if let Err(code) = write_output(r.out, page.as_bytes(), r.force) {
-        return code;
+    if r.pictures.png.is_some() && r.pictures.frame >= geometry.frames() {
+        errln!("error: --frame {}: the page draws frames 0 to {}", r.pictures.frame, geometry.frames() - 1);
+        return ExitCode::from(INVALID);
     }
-    if !r.quiet {
-        outln!(
-            "{}: {} frames, {} muscles, {:.1} MB",
-            r.out.display(),
-            geometry.frames(),
-            geometry.muscles.len(),
-            page.len() as f64 / 1e6
-        );
+    let page = mollier_view::page(&geometry);
+    if let Some(out) = r.out {
+        if let Err(code) = write_output(out, page.as_bytes(), r.force) {
+            return code;
+        }
+        if !r.quiet {
+            outln!(
+                "{}: {} frames, {} muscles, {:.1} MB",
+                out.display(),
+                geometry.frames(),
+                geometry.muscles.len(),
+                page.len() as f64 / 1e6
+            );
+        }
+    }
+    pictures(r, &page, size, geometry.frames())
+}
+
+/// `geometry` with the muscle forces of results directory `dir` (`forces.csv`) and, when the
+/// model has a joint cone and `dir` a `reactions.csv`, the joint force.
+fn with_results(mut geometry: mollier_view::Geometry, dir: &Path) -> Result<mollier_view::Geometry, ExitCode> {
+    let forces = mollier_view::read_forces(&dir.join("forces.csv")).and_then(|f| geometry.clone().with_forces(&f));
+    match forces {
+        Ok(g) => geometry = g,
+        Err(e) => {
+            errln!("error: {e}");
+            return Err(ExitCode::from(INVALID));
+        }
+    }
+    let path = dir.join("reactions.csv");
+    if geometry.cone.is_none() || !path.is_file() {
+        return Ok(geometry);
+    }
+    let joint = mollier_view::read_forces(&path).and_then(|t| {
+        let cols = ["x", "y", "z"].map(|a| t.column(&format!("joint_force.{a}")));
+        let per_frame: Vec<Option<[f64; 3]>> = geometry
+            .times
+            .iter()
+            .map(|time| {
+                let row = t.row_at(*time)?;
+                let f = [0, 1, 2].map(|a| cols[a].map_or(f64::NAN, |c| t.values[row][c]));
+                f.iter().all(|v| v.is_finite()).then_some(f)
+            })
+            .collect();
+        geometry.clone().with_joint_force(&per_frame)
+    });
+    joint.map_err(|e| {
+        errln!("error: {e}");
+        ExitCode::from(INVALID)
+    })
+}
+
+/// The PNGs of `--png` and `--frames`, drawn by headless Chromium from the page.
+fn pictures(r: &Request, page: &str, size: (u32, u32), frames: usize) -> ExitCode {
+    let p = &r.pictures;
+    let shot = mollier_view::snapshot::Shot { size, view: p.view.to_string(), ..Default::default() };
+    let wanted: Option<Vec<usize>> = match (p.png, p.frames) {
+        (None, None) => return ExitCode::SUCCESS,
+        (_, Some(_)) => None,
+        (Some(_), None) => Some(vec![p.frame]),
+    };
+    let drawn = match mollier_view::snapshot::pngs(page, wanted.as_deref(), &shot) {
+        Ok(d) => d,
+        Err(e) => {
+            errln!("error: {e}");
+            return ExitCode::from(FAILED);
+        }
+    };
+    let expected = wanted.as_ref().map_or(frames, Vec::len);
+    if drawn.len() != expected {
+        errln!("error: the browser drew {} of the {expected} pictures asked", drawn.len());
+        return ExitCode::from(FAILED);
+    }
+    if let Some(png) = p.png {
+        let Some((_, bytes)) = drawn.iter().find(|(k, _)| *k == p.frame) else {
+            errln!("error: the browser did not draw frame {}", p.frame);
+            return ExitCode::from(FAILED);
+        };
+        if let Err(code) = write_output(png, bytes, r.force) {
+            return code;
+        }
+        if !r.quiet {
+            outln!("{}: frame {} at {}x{}", png.display(), p.frame, size.0, size.1);
+        }
+    }
+    if let Some(dir) = p.frames {
+        for (k, bytes) in &drawn {
+            // the directory holds only Mollier's frames (checked above): they are replaced
+            if let Err(code) = write_output(&dir.join(format!("frame-{k:05}.png")), bytes, true) {
+                return code;
+            }
+        }
+        if !r.quiet {
+            outln!("{}: {} frames as frame-00000.png ... at {}x{}", dir.display(), drawn.len(), size.0, size.1);
+        }
     }
     ExitCode::SUCCESS
 }
