@@ -84,6 +84,10 @@ enum Command {
         /// model has, weight 1.
         #[arg(long)]
         tasks: Option<PathBuf>,
+        /// A frame ends when no step changes an unknown by more than this (rad or m). OpenSim's IK
+        /// stops at its `accuracy`, 1e-5 by default: a looser tolerance takes fewer steps.
+        #[arg(long, default_value_t = 1e-10)]
+        tolerance: f64,
         /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
         /// "Output directories").
         #[arg(long)]
@@ -431,8 +435,8 @@ fn main() -> ExitCode {
     let registry = mollier::registry();
     match cli.command {
         Command::Check { model, json } => check::run(&model, json, &registry),
-        Command::Ik { model, markers, tasks, out, quiet } => ik::run(
-            &ik::Request { model: &model, markers: &markers, tasks: tasks.as_deref(), out: &out, quiet },
+        Command::Ik { model, markers, tasks, tolerance, out, quiet } => ik::run(
+            &ik::Request { model: &model, markers: &markers, tasks: tasks.as_deref(), tolerance, out: &out, quiet },
             &registry,
         ),
         Command::Scale { model, setup, markers, mass, out, quiet } => scale::run(

@@ -427,15 +427,18 @@ impl Model {
     /// tasks file `tasks` (TOML or OpenSim's IK setup) when given; tables `motion` (the inputs),
     /// `coordinates` (OpenSim's, for an `.osim` model) and `marker_errors` (m), as the command
     /// writes them (`mollier::ik::table_columns`). A frame that cannot be solved raises.
-    #[pyo3(signature = (markers, tasks=None, progress=None))]
+    #[pyo3(signature = (markers, tasks=None, progress=None, tolerance=1e-10))]
     fn ik<'py>(
         &self,
         py: Python<'py>,
         markers: PathBuf,
         tasks: Option<PathBuf>,
         progress: Option<Py<PyAny>>,
+        tolerance: f64,
     ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>)> {
         use mollier::ik;
+        let options =
+            ik::IkOptions::default().with_tolerance(tolerance).map_err(|d| PyValueError::new_err(d.message))?;
         self.well_posed(py)?;
         let is_osim = Path::new(&self.file).extension().is_some_and(|e| e.eq_ignore_ascii_case("osim"));
         // an OpenSim model's coordinates are the unknowns: its import is needed, not only the model
@@ -454,7 +457,9 @@ impl Model {
         };
         let trial = mollier::read_trc(&markers).map_err(|d| model_error(py, &d))?;
         let tasks = tasks.map(|t| ik::read_tasks(&t)).transpose().map_err(|d| model_error(py, &d))?;
-        let mut run = ik::IkRun::new(compiled, unknowns, &trial, tasks.as_ref()).map_err(|d| model_error(py, &d))?;
+        let mut run = ik::IkRun::new(compiled, unknowns, &trial, tasks.as_ref())
+            .map_err(|d| model_error(py, &d))?
+            .with_options(options);
         let mut notes = Vec::new();
         if !run.ignored().is_empty() {
             notes.push(format!("markers of the trial not fitted: {}", run.ignored().join(", ")));

@@ -467,3 +467,10 @@ def test_ik_returns_what_the_command_writes(cli, tmp_path):
     assert np.abs(col - col[0] - (a - a[0])).max() < 1e-8
     with pytest.raises(mollier.ModelError):
         mollier.load(model).ik(tmp_path / "none.trc")
+    # a looser stop (OpenSim's IK accuracy) takes fewer steps and stays within it
+    cli("ik", model, "--markers", trial, "--tolerance", "1e-2", "--out", tmp_path / "loose", "-q")
+    loose = mollier.load(model).ik(trial, tolerance=1e-2, output="numpy")
+    same(loose["motion"], read(tmp_path / "loose" / "motion.csv"), "loose motion")
+    assert np.abs(loose["motion"].values[:, 0] - r["motion"].values[:, 0]).max() < 1e-2
+    with pytest.raises(ValueError):
+        mollier.load(model).ik(trial, tolerance=0.0)

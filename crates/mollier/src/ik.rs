@@ -174,6 +174,18 @@ impl Default for IkOptions {
     }
 }
 
+impl IkOptions {
+    /// These options with the stopping tolerance `tolerance` (rad or m: a frame ends when no
+    /// step changes an unknown by more); refused unless a finite number in (0, 1].
+    pub fn with_tolerance(self, tolerance: f64) -> Result<Self, Box<Diagnostic>> {
+        if tolerance.is_finite() && tolerance > 0.0 && tolerance <= 1.0 {
+            return Ok(Self { tolerance, ..self });
+        }
+        let message = format!("the tolerance is a number in (0, 1] (rad or m), not {tolerance}");
+        Err(Box::new(Diagnostic::new("--tolerance", "", message).with_hint("e.g. 1e-5, OpenSim's IK accuracy")))
+    }
+}
+
 /// One frame's fit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IkFrame {

@@ -283,14 +283,16 @@ class Model:
         return _results(raw, output, on_error)
 
     def ik(self, markers: Union[str, os.PathLike], tasks: Optional[Union[str, os.PathLike]] = None, *,
-           progress: Optional[Callable[[int, int], Any]] = None, output: Optional[str] = None) -> Results:
+           tolerance: float = 1e-10, progress: Optional[Callable[[int, int], Any]] = None,
+           output: Optional[str] = None) -> Results:
         """``mollier ik``: the motion that best fits a marker trial (``.trc``), with a tasks file
         (TOML or OpenSim's IK setup ``.xml``) when given (docs/inverse-kinematics.md). Tables
         ``motion`` (the model's inputs: a motion for :meth:`inverse_dynamics` and
         :meth:`inverse`), ``coordinates`` (OpenSim's, for an ``.osim`` model) and
         ``marker_errors`` (m, NaN where a marker is missing; the frame's ``rms`` and ``max``). A
-        frame that cannot be solved raises :class:`FrameError`."""
-        raw = self._m.ik(os.fspath(markers), _path(tasks), progress)
+        frame that cannot be solved raises :class:`FrameError`. ``tolerance`` (``--tolerance``,
+        rad or m): a frame ends when no step changes an unknown by more."""
+        raw = self._m.ik(os.fspath(markers), _path(tasks), progress, tolerance)
         return _results(raw, output)
 
     def inverse(self, motion: MotionLike, criterion: str = "b", *, cone: bool = True,
