@@ -535,8 +535,8 @@ impl<'a> IkRun<'a> {
     }
 }
 
-/// A copy of `at` (a task's place) with this message and hint.
-fn relabel(at: &Diagnostic, message: String, hint: impl Into<String>) -> Diagnostic {
+/// A copy of `at` (a task's or a setup's place) with this message and hint.
+pub(crate) fn relabel(at: &Diagnostic, message: impl Into<String>, hint: impl Into<String>) -> Diagnostic {
     let mut d = Diagnostic::new(&at.file, &at.path, message).with_hint(hint);
     d.location = at.location;
     d.snippet.clone_from(&at.snippet);

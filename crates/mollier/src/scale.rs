@@ -39,9 +39,9 @@ use serde_json::{Value, json};
 
 use crate::analysis::{FrameError, KinematicsRun, MuscleColumns};
 use crate::compile::{Compiled, import_osim_model};
+use crate::ik::relabel;
 use crate::output::{OutputDir, OutputError, number};
 use crate::trc::MarkerTrial;
-use setup::retell;
 pub use setup::{BodyAxes, ManualScale, Measurement, ScaleSetup, SetMarker, Step, read_marker_set, read_setup};
 
 /// Why a model cannot be scaled.
@@ -173,7 +173,7 @@ fn factors(
         if b.is_none() {
             if setup.strict_bodies {
                 let known: Vec<&str> = model.bodies.iter().map(|b| b.name.as_str()).collect();
-                problems.push(retell(
+                problems.push(relabel(
                     at,
                     format!("the model has no body `{name}`"),
                     format!("its bodies: {}", known.join(", ")),
@@ -194,7 +194,7 @@ fn factors(
             Step::Measurements => {
                 let setup_at = Diagnostic::new(&setup.file, "ScaleTool/ModelScaler", "");
                 let Some(trial) = trial else {
-                    problems.push(retell(
+                    problems.push(relabel(
                         &setup_at,
                         "the measurements need a static trial",
                         "give it with --markers, or as the setup's <marker_file>",
@@ -202,7 +202,7 @@ fn factors(
                     break;
                 };
                 let Some(range) = setup.time_range else {
-                    problems.push(retell(
+                    problems.push(relabel(
                         &setup_at,
                         "the measurements need a <time_range>",
                         "e.g. `<time_range> 1 2 </time_range>`",
@@ -217,7 +217,7 @@ fn factors(
                             (trial.names.iter().position(|x| x == a), trial.names.iter().position(|x| x == b));
                         let (Some(pa), Some(pb)) = in_model else {
                             let missing = if in_model.0.is_none() { a } else { b };
-                            problems.push(retell(
+                            problems.push(relabel(
                                 &m.at,
                                 format!("marker `{missing}` of measurement `{}` is not a marker of the model", m.name),
                                 "give the marker set that defines it (the setup's <marker_set_file>)",
@@ -226,7 +226,7 @@ fn factors(
                         };
                         let (Some(ka), Some(kb)) = in_trial else {
                             let missing = if in_trial.0.is_none() { a } else { b };
-                            problems.push(retell(
+                            problems.push(relabel(
                                 &m.at,
                                 format!(
                                     "marker `{missing}` of measurement `{}` is not in the trial {}",
@@ -250,7 +250,7 @@ fn factors(
                     }
                     let factor = pairs.iter().map(|p| p.trial / p.model).sum::<f64>() / pairs.len() as f64;
                     if !finite_positive(factor) {
-                        problems.push(retell(
+                        problems.push(relabel(
                             &m.at,
                             format!(
                                 "measurement `{}` gives no factor (a marker pair at one place in the model)",
@@ -438,7 +438,7 @@ pub fn use_marker_set(model: &mut Model, markers: &[SetMarker]) -> Result<(), Di
     let mut problems = Vec::new();
     for s in markers {
         let Some(body) = model.bodies.iter().position(|b| b.name == s.body) else {
-            problems.push(retell(&s.at, format!("the model has no body `{}`", s.body), "name a body of the model"));
+            problems.push(relabel(&s.at, format!("the model has no body `{}`", s.body), "name a body of the model"));
             continue;
         };
         let place = match s.at.location {

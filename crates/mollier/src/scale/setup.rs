@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use mollier_format::{Diagnostic, Diagnostics, Spans};
 use roxmltree::Node;
 
+use crate::ik::relabel;
 use crate::ik::tasks::located;
 
 /// One step of the scaling, in the setup's order.
@@ -142,7 +143,7 @@ fn toml_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
         match (key.as_str(), value) {
             ("mass", v) => match number(v) {
                 Some(m) if finite_positive(m) => setup.mass = Some(m),
-                _ => problems.push(retell(&at(key), "the subject's mass is a number > 0 (kg)", "e.g. `mass = 72.6`")),
+                _ => problems.push(relabel(&at(key), "the subject's mass is a number > 0 (kg)", "e.g. `mass = 72.6`")),
             },
             ("bodies", toml::Value::Table(bodies)) => {
                 for (body, v) in bodies {
@@ -161,7 +162,7 @@ fn toml_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
                         Some(f) if f.iter().all(|s| finite_positive(*s)) => {
                             setup.manual.push(ManualScale { body: body.clone(), factors: f, at: at(&path) });
                         }
-                        _ => problems.push(retell(
+                        _ => problems.push(relabel(
                             &at(&path),
                             "a body's factor is a number > 0, or three (x, y, z)",
                             "e.g. `femur_r = 1.147` or `torso = [1.0, 1.08, 1.0]`",
@@ -176,14 +177,6 @@ fn toml_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
         }
     }
     if problems.is_empty() { Ok(setup) } else { Err(Diagnostics(problems)) }
-}
-
-/// `at`'s place with another message.
-pub(crate) fn retell(at: &Diagnostic, message: impl Into<String>, hint: impl Into<String>) -> Diagnostic {
-    let mut d = Diagnostic::new(&at.file, &at.path, message).with_hint(hint);
-    d.location = at.location;
-    d.snippet = at.snippet.clone();
-    d
 }
 
 fn parse_xml<'a>(file: &str, text: &'a str) -> Result<roxmltree::Document<'a>, Diagnostics> {
@@ -226,7 +219,7 @@ impl Xml<'_> {
         located(self.file, self.text, n.range(), path, "")
     }
     fn problem(&self, n: Node, path: &str, message: impl Into<String>, hint: impl Into<String>) -> Diagnostic {
-        retell(&self.at(n, path), message, hint)
+        relabel(&self.at(n, path), message, hint)
     }
     /// The numbers of child `tag` (`n` of them), or a problem placed there.
     fn numbers(&self, parent: Node, tag: &str, n: usize, path: &str) -> Result<Option<Vec<f64>>, Box<Diagnostic>> {
