@@ -75,7 +75,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default=os.path.join(REPO, ".cache", "opensim-models"))
     args = ap.parse_args()
-    d = os.path.abspath(args.models)
+    d = os.path.join(os.path.abspath(args.models), "Gait2354_Simbody")
     model_path = os.path.join(d, "subject01_simbody.osim")
     ik = os.path.join(d, "subject01_walk1_ik.mot")
     xml = os.path.join(d, "subject01_walk1_grf.xml")

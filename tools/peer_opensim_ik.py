@@ -3,8 +3,8 @@
 
     /work/notes/venv/bin/python tools/peer_opensim_ik.py [--frames N] [--models DIR]
 
-Reads from DIR (default .cache/opensim-models, filled by tools/fetch-opensim-models) the scaled
-model subject01_simbody.osim, and from DIR/Gait2354_Simbody the walking trial
+Reads from DIR/Gait2354_Simbody (DIR: default .cache/opensim-models, filled by
+tools/fetch-opensim-models) the scaled model subject01_simbody.osim, the walking trial
 subject01_walk1.trc and the IK setup subject01_Setup_IK.xml (its IKTaskSet: 31 weighted markers,
 subtalar and mtp angles held at their defaults by weight 1000). OpenSim's IK is run on the first
 N frames (default 30, t = 0 to 29/60 s) of a copy of the trial that keeps only the markers the
@@ -81,7 +81,7 @@ def main():
     ap.add_argument("--out", default=OUT)
     a = ap.parse_args()
     gait = os.path.join(a.models, "Gait2354_Simbody")
-    model_path = os.path.join(a.models, "subject01_simbody.osim")
+    model_path = os.path.join(gait, "subject01_simbody.osim")
     trc = os.path.join(gait, "subject01_walk1.trc")
     setup = os.path.join(gait, "subject01_Setup_IK.xml")
     keep = applied_tasks(setup)

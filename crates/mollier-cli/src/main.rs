@@ -10,7 +10,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use commands::{check, ik, import, inverse, inverse_dynamics, kinematics, max_moment, simulate, study, types, view};
+use commands::{
+    check, ik, import, inverse, inverse_dynamics, kinematics, max_moment, scale, simulate, study, types, view,
+};
 use common::MotionRun;
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say), and never
@@ -82,11 +84,43 @@ enum Command {
         /// model has, weight 1.
         #[arg(long)]
         tasks: Option<PathBuf>,
+        /// A frame ends when no step changes an unknown by more than this (rad or m). OpenSim's IK
+        /// stops at its `accuracy`, 1e-5 by default: a looser tolerance takes fewer steps.
+        #[arg(long, default_value_t = 1e-10)]
+        tolerance: f64,
         /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
         /// "Output directories").
         #[arg(long)]
         out: PathBuf,
         /// No progress bar and no summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Scale an OpenSim model to a subject, as OpenSim's ScaleTool does.
+    ///
+    /// The factors per body from marker-pair distances of a static trial (the setup's
+    /// measurements) and factors given per body; the masses to the subject's, their distribution
+    /// kept; muscles' optimal fibre and tendon slack lengths with their paths. Writes
+    /// DIR/model.toml (the scaled Mollier model), DIR/scale_factors.csv, DIR/masses.csv,
+    /// DIR/measurements.csv, DIR/muscles.csv and DIR/summary.json. See docs/scaling.md.
+    Scale {
+        /// The generic OpenSim model (.osim).
+        model: PathBuf,
+        /// OpenSim's scale setup (.xml, its ScaleTool; the files it names are read relative to
+        /// it), or a TOML file of factors per body.
+        #[arg(long)]
+        setup: PathBuf,
+        /// The static trial (.trc), instead of the setup's <marker_file>.
+        #[arg(long)]
+        markers: Option<PathBuf>,
+        /// The subject's mass (kg), instead of the setup's.
+        #[arg(long)]
+        mass: Option<f64>,
+        /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
+        /// "Output directories").
+        #[arg(long)]
+        out: PathBuf,
+        /// No summary.
         #[arg(long, short)]
         quiet: bool,
     },
@@ -429,8 +463,16 @@ fn main() -> ExitCode {
     let registry = mollier::registry();
     match cli.command {
         Command::Check { model, json } => check::run(&model, json, &registry),
-        Command::Ik { model, markers, tasks, out, quiet } => ik::run(
-            &ik::Request { model: &model, markers: &markers, tasks: tasks.as_deref(), out: &out, quiet },
+        Command::Ik { model, markers, tasks, tolerance, out, quiet } => ik::run(
+            &ik::Request { model: &model, markers: &markers, tasks: tasks.as_deref(), tolerance, out: &out, quiet },
+            &registry,
+        ),
+        Command::Scale { model, setup, markers, mass, out, quiet } => scale::run(
+            &scale::Request {
+                scale: mollier::scale::ScaleRequest { model: &model, setup: &setup, markers: markers.as_deref(), mass },
+                out: &out,
+                quiet,
+            },
             &registry,
         ),
         Command::Kinematics { model, motion, out, on_error, second_order, quiet } => {

@@ -151,3 +151,49 @@ fn tasks_naming_unknown_markers_or_coordinates_are_refused() {
     );
     refused("task-weight", trc, Some("[markers]\ntip = -1\n"), &["tasks.toml:2:", "a weight is a number >= 0"]);
 }
+
+/// `--tolerance` ends a frame at a looser step, as OpenSim's IK stops at its `accuracy`: fewer
+/// Gauss-Newton steps, the fit still within the tolerance; a tolerance that is not a number in
+/// (0, 1] is refused.
+#[test]
+fn a_looser_tolerance_takes_fewer_steps() {
+    let dir = scratch("tolerance");
+    let trial = dir.join("p.trc");
+    std::fs::write(&trial, pendulum_trial("mm", 40, |_, r| r)).unwrap();
+    let fit = |out: &str, tolerance: &str| -> (Output, PathBuf) {
+        let out = dir.join(out);
+        let o = mollier(&[
+            "ik",
+            "models/mechanisms/pendulum.toml",
+            "--markers",
+            trial.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            &format!("--tolerance={tolerance}"),
+            "-q",
+        ]);
+        (o, out)
+    };
+    let steps = |out: &Path| -> f64 {
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        s["iterations_per_frame"].as_f64().unwrap()
+    };
+    let (tight, tight_out) = fit("tight", "1e-10");
+    let (loose, loose_out) = fit("loose", "1e-2");
+    assert!(tight.status.success() && loose.status.success(), "{}", String::from_utf8_lossy(&loose.stderr));
+    let (n_tight, n_loose) = (steps(&tight_out), steps(&loose_out));
+    assert!(n_loose < n_tight, "steps per frame: {n_loose} with 1e-2, {n_tight} with 1e-10");
+    let motion = std::fs::read_to_string(loose_out.join("motion.csv")).unwrap();
+    for (i, l) in motion.lines().skip(1).enumerate() {
+        let q: f64 = l.split(',').nth(1).unwrap().parse().unwrap();
+        let want = 0.3 * (i as f64 * 0.05).sin() - 0.5;
+        assert!((q - want).abs() < 1e-2, "frame {i}: {q} for {want}");
+    }
+    for bad in ["0", "-1e-5", "NaN", "2"] {
+        let (o, out) = fit("bad", bad);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--tolerance"), "{bad}");
+        assert!(!out.exists());
+    }
+}

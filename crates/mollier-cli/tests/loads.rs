@@ -121,8 +121,9 @@ fn a_load_on_a_body_that_does_not_exist_is_refused_and_nothing_is_written() {
 /// its inputs' driving forces times the functions' slopes.
 #[test]
 fn the_gait2354_walk_with_its_force_plates_matches_opensim_s_inverse_dynamics() {
-    let models =
-        std::env::var_os("MOLLIER_OPENSIM_MODELS").map_or_else(|| root().join(".cache/opensim-models"), PathBuf::from);
+    let models = std::env::var_os("MOLLIER_OPENSIM_MODELS")
+        .map_or_else(|| root().join(".cache/opensim-models"), PathBuf::from)
+        .join("Gait2354_Simbody");
     let (osim, xml) = (models.join("subject01_simbody.osim"), models.join("subject01_walk1_grf.xml"));
     if !osim.exists() || !xml.exists() || !models.join("subject01_walk1_grf.mot").exists() {
         println!("SKIPPED: the gait2354 inverse dynamics: no {} (run tools/fetch-opensim-models)", xml.display());

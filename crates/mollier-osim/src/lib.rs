@@ -73,7 +73,12 @@ pub fn import(file: &str, text: &str) -> Result<Import, Diagnostics> {
 /// out with its reason: for a muscle whose path the kernel cannot set up, which the import alone
 /// does not know (`mollier::import_osim` finds them).
 pub fn import_without(file: &str, text: &str, leave_out: &[(String, String)]) -> Result<Import, Diagnostics> {
-    let model = model::read(file, text)?;
+    import_model(file, model::read(file, text)?, leave_out)
+}
+
+/// [`import_without`] of a model already read, perhaps changed since (`mollier scale` scales
+/// one); `file` names the `.osim` file it came from.
+pub fn import_model(file: &str, model: model::Model, leave_out: &[(String, String)]) -> Result<Import, Diagnostics> {
     let order = pose::joint_order(&model).map_err(|b| {
         Diagnostics::one(
             Diagnostic::new(

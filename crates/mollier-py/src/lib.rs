@@ -423,6 +423,67 @@ impl Model {
         Ok((tables_into_py(py, tables)?, failures, notes))
     }
 
+    /// `mollier ik`: the motion that best fits the marker trial `markers` (`.trc`), with the
+    /// tasks file `tasks` (TOML or OpenSim's IK setup) when given; tables `motion` (the inputs),
+    /// `coordinates` (OpenSim's, for an `.osim` model) and `marker_errors` (m), as the command
+    /// writes them (`mollier::ik::table_columns`). A frame that cannot be solved raises.
+    #[pyo3(signature = (markers, tasks=None, progress=None, tolerance=1e-10))]
+    fn ik<'py>(
+        &self,
+        py: Python<'py>,
+        markers: PathBuf,
+        tasks: Option<PathBuf>,
+        progress: Option<Py<PyAny>>,
+        tolerance: f64,
+    ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>)> {
+        use mollier::ik;
+        let options =
+            ik::IkOptions::default().with_tolerance(tolerance).map_err(|d| PyValueError::new_err(d.message))?;
+        self.well_posed(py)?;
+        let is_osim = Path::new(&self.file).extension().is_some_and(|e| e.eq_ignore_ascii_case("osim"));
+        // an OpenSim model's coordinates are the unknowns: its import is needed, not only the model
+        let imported = if is_osim {
+            Some(py.detach(|| ik::load_model(Path::new(&self.file), &self.registry)).map_err(|d| model_error(py, &d))?)
+        } else {
+            None
+        };
+        let owned;
+        let (compiled, unknowns) = match imported {
+            Some((c, u)) => {
+                owned = c;
+                (&owned, u)
+            }
+            None => (&self.compiled, ik::Unknowns::Inputs),
+        };
+        let trial = mollier::read_trc(&markers).map_err(|d| model_error(py, &d))?;
+        let tasks = tasks.map(|t| ik::read_tasks(&t)).transpose().map_err(|d| model_error(py, &d))?;
+        let mut run = ik::IkRun::new(compiled, unknowns, &trial, tasks.as_ref())
+            .map_err(|d| model_error(py, &d))?
+            .with_options(options);
+        let mut notes = Vec::new();
+        if !run.ignored().is_empty() {
+            notes.push(format!("markers of the trial not fitted: {}", run.ignored().join(", ")));
+        }
+        let progress = Progress::new(progress);
+        let n = trial.len();
+        let solved = py.detach(|| ik::solve_all(&mut run, |i| _ = progress.report(i + 1, n)));
+        progress.into_result()?;
+        let frames = solved.map_err(|(i, e)| {
+            FrameError::new_err(format!(
+                "{}: frame {} (t = {} s) cannot be solved: {e}",
+                trial.file, trial.frame_numbers[i], trial.times[i]
+            ))
+        })?;
+        let mut tables: Vec<Table> =
+            ik::table_columns(&run).into_iter().map(|(name, columns)| Table::new(name, columns)).collect();
+        for (t, f) in trial.times.iter().zip(&frames) {
+            for (table, row) in tables.iter_mut().zip(ik::table_rows(&run, f)) {
+                table.push(*t, &row);
+            }
+        }
+        Ok((tables_into_py(py, tables)?, Vec::new(), notes))
+    }
+
     /// `mollier inverse-dynamics`: tables `driving`, `reactions`, `passive`, and the units of
     /// every column.
     #[pyo3(signature = (motion, smooth=None, on_error="stop", progress=None, loads=None))]
@@ -675,11 +736,62 @@ fn study(py: Python<'_>, path: PathBuf, out: PathBuf) -> PyResult<(Vec<PathBuf>,
     Ok((w.files, failed))
 }
 
+/// Why a scaling stopped: located problems, or a model that cannot be solved or written.
+enum ScaleFailure {
+    Invalid(Diagnostics),
+    Failed(String),
+}
+
+/// `mollier scale`: scale the OpenSim model `model` as the setup `setup` says (OpenSim's scale
+/// setup `.xml` or a TOML file of factors; `markers` and `mass` replace the setup's) and write
+/// the scaled model and its report into the directory `out` as a unit (the command's files,
+/// through the same writer). Returns the files written, `summary.json` last.
+#[pyfunction]
+#[pyo3(signature = (model, setup, out, markers=None, mass=None))]
+fn scale(
+    py: Python<'_>,
+    model: PathBuf,
+    setup: PathBuf,
+    out: PathBuf,
+    markers: Option<PathBuf>,
+    mass: Option<f64>,
+) -> PyResult<Vec<PathBuf>> {
+    use mollier::scale::{ScaleError, ScaleRequest, scale_files, write};
+    let done = py.detach(|| {
+        let start = std::time::Instant::now();
+        let request = ScaleRequest { model: &model, setup: &setup, markers: markers.as_deref(), mass };
+        let (setup, scaled) = scale_files(&request, &mollier::registry()).map_err(|e| match e {
+            ScaleError::Invalid(d) => ScaleFailure::Invalid(d),
+            e => ScaleFailure::Failed(e.to_string()),
+        })?;
+        let mut head = serde_json::Map::new();
+        head.insert("command".into(), serde_json::json!("scale"));
+        head.insert("model".into(), serde_json::json!(model.display().to_string()));
+        let timing = serde_json::json!({ "wall_ms": start.elapsed().as_secs_f64() * 1e3 });
+        write(&out, &scaled, &setup, head, timing).map_err(|e| ScaleFailure::Failed(e.to_string()))
+    });
+    let dir = done.map_err(|e| match e {
+        ScaleFailure::Invalid(d) => model_error(py, &d),
+        ScaleFailure::Failed(m) => FrameError::new_err(m),
+    })?;
+    let summary: serde_json::Value = std::fs::read_to_string(dir.join("summary.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or_else(|| FrameError::new_err("the scaling's summary.json cannot be read back"))?;
+    let mut files: Vec<PathBuf> = summary["files"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f.as_str()).map(|f| dir.join(f)).collect())
+        .unwrap_or_default();
+    files.push(dir.join("summary.json"));
+    Ok(files)
+}
+
 /// The module `mollier._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_function(wrap_pyfunction!(study, m)?)?;
+    m.add_function(wrap_pyfunction!(scale, m)?)?;
     m.add("ModelError", m.py().get_type::<ModelError>())?;
     m.add("NotWellPosed", m.py().get_type::<NotWellPosed>())?;
     m.add("FrameError", m.py().get_type::<FrameError>())?;

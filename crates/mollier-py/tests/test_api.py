@@ -423,3 +423,54 @@ def test_on_error_skip_leaves_out_an_unreachable_frame(cli, tmp_path):
     with pytest.raises(mollier.FrameError) as e:
         m.kinematics(motion)
     assert str(e.value) in (f"frame at time 3.0 s: {reason}", f"frame at time 3 s: {reason}")
+
+
+def test_scale_writes_what_the_command_writes(cli, tmp_path):
+    model = ROOT / "crates/mollier-osim/tests/data/osim/pin.osim"
+    factors = tmp_path / "factors.toml"
+    factors.write_text("[bodies]\nb1 = [1.0, 2.0, 1.0]\nb2 = 1.1\n")
+    res = mollier.scale(model, factors, tmp_path / "py", mass=23.0)
+    cli("scale", model, "--setup", factors, "--mass", "23", "--out", tmp_path / "cli", "-q")
+    assert res.files[-1].name == "summary.json" and res.summary["complete"] is True
+    assert res.summary["total_mass_kg"] == pytest.approx(23.0, rel=1e-12)
+    for name in ["model.toml", "scale_factors.csv", "masses.csv", "muscles.csv"]:
+        # the same pipeline and writer: the same bytes, but for the file names in the model's
+        # first line
+        py, command = (tmp_path / d / name for d in ("py", "cli"))
+        assert py.read_text().split("\n", 1)[1] == command.read_text().split("\n", 1)[1], name
+    assert res.factors["b1"] == (1.0, 2.0, 1.0) and res.factors["b2"] == (1.1, 1.1, 1.1)
+    assert mollier.load(res.model).check()["well_posed"]
+    with pytest.raises(mollier.ModelError) as e:
+        mollier.scale(model, factors, tmp_path / "bad", mass=-1.0)
+    assert not (tmp_path / "bad").exists() and "mass" in str(e.value)
+
+
+def test_ik_returns_what_the_command_writes(cli, tmp_path):
+    # the pendulum's tip (0.8 m from its hinge) swinging, in mm
+    rows = []
+    for i in range(30):
+        a = 0.3 * np.sin(i * 0.05) - 0.5
+        rows.append(f"{i + 1}\t{i / 100}\t{800 * np.cos(a)}\t{800 * np.sin(a)}\t0")
+    trial = tmp_path / "p.trc"
+    trial.write_text("PathFileType\t4\t(X/Y/Z)\tp.trc\nDataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\n"
+                     "100\t100\t30\t1\tmm\nFrame#\tTime\ttip\t\t\n\t\tX1\tY1\tZ1\n\n" + "\n".join(rows) + "\n")
+    model = MODELS / "mechanisms" / "pendulum.toml"
+    cli("ik", model, "--markers", trial, "--out", tmp_path / "cli", "-q")
+    r = mollier.load(model).ik(trial, output="numpy")
+    assert sorted(r.keys()) == ["marker_errors", "motion"]
+    same(r["motion"], read(tmp_path / "cli" / "motion.csv"), "motion")
+    same(r["marker_errors"], read(tmp_path / "cli" / "marker_errors.csv"), "marker_errors")
+    assert r["marker_errors"].values[:, -1].max() < 1e-9
+    # the fitted angle is the one the markers were made from
+    a = 0.3 * np.sin(np.arange(30) * 0.05) - 0.5
+    col = r["motion"].values[:, 0]
+    assert np.abs(col - col[0] - (a - a[0])).max() < 1e-8
+    with pytest.raises(mollier.ModelError):
+        mollier.load(model).ik(tmp_path / "none.trc")
+    # a looser stop (OpenSim's IK accuracy) takes fewer steps and stays within it
+    cli("ik", model, "--markers", trial, "--tolerance", "1e-2", "--out", tmp_path / "loose", "-q")
+    loose = mollier.load(model).ik(trial, tolerance=1e-2, output="numpy")
+    same(loose["motion"], read(tmp_path / "loose" / "motion.csv"), "loose motion")
+    assert np.abs(loose["motion"].values[:, 0] - r["motion"].values[:, 0]).max() < 1e-2
+    with pytest.raises(ValueError):
+        mollier.load(model).ik(trial, tolerance=0.0)

@@ -95,9 +95,18 @@ pub fn import_osim(
     text: &str,
     registry: &Registry,
 ) -> Result<(mollier_osim::Import, Compiled), Diagnostics> {
+    import_osim_model(file, &mollier_osim::model::read(file, text)?, registry)
+}
+
+/// [`import_osim`] of a model already read (and perhaps changed: `mollier scale` scales one).
+pub fn import_osim_model(
+    file: &str,
+    model: &mollier_osim::model::Model,
+    registry: &Registry,
+) -> Result<(mollier_osim::Import, Compiled), Diagnostics> {
     let mut leave_out: Vec<(String, String)> = Vec::new();
     loop {
-        let imported = mollier_osim::import_without(file, text, &leave_out)?;
+        let imported = mollier_osim::import_model(file, model.clone(), &leave_out)?;
         let doc = mollier_format::parse(&format!("{file}.toml"), &imported.toml)?;
         let failed = match compile(&doc, registry) {
             Ok(compiled) => return Ok((imported, compiled)),

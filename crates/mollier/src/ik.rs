@@ -174,6 +174,18 @@ impl Default for IkOptions {
     }
 }
 
+impl IkOptions {
+    /// These options with the stopping tolerance `tolerance` (rad or m: a frame ends when no
+    /// step changes an unknown by more); refused unless a finite number in (0, 1].
+    pub fn with_tolerance(self, tolerance: f64) -> Result<Self, Box<Diagnostic>> {
+        if tolerance.is_finite() && tolerance > 0.0 && tolerance <= 1.0 {
+            return Ok(Self { tolerance, ..self });
+        }
+        let message = format!("the tolerance is a number in (0, 1] (rad or m), not {tolerance}");
+        Err(Box::new(Diagnostic::new("--tolerance", "", message).with_hint("e.g. 1e-5, OpenSim's IK accuracy")))
+    }
+}
+
 /// One frame's fit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IkFrame {
@@ -523,8 +535,8 @@ impl<'a> IkRun<'a> {
     }
 }
 
-/// A copy of `at` (a task's place) with this message and hint.
-fn relabel(at: &Diagnostic, message: String, hint: impl Into<String>) -> Diagnostic {
+/// A copy of `at` (a task's or a setup's place) with this message and hint.
+pub(crate) fn relabel(at: &Diagnostic, message: impl Into<String>, hint: impl Into<String>) -> Diagnostic {
     let mut d = Diagnostic::new(&at.file, &at.path, message).with_hint(hint);
     d.location = at.location;
     d.snippet.clone_from(&at.snippet);
@@ -580,11 +592,35 @@ pub fn summary(run: &IkRun, frames: &[IkFrame]) -> serde_json::Map<String, Value
     m
 }
 
-/// Write an IK result into the output directory `out` as a unit: `motion.csv` (time and the
-/// model's inputs, SI: a motion file for the model), `coordinates.csv` (the unknowns, rad or
-/// m, when they are not the inputs), `marker_errors.csv` (each used marker's distance from its
-/// measurement, m, empty where missing, then the frame's RMS and largest) and `summary.json`
-/// (`head`, then [`summary`]). Tables in `format` (`.sto` names for [`TableFormat::Sto`]).
+/// The tables of an IK result, as [`write()`] writes them and Python returns them: the name and
+/// the columns after `time` of `motion` (the model's inputs, SI), `coordinates` (the unknowns,
+/// rad or m, only when they are not the inputs) and `marker_errors` (each used marker's distance
+/// from its measurement, m, then the frame's `rms` and `max`).
+pub fn table_columns(run: &IkRun) -> Vec<(&'static str, Vec<String>)> {
+    let mut t = vec![("motion", run.compiled.inputs.iter().map(|i| i.name.clone()).collect())];
+    if run.params.osim.is_some() {
+        t.push(("coordinates", run.params.names.clone()));
+    }
+    let markers = run.markers.iter().map(|m| m.name.clone());
+    t.push(("marker_errors", markers.chain(["rms".to_string(), "max".to_string()]).collect()));
+    t
+}
+
+/// A frame's row of each of [`table_columns`]' tables (after the time); `NaN` for a marker
+/// missing in the frame.
+pub fn table_rows(run: &IkRun, f: &IkFrame) -> Vec<Vec<f64>> {
+    let mut rows = vec![f.q.clone()];
+    if run.params.osim.is_some() {
+        rows.push(f.p.clone());
+    }
+    rows.push(f.errors.iter().copied().chain([f.rms, f.max]).collect());
+    rows
+}
+
+/// Write an IK result into the output directory `out` as a unit: [`table_columns`]' tables
+/// (`motion.csv`: a motion file for the model; an empty cell where a marker is missing) and
+/// `summary.json` (`head`, then [`summary`]). Tables in `format` (`.sto` names for
+/// [`TableFormat::Sto`]).
 pub fn write(
     out: &Path,
     run: &IkRun,
@@ -594,27 +630,16 @@ pub fn write(
     timing: Value,
 ) -> Result<std::path::PathBuf, OutputError> {
     let mut dir = OutputDir::create(out)?.with_format(format);
-    let times = &run.trial.times;
-    let inputs = run.compiled.inputs.iter().map(|i| i.name.as_str());
-    let motion = dir.table("motion.csv", None, std::iter::once("time").chain(inputs))?;
-    for (t, f) in times.iter().zip(frames) {
-        dir.numbers(motion, std::iter::once(*t).chain(f.q.iter().copied()))?;
+    let mut tables = Vec::new();
+    for (name, columns) in table_columns(run) {
+        let header = std::iter::once("time").chain(columns.iter().map(String::as_str));
+        tables.push(dir.table(&format!("{name}.csv"), None, header)?);
     }
-    if run.params.osim.is_some() {
-        let names = run.params.names.iter().map(String::as_str);
-        let coords = dir.table("coordinates.csv", None, std::iter::once("time").chain(names))?;
-        for (t, f) in times.iter().zip(frames) {
-            dir.numbers(coords, std::iter::once(*t).chain(f.p.iter().copied()))?;
+    let cell = |v: &f64| if v.is_finite() { crate::output::number(*v) } else { String::new() };
+    for (t, f) in run.trial.times.iter().zip(frames) {
+        for (table, row) in tables.iter().zip(table_rows(run, f)) {
+            dir.row(*table, std::iter::once(cell(t)).chain(row.iter().map(cell)))?;
         }
-    }
-    let markers = run.markers.iter().map(|m| m.name.as_str());
-    let header = std::iter::once("time").chain(markers).chain(["rms", "max"]);
-    let errors = dir.table("marker_errors.csv", None, header)?;
-    for (t, f) in times.iter().zip(frames) {
-        let mut cells = vec![crate::output::number(*t)];
-        cells.extend(f.errors.iter().map(|e| if e.is_finite() { crate::output::number(*e) } else { String::new() }));
-        cells.extend([crate::output::number(f.rms), crate::output::number(f.max)]);
-        dir.row(errors, cells)?;
     }
     head.extend(summary(run, frames));
     dir.commit(Value::Object(head), timing)

@@ -52,6 +52,7 @@ pub mod loads;
 pub mod motion;
 pub mod output;
 pub mod reference;
+pub mod scale;
 pub mod schema;
 pub mod spline;
 pub mod trc;

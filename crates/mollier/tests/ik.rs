@@ -19,7 +19,7 @@ const DEG: f64 = std::f64::consts::PI / 180.0;
 fn gait2354_walk_agrees_with_opensim_ik() {
     let Some(dir) = opensim_gait::models_or_skip("gait2354_walk_agrees_with_opensim_ik") else { return };
     let registry = mollier::registry();
-    let (compiled, unknowns) = load_model(&dir.join("subject01_simbody.osim"), &registry).unwrap();
+    let (compiled, unknowns) = load_model(&dir.join("Gait2354_Simbody/subject01_simbody.osim"), &registry).unwrap();
     let gait = dir.join("Gait2354_Simbody");
     let trial = read_trc(&gait.join("subject01_walk1.trc")).unwrap();
     let tasks = read_tasks(&gait.join("subject01_Setup_IK.xml")).unwrap();

@@ -11,6 +11,7 @@ pub(crate) struct Request<'a> {
     pub(crate) model: &'a Path,
     pub(crate) markers: &'a Path,
     pub(crate) tasks: Option<&'a Path>,
+    pub(crate) tolerance: f64,
     pub(crate) out: &'a Path,
     pub(crate) quiet: bool,
 }
@@ -19,6 +20,10 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
     let invalid = |d: &Diagnostics| {
         report(d);
         ExitCode::from(INVALID)
+    };
+    let options = match ik::IkOptions::default().with_tolerance(r.tolerance) {
+        Ok(o) => o,
+        Err(d) => return invalid(&Diagnostics::one(*d)),
     };
     let (compiled, unknowns) = match ik::load_model(r.model, registry) {
         Ok(v) => v,
@@ -38,7 +43,7 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         Err(d) => return invalid(&d),
     };
     let mut run = match IkRun::new(&compiled, unknowns, &trial, tasks.as_ref()) {
-        Ok(run) => run,
+        Ok(run) => run.with_options(options),
         Err(d) => return invalid(&d),
     };
     if !run.ignored().is_empty() && !r.quiet {

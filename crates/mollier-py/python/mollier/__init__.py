@@ -42,12 +42,14 @@ __all__ = [
     "NotWellPosed",
     "ReserveWarning",
     "Results",
+    "ScaleResult",
     "SimulationResult",
     "StudyResult",
     "Table",
     "load",
     "load_text",
     "read_table",
+    "scale",
     "study",
 ]
 
@@ -280,6 +282,19 @@ class Model:
         raw = self._m.inverse_dynamics(_motion(self, motion), smooth, on_error, progress, _path(loads))
         return _results(raw, output, on_error)
 
+    def ik(self, markers: Union[str, os.PathLike], tasks: Optional[Union[str, os.PathLike]] = None, *,
+           tolerance: float = 1e-10, progress: Optional[Callable[[int, int], Any]] = None,
+           output: Optional[str] = None) -> Results:
+        """``mollier ik``: the motion that best fits a marker trial (``.trc``), with a tasks file
+        (TOML or OpenSim's IK setup ``.xml``) when given (docs/inverse-kinematics.md). Tables
+        ``motion`` (the model's inputs: a motion for :meth:`inverse_dynamics` and
+        :meth:`inverse`), ``coordinates`` (OpenSim's, for an ``.osim`` model) and
+        ``marker_errors`` (m, NaN where a marker is missing; the frame's ``rms`` and ``max``). A
+        frame that cannot be solved raises :class:`FrameError`. ``tolerance`` (``--tolerance``,
+        rad or m): a frame ends when no step changes an unknown by more."""
+        raw = self._m.ik(os.fspath(markers), _path(tasks), progress, tolerance)
+        return _results(raw, output)
+
     def inverse(self, motion: MotionLike, criterion: str = "b", *, cone: bool = True,
                 static: bool = False, smooth: Optional[float] = None,
                 progress: Optional[Callable[[int, int], Any]] = None,
@@ -455,6 +470,36 @@ class StudyResult:
 
     def __repr__(self) -> str:
         return f"StudyResult({str(self.out)!r}, {len(self.files)} files, {self.failed} frames failed)"
+
+
+class ScaleResult:
+    """A scaled model written to ``out``: ``model`` (the path of its ``model.toml``), ``files``
+    (``summary.json`` last), ``summary`` (``summary.json`` as a dict) and ``factors`` (each
+    body's x, y, z factors, from ``scale_factors.csv``)."""
+
+    def __init__(self, out: Path, files: List[Path]) -> None:
+        self.out = out
+        self.files = files
+        self.model = out / "model.toml"
+        with open(out / "summary.json") as f:
+            self.summary = json.load(f)
+        with open(out / "scale_factors.csv", newline="") as f:
+            rows = list(csv.reader(f))[1:]
+        self.factors = {r[0]: (float(r[1]), float(r[2]), float(r[3])) for r in rows}
+
+    def __repr__(self) -> str:
+        return f"ScaleResult({str(self.out)!r}, {len(self.files)} files)"
+
+
+def scale(model: Union[str, os.PathLike], setup: Union[str, os.PathLike], out: Union[str, os.PathLike],
+          markers: Optional[Union[str, os.PathLike]] = None, mass: Optional[float] = None) -> ScaleResult:
+    """``mollier scale``: scale the OpenSim model ``model`` (``.osim``) as ``setup`` says
+    (OpenSim's scale setup ``.xml``, or a TOML file of factors per body; ``markers``, a static
+    trial ``.trc``, and ``mass`` in kg replace the setup's) and write the scaled Mollier model and
+    the report of its factors into the directory ``out`` as a unit, as the command does
+    (docs/scaling.md). Bad input raises :class:`ModelError` and writes nothing."""
+    files = _native.scale(os.fspath(model), os.fspath(setup), os.fspath(out), _path(markers), mass)
+    return ScaleResult(Path(out), [Path(f) for f in files])
 
 
 def study(path: Union[str, os.PathLike], out: Union[str, os.PathLike]) -> StudyResult:

@@ -64,7 +64,13 @@ pub fn parse_tasks(file: &str, text: &str) -> Result<Tasks, Diagnostics> {
     if xml { opensim(file, text) } else { toml_tasks(file, text) }
 }
 
-fn located(file: &str, text: &str, span: std::ops::Range<usize>, path: &str, message: impl Into<String>) -> Diagnostic {
+pub(crate) fn located(
+    file: &str,
+    text: &str,
+    span: std::ops::Range<usize>,
+    path: &str,
+    message: impl Into<String>,
+) -> Diagnostic {
     let span = if span.is_empty() { span.start..span.start + 1 } else { span };
     Diagnostic::new(file, path, message).at_span(text, span)
 }

@@ -1,0 +1,51 @@
+//! `mollier scale MODEL.osim --setup SETUP --out DIR [--markers STATIC.trc] [--mass KG]`.
+
+use std::time::Instant;
+
+use mollier::scale::{self, ScaleError, ScaleRequest};
+
+use super::prelude::*;
+
+/// What `mollier scale` is given.
+pub(crate) struct Request<'a> {
+    pub(crate) scale: ScaleRequest<'a>,
+    pub(crate) out: &'a Path,
+    pub(crate) quiet: bool,
+}
+
+pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
+    let start = Instant::now();
+    let (setup, scaled) = match scale::scale_files(&r.scale, registry) {
+        Ok(v) => v,
+        Err(ScaleError::Invalid(d)) => {
+            report(&d);
+            return ExitCode::from(INVALID);
+        }
+        Err(e) => {
+            errln!("error: {e}");
+            errln!("nothing was written");
+            return ExitCode::from(FAILED);
+        }
+    };
+    let wall_ms = start.elapsed().as_secs_f64() * 1e3;
+    let head = summary_head("scale", r.scale.model, None);
+    if let Err(e) = scale::write(r.out, &scaled, &setup, head, json!({ "wall_ms": wall_ms })) {
+        errln!("error: {e}");
+        return ExitCode::from(INVALID);
+    }
+    if !r.quiet {
+        for n in &scaled.notes {
+            errln!("note: {n}");
+        }
+        let total: f64 = scaled.masses.iter().map(|(_, m)| m).sum();
+        outln!(
+            "scale: {} bodies, {} measurements, {} muscles' fibre lengths; total mass {:.3} kg; wrote {}",
+            scaled.factors.len() - 1,
+            scaled.measurements.len(),
+            scaled.muscles.len(),
+            total,
+            r.out.display()
+        );
+    }
+    ExitCode::SUCCESS
+}

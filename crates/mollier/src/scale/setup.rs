@@ -1,0 +1,467 @@
+//! What `mollier scale` is told: OpenSim's scale setup (`.xml`, its `ScaleTool`), or a small TOML
+//! file of factors per body; and the marker set a setup names (OpenSim's `MarkerSet` XML).
+//!
+//! ```toml
+//! mass = 72.6                          # kg: the subject's; the masses keep their distribution
+//! [bodies]
+//! femur_r = 1.147                      # the same factor along x, y and z
+//! torso = [1.0, 1.08, 1.0]             # per axis of the body
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use mollier_format::{Diagnostic, Diagnostics, Spans};
+use roxmltree::Node;
+
+use crate::ik::relabel;
+use crate::ik::tasks::located;
+
+/// One step of the scaling, in the setup's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Factors from marker-pair distances ([`Measurement`]).
+    Measurements,
+    /// Factors given per body ([`ManualScale`]).
+    Manual,
+}
+
+/// A body a measurement scales, and along which of its axes (x, y, z).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyAxes {
+    /// OpenSim's body name.
+    pub body: String,
+    /// Scaled along x, y, z.
+    pub axes: [bool; 3],
+    /// Where it is written.
+    pub at: Diagnostic,
+}
+
+/// OpenSim's `Measurement`: the mean over its marker pairs of (distance in the trial) /
+/// (distance in the model's default pose) scales its bodies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    /// Its name.
+    pub name: String,
+    /// The marker pairs.
+    pub pairs: Vec<[String; 2]>,
+    /// The bodies it scales.
+    pub bodies: Vec<BodyAxes>,
+    /// Where it is written.
+    pub at: Diagnostic,
+}
+
+/// Factors given for one body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ManualScale {
+    /// OpenSim's body name.
+    pub body: String,
+    /// Along the body's x, y, z.
+    pub factors: [f64; 3],
+    /// Where it is written.
+    pub at: Diagnostic,
+}
+
+/// A scaling, as a setup file gives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaleSetup {
+    /// The file, as named.
+    pub file: String,
+    /// The subject's mass (kg); `None` keeps the model's masses (scaled by volume unless
+    /// [`ScaleSetup::preserve_mass_distribution`]).
+    pub mass: Option<f64>,
+    /// OpenSim's `preserve_mass_distribution`: masses are not scaled by the bodies' volumes, only
+    /// all together to [`ScaleSetup::mass`].
+    pub preserve_mass_distribution: bool,
+    /// The steps, in order; a later one overrides an earlier one's factors of a body.
+    pub order: Vec<Step>,
+    /// Measurements.
+    pub measurements: Vec<Measurement>,
+    /// Manual factors.
+    pub manual: Vec<ManualScale>,
+    /// The time range over which marker-pair distances are averaged (s).
+    pub time_range: Option<[f64; 2]>,
+    /// The static trial the setup names (resolved against the setup's folder).
+    pub marker_file: Option<PathBuf>,
+    /// The marker set the setup names (resolved against the setup's folder).
+    pub marker_set_file: Option<PathBuf>,
+    /// A body the model does not have is refused (a TOML file) rather than passed over, as
+    /// OpenSim passes over the bodies of its setups (gait2354's names patellae it has not).
+    pub strict_bodies: bool,
+}
+
+/// Read a setup: OpenSim's scale setup for `.xml`, else the TOML file of factors.
+pub fn read_setup(path: &Path) -> Result<ScaleSetup, Diagnostics> {
+    let text = mollier_format::read_text(path, "scale setup")?;
+    let mut setup = parse_setup(&path.display().to_string(), &text)?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    for f in [&mut setup.marker_file, &mut setup.marker_set_file].into_iter().flatten() {
+        if f.is_relative() {
+            *f = dir.join(&*f);
+        }
+    }
+    Ok(setup)
+}
+
+/// Parse a setup's text (`.xml` names are OpenSim's).
+pub fn parse_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if Path::new(file).extension().is_some_and(|e| e.eq_ignore_ascii_case("xml")) {
+        opensim_setup(file, text)
+    } else {
+        toml_setup(file, text)
+    }
+}
+
+fn finite_positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0 && x <= mollier_format::MAX_MAGNITUDE
+}
+
+fn toml_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        Diagnostics::one(
+            located(file, text, e.span().unwrap_or(0..0), "", format!("not a valid TOML file: {}", e.message()))
+                .with_hint("see docs/scaling.md for the factors file"),
+        )
+    })?;
+    let spans = Spans::toml(text);
+    let at = |path: &str| located(file, text, spans.value(path).unwrap_or(0..0), path, "");
+    let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+    let mut problems = Vec::new();
+    let mut setup = ScaleSetup {
+        file: file.to_string(),
+        mass: None,
+        preserve_mass_distribution: true,
+        order: vec![Step::Manual],
+        measurements: Vec::new(),
+        manual: Vec::new(),
+        time_range: None,
+        marker_file: None,
+        marker_set_file: None,
+        strict_bodies: true,
+    };
+    for (key, value) in &table {
+        match (key.as_str(), value) {
+            ("mass", v) => match number(v) {
+                Some(m) if finite_positive(m) => setup.mass = Some(m),
+                _ => problems.push(relabel(&at(key), "the subject's mass is a number > 0 (kg)", "e.g. `mass = 72.6`")),
+            },
+            ("bodies", toml::Value::Table(bodies)) => {
+                for (body, v) in bodies {
+                    let path = format!("bodies.{body}");
+                    let f = match v {
+                        toml::Value::Array(a) if a.len() == 3 => {
+                            let f: Vec<Option<f64>> = a.iter().map(number).collect();
+                            match f[..] {
+                                [Some(x), Some(y), Some(z)] => Some([x, y, z]),
+                                _ => None,
+                            }
+                        }
+                        v => number(v).map(|s| [s; 3]),
+                    };
+                    match f {
+                        Some(f) if f.iter().all(|s| finite_positive(*s)) => {
+                            setup.manual.push(ManualScale { body: body.clone(), factors: f, at: at(&path) });
+                        }
+                        _ => problems.push(relabel(
+                            &at(&path),
+                            "a body's factor is a number > 0, or three (x, y, z)",
+                            "e.g. `femur_r = 1.147` or `torso = [1.0, 1.08, 1.0]`",
+                        )),
+                    }
+                }
+            }
+            _ => problems.push(
+                located(file, text, spans.key(key).unwrap_or(0..0), key, format!("unknown field `{key}`"))
+                    .with_hint("a factors file has `mass` and [bodies] (name = factor)"),
+            ),
+        }
+    }
+    if problems.is_empty() { Ok(setup) } else { Err(Diagnostics(problems)) }
+}
+
+fn parse_xml<'a>(file: &str, text: &'a str) -> Result<roxmltree::Document<'a>, Diagnostics> {
+    roxmltree::Document::parse(text).map_err(|e| {
+        let p = e.pos();
+        let mut d = Diagnostic::new(file, "", format!("not a valid XML file: {e}"));
+        d.location = Some(mollier_format::Location { line: p.row as usize, column: p.col as usize });
+        Diagnostics::one(d)
+    })
+}
+
+fn child<'a, 'i>(n: Node<'a, 'i>, tag: &str) -> Option<Node<'a, 'i>> {
+    n.children().find(|c| c.has_tag_name(tag))
+}
+
+fn text_of<'a>(n: Node<'a, '_>) -> &'a str {
+    n.text().unwrap_or("").trim()
+}
+
+/// The children of `n`'s `<tag><objects>` (OpenSim's Set).
+fn objects<'a, 'i>(n: Node<'a, 'i>, tag: &str) -> Vec<Node<'a, 'i>> {
+    child(n, tag)
+        .and_then(|s| child(s, "objects"))
+        .map(|o| o.children().filter(|c| c.is_element()).collect())
+        .unwrap_or_default()
+}
+
+/// OpenSim's reading of a flag: `true` unless written otherwise.
+fn applies(n: Node) -> bool {
+    child(n, "apply").is_none_or(|a| text_of(a).eq_ignore_ascii_case("true"))
+}
+
+struct Xml<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Xml<'_> {
+    fn at(&self, n: Node, path: &str) -> Diagnostic {
+        located(self.file, self.text, n.range(), path, "")
+    }
+    fn problem(&self, n: Node, path: &str, message: impl Into<String>, hint: impl Into<String>) -> Diagnostic {
+        relabel(&self.at(n, path), message, hint)
+    }
+    /// The numbers of child `tag` (`n` of them), or a problem placed there.
+    fn numbers(&self, parent: Node, tag: &str, n: usize, path: &str) -> Result<Option<Vec<f64>>, Box<Diagnostic>> {
+        let Some(c) = child(parent, tag) else { return Ok(None) };
+        let v: Result<Vec<f64>, _> = text_of(c).split_whitespace().map(str::parse::<f64>).collect();
+        match v {
+            Ok(v) if v.len() == n && v.iter().all(|x| x.is_finite() && x.abs() <= mollier_format::MAX_MAGNITUDE) => {
+                Ok(Some(v))
+            }
+            _ => Err(Box::new(self.problem(
+                c,
+                &format!("{path}/{tag}"),
+                format!("<{tag}> is {n} finite number(s)"),
+                "write the numbers separated by spaces",
+            ))),
+        }
+    }
+}
+
+fn opensim_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
+    let doc = parse_xml(file, text)?;
+    let x = Xml { file, text };
+    let Some(tool) = doc.descendants().find(|n| n.has_tag_name("ScaleTool")) else {
+        return Err(Diagnostics::one(
+            located(file, text, 0..0, "", "no <ScaleTool> in the file")
+                .with_hint("give OpenSim's scale setup (e.g. subject01_Setup_Scale.xml), or a TOML factors file"),
+        ));
+    };
+    let mut problems = Vec::new();
+    let mut setup = ScaleSetup {
+        file: file.to_string(),
+        mass: None,
+        preserve_mass_distribution: true,
+        order: Vec::new(),
+        measurements: Vec::new(),
+        manual: Vec::new(),
+        time_range: None,
+        marker_file: None,
+        marker_set_file: None,
+        strict_bodies: false,
+    };
+    // OpenSim's mass -1 (its default) keeps the model's total
+    match x.numbers(tool, "mass", 1, "ScaleTool") {
+        Ok(Some(m)) if finite_positive(m[0]) => setup.mass = Some(m[0]),
+        Ok(Some(m)) if m[0] == -1.0 => {}
+        Ok(None) => {}
+        Ok(Some(_)) => problems.push(x.problem(
+            child(tool, "mass").unwrap_or(tool),
+            "ScaleTool/mass",
+            "the subject's mass is a number > 0 (kg)",
+            "or -1 to keep the model's",
+        )),
+        Err(d) => problems.push(*d),
+    }
+    let file_of = |n: Node, tag: &str| {
+        child(n, tag).map(text_of).filter(|t| !t.is_empty() && *t != "Unassigned").map(PathBuf::from)
+    };
+    if let Some(maker) = child(tool, "GenericModelMaker") {
+        setup.marker_set_file = file_of(maker, "marker_set_file");
+    }
+    let Some(scaler) = child(tool, "ModelScaler").filter(|s| applies(*s)) else {
+        return if problems.is_empty() { Ok(setup) } else { Err(Diagnostics(problems)) };
+    };
+    let path = "ScaleTool/ModelScaler";
+    setup.marker_file = file_of(scaler, "marker_file");
+    if let Some(p) = child(scaler, "preserve_mass_distribution") {
+        setup.preserve_mass_distribution = text_of(p).eq_ignore_ascii_case("true");
+    }
+    match x.numbers(scaler, "time_range", 2, path) {
+        Ok(Some(t)) if t[0] <= t[1] => setup.time_range = Some([t[0], t[1]]),
+        Ok(Some(_)) => problems.push(x.problem(
+            child(scaler, "time_range").unwrap_or(scaler),
+            &format!("{path}/time_range"),
+            "the time range starts after it ends",
+            "write the first time first",
+        )),
+        Ok(None) => {}
+        Err(d) => problems.push(*d),
+    }
+    let order = child(scaler, "scaling_order").map(text_of).unwrap_or("measurements");
+    for word in order.split_whitespace() {
+        match word {
+            "measurements" => setup.order.push(Step::Measurements),
+            "manualScale" => setup.order.push(Step::Manual),
+            other => problems.push(x.problem(
+                child(scaler, "scaling_order").unwrap_or(scaler),
+                &format!("{path}/scaling_order"),
+                format!("unknown scaling step `{other}`"),
+                "the steps are `measurements` and `manualScale`",
+            )),
+        }
+    }
+    if let Some(set) = child(scaler, "MeasurementSet").filter(|s| s.attribute("file").is_some()) {
+        problems.push(x.problem(
+            set,
+            &format!("{path}/MeasurementSet"),
+            "a MeasurementSet in another file is not read",
+            "copy its <objects> into the setup",
+        ));
+    }
+    for m in objects(scaler, "MeasurementSet").into_iter().filter(|m| applies(*m)) {
+        let name = m.attribute("name").unwrap_or("").to_string();
+        let mpath = format!("{path}/MeasurementSet/Measurement[{name}]");
+        let mut pairs = Vec::new();
+        for p in objects(m, "MarkerPairSet") {
+            let names: Vec<&str> = child(p, "markers").map(text_of).unwrap_or("").split_whitespace().collect();
+            match names[..] {
+                [a, b] => pairs.push([a.to_string(), b.to_string()]),
+                _ => problems.push(x.problem(
+                    p,
+                    &format!("{mpath}/MarkerPair"),
+                    "a marker pair names two markers",
+                    "write `<markers> R.ASIS L.ASIS </markers>`",
+                )),
+            }
+        }
+        let mut bodies = Vec::new();
+        for b in objects(m, "BodyScaleSet") {
+            let body = b.attribute("name").unwrap_or("").to_string();
+            let bpath = format!("{mpath}/BodyScale[{body}]");
+            let mut axes = [false; 3];
+            for a in child(b, "axes").map(text_of).unwrap_or("X Y Z").split_whitespace() {
+                match a {
+                    "x" | "X" => axes[0] = true,
+                    "y" | "Y" => axes[1] = true,
+                    "z" | "Z" => axes[2] = true,
+                    other => problems.push(x.problem(
+                        b,
+                        &format!("{bpath}/axes"),
+                        format!("unknown axis `{other}`"),
+                        "the axes are X, Y and Z",
+                    )),
+                }
+            }
+            bodies.push(BodyAxes { body, axes, at: x.at(b, &bpath) });
+        }
+        if pairs.is_empty() {
+            problems.push(x.problem(m, &mpath, "a measurement without marker pairs", "add a <MarkerPair>"));
+        }
+        setup.measurements.push(Measurement { name, pairs, bodies, at: x.at(m, &mpath) });
+    }
+    for s in objects(scaler, "ScaleSet").into_iter().filter(|s| applies(*s)) {
+        let body = child(s, "segment").map(text_of).unwrap_or("").to_string();
+        let spath = format!("{path}/ScaleSet/Scale[{body}]");
+        match x.numbers(s, "scales", 3, &spath) {
+            Ok(Some(f)) if f.iter().all(|v| finite_positive(*v)) => {
+                setup.manual.push(ManualScale { body, factors: [f[0], f[1], f[2]], at: x.at(s, &spath) })
+            }
+            Ok(_) => {
+                problems.push(x.problem(s, &spath, "a Scale has three factors > 0", "write `<scales> 1 1 1 </scales>`"))
+            }
+            Err(d) => problems.push(*d),
+        }
+    }
+    if problems.is_empty() { Ok(setup) } else { Err(Diagnostics(problems)) }
+}
+
+/// A marker of a marker set: its body's name and its location in the body (m).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetMarker {
+    /// OpenSim's name.
+    pub name: String,
+    /// The body's name (OpenSim 3's `<body>`, or the last part of `<socket_parent_frame>`).
+    pub body: String,
+    /// Location in the body (m).
+    pub location: [f64; 3],
+    /// Where it is written.
+    pub at: Diagnostic,
+}
+
+/// Read OpenSim's marker set (`<MarkerSet>`, as the scale setup's `marker_set_file` names it).
+pub fn read_marker_set(path: &Path) -> Result<Vec<SetMarker>, Diagnostics> {
+    let text = mollier_format::read_text(path, "marker set")?;
+    parse_marker_set(&path.display().to_string(), &text)
+}
+
+/// Parse a marker set's text.
+pub fn parse_marker_set(file: &str, text: &str) -> Result<Vec<SetMarker>, Diagnostics> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let doc = parse_xml(file, text)?;
+    let x = Xml { file, text };
+    let Some(set) = doc.descendants().find(|n| n.has_tag_name("MarkerSet")) else {
+        return Err(Diagnostics::one(
+            located(file, text, 0..0, "", "no <MarkerSet> in the file").with_hint("give OpenSim's marker set file"),
+        ));
+    };
+    let mut problems = Vec::new();
+    let mut markers = Vec::new();
+    for m in child(set, "objects")
+        .map(|o| o.children().filter(|c| c.has_tag_name("Marker")).collect::<Vec<_>>())
+        .unwrap_or_default()
+    {
+        let name = m.attribute("name").unwrap_or("").to_string();
+        let path = format!("MarkerSet/Marker[{name}]");
+        let body = child(m, "body")
+            .or_else(|| child(m, "socket_parent_frame"))
+            .map(|b| text_of(b).rsplit('/').next().unwrap_or("").to_string())
+            .unwrap_or_default();
+        if name.is_empty() || body.is_empty() {
+            problems.push(x.problem(
+                m,
+                &path,
+                "a marker needs a name and a body",
+                "write <body> or <socket_parent_frame>",
+            ));
+            continue;
+        }
+        match x.numbers(m, "location", 3, &path) {
+            Ok(l) => {
+                let l = l.unwrap_or(vec![0.0; 3]);
+                markers.push(SetMarker { name, body, location: [l[0], l[1], l[2]], at: x.at(m, &path) });
+            }
+            Err(d) => problems.push(*d),
+        }
+    }
+    if problems.is_empty() { Ok(markers) } else { Err(Diagnostics(problems)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_factors_file_gives_manual_scales_and_refuses_what_is_not_a_factor() {
+        let s = parse_setup("f.toml", "mass = 70\n[bodies]\nfemur_r = 1.1\ntorso = [1, 1.2, 1]\n").unwrap();
+        assert_eq!(s.mass, Some(70.0));
+        assert_eq!(s.manual.len(), 2);
+        assert_eq!(s.manual[1].factors, [1.0, 1.2, 1.0]);
+        let e = parse_setup("f.toml", "size = 3\n[bodies]\nfemur_r = -1\ntibia = [1, 2]\n").unwrap_err();
+        let r: Vec<String> = e.iter().map(|d| d.render()).collect();
+        assert_eq!(r.len(), 3, "{r:?}");
+        let has = |start: &str, part: &str| r.iter().any(|d| d.starts_with(start) && d.contains(part));
+        assert!(has("f.toml:3:11", "bodies.femur_r: a body's factor is a number > 0"), "{r:?}");
+        assert!(has("f.toml:4:9", "bodies.tibia"), "{r:?}");
+        assert!(has("f.toml:1:1", "unknown field `size`"), "{r:?}");
+    }
+
+    #[test]
+    fn an_opensim_setup_with_a_bad_factor_is_refused_where_it_is() {
+        let xml = "<OpenSimDocument><ScaleTool><mass>70</mass><ModelScaler>\n<scaling_order>manualScale</scaling_order>\n<ScaleSet><objects><Scale><scales> 1 x 1 </scales><segment>femur_r</segment></Scale></objects></ScaleSet></ModelScaler></ScaleTool></OpenSimDocument>";
+        let e = parse_setup("s.xml", xml).unwrap_err();
+        let r = e.iter().next().unwrap().render();
+        assert!(r.starts_with("s.xml:3:27") && r.contains("Scale[femur_r]/scales"), "{r}");
+    }
+}
