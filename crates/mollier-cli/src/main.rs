@@ -10,7 +10,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use commands::{check, ik, import, inverse, inverse_dynamics, kinematics, max_moment, simulate, study, types, view};
+use commands::{
+    check, ik, import, inverse, inverse_dynamics, kinematics, max_moment, optimize, simulate, study, types, view,
+};
 use common::MotionRun;
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say), and never
@@ -233,6 +235,20 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Optimal control by direct collocation (trapezoidal or Hermite-Simpson) solved by IPOPT:
+    /// the excitations and actuator controls that minimize the problem file's objective; writes
+    /// DIR/states.csv, DIR/muscles.csv, DIR/controls.csv as `simulate` writes them and
+    /// DIR/convergence.csv (IPOPT's iteration table). See docs/optimal-control.md.
+    Optimize {
+        /// The problem file (TOML).
+        problem: PathBuf,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// No summary line.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Forward dynamics from rest in the initial configuration: a passive mechanism, or a model
     /// with Hill muscles (`[muscles]`) driven by excitations.
     ///
@@ -421,6 +437,7 @@ fn main() -> ExitCode {
             let options = max_moment::Options { directions, hold, impose_cone: !no_cone, x, quiet };
             max_moment::run(&model, &postures, &out, &options, &registry)
         }
+        Command::Optimize { problem, out, quiet } => optimize::run(&problem, &out, quiet, &registry),
         Command::Simulate {
             model,
             duration,
