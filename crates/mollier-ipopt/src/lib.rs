@@ -13,7 +13,7 @@
 
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 type Index = c_int;
 type Number = f64;
@@ -482,8 +482,16 @@ extern "C" fn intermediate(
 /// Solve `nlp` from `x0` with IPOPT's `options` (`print_level` 0 unless given: the iteration
 /// table is returned in [`Solution::iterations`]; `hessian_approximation` is set to
 /// `limited-memory` when the problem gives no Hessian).
+///
+/// Solves run one at a time in a process: Debian's IPOPT 3.11 solves its linear systems with
+/// MUMPS over a sequential MPI stub, which is not reentrant (two solves on two threads crashed
+/// with SIGSEGV), so a lock serializes them.
 pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result<Solution, Error> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     let api = api()?;
+    // a panic in another solve's callback is caught there: the lock is never poisoned by one,
+    // and a poisoned lock still serializes
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (n, m) = (nlp.n(), nlp.m());
     if x0.len() != n {
         return Err(Error::Invalid(format!("the start has {} values, the problem {n} variables", x0.len())));

@@ -111,11 +111,14 @@ pub struct SolverSpec {
     /// Iteration limit.
     #[serde(default = "max_iter")]
     pub max_iterations: i32,
+    /// Pairs the limited-memory Hessian keeps (IPOPT's `limited_memory_max_history`).
+    #[serde(default = "history")]
+    pub hessian_history: i32,
 }
 
 impl Default for SolverSpec {
     fn default() -> Self {
-        Self { tolerance: tol(), max_iterations: max_iter() }
+        Self { tolerance: tol(), max_iterations: max_iter(), hessian_history: history() }
     }
 }
 
@@ -127,6 +130,9 @@ fn tol() -> f64 {
 }
 fn max_iter() -> i32 {
     3000
+}
+fn history() -> i32 {
+    6
 }
 
 /// A problem file.
@@ -243,8 +249,11 @@ impl OptimizeRun {
         if s.intervals == 0 || s.intervals > 100_000 {
             out.push(("intervals".into(), format!("{} intervals: give 1 to 100000", s.intervals)));
         }
-        if !(s.solver.tolerance > 0.0) || s.solver.max_iterations < 0 {
-            out.push(("solver".into(), "the tolerance must be positive and the iteration limit not negative".into()));
+        if !(s.solver.tolerance > 0.0) || s.solver.max_iterations < 0 || s.solver.hessian_history < 1 {
+            out.push((
+                "solver".into(),
+                "the tolerance and the Hessian's history must be positive, the iteration limit not negative".into(),
+            ));
         }
         let state = |table: &str, name: &str, out: &mut Vec<(String, String)>| {
             if !names.iter().any(|n| n == name) {
