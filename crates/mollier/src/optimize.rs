@@ -19,6 +19,7 @@ use mollier_core::registry::Registry;
 
 use crate::Column;
 use crate::compile::{Compiled, load};
+use crate::forward_tables::muscle_columns;
 use crate::output::{OutputDir, OutputError, Table};
 
 const HINT: &str = "docs/optimal-control.md describes every field of a problem file";
@@ -476,18 +477,7 @@ impl Optimized<'_> {
         }
         let mut t = vec![Table { file: "states.csv".into(), columns: states }];
         if !c.muscles.is_empty() {
-            let mut m = Vec::new();
-            for mu in &c.muscles {
-                let n = &mu.name;
-                m.extend([
-                    col(format!("{n}.excitation"), "1", "neural excitation (optimized)"),
-                    col(format!("{n}.activation"), "1", "active state"),
-                    col(format!("{n}.force"), "N", "tendon force, pulling along the path"),
-                    col(format!("{n}.fibre_length"), "m", "contractile element length"),
-                    col(format!("{n}.fibre_velocity"), "m/s", "contractile element velocity, lengthening positive"),
-                    col(format!("{n}.length"), "m", "muscle-tendon (path) length"),
-                ]);
-            }
+            let m = muscle_columns(&c.muscles, "neural excitation (optimized)");
             t.push(Table { file: "muscles.csv".into(), columns: m });
         }
         if !self.actuators.is_empty() {
