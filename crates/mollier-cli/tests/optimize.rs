@@ -75,3 +75,20 @@ fn a_wrong_problem_file_is_refused_at_its_place() {
     assert!(!out.exists(), "nothing is written for a refused file");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn without_ipopt_the_command_says_how_to_install_it() {
+    let dir = temp("no-ipopt");
+    let out = dir.join("results");
+    let problem = problems().join("sliding-mass-effort.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_mollier"))
+        .args(["optimize", problem.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("MOLLIER_IPOPT", dir.join("no-such-libipopt.so"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("IPOPT is not available") && stderr.contains("tools/install-ipopt"), "{stderr}");
+    assert!(!out.exists(), "nothing is written without a solve");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
