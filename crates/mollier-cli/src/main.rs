@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use commands::{
-    check, ik, import, inverse, inverse_dynamics, kinematics, max_moment, scale, simulate, study, types, view,
+    check, ik, import, inverse, inverse_dynamics, kinematics, max_moment, optimize, scale, simulate, study, types, view,
 };
 use common::MotionRun;
 
@@ -268,6 +268,20 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Optimal control by direct collocation (trapezoidal or Hermite-Simpson) solved by IPOPT:
+    /// the excitations and actuator controls that minimize the problem file's objective; writes
+    /// DIR/states.csv, DIR/muscles.csv, DIR/controls.csv as `simulate` writes them and
+    /// DIR/convergence.csv (IPOPT's iteration table). See docs/optimal-control.md.
+    Optimize {
+        /// The problem file (TOML).
+        problem: PathBuf,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// No summary line.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Forward dynamics from rest in the initial configuration: a passive mechanism, or a model
     /// with Hill muscles (`[muscles]`) driven by excitations.
     ///
@@ -491,6 +505,7 @@ fn main() -> ExitCode {
             let options = max_moment::Options { directions, hold, impose_cone: !no_cone, x, quiet };
             max_moment::run(&model, &postures, &out, &options, &registry)
         }
+        Command::Optimize { problem, out, quiet } => optimize::run(&problem, &out, quiet, &registry),
         Command::Simulate {
             model,
             duration,

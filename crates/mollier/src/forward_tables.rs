@@ -291,6 +291,25 @@ fn columns(list: &[(&str, &'static str, &str)]) -> Vec<Column> {
     list.iter().map(|&(name, unit, meaning)| col(name, unit, meaning)).collect()
 }
 
+/// The columns of `muscles.csv` (after `time`): per muscle its excitation (`excitation` says what
+/// it is), activation, force, fibre length and velocity, path length; `simulate`'s and
+/// `optimize`'s.
+pub(crate) fn muscle_columns(muscles: &[mollier_sim::Muscle], excitation: &str) -> Vec<Column> {
+    let mut out = Vec::with_capacity(6 * muscles.len());
+    for m in muscles {
+        let n = &m.name;
+        out.extend([
+            col(format!("{n}.excitation"), "1", excitation),
+            col(format!("{n}.activation"), "1", "active state"),
+            col(format!("{n}.force"), "N", "tendon force, pulling along the path"),
+            col(format!("{n}.fibre_length"), "m", "contractile element length"),
+            col(format!("{n}.fibre_velocity"), "m/s", "contractile element velocity, lengthening positive"),
+            col(format!("{n}.length"), "m", "muscle-tendon (path) length"),
+        ]);
+    }
+    out
+}
+
 fn col(name: impl Into<String>, unit: &'static str, meaning: impl Into<String>) -> Column {
     Column { name: name.into(), unit, meaning: meaning.into() }
 }
@@ -454,18 +473,7 @@ impl<'a> SimulateRun<'a> {
         for m in &sys.muscles {
             states.push(col(format!("{}.activation", m.name), "1", "active state"));
         }
-        let mut muscles = Vec::new();
-        for m in &sys.muscles {
-            let n = &m.name;
-            muscles.extend([
-                col(format!("{n}.excitation"), "1", "neural excitation (input)"),
-                col(format!("{n}.activation"), "1", "active state"),
-                col(format!("{n}.force"), "N", "tendon force, pulling along the path"),
-                col(format!("{n}.fibre_length"), "m", "contractile element length"),
-                col(format!("{n}.fibre_velocity"), "m/s", "contractile element velocity, lengthening positive"),
-                col(format!("{n}.length"), "m", "muscle-tendon (path) length"),
-            ]);
-        }
+        let muscles = muscle_columns(&sys.muscles, "neural excitation (input)");
         let mut contacts = Vec::new();
         for n in f.run.contact_names() {
             for (axis, c) in ["x", "y", "z"].iter().zip(["force_x", "force_y", "force_z"]) {

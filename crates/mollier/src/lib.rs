@@ -50,6 +50,7 @@ pub mod inverse_tables;
 pub mod load_sharing;
 pub mod loads;
 pub mod motion;
+pub mod optimize;
 pub mod output;
 pub mod reference;
 pub mod scale;

@@ -8,6 +8,7 @@ pub(crate) mod inverse;
 pub(crate) mod inverse_dynamics;
 pub(crate) mod kinematics;
 pub(crate) mod max_moment;
+pub(crate) mod optimize;
 pub(crate) mod scale;
 pub(crate) mod simulate;
 pub(crate) mod study;

@@ -1,0 +1,122 @@
+//! IPOPT through the binding on Hock & Schittkowski's problem 71 (IPOPT's own C example): the
+//! known optimum f* = 17.0140171 (IPOPT's example prints 1.7014017140224134e+01) at x* = (1, 4.743, 3.82115, 1.37941), with the exact
+//! Hessian and with the limited-memory approximation; a panic in a callback comes back as an
+//! error.
+
+use mollier_ipopt::{Error, Nlp, Value, available, solve};
+
+/// Whether to run: IPOPT present, or a failure under CI=true (where `tools/install-ipopt` ran).
+fn ipopt_here(test: &str) -> bool {
+    match available() {
+        Ok(()) => true,
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("{test}: {e}"),
+        Err(e) => {
+            println!("SKIPPED: {test}: {e}");
+            false
+        }
+    }
+}
+
+struct Hs071 {
+    exact_hessian: bool,
+    panic_in_gradient: bool,
+}
+
+impl Nlp for Hs071 {
+    fn n(&self) -> usize {
+        4
+    }
+    fn m(&self) -> usize {
+        2
+    }
+    fn bounds(&self, x_l: &mut [f64], x_u: &mut [f64], g_l: &mut [f64], g_u: &mut [f64]) {
+        x_l.fill(1.0);
+        x_u.fill(5.0);
+        g_l.copy_from_slice(&[25.0, 40.0]);
+        g_u.copy_from_slice(&[2e19, 40.0]);
+    }
+    fn objective(&mut self, x: &[f64]) -> Option<f64> {
+        Some(x[0] * x[3] * (x[0] + x[1] + x[2]) + x[2])
+    }
+    fn gradient(&mut self, x: &[f64], g: &mut [f64]) -> bool {
+        assert!(!self.panic_in_gradient, "planted");
+        g[0] = x[0] * x[3] + x[3] * (x[0] + x[1] + x[2]);
+        g[1] = x[0] * x[3];
+        g[2] = x[0] * x[3] + 1.0;
+        g[3] = x[0] * (x[0] + x[1] + x[2]);
+        true
+    }
+    fn constraints(&mut self, x: &[f64], g: &mut [f64]) -> bool {
+        g[0] = x[0] * x[1] * x[2] * x[3];
+        g[1] = x.iter().map(|v| v * v).sum();
+        true
+    }
+    fn jacobian_structure(&self) -> Vec<(usize, usize)> {
+        (0..2).flat_map(|i| (0..4).map(move |j| (i, j))).collect()
+    }
+    fn jacobian(&mut self, x: &[f64], v: &mut [f64]) -> bool {
+        v[..4].copy_from_slice(&[x[1] * x[2] * x[3], x[0] * x[2] * x[3], x[0] * x[1] * x[3], x[0] * x[1] * x[2]]);
+        for j in 0..4 {
+            v[4 + j] = 2.0 * x[j];
+        }
+        true
+    }
+    fn hessian_structure(&self) -> Option<Vec<(usize, usize)>> {
+        self.exact_hessian.then(|| (0..4).flat_map(|i| (0..=i).map(move |j| (i, j))).collect())
+    }
+    fn hessian(&mut self, x: &[f64], s: f64, l: &[f64], v: &mut [f64]) -> bool {
+        // lower triangle row by row: (0,0) (1,0) (1,1) (2,0) (2,1) (2,2) (3,0) ..
+        let f = [2.0 * x[3], x[3], 0.0, x[3], 0.0, 0.0, 2.0 * x[0] + x[1] + x[2], x[0], x[0], 0.0];
+        let g0 = [0.0, x[2] * x[3], 0.0, x[1] * x[3], x[0] * x[3], 0.0, x[1] * x[2], x[0] * x[2], x[0] * x[1], 0.0];
+        let g1 = [2.0, 0.0, 2.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0];
+        for k in 0..10 {
+            v[k] = s * f[k] + l[0] * g0[k] + l[1] * g1[k];
+        }
+        true
+    }
+}
+
+const X_STAR: [f64; 4] = [1.0, 4.742_999_64, 3.821_149_98, 1.379_408_29];
+
+#[test]
+fn hs071_reaches_the_known_optimum_with_the_exact_hessian_and_without() {
+    if !ipopt_here("hs071") {
+        return;
+    }
+    for exact in [true, false] {
+        let mut p = Hs071 { exact_hessian: exact, panic_in_gradient: false };
+        let s = solve(&mut p, &[1.0, 5.0, 5.0, 1.0], &[("tol", Value::Num(1e-9))]).expect("solves");
+        assert!(s.converged(), "{}", s.status_name());
+        assert!((s.objective - 17.014_017_140_2).abs() < 1e-7, "exact Hessian {exact}: f = {}", s.objective);
+        for (a, b) in s.x.iter().zip(X_STAR) {
+            assert!((a - b).abs() < 1e-6, "exact Hessian {exact}: x = {:?}", s.x);
+        }
+        assert!((s.g[1] - 40.0).abs() < 1e-8);
+        assert!(!s.iterations.is_empty() && s.iterations[0].iter == 0);
+        // the exact Hessian converges quadratically: IPOPT's example takes 8 iterations
+        if exact {
+            assert!(s.iterations.len() <= 12, "{} iterations", s.iterations.len());
+        }
+    }
+}
+
+#[test]
+fn a_panic_in_a_callback_is_an_error_not_an_abort() {
+    if !ipopt_here("hs071 panic") {
+        return;
+    }
+    let mut p = Hs071 { exact_hessian: true, panic_in_gradient: true };
+    match solve(&mut p, &[1.0, 5.0, 5.0, 1.0], &[]) {
+        Err(Error::Panicked(m)) => assert!(m.contains("planted"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unknown_options_are_refused() {
+    if !ipopt_here("hs071 option") {
+        return;
+    }
+    let mut p = Hs071 { exact_hessian: true, panic_in_gradient: false };
+    assert!(matches!(solve(&mut p, &[1.0; 4], &[("no_such_option", Value::Int(1))]), Err(Error::Option(_))));
+}

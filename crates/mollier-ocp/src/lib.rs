@@ -1,0 +1,641 @@
+//! Optimal control of a mechanism with Hill muscles by direct collocation: the implicit system
+//! `f(x, ẋ, u) = 0` of [`mollier_sim::system`] (Chadwick et al. 2014, eq. 7) imposed at the
+//! grid's points, with ideal actuators on its coordinates, the states joined by trapezoidal or
+//! Hermite-Simpson defects, and the NLP solved by IPOPT ([`mollier_ipopt`]).
+//!
+//! Variables per grid point `i` (`t_i = i T / (P − 1)`): `z_i = (x, ẋ, e, τ)` — the state
+//! `x = (q, v, s, a)` (`2n + 2m`), its rate, the muscles' excitations `e` (m, 1) and the
+//! actuators' controls `τ` (each times its optimal force: N or N m). The rates are variables, as in
+//! Moco's implicit mode: the dynamics are the residual `f` itself, whose exact partials
+//! (`∂f/∂x`, `∂f/∂ẋ`, `∂f/∂u`) come from the kernel's transfer functions
+//! ([`mollier_sim::Linearization`]).
+//!
+//! Constraints, in this order:
+//! - dynamics at every point: `f(x_i, ẋ_i, e_i) − B τ_i = 0` (`2n + 2m` rows; `B` puts each
+//!   actuator's force on its coordinate's equation of motion);
+//! - defects per interval `[t_k, t_k+1]` of length `h`:
+//!   - trapezoidal (P = N + 1): `x_{k+1} − x_k − h/2 (ẋ_k + ẋ_{k+1}) = 0`;
+//!   - Hermite-Simpson, separated (P = 2N + 1, the midpoint `c` a grid point):
+//!     `x_c − (x_k + x_{k+1})/2 − h/8 (ẋ_k − ẋ_{k+1}) = 0`,
+//!     `x_{k+1} − x_k − h/6 (ẋ_k + 4 ẋ_c + ẋ_{k+1}) = 0`, and the midpoint's controls the mean
+//!     of the ends', `u_c = (u_k + u_{k+1})/2` (as Moco's default: free midpoint controls let
+//!     the controls zig-zag between mesh points and midpoints, a spurious solution — on the
+//!     pendulum's swing-up 0.19 rad from the refined optimum at 50 intervals).
+//!
+//! The objective is a quadrature of the running terms with the scheme's weights (trapezoid,
+//! Simpson) plus the final terms ([`Objective`]). Its gradient and Hessian are exact; the
+//! constraint Jacobian is exact but for the term `∂c/∂q` of the velocity forces that
+//! [`mollier_sim::Linearization`] leaves out (it needs third-order transfer functions: zero for
+//! one rotation or translation, of order `|v|²` in chains), and the Hessian of the Lagrangian is
+//! IPOPT's limited-memory approximation (the default of OpenSim Moco as well).
+
+use mollier_ipopt::{Nlp, Solution, Value};
+use mollier_sim::{Layout, Linearization, Musculoskeletal, SimError, Workspace};
+
+/// The transcription's scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// Trapezoidal rule: second order.
+    Trapezoidal,
+    /// Hermite-Simpson, separated form (midpoints are grid points): third order in the states.
+    HermiteSimpson,
+}
+
+/// An ideal actuator on one coordinate (OpenSim's `CoordinateActuator`): its generalized force
+/// is `optimal_force τ`, `τ` the control.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Actuator {
+    /// Name, for output.
+    pub name: String,
+    /// The coordinate's index in `q`.
+    pub coordinate: usize,
+    /// N or N m per unit control.
+    pub optimal_force: f64,
+    /// Bounds of the control (`±inf` free).
+    pub bounds: [f64; 2],
+}
+
+/// A state followed over time: `weight ∫ (x_state − r(t))² dt`, `r` piecewise linear.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tracking {
+    /// Index into `x`.
+    pub state: usize,
+    /// Weight (per unit squared and second).
+    pub weight: f64,
+    /// The reference `(t, r)`, times increasing; held constant beyond its ends.
+    pub reference: Vec<(f64, f64)>,
+}
+
+/// The objective: running terms integrated over the duration, and final terms.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Objective {
+    /// Weight of `∫ Σ e² dt` (muscle excitations).
+    pub excitation: f64,
+    /// Weight of `∫ Σ a³ dt` (activations).
+    pub activation_cubed: f64,
+    /// Weight of `∫ Σ τ² dt` (actuator controls).
+    pub actuator: f64,
+    /// Tracking terms.
+    pub tracking: Vec<Tracking>,
+    /// Final-state targets `weight (x_state(T) − value)²`: `(state, value, weight)`.
+    pub final_targets: Vec<(usize, f64, f64)>,
+}
+
+/// A direct collocation problem over a musculoskeletal system.
+pub struct Problem<'s, 'm> {
+    /// The mechanism and its muscles.
+    pub system: &'s Musculoskeletal<'m>,
+    /// Ideal actuators.
+    pub actuators: Vec<Actuator>,
+    /// Duration (s), fixed.
+    pub duration: f64,
+    /// Number of intervals (mesh), ≥ 1.
+    pub intervals: usize,
+    /// The scheme.
+    pub scheme: Scheme,
+    /// The objective.
+    pub objective: Objective,
+    /// Bounds of each state at every point (`2n + 2m`).
+    pub state_bounds: Vec<[f64; 2]>,
+    /// States fixed at the start (`None`: within `state_bounds`).
+    pub initial: Vec<Option<f64>>,
+    /// States fixed at the end.
+    pub final_state: Vec<Option<f64>>,
+    /// Bounds of every excitation.
+    pub excitation_bounds: [f64; 2],
+}
+
+/// Why a problem could not be set up or solved.
+#[derive(Debug, thiserror::Error)]
+pub enum OcpError {
+    /// A vector or index of the wrong size.
+    #[error("{0}")]
+    Shape(String),
+    /// The system could not be evaluated at the start.
+    #[error(transparent)]
+    System(#[from] SimError),
+    /// IPOPT could not run.
+    #[error(transparent)]
+    Ipopt(#[from] mollier_ipopt::Error),
+}
+
+/// One grid point of a solution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Time (s).
+    pub time: f64,
+    /// The state `(q, v, s, a)`.
+    pub x: Vec<f64>,
+    /// Its rate.
+    pub xd: Vec<f64>,
+    /// Excitations.
+    pub excitations: Vec<f64>,
+    /// Actuator controls.
+    pub controls: Vec<f64>,
+}
+
+/// A solved problem.
+#[derive(Clone, Debug)]
+pub struct Solved {
+    /// The grid points.
+    pub points: Vec<Point>,
+    /// IPOPT's result (status, objective, iteration table).
+    pub ipopt: Solution,
+    /// The largest dynamics and defect residual at the solution.
+    pub max_residual: [f64; 2],
+}
+
+/// Where the iterations start.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Guess {
+    /// The states linear from the initial values to the final ones (each missing end taken from
+    /// the rest state), the rates their slope.
+    #[default]
+    Linear,
+    /// Every point at the rest state, at rest (OpenSim Moco's default guess is the bounds'
+    /// midpoints, the same for the problems it is compared on).
+    Rest,
+    /// The [`Transcription`]'s variables.
+    Variables(Vec<f64>),
+}
+
+/// The NLP of a [`Problem`]: what IPOPT sees. Public so that its derivatives can be checked.
+pub struct Transcription<'p, 's, 'm> {
+    p: &'p Problem<'s, 'm>,
+    layout: Layout,
+    /// Points of the grid.
+    points: usize,
+    /// Variables per point.
+    nz: usize,
+    /// Quadrature weights per point.
+    weights: Vec<f64>,
+    /// Tracking references at the points: per tracking term, per point.
+    refs: Vec<Vec<f64>>,
+    /// One point's dynamics pattern: (row in the point's block, column in `z`).
+    pattern: Vec<(usize, usize)>,
+    ws: Workspace,
+    /// The linearizations at the last `x` (per point) and that `x`.
+    cache: Option<(Vec<f64>, Vec<Linearization>)>,
+}
+
+impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
+    /// The transcription of `p` (its sizes checked).
+    pub fn new(p: &'p Problem<'s, 'm>) -> Result<Self, OcpError> {
+        let layout = p.system.layout();
+        let nx = layout.len();
+        let shape = |what: &str, got: usize| {
+            if got != nx { Err(OcpError::Shape(format!("{what} has {got} values, the state {nx}"))) } else { Ok(()) }
+        };
+        shape("state_bounds", p.state_bounds.len())?;
+        shape("initial", p.initial.len())?;
+        shape("final_state", p.final_state.len())?;
+        if p.intervals == 0 || !(p.duration > 0.0) || !p.duration.is_finite() {
+            return Err(OcpError::Shape("the mesh needs at least one interval and a positive duration".into()));
+        }
+        if let Some(a) = p.actuators.iter().find(|a| a.coordinate >= layout.n) {
+            return Err(OcpError::Shape(format!("actuator `{}`: no coordinate #{}", a.name, a.coordinate)));
+        }
+        let bad_state =
+            p.objective.tracking.iter().map(|t| t.state).chain(p.objective.final_targets.iter().map(|t| t.0));
+        if let Some(s) = bad_state.into_iter().find(|&s| s >= nx) {
+            return Err(OcpError::Shape(format!("objective: no state #{s}")));
+        }
+        let points = match p.scheme {
+            Scheme::Trapezoidal => p.intervals + 1,
+            Scheme::HermiteSimpson => 2 * p.intervals + 1,
+        };
+        let h = p.duration / p.intervals as f64;
+        let mut weights = vec![0.0; points];
+        for k in 0..p.intervals {
+            match p.scheme {
+                Scheme::Trapezoidal => {
+                    weights[k] += h / 2.0;
+                    weights[k + 1] += h / 2.0;
+                }
+                Scheme::HermiteSimpson => {
+                    weights[2 * k] += h / 6.0;
+                    weights[2 * k + 1] += 4.0 * h / 6.0;
+                    weights[2 * k + 2] += h / 6.0;
+                }
+            }
+        }
+        let dt = p.duration / (points - 1) as f64;
+        let refs = p
+            .objective
+            .tracking
+            .iter()
+            .map(|t| (0..points).map(|i| interpolate(&t.reference, i as f64 * dt)).collect())
+            .collect();
+        let nz = 2 * nx + layout.m + p.actuators.len();
+        Ok(Self {
+            p,
+            layout,
+            points,
+            nz,
+            weights,
+            refs,
+            pattern: dynamics_pattern(layout, &p.actuators),
+            ws: p.system.workspace(),
+            cache: None,
+        })
+    }
+
+    /// Grid points.
+    pub fn points(&self) -> usize {
+        self.points
+    }
+
+    /// Time of point `i` (s).
+    pub fn time(&self, i: usize) -> f64 {
+        self.p.duration * i as f64 / (self.points - 1) as f64
+    }
+
+    fn nx(&self) -> usize {
+        self.layout.len()
+    }
+
+    /// Offsets in `z` of `ẋ`, `e`, `τ`.
+    fn off(&self) -> (usize, usize, usize) {
+        let nx = self.nx();
+        (nx, 2 * nx, 2 * nx + self.layout.m)
+    }
+
+    /// Rows of the defects of one interval.
+    fn defect_rows(&self) -> usize {
+        match self.p.scheme {
+            Scheme::Trapezoidal => self.nx(),
+            Scheme::HermiteSimpson => 2 * self.nx() + self.controls(),
+        }
+    }
+
+    /// Controls per point: excitations and actuator controls.
+    fn controls(&self) -> usize {
+        self.layout.m + self.p.actuators.len()
+    }
+
+    /// Linearize every point at `z` (cached for the same `z`).
+    fn linearize(&mut self, z: &[f64]) -> Result<(), SimError> {
+        if self.cache.as_ref().is_some_and(|(c, _)| c == z) {
+            return Ok(());
+        }
+        self.cache = None;
+        let (xd0, e0, _) = self.off();
+        let nx = self.nx();
+        let mut lins = Vec::with_capacity(self.points);
+        for i in 0..self.points {
+            let zi = &z[i * self.nz..(i + 1) * self.nz];
+            let lin =
+                self.p.system.linearize(&mut self.ws, &zi[..nx], &zi[xd0..xd0 + nx], &zi[e0..e0 + self.layout.m])?;
+            if lin.f.iter().any(|v| !v.is_finite()) {
+                return Err(SimError::NonFinite(format!("the dynamics at t = {} s", self.time(i))));
+            }
+            lins.push(lin);
+        }
+        self.cache = Some((z.to_vec(), lins));
+        Ok(())
+    }
+
+    /// A guess: the states linear from `x_start` to `x_end`, the rates their slope, excitations
+    /// `e`, controls 0.
+    pub fn linear_guess(&self, x_start: &[f64], x_end: &[f64], e: f64) -> Vec<f64> {
+        let (xd0, e0, _) = self.off();
+        let nx = self.nx();
+        let mut z = vec![0.0; self.points * self.nz];
+        for i in 0..self.points {
+            let s = i as f64 / (self.points - 1) as f64;
+            let zi = &mut z[i * self.nz..(i + 1) * self.nz];
+            for j in 0..nx {
+                zi[j] = x_start[j] + s * (x_end[j] - x_start[j]);
+                zi[xd0 + j] = (x_end[j] - x_start[j]) / self.p.duration;
+            }
+            zi[e0..e0 + self.layout.m].fill(e);
+        }
+        z
+    }
+
+    /// The running cost at point `i` and, if asked, its gradient into `g` (the point's `z`).
+    fn running(&self, i: usize, zi: &[f64], grad: Option<&mut [f64]>) -> f64 {
+        let o = &self.p.objective;
+        let (_, e0, t0) = self.off();
+        let l = self.layout;
+        let mut c = 0.0;
+        let mut gbuf = grad;
+        let mut add = |j: usize, v: f64, d: f64| {
+            c += v;
+            if let Some(g) = gbuf.as_deref_mut() {
+                g[j] += d;
+            }
+        };
+        for k in 0..l.m {
+            let e = zi[e0 + k];
+            add(e0 + k, o.excitation * e * e, 2.0 * o.excitation * e);
+            let a = zi[l.a() + k];
+            add(l.a() + k, o.activation_cubed * a * a * a, 3.0 * o.activation_cubed * a * a);
+        }
+        for k in 0..self.p.actuators.len() {
+            let t = zi[t0 + k];
+            add(t0 + k, o.actuator * t * t, 2.0 * o.actuator * t);
+        }
+        for (tr, r) in o.tracking.iter().zip(&self.refs) {
+            let d = zi[tr.state] - r[i];
+            add(tr.state, tr.weight * d * d, 2.0 * tr.weight * d);
+        }
+        c
+    }
+
+    /// The grid points of a solution vector.
+    pub fn unpack(&self, z: &[f64]) -> Vec<Point> {
+        let (xd0, e0, t0) = self.off();
+        let nx = self.nx();
+        (0..self.points)
+            .map(|i| {
+                let zi = &z[i * self.nz..(i + 1) * self.nz];
+                Point {
+                    time: self.time(i),
+                    x: zi[..nx].to_vec(),
+                    xd: zi[xd0..xd0 + nx].to_vec(),
+                    excitations: zi[e0..t0].to_vec(),
+                    controls: zi[t0..].to_vec(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// `r(t)` of a piecewise linear reference, constant beyond its ends.
+fn interpolate(r: &[(f64, f64)], t: f64) -> f64 {
+    match r.iter().position(|&(ti, _)| ti >= t) {
+        None => r.last().map_or(0.0, |p| p.1),
+        Some(0) => r[0].1,
+        Some(k) => {
+            let ((t0, v0), (t1, v1)) = (r[k - 1], r[k]);
+            if t1 > t0 { v0 + (v1 - v0) * (t - t0) / (t1 - t0) } else { v1 }
+        }
+    }
+}
+
+/// The nonzeros of one point's dynamics block `∂(f − Bτ)/∂z` (row, column in `z`), as
+/// [`Linearization::dense`] fills `∂f/∂x`, `∂f/∂ẋ`, `∂f/∂u`, then the actuators.
+fn dynamics_pattern(l: Layout, actuators: &[Actuator]) -> Vec<(usize, usize)> {
+    let (n, m, nx) = (l.n, l.m, l.len());
+    let (xd, e, t) = (nx, 2 * nx, 2 * nx + m);
+    let mut p = Vec::new();
+    for i in 0..n {
+        p.push((i, n + i));
+        p.push((i, xd + i));
+    }
+    for i in 0..n {
+        let r = n + i;
+        p.extend((0..2 * n).map(|j| (r, j)));
+        p.extend((0..n).map(|j| (r, xd + n + j)));
+        p.extend((0..m).map(|k| (r, l.s() + k)));
+        p.extend(actuators.iter().enumerate().filter(|(_, a)| a.coordinate == i).map(|(k, _)| (r, t + k)));
+    }
+    for k in 0..m {
+        let r = l.s() + k;
+        p.extend((0..n).map(|j| (r, j)));
+        p.extend([(r, l.s() + k), (r, l.a() + k), (r, xd + l.s() + k)]);
+    }
+    for k in 0..m {
+        let r = l.a() + k;
+        p.extend([(r, l.a() + k), (r, xd + l.a() + k), (r, e + k)]);
+    }
+    p
+}
+
+impl Nlp for Transcription<'_, '_, '_> {
+    fn n(&self) -> usize {
+        self.points * self.nz
+    }
+
+    fn m(&self) -> usize {
+        self.points * self.nx() + self.p.intervals * self.defect_rows()
+    }
+
+    fn bounds(&self, x_l: &mut [f64], x_u: &mut [f64], g_l: &mut [f64], g_u: &mut [f64]) {
+        let (xd0, e0, t0) = self.off();
+        let nx = self.nx();
+        for i in 0..self.points {
+            let (lo, hi) = (&mut x_l[i * self.nz..(i + 1) * self.nz], &mut x_u[i * self.nz..(i + 1) * self.nz]);
+            for j in 0..nx {
+                let fixed = if i == 0 {
+                    self.p.initial[j]
+                } else if i + 1 == self.points {
+                    self.p.final_state[j]
+                } else {
+                    None
+                };
+                let [a, b] = fixed.map_or(self.p.state_bounds[j], |v| [v, v]);
+                (lo[j], hi[j]) = (a, b);
+            }
+            lo[xd0..e0].fill(-2e19);
+            hi[xd0..e0].fill(2e19);
+            lo[e0..t0].fill(self.p.excitation_bounds[0]);
+            hi[e0..t0].fill(self.p.excitation_bounds[1]);
+            for (k, a) in self.p.actuators.iter().enumerate() {
+                (lo[t0 + k], hi[t0 + k]) = (a.bounds[0], a.bounds[1]);
+            }
+        }
+        g_l.fill(0.0);
+        g_u.fill(0.0);
+    }
+
+    fn objective(&mut self, z: &[f64]) -> Option<f64> {
+        let mut j = 0.0;
+        for i in 0..self.points {
+            j += self.weights[i] * self.running(i, &z[i * self.nz..(i + 1) * self.nz], None);
+        }
+        let last = (self.points - 1) * self.nz;
+        for &(s, v, w) in &self.p.objective.final_targets {
+            j += w * (z[last + s] - v).powi(2);
+        }
+        Some(j)
+    }
+
+    fn gradient(&mut self, z: &[f64], grad: &mut [f64]) -> bool {
+        grad.fill(0.0);
+        let mut g = vec![0.0; self.nz];
+        for i in 0..self.points {
+            g.fill(0.0);
+            self.running(i, &z[i * self.nz..(i + 1) * self.nz], Some(&mut g));
+            for (o, v) in grad[i * self.nz..(i + 1) * self.nz].iter_mut().zip(&g) {
+                *o += self.weights[i] * v;
+            }
+        }
+        let last = (self.points - 1) * self.nz;
+        for &(s, v, w) in &self.p.objective.final_targets {
+            grad[last + s] += 2.0 * w * (z[last + s] - v);
+        }
+        true
+    }
+
+    fn constraints(&mut self, z: &[f64], g: &mut [f64]) -> bool {
+        if self.linearize(z).is_err() {
+            return false;
+        }
+        let nx = self.nx();
+        let (xd0, _, t0) = self.off();
+        let lins = &self.cache.as_ref().expect("linearized").1;
+        for (i, lin) in lins.iter().enumerate() {
+            let gi = &mut g[i * nx..(i + 1) * nx];
+            gi.copy_from_slice(&lin.f);
+            for (k, a) in self.p.actuators.iter().enumerate() {
+                gi[self.layout.n + a.coordinate] -= a.optimal_force * z[i * self.nz + t0 + k];
+            }
+        }
+        let h = self.p.duration / self.p.intervals as f64;
+        let base = self.points * nx;
+        let x = |i: usize, j: usize| z[i * self.nz + j];
+        let xd = |i: usize, j: usize| z[i * self.nz + xd0 + j];
+        for k in 0..self.p.intervals {
+            let r = base + k * self.defect_rows();
+            match self.p.scheme {
+                Scheme::Trapezoidal => {
+                    for j in 0..nx {
+                        g[r + j] = x(k + 1, j) - x(k, j) - h / 2.0 * (xd(k, j) + xd(k + 1, j));
+                    }
+                }
+                Scheme::HermiteSimpson => {
+                    let (a, c, b) = (2 * k, 2 * k + 1, 2 * k + 2);
+                    for j in 0..nx {
+                        g[r + j] = x(c, j) - (x(a, j) + x(b, j)) / 2.0 - h / 8.0 * (xd(a, j) - xd(b, j));
+                        g[r + nx + j] = x(b, j) - x(a, j) - h / 6.0 * (xd(a, j) + 4.0 * xd(c, j) + xd(b, j));
+                    }
+                    for j in 2 * nx..self.nz {
+                        // rows 2 nx.. of the interval: the controls' columns are 2 nx.. of z
+                        g[r + j] = x(c, j) - (x(a, j) + x(b, j)) / 2.0;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn jacobian_structure(&self) -> Vec<(usize, usize)> {
+        let nx = self.nx();
+        let (xd0, _, _) = self.off();
+        let mut s = Vec::new();
+        for i in 0..self.points {
+            s.extend(self.pattern.iter().map(|&(r, c)| (i * nx + r, i * self.nz + c)));
+        }
+        let base = self.points * nx;
+        let col = |i: usize, j: usize| i * self.nz + j;
+        for k in 0..self.p.intervals {
+            let r = base + k * self.defect_rows();
+            match self.p.scheme {
+                Scheme::Trapezoidal => {
+                    for j in 0..nx {
+                        s.extend([
+                            (r + j, col(k + 1, j)),
+                            (r + j, col(k, j)),
+                            (r + j, col(k, xd0 + j)),
+                            (r + j, col(k + 1, xd0 + j)),
+                        ]);
+                    }
+                }
+                Scheme::HermiteSimpson => {
+                    let (a, c, b) = (2 * k, 2 * k + 1, 2 * k + 2);
+                    for j in 0..nx {
+                        s.extend([
+                            (r + j, col(c, j)),
+                            (r + j, col(a, j)),
+                            (r + j, col(b, j)),
+                            (r + j, col(a, xd0 + j)),
+                            (r + j, col(b, xd0 + j)),
+                        ]);
+                        s.extend([
+                            (r + nx + j, col(b, j)),
+                            (r + nx + j, col(a, j)),
+                            (r + nx + j, col(a, xd0 + j)),
+                            (r + nx + j, col(c, xd0 + j)),
+                            (r + nx + j, col(b, xd0 + j)),
+                        ]);
+                    }
+                    for j in 2 * nx..self.nz {
+                        s.extend([(r + j, col(c, j)), (r + j, col(a, j)), (r + j, col(b, j))]);
+                    }
+                }
+            }
+        }
+        s
+    }
+
+    fn jacobian(&mut self, z: &[f64], values: &mut [f64]) -> bool {
+        if self.linearize(z).is_err() {
+            return false;
+        }
+        let nx = self.nx();
+        let (xd0, e0, t0) = self.off();
+        let lins = &self.cache.as_ref().expect("linearized").1;
+        let mut v = 0;
+        for lin in lins {
+            let (fx, fxd, fu) = lin.dense();
+            for &(r, c) in &self.pattern {
+                values[v] = if c < xd0 {
+                    fx[(r, c)]
+                } else if c < e0 {
+                    fxd[(r, c - xd0)]
+                } else if c < t0 {
+                    fu[(r, c - e0)]
+                } else {
+                    -self.p.actuators[c - t0].optimal_force
+                };
+                v += 1;
+            }
+        }
+        let h = self.p.duration / self.p.intervals as f64;
+        for _ in 0..self.p.intervals {
+            let block: &[f64] = match self.p.scheme {
+                Scheme::Trapezoidal => &[1.0, -1.0, -h / 2.0, -h / 2.0],
+                Scheme::HermiteSimpson => {
+                    &[1.0, -0.5, -0.5, -h / 8.0, h / 8.0, 1.0, -1.0, -h / 6.0, -4.0 * h / 6.0, -h / 6.0]
+                }
+            };
+            for _ in 0..nx {
+                values[v..v + block.len()].copy_from_slice(block);
+                v += block.len();
+            }
+            if self.p.scheme == Scheme::HermiteSimpson {
+                for _ in 0..self.controls() {
+                    values[v..v + 3].copy_from_slice(&[1.0, -0.5, -0.5]);
+                    v += 3;
+                }
+            }
+        }
+        true
+    }
+}
+
+impl Problem<'_, '_> {
+    /// Solve from `guess` (`x_rest`: the rest state, for [`Guess::Linear`] and [`Guess::Rest`])
+    /// with IPOPT's `options`.
+    pub fn solve(&self, guess: Guess, x_rest: &[f64], options: &[(&str, Value)]) -> Result<Solved, OcpError> {
+        let mut t = Transcription::new(self)?;
+        if x_rest.len() != t.nx() {
+            return Err(OcpError::Shape(format!("the rest state has {} values, the state {}", x_rest.len(), t.nx())));
+        }
+        // a small excitation, within the bounds
+        let e = 0.05f64.max(self.excitation_bounds[0]).min(self.excitation_bounds[1]);
+        let z0 = match guess {
+            Guess::Variables(z) if z.len() == t.n() => z,
+            Guess::Variables(z) => {
+                return Err(OcpError::Shape(format!("the guess has {} values, the problem {}", z.len(), t.n())));
+            }
+            Guess::Linear => {
+                let start: Vec<f64> = self.initial.iter().zip(x_rest).map(|(i, r)| i.unwrap_or(*r)).collect();
+                let end: Vec<f64> = self.final_state.iter().zip(&start).map(|(f, s)| f.unwrap_or(*s)).collect();
+                t.linear_guess(&start, &end, e)
+            }
+            Guess::Rest => t.linear_guess(x_rest, x_rest, e),
+        };
+        let sol = mollier_ipopt::solve(&mut t, &z0, options)?;
+        let mut g = vec![0.0; t.m()];
+        let mut max_residual = [f64::NAN; 2];
+        if t.constraints(&sol.x, &mut g) {
+            let split = t.points * t.nx();
+            let largest = |s: &[f64]| s.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            max_residual = [largest(&g[..split]), largest(&g[split..])];
+        }
+        Ok(Solved { points: t.unpack(&sol.x), ipopt: sol, max_residual })
+    }
+}

@@ -1,0 +1,554 @@
+//! `mollier optimize PROBLEM.toml --out DIR`: an optimal control problem file read and checked
+//! (each problem placed at `file:line:col` with its field path), its model compiled, the direct
+//! collocation problem of [`mollier_ocp`] solved by IPOPT, and the tables written as
+//! `mollier simulate` writes them (`states.csv`, `muscles.csv`), with the actuators' controls
+//! (`controls.csv`) and IPOPT's iteration table (`convergence.csv`). Docs: `docs/optimal-control.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use mollier_format::{Diagnostic, Diagnostics, Spans};
+use mollier_ipopt::Value as IpoptValue;
+use mollier_ocp::{Actuator, Guess, Objective, Problem, Scheme, Solved, Tracking};
+use mollier_sim::Musculoskeletal;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use mollier_core::registry::Registry;
+
+use crate::Column;
+use crate::compile::{Compiled, load};
+use crate::forward_tables::muscle_columns;
+use crate::output::{OutputDir, OutputError, Table};
+
+const HINT: &str = "docs/optimal-control.md describes every field of a problem file";
+
+/// The transcription's scheme, as written.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchemeSpec {
+    /// Trapezoidal.
+    Trapezoidal,
+    /// Hermite-Simpson (separated).
+    #[default]
+    HermiteSimpson,
+}
+
+/// The initial guess, as written.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum GuessSpec {
+    /// States linear from the initial values to the final ones.
+    #[default]
+    Linear,
+    /// The rest state at every point.
+    Rest,
+}
+
+/// An ideal actuator on a coordinate.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ActuatorSpec {
+    /// The model's input it drives.
+    pub coordinate: String,
+    /// N or N m per unit control.
+    #[serde(default = "one")]
+    pub optimal_force: f64,
+    /// Bounds of the control (default free).
+    pub bounds: Option<[f64; 2]>,
+}
+
+/// A tracked state.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrackingSpec {
+    /// Weight.
+    #[serde(default = "one")]
+    pub weight: f64,
+    /// `[t, value]` pairs (s, SI units), times increasing.
+    pub reference: Vec<[f64; 2]>,
+}
+
+/// A final-state target.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    /// Target value (SI units).
+    pub value: f64,
+    /// Weight.
+    #[serde(default = "one")]
+    pub weight: f64,
+}
+
+/// The objective's terms.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectiveSpec {
+    /// Weight of `∫ Σ e² dt`.
+    #[serde(default)]
+    pub excitation: f64,
+    /// Weight of `∫ Σ a³ dt`.
+    #[serde(default)]
+    pub activation_cubed: f64,
+    /// Weight of `∫ Σ τ² dt`.
+    #[serde(default)]
+    pub actuator: f64,
+    /// Tracked states by name.
+    #[serde(default)]
+    pub tracking: BTreeMap<String, TrackingSpec>,
+    /// Final-state targets by name.
+    #[serde(default)]
+    pub final_targets: BTreeMap<String, TargetSpec>,
+}
+
+/// IPOPT's settings.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SolverSpec {
+    /// Convergence tolerance (IPOPT's `tol`).
+    #[serde(default = "tol")]
+    pub tolerance: f64,
+    /// Iteration limit.
+    #[serde(default = "max_iter")]
+    pub max_iterations: i32,
+    /// Pairs the limited-memory Hessian keeps (IPOPT's `limited_memory_max_history`).
+    #[serde(default = "history")]
+    pub hessian_history: i32,
+}
+
+impl Default for SolverSpec {
+    fn default() -> Self {
+        Self { tolerance: tol(), max_iterations: max_iter(), hessian_history: history() }
+    }
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn tol() -> f64 {
+    1e-8
+}
+fn max_iter() -> i32 {
+    3000
+}
+fn history() -> i32 {
+    6
+}
+
+/// A problem file.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemSpec {
+    /// The model file, relative to the problem file.
+    pub model: String,
+    /// Duration (s).
+    pub duration: f64,
+    /// Mesh intervals.
+    pub intervals: usize,
+    /// The scheme.
+    #[serde(default)]
+    pub scheme: SchemeSpec,
+    /// The initial guess.
+    #[serde(default)]
+    pub guess: GuessSpec,
+    /// Ideal actuators by name.
+    #[serde(default)]
+    pub actuators: BTreeMap<String, ActuatorSpec>,
+    /// The objective.
+    #[serde(default)]
+    pub objective: ObjectiveSpec,
+    /// States fixed at the start (the others start at the model's rest state).
+    #[serde(default)]
+    pub initial: BTreeMap<String, f64>,
+    /// States fixed at the end.
+    #[serde(default, rename = "final")]
+    pub final_state: BTreeMap<String, f64>,
+    /// Bounds of states over the whole motion.
+    #[serde(default)]
+    pub bounds: BTreeMap<String, [f64; 2]>,
+    /// Bounds of the muscles' excitations (default `[0, 1]`).
+    pub excitation_bounds: Option<[f64; 2]>,
+    /// IPOPT's settings.
+    #[serde(default)]
+    pub solver: SolverSpec,
+}
+
+/// Why `mollier optimize` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OptimizeError {
+    /// The problem or model file.
+    #[error(transparent)]
+    File(#[from] Diagnostics),
+    /// Setting up or solving.
+    #[error(transparent)]
+    Solve(#[from] mollier_ocp::OcpError),
+    /// Writing the output.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+/// A problem file read, its model compiled.
+pub struct OptimizeRun {
+    /// The problem file.
+    pub file: PathBuf,
+    /// Its contents.
+    pub spec: ProblemSpec,
+    /// The model.
+    pub compiled: Compiled,
+}
+
+/// The names of the state vector's entries, as `states.csv` names its columns.
+pub fn state_names(compiled: &Compiled) -> Vec<String> {
+    let mut names: Vec<String> = compiled.inputs.iter().map(|i| i.name.clone()).collect();
+    names.extend(compiled.inputs.iter().map(|i| format!("{}.vel", i.name)));
+    names.extend(compiled.muscles.iter().map(|m| format!("{}.contraction", m.name)));
+    names.extend(compiled.muscles.iter().map(|m| format!("{}.activation", m.name)));
+    names
+}
+
+impl OptimizeRun {
+    /// Read a problem file and compile its model.
+    pub fn read(path: &Path, registry: &Registry) -> Result<Self, Diagnostics> {
+        let text = mollier_format::read_text(path, "problem file")?;
+        let file = path.display().to_string();
+        let spec: ProblemSpec = toml::from_str(&text).map_err(|e| {
+            Diagnostics::one(
+                Diagnostic::new(&file, "", e.message().trim_end())
+                    .with_hint(HINT)
+                    .at_span(&text, e.span().unwrap_or(0..0)),
+            )
+        })?;
+        let model = path.parent().unwrap_or(Path::new("")).join(&spec.model);
+        let compiled = load(&model, registry)?;
+        let run = Self { file: path.to_path_buf(), spec, compiled };
+        let problems = run.problems();
+        if !problems.is_empty() {
+            let spans = Spans::toml(&text);
+            return Err(Diagnostics(
+                problems
+                    .into_iter()
+                    .map(|(p, m)| {
+                        let span = spans.value(&p).unwrap_or(0..0);
+                        Diagnostic::new(&file, p, m).with_hint(HINT).at_span(&text, span)
+                    })
+                    .collect(),
+            ));
+        }
+        Ok(run)
+    }
+
+    /// Every problem of the file against its model: (field path, message).
+    fn problems(&self) -> Vec<(String, String)> {
+        let s = &self.spec;
+        let names = state_names(&self.compiled);
+        let mut out = Vec::new();
+        let finite_pos = |v: f64| v.is_finite() && v > 0.0;
+        if !finite_pos(s.duration) {
+            out.push(("duration".into(), format!("the duration must be positive and finite, not {}", s.duration)));
+        }
+        if s.intervals == 0 || s.intervals > 100_000 {
+            out.push(("intervals".into(), format!("{} intervals: give 1 to 100000", s.intervals)));
+        }
+        if !(s.solver.tolerance > 0.0) || s.solver.max_iterations < 0 || s.solver.hessian_history < 1 {
+            out.push((
+                "solver".into(),
+                "the tolerance and the Hessian's history must be positive, the iteration limit not negative".into(),
+            ));
+        }
+        let state = |table: &str, name: &str, out: &mut Vec<(String, String)>| {
+            if !names.iter().any(|n| n == name) {
+                out.push((
+                    format!("{table}.{name}"),
+                    format!("`{name}` is not a state of the model (its states: {})", names.join(", ")),
+                ));
+            }
+        };
+        let bounds_ok = |b: &[f64; 2]| !b[0].is_nan() && !b[1].is_nan() && b[0] <= b[1];
+        for (table, map) in [("initial", &s.initial), ("final", &s.final_state)] {
+            for (k, v) in map {
+                state(table, k, &mut out);
+                if !v.is_finite() {
+                    out.push((format!("{table}.{k}"), "a fixed value must be finite".into()));
+                }
+            }
+        }
+        for (k, b) in &s.bounds {
+            state("bounds", k, &mut out);
+            if !bounds_ok(b) {
+                out.push((format!("bounds.{k}"), "bounds are [lower, upper] with lower ≤ upper".into()));
+            }
+        }
+        for (k, t) in &s.objective.tracking {
+            state("objective.tracking", k, &mut out);
+            let increasing = t.reference.windows(2).all(|w| w[1][0] > w[0][0]);
+            if t.reference.is_empty() || !increasing || t.reference.iter().flatten().any(|v| !v.is_finite()) {
+                out.push((
+                    format!("objective.tracking.{k}.reference"),
+                    "the reference is [[t, value], ...] with finite numbers and increasing times".into(),
+                ));
+            }
+        }
+        for (k, t) in &s.objective.final_targets {
+            state("objective.final_targets", k, &mut out);
+            if !t.value.is_finite() || !t.weight.is_finite() {
+                out.push((format!("objective.final_targets.{k}"), "value and weight must be finite".into()));
+            }
+        }
+        let o = &s.objective;
+        for (k, w) in [("excitation", o.excitation), ("activation_cubed", o.activation_cubed), ("actuator", o.actuator)]
+        {
+            if !(w >= 0.0) || !w.is_finite() {
+                out.push((format!("objective.{k}"), format!("a weight is finite and not negative, not {w}")));
+            }
+        }
+        for (k, a) in &s.actuators {
+            if !self.compiled.inputs.iter().any(|i| i.name == a.coordinate) {
+                let inputs: Vec<&str> = self.compiled.inputs.iter().map(|i| i.name.as_str()).collect();
+                out.push((
+                    format!("actuators.{k}.coordinate"),
+                    format!("`{}` is not an input of the model (its inputs: {})", a.coordinate, inputs.join(", ")),
+                ));
+            }
+            if !a.optimal_force.is_finite() || a.optimal_force == 0.0 {
+                out.push((format!("actuators.{k}.optimal_force"), "the optimal force is finite and not 0".into()));
+            }
+            if a.bounds.is_some_and(|b| !bounds_ok(&b)) {
+                out.push((format!("actuators.{k}.bounds"), "bounds are [lower, upper] with lower ≤ upper".into()));
+            }
+        }
+        if s.excitation_bounds.is_some_and(|b| !bounds_ok(&b)) {
+            out.push(("excitation_bounds".into(), "bounds are [lower, upper] with lower ≤ upper".into()));
+        }
+        out
+    }
+
+    /// Set up and solve.
+    pub fn solve(&self) -> Result<Optimized<'_>, OptimizeError> {
+        let start = Instant::now();
+        let s = &self.spec;
+        let c = &self.compiled;
+        let names = state_names(c);
+        let index = |name: &str| names.iter().position(|n| n == name).expect("checked by `problems`");
+        let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+        let excitation_bounds = s.excitation_bounds.unwrap_or([0.0, 1.0]);
+        // the rest state: the model's initial configuration, at rest, muscles in isometric
+        // equilibrium at the lowest excitation
+        let mut ws = system.workspace();
+        let u0 = vec![excitation_bounds[0].max(0.0); c.muscles.len()];
+        let rest = system.rest_state(&mut ws, &c.model.q0(), 0.0, &u0).map_err(mollier_ocp::OcpError::from)?;
+        let nx = names.len();
+        let layout = system.layout();
+        let mut state_bounds = vec![[-2e19, 2e19]; nx];
+        for k in 0..layout.m {
+            state_bounds[layout.a() + k] = [0.0, 1.0];
+            state_bounds[layout.s() + k] = [0.0, 2e19];
+        }
+        for (k, b) in &s.bounds {
+            state_bounds[index(k)] = *b;
+        }
+        let mut initial: Vec<Option<f64>> = rest.x.iter().map(|&v| Some(v)).collect();
+        for (k, v) in &s.initial {
+            initial[index(k)] = Some(*v);
+        }
+        let mut final_state = vec![None; nx];
+        for (k, v) in &s.final_state {
+            final_state[index(k)] = Some(*v);
+        }
+        let actuators = s
+            .actuators
+            .iter()
+            .map(|(name, a)| Actuator {
+                name: name.clone(),
+                coordinate: c.inputs.iter().position(|i| i.name == a.coordinate).expect("checked"),
+                optimal_force: a.optimal_force,
+                bounds: a.bounds.unwrap_or([-2e19, 2e19]),
+            })
+            .collect();
+        let o = &s.objective;
+        let objective = Objective {
+            excitation: o.excitation,
+            activation_cubed: o.activation_cubed,
+            actuator: o.actuator,
+            tracking: o
+                .tracking
+                .iter()
+                .map(|(k, t)| Tracking {
+                    state: index(k),
+                    weight: t.weight,
+                    reference: t.reference.iter().map(|p| (p[0], p[1])).collect(),
+                })
+                .collect(),
+            final_targets: o.final_targets.iter().map(|(k, t)| (index(k), t.value, t.weight)).collect(),
+        };
+        let problem = Problem {
+            system: &system,
+            actuators,
+            duration: s.duration,
+            intervals: s.intervals,
+            scheme: match s.scheme {
+                SchemeSpec::Trapezoidal => Scheme::Trapezoidal,
+                SchemeSpec::HermiteSimpson => Scheme::HermiteSimpson,
+            },
+            objective,
+            state_bounds,
+            initial,
+            final_state,
+            excitation_bounds,
+        };
+        let options =
+            [("tol", IpoptValue::Num(s.solver.tolerance)), ("max_iter", IpoptValue::Int(s.solver.max_iterations))];
+        let solved = problem.solve(
+            match s.guess {
+                GuessSpec::Linear => Guess::Linear,
+                GuessSpec::Rest => Guess::Rest,
+            },
+            &rest.x,
+            &options,
+        )?;
+        // the muscles at each point, for muscles.csv
+        let mut muscles = Vec::with_capacity(solved.points.len());
+        for p in &solved.points {
+            let lin = system.linearize(&mut ws, &p.x, &p.xd, &p.excitations).map_err(mollier_ocp::OcpError::from)?;
+            muscles.push(
+                system
+                    .muscles
+                    .iter()
+                    .enumerate()
+                    .map(|(k, mu)| {
+                        let (fibre_length, cos, _, _) = mu.hill.fibre(p.x[layout.s() + k]);
+                        [
+                            p.excitations[k],
+                            p.x[layout.a() + k],
+                            lin.contraction[k].force,
+                            fibre_length,
+                            p.xd[layout.s() + k] * cos,
+                            lin.length[k],
+                        ]
+                    })
+                    .collect(),
+            );
+        }
+        let actuator_names = problem.actuators.iter().map(|a| (a.name.clone(), a.optimal_force)).collect();
+        Ok(Optimized { run: self, solved, muscles, actuators: actuator_names, seconds: start.elapsed().as_secs_f64() })
+    }
+}
+
+/// A solved problem and what its tables need.
+pub struct Optimized<'a> {
+    /// The run.
+    pub run: &'a OptimizeRun,
+    /// The solution.
+    pub solved: Solved,
+    /// Per point, per muscle: excitation, activation, force (N), fibre length (m), fibre
+    /// velocity (m/s), path length (m) (the columns of `simulate`'s `muscles.csv`).
+    pub muscles: Vec<Vec<[f64; 6]>>,
+    /// Actuators: name and optimal force.
+    pub actuators: Vec<(String, f64)>,
+    /// Wall time of set-up and solve (s).
+    pub seconds: f64,
+}
+
+fn col(name: String, unit: &'static str, meaning: impl Into<String>) -> Column {
+    Column { name, unit, meaning: meaning.into() }
+}
+
+/// IPOPT's iteration table's columns (its own names; `regularization` is its `lg(rg)` unlogged).
+const CONVERGENCE: [&str; 10] =
+    ["iter", "objective", "inf_pr", "inf_du", "lg_mu", "d_norm", "regularization", "alpha_du", "alpha_pr", "ls"];
+
+impl Optimized<'_> {
+    /// The tables: `states.csv`, `muscles.csv` (with muscles), `controls.csv` (with actuators).
+    pub fn tables(&self) -> Vec<Table> {
+        let c = &self.run.compiled;
+        let n = c.inputs.len();
+        let mut states = Vec::new();
+        for (k, name) in state_names(c).into_iter().enumerate() {
+            let length = k < 2 * n && c.inputs[k % n.max(1)].quantity == mollier_core::element::Quantity::Length;
+            let (unit, meaning) = match (k < n, k < 2 * n, length) {
+                (true, _, true) => ("m", "coordinate"),
+                (true, _, false) => ("rad", "coordinate"),
+                (false, true, true) => ("m/s", "coordinate's rate"),
+                (false, true, false) => ("rad/s", "coordinate's rate"),
+                _ if k < 2 * n + c.muscles.len() => ("m", "contraction state s = fibre length × cos(pennation)"),
+                _ => ("1", "active state"),
+            };
+            states.push(col(name, unit, meaning));
+        }
+        let mut t = vec![Table { file: "states.csv".into(), columns: states }];
+        if !c.muscles.is_empty() {
+            let m = muscle_columns(&c.muscles, "neural excitation (optimized)");
+            t.push(Table { file: "muscles.csv".into(), columns: m });
+        }
+        if !self.actuators.is_empty() {
+            let mut a = Vec::new();
+            for (name, _) in &self.actuators {
+                a.push(col(format!("{name}.control"), "1", "actuator control"));
+                a.push(col(format!("{name}.force"), "", "generalized force: control × optimal force (N or N m)"));
+            }
+            t.push(Table { file: "controls.csv".into(), columns: a });
+        }
+        t
+    }
+
+    /// The summary's fields.
+    pub fn summary(&self) -> Value {
+        let s = &self.run.spec;
+        let ip = &self.solved.ipopt;
+        json!({
+            "command": "optimize",
+            "problem": self.run.file.display().to_string(),
+            "model": s.model,
+            "scheme": match s.scheme { SchemeSpec::Trapezoidal => "trapezoidal", SchemeSpec::HermiteSimpson => "hermite-simpson" },
+            "intervals": s.intervals,
+            "points": self.solved.points.len(),
+            "duration_s": s.duration,
+            "status": ip.status_name(),
+            "converged": ip.converged(),
+            "objective": ip.objective,
+            "iterations": ip.iterations.last().map_or(0, |i| i.iter),
+            "max_dynamics_residual": self.solved.max_residual[0],
+            "max_defect": self.solved.max_residual[1],
+            "hessian": "limited-memory (IPOPT's L-BFGS)",
+        })
+    }
+
+    /// Write the tables into `dir` and commit it as a unit (`summary.json` last).
+    pub fn write(&self, mut dir: OutputDir) -> Result<PathBuf, OutputError> {
+        let tables = self.tables();
+        for t in &tables {
+            let id = dir.table(&t.file, None, t.header())?;
+            for (i, p) in self.solved.points.iter().enumerate() {
+                let row: Vec<f64> = match t.file.as_str() {
+                    "states.csv" => std::iter::once(p.time).chain(p.x.iter().copied()).collect(),
+                    "muscles.csv" => std::iter::once(p.time).chain(self.muscles[i].iter().flatten().copied()).collect(),
+                    _ => std::iter::once(p.time)
+                        .chain(p.controls.iter().zip(&self.actuators).flat_map(|(u, (_, f))| [*u, u * f]))
+                        .collect(),
+                };
+                dir.numbers(id, row)?;
+            }
+        }
+        let id = dir.table("convergence.csv", None, CONVERGENCE)?;
+        for it in &self.solved.ipopt.iterations {
+            dir.numbers(
+                id,
+                [
+                    it.iter as f64,
+                    it.objective,
+                    it.inf_pr,
+                    it.inf_du,
+                    it.mu.log10(),
+                    it.d_norm,
+                    it.regularization,
+                    it.alpha_du,
+                    it.alpha_pr,
+                    it.ls_trials as f64,
+                ],
+            )?;
+        }
+        // units.csv lists the tables by time; convergence.csv is by iteration (docs/optimal-control.md)
+        dir.units(&tables)?;
+        dir.commit(self.summary(), json!({ "optimize_s": self.seconds }))
+    }
+}

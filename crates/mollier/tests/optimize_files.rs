@@ -1,0 +1,52 @@
+//! Problem files of `mollier optimize` that are wrong are refused before any solve, each problem
+//! at `file:line:col` with its field path; none panics.
+
+use mollier::optimize::OptimizeRun;
+
+/// Write `text` as a problem file beside a copy of the pendulum model and read it.
+fn read(name: &str, text: &str) -> Result<OptimizeRun, mollier_format::Diagnostics> {
+    let dir = std::env::temp_dir().join(format!("mollier-optimize-files-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/mechanisms/pendulum.toml");
+    std::fs::copy(model, dir.join("pendulum.toml")).unwrap();
+    let path = dir.join("problem.toml");
+    std::fs::write(&path, text).unwrap();
+    let r = OptimizeRun::read(&path, &mollier::registry());
+    std::fs::remove_dir_all(&dir).unwrap();
+    r
+}
+
+const GOOD: &str =
+    "model = \"pendulum.toml\"\nduration = 1.0\nintervals = 10\n\n[actuators.motor]\ncoordinate = \"swing.rotation\"\n";
+
+#[test]
+fn a_good_file_reads() {
+    let r = read("good", GOOD).expect("reads");
+    assert_eq!(r.spec.intervals, 10);
+}
+
+#[test]
+fn unknown_states_inputs_and_bad_numbers_are_placed_with_their_paths() {
+    let text = format!(
+        "{GOOD}\n[final]\n\"swing.rotaton\" = 1.0\n\n[bounds]\n\"swing.rotation\" = [2.0, 1.0]\n\n[actuators.other]\ncoordinate = \"nope\"\n"
+    );
+    let d = read("bad", &text).err().expect("refused").0;
+    let at = |path: &str| d.iter().find(|x| x.path == path).unwrap_or_else(|| panic!("no problem at {path}: {d:?}"));
+    for (path, line) in [("final.swing.rotaton", 9), ("bounds.swing.rotation", 12), ("actuators.other.coordinate", 15)]
+    {
+        let p = at(path);
+        assert_eq!(p.location.as_ref().map(|l| l.line), Some(line), "{path}: {p:?}");
+    }
+    assert!(at("final.swing.rotaton").message.contains("not a state"));
+}
+
+#[test]
+fn unknown_fields_and_wrong_types_are_refused_at_their_place() {
+    let d = read("field", &format!("{GOOD}schem = \"x\"\n")).err().expect("refused").0;
+    assert_eq!(d[0].location.as_ref().map(|l| l.line), Some(7), "{d:?}");
+    assert!(d[0].message.contains("schem"), "{d:?}");
+    let d = read("type", "model = \"pendulum.toml\"\nduration = \"long\"\nintervals = 10\n").err().expect("refused").0;
+    assert_eq!(d[0].location.as_ref().map(|l| l.line), Some(2), "{d:?}");
+    let d = read("zero", "model = \"pendulum.toml\"\nduration = -1.0\nintervals = 0\n").err().expect("refused").0;
+    assert!(d.iter().any(|x| x.path == "duration") && d.iter().any(|x| x.path == "intervals"), "{d:?}");
+}
