@@ -21,10 +21,6 @@ enum Why {
     /// Ellipsoid: Mollier's path is a geodesic, OpenSim's ellipsoid algorithm is not: lengths
     /// agree within 0.2 mm, moment arms (`-dL/dq`) within 2 mm.
     Ellipsoid,
-    /// A cylinder without quadrant (`ter_lat_pec`): 0.1 to 0.3 mm in length, up to 1.7 mm in
-    /// moment arm; cause not established (OpenSim's tangent points reach beyond the cylinder's
-    /// finite length at one posture, not at the others).
-    Cylinder,
 }
 use Why::*;
 
@@ -33,31 +29,14 @@ use Why::*;
 const KNOWN: &[(&str, f64, f64, Why)] = &[
     ("ter_min_3", 114.8, 42.0, Quadrant),
     ("infra_6", 114.2, 37.5, Quadrant),
-    ("pron_quad_2", 69.3, 0.2, Quadrant),
-    ("pron_quad_3", 69.0, 0.3, Quadrant),
-    ("infra_1", 45.9, 40.3, Quadrant),
-    ("infra_3", 43.1, 30.9, Quadrant),
-    ("infra_5", 42.7, 32.3, Quadrant),
-    ("infra_2", 42.5, 29.6, Quadrant),
+    ("pron_quad_2", 45.9, 13.3, Quadrant),
+    ("pron_quad_3", 45.6, 12.7, Quadrant),
     ("pron_teres_1", 32.9, 13.7, Quadrant),
-    ("pron_quad_1", 25.2, 13.6, Quadrant),
-    ("supinator_3", 0.1, 0.8, Quadrant),
-    ("ter_min_1", 0.7, 2.5, Quadrant),
-    ("ter_min_2", 0.7, 2.1, Quadrant),
     ("serr_ant_5", 0.2, 2.0, Ellipsoid),
-    ("infra_4", 0.9, 1.8, Quadrant),
-    ("lat_dorsi_5", 0.3, 1.7, Cylinder),
     ("serr_ant_6", 0.2, 1.5, Ellipsoid),
-    ("lat_dorsi_6", 0.2, 1.3, Cylinder),
     ("serr_ant_2", 0.2, 1.3, Ellipsoid),
     ("serr_ant_4", 0.2, 1.2, Ellipsoid),
     ("serr_ant_3", 0.2, 1.1, Ellipsoid),
-    ("bic_b_1", 0.1, 0.9, Quadrant),
-    ("bic_b_2", 0.1, 0.9, Quadrant),
-    ("pect_maj_c_1", 0.3, 0.9, Cylinder),
-    ("pect_maj_c_2", 0.2, 0.7, Cylinder),
-    ("pron_teres_2", 0.3, 0.7, Quadrant),
-    ("pect_maj_t_6", 0.2, 0.6, Cylinder),
 ];
 
 fn das3_path() -> Option<PathBuf> {

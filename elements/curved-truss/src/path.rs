@@ -104,7 +104,8 @@ impl CurvedTruss {
     }
 
     /// One obstacle's span between global points `xa`, `xb`, into `ev` (the caller's: a
-    /// `SpanEval` is 50 numbers, copied once instead of on every return).
+    /// `SpanEval` is 50 numbers, copied once instead of on every return); `alone`: the only
+    /// obstacle of its segment (OpenSim's cylinder path applies only then).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn span(
         &self,
@@ -114,6 +115,7 @@ impl CurvedTruss {
         xb: &Vec3,
         st: &mut PathState,
         want_hess: bool,
+        alone: bool,
         ev: &mut span::SpanEval,
     ) -> Result<Hint, ElementError> {
         let pl = &self.obstacles[k];
@@ -132,6 +134,14 @@ impl CurvedTruss {
             return Ok(Hint::Straight);
         }
         match (pl.obstacle.shape, &pl.geo) {
+            (Shape::Cylinder { radius, side, length: Some(len) }, _)
+                if alone && matches!(pl.rules.cylinder, rules::CylinderPath::OpenSim { .. }) =>
+            {
+                let several = pl.rules.cylinder == rules::CylinderPath::OpenSim { several: true };
+                let q = rules::quadrant(&side).flatten();
+                *ev = crate::opensim::span(radius, len, q, several, &pa, &pb, want_hess).map_err(tag)?.0;
+                Ok(if ev.wrap.is_some() { Hint::OpenSim } else { Hint::Straight })
+            }
             (Shape::Sphere { radius }, _) => {
                 *ev = span::sphere(radius, &pa, &pb, want_hess).map_err(tag)?;
                 Ok(Hint::Wrapped(ev.wrap.is_some()))
@@ -185,7 +195,7 @@ impl CurvedTruss {
                 1 => {
                     let k = obs[0];
                     let mut ev = span::SpanEval::default();
-                    let h = self.span(k, x, &xa, &xb, st, want_hess, &mut ev)?;
+                    let h = self.span(k, x, &xa, &xb, st, want_hess, true, &mut ev)?;
                     if ev.wrap.is_some() {
                         let pl = &self.obstacles[k];
                         frame::chain(&pl.obstacle.frame, pl.slots, &[a, b], x, &ev.grad, &ev.hess, d, 1.0);
@@ -269,7 +279,7 @@ impl CurvedTruss {
             for (j, &k) in obs.iter().enumerate() {
                 let (xa, xb) = (vec3_at(xe, off(j)), vec3_at(xe, end(j)));
                 let mut ev = span::SpanEval::default();
-                let hh = self.span(k, xe, &xa, &xb, st, true, &mut ev)?;
+                let hh = self.span(k, xe, &xa, &xb, st, true, false, &mut ev)?;
                 let pl = &self.obstacles[k];
                 frame::chain(&pl.obstacle.frame, pl.slots, &[off(j), end(j)], xe, &ev.grad, &ev.hess, &mut de, 1.0);
                 r.len += ev.length;
