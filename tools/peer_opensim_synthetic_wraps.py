@@ -93,6 +93,16 @@ CASES = {
         (-1.2, 1.0),
         None,
     ),
+    # a cylinder and a sphere on different stretches: OpenSim adjusts the cylinder's tangent
+    # points when a path has several wrap objects
+    "cylinder_and_sphere": (
+        [
+            ("cylinder", "arm", (-0.1, 0.05, 0.0), (0.3, -0.4, 0.0), {"radius": 0.015, "length": 0.5, "range": (1, 2)}),
+            ("sphere", "arm", (0.08, 0.02, 0.0), (0.0, 0.0, 0.0), {"radius": 0.02, "range": (2, 3)}),
+        ],
+        (-1.2, 1.0),
+        (-0.02, 0.06, 0.03),
+    ),
     "sphere_range": (
         [("sphere", "arm", (-0.1, 0.0, 0.0), (0.0, 0.0, 0.0), {"radius": 0.035, "range": (1, 3)})],
         (-1.2, 1.0),

@@ -230,8 +230,10 @@ pub fn cylinder<T: Real>(
     // helix within 0.1° at its first and last sample (every 2 mm of the helix), up to 100 times
     let mut iterations = 0;
     let surface = loop {
-        let (u, v) = ([r1[0], r1[1], c::<T>(0.0)], [r2t[0], r2t[1], c::<T>(0.0)]);
-        let mut theta = (dot(&u, &v) / (norm(&u) * norm(&v))).acos();
+        // the signed angle about the axis; the long way is 2π minus it (more than a turn where
+        // the signed angle is negative, as OpenSim 4.6 computes it)
+        let (u, v) = ([r1[0], r1[1]], [r2t[0], r2t[1]]);
+        let mut theta = (u[0] * v[1] - u[1] * v[0]).atan2(u[0] * v[0] + u[1] * v[1]);
         if long_wrap {
             theta = -theta + 2.0 * std::f64::consts::PI;
         }
@@ -241,16 +243,17 @@ pub fn cylinder<T: Real>(
         if !several || n < 2 || iterations >= 100 {
             break surface;
         }
-        // the helix's points at 1/n and 1 − 1/n of the way
-        let sense = if u[0].re() * v[1].re() - u[1].re() * v[0].re() >= 0.0 { 1.0 } else { -1.0 };
-        let sense = if long_wrap { -sense } else { sense };
-        let at = |t: f64| -> Vec3<T> {
+        // the helix's points at 1/n and 1 − 1/n of the way: r1 turned about the axis and raised
+        let sense = if long_wrap { -1.0 } else { 1.0 };
+        let at = |t: f64, z: T| -> Vec3<T> {
             let a = theta * (sense * t);
             let (ca, sa) = (a.cos(), a.sin());
-            [u[0] * ca - u[1] * sa, u[0] * sa + u[1] * ca, r1[2] + rise * t]
+            [u[0] * ca - u[1] * sa, u[0] * sa + u[1] * ca, z + rise * t]
         };
-        let (w1, w2) = (at(1.0 / n as f64), at(1.0 - 1.0 / n as f64));
+        let w1 = at(1.0 / n as f64, r1[2]);
         let moved1 = adjust(p1, &mut r1, &w1);
+        // OpenSim turns the tangent point as moved just now
+        let w2 = at(1.0 - 1.0 / n as f64, r1[2]);
         let moved2 = adjust(p2, &mut r2t, &w2);
         if !(moved1 || moved2) {
             break surface;
