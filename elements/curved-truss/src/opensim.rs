@@ -97,6 +97,63 @@ fn adjust<T: Real>(p: &Vec3<T>, r: &mut Vec3<T>, w: &Vec3<T>) -> bool {
     true
 }
 
+/// OpenSim's choice among the tangent points `[r1a, r1b]` of `p1` and `[r2a, r2b]` of `p2`: the
+/// two it wraps between, whether its apex is on the far side, and whether it wraps the long way.
+fn pair<T: Real>(
+    quadrant: Option<Quadrant>,
+    p1: &Vec3<T>,
+    p2: &Vec3<T>,
+    [r1a, r1b]: [Vec3<T>; 2],
+    [r2a, r2b]: [Vec3<T>; 2],
+) -> (Vec3<T>, Vec3<T>, bool, bool) {
+    let (p11, p22): (Vec3<T>, Vec3<T>) = ([c(0.0), c(0.0), p1[2]], [c(0.0), c(0.0), p2[2]]);
+    let angle = |a: &Vec3<T>, b: &Vec3<T>| (dot(a, b).re() / (norm(a).re() * norm(b).re())).acos();
+    match quadrant {
+        None => {
+            let (ua, ub, va, vb) = (sub(&r1a, &p11), sub(&r1b, &p11), sub(&r2a, &p22), sub(&r2b, &p22));
+            let cs = |a: &Vec3<T>, b: &Vec3<T>| dot(&unit(a), &unit(b)).re();
+            let (d1, d2, d3, d4) = (cs(&ua, &va), cs(&ua, &vb), cs(&ub, &va), cs(&ub, &vb));
+            let (x1, x2) = if d1 > d2 && d1 > d3 && d1 > d4 {
+                (r1a, r2a)
+            } else if d2 > d3 && d2 > d4 {
+                (r1a, r2b)
+            } else if d3 > d4 {
+                (r1b, r2a)
+            } else {
+                (r1b, r2b)
+            };
+            (x1, x2, false, false)
+        }
+        Some((ax, sign)) => {
+            let alpha = angle(&sub(&r1a, &p11), &sub(&r2b, &p22));
+            let beta = angle(&sub(&r1b, &p11), &sub(&r2a, &p22));
+            let on = |p: &Vec3<T>| dsign(p[ax].re()) == sign;
+            // (r1 is r1a, far side when alpha > beta) or (r1 is r1b, far side when alpha <= beta)
+            let a_pair = (r1a, r2b, alpha > beta);
+            let b_pair = (r1b, r2a, alpha <= beta);
+            let (x1, x2, far) = match (on(&r1a), on(&r1b)) {
+                (true, true) if on(&r2a) => b_pair,
+                (true, true) => a_pair,
+                (true, false) => a_pair,
+                (false, true) => b_pair,
+                (false, false) if on(&r2a) => b_pair,
+                (false, false) if on(&r2b) => a_pair,
+                (false, false) => {
+                    if alpha > beta {
+                        (r1a, r2b, true)
+                    } else {
+                        (r1b, r2a, true)
+                    }
+                }
+            };
+            // the long way round (more than half the cylinder)
+            let musc = [0, 1, 2].map(|i| (x1[i] - p1[i] + x2[i] - p2[i]).re());
+            let rad = [0, 1, 2].map(|i| (x1[i] - p11[i] + x2[i] - p22[i]).re());
+            (x1, x2, far, dot(&rad, &musc) < 0.0)
+        }
+    }
+}
+
 /// OpenSim's path over a cylinder of radius `radius` and length `length` (m; infinite for an
 /// unlimited one) from `p1` to `p2` (cylinder frame): its code and, when it wraps, the path.
 /// `several`: the muscle's path has several wrap objects (OpenSim then adjusts the tangent
@@ -143,52 +200,7 @@ pub fn cylinder<T: Real>(
     }
     let ([r1a, r1b], rho1) = tangents(p1, radius);
     let ([r2a, r2b], rho2) = tangents(p2, radius);
-    let (p11, p22): (Vec3<T>, Vec3<T>) = ([c(0.0), c(0.0), p1[2]], [c(0.0), c(0.0), p2[2]]);
-    let angle = |a: &Vec3<T>, b: &Vec3<T>| (dot(a, b).re() / (norm(a).re() * norm(b).re())).acos();
-    let (mut r1, mut r2t, far_side, long_wrap) = match quadrant {
-        None => {
-            let (ua, ub, va, vb) = (sub(&r1a, &p11), sub(&r1b, &p11), sub(&r2a, &p22), sub(&r2b, &p22));
-            let cs = |a: &Vec3<T>, b: &Vec3<T>| dot(&unit(a), &unit(b)).re();
-            let (d1, d2, d3, d4) = (cs(&ua, &va), cs(&ua, &vb), cs(&ub, &va), cs(&ub, &vb));
-            let (x1, x2) = if d1 > d2 && d1 > d3 && d1 > d4 {
-                (r1a, r2a)
-            } else if d2 > d3 && d2 > d4 {
-                (r1a, r2b)
-            } else if d3 > d4 {
-                (r1b, r2a)
-            } else {
-                (r1b, r2b)
-            };
-            (x1, x2, false, false)
-        }
-        Some((ax, sign)) => {
-            let alpha = angle(&sub(&r1a, &p11), &sub(&r2b, &p22));
-            let beta = angle(&sub(&r1b, &p11), &sub(&r2a, &p22));
-            let on = |p: &Vec3<T>| dsign(p[ax].re()) == sign;
-            // (r1 is r1a, far side when alpha > beta) or (r1 is r1b, far side when alpha <= beta)
-            let a_pair = (r1a, r2b, alpha > beta);
-            let b_pair = (r1b, r2a, alpha <= beta);
-            let (x1, x2, far) = match (on(&r1a), on(&r1b)) {
-                (true, true) if on(&r2a) => b_pair,
-                (true, true) => a_pair,
-                (true, false) => a_pair,
-                (false, true) => b_pair,
-                (false, false) if on(&r2a) => b_pair,
-                (false, false) if on(&r2b) => a_pair,
-                (false, false) => {
-                    if alpha > beta {
-                        (r1a, r2b, true)
-                    } else {
-                        (r1b, r2a, true)
-                    }
-                }
-            };
-            // the long way round (more than half the cylinder)
-            let musc = [0, 1, 2].map(|i| (x1[i] - p1[i] + x2[i] - p2[i]).re());
-            let rad = [0, 1, 2].map(|i| (x1[i] - p11[i] + x2[i] - p22[i]).re());
-            (x1, x2, far, dot(&rad, &musc) < 0.0)
-        }
-    };
+    let (mut r1, mut r2t, far_side, long_wrap) = pair(quadrant, p1, p2, [r1a, r1b], [r2a, r2b]);
     // the apex: on the surface, at the height of the point dividing p1 p2 as rho1 : rho2
     let t = rho1 / (rho1 + rho2);
     let mpt: Vec3<T> = [0, 1, 2].map(|i| p1[i] + t * d[i]);
@@ -225,23 +237,39 @@ pub fn cylinder<T: Real>(
     if beyond(r1[2].re()) && beyond(r2t[2].re()) {
         return (Code::NoWrap, None);
     }
+    let surface = helix(radius, long_wrap, several, p1, p2, &mut r1, &mut r2t);
+    let length = norm(&sub(&r1, p1)) + surface + norm(&sub(p2, &r2t));
+    (code, Some(Wrapped { length, r1, r2: r2t, surface }))
+}
+
+/// The length of the helix between the tangent points `r1`, `r2` (OpenSim's
+/// `_make_spiral_path`); with `several`, the tangent points moved first.
+fn helix<T: Real>(
+    radius: f64,
+    long_wrap: bool,
+    several: bool,
+    p1: &Vec3<T>,
+    p2: &Vec3<T>,
+    r1: &mut Vec3<T>,
+    r2: &mut Vec3<T>,
+) -> T {
     // the surface path: a helix through the tangent points; on a path with several wrap objects
     // OpenSim then slides the tangent points along the axis until the path is tangent to the
     // helix within 0.1° at its first and last sample (every 2 mm of the helix), up to 100 times
     let mut iterations = 0;
-    let surface = loop {
+    loop {
         // the signed angle about the axis; the long way is 2π minus it (more than a turn where
         // the signed angle is negative, as OpenSim 4.6 computes it)
-        let (u, v) = ([r1[0], r1[1]], [r2t[0], r2t[1]]);
+        let (u, v) = ([r1[0], r1[1]], [r2[0], r2[1]]);
         let mut theta = (u[0] * v[1] - u[1] * v[0]).atan2(u[0] * v[0] + u[1] * v[1]);
         if long_wrap {
             theta = -theta + 2.0 * std::f64::consts::PI;
         }
-        let rise = r2t[2] - r1[2];
-        let surface = (theta * theta * r2 + rise * rise).sqrt();
+        let rise = r2[2] - r1[2];
+        let surface = (theta * theta * (radius * radius) + rise * rise).sqrt();
         let n = ((surface.re() / 0.002) as i64).max(1);
         if !several || n < 2 || iterations >= 100 {
-            break surface;
+            return surface;
         }
         // the helix's points at 1/n and 1 − 1/n of the way: r1 turned about the axis and raised
         let sense = if long_wrap { -1.0 } else { 1.0 };
@@ -251,17 +279,15 @@ pub fn cylinder<T: Real>(
             [u[0] * ca - u[1] * sa, u[0] * sa + u[1] * ca, z + rise * t]
         };
         let w1 = at(1.0 / n as f64, r1[2]);
-        let moved1 = adjust(p1, &mut r1, &w1);
+        let moved1 = adjust(p1, r1, &w1);
         // OpenSim turns the tangent point as moved just now
         let w2 = at(1.0 - 1.0 / n as f64, r1[2]);
-        let moved2 = adjust(p2, &mut r2t, &w2);
+        let moved2 = adjust(p2, r2, &w2);
         if !(moved1 || moved2) {
-            break surface;
+            return surface;
         }
         iterations += 1;
-    };
-    let length = norm(&sub(&r1, p1)) + surface + norm(&sub(p2, &r2t));
-    (code, Some(Wrapped { length, r1, r2: r2t, surface }))
+    }
 }
 
 /// [`cylinder`] as a span: its length with gradient and Hessian (automatic differentiation), the
