@@ -70,3 +70,23 @@ fn one_muscle_over_each_wrap_object_agrees_with_opensim() {
     }
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }
+
+/// OpenSim's path is a cylinder's: `method = "opensim"` on a sphere is refused at its field.
+#[test]
+fn opensim_method_on_a_sphere_is_refused_at_its_field() {
+    let osim = std::fs::read_to_string(data().join("osim/wraps/sphere.osim")).unwrap();
+    let imp = mollier_osim::import("sphere.osim", &osim).unwrap_or_else(|d| panic!("{}", d.render()));
+    let registry = mollier::registry();
+    for (method, ok) in [("shortest", true), ("opensim", false), ("opensim-several", false), ("other", false)] {
+        let toml = imp.toml.replacen("type = \"sphere\"", &format!("type = \"sphere\", method = \"{method}\""), 1);
+        assert_ne!(toml, imp.toml);
+        let compiled = mollier_format::parse("sphere.toml", &toml).and_then(|doc| mollier::compile(&doc, &registry));
+        match compiled {
+            Ok(_) => assert!(ok, "{method}: accepted on a sphere"),
+            Err(d) => {
+                assert!(!ok, "{method}: {}", d.render());
+                assert!(d.iter().any(|x| x.path.ends_with(".method")), "{method}: {}", d.render());
+            }
+        }
+    }
+}
