@@ -63,7 +63,10 @@ fn muscles_agree_with_opensim_at_random_postures() {
         let (mut within, mut worst, mut approximated) = (0, 0.0f64, Vec::new());
         for (name, diff) in &rows {
             match diff {
-                _ if reported(name) => approximated.push(name.as_str()),
+                _ if reported(name) => approximated.push(match diff {
+                    Some((l, a)) => format!("{name} ({:.3} mm, {:.3} mm)", l * 1e3, a * 1e3),
+                    None => format!("{name} (left out)"),
+                }),
                 None => problems.push(format!("{file} {name}: left out")),
                 Some((l, a)) if l.max(*a) <= LIMIT => {
                     within += 1;
