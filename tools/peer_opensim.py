@@ -233,70 +233,18 @@ def kinematics(path):
     return {"coordinates": names, "postures": out}
 
 
-def rot_xyz(a):
-    """OpenSim's body-fixed X-Y-Z rotation matrix (rows)."""
-    cx, sx, cy, sy, cz, sz = math.cos(a[0]), math.sin(a[0]), math.cos(a[1]), math.sin(a[1]), math.cos(a[2]), math.sin(a[2])
-    rx = [[1, 0, 0], [0, cx, -sx], [0, sx, cx]]
-    ry = [[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]]
-    rz = [[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]]
-    mm = lambda a, b: [[sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
-    return mm(mm(rx, ry), rz)
-
-
-def wrap_shapes(model):
-    """(body, translation, rotation, kind, size) of every wrap object, by name."""
-    out = {}
-    for i in range(model.getBodySet().getSize()):
-        b = model.getBodySet().get(i)
-        ws = b.getWrapObjectSet()
-        for k in range(ws.getSize()):
-            w = ws.get(k)
-            t = w.get_translation()
-            r = w.get_xyz_body_rotation()
-            kind, size = w.getConcreteClassName(), None
-            if kind == "WrapSphere":
-                size = osim.WrapSphere.safeDownCast(w).get_radius()
-            elif kind == "WrapCylinder":
-                size = osim.WrapCylinder.safeDownCast(w).get_radius()
-            elif kind == "WrapEllipsoid":
-                d = osim.WrapEllipsoid.safeDownCast(w).get_dimensions()
-                size = [d.get(0), d.get(1), d.get(2)]
-            out[w.getName()] = (b, [t.get(j) for j in range(3)], rot_xyz([r.get(j) for j in range(3)]), kind, size)
-    return out
-
-
-def inside(state, shape, x):
-    """Whether the ground point x is inside the wrap object (Mollier's shape: cylinders infinite)."""
-    body, t, r, kind, size = shape
-    tr = body.getTransformInGround(state)
-    rb = [[tr.R().get(i, j) for j in range(3)] for i in range(3)]
-    pb = [tr.p().get(j) for j in range(3)]
-    d = [x[j] - pb[j] for j in range(3)]
-    xb = [sum(rb[k][i] * d[k] for k in range(3)) - t[i] for i in range(3)]
-    xl = [sum(r[k][i] * xb[k] for k in range(3)) for i in range(3)]
-    if kind == "WrapSphere":
-        return math.sqrt(sum(v * v for v in xl)) <= size
-    if kind == "WrapCylinder":
-        return math.hypot(xl[0], xl[1]) <= size
-    if kind == "WrapEllipsoid":
-        return sum((xl[j] / size[j]) ** 2 for j in range(3)) <= 1.0
-    return False
-
-
 def das3(path, n=24, seed=14):
     """Postures: the default, then random ones (each coordinate moved by up to 35 % of its range
-    from its default, inside the range). DAS3's .osim has no scapulothoracic constraint, so many
-    random postures push a path point inside a wrap object it wraps over (the scapula into the
-    thorax): OpenSim then draws that stretch straight, Mollier's curved truss refuses the
-    posture. Such postures are drawn again; how many were is recorded."""
+    from its default, inside the range), none drawn again: DAS3's .osim has no scapulothoracic
+    constraint, so some push a path point inside a wrap object it wraps over (the scapula into
+    the thorax), where OpenSim draws that stretch straight, and so does the import."""
     model = osim.Model(path)
     state = model.initSystem()
     cset = model.getCoordinateSet()
     names = [cset.get(i).getName() for i in range(cset.getSize())]
     rng = random.Random(seed)
     muscles = [model.getMuscles().get(i) for i in range(model.getMuscles().getSize())]
-    shapes = wrap_shapes(model)
-    postures, rejected = [], 0
+    postures = []
     while len(postures) < n:
         k = len(postures)
         q = []
@@ -308,21 +256,6 @@ def das3(path, n=24, seed=14):
             q.append(v)
             c.setValue(state, v, False)
         model.realizePosition(state)
-        bad = False
-        for m in muscles:
-            gp = m.getGeometryPath()
-            pts = gp.getPathPointSet()
-            xs = []
-            for j in range(pts.getSize()):
-                p = pts.get(j).getLocationInGround(state)
-                xs.append([p.get(0), p.get(1), p.get(2)])
-            ws = gp.getWrapSet()
-            for j in range(ws.getSize()):
-                shape = shapes[ws.get(j).getWrapObject().getName()]
-                bad = bad or any(inside(state, shape, x) for x in xs)
-        if bad and k > 0:
-            rejected += 1
-            continue
         lengths = [m.getLength(state) for m in muscles]
         arms = [[m.computeMomentArm(state, cset.get(i)) for i in range(len(names))] for m in muscles]
         # -dL/dq by central differences of OpenSim's lengths (h = 1e-6 rad: truncation ~1e-12 m,
@@ -341,9 +274,8 @@ def das3(path, n=24, seed=14):
                 dl[j][i] = -(side[0][j] - side[1][j]) / (2.0 * h)
         model.realizePosition(state)
         postures.append({"q": q, "lengths": lengths, "moment_arms": arms, "minus_dl_dq": dl})
-        print(f"das3 posture {k + 1}/{n} ({rejected} drawn again)", file=sys.stderr)
-    return {"coordinates": names, "muscles": [m.getName() for m in muscles], "postures": postures,
-            "postures_drawn_again": rejected}
+        print(f"das3 posture {k + 1}/{n}", file=sys.stderr)
+    return {"coordinates": names, "muscles": [m.getName() for m in muscles], "postures": postures}
 
 
 def rounded(x):
@@ -360,6 +292,7 @@ def rounded(x):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--das3", default=os.path.join(REPO, "..", "shared", "data", "das3", "das3.osim"))
+    ap.add_argument("--das3-only", action="store_true", help="write das3_opensim.json only")
     args = ap.parse_args()
     osim.Logger.removeFileSink()  # no opensim.log beside the data
     os.makedirs(os.path.join(DATA, "osim"), exist_ok=True)
@@ -369,7 +302,7 @@ def main():
         "command": "python3 tools/peer_opensim.py",
     }
     models = {}
-    for name, xml in synthetic_models().items():
+    for name, xml in ({} if args.das3_only else synthetic_models()).items():
         raw = os.path.join(DATA, "osim", f"{name}.osim")
         with open(raw, "w") as fh:
             fh.write(xml)
@@ -382,8 +315,9 @@ def main():
             m.printToXML(raw)
         models[name] = kinematics(raw)
         print(f"{name}: {len(models[name]['postures'])} postures", file=sys.stderr)
-    with open(os.path.join(DATA, "opensim_kinematics.json"), "w") as fh:
-        json.dump({"provenance": provenance, "models": models}, fh, indent=1)
+    if not args.das3_only:
+        with open(os.path.join(DATA, "opensim_kinematics.json"), "w") as fh:
+            json.dump({"provenance": provenance, "models": models}, fh, indent=1)
     if os.path.exists(args.das3):
         sha = hashlib.sha256(open(args.das3, "rb").read()).hexdigest()
         d = das3(args.das3)

@@ -31,6 +31,7 @@ pub mod ellipsoid;
 mod generic;
 pub mod geodesic;
 pub mod ode;
+pub mod opensim;
 mod params;
 mod path;
 mod rules;
@@ -42,7 +43,7 @@ use mollier_core::registry::Frame;
 use mollier_surface::frame::{BodySlots, ShapeFrame};
 
 pub use geodesic::Ellipsoid;
-pub use rules::Rules;
+pub use rules::{CylinderPath, Rules};
 pub use span::Side;
 
 /// The shape of an obstacle, in its own frame (see [`Obstacle`]).
@@ -116,6 +117,8 @@ struct PathState {
 enum Hint {
     Straight,
     Wrapped(bool),
+    /// OpenSim's path over a cylinder ([`opensim`]), alone on its segment.
+    OpenSim,
     Ellipsoid(Option<ellipsoid::Solved>),
 }
 

@@ -115,7 +115,19 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
             ));
         }
         obstacles.push(Obstacle { shape, frame: fr, body, segment: seg as usize });
-        rules.push(rules_of(&t, seg as usize, via.len())?);
+        let r = rules_of(&t, seg as usize, via.len())?;
+        if r.cylinder != CylinderPath::Shortest {
+            match shape {
+                Shape::Cylinder { length: Some(_), side, .. } if crate::rules::quadrant(&side).is_some() => {}
+                _ => {
+                    return Err(ParamError::new(
+                        t.path("method"),
+                        "OpenSim's path is for a cylinder with a `length`, and a `side` (if any) along its own x or y axis",
+                    ));
+                }
+            }
+        }
+        rules.push(r);
         t.finish(&OBSTACLE_PARAMS.iter().map(|d| d.name).collect::<Vec<_>>())?;
     }
     let mut el = CurvedTruss::new(&points, &obstacles).map_err(|e| ParamError::new("obstacles", e.to_string()))?;
@@ -125,7 +137,7 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
     Ok(Box::new(el))
 }
 
-/// An obstacle's `last_segment` and `inside` (see [`Rules`]).
+/// An obstacle's `last_segment`, `inside` and `method` (see [`Rules`]).
 fn rules_of(t: &Params<'_>, first: usize, n_via: usize) -> Result<Rules, ParamError> {
     let last_segment = match t.get("last_segment") {
         None => None,
@@ -151,7 +163,19 @@ fn rules_of(t: &Params<'_>, first: usize, n_via: usize) -> Result<Rules, ParamEr
             }
         },
     };
-    Ok(Rules { last_segment, straight_inside })
+    let cylinder = match t.get("method") {
+        None => CylinderPath::Shortest,
+        Some(_) => match t.string("method")? {
+            "shortest" => CylinderPath::Shortest,
+            "opensim" => CylinderPath::OpenSim { several: false },
+            "opensim-several" => CylinderPath::OpenSim { several: true },
+            other => {
+                return Err(ParamError::new(t.path("method"), format!("unknown method `{other}`"))
+                    .with_hint("one of: shortest, opensim, opensim-several"));
+            }
+        },
+    };
+    Ok(Rules { last_segment, straight_inside, cylinder })
 }
 
 /// Parameters of one entry of `obstacles`.
@@ -219,6 +243,12 @@ pub const OBSTACLE_PARAMS: &[ParamDoc] = &[
         kind: ParamKind::Choice(&["error", "straight"]),
         required: false,
         doc: "what an anchor of the obstacle's stretch inside it gives: \"error\" (default: the configuration is outside the element's domain) or \"straight\" (the straight line, as OpenSim does)",
+    },
+    ParamDoc {
+        name: "method",
+        kind: ParamKind::Choice(&["shortest", "opensim", "opensim-several"]),
+        required: false,
+        doc: "cylinders with a `length` only: \"shortest\" (default: the shortest path, a helix between exact tangent points), \"opensim\" (OpenSim 4.6's WrapCylinder path on a muscle with one wrap object: tangent points found in the plane through the anchors and an apex, not a shortest path; `side` along the cylinder's own x or y axis is its quadrant) or \"opensim-several\" (the same on a muscle with several wrap objects, where OpenSim then slides the tangent points along the axis towards tangency). Applies while the cylinder is the only obstacle of its stretch",
     },
 ];
 

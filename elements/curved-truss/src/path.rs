@@ -104,7 +104,8 @@ impl CurvedTruss {
     }
 
     /// One obstacle's span between global points `xa`, `xb`, into `ev` (the caller's: a
-    /// `SpanEval` is 50 numbers, copied once instead of on every return).
+    /// `SpanEval` is 50 numbers, copied once instead of on every return); `alone`: the only
+    /// obstacle of its segment (OpenSim's cylinder path applies only then).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn span(
         &self,
@@ -114,6 +115,7 @@ impl CurvedTruss {
         xb: &Vec3,
         st: &mut PathState,
         want_hess: bool,
+        alone: bool,
         ev: &mut span::SpanEval,
     ) -> Result<Hint, ElementError> {
         let pl = &self.obstacles[k];
@@ -132,6 +134,14 @@ impl CurvedTruss {
             return Ok(Hint::Straight);
         }
         match (pl.obstacle.shape, &pl.geo) {
+            (Shape::Cylinder { radius, side, length: Some(len) }, _)
+                if alone && matches!(pl.rules.cylinder, rules::CylinderPath::OpenSim { .. }) =>
+            {
+                let several = pl.rules.cylinder == rules::CylinderPath::OpenSim { several: true };
+                let q = rules::quadrant(&side).flatten();
+                *ev = crate::opensim::span(radius, len, q, several, &pa, &pb, want_hess).map_err(tag)?.0;
+                Ok(if ev.wrap.is_some() { Hint::OpenSim } else { Hint::Straight })
+            }
             (Shape::Sphere { radius }, _) => {
                 *ev = span::sphere(radius, &pa, &pb, want_hess).map_err(tag)?;
                 Ok(Hint::Wrapped(ev.wrap.is_some()))
@@ -185,7 +195,7 @@ impl CurvedTruss {
                 1 => {
                     let k = obs[0];
                     let mut ev = span::SpanEval::default();
-                    let h = self.span(k, x, &xa, &xb, st, want_hess, &mut ev)?;
+                    let h = self.span(k, x, &xa, &xb, st, want_hess, true, &mut ev)?;
                     if ev.wrap.is_some() {
                         let pl = &self.obstacles[k];
                         frame::chain(&pl.obstacle.frame, pl.slots, &[a, b], x, &ev.grad, &ev.hess, d, 1.0);
@@ -269,7 +279,7 @@ impl CurvedTruss {
             for (j, &k) in obs.iter().enumerate() {
                 let (xa, xb) = (vec3_at(xe, off(j)), vec3_at(xe, end(j)));
                 let mut ev = span::SpanEval::default();
-                let hh = self.span(k, xe, &xa, &xb, st, true, &mut ev)?;
+                let hh = self.span(k, xe, &xa, &xb, st, true, false, &mut ev)?;
                 let pl = &self.obstacles[k];
                 frame::chain(&pl.obstacle.frame, pl.slots, &[off(j), end(j)], xe, &ev.grad, &ev.hess, &mut de, 1.0);
                 r.len += ev.length;
@@ -300,28 +310,7 @@ impl CurvedTruss {
                 })
                 .collect()
         };
-        let reduce = |g: &[f64], h: &[f64], bases: &[[Vec3; 2]]| {
-            let nz = 2 * nk;
-            let mut gz = vec![0.0; nz];
-            let mut hz = vec![0.0; nz * nz];
-            for j in 0..nk {
-                for (r, e) in bases[j].iter().enumerate() {
-                    gz[2 * j + r] = (0..3).map(|i| e[i] * g[n + 3 * j + i]).sum();
-                    for jj in 0..nk {
-                        for (rr, ee) in bases[jj].iter().enumerate() {
-                            let mut s = 0.0;
-                            for i in 0..3 {
-                                for k in 0..3 {
-                                    s += e[i] * h[(n + 3 * j + i) * ne + n + 3 * jj + k] * ee[k];
-                                }
-                            }
-                            hz[(2 * j + r) * nz + 2 * jj + rr] = s;
-                        }
-                    }
-                }
-            }
-            (gz, hz)
-        };
+        let reduce = |g: &[f64], h: &[f64], bases: &[[Vec3; 2]]| reduce(g, h, bases, n, nk);
         // Newton on the free points, damped on the length (a minimum); where the reduced Hessian
         // is not positive definite (far from the solution), Levenberg-regularised
         let mut cur = eval(&xe, st)?;
@@ -394,30 +383,7 @@ impl CurvedTruss {
         let hinv = invert_spd(&hz, nz).ok_or_else(|| {
             ElementError::Domain(format!("the path between the obstacles of segment {si} is not a strict minimum"))
         })?;
-        d.add_grad(0, &g[..n], 1.0);
-        if d.has_hess() {
-            // Schur complement: H_xx − H_xz H_zz⁻¹ H_zx, with H_xz = H_xX U
-            let mut hxz = vec![0.0; n * nz];
-            for r in 0..n {
-                for j in 0..nk {
-                    for (q, e) in bases[j].iter().enumerate() {
-                        hxz[r * nz + 2 * j + q] = (0..3).map(|i| h[r * ne + n + 3 * j + i] * e[i]).sum();
-                    }
-                }
-            }
-            let mut t = vec![0.0; n * nz];
-            for r in 0..n {
-                for q in 0..nz {
-                    t[r * nz + q] = (0..nz).map(|k| hxz[r * nz + k] * hinv[k * nz + q]).sum();
-                }
-            }
-            for r in 0..n {
-                for cc in 0..n {
-                    let schur: f64 = (0..nz).map(|q| t[r * nz + q] * hxz[cc * nz + q]).sum();
-                    d.hess[r * n + cc] += h[r * ne + cc] - schur;
-                }
-            }
-        }
+        add_eliminated(d, &g, &h, &bases, &hinv, n, nk);
         if let Some(p) = pieces {
             for (j, &k) in obs.iter().enumerate() {
                 let (xa, xb) = (vec3_at(&xe, off(j)), vec3_at(&xe, end(j)));
@@ -528,6 +494,63 @@ fn add_straight(d: &mut Derivs<'_>, a: usize, b: usize, ev: &span::SpanEval) {
         d.add_hess_diag(a, 3, &blk(0, 0), 1.0);
         d.add_hess_diag(b, 3, &blk(3, 3), 1.0);
         d.add_hess_cross(a, 3, b, 3, &blk(0, 3), 1.0);
+    }
+}
+
+/// The gradient and Hessian over the extended coordinates (`n` local ones, then `nk` free points)
+/// reduced to the free points' components in the planes `bases` (2 per point).
+fn reduce(g: &[f64], h: &[f64], bases: &[[Vec3; 2]], n: usize, nk: usize) -> (Vec<f64>, Vec<f64>) {
+    let ne = n + 3 * nk;
+    let nz = 2 * nk;
+    let mut gz = vec![0.0; nz];
+    let mut hz = vec![0.0; nz * nz];
+    for j in 0..nk {
+        for (r, e) in bases[j].iter().enumerate() {
+            gz[2 * j + r] = (0..3).map(|i| e[i] * g[n + 3 * j + i]).sum();
+            for jj in 0..nk {
+                for (rr, ee) in bases[jj].iter().enumerate() {
+                    let mut s = 0.0;
+                    for i in 0..3 {
+                        for k in 0..3 {
+                            s += e[i] * h[(n + 3 * j + i) * ne + n + 3 * jj + k] * ee[k];
+                        }
+                    }
+                    hz[(2 * j + r) * nz + 2 * jj + rr] = s;
+                }
+            }
+        }
+    }
+    (gz, hz)
+}
+
+/// Add to `d` the gradient and Hessian of the length over the local coordinates with the free
+/// points eliminated: `g`, `h` over the extended coordinates, `hinv` the inverse reduced Hessian
+/// (a Schur complement).
+fn add_eliminated(d: &mut Derivs<'_>, g: &[f64], h: &[f64], bases: &[[Vec3; 2]], hinv: &[f64], n: usize, nk: usize) {
+    let (ne, nz) = (n + 3 * nk, 2 * nk);
+    d.add_grad(0, &g[..n], 1.0);
+    if d.has_hess() {
+        // Schur complement: H_xx − H_xz H_zz⁻¹ H_zx, with H_xz = H_xX U
+        let mut hxz = vec![0.0; n * nz];
+        for r in 0..n {
+            for j in 0..nk {
+                for (q, e) in bases[j].iter().enumerate() {
+                    hxz[r * nz + 2 * j + q] = (0..3).map(|i| h[r * ne + n + 3 * j + i] * e[i]).sum();
+                }
+            }
+        }
+        let mut t = vec![0.0; n * nz];
+        for r in 0..n {
+            for q in 0..nz {
+                t[r * nz + q] = (0..nz).map(|k| hxz[r * nz + k] * hinv[k * nz + q]).sum();
+            }
+        }
+        for r in 0..n {
+            for cc in 0..n {
+                let schur: f64 = (0..nz).map(|q| t[r * nz + q] * hxz[cc * nz + q]).sum();
+                d.hess[r * n + cc] += h[r * ne + cc] - schur;
+            }
+        }
     }
 }
 

@@ -28,6 +28,23 @@ pub struct Rules {
     /// An anchor inside the obstacle gives the straight span (OpenSim's rule) instead of an
     /// error (Mollier's: a path cannot start inside an obstacle).
     pub straight_inside: bool,
+    /// The path over a cylinder alone on its segment.
+    pub cylinder: CylinderPath,
+}
+
+/// Which path a cylinder gives (see [`crate::opensim`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CylinderPath {
+    /// The shortest path (Mollier's).
+    #[default]
+    Shortest,
+    /// OpenSim's, for a finite cylinder; its `side`, when given, is OpenSim's quadrant (along
+    /// the cylinder's own x or y axis). `several`: the muscle has several wrap objects, and
+    /// OpenSim adjusts the tangent points.
+    OpenSim {
+        /// The muscle's path has several wrap objects.
+        several: bool,
+    },
 }
 
 impl CurvedTruss {
@@ -45,6 +62,16 @@ impl CurvedTruss {
             }
             // chosen at each posture, no longer fixed to its first segment
             self.segments[pl.obstacle.segment].retain(|&j| j != k);
+        }
+        if rules.cylinder != CylinderPath::Shortest {
+            match pl.obstacle.shape {
+                Shape::Cylinder { length: Some(_), side, .. } if quadrant(&side).is_some() => {}
+                _ => {
+                    return Err(ElementError::Degenerate(format!(
+                        "obstacle {k}: OpenSim's path is for a cylinder with a length, and a side (if any) along its own x or y axis"
+                    )));
+                }
+            }
         }
         pl.rules = rules;
         Ok(self)
@@ -79,6 +106,24 @@ impl CurvedTruss {
             if inside(&pl.obstacle.shape, &pa) || inside(&pl.obstacle.shape, &pb) {
                 continue;
             }
+            if let (CylinderPath::OpenSim { several }, Shape::Cylinder { radius, length: Some(len), side }) =
+                (pl.rules.cylinder, pl.obstacle.shape)
+            {
+                // OpenSim's codes: the first stretch it must wrap, else the least lengthening
+                let q = quadrant(&side).flatten();
+                let (ev, code) = crate::opensim::span(radius, len, q, several, &pa, &pb, false)?;
+                match code {
+                    crate::opensim::Code::Mandatory => return Ok(Some(si)),
+                    crate::opensim::Code::Wrapped => {
+                        let change = ev.length - dot(&sub(&xb, &xa), &sub(&xb, &xa)).sqrt();
+                        if best.is_none_or(|(c, _)| change < c) {
+                            best = Some((change, si));
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
             let through = passes_through(&pl.obstacle.shape, &pa, &pb);
             if through && !matches!(pl.obstacle.shape, Shape::Sphere { .. }) {
                 return Ok(Some(si));
@@ -87,7 +132,7 @@ impl CurvedTruss {
                 let mut ev = span::SpanEval::default();
                 let mut st = PathState::default();
                 self.state_for(&mut st);
-                self.span(k, x, &xa, &xb, &mut st, false, &mut ev)?;
+                self.span(k, x, &xa, &xb, &mut st, false, true, &mut ev)?;
                 if ev.wrap.is_some() {
                     let change = ev.length - dot(&sub(&xb, &xa), &sub(&xb, &xa)).sqrt();
                     if best.is_none_or(|(c, _)| change < c) {
@@ -97,6 +142,17 @@ impl CurvedTruss {
             }
         }
         Ok(best.map(|(_, si)| si))
+    }
+}
+
+/// A cylinder's `side` as OpenSim's quadrant: `Some(None)` for either side, `Some(Some((axis,
+/// sign)))` for a side along the cylinder frame's x (0) or y (1) axis, `None` for another side.
+pub(crate) fn quadrant(side: &Side) -> Option<Option<crate::opensim::Quadrant>> {
+    match *side {
+        Side::Either => Some(None),
+        Side::Toward([x, y]) if y.abs() < 1e-12 => Some(Some((0, x.signum()))),
+        Side::Toward([x, y]) if x.abs() < 1e-12 => Some(Some((1, y.signum()))),
+        Side::Toward(_) => None,
     }
 }
 
@@ -209,7 +265,7 @@ mod tests {
     #[test]
     fn a_range_wraps_the_segment_that_passes_through() {
         let cyl = Shape::Cylinder { radius: 0.02, side: Side::Either, length: None };
-        let ranged = Rules { last_segment: Some(1), straight_inside: false };
+        let ranged = Rules { last_segment: Some(1), straight_inside: false, cylinder: CylinderPath::Shortest };
         // the second segment passes through the cylinder, then the first
         for (pts, through) in [
             ([[-0.1, 0.05, 0.0], [0.05, 0.06, 0.01], [-0.06, -0.03, 0.02]], 1),
@@ -245,13 +301,19 @@ mod tests {
         assert!(
             CurvedTruss::new(&nodes, &[ob])
                 .unwrap()
-                .with_rules(0, Rules { last_segment: Some(0), straight_inside: false })
+                .with_rules(
+                    0,
+                    Rules { last_segment: Some(0), straight_inside: false, cylinder: CylinderPath::Shortest }
+                )
                 .is_err()
         );
         assert!(
             CurvedTruss::new(&nodes, &[ob])
                 .unwrap()
-                .with_rules(0, Rules { last_segment: Some(2), straight_inside: false })
+                .with_rules(
+                    0,
+                    Rules { last_segment: Some(2), straight_inside: false, cylinder: CylinderPath::Shortest }
+                )
                 .is_err()
         );
     }
@@ -265,7 +327,12 @@ mod tests {
         for shape in
             [ell, Shape::Sphere { radius: 0.03 }, Shape::Cylinder { radius: 0.03, side: Side::Either, length: None }]
         {
-            let (el, x) = bent(shape, 0, Rules { last_segment: None, straight_inside: true }, pts);
+            let (el, x) = bent(
+                shape,
+                0,
+                Rules { last_segment: None, straight_inside: true, cylinder: CylinderPath::Shortest },
+                pts,
+            );
             assert!((length(&el, &x).unwrap() - chords).abs() < 1e-15, "{shape:?}");
             let (el, x) = bent(shape, 0, Rules::default(), pts);
             assert!(matches!(length(&el, &x), Err(ElementError::Domain(_))), "{shape:?}");

@@ -102,7 +102,14 @@ fn obstacle(ctx: &Ctx, mu: &Muscle, w: &PathWrap, kept: &[Kept], out: &mut Out) 
     let mut t: Vec<(&str, Value)> = Vec::new();
     match &wrap.shape {
         Shape::Sphere(r) => t.extend([("type", text("sphere")), ("radius", float(*r))]),
-        Shape::Cylinder(r, l) => t.extend([("type", text("cylinder")), ("radius", float(*r)), ("length", float(*l))]),
+        // OpenSim's own path over the cylinder, not the shortest one
+        Shape::Cylinder(r, l) => t.extend([
+            ("type", text("cylinder")),
+            ("radius", float(*r)),
+            ("length", float(*l)),
+            // OpenSim adjusts the tangent points when the muscle has several wrap objects
+            ("method", text(if mu.wraps.len() > 1 { "opensim-several" } else { "opensim" })),
+        ]),
         Shape::Ellipsoid(d) => t.extend([("type", text("ellipsoid")), ("semi_axes", vec3(d))]),
         Shape::Other(_) => return None,
     }
@@ -159,11 +166,9 @@ pub(super) fn wrap_entries(ctx: &Ctx, out: &mut Out) {
         let w = &ctx.m.bodies[b].wraps[k];
         let who = format!("{} path(s): {}", users.len(), users.join(", "));
         let action = match &w.shape {
+            // OpenSim's own cylinder path, its quadrant included (`method = "opensim"`)
             Shape::Cylinder(..) => match w.quadrant.trim() {
-                "all" => None,
-                q @ ("x" | "+x" | "-x" | "y" | "+y" | "-y") => Some(format!(
-                    "approximated: quadrant `{q}` becomes `side`: OpenSim's one-sided wrapping can go round the far side where Mollier's does not (DAS3: tens of millimetres at some postures); {who}"
-                )),
+                "all" | "x" | "+x" | "-x" | "y" | "+y" | "-y" => None,
                 q => Some(format!("approximated: quadrant `{q}` ignored; {who}")),
             },
             Shape::Ellipsoid(_) => Some(format!(
