@@ -203,6 +203,13 @@ impl Cone {
     }
 }
 
+/// The columns `columns` (unit vectors in a body) turned by its Euler parameters `lam`:
+/// R(λ)/|λ|² is the rotation whatever the norm the solve left.
+fn rotated(lam: &[f64; 4], columns: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    let sigma: f64 = lam.iter().map(|l| l * l).sum();
+    columns.map(|u| rotate(lam, &u).map(|v| v / sigma))
+}
+
 impl Geometry {
     /// Solve the model through a motion — times `times` (s) and the inputs `q` of each frame
     /// (`frames x n_q`, SI, as [`mollier::Motion`] has them) —, every `every`-th frame (1: all; the last is always
@@ -314,21 +321,17 @@ impl Geometry {
             g.lengths.extend(muscle_modes.iter().map(|&(col, l0)| l0 + out.deformations[col]));
             let data = run.data();
             for b in &compiled.bodies {
-                let (o, lam) = (data.position(model, b.frame.position), data.orientation(model, b.frame.orientation));
-                // R(λ)/|λ|² is the rotation whatever the norm the solve left
-                let sigma: f64 = lam.iter().map(|l| l * l).sum();
-                let axes =
-                    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]].map(|u| rotate(&lam, &u).map(|v| v / sigma));
+                let o = data.position(model, b.frame.position);
+                let axes = rotated(
+                    &data.orientation(model, b.frame.orientation),
+                    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+                );
                 g.body_frames.extend(o.iter().chain(axes.iter().flatten()).map(|&v| v as f32));
             }
             if let (Some(info), Some(cone)) = (cone_info, g.cone.as_mut()) {
-                let lam = data.orientation(model, info.body);
-                let sigma: f64 = lam.iter().map(|l| l * l).sum();
                 cone.frames.extend(data.position(model, info.node));
-                for a in 0..3 {
-                    let column = [info.rotation[0][a], info.rotation[1][a], info.rotation[2][a]];
-                    cone.frames.extend(rotate(&lam, &column).map(|v| v / sigma));
-                }
+                let columns = std::array::from_fn(|a| [info.rotation[0][a], info.rotation[1][a], info.rotation[2][a]]);
+                cone.frames.extend(rotated(&data.orientation(model, info.body), columns).iter().flatten());
             }
             let x = data.x();
             for (el, view) in compiled.elements.iter().zip(&g.elements) {
