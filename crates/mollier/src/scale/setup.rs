@@ -464,4 +464,209 @@ mod tests {
         let r = e.iter().next().unwrap().render();
         assert!(r.starts_with("s.xml:3:27") && r.contains("Scale[femur_r]/scales"), "{r}");
     }
+
+    /// Every problem's rendering, in order.
+    fn rendered(e: Diagnostics) -> Vec<String> {
+        e.iter().map(|d| d.render()).collect()
+    }
+
+    #[test]
+    fn a_factors_file_refuses_masses_and_factors_out_of_range_and_keeps_its_defaults() {
+        let s = parse_setup("f.TOML", "[bodies]\nhand = 2\n").unwrap();
+        assert_eq!((s.mass, s.preserve_mass_distribution, s.strict_bodies), (None, true, true));
+        assert_eq!((s.order, s.time_range, s.marker_file, s.marker_set_file), (vec![Step::Manual], None, None, None));
+        assert_eq!(s.manual, vec![ManualScale { body: "hand".into(), factors: [2.0; 3], at: s.manual[0].at.clone() }]);
+        for (text, field) in [
+            ("mass = 0\n", "mass"),
+            ("mass = -1\n", "mass"),
+            ("mass = nan\n", "mass"),
+            ("mass = \"70\"\n", "mass"),
+            ("[bodies]\nhand = 0\n", "bodies.hand"),
+            ("[bodies]\nhand = inf\n", "bodies.hand"),
+            ("[bodies]\nhand = 1e300\n", "bodies.hand"),
+            ("[bodies]\nhand = [1, 0, 1]\n", "bodies.hand"),
+            ("[bodies]\nhand = [1, 1, 1, 1]\n", "bodies.hand"),
+            ("[bodies]\nhand = [1, \"1\", 1]\n", "bodies.hand"),
+        ] {
+            let r = rendered(parse_setup("f.toml", text).unwrap_err());
+            assert!(r.len() == 1 && r[0].contains(&format!("{field}: ")), "{text:?}: {r:?}");
+        }
+        let r = rendered(parse_setup("f.toml", "mass = 70\nbodies = 3\n").unwrap_err());
+        assert!(r.len() == 1 && r[0].starts_with("f.toml:2:1") && r[0].contains("unknown field `bodies`"), "{r:?}");
+    }
+
+    const SETUP: &str = r#"<?xml version="1.0"?>
+<OpenSimDocument Version="40000"><ScaleTool name="subject01">
+<mass>72.6</mass>
+<GenericModelMaker><model_file>m.osim</model_file><marker_set_file> markers.xml </marker_set_file></GenericModelMaker>
+<ModelScaler><apply>true</apply>
+<scaling_order> measurements manualScale </scaling_order>
+<MeasurementSet><objects>
+<Measurement name="pelvis"><apply>true</apply>
+<MarkerPairSet><objects><MarkerPair><markers> R.ASIS L.ASIS </markers></MarkerPair><MarkerPair><markers>R.PSIS
+L.PSIS</markers></MarkerPair></objects></MarkerPairSet>
+<BodyScaleSet><objects><BodyScale name="pelvis"><axes> X z </axes></BodyScale><BodyScale name="sacrum"/>
+<BodyScale name="hip"><axes>y</axes></BodyScale></objects></BodyScaleSet>
+</Measurement>
+<Measurement name="off"><apply>FALSE</apply><MarkerPairSet><objects><MarkerPair><markers>A B</markers></MarkerPair></objects></MarkerPairSet></Measurement>
+</objects></MeasurementSet>
+<ScaleSet><objects><Scale><scales> 1.1 1.2 1.3 </scales><segment> torso </segment><apply>true</apply></Scale>
+<Scale><scales>2 2 2</scales><segment>skipped</segment><apply>false</apply></Scale></objects></ScaleSet>
+<marker_file>static.trc</marker_file>
+<time_range> 0.5 1.5 </time_range>
+<preserve_mass_distribution>False</preserve_mass_distribution>
+</ModelScaler></ScaleTool></OpenSimDocument>
+"#;
+
+    #[test]
+    fn an_opensim_setup_is_read_field_by_field() {
+        let s = parse_setup("s.XML", &format!("\u{feff}{SETUP}")).unwrap();
+        assert_eq!(s.file, "s.XML");
+        assert_eq!((s.mass, s.preserve_mass_distribution, s.strict_bodies), (Some(72.6), false, false));
+        assert_eq!(s.order, [Step::Measurements, Step::Manual]);
+        assert_eq!(s.time_range, Some([0.5, 1.5]));
+        assert_eq!(s.marker_file.as_deref(), Some(Path::new("static.trc")));
+        assert_eq!(s.marker_set_file.as_deref(), Some(Path::new("markers.xml")));
+        assert_eq!(s.measurements.len(), 1, "the measurement with apply false is passed over");
+        let m = &s.measurements[0];
+        assert_eq!(m.name, "pelvis");
+        assert_eq!(m.pairs, [["R.ASIS", "L.ASIS"].map(String::from), ["R.PSIS", "L.PSIS"].map(String::from)]);
+        let bodies: Vec<(&str, [bool; 3])> = m.bodies.iter().map(|b| (b.body.as_str(), b.axes)).collect();
+        assert_eq!(bodies, [("pelvis", [true, false, true]), ("sacrum", [true; 3]), ("hip", [false, true, false])]);
+        assert!(
+            m.at.render().starts_with("s.XML:8:1: error: ScaleTool/ModelScaler/MeasurementSet/Measurement[pelvis]")
+        );
+        assert!(m.bodies[2].at.render().starts_with("s.XML:12:1: "), "{}", m.bodies[2].at.render());
+        assert_eq!(s.manual.len(), 1, "the scale with apply false is passed over");
+        assert_eq!((s.manual[0].body.as_str(), s.manual[0].factors), ("torso", [1.1, 1.2, 1.3]));
+        assert!(s.manual[0].at.render().starts_with("s.XML:16:20: error: ScaleTool/ModelScaler/ScaleSet/Scale[torso]"));
+    }
+
+    #[test]
+    fn an_opensim_setup_keeps_opensims_defaults() {
+        let tool = |inner: &str| format!("<OpenSimDocument><ScaleTool>{inner}</ScaleTool></OpenSimDocument>");
+        // mass −1 (OpenSim's default) keeps the model's; no ModelScaler: nothing to scale
+        let s = parse_setup("s.xml", &tool("<mass> -1 </mass>")).unwrap();
+        assert_eq!((s.mass, s.order.len(), s.preserve_mass_distribution), (None, 0, true));
+        // a ModelScaler applies unless told otherwise; its steps are the measurements by default;
+        // "Unassigned" names no file; a time range of one instant is one
+        let s = parse_setup(
+            "s.xml",
+            &tool("<ModelScaler><marker_file>Unassigned</marker_file><time_range>1 1</time_range></ModelScaler>"),
+        )
+        .unwrap();
+        assert_eq!((s.order, s.marker_file, s.time_range), (vec![Step::Measurements], None, Some([1.0, 1.0])));
+        // a ModelScaler that does not apply is not read (its bad order included)
+        let s = parse_setup(
+            "s.xml",
+            &tool("<ModelScaler><apply>false</apply><scaling_order>bogus</scaling_order><marker_file>a.trc</marker_file></ModelScaler>"),
+        )
+        .unwrap();
+        assert_eq!((s.order.len(), s.marker_file), (0, None));
+        let r = rendered(parse_setup("s.xml", "<OpenSimDocument/>").unwrap_err());
+        assert!(r.len() == 1 && r[0].contains("no <ScaleTool>"), "{r:?}");
+        let r = rendered(parse_setup("s.xml", "<OpenSimDocument>\n<ScaleTool></Tool>").unwrap_err());
+        assert!(r.len() == 1 && r[0].starts_with("s.xml:2:") && r[0].contains("not a valid XML file"), "{r:?}");
+    }
+
+    #[test]
+    fn an_opensim_setup_reports_every_problem_where_it_is() {
+        let xml = r#"<OpenSimDocument><ScaleTool>
+<mass>0</mass>
+<ModelScaler>
+<time_range>2 1</time_range>
+<scaling_order>measurements bogus</scaling_order>
+<MeasurementSet file="other.xml"><objects>
+<Measurement name="m"><MarkerPairSet><objects>
+<MarkerPair><markers>A B C</markers></MarkerPair></objects></MarkerPairSet><BodyScaleSet><objects>
+<BodyScale name="b"><axes>X W</axes></BodyScale></objects></BodyScaleSet></Measurement>
+</objects></MeasurementSet>
+<ScaleSet><objects>
+<Scale><scales>1 0 1</scales><segment>arm</segment></Scale>
+<Scale><scales>1 1</scales><segment>leg</segment></Scale>
+</objects></ScaleSet>
+</ModelScaler></ScaleTool></OpenSimDocument>"#;
+        let r = rendered(parse_setup("s.xml", xml).unwrap_err());
+        let mset = "ScaleTool/ModelScaler/MeasurementSet";
+        let expected = [
+            ("s.xml:2:1: error: ScaleTool/mass: ", "the subject's mass is a number > 0"),
+            ("s.xml:4:1: error: ScaleTool/ModelScaler/time_range: ", "starts after it ends"),
+            ("s.xml:5:1: error: ScaleTool/ModelScaler/scaling_order: ", "unknown scaling step `bogus`"),
+            ("s.xml:6:1: error: ScaleTool/ModelScaler/MeasurementSet: ", "in another file is not read"),
+            (&format!("s.xml:8:1: error: {mset}/Measurement[m]/MarkerPair: "), "names two markers"),
+            (&format!("s.xml:9:1: error: {mset}/Measurement[m]/BodyScale[b]/axes: "), "unknown axis `W`"),
+            (&format!("s.xml:7:1: error: {mset}/Measurement[m]: "), "without marker pairs"),
+            ("s.xml:12:1: error: ScaleTool/ModelScaler/ScaleSet/Scale[arm]: ", "three factors > 0"),
+            ("s.xml:13:8: error: ScaleTool/ModelScaler/ScaleSet/Scale[leg]/scales: ", "3 finite number(s)"),
+        ];
+        assert_eq!(r.len(), expected.len(), "{r:#?}");
+        for (got, (start, part)) in r.iter().zip(expected) {
+            assert!(got.starts_with(start) && got.contains(part), "{got:?} is not {start}…{part}");
+        }
+    }
+
+    #[test]
+    fn a_marker_set_gives_each_markers_body_and_location() {
+        let xml = "\u{feff}<OpenSimDocument><MarkerSet><objects>
+<Marker name=\"RASI\"><socket_parent_frame>/bodyset/pelvis</socket_parent_frame><location>0.01 -0.02 0.13</location></Marker>
+<Marker name=\"C7\"><body> torso </body></Marker>
+<Comment>not a marker</Comment>
+</objects></MarkerSet></OpenSimDocument>";
+        let m = parse_marker_set("m.xml", xml).unwrap();
+        let got: Vec<(&str, &str, [f64; 3])> =
+            m.iter().map(|m| (m.name.as_str(), m.body.as_str(), m.location)).collect();
+        assert_eq!(got, [("RASI", "pelvis", [0.01, -0.02, 0.13]), ("C7", "torso", [0.0; 3])]);
+        assert!(m[1].at.render().starts_with("m.xml:3:1: error: MarkerSet/Marker[C7]"), "{}", m[1].at.render());
+        let bad = "<MarkerSet><objects>
+<Marker name=\"A\"><location>0 0 0</location></Marker>
+<Marker name=\"B\"><body>b</body><location>0 0</location></Marker>
+<Marker name=\"C\"><body>b</body><location>0 inf 0</location></Marker>
+</objects></MarkerSet>";
+        let r = rendered(parse_marker_set("m.xml", bad).unwrap_err());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert!(
+            r[0].starts_with("m.xml:2:1: error: MarkerSet/Marker[A]: ") && r[0].contains("needs a name and a body"),
+            "{r:?}"
+        );
+        assert!(r[1].starts_with("m.xml:3:32: error: MarkerSet/Marker[B]/location: "), "{r:?}");
+        assert!(r[2].starts_with("m.xml:4:32: error: MarkerSet/Marker[C]/location: "), "{r:?}");
+        assert!(rendered(parse_marker_set("m.xml", "<Model/>").unwrap_err())[0].contains("no <MarkerSet>"));
+    }
+
+    #[test]
+    fn a_byte_order_mark_moves_nothing() {
+        let s = parse_setup("f.toml", "\u{feff}mass = 70\n").unwrap();
+        assert_eq!(s.mass, Some(70.0));
+        for file in ["s.xml", "m.xml"] {
+            let text = "\u{feff}<MarkerSet><ScaleTool><mass>0</mass></ScaleTool><objects><Marker name=\"A\"/></objects></MarkerSet>";
+            let r = if file == "s.xml" {
+                rendered(parse_setup(file, text).unwrap_err())
+            } else {
+                rendered(parse_marker_set(file, text).unwrap_err())
+            };
+            let at = if file == "s.xml" {
+                "s.xml:1:23: error: ScaleTool/mass"
+            } else {
+                "m.xml:1:58: error: MarkerSet/Marker[A]"
+            };
+            assert!(r.len() == 1 && r[0].starts_with(at), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_setups_files_are_found_beside_it() {
+        let dir = std::env::temp_dir().join(format!("mollier-setup-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let setup = dir.join("setup.xml");
+        let abs = if cfg!(windows) { "C:\\data\\static.trc" } else { "/data/static.trc" };
+        let text = format!(
+            "<OpenSimDocument><ScaleTool><GenericModelMaker><marker_set_file>sub/m.xml</marker_set_file></GenericModelMaker><ModelScaler><marker_file>{abs}</marker_file></ModelScaler></ScaleTool></OpenSimDocument>"
+        );
+        std::fs::write(&setup, text).unwrap();
+        let s = read_setup(&setup);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let s = s.unwrap();
+        assert_eq!(s.marker_set_file, Some(dir.join("sub/m.xml")));
+        assert_eq!(s.marker_file.as_deref(), Some(Path::new(abs)));
+    }
 }
