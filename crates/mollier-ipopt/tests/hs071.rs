@@ -120,3 +120,81 @@ fn unknown_options_are_refused() {
     let mut p = Hs071 { exact_hessian: true, panic_in_gradient: false };
     assert!(matches!(solve(&mut p, &[1.0; 4], &[("no_such_option", Value::Int(1))]), Err(Error::Option(_))));
 }
+
+/// HS071 whose callbacks note when they run (and sleep, so that a solve spans some milliseconds).
+struct Timed {
+    inner: Hs071,
+    seen: Vec<std::time::Instant>,
+}
+
+impl Nlp for Timed {
+    fn n(&self) -> usize {
+        self.inner.n()
+    }
+    fn m(&self) -> usize {
+        self.inner.m()
+    }
+    fn bounds(&self, x_l: &mut [f64], x_u: &mut [f64], g_l: &mut [f64], g_u: &mut [f64]) {
+        self.inner.bounds(x_l, x_u, g_l, g_u)
+    }
+    fn objective(&mut self, x: &[f64]) -> Option<f64> {
+        self.seen.push(std::time::Instant::now());
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let f = self.inner.objective(x);
+        self.seen.push(std::time::Instant::now());
+        f
+    }
+    fn gradient(&mut self, x: &[f64], g: &mut [f64]) -> bool {
+        self.seen.push(std::time::Instant::now());
+        self.inner.gradient(x, g)
+    }
+    fn constraints(&mut self, x: &[f64], g: &mut [f64]) -> bool {
+        self.seen.push(std::time::Instant::now());
+        self.inner.constraints(x, g)
+    }
+    fn jacobian_structure(&self) -> Vec<(usize, usize)> {
+        self.inner.jacobian_structure()
+    }
+    fn jacobian(&mut self, x: &[f64], v: &mut [f64]) -> bool {
+        self.seen.push(std::time::Instant::now());
+        self.inner.jacobian(x, v)
+    }
+    fn hessian_structure(&self) -> Option<Vec<(usize, usize)>> {
+        self.inner.hessian_structure()
+    }
+    fn hessian(&mut self, x: &[f64], s: f64, l: &[f64], v: &mut [f64]) -> bool {
+        self.seen.push(std::time::Instant::now());
+        self.inner.hessian(x, s, l, v)
+    }
+}
+
+/// Two threads start a solve at the same moment; `solve`'s lock must run them one after the other
+/// (IPOPT 3.11's MUMPS is not reentrant): every callback of one solve comes before every callback
+/// of the other.
+#[test]
+fn solves_on_two_threads_run_one_after_the_other() {
+    if !ipopt_here("hs071 two threads") {
+        return;
+    }
+    let start = std::sync::Barrier::new(2);
+    let spans: Vec<(std::time::Instant, std::time::Instant)> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut p =
+                        Timed { inner: Hs071 { exact_hessian: true, panic_in_gradient: false }, seen: Vec::new() };
+                    start.wait();
+                    let s = solve(&mut p, &[1.0, 5.0, 5.0, 1.0], &[]).expect("solves");
+                    assert!(s.converged(), "{}", s.status_name());
+                    (*p.seen.iter().min().unwrap(), *p.seen.iter().max().unwrap())
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().expect("the thread's solve")).collect()
+    });
+    let (a, b) = (spans[0], spans[1]);
+    let t0 = a.0.min(b.0);
+    let ms =
+        |s: (std::time::Instant, std::time::Instant)| ((s.0 - t0).as_secs_f64() * 1e3, (s.1 - t0).as_secs_f64() * 1e3);
+    assert!(a.1 < b.0 || b.1 < a.0, "the solves overlapped: {:?} ms and {:?} ms", ms(a), ms(b));
+}
