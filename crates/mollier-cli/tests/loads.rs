@@ -126,7 +126,10 @@ fn the_gait2354_walk_with_its_force_plates_matches_opensim_s_inverse_dynamics() 
         .join("Gait2354_Simbody");
     let (osim, xml) = (models.join("subject01_simbody.osim"), models.join("subject01_walk1_grf.xml"));
     if !osim.exists() || !xml.exists() || !models.join("subject01_walk1_grf.mot").exists() {
-        println!("SKIPPED: the gait2354 inverse dynamics: no {} (run tools/fetch-opensim-models)", xml.display());
+        mollier_core::shared_data::skip(
+            "the_gait2354_walk_with_its_force_plates_matches_opensim_s_inverse_dynamics",
+            &format!("no {} (run tools/fetch-opensim-models)", xml.display()),
+        );
         return;
     }
     let reference: serde_json::Value = serde_json::from_str(

@@ -83,7 +83,10 @@ fn compare_needs_the_same_frames_and_forces() {
 #[test]
 fn a_png_is_written_at_the_size_asked() {
     if mollier_view::snapshot::browser().is_none() {
-        eprintln!("SKIPPED: a_png_is_written_at_the_size_asked: no Chromium (apt-get install chromium)");
+        mollier_core::shared_data::skip(
+            "a_png_is_written_at_the_size_asked",
+            "no Chromium (apt-get install chromium, or tools/test-viewer --install-only as root)",
+        );
         return;
     }
     let dir = scratch("png");

@@ -4,7 +4,6 @@
 //! `.cache/opensim-models` with `Geometry/` (tools/fetch-opensim-models); skipped, saying so,
 //! without it.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 fn folder() -> PathBuf {
@@ -23,10 +22,9 @@ fn arm26_meshes_are_taken_over_from_the_geometry_folder() {
     let dir = folder();
     let (osim, geometry) = (dir.join("arm26.osim"), dir.join("Geometry"));
     if !osim.is_file() || !geometry.is_dir() {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "SKIPPED: arm26_meshes_are_taken_over_from_the_geometry_folder: no {} with Geometry/ (tools/fetch-opensim-models brings them)",
-            osim.display()
+        mollier_core::shared_data::skip(
+            "arm26_meshes_are_taken_over_from_the_geometry_folder",
+            &format!("no {} with Geometry/ (tools/fetch-opensim-models brings them)", osim.display()),
         );
         return;
     }

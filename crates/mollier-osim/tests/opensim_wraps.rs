@@ -7,7 +7,6 @@
 //! ellipsoid algorithm; several wrap objects on one stretch, which OpenSim wraps one after the
 //! other). Each posture is solved from the default pose.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -39,10 +38,12 @@ fn muscles_agree_with_opensim_at_random_postures() {
         let file = model["file"].as_str().unwrap();
         assert!(model["postures"].as_array().unwrap().len() >= 10);
         if !model_path(file).is_file() {
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "SKIPPED: {file}: {} is absent (tools/fetch-opensim-models; the shared data for DAS3)",
-                model_path(file).display()
+            mollier_core::shared_data::skip(
+                &format!("muscles_agree_with_opensim_at_random_postures {file}"),
+                &format!(
+                    "{} is absent (tools/fetch-opensim-models; the shared data for DAS3)",
+                    model_path(file).display()
+                ),
             );
             continue;
         }

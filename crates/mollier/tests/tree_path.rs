@@ -142,11 +142,13 @@ fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join(".cache/opensim-models"));
     let registry = mollier::registry();
-    let mut seen = 0;
     for file in ["gait10dof18musc.osim", "gait2354_simbody.osim", "gait2392_thelen2003muscle.osim"] {
         let path = dir.join(file);
         if !path.is_file() {
-            println!("SKIPPED {file}: not in {} (run tools/fetch-opensim-models)", dir.display());
+            mollier_core::shared_data::skip(
+                &format!("the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models {file}"),
+                &format!("not in {} (run tools/fetch-opensim-models)", dir.display()),
+            );
             continue;
         }
         let c = mollier::load(&path, &registry).unwrap_or_else(|d| panic!("{file}: {}", d.render()));
@@ -155,9 +157,5 @@ fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
         let second = file.starts_with("gait10dof");
         let d = compare(file, &c.model, second).unwrap_or_else(|| panic!("{file}: a tree, but no tree path"));
         println!("{file}: largest relative difference {d:.1e}");
-        seen += 1;
-    }
-    if seen == 0 {
-        println!("SKIPPED: no OpenSim gait model fetched");
     }
 }
