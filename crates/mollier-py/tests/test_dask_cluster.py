@@ -200,8 +200,9 @@ def test_the_cluster_runs_with_the_sweeps_dask_settings(cluster):
             k: pc.callback_time for k, pc in dask_worker.periodic_callbacks.items()}).values():
         assert "profile" not in callbacks and callbacks["tick"] == 1000, callbacks
         assert callbacks["monitor"] == 5000 and callbacks["memory_monitor"] == 1000, callbacks
-    assert cluster.client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.periodic_callbacks["tick"].callback_time) \
-        == 1000
+    tick = cluster.client.run_on_scheduler(
+        lambda dask_scheduler: dask_scheduler.periodic_callbacks["tick"].callback_time)
+    assert tick == 1000
 
 
 def test_a_client_killed_mid_sweep_reruns_only_the_missing_tasks(cluster, reference, tmp_path):
