@@ -38,7 +38,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 import mollier
-from mollier.sweep import ModelFiles, ResultsDir, SweepError, Task, run
+from mollier.sweep import DASK_CONFIG, ModelFiles, ResultsDir, SweepError, Task, run
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOULDER = ROOT / "models" / "shoulder"
@@ -122,11 +122,15 @@ def grid(loads: Sequence[float], margins: Sequence[float], criteria: Sequence[st
 
 def local_cluster(workers: int, **kwargs):
     """A LocalCluster of ``workers`` single-threaded worker processes, each solving its frames
-    on one thread (``RAYON_NUM_THREADS=1``): Dask spreads the work, not rayon inside a task."""
+    on one thread (``RAYON_NUM_THREADS=1``): Dask spreads the work, not rayon inside a task.
+    Started with :data:`mollier.sweep.DASK_CONFIG` (the scheduler and the nannies read it at
+    their start and hand it to the workers)."""
+    import dask
     from dask.distributed import LocalCluster
 
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                        env={"RAYON_NUM_THREADS": "1"}, **kwargs)
+    with dask.config.set(DASK_CONFIG):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                            env={"RAYON_NUM_THREADS": "1"}, **kwargs)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

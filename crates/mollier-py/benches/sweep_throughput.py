@@ -6,7 +6,12 @@ abduction in chunks of `--chunk`) run into a fresh results directory, in alterna
 sequentially in this process (`mollier.sweep.run(None, ...)`), on a LocalCluster of 1 and of 2
 single-threaded workers. A busy machine slows the runs of a round alike, so the figures are the
 ratios within each round (median, and the range over the rounds). The clusters are started and
-warmed (a first run: imports, each variant compiled once per worker) before the rounds.
+warmed (a first run: imports, each variant compiled once per worker) before the rounds. The
+sweep's defaults apply (`mollier.sweep.DASK_CONFIG`; consecutive tasks of a model sent as one
+Dask task). Each round also counts CPU seconds (Linux's /proc): the sequential run's, and for the
+run on 2 workers this process's (client and the LocalCluster's scheduler) and the workers'. They
+hardly change with the load of other processes, so `sequential / (all / 2 cores)` says what the
+run allows on 2 idle cores (an upper bound: it assumes the two cores are never idle).
 
 Per frame, in alternated rounds: the first task of criterion (b) (`--chunk` frames) in this
 process, warm (the median of `--calls` calls of `mollier.sweep.solve_inverse`: the motion's
@@ -40,6 +45,22 @@ def timed(run):
     start = time.perf_counter()
     run()
     return time.perf_counter() - start
+
+
+def cpu_s(pid):
+    """CPU seconds (user and system) the process `pid` has used (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_timed(run, workers):
+    """`run()`'s wall time, and the CPU seconds it cost this process (client, and a
+    LocalCluster's scheduler) and the worker processes `workers` (pids). CPU seconds hardly
+    change with the other processes' load; the wall time does."""
+    before = [cpu_s(p) for p in [os.getpid(), *workers]]
+    wall = timed(run)
+    used = [cpu_s(p) - b for p, b in zip([os.getpid(), *workers], before)]
+    return wall, used[0], sum(used[1:])
 
 
 def task_ms(task, calls):
@@ -109,20 +130,31 @@ def main():
         for client in (one, two):  # warm-up: imports, each variant compiled on each worker
             sweep.run(client, work, sweep.ResultsDir(next(out)))
         sweep.run(None, work, sweep.ResultsDir(next(out)))
-        rows = []
+        rows, cpus = [], []
+        pids = list(two.run(os.getpid).values())
         for r in range(a.rounds):
-            seq = timed(lambda: sweep.run(None, work, sweep.ResultsDir(next(out))))
+            seq, seq_cpu, _ = cpu_timed(lambda: sweep.run(None, work, sweep.ResultsDir(next(out))), [])
             w1 = timed(lambda: sweep.run(one, work, sweep.ResultsDir(next(out))))
-            w2 = timed(lambda: sweep.run(two, work, sweep.ResultsDir(next(out))))
+            w2, client_cpu, workers_cpu = cpu_timed(lambda: sweep.run(two, work, sweep.ResultsDir(next(out))), pids)
             rows.append((seq, w1, w2))
+            cpus.append((seq_cpu, client_cpu, workers_cpu))
             print(f"round {r + 1}: sequential {seq:.2f} s ({frames / seq:.0f} frames/s), 1 worker {w1:.2f} s, "
-                  f"2 workers {w2:.2f} s: 2 workers / sequential {seq / w2:.2f}x, / 1 worker {w1 / w2:.2f}x")
+                  f"2 workers {w2:.2f} s: 2 workers / sequential {seq / w2:.2f}x, / 1 worker {w1 / w2:.2f}x; "
+                  f"CPU s: sequential {seq_cpu:.2f}, 2 workers' run: client and scheduler {client_cpu:.2f}, "
+                  f"workers {workers_cpu:.2f}; load average {os.getloadavg()[0]:.1f}", flush=True)
     for name, k in (("1 worker / sequential", 1), ("2 workers / sequential", 2)):
         ratios = [row[0] / row[k] for row in rows]
         print(f"{name}: median {statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f}x)")
     ratios = [row[1] / row[2] for row in rows]
     print(f"2 workers / 1 worker: median {statistics.median(ratios):.2f}x "
           f"(rounds {min(ratios):.2f}-{max(ratios):.2f}x)")
+    # what the CPU seconds allow on 2 idle cores: the sequential run's CPU against the 2
+    # workers' run's CPU shared by the two cores (an upper bound: it assumes perfect packing)
+    bound = [c[0] / ((c[1] + c[2]) / 2) for c in cpus]
+    print(f"CPU s a run: sequential {statistics.median([c[0] for c in cpus]):.2f}; 2 workers' run: client and "
+          f"scheduler {statistics.median([c[1] for c in cpus]):.2f}, workers "
+          f"{statistics.median([c[2] for c in cpus]):.2f}; sequential / (all / 2 cores): median "
+          f"{statistics.median(bound):.2f}x (rounds {min(bound):.2f}-{max(bound):.2f}x)")
 
 
 if __name__ == "__main__":

@@ -74,6 +74,43 @@ def test_dask_equals_the_sequential_sweep(work, sequential, cluster, tmp_path):
     pd.testing.assert_frame_equal(sweep.read_table(report.table), sequential, check_exact=True)
 
 
+def test_the_local_cluster_runs_with_the_sweeps_dask_settings(cluster):
+    """The example's LocalCluster starts its scheduler and workers with `DASK_CONFIG`: no
+    statistical profiler sampling the task's thread every 10 ms, the monitors at 1-5 s (an idle
+    worker's CPU 43 -> 4 ms a second here)."""
+    for callbacks in cluster.run(lambda dask_worker: {k: pc.callback_time
+                                                      for k, pc in dask_worker.periodic_callbacks.items()}).values():
+        assert "profile" not in callbacks and callbacks["tick"] == 1000, callbacks
+        assert callbacks["monitor"] == 5000 and callbacks["memory_monitor"] == 1000, callbacks
+
+
+def test_tasks_sent_together_are_kept_one_by_one(work, sequential, cluster, tmp_path):
+    """Tasks sent to a worker as one Dask task (`batch`, consecutive chunks of one model) give
+    the same table, each task its own file; a task that raises among them is named, and the
+    tasks before it in its Dask task are kept."""
+    # groups: consecutive tasks of one model, at most `batch`; by default enough for 40
+    # frames while every worker thread gets 4 Dask tasks
+    assert [len(g) for g in sweep._groups(work, 1)] == [1] * 8
+    assert [len(g) for g in sweep._groups(work, 3)] == [2] * 4
+    assert [sweep._group_size(n, work, None) for n in (1, 2)] == [2, 1] and sweep._group_size(2, work, 3) == 3
+    with pytest.raises(ValueError, match="batch"):
+        sweep._group_size(2, work, 0)
+    with distributed.get_task_stream(cluster) as stream:
+        report = sweep.run(cluster, work, sweep.ResultsDir(tmp_path / "sweep"), batch=2)
+    keys = {x["key"] for x in stream.data if str(x["key"]).startswith("sweep-")}
+    # 4 variants of 2 chunks: 4 Dask tasks of 2, their keys ending with the tasks' ids
+    assert sorted(len(k.split("-")[-1].split(".")) for k in keys) == [2, 2, 2, 2], keys
+    assert {i for k in keys for i in k.split("-")[-1].split(".")} == {t.id[:8] for t in work}
+    assert (report.ran, len(list((tmp_path / "sweep" / "tasks").iterdir()))) == (8, 8)
+    pd.testing.assert_frame_equal(sweep.read_table(report.table), sequential, check_exact=True)
+    bad = sweep.Task("bad-task", work[0].files, "z", work[1].time, work[1].q, work[1].columns)
+    out = sweep.ResultsDir(tmp_path / "bad")
+    with pytest.raises(sweep.SweepError, match=r"^task bad-task \(id [0-9a-f]+\) raised: ValueError: .*criterion"):
+        sweep.run(cluster, [work[0], bad], out, batch=2)
+    out.close()
+    assert [f.name for f in (tmp_path / ".bad.partial" / "tasks").iterdir()] == [f"{work[0].id}.npz"]
+
+
 def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(work, sequential, cluster, tmp_path):
     killed = []
 
@@ -190,3 +227,25 @@ def test_a_task_does_not_import_pandas_on_the_worker(work):
                                str(Path(d, "muscles.csv"))], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_csv_table_is_what_pandas_writes_byte_for_byte(work, tmp_path):
+    """The sweep's CSV is written without pandas (a third of the time, and no `import pandas` in
+    the client): byte for byte what `DataFrame.to_csv` writes of the same rows, with a failed
+    frame's NaN, labels whose values numpy makes float (an int beside a float), a label that is
+    not a number, and a status that CSV must quote."""
+    raws = [sweep.solve_inverse(sweep._ship(t.files), t.criterion, t.time, t.q, t.columns) for t in work[:3]]
+    raws[1]["values"][1, 3] = np.nan
+    raws[2]["values"][0, 0] = -0.0
+    raws[2]["values"][1, 1] = 1e-300
+    raws[2]["status"][1] = 'failed: "x", y'
+    labels = [(("load", 0), ("name", "a,b"), ("on", True)), (("load", 2.5), ("name", "c"), ("on", False)),
+              (("load", 7), ("name", "d"), ("on", True))]
+    parts = [(sweep.Task(f"t{i}", t.files, t.criterion, t.time, t.q, t.columns, labels=labels[i]), r)
+             for i, (t, r) in enumerate(zip(work[:3], raws))]
+    rows = sweep._write_csv(parts, tmp_path / "own.csv")
+    sweep._table(parts).to_csv(tmp_path / "pandas.csv", index=False, float_format=None, na_rep="")
+    assert rows == sum(len(r["time"]) for r in raws)
+    assert (tmp_path / "own.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()
+    back = sweep.read_table(tmp_path / "own.csv")
+    assert np.isnan(back.iloc[3, 7]) and back["load"].tolist()[::2] == [0.0, 2.5, 7.0]

@@ -49,7 +49,7 @@ class Cluster:
     """A scheduler and two nanny-managed workers on 127.0.0.1; `client` is the test's own."""
 
     def __init__(self, tmp: Path, allowed_failures: int):
-        env = {**os.environ, "RAYON_NUM_THREADS": "1",
+        env = {**os.environ, "RAYON_NUM_THREADS": "1", **sweep.dask_env(),
                "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
         self.file = tmp / "scheduler.json"
         self.log = open(tmp / "cluster.log", "w")
@@ -192,6 +192,19 @@ def test_every_worker_killed_mid_sweep_the_sweep_completes_unchanged(cluster, re
     assert not set(cluster.worker_pids()) & set(before), "the workers were not replaced"
 
 
+def test_the_cluster_runs_with_the_sweeps_dask_settings(cluster):
+    """`dask worker` and `dask scheduler` started with `mollier.sweep.dask_env()` (as
+    docs/scale-out.md says) run without the dashboard's profiler and with the slow monitors of
+    `DASK_CONFIG`; the heartbeat is Dask's own."""
+    for callbacks in cluster.client.run(lambda dask_worker: {
+            k: pc.callback_time for k, pc in dask_worker.periodic_callbacks.items()}).values():
+        assert "profile" not in callbacks and callbacks["tick"] == 1000, callbacks
+        assert callbacks["monitor"] == 5000 and callbacks["memory_monitor"] == 1000, callbacks
+    tick = cluster.client.run_on_scheduler(
+        lambda dask_scheduler: dask_scheduler.periodic_callbacks["tick"].callback_time)
+    assert tick == 1000
+
+
 def test_a_client_killed_mid_sweep_reruns_only_the_missing_tasks(cluster, reference, tmp_path):
     table, work = reference
     out = tmp_path / "sweep"
@@ -217,10 +230,11 @@ def test_a_client_killed_mid_sweep_reruns_only_the_missing_tasks(cluster, refere
     missing = TASKS - len(kept)
     assert f"{TASKS} tasks: {len(kept)} already done, {missing} run" in stdout, stdout
     # counted by the scheduler, not by the sweep: the tasks the workers ran for the rerun
+    # (a Dask task's key ends with the ids of the sweep's tasks it ran, several to a Dask task)
     ran = {r["key"] for r in cluster.client.get_task_stream(start=start) if str(r["key"]).startswith("sweep-")}
-    assert len(ran) == missing, sorted(ran)
-    ids_run = {k.split("-")[-1] for k in ran}
-    assert ids_run == {t.id[:8] for t in work if f"{t.id}.npz" not in kept}
+    ids_run = [i for k in ran for i in k.split("-")[-1].split(".")]
+    assert len(ids_run) == missing, sorted(ran)
+    assert set(ids_run) == {t.id[:8] for t in work if f"{t.id}.npz" not in kept}
     got, summary = _table_of(out)
     pd.testing.assert_frame_equal(got, table, check_exact=True)
     assert summary["run"] == {"tasks": TASKS, "skipped": len(kept), "ran": missing, "resubmitted": 0}

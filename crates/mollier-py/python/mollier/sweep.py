@@ -20,6 +20,10 @@ makes it robust:
   runs again.
 - **The first call paid once.** A worker process compiles a model once per content
   (:func:`compiled`, keyed by the files' digest) and keeps it for its later tasks.
+- **Dask's own cost amortized.** Consecutive tasks of one model go to a worker as one Dask
+  task (:func:`solve_group`), two in flight per worker thread; the cluster runs with
+  :data:`DASK_CONFIG` (no dashboard profiler sampling the solves). A task's identity, file and
+  rows do not depend on how it travelled.
 
 Runs with ``client=None`` run the tasks in this process, one after the other (the reference a
 cluster's run is compared with).
@@ -30,9 +34,11 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
+import time
 import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -43,9 +49,30 @@ import numpy as np
 
 from . import Model, __version__, load
 
-__all__ = ["ModelFiles", "ResultsDir", "SweepError", "SweepReport", "Task", "compiled", "run", "solve_inverse"]
+__all__ = ["DASK_CONFIG", "ModelFiles", "ResultsDir", "SweepError", "SweepReport", "Task", "compiled", "dask_env",
+           "run", "solve_group", "solve_inverse"]
 
 SUMMARY = "summary.json"
+
+#: Dask settings for a sweep's cluster: the periodic work every Dask process does for the
+#: dashboard — the statistical profiler sampling the task's thread every 10 ms, the event loop's
+#: 20 ms tick, the system monitor every 0.5 s, the memory monitor every 0.1 s — cost an idle
+#: worker 43 ms of CPU a second here, and 4 ms with these (docs/scale-out.md). Heartbeats, and so
+#: how soon a lost worker is noticed, are unchanged. Set them where the cluster is started
+#: (``dask.config.set(DASK_CONFIG)`` around a ``LocalCluster``; :func:`dask_env` for ``dask
+#: worker`` and ``dask scheduler``).
+DASK_CONFIG: Dict[str, Any] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+
+
+def dask_env() -> Dict[str, str]:
+    """:data:`DASK_CONFIG` as the environment variables Dask's commands read
+    (``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``, ...)."""
+    return {"DASK_" + k.upper().replace(".", "__").replace("-", "_"): str(v) for k, v in DASK_CONFIG.items()}
 TASKS = "tasks"
 
 
@@ -176,6 +203,14 @@ def _ship(files: ModelFiles) -> Tuple[str, str, Dict[str, str]]:
     return (files.digest, files.main, dict(files.texts))
 
 
+def _same_columns(parts: Sequence[Tuple[Task, Dict[str, Any]]]) -> None:
+    """Every task of a sweep has the first task's columns and labels: one table holds them."""
+    task0, raw0 = parts[0]
+    for t, raw in parts:
+        if list(raw["columns"]) != list(raw0["columns"]) or [k for k, _ in t.labels] != [k for k, _ in task0.labels]:
+            raise SweepError(f"task {t.name} has other columns than task {task0.name}: one table cannot hold both")
+
+
 def _table(parts: Sequence[Tuple[Task, Dict[str, Any]]]):
     """The rows of tasks as one DataFrame, in the order given: each task's labels, ``time``,
     its values, ``status`` (the columns of the first task; every task of a sweep has them)."""
@@ -183,10 +218,8 @@ def _table(parts: Sequence[Tuple[Task, Dict[str, Any]]]):
 
     if not parts:
         return pd.DataFrame()
+    _same_columns(parts)
     task0, raw0 = parts[0]
-    for t, raw in parts:
-        if list(raw["columns"]) != list(raw0["columns"]) or [k for k, _ in t.labels] != [k for k, _ in task0.labels]:
-            raise SweepError(f"task {t.name} has other columns than task {task0.name}: one table cannot hold both")
     rows = [len(raw["time"]) for _, raw in parts]
     data: Dict[str, Any] = {}
     for j, (name, _) in enumerate(task0.labels):
@@ -197,6 +230,40 @@ def _table(parts: Sequence[Tuple[Task, Dict[str, Any]]]):
         data[name] = values[:, j]
     data["status"] = [s for _, raw in parts for s in raw["status"]]
     return pd.DataFrame(data)
+
+
+def _cell(x: Any) -> str:
+    """A number as pandas' ``to_csv`` writes it: ``repr`` (the shortest text that reads back to
+    the same float64), NaN as an empty cell."""
+    if isinstance(x, float):
+        return "" if x != x else repr(x)
+    return str(x)
+
+
+def _write_csv(parts: Sequence[Tuple[Task, Dict[str, Any]]], path: Path) -> int:
+    """The table of :func:`_table` written as CSV without pandas, byte for byte what
+    ``_table(parts).to_csv(index=False)`` writes (tested), in a third of its time and without
+    importing pandas (0.3-0.9 s) into the client; the number of rows."""
+    import csv
+
+    rows = 0
+    with open(path, "w", newline="") as f:
+        out = csv.writer(f, lineterminator="\n")
+        if parts:
+            _same_columns(parts)
+            task0, raw0 = parts[0]
+            out.writerow([*(k for k, _ in task0.labels), "time", *raw0["columns"], "status"])
+        # a label column takes the type numpy gives its values together, as in _table
+        labels = [np.array([t.labels[j][1] for t, _ in parts]).tolist() for j in range(len(parts[0][0].labels))] \
+            if parts else []
+        for i, (t, raw) in enumerate(parts):
+            row_labels = [_cell(column[i]) for column in labels]
+            numbers = np.column_stack([raw["time"], raw["values"]]).tolist()
+            out.writerows([*row_labels, *map(_cell, row), status] for row, status in zip(numbers, raw["status"]))
+            rows += len(numbers)
+        f.flush()
+        os.fsync(f.fileno())
+    return rows
 
 
 class ResultsDir:
@@ -238,6 +305,7 @@ class ResultsDir:
         except OSError as e:
             raise SweepError(f"cannot write `{self.staging}`: {e.strerror or e}") from None
         self._lock = self._take_lock()
+        self._written: Dict[str, Dict[str, Any]] = {}
 
     def _take_lock(self):
         import fcntl
@@ -276,13 +344,19 @@ class ResultsDir:
         written to a temporary file, then renamed, so that it is whole or absent."""
         path = self.staging / TASKS / self._file(task_id)
         temp = path.with_name(f".{task_id}.tmp.npz")
-        np.savez(temp, time=np.asarray(raw["time"], dtype=np.float64),
-                 values=np.asarray(raw["values"], dtype=np.float64),
-                 columns=np.array(raw["columns"], dtype=str), status=np.array(raw["status"], dtype=str))
+        kept = {"time": np.asarray(raw["time"], dtype=np.float64),
+                "values": np.asarray(raw["values"], dtype=np.float64),
+                "columns": [str(c) for c in raw["columns"]], "status": [str(c) for c in raw["status"]]}
+        np.savez(temp, time=kept["time"], values=kept["values"], columns=np.array(kept["columns"], dtype=str),
+                 status=np.array(kept["status"], dtype=str))
         os.replace(temp, path)
+        self._written[task_id] = kept
 
     def read(self, task_id: str) -> Dict[str, Any]:
-        """A finished task's result, as written."""
+        """A finished task's result, as written (kept in memory when written by this process:
+        the commit does not read back what it just wrote, a millisecond a task)."""
+        if task_id in self._written:
+            return self._written[task_id]
         with np.load(self.staging / TASKS / self._file(task_id), allow_pickle=False) as z:
             return {"time": z["time"], "values": z["values"], "columns": [str(c) for c in z["columns"]],
                     "status": [str(c) for c in z["status"]]}
@@ -305,10 +379,9 @@ class ResultsDir:
                 path.unlink(missing_ok=True)
                 raise SweepError(f"`{path}` (task {t.name}) cannot be read ({e}): removed; run the sweep "
                                  f"again to compute that task anew") from None
-        table = _table(parts)
         table_file = f"table.{self.fmt}"
-        _write_table(table, self.staging / table_file, self.fmt)
-        body = {"complete": True, "table": table_file, "rows": len(table), "mollier": __version__,
+        rows = _write_table(parts, self.staging / table_file, self.fmt)
+        body = {"complete": True, "table": table_file, "rows": rows, "mollier": __version__,
                 "tasks": [{"id": t.id, "name": t.name} for t in tasks]}
         body.update(summary)
         with open(self.staging / SUMMARY, "w") as f:
@@ -338,14 +411,16 @@ class ResultsDir:
         self._lock.close()
 
 
-def _write_table(frame, path: Path, fmt: str) -> None:
-    """CSV with repr-exact numbers and NaN as an empty cell (as Mollier's tables), or Parquet."""
-    if fmt == "parquet":
-        frame.to_parquet(path, index=False, engine="pyarrow")
-    else:
-        frame.to_csv(path, index=False, float_format=None, na_rep="")
+def _write_table(parts: Sequence[Tuple[Task, Dict[str, Any]]], path: Path, fmt: str) -> int:
+    """The tasks' rows as CSV with repr-exact numbers and NaN as an empty cell (as Mollier's
+    tables), or Parquet; the number of rows."""
+    if fmt != "parquet":
+        return _write_csv(parts, path)
+    frame = _table(parts)
+    frame.to_parquet(path, index=False, engine="pyarrow")
     with open(path, "rb+") as f:
         os.fsync(f.fileno())
+    return len(frame)
 
 
 def read_table(path: os.PathLike, fmt: Optional[str] = None):
@@ -398,13 +473,17 @@ def _cause(exc: BaseException) -> str:
 
 
 def run(client, tasks: Sequence[Task], results: ResultsDir, *, retries: int = 3,
-        on_done: Optional[Callable[[Task], None]] = None, summary: Optional[Dict[str, Any]] = None) -> SweepReport:
+        on_done: Optional[Callable[[Task], None]] = None, summary: Optional[Dict[str, Any]] = None,
+        batch: Optional[int] = None) -> SweepReport:
     """Run the tasks not finished yet in ``results`` on the Dask ``client`` (``None``: in this
     process, one after another), writing each one's table as it finishes, then commit the
     results directory. A task lost with its worker is submitted again, up to ``retries`` times;
     a task that raises, or is lost more often, stops the sweep with :class:`SweepError` (the
     finished tasks are kept for a rerun). ``on_done(task)`` is called after each task's table is
-    written."""
+    written. ``batch``: tasks sent to a worker in one Dask task (consecutive tasks of one model;
+    by default as many as leave 4 Dask tasks per worker thread, at most 8), since a Dask task's
+    own cost on scheduler, client and worker is that of a few frames' solve; a task's identity,
+    file and rows do not depend on it."""
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         first = next(t for t in tasks if ids.count(t.id) > 1)
@@ -422,14 +501,77 @@ def run(client, tasks: Sequence[Task], results: ResultsDir, *, retries: int = 3,
             if on_done:
                 on_done(t)
     else:
-        resubmitted = _run_dask(client, todo, results, retries, on_done)
+        resubmitted = _run_dask(client, todo, results, retries, on_done, batch)
     table = results.commit(tasks, {"run": {"tasks": len(tasks), "skipped": skipped, "ran": len(todo),
                                            "resubmitted": resubmitted}, **(summary or {})})
     return SweepReport(len(tasks), skipped, len(todo), resubmitted, table)
 
 
+def _groups(todo: Sequence[Task], size: int) -> List[List[Task]]:
+    """The tasks in order, cut into groups of at most ``size`` consecutive tasks of one model."""
+    groups: List[List[Task]] = []
+    for t in todo:
+        last = groups[-1] if groups else None
+        if last and len(last) < size and last[0].files.digest == t.files.digest:
+            last.append(t)
+        else:
+            groups.append([t])
+    return groups
+
+
+#: Frames a Dask task should solve at least: a Dask task's own cost (scheduler, client and
+#: worker) is ~5-10 ms of CPU on this machine, a few frames' solve (docs/scale-out.md).
+FRAMES_PER_DASK_TASK = 40
+
+
+class _Threads:
+    """The cluster's worker threads (at least 1: workers may be on their way), asked of the
+    scheduler at most once a second (a cluster grows and shrinks; a round trip a Dask task
+    would cost as much as the Dask task), the last count kept while it cannot be asked."""
+
+    def __init__(self, client) -> None:
+        self.client, self.count, self.asked = client, 1, -math.inf
+
+    def __call__(self) -> int:
+        now = time.monotonic()
+        if now - self.asked >= 1.0:
+            self.asked = now
+            try:
+                self.count = max(1, sum(self.client.nthreads().values()))
+            except Exception:  # noqa: BLE001 - a scheduler being lost: the sweep's loop says so
+                pass
+        return self.count
+
+
+def _group_size(threads: int, todo: Sequence[Task], batch: Optional[int]) -> int:
+    """Tasks per Dask task: ``batch``, or by default enough for :data:`FRAMES_PER_DASK_TASK`
+    frames, as long as every worker thread still gets 4 Dask tasks."""
+    if batch is not None:
+        if batch < 1:
+            raise ValueError(f"batch is a number of tasks >= 1, not {batch}")
+        return batch
+    if not todo:
+        return 1
+    frames = sum(len(t.time) for t in todo) / len(todo)
+    return max(1, min(math.ceil(FRAMES_PER_DASK_TASK / max(frames, 1)), len(todo) // (4 * threads)))
+
+
+def solve_group(shipped: Tuple[str, str, Mapping[str, str]], specs: Sequence[Tuple[Any, ...]]) -> List[Dict[str, Any]]:
+    """Several tasks of one model in one Dask task: :func:`solve_inverse` of each ``spec``
+    (``(criterion, time, q, columns, cone, static)``), in order. A task that raises gives
+    ``{"failed": "Type: message"}`` in its place (a pure function fails the same way again:
+    the client stops the sweep naming it)."""
+    out: List[Dict[str, Any]] = []
+    for spec in specs:
+        try:
+            out.append(solve_inverse(shipped, *spec))
+        except Exception as e:  # noqa: BLE001 - named by the client
+            out.append({"failed": _cause(e)})
+    return out
+
+
 def _run_dask(client, todo: Sequence[Task], results: ResultsDir, retries: int,
-              on_done: Optional[Callable[[Task], None]]) -> int:
+              on_done: Optional[Callable[[Task], None]], batch: Optional[int] = None) -> int:
     from distributed import as_completed
 
     run_id = os.urandom(4).hex()  # a run's own keys: never shared with an earlier, released run
@@ -448,29 +590,43 @@ def _run_dask(client, todo: Sequence[Task], results: ResultsDir, retries: int,
         return f
 
     attempts: Dict[str, int] = {}
-    by_key: Dict[str, Task] = {}
+    by_key: Dict[str, List[Task]] = {}
 
-    def submit(t: Task):
-        n = attempts.get(t.id, 0)
-        attempts[t.id] = n + 1
-        key = f"sweep-{run_id}-{t.name}-{t.id[:8]}" + (f"-retry{n}" if n else "")
-        by_key[key] = t
-        return client.submit(solve_inverse, files_future(t.files), t.criterion, t.time, t.q, list(t.columns),
-                             t.cone, t.static, key=key, pure=False, retries=0)
+    def key(group: List[Task]) -> str:
+        n = attempts.get(group[0].id, 0)
+        for t in group:
+            attempts[t.id] = attempts.get(t.id, 0) + 1
+        # the tasks' ids in the key: the scheduler's task stream tells which tasks ran
+        k = f"sweep-{run_id}-{group[0].name}-" + ".".join(t.id[:8] for t in group) + (f"-retry{n}" if n else "")
+        by_key[k] = group
+        return k
+
+    def submit(groups: Sequence[List[Task]]):
+        # one graph for all: one message to the scheduler, not one a Dask task
+        specs = [[(t.criterion, t.time, t.q, list(t.columns), t.cone, t.static) for t in g] for g in groups]
+        return client.map(solve_group, [files_future(g[0].files) for g in groups], specs,
+                          key=[key(g) for g in groups], pure=False, retries=0)
 
     # the tasks finished since the last look are fetched in one round trip (a result() each
     # waited ~20 ms a task; as_completed's with_results, a gather per task at once, once broke
     # tornado's stream under load, and the lost gather hung the sweep)
-    futures = as_completed([submit(t) for t in todo])
+    # two Dask tasks in flight a worker thread, more as they finish: a thread never waits for
+    # the scheduler between two, and the scheduler gives the next to the thread that is free
+    # (Dask places a task with a dependency, the model's files, when it is submitted)
+    if not todo:
+        return 0
+    threads = _Threads(client)
+    waiting = list(reversed(_groups(todo, _group_size(threads(), todo, batch))))
+    futures = as_completed(submit([waiting.pop() for _ in range(min(len(waiting), 2 * threads()))]))
     resubmitted = 0
-    for batch in futures.batches():
-        finished = [f for f in batch if f.status == "finished"]
+    for done in futures.batches():
+        finished = [f for f in done if f.status == "finished"]
         try:
             fetched = dict(zip([f.key for f in finished], client.gather(finished))) if finished else {}
         except Exception:  # noqa: BLE001 - one of them was lost meanwhile: each is asked alone
             fetched = {}
-        for f in batch:
-            t = by_key.pop(f.key)
+        for f in done:
+            group = by_key.pop(f.key)
             if f.key in fetched:
                 result = fetched.pop(f.key)
             else:
@@ -480,34 +636,50 @@ def _run_dask(client, todo: Sequence[Task], results: ResultsDir, retries: int,
                     if isinstance(e, KeyboardInterrupt):
                         raise
                     result = e
-            if not isinstance(result, BaseException):
-                f.release()
-                results.write(t.id, result)
-                if on_done:
-                    on_done(t)
-                continue
             f.release()
-            e = result
+            if not isinstance(result, BaseException):
+                for t, raw in zip(group, result):
+                    if "failed" in raw:
+                        for other in list(futures.futures):
+                            other.cancel()
+                        raise SweepError(f"task {t.name} (id {t.id}) raised: {raw['failed']}")
+                    results.write(t.id, raw)
+                    if on_done:
+                        on_done(t)
+                continue
+            e, t = result, group[0]
+            what = f"task {t.name} (id {t.id})" + (f" and {len(group) - 1} more sent with it" if len(group) > 1 else "")
             if _lost(e) and attempts[t.id] <= retries and not _closed(client):
                 try:
-                    futures.add(submit(t))
-                    resubmitted += 1
+                    futures.add(submit([group])[0])
+                    resubmitted += len(group)
                     continue
                 except Exception as again:  # noqa: BLE001 - the client closed meanwhile, or named below
                     if not _closed(client):
-                        raise SweepError(f"task {t.name} (id {t.id}) could not be submitted again: "
-                                         f"{_cause(again)}") from None
+                        raise SweepError(f"{what} could not be submitted again: {_cause(again)}") from None
             if _closed(client):
                 # the scheduler is gone and the client gave up reconnecting: nothing more can run
-                raise SweepError(f"the scheduler was lost (the client could not reconnect and closed) while task "
-                                 f"{t.name} (id {t.id}) ran: {_cause(e)}; the tasks finished are kept in "
+                raise SweepError(f"the scheduler was lost (the client could not reconnect and closed) while "
+                                 f"{what} ran: {_cause(e)}; the tasks finished are kept in "
                                  f"{results.staging}: rerun against a scheduler to run only the others") from None
             for other in list(futures.futures):
                 other.cancel()
             tries = attempts[t.id]
             why = (f"was lost {tries} time{'s' if tries > 1 else ''} (its worker died, or the cluster "
                    f"forgot it)" if _lost(e) else "raised")
-            raise SweepError(f"task {t.name} (id {t.id}) {why}: {_cause(e)}") from None
+            raise SweepError(f"{what} {why}: {_cause(e)}") from None
+        room = 2 * threads() - futures.count()
+        if waiting and room > 0:
+            sent = [waiting.pop() for _ in range(min(len(waiting), room))]
+            try:
+                for f in submit(sent):
+                    futures.add(f)
+            except Exception as e:  # noqa: BLE001 - named in the one message
+                why = ("the scheduler was lost (the client could not reconnect and closed)" if _closed(client)
+                       else "it could not be submitted")
+                raise SweepError(f"task {sent[0][0].name} (id {sent[0][0].id}) did not start: {why}: {_cause(e)}; "
+                                 f"the tasks finished are kept in {results.staging}: rerun to run only the "
+                                 f"others") from None
     return resubmitted
 
 
