@@ -36,6 +36,53 @@ fn strings<'s>(v: &'s ParamValue, out: &mut HashSet<&'s str>) {
     }
 }
 
+/// The elements left in `spec` that only place nodes of their own, and those nodes: an element
+/// naming `[nodes]` positions that nothing else names (no other element, list, point or marker
+/// of `markers`), all of whose modes are held, as many as those nodes' coordinates (a muscle's
+/// moving path point, once the muscle is gone). The model's equations are then block
+/// triangular in them: the rest places the bodies alone, so both go without changing it.
+fn placing_only(
+    compiled: &Compiled,
+    spec: &mollier_format::ModelSpec,
+    markers: &[&str],
+) -> (HashSet<String>, HashSet<String>) {
+    let mut others: HashSet<&str> = markers.iter().copied().collect();
+    let lists = spec.fixed.iter().chain(&spec.inputs).chain(&spec.free);
+    others.extend(lists.flat_map(|f| [f.as_str(), f.rsplit_once('.').map_or(f.as_str(), |(p, _)| p)]));
+    for (_, body) in spec.bodies.0.iter() {
+        let given = std::iter::once(&body.origin).chain(body.points.0.iter().map(|(_, p)| p)).chain(&body.com);
+        others.extend(given.filter_map(|p| if let PointSpec::Name(n) = p { Some(n.as_str()) } else { None }));
+    }
+    let names: Vec<HashSet<&str>> = spec
+        .elements
+        .0
+        .iter()
+        .map(|(_, el)| {
+            let mut set = HashSet::new();
+            el.params.0.iter().for_each(|(_, v)| strings(v, &mut set));
+            set
+        })
+        .collect();
+    let (mut placers, mut private) = (HashSet::new(), HashSet::new());
+    for (k, (name, _)) in spec.elements.0.iter().enumerate() {
+        let own: Vec<&str> = names[k]
+            .iter()
+            .copied()
+            .filter(|n| spec.nodes.get(n).is_some_and(|node| node.position.is_some()))
+            .filter(|n| !others.contains(n) && names.iter().enumerate().all(|(j, set)| j == k || !set.contains(n)))
+            .collect();
+        let Some(el) = compiled.elements.iter().find(|e| e.name == *name) else { continue };
+        let model = &compiled.model;
+        let modes = model.element(el.id).layout().n_modes();
+        let held = (0..modes).all(|m| matches!(model.mode_role(model.mode_id(el.id, m)), ModeRole::Fixed(_)));
+        if !own.is_empty() && held && modes == 3 * own.len() {
+            placers.insert(name.clone());
+            private.extend(own.into_iter().map(str::to_string));
+        }
+    }
+    (placers, private)
+}
+
 /// `compiled` without its muscles' path elements (and without what names them: the free
 /// modes, load sharing, Hill muscles, loads and masses, which IK does not read) and without the
 /// bodies' points that nothing names but `markers` (`body.point` names), compiled with
@@ -48,6 +95,9 @@ pub(crate) fn without_muscles(compiled: &Compiled, registry: &Registry, markers:
     spec.elements.0.retain(|(name, _)| !removed.contains(name.as_str()));
     spec.free.retain(|f| !removed.contains(f.split_once('.').map_or(f.as_str(), |(el, _)| el)));
     (spec.muscles, spec.load_sharing, spec.loads, spec.gravity) = (Named::default(), None, Named::default(), None);
+    let (placers, private) = placing_only(compiled, &spec, markers);
+    spec.elements.0.retain(|(name, _)| !placers.contains(name));
+    spec.nodes.0.retain(|(name, _)| !private.contains(name));
     // what names a point: the elements left, the lists (`body.point.x` as `body.point`), the
     // points and origins given as names, and the markers
     let mut named: HashSet<&str> = markers.iter().copied().collect();
@@ -59,7 +109,7 @@ pub(crate) fn without_muscles(compiled: &Compiled, registry: &Registry, markers:
         named.extend(given.filter_map(|p| if let PointSpec::Name(n) = p { Some(n.as_str()) } else { None }));
     }
     let named: HashSet<String> = named.into_iter().map(str::to_string).collect();
-    let mut dropped = removed.len();
+    let mut dropped = removed.len() + placers.len();
     for (body_name, body) in spec.bodies.0.iter_mut() {
         let before = body.points.0.len();
         body.points.0.retain(|(p, at)| {
