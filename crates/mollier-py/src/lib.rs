@@ -457,7 +457,7 @@ impl Model {
         };
         let trial = mollier::read_trc(&markers).map_err(|d| model_error(py, &d))?;
         let tasks = tasks.map(|t| ik::read_tasks(&t)).transpose().map_err(|d| model_error(py, &d))?;
-        let mut run = ik::IkRun::new(compiled, unknowns, &trial, tasks.as_ref())
+        let mut run = ik::IkRun::new(compiled, &self.registry, unknowns, &trial, tasks.as_ref())
             .map_err(|d| model_error(py, &d))?
             .with_options(options);
         let mut notes = Vec::new();

@@ -33,8 +33,9 @@ fn gait2354_walk_30_frames(bencher: Bencher, tolerance: f64) {
     let tasks = read_tasks(&dir.join("subject01_Setup_IK.xml")).expect("the tasks read");
     let options = IkOptions::default().with_tolerance(tolerance).expect("a valid tolerance");
     bencher.bench_local(|| {
-        let mut run =
-            IkRun::new(&compiled, unknowns.clone(), &trial, Some(&tasks)).expect("IK sets up").with_options(options);
+        let mut run = IkRun::new(&compiled, &registry, unknowns.clone(), &trial, Some(&tasks))
+            .expect("IK sets up")
+            .with_options(options);
         for i in 0..FRAMES {
             run.solve(i).expect("the frame fits");
         }

@@ -19,6 +19,7 @@
 //! `inverse-dynamics`, `inverse` and `study`), `coordinates.csv` (the unknowns),
 //! `marker_errors.csv` and the summary through [`crate::output`].
 
+mod skeleton;
 pub mod tasks;
 
 use std::path::Path;
@@ -26,6 +27,7 @@ use std::path::Path;
 use mollier_core::kinematics::solve_positions_explained;
 use mollier_core::transfer::first_order;
 use mollier_core::{Data, NodeId};
+use mollier_core::{NewtonOptions, Predictor, solve_positions_with};
 use mollier_format::{Diagnostic, Diagnostics, human};
 use serde_json::{Value, json};
 
@@ -205,7 +207,10 @@ pub struct IkFrame {
 
 /// An inverse kinematics run over a trial.
 pub struct IkRun<'a> {
+    /// The user's model (its inputs name the motion's columns).
     compiled: &'a Compiled,
+    /// The model solved when it is not `compiled`: `compiled` without its muscles.
+    skeleton: Option<Compiled>,
     trial: &'a MarkerTrial,
     data: Data,
     params: Params,
@@ -250,9 +255,11 @@ impl<'a> IkRun<'a> {
     /// every marker of the trial that the model has, weight 1) and the coordinate tasks. Every
     /// problem is located: a task naming a marker the trial or the model lacks, a coordinate
     /// that is not an unknown, a trial sharing no marker with the model, a frame without any
-    /// used marker.
+    /// used marker. The frames are solved on the model without its muscles' paths, compiled
+    /// with `registry` (the one `compiled` was compiled with): they place no body.
     pub fn new(
         compiled: &'a Compiled,
+        registry: &mollier_core::registry::Registry,
         unknowns: Unknowns,
         trial: &'a MarkerTrial,
         tasks: Option<&Tasks>,
@@ -332,11 +339,21 @@ impl<'a> IkRun<'a> {
         if !problems.is_empty() {
             return Err(Diagnostics(problems));
         }
+        let points: Vec<&str> = markers.iter().map(|m| m.point.as_str()).collect();
+        let node = |s: &Compiled, point: &str| s.points.iter().find(|p| p.name == point).map(|p| p.node);
+        let skeleton = skeleton::without_muscles(compiled, registry, &points)
+            .filter(|s| markers.iter().all(|m| node(s, &m.point).is_some()));
+        if let Some(s) = &skeleton {
+            // the same point of the model without its muscles
+            markers.iter_mut().for_each(|m| m.node = node(s, &m.point).unwrap_or(m.node));
+        }
         let p = params.initial.clone();
+        let data = Data::new(&skeleton.as_ref().unwrap_or(compiled).model);
         Ok(Self {
             compiled,
+            skeleton,
             trial,
-            data: Data::new(&compiled.model),
+            data,
             params,
             markers,
             coordinate_tasks,
@@ -377,7 +394,13 @@ impl<'a> IkRun<'a> {
         self.trial
     }
 
-    /// The kernel's workspace, at the last frame's solution.
+    /// The compiled model the frames are solved on: the model without its muscles' paths, or
+    /// the model itself when it has none. [`IkRun::data`] and the markers' nodes are its.
+    pub fn solved_model(&self) -> &Compiled {
+        self.skeleton.as_ref().unwrap_or(self.compiled)
+    }
+
+    /// The kernel's workspace of [`IkRun::solved_model`], at the last frame's solution.
     pub fn data(&self) -> &Data {
         &self.data
     }
@@ -391,11 +414,18 @@ impl<'a> IkRun<'a> {
         q: &mut Vec<f64>,
         r: &mut Vec<f64>,
     ) -> Result<f64, FrameError> {
+        let model = &self.skeleton.as_ref().unwrap_or(self.compiled).model;
         self.params.inputs(p, q, None);
-        solve_positions_explained(&self.compiled.model, &mut self.data, q)?;
+        // a trial step is a Gauss-Newton step from the solution whose DF is at hand: the linear
+        // prediction is as good as the step's own model of the markers, and costs no joint
+        // Hessians; the kernel's default (its fourth-order predictor, bisections) where it fails
+        let linear = NewtonOptions { predictor: Predictor::FirstOrder, ..NewtonOptions::default() };
+        if solve_positions_with(model, &mut self.data, q, &linear).is_err() {
+            solve_positions_explained(model, &mut self.data, q)?;
+        }
         r.clear();
         for &(k, m) in observed {
-            let x = self.data.position(&self.compiled.model, self.markers[k].node);
+            let x = self.data.position(model, self.markers[k].node);
             let w = self.markers[k].weight.sqrt();
             r.extend((0..3).map(|a| w * (x[a] - m[a])));
         }
@@ -404,25 +434,39 @@ impl<'a> IkRun<'a> {
         if cost.is_finite() { Ok(cost) } else { Err(FrameError::NonFinite("marker residual".into())) }
     }
 
-    /// The Jacobian of the residuals at the solved `p` (rows x n_p, row-major).
+    /// The Jacobian of the residuals at the solved `p` (rows x n_p, row-major): the marker rows
+    /// of `DF^x`, read a column (an input) at a time, times the nonzeros of that input's row of
+    /// `∂q/∂p` (one or two: an input is a function of one coordinate, or of a coupler's).
     fn jacobian(&mut self, p: &[f64], observed: &[(usize, [f64; 3])], jac: &mut Vec<f64>) -> Result<(), FrameError> {
-        let model = &self.compiled.model;
+        let model = &self.skeleton.as_ref().unwrap_or(self.compiled).model;
         first_order(model, &mut self.data)?;
         let (np, nq) = (p.len(), model.n_q());
         let mut q = Vec::new();
         let mut g = Vec::new();
         self.params.inputs(p, &mut q, Some(&mut g));
-        let df = self.data.df_x();
+        let rows: Vec<(usize, f64)> = observed
+            .iter()
+            .map(|&(k, _)| (model.nodes()[self.markers[k].node.index()].offset, self.markers[k].weight.sqrt()))
+            .collect();
         jac.clear();
-        for &(k, _) in observed {
-            let o = model.nodes()[self.markers[k].node.index()].offset;
-            let w = self.markers[k].weight.sqrt();
-            for a in 0..3 {
-                jac.extend((0..np).map(|j| w * (0..nq).map(|i| df[(o + a, i)] * g[i * np + j]).sum::<f64>()));
+        jac.resize((3 * rows.len() + self.coordinate_tasks.len()) * np, 0.0);
+        let df = self.data.df_x();
+        for (i, gi) in g.chunks_exact(np.max(1)).take(nq).enumerate() {
+            let nonzero: Vec<(usize, f64)> = gi.iter().copied().enumerate().filter(|(_, v)| *v != 0.0).collect();
+            if nonzero.is_empty() {
+                continue;
+            }
+            let column = df.col(i).try_as_col_major().expect("a column of DF is contiguous").as_slice();
+            for (r, &(o, w)) in rows.iter().enumerate() {
+                for a in 0..3 {
+                    let d = w * column[o + a];
+                    let row = &mut jac[(3 * r + a) * np..(3 * r + a + 1) * np];
+                    nonzero.iter().for_each(|&(j, v)| row[j] += d * v);
+                }
             }
         }
-        for &(j, w, _) in &self.coordinate_tasks {
-            jac.extend((0..np).map(|c| if c == j { w } else { 0.0 }));
+        for (t, &(j, w, _)) in self.coordinate_tasks.iter().enumerate() {
+            jac[(3 * rows.len() + t) * np + j] = w;
         }
         Ok(())
     }
@@ -446,7 +490,8 @@ impl<'a> IkRun<'a> {
                 if start_solved {
                     let mut q = Vec::new();
                     self.params.inputs(&self.p.clone(), &mut q, None);
-                    let _ = solve_positions_explained(&self.compiled.model, &mut self.data, &q);
+                    let model = &self.skeleton.as_ref().unwrap_or(self.compiled).model;
+                    let _ = solve_positions_explained(model, &mut self.data, &q);
                 }
                 Err(e)
             }
@@ -524,8 +569,9 @@ impl<'a> IkRun<'a> {
         }
         self.p.clone_from(&p);
         let mut errors = vec![f64::NAN; self.markers.len()];
+        let model = &self.skeleton.as_ref().unwrap_or(self.compiled).model;
         for &(k, m) in observed {
-            let x = self.data.position(&self.compiled.model, self.markers[k].node);
+            let x = self.data.position(model, self.markers[k].node);
             errors[k] = ((x[0] - m[0]).powi(2) + (x[1] - m[1]).powi(2) + (x[2] - m[2]).powi(2)).sqrt();
         }
         let present: Vec<f64> = errors.iter().copied().filter(|e| e.is_finite()).collect();

@@ -24,7 +24,7 @@ fn gait2354_walk_agrees_with_opensim_ik() {
     let trial = read_trc(&gait.join("subject01_walk1.trc")).unwrap();
     let tasks = read_tasks(&gait.join("subject01_Setup_IK.xml")).unwrap();
     assert_eq!((tasks.markers.len(), tasks.coordinates.len()), (31, 4));
-    let mut run = IkRun::new(&compiled, unknowns, &trial, Some(&tasks)).unwrap();
+    let mut run = IkRun::new(&compiled, &registry, unknowns, &trial, Some(&tasks)).unwrap();
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/opensim_ik_gait2354.csv"))
             .unwrap();
@@ -152,11 +152,14 @@ fn a_known_shoulder_motion_is_recovered_from_noisy_markers() {
         trc += "\n";
     }
     let trial = parse_trc("shoulder.trc", &trc).unwrap();
-    let mut run = IkRun::new(&compiled, Unknowns::Inputs, &trial, None).unwrap();
+    let mut run = IkRun::new(&compiled, &registry, Unknowns::Inputs, &trial, None).unwrap();
     assert_eq!(run.markers().len(), SHOULDER_MARKERS.len());
+    // the frames are solved on the model without its muscles: its modes are those to read
+    let solved = run.solved_model();
+    assert!(solved.model.n_elements() < model.n_elements(), "IK solves the model without its muscles");
     let contact: Vec<ModeId> = ["TS_thorax", "AI_thorax"]
         .iter()
-        .map(|n| model.mode_id(compiled.elements.iter().find(|e| e.name == *n).unwrap().id, 0))
+        .map(|n| solved.model.mode_id(solved.elements.iter().find(|e| e.name == *n).unwrap().id, 0))
         .collect();
     let (mut worst_deg, mut worst_mm, mut off_thorax) = (0.0f64, 0.0f64, 0.0f64);
     for (i, q) in truth.iter().enumerate() {
@@ -173,4 +176,89 @@ fn a_known_shoulder_motion_is_recovered_from_noisy_markers() {
     }
     eprintln!("recovered: {worst_deg:.3} deg, {worst_mm:.3} mm; TS/AI off the thorax {off_thorax:e} m");
     assert!(worst_deg < 1.0 && worst_mm < 2.5 && off_thorax < 1e-9, "{worst_deg} deg {worst_mm} mm {off_thorax} m");
+}
+
+/// IK solves the model without its muscles' paths: none is left (a line of action whose modes
+/// are all free), no element that moves is taken away, the marker is kept, and at
+/// configurations away from the initial one every point left is where the whole model puts it
+/// (to 1e-12 m).
+#[test]
+fn ik_solves_the_skeleton_and_it_places_every_point_alike() {
+    use mollier_core::{ElementRole, ModeRole};
+    let registry = mollier::registry();
+    let mut models = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/shoulder/shoulder.toml")];
+    if let Some(dir) = opensim_gait::models_or_skip("ik_solves_the_skeleton: gait2354") {
+        models.push(dir.join("Gait2354_Simbody/subject01_simbody.osim"));
+    }
+    let paths = |c: &mollier::Compiled| -> Vec<String> {
+        let m = &c.model;
+        c.elements
+            .iter()
+            .filter(|e| e.role == ElementRole::LineOfAction)
+            .filter(|e| {
+                (0..m.element(e.id).layout().n_modes()).all(|k| m.mode_role(m.mode_id(e.id, k)) == ModeRole::Dependent)
+            })
+            .map(|e| e.name.clone())
+            .collect()
+    };
+    for path in models {
+        let (compiled, unknowns) = load_model(&path, &registry).unwrap();
+        let first = &compiled.points[0].name;
+        let trc = format!(
+            "PathFileType\t4\t(X/Y/Z)\tt.trc\nDataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\n\
+             50\t50\t1\t1\tm\nFrame#\tTime\t{first}\n\t\tX1\tY1\tZ1\n\n1\t0\t0\t0\t0\n"
+        );
+        let trial = parse_trc("t.trc", &trc).unwrap();
+        let run = IkRun::new(&compiled, &registry, unknowns, &trial, None).unwrap();
+        let solved = run.solved_model();
+        let removed = paths(&compiled);
+        assert!(!removed.is_empty() && paths(solved).is_empty(), "{}: paths left {:?}", path.display(), paths(solved));
+        // besides the paths, only elements all of whose modes are held (a moving path point
+        // placing a node of its own) may go
+        let m = &compiled.model;
+        let gone: Vec<&str> = compiled
+            .elements
+            .iter()
+            .filter(|e| !solved.elements.iter().any(|s| s.name == e.name) && !removed.contains(&e.name))
+            .filter(|e| {
+                let held = |k| matches!(m.mode_role(m.mode_id(e.id, k)), ModeRole::Fixed(_));
+                !(0..m.element(e.id).layout().n_modes()).all(held)
+            })
+            .map(|e| e.name.as_str())
+            .collect();
+        assert!(gone.is_empty(), "{}: taken away but neither a path nor held: {gone:?}", path.display());
+        assert!(solved.points.iter().any(|p| p.name == *first), "{}: the marker {first} is kept", path.display());
+        assert!(solved.points.len() < compiled.points.len(), "{}: the muscles' points are taken away", path.display());
+        let (mut whole, mut skeleton) = (Data::new(&compiled.model), Data::new(&solved.model));
+        let mut noise = Noise(0xB0D1E5);
+        let mut worst = 0.0f64;
+        for _ in 0..5 {
+            // each input 0.05 (rad or m/10) at most from the initial configuration
+            let q: Vec<f64> = compiled
+                .model
+                .q0()
+                .iter()
+                .zip(&compiled.inputs)
+                .map(|(v, i)| {
+                    let s = if i.quantity == mollier_core::element::Quantity::Angle { 0.05 } else { 0.005 };
+                    v + s * (2.0 * noise.uniform() - 1.0)
+                })
+                .collect();
+            solve_positions(&compiled.model, &mut whole, &q).unwrap();
+            solve_positions(&solved.model, &mut skeleton, &q).unwrap();
+            for s in &solved.points {
+                let p = compiled.points.iter().find(|p| p.name == s.name).unwrap();
+                let (a, b) = (whole.position(&compiled.model, p.node), skeleton.position(&solved.model, s.node));
+                worst = worst.max((0..3).map(|k| (a[k] - b[k]).abs()).fold(0.0, f64::max));
+            }
+        }
+        let (elements, points) =
+            (compiled.elements.len() - solved.elements.len(), compiled.points.len() - solved.points.len());
+        eprintln!(
+            "{}: {elements} elements ({} paths) and {points} points taken away, points alike to {worst:e} m",
+            path.display(),
+            removed.len()
+        );
+        assert!(worst < 1e-12, "{}: {worst} m", path.display());
+    }
 }

@@ -42,7 +42,7 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         Ok(t) => t,
         Err(d) => return invalid(&d),
     };
-    let mut run = match IkRun::new(&compiled, unknowns, &trial, tasks.as_ref()) {
+    let mut run = match IkRun::new(&compiled, registry, unknowns, &trial, tasks.as_ref()) {
         Ok(run) => run.with_options(options),
         Err(d) => return invalid(&d),
     };
