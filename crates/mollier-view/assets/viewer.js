@@ -192,7 +192,15 @@
     return g;
   }
   // bones: each body's meshes, else its capsules (between its joints, see mollier_view::capsules)
-  const boneMaterial = new THREE.MeshLambertMaterial({ color: 0xe6dcc8 });
+  // Every shaded solid (bones, obstacles, contacts, the cone) is drawn by one lit shader
+  // program: the same settings (blended, both sides in one pass; `solid`), the colour and
+  // opacity being uniforms. three.js compiles a program per set of settings (opaque or not,
+  // each side; two passes, back then front, for a translucent double-sided one), and a software
+  // renderer (SwiftShader, headless) compiles each on the CPU at the first frame.
+  const solid = (color, opacity, depthWrite = false) => new THREE.MeshLambertMaterial({
+    color, opacity, depthWrite, transparent: true, side: THREE.DoubleSide, forceSinglePass: true,
+  });
+  const boneMaterial = solid(0xe6dcc8, 1, true);
   const meshObjects = meshes.map((m) => {
     const obj = new THREE.Mesh(m.geometry, boneMaterial);
     obj.matrixAutoUpdate = false;
@@ -238,14 +246,14 @@
   }
   const points = new THREE.Points(dynamic(nP), new THREE.PointsMaterial({ color: 0x333333, size: 4, sizeAttenuation: false }));
   groups.points.add(points);
-  const axes = new THREE.LineSegments(dynamic(nB * 6), new THREE.LineBasicMaterial({ vertexColors: true }));
-  {
-    const c = new Float32Array(nB * 18);
-    const rgb = [[0.85, 0.1, 0.1], [0.1, 0.65, 0.1], [0.1, 0.2, 0.9]];
-    for (let b = 0; b < nB; b++) for (let a = 0; a < 3; a++) for (let e = 0; e < 2; e++) c.set(rgb[a], b * 18 + a * 6 + e * 3);
-    axes.geometry.setAttribute('color', new THREE.BufferAttribute(c, 3));
-  }
-  groups.frames.add(axes);
+  // the bodies' x, y and z axes, a set of segments each in its colour (a plain colour, not
+  // vertex colours: the lines' program serves)
+  const axes = [0xd91a1a, 0x1aa61a, 0x1a33e6].map((colour) => {
+    const obj = new THREE.LineSegments(dynamic(nB * 2), new THREE.LineBasicMaterial({ color: colour }));
+    obj.frustumCulled = false;
+    groups.frames.add(obj);
+    return obj;
+  });
 
   // colours of the force scale (N): blue, cyan, yellow, red
   const stops = [[0.17, 0.25, 0.75], [0.1, 0.7, 0.8], [0.95, 0.8, 0.15], [0.85, 0.1, 0.08]];
@@ -278,10 +286,7 @@
     if (seen.has(key)) return null;
     seen.add(key);
     const contact = D.elements[s.el].group === 'contact';
-    const m = new THREE.Mesh(unit[s.kind], new THREE.MeshLambertMaterial({
-      color: contact ? 0xd9c8a9 : 0x8fa9c4, transparent: true, opacity: contact ? 0.3 : 0.45,
-      depthWrite: false, side: THREE.DoubleSide,
-    }));
+    const m = new THREE.Mesh(unit[s.kind], contact ? solid(0xd9c8a9, 0.3) : solid(0x8fa9c4, 0.45));
     m.matrixAutoUpdate = false;
     m.userData = { element: s.el };
     (contact ? groups.contacts : groups.obstacles).add(m);
@@ -301,7 +306,7 @@
   if (cone) {
     // three's cone: apex at +h/2 on y; moved so the apex is at the origin and the base at y = -1
     const g = new THREE.ConeGeometry(1, 1, 48, 1, true).translate(0, -0.5, 0);
-    coneMesh = new THREE.Mesh(g, new THREE.MeshLambertMaterial({ color: 0x3a9d5d, transparent: true, opacity: 0.3, depthWrite: false, side: THREE.DoubleSide }));
+    coneMesh = new THREE.Mesh(g, solid(0x3a9d5d, 0.3));
     coneMesh.matrixAutoUpdate = false;
     groups.joint.add(coneMesh);
     if (cone.force) {
@@ -345,19 +350,18 @@
     pa.needsUpdate = true;
     placeCapsules(pos);
     meshObjects.forEach((obj) => { bodyMatrix(frame, obj.userData.body, obj.matrix); obj.matrixWorldNeedsUpdate = true; });
-    const aa = axes.geometry.attributes.position;
     const len = size * 0.04;
-    for (let b = 0; b < nB; b++) {
-      const o = (frame * nB + b) * 12;
-      for (let a = 0; a < 3; a++) {
-        const k = (b * 6 + a * 2) * 3;
+    axes.forEach((obj, a) => {
+      const aa = obj.geometry.attributes.position;
+      for (let b = 0; b < nB; b++) {
+        const o = (frame * nB + b) * 12, k = b * 6;
         for (let c = 0; c < 3; c++) {
           aa.array[k + c] = bodyFrames[o + c];
           aa.array[k + 3 + c] = bodyFrames[o + c] + len * bodyFrames[o + 3 + a * 3 + c];
         }
       }
-    }
-    aa.needsUpdate = true;
+      aa.needsUpdate = true;
+    });
     lineObjects.forEach((obj, l) => {
       const i = frame * nL + l;
       const n = D.line_counts[i], s = lineStart[i] * 3;
@@ -727,6 +731,8 @@
       report.compare = { title: compare.title, left: hashes[0], right: hashes[1] };
     }
     report.bones = bonesReport();
+    // the shader programs the first frames compiled (each costs a software renderer ~0.5 s)
+    report.programs = renderer.info.programs.map((p) => p.cacheKey.split(',')[0]);
     // the canvas itself, to compare with what `mollier view --png` writes
     if (params.get('png')) report.png = renderer.domElement.toDataURL('image/png');
     const first = fingerprint();
