@@ -23,8 +23,11 @@ import math
 import os
 import re
 import subprocess
+import struct
 import sys
+import tempfile
 import time
+import zlib
 
 W, H = 1000, 600
 HIDE = 'bones,frames,points,obstacles,contacts,axes,elements,joint'
@@ -101,6 +104,13 @@ class Page:
             p.update(button='left', buttons=1 if kind == 'mousePressed' else 0, clickCount=1)
         self.b.call('Input.dispatchMouseEvent', p, self.s)
 
+    def double_click(self, x, y):
+        self.mouse('mouseMoved', x, y)
+        for count in (1, 2):
+            for kind in ('mousePressed', 'mouseReleased'):
+                self.b.call('Input.dispatchMouseEvent', {'type': kind, 'x': x, 'y': y, 'button': 'left',
+                            'buttons': 1 if kind == 'mousePressed' else 0, 'clickCount': count}, self.s)
+
     def click(self, x, y):
         self.mouse('mouseMoved', x, y)
         self.mouse('mousePressed', x, y)
@@ -168,6 +178,64 @@ def empty_point(muscles, panels):
     return None
 
 
+def png_size(path):
+    """Width, height and the number of distinct bytes of the image data of a PNG."""
+    data = open(path, 'rb').read()
+    if data[:8] != b'\x89PNG\r\n\x1a\n':
+        return None
+    w, h = struct.unpack('>II', data[16:24])
+    pos, idat = 8, b''
+    while pos < len(data):
+        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+        if kind == b'IDAT':
+            idat += data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    return w, h, len(set(zlib.decompress(idat)))
+
+
+def bones_and_png(b, page_path, frame, check):
+    """A double-click on a bone centres the orbit on its body; the PNG button saves the frame at
+    the size typed in its field."""
+    page = Page(b, f'file://{page_path}?frame={frame}&size={W}x{H}')
+    end = time.time() + 120
+    while not page.eval('!!window.mollierView') and time.time() < end:
+        time.sleep(0.2)
+    panels = page.eval('window.mollierView.projections()')['panels']
+    # the bodies drawn as capsules, the humerus first (the largest bone in the front view)
+    bodies = page.eval('[...new Set(window.mollierView.D.capsules.map((c) => window.mollierView.D.bodies[c.body].name))]')
+    bodies.sort(key=lambda n: n != 'humerus')
+    aim = None
+    for name in bodies:
+        at = page.eval(f'window.mollierView.bodyOnScreen({json.dumps(name)})')
+        if at and free(at['screen'], panels):
+            aim = (name, at)
+            break
+    check(aim is not None, f'a bone on screen to double-click: {aim and aim[0]}')
+    if aim:
+        name, at = aim
+        before = page.eval('window.mollierView.target()')
+        page.double_click(*at['screen'])
+        after = page.eval('window.mollierView.target()')
+        moved = math.dist(before, at['centre'])
+        check(math.dist(after, at['centre']) < 1e-9 * max(1, moved) and moved > 1e-3,
+              f'a double-click on the {name} moves the orbit\'s target {moved * 1000:.0f} mm, onto its centre: {[round(v, 4) for v in after]} (want {[round(v, 4) for v in at["centre"]]})')
+    # the PNG button: the frame at 640x480 (not the window's size) saved as frame-NNNNN.png
+    with tempfile.TemporaryDirectory() as d:
+        b.call('Browser.setDownloadBehavior', {'behavior': 'allow', 'downloadPath': d})
+        page.eval("(() => { const s = document.getElementById('png-size'); s.value = '640x480'; })()")
+        r = page.eval("(() => { const r = document.getElementById('png').getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+        page.click(*r)
+        want = os.path.join(d, f'frame-{frame:05d}.png')
+        end = time.time() + 60
+        while not os.path.exists(want) and time.time() < end:
+            time.sleep(0.2)
+        got = png_size(want) if os.path.exists(want) else None
+        check(got is not None and got[:2] == (640, 480) and got[2] > 20,
+              f'the PNG button saves frame {frame} at the size asked (640x480): {os.listdir(d)} {got}')
+    size = page.eval('(() => { const c = document.querySelector("canvas"); return [c.width, c.height]; })()')
+    check(size == [W, H], f'the drawing is back at its size after the picture: {size}')
+
+
 def main():
     page_path, frame, other, lengths_csv, forces_csv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
     lh, lengths = table(lengths_csv)
@@ -225,6 +293,7 @@ def main():
             check(page.info() is None, 'a click on an empty place unpins it')
         errors = page.eval('window.mollierView.errors')
         check(errors == [], f'no console errors ({errors[:3]})')
+        bones_and_png(b, page_path, frame, check)
     finally:
         b.close()
     sys.exit(1 if failed else 0)

@@ -91,13 +91,18 @@ pub(crate) fn report(d: &Diagnostics) {
 /// Load a model and make sure it can be analysed: exit code 2 for an invalid file, 1 for a model
 /// that is not well posed.
 pub(crate) fn load_well_posed(model: &Path, registry: &Registry) -> Result<Compiled, ExitCode> {
-    let compiled = match mollier::load(model, registry) {
-        Ok(c) => c,
+    match mollier::load(model, registry) {
+        Ok(c) => well_posed(c, model, registry),
         Err(d) => {
             report(&d);
-            return Err(ExitCode::from(INVALID));
+            Err(ExitCode::from(INVALID))
         }
-    };
+    }
+}
+
+/// A compiled model (of the file `model`) that can be analysed: exit code 2 for problems of
+/// the file, 1 for a model that is not well posed.
+pub(crate) fn well_posed(compiled: Compiled, model: &Path, registry: &Registry) -> Result<Compiled, ExitCode> {
     let verdict = mollier::check(&compiled, registry);
     if !verdict.problems.is_empty() {
         let code = verdict.exit_code();

@@ -388,8 +388,8 @@ enum Command {
         every: u32,
         /// The page to write (.html): a new file, or a regular file it replaces whole. Anything
         /// else at the path (a symbolic link, a directory, a FIFO, a device) is refused.
-        /// Optional with --png or --frames.
-        #[arg(long, required_unless_present_any = ["png", "frames"])]
+        /// Optional with --png, --frames or --video.
+        #[arg(long, required_unless_present_any = ["png", "frames", "video"])]
         out: Option<PathBuf>,
         /// Also write a picture of one frame (PNG, drawn by headless Chromium; see --frame,
         /// --size, --view).
@@ -402,11 +402,25 @@ enum Command {
         /// DIR/frame-%05d.png). DIR is made, or must hold nothing but such frames.
         #[arg(long, value_name = "DIR")]
         frames: Option<PathBuf>,
+        /// For an OpenSim model (.osim, imported in memory): a folder of mesh files (OpenSim's
+        /// `Geometry/`); the bodies' `Mesh` geometry is drawn when its files are found next to
+        /// the model, in its `Geometry/` folder or here (repeatable).
+        #[arg(long, value_name = "DIR")]
+        geometry: Vec<PathBuf>,
+        /// Write the motion as a video (WebM, VP8; every drawn frame once, at --fps), drawn and
+        /// encoded by headless Chromium at --size from --view.
+        #[arg(long, value_name = "FILE.webm")]
+        video: Option<PathBuf>,
+        /// Frames per second of --video.
+        #[arg(long, default_value_t = 30.0)]
+        fps: f64,
         /// The pictures' size in pixels, WxH.
         #[arg(long, default_value = "1280x960")]
         size: String,
-        /// The pictures' camera: front, side or top.
-        #[arg(long, default_value = "front", value_parser = ["front", "side", "top"])]
+        /// The pictures' camera: front (from +x), side (+z) or top (+y), as OpenSim's and the
+        /// ISB's axes have them (x forward, y up, z right), or from along an axis: x, -x, y, -y,
+        /// z, -z (the Delft shoulder's front is -z).
+        #[arg(long, default_value = "front", allow_hyphen_values = true, value_parser = ["front", "side", "top", "x", "-x", "y", "-y", "z", "-z"])]
         view: String,
         /// Replace a symbolic link at --out by the page (the link itself: what it points to is
         /// not written). A directory, FIFO, socket or device is refused even so.
@@ -537,28 +551,46 @@ fn main() -> ExitCode {
             &registry,
         ),
         Command::Study { study, out, loads, quiet } => study::run(&study, &out, loads.as_deref(), quiet),
-        Command::View { model, motion, results, compare, every, out, png, frame, frames, size, view, force, quiet } => {
-            view::run(
-                &view::Request {
-                    model: &model,
-                    motion: motion.as_deref(),
-                    results: results.as_deref(),
-                    compare: compare.as_deref(),
-                    every: every as usize,
-                    out: out.as_deref(),
-                    pictures: view::Pictures {
-                        png: png.as_deref(),
-                        frame,
-                        frames: frames.as_deref(),
-                        size: &size,
-                        view: &view,
-                    },
-                    force,
-                    quiet,
+        Command::View {
+            model,
+            motion,
+            results,
+            compare,
+            every,
+            out,
+            png,
+            frame,
+            frames,
+            geometry,
+            video,
+            fps,
+            size,
+            view,
+            force,
+            quiet,
+        } => view::run(
+            &view::Request {
+                model: &model,
+                geometry: &geometry,
+                motion: motion.as_deref(),
+                results: results.as_deref(),
+                compare: compare.as_deref(),
+                every: every as usize,
+                out: out.as_deref(),
+                pictures: view::Pictures {
+                    png: png.as_deref(),
+                    frame,
+                    frames: frames.as_deref(),
+                    video: video.as_deref(),
+                    fps,
+                    size: &size,
+                    view: &view,
                 },
-                &registry,
-            )
-        }
+                force,
+                quiet,
+            },
+            &registry,
+        ),
         Command::Import { model, out, report, motion, motion_out, geometry, force, quiet } => {
             let motion = motion.as_deref().zip(motion_out.as_deref());
             import::run(&model, &out, report.as_deref(), motion, &geometry, force, quiet, &registry)

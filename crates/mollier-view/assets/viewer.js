@@ -151,10 +151,13 @@
     side: [0, 0, 1],
     top: [1e-4, 1, 0],
   };
+  // and from along any axis (view=x, -x, y, -y, z, -z), for models in other conventions (the
+  // Delft shoulder's thorax: x lateral, y up, z dorsal; its front is -z)
+  const axisViews = { x: [1, 0, 0], '-x': [-1, 0, 0], y: [1e-4, 1, 0], '-y': [1e-4, -1, 0], z: [0, 0, 1], '-z': [0, 0, -1] };
   // Place the camera along `dir` (towards it from the model) so that every point and mesh box
   // of every frame is in the view, the nearest side (height or width) filled to 92 %.
   function viewFrom(name) {
-    const back = new THREE.Vector3(...views[name]).normalize();
+    const back = new THREE.Vector3(...(views[name] || axisViews[name])).normalize();
     const right = new THREE.Vector3(0, 1, 0).cross(back).normalize();
     const up = back.clone().cross(right);
     const t = 0.92 * Math.tan((fov / 2) * Math.PI / 180), ta = t * camera.aspect;
@@ -192,7 +195,15 @@
     return g;
   }
   // bones: each body's meshes, else its capsules (between its joints, see mollier_view::capsules)
-  const boneMaterial = new THREE.MeshLambertMaterial({ color: 0xe6dcc8 });
+  // Every shaded solid (bones, obstacles, contacts, the cone) is drawn by one lit shader
+  // program: the same settings (blended, both sides in one pass; `solid`), the colour and
+  // opacity being uniforms. three.js compiles a program per set of settings (opaque or not,
+  // each side; two passes, back then front, for a translucent double-sided one), and a software
+  // renderer (SwiftShader, headless) compiles each on the CPU at the first frame.
+  const solid = (color, opacity, depthWrite = false) => new THREE.MeshLambertMaterial({
+    color, opacity, depthWrite, transparent: true, side: THREE.DoubleSide, forceSinglePass: true,
+  });
+  const boneMaterial = solid(0xe6dcc8, 1, true);
   const meshObjects = meshes.map((m) => {
     const obj = new THREE.Mesh(m.geometry, boneMaterial);
     obj.matrixAutoUpdate = false;
@@ -238,14 +249,14 @@
   }
   const points = new THREE.Points(dynamic(nP), new THREE.PointsMaterial({ color: 0x333333, size: 4, sizeAttenuation: false }));
   groups.points.add(points);
-  const axes = new THREE.LineSegments(dynamic(nB * 6), new THREE.LineBasicMaterial({ vertexColors: true }));
-  {
-    const c = new Float32Array(nB * 18);
-    const rgb = [[0.85, 0.1, 0.1], [0.1, 0.65, 0.1], [0.1, 0.2, 0.9]];
-    for (let b = 0; b < nB; b++) for (let a = 0; a < 3; a++) for (let e = 0; e < 2; e++) c.set(rgb[a], b * 18 + a * 6 + e * 3);
-    axes.geometry.setAttribute('color', new THREE.BufferAttribute(c, 3));
-  }
-  groups.frames.add(axes);
+  // the bodies' x, y and z axes, a set of segments each in its colour (a plain colour, not
+  // vertex colours: the lines' program serves)
+  const axes = [0xd91a1a, 0x1aa61a, 0x1a33e6].map((colour) => {
+    const obj = new THREE.LineSegments(dynamic(nB * 2), new THREE.LineBasicMaterial({ color: colour }));
+    obj.frustumCulled = false;
+    groups.frames.add(obj);
+    return obj;
+  });
 
   // colours of the force scale (N): blue, cyan, yellow, red
   const stops = [[0.17, 0.25, 0.75], [0.1, 0.7, 0.8], [0.95, 0.8, 0.15], [0.85, 0.1, 0.08]];
@@ -278,10 +289,7 @@
     if (seen.has(key)) return null;
     seen.add(key);
     const contact = D.elements[s.el].group === 'contact';
-    const m = new THREE.Mesh(unit[s.kind], new THREE.MeshLambertMaterial({
-      color: contact ? 0xd9c8a9 : 0x8fa9c4, transparent: true, opacity: contact ? 0.3 : 0.45,
-      depthWrite: false, side: THREE.DoubleSide,
-    }));
+    const m = new THREE.Mesh(unit[s.kind], contact ? solid(0xd9c8a9, 0.3) : solid(0x8fa9c4, 0.45));
     m.matrixAutoUpdate = false;
     m.userData = { element: s.el };
     (contact ? groups.contacts : groups.obstacles).add(m);
@@ -301,7 +309,7 @@
   if (cone) {
     // three's cone: apex at +h/2 on y; moved so the apex is at the origin and the base at y = -1
     const g = new THREE.ConeGeometry(1, 1, 48, 1, true).translate(0, -0.5, 0);
-    coneMesh = new THREE.Mesh(g, new THREE.MeshLambertMaterial({ color: 0x3a9d5d, transparent: true, opacity: 0.3, depthWrite: false, side: THREE.DoubleSide }));
+    coneMesh = new THREE.Mesh(g, solid(0x3a9d5d, 0.3));
     coneMesh.matrixAutoUpdate = false;
     groups.joint.add(coneMesh);
     if (cone.force) {
@@ -345,19 +353,18 @@
     pa.needsUpdate = true;
     placeCapsules(pos);
     meshObjects.forEach((obj) => { bodyMatrix(frame, obj.userData.body, obj.matrix); obj.matrixWorldNeedsUpdate = true; });
-    const aa = axes.geometry.attributes.position;
     const len = size * 0.04;
-    for (let b = 0; b < nB; b++) {
-      const o = (frame * nB + b) * 12;
-      for (let a = 0; a < 3; a++) {
-        const k = (b * 6 + a * 2) * 3;
+    axes.forEach((obj, a) => {
+      const aa = obj.geometry.attributes.position;
+      for (let b = 0; b < nB; b++) {
+        const o = (frame * nB + b) * 12, k = b * 6;
         for (let c = 0; c < 3; c++) {
           aa.array[k + c] = bodyFrames[o + c];
           aa.array[k + 3 + c] = bodyFrames[o + c] + len * bodyFrames[o + 3 + a * 3 + c];
         }
       }
-    }
-    aa.needsUpdate = true;
+      aa.needsUpdate = true;
+    });
     lineObjects.forEach((obj, l) => {
       const i = frame * nL + l;
       const n = D.line_counts[i], s = lineStart[i] * 3;
@@ -399,12 +406,13 @@
     colourMuscles();
     placeJoint();
   }
-  function render() {
+  // (w, h: the drawing's size in CSS pixels, the window's unless a picture is drawn)
+  function render(w = viewSize()[0], h = viewSize()[1]) {
     if (!compare) {
       renderer.render(scene, camera);
       return;
     }
-    const [w, h] = viewSize(), half = Math.floor(w / 2);
+    const half = Math.floor(w / 2);
     renderer.setScissorTest(true);
     for (const s of [0, 1]) {
       showResults(s);
@@ -464,6 +472,23 @@
     b.dataset.view = name;
     b.addEventListener('click', () => { viewFrom(name); render(); });
   }
+  // the picture of this frame at a chosen size (pixels), saved as a PNG: drawn off the window's
+  // size and back
+  const pngSize = controlsBar.appendChild(Object.assign(document.createElement('input'), {
+    id: 'png-size', type: 'text', size: 9, value: `${viewSize()[0]}x${viewSize()[1]}`, title: 'the PNG\'s size, WxH pixels',
+  }));
+  const pngButton = controlsBar.appendChild(Object.assign(document.createElement('button'), { id: 'png', textContent: 'PNG' }));
+  pngButton.addEventListener('click', () => {
+    const m = /^\s*(\d+)\s*x\s*(\d+)\s*$/.exec(pngSize.value);
+    const [w, h] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
+    if (!(w >= 16 && h >= 16 && w <= 8192 && h <= 8192)) { pngSize.setCustomValidity('WxH, 16 to 8192'); pngSize.reportValidity(); return; }
+    pngSize.setCustomValidity('');
+    const url = pictureAt(w, h);
+    const a = Object.assign(document.createElement('a'), { href: url, download: `frame-${String(frame).padStart(5, '0')}.png` });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  });
   slider.addEventListener('input', () => setFrame(Number(slider.value)));
   let playing = null;
   play.addEventListener('click', () => {
@@ -555,6 +580,23 @@
     controls.update();
     render();
   });
+  // this frame drawn at w x h pixels (the camera's view kept) as a PNG data URL; the drawing's
+  // size restored after
+  function pictureAt(w, h) {
+    const [cw, ch] = viewSize();
+    renderer.setPixelRatio(1);
+    renderer.setSize(w, h, false);
+    camera.aspect = w / (compare ? 2 : 1) / h;
+    camera.updateProjectionMatrix();
+    render(w, h);
+    const url = renderer.domElement.toDataURL('image/png');
+    renderer.setPixelRatio(window.devicePixelRatio || 1);
+    renderer.setSize(cw, ch);
+    camera.aspect = aspect();
+    camera.updateProjectionMatrix();
+    render();
+    return url;
+  }
   window.addEventListener('resize', () => {
     camera.aspect = aspect();
     if (current) viewFrom(current);
@@ -569,7 +611,7 @@
     const box = panel.querySelector(`input[data-group="${name}"]`);
     if (box && groups[name]) { box.checked = false; groups[name].visible = false; }
   }
-  viewFrom(views[params.get('view')] ? params.get('view') : 'front');
+  viewFrom(views[params.get('view')] || axisViews[params.get('view')] ? params.get('view') : 'front');
   setFrame(Number(params.get('frame') || 0));
   // from the start of the navigation (in a fresh headless browser that counts its start-up
   // too), and from the page's first script to its first picture (parsing the embedded
@@ -703,7 +745,54 @@
     const lines = list.map((k) => { setFrame(k); return `${k} ${renderer.domElement.toDataURL('image/png')}`; });
     document.body.appendChild(Object.assign(document.createElement('pre'), { id: 'mollier-export', textContent: lines.join('\n') }));
   }
-  window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, projections, jointAxes, fingerprint, errors, loadMs, pageMs, get frame() { return frame; } };
+  // video=FPS: every frame encoded as VP8 (the browser's WebCodecs) with the timestamps of FPS
+  // frames a second, not the wall clock's (MediaRecorder's), so that a renderer slower than FPS
+  // does not stretch the video; window.mollierVideo resolves to JSON of the encoded chunks
+  // (timestamps in µs), which `mollier view --video` writes as WebM
+  async function recordVideo(fps) {
+    const canvas = renderer.domElement, w = canvas.width, h = canvas.height;
+    const config = { codec: 'vp8', width: w, height: h, bitrate: Math.round(0.1 * w * h * fps), framerate: fps };
+    if (typeof VideoEncoder === 'undefined' || !(await VideoEncoder.isConfigSupported(config)).supported) {
+      return JSON.stringify({ error: `this browser cannot encode VP8 at ${w}x${h}` });
+    }
+    const chunks = [];
+    let failure = null;
+    const encoder = new VideoEncoder({
+      output: (c) => {
+        const b = new Uint8Array(c.byteLength);
+        c.copyTo(b);
+        let bin = '';
+        for (let i = 0; i < b.length; i += 0x8000) bin += String.fromCharCode.apply(null, b.subarray(i, i + 0x8000));
+        chunks.push({ t: c.timestamp, key: c.type === 'key', data: btoa(bin) });
+      },
+      error: (e) => { failure = String(e); },
+    });
+    encoder.configure(config);
+    // a key frame every second, for seeking
+    const keyEvery = Math.max(1, Math.round(fps));
+    for (let k = 0; k < nF && !failure; k++) {
+      setFrame(k);
+      const f = new VideoFrame(canvas, { timestamp: Math.round((k * 1e6) / fps), duration: Math.round(1e6 / fps) });
+      encoder.encode(f, { keyFrame: k % keyEvery === 0 });
+      f.close();
+      while (encoder.encodeQueueSize > 4) await new Promise((r) => setTimeout(r, 5));
+    }
+    if (!failure) await encoder.flush();
+    encoder.close();
+    return JSON.stringify({ width: w, height: h, fps, frames: nF, chunks, error: failure });
+  }
+  const videoFps = Number(params.get('video'));
+  if (videoFps > 0) window.mollierVideo = recordVideo(videoFps).catch((e) => JSON.stringify({ error: String(e) }));
+  // a body's bones' centre in this frame (m) and where it is on the screen (CSS pixels from the
+  // top left), and the orbit's target (m): for a test of the double-click
+  function bodyOnScreen(name) {
+    const b = D.bodies.findIndex((x) => x.name === name);
+    if (b < 0) return null;
+    const c = bodyCentre(b), v = c.clone().project(camera), r = renderer.domElement.getBoundingClientRect();
+    return { centre: c.toArray(), screen: [r.left + (v.x + 1) / 2 * r.width / (compare ? 2 : 1), r.top + (1 - v.y) / 2 * r.height] };
+  }
+  const target = () => controls.target.toArray();
+  window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, projections, jointAxes, fingerprint, bodyOnScreen, target, errors, loadMs, pageMs, get frame() { return frame; } };
   if (params.get('test')) {
     const report = { phases_ms: T, load_ms: loadMs, page_ms: pageMs, frames: nF, frame, muscles: nM, drawn_muscle_paths: drawnMusclePaths(), points: D.points };
     report.positions = Array.from(positions.subarray(frame * nP * 3, (frame + 1) * nP * 3));
@@ -727,6 +816,18 @@
       report.compare = { title: compare.title, left: hashes[0], right: hashes[1] };
     }
     report.bones = bonesReport();
+    // the shader programs the first frames compiled (each costs a software renderer ~0.5 s)
+    report.programs = renderer.info.programs.map((p) => p.cacheKey.split(',')[0]);
+    // the names as the page shows them (text, never markup), and what the document holds: a
+    // name that broke out of its text would add elements or scripts
+    report.shown = {
+      title: h1.textContent,
+      // the <title> element's own text (document.title drops controls and folds spaces)
+      title_element: document.querySelector('title').textContent,
+      muscles: [...panel.querySelectorAll('#muscle-list label')].map((l) => l.textContent.slice(1)),
+      tags: [...new Set([...document.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()))].sort(),
+      scripts: document.scripts.length,
+    };
     // the canvas itself, to compare with what `mollier view --png` writes
     if (params.get('png')) report.png = renderer.domElement.toDataURL('image/png');
     const first = fingerprint();

@@ -27,7 +27,14 @@ pub(crate) fn unbase64(text: &str) -> Option<Vec<u8>> {
     if text.len() % 4 == 1 {
         return None;
     }
-    let value = |c: u8| ALPHABET.iter().position(|&a| a == c).map(|v| v as u32);
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(u32::from(c - b'A')),
+        b'a'..=b'z' => Some(u32::from(c - b'a') + 26),
+        b'0'..=b'9' => Some(u32::from(c - b'0') + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
     let mut out = Vec::with_capacity(text.len() * 3 / 4);
     for chunk in text.chunks(4) {
         let mut n = 0u32;

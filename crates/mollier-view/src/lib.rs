@@ -16,6 +16,7 @@ mod forces;
 pub mod mesh;
 mod page;
 pub mod snapshot;
+pub mod webm;
 
 use mollier::{Compiled, FrameError, KinematicsRun, NodeRole, Rows};
 use mollier_core::element::{Drawing, NodeKind, ShapeKind};

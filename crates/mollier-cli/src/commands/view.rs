@@ -9,6 +9,8 @@ use super::prelude::*;
 /// What `mollier view` is given.
 pub(crate) struct Request<'a> {
     pub(crate) model: &'a Path,
+    /// Folders of mesh files for an OpenSim model (`--geometry`).
+    pub(crate) geometry: &'a [PathBuf],
     pub(crate) motion: Option<&'a Path>,
     pub(crate) results: Option<&'a Path>,
     pub(crate) compare: Option<&'a Path>,
@@ -19,11 +21,14 @@ pub(crate) struct Request<'a> {
     pub(crate) quiet: bool,
 }
 
-/// Pictures asked of `mollier view`: one frame as a PNG, every frame as PNGs.
+/// Pictures asked of `mollier view`: one frame as a PNG, every frame as PNGs, the motion as a
+/// video of `fps` frames a second.
 pub(crate) struct Pictures<'a> {
     pub(crate) png: Option<&'a Path>,
     pub(crate) frame: usize,
     pub(crate) frames: Option<&'a Path>,
+    pub(crate) video: Option<&'a Path>,
+    pub(crate) fps: f64,
     pub(crate) size: &'a str,
     pub(crate) view: &'a str,
 }
@@ -63,6 +68,40 @@ fn frames_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
+/// The model, well posed. An OpenSim model is imported in memory with its bodies' meshes, when
+/// their files are found next to it, in its `Geometry/` folder or in `geometry` (as `mollier
+/// import --geometry` takes them over); a mesh not found leaves its body drawn as capsules, as
+/// the import report says.
+fn load_model(model: &Path, geometry: &[PathBuf], registry: &Registry) -> Result<mollier::Compiled, ExitCode> {
+    let file = model.display().to_string();
+    if !file.to_ascii_lowercase().ends_with(".osim") {
+        return load_well_posed(model, registry);
+    }
+    let imported = mollier_format::read_text(model, "OpenSim model").and_then(|text| {
+        let (mut import, _) = mollier::import_osim(&file, &text, registry)?;
+        // the mesh paths relative to the model's folder, where the imported text is placed
+        let dir = model.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let named = mollier_osim::geometry::mesh_refs(&file, &text, &import, &mut Vec::new()).len();
+        let taken = mollier_osim::geometry::attach_geometry(&mut import, model, &text, geometry, dir);
+        mollier::load_text(&format!("{file}.toml"), &import.toml, registry).map(|c| (c, taken, named))
+    });
+    match imported {
+        Ok((c, taken, named)) => {
+            if taken < named {
+                errln!(
+                    "note: {}: {taken} of its {named} meshes found (next to it, in its Geometry/ folder or a --geometry folder); the other bodies are drawn as capsules",
+                    printable(&file)
+                );
+            }
+            well_posed(c, model, registry)
+        }
+        Err(d) => {
+            report(&d);
+            Err(ExitCode::from(INVALID))
+        }
+    }
+}
+
 /// The motion of a results directory: `DIR/motion.csv` (a study) or the study's beside a
 /// variant (`DIR/../motion.csv`).
 fn results_motion(dir: &Path) -> Option<PathBuf> {
@@ -71,9 +110,13 @@ fn results_motion(dir: &Path) -> Option<PathBuf> {
 
 pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
     // refused before any work: the page and pictures go nowhere but regular files
-    let outputs: Vec<&Path> = r.out.into_iter().chain(r.pictures.png).collect();
+    let outputs: Vec<&Path> = r.out.into_iter().chain(r.pictures.png).chain(r.pictures.video).collect();
     if let Err(code) = check_outputs(&outputs, r.force) {
         return code;
+    }
+    if !(r.pictures.fps.is_finite() && (1.0..=240.0).contains(&r.pictures.fps)) {
+        errln!("error: --fps {}: give 1 to 240 frames a second", r.pictures.fps);
+        return ExitCode::from(INVALID);
     }
     let Some(size) = parse_size(r.pictures.size) else {
         errln!("error: --size {}: give WxH in pixels, each 16 to 8192 (e.g. 1280x960)", printable(r.pictures.size));
@@ -85,7 +128,7 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         errln!("error: {}", printable(&e));
         return ExitCode::from(INVALID);
     }
-    let compiled = match load_well_posed(r.model, registry) {
+    let compiled = match load_model(r.model, r.geometry, registry) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -116,7 +159,11 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             (vec![0.0], rows, r.model.display().to_string())
         }
     };
-    let title = r.model.display().to_string();
+    // the model's own name (any text: the page shows it as text) and its file
+    let title = match &compiled.document.spec().name {
+        Some(name) => format!("{name} ({})", r.model.display()),
+        None => r.model.display().to_string(),
+    };
     let mut geometry = match mollier_view::Geometry::build(&compiled, &times, &q, r.every, &title) {
         Ok(g) => g,
         Err(e) => {
@@ -220,6 +267,29 @@ fn with_results(mut geometry: mollier_view::Geometry, dir: &Path) -> Result<moll
 fn pictures(r: &Request, page: &str, size: (u32, u32), frames: usize) -> ExitCode {
     let p = &r.pictures;
     let shot = mollier_view::snapshot::Shot { size, view: p.view.to_string(), ..Default::default() };
+    if let Some(file) = p.video {
+        let bytes = match mollier_view::snapshot::video(page, p.fps, &shot) {
+            Ok(b) => b,
+            Err(e) => {
+                errln!("error: {e}");
+                return ExitCode::from(FAILED);
+            }
+        };
+        if let Err(code) = write_output(file, &bytes, r.force) {
+            return code;
+        }
+        if !r.quiet {
+            outln!(
+                "{}: {frames} frames at {} a second ({:.2} s), {}x{}, {:.1} MB",
+                file.display(),
+                p.fps,
+                frames as f64 / p.fps,
+                size.0,
+                size.1,
+                bytes.len() as f64 / 1e6
+            );
+        }
+    }
     let wanted: Option<Vec<usize>> = match (p.png, p.frames) {
         (None, None) => return ExitCode::SUCCESS,
         (_, Some(_)) => None,
