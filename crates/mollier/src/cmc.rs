@@ -451,24 +451,29 @@ impl Alone<'_> {
     /// The excitation at the interval's end, in `[0, 1]`, after `u0` at its start, at which the
     /// muscle carries `force` (N) at the end: the force rises with it (bisection to 1e-7).
     fn excitation_for(&self, u0: f64, force: f64, interval: f64) -> f64 {
-        let f = |u: f64| self.force_after(u0, u, interval);
-        if !(f(0.0) < force) {
-            return 0.0;
-        }
-        if !(f(1.0) > force) {
-            return 1.0;
-        }
-        let (mut lo, mut hi) = (0.0f64, 1.0f64);
-        while hi - lo > 1e-7 {
-            let mid = 0.5 * (lo + hi);
-            if f(mid) < force {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        0.5 * (lo + hi)
+        rising_root(|u| self.force_after(u0, u, interval), force, 1e-7)
     }
+}
+
+/// The `x` in `[0, 1]` at which the rising `f` reaches `value`, by bisection to `tol`: 0 when
+/// `f(0)` is not below it, 1 when `f(1)` is not above it (or either is NaN).
+fn rising_root(f: impl Fn(f64) -> f64, value: f64, tol: f64) -> f64 {
+    if !(f(0.0) < value) {
+        return 0.0;
+    }
+    if !(f(1.0) > value) {
+        return 1.0;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while hi - lo > tol {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) < value {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }
 
 /// The tendon force (N) of a muscle in isometric equilibrium at activation `a` and path length
@@ -481,23 +486,7 @@ fn isometric_force(hill: &HillMuscle, a: f64, length: f64) -> f64 {
 /// carries tendon force `force` (N) (bisection: the force rises with the activation), clipped
 /// to `[0, 1]`.
 pub fn isometric_activation(hill: &HillMuscle, force: f64, length: f64) -> f64 {
-    let tendon = |a: f64| isometric_force(hill, a, length);
-    if !(tendon(0.0) < force) {
-        return 0.0;
-    }
-    if !(tendon(1.0) > force) {
-        return 1.0;
-    }
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    for _ in 0..50 {
-        let mid = 0.5 * (lo + hi);
-        if tendon(mid) < force {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
+    rising_root(|a| isometric_force(hill, a, length), force, 1e-12)
 }
 
 /// Computed muscle control from the target's start for `duration` (s): the excitation rows
