@@ -323,6 +323,11 @@ enum Command {
         /// muscle of `[muscles]` (0 to 1, interpolated linearly); muscles without a column get 0.
         #[arg(long)]
         excitations: Option<PathBuf>,
+        /// Track a target motion of the model (a motion file, as for `inverse`) by computed muscle
+        /// control: the excitations every 20 ms from the model's `[load_sharing]` (criterion (b),
+        /// its joint cone), written to DIR/excitations.csv, and the run they make.
+        #[arg(long, value_name = "TARGET", conflicts_with = "excitations")]
+        track: Option<PathBuf>,
         /// The integrator: `rosenbrock` (default for models with muscles) or `rk4` (default for
         /// passive mechanisms).
         #[arg(long, value_enum)]
@@ -529,6 +534,7 @@ fn main() -> ExitCode {
             atol,
             defect_tolerance,
             excitations,
+            track,
             integrator,
             threads,
             out,
@@ -543,6 +549,7 @@ fn main() -> ExitCode {
                 atol,
                 defect_tolerance,
                 excitations: excitations.as_deref(),
+                track: track.as_deref(),
                 integrator,
                 threads,
                 out: &out,

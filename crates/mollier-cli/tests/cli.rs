@@ -675,6 +675,46 @@ fn simulate_moves_an_elbow_by_its_muscles() {
 }
 
 #[test]
+fn simulate_tracks_a_target_by_computed_muscle_control() {
+    let dir = scratch("track");
+    let out = mollier(&[
+        "simulate",
+        "models/shoulder/shoulder-forward.toml",
+        "--track",
+        "models/shoulder/flexion-target.csv",
+        "--duration",
+        "0.1",
+        "--out",
+        path_str(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("computed muscle control"), "{}", text(&out.stderr));
+    // a row at the start and one per 20 ms interval, a column per muscle, each in [0, 1]
+    let (h, rows, _) = table(&dir.join("excitations.csv"));
+    assert_eq!(h.len(), 1 + 95, "{h:?}");
+    assert_eq!(rows.len(), 6);
+    assert!((rows[5][0] - 0.1).abs() < 1e-12, "{}", rows[5][0]);
+    assert!(rows.iter().flat_map(|r| &r[1..]).all(|u| (0.0..=1.0).contains(u)));
+    assert!(rows.iter().flat_map(|r| &r[1..]).any(|&u| u > 0.01), "some muscle is excited");
+    // a target and an excitation file are one too many
+    let out2 = dir.join("out2");
+    let out = mollier(&[
+        "simulate",
+        "models/shoulder/shoulder-forward.toml",
+        "--track",
+        "models/shoulder/flexion-target.csv",
+        "--excitations",
+        "models/shoulder/flexion-excitations.csv",
+        "--duration",
+        "0.1",
+        "--out",
+        path_str(&out2),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(!out2.exists());
+}
+
+#[test]
 fn the_shoulder_settles_on_its_soft_scapulothoracic_contact() {
     // 0.1 s after release with the muscles inactive: the scapula leans on the thorax through TS
     // and AI, whose soft contacts push outward, and the integration stays within reach of the

@@ -326,7 +326,7 @@ impl<'m> LoadSharing<'m> {
         if let Err(e) = solve_positions_explained(self.model, data, &frame.q) {
             return self.failed(Status::Kinematics(e.to_string()), start);
         }
-        self.solve_inner(ws, data, &frame.qd, &frame.qdd, &frame.loads, start)
+        self.solve_inner(ws, data, &frame.qd, &frame.qdd, &frame.loads, None, start)
     }
 
     /// Load sharing at the configuration solved in `data`, for input rates `qd` and
@@ -339,7 +339,49 @@ impl<'m> LoadSharing<'m> {
         qdd: &[f64],
         loads: &[Load],
     ) -> FrameResult {
-        self.solve_inner(ws, data, qd, qdd, loads, Instant::now())
+        self.solve_inner(ws, data, qd, qdd, loads, None, Instant::now())
+    }
+
+    /// [`Self::frame`] with each muscle's force bounded by `bounds[i]` = `[lower, upper]` (N, in
+    /// the study's muscle order) instead of `[0, Fmax(l)]`: the forces a muscle can reach, such
+    /// as a Hill muscle's over a control interval (computed muscle control; its passive force is
+    /// the lower bound). The criterion weighs the force above the lower bound; the forces
+    /// reported are whole, `max_forces` the upper bounds. Never panics.
+    pub fn frame_within(&self, ws: &mut Workspace, data: &mut Data, frame: &Frame, bounds: &[[f64; 2]]) -> FrameResult {
+        let start = Instant::now();
+        if bounds.len() != self.modes.len() || bounds.iter().any(|b| !(b[0].is_finite() && b[1].is_finite())) {
+            let message = format!("{} finite force bounds for {} muscles", bounds.len(), self.modes.len());
+            return self.failed(Status::Kinematics(message), start);
+        }
+        if let Err(e) = solve_positions_explained(self.model, data, &frame.q) {
+            return self.failed(Status::Kinematics(e.to_string()), start);
+        }
+        let mut r = self.solve_inner(ws, data, &frame.qd, &frame.qdd, &frame.loads, Some(bounds), start);
+        for (i, b) in bounds.iter().enumerate() {
+            r.forces[i] += b[0];
+            r.max_forces[i] = b[1].max(b[0]);
+        }
+        r
+    }
+
+    /// Shift the maps to forces above `bounds`' lower ends, spans to their upper ends (at
+    /// least a micronewton, so that no muscle's variable is idle).
+    fn raise(&self, maps: &mut Maps, bounds: &[[f64; 2]]) {
+        let k = self.modes.len();
+        for (i, (&m, b)) in self.modes.iter().zip(bounds).enumerate() {
+            let lo = b[0];
+            maps.sigma0[m.index()] += lo;
+            for (j, t) in maps.tau0.iter_mut().enumerate() {
+                *t += maps.tau_f[j * k + i] * lo;
+            }
+            for (s, t) in maps.sig0.iter_mut().enumerate() {
+                *t += maps.sig_f[s * k + i] * lo;
+            }
+            for (r, t) in maps.cone0.iter_mut().enumerate() {
+                *t += maps.cone_f[r * k + i] * lo;
+            }
+            maps.fmax[i] = (b[1] - lo).max(1e-6);
+        }
     }
 
     /// All frames, in chunks (see [`RunOptions`]); one result per frame, in order.
@@ -550,12 +592,16 @@ impl<'m> LoadSharing<'m> {
         qd: &[f64],
         qdd: &[f64],
         loads: &[Load],
+        bounds: Option<&[[f64; 2]]>,
         start: Instant,
     ) -> FrameResult {
-        let maps = match self.maps(data, qd, qdd, loads) {
+        let mut maps = match self.maps(data, qd, qdd, loads) {
             Ok(m) => m,
             Err(e) => return self.failed(Status::Kinematics(e), start),
         };
+        if let Some(b) = bounds {
+            self.raise(&mut maps, b);
+        }
         let k = self.modes.len();
         let nr = self.study.reserves.len();
         let omega_eq = self.input_scales(&maps);

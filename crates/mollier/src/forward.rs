@@ -60,6 +60,27 @@ impl Excitations {
         }
     }
 
+    /// The excitation file of these rows for `compiled` (CSV: `time` and a column per muscle,
+    /// every number in its shortest form that reads back the same, so that [`Self::read`]
+    /// replays exactly these excitations).
+    pub fn to_csv(&self, compiled: &Compiled) -> String {
+        let mut out = String::from("time");
+        for mu in &compiled.muscles {
+            out.push(',');
+            out.push_str(&mu.name);
+        }
+        out.push('\n');
+        for (i, t) in self.time.iter().enumerate() {
+            out.push_str(&t.to_string());
+            for v in &self.values {
+                out.push(',');
+                out.push_str(&v[i].to_string());
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// Read an excitation file (CSV, or an OpenSim `.sto`/`.mot` with its header): a `time`
     /// column (s, increasing) and a column per muscle named as in `[muscles]`, values in [0, 1].
     /// Problems are located at `file:line:col`.

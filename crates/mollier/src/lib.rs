@@ -40,6 +40,7 @@
 
 pub mod analysis;
 pub mod check;
+pub mod cmc;
 pub mod compile;
 pub mod dynamics;
 pub mod forward;
@@ -62,6 +63,7 @@ use mollier_core::registry::Registry;
 
 pub use analysis::{FrameError, FrameOutput, KinematicsRun, MuscleColumns};
 pub use check::{CheckReport, check};
+pub use cmc::{Cmc, CmcError, CmcInterval, CmcOptions, TrackTarget};
 pub use compile::{
     BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, import_osim, load, load_text,
 };

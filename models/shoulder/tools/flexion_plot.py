@@ -95,7 +95,7 @@ def main():
     args = ap.parse_args()
     _, rest = rest_of(args.osim, "flexion_plot")
     run = [(t, posture(rest, q)) for t, q in read(args.states, [f"{n}.rotation" for n in NAMES])]
-    target = [(t, posture(rest, q)) for t, q in read(args.target, NAMES)]
+    target = [(t, posture(rest, q)) for t, q in read(args.target, [f"{n}.rotation" for n in NAMES])]
     duration = max(t for t, _ in run)
     panels = [
         ("A: thorax-clavicle (SC)", ["SC_y", "SC_z", "SC_x"], [(t, p[0]) for t, p in run], [(t, p[0]) for t, p in target]),

@@ -15,8 +15,9 @@ scapula's x, y', z'' axes, so they are the XYZ angles of the humerus's rotation 
 scapula, taken from rest. Rates and accelerations by central differences in time (the placing
 converges to 1e-15).
 
-crates/mollier/examples/flexion_excitations.rs tracks this motion to make
-models/shoulder/flexion-excitations.csv (docs/forward-dynamics.md, "Forward flexion").
+`mollier simulate models/shoulder/shoulder-forward.toml --track models/shoulder/flexion-target.csv`
+tracks this motion (computed muscle control) to make models/shoulder/flexion-excitations.csv
+(docs/forward-dynamics.md, "Computed muscle control").
 
     python3 models/shoulder/tools/flexion_target.py [--osim ../shared/data/das3/das3.osim]
 """
@@ -112,7 +113,8 @@ def main():
         fh.write(f"# (plane of elevation {PLANE:g} deg, elevation {ELEVATION[0]:g} to {ELEVATION[1]:g} deg, minimum jerk\n")
         fh.write(f"# over {DURATION:g} s; the girdle by the shoulder rhythm placed on the thorax). Joint rotations of\n")
         fh.write("# shoulder-forward.toml (rad), their rates (rad/s) and accelerations (rad/s^2).\n")
-        cols = ["time"] + NAMES + [f"{n}_rate" for n in NAMES] + [f"{n}_acc" for n in NAMES]
+        # a motion file of the model: its inputs, with their rates and accelerations
+        cols = ["time"] + [f"{n}.rotation{d}" for d in ("", ".vel", ".acc") for n in NAMES]
         fh.write(",".join(cols) + "\n")
         for r in rows:
             fh.write(f"{r[0]:.2f}," + ",".join(f"{x:.9g}" for x in r[1:]) + "\n")

@@ -29,6 +29,8 @@ struct SimulateFrames<'a> {
     series: ForwardSeries,
     every: usize,
     seen: usize,
+    /// The excitation file computed muscle control made, written beside the tables.
+    tracked: Option<String>,
 }
 
 /// Add a frame to the plots' series.
@@ -86,6 +88,10 @@ impl FrameRun for SimulateFrames<'_> {
         Ok(rows.into_iter().map(|r| Row { time: r.time, values: r.values }).collect())
     }
     fn finish(&mut self, dir: &mut mollier::OutputDir) -> Result<(), mollier::OutputError> {
+        if let Some(text) = &self.tracked {
+            let path = dir.file("excitations.csv")?;
+            std::fs::write(&path, text).map_err(|source| mollier::OutputError::Io { path, source })?;
+        }
         if self.run.forward().is_some() { mollier_study::forward_plots::write(&self.series, dir) } else { Ok(()) }
     }
     fn summary(&self) -> serde_json::Map<String, Value> {
@@ -104,6 +110,8 @@ pub(crate) struct Request<'a> {
     pub(crate) atol: f64,
     pub(crate) defect_tolerance: f64,
     pub(crate) excitations: Option<&'a Path>,
+    /// A target motion to track by computed muscle control.
+    pub(crate) track: Option<&'a Path>,
     pub(crate) integrator: Option<Integrator>,
     /// For the work per muscle path (0: the cores available).
     pub(crate) threads: usize,
@@ -126,7 +134,7 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         Err(code) => return code,
     };
     let steps = match options
-        .integrator_for(&compiled, req.excitations.is_some())
+        .integrator_for(&compiled, req.excitations.is_some() || req.track.is_some())
         .and_then(|i| options.plan(i == Method::Rosenbrock))
     {
         Ok(plan) => plan.outputs,
@@ -141,6 +149,16 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
             }
         },
         None => None,
+    };
+    let (excitations, tracked) = match req.track {
+        None => (excitations, None),
+        Some(path) => match tracked_excitations(&compiled, path, &options, quiet) {
+            Ok(e) => {
+                let text = e.to_csv(&compiled);
+                (Some(e), Some(text))
+            }
+            Err(code) => return code,
+        },
     };
     if let Some(note) = excitations.as_ref().and_then(|e| e.missing_note(&compiled)).filter(|_| !quiet) {
         errln!("note: {note}");
@@ -162,6 +180,7 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         // at most about 2000 points a line
         every: steps.div_ceil(2000).max(1),
         seen: 0,
+        tracked,
     };
     let kind = LoopKind { noun: "step", failed: steps_from, on_error: OnError::Stop, summary };
     let code = run_frames(&mut frames, out, kind, quiet);
@@ -199,6 +218,41 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         None => errln!("note: a law of the model defines no energy: energy.csv is not written"),
     }
     code
+}
+
+/// The excitations of computed muscle control along the motion file `path` for the run's
+/// duration and tolerances ([`mollier::cmc`]), its progress on standard error.
+fn tracked_excitations(
+    compiled: &Compiled,
+    path: &Path,
+    options: &SimulateOptions,
+    quiet: bool,
+) -> Result<Excitations, ExitCode> {
+    let motion = mollier::read_motion(path, &compiled.inputs).map_err(|d| {
+        report(&d);
+        ExitCode::from(INVALID)
+    })?;
+    let target = mollier::TrackTarget::new(&motion).map_err(|e| {
+        errln!("error: {}: {e}", path.display());
+        ExitCode::from(INVALID)
+    })?;
+    let cmc = mollier::CmcOptions { tolerances: options.tolerances, ..mollier::CmcOptions::default() };
+    let mut worst = 0.0f64;
+    let ex = mollier::cmc::track(compiled, target, options.duration, cmc, |r, _| worst = worst.max(r.error)).map_err(
+        |e| {
+            errln!("error: tracking {}: {e}", path.display());
+            ExitCode::from(FAILED)
+        },
+    )?;
+    if !quiet {
+        errln!(
+            "tracked {} by computed muscle control: {} excitation rows, largest coordinate error at an interval's start {:.3}",
+            path.display(),
+            ex.time.len(),
+            worst
+        );
+    }
+    Ok(ex)
 }
 
 /// A simulation that cannot start: the problem in the command line's terms, and its exit code.

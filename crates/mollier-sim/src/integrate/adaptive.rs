@@ -378,6 +378,35 @@ impl Adaptive {
         }
     }
 
+    /// Take one accepted step that ends no later than `t_end` (s, after the current time): the
+    /// step is shortened to land on it, where the excitations change course (a control
+    /// interval's end). The controller's step is kept for the next step when the shortened one
+    /// passed at once.
+    pub fn step_until(
+        &mut self,
+        sys: &Musculoskeletal<'_>,
+        ws: &mut Workspace,
+        u: Excitation<'_>,
+        t_end: f64,
+    ) -> Result<(), SimError> {
+        let room = t_end - self.state.t;
+        if !(room > 0.0) {
+            return Err(SimError::NonFinite(format!("no step from {} s to {t_end} s", self.state.t)));
+        }
+        let (planned, rejected) = (self.h, self.stats.rejected);
+        let capped = planned >= room;
+        if capped {
+            self.h = room;
+        }
+        self.step(sys, ws, u)?;
+        if capped && self.stats.rejected == rejected {
+            // landed: on the end exactly, not a rounding away from it
+            self.state.t = t_end;
+            self.h = self.h.max(planned).min(self.tol.max_step);
+        }
+        Ok(())
+    }
+
     /// Whether the step being taken ends with the whole Jacobian.
     fn whole_jacobian_due(&self) -> bool {
         self.tol.jacobian_every.is_none_or(|k| self.since_jacobian + 1 >= k)

@@ -1,0 +1,62 @@
+//! Computed muscle control on the shoulder's forward flexion: each control interval's static
+//! problem gives the desired accelerations through the equations of motion, checked on the
+//! forward model's own residual (`mollier_sim`), not the load sharing's kinetostatics.
+
+use std::path::Path;
+
+use mollier::cmc::{Cmc, CmcOptions, TrackTarget};
+use mollier::{Compiled, read_motion};
+use mollier_sim::Musculoskeletal;
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn shoulder() -> Compiled {
+    mollier::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry())
+        .unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+fn target(c: &Compiled) -> TrackTarget {
+    let motion = read_motion(&root().join("models/shoulder/flexion-target.csv"), &c.inputs)
+        .unwrap_or_else(|d| panic!("{}", d.render()));
+    TrackTarget::new(&motion).expect("a target")
+}
+
+#[test]
+fn each_interval_s_forces_give_the_desired_accelerations() {
+    let c = shoulder();
+    let (n, m) = (c.model.n_q(), c.muscles.len());
+    let mut cmc = Cmc::new(&c, target(&c), CmcOptions::default()).expect("a start");
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let mut ws = sys.workspace();
+    let (mut worst, mut reserve) = (0.0f64, 0.0f64);
+    // the first 0.2 s, while the run follows its target (docs/forward-dynamics.md)
+    for _ in 0..10 {
+        let st = cmc.state().clone();
+        let r = cmc.interval().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.time, st.t);
+        assert!(r.excitations.iter().all(|u| (0.0..=1.0).contains(u)), "{:?}", r.excitations);
+        // f_v at the interval's start with the desired accelerations and the static problem's
+        // forces in place of the Hill muscles': the reserves' share, nothing else
+        let mut xd = st.xd.clone();
+        xd[n..2 * n].copy_from_slice(&r.desired);
+        let lin = sys.linearize(&mut ws, &st.x, &xd, &vec![0.0; m]).expect("a linearization");
+        for i in 0..n {
+            let (mut f, mut scale) = (lin.f[n + i], 0.0f64);
+            for k in 0..m {
+                let g = lin.grad(k)[i];
+                f += (r.forces[k] - lin.contraction[k].force) * g;
+                scale += (r.forces[k] * g).abs();
+            }
+            let rel = (f - r.reserves[i]).abs() / scale.max(1e-3);
+            worst = worst.max(rel);
+            reserve = reserve.max(r.reserves[i].abs());
+        }
+    }
+    eprintln!(
+        "CMC, first 0.2 s of the flexion: the equations of motion's residual {worst:.1e} of the muscles' moments; largest reserve {reserve:.2e} N m"
+    );
+    assert!(worst <= 1e-9, "the forces miss the desired accelerations by {worst:e} of the muscles' moments");
+    assert_eq!(cmc.excitations().time.len(), 11);
+}
