@@ -91,7 +91,8 @@ pub fn run_and_write(study: &Study, target: &Path, format: TableFormat) -> Resul
     let optim = optim_studies(study);
     let mut w = StudyWriter::open(study, &optim, target, format)?;
     let results = study.run_streaming(frame_step(study.motion.frames.len()), |k, f| w.push(k, f))?;
-    let kinematics_failed = std::mem::take(&mut w.kin_failed);
+    // a copy: the summary lists them too (at most `LISTED`)
+    let kinematics_failed = w.kin_failed.clone();
     let kinematics_failed_count = w.kin_failed_count;
     let reserve_warnings =
         w.variants.iter().filter_map(|(name, t)| Some((name.clone(), t.reserve_warning()?))).collect();
