@@ -6,7 +6,9 @@
 //! thread, in the elements' order. The work is cut into chunks of a fixed size (not derived from
 //! the thread count), so a run on one thread and a run on two give the same bits. One thread
 //! (`threads <= 1`) runs the chunks in order on the calling thread without any other thread;
-//! more share the chunks on a rayon pool of that many threads.
+//! more share the chunks on a rayon pool of that many threads. The kernel's former helpers of its
+//! own, spinning before they slept, were 11 % faster on the shoulder's two-thread step on two
+//! loaded cores (docs/performance.md): too little to keep a thread pool with unsafe code of its own.
 
 use std::sync::{Arc, Mutex};
 
