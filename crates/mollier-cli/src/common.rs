@@ -231,3 +231,24 @@ pub(crate) fn load_sharing_section<'c>(
         ExitCode::from(INVALID)
     })
 }
+
+/// A positive, finite number (clap value parser).
+pub(crate) fn positive_number(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        Ok(v) => Err(format!("must be a positive number, got {v}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The most threads `--threads` asks for: more is a typo, and each thread costs a stack.
+const MAX_THREADS: usize = 1024;
+
+/// A number of threads, 0 to [`MAX_THREADS`] (clap value parser).
+pub(crate) fn thread_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= MAX_THREADS => Ok(n),
+        Ok(n) => Err(format!("must be at most {MAX_THREADS} (0: the cores available), got {n}")),
+        Err(e) => Err(e.to_string()),
+    }
+}

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use commands::{
     check, ik, import, inverse, inverse_dynamics, kinematics, max_moment, optimize, scale, simulate, study, types, view,
 };
-use common::MotionRun;
+use common::{MotionRun, positive_number};
 
 /// `println!` that does not panic when stdout is closed (piped into `head`, say), and never
 /// prints a control character from an input raw (`mollier_format::printable_lines`: the one
@@ -296,54 +296,7 @@ enum Command {
     /// in isometric equilibrium; writes DIR/states.csv (coordinates, rates, muscle states),
     /// DIR/muscles.csv (excitation, activation, force, fibre length and velocity, path length)
     /// and DIR/summary.json with the real-time factor. See docs/forward-dynamics.md.
-    Simulate {
-        /// The model file.
-        model: PathBuf,
-        /// How long to simulate (s), rounded up to a whole number of output steps.
-        #[arg(long, value_parser = positive_number)]
-        duration: f64,
-        /// A fixed time step (s). Default: RK4 at 0.004; with muscles error control (no fixed step).
-        #[arg(long, alias = "step", value_parser = positive_number)]
-        dt: Option<f64>,
-        /// The rows' time step (s). Default: --dt, or 0.01 with error control; a whole number of
-        /// steps at a fixed step.
-        #[arg(long, value_parser = positive_number)]
-        output_dt: Option<f64>,
-        /// Error control: the relative tolerance.
-        #[arg(long, value_parser = positive_number, default_value = "1e-3")]
-        rtol: f64,
-        /// Error control: the absolute tolerance, in each state's unit (rad or m, rad/s or m/s, m, 1).
-        #[arg(long, value_parser = positive_number, default_value = "1e-5")]
-        atol: f64,
-        /// At a fixed step with muscles: the muscle equilibrium defect warned about, as a fraction
-        /// of the muscle's maximum force.
-        #[arg(long, value_parser = positive_number, default_value = "0.01")]
-        defect_tolerance: f64,
-        /// Muscle excitations: CSV or OpenSim .sto/.mot with a `time` column and one column per
-        /// muscle of `[muscles]` (0 to 1, interpolated linearly); muscles without a column get 0.
-        #[arg(long)]
-        excitations: Option<PathBuf>,
-        /// Track a target motion of the model (a motion file, as for `inverse`) by computed muscle
-        /// control: the excitations every 20 ms from the model's `[load_sharing]` (criterion (b),
-        /// its joint cone), written to DIR/excitations.csv, and the run they make.
-        #[arg(long, value_name = "TARGET", conflicts_with = "excitations")]
-        track: Option<PathBuf>,
-        /// The integrator: `rosenbrock` (default for models with muscles) or `rk4` (default for
-        /// passive mechanisms).
-        #[arg(long, value_enum)]
-        integrator: Option<simulate::Integrator>,
-        /// Threads for the work per muscle path (1, the default: the serial code; 0: the cores
-        /// available, or RAYON_NUM_THREADS; at most 1024). The results do not depend on it.
-        #[arg(long, default_value_t = 1, value_parser = thread_count)]
-        threads: usize,
-        /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
-        /// "Output directories").
-        #[arg(long)]
-        out: PathBuf,
-        /// No progress bar and no summary.
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    Simulate(simulate::Args),
     /// Run a study: a motion through a model and load sharing over it for several criteria,
     /// with and without a joint stability constraint (e.g. models/shoulder/abduction.toml).
     ///
@@ -525,38 +478,7 @@ fn main() -> ExitCode {
             max_moment::run(&model, &postures, &out, &options, &registry)
         }
         Command::Optimize { problem, out, quiet } => optimize::run(&problem, &out, quiet, &registry),
-        Command::Simulate {
-            model,
-            duration,
-            dt,
-            output_dt,
-            rtol,
-            atol,
-            defect_tolerance,
-            excitations,
-            track,
-            integrator,
-            threads,
-            out,
-            quiet,
-        } => simulate::run(
-            simulate::Request {
-                model: &model,
-                duration,
-                dt,
-                output_dt,
-                rtol,
-                atol,
-                defect_tolerance,
-                excitations: excitations.as_deref(),
-                track: track.as_deref(),
-                integrator,
-                threads,
-                out: &out,
-                quiet,
-            },
-            &registry,
-        ),
+        Command::Simulate(args) => simulate::run(&args, &registry),
         Command::Study { study, out, loads, quiet } => study::run(&study, &out, loads.as_deref(), quiet),
         Command::View {
             model,
@@ -615,27 +537,6 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-    }
-}
-
-/// A positive, finite number (clap value parser).
-fn positive_number(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        Ok(v) => Err(format!("must be a positive number, got {v}")),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// The most threads `--threads` asks for: more is a typo, and each thread costs a stack.
-const MAX_THREADS: usize = 1024;
-
-/// A number of threads, 0 to [`MAX_THREADS`] (clap value parser).
-fn thread_count(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if n <= MAX_THREADS => Ok(n),
-        Ok(n) => Err(format!("must be at most {MAX_THREADS} (0: the cores available), got {n}")),
-        Err(e) => Err(e.to_string()),
     }
 }
 

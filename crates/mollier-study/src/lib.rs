@@ -16,9 +16,11 @@
 //!
 //! ```no_run
 //! let study = mollier_study::Study::load("models/shoulder/abduction.toml".as_ref()).unwrap();
-//! let results = study.run();
-//! // tables, summaries and plots, written as one unit (summary.json last, "complete": true)
-//! mollier_study::output::write(&study, &results, "results/abduction".as_ref()).unwrap();
+//! // tables, summaries and plots, written as one unit (summary.json last, "complete": true),
+//! // the tables streamed as the frames are solved: memory does not grow with the motion
+//! let csv = mollier::output::TableFormat::Csv;
+//! let written = mollier_study::output::run_and_write(&study, "results/abduction".as_ref(), csv).unwrap();
+//! println!("{} files", written.files.len());
 //! ```
 
 mod chart;

@@ -25,38 +25,8 @@ use mollier::output::{OutputDir, OutputError, TableFormat, TableId, number};
 use serde_json::{Map, Value, json};
 
 use crate::max_moment::{MomentRun, input_index};
+pub use crate::study::{PLOTTED_FRAMES, frame_step};
 use crate::study::{Results, Study, StudyFrame};
-
-/// Write the study into the directory `target` as a unit (see [`mollier::output`]): every table,
-/// the variants' tables and summaries, the plots, `timing.json` and `summary.json` last. Returns
-/// the files written, `summary.json` last. The tables have a row per entry of `results` (every
-/// frame after [`Study::run`]).
-pub fn write(study: &Study, results: &Results, target: &Path) -> Result<Vec<PathBuf>, OutputError> {
-    write_as(study, results, target, TableFormat::Csv)
-}
-
-/// [`write()`] with the tables in `format` (`.sto` for OpenSim).
-pub fn write_as(
-    study: &Study,
-    results: &Results,
-    target: &Path,
-    format: TableFormat,
-) -> Result<Vec<PathBuf>, OutputError> {
-    let optim = optim_studies(study);
-    let mut w = StudyWriter::open(study, &optim, target, format)?;
-    for (i, &k) in results.frames.iter().enumerate() {
-        let frame = StudyFrame {
-            kinematics: results.kinematics.frames[i].clone(),
-            variants: results
-                .variants
-                .iter()
-                .map(|v| (v.frames[i].clone(), v.virtual_work.get(i).copied().flatten()))
-                .collect(),
-        };
-        w.push(k, &frame)?;
-    }
-    w.finish(results)
-}
 
 /// What [`run_and_write`] did: the results kept for the plots and the page, and the files.
 #[derive(Debug)]
@@ -73,25 +43,17 @@ pub struct Written {
     pub reserve_warnings: Vec<(String, String)>,
 }
 
-/// The most frames a study keeps for its plots and `view.html`, the last counted: a line of a
-/// plot needs no more points, and each kept frame costs about 100 kB to draw (the shoulder).
-pub const PLOTTED_FRAMES: usize = 500;
-
-/// The step between the frames a study of `frames` frames keeps for its plots and page: every
-/// step-th from the first, and the last, at most [`PLOTTED_FRAMES`] (as `mollier view` thins a
-/// motion to its page budget).
-pub fn frame_step(frames: usize) -> usize {
-    if frames <= PLOTTED_FRAMES { 1 } else { (frames - 1).div_ceil(PLOTTED_FRAMES - 2) }
-}
-
-/// Run the study and write it into `target` as [`write_as`] does, the tables streamed as the
-/// frames are solved: memory holds a chunk of frames and the frames kept for the plots and the
-/// page ([`frame_step`]), not the motion (a 2,000-frame study of the shoulder held 321 MB).
+/// Run the study and write it into the directory `target` as a unit (see [`mollier::output`]),
+/// the tables (in `format`: `.sto` for OpenSim) streamed as the frames are solved: every table,
+/// the variants' tables and summaries, the plots, `timing.json` and `summary.json` last. Memory
+/// holds a chunk of frames and the frames kept for the plots and the page ([`frame_step`]), not
+/// the motion (a 2,000-frame study of the shoulder held 321 MB when every frame was kept).
 pub fn run_and_write(study: &Study, target: &Path, format: TableFormat) -> Result<Written, OutputError> {
     let optim = optim_studies(study);
     let mut w = StudyWriter::open(study, &optim, target, format)?;
     let results = study.run_streaming(frame_step(study.motion.frames.len()), |k, f| w.push(k, f))?;
-    let kinematics_failed = std::mem::take(&mut w.kin_failed);
+    // a copy: the summary lists them too (at most `LISTED`)
+    let kinematics_failed = w.kin_failed.clone();
     let kinematics_failed_count = w.kin_failed_count;
     let reserve_warnings =
         w.variants.iter().filter_map(|(name, t)| Some((name.clone(), t.reserve_warning()?))).collect();

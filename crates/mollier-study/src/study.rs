@@ -179,6 +179,18 @@ pub type Checked = (FrameResult, Option<(f64, f64)>);
 /// (each variant in sequence, from its previous frame); memory holds one chunk.
 const CHUNK: usize = 32;
 
+/// The most frames [`Study::run`] keeps for the plots and `view.html`, the last counted: a line
+/// of a plot needs no more points, and each kept frame costs about 100 kB to draw (the
+/// shoulder).
+pub const PLOTTED_FRAMES: usize = 500;
+
+/// The step between the frames a study of `frames` frames keeps for its plots and page: every
+/// step-th from the first, and the last, at most [`PLOTTED_FRAMES`] (as `mollier view` thins a
+/// motion to its page budget).
+pub fn frame_step(frames: usize) -> usize {
+    if frames <= PLOTTED_FRAMES { 1 } else { (frames - 1).div_ceil(PLOTTED_FRAMES - 2) }
+}
+
 /// A variant's load sharing in progress: each frame from the previous configuration.
 struct VariantPass<'m> {
     sharing: Result<(LoadSharing<'m>, mollier_optim::Workspace), String>,
@@ -202,12 +214,13 @@ struct KinematicsPass<'s> {
     fd: Data,
 }
 
-/// Everything a study produces, or the frames of it kept for the plots and the page when the
-/// tables were streamed ([`Study::run_streaming`]).
+/// What a study keeps of its run: the frames for the plots and the page (at most
+/// [`PLOTTED_FRAMES`]), the summaries over every frame, the timings. Every frame's rows go to
+/// the sink of [`Study::run_streaming`] (the tables: [`crate::output::run_and_write`]).
 #[derive(Clone, Debug)]
 pub struct Results {
     /// The motion's frame (index into `Study::motion.frames`) of each kept entry of the
-    /// kinematics' and the variants' `frames`: every frame after [`Study::run`].
+    /// kinematics' and the variants' `frames`: every [`frame_step`]-th and the last.
     pub frames: Vec<usize>,
     /// The kinematics.
     pub kinematics: Kinematics,
@@ -416,7 +429,7 @@ impl Study {
     }
 
     /// The frames of the motion, at rest (quasi-static), with the study's load and the external
-    /// loads.
+    /// loads, every frame held (for [`Study::run_variant`]).
     pub fn frames(&self) -> Vec<Frame> {
         (0..self.motion.frames.len()).map(|k| self.frame(k)).collect()
     }
@@ -458,7 +471,9 @@ impl Study {
         out
     }
 
-    /// The kinematics of the motion, frame after frame (each from the previous solution).
+    /// The kinematics of the motion, frame after frame (each from the previous solution), every
+    /// frame held: for a test or a benchmark of this part on a short motion ([`Study::run`]
+    /// keeps a bounded number).
     pub fn kinematics(&self) -> Kinematics {
         let start = Instant::now();
         let mut pass = KinematicsPass::new(self);
@@ -561,22 +576,9 @@ impl Study {
         Some((worst, scale))
     }
 
-    /// Load sharing of one variant over the motion (frames in sequence, each starting from the
-    /// previous configuration), with the independent check against `kinematics`.
-    pub fn run_variant_checked(&self, v: &Variant, kinematics: &Kinematics) -> VariantResult {
-        let mut r = self.run_variant(v);
-        let reserves: Vec<usize> = self.optim_study(v).reserves.iter().map(|r| r.input).collect();
-        r.virtual_work = r
-            .frames
-            .iter()
-            .zip(&kinematics.frames)
-            .map(|(res, kin)| kin.as_ref().ok().and_then(|k| self.virtual_work(k, res, &reserves)))
-            .collect();
-        r
-    }
-
-    /// Load sharing of one variant over the motion (frames in sequence, each starting from the
-    /// previous configuration).
+    /// Load sharing of one variant over the motion at once (the load sharing's own run, frames
+    /// in sequence, each starting from the previous configuration), without the independent
+    /// check: every frame held, for a test or a benchmark of this part on a short motion.
     pub fn run_variant(&self, v: &Variant) -> VariantResult {
         let start = Instant::now();
         let study = self.optim_study(v);
@@ -620,17 +622,22 @@ impl Study {
         Some(run())
     }
 
-    /// The kinematics and every variant (variants in parallel), every frame kept.
+    /// The kinematics and every variant (variants in parallel), keeping every [`frame_step`]-th
+    /// frame and the last: every frame of a motion up to [`PLOTTED_FRAMES`] frames, at most that
+    /// many of a longer one (`Results::frames` says which), so that memory does not grow with
+    /// the motion. The tables of every frame: [`crate::output::run_and_write`], or
+    /// [`Study::run_streaming`] with a sink.
     pub fn run(&self) -> Results {
-        let Ok(r) = self.run_streaming(1, |_, _| Ok::<(), std::convert::Infallible>(()));
+        let keep = frame_step(self.motion.frames.len());
+        let Ok(r) = self.run_streaming(keep, |_, _| Ok::<(), std::convert::Infallible>(()));
         r
     }
 
     /// The kinematics and every variant, frame after frame in chunks (the variants of a chunk
     /// in parallel), each frame handed to `sink(k, frame)` in order as soon as it is solved; a
     /// sink's error stops the run. Only every `keep`-th frame (and the last) is kept in the
-    /// results, so that memory holds a chunk and the kept frames, not the motion. The results
-    /// are those of [`Study::run`] at the kept frames.
+    /// results, so that memory holds a chunk and the kept frames, not the motion. The kept
+    /// frames' results do not depend on `keep`; the summaries count every frame.
     pub fn run_streaming<E>(
         &self,
         keep: usize,

@@ -535,7 +535,7 @@ impl<'a> IkRun<'a> {
                     // Marquardt's scaling, with a floor for an unknown no marker sees
                     m[j * np + j] += lambda * a[j * np + j].max(1e-9);
                 }
-                let Some(delta) = solve_dense(&m, &b, np) else {
+                let Some(delta) = solve_partial_pivoting(&m, &b, np) else {
                     lambda *= 10.0;
                     continue;
                 };
@@ -589,9 +589,10 @@ pub(crate) fn relabel(at: &Diagnostic, message: impl Into<String>, hint: impl In
     d
 }
 
-/// Solve `m x = b` (n x n, row-major) by the kernel's dense LU; `None` when `m` is singular or
-/// the solution is not finite (a damping too small for a direction no marker sees).
-fn solve_dense(m: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
+/// Solve `m x = b` (n x n, row-major) by the kernel's dense LU with partial pivoting; `None`
+/// when `m` is singular or the solution is not finite (a damping too small for a direction no
+/// marker sees).
+fn solve_partial_pivoting(m: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
     let mut lu = m.to_vec();
     let mut perm = vec![0; n];
     if !mollier_core::dense::lu_in_place(&mut lu, n, &mut perm) {

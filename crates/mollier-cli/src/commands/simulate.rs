@@ -5,6 +5,8 @@
 //! run, its tables and summary are the facade's ([`mollier::forward_tables`]); this file adds the
 //! plots, the messages and the exit codes.
 
+use std::path::PathBuf;
+
 use mollier::forward_tables::{Integrator as Method, SimulateError, SimulateOptions, SimulateRun};
 use mollier::{Excitations, ForwardFrame};
 use mollier_study::forward_plots::ForwardSeries;
@@ -99,28 +101,61 @@ impl FrameRun for SimulateFrames<'_> {
     }
 }
 
-/// What `mollier simulate` was asked for.
-pub(crate) struct Request<'a> {
-    pub(crate) model: &'a Path,
-    pub(crate) duration: f64,
-    /// A fixed step (`None`: RK4's default, error control with muscles).
-    pub(crate) dt: Option<f64>,
-    pub(crate) output_dt: Option<f64>,
-    pub(crate) rtol: f64,
-    pub(crate) atol: f64,
-    pub(crate) defect_tolerance: f64,
-    pub(crate) excitations: Option<&'a Path>,
-    /// A target motion to track by computed muscle control.
-    pub(crate) track: Option<&'a Path>,
-    pub(crate) integrator: Option<Integrator>,
-    /// For the work per muscle path (0: the cores available).
-    pub(crate) threads: usize,
-    pub(crate) out: &'a Path,
-    pub(crate) quiet: bool,
+/// What `mollier simulate` is asked for: its command line, read by clap.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// The model file.
+    model: PathBuf,
+    /// How long to simulate (s), rounded up to a whole number of output steps.
+    #[arg(long, value_parser = positive_number)]
+    duration: f64,
+    /// A fixed time step (s). Default: RK4 at 0.004; with muscles error control (no fixed step).
+    #[arg(long, alias = "step", value_parser = positive_number)]
+    dt: Option<f64>,
+    /// The rows' time step (s). Default: --dt, or 0.01 with error control; a whole number of
+    /// steps at a fixed step.
+    #[arg(long, value_parser = positive_number)]
+    output_dt: Option<f64>,
+    /// Error control: the relative tolerance.
+    #[arg(long, value_parser = positive_number, default_value = "1e-3")]
+    rtol: f64,
+    /// Error control: the absolute tolerance, in each state's unit (rad or m, rad/s or m/s, m, 1).
+    #[arg(long, value_parser = positive_number, default_value = "1e-5")]
+    atol: f64,
+    /// At a fixed step with muscles: the muscle equilibrium defect warned about, as a fraction
+    /// of the muscle's maximum force.
+    #[arg(long, value_parser = positive_number, default_value = "0.01")]
+    defect_tolerance: f64,
+    /// Muscle excitations: CSV or OpenSim .sto/.mot with a `time` column and one column per
+    /// muscle of `[muscles]` (0 to 1, interpolated linearly); muscles without a column get 0.
+    #[arg(long)]
+    excitations: Option<PathBuf>,
+    /// Track a target motion of the model (a motion file, as for `inverse`) by computed muscle
+    /// control: the excitations every 20 ms from the model's `[load_sharing]` (criterion (b),
+    /// its joint cone), written to DIR/excitations.csv, and the run they make.
+    #[arg(long, value_name = "TARGET", conflicts_with = "excitations")]
+    track: Option<PathBuf>,
+    /// The integrator: `rosenbrock` (default for models with muscles) or `rk4` (default for
+    /// passive mechanisms).
+    #[arg(long, value_enum)]
+    integrator: Option<Integrator>,
+    /// Threads for the work per muscle path (1, the default: the serial code; 0: the cores
+    /// available, or RAYON_NUM_THREADS; at most 1024). At a fixed step the results do not depend
+    /// on it; with error control a long run's may (docs/forward-dynamics.md, "Threads").
+    #[arg(long, default_value_t = 1, value_parser = thread_count)]
+    threads: usize,
+    /// The directory for the results, replaced whole when the run ends (see docs/model-format.md,
+    /// "Output directories").
+    #[arg(long)]
+    out: PathBuf,
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
-pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
-    let Request { model, duration, dt, out, quiet, .. } = req;
+pub(crate) fn run(req: &Args, registry: &Registry) -> ExitCode {
+    let Args { model, duration, dt, out, quiet, .. } = req;
+    let (duration, dt, quiet) = (*duration, *dt, *quiet);
     let integrator = req.integrator.map(|i| match i {
         Integrator::Rk4 => Method::Rk4,
         Integrator::Rosenbrock => Method::Rosenbrock,
@@ -140,7 +175,7 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         Ok(plan) => plan.outputs,
         Err(e) => return refused(&e),
     };
-    let excitations = match req.excitations {
+    let excitations = match req.excitations.as_deref() {
         Some(path) => match Excitations::read(path, &compiled) {
             Ok(e) => Some(e),
             Err(d) => {
@@ -150,7 +185,7 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
         },
         None => None,
     };
-    let (excitations, tracked) = match req.track {
+    let (excitations, tracked) = match req.track.as_deref() {
         None => (excitations, None),
         Some(path) => match tracked_excitations(&compiled, path, &options, quiet) {
             Ok(e) => {
@@ -171,7 +206,7 @@ pub(crate) fn run(req: Request<'_>, registry: &Registry) -> ExitCode {
     run.set_threads(req.threads);
     let mut summary = summary_head("simulate", model, None);
     if run.forward().is_some() {
-        summary.insert("excitations".into(), json!(req.excitations.map(|p| p.display().to_string())));
+        summary.insert("excitations".into(), json!(req.excitations.as_ref().map(|p| p.display().to_string())));
     }
     let mut frames = SimulateFrames {
         compiled: &compiled,

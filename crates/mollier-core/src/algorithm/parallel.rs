@@ -4,16 +4,15 @@
 //! Each element's work writes only that element's storage (its values, gradients, state, a
 //! Hessian block of its own); what is summed over elements is summed afterwards on the calling
 //! thread, in the elements' order. The work is cut into chunks of a fixed size (not derived from
-//! the thread count) that the threads take in turn, so a run on one thread and a run on two give
-//! the same bits. One thread (`threads <= 1`) runs the chunks in order on the calling thread
-//! without any other thread. The other threads are helpers started once per process, which watch
-//! for work for a while (2 ms) before they sleep: at this grain (tens of µs of work, a step every
-//! few hundred µs) waking a parked thread costs as much as the work, and rayon's pool, tried
-//! first, got 1.02 cores busy out of 2. The calling thread works on the chunks too, so a helper
-//! that comes late finds less (or nothing) to do instead of being waited for.
+//! the thread count), so a run on one thread and a run on two give the same bits. One thread
+//! (`threads <= 1`) runs the chunks in order on the calling thread without any other thread;
+//! more share the chunks on a rayon pool of that many threads. The kernel's former helpers of its
+//! own, spinning before they slept, were 11 % faster on the shoulder's two-thread step on two
+//! loaded cores (docs/performance.md): too little to keep a thread pool with unsafe code of its own.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
 
 use crate::algorithm::error::KinematicsError;
 use crate::algorithm::local::{check_finite, evaluate_into};
@@ -22,199 +21,41 @@ use crate::element::{ElementState, Order};
 use crate::model::Model;
 
 /// Elements per chunk: small enough that two threads share 95 muscle paths evenly whatever
-/// their cost, large enough that taking a chunk (an atomic increment, an uncontended lock) is
-/// negligible next to evaluating it.
+/// their cost, large enough that taking a chunk is negligible next to evaluating it.
 pub const CHUNK: usize = 4;
 
 pub use crate::data::default_threads;
 
-/// Run `work` on every item of `items`, on up to `threads` threads (the calling thread and
-/// `threads - 1` helpers), taking the items `chunk` at a time in turn. Which thread runs which
-/// chunk varies; what `work` writes must belong to its item alone. A helper busy with another
-/// caller's work is not waited for: the calling thread does the chunks it does not take.
+/// Run `work` on every item of `items`, on up to `threads` threads (at most
+/// [`default_threads`]), taking the items `chunk` at a time. Which thread runs which chunk
+/// varies; what `work` writes must belong to its item alone. A panic in `work` reaches the
+/// caller.
 pub fn for_each<T: Send>(threads: usize, items: &mut [T], chunk: usize, work: impl Fn(&mut T) + Sync) {
     let chunk = chunk.max(1);
-    if threads <= 1 || items.len() <= chunk {
-        items.iter_mut().for_each(work);
-        return;
-    }
-    let chunks: Vec<Mutex<&mut [T]>> = items.chunks_mut(chunk).map(Mutex::new).collect();
-    let next = AtomicUsize::new(0);
-    let run = || {
-        loop {
-            let c = next.fetch_add(1, Ordering::Relaxed);
-            let Some(slot) = chunks.get(c) else { break };
-            // each chunk is taken once: the lock is never contended
-            let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
-            guard.iter_mut().for_each(&work);
-        }
-    };
-    let wanted = (threads - 1).min(chunks.len() - 1);
-    let helpers = &pool()[..wanted.min(pool().len())];
-    // dropped before `run` and the chunks, also when `run` panics here: the helpers are done
-    // with them before they go away
-    let mut lent = Lent { helpers: helpers.iter().filter(|h| h.post(&run)).collect(), panicked: false };
-    run();
-    lent.finish();
-    if lent.panicked {
-        panic!("a helper thread panicked in mollier_core::parallel::for_each");
+    let threads = threads.min(default_threads());
+    let pool = if threads <= 1 || items.len() <= chunk { None } else { pool(threads) };
+    match pool {
+        Some(pool) => pool.install(|| items.par_chunks_mut(chunk).for_each(|c| c.iter_mut().for_each(&work))),
+        None => items.iter_mut().for_each(work),
     }
 }
 
-/// The helpers a caller lent its work to.
-struct Lent<'h> {
-    helpers: Vec<&'h Helper>,
-    panicked: bool,
-}
-
-impl Lent<'_> {
-    fn finish(&mut self) {
-        for h in self.helpers.drain(..) {
-            self.panicked |= h.finish();
-        }
+/// The rayon pool of `threads` threads, built on first use and kept: one per count asked for
+/// (at most [`default_threads`] of them); `None` when the threads cannot be started, and the
+/// work runs on the calling thread.
+fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+    static POOLS: Mutex<Vec<Arc<rayon::ThreadPool>>> = Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(p) = pools.iter().find(|p| p.current_num_threads() == threads) {
+        return Some(p.clone());
     }
-}
-
-impl Drop for Lent<'_> {
-    fn drop(&mut self) {
-        self.finish();
-    }
-}
-
-/// How long an idle helper watches for work before it sleeps: longer than the gaps between the
-/// parallel parts of a forward step and between steps (about 0.1-0.3 ms), so that it is awake
-/// when the next comes. Waking a sleeping thread costs tens of µs on a VM, as much as the work.
-const SPIN: std::time::Duration = std::time::Duration::from_millis(2);
-
-/// The helpers, one fewer than [`default_threads`], started on first use.
-fn pool() -> &'static [Helper] {
-    static POOL: OnceLock<Vec<Helper>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        (1..default_threads())
-            .filter_map(|k| {
-                let h = Helper::default();
-                let shared = h.shared.clone();
-                std::thread::Builder::new()
-                    .name(format!("mollier-helper-{k}"))
-                    .spawn(move || helper_loop(&shared))
-                    .ok()
-                    .map(|_| h)
-            })
-            .collect()
-    })
-}
-
-/// A task lent to a helper: `for_each`'s closure, on the caller's stack. It is valid while the
-/// caller waits in [`Helper::finish`]: the helper takes it (state [`TAKEN`]) and signals when
-/// done ([`DONE`]); a task the helper did not take is taken back before the caller returns.
-struct Task(*const (dyn Fn() + Sync));
-
-// SAFETY: the closure is `Sync` and outlives every use of the pointer (above).
-unsafe impl Send for Task {}
-
-/// A helper's states: free, a task posted, taken by the helper, done.
-const IDLE: u8 = 0;
-const POSTED: u8 = 1;
-const TAKEN: u8 = 2;
-const DONE: u8 = 3;
-
-#[derive(Default)]
-struct Shared {
-    /// The task lent; handed over under the lock (uncontended: the state decides who touches it).
-    slot: Mutex<Option<Task>>,
-    wake: Condvar,
-    /// [`IDLE`], [`POSTED`], [`TAKEN`] or [`DONE`]: the helper takes a posted task and the
-    /// caller takes it back by the same compare-exchange from [`POSTED`], so exactly one does;
-    /// both wait on it by spinning, without the lock.
-    state: AtomicU8,
-    panicked: AtomicBool,
-    /// The helper sleeps on `wake` (set and read under the slot's lock).
-    sleeping: AtomicBool,
-}
-
-/// A helper thread and its slot; `busy` while a caller uses it.
-#[derive(Default)]
-struct Helper {
-    shared: Arc<Shared>,
-    busy: AtomicBool,
-}
-
-impl Helper {
-    /// Lend `run` to this helper if no other caller has it.
-    fn post(&self, run: &(dyn Fn() + Sync)) -> bool {
-        if self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            return false;
-        }
-        let shared = &self.shared;
-        let mut slot = shared.slot.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY (of the later dereference): see `Task`; the lifetime is erased here only
-        let task: *const (dyn Fn() + Sync + '_) = run;
-        *slot = Some(Task(unsafe {
-            std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(task)
-        }));
-        shared.panicked.store(false, Ordering::Relaxed);
-        shared.state.store(POSTED, Ordering::Release);
-        if shared.sleeping.load(Ordering::Relaxed) {
-            shared.wake.notify_one();
-        }
-        true
-    }
-
-    /// Take the task back if the helper has not started it, else wait for it; whether it
-    /// panicked. The helper is free again after.
-    fn finish(&self) -> bool {
-        let shared = &self.shared;
-        let panicked = if shared.state.compare_exchange(POSTED, IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-            *shared.slot.lock().unwrap_or_else(|p| p.into_inner()) = None;
-            false
-        } else {
-            // it is running the last chunk it took: wait for it, without sleeping at first
-            let mut spins = 0u32;
-            while shared.state.load(Ordering::Acquire) != DONE {
-                spins = spins.saturating_add(1);
-                if spins < 1 << 14 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-            shared.state.store(IDLE, Ordering::Relaxed);
-            shared.panicked.load(Ordering::Relaxed)
-        };
-        self.busy.store(false, Ordering::Release);
-        panicked
-    }
-}
-
-fn helper_loop(shared: &Shared) {
-    loop {
-        // watch for work, then sleep until some is posted
-        let start = std::time::Instant::now();
-        let mut n = 0u32;
-        while shared.state.load(Ordering::Acquire) != POSTED {
-            std::hint::spin_loop();
-            n = n.wrapping_add(1);
-            if n % 256 == 0 && start.elapsed() > SPIN {
-                let mut slot = shared.slot.lock().unwrap_or_else(|p| p.into_inner());
-                shared.sleeping.store(true, Ordering::Relaxed);
-                while shared.state.load(Ordering::Acquire) != POSTED {
-                    slot = shared.wake.wait(slot).unwrap_or_else(|p| p.into_inner());
-                }
-                shared.sleeping.store(false, Ordering::Relaxed);
-                break;
-            }
-        }
-        if shared.state.compare_exchange(POSTED, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_err() {
-            continue; // taken back
-        }
-        let task = shared.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(Task(f)) = task {
-            // SAFETY: see `Task`: the caller waits for DONE before the closure goes away
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*f)() }));
-            shared.panicked.store(result.is_err(), Ordering::Relaxed);
-        }
-        shared.state.store(DONE, Ordering::Release);
-    }
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|k| format!("mollier-helper-{k}"))
+        .build()
+        .ok()?;
+    pools.push(Arc::new(built));
+    pools.last().cloned()
 }
 
 /// Evaluate the elements `set` (element indices, `(element, order)`, each element once) at the

@@ -354,8 +354,8 @@ impl Data {
         }
     }
 
-    /// Use up to `threads` threads (the calling one and [`crate::parallel`]'s helpers) for the work that is
-    /// independent per element (the forward step's muscle paths to second order and their
+    /// Use up to `threads` threads (a rayon pool of that many, [`crate::parallel`]) for the work
+    /// that is independent per element (the forward step's muscle paths to second order and their
     /// Hessians' contraction, [`crate::parallel`]); 1 (the default) keeps all of it on the
     /// calling thread, the serial code; 0 is [`crate::data::default_threads`]: the cores
     /// available, or `RAYON_NUM_THREADS`. The results are the same bits for every count. Serial
