@@ -2,8 +2,9 @@
 //! `tests/data/osim/wraps/` (built and written by OpenSim, `tools/peer_opensim_synthetic_wraps.py`)
 //! swept over their coordinate through contact and release. Mollier's imported length and
 //! `−dL/dq` agree with OpenSim's within [`LENGTH`] and [`ARM`] at every sample — or the import
-//! reports the muscle as approximated (OpenSim's ellipsoid algorithm; several wrap objects on one
-//! stretch), and then it agrees wherever OpenSim's path does not touch a wrap object.
+//! reports the muscle as approximated (OpenSim's ellipsoid algorithm), and then it agrees wherever
+//! OpenSim's path does not touch a wrap object. Two cylinders on one stretch are wrapped as OpenSim
+//! does, one after the other (`wrapping = "opensim"`), and agree like the others.
 
 use std::path::PathBuf;
 
@@ -22,9 +23,8 @@ fn data() -> PathBuf {
 }
 
 /// The models whose muscle the import reports as not exact: OpenSim's ellipsoid algorithm is not
-/// a shortest path (Mollier's is a geodesic); two cylinders on one stretch are wrapped by OpenSim
-/// one after the other, Mollier takes the shortest path over both.
-const APPROXIMATED: &[&str] = &["ellipsoid.osim", "two_cylinders.osim"];
+/// a shortest path (Mollier's is a geodesic).
+const APPROXIMATED: &[&str] = &["ellipsoid.osim"];
 
 /// Whether the import report says the muscle `muscle` is approximated.
 fn approximated(file: &str, osim: &str) -> bool {

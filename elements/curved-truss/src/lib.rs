@@ -35,6 +35,7 @@ pub mod opensim;
 mod params;
 mod path;
 mod rules;
+mod sequence;
 pub mod span;
 
 use mollier_core::element::{Element, ElementError, ElementInfo, Evaluation, Layout};
@@ -102,6 +103,8 @@ pub struct CurvedTruss {
     /// Obstacles of each segment, in path order (indices into `obstacles`).
     segments: Vec<Vec<usize>>,
     obstacles: Vec<Placed>,
+    /// OpenSim's wrapping: the obstacles one after the other ([`sequence`]).
+    sequence: bool,
     l0: f64,
 }
 

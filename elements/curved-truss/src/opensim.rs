@@ -242,6 +242,56 @@ pub fn cylinder<T: Real>(
     (code, Some(Wrapped { length, r1, r2: r2t, surface }))
 }
 
+/// OpenSim's path over a sphere of radius `radius` (`WrapSphere::wrapLine` of OpenSim 4.6, no
+/// quadrant) from `p1` to `p2` (sphere frame, centre at the origin): the great circle in the plane
+/// of the anchors and the centre, the shorter way. OpenSim calls it `Wrapped` (never mandatory),
+/// so on a range the stretch it lengthens least takes it. Where the line passes within 1e-5
+/// (relative) of the centre OpenSim reuses the previous posture's tangent points; here the plane
+/// is still the one the anchors span.
+pub fn sphere<T: Real>(radius: f64, p1: &Vec3<T>, p2: &Vec3<T>) -> (Code, Option<Wrapped<T>>) {
+    let (n1, n2) = (norm(p1), norm(p2));
+    if n1.re() < radius || n2.re() < radius {
+        return (Code::Inside, None);
+    }
+    // where the line p2 + l (p1 − p2) meets the sphere: both crossings strictly between
+    let ri = sub(p1, p2);
+    let a = dot(&ri, &ri).re();
+    let b = 2.0 * dot(p2, &ri).re();
+    let cc = dot(p2, p2).re() - radius * radius;
+    let disc = b * b - 4.0 * a * cc;
+    if disc < 0.0 {
+        return (Code::NoWrap, None);
+    }
+    let (l1, l2) = ((-b + disc.sqrt()) / (2.0 * a), (-b - disc.sqrt()) / (2.0 * a));
+    if !(0.0 < l1 && l1 < 1.0) || !(0.0 < l2 && l2 < 1.0) {
+        return (Code::NoWrap, None);
+    }
+    let n = unit(&cross(&unit(&ri), &unit(p2)));
+    // the two tangent points from p in the plane normal to n
+    let cands = |p: &Vec3<T>, np: T| -> [Vec3<T>; 2] {
+        let y = unit(&p.map(|v| -v));
+        let z = cross(&n, &y);
+        let a1 = (c::<T>(radius) / np).asin();
+        let (ca, sa, k) = (a1.cos(), a1.sin(), np * a1.cos());
+        [[0, 1, 2].map(|i| p[i] + k * (ca * y[i] - sa * z[i])), [0, 1, 2].map(|i| p[i] + k * (ca * y[i] + sa * z[i]))]
+    };
+    let ([r1a, r1b], [r2a, r2b]) = (cands(p1, n1), cands(p2, n2));
+    let cs = |a: &Vec3<T>, b: &Vec3<T>| dot(&unit(a), &unit(b)).re();
+    let (j1, j2, j3, j4) = (cs(&r1a, &r2a), cs(&r1a, &r2b), cs(&r1b, &r2a), cs(&r1b, &r2b));
+    let (r1, r2) = if j1 > j2 && j1 > j3 && j1 > j4 {
+        (r1a, r2a)
+    } else if j2 > j3 && j2 > j4 {
+        (r1a, r2b)
+    } else if j3 > j4 {
+        (r1b, r2a)
+    } else {
+        (r1b, r2b)
+    };
+    let surface = dot(&unit(&r1), &unit(&r2)).acos() * radius;
+    let length = norm(&sub(&r1, p1)) + surface + norm(&sub(p2, &r2));
+    (Code::Wrapped, Some(Wrapped { length, r1, r2, surface }))
+}
+
 /// The length of the helix between the tangent points `r1`, `r2` (OpenSim's
 /// `_make_spiral_path`); with `several`, the tangent points moved first.
 fn helix<T: Real>(
