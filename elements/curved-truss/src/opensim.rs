@@ -97,6 +97,23 @@ fn adjust<T: Real>(p: &Vec3<T>, r: &mut Vec3<T>, w: &Vec3<T>) -> bool {
     true
 }
 
+/// Which of the directions `a` (to the first anchor's two tangent points) and `b` (the second's)
+/// are closest in angle, as OpenSim picks them for a sphere and a cylinder without quadrant (ties
+/// to the later pair, in OpenSim's order a0 b0, a0 b1, a1 b0, a1 b1).
+fn nearest<T: Real>(a: [Vec3<T>; 2], b: [Vec3<T>; 2]) -> (usize, usize) {
+    let cs = |a: &Vec3<T>, b: &Vec3<T>| dot(&unit(a), &unit(b)).re();
+    let (d1, d2, d3, d4) = (cs(&a[0], &b[0]), cs(&a[0], &b[1]), cs(&a[1], &b[0]), cs(&a[1], &b[1]));
+    if d1 > d2 && d1 > d3 && d1 > d4 {
+        (0, 0)
+    } else if d2 > d3 && d2 > d4 {
+        (0, 1)
+    } else if d3 > d4 {
+        (1, 0)
+    } else {
+        (1, 1)
+    }
+}
+
 /// OpenSim's choice among the tangent points `[r1a, r1b]` of `p1` and `[r2a, r2b]` of `p2`: the
 /// two it wraps between, whether its apex is on the far side, and whether it wraps the long way.
 fn pair<T: Real>(
@@ -110,19 +127,8 @@ fn pair<T: Real>(
     let angle = |a: &Vec3<T>, b: &Vec3<T>| (dot(a, b).re() / (norm(a).re() * norm(b).re())).acos();
     match quadrant {
         None => {
-            let (ua, ub, va, vb) = (sub(&r1a, &p11), sub(&r1b, &p11), sub(&r2a, &p22), sub(&r2b, &p22));
-            let cs = |a: &Vec3<T>, b: &Vec3<T>| dot(&unit(a), &unit(b)).re();
-            let (d1, d2, d3, d4) = (cs(&ua, &va), cs(&ua, &vb), cs(&ub, &va), cs(&ub, &vb));
-            let (x1, x2) = if d1 > d2 && d1 > d3 && d1 > d4 {
-                (r1a, r2a)
-            } else if d2 > d3 && d2 > d4 {
-                (r1a, r2b)
-            } else if d3 > d4 {
-                (r1b, r2a)
-            } else {
-                (r1b, r2b)
-            };
-            (x1, x2, false, false)
+            let (i, j) = nearest([sub(&r1a, &p11), sub(&r1b, &p11)], [sub(&r2a, &p22), sub(&r2b, &p22)]);
+            ([r1a, r1b][i], [r2a, r2b][j], false, false)
         }
         Some((ax, sign)) => {
             let alpha = angle(&sub(&r1a, &p11), &sub(&r2b, &p22));
@@ -263,7 +269,8 @@ pub fn sphere<T: Real>(radius: f64, p1: &Vec3<T>, p2: &Vec3<T>) -> (Code, Option
         return (Code::NoWrap, None);
     }
     let (l1, l2) = ((-b + disc.sqrt()) / (2.0 * a), (-b - disc.sqrt()) / (2.0 * a));
-    if !(0.0 < l1 && l1 < 1.0) || !(0.0 < l2 && l2 < 1.0) {
+    let between = |l: f64| 0.0 < l && l < 1.0;
+    if !(between(l1) && between(l2)) {
         return (Code::NoWrap, None);
     }
     let n = unit(&cross(&unit(&ri), &unit(p2)));
@@ -276,17 +283,8 @@ pub fn sphere<T: Real>(radius: f64, p1: &Vec3<T>, p2: &Vec3<T>) -> (Code, Option
         [[0, 1, 2].map(|i| p[i] + k * (ca * y[i] - sa * z[i])), [0, 1, 2].map(|i| p[i] + k * (ca * y[i] + sa * z[i]))]
     };
     let ([r1a, r1b], [r2a, r2b]) = (cands(p1, n1), cands(p2, n2));
-    let cs = |a: &Vec3<T>, b: &Vec3<T>| dot(&unit(a), &unit(b)).re();
-    let (j1, j2, j3, j4) = (cs(&r1a, &r2a), cs(&r1a, &r2b), cs(&r1b, &r2a), cs(&r1b, &r2b));
-    let (r1, r2) = if j1 > j2 && j1 > j3 && j1 > j4 {
-        (r1a, r2a)
-    } else if j2 > j3 && j2 > j4 {
-        (r1a, r2b)
-    } else if j3 > j4 {
-        (r1b, r2a)
-    } else {
-        (r1b, r2b)
-    };
+    let (i, j) = nearest([r1a, r1b], [r2a, r2b]);
+    let (r1, r2) = ([r1a, r1b][i], [r2a, r2b][j]);
     let surface = dot(&unit(&r1), &unit(&r2)).acos() * radius;
     let length = norm(&sub(&r1, p1)) + surface + norm(&sub(p2, &r2));
     (Code::Wrapped, Some(Wrapped { length, r1, r2, surface }))

@@ -260,7 +260,7 @@ pub const OBSTACLE_PARAMS: &[ParamDoc] = &[
         name: "method",
         kind: ParamKind::Choice(&["shortest", "opensim", "opensim-several"]),
         required: false,
-        doc: "cylinders with a `length` only: \"shortest\" (default: the shortest path, a helix between exact tangent points), \"opensim\" (OpenSim 4.6's WrapCylinder path on a muscle with one wrap object: tangent points found in the plane through the anchors and an apex, not a shortest path; `side` along the cylinder's own x or y axis is its quadrant) or \"opensim-several\" (the same on a muscle with several wrap objects, where OpenSim then slides the tangent points along the axis towards tangency). Applies while the cylinder is the only obstacle of its stretch",
+        doc: "cylinders with a `length` only: \"shortest\" (default: the shortest path, a helix between exact tangent points), \"opensim\" (OpenSim 4.6's WrapCylinder path on a muscle with one wrap object: tangent points found in the plane through the anchors and an apex, not a shortest path; `side` along the cylinder's own x or y axis is its quadrant) or \"opensim-several\" (the same on a muscle with several wrap objects, where OpenSim then slides the tangent points along the axis towards tangency). Applies while the cylinder is the only obstacle of its stretch, and always with the element's `wrapping = \"opensim\"`",
     },
 ];
 

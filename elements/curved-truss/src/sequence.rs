@@ -72,8 +72,9 @@ fn supported(pl: &Placed) -> bool {
 }
 
 impl CurvedTruss {
-    /// Wrap the obstacles as OpenSim does, one after the other (see [`crate::sequence`]). Every
-    /// obstacle must be a sphere or a cylinder with a length and OpenSim's path (`method`).
+    /// Wrap the obstacles as OpenSim 4.6's `GeometryPath` does: each in turn on the path the
+    /// others leave, for up to 8 rounds (the `wrapping = "opensim"` parameter). Every obstacle
+    /// must be a sphere or a cylinder with a length and OpenSim's path ([`Rules::cylinder`]).
     pub fn with_opensim_sequence(mut self) -> Result<Self, ElementError> {
         if let Some(k) = self.obstacles.iter().position(|pl| !supported(pl)) {
             return Err(ElementError::Degenerate(format!(
