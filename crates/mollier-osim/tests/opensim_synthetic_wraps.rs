@@ -90,3 +90,33 @@ fn opensim_method_on_a_sphere_is_refused_at_its_field() {
         }
     }
 }
+
+/// OpenSim's wrapping one object after the other takes spheres and OpenSim's cylinders:
+/// `wrapping = "opensim"` over an ellipsoid, or an unknown wrapping, is refused at its field.
+#[test]
+fn opensim_wrapping_over_an_ellipsoid_is_refused_at_its_field() {
+    let registry = mollier::registry();
+    for (file, wrapping, ok) in [
+        ("ellipsoid.osim", "opensim", false),
+        ("ellipsoid.osim", "shortest", true),
+        ("sphere.osim", "opensim", true),
+        ("sphere.osim", "other", false),
+    ] {
+        let osim = std::fs::read_to_string(data().join("osim/wraps").join(file)).unwrap();
+        let imp = mollier_osim::import(file, &osim).unwrap_or_else(|d| panic!("{}", d.render()));
+        let toml = imp.toml.replacen(
+            "type = \"curved-truss\"",
+            &format!("type = \"curved-truss\"\nwrapping = \"{wrapping}\""),
+            1,
+        );
+        assert_ne!(toml, imp.toml, "{file}");
+        let compiled = mollier_format::parse(file, &toml).and_then(|doc| mollier::compile(&doc, &registry));
+        match compiled {
+            Ok(_) => assert!(ok, "{file} {wrapping}: accepted"),
+            Err(d) => {
+                assert!(!ok, "{file} {wrapping}: {}", d.render());
+                assert!(d.iter().any(|x| x.path.ends_with(".wrapping")), "{file} {wrapping}: {}", d.render());
+            }
+        }
+    }
+}

@@ -138,7 +138,14 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
         match p.string("wrapping")? {
             "shortest" => {}
             "opensim" => {
-                el = el.with_opensim_sequence().map_err(|e| ParamError::new(p.path("wrapping"), e.to_string()))?
+                // the element's message without the kernel's "degenerate configuration" prefix
+                el = el.with_opensim_sequence().map_err(|e| {
+                    let why = match e {
+                        mollier_core::element::ElementError::Degenerate(m) => m,
+                        other => other.to_string(),
+                    };
+                    ParamError::new(p.path("wrapping"), why)
+                })?
             }
             other => {
                 return Err(ParamError::new(p.path("wrapping"), format!("unknown wrapping `{other}`"))
