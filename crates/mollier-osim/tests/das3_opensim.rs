@@ -7,7 +7,8 @@
 //! straight line, as in OpenSim). The 35 muscles without wrap objects agree to 1e-9 m in length
 //! and moment arm; those that wrap within [`WRAPPING`], except those the import reports as
 //! approximated (over DAS3's thorax ellipsoid: OpenSim's ellipsoid algorithm is not a shortest
-//! path; biceps longus: two wrap objects on one stretch).
+//! path). Biceps longus, two wrap objects on one stretch, is wrapped as OpenSim does, one after
+//! the other, and agrees like the others.
 
 use std::path::PathBuf;
 

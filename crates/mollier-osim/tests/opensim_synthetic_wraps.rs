@@ -2,8 +2,9 @@
 //! `tests/data/osim/wraps/` (built and written by OpenSim, `tools/peer_opensim_synthetic_wraps.py`)
 //! swept over their coordinate through contact and release. Mollier's imported length and
 //! `−dL/dq` agree with OpenSim's within [`LENGTH`] and [`ARM`] at every sample — or the import
-//! reports the muscle as approximated (OpenSim's ellipsoid algorithm; several wrap objects on one
-//! stretch), and then it agrees wherever OpenSim's path does not touch a wrap object.
+//! reports the muscle as approximated (OpenSim's ellipsoid algorithm), and then it agrees wherever
+//! OpenSim's path does not touch a wrap object. Two cylinders on one stretch are wrapped as OpenSim
+//! does, one after the other (`wrapping = "opensim"`), and agree like the others.
 
 use std::path::PathBuf;
 
@@ -22,9 +23,8 @@ fn data() -> PathBuf {
 }
 
 /// The models whose muscle the import reports as not exact: OpenSim's ellipsoid algorithm is not
-/// a shortest path (Mollier's is a geodesic); two cylinders on one stretch are wrapped by OpenSim
-/// one after the other, Mollier takes the shortest path over both.
-const APPROXIMATED: &[&str] = &["ellipsoid.osim", "two_cylinders.osim"];
+/// a shortest path (Mollier's is a geodesic).
+const APPROXIMATED: &[&str] = &["ellipsoid.osim"];
 
 /// Whether the import report says the muscle `muscle` is approximated.
 fn approximated(file: &str, osim: &str) -> bool {
@@ -86,6 +86,36 @@ fn opensim_method_on_a_sphere_is_refused_at_its_field() {
             Err(d) => {
                 assert!(!ok, "{method}: {}", d.render());
                 assert!(d.iter().any(|x| x.path.ends_with(".method")), "{method}: {}", d.render());
+            }
+        }
+    }
+}
+
+/// OpenSim's wrapping one object after the other takes spheres and OpenSim's cylinders:
+/// `wrapping = "opensim"` over an ellipsoid, or an unknown wrapping, is refused at its field.
+#[test]
+fn opensim_wrapping_over_an_ellipsoid_is_refused_at_its_field() {
+    let registry = mollier::registry();
+    for (file, wrapping, ok) in [
+        ("ellipsoid.osim", "opensim", false),
+        ("ellipsoid.osim", "shortest", true),
+        ("sphere.osim", "opensim", true),
+        ("sphere.osim", "other", false),
+    ] {
+        let osim = std::fs::read_to_string(data().join("osim/wraps").join(file)).unwrap();
+        let imp = mollier_osim::import(file, &osim).unwrap_or_else(|d| panic!("{}", d.render()));
+        let toml = imp.toml.replacen(
+            "type = \"curved-truss\"",
+            &format!("type = \"curved-truss\"\nwrapping = \"{wrapping}\""),
+            1,
+        );
+        assert_ne!(toml, imp.toml, "{file}");
+        let compiled = mollier_format::parse(file, &toml).and_then(|doc| mollier::compile(&doc, &registry));
+        match compiled {
+            Ok(_) => assert!(ok, "{file} {wrapping}: accepted"),
+            Err(d) => {
+                assert!(!ok, "{file} {wrapping}: {}", d.render());
+                assert!(d.iter().any(|x| x.path.ends_with(".wrapping")), "{file} {wrapping}: {}", d.render());
             }
         }
     }

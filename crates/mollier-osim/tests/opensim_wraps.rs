@@ -4,8 +4,10 @@
 //! postures each over the whole coordinate ranges (`tools/peer_opensim_wraps.py`, OpenSim 4.6):
 //! every muscle's length and moment arm (`−dL/dq` about every free coordinate) agree with
 //! OpenSim's within 0.01 mm, or the import report says the muscle is approximated (OpenSim's
-//! ellipsoid algorithm; several wrap objects on one stretch, which OpenSim wraps one after the
-//! other). Each posture is solved from the default pose.
+//! ellipsoid algorithm, and with it a muscle whose several wrap objects include an ellipsoid:
+//! arm26's TRIlong). Several spheres and cylinders are wrapped as OpenSim does, one after the
+//! other (Rajagopal 2016's gastrocnemii, DAS3's biceps longus). Each posture is solved from the
+//! default pose.
 
 use std::path::PathBuf;
 

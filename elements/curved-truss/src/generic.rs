@@ -49,6 +49,10 @@ impl CurvedTruss {
 
 impl Deformations for CurvedTruss {
     fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
+        if self.sequence {
+            e[0] = self.sequence_length(x) - c::<T>(self.l0);
+            return Ok(());
+        }
         let xr: Vec<f64> = x.iter().map(|v| v.re()).collect();
         let mut st = PathState::default();
         let mut hints = Vec::new();

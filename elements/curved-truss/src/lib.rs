@@ -12,6 +12,11 @@
 //! total length is stationary; at that point the path is straight, so it adds nothing but makes
 //! the chain of obstacles a sequence of one-obstacle spans.
 //!
+//! With `wrapping = "opensim"` (imported muscles with several wrap objects) the obstacles are
+//! instead applied as OpenSim 4.6 applies them, one after the other on the path the others leave,
+//! for up to 8 rounds (`sequence`): not a shortest path, so its derivatives come from automatic
+//! differentiation of that procedure.
+//!
 //! Derivatives: by the envelope theorem, the gradient of `L` is that of its straight segments
 //! with the contact points held fixed on their bodies. The Hessian is exact: analytic for spheres
 //! and cylinders, through the implicit function theorem for ellipsoids and for the free points
@@ -35,6 +40,7 @@ pub mod opensim;
 mod params;
 mod path;
 mod rules;
+mod sequence;
 pub mod span;
 
 use mollier_core::element::{Element, ElementError, ElementInfo, Evaluation, Layout};
@@ -102,6 +108,8 @@ pub struct CurvedTruss {
     /// Obstacles of each segment, in path order (indices into `obstacles`).
     segments: Vec<Vec<usize>>,
     obstacles: Vec<Placed>,
+    /// OpenSim's wrapping: the obstacles one after the other ([`sequence`]).
+    sequence: bool,
     l0: f64,
 }
 

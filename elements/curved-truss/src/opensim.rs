@@ -97,6 +97,23 @@ fn adjust<T: Real>(p: &Vec3<T>, r: &mut Vec3<T>, w: &Vec3<T>) -> bool {
     true
 }
 
+/// Which of the directions `a` (to the first anchor's two tangent points) and `b` (the second's)
+/// are closest in angle, as OpenSim picks them for a sphere and a cylinder without quadrant (ties
+/// to the later pair, in OpenSim's order a0 b0, a0 b1, a1 b0, a1 b1).
+fn nearest<T: Real>(a: [Vec3<T>; 2], b: [Vec3<T>; 2]) -> (usize, usize) {
+    let cs = |a: &Vec3<T>, b: &Vec3<T>| dot(&unit(a), &unit(b)).re();
+    let (d1, d2, d3, d4) = (cs(&a[0], &b[0]), cs(&a[0], &b[1]), cs(&a[1], &b[0]), cs(&a[1], &b[1]));
+    if d1 > d2 && d1 > d3 && d1 > d4 {
+        (0, 0)
+    } else if d2 > d3 && d2 > d4 {
+        (0, 1)
+    } else if d3 > d4 {
+        (1, 0)
+    } else {
+        (1, 1)
+    }
+}
+
 /// OpenSim's choice among the tangent points `[r1a, r1b]` of `p1` and `[r2a, r2b]` of `p2`: the
 /// two it wraps between, whether its apex is on the far side, and whether it wraps the long way.
 fn pair<T: Real>(
@@ -110,19 +127,8 @@ fn pair<T: Real>(
     let angle = |a: &Vec3<T>, b: &Vec3<T>| (dot(a, b).re() / (norm(a).re() * norm(b).re())).acos();
     match quadrant {
         None => {
-            let (ua, ub, va, vb) = (sub(&r1a, &p11), sub(&r1b, &p11), sub(&r2a, &p22), sub(&r2b, &p22));
-            let cs = |a: &Vec3<T>, b: &Vec3<T>| dot(&unit(a), &unit(b)).re();
-            let (d1, d2, d3, d4) = (cs(&ua, &va), cs(&ua, &vb), cs(&ub, &va), cs(&ub, &vb));
-            let (x1, x2) = if d1 > d2 && d1 > d3 && d1 > d4 {
-                (r1a, r2a)
-            } else if d2 > d3 && d2 > d4 {
-                (r1a, r2b)
-            } else if d3 > d4 {
-                (r1b, r2a)
-            } else {
-                (r1b, r2b)
-            };
-            (x1, x2, false, false)
+            let (i, j) = nearest([sub(&r1a, &p11), sub(&r1b, &p11)], [sub(&r2a, &p22), sub(&r2b, &p22)]);
+            ([r1a, r1b][i], [r2a, r2b][j], false, false)
         }
         Some((ax, sign)) => {
             let alpha = angle(&sub(&r1a, &p11), &sub(&r2b, &p22));
@@ -240,6 +246,48 @@ pub fn cylinder<T: Real>(
     let surface = helix(radius, long_wrap, several, p1, p2, &mut r1, &mut r2t);
     let length = norm(&sub(&r1, p1)) + surface + norm(&sub(p2, &r2t));
     (code, Some(Wrapped { length, r1, r2: r2t, surface }))
+}
+
+/// OpenSim's path over a sphere of radius `radius` (`WrapSphere::wrapLine` of OpenSim 4.6, no
+/// quadrant) from `p1` to `p2` (sphere frame, centre at the origin): the great circle in the plane
+/// of the anchors and the centre, the shorter way. OpenSim calls it `Wrapped` (never mandatory),
+/// so on a range the stretch it lengthens least takes it. Where the line passes within 1e-5
+/// (relative) of the centre OpenSim reuses the previous posture's tangent points; here the plane
+/// is still the one the anchors span.
+pub fn sphere<T: Real>(radius: f64, p1: &Vec3<T>, p2: &Vec3<T>) -> (Code, Option<Wrapped<T>>) {
+    let (n1, n2) = (norm(p1), norm(p2));
+    if n1.re() < radius || n2.re() < radius {
+        return (Code::Inside, None);
+    }
+    // where the line p2 + l (p1 − p2) meets the sphere: both crossings strictly between
+    let ri = sub(p1, p2);
+    let a = dot(&ri, &ri).re();
+    let b = 2.0 * dot(p2, &ri).re();
+    let cc = dot(p2, p2).re() - radius * radius;
+    let disc = b * b - 4.0 * a * cc;
+    if disc < 0.0 {
+        return (Code::NoWrap, None);
+    }
+    let (l1, l2) = ((-b + disc.sqrt()) / (2.0 * a), (-b - disc.sqrt()) / (2.0 * a));
+    let between = |l: f64| 0.0 < l && l < 1.0;
+    if !(between(l1) && between(l2)) {
+        return (Code::NoWrap, None);
+    }
+    let n = unit(&cross(&unit(&ri), &unit(p2)));
+    // the two tangent points from p in the plane normal to n
+    let cands = |p: &Vec3<T>, np: T| -> [Vec3<T>; 2] {
+        let y = unit(&p.map(|v| -v));
+        let z = cross(&n, &y);
+        let a1 = (c::<T>(radius) / np).asin();
+        let (ca, sa, k) = (a1.cos(), a1.sin(), np * a1.cos());
+        [[0, 1, 2].map(|i| p[i] + k * (ca * y[i] - sa * z[i])), [0, 1, 2].map(|i| p[i] + k * (ca * y[i] + sa * z[i]))]
+    };
+    let ([r1a, r1b], [r2a, r2b]) = (cands(p1, n1), cands(p2, n2));
+    let (i, j) = nearest([r1a, r1b], [r2a, r2b]);
+    let (r1, r2) = ([r1a, r1b][i], [r2a, r2b][j]);
+    let surface = dot(&unit(&r1), &unit(&r2)).acos() * radius;
+    let length = norm(&sub(&r1, p1)) + surface + norm(&sub(p2, &r2));
+    (Code::Wrapped, Some(Wrapped { length, r1, r2, surface }))
 }
 
 /// The length of the helix between the tangent points `r1`, `r2` (OpenSim's

@@ -134,6 +134,25 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
     for (k, r) in rules.into_iter().enumerate() {
         el = el.with_rules(k, r).map_err(|e| ParamError::new("obstacles", e.to_string()))?;
     }
+    if p.get("wrapping").is_some() {
+        match p.string("wrapping")? {
+            "shortest" => {}
+            "opensim" => {
+                // the element's message without the kernel's "degenerate configuration" prefix
+                el = el.with_opensim_sequence().map_err(|e| {
+                    let why = match e {
+                        mollier_core::element::ElementError::Degenerate(m) => m,
+                        other => other.to_string(),
+                    };
+                    ParamError::new(p.path("wrapping"), why)
+                })?
+            }
+            other => {
+                return Err(ParamError::new(p.path("wrapping"), format!("unknown wrapping `{other}`"))
+                    .with_hint("one of: shortest, opensim"));
+            }
+        }
+    }
     Ok(Box::new(el))
 }
 
@@ -248,7 +267,7 @@ pub const OBSTACLE_PARAMS: &[ParamDoc] = &[
         name: "method",
         kind: ParamKind::Choice(&["shortest", "opensim", "opensim-several"]),
         required: false,
-        doc: "cylinders with a `length` only: \"shortest\" (default: the shortest path, a helix between exact tangent points), \"opensim\" (OpenSim 4.6's WrapCylinder path on a muscle with one wrap object: tangent points found in the plane through the anchors and an apex, not a shortest path; `side` along the cylinder's own x or y axis is its quadrant) or \"opensim-several\" (the same on a muscle with several wrap objects, where OpenSim then slides the tangent points along the axis towards tangency). Applies while the cylinder is the only obstacle of its stretch",
+        doc: "cylinders with a `length` only: \"shortest\" (default: the shortest path, a helix between exact tangent points), \"opensim\" (OpenSim 4.6's WrapCylinder path on a muscle with one wrap object: tangent points found in the plane through the anchors and an apex, not a shortest path; `side` along the cylinder's own x or y axis is its quadrant) or \"opensim-several\" (the same on a muscle with several wrap objects, where OpenSim then slides the tangent points along the axis towards tangency). Applies while the cylinder is the only obstacle of its stretch, and always with the element's `wrapping = \"opensim\"`",
     },
 ];
 
@@ -282,6 +301,12 @@ pub const TYPE: ElementType = ElementType {
             kind: ParamKind::Tables(OBSTACLE_PARAMS),
             required: false,
             doc: "the obstacles the path wraps over; the path touches one only where the straight line would pass through it (or, for a cylinder with `side`, behind it). Default none: a straight line through the via points",
+        },
+        ParamDoc {
+            name: "wrapping",
+            kind: ParamKind::Choice(&["shortest", "opensim"]),
+            required: false,
+            doc: "\"shortest\" (default: the shortest path over the obstacles of each stretch, with a free point between consecutive ones) or \"opensim\" (OpenSim 4.6's GeometryPath: each obstacle in turn wraps the stretch of its range in the path left by the others, their tangent points included, for up to 8 rounds until the length changes by less than 0.5 mm; not a shortest path). \"opensim\" takes spheres and cylinders with a `length` and `method = \"opensim\"` or \"opensim-several\"",
         },
     ],
     build,

@@ -72,7 +72,7 @@ impl CurvedTruss {
             });
         }
         let points = point_slots.iter().map(|&i| layout.offset(i)).collect();
-        Ok(Self { layout, points, segments, obstacles: placed, l0: 0.0 })
+        Ok(Self { layout, points, segments, obstacles: placed, sequence: false, l0: 0.0 })
     }
 
     /// Reference length (m).
@@ -168,6 +168,9 @@ impl CurvedTruss {
         mut hints: Option<&mut Vec<SegmentHint>>,
         mut pieces: Option<&mut Vec<Piece>>,
     ) -> Result<f64, ElementError> {
+        if self.sequence {
+            return self.sequence_derivs(x, d, pieces);
+        }
         self.state_for(st);
         let want_hess = d.has_hess();
         let mut total = 0.0;

@@ -58,7 +58,7 @@ fn coords(p: [f64; 3], q: [f64; 3]) -> Vec<f64> {
 #[test]
 fn every_parameter_is_documented() {
     let names: Vec<&str> = TYPE.params.iter().map(|d| d.name).collect();
-    assert_eq!(names, ["p", "q", "via", "obstacles"]);
+    assert_eq!(names, ["p", "q", "via", "obstacles", "wrapping"]);
     for d in TYPE.params.iter().chain(mollier_curved_truss::OBSTACLE_PARAMS) {
         assert!(d.doc.len() > 15, "{}", d.name);
     }

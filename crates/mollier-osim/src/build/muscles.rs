@@ -39,14 +39,21 @@ pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
     }
     out.muscle_names.push(Some(name.clone()));
     let obstacles: Vec<(Value, String)> = mu.wraps.iter().filter_map(|w| obstacle(ctx, mu, w, &kept, out)).collect();
+    // OpenSim wraps its objects one after the other (`wrapping = "opensim"`), which Mollier
+    // reproduces for spheres and cylinders; over an ellipsoid, the shortest path instead
+    let ellipsoid = mu.wraps.iter().any(|w| {
+        let wr = &ctx.m.bodies[w.wrap.0].wraps[w.wrap.1];
+        wr.active && matches!(wr.shape, Shape::Ellipsoid(_))
+    });
+    let sequence = obstacles.len() > 1 && !ellipsoid;
     let ranges: Vec<(usize, usize)> = mu.wraps.iter().filter_map(|w| stretches(w, &kept)).collect();
     let shared = (0..ranges.len()).any(|i| (0..i).any(|j| ranges[i].0 <= ranges[j].1 && ranges[j].0 <= ranges[i].1));
-    if obstacles.len() > 1 && shared {
+    if obstacles.len() > 1 && shared && !sequence {
         out.entries.push(Entry::new(
             &mu.place,
             &mu.name,
             &mu.kind,
-            "approximated: where several of its wrap objects act on one stretch, Mollier's path over them is the shortest; OpenSim wraps them one after the other (each from the tangent points of the ones before, up to 8 rounds)",
+            "approximated: where an ellipsoid and other wrap objects act on one stretch, Mollier's path over them is the shortest; OpenSim wraps them one after the other (each from the tangent points of the ones before, up to 8 rounds)",
         ));
     }
     let mut heading = format!("{} `{}` ({})", mu.kind, mu.name, mu.place);
@@ -64,6 +71,9 @@ pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
         }
         if !obstacles.is_empty() {
             entries.push(("obstacles", doc::noted_list(obstacles)));
+        }
+        if sequence {
+            entries.push(("wrapping", text("opensim")));
         }
     }
     out.element(name.clone(), None, entries);
