@@ -58,8 +58,8 @@ pub use sharing::{
 };
 pub use spans::Spans;
 pub use spec::{
-    AngleUnit, BodySpec, CoordinateLimitSpec, ElementSpec, FORMAT_VERSION, HillMuscleSpec, LengthUnit, LoadSpec,
-    MassUnit, MeshSpec, ModeLawSpec, ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
+    AngleUnit, AxesSpec, Axis, BodySpec, CoordinateLimitSpec, ElementSpec, FORMAT_VERSION, HillMuscleSpec, LengthUnit,
+    LoadSpec, MassUnit, MeshSpec, ModeLawSpec, ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
 };
 pub use validate::{AXIS_NAMES, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};

@@ -50,6 +50,12 @@ pub struct ModelSpec {
     /// length unit (e.g. `[0, -9.81, 0]`). It acts on the bodies' masses. Default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gravity: Option<[f64; 3]>,
+    /// Which way the person faces and which way is up in the global frame, for drawing (the
+    /// viewer's front, side and top views): each an axis `x`, `-x`, `y`, `-y`, `z` or `-z`.
+    /// Default: OpenSim's and the ISB's, `{ forward = "x", up = "y" }`; the Delft shoulder's
+    /// thorax frame (x lateral, y up, z dorsal) is `{ forward = "-z", up = "y" }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axes: Option<AxesSpec>,
     /// Free-standing nodes: points (`position`) and orientations (`orientation`).
     #[serde(default)]
     pub nodes: Named<NodeSpec>,
@@ -188,6 +194,58 @@ impl UnitsSpec {
         match self.mass {
             MassUnit::Kg => 1.0,
             MassUnit::G => 0.001,
+        }
+    }
+}
+
+/// The person's forward and up directions in the global frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AxesSpec {
+    /// The axis the person faces along.
+    pub forward: Axis,
+    /// The axis pointing up (against gravity).
+    pub up: Axis,
+}
+
+impl AxesSpec {
+    /// OpenSim's and the ISB's convention: x forward, y up.
+    pub const ISB: AxesSpec = AxesSpec { forward: Axis::X, up: Axis::Y };
+}
+
+/// A global axis with its sense.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum Axis {
+    /// +x.
+    #[serde(rename = "x")]
+    X,
+    /// −x.
+    #[serde(rename = "-x")]
+    NegX,
+    /// +y.
+    #[serde(rename = "y")]
+    Y,
+    /// −y.
+    #[serde(rename = "-y")]
+    NegY,
+    /// +z.
+    #[serde(rename = "z")]
+    Z,
+    /// −z.
+    #[serde(rename = "-z")]
+    NegZ,
+}
+
+impl Axis {
+    /// The unit vector `[x, y, z]`.
+    pub fn vector(self) -> [f64; 3] {
+        match self {
+            Axis::X => [1.0, 0.0, 0.0],
+            Axis::NegX => [-1.0, 0.0, 0.0],
+            Axis::Y => [0.0, 1.0, 0.0],
+            Axis::NegY => [0.0, -1.0, 0.0],
+            Axis::Z => [0.0, 0.0, 1.0],
+            Axis::NegZ => [0.0, 0.0, -1.0],
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::Document;
 use crate::diag::{Diagnostic, human};
 use crate::field::{FieldError, number_problem};
 use crate::sharing::LoadSharingSpec;
-use crate::spec::{BodySpec, CoordinateLimitSpec, HillMuscleSpec, LoadSpec, ModeLawSpec, OrientationSpec};
+use crate::spec::{AxesSpec, BodySpec, CoordinateLimitSpec, HillMuscleSpec, LoadSpec, ModeLawSpec, OrientationSpec};
 use crate::values::{InertiaSpec, Named, ParamValue, PointSpec};
 
 /// Standard gravity (m/s²), to recognise a gravity written in another length unit.
@@ -91,6 +91,9 @@ pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
         for (k, v) in &el.params.0 {
             check_params(doc, &mut out, &format!("elements.{name}.{k}"), v);
         }
+    }
+    if let Some(axes) = &spec.axes {
+        check_axes(doc, &mut out, axes);
     }
     if let Some(g) = &spec.gravity {
         check_gravity(doc, &mut out, g);
@@ -575,6 +578,17 @@ fn check_coordinate_limit(doc: &Document, out: &mut Vec<Diagnostic>, cp: &str, c
             &format!("{cp}.lower_limit"),
             format!("the lower limit {} is above the upper limit {}", human(c.lower_limit), human(c.upper_limit)),
             "swap them: `lower_limit` is the smaller end of the free range",
+        ));
+    }
+}
+
+fn check_axes(doc: &Document, out: &mut Vec<Diagnostic>, axes: &AxesSpec) {
+    let (f, u) = (axes.forward.vector(), axes.up.vector());
+    if f.iter().zip(&u).any(|(a, b)| a * b != 0.0) {
+        out.push(doc.error(
+            "axes.up",
+            "`up` is along the same axis as `forward`",
+            "give two different axes, e.g. { forward = \"x\", up = \"y\" }",
         ));
     }
 }

@@ -141,24 +141,28 @@
   // each half of the drawing with --compare
   const aspect = () => viewSize()[0] / (compare ? 2 : 1) / viewSize()[1];
   const camera = new THREE.PerspectiveCamera(fov, aspect(), size / 100, size * 100);
+  // the model's up (its `axes`; y by default): the orbit turns about it
+  const worldUp = new THREE.Vector3(...(D.up || [0, 1, 0]));
+  const forward = new THREE.Vector3(...(D.forward || [1, 0, 0]));
+  camera.up.copy(worldUp);
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
   controls.addEventListener('change', () => render());
-  // The views a person is seen from, in the model's axes as OpenSim's and the ISB's: x forward,
-  // y up, z to the right. Top: from above, forward down the screen (off the pole by 1e-4, where
-  // the orbit's up stays y).
+  // The views a person is seen from, by the model's `axes` (OpenSim's and the ISB's by default:
+  // x forward, y up, z to the right): front from ahead, side from the right, top from above
+  // with forward down the screen (off the pole by 1e-4, where the orbit's up stays defined).
+  const rightward = forward.clone().cross(worldUp);
   const views = {
-    front: [1, 0, 0],
-    side: [0, 0, 1],
-    top: [1e-4, 1, 0],
+    front: forward.toArray(),
+    side: rightward.toArray(),
+    top: worldUp.clone().add(forward.clone().multiplyScalar(1e-4)).toArray(),
   };
-  // and from along any axis (view=x, -x, y, -y, z, -z), for models in other conventions (the
-  // Delft shoulder's thorax: x lateral, y up, z dorsal; its front is -z)
+  // and from along any axis (view=x, -x, y, -y, z, -z)
   const axisViews = { x: [1, 0, 0], '-x': [-1, 0, 0], y: [1e-4, 1, 0], '-y': [1e-4, -1, 0], z: [0, 0, 1], '-z': [0, 0, -1] };
   // Place the camera along `dir` (towards it from the model) so that every point and mesh box
   // of every frame is in the view, the nearest side (height or width) filled to 92 %.
   function viewFrom(name) {
     const back = new THREE.Vector3(...(views[name] || axisViews[name])).normalize();
-    const right = new THREE.Vector3(0, 1, 0).cross(back).normalize();
+    const right = worldUp.clone().cross(back).normalize();
     const up = back.clone().cross(right);
     const t = 0.92 * Math.tan((fov / 2) * Math.PI / 180), ta = t * camera.aspect;
     let r0 = Infinity, r1 = -Infinity, u0 = Infinity, u1 = -Infinity, b0 = Infinity, b1 = -Infinity;
@@ -733,7 +737,7 @@
     });
     const dir = camera.position.clone().sub(controls.target).normalize();
     const up = new THREE.Vector3(0, 1, 0).applyQuaternion(camera.quaternion);
-    return { view: current, from: dir.toArray(), screen_up: up.toArray(), fill: [x, y] };
+    return { view: current, from: dir.toArray(), screen_up: up.toArray(), fill: [x, y], forward: forward.toArray(), up: worldUp.toArray() };
   }
   function bonesReport() {
     return { capsules: capsules.length, meshes: meshObjects.map((o, k) => ({ body: D.bodies[o.userData.body].name, mesh: o.userData.mesh, triangles: meshes[k].geometry.index.count / 3 })) };

@@ -22,6 +22,7 @@ use mollier::{Compiled, FrameError, KinematicsRun, NodeRole, Rows};
 use mollier_core::element::{Drawing, NodeKind, ShapeKind};
 use mollier_core::geometry::rotate;
 use mollier_core::{ElementRole, ModeRole, NodeId};
+use mollier_format::AxesSpec;
 use serde_json::{Value, json};
 
 pub use forces::{Forces, read_forces};
@@ -139,6 +140,9 @@ pub struct Geometry {
     /// When the motion had more frames than [`FRAME_BUDGET`] allows at the step asked for: its
     /// number of frames and the step taken instead (every `.1`-th frame; the title says so).
     pub thinned: Option<(usize, usize)>,
+    /// The person's forward and up directions (unit vectors in the global frame) from the
+    /// model's `axes`: the page's front, side and top views.
+    pub axes: AxesSpec,
 }
 
 /// A bone drawn as a capsule (a cylinder with round ends) between two named points of a body,
@@ -302,6 +306,7 @@ impl Geometry {
             }),
             axis_length: 0.0,
             thinned,
+            axes: compiled.document.spec().axes.unwrap_or(AxesSpec::ISB),
         };
         let cone_info = compiled.load_sharing.as_ref().and_then(|ls| ls.cone.as_ref());
         let mut solved = 0;
@@ -495,6 +500,8 @@ impl Geometry {
             "lengths": encode::f64s(&self.lengths),
             "forces": self.forces.as_ref().map(|f| encode::f64s(f)),
             "axis_length": self.axis_length,
+            "forward": self.axes.forward.vector(),
+            "up": self.axes.up.vector(),
             "cone": self.cone.as_ref().map(|c| json!({
                 "joint": c.joint,
                 "half_angles": c.half_angles,

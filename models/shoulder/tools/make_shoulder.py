@@ -834,7 +834,8 @@ def build(osim, forward=False):
     for i in range(0, len(free), 6):
         w("    " + ", ".join(f'"{f}"' for f in free[i : i + 6]) + ",\n")
     w("]\n")
-    w("gravity = [0, -9.80665, 0]\n\n")
+    w("gravity = [0, -9.80665, 0]\n")
+    w('axes = { forward = "-z", up = "y" }  # the thorax frame: x lateral, y up, z dorsal\n\n')
     w('[units]\nlength = "mm"\nangle = "deg"\nmass = "kg"\n\n')
 
     # the AC joint centre, shared by clavicle and scapula: an input node
