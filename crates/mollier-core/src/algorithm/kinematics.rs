@@ -264,9 +264,9 @@ fn solve_from_saved(
 ) -> Result<NewtonReport, KinematicsError> {
     if data.tree_path && model.placement.is_some() {
         match tree_solve(model, data, q, opts) {
-            Ok(Some(report)) => return Ok(report),
-            // no closed form at q, or no solution from it: Newton-Raphson from the last solution
-            Ok(None) | Err(_) => restore(saved, model, data),
+            Ok(report) => return Ok(report),
+            // no solution from the placement: Newton-Raphson from the last solution
+            Err(_) => restore(saved, model, data),
         }
     }
     let mut total = NewtonReport { iterations: 0, substeps: 0, residual: 0.0, chord_steps: 0 };
@@ -307,22 +307,21 @@ fn solve_from_saved(
 /// The tree path of the position solve: the dependent nodes placed in closed form for `q`
 /// ([`place`]), outward from the ground, then held to Newton-Raphson's residual test at
 /// iteration 0 (it iterates on only where round-off left more than the tolerance). No
-/// predictor, no step control: the placement is exact at any step. `None` where an element has
-/// no closed form at `q`.
+/// predictor, no step control: the placement is exact at any step. Where a step has no closed
+/// form in the plan's order, Newton-Raphson iterates from what was placed.
 fn tree_solve(
     model: &Model,
     data: &mut Data,
     q: &[f64],
     opts: &NewtonOptions,
-) -> Result<Option<NewtonReport>, KinematicsError> {
+) -> Result<NewtonReport, KinematicsError> {
     set_input_coordinates(model, data, q);
-    if !place(model, data, q)? {
-        return Ok(None);
-    }
+    // inexact (a step without closed form): Newton-Raphson from there, no predictor
+    place(model, data, q)?;
     let report = newton(model, data, q, opts)?;
     data.q.copy_from_slice(q);
     data.work.history.record(&data.q, &data.x);
-    Ok(Some(NewtonReport { substeps: 1, ..report }))
+    Ok(NewtonReport { substeps: 1, ..report })
 }
 
 /// Return to a saved state.
