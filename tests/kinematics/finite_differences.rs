@@ -92,6 +92,8 @@ fn predictor_cuts_newton_iterations() {
     let (model, _, _) = FourBar::crank_rocker().model();
     let count = |predictor| {
         let mut data = Data::new(&model);
+        // Newton-Raphson, not the closed-form placement of a chain
+        data.set_tree_path(false);
         let opts = NewtonOptions { predictor, ..NewtonOptions::default() };
         (1..=36)
             .map(|k| solve_positions_with(&model, &mut data, &[k as f64 * 0.1], &opts).unwrap().iterations)
@@ -116,6 +118,8 @@ fn third_order_predictor_cuts_newton_iterations() {
         };
         let run = |predictor| {
             let mut data = Data::new(&model);
+            // Newton-Raphson, not the closed-form placement of a chain
+            data.set_tree_path(false);
             let opts = NewtonOptions { predictor, ..NewtonOptions::default() };
             let mut iterations = 0;
             let mut xs = Vec::new();
@@ -150,6 +154,8 @@ fn fourth_order_predictor_cuts_newton_iterations_along_a_line() {
     };
     let run = |predictor| {
         let mut data = Data::new(&model);
+        // Newton-Raphson, not the closed-form placement of a chain
+        data.set_tree_path(false);
         let opts = NewtonOptions { predictor, ..NewtonOptions::default() };
         let (mut steps, mut xs) = (0, Vec::new());
         for k in 0..60 {
@@ -177,6 +183,8 @@ fn chord_steps_end_where_newton_steps_do() {
     let fb = FourBar::crank_rocker();
     let (model, c, d) = fb.model();
     let mut data = Data::new(&model);
+    // Newton-Raphson, not the closed-form placement of a chain
+    data.set_tree_path(false);
     let (cx, cy) = (model.coord_id(c, 0).index(), model.coord_id(c, 1).index());
     let (mut chords, mut worst) = (0, [0.0f64; 2]);
     for k in 0..30 {
@@ -209,6 +217,8 @@ fn chord_and_newton_agree() {
         };
         let run = |chord| {
             let mut data = Data::new(model);
+            // Newton-Raphson, not the closed-form placement of a chain
+            data.set_tree_path(false);
             let opts = NewtonOptions { chord, ..NewtonOptions::default() };
             let (mut iterations, mut chords, mut solutions) = (0, 0, Vec::new());
             for k in 0..30 {

@@ -456,6 +456,27 @@ pub trait Element: ElementInfo {
     fn law(&self) -> Option<&dyn crate::law::Law> {
         None
     }
+
+    /// The tree path of the position solve: the node slots of the layout (bit `i` for slot
+    /// `i`) this element places in closed form when the slots `known` are known and the modes
+    /// `given` (bit `k` for mode `k`: held or an input, the rest free) have their values; 0
+    /// (the default) when it cannot. Asked once, when the model is built; a joint of a tree
+    /// that answers lets the kernel place the tree outward from the ground in one pass instead
+    /// of solving it by Newton-Raphson.
+    fn placement(&self, known: u64, given: u64) -> u64 {
+        let _ = (known, given);
+        0
+    }
+
+    /// Place the slots [`placement`](Self::placement)`(known, given)` names: write their
+    /// coordinates into `x` (the local coordinate vector, `n_local`; the known slots' are read)
+    /// so that every given mode takes its value in `e` (one per mode, the free modes' entries
+    /// unread), exactly, without iteration. `Ok(false)` when these values have no closed form
+    /// (a bending held at other than 0): the kernel then solves by Newton-Raphson.
+    fn place(&self, x: &mut [f64], known: u64, e: &[f64]) -> Result<bool, ElementError> {
+        let _ = (x, known, e);
+        Ok(false)
+    }
 }
 
 /// The deformation function written once over a generic scalar, for dual numbers.

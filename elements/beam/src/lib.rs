@@ -15,7 +15,8 @@
 use mollier_core::NodeId;
 use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
 use mollier_core::geometry::{
-    Mat3, Vec3, column, dot, lift, mat_mul, norm, quat_at, rotate, rotation, sub, transpose, triad, vec3_at,
+    Mat3, Quat, Vec3, column, dot, lift, mat_mul, norm, quat_at, quat_from_rotation, quat_mul, rotate, rotation, sub,
+    transpose, triad, vec3_at,
 };
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
@@ -42,6 +43,9 @@ pub struct Beam {
     tq: [Vec3; 3],
     /// `elongation` measured along p's axis (`n_x^p · d − l0`) instead of as `|d| − l0`.
     along_p: bool,
+    /// The triads as rotations (Euler parameters of the matrices whose columns they are), p's
+    /// and q's: what [`Element::place`] turns q's orientation by.
+    tau: [Quat; 2],
 }
 
 impl Beam {
@@ -64,6 +68,7 @@ impl Beam {
             tp: [[0.0; 3]; 3],
             tq: [[0.0; 3]; 3],
             along_p: false,
+            tau: [[1.0, 0.0, 0.0, 0.0]; 2],
         }
     }
 
@@ -81,9 +86,9 @@ impl Beam {
     }
 }
 
-fn body_triad(l: &[f64; 4], e: &Mat3) -> [Vec3; 3] {
+fn body_triad(l: &[f64; 4], e: &Mat3) -> ([Vec3; 3], Quat) {
     let b = mat_mul(&transpose(&rotation(l)), e);
-    [column(&b, 0), column(&b, 1), column(&b, 2)]
+    ([column(&b, 0), column(&b, 1), column(&b, 2)], quat_from_rotation(&b))
 }
 
 impl ElementInfo for Beam {
@@ -102,8 +107,9 @@ impl ElementInfo for Beam {
         let e = triad(&d, self.y_hint.as_ref())
             .ok_or_else(|| ElementError::Degenerate("the y direction is parallel to the beam".into()))?;
         self.l0 = l;
-        self.tp = body_triad(&quat_at(x0, LP), &e);
-        self.tq = body_triad(&quat_at(x0, LQ), &e);
+        let (tp, tau_p) = body_triad(&quat_at(x0, LP), &e);
+        let (tq, tau_q) = body_triad(&quat_at(x0, LQ), &e);
+        (self.tp, self.tq, self.tau) = (tp, tq, [tau_p, tau_q]);
         Ok(())
     }
     fn mode_reference(&self, k: usize) -> Option<f64> {
@@ -132,6 +138,59 @@ impl Element for Beam {
         out.e.copy_from_slice(&[e1, e2, e3, e4, e5, e6]);
         Ok(())
     }
+
+    /// q from p: with the bendings at p held at 0, `d` lies along p's axis, `l0 + elongation`
+    /// long; q's orientation too, when it is a node of its own, from the torsion with q's
+    /// bendings held at 0. Or p from q, both orientations known (a body hanging from a held
+    /// point).
+    fn placement(&self, known: u64, given: u64) -> u64 {
+        let (p, lp, q, lq) = (1u64 << 0, 1u64 << 1, 1u64 << 2, 1u64 << 3);
+        let at_p = 1 << 0 | 1 << 2 | 1 << 4;
+        let at_q = 1 << 1 | 1 << 3 | 1 << 5;
+        if given & at_p != at_p || known & lp == 0 {
+            return 0;
+        }
+        match (known & p != 0, known & q != 0, known & lq != 0, given & at_q == at_q) {
+            (true, false, true, _) => q,
+            (true, false, false, true) => q | lq,
+            (false, true, true, _) => p,
+            _ => 0,
+        }
+    }
+
+    fn place(&self, x: &mut [f64], known: u64, e: &[f64]) -> Result<bool, ElementError> {
+        let length = self.l0 + e[0];
+        if e[2] != 0.0 || e[4] != 0.0 || (!self.along_p && length < 0.0) {
+            return Ok(false);
+        }
+        let lp = quat_at(x, LP);
+        let axis = rotate(&lp, &self.tp[0]);
+        if known & 1 << 0 == 0 {
+            for i in 0..3 {
+                x[P + i] = x[Q + i] - length * axis[i];
+            }
+            return Ok(true);
+        }
+        for i in 0..3 {
+            x[Q + i] = x[P + i] + length * axis[i];
+        }
+        if known & 1 << 3 == 0 {
+            // torsion = l0 sin φ for q's triad turned by φ about the axis from p's
+            let sin = e[1] / self.l0;
+            if e[3] != 0.0 || e[5] != 0.0 || sin.abs() >= 1.0 {
+                return Ok(false);
+            }
+            let half = 0.5 * sin.asin();
+            let turn = quat_mul(&quat_mul(&self.tau[0], &[half.cos(), half.sin(), 0.0, 0.0]), &conjugate(&self.tau[1]));
+            x[LQ..LQ + 4].copy_from_slice(&quat_mul(&lp, &turn));
+        }
+        Ok(true)
+    }
+}
+
+/// The conjugate (inverse) of unit Euler parameters.
+fn conjugate(l: &Quat) -> Quat {
+    [l[0], -l[1], -l[2], -l[3]]
 }
 
 impl Deformations for Beam {
@@ -239,6 +298,51 @@ mod tests {
         assert!(r.dual.unwrap() < 1e-9, "{r:?}");
         let (b, x0) = beam(quat_from_axis_angle(&[0.2, 0.9, 0.1], 0.5), [1.0, 0.0, 0.0, 0.0], true);
         check_generic(&b, &x0, &Options::default()).unwrap();
+    }
+
+    #[test]
+    fn placed_nodes_take_the_given_modes_exactly() {
+        let lp = quat_from_axis_angle(&[0.2, 0.9, 0.1], 0.5);
+        let lq = quat_from_axis_angle(&[0.7, -0.1, 0.4], -0.8);
+        let moved = quat_from_axis_angle(&[-0.3, 0.4, 0.8], 1.9);
+        let given = 0b11_1111;
+        for (shared, along) in [(true, true), (true, false), (false, false)] {
+            let (b, x0) = beam(lp, lq, shared);
+            let b = if along { b.along_p() } else { b };
+            let known = if shared { 0b1011 } else { 0b0011 };
+            assert_eq!(b.placement(known, given), if shared { 0b0100 } else { 0b1100 });
+            // both ends known, or a bending at p free: nothing to place
+            assert_eq!(b.placement(known | 0b0100, given), 0);
+            assert_eq!(b.placement(known, given & !0b100), 0);
+            // p from q where both orientations are known
+            assert_eq!(b.placement(0b1110, given), 0b0001);
+            // neither end known: nothing
+            assert_eq!(b.placement(0b1010, given), 0);
+            let mut back = x0.clone();
+            back[..3].copy_from_slice(&[5.0, 5.0, 5.0]);
+            assert!(b.place(&mut back, 0b1110, &[0.0; 6]).unwrap());
+            assert!(back.iter().zip(&x0).all(|(a, b)| (a - b).abs() < 1e-15), "{back:?}");
+            let mut x = x0.clone();
+            x[..3].copy_from_slice(&[-0.4, 0.3, 0.2]);
+            x[3..7].copy_from_slice(&moved);
+            if shared {
+                x[10..14].copy_from_slice(&moved);
+            }
+            // the torsion's closed form only where q's orientation is placed
+            let want = [0.13, if shared { 0.0 } else { 0.05 }, 0.0, 0.0, 0.0, 0.0];
+            assert!(b.place(&mut x, known, &want).unwrap());
+            let (e, _, _) = evaluate(&b, &x, Order::Value).unwrap();
+            for k in [0, 2, 4] {
+                assert!((e[k] - want[k]).abs() < 1e-15, "{shared} {along}: {e:?}");
+            }
+            if !shared {
+                for k in [1, 3, 5] {
+                    assert!((e[k] - want[k]).abs() < 1e-15, "{e:?}");
+                }
+            }
+            // a bending at p held off 0: no closed form
+            assert!(!b.place(&mut x, known, &[0.1, 0.0, 0.01, 0.0, 0.0, 0.0]).unwrap());
+        }
     }
 
     #[test]

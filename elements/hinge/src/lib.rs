@@ -26,7 +26,10 @@ use mollier_core::NodeId;
 use mollier_core::element::{
     Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
 };
-use mollier_core::geometry::{Mat3, Vec3, column, dot, lift, mat_mul, quat_at, rotate, rotation, transpose, triad};
+use mollier_core::geometry::{
+    Mat3, Quat, Vec3, column, dot, lift, mat_mul, quat_at, quat_from_rotation, quat_mul, rotate, rotation, transpose,
+    triad,
+};
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::Real;
 
@@ -43,6 +46,9 @@ pub struct Hinge {
     tp: [Vec3; 3],
     /// Element triad in the body frame of node q.
     tq: [Vec3; 3],
+    /// The triads as rotations (Euler parameters of the matrices whose columns they are): with
+    /// the bendings 0, `λ_q = λ_p ⊗ τ_p ⊗ ρ_x(rotation) ⊗ τ_q⁻¹` ([`Element::place`]).
+    tau: [Quat; 2],
 }
 
 impl Hinge {
@@ -58,14 +64,28 @@ impl Hinge {
             y_hint,
             tp: [[0.0; 3]; 3],
             tq: [[0.0; 3]; 3],
+            tau: [[1.0, 0.0, 0.0, 0.0]; 2],
         }
     }
 }
 
-fn body_triad(l: &[f64; 4], e: &Mat3) -> [Vec3; 3] {
+/// The element triad `e` (columns) in the body frame of a node at `l`: its vectors, and the
+/// Euler parameters of the matrix they are the columns of.
+fn body_triad(l: &[f64; 4], e: &Mat3) -> ([Vec3; 3], Quat) {
     let b = mat_mul(&transpose(&rotation(l)), e);
-    [column(&b, 0), column(&b, 1), column(&b, 2)]
+    ([column(&b, 0), column(&b, 1), column(&b, 2)], quat_from_rotation(&b))
 }
+
+/// The conjugate (inverse) of unit Euler parameters.
+fn conjugate(l: &Quat) -> Quat {
+    [l[0], -l[1], -l[2], -l[3]]
+}
+
+/// Slots of the layout: p's and q's orientation.
+const SLOT_P: u64 = 1;
+const SLOT_Q: u64 = 2;
+/// All three modes held or inputs: the rotation and both bendings.
+const ALL_MODES: u64 = 0b111;
 
 impl ElementInfo for Hinge {
     fn type_name(&self) -> &str {
@@ -77,8 +97,9 @@ impl ElementInfo for Hinge {
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
         let e = triad(&self.axis, self.y_hint.as_ref())
             .ok_or_else(|| ElementError::Degenerate("the axis is zero, or the y direction is parallel to it".into()))?;
-        self.tp = body_triad(&quat_at(x0, 0), &e);
-        self.tq = body_triad(&quat_at(x0, 4), &e);
+        let (tp, tau_p) = body_triad(&quat_at(x0, 0), &e);
+        let (tq, tau_q) = body_triad(&quat_at(x0, 4), &e);
+        (self.tp, self.tq, self.tau) = (tp, tq, [tau_p, tau_q]);
         Ok(())
     }
     /// The axis as q carries it, `R(λ_q) n_x^q`, as a segment of unit length centred on the
@@ -165,6 +186,37 @@ impl Element for Hinge {
             }
         }
         Ok(())
+    }
+
+    /// With the bendings held, one node from the other: the hinge turns q's triad from p's
+    /// about their common axis by the rotation, `R_q T_q = R_p T_p R_x(θ)`.
+    fn placement(&self, known: u64, given: u64) -> u64 {
+        if given & ALL_MODES != ALL_MODES {
+            return 0;
+        }
+        match known & (SLOT_P | SLOT_Q) {
+            SLOT_P => SLOT_Q,
+            SLOT_Q => SLOT_P,
+            _ => 0,
+        }
+    }
+
+    fn place(&self, x: &mut [f64], known: u64, e: &[f64]) -> Result<bool, ElementError> {
+        if e[1] != 0.0 || e[2] != 0.0 {
+            return Ok(false);
+        }
+        let (s, c) = (0.5 * e[0]).sin_cos();
+        let [tau_p, tau_q] = &self.tau;
+        if known & SLOT_P != 0 {
+            let turn = quat_mul(&quat_mul(tau_p, &[c, s, 0.0, 0.0]), &conjugate(tau_q));
+            let l = quat_mul(&quat_at(x, 0), &turn);
+            x[4..8].copy_from_slice(&l);
+        } else {
+            let turn = quat_mul(&quat_mul(tau_q, &[c, -s, 0.0, 0.0]), &conjugate(tau_p));
+            let l = quat_mul(&quat_at(x, 4), &turn);
+            x[0..4].copy_from_slice(&l);
+        }
+        Ok(true)
     }
 }
 
@@ -299,6 +351,35 @@ mod tests {
                 assert!((rate - 1.0).abs() < 1e-12, "angle {angle}, mode {k}: {rate}");
             }
         }
+    }
+
+    #[test]
+    fn placed_nodes_take_the_given_rotation_exactly() {
+        let l0 = quat_from_axis_angle(&[0.3, 0.5, -0.2], 0.7);
+        let l1 = quat_from_axis_angle(&[-0.6, 0.1, 0.4], 1.1);
+        let (h, x0) = hinge_at(l0, l1, [0.2, -0.4, 0.9]);
+        assert_eq!(h.placement(SLOT_P, ALL_MODES), SLOT_Q);
+        assert_eq!(h.placement(SLOT_Q, ALL_MODES), SLOT_P);
+        // a free bending, or both nodes known: nothing to place
+        assert_eq!(h.placement(SLOT_P, 0b101), 0);
+        assert_eq!(h.placement(SLOT_P | SLOT_Q, ALL_MODES), 0);
+        // the known node somewhere else, the other placed from it: the modes are the given ones
+        let moved = quat_from_axis_angle(&[0.8, -0.1, 0.3], 2.3);
+        for &angle in &[-3.0, -1.2, 0.0, 0.4, 2.9] {
+            for known in [SLOT_P, SLOT_Q] {
+                let mut x = x0.clone();
+                let o = if known == SLOT_P { 0 } else { 4 };
+                x[o..o + 4].copy_from_slice(&moved);
+                assert!(h.place(&mut x, known, &[angle, 0.0, 0.0]).unwrap());
+                let norm: f64 = x[4 - o..8 - o].iter().map(|v| v * v).sum();
+                assert!((norm - 1.0).abs() < 1e-15, "{norm}");
+                let (e, _, _) = evaluate(&h, &x, Order::Value).unwrap();
+                assert!((e[0] - angle).abs() < 1e-14, "{angle}: {e:?}");
+                assert!(e[1].abs() < 1e-15 && e[2].abs() < 1e-15, "{e:?}");
+            }
+        }
+        // a bending held off 0 has no closed form here
+        assert!(!h.place(&mut x0.clone(), SLOT_P, &[0.1, 0.01, 0.0]).unwrap());
     }
 
     #[test]

@@ -256,4 +256,31 @@ impl Element for PathPoint {
         }
         Ok(())
     }
+
+    /// The point from its body and its joint with its offsets held, `x_P = b + R(λ) (e + t(q))`;
+    /// a conditional point off the path from its neighbours, where they are known.
+    fn placement(&self, known: u64, given: u64) -> u64 {
+        // the point, its body's origin and orientation, the joint's nodes; the neighbours after
+        let own = (1u64 << (self.layout.nodes().len() - 2 * usize::from(self.active.is_some())).min(64)) - 2;
+        (known & 1 == 0 && known & own == own && given & 0b111 == 0b111) as u64
+    }
+
+    fn place(&self, x: &mut [f64], known: u64, e: &[f64]) -> Result<bool, ElementError> {
+        let q = self.coordinate(x, Order::Value)?.0;
+        let active = self.is_active(q);
+        let n = self.layout.nodes().len();
+        if !active && (known >> (n - 2)) & 0b11 != 0b11 {
+            return Ok(false);
+        }
+        let (b, _) = self.base(x, active);
+        let t = self.location(q, active);
+        let l = quat_at(x, LAMBDA);
+        // R(λ)ᵀ d = e + t, R(λ) = |λ|² times a rotation
+        let s: f64 = l.iter().map(|v| v * v).sum();
+        let r = rotate(&l, &[0, 1, 2].map(|k| e[k] + t[k][0]));
+        for i in 0..3 {
+            x[POINT + i] = b[i] + r[i] / (s * s);
+        }
+        Ok(true)
+    }
 }

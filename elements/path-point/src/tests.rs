@@ -111,3 +111,39 @@ fn the_modes_are_the_offset_along_the_body_axes() {
     pp.evaluate(&x, &mut Evaluation::new(Order::Value, x.len(), &mut e, &mut [], &mut [], &mut st)).unwrap();
     assert!(e[0].abs() < 1e-15 && (e[1] - 0.003).abs() < 1e-15 && e[2].abs() < 1e-15, "{e:?}");
 }
+
+#[test]
+fn a_placed_point_takes_its_offsets_exactly() {
+    for conditional in [None, Some([-0.5, 0.6]), Some([0.4, 0.9])] {
+        let (mut pp, x0) = point(moving(), 0.2, conditional);
+        pp.initialize(&x0).unwrap();
+        let n = pp.layout().nodes().len();
+        let others = (1u64 << n) - 2;
+        assert_eq!(pp.placement(others, 0b111), 1);
+        if conditional.is_some() {
+            // without its neighbours: placed while on the path, else left to Newton-Raphson
+            let without = others & !(0b11 << (n - 2));
+            assert_eq!(pp.placement(without, 0b111), 1);
+            let mut x = x0.clone();
+            let on = pp.is_active(0.2);
+            assert_eq!(pp.place(&mut x, without, &[0.0; 3]).unwrap(), on);
+        }
+        // the point known, an offset free or a node of its joint unknown: nothing to place
+        assert_eq!(pp.placement(others | 1, 0b111), 0);
+        assert_eq!(pp.placement(others, 0b011), 0);
+        assert_eq!(pp.placement(others & !(1 << 3), 0b111), 0);
+        // the body and the joint turned, the point placed: its modes are the given offsets
+        let mut x = x0.clone();
+        x[6..10].copy_from_slice(&quat_from_axis_angle(&[0.4, -0.3, 0.8], 0.9));
+        x[3..6].copy_from_slice(&[0.2, 0.1, -0.3]);
+        x[0..3].fill(7.0);
+        let want = [0.002, -0.001, 0.0005];
+        assert!(pp.place(&mut x, others, &want).unwrap());
+        let (m, mut state) = (pp.layout().n_modes(), ElementState::default());
+        let mut e = vec![0.0; m];
+        pp.evaluate(&x, &mut Evaluation::new(Order::Value, x.len(), &mut e, &mut [], &mut [], &mut state)).unwrap();
+        for k in 0..3 {
+            assert!((e[k] - want[k]).abs() < 1e-15, "{conditional:?}: {e:?}");
+        }
+    }
+}

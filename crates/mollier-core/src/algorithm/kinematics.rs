@@ -7,6 +7,7 @@ use faer::MatMut;
 pub use crate::algorithm::error::{KinematicsError, MAX_SUBSTEPS};
 pub use crate::algorithm::evaluate::evaluate;
 use crate::algorithm::evaluate::evaluate_constraints;
+use crate::algorithm::place::place;
 pub use crate::algorithm::predictor::Predictor;
 use crate::algorithm::predictor::predict;
 use crate::algorithm::solve::{factor, not_well_posed, solve_checked, solve_finite};
@@ -261,6 +262,13 @@ fn solve_from_saved(
     saved: &Saved,
     [from, a, b]: [&mut Vec<f64>; 3],
 ) -> Result<NewtonReport, KinematicsError> {
+    if data.tree_path && model.placement.is_some() {
+        match tree_solve(model, data, q, opts) {
+            Ok(report) => return Ok(report),
+            // no solution from the placement: Newton-Raphson from the last solution
+            Err(_) => restore(saved, model, data),
+        }
+    }
     let mut total = NewtonReport { iterations: 0, substeps: 0, residual: 0.0, chord_steps: 0 };
     // a fresh workspace is at its initial configuration: solve there first, so that the
     // predictor and the step control start from a solution
@@ -294,6 +302,26 @@ fn solve_from_saved(
         }
     }
     Ok(total)
+}
+
+/// The tree path of the position solve: the dependent nodes placed in closed form for `q`
+/// ([`place`]), outward from the ground, then held to Newton-Raphson's residual test at
+/// iteration 0 (it iterates on only where round-off left more than the tolerance). No
+/// predictor, no step control: the placement is exact at any step. Where a step has no closed
+/// form in the plan's order, Newton-Raphson iterates from what was placed.
+fn tree_solve(
+    model: &Model,
+    data: &mut Data,
+    q: &[f64],
+    opts: &NewtonOptions,
+) -> Result<NewtonReport, KinematicsError> {
+    set_input_coordinates(model, data, q);
+    // inexact (a step without closed form): Newton-Raphson from there, no predictor
+    place(model, data, q)?;
+    let report = newton(model, data, q, opts)?;
+    data.q.copy_from_slice(q);
+    data.work.history.record(&data.q, &data.x);
+    Ok(NewtonReport { substeps: 1, ..report })
 }
 
 /// Return to a saved state.

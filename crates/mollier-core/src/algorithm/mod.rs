@@ -13,6 +13,7 @@ pub mod kinematics;
 pub mod linearize;
 pub(crate) mod local;
 pub mod parallel;
+pub(crate) mod place;
 pub(crate) mod predictor;
 pub(crate) mod solve;
 pub mod stiffness;

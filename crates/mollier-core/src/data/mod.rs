@@ -365,10 +365,12 @@ impl Data {
         self.threads = threads;
     }
 
-    /// Solve the transfer functions over each input's subtree where the model has a tree path
-    /// ([`Model::tree_path`]; the default), or by the general solve of every column over the
-    /// whole of `D_cc` (`false`: the reference the tree path is tested against). Both give the
-    /// same numbers; the transfer functions already computed are forgotten.
+    /// Take the model's tree paths (the default): positions placed in closed form outward from
+    /// the ground where the model can be ([`Model::places_in_closed_form`]), the transfer
+    /// functions solved over each input's subtree where it has one ([`Model::tree_path`]). With
+    /// `false`, Newton-Raphson and the general solve of every column over the whole of `D_cc`
+    /// (the reference the tree paths are tested against). Both give the same numbers to
+    /// round-off; the transfer functions already computed are forgotten.
     pub fn set_tree_path(&mut self, on: bool) {
         self.tree_path = on;
         self.df_valid = false;

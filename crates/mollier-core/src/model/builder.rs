@@ -450,6 +450,7 @@ impl ModelBuilder {
             topology,
             pattern: Pattern::default(),
             reach: None,
+            placement: None,
             de_len: de_off,
             d2e_len: d2e_off,
             de_own_len: own_off,
@@ -757,6 +758,7 @@ fn classify_elements(model: &mut Model) {
     model.constraint_coords = (0..read.len()).filter(|&c| read[c]).collect();
     model.pattern = pattern(model);
     model.reach = reach(model);
+    model.placement = super::placement::Placement::find(model);
 }
 
 /// The tree path's subtrees of the inputs ([`Reach`]): each input's rows of `[−D_cm | (0; I)]`,

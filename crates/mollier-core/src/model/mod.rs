@@ -20,6 +20,7 @@ use crate::linalg::sparse::Pattern;
 pub(crate) mod attach;
 mod builder;
 pub(crate) mod euler_norm;
+pub(crate) mod placement;
 pub mod topology;
 mod types;
 
@@ -56,6 +57,8 @@ pub struct Model {
     pub(crate) pattern: Pattern,
     /// The tree path of the transfer functions, where the model has one ([`Reach`]).
     pub(crate) reach: Option<Reach>,
+    /// The tree path of the position solve, where the model has one ([`placement::Placement`]).
+    pub(crate) placement: Option<placement::Placement>,
     pub(crate) de_len: usize,
     pub(crate) d2e_len: usize,
     /// Length of the own-gradient buffer of the elements on attached nodes.
@@ -127,6 +130,14 @@ impl Model {
     /// blocks), chosen when the model is built; `None` where the general solve is taken.
     pub fn tree_path(&self) -> Option<&Reach> {
         self.reach.as_ref()
+    }
+
+    /// `true` when the position solve places every dependent node in closed form, outward from
+    /// the ground, instead of solving by Newton-Raphson (a tree of joints that can: hinges,
+    /// beams; [`crate::element::Element::placement`]). [`crate::Data::set_tree_path`]`(false)`
+    /// takes Newton-Raphson all the same.
+    pub fn places_in_closed_form(&self) -> bool {
+        self.placement.is_some()
     }
 
     /// Number of nodal coordinates `n_x`.

@@ -1,0 +1,103 @@
+//! The tree path of the position solve: every dependent node placed in closed form along the
+//! model's [`crate::model::placement::Placement`], outward from the ground, for given inputs.
+
+use crate::algorithm::error::KinematicsError;
+use crate::data::Data;
+use crate::element::NodeKind;
+use crate::model::placement::Step;
+use crate::model::{Model, RowTarget};
+
+/// Place the dependent nodes for the inputs `q` (n_q; the input coordinates already set in
+/// `data.x`): `Ok(true)` when every step placed its nodes exactly, `Ok(false)` when one had no
+/// closed form in the plan's order (Newton-Raphson then finishes from what was placed). An orientation keeps
+/// the sign of its Euler parameters nearest its previous value, as Newton-Raphson from there
+/// would. `Ok(false)` at once on a model without a placement.
+pub(crate) fn place(model: &Model, data: &mut Data, q: &[f64]) -> Result<bool, KinematicsError> {
+    let Some(plan) = &model.placement else { return Ok(false) };
+    let (mut local, mut e) = (std::mem::take(&mut data.work.local_u), std::mem::take(&mut data.work.e_h));
+    // steps without a closed form from what the plan knows (a conditional path point off the
+    // path, its neighbours placed later): again at the end, from every node as placed by then
+    let mut deferred = std::mem::take(&mut data.work.reached);
+    deferred.clear();
+    let mut result = Ok(true);
+    for (i, step) in plan.steps.iter().enumerate() {
+        match run(model, data, q, *step, None, &mut local, &mut e) {
+            Ok(true) => {}
+            Ok(false) => deferred.push(i),
+            Err(err) => {
+                result = Err(err);
+                break;
+            }
+        }
+    }
+    if result.is_ok() {
+        for &i in &deferred {
+            match run(model, data, q, plan.steps[i], Some(u64::MAX), &mut local, &mut e) {
+                Ok(true) => {}
+                // placed from what was at hand: Newton-Raphson finishes
+                Ok(false) => result = Ok(false),
+                Err(err) => result = Err(err),
+            }
+        }
+        // a step after a deferred one may have read its node before it was placed
+        if !deferred.is_empty() {
+            result = result.map(|_| false);
+        }
+    }
+    data.work.reached = deferred;
+    data.work.local_u = local;
+    data.work.e_h = e;
+    result
+}
+
+/// One step of the placement, with the slots `known` overridden; `Ok(false)` where the element
+/// has no closed form.
+fn run(
+    model: &Model,
+    data: &mut Data,
+    q: &[f64],
+    step: Step,
+    known_override: Option<u64>,
+    local: &mut Vec<f64>,
+    e: &mut [f64],
+) -> Result<bool, KinematicsError> {
+    let (element, known, placed) = match step {
+        Step::Attach(t) => {
+            model.attachments.place_some(&[t], &mut data.x, &mut data.att_jac);
+            return Ok(true);
+        }
+        Step::Element { element, known, placed } => (element, known_override.unwrap_or(known), placed),
+    };
+    let entry = &model.elements[element];
+    let layout = entry.element.layout();
+    local.clear();
+    local.extend(entry.own.iter().map(|&c| data.x[c]));
+    let modes = entry.mode_offset..entry.mode_offset + layout.n_modes();
+    for m in modes.clone() {
+        e[m] = match model.mode_row[m].map(|r| model.row_target[r]) {
+            Some(RowTarget::Fixed(v)) => v,
+            Some(RowTarget::Input(j)) => q[j],
+            None => 0.0,
+        };
+    }
+    match entry.element.place(local, known, &e[modes]) {
+        Ok(true) => {}
+        Ok(false) => return Ok(false),
+        Err(error) => return Err(KinematicsError::Element { element: entry.name.clone(), error }),
+    }
+    for (s, &(_, kind)) in layout.nodes().iter().enumerate().take(64) {
+        if placed >> s & 1 == 0 {
+            continue;
+        }
+        let o = layout.offset(s);
+        let own = &entry.own[o..o + kind.dim()];
+        // −λ is the same orientation: the one nearer the last solution
+        let flip = kind == NodeKind::Orientation
+            && own.iter().zip(&local[o..o + 4]).map(|(&c, v)| data.x[c] * v).sum::<f64>() < 0.0;
+        let sign = if flip { -1.0 } else { 1.0 };
+        for (&c, v) in own.iter().zip(&local[o..o + kind.dim()]) {
+            data.x[c] = sign * v;
+        }
+    }
+    Ok(true)
+}
