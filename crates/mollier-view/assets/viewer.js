@@ -817,7 +817,14 @@
         }
         return { hash, colours: colours.size };
       });
-      report.compare = { title: compare.title, left: hashes[0], right: hashes[1] };
+      // and how many pixels differ between the halves (one camera: a pixel or two where
+      // overlapping translucent solids tie in depth)
+      let differ = 0;
+      for (let y = 0; y < h; y++) for (let x = 0; x < half; x++) {
+        const o = (y * w + x) * 4, p = o + half * 4;
+        if (px[o] !== px[p] || px[o + 1] !== px[p + 1] || px[o + 2] !== px[p + 2]) differ++;
+      }
+      report.compare = { title: compare.title, left: hashes[0], right: hashes[1], differ };
     }
     report.bones = bonesReport();
     // the shader programs the first frames compiled (each costs a software renderer ~0.5 s)
