@@ -200,6 +200,11 @@ pub struct Cone {
 }
 
 impl Cone {
+    /// The cone of `[load_sharing]`, before any frame is placed.
+    fn empty(c: &mollier::ConeInfo) -> Self {
+        Cone { joint: c.joint.clone(), half_angles: c.half_angles, frames: Vec::new(), force: None }
+    }
+
     /// Whether a force with components `f` in the cone frame (N) points inside the cone: along
     /// +x, within the half-angles (an elliptic cone).
     pub fn contains(&self, f: &[f64; 3]) -> bool {
@@ -298,12 +303,7 @@ impl Geometry {
             muscles,
             lengths: Vec::new(),
             forces: None,
-            cone: compiled.load_sharing.as_ref().and_then(|ls| ls.cone.as_ref()).map(|c| Cone {
-                joint: c.joint.clone(),
-                half_angles: c.half_angles,
-                frames: Vec::new(),
-                force: None,
-            }),
+            cone: compiled.load_sharing.as_ref().and_then(|ls| ls.cone.as_ref()).map(Cone::empty),
             axis_length: 0.0,
             thinned,
             axes: compiled.document.spec().axes.unwrap_or(AxesSpec::ISB),
