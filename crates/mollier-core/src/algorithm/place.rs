@@ -3,9 +3,9 @@
 
 use crate::algorithm::error::KinematicsError;
 use crate::data::Data;
-use crate::element::{NodeKind, Rates};
+use crate::element::{ElementError, Layout, NodeKind, Rates};
 use crate::model::placement::Step;
-use crate::model::{Model, RowTarget};
+use crate::model::{ElementEntry, Model, RowTarget};
 
 /// Place the dependent nodes for the inputs `q` (n_q; the input coordinates already set in
 /// `data.x`): `Ok(true)` when every step placed its nodes exactly, `Ok(false)` when one had no
@@ -80,16 +80,10 @@ fn run(
             None => 0.0,
         };
     }
-    match entry.element.place(local, known, &e[modes]) {
-        Ok(true) => {}
-        Ok(false) => return Ok(false),
-        Err(error) => return Err(KinematicsError::Element { element: entry.name.clone(), error }),
+    if !answer(entry, entry.element.place(local, known, &e[modes]))? {
+        return Ok(false);
     }
-    for (s, &(_, kind)) in layout.nodes().iter().enumerate().take(64) {
-        if placed >> s & 1 == 0 {
-            continue;
-        }
-        let o = layout.offset(s);
+    for (o, kind) in placed_slots(layout, placed) {
         let own = &entry.own[o..o + kind.dim()];
         // −λ is the same orientation: the one nearer the last solution
         let flip = kind == NodeKind::Orientation
@@ -184,20 +178,24 @@ fn step_rates(
             None => e[k] = data.e[m],
         }
     }
-    let r = Rates { v, a, ev, ea };
-    match entry.element.place_rates(x, known, e, r) {
-        Ok(true) => {}
-        Ok(false) => return Ok(false),
-        Err(error) => return Err(KinematicsError::Element { element: entry.name.clone(), error }),
+    if !answer(entry, entry.element.place_rates(x, known, e, Rates { v, a, ev, ea }))? {
+        return Ok(false);
     }
-    for (s, &(_, kind)) in layout.nodes().iter().enumerate().take(64) {
-        if placed >> s & 1 == 0 {
-            continue;
-        }
-        let o = layout.offset(s);
+    for (o, kind) in placed_slots(layout, placed) {
         for (i, &c) in entry.own[o..o + kind.dim()].iter().enumerate() {
             (xd[c], xdd[c]) = (v[o + i], a[o + i]);
         }
     }
     Ok(true)
+}
+
+/// The local offset and kind of each slot of `layout` whose bit is set in `placed`.
+fn placed_slots(layout: &Layout, placed: u64) -> impl Iterator<Item = (usize, NodeKind)> + '_ {
+    let slots = layout.nodes().iter().enumerate().take(64);
+    slots.filter(move |(s, _)| placed >> s & 1 == 1).map(|(s, &(_, kind))| (layout.offset(s), kind))
+}
+
+/// An element's answer to a step, its error named by the element.
+fn answer(entry: &ElementEntry, answer: Result<bool, ElementError>) -> Result<bool, KinematicsError> {
+    answer.map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })
 }
