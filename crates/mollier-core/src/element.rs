@@ -477,6 +477,34 @@ pub trait Element: ElementInfo {
         let _ = (x, known, e);
         Ok(false)
     }
+
+    /// The rates of what [`place`](Self::place) writes, for the tree path's velocities and
+    /// accelerations (outward, as Pinocchio's recursive Newton-Euler): at local coordinates `x`
+    /// (`n_local`, every slot placed and the element's given modes at their values `e`), write
+    /// the placed slots' first and second time derivatives into `r.v` and `r.a` (`n_local`
+    /// each; the known slots' are read) for the given modes' rates `r.ev` and `r.ea` (one per
+    /// mode, per s and per s²). Exact: the numbers the transfer functions give,
+    /// `DF q̇` and `DF q̈ + (D²F q̇) q̇`. `Ok(false)` where `place` has no closed form or the
+    /// element does not implement it: the kernel then solves for the rates.
+    fn place_rates(&self, x: &[f64], known: u64, e: &[f64], r: Rates<'_>) -> Result<bool, ElementError> {
+        let _ = (x, known, e, r);
+        Ok(false)
+    }
+}
+
+/// The rates [`Element::place_rates`] reads and writes (local coordinates, `n_local`; modes, one
+/// per mode).
+#[derive(Debug)]
+pub struct Rates<'a> {
+    /// First time derivatives of the local coordinates: the known slots' read, the placed
+    /// slots' written.
+    pub v: &'a mut [f64],
+    /// Second time derivatives, likewise.
+    pub a: &'a mut [f64],
+    /// The modes' first time derivatives (the given modes' read).
+    pub ev: &'a [f64],
+    /// The modes' second time derivatives (the given modes' read).
+    pub ea: &'a [f64],
 }
 
 /// The deformation function written once over a generic scalar, for dual numbers.

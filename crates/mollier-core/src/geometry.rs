@@ -143,6 +143,40 @@ pub fn quat_mul<T: Real>(a: &Quat<T>, b: &Quat<T>) -> Quat<T> {
     ]
 }
 
+/// The first and second time derivatives of `R(λ) u` ([`rotate`], the quadratic form, exact at
+/// any `|λ|`) for a body vector `u` fixed in the body, from `λ` and its rates `[λ, λ̇, λ̈]`:
+/// `2 vec(λ̇ ⊗ U ⊗ λ*)` and `2 vec(λ̈ ⊗ U ⊗ λ* + λ̇ ⊗ U ⊗ λ̇*)`, `U = (0, u)`.
+pub fn rotate_rates(l: [&Quat; 3], u: &Vec3) -> [Vec3; 2] {
+    let [l, v, a] = l;
+    let uq = [0.0, u[0], u[1], u[2]];
+    let conj = |q: &Quat| [q[0], -q[1], -q[2], -q[3]];
+    let vec2 = |q: Quat| [2.0 * q[1], 2.0 * q[2], 2.0 * q[3]];
+    let vu = quat_mul(v, &uq);
+    let first = vec2(quat_mul(&vu, &conj(l)));
+    let (s1, s2) = (quat_mul(&quat_mul(a, &uq), &conj(l)), quat_mul(&vu, &conj(v)));
+    [first, vec2([0, 1, 2, 3].map(|i| s1[i] + s2[i]))]
+}
+
+/// The rates of an orientation `λ_P = λ_K ⊗ C` turned from a known one `λ_K` by an angle `θ`
+/// about an axis fixed in both, `u` in `P`'s body frame (unit): with `C = λ_K* ⊗ λ_P` as it
+/// stands (its sign kept), `U = (0, u)` and `(θ̇, θ̈) = angle` scaled by `s` (½ turning `P`
+/// positively, −½ the other way),
+/// `λ̇_P = λ̇_K ⊗ C + θ̇ λ_P ⊗ U` and `λ̈_P = λ̈_K ⊗ C + λ̇_K ⊗ Ċ + θ̈ λ_P ⊗ U + θ̇ λ̇_P ⊗ U`,
+/// `Ċ = θ̇ C ⊗ U`. `known` is `[λ_K, λ̇_K, λ̈_K]`; returns `[λ̇_P, λ̈_P]`.
+pub fn turned_rates(known: [&Quat; 3], lp: &Quat, u: &Vec3, angle: [f64; 2]) -> [Quat; 2] {
+    let [lk, vk, ak] = known;
+    let [td, tdd] = angle;
+    let c = quat_mul(&[lk[0], -lk[1], -lk[2], -lk[3]], lp);
+    let u = [0.0, u[0], u[1], u[2]];
+    let add = |a: Quat, b: Quat, s: f64| [0, 1, 2, 3].map(|i| a[i] + s * b[i]);
+    let lp_u = quat_mul(lp, &u);
+    let vp = add(quat_mul(vk, &c), lp_u, td);
+    let cd = quat_mul(&c, &u).map(|v| td * v);
+    let ap = add(quat_mul(ak, &c), quat_mul(vk, &cd), 1.0);
+    let ap = add(add(ap, lp_u, tdd), quat_mul(&vp, &u), td);
+    [vp, ap]
+}
+
 /// Euler parameters of a rotation by `angle` (rad) about the unit `axis`.
 pub fn quat_from_axis_angle(axis: &Vec3, angle: f64) -> Quat {
     let n = norm(axis);

@@ -44,7 +44,7 @@ pub use data::{Data, n_pairs, pair_index};
 pub use diagnostics::{Involved, WellPosedness, well_posedness};
 pub use element::{
     Deformations, Derivs, Drawing, DrawnShape, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo,
-    NodeKind, Order, Quantity, ShapeKind,
+    NodeKind, Order, Quantity, Rates, ShapeKind,
 };
 pub use ids::{CoordId, ElementId, ModeId, NodeId};
 pub use kinematics::{KinematicsError, NewtonOptions, NewtonReport, Predictor, solve_positions, solve_positions_with};

@@ -7,11 +7,13 @@
 //! `tree = true` takes the model's tree path (`Model::tree_path`), `false` the general solve.
 //! The iterations alternate between two postures 0.01 apart (rad, or m for translations), off
 //! the model's initial one, as `tests/examples/chain_timing.rs` does for Pinocchio's
-//! comparison. Run with `cargo bench -p mollier --bench trees`.
+//! comparison. And one inverse-dynamics frame of Huston's body (positions, kinetostatics,
+//! driving torques) by both paths. Run with `cargo bench -p mollier --bench trees`.
 
 use std::path::{Path, PathBuf};
 
 use divan::Bencher;
+use mollier_core::dynamics::{Kinetostatics, driving_into, kinetostatics_into, law_stresses_into};
 use mollier_core::transfer::first_order;
 use mollier_core::{Data, solve_positions};
 
@@ -48,6 +50,42 @@ fn posture(bencher: Bencher, file: &Path, tree: bool) {
         solve_positions(model, &mut data, &qs[k % 2]).expect("the posture solves");
         first_order(model, &mut data).expect("DF");
     });
+}
+
+/// One inverse-dynamics frame of the model in `file` (positions, then kinetostatics: velocities
+/// and accelerations, outward by the recursion on the tree path, and the transposed solve), as
+/// `tests/examples/chain_timing.rs` times it beside Pinocchio's `rnea`.
+fn frame(bencher: Bencher, file: &Path, tree: bool) {
+    let registry = mollier::registry();
+    let c = mollier::load(file, &registry).unwrap_or_else(|d| panic!("{}", d.render()));
+    let model = &c.model;
+    let n = model.n_q();
+    let wave = |a: f64, w: f64, p: f64| (0..n).map(|j| a * (w * j as f64 + p).sin()).collect::<Vec<f64>>();
+    let (qd, qdd) = (wave(1.5, 0.61, 1.1), wave(3.0, 1.27, -0.4));
+    let q: Vec<f64> = model.q0().iter().zip(wave(0.4, 0.83, 0.3)).map(|(a, b)| a + b).collect();
+    let qs = [q.clone(), q.iter().map(|v| v + 0.01).collect::<Vec<f64>>()];
+    let mut data = Data::new(model);
+    data.set_tree_path(tree);
+    for k in 1..=10 {
+        let qk: Vec<f64> = model.q0().iter().zip(&q).map(|(a, b)| a + (b - a) * k as f64 / 10.0).collect();
+        solve_positions(model, &mut data, &qk).expect("the posture solves");
+    }
+    let mut out = Kinetostatics::default();
+    let (mut law, mut tau) = (Vec::new(), Vec::new());
+    let mut k = 0;
+    bencher.bench_local(|| {
+        k += 1;
+        solve_positions(model, &mut data, &qs[k % 2]).expect("the posture solves");
+        kinetostatics_into(model, &mut data, &qd, &qdd, None, &[], &mut out).expect("kinetostatics");
+        law_stresses_into(model, &data, &mut law);
+        tau.clear();
+        driving_into(model, &out, &law, &mut tau);
+    });
+}
+
+#[divan::bench(args = [true, false])]
+fn huston17_inverse_dynamics_frame(bencher: Bencher, tree: bool) {
+    frame(bencher, &root().join("models/body/huston17.toml"), tree);
 }
 
 #[divan::bench(args = [true, false])]

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mollier_core::dynamics::inverse_dynamics;
+use mollier_core::dynamics::{driving_from_kinetostatics, inverse_dynamics, kinetostatics};
 use mollier_core::transfer::{first_order, second_order};
 use mollier_core::{Data, Input, Model, Quantity, solve_positions};
 
@@ -78,12 +78,14 @@ fn largest(m: faer::MatRef<'_, f64>) -> f64 {
 /// Positions, `DF`, `D²F` and inverse dynamics by the tree paths (the position solve's closed-form
 /// placement, the transfer functions' subtrees) and by the general path (Newton-Raphson, every
 /// column over the whole of `D_cc`), each from the initial configuration to the same posture;
-/// the largest relative difference, or `None` when the model has neither tree path.
-fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Option<f64> {
+/// the largest relative difference and whether the tree path's velocities and accelerations
+/// came from its recursion, or `None` when the model has neither tree path.
+fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Option<(f64, bool)> {
     if model.tree_path().is_none() && !model.places_in_closed_form() {
         return None;
     }
     let mut got = Vec::new();
+    let mut recursion = [false; 2];
     for tree in [true, false] {
         let mut data = Data::new(model);
         data.set_tree_path(tree);
@@ -94,27 +96,36 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
             "{name}: the placed positions took {iterations} Newton iterations"
         );
         let x = faer::Mat::from_fn(model.n_x(), 1, |i, _| data.x()[i]);
+        // kinetostatics before any transfer function (the recursion needs none): velocities,
+        // accelerations outward, the driving forces
+        let n = model.n_q();
+        let qd: Vec<f64> = (0..n).map(|j| 0.3 * (1.3 * j as f64 + 0.2).cos()).collect();
+        let qdd: Vec<f64> = (0..n).map(|j| 0.8 * (0.9 * j as f64 + 0.5).sin()).collect();
+        let column = |v: &[f64]| faer::Mat::from_fn(v.len(), 1, |i, _| v[i]);
+        let mut rates = Vec::new();
+        if let Ok(ks) = kinetostatics(model, &mut data, &qd, &qdd, None, &[]) {
+            recursion[usize::from(!tree)] = data.rates_by_recursion();
+            let tau = driving_from_kinetostatics(model, &data, &ks);
+            rates = vec![column(data.xd()), column(data.xdd()), column(data.ed()), column(&tau)];
+        }
         first_order(model, &mut data).unwrap_or_else(|e| panic!("{name}: DF: {e}"));
         let mut mats = vec![x, data.df_x().to_owned(), data.df_e().to_owned()];
+        mats.extend(rates);
         if second {
             second_order(model, &mut data).unwrap_or_else(|e| panic!("{name}: D²F: {e}"));
             mats.extend([data.d2f_x().to_owned(), data.d2f_e().to_owned()]);
-            // the driving forces of a motion through the posture (rates and accelerations of
-            // every input)
-            let n = model.n_q();
-            let qd: Vec<f64> = (0..n).map(|j| 0.3 * (1.3 * j as f64 + 0.2).cos()).collect();
-            let qdd: Vec<f64> = (0..n).map(|j| 0.8 * (0.9 * j as f64 + 0.5).sin()).collect();
+            // the driving forces of the same motion by DF
             if let Ok(tau) = inverse_dynamics(model, &mut data, &qd, &qdd, &[]) {
                 mats.push(faer::Mat::from_fn(n, 1, |i, _| tau[i]));
             }
         }
         got.push(mats);
     }
-    assert_eq!(got[0].len(), got[1].len(), "{name}: inverse dynamics failed on one path only");
+    assert_eq!(got[0].len(), got[1].len(), "{name}: kinetostatics or inverse dynamics failed on one path only");
     // the model's own scale: its largest first-order transfer function (m or rad per input)
     let floor = largest(got[1][1].as_ref());
     let mut worst = 0.0f64;
-    let what = ["x", "DF_x", "DF_e", "D²F_x", "D²F_e", "τ"];
+    let what = ["x", "DF_x", "DF_e", "ẋ", "ẍ", "ė", "τ (kinetostatics)", "D²F_x", "D²F_e", "τ (DF)"];
     for (what, (a, b)) in what.iter().zip(got[0].iter().zip(&got[1])) {
         // positions against their own largest entry (Euler parameters: 1), the rest against
         // the largest DF too
@@ -125,7 +136,8 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
             "{name}: {what} by the tree path differs from the general path by {d:.2e} of its largest entry"
         );
     }
-    Some(worst)
+    assert!(!recursion[1], "{name}: the general path took the tree path's recursion");
+    Some((worst, recursion[0]))
 }
 
 #[test]
@@ -145,9 +157,10 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
             continue;
         };
         match compare(&name, &c.model, true, true) {
-            Some(d) => {
+            Some((d, recursion)) => {
                 let how = if c.model.places_in_closed_form() { ", positions placed" } else { "" };
-                compared.push((format!("{name}{how}"), d));
+                let rates = if recursion { ", rates by recursion" } else { "" };
+                compared.push((format!("{name}{how}{rates}"), d));
             }
             None => general.push(name),
         }
@@ -166,6 +179,11 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
     for body in ["huston17.toml", "huston17-hinges.toml"] {
         let c = mollier::load(&root().join("models/body").join(body), &registry).expect("a body model loads");
         assert!(c.model.places_in_closed_form(), "models/body/{body}: positions not placed in closed form");
+        // and their velocities and accelerations outward by the recursion, no solve
+        assert!(
+            compared.iter().any(|(n, _)| n.contains(body) && n.ends_with("rates by recursion")),
+            "models/body/{body}: rates not by the recursion"
+        );
     }
 }
 
@@ -192,7 +210,8 @@ fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
         // gait2392's vasti have conditional path points that lie between each other off the
         // path: there the placement leaves them to Newton-Raphson
         let exact = !file.starts_with("gait2392");
-        let d = compare(file, &c.model, second, exact).unwrap_or_else(|| panic!("{file}: a tree, but no tree path"));
-        println!("{file}: largest relative difference {d:.1e}");
+        let (d, recursion) =
+            compare(file, &c.model, second, exact).unwrap_or_else(|| panic!("{file}: a tree, but no tree path"));
+        println!("{file}: largest relative difference {d:.1e}, rates by recursion: {recursion}");
     }
 }

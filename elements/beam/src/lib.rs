@@ -13,10 +13,12 @@
 //! must be released.
 
 use mollier_core::NodeId;
-use mollier_core::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
+use mollier_core::element::{
+    Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Rates,
+};
 use mollier_core::geometry::{
-    Mat3, Quat, Vec3, column, dot, lift, mat_mul, norm, quat_at, quat_from_rotation, quat_mul, rotate, rotation, sub,
-    transpose, triad, vec3_at,
+    Mat3, Quat, Vec3, column, dot, lift, mat_mul, norm, quat_at, quat_from_rotation, quat_mul, rotate, rotate_rates,
+    rotation, sub, transpose, triad, turned_rates, vec3_at,
 };
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
@@ -184,6 +186,42 @@ impl Element for Beam {
             let turn = quat_mul(&quat_mul(&self.tau[0], &[half.cos(), half.sin(), 0.0, 0.0]), &conjugate(&self.tau[1]));
             x[LQ..LQ + 4].copy_from_slice(&quat_mul(&lp, &turn));
         }
+        Ok(true)
+    }
+
+    /// The rates of [`Element::place`]'s placement: the far end moves with the near one, the
+    /// length and p's axis turning ([`rotate_rates`]); q's orientation turns with p's by the
+    /// torsion's angle `φ = asin(e_torsion / l0)` ([`turned_rates`]).
+    fn place_rates(&self, x: &[f64], known: u64, e: &[f64], r: Rates<'_>) -> Result<bool, ElementError> {
+        let length = self.l0 + e[0];
+        if e[2] != 0.0 || e[4] != 0.0 || (!self.along_p && length < 0.0) {
+            return Ok(false);
+        }
+        let (lp, vp, ap) = (quat_at(x, LP), quat_at(r.v, LP), quat_at(r.a, LP));
+        let axis = rotate(&lp, &self.tp[0]);
+        let [axis_d, axis_dd] = rotate_rates([&lp, &vp, &ap], &self.tp[0]);
+        // the placed end from the known one: q = p + L n, or p = q − L n
+        let (from, to, sign) = if known & 1 << 0 == 0 { (Q, P, -1.0) } else { (P, Q, 1.0) };
+        for i in 0..3 {
+            let v = r.ev[0] * axis[i] + length * axis_d[i];
+            let a = r.ea[0] * axis[i] + 2.0 * r.ev[0] * axis_d[i] + length * axis_dd[i];
+            r.v[to + i] = r.v[from + i] + sign * v;
+            r.a[to + i] = r.a[from + i] + sign * a;
+        }
+        if known & 1 << 0 == 0 || known & 1 << 3 != 0 {
+            return Ok(true);
+        }
+        let sin = e[1] / self.l0;
+        if e[3] != 0.0 || e[5] != 0.0 || sin.abs() >= 1.0 {
+            return Ok(false);
+        }
+        // sin φ = e/l0: cos φ φ̇ = ė/l0, cos φ φ̈ − sin φ φ̇² = ë/l0
+        let cos = (1.0 - sin * sin).sqrt();
+        let phi_d = r.ev[1] / (self.l0 * cos);
+        let phi_dd = (r.ea[1] / self.l0 + sin * phi_d * phi_d) / cos;
+        let [vq, aq] = turned_rates([&lp, &vp, &ap], &quat_at(x, LQ), &self.tq[0], [0.5 * phi_d, 0.5 * phi_dd]);
+        r.v[LQ..LQ + 4].copy_from_slice(&vq);
+        r.a[LQ..LQ + 4].copy_from_slice(&aq);
         Ok(true)
     }
 }

@@ -24,11 +24,11 @@
 
 use mollier_core::NodeId;
 use mollier_core::element::{
-    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
+    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Rates,
 };
 use mollier_core::geometry::{
     Mat3, Quat, Vec3, column, dot, lift, mat_mul, quat_at, quat_from_rotation, quat_mul, rotate, rotation, transpose,
-    triad,
+    triad, turned_rates,
 };
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::Real;
@@ -216,6 +216,21 @@ impl Element for Hinge {
             let l = quat_mul(&quat_at(x, 4), &turn);
             x[0..4].copy_from_slice(&l);
         }
+        Ok(true)
+    }
+
+    /// The placed node turns with the known one and about the axis
+    /// ([`mollier_core::geometry::turned_rates`]; the axis in q's frame placing q, in p's
+    /// placing p, turning p the other way).
+    fn place_rates(&self, x: &[f64], known: u64, e: &[f64], r: Rates<'_>) -> Result<bool, ElementError> {
+        if e[1] != 0.0 || e[2] != 0.0 {
+            return Ok(false);
+        }
+        let (k, p, s, u) = if known & SLOT_P != 0 { (0, 4, 0.5, self.tq[0]) } else { (4, 0, -0.5, self.tp[0]) };
+        let (lk, vk, ak) = (quat_at(x, k), quat_at(r.v, k), quat_at(r.a, k));
+        let [vp, ap] = turned_rates([&lk, &vk, &ak], &quat_at(x, p), &u, [s * r.ev[0], s * r.ea[0]]);
+        r.v[p..p + 4].copy_from_slice(&vp);
+        r.a[p..p + 4].copy_from_slice(&ap);
         Ok(true)
     }
 }

@@ -2,9 +2,9 @@
 
 use mollier_core::NodeId;
 use mollier_core::element::{
-    Drawing, Element, ElementError, ElementInfo, ElementState, Evaluation, Layout, ModeInfo, NodeKind, Order,
+    Drawing, Element, ElementError, ElementInfo, ElementState, Evaluation, Layout, ModeInfo, NodeKind, Order, Rates,
 };
-use mollier_core::geometry::{Vec3, quat_at, rotate, vec3_at};
+use mollier_core::geometry::{Vec3, quat_at, rotate, rotate_rates, vec3_at};
 use mollier_core::registry::Frame;
 
 use crate::function::Function;
@@ -280,6 +280,54 @@ impl Element for PathPoint {
         let r = rotate(&l, &[0, 1, 2].map(|k| e[k] + t[k][0]));
         for i in 0..3 {
             x[POINT + i] = b[i] + r[i] / (s * s);
+        }
+        Ok(true)
+    }
+
+    /// The rates of [`Element::place`]'s point, `x_P = b + R(λ) u / |λ|⁴` with `u = e + t(q)`:
+    /// the base's, the body's turning ([`rotate_rates`]) and the location's along the
+    /// coordinate, whose rates are the joint mode's `∇q ẋ` and `∇q ẍ + ẋᵀ ∇²q ẋ` (`|λ|` is
+    /// constant on the motion: the norm is held).
+    fn place_rates(&self, x: &[f64], known: u64, e: &[f64], r: Rates<'_>) -> Result<bool, ElementError> {
+        let moving = matches!(self.location, Location::Moving(_));
+        let (q, g, h) = self.coordinate(x, if moving { Order::Hessian } else { Order::Value })?;
+        let active = self.is_active(q);
+        let n = self.layout.nodes().len();
+        if !active && (known >> (n - 2)) & 0b11 != 0b11 {
+            return Ok(false);
+        }
+        let (_, weights) = self.base(x, active);
+        let (mut vb, mut ab) = ([0.0; 3], [0.0; 3]);
+        for &(o, w) in &weights {
+            for i in 0..3 {
+                vb[i] += w * r.v[o + i];
+                ab[i] += w * r.a[o + i];
+            }
+        }
+        // the coordinate's rates over the joint's coordinates
+        let (o, nj) = self.joint;
+        let (mut qd, mut qdd) = (0.0, 0.0);
+        if moving {
+            let (v, a) = (&r.v[o..o + nj], &r.a[o..o + nj]);
+            for i in 0..nj {
+                qd += g[i] * v[i];
+                qdd += g[i] * a[i] + v[i] * (0..nj).map(|j| h[i * nj + j] * v[j]).sum::<f64>();
+            }
+        }
+        let t = self.location(q, active);
+        let u = [0, 1, 2].map(|k| e[k] + t[k][0]);
+        let ud = [0, 1, 2].map(|k| r.ev[k] + t[k][1] * qd);
+        let udd = [0, 1, 2].map(|k| r.ea[k] + t[k][2] * qd * qd + t[k][1] * qdd);
+        let l = quat_at(x, LAMBDA);
+        let (vl, al) = (quat_at(r.v, LAMBDA), quat_at(r.a, LAMBDA));
+        let [ru_d, ru_dd] = rotate_rates([&l, &vl, &al], &u);
+        let [rud_d, _] = rotate_rates([&l, &vl, &al], &ud);
+        let (r_ud, r_udd) = (rotate(&l, &ud), rotate(&l, &udd));
+        let s: f64 = l.iter().map(|v| v * v).sum();
+        let w = 1.0 / (s * s);
+        for i in 0..3 {
+            r.v[POINT + i] = vb[i] + w * (ru_d[i] + r_ud[i]);
+            r.a[POINT + i] = ab[i] + w * (ru_dd[i] + 2.0 * rud_d[i] + r_udd[i]);
         }
         Ok(true)
     }

@@ -3,9 +3,9 @@
 
 use crate::algorithm::error::KinematicsError;
 use crate::data::Data;
-use crate::element::NodeKind;
+use crate::element::{ElementError, Layout, NodeKind, Rates};
 use crate::model::placement::Step;
-use crate::model::{Model, RowTarget};
+use crate::model::{ElementEntry, Model, RowTarget};
 
 /// Place the dependent nodes for the inputs `q` (n_q; the input coordinates already set in
 /// `data.x`): `Ok(true)` when every step placed its nodes exactly, `Ok(false)` when one had no
@@ -80,16 +80,10 @@ fn run(
             None => 0.0,
         };
     }
-    match entry.element.place(local, known, &e[modes]) {
-        Ok(true) => {}
-        Ok(false) => return Ok(false),
-        Err(error) => return Err(KinematicsError::Element { element: entry.name.clone(), error }),
+    if !answer(entry, entry.element.place(local, known, &e[modes]))? {
+        return Ok(false);
     }
-    for (s, &(_, kind)) in layout.nodes().iter().enumerate().take(64) {
-        if placed >> s & 1 == 0 {
-            continue;
-        }
-        let o = layout.offset(s);
+    for (o, kind) in placed_slots(layout, placed) {
         let own = &entry.own[o..o + kind.dim()];
         // −λ is the same orientation: the one nearer the last solution
         let flip = kind == NodeKind::Orientation
@@ -100,4 +94,108 @@ fn run(
         }
     }
     Ok(true)
+}
+
+/// The tree path of the velocities and accelerations, outward along the placement as the
+/// recursive Newton-Euler algorithm goes: `ẋ = DF q̇` into `xd` and `ẍ = DF q̈ + (D²F q̇) q̇` into
+/// `xdd` (n_x each) for input rates `qd` and accelerations `qdd` (n_q), at the solved positions
+/// in `data` (the attachments' Jacobians current, as any evaluation leaves them). Each step
+/// turns its known nodes' rates into its placed nodes' ([`crate::element::Element::place_rates`]),
+/// no factorization, no Hessian. `Ok(false)` (`xd`, `xdd` then unspecified) on a model without a
+/// placement or where a step has no closed form: the caller solves instead.
+pub(crate) fn rates(
+    model: &Model,
+    data: &mut Data,
+    qd: &[f64],
+    qdd: &[f64],
+    xd: &mut [f64],
+    xdd: &mut [f64],
+) -> Result<bool, KinematicsError> {
+    let Some(plan) = &model.placement else { return Ok(false) };
+    xd.fill(0.0);
+    xdd.fill(0.0);
+    for (j, inp) in model.inputs.iter().enumerate() {
+        if let crate::model::Input::Coordinate(c) = inp {
+            (xd[c.index()], xdd[c.index()]) = (qd[j], qdd[j]);
+        }
+    }
+    let mut buffers = std::mem::take(&mut data.work.place_rates);
+    let mut result = Ok(true);
+    for step in &plan.steps {
+        match *step {
+            Step::Attach(t) => {
+                model.attachments.rates_of(t, &data.att_jac, xd, None);
+                model.attachments.rates_of(t, &data.att_jac, xdd, Some(xd));
+            }
+            Step::Element { element, known, placed } => {
+                match step_rates(model, data, [qd, qdd], element, known, placed, [xd, xdd], &mut buffers) {
+                    Ok(true) => {}
+                    other => {
+                        result = other;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    data.work.place_rates = buffers;
+    if matches!(result, Ok(true)) {
+        // the attached nodes no step reads (a muscle's points), as the general path rates them
+        model.attachments.rates(&data.att_jac, xd, None);
+        model.attachments.rates(&data.att_jac, xdd, Some(xd));
+    }
+    result
+}
+
+/// One element step of [`rates`]: the placed slots' rates from the known slots' and the given
+/// modes'; `Ok(false)` where the element has none.
+#[allow(clippy::too_many_arguments)]
+fn step_rates(
+    model: &Model,
+    data: &Data,
+    [qd, qdd]: [&[f64]; 2],
+    element: usize,
+    known: u64,
+    placed: u64,
+    [xd, xdd]: [&mut [f64]; 2],
+    [x, v, a, e, ev, ea]: &mut [Vec<f64>; 6],
+) -> Result<bool, KinematicsError> {
+    let entry = &model.elements[element];
+    let layout = entry.element.layout();
+    for (local, global) in [(&mut *x, &data.x[..]), (&mut *v, &*xd), (&mut *a, &*xdd)] {
+        local.clear();
+        local.extend(entry.own.iter().map(|&c| global[c]));
+    }
+    let modes = entry.mode_offset..entry.mode_offset + layout.n_modes();
+    for vec in [&mut *e, &mut *ev, &mut *ea] {
+        vec.clear();
+        vec.resize(modes.len(), 0.0);
+    }
+    for (k, m) in modes.enumerate() {
+        match model.mode_row[m].map(|r| model.row_target[r]) {
+            Some(RowTarget::Fixed(value)) => e[k] = value,
+            Some(RowTarget::Input(j)) => (e[k], ev[k], ea[k]) = (data.e[m], qd[j], qdd[j]),
+            None => e[k] = data.e[m],
+        }
+    }
+    if !answer(entry, entry.element.place_rates(x, known, e, Rates { v, a, ev, ea }))? {
+        return Ok(false);
+    }
+    for (o, kind) in placed_slots(layout, placed) {
+        for (i, &c) in entry.own[o..o + kind.dim()].iter().enumerate() {
+            (xd[c], xdd[c]) = (v[o + i], a[o + i]);
+        }
+    }
+    Ok(true)
+}
+
+/// The local offset and kind of each slot of `layout` whose bit is set in `placed`.
+fn placed_slots(layout: &Layout, placed: u64) -> impl Iterator<Item = (usize, NodeKind)> + '_ {
+    let slots = layout.nodes().iter().enumerate().take(64);
+    slots.filter(move |(s, _)| placed >> s & 1 == 1).map(|(s, &(_, kind))| (layout.offset(s), kind))
+}
+
+/// An element's answer to a step, its error named by the element.
+fn answer(entry: &ElementEntry, answer: Result<bool, ElementError>) -> Result<bool, KinematicsError> {
+    answer.map_err(|error| KinematicsError::Element { element: entry.name.clone(), error })
 }

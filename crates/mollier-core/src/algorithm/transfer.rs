@@ -15,6 +15,7 @@ use faer::{Mat, MatMut};
 
 use crate::algorithm::error::KinematicsError;
 use crate::algorithm::evaluate::{evaluate, evaluate_constraints};
+use crate::algorithm::place;
 use crate::algorithm::solve::{solve_reached, solve_unchecked};
 use crate::data::{Data, n_pairs, pair_index, shaped};
 use crate::element::Order;
@@ -709,7 +710,7 @@ pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), Kine
 /// Accelerations `ẍ = DF^x q̈ + (D²F^x q̇) q̇` and `ë` likewise (van der Helm 1994, eq. 8), for
 /// generalized velocities `qd` and accelerations `qdd` (n_q each); also sets the velocities.
 pub fn accelerations(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) -> Result<(), KinematicsError> {
-    coordinate_accelerations(model, data, qd, qdd)?;
+    coordinate_accelerations_solved(model, data, qd, qdd)?;
     let xd = std::mem::take(&mut data.xd);
     let mut edd = std::mem::take(&mut data.edd);
     jacobian_times(model, data, &data.xdd, &mut edd);
@@ -744,6 +745,22 @@ pub fn coordinate_accelerations(
     qdd: &[f64],
 ) -> Result<(), KinematicsError> {
     check_len(model, qdd)?;
+    if tree_rates(model, data, qd, qdd)? {
+        return Ok(());
+    }
+    coordinate_accelerations_solved(model, data, qd, qdd)
+}
+
+/// [`coordinate_accelerations`] by the solves of `D_cc`, leaving the constraint elements'
+/// `ẋᵀ H ẋ` in `work.e_h` (n_e) for [`accelerations`].
+fn coordinate_accelerations_solved(
+    model: &Model,
+    data: &mut Data,
+    qd: &[f64],
+    qdd: &[f64],
+) -> Result<(), KinematicsError> {
+    check_len(model, qdd)?;
+    data.rates_by_recursion = false;
     velocities(model, data, qd)?;
     let xd = std::mem::take(&mut data.xd);
     let mut xdd = std::mem::take(&mut data.xdd);
@@ -755,6 +772,30 @@ pub fn coordinate_accelerations(
     data.xd = xd;
     data.xdd = xdd;
     result
+}
+
+/// The velocities and the coordinates' accelerations of [`coordinate_accelerations`] by the
+/// tree path's recursion (`place::rates`) where the model has one and the data takes it:
+/// `Ok(false)` where it does not, or where a step has no closed form (nothing set then).
+fn tree_rates(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) -> Result<bool, KinematicsError> {
+    if !data.tree_path || model.placement.is_none() {
+        return Ok(false);
+    }
+    check_len(model, qd)?;
+    require_solved(data)?;
+    evaluate(model, data, Order::Gradient)?;
+    let (mut xd, mut xdd) = (std::mem::take(&mut data.xd), std::mem::take(&mut data.xdd));
+    let placed = place::rates(model, data, qd, qdd, &mut xd, &mut xdd);
+    data.rates_by_recursion = matches!(placed, Ok(true));
+    if let Ok(true) = placed {
+        let mut ed = std::mem::take(&mut data.ed);
+        jacobian_times(model, data, &xd, &mut ed);
+        data.ed = ed;
+        data.qd.copy_from_slice(qd);
+        data.qdd.copy_from_slice(qdd);
+    }
+    (data.xd, data.xdd) = (xd, xdd);
+    placed
 }
 
 fn check_len(model: &Model, v: &[f64]) -> Result<(), KinematicsError> {

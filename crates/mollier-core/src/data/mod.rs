@@ -66,6 +66,9 @@ pub struct Data {
     pub(crate) threads: usize,
     /// Take the model's tree path where it has one ([`Data::set_tree_path`]).
     pub(crate) tree_path: bool,
+    /// The last velocities and accelerations came from the tree path's recursion
+    /// ([`Data::rates_by_recursion`]).
+    pub(crate) rates_by_recursion: bool,
 }
 
 /// The state a failed position solve returns to, with the deformations its periodic modes
@@ -152,6 +155,9 @@ pub(crate) struct Work {
     pub stiffness: crate::data::stiffness::Workspace,
     /// The last three solutions, for the third- and fourth-order predictor.
     pub history: History,
+    /// The tree path's rates (`algorithm::place::rates`): one element's local coordinates, their
+    /// rates and accelerations, and its modes' values, rates and accelerations.
+    pub place_rates: [Vec<f64>; 6],
 }
 
 /// The last three solutions of the positions (`q`: n_q, `x`: n_x each), oldest first: the
@@ -257,6 +263,7 @@ impl Work {
             dirs_rhs: Mat::new(),
             stiffness: Default::default(),
             history: History::new(model),
+            place_rates: Default::default(),
         }
     }
 }
@@ -302,6 +309,7 @@ impl Clone for Data {
             work: self.work.clone(),
             threads: self.threads,
             tree_path: self.tree_path,
+            rates_by_recursion: self.rates_by_recursion,
         }
     }
 }
@@ -351,6 +359,7 @@ impl Data {
             work: Work::new(model),
             threads: 1,
             tree_path: true,
+            rates_by_recursion: false,
         }
     }
 
@@ -365,12 +374,20 @@ impl Data {
         self.threads = threads;
     }
 
+    /// Whether the last velocities and accelerations of kinetostatics
+    /// ([`crate::transfer::coordinate_accelerations`]) came from the tree path's recursion
+    /// outward along the placement rather than from solves of `D_cc`.
+    pub fn rates_by_recursion(&self) -> bool {
+        self.rates_by_recursion
+    }
+
     /// Take the model's tree paths (the default): positions placed in closed form outward from
-    /// the ground where the model can be ([`Model::places_in_closed_form`]), the transfer
-    /// functions solved over each input's subtree where it has one ([`Model::tree_path`]). With
-    /// `false`, Newton-Raphson and the general solve of every column over the whole of `D_cc`
-    /// (the reference the tree paths are tested against). Both give the same numbers to
-    /// round-off; the transfer functions already computed are forgotten.
+    /// the ground where the model can be ([`Model::places_in_closed_form`]), and so the
+    /// velocities and accelerations of kinetostatics; the transfer functions solved over each
+    /// input's subtree where it has one ([`Model::tree_path`]). With `false`, Newton-Raphson and
+    /// the general solve of every column over the whole of `D_cc` (the reference the tree paths
+    /// are tested against). Both give the same numbers to round-off; the transfer functions
+    /// already computed are forgotten.
     pub fn set_tree_path(&mut self, on: bool) {
         self.tree_path = on;
         self.df_valid = false;

@@ -57,6 +57,22 @@ impl Attachment {
 
     /// The second-order transfer function of this attached node for one pair of inputs (see
     /// [`Attachments::second`]); its origin's and orientation's entries of `d` are final.
+    /// The attached node's rates from its frame's, with the second-order term for `w = Some(ẋ)`
+    /// ([`Attachments::rates`]).
+    fn rates(&self, j: &Jacobian, v: &mut [f64], w: Option<&[f64]>) {
+        let vl = quat(v, self.orientation);
+        let quad = w.map(|w| {
+            let wl = quat(w, self.orientation);
+            self.bilinear(&wl, &wl)
+        });
+        let vo = vec3(v, self.origin);
+        let dst: &mut [f64; 3] = (&mut v[self.node..self.node + 3]).try_into().expect("three coordinates");
+        for i in 0..3 {
+            let lin: f64 = (0..4).map(|k| j[i][k] * vl[k]).sum();
+            dst[i] = vo[i] + lin + quad.map_or(0.0, |q| q[i]);
+        }
+    }
+
     fn second(&self, j: &Jacobian, d: &mut [f64], u: &[f64], w: &[f64]) {
         let dl = quat(d, self.orientation);
         let b = self.bilinear(&quat(u, self.orientation), &quat(w, self.orientation));
@@ -163,18 +179,13 @@ impl Attachments {
     /// acceleration that the rates alone give). `jac`: the Jacobians of [`Attachments::place_some`].
     pub fn rates(&self, jac: &[Jacobian], v: &mut [f64], w: Option<&[f64]>) {
         for (a, j) in self.list.iter().zip(jac) {
-            let vl = quat(v, a.orientation);
-            let quad = w.map(|w| {
-                let wl = quat(w, a.orientation);
-                a.bilinear(&wl, &wl)
-            });
-            let vo = vec3(v, a.origin);
-            let dst: &mut [f64; 3] = (&mut v[a.node..a.node + 3]).try_into().expect("three coordinates");
-            for i in 0..3 {
-                let lin: f64 = (0..4).map(|k| j[i][k] * vl[k]).sum();
-                dst[i] = vo[i] + lin + quad.map_or(0.0, |q| q[i]);
-            }
+            a.rates(j, v, w);
         }
+    }
+
+    /// [`Self::rates`] of attachment `t` alone (its frame's rates known).
+    pub fn rates_of(&self, t: usize, jac: &[Jacobian], v: &mut [f64], w: Option<&[f64]>) {
+        self.list[t].rates(&jac[t], v, w);
     }
 
     /// [`Self::rates`] (without the second-order term) for every input at once: on `DF_x` by rows
