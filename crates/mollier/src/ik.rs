@@ -4,8 +4,11 @@
 //! measured ones of a `.trc` trial ([`crate::trc`]),
 //!
 //! ```text
-//! min_p  Σ_k w_k |x_k(q(p)) − m_k|²  +  Σ_j v_j (p_j − p̄_j)²
+//! min_p  Σ_k w_k |x_k(q(p)) − m_k|²  +  W Σ_j v_j (p_j − p̄_j)²,   W = Σ_k w_k
 //! ```
+//!
+//! (OpenSim's objective, times `W`: Simbody's assembler divides the markers' term by the sum of
+//! their weights in the frame)
 //!
 //! over unknowns `p`: the model's inputs, or for an OpenSim model the coordinates of OpenSim
 //! whose functions give the inputs ([`Unknowns`]). Each trial `q` is solved by the kernel
@@ -66,6 +69,34 @@ struct Osim {
     free: Vec<usize>,
 }
 
+impl Osim {
+    /// Every coordinate of the OpenSim model at the unknowns `p` (rad or m, the model's order:
+    /// locked ones at their defaults, coupled ones from their couplers), and their derivatives
+    /// by `p` (n_coordinates x n_p, row-major).
+    fn coordinates(&self, p: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let np = p.len();
+        let m = &self.import.model;
+        let mut c = self.import.initial.clone();
+        let mut dc = vec![0.0; c.len() * np];
+        for (j, &k) in self.free.iter().enumerate() {
+            c[k] = p[j];
+            dc[k * np + j] = 1.0;
+        }
+        // as OpenSim's couplers set their dependents, with the chain rule
+        for _ in 0..m.couplers.len() {
+            for cp in &m.couplers {
+                let x = c[cp.independent];
+                c[cp.dependent] = cp.scale * cp.function.value(x);
+                let s = cp.scale * cp.function.derivatives(x)[1];
+                for j in 0..np {
+                    dc[cp.dependent * np + j] = s * dc[cp.independent * np + j];
+                }
+            }
+        }
+        (c, dc)
+    }
+}
+
 impl Params {
     fn new(compiled: &Compiled, unknowns: Unknowns) -> Self {
         let Unknowns::Coordinates(import) = unknowns else {
@@ -115,25 +146,7 @@ impl Params {
             }
             return;
         };
-        let m = &o.import.model;
-        let nc = m.coordinates.len();
-        let mut c = o.import.initial.clone();
-        let mut dc = vec![0.0; nc * np];
-        for (j, &k) in o.free.iter().enumerate() {
-            c[k] = p[j];
-            dc[k * np + j] = 1.0;
-        }
-        // as OpenSim's couplers set their dependents, with the chain rule
-        for _ in 0..m.couplers.len() {
-            for cp in &m.couplers {
-                let x = c[cp.independent];
-                c[cp.dependent] = cp.scale * cp.function.value(x);
-                let s = cp.scale * cp.function.derivatives(x)[1];
-                for j in 0..np {
-                    dc[cp.dependent * np + j] = s * dc[cp.independent * np + j];
-                }
-            }
-        }
+        let (c, dc) = o.coordinates(p);
         q.clear();
         q.extend(o.import.inputs.iter().map(|d| d.function.value(c[d.coordinate]) - d.offset));
         if let Some(g) = g {
@@ -217,6 +230,9 @@ pub struct IkRun<'a> {
     markers: Vec<UsedMarker>,
     /// (unknown, square root of the weight, target)
     coordinate_tasks: Vec<(usize, f64, f64)>,
+    /// The square root of the frame's marker weights' sum, by which the coordinate tasks'
+    /// residuals are multiplied (see [`IkRun::solve`]).
+    task_scale: f64,
     ignored: Vec<String>,
     p: Vec<f64>,
     options: IkOptions,
@@ -357,6 +373,7 @@ impl<'a> IkRun<'a> {
             params,
             markers,
             coordinate_tasks,
+            task_scale: 1.0,
             ignored,
             p,
             options: IkOptions::default(),
@@ -372,6 +389,13 @@ impl<'a> IkRun<'a> {
     /// The unknowns' names (inputs, or OpenSim coordinates).
     pub fn unknown_names(&self) -> &[String] {
         &self.params.names
+    }
+
+    /// For an OpenSim model, all its coordinates (rad or m, in its order) at the unknowns `p`
+    /// ([`IkFrame::p`]): the free ones from `p`, locked ones at their defaults, coupled ones from
+    /// their couplers. `None` when the unknowns are the model's inputs.
+    pub fn coordinates(&self, p: &[f64]) -> Option<Vec<f64>> {
+        self.params.osim.as_ref().map(|o| o.coordinates(p).0)
     }
 
     /// Whether each unknown is an angle (rad) rather than a length (m).
@@ -429,7 +453,8 @@ impl<'a> IkRun<'a> {
             let w = self.markers[k].weight.sqrt();
             r.extend((0..3).map(|a| w * (x[a] - m[a])));
         }
-        r.extend(self.coordinate_tasks.iter().map(|&(j, w, target)| w * (p[j] - target)));
+        let c = self.task_scale;
+        r.extend(self.coordinate_tasks.iter().map(|&(j, w, target)| c * w * (p[j] - target)));
         let cost: f64 = r.iter().map(|v| v * v).sum();
         if cost.is_finite() { Ok(cost) } else { Err(FrameError::NonFinite("marker residual".into())) }
     }
@@ -466,7 +491,7 @@ impl<'a> IkRun<'a> {
             }
         }
         for (t, &(j, w, _)) in self.coordinate_tasks.iter().enumerate() {
-            jac[(3 * rows.len() + t) * np + j] = w;
+            jac[(3 * rows.len() + t) * np + j] = self.task_scale * w;
         }
         Ok(())
     }
@@ -480,6 +505,9 @@ impl<'a> IkRun<'a> {
             .enumerate()
             .filter_map(|(k, m)| self.trial.marker(i, m.trial).map(|x| (k, x)))
             .collect();
+        // OpenSim's objective (Simbody's assembler): the markers' weighted squares over the sum
+        // of their weights, plus each coordinate task's weighted square; times that sum here
+        self.task_scale = observed.iter().map(|&(k, _)| self.markers[k].weight).sum::<f64>().sqrt();
         let start_x = self.data.x().to_vec();
         let start_solved = self.data.is_solved();
         let result = self.fit(&observed);
