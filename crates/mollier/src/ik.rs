@@ -13,9 +13,10 @@
 //! over unknowns `p`: the model's inputs, or for an OpenSim model the coordinates of OpenSim
 //! whose functions give the inputs ([`Unknowns`]). Each trial `q` is solved by the kernel
 //! (Newton-Raphson), so closed chains hold exactly at every iterate — the shoulder's scapula
-//! never leaves the thorax. The step is Levenberg-Marquardt's on the Gauss-Newton normal
-//! equations, with the Jacobian `∂x_k/∂p = DF^x_k · ∂q/∂p` from the kernel's exact first-order
-//! transfer functions (no differences); each frame starts from the last one's solution. A
+//! never leaves the thorax. The step is Gauss-Newton's, damped as Levenberg-Marquardt's only
+//! once a step fails to lower the cost, with the Jacobian `∂x_k/∂p = DF^x_k · ∂q/∂p` from the
+//! kernel's exact first-order transfer functions (no differences); each frame starts from the
+//! linear extrapolation of the last two frames' solutions (the last one's for the second). A
 //! marker missing in a frame (`NaN` in the trial) is left out of that frame.
 //!
 //! [`IkRun::solve`] gives a frame; [`write()`] writes `motion.csv` (the inputs: a motion file for
@@ -235,6 +236,9 @@ pub struct IkRun<'a> {
     task_scale: f64,
     ignored: Vec<String>,
     p: Vec<f64>,
+    /// The last two frames' times (s) and solutions, oldest first: the next frame starts from
+    /// their linear extrapolation.
+    history: Vec<(f64, Vec<f64>)>,
     options: IkOptions,
 }
 
@@ -376,6 +380,7 @@ impl<'a> IkRun<'a> {
             task_scale: 1.0,
             ignored,
             p,
+            history: Vec::new(),
             options: IkOptions::default(),
         })
     }
@@ -496,8 +501,10 @@ impl<'a> IkRun<'a> {
         Ok(())
     }
 
-    /// Fit frame `i` of the trial, starting from the last frame's solution (the model's initial
-    /// configuration for the first). On failure the run stays at the last solved frame.
+    /// Fit frame `i` of the trial, starting from the linear extrapolation of the last two frames'
+    /// solutions when they are the frames just before it, else from the last frame's solution
+    /// (the model's initial configuration for the first). On failure the run stays at the last
+    /// solved frame.
     pub fn solve(&mut self, i: usize) -> Result<IkFrame, FrameError> {
         let observed: Vec<(usize, [f64; 3])> = self
             .markers
@@ -510,7 +517,7 @@ impl<'a> IkRun<'a> {
         self.task_scale = observed.iter().map(|&(k, _)| self.markers[k].weight).sum::<f64>().sqrt();
         let start_x = self.data.x().to_vec();
         let start_solved = self.data.is_solved();
-        let result = self.fit(&observed);
+        let result = self.fit(&observed, self.trial.times[i]);
         match result {
             Ok(frame) => Ok(frame),
             Err(e) => {
@@ -526,13 +533,34 @@ impl<'a> IkRun<'a> {
         }
     }
 
-    fn fit(&mut self, observed: &[(usize, [f64; 3])]) -> Result<IkFrame, FrameError> {
+    /// Where frame `t` (s) starts: the last two solutions' linear extrapolation when they are
+    /// the frames just before it (their spacing at most twice as long), else the last solution.
+    fn start(&self, t: f64) -> Vec<f64> {
+        match self.history.as_slice() {
+            [(t2, p2), (t1, p1)] if t > *t1 && t1 > t2 && t - t1 <= 2.0 * (t1 - t2) => {
+                let k = (t - t1) / (t1 - t2);
+                p1.iter().zip(p2).map(|(a, b)| a + k * (a - b)).collect()
+            }
+            _ => self.p.clone(),
+        }
+    }
+
+    fn fit(&mut self, observed: &[(usize, [f64; 3])], t: f64) -> Result<IkFrame, FrameError> {
         let np = self.params.len();
-        let mut p = self.p.clone();
         let (mut q, mut r, mut jac) = (Vec::new(), Vec::new(), Vec::new());
-        let mut cost = self.residuals(&p, observed, &mut q, &mut r)?;
+        let mut p = self.start(t);
+        let mut cost = match self.residuals(&p, observed, &mut q, &mut r) {
+            Ok(c) => c,
+            Err(_) if p != self.p => {
+                p.clone_from(&self.p);
+                self.residuals(&p, observed, &mut q, &mut r)?
+            }
+            Err(e) => return Err(e),
+        };
         let (mut trial_q, mut trial_r) = (Vec::new(), Vec::new());
-        let mut lambda = 1e-3;
+        // Gauss-Newton's own step first; Levenberg-Marquardt's damping only once a step fails
+        let mut lambda = 0.0;
+        let more = |l: f64| if l == 0.0 { 1e-3 } else { l * 10.0 };
         let mut iterations = 0;
         while iterations < self.options.max_iterations {
             iterations += 1;
@@ -564,7 +592,7 @@ impl<'a> IkRun<'a> {
                     m[j * np + j] += lambda * a[j * np + j].max(1e-9);
                 }
                 let Some(delta) = solve_partial_pivoting(&m, &b, np) else {
-                    lambda *= 10.0;
+                    lambda = more(lambda);
                     continue;
                 };
                 let trial: Vec<f64> = p.iter().zip(&delta).map(|(x, d)| x + d).collect();
@@ -576,7 +604,7 @@ impl<'a> IkRun<'a> {
                     _ => {
                         // back to the last solution before the next trial
                         self.data.set_x(&x_good);
-                        lambda *= 10.0;
+                        lambda = more(lambda);
                     }
                 }
             }
@@ -585,7 +613,7 @@ impl<'a> IkRun<'a> {
                 self.residuals(&p, observed, &mut q, &mut r)?;
                 break;
             };
-            lambda = (lambda * 0.1).max(1e-12);
+            lambda = if lambda <= 1e-3 { 0.0 } else { lambda * 0.1 };
             let small = delta.iter().all(|d| d.abs() <= self.options.tolerance);
             let stalled = cost - c <= 1e-15 * cost;
             (p, cost) = (trial, c);
@@ -596,6 +624,10 @@ impl<'a> IkRun<'a> {
             }
         }
         self.p.clone_from(&p);
+        if self.history.len() == 2 {
+            self.history.remove(0);
+        }
+        self.history.push((t, p.clone()));
         let mut errors = vec![f64::NAN; self.markers.len()];
         let model = &self.skeleton.as_ref().unwrap_or(self.compiled).model;
         for &(k, m) in observed {

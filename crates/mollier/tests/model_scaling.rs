@@ -2,7 +2,7 @@
 //! (tools/peer_opensim_scale.py, committed as tests/data/opensim_scale_gait2354.csv).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mollier::KinematicsRun;
 use mollier::ik::MarkerTask;
@@ -34,6 +34,12 @@ fn read_reference(name: &str) -> Reference {
 fn get(r: &HashMap<(String, String, String), f64>, kind: &str, object: &str, field: &str) -> f64 {
     *r.get(&(kind.to_string(), object.to_string(), field.to_string()))
         .unwrap_or_else(|| panic!("no {kind},{object},{field} in the reference"))
+}
+
+/// gait2354's generic model and scale setup (OpenSim's example), or `None` after saying why.
+fn gait_files(test: &str) -> Option<(PathBuf, PathBuf)> {
+    let gait = opensim_gait::models_or_skip(test)?.join("Gait2354_Simbody");
+    Some((gait.join("gait2354_simbody.osim"), gait.join("subject01_Setup_Scale.xml")))
 }
 
 /// The worst of `|a - b| / max(|b|, floor)` over the pairs.
@@ -176,12 +182,9 @@ fn gait2354_is_scaled_as_opensim_s_scale_tool_scales_it() {
 /// 1 mm, the static pose within OpenSim's IK accuracy.
 #[test]
 fn gait2354_markers_are_placed_as_opensim_s_marker_placer_places_them() {
-    let test = "gait2354_markers_are_placed_as_opensim_s_marker_placer_places_them";
-    let Some(dir) = opensim_gait::models_or_skip(test) else {
+    let Some((model, setup)) = gait_files("gait2354_markers_are_placed_as_opensim_s_marker_placer_places_them") else {
         return;
     };
-    let gait = dir.join("Gait2354_Simbody");
-    let (model, setup) = (gait.join("gait2354_simbody.osim"), gait.join("subject01_Setup_Scale.xml"));
     let request = ScaleRequest { model: &model, setup: &setup, markers: None, mass: None };
     let registry = mollier::registry();
     let (_, s) = scale_with_setup(&request, read_setup(&setup).unwrap(), &registry).unwrap();
@@ -254,11 +257,9 @@ fn gait2354_markers_are_placed_as_opensim_s_marker_placer_places_them() {
 #[test]
 fn a_placement_without_frames_or_with_an_unknown_marker_is_refused_where_it_is_written() {
     let test = "a_placement_without_frames_or_with_an_unknown_marker_is_refused_where_it_is_written";
-    let Some(dir) = opensim_gait::models_or_skip(test) else {
+    let Some((model, setup)) = gait_files(test) else {
         return;
     };
-    let gait = dir.join("Gait2354_Simbody");
-    let (model, setup) = (gait.join("gait2354_simbody.osim"), gait.join("subject01_Setup_Scale.xml"));
     let request = ScaleRequest { model: &model, setup: &setup, markers: None, mass: None };
     let registry = mollier::registry();
     let refused = |setup: mollier::scale::ScaleSetup| match scale_with_setup(&request, setup, &registry) {
