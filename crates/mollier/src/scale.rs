@@ -645,7 +645,7 @@ fn write_placement(dir: &mut OutputDir, s: &Scaled, p: &Placement) -> Result<(),
 /// (kg), `measurements.csv` (each marker pair's lengths, m, and the measurement's factor),
 /// `muscles.csv` (path lengths before and after, the scaled optimal fibre and tendon slack
 /// lengths, m), with a marker placement `static_pose.csv` and `placed_markers.csv`
-/// ([`write_placement`]), `summary.json` (`head`, then [`summary`]).
+/// (`write_placement`), `summary.json` (`head`, then [`summary`]).
 pub fn write(
     out: &Path,
     s: &Scaled,
