@@ -20,6 +20,16 @@ one value a row (`kind,object,field,value`, SI):
 - `frame,JOINT/parent|child,x|y|z`: the joints' offset frames in their bodies;
 - `muscle,NAME,optimal_fiber_length|tendon_slack_length|length_before|length_after`.
 
+Then the same setup with its marker placement on (`MarkerPlacer`: IK of the static trial's mean
+over 1-1.01 s, each marker moved onto its measured place), in a copy of the four input files (the
+placer writes beside its setup), into crates/mollier/tests/data/opensim_scale_placer_gait2354.csv:
+the `factor` rows, `pose,COORDINATE,value` (the placed model's default values, rad or m: OpenSim
+4.6 keeps the generic model's), `motion,COLUMN,value` (its output motion: the static pose) and
+`placed,MARKER,x|y|z` (each marker in its body after placement, m). The placer's IK stops at
+OpenSim's default accuracy (1e-4), short of the optimum where the fit is flat (the lumbar
+coordinates); `converged_pose` and `converged_placed` are the same steps with OpenSim's IK solver
+at accuracy 1e-10 (see converged_placement).
+
 The files come from opensim-org/opensim-models at the commit tools/fetch-opensim-models pins (no
 licence file: only these numbers are committed, with the files' SHA-256).
 
@@ -31,6 +41,7 @@ import datetime
 import hashlib
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -39,6 +50,7 @@ import opensim as osim
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "crates", "mollier", "tests", "data", "opensim_scale_gait2354.csv")
+PLACER_OUT = os.path.join(ROOT, "crates", "mollier", "tests", "data", "opensim_scale_placer_gait2354.csv")
 
 
 def sha256(path):
@@ -71,10 +83,128 @@ def muscle_lengths(model):
     return {muscles.get(i).getName(): muscles.get(i).getLength(state) for i in range(muscles.getSize())}
 
 
+def placer_rows(inputs):
+    """The example's setup with its marker placer on, run in a copy of its inputs: the factors,
+    the static pose (rad or m) and the placed markers in their bodies (m)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in inputs:
+            shutil.copy(p, tmp)
+        tool = osim.ScaleTool(os.path.join(tmp, os.path.basename(inputs[0])))
+        scaler = tool.getModelScaler()
+        scaler.setOutputModelFileName("scaled_only.osim")
+        scaler.setOutputScaleFileName("scale_set.xml")
+        placer = tool.getMarkerPlacer()
+        placer.setOutputModelFileName("placed.osim")
+        placer.setOutputMotionFileName("static_pose.mot")
+        start = time.perf_counter()
+        if not tool.run():
+            sys.exit("OpenSim's ScaleTool with its marker placer failed")
+        print(f"OpenSim ScaleTool with marker placement: {time.perf_counter() - start:.3f} s", file=sys.stderr)
+        scale_set = osim.ScaleSet(os.path.join(tmp, "scale_set.xml"))
+        for i in range(scale_set.getSize()):
+            s = scale_set.get(i)
+            f = s.getScaleFactors()
+            rows += [("factor", s.getSegmentName(), axis, f.get(k)) for k, axis in enumerate("xyz")]
+        model = osim.Model(os.path.join(tmp, "placed.osim"))
+        coords = model.getCoordinateSet()
+        for i in range(coords.getSize()):
+            rows.append(("pose", coords.get(i).getName(), "value", coords.get(i).getDefaultValue()))
+        motion = osim.Storage(os.path.join(tmp, "static_pose.mot"))
+        labels = motion.getColumnLabels()
+        row = motion.getStateVector(0).getData()
+        for k in range(1, labels.getSize()):
+            rows.append(("motion", labels.get(k), "value", row.get(k - 1)))
+        markers = model.getMarkerSet()
+        for i in range(markers.getSize()):
+            mk = markers.get(i)
+            loc = mk.get_location()
+            rows += [("placed", mk.getName(), axis, loc.get(k)) for k, axis in enumerate("xyz")]
+        rows += converged_placement(tmp, placer)
+    return rows
+
+
+def converged_placement(tmp, placer):
+    """The placer's steps by hand with its IK converged: OpenSim's InverseKinematicsSolver (the one
+    MarkerPlacer uses, whose accuracy it leaves at 1e-4) at accuracy 1e-10 on the ScaleTool's
+    scaled model, for the trial's mean over the placer's time range (TimeSeriesTable::averageRow);
+    then each marker moved onto the mean MarkerData::averageFrames takes, re-expressed in its body
+    by OpenSim. Rows `converged_pose` and `converged_placed`."""
+    model = osim.Model(os.path.join(tmp, "scaled_only.osim"))
+    state = model.initSystem()
+    t0, t1 = placer.getTimeRange().get(0), placer.getTimeRange().get(1)
+    static = os.path.join(tmp, placer.getStaticPoseFileName())
+    table = osim.TimeSeriesTableVec3(static)
+    mean = table.averageRow(t0, t1)
+    for r in range(table.getNumRows() - 1, -1, -1):
+        table.removeRowAtIndex(r)
+    table.appendRow(t0, mean)
+    to_m = {"mm": 1e-3, "cm": 1e-2, "m": 1.0}[table.getTableMetaDataAsString("Units").strip()]
+    row = table.updRowAtIndex(0)
+    for k in range(row.size()):
+        v = row[k]
+        row[k] = osim.Vec3(v[0] * to_m, v[1] * to_m, v[2] * to_m)
+    table.removeTableMetaDataKey("Units")
+    table.addTableMetaDataString("Units", "m")
+    tasks = placer.getIKTaskSet()
+    weights = osim.SetMarkerWeights()
+    coordinates = osim.SimTKArrayCoordinateReference()
+    for i in range(tasks.getSize()):
+        t = tasks.get(i)
+        if not t.getApply():
+            continue
+        coordinate = osim.IKCoordinateTask.safeDownCast(t)
+        if coordinate is None:
+            weights.cloneAndAppend(osim.MarkerWeight(t.getName(), t.getWeight()))
+            continue
+        manual = coordinate.getValueType() == osim.IKCoordinateTask.ManualValue
+        value = coordinate.getValue() if manual else model.getCoordinateSet().get(t.getName()).getValue(state)
+        ref = osim.CoordinateReference(t.getName(), osim.Constant(value))
+        ref.setWeight(t.getWeight())
+        coordinates.push_back(ref)
+    solver = osim.InverseKinematicsSolver(model, osim.MarkersReference(table, weights), coordinates, float("inf"))
+    solver.setAccuracy(1e-10)
+    state.setTime(t0)
+    solver.assemble(state)
+    model.realizePosition(state)
+    rows = []
+    coords = model.getCoordinateSet()
+    for i in range(coords.getSize()):
+        rows.append(("converged_pose", coords.get(i).getName(), "value", coords.get(i).getValue(state)))
+    data = osim.MarkerData(static)
+    data.averageFrames(-1.0, t0, t1)
+    data.convertToUnits(model.getLengthUnits())
+    frame = data.getFrame(0)
+    markers = model.getMarkerSet()
+    for i in range(markers.getSize()):
+        mk = markers.get(i)
+        k = data.getMarkerIndex(mk.getName())
+        if k < 0:
+            continue
+        loc = model.getGround().findStationLocationInAnotherFrame(state, frame.getMarker(k), mk.getParentFrame())
+        rows += [("converged_placed", mk.getName(), axis, loc.get(j)) for j, axis in enumerate("xyz")]
+    return rows
+
+
+def write_rows(path, rows, inputs, models, what):
+    with open(path, "w") as f:
+        f.write(f"# OpenSim {osim.GetVersion()} ScaleTool, written by tools/peer_opensim_scale.py on "
+                f"{datetime.date.today().isoformat()}\n")
+        f.write("# opensim-models commit 20a888b9655e73fb84963d6e03eee3752cf6074b (tools/fetch-opensim-models)\n")
+        for p in inputs:
+            f.write(f"# sha256 {sha256(p)}  {os.path.relpath(p, models)}\n")
+        f.write(f"# {what}\n")
+        f.write("kind,object,field,value\n")
+        for kind, obj, field, value in rows:
+            f.write(f"{kind},{obj},{field},{float(value)!r}\n")
+    print(f"wrote {path} ({len(rows)} values)", file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default=os.path.join(ROOT, ".cache", "opensim-models"))
     ap.add_argument("--out", default=OUT)
+    ap.add_argument("--placer-out", default=PLACER_OUT)
     a = ap.parse_args()
     gait = os.path.join(a.models, "Gait2354_Simbody")
     setup = os.path.join(gait, "subject01_Setup_Scale.xml")
@@ -154,19 +284,13 @@ def main():
             rows.append(("muscle", n, "length_before", before[n]))
             rows.append(("muscle", n, "length_after", after[n]))
     print(f"OpenSim ScaleTool: {wall:.3f} s", file=sys.stderr)
-    with open(a.out, "w") as f:
-        f.write(f"# OpenSim {osim.GetVersion()} ScaleTool, written by tools/peer_opensim_scale.py on "
-                f"{datetime.date.today().isoformat()}\n")
-        f.write("# opensim-models commit 20a888b9655e73fb84963d6e03eee3752cf6074b (tools/fetch-opensim-models)\n")
-        for p in (setup, generic, marker_set, static):
-            f.write(f"# sha256 {sha256(p)}  {os.path.relpath(p, a.models)}\n")
-        f.write("# the setup as written (measurements then manual scales, 72.6 kg, mass distribution kept); "
-                "marker placement off; SI units; default pose\n")
-        f.write("kind,object,field,value\n")
-        for kind, obj, field, value in rows:
-            f.write(f"{kind},{obj},{field},{float(value)!r}\n")
-    print(f"wrote {a.out} ({len(rows)} values)", file=sys.stderr)
-
+    inputs = (setup, generic, marker_set, static)
+    write_rows(a.out, rows, inputs, a.models,
+               "the setup as written (measurements then manual scales, 72.6 kg, mass distribution kept); "
+               "marker placement off; SI units; default pose")
+    write_rows(a.placer_out, placer_rows(inputs), inputs, a.models,
+               "the setup as written, its marker placement on (IK of the static trial over 1-1.01 s, markers "
+               "moved); SI units")
 
 if __name__ == "__main__":
     main()

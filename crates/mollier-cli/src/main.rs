@@ -100,9 +100,11 @@ enum Command {
     ///
     /// The factors per body from marker-pair distances of a static trial (the setup's
     /// measurements) and factors given per body; the masses to the subject's, their distribution
-    /// kept; muscles' optimal fibre and tendon slack lengths with their paths. Writes
-    /// DIR/model.toml (the scaled Mollier model), DIR/scale_factors.csv, DIR/masses.csv,
-    /// DIR/measurements.csv, DIR/muscles.csv and DIR/summary.json. See docs/scaling.md.
+    /// kept; muscles' optimal fibre and tendon slack lengths with their paths; then, when the
+    /// setup's MarkerPlacer applies, the markers placed on the static trial (its pose by IK).
+    /// Writes DIR/model.toml (the scaled Mollier model), DIR/scale_factors.csv, DIR/masses.csv,
+    /// DIR/measurements.csv, DIR/muscles.csv, with the placement DIR/static_pose.csv and
+    /// DIR/placed_markers.csv, and DIR/summary.json. See docs/scaling.md.
     Scale {
         /// The generic OpenSim model (.osim).
         model: PathBuf,
@@ -110,7 +112,7 @@ enum Command {
         /// it), or a TOML file of factors per body.
         #[arg(long)]
         setup: PathBuf,
-        /// The static trial (.trc), instead of the setup's <marker_file>.
+        /// The static trial (.trc), instead of the setup's <marker_file>s (the scaler's and the placer's).
         #[arg(long)]
         markers: Option<PathBuf>,
         /// The subject's mass (kg), instead of the setup's.

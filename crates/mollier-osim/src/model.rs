@@ -234,6 +234,8 @@ pub struct Marker {
     pub body: usize,
     /// Location in body coordinates (m).
     pub location: [f64; 3],
+    /// OpenSim's `fixed`: left where it is by a scaling's marker placement.
+    pub fixed: bool,
     /// Where it is written.
     pub place: String,
 }
@@ -384,7 +386,8 @@ fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
     for k in set_objects(model, "MarkerSet") {
         let body = resolve_body(src, k, "socket_parent_frame", &m)?;
         let location = src.vec3_or(k, "location", [0.0; 3])?;
-        m.markers.push(Marker { name: name_of(k).to_string(), body, location, place: src.place(k) });
+        let fixed = src.opt_text(k, "fixed").is_some_and(|f| f.trim().eq_ignore_ascii_case("true"));
+        m.markers.push(Marker { name: name_of(k).to_string(), body, location, fixed, place: src.place(k) });
     }
     for set in ["ContactGeometrySet", "ControllerSet", "ProbeSet", "ComponentSet"] {
         for o in set_objects(model, set) {

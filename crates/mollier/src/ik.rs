@@ -4,15 +4,19 @@
 //! measured ones of a `.trc` trial ([`crate::trc`]),
 //!
 //! ```text
-//! min_p  Σ_k w_k |x_k(q(p)) − m_k|²  +  Σ_j v_j (p_j − p̄_j)²
+//! min_p  Σ_k w_k |x_k(q(p)) − m_k|²  +  W Σ_j v_j (p_j − p̄_j)²,   W = Σ_k w_k
 //! ```
+//!
+//! (OpenSim's objective, times `W`: Simbody's assembler divides the markers' term by the sum of
+//! their weights in the frame)
 //!
 //! over unknowns `p`: the model's inputs, or for an OpenSim model the coordinates of OpenSim
 //! whose functions give the inputs ([`Unknowns`]). Each trial `q` is solved by the kernel
 //! (Newton-Raphson), so closed chains hold exactly at every iterate — the shoulder's scapula
-//! never leaves the thorax. The step is Levenberg-Marquardt's on the Gauss-Newton normal
-//! equations, with the Jacobian `∂x_k/∂p = DF^x_k · ∂q/∂p` from the kernel's exact first-order
-//! transfer functions (no differences); each frame starts from the last one's solution. A
+//! never leaves the thorax. The step is Gauss-Newton's, damped as Levenberg-Marquardt's only
+//! once a step fails to lower the cost, with the Jacobian `∂x_k/∂p = DF^x_k · ∂q/∂p` from the
+//! kernel's exact first-order transfer functions (no differences); each frame starts from the
+//! linear extrapolation of the last two frames' solutions (the last one's for the second). A
 //! marker missing in a frame (`NaN` in the trial) is left out of that frame.
 //!
 //! [`IkRun::solve`] gives a frame; [`write()`] writes `motion.csv` (the inputs: a motion file for
@@ -66,6 +70,34 @@ struct Osim {
     free: Vec<usize>,
 }
 
+impl Osim {
+    /// Every coordinate of the OpenSim model at the unknowns `p` (rad or m, the model's order:
+    /// locked ones at their defaults, coupled ones from their couplers), and their derivatives
+    /// by `p` (n_coordinates x n_p, row-major).
+    fn coordinates(&self, p: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let np = p.len();
+        let m = &self.import.model;
+        let mut c = self.import.initial.clone();
+        let mut dc = vec![0.0; c.len() * np];
+        for (j, &k) in self.free.iter().enumerate() {
+            c[k] = p[j];
+            dc[k * np + j] = 1.0;
+        }
+        // as OpenSim's couplers set their dependents, with the chain rule
+        for _ in 0..m.couplers.len() {
+            for cp in &m.couplers {
+                let x = c[cp.independent];
+                c[cp.dependent] = cp.scale * cp.function.value(x);
+                let s = cp.scale * cp.function.derivatives(x)[1];
+                for j in 0..np {
+                    dc[cp.dependent * np + j] = s * dc[cp.independent * np + j];
+                }
+            }
+        }
+        (c, dc)
+    }
+}
+
 impl Params {
     fn new(compiled: &Compiled, unknowns: Unknowns) -> Self {
         let Unknowns::Coordinates(import) = unknowns else {
@@ -115,25 +147,7 @@ impl Params {
             }
             return;
         };
-        let m = &o.import.model;
-        let nc = m.coordinates.len();
-        let mut c = o.import.initial.clone();
-        let mut dc = vec![0.0; nc * np];
-        for (j, &k) in o.free.iter().enumerate() {
-            c[k] = p[j];
-            dc[k * np + j] = 1.0;
-        }
-        // as OpenSim's couplers set their dependents, with the chain rule
-        for _ in 0..m.couplers.len() {
-            for cp in &m.couplers {
-                let x = c[cp.independent];
-                c[cp.dependent] = cp.scale * cp.function.value(x);
-                let s = cp.scale * cp.function.derivatives(x)[1];
-                for j in 0..np {
-                    dc[cp.dependent * np + j] = s * dc[cp.independent * np + j];
-                }
-            }
-        }
+        let (c, dc) = o.coordinates(p);
         q.clear();
         q.extend(o.import.inputs.iter().map(|d| d.function.value(c[d.coordinate]) - d.offset));
         if let Some(g) = g {
@@ -217,8 +231,14 @@ pub struct IkRun<'a> {
     markers: Vec<UsedMarker>,
     /// (unknown, square root of the weight, target)
     coordinate_tasks: Vec<(usize, f64, f64)>,
+    /// The square root of the frame's marker weights' sum, by which the coordinate tasks'
+    /// residuals are multiplied (see [`IkRun::solve`]).
+    task_scale: f64,
     ignored: Vec<String>,
     p: Vec<f64>,
+    /// The last two frames' times (s) and solutions, oldest first: the next frame starts from
+    /// their linear extrapolation.
+    history: Vec<(f64, Vec<f64>)>,
     options: IkOptions,
 }
 
@@ -357,8 +377,10 @@ impl<'a> IkRun<'a> {
             params,
             markers,
             coordinate_tasks,
+            task_scale: 1.0,
             ignored,
             p,
+            history: Vec::new(),
             options: IkOptions::default(),
         })
     }
@@ -372,6 +394,13 @@ impl<'a> IkRun<'a> {
     /// The unknowns' names (inputs, or OpenSim coordinates).
     pub fn unknown_names(&self) -> &[String] {
         &self.params.names
+    }
+
+    /// For an OpenSim model, all its coordinates (rad or m, in its order) at the unknowns `p`
+    /// ([`IkFrame::p`]): the free ones from `p`, locked ones at their defaults, coupled ones from
+    /// their couplers. `None` when the unknowns are the model's inputs.
+    pub fn coordinates(&self, p: &[f64]) -> Option<Vec<f64>> {
+        self.params.osim.as_ref().map(|o| o.coordinates(p).0)
     }
 
     /// Whether each unknown is an angle (rad) rather than a length (m).
@@ -429,7 +458,8 @@ impl<'a> IkRun<'a> {
             let w = self.markers[k].weight.sqrt();
             r.extend((0..3).map(|a| w * (x[a] - m[a])));
         }
-        r.extend(self.coordinate_tasks.iter().map(|&(j, w, target)| w * (p[j] - target)));
+        let c = self.task_scale;
+        r.extend(self.coordinate_tasks.iter().map(|&(j, w, target)| c * w * (p[j] - target)));
         let cost: f64 = r.iter().map(|v| v * v).sum();
         if cost.is_finite() { Ok(cost) } else { Err(FrameError::NonFinite("marker residual".into())) }
     }
@@ -466,13 +496,15 @@ impl<'a> IkRun<'a> {
             }
         }
         for (t, &(j, w, _)) in self.coordinate_tasks.iter().enumerate() {
-            jac[(3 * rows.len() + t) * np + j] = w;
+            jac[(3 * rows.len() + t) * np + j] = self.task_scale * w;
         }
         Ok(())
     }
 
-    /// Fit frame `i` of the trial, starting from the last frame's solution (the model's initial
-    /// configuration for the first). On failure the run stays at the last solved frame.
+    /// Fit frame `i` of the trial, starting from the linear extrapolation of the last two frames'
+    /// solutions when they are the frames just before it, else from the last frame's solution
+    /// (the model's initial configuration for the first). On failure the run stays at the last
+    /// solved frame.
     pub fn solve(&mut self, i: usize) -> Result<IkFrame, FrameError> {
         let observed: Vec<(usize, [f64; 3])> = self
             .markers
@@ -480,9 +512,12 @@ impl<'a> IkRun<'a> {
             .enumerate()
             .filter_map(|(k, m)| self.trial.marker(i, m.trial).map(|x| (k, x)))
             .collect();
+        // OpenSim's objective (Simbody's assembler): the markers' weighted squares over the sum
+        // of their weights, plus each coordinate task's weighted square; times that sum here
+        self.task_scale = observed.iter().map(|&(k, _)| self.markers[k].weight).sum::<f64>().sqrt();
         let start_x = self.data.x().to_vec();
         let start_solved = self.data.is_solved();
-        let result = self.fit(&observed);
+        let result = self.fit(&observed, self.trial.times[i]);
         match result {
             Ok(frame) => Ok(frame),
             Err(e) => {
@@ -498,13 +533,34 @@ impl<'a> IkRun<'a> {
         }
     }
 
-    fn fit(&mut self, observed: &[(usize, [f64; 3])]) -> Result<IkFrame, FrameError> {
+    /// Where frame `t` (s) starts: the last two solutions' linear extrapolation when they are
+    /// the frames just before it (their spacing at most twice as long), else the last solution.
+    fn start(&self, t: f64) -> Vec<f64> {
+        match self.history.as_slice() {
+            [(t2, p2), (t1, p1)] if t > *t1 && t1 > t2 && t - t1 <= 2.0 * (t1 - t2) => {
+                let k = (t - t1) / (t1 - t2);
+                p1.iter().zip(p2).map(|(a, b)| a + k * (a - b)).collect()
+            }
+            _ => self.p.clone(),
+        }
+    }
+
+    fn fit(&mut self, observed: &[(usize, [f64; 3])], t: f64) -> Result<IkFrame, FrameError> {
         let np = self.params.len();
-        let mut p = self.p.clone();
         let (mut q, mut r, mut jac) = (Vec::new(), Vec::new(), Vec::new());
-        let mut cost = self.residuals(&p, observed, &mut q, &mut r)?;
+        let mut p = self.start(t);
+        let mut cost = match self.residuals(&p, observed, &mut q, &mut r) {
+            Ok(c) => c,
+            Err(_) if p != self.p => {
+                p.clone_from(&self.p);
+                self.residuals(&p, observed, &mut q, &mut r)?
+            }
+            Err(e) => return Err(e),
+        };
         let (mut trial_q, mut trial_r) = (Vec::new(), Vec::new());
-        let mut lambda = 1e-3;
+        // Gauss-Newton's own step first; Levenberg-Marquardt's damping only once a step fails
+        let mut lambda = 0.0;
+        let more = |l: f64| if l == 0.0 { 1e-3 } else { l * 10.0 };
         let mut iterations = 0;
         while iterations < self.options.max_iterations {
             iterations += 1;
@@ -536,7 +592,7 @@ impl<'a> IkRun<'a> {
                     m[j * np + j] += lambda * a[j * np + j].max(1e-9);
                 }
                 let Some(delta) = solve_partial_pivoting(&m, &b, np) else {
-                    lambda *= 10.0;
+                    lambda = more(lambda);
                     continue;
                 };
                 let trial: Vec<f64> = p.iter().zip(&delta).map(|(x, d)| x + d).collect();
@@ -548,7 +604,7 @@ impl<'a> IkRun<'a> {
                     _ => {
                         // back to the last solution before the next trial
                         self.data.set_x(&x_good);
-                        lambda *= 10.0;
+                        lambda = more(lambda);
                     }
                 }
             }
@@ -557,7 +613,7 @@ impl<'a> IkRun<'a> {
                 self.residuals(&p, observed, &mut q, &mut r)?;
                 break;
             };
-            lambda = (lambda * 0.1).max(1e-12);
+            lambda = if lambda <= 1e-3 { 0.0 } else { lambda * 0.1 };
             let small = delta.iter().all(|d| d.abs() <= self.options.tolerance);
             let stalled = cost - c <= 1e-15 * cost;
             (p, cost) = (trial, c);
@@ -568,6 +624,10 @@ impl<'a> IkRun<'a> {
             }
         }
         self.p.clone_from(&p);
+        if self.history.len() == 2 {
+            self.history.remove(0);
+        }
+        self.history.push((t, p.clone()));
         let mut errors = vec![f64::NAN; self.markers.len()];
         let model = &self.skeleton.as_ref().unwrap_or(self.compiled).model;
         for &(k, m) in observed {

@@ -21,9 +21,14 @@
 //!   length after to before, both in the default pose (Mollier's own path lengths, wrapping
 //!   included).
 //!
+//! Then, when the setup's `MarkerPlacer` applies, OpenSim's marker placement
+//! ([`placer::place_markers`]): IK of the static trial on the scaled model, the markers moved
+//! onto their measured places.
+//!
 //! [`scale()`] gives the scaled OpenSim model and its Mollier model; [`write()`] writes the model
 //! file and the report of the factors through [`crate::output`].
 
+pub mod placer;
 pub mod setup;
 
 use std::collections::HashMap;
@@ -42,7 +47,10 @@ use crate::compile::{Compiled, import_osim_model};
 use crate::ik::relabel;
 use crate::output::{OutputDir, OutputError, number};
 use crate::trc::MarkerTrial;
-pub use setup::{BodyAxes, ManualScale, Measurement, ScaleSetup, SetMarker, Step, read_marker_set, read_setup};
+pub use placer::{PlacedMarker, Placement, place_markers};
+pub use setup::{
+    BodyAxes, ManualScale, MarkerPlacer, Measurement, ScaleSetup, SetMarker, Step, read_marker_set, read_setup,
+};
 
 /// Why a model cannot be scaled.
 #[derive(Debug, thiserror::Error)]
@@ -50,10 +58,11 @@ pub enum ScaleError {
     /// The inputs are wrong (exit code 2): located problems.
     #[error("{}", .0.render())]
     Invalid(Diagnostics),
-    /// A model's muscle paths cannot be solved in the default pose (exit code 1).
-    #[error("the muscles' lengths in the default pose of the {which} model cannot be computed: {error}")]
+    /// A model's muscle paths cannot be solved in the default pose, or the marker placement's
+    /// static pose cannot be fitted (exit code 1).
+    #[error("{which} cannot be computed: {error}")]
     Failed {
-        /// `unscaled` or `scaled`.
+        /// What: the muscles' lengths of the unscaled or scaled model, or the static pose.
         which: &'static str,
         /// The kernel's reason.
         error: FrameError,
@@ -123,6 +132,8 @@ pub struct Scaled {
     pub muscles: Vec<MuscleScale>,
     /// What was passed over (bodies the model does not have, muscles left out of the import).
     pub notes: Vec<String>,
+    /// The marker placement, when the setup's `MarkerPlacer` applies.
+    pub placement: Option<Placement>,
 }
 
 /// The marker trial's mean distance between markers `a` and `b` over the frames OpenSim's
@@ -445,7 +456,8 @@ pub fn use_marker_set(model: &mut Model, markers: &[SetMarker]) -> Result<(), Di
             Some(l) => format!("{}:{}:{}", s.at.file, l.line, l.column),
             None => s.at.file.clone(),
         };
-        let marker = mollier_osim::model::Marker { name: s.name.clone(), body, location: s.location, place };
+        let marker =
+            mollier_osim::model::Marker { name: s.name.clone(), body, location: s.location, fixed: s.fixed, place };
         match model.markers.iter_mut().find(|m| m.name == s.name) {
             Some(m) => *m = marker,
             None => model.markers.push(marker),
@@ -454,24 +466,35 @@ pub fn use_marker_set(model: &mut Model, markers: &[SetMarker]) -> Result<(), Di
     if problems.is_empty() { Ok(()) } else { Err(Diagnostics(problems)) }
 }
 
-/// Scale the OpenSim model `model` (read from `file`) as `setup` says, the measurements from
-/// `trial`. The model's markers are those the caller put in ([`use_marker_set`]).
+/// The static trials of a scaling (SI).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Trials<'a> {
+    /// For the measurements (the `ModelScaler`'s `marker_file`).
+    pub measurements: Option<&'a MarkerTrial>,
+    /// For the marker placement (the `MarkerPlacer`'s `marker_file`).
+    pub placement: Option<&'a MarkerTrial>,
+}
+
+/// Scale the OpenSim model `model` (read from `file`) as `setup` says, the measurements and the
+/// marker placement on `trials`. The model's markers are those the caller put in
+/// ([`use_marker_set`]).
 pub fn scale(
     file: &str,
     model: &Model,
     setup: &ScaleSetup,
-    trial: Option<&MarkerTrial>,
+    trials: Trials,
     registry: &Registry,
 ) -> Result<Scaled, ScaleError> {
+    let trial = trials.measurements;
     let (before, compiled_before) = import_osim_model(file, model, registry)?;
     let mut notes = Vec::new();
     let Factors { f, sources, results: measurements } = factors(model, &before.initial, setup, trial, &mut notes)?;
     let mut scaled = scale_model(model, &f, setup.preserve_mass_distribution, setup.mass);
     let length_before =
-        muscle_lengths(&before, &compiled_before).map_err(|error| ScaleError::Failed { which: "unscaled", error })?;
+        muscle_lengths(&before, &compiled_before).map_err(|error| ScaleError::Failed { which: UNSCALED, error })?;
     let (shaped, compiled_shaped) = import_osim_model(file, &scaled, registry)?;
     let length_after =
-        muscle_lengths(&shaped, &compiled_shaped).map_err(|error| ScaleError::Failed { which: "scaled", error })?;
+        muscle_lengths(&shaped, &compiled_shaped).map_err(|error| ScaleError::Failed { which: SCALED, error })?;
     let mut muscles = Vec::new();
     for m in &mut scaled.muscles {
         let (Some(l0), Some(l1)) = (length_before.get(&m.name), length_after.get(&m.name)) else {
@@ -493,10 +516,21 @@ pub fn scale(
             tendon_slack_length: m.tendon_slack_length,
         });
     }
+    let placement = match (&setup.placer, trials.placement) {
+        (Some(p), Some(t)) => Some(place_markers(file, &mut scaled, p, t, registry)?),
+        (Some(p), None) => {
+            let hint = "give it with --markers, or as the MarkerPlacer's <marker_file>";
+            return Err(Diagnostics::one(relabel(&p.at, "the marker placement needs a static trial", hint)).into());
+        }
+        _ => None,
+    };
     let (import, compiled) = import_osim_model(file, &scaled, registry)?;
     let masses = model.bodies.iter().zip(&scaled.bodies).map(|(a, b)| (a.mass, b.mass)).collect();
-    Ok(Scaled { model: scaled, import, compiled, factors: f, sources, masses, measurements, muscles, notes })
+    Ok(Scaled { model: scaled, import, compiled, factors: f, sources, masses, measurements, muscles, notes, placement })
 }
+
+const UNSCALED: &str = "the muscles' lengths in the default pose of the unscaled model";
+const SCALED: &str = "the muscles' lengths in the default pose of the scaled model";
 
 /// What a scaling is given: files, as `mollier scale` and Python name them.
 #[derive(Clone, Copy, Debug)]
@@ -512,7 +546,8 @@ pub struct ScaleRequest<'a> {
 }
 
 /// The whole pipeline from files: read the model, the setup, its marker set and the static
-/// trial (read only when measurements are taken), then [`scale()`]. Paths in an OpenSim setup
+/// trials (the measurements' read only when measurements are taken; the marker placement's),
+/// then [`scale()`]. Paths in an OpenSim setup
 /// are relative to its folder, as OpenSim reads them.
 pub fn scale_files(r: &ScaleRequest, registry: &Registry) -> Result<(ScaleSetup, Scaled), ScaleError> {
     let file = r.model.display().to_string();
@@ -522,9 +557,19 @@ pub fn scale_files(r: &ScaleRequest, registry: &Registry) -> Result<(ScaleSetup,
                 .with_hint("give the generic .osim model; its scaled Mollier model is written"),
         )));
     }
+    scale_with_setup(r, read_setup(r.setup)?, registry)
+}
+
+/// [`scale_files`] with the setup already read (`r.setup` names it in messages), perhaps
+/// changed since (a check leaves out its marker placement).
+pub fn scale_with_setup(
+    r: &ScaleRequest,
+    mut setup: ScaleSetup,
+    registry: &Registry,
+) -> Result<(ScaleSetup, Scaled), ScaleError> {
+    let file = r.model.display().to_string();
     let text = mollier_format::read_text(r.model, "OpenSim model")?;
     let mut model = mollier_osim::model::read(&file, &text)?;
-    let mut setup = read_setup(r.setup)?;
     if let Some(m) = r.mass {
         if !finite_positive(m) || m > mollier_format::MAX_MAGNITUDE {
             let d = Diagnostic::new("--mass", "", format!("the subject's mass is a number > 0 (kg), not {m}"));
@@ -541,7 +586,11 @@ pub fn scale_files(r: &ScaleRequest, registry: &Registry) -> Result<(ScaleSetup,
         Some(p) if measures => Some(crate::trc::read_trc(&p)?),
         _ => None,
     };
-    let scaled = scale(&file, &model, &setup, trial.as_ref(), registry)?;
+    // the placer's trial is its own (`--markers` replaces both)
+    let placer_path = setup.placer.as_ref().and_then(|p| r.markers.map(Path::to_path_buf).or(p.marker_file.clone()));
+    let static_pose = placer_path.map(|p| crate::trc::read_trc(&p)).transpose()?;
+    let trials = Trials { measurements: trial.as_ref(), placement: static_pose.as_ref() };
+    let scaled = scale(&file, &model, &setup, trials, registry)?;
     Ok((setup, scaled))
 }
 
@@ -556,14 +605,47 @@ pub fn summary(s: &Scaled, setup: &ScaleSetup) -> serde_json::Map<String, Value>
     m.insert("measurements".into(), json!(measured));
     m.insert("muscles_scaled".into(), json!(s.muscles.len()));
     m.insert("notes".into(), json!(s.notes));
+    if let Some(p) = &s.placement {
+        let file = setup.placer.as_ref().and_then(|p| p.output_motion_file.clone());
+        m.insert(
+            "marker_placement".into(),
+            json!({
+                "time": p.time,
+                "marker_error_before_m": { "rms": p.rms, "max": p.max },
+                "iterations": p.iterations,
+                "moved": p.moved.len(),
+                "removed": p.removed,
+                "kept": p.kept,
+                "output_motion_file": file,
+            }),
+        );
+    }
     m
+}
+
+/// The marker placement's tables: `static_pose.csv` (the time, then every coordinate, rad or
+/// m) and `placed_markers.csv` (each marker moved: its body, its location in it before and
+/// after, m, and the distance moved).
+fn write_placement(dir: &mut OutputDir, s: &Scaled, p: &Placement) -> Result<(), OutputError> {
+    let names = s.model.coordinates.iter().map(|c| c.name.as_str());
+    let t = dir.table("static_pose.csv", None, std::iter::once("time").chain(names))?;
+    dir.numbers(t, std::iter::once(p.time).chain(p.coordinates.iter().copied()))?;
+    let header = ["marker", "body", "x_before", "y_before", "z_before", "x", "y", "z", "moved"];
+    let t = dir.table("placed_markers.csv", None, header)?;
+    for m in &p.moved {
+        let moved = (Vector3::from(m.after) - Vector3::from(m.before)).norm();
+        let v = m.before.iter().chain(&m.after).copied().chain([moved]).map(number);
+        dir.row(t, [m.name.clone(), s.model.bodies[m.body].name.clone()].into_iter().chain(v))?;
+    }
+    Ok(())
 }
 
 /// Write a scaling into the output directory `out` as a unit: `model.toml` (the scaled Mollier
 /// model), `scale_factors.csv` (each body's x, y, z factors and their source), `masses.csv`
 /// (kg), `measurements.csv` (each marker pair's lengths, m, and the measurement's factor),
 /// `muscles.csv` (path lengths before and after, the scaled optimal fibre and tendon slack
-/// lengths, m), `summary.json` (`head`, then [`summary`]).
+/// lengths, m), with a marker placement `static_pose.csv` and `placed_markers.csv`
+/// (`write_placement`), `summary.json` (`head`, then [`summary`]).
 pub fn write(
     out: &Path,
     s: &Scaled,
@@ -598,6 +680,9 @@ pub fn write(
     for m in &s.muscles {
         let v = [m.length_before, m.length_after, m.optimal_fiber_length, m.tendon_slack_length];
         dir.row(t, std::iter::once(m.name.clone()).chain(v.map(number)))?;
+    }
+    if let Some(p) = &s.placement {
+        write_placement(&mut dir, s, p)?;
     }
     head.extend(summary(s, setup));
     dir.commit(Value::Object(head), timing)

@@ -2,17 +2,24 @@
 //! (tools/peer_opensim_scale.py, committed as tests/data/opensim_scale_gait2354.csv).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mollier::KinematicsRun;
-use mollier::scale::{ScaleRequest, scale_files};
+use mollier::ik::MarkerTask;
+use mollier::scale::{ScaleError, ScaleRequest, read_setup, scale_with_setup};
 
 #[path = "support/opensim_gait.rs"]
 mod opensim_gait;
 
+type Reference = HashMap<(String, String, String), f64>;
+
 /// OpenSim's values by (kind, object, field).
-fn reference() -> HashMap<(String, String, String), f64> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/opensim_scale_gait2354.csv");
+fn reference() -> Reference {
+    read_reference("opensim_scale_gait2354.csv")
+}
+
+fn read_reference(name: &str) -> Reference {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
     let text = std::fs::read_to_string(path).expect("the reference");
     text.lines()
         .filter(|l| !l.starts_with('#'))
@@ -27,6 +34,12 @@ fn reference() -> HashMap<(String, String, String), f64> {
 fn get(r: &HashMap<(String, String, String), f64>, kind: &str, object: &str, field: &str) -> f64 {
     *r.get(&(kind.to_string(), object.to_string(), field.to_string()))
         .unwrap_or_else(|| panic!("no {kind},{object},{field} in the reference"))
+}
+
+/// gait2354's generic model and scale setup (OpenSim's example), or `None` after saying why.
+fn gait_files(test: &str) -> Option<(PathBuf, PathBuf)> {
+    let gait = opensim_gait::models_or_skip(test)?.join("Gait2354_Simbody");
+    Some((gait.join("gait2354_simbody.osim"), gait.join("subject01_Setup_Scale.xml")))
 }
 
 /// The worst of `|a - b| / max(|b|, floor)` over the pairs.
@@ -52,7 +65,10 @@ fn gait2354_is_scaled_as_opensim_s_scale_tool_scales_it() {
         mass: None,
     };
     let registry = mollier::registry();
-    let (_, s) = scale_files(&request, &registry).unwrap();
+    // the scaling alone: the marker placement has its own check
+    let mut setup = read_setup(request.setup).unwrap();
+    setup.placer = None;
+    let (_, s) = scale_with_setup(&request, setup, &registry).unwrap();
     let r = &reference();
 
     // the measurements (OpenSim's log, full precision) and the factors applied (6 digits)
@@ -157,4 +173,110 @@ fn gait2354_is_scaled_as_opensim_s_scale_tool_scales_it() {
          {applied:.1e} (6 digits), masses {mass:.1e}, inertias {inertia:.1e}, com {com:.1e}, frames {frames:.1e} m, \
          markers {markers:.1e} m, in the pose {ground:.1e} m, path lengths {lengths:.1e}, fibres {fibres:.1e}"
     );
+}
+
+/// The example's setup as written, its marker placement on: the static trial's mean over 1-1.01 s
+/// fitted by Mollier's IK on the scaled model, each marker moved onto its measured place in its
+/// body. Against OpenSim 4.6's ScaleTool (tools/peer_opensim_scale.py,
+/// tests/data/opensim_scale_placer_gait2354.csv): factors within 0.1 %, the moved markers within
+/// 1 mm, the static pose within OpenSim's IK accuracy.
+#[test]
+fn gait2354_markers_are_placed_as_opensim_s_marker_placer_places_them() {
+    let Some((model, setup)) = gait_files("gait2354_markers_are_placed_as_opensim_s_marker_placer_places_them") else {
+        return;
+    };
+    let request = ScaleRequest { model: &model, setup: &setup, markers: None, mass: None };
+    let registry = mollier::registry();
+    let (_, s) = scale_with_setup(&request, read_setup(&setup).unwrap(), &registry).unwrap();
+    let r = &read_reference("opensim_scale_placer_gait2354.csv");
+    let p = s.placement.as_ref().expect("the setup's MarkerPlacer applies");
+
+    let applied = worst(
+        s.model.bodies.iter().zip(&s.factors).flat_map(|(b, f)| {
+            ["x", "y", "z"].iter().enumerate().map(move |(k, a)| (f[k], get(r, "factor", &b.name, a)))
+        }),
+        1.0,
+    );
+    assert!(applied < 1e-3, "factors off by {applied:e} (limit 0.1 %)");
+
+    // the static pose (rad or m) and every marker in its body (m) against OpenSim's placement
+    // with its IK converged (`converged_*`), and as its ScaleTool runs it (its IK stops at accuracy
+    // 1e-4: the pose's output motion, 8 digits, and the placed model's markers)
+    let coordinate = |kind: &str, name: &str| {
+        let suffix = format!("/{name}/value");
+        match kind {
+            "motion" => r.iter().find(|(k, _)| k.0 == "motion" && k.1.ends_with(&suffix)).map(|(_, v)| *v).unwrap(),
+            _ => get(r, kind, name, "value"),
+        }
+    };
+    let pose = |kind: &str| {
+        s.model
+            .coordinates
+            .iter()
+            .zip(&p.coordinates)
+            .map(|(c, v)| (v - coordinate(kind, &c.name)).abs())
+            .fold(0.0, f64::max)
+    };
+    let (pose_converged, pose_as_run) = (pose("converged_pose"), pose("motion"));
+    let placed = |kind: &str| {
+        let distance = |m: &mollier_osim::model::Marker| {
+            let d = (0..3).map(|k| (m.location[k] - get(r, kind, &m.name, ["x", "y", "z"][k])).powi(2));
+            d.sum::<f64>().sqrt()
+        };
+        s.model.markers.iter().map(distance).fold(0.0, f64::max)
+    };
+    let (markers_converged, markers_as_run) = (placed("converged_placed"), placed("placed"));
+    let opensim_placed = r.keys().filter(|k| k.0 == "placed" && k.2 == "x").count();
+    assert_eq!(opensim_placed, s.model.markers.len());
+    assert_eq!(p.moved.len(), opensim_placed, "every marker of the set is moved (none is fixed)");
+    // where they were before: the scaled markers (the scaling's own reference)
+    let scaled = reference();
+    let before = worst(
+        p.moved.iter().flat_map(|m| {
+            let r = &scaled;
+            ["x", "y", "z"].iter().enumerate().map(move |(k, a)| (m.before[k], get(r, "marker", &m.name, a)))
+        }),
+        1.0,
+    );
+    assert!(before < 1e-12, "the scaled markers off by {before:e} m before placement");
+    assert!(markers_converged < 1e-3, "placed markers off by {markers_converged:e} m (limit 1 mm)");
+    assert!(pose_converged < 1e-4, "static pose off by {pose_converged:e} rad or m");
+    // OpenSim's own run stops short where the fit is flat (the lumbar coordinates): the head's
+    // marker moves most
+    assert!(markers_as_run < 1.5e-2 && pose_as_run < 2e-2, "{markers_as_run:e} m, {pose_as_run:e}");
+    println!(
+        "gait2354 marker placement vs OpenSim's: factors {applied:.1e}; converged: static pose \
+         {pose_converged:.1e} rad or m, placed markers {markers_converged:.1e} m; as its ScaleTool runs: \
+         {pose_as_run:.1e}, {markers_as_run:.1e} m; IK RMS before moving {:.4} m",
+        p.rms
+    );
+}
+
+/// The placement's bad inputs are refused where the setup writes them: a time range that holds
+/// no frame of the static trial, a task naming a marker the trial has not got.
+#[test]
+fn a_placement_without_frames_or_with_an_unknown_marker_is_refused_where_it_is_written() {
+    let test = "a_placement_without_frames_or_with_an_unknown_marker_is_refused_where_it_is_written";
+    let Some((model, setup)) = gait_files(test) else {
+        return;
+    };
+    let request = ScaleRequest { model: &model, setup: &setup, markers: None, mass: None };
+    let registry = mollier::registry();
+    let refused = |setup: mollier::scale::ScaleSetup| match scale_with_setup(&request, setup, &registry) {
+        Err(ScaleError::Invalid(d)) => d.render(),
+        Err(e) => panic!("not refused as bad input: {e}"),
+        Ok(_) => panic!("accepted"),
+    };
+    let mut late = read_setup(&setup).unwrap();
+    late.placer.as_mut().unwrap().time_range = Some([10.0, 11.0]);
+    let text = refused(late);
+    assert!(text.contains("holds no frame") && text.contains("subject01_Setup_Scale.xml:662:"), "{text}");
+
+    let mut unknown = read_setup(&setup).unwrap();
+    let placer = unknown.placer.as_mut().unwrap();
+    let tasks = placer.tasks.as_mut().unwrap();
+    let at = tasks.markers[0].at.clone();
+    tasks.markers.push(MarkerTask { name: "Nose".into(), weight: 1.0, at });
+    let text = refused(unknown);
+    assert!(text.contains("`Nose` is not in the trial") && text.contains("subject01_Setup_Scale.xml:"), "{text}");
 }

@@ -46,6 +46,14 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             total,
             r.out.display()
         );
+        if let Some(p) = &scaled.placement {
+            outln!(
+                "scale: {} markers placed on the static pose at {} s (their RMS error before: {:.1} mm)",
+                p.moved.len(),
+                p.time,
+                1e3 * p.rms
+            );
+        }
     }
     ExitCode::SUCCESS
 }

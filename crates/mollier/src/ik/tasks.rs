@@ -173,12 +173,27 @@ fn opensim(file: &str, text: &str) -> Result<Tasks, Diagnostics> {
         d.location = Some(mollier_format::Location { line: p.row as usize, column: p.col as usize });
         Diagnostics::one(d)
     })?;
+    if !has_tasks(doc.root_element()) {
+        return Err(Diagnostics::one(
+            located(file, text, 0..0, "", "no IKMarkerTask or IKCoordinateTask in the file")
+                .with_hint("give OpenSim's IK setup (with its IKTaskSet), or a TOML tasks file"),
+        ));
+    }
+    tasks_under(file, text, doc.root_element())
+}
+
+/// Whether `root` holds any `IKMarkerTask` or `IKCoordinateTask`, applied or not.
+pub(crate) fn has_tasks(root: roxmltree::Node) -> bool {
+    root.descendants().any(|n| n.has_tag_name("IKMarkerTask") || n.has_tag_name("IKCoordinateTask"))
+}
+
+/// The tasks applied among `root`'s descendants (an IK setup's, or a scale setup's
+/// `MarkerPlacer`), each problem located in `file` (whose text is `text`).
+pub(crate) fn tasks_under(file: &str, text: &str, root: roxmltree::Node) -> Result<Tasks, Diagnostics> {
     let mut problems = Vec::new();
     let mut tasks = Tasks::default();
     let place = |n: roxmltree::Node, path: &str, message: String| located(file, text, n.range(), path, message);
-    let mut any = false;
-    for n in doc.descendants().filter(|n| n.has_tag_name("IKMarkerTask") || n.has_tag_name("IKCoordinateTask")) {
-        any = true;
+    for n in root.descendants().filter(|n| n.has_tag_name("IKMarkerTask") || n.has_tag_name("IKCoordinateTask")) {
         let name = n.attribute("name").unwrap_or("").to_string();
         let kind = n.tag_name().name();
         let path = format!("IKTaskSet/{kind}[{name}]");
@@ -229,12 +244,6 @@ fn opensim(file: &str, text: &str) -> Result<Tasks, Diagnostics> {
             }
         };
         tasks.coordinates.push(CoordinateTask { name, weight, value, at });
-    }
-    if !any {
-        problems.push(
-            located(file, text, 0..0, "", "no IKMarkerTask or IKCoordinateTask in the file")
-                .with_hint("give OpenSim's IK setup (with its IKTaskSet), or a TOML tasks file"),
-        );
     }
     if problems.is_empty() { Ok(tasks) } else { Err(Diagnostics(problems)) }
 }

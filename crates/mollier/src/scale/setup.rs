@@ -14,7 +14,7 @@ use mollier_format::{Diagnostic, Diagnostics, Spans};
 use roxmltree::Node;
 
 use crate::ik::relabel;
-use crate::ik::tasks::located;
+use crate::ik::tasks::{Tasks, has_tasks, located, tasks_under};
 
 /// One step of the scaling, in the setup's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +87,30 @@ pub struct ScaleSetup {
     /// A body the model does not have is refused (a TOML file) rather than passed over, as
     /// OpenSim passes over the bodies of its setups (gait2354's names patellae it has not).
     pub strict_bodies: bool,
+    /// OpenSim's marker placement after the scaling, when its `MarkerPlacer` applies.
+    pub placer: Option<MarkerPlacer>,
+}
+
+/// OpenSim's `MarkerPlacer`: IK of the static trial's mean over a time range on the scaled
+/// model, then each marker not `fixed` moved onto its measured place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MarkerPlacer {
+    /// Its `IKTaskSet`; `None` when it has no task (every marker of the trial, weight 1, as
+    /// OpenSim's `MarkersReference` without weights).
+    pub tasks: Option<Tasks>,
+    /// The static trial (resolved against the setup's folder).
+    pub marker_file: Option<PathBuf>,
+    /// The time range over which the trial is averaged (s).
+    pub time_range: Option<[f64; 2]>,
+    /// OpenSim's `move_model_markers` (true unless written otherwise).
+    pub move_markers: bool,
+    /// The name of the motion file OpenSim would write (`output_motion_file`); Mollier writes
+    /// the static pose as `static_pose.csv` in its output directory either way.
+    pub output_motion_file: Option<String>,
+    /// Where the `MarkerPlacer` is written.
+    pub at: Diagnostic,
+    /// Where its `time_range` is written (the `MarkerPlacer` without one).
+    pub time_range_at: Diagnostic,
 }
 
 /// Read a setup: OpenSim's scale setup for `.xml`, else the TOML file of factors.
@@ -94,7 +118,8 @@ pub fn read_setup(path: &Path) -> Result<ScaleSetup, Diagnostics> {
     let text = mollier_format::read_text(path, "scale setup")?;
     let mut setup = parse_setup(&path.display().to_string(), &text)?;
     let dir = path.parent().unwrap_or(Path::new(""));
-    for f in [&mut setup.marker_file, &mut setup.marker_set_file].into_iter().flatten() {
+    let placer_file = setup.placer.as_mut().and_then(|p| p.marker_file.as_mut());
+    for f in [&mut setup.marker_file, &mut setup.marker_set_file].into_iter().flatten().chain(placer_file) {
         if f.is_relative() {
             *f = dir.join(&*f);
         }
@@ -138,6 +163,7 @@ fn toml_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
         marker_file: None,
         marker_set_file: None,
         strict_bodies: true,
+        placer: None,
     };
     for (key, value) in &table {
         match (key.as_str(), value) {
@@ -260,6 +286,7 @@ fn opensim_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
         marker_file: None,
         marker_set_file: None,
         strict_bodies: false,
+        placer: None,
     };
     // OpenSim's mass -1 (its default) keeps the model's total
     match x.numbers(tool, "mass", 1, "ScaleTool") {
@@ -280,6 +307,8 @@ fn opensim_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
     if let Some(maker) = child(tool, "GenericModelMaker") {
         setup.marker_set_file = file_of(maker, "marker_set_file");
     }
+    setup.placer =
+        child(tool, "MarkerPlacer").filter(|p| applies(*p)).and_then(|p| marker_placer(&x, p, &mut problems));
     let Some(scaler) = child(tool, "ModelScaler").filter(|s| applies(*s)) else {
         return if problems.is_empty() { Ok(setup) } else { Err(Diagnostics(problems)) };
     };
@@ -377,6 +406,63 @@ fn opensim_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
     if problems.is_empty() { Ok(setup) } else { Err(Diagnostics(problems)) }
 }
 
+/// The `MarkerPlacer` `p` (applied), its problems added to `problems`.
+fn marker_placer(x: &Xml, p: Node, problems: &mut Vec<Diagnostic>) -> Option<MarkerPlacer> {
+    let path = "ScaleTool/MarkerPlacer";
+    let mut ok = true;
+    if let Some(c) = child(p, "coordinate_file").filter(|c| !matches!(text_of(*c), "" | "Unassigned")) {
+        problems.push(x.problem(
+            c,
+            &format!("{path}/coordinate_file"),
+            "a coordinate file for the marker placement is not read",
+            "hold coordinates with IKCoordinateTasks (default_value or manual_value) instead",
+        ));
+        ok = false;
+    }
+    let time_range = match x.numbers(p, "time_range", 2, path) {
+        Ok(Some(t)) if t[0] <= t[1] => Some([t[0], t[1]]),
+        Ok(Some(_)) => {
+            problems.push(x.problem(
+                child(p, "time_range").unwrap_or(p),
+                &format!("{path}/time_range"),
+                "the time range starts after it ends",
+                "write the first time first",
+            ));
+            None
+        }
+        Ok(None) => None,
+        Err(d) => {
+            problems.push(*d);
+            None
+        }
+    };
+    let tasks = if has_tasks(p) {
+        match tasks_under(x.file, x.text, p) {
+            Ok(t) => Some(t),
+            Err(d) => {
+                problems.extend(d.0);
+                ok = false;
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let output_motion_file =
+        child(p, "output_motion_file").map(text_of).filter(|t| !t.is_empty() && *t != "Unassigned").map(str::to_string);
+    let flag = |tag: &str| child(p, tag).is_none_or(|a| text_of(a).eq_ignore_ascii_case("true"));
+    let marker_file = child(p, "marker_file").map(text_of).filter(|t| !t.is_empty() && *t != "Unassigned");
+    ok.then(|| MarkerPlacer {
+        tasks,
+        marker_file: marker_file.map(PathBuf::from),
+        time_range,
+        move_markers: flag("move_model_markers"),
+        output_motion_file,
+        at: x.at(p, path),
+        time_range_at: x.at(child(p, "time_range").unwrap_or(p), &format!("{path}/time_range")),
+    })
+}
+
 /// A marker of a marker set: its body's name and its location in the body (m).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SetMarker {
@@ -386,6 +472,8 @@ pub struct SetMarker {
     pub body: String,
     /// Location in the body (m).
     pub location: [f64; 3],
+    /// OpenSim's `fixed`: left where it is by the marker placement.
+    pub fixed: bool,
     /// Where it is written.
     pub at: Diagnostic,
 }
@@ -430,7 +518,9 @@ pub fn parse_marker_set(file: &str, text: &str) -> Result<Vec<SetMarker>, Diagno
         match x.numbers(m, "location", 3, &path) {
             Ok(l) => {
                 let l = l.unwrap_or(vec![0.0; 3]);
-                markers.push(SetMarker { name, body, location: [l[0], l[1], l[2]], at: x.at(m, &path) });
+                let fixed = child(m, "fixed").is_some_and(|f| text_of(f).eq_ignore_ascii_case("true"));
+                let location = [l[0], l[1], l[2]];
+                markers.push(SetMarker { name, body, location, fixed, at: x.at(m, &path) });
             }
             Err(d) => problems.push(*d),
         }
@@ -540,6 +630,42 @@ L.PSIS</markers></MarkerPair></objects></MarkerPairSet>
         assert_eq!(s.manual.len(), 1, "the scale with apply false is passed over");
         assert_eq!((s.manual[0].body.as_str(), s.manual[0].factors), ("torso", [1.1, 1.2, 1.3]));
         assert!(s.manual[0].at.render().starts_with("s.XML:16:20: error: ScaleTool/ModelScaler/ScaleSet/Scale[torso]"));
+    }
+
+    #[test]
+    fn a_marker_placer_is_read_with_its_tasks_and_its_coordinate_file_refused() {
+        let tool = |inner: &str| format!("<OpenSimDocument><ScaleTool>\n{inner}</ScaleTool></OpenSimDocument>");
+        let placer = "<MarkerPlacer><IKTaskSet><objects>\n\
+            <IKMarkerTask name=\"R.ASIS\"><weight>1000</weight></IKMarkerTask>\n\
+            <IKMarkerTask name=\"Nose\"><apply>false</apply><weight>1</weight></IKMarkerTask>\n\
+            <IKCoordinateTask name=\"knee\"><weight>10</weight></IKCoordinateTask></objects></IKTaskSet>\n\
+            <marker_file>static.trc</marker_file><time_range>1 1.01</time_range>\n\
+            <output_motion_file>pose.mot</output_motion_file></MarkerPlacer>";
+        let p = parse_setup("s.xml", &tool(placer)).unwrap().placer.expect("a MarkerPlacer applies by default");
+        let tasks = p.tasks.expect("its tasks");
+        let markers: Vec<(&str, f64)> = tasks.markers.iter().map(|t| (t.name.as_str(), t.weight)).collect();
+        assert_eq!(markers, [("R.ASIS", 1000.0)], "the task with apply false is passed over");
+        assert_eq!(tasks.coordinates.len(), 1);
+        assert_eq!((p.marker_file.as_deref(), p.time_range), (Some(Path::new("static.trc")), Some([1.0, 1.01])));
+        assert_eq!((p.move_markers, p.output_motion_file.as_deref()), (true, Some("pose.mot")));
+        assert!(p.time_range_at.render().starts_with("s.xml:6:38: "), "{}", p.time_range_at.render());
+        // without tasks: every marker; not applied: none
+        let p =
+            parse_setup("s.xml", &tool("<MarkerPlacer><move_model_markers>false</move_model_markers></MarkerPlacer>"));
+        let p = p.unwrap().placer.unwrap();
+        assert_eq!((p.tasks, p.move_markers, p.time_range), (None, false, None));
+        let s = parse_setup(
+            "s.xml",
+            &tool("<MarkerPlacer><apply>false</apply><coordinate_file>c.mot</coordinate_file></MarkerPlacer>"),
+        );
+        assert!(s.unwrap().placer.is_none());
+        let r = rendered(
+            parse_setup("s.xml", &tool("<MarkerPlacer>\n<coordinate_file>c.mot</coordinate_file>\n<time_range>2 1</time_range></MarkerPlacer>"))
+                .unwrap_err(),
+        );
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert!(r[0].starts_with("s.xml:3:1: ") && r[0].contains("coordinate file"), "{r:?}");
+        assert!(r[1].starts_with("s.xml:4:1: ") && r[1].contains("starts after it ends"), "{r:?}");
     }
 
     #[test]
