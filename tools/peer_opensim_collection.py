@@ -7,8 +7,7 @@ for crates/mollier-osim/tests/opensim_collection.rs (the conformance of `mollier
 
 Run once; its output, crates/mollier-osim/tests/data/opensim_collection.json, is committed (the
 models are not: their repository has no licence file; their SHA-256 and the fetched commit are
-recorded). For each model of MODELS (tests/opensim_models.rs's list less the two without
-muscles), POSTURES postures: the default, then every free coordinate (neither locked nor set by
+recorded). For each model of MODELS (tests/opensim_models.rs's list), POSTURES postures: the default, then every free coordinate (neither locked nor set by
 a CoordinateCouplerConstraint) drawn uniformly over its whole range, fixed seed per model; the
 coupled coordinates from their couplers (exact, no assembly); coordinates unclamped, so that a
 central difference at a range's end is not one-sided. A posture with a coordinate within 1e-5 of
@@ -16,7 +15,9 @@ a ConditionalPathPoint's range bound (where OpenSim's length jumps) is drawn aga
 every muscle's length (m) and -dL/dq (central differences of OpenSim's lengths, h = 1e-6; m/rad
 or m/m), which is what Mollier's transfer functions are, about the coordinates the muscle spans:
 those whose -dL/dq exceeds SPAN at one posture at least (below it, the test compares Mollier's
-moment arm with zero). Numbers to 12 significant digits.
+moment arm with zero). Also every body's origin and every marker in ground (m), the only check
+of the two models without muscles (the double pendulum, the jumper). Numbers to 12 significant
+digits.
 
 Python 3.11, opensim 4.6 (PyPI).
 """
@@ -51,6 +52,9 @@ MODELS = [
     "FullBodyModel_Hamner2010_v2_0.osim",
     "SoccerKickingModel.osim",
     "leg39.osim",
+    # added last, the seeds above kept: the double pendulum has no muscles
+    "double_pendulum.osim",
+    "DynamicJumperModel.osim",
 ]
 POSTURES = 12
 H = 1e-6
@@ -88,6 +92,17 @@ def reference(path, seed):
     muscles = model.getMuscles()
     mnames = [muscles.get(k).getName() for k in range(muscles.getSize())]
     bounds = conditional_bounds(model)
+    bodies = [model.getBodySet().get(i) for i in range(model.getBodySet().getSize())]
+    markers = [model.getMarkerSet().get(i) for i in range(model.getMarkerSet().getSize())]
+
+    def points():
+        """Every body's origin, then every marker, in ground (m), x y z each."""
+        out = []
+        for b in bodies:
+            out += list(b.getPositionInGround(state).to_numpy())
+        for mk in markers:
+            out += list(mk.getLocationInGround(state).to_numpy())
+        return [float(v) for v in out]
 
     def lengths_at(q):
         full = set_posture(model, state, q)
@@ -105,13 +120,14 @@ def reference(path, seed):
         if postures and any(abs(full[c] - b) < 1e-5 for c, b in bounds):
             redrawn += 1
             continue
+        where = points()
         dl = [[0.0] * len(free) for _ in mnames]
         for i, n in enumerate(free):
             up = lengths_at({**q, n: q[n] + H})[1]
             down = lengths_at({**q, n: q[n] - H})[1]
             for k in range(len(mnames)):
                 dl[k][i] = -(up[k] - down[k]) / (2 * H)
-        postures.append({"q": [full[n] for n in names], "lengths": lengths, "dl": dl})
+        postures.append({"q": [full[n] for n in names], "lengths": lengths, "dl": dl, "points": where})
         print(f"{os.path.basename(path)}: posture {len(postures)} of {POSTURES}", file=sys.stderr)
     spans = [[i for i in range(len(free)) if any(abs(p["dl"][k][i]) > SPAN for p in postures)] for k in range(len(mnames))]
     for p in postures:
@@ -124,6 +140,8 @@ def reference(path, seed):
         "free": free,
         "muscles": mnames,
         "spans": spans,
+        "bodies": [b.getName() for b in bodies],
+        "markers": [mk.getName() for mk in markers],
         "postures": postures,
         "postures_drawn_again": redrawn,
     }
