@@ -47,13 +47,15 @@ pub struct FrameOutput {
 
 /// The warnings of the elements at the configuration `data` holds
 /// ([`mollier_core::ElementInfo::warning`]: a path's anchor inside a wrap object, drawn straight
-/// as OpenSim does), each as `element: warning`, in the model's element order. For a solved
-/// frame; the elements are only asked, the workspace is not changed.
+/// as OpenSim does), each as `element: warning`, in the model's element order. The lines of
+/// action are asked (the paths: the only elements that warn), not every joint and beam, whose
+/// local coordinates would be gathered at every frame for nothing. For a solved frame; the
+/// elements are only asked, the workspace is not changed.
 pub fn element_warnings(compiled: &Compiled, data: &Data) -> Vec<String> {
     let (model, x) = (&compiled.model, data.x());
     let mut local = Vec::new();
     let mut out = Vec::new();
-    for el in &compiled.elements {
+    for el in compiled.elements.iter().filter(|e| e.role == ElementRole::LineOfAction) {
         local.clear();
         local.extend(model.element_coords(el.id).iter().map(|&c| x[c]));
         if let Some(w) = model.element(el.id).warning(&local) {
