@@ -408,6 +408,15 @@ pub trait ElementInfo: Send + Sync + fmt::Debug {
         let _ = state;
         self.drawing(x)
     }
+
+    /// A warning about the configuration at local coordinates `x` (length `n_local`) that does
+    /// not stop a solve: a rule the element took that a user should hear of (a path's anchor
+    /// inside a wrap object, where the path goes straight as OpenSim's does). Asked once a frame
+    /// is solved, never during a solve (Mollier's facade asks the lines of action, the paths).
+    /// `None` (the default): nothing to say.
+    fn warning(&self, _x: &[f64]) -> Option<String> {
+        None
+    }
 }
 
 /// An element as a viewer draws it ([`ElementInfo::drawing`]), in global coordinates (m).

@@ -38,7 +38,8 @@ fn is_function_tag(tag: &str) -> bool {
 
 /// Read a function element.
 pub(crate) fn read_function(src: &Src, node: Node) -> Result<Function, Box<Diagnostic>> {
-    let tag = node.tag_name().name();
+    let tag_text = crate::xml::tag(node);
+    let tag = tag_text.as_str();
     match tag {
         "Constant" => Ok(Function::Constant(src.number_or(node, "value", 0.0)?)),
         "LinearFunction" => {

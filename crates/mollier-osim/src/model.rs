@@ -6,7 +6,7 @@ use roxmltree::{Document, Node};
 
 use crate::function::{Function, function_child, read_function};
 use crate::report::Entry;
-use crate::xml::{Src, child, name_of, set_objects};
+use crate::xml::{Src, child, name_of, set_objects, tag};
 
 /// A frame fixed in a body: OpenSim's `PhysicalOffsetFrame` (or the body's own frame).
 #[derive(Clone, Debug, PartialEq)]
@@ -271,23 +271,29 @@ pub const MUSCLE_TYPES: [&str; 4] =
 
 /// Parse the text of a `.osim` file.
 pub fn read(file: &str, text: &str) -> Result<Model, Diagnostics> {
-    let located = |at: usize, message: String| {
+    let place = |at: usize| {
         let lines = &text[..at.min(text.len())];
-        let line = lines.matches('\n').count() + 1;
-        let column = lines.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (lines.matches('\n').count() + 1, lines.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1)
+    };
+    let located = |at: usize, message: String| {
+        let (line, column) = place(at);
         let mut d = Diagnostic::new(file, "", message)
             .with_hint("an OpenSim model is an XML file written by OpenSim 4 (File > Save Model)");
         d.location = Some(mollier_format::Location { line, column });
         Diagnostics::one(d)
     };
     let prepared = crate::xml::prepare(text).map_err(|(at, message)| located(at, message))?;
+    let swapped = matches!(prepared, std::borrow::Cow::Owned(_));
     let opts = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: 50_000_000, ..Default::default() };
     let doc = Document::parse_with_options(&prepared, opts).map_err(|e| {
+        // the reader's line and column are of the prepared text, where `::` is one character:
+        // back to a byte offset (the same in both texts), then placed in the file's own text
         let pos = e.pos();
-        let mut d = Diagnostic::new(file, "", format!("not a valid XML file: {e}"))
-            .with_hint("an OpenSim model is an XML file written by OpenSim 4 (File > Save Model)");
-        d.location = Some(mollier_format::Location { line: pos.row as usize, column: pos.col as usize });
-        Diagnostics::one(d)
+        let at = crate::xml::offset_of(&prepared, pos.row as usize, pos.col as usize);
+        let (line, column) = place(at);
+        let message = e.to_string().replace(&format!(" at {}:{}", pos.row, pos.col), &format!(" at {line}:{column}"));
+        let message = if swapped { message.replace('\u{b7}', "::") } else { message };
+        located(at, format!("not a valid XML file: {message}"))
     })?;
     let src = Src::new(file, text, &doc);
     read_doc(&src).map_err(|d| Diagnostics::one(*d))
@@ -298,7 +304,7 @@ fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
     if root.tag_name().name() != "OpenSimDocument" {
         return Err(src.error(
             root,
-            format!("`<{}>` is not an OpenSim document", root.tag_name().name()),
+            format!("`<{}>` is not an OpenSim document", tag(root)),
             "an .osim file starts with `<OpenSimDocument Version=\"40000\">`",
         ));
     }
@@ -341,7 +347,7 @@ fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
         if b.tag_name().name() != "Body" {
             return Err(src.error(
                 b,
-                format!("`<{}>` in the BodySet is not supported", b.tag_name().name()),
+                format!("`<{}>` in the BodySet is not supported", tag(b)),
                 "Mollier imports `<Body>`",
             ));
         }
@@ -367,7 +373,8 @@ fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
         read_constraint(src, c, &mut m)?;
     }
     for f in set_objects(model, "ForceSet") {
-        let tag = f.tag_name().name();
+        let tag_text = tag(f);
+        let tag = tag_text.as_str();
         if MUSCLE_TYPES.contains(&tag) {
             let muscle = read_muscle(src, f, &m)?;
             m.muscles.push(muscle);
@@ -391,22 +398,12 @@ fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
     }
     for set in ["ContactGeometrySet", "ControllerSet", "ProbeSet", "ComponentSet"] {
         for o in set_objects(model, set) {
-            m.unsupported.push(Entry::new(
-                &src.place(o),
-                name_of(o),
-                o.tag_name().name(),
-                "left out: not part of a Mollier model",
-            ));
+            m.unsupported.push(Entry::new(&src.place(o), name_of(o), &tag(o), "left out: not part of a Mollier model"));
         }
     }
     if let Some(c) = child(model, "components") {
         for o in c.children().filter(|n| n.is_element()) {
-            m.unsupported.push(Entry::new(
-                &src.place(o),
-                name_of(o),
-                o.tag_name().name(),
-                "left out: not part of a Mollier model",
-            ));
+            m.unsupported.push(Entry::new(&src.place(o), name_of(o), &tag(o), "left out: not part of a Mollier model"));
         }
     }
     Ok(m)
@@ -415,7 +412,8 @@ fn read_doc(src: &Src) -> Result<Model, Box<Diagnostic>> {
 fn read_wraps(src: &Src, body: Node, unsupported: &mut Vec<Entry>) -> Result<Vec<Wrap>, Box<Diagnostic>> {
     let mut out = Vec::new();
     for w in set_objects(body, "WrapObjectSet") {
-        let tag = w.tag_name().name();
+        let tag_text = tag(w);
+        let tag = tag_text.as_str();
         let shape = match tag {
             "WrapSphere" => Shape::Sphere(src.number_or(w, "radius", 0.05)?),
             "WrapCylinder" => Shape::Cylinder(src.number_or(w, "radius", 0.05)?, src.number_or(w, "length", 0.1)?),
@@ -485,7 +483,7 @@ fn read_frame(src: &Src, joint: Node, tag: &str, m: &Model) -> Result<Frame, Box
                 if f.tag_name().name() != "PhysicalOffsetFrame" {
                     return Err(src.error(
                         f,
-                        format!("a `<{}>` as a joint frame is not supported", f.tag_name().name()),
+                        format!("a `<{}>` as a joint frame is not supported", crate::xml::tag(f)),
                         "use a PhysicalOffsetFrame",
                     ));
                 }
@@ -509,7 +507,7 @@ fn read_frame(src: &Src, joint: Node, tag: &str, m: &Model) -> Result<Frame, Box
 }
 
 fn read_joint(src: &Src, j: Node, m: &mut Model) -> Result<(), Box<Diagnostic>> {
-    let kind = j.tag_name().name().to_string();
+    let kind = tag(j);
     let name = name_of(j).to_string();
     let parent = read_frame(src, j, "socket_parent_frame", m)?;
     let child_frame = read_frame(src, j, "socket_child_frame", m)?;
@@ -702,18 +700,17 @@ fn read_limit_force(src: &Src, f: Node, m: &Model) -> Result<LimitForce, Box<Dia
 }
 
 fn read_constraint(src: &Src, c: Node, m: &mut Model) -> Result<(), Box<Diagnostic>> {
-    let tag = c.tag_name().name();
-    if tag != "CoordinateCouplerConstraint" {
+    if c.tag_name().name() != "CoordinateCouplerConstraint" {
         m.unsupported.push(Entry::new(
             &src.place(c),
             name_of(c),
-            tag,
+            &tag(c),
             "left out: Mollier imports CoordinateCouplerConstraint only",
         ));
         return Ok(());
     }
     if !src.bool_or(c, "isEnforced", true)? {
-        m.unsupported.push(Entry::new(&src.place(c), name_of(c), tag, "left out: not enforced in the model"));
+        m.unsupported.push(Entry::new(&src.place(c), name_of(c), &tag(c), "left out: not enforced in the model"));
         return Ok(());
     }
     let ind = src.text(c, "independent_coordinate_names")?;
@@ -754,7 +751,8 @@ fn read_muscle(src: &Src, f: Node, m: &Model) -> Result<Muscle, Box<Diagnostic>>
         child(f, "GeometryPath").ok_or_else(|| src.error(f, "a muscle without a `<GeometryPath>`", "give its path"))?;
     let mut points = Vec::new();
     for p in set_objects(gp, "PathPointSet") {
-        let tag = p.tag_name().name();
+        let tag_text = tag(p);
+        let tag = tag_text.as_str();
         let body = resolve_body(src, p, "socket_parent_frame", m)?;
         let coord = |tag: &str| -> Result<usize, Box<Diagnostic>> {
             let path = src.text(p, tag)?;
@@ -830,7 +828,7 @@ fn read_muscle(src: &Src, f: Node, m: &Model) -> Result<Muscle, Box<Diagnostic>>
     }
     Ok(Muscle {
         name: name_of(f).to_string(),
-        kind: f.tag_name().name().to_string(),
+        kind: tag(f),
         max_force: src.number_or(f, "max_isometric_force", 0.0)?,
         optimal_fiber_length: src.number_or(f, "optimal_fiber_length", 0.0)?,
         tendon_slack_length: src.number_or(f, "tendon_slack_length", 0.0)?,

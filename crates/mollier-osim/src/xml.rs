@@ -42,14 +42,14 @@ impl<'a> Src<'a> {
     /// The text of child `tag`, which must be there.
     pub fn text<'n>(&self, node: Node<'n, 'n>, tag: &str) -> Result<&'n str, Box<Diagnostic>> {
         self.opt_text(node, tag).ok_or_else(|| {
-            self.error(node, format!("`<{}>` has no `<{tag}>`", node.tag_name().name()), format!("add `<{tag}>`"))
+            self.error(node, format!("`<{}>` has no `<{tag}>`", self::tag(node)), format!("add `<{tag}>`"))
         })
     }
 
     /// Numbers in child `tag` (whitespace separated), exactly `n` of them unless `n` is 0.
     pub fn numbers(&self, node: Node, tag: &str, n: usize) -> Result<Vec<f64>, Box<Diagnostic>> {
         let c = child(node, tag).ok_or_else(|| {
-            self.error(node, format!("`<{}>` has no `<{tag}>`", node.tag_name().name()), format!("add `<{tag}>`"))
+            self.error(node, format!("`<{}>` has no `<{tag}>`", self::tag(node)), format!("add `<{tag}>`"))
         })?;
         self.numbers_of(c, n)
     }
@@ -70,7 +70,7 @@ impl<'a> Src<'a> {
         if n > 0 && out.len() != n {
             return Err(self.error(
                 node,
-                format!("`<{}>` needs {n} numbers, it has {}", node.tag_name().name(), out.len()),
+                format!("`<{}>` needs {n} numbers, it has {}", self::tag(node), out.len()),
                 format!("write {n} numbers separated by spaces"),
             ));
         }
@@ -154,9 +154,17 @@ pub(crate) const MAX_ATTRIBUTES: usize = 256;
 /// takes for an undeclared prefix) get `\u{b7}` (`·`, two bytes as `::` is) in its place. An element
 /// with more than [`MAX_ATTRIBUTES`] attributes is refused at its byte offset. Linear time; what
 /// is not well-formed is left for the XML reader to place.
+///
+/// The swap is exact: roxmltree cannot turn namespaces off, and `·` is an XML name character
+/// (not a name's first: `::` first in a name is refused by the reader, as a prefix would be),
+/// so the reader sees the same elements; byte offsets, hence lines and columns ([`Src`], and
+/// the reader's own errors through [`offset_of`]), are those of the file; [`tag`] gives the name back for every message and path.
+/// A file whose element names hold both `::` and `·` would be ambiguous and is refused at the
+/// `·`.
 pub(crate) fn prepare(text: &str) -> Result<Cow<'_, str>, (usize, String)> {
     let b = text.as_bytes();
     let mut names: Vec<usize> = Vec::new(); // offsets of `::` in element names
+    let mut dot: Option<usize> = None; // the first `·` (U+00B7) in an element name
     let find = |from: usize, pat: &[u8]| -> Option<usize> {
         b.get(from..)?.windows(pat.len()).position(|w| w == pat).map(|k| from + k + pat.len())
     };
@@ -183,6 +191,9 @@ pub(crate) fn prepare(text: &str) -> Result<Cow<'_, str>, (usize, String)> {
         while j < b.len() && !b[j].is_ascii_whitespace() && !matches!(b[j], b'/' | b'>') {
             if b[j] == b':' && b.get(j + 1) == Some(&b':') {
                 names.push(j);
+                j += 2;
+            } else if b[j] == 0xC2 && b.get(j + 1) == Some(&0xB7) {
+                dot = dot.or(Some(j));
                 j += 2;
             } else {
                 j += 1;
@@ -226,6 +237,9 @@ pub(crate) fn prepare(text: &str) -> Result<Cow<'_, str>, (usize, String)> {
     if names.is_empty() {
         return Ok(Cow::Borrowed(text));
     }
+    if let Some(at) = dot {
+        return Err((at, "an element name with `·` in a file whose element names also hold `::`".to_string()));
+    }
     let mut out = text.as_bytes().to_vec();
     for k in names {
         out[k] = 0xC2;
@@ -233,6 +247,20 @@ pub(crate) fn prepare(text: &str) -> Result<Cow<'_, str>, (usize, String)> {
     }
     // `::` (ASCII) became one two-byte character: still UTF-8
     Ok(Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string())))
+}
+
+/// The byte offset of 1-based `line` and `column` (in characters) in `text`; the end of the text
+/// when it has no such place.
+pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let start = if line <= 1 {
+        0
+    } else {
+        match text.match_indices('\n').nth(line - 2) {
+            Some((k, _)) => k + 1,
+            None => return text.len(),
+        }
+    };
+    text[start..].char_indices().nth(column.saturating_sub(1)).map_or(text.len(), |(k, _)| start + k)
 }
 
 /// OpenSim writes plain decimals; `inf`/`nan` are refused by the caller.

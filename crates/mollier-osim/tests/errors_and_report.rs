@@ -279,6 +279,43 @@ fn element_names_with_double_colons_are_read() {
     assert_eq!(d.location.map(|l| l.line), Some(line_of(&bad, "heavy")));
 }
 
+/// `(line, column)` of byte offset `at` of `text`, columns in characters (as the reports give them).
+fn place_of(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at];
+    (before.matches('\n').count() + 1, before.rsplit('\n').next().unwrap().chars().count() + 1)
+}
+
+/// Names with `::` keep their spelling in every message and path, and every location is the
+/// file's own line and column, also after `::` on the same line (where the XML reader, which sees
+/// each `::` as one character, would count one column short per `::`).
+#[test]
+fn double_colons_keep_names_and_places_in_errors() {
+    // an element named with `::` where a Body must be: its own name and path in the error
+    let odd = "<Body::Odd name=\"odd\"><mass>1</mass></Body::Odd>";
+    let text = pin().replacen("<Body name=\"b1\">", &format!("{odd}<Body name=\"b1\">"), 1);
+    let (d, r) = problem(&text);
+    assert!(d.message.contains("`<Body::Odd>` in the BodySet is not supported"), "{r}");
+    assert_eq!(d.path, "BodySet/Body::Odd[odd]", "{r}");
+    let at = text.find("<Body::Odd").unwrap();
+    assert_eq!(d.location.map(|l| (l.line, l.column)), Some(place_of(&text, at)), "{r}");
+    // malformed XML after two `::` names on its line: the file's column, the names as written
+    let force = "<objects><A::B name=\"x\"></A::B><C::D></E::F></objects>";
+    let bad = inject(&pin(), "<ForceSet", force);
+    let (d, r) = problem(&bad);
+    let at = bad.find("</E::F>").unwrap();
+    assert_eq!(d.location.map(|l| (l.line, l.column)), Some(place_of(&bad, at)), "{r}");
+    assert!(d.message.contains("C::D") && !d.message.contains('\u{b7}'), "{r}");
+    let (line, column) = place_of(&bad, at);
+    assert!(d.message.contains(&format!(" at {line}:{column}")) || !d.message.contains(" at "), "{r}");
+    // `·` and `::` in element names together would be ambiguous: refused at the `·`
+    let both = inject(&pin(), "<ForceSet", "<objects><A::B name=\"x\"/><C\u{b7}D name=\"y\"/></objects>");
+    let (d, r) = problem(&both);
+    assert!(d.message.contains("`·`"), "{r}");
+    let at = both.find("C\u{b7}D").unwrap() + 1;
+    assert_eq!(d.location.map(|l| (l.line, l.column)), Some(place_of(&both, at)), "{r}");
+    eprintln!("{r}");
+}
+
 /// OpenSim's ScaleTool writes a constant axis as a MultiplierFunction of a Constant: the same
 /// model as the Constant scaled by hand.
 #[test]

@@ -40,6 +40,29 @@ pub struct FrameOutput {
     /// `modes x n_q(n_q+1)/2`, pairs in the order of [`mollier_core::pair_index`]; empty unless
     /// the run was made [`KinematicsRun::with_second_order`].
     pub second_order: Vec<f64>,
+    /// What the elements say of this configuration without failing it ([`element_warnings`]):
+    /// `element: warning`, usually none.
+    pub warnings: Vec<String>,
+}
+
+/// The warnings of the elements at the configuration `data` holds
+/// ([`mollier_core::ElementInfo::warning`]: a path's anchor inside a wrap object, drawn straight
+/// as OpenSim does), each as `element: warning`, in the model's element order. The lines of
+/// action are asked (the paths: the only elements that warn), not every joint and beam, whose
+/// local coordinates would be gathered at every frame for nothing. For a solved frame; the
+/// elements are only asked, the workspace is not changed.
+pub fn element_warnings(compiled: &Compiled, data: &Data) -> Vec<String> {
+    let (model, x) = (&compiled.model, data.x());
+    let mut local = Vec::new();
+    let mut out = Vec::new();
+    for el in compiled.elements.iter().filter(|e| e.role == ElementRole::LineOfAction) {
+        local.clear();
+        local.extend(model.element_coords(el.id).iter().map(|&c| x[c]));
+        if let Some(w) = model.element(el.id).warning(&local) {
+            out.push(format!("{}: {w}", el.name));
+        }
+    }
+    out
 }
 
 /// A kinematic analysis in progress: the model's workspace and the output columns.
@@ -134,7 +157,8 @@ impl<'a> KinematicsRun<'a> {
         } else {
             Vec::new()
         };
-        let out = FrameOutput { positions, deformations, transfer, second_order: second };
+        let warnings = element_warnings(self.compiled, &self.data);
+        let out = FrameOutput { positions, deformations, transfer, second_order: second, warnings };
         // the headers are made only for a frame that has a non-finite value
         let bad =
             |v: &[f64], h: &dyn Fn() -> Vec<String>| v.iter().position(|x| !x.is_finite()).map(|i| h()[i].clone());

@@ -61,7 +61,7 @@ pub mod trc;
 
 use mollier_core::registry::Registry;
 
-pub use analysis::{FrameError, FrameOutput, KinematicsRun, MuscleColumns};
+pub use analysis::{FrameError, FrameOutput, KinematicsRun, MuscleColumns, element_warnings};
 pub use check::{CheckReport, check};
 pub use cmc::{Cmc, CmcError, CmcInterval, CmcOptions, TrackTarget};
 pub use compile::{

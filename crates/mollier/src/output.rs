@@ -386,6 +386,16 @@ impl OutputDir {
         self.open_table(name, comment, header, self.format)
     }
 
+    /// Open a table of text `name` (always CSV, as `# comment` lines and text cells are not
+    /// OpenSim storage) with its header; rows follow with [`Self::row`].
+    pub fn text_table<S: AsRef<str>>(
+        &mut self,
+        name: &str,
+        header: impl IntoIterator<Item = S>,
+    ) -> Result<TableId, OutputError> {
+        self.open_table(name, None, header, TableFormat::Csv)
+    }
+
     fn open_table<S: AsRef<str>>(
         &mut self,
         name: &str,

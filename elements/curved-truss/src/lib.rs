@@ -42,6 +42,7 @@ mod path;
 mod rules;
 mod sequence;
 pub mod span;
+mod warn;
 
 use mollier_core::element::{Element, ElementError, ElementInfo, Evaluation, Layout};
 use mollier_core::geometry::Vec3;
@@ -187,6 +188,9 @@ impl ElementInfo for CurvedTruss {
     }
     fn drawing_with(&self, x: &[f64], state: &mollier_core::element::ElementState) -> mollier_core::element::Drawing {
         self.draw_from(x, state.get::<PathState>().cloned().unwrap_or_default())
+    }
+    fn warning(&self, x: &[f64]) -> Option<String> {
+        self.anchors_inside(x)
     }
 }
 

@@ -17,6 +17,9 @@ pub(crate) const LISTED: usize = 10;
 pub(crate) struct Row {
     pub(crate) time: f64,
     pub(crate) values: Vec<Vec<f64>>,
+    /// The elements' warnings at this row's configuration (`element: warning`), written to
+    /// `warnings.csv` and counted in `summary.json`: the row is solved all the same.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// An analysis run frame by frame: kinematics, inverse dynamics, simulation.
@@ -106,17 +109,21 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
     let bar = progress_bar(total, &template, quiet);
     let (mut failed, mut solved) = (0usize, 0usize);
     let mut failures: Vec<Value> = Vec::new();
+    let mut warned = Warned::default();
     for i in 0..frames {
         let time = run.time(i);
         bar.set_message(time.to_string());
         match run.solve(i) {
             Ok(rows) => {
                 for row in &rows {
-                    for (id, v) in ids.iter().zip(&row.values) {
-                        if let Err(e) = dir.numbers(*id, std::iter::once(row.time).chain(v.iter().copied())) {
-                            bar.abandon();
-                            return cannot_write(e);
-                        }
+                    let written = ids
+                        .iter()
+                        .zip(&row.values)
+                        .try_for_each(|(id, v)| dir.numbers(*id, std::iter::once(row.time).chain(v.iter().copied())))
+                        .and_then(|()| warned.write(&mut dir, row));
+                    if let Err(e) = written {
+                        bar.abandon();
+                        return cannot_write(e);
                     }
                 }
                 solved += rows.len();
@@ -142,6 +149,8 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
     summary.insert("failed".into(), json!(if stopped { total - solved } else { failed }));
     summary.insert("stopped".into(), json!(stopped));
     summary.insert("failures".into(), json!(failures));
+    summary.insert("warnings".into(), json!(warned.count));
+    summary.insert("warned_rows".into(), json!(warned.rows));
     summary.extend(run.summary());
     let wall_ms = start.elapsed().as_secs_f64() * 1e3;
     let timing = json!({ "wall_ms": wall_ms, format!("ms_per_{}", kind.noun): wall_ms / solved.max(1) as f64 });
@@ -151,6 +160,14 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
     let files = dir.files().join(", ");
     if let Err(e) = dir.commit(Value::Object(summary), timing) {
         return cannot_write(e);
+    }
+    if warned.count > 0 {
+        errln!(
+            "warning: element warnings at {} of {total} {}s, solved all the same (warnings.csv); the first: {}",
+            warned.rows,
+            kind.noun,
+            warned.first
+        );
     }
     if failed > 0 {
         let what = match kind.on_error {
@@ -164,4 +181,37 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
         errln!("solved {total} {}s; wrote {files} in {}", kind.noun, out.display());
     }
     ExitCode::SUCCESS
+}
+
+/// The elements' warnings of the rows written so far: `warnings.csv` (time, element, warning;
+/// opened at the first) and the counts for `summary.json`.
+#[derive(Default)]
+struct Warned {
+    table: Option<TableId>,
+    count: usize,
+    rows: usize,
+    first: String,
+}
+
+impl Warned {
+    fn write(&mut self, dir: &mut mollier::OutputDir, row: &Row) -> Result<(), mollier::OutputError> {
+        if row.warnings.is_empty() {
+            return Ok(());
+        }
+        let table = match self.table {
+            Some(t) => t,
+            None => {
+                self.first = format!("t = {} s, {}", mollier_format::human(row.time), row.warnings[0]);
+                *self.table.insert(dir.text_table("warnings.csv", ["time", "element", "warning"])?)
+            }
+        };
+        let time = mollier::output::number(row.time);
+        for w in &row.warnings {
+            let (element, what) = w.split_once(": ").unwrap_or(("", w));
+            dir.row(table, [time.as_str(), element, what])?;
+        }
+        self.count += row.warnings.len();
+        self.rows += 1;
+        Ok(())
+    }
 }

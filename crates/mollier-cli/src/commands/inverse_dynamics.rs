@@ -4,6 +4,7 @@ use super::prelude::*;
 
 /// Inverse dynamics over a motion's frames, with its derivatives.
 struct InverseDynamicsFrames<'a> {
+    compiled: &'a Compiled,
     run: InverseDynamicsRun<'a>,
     times: Vec<f64>,
     motion: MotionDerivatives,
@@ -27,7 +28,9 @@ impl FrameRun for InverseDynamicsFrames<'_> {
         let m = &self.motion;
         let f = self.run.solve_at(self.times[i], &m.q[i], &m.qd[i], &m.qdd[i])?;
         // the writer's rows own their values
-        Ok(vec![Row { time: self.times[i], values: vec![f.driving.clone(), f.reactions.clone(), f.passive.clone()] }])
+        let values = vec![f.driving.clone(), f.reactions.clone(), f.passive.clone()];
+        let warnings = mollier::element_warnings(self.compiled, self.run.data());
+        Ok(vec![Row { time: self.times[i], values, warnings }])
     }
 }
 
@@ -58,6 +61,6 @@ pub fn run(r: &MotionRun, smooth: Option<f64>, registry: &Registry) -> ExitCode 
         summary.insert("loads".into(), json!(l.file));
     }
     let run = InverseDynamicsRun::new(&compiled).with_loads(loads.as_ref());
-    let mut frames = InverseDynamicsFrames { run, times: motion.times, motion: derivatives };
+    let mut frames = InverseDynamicsFrames { compiled: &compiled, run, times: motion.times, motion: derivatives };
     run_frames(&mut frames, r.out, LoopKind { noun: "frame", failed: frame_at, on_error: r.on_error, summary }, r.quiet)
 }

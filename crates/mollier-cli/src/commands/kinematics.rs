@@ -45,7 +45,7 @@ impl FrameRun for KinematicsFrames<'_> {
         let mut all = vec![f.positions, f.deformations, f.transfer];
         all.extend(values);
         all.push(f.second_order);
-        Ok(vec![Row { time: self.motion.times[i], values: all }])
+        Ok(vec![Row { time: self.motion.times[i], values: all, warnings: f.warnings }])
     }
 }
 
