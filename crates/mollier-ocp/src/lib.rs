@@ -155,6 +155,11 @@ pub enum Guess {
     /// Every point at the rest state, at rest (OpenSim Moco's default guess is the bounds'
     /// midpoints, the same for the problems it is compared on).
     Rest,
+    /// As [`Guess::Linear`], with each tracked state on its reference at every point (a tracked
+    /// coordinate's velocity the reference's slope), the muscles at each point in isometric
+    /// equilibrium at the guess's excitation (a static solution), and every rate the centred
+    /// difference of its state over the grid.
+    Reference,
     /// The [`Transcription`]'s variables.
     Variables(Vec<f64>),
 }
@@ -311,6 +316,40 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             zi[e0..e0 + self.layout.m].fill(e);
         }
         z
+    }
+
+    /// [`Guess::Reference`] from a linear guess `z`.
+    fn follow_references(&mut self, z: &mut [f64]) -> Result<(), SimError> {
+        let (nx, l, nz) = (self.nx(), self.layout, self.nz);
+        let last = self.points - 1;
+        let dt = self.p.duration / last as f64;
+        // centred differences over the grid (one-sided at the ends)
+        let slope = |v: &dyn Fn(usize) -> f64, i: usize| {
+            let (a, b) = (i.saturating_sub(1), (i + 1).min(last));
+            (v(b) - v(a)) / ((b - a) as f64 * dt)
+        };
+        for (tr, r) in self.p.objective.tracking.iter().zip(&self.refs) {
+            for i in 0..self.points {
+                z[i * nz + tr.state] = r[i];
+                if tr.state < l.n {
+                    z[i * nz + l.n + tr.state] = slope(&|k| r[k], i);
+                }
+            }
+        }
+        for i in 0..self.points {
+            let zi = &mut z[i * nz..(i + 1) * nz];
+            let e = zi[2 * nx..2 * nx + l.m].to_vec();
+            let t = self.p.duration * i as f64 / last as f64;
+            let rest = self.p.system.rest_state(&mut self.ws, &zi[..l.n], t, &e)?;
+            zi[l.s()..nx].copy_from_slice(&rest.x[l.s()..nx]);
+        }
+        let states: Vec<f64> = z.to_vec();
+        for i in 0..self.points {
+            for j in 0..nx {
+                z[i * nz + nx + j] = slope(&|k| states[k * nz + j], i);
+            }
+        }
+        Ok(())
     }
 
     /// The running cost at point `i` and, if asked, its gradient into `g` (the point's `z`).
@@ -616,17 +655,20 @@ impl Problem<'_, '_> {
         }
         // a small excitation, within the bounds
         let e = 0.05f64.max(self.excitation_bounds[0]).min(self.excitation_bounds[1]);
+        let start: Vec<f64> = self.initial.iter().zip(x_rest).map(|(i, r)| i.unwrap_or(*r)).collect();
+        let end: Vec<f64> = self.final_state.iter().zip(&start).map(|(f, s)| f.unwrap_or(*s)).collect();
         let z0 = match guess {
             Guess::Variables(z) if z.len() == t.n() => z,
             Guess::Variables(z) => {
                 return Err(OcpError::Shape(format!("the guess has {} values, the problem {}", z.len(), t.n())));
             }
-            Guess::Linear => {
-                let start: Vec<f64> = self.initial.iter().zip(x_rest).map(|(i, r)| i.unwrap_or(*r)).collect();
-                let end: Vec<f64> = self.final_state.iter().zip(&start).map(|(f, s)| f.unwrap_or(*s)).collect();
-                t.linear_guess(&start, &end, e)
-            }
+            Guess::Linear => t.linear_guess(&start, &end, e),
             Guess::Rest => t.linear_guess(x_rest, x_rest, e),
+            Guess::Reference => {
+                let mut z = t.linear_guess(&start, &end, e);
+                t.follow_references(&mut z)?;
+                z
+            }
         };
         let sol = mollier_ipopt::solve(&mut t, &z0, options)?;
         let mut g = vec![0.0; t.m()];

@@ -736,6 +736,27 @@ fn study(py: Python<'_>, path: PathBuf, out: PathBuf) -> PyResult<(Vec<PathBuf>,
     Ok((w.files, failed))
 }
 
+/// `mollier optimize`: solve the optimal control problem file `problem` and write its tables into
+/// the directory `out` as a unit, by the command's pipeline ([`mollier::optimize::run`]). Returns
+/// `(files, converged)`: the files written, `summary.json` last, and whether IPOPT converged
+/// (else the tables hold its last iterate).
+#[pyfunction]
+fn optimize(py: Python<'_>, problem: PathBuf, out: PathBuf) -> PyResult<(Vec<PathBuf>, bool)> {
+    use mollier::optimize::OptimizeError;
+    let done = py.detach(|| {
+        mollier::optimize::run(&problem, &mollier::registry(), || mollier::OutputDir::create(&out)).map_err(|e| match e
+        {
+            OptimizeError::File(d) => ScaleFailure::Invalid(d),
+            e => ScaleFailure::Failed(e.to_string()),
+        })
+    });
+    let done = done.map_err(|e| match e {
+        ScaleFailure::Invalid(d) => model_error(py, &d),
+        ScaleFailure::Failed(m) => FrameError::new_err(m),
+    })?;
+    Ok((written_files(&done.dir, "optimization")?, done.converged))
+}
+
 /// Why a scaling stopped: located problems, or a model that cannot be solved or written.
 enum ScaleFailure {
     Invalid(Diagnostics),
@@ -774,10 +795,15 @@ fn scale(
         ScaleFailure::Invalid(d) => model_error(py, &d),
         ScaleFailure::Failed(m) => FrameError::new_err(m),
     })?;
+    written_files(&dir, "scaling")
+}
+
+/// The files a command wrote into `dir` as its `summary.json` lists them, `summary.json` last.
+fn written_files(dir: &Path, what: &str) -> PyResult<Vec<PathBuf>> {
     let summary: serde_json::Value = std::fs::read_to_string(dir.join("summary.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
-        .ok_or_else(|| FrameError::new_err("the scaling's summary.json cannot be read back"))?;
+        .ok_or_else(|| FrameError::new_err(format!("the {what}'s summary.json cannot be read back")))?;
     let mut files: Vec<PathBuf> = summary["files"]
         .as_array()
         .map(|a| a.iter().filter_map(|f| f.as_str()).map(|f| dir.join(f)).collect())
@@ -792,6 +818,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_function(wrap_pyfunction!(study, m)?)?;
     m.add_function(wrap_pyfunction!(scale, m)?)?;
+    m.add_function(wrap_pyfunction!(optimize, m)?)?;
     m.add("ModelError", m.py().get_type::<ModelError>())?;
     m.add("NotWellPosed", m.py().get_type::<NotWellPosed>())?;
     m.add("FrameError", m.py().get_type::<FrameError>())?;

@@ -474,3 +474,33 @@ def test_ik_returns_what_the_command_writes(cli, tmp_path):
     assert np.abs(loose["motion"].values[:, 0] - r["motion"].values[:, 0]).max() < 1e-2
     with pytest.raises(ValueError):
         mollier.load(model).ik(trial, tolerance=0.0)
+
+
+def test_optimize_solves_the_sliding_mass_as_the_command_does(cli, tmp_path):
+    # 2 kg moved 1 m in 1 s from rest to rest with the least ∫ F² dt: F = 12 − 24 t, objective 48
+    problem = MODELS / "optimal-control/sliding-mass-effort.toml"
+    try:
+        res = mollier.optimize(problem, tmp_path / "py")
+    except mollier.FrameError as e:
+        if "IPOPT is not available" in str(e):
+            pytest.skip(str(e))
+        raise
+    assert res.converged and res.summary["status"] == "Solve_Succeeded"
+    assert res.objective == pytest.approx(48.0, rel=1e-6)
+    assert res.files[-1].name == "summary.json" and all(f.exists() for f in res.files)
+    controls = res.table("controls", output="numpy")
+    force = controls.values[:, controls.columns.index("force.force")]
+    assert np.allclose(force, 12.0 - 24.0 * controls.time, atol=1e-4)
+    states = res.table("states", output="numpy")
+    assert states.values[-1, states.columns.index("block.x")] == pytest.approx(1.0, abs=1e-9)
+    # the command's pipeline: the same tables, to the bit
+    cli("optimize", problem, "--out", tmp_path / "cli", "--quiet")
+    for name in ["states.csv", "controls.csv", "convergence.csv", "units.csv"]:
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    # a bad problem file: a ModelError with its place, nothing written
+    bad = tmp_path / "bad.toml"
+    bad.write_text(problem.read_text().replace("duration = 1.0", "duration = -1.0"))
+    (tmp_path / "sliding-mass.toml").symlink_to(MODELS / "optimal-control" / "sliding-mass.toml")
+    with pytest.raises(mollier.ModelError) as e:
+        mollier.optimize(bad, tmp_path / "bad-out")
+    assert "duration" in str(e.value) and not (tmp_path / "bad-out").exists()

@@ -44,6 +44,8 @@ pub enum GuessSpec {
     Linear,
     /// The rest state at every point.
     Rest,
+    /// As `linear`, the tracked states on their references (their rates the slopes).
+    Reference,
 }
 
 /// An ideal actuator on a coordinate.
@@ -115,11 +117,26 @@ pub struct SolverSpec {
     /// Pairs the limited-memory Hessian keeps (IPOPT's `limited_memory_max_history`).
     #[serde(default = "history")]
     pub hessian_history: i32,
+    /// Further IPOPT options by their names (IPOPT refuses the unknown ones).
+    #[serde(default)]
+    pub ipopt: BTreeMap<String, OptionSpec>,
+}
+
+/// An IPOPT option's value as written: an integer, a number or a string.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum OptionSpec {
+    /// An integer option.
+    Int(i64),
+    /// A numeric option.
+    Num(f64),
+    /// A string option.
+    Str(String),
 }
 
 impl Default for SolverSpec {
     fn default() -> Self {
-        Self { tolerance: tol(), max_iterations: max_iter(), hessian_history: history() }
+        Self { tolerance: tol(), max_iterations: max_iter(), hessian_history: history(), ipopt: BTreeMap::new() }
     }
 }
 
@@ -164,6 +181,10 @@ pub struct ProblemSpec {
     /// States fixed at the end.
     #[serde(default, rename = "final")]
     pub final_state: BTreeMap<String, f64>,
+    /// Bound each input at the free range its law gives it (`limits.range`, a
+    /// `coordinate_limit`'s lower and upper limits; both: their intersection); `bounds` overrides.
+    #[serde(default)]
+    pub joint_ranges: bool,
     /// Bounds of states over the whole motion.
     #[serde(default)]
     pub bounds: BTreeMap<String, [f64; 2]>,
@@ -183,9 +204,40 @@ pub enum OptimizeError {
     /// Setting up or solving.
     #[error(transparent)]
     Solve(#[from] mollier_ocp::OcpError),
+    /// The output directory could not be opened (before the solve).
+    #[error("{0}")]
+    Open(OutputError),
     /// Writing the output.
     #[error(transparent)]
     Output(#[from] OutputError),
+}
+
+/// What [`run`] wrote.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The output directory.
+    pub dir: PathBuf,
+    /// `summary.json`'s fields (status, objective, iterations, residuals).
+    pub summary: Value,
+    /// Whether IPOPT converged (else the tables hold its last iterate).
+    pub converged: bool,
+    /// Wall time of set-up and solve (s).
+    pub seconds: f64,
+}
+
+/// `mollier optimize`'s pipeline, shared by the command and Python's `mollier.optimize`: read the
+/// problem file, open the output (`open`, once the file is read and before the solve), solve
+/// and write the tables as a unit. A solve IPOPT did not converge is written as well.
+pub fn run(
+    problem: &Path,
+    registry: &Registry,
+    open: impl FnOnce() -> Result<OutputDir, OutputError>,
+) -> Result<Outcome, OptimizeError> {
+    let run = OptimizeRun::read(problem, registry)?;
+    let dir = open().map_err(OptimizeError::Open)?;
+    let solved = run.solve()?;
+    let dir = solved.write(dir)?;
+    Ok(Outcome { dir, summary: solved.summary(), converged: solved.solved.ipopt.converged(), seconds: solved.seconds })
 }
 
 /// A problem file read, its model compiled.
@@ -205,6 +257,24 @@ pub fn state_names(compiled: &Compiled) -> Vec<String> {
     names.extend(compiled.muscles.iter().map(|m| format!("{}.contraction", m.name)));
     names.extend(compiled.muscles.iter().map(|m| format!("{}.activation", m.name)));
     names
+}
+
+/// The free range (SI: rad or m) the law of an input's mode gives it: its `limits.range` and its
+/// `coordinate_limit`'s `[lower_limit, upper_limit]`, intersected when both are given; `None` for
+/// an input that is not a mode or whose law has neither.
+pub fn joint_range(compiled: &Compiled, input: usize) -> Option<[f64; 2]> {
+    let info = compiled.inputs.get(input)?;
+    let (element, mode) = info.name.rsplit_once('.')?;
+    let spec = compiled.document.spec();
+    let law = spec.elements.get(element)?.law.as_ref()?.get(mode)?;
+    let si = |v: f64| match info.quantity {
+        mollier_core::element::Quantity::Angle => v * spec.units.angle_factor(),
+        mollier_core::element::Quantity::Length => spec.units.length_to_si(v),
+        mollier_core::element::Quantity::Dimensionless => v,
+    };
+    let ranges =
+        law.limits.map(|l| l.range).into_iter().chain(law.coordinate_limit.map(|c| [c.lower_limit, c.upper_limit]));
+    ranges.map(|[a, b]| [si(a), si(b)]).reduce(|r, s| [r[0].max(s[0]), r[1].min(s[1])])
 }
 
 impl OptimizeRun {
@@ -317,10 +387,42 @@ impl OptimizeRun {
                 out.push((format!("actuators.{k}.bounds"), "bounds are [lower, upper] with lower ≤ upper".into()));
             }
         }
+        for (k, v) in &s.solver.ipopt {
+            if matches!(v, OptionSpec::Int(i) if i32::try_from(*i).is_err()) {
+                out.push((format!("solver.ipopt.{k}"), "an integer option is within 32 bits".into()));
+            }
+        }
         if s.excitation_bounds.is_some_and(|b| !bounds_ok(&b)) {
             out.push(("excitation_bounds".into(), "bounds are [lower, upper] with lower ≤ upper".into()));
         }
         out
+    }
+
+    /// The bounds of every state (`state_names`' order) over the motion: activations within
+    /// [0, 1], contraction states ≥ 0, the inputs at their joint ranges when `joint_ranges` is
+    /// set, then `[bounds]`; ±2e19 (IPOPT's infinity) where free.
+    pub fn state_bounds(&self) -> Vec<[f64; 2]> {
+        let c = &self.compiled;
+        let names = state_names(c);
+        let (n, m) = (c.inputs.len(), c.muscles.len());
+        let mut b = vec![[-2e19, 2e19]; names.len()];
+        for k in 0..m {
+            b[2 * n + k] = [0.0, 2e19];
+            b[2 * n + m + k] = [0.0, 1.0];
+        }
+        if self.spec.joint_ranges {
+            for (i, bi) in b.iter_mut().enumerate().take(n) {
+                if let Some(r) = joint_range(c, i) {
+                    *bi = r;
+                }
+            }
+        }
+        for (k, v) in &self.spec.bounds {
+            if let Some(i) = names.iter().position(|n| n == k) {
+                b[i] = *v;
+            }
+        }
+        b
     }
 
     /// Set up and solve.
@@ -339,14 +441,7 @@ impl OptimizeRun {
         let rest = system.rest_state(&mut ws, &c.model.q0(), 0.0, &u0).map_err(mollier_ocp::OcpError::from)?;
         let nx = names.len();
         let layout = system.layout();
-        let mut state_bounds = vec![[-2e19, 2e19]; nx];
-        for k in 0..layout.m {
-            state_bounds[layout.a() + k] = [0.0, 1.0];
-            state_bounds[layout.s() + k] = [0.0, 2e19];
-        }
-        for (k, b) in &s.bounds {
-            state_bounds[index(k)] = *b;
-        }
+        let state_bounds = self.state_bounds();
         let mut initial: Vec<Option<f64>> = rest.x.iter().map(|&v| Some(v)).collect();
         for (k, v) in &s.initial {
             initial[index(k)] = Some(*v);
@@ -396,12 +491,25 @@ impl OptimizeRun {
             final_state,
             excitation_bounds,
         };
-        let options =
-            [("tol", IpoptValue::Num(s.solver.tolerance)), ("max_iter", IpoptValue::Int(s.solver.max_iterations))];
+        let mut options = vec![
+            ("tol", IpoptValue::Num(s.solver.tolerance)),
+            ("max_iter", IpoptValue::Int(s.solver.max_iterations)),
+            ("limited_memory_max_history", IpoptValue::Int(s.solver.hessian_history)),
+        ];
+        options.extend(s.solver.ipopt.iter().map(|(k, v)| {
+            let v = match v {
+                // within i32: checked by `problems`
+                OptionSpec::Int(i) => IpoptValue::Int(*i as i32),
+                OptionSpec::Num(x) => IpoptValue::Num(*x),
+                OptionSpec::Str(t) => IpoptValue::Str(t.clone()),
+            };
+            (k.as_str(), v)
+        }));
         let solved = problem.solve(
             match s.guess {
                 GuessSpec::Linear => Guess::Linear,
                 GuessSpec::Rest => Guess::Rest,
+                GuessSpec::Reference => Guess::Reference,
             },
             &rest.x,
             &options,
@@ -409,7 +517,11 @@ impl OptimizeRun {
         // the muscles at each point, for muscles.csv
         let mut muscles = Vec::with_capacity(solved.points.len());
         for p in &solved.points {
-            let lin = system.linearize(&mut ws, &p.x, &p.xd, &p.excitations).map_err(mollier_ocp::OcpError::from)?;
+            // a last iterate the kernel cannot evaluate (IPOPT stopped there): its rows are empty
+            let Ok(lin) = system.linearize(&mut ws, &p.x, &p.xd, &p.excitations) else {
+                muscles.push(vec![[f64::NAN; 6]; layout.m]);
+                continue;
+            };
             muscles.push(
                 system
                     .muscles

@@ -50,3 +50,37 @@ fn unknown_fields_and_wrong_types_are_refused_at_their_place() {
     let d = read("zero", "model = \"pendulum.toml\"\nduration = -1.0\nintervals = 0\n").err().expect("refused").0;
     assert!(d.iter().any(|x| x.path == "duration") && d.iter().any(|x| x.path == "intervals"), "{d:?}");
 }
+
+#[test]
+fn joint_ranges_bound_the_inputs_at_their_laws_ranges() {
+    // the shoulder's flexion: SC and AC have DAS3's ranges as stops (`limits.range`), GH OpenSim's
+    // `CoordinateLimitForce` (`coordinate_limit`), all in degrees from rest in the model file
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/optimal-control/shoulder-flexion-track.toml");
+    let run = OptimizeRun::read(std::path::Path::new(path), &mollier::registry()).expect("reads");
+    assert!(run.spec.joint_ranges);
+    let b = run.state_bounds();
+    let deg = std::f64::consts::PI / 180.0;
+    let names = mollier::optimize::state_names(&run.compiled);
+    let at = |name: &str| b[names.iter().position(|n| n == name).expect(name)];
+    for (name, range) in [
+        ("sc_y.rotation", [-35.6369, 10.3659]),
+        ("ac_x.rotation", [-13.0721, 21.9299]),
+        ("gh_x.rotation", [-50.0, 120.0]),
+        ("gh_y.rotation", [-80.0, 80.0]),
+    ] {
+        let got = at(name);
+        for k in 0..2 {
+            assert!((got[k] - range[k] * deg).abs() < 1e-12, "{name}: {got:?} against {range:?} deg");
+        }
+    }
+    // rates free, muscles' states at their natural bounds
+    assert_eq!(at("gh_x.rotation.vel"), [-2e19, 2e19]);
+    assert_eq!(at("serratus_anterior_1.activation"), [0.0, 1.0]);
+    assert_eq!(at("serratus_anterior_1.contraction"), [0.0, 2e19]);
+    // `[bounds]` overrides a range; without `joint_ranges` the inputs are free
+    let mut run = run;
+    run.spec.bounds.insert("gh_x.rotation".into(), [-0.1, 0.2]);
+    assert_eq!(run.state_bounds()[names.iter().position(|n| n == "gh_x.rotation").unwrap()], [-0.1, 0.2]);
+    run.spec.joint_ranges = false;
+    assert_eq!(run.state_bounds()[names.iter().position(|n| n == "sc_y.rotation").unwrap()], [-2e19, 2e19]);
+}

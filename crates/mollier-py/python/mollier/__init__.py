@@ -40,6 +40,7 @@ __all__ = [
     "ModelError",
     "MotionWarning",
     "NotWellPosed",
+    "OptimizeResult",
     "ReserveWarning",
     "Results",
     "ScaleResult",
@@ -48,6 +49,7 @@ __all__ = [
     "Table",
     "load",
     "load_text",
+    "optimize",
     "read_table",
     "scale",
     "study",
@@ -507,3 +509,37 @@ def study(path: Union[str, os.PathLike], out: Union[str, os.PathLike]) -> StudyR
     as a unit (the same files as the command, through the same writer)."""
     files, failed = _native.study(os.fspath(path), os.fspath(out))
     return StudyResult(Path(out), [Path(f) for f in files], failed)
+
+
+class OptimizeResult:
+    """An optimal control problem solved into ``out``: ``files`` (paths, ``summary.json``
+    last), ``converged`` (whether IPOPT converged; else the tables hold its last iterate),
+    ``summary`` (``summary.json`` as a dict: ``status``, ``objective``, ``iterations``, the
+    largest dynamics residual and defect); :meth:`table` reads one of its tables."""
+
+    def __init__(self, out: Path, files: List[Path], converged: bool) -> None:
+        self.out = out
+        self.files = files
+        self.converged = converged
+        with open(out / "summary.json") as f:
+            self.summary = json.load(f)
+        self.objective: float = self.summary["objective"]
+
+    def table(self, name: str, output: Optional[str] = None) -> Any:
+        """A table by its file's name without ``.csv``: ``states``, ``muscles``, ``controls``
+        (by time) or ``convergence`` (IPOPT's iterations; its ``time`` column is ``iter``)."""
+        return read_table(self.out / f"{name}.csv", output)
+
+    def __repr__(self) -> str:
+        state = "converged" if self.converged else "not converged"
+        return f"OptimizeResult({str(self.out)!r}, objective {self.objective:.9g}, {state})"
+
+
+def optimize(problem: Union[str, os.PathLike], out: Union[str, os.PathLike]) -> OptimizeResult:
+    """``mollier optimize``: solve the optimal control problem file ``problem`` (TOML,
+    docs/optimal-control.md) by direct collocation and IPOPT and write its tables into the
+    directory ``out`` as a unit, by the command's own pipeline (the same files). A bad problem
+    file raises :class:`ModelError` and writes nothing; IPOPT missing or a failed evaluation
+    raises :class:`FrameError`."""
+    files, converged = _native.optimize(os.fspath(problem), os.fspath(out))
+    return OptimizeResult(Path(out), [Path(f) for f in files], converged)
