@@ -339,10 +339,19 @@ enum Command {
         /// `motion.csv` in it or beside it unless --motion is given.
         #[arg(long)]
         results: Option<PathBuf>,
-        /// Another results directory on the same motion (e.g. criterion d against b), drawn in
-        /// the right half with the same camera and colour scale.
-        #[arg(long, value_name = "DIR2", requires = "results")]
+        /// Results drawn in the right half of the page with the same camera: other results of
+        /// the same model (criterion d against b) or, with --compare-model, of another model.
+        /// Its motion is `motion.csv` in it or beside it unless --compare-motion is given.
+        #[arg(long, value_name = "DIR2")]
         compare: Option<PathBuf>,
+        /// The right half's model (.toml, .json, or .osim), when it is not the page's: two
+        /// subjects, or the shoulder beside an imported arm, each on its own motion.
+        #[arg(long, value_name = "MODEL2")]
+        compare_model: Option<PathBuf>,
+        /// The right half's motion (default: --compare's, else the page's for the same model,
+        /// else the model as its file places it).
+        #[arg(long, value_name = "MOTION2")]
+        compare_motion: Option<PathBuf>,
         /// Draw every N-th frame only (the last always), for a smaller page.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         every: u32,
@@ -487,6 +496,8 @@ fn main() -> ExitCode {
             motion,
             results,
             compare,
+            compare_model,
+            compare_motion,
             every,
             out,
             png,
@@ -506,6 +517,8 @@ fn main() -> ExitCode {
                 motion: motion.as_deref(),
                 results: results.as_deref(),
                 compare: compare.as_deref(),
+                compare_model: compare_model.as_deref(),
+                compare_motion: compare_motion.as_deref(),
                 every: every as usize,
                 out: out.as_deref(),
                 pictures: view::Pictures {

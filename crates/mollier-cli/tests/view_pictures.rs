@@ -73,9 +73,62 @@ fn compare_needs_the_same_frames_and_forces() {
     let out = mollier(&[&args[..], &["--compare", path_str(&b)]].concat());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("forces.csv"), "{}", text(&out.stderr));
-    // --compare without --results
-    let out = mollier(&["view", MODEL, "--out", path_str(&page), "--compare", path_str(&a)]);
-    assert_eq!(out.status.code(), Some(2));
+    // --compare without --results: the left half without forces, on the same motion
+    let out =
+        mollier(&["view", MODEL, "--motion", path_str(&motion), "--out", path_str(&page), "--compare", path_str(&a)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Two different models side by side: the page embeds both on their own motions; bad input on
+/// either side is a located error (exit 2) and writes nothing, neither the page nor a picture
+/// nor a --frames folder.
+#[test]
+fn a_pair_of_models_draws_both_and_bad_input_writes_nothing() {
+    let dir = scratch("pair");
+    let (page, png, frames) = (dir.join("pair.html"), dir.join("pair.png"), dir.join("frames"));
+    let pair = |extra: &[&str]| {
+        let mut args = vec!["view", MODEL, "--motion", MOTION, "--out", path_str(&page)];
+        args.extend_from_slice(extra);
+        mollier(&args)
+    };
+    // the pendulum as placed beside the wrapping motion: 45 steps, the pendulum's one frame
+    let out = pair(&["--compare-model", "models/mechanisms/pendulum.toml"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("45 frames, 3 muscles beside 1 frames, 0 muscles (45 steps)"),
+        "{}",
+        text(&out.stdout)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let data = html.split("id=\"mollier-data\">").nth(1).and_then(|t| t.split("</script>").next()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(data).unwrap();
+    assert_eq!(json["compare"]["title"], "Simple pendulum (models/mechanisms/pendulum.toml)");
+    assert_eq!(json["steps"].as_array().map(Vec::len), Some(45));
+    std::fs::remove_file(&page).unwrap();
+    // a broken model file, a missing one, a broken motion, results that name none of its muscles
+    let broken = dir.join("broken.toml");
+    std::fs::write(&broken, "[bodies.arm]\nmass = [1.5\n").unwrap();
+    let bad_motion = dir.join("bad.csv");
+    std::fs::write(&bad_motion, "time,elbow.rotation [deg]\n0,1\n0.1,x\n").unwrap();
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    std::fs::write(results.join("forces.csv"), "time,nobody\n0,1\n").unwrap();
+    let gone = dir.join("gone.toml");
+    let cases: [(&[&str], String); 4] = [
+        (&["--compare-model", path_str(&broken)], format!("{}:2:", broken.display())),
+        (&["--compare-model", path_str(&gone)], gone.display().to_string()),
+        (&["--compare-model", MODEL, "--compare-motion", path_str(&bad_motion)], format!("{}:3", bad_motion.display())),
+        (&["--compare-model", MODEL, "--compare", path_str(&results)], "forces.csv".to_string()),
+    ];
+    for (extra, located) in cases {
+        let all = [extra, &["--png", path_str(&png), "--frames", path_str(&frames)]].concat();
+        let out = pair(&all);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(&located), "{extra:?}: want {located} in {err}");
+        assert!(!page.exists() && !png.exists() && !frames.exists(), "{extra:?} wrote something");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

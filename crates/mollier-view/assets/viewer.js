@@ -5,6 +5,9 @@
 // self-checks and writes them as JSON into #mollier-test (read by tools/test-viewer through
 // --dump-dom); export=K,L,... or export=all writes those frames' canvas as PNG data URLs into
 // #mollier-export (read by `mollier view --png/--frames` through --dump-dom).
+// With --compare the data holds a second geometry (`compare`), drawn in the right half as a
+// scene of its own with the same camera; the frames of the page are then its `steps` (the
+// frame each half shows), and frame=K, export=K and the slider count in steps.
 (function () {
   'use strict';
   const errors = [];
@@ -30,44 +33,347 @@
   }
   const f64 = (s) => new Float64Array(bytes(s));
   const f32 = (s) => new Float32Array(bytes(s));
-  const positions = f64(D.positions);
-  const lengths = f64(D.lengths);
-  const forces = D.forces ? f64(D.forces) : null;
-  const linePoints = f32(D.line_points);
-  const shapeData = f32(D.shapes);
-  const bodyFrames = f32(D.body_frames);
-  const nF = D.times.length, nP = D.points.length, nM = D.muscles.length, nB = D.bodies.length;
-  const lines = [];
-  const shapes = [];
-  D.elements.forEach((e, i) => {
-    for (let k = 0; k < e.lines; k++) lines.push({ el: i });
-    e.shapes.forEach((kind) => shapes.push({ el: i, kind }));
-  });
-  T.decoded = performance.now();
-  const nL = lines.length, nS = shapes.length;
-  // where each line of each frame starts in linePoints (in points)
-  const lineStart = new Float64Array(nF * nL + 1);
-  const maxCount = new Uint32Array(nL);
-  let acc = 0;
-  for (let i = 0; i < nF * nL; i++) {
-    lineStart[i] = acc;
-    acc += D.line_counts[i];
-    maxCount[i % nL] = Math.max(maxCount[i % nL], D.line_counts[i]);
-  }
-  let fMax = 0;
-  // --compare: a second results directory's forces on the same motion, drawn in the right half
-  // with the same camera and colour scale
-  const compare = D.compare ? {
-    title: D.compare.title,
-    forces: f64(D.compare.forces),
-    coneForce: D.compare.cone_force ? f64(D.compare.cone_force) : null,
-    inside: D.compare.inside || [],
-  } : null;
-  for (const fs of [forces, compare && compare.forces]) if (fs) for (const f of fs) if (Number.isFinite(f) && f > fMax) fMax = f;
-  // which results the scene shows: 0 the page's, 1 the compared (the right half)
-  let side = 0;
+  // the page's steps: the frame each half shows (one model: its frames)
+  const steps = D.compare ? D.steps : D.times.map((_, k) => [k, 0]);
+  const nSteps = steps.length;
+  const pair = !!D.compare;
 
-  // ---- the scene ----
+  // Every shaded solid (bones, obstacles, contacts, the cone) is drawn by one lit shader
+  // program: the same settings (blended, both sides in one pass; `solid`), the colour and
+  // opacity being uniforms. three.js compiles a program per set of settings (opaque or not,
+  // each side; two passes, back then front, for a translucent double-sided one), and a software
+  // renderer (SwiftShader, headless) compiles each on the CPU at the first frame.
+  const solid = (color, opacity, depthWrite = false) => new THREE.MeshLambertMaterial({
+    color, opacity, depthWrite, transparent: true, side: THREE.DoubleSide, forceSinglePass: true,
+  });
+  const boneMaterial = solid(0xe6dcc8, 1, true);
+  const unitCylinder = new THREE.CylinderGeometry(1, 1, 1, 24, 1, true);
+  const unitBall = new THREE.SphereGeometry(1, 24, 12);
+  const unit = {
+    sphere: new THREE.SphereGeometry(1, 32, 16),
+    ellipsoid: new THREE.SphereGeometry(1, 48, 24),
+    // three's cylinder runs along y: turned to run along z, from -1 to 1
+    cylinder: new THREE.CylinderGeometry(1, 1, 2, 32, 1, true).rotateX(Math.PI / 2),
+  };
+  const groupNames = ['bones', 'frames', 'points', 'obstacles', 'contacts', 'axes', 'elements', 'muscles', 'joint'];
+  // colours of the force scale (N): blue, cyan, yellow, red
+  const stops = [[0.17, 0.25, 0.75], [0.1, 0.7, 0.8], [0.95, 0.8, 0.15], [0.85, 0.1, 0.08]];
+  function forceColour(f, fMax) {
+    if (!Number.isFinite(f)) return new THREE.Color(0.6, 0.6, 0.6);
+    const t = Math.min(Math.max(fMax > 0 ? f / fMax : 0, 0), 1) * (stops.length - 1);
+    const i = Math.min(Math.floor(t), stops.length - 2), u = t - i;
+    return new THREE.Color(...[0, 1, 2].map((a) => stops[i][a] * (1 - u) + stops[i + 1][a] * u));
+  }
+  function dynamic(n) {
+    const g = new THREE.BufferGeometry();
+    g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(Math.max(n, 1) * 3), 3));
+    return g;
+  }
+
+  // ---- one model's scene: its bodies, muscles, solids and joint cone through its frames ----
+  // (`s`: 0 the page's model, 1 the compared one in the right half)
+  function Side(D, s) {
+    const positions = f64(D.positions);
+    const lengths = f64(D.lengths);
+    const forces = D.forces ? f64(D.forces) : null;
+    const linePoints = f32(D.line_points);
+    const shapeData = f32(D.shapes);
+    const bodyFrames = f32(D.body_frames);
+    const nF = D.times.length, nP = D.points.length, nM = D.muscles.length, nB = D.bodies.length;
+    const lines = [];
+    const shapes = [];
+    D.elements.forEach((e, i) => {
+      for (let k = 0; k < e.lines; k++) lines.push({ el: i });
+      e.shapes.forEach((kind) => shapes.push({ el: i, kind }));
+    });
+    const nL = lines.length, nS = shapes.length;
+    // where each line of each frame starts in linePoints (in points)
+    const lineStart = new Float64Array(nF * nL + 1);
+    const maxCount = new Uint32Array(nL);
+    let acc = 0;
+    for (let i = 0; i < nF * nL; i++) {
+      lineStart[i] = acc;
+      acc += D.line_counts[i];
+      maxCount[i % nL] = Math.max(maxCount[i % nL], D.line_counts[i]);
+    }
+    let fMax = 0;
+    if (forces) for (const f of forces) if (Number.isFinite(f) && f > fMax) fMax = f;
+
+    const scene = new THREE.Scene();
+    scene.add(new THREE.AmbientLight(0xffffff, 1.6));
+    const sun = new THREE.DirectionalLight(0xffffff, 1.6);
+    sun.position.set(1, 2, 3);
+    scene.add(sun);
+    // everything drawn hangs from `root`, which places the model in the page (a pair: each
+    // model turned to the page's axes and centred; one model: where it is)
+    const root = new THREE.Group();
+    root.matrixAutoUpdate = false;
+    scene.add(root);
+
+    // ---- the bodies' meshes (decoded first: they count in the scene's size) ----
+    // vertices in body coordinates (m), quantized to 16 bits over the mesh's box; triangles as
+    // 16- or 32-bit indices; normals computed here
+    const meshes = (D.meshes || []).map((m) => {
+      const q = new Uint16Array(bytes(m.vertices));
+      const v = new Float32Array(q.length);
+      for (let i = 0; i < q.length; i++) {
+        const a = i % 3;
+        v[i] = m.box[a] + (q[i] / 65535) * (m.box[3 + a] - m.box[a]);
+      }
+      const g = new THREE.BufferGeometry();
+      g.setAttribute('position', new THREE.BufferAttribute(v, 3));
+      const t = m.index_bytes === 2 ? new Uint16Array(bytes(m.triangles)) : new Uint32Array(bytes(m.triangles));
+      g.setIndex(new THREE.BufferAttribute(t, 1));
+      g.computeVertexNormals();
+      g.computeBoundingSphere();
+      return { body: m.body, name: m.name, geometry: g };
+    });
+    // a body's frame in frame k as a matrix (its axes and origin): meshes are fixed in it
+    function bodyMatrix(k, b, into) {
+      const o = (k * nB + b) * 12, v = bodyFrames;
+      return into.set(v[o + 3], v[o + 6], v[o + 9], v[o], v[o + 4], v[o + 7], v[o + 10], v[o + 1],
+        v[o + 5], v[o + 8], v[o + 11], v[o + 2], 0, 0, 0, 1);
+    }
+    // the points and the meshes' box corners of every frame (model coordinates), so that the
+    // motion stays in view (flat arrays: a long motion has hundreds of thousands of points)
+    const meshCorners = [];
+    {
+      const m4 = new THREE.Matrix4(), v = new THREE.Vector3();
+      for (const m of D.meshes || []) for (let k = 0; k < nF; k++) {
+        bodyMatrix(k, m.body, m4);
+        for (let c = 0; c < 8; c++) {
+          v.set(m.box[c & 1 ? 3 : 0], m.box[c & 2 ? 4 : 1], m.box[c & 4 ? 5 : 2]).applyMatrix4(m4);
+          if (Number.isFinite(v.x + v.y + v.z)) meshCorners.push(v.x, v.y, v.z);
+        }
+      }
+    }
+    const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+    for (const a of [positions, meshCorners]) for (let i = 0; i + 2 < a.length; i += 3) {
+      for (let c = 0; c < 3; c++) if (Number.isFinite(a[i] + a[i + 1] + a[i + 2])) { lo[c] = Math.min(lo[c], a[i + c]); hi[c] = Math.max(hi[c], a[i + c]); }
+    }
+    if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); meshCorners.push(...lo, ...hi); }
+    const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
+    // each point and mesh box corner of every frame where the page draws it
+    const wp = new THREE.Vector3();
+    function eachPoint(fn) {
+      const moved = !root.matrix.equals(identity);
+      for (const a of [positions, meshCorners]) for (let i = 0; i + 2 < a.length; i += 3) {
+        let x = a[i], y = a[i + 1], z = a[i + 2];
+        if (!Number.isFinite(x + y + z)) continue;
+        if (moved) {
+          wp.set(x, y, z).applyMatrix4(root.matrix);
+          x = wp.x; y = wp.y; z = wp.z;
+        }
+        fn(x, y, z);
+      }
+    }
+
+    const groups = {};
+    for (const name of groupNames) {
+      groups[name] = new THREE.Group();
+      root.add(groups[name]);
+    }
+    // bones: each body's meshes, else its capsules (between its joints, see mollier_view::capsules)
+    const meshObjects = meshes.map((m) => {
+      const obj = new THREE.Mesh(m.geometry, boneMaterial);
+      obj.matrixAutoUpdate = false;
+      obj.userData = { side: s, body: m.body, mesh: m.name };
+      groups.bones.add(obj);
+      return obj;
+    });
+    const meshed = new Set(meshes.map((m) => m.body));
+    // a body with a mesh has no capsules, nor has a body without one towards a body with one
+    // (ground to the pelvis: the pelvis's mesh shows that bone)
+    const capsules = (D.capsules || []).filter((c) => !meshed.has(c.body) && !(c.child !== null && meshed.has(c.child))).map((c) => {
+      const parts = [unitCylinder, unitBall, unitBall].map((g) => {
+        const m = new THREE.Mesh(g, boneMaterial);
+        m.matrixAutoUpdate = false;
+        m.userData = { side: s, body: c.body, capsule: true };
+        groups.bones.add(m);
+        return m;
+      });
+      return { c, parts };
+    });
+    // a cylinder along y from a to b of radius r (three's cylinder: along y, height 1, centred)
+    const va = new THREE.Vector3(), vb = new THREE.Vector3(), vx = new THREE.Vector3(), vz = new THREE.Vector3();
+    function placeCapsules(pos) {
+      for (const { c, parts } of capsules) {
+        va.fromArray(pos, 3 * c.ends[0]);
+        vb.fromArray(pos, 3 * c.ends[1]);
+        const axis = vb.clone().sub(va);
+        const ok = Number.isFinite(axis.length());
+        parts.forEach((p) => { p.visible = ok; });
+        if (!ok) continue;
+        vx.set(1, 0, 0);
+        if (Math.abs(axis.clone().normalize().x) > 0.9) vx.set(0, 0, 1);
+        vz.crossVectors(vx, axis).normalize();
+        vx.crossVectors(axis, vz).normalize();
+        const r = c.radius;
+        parts[0].matrix.makeBasis(vx.clone().multiplyScalar(r), axis, vz.clone().multiplyScalar(r)).setPosition(va.clone().add(vb).multiplyScalar(0.5));
+        parts[1].matrix.makeScale(r, r, r).setPosition(va);
+        parts[2].matrix.makeScale(r, r, r).setPosition(vb);
+        parts.forEach((p) => { p.matrixWorldNeedsUpdate = true; });
+      }
+    }
+    const points = new THREE.Points(dynamic(nP), new THREE.PointsMaterial({ color: 0x333333, size: 4, sizeAttenuation: false }));
+    groups.points.add(points);
+    // the bodies' x, y and z axes, a set of segments each in its colour (a plain colour, not
+    // vertex colours: the lines' program serves)
+    const axes = [0xd91a1a, 0x1aa61a, 0x1a33e6].map((colour) => {
+      const obj = new THREE.LineSegments(dynamic(nB * 2), new THREE.LineBasicMaterial({ color: colour }));
+      obj.frustumCulled = false;
+      groups.frames.add(obj);
+      return obj;
+    });
+    const lineObjects = lines.map((l, i) => {
+      const e = D.elements[l.el];
+      const colour = e.group === 'muscle' ? 0xc0392b : e.group === 'axes' ? 0x8e44ad : 0x2c3e50;
+      const obj = new THREE.Line(dynamic(maxCount[i]), new THREE.LineBasicMaterial({ color: colour }));
+      obj.frustumCulled = false;
+      obj.userData = { side: s, element: l.el };
+      const into = { muscle: groups.muscles, contact: groups.contacts, axes: groups.axes };
+      (into[e.group] || groups.elements).add(obj);
+      return obj;
+    });
+    // an obstacle several muscles wrap over is in each muscle's drawing: drawn once
+    const seen = new Set();
+    const shapeObjects = shapes.map((sh, k) => {
+      const key = sh.kind + Array.from(shapeData.subarray(k * 12, k * 12 + 12), (v) => v.toFixed(6)).join(',');
+      if (seen.has(key)) return null;
+      seen.add(key);
+      const contact = D.elements[sh.el].group === 'contact';
+      const m = new THREE.Mesh(unit[sh.kind], contact ? solid(0xd9c8a9, 0.3) : solid(0x8fa9c4, 0.45));
+      m.matrixAutoUpdate = false;
+      m.userData = { side: s, element: sh.el };
+      (contact ? groups.contacts : groups.obstacles).add(m);
+      return m;
+    });
+
+    // the joint's stability cone (apex at the joint centre, opening along its x axis, into the
+    // socket) and the joint force as an arrow, green inside the cone, red outside
+    const cone = D.cone ? {
+      frames: f64(D.cone.frames),
+      force: D.cone.force ? f64(D.cone.force) : null,
+      tan: D.cone.half_angles.map(Math.tan),
+    } : null;
+    let coneMesh = null, arrow = null, jointMax = 0;
+    if (cone) {
+      // three's cone: apex at +h/2 on y; moved so the apex is at the origin and the base at y = -1
+      const g = new THREE.ConeGeometry(1, 1, 48, 1, true).translate(0, -0.5, 0);
+      coneMesh = new THREE.Mesh(g, solid(0x3a9d5d, 0.3));
+      coneMesh.matrixAutoUpdate = false;
+      groups.joint.add(coneMesh);
+      if (cone.force) {
+        for (let k = 0; k < nF; k++) jointMax = Math.max(jointMax, Math.hypot(cone.force[3 * k] || 0, cone.force[3 * k + 1] || 0, cone.force[3 * k + 2] || 0));
+        arrow = new THREE.ArrowHelper(new THREE.Vector3(1, 0, 0), new THREE.Vector3(), 1, 0x1e8449);
+        groups.joint.add(arrow);
+      }
+    }
+    const coneLength = size * 0.12;
+    const side = { s, D, scene, root, groups, positions, lengths, forces, linePoints, lineStart, nF, nP, nM, nB, nL, size, fMax, meshes, meshObjects, capsules, lineObjects, shapeObjects, cone, frame: 0, eachPoint };
+    function placeJoint() {
+      if (!cone) return;
+      const frame = side.frame, o = frame * 12, v = cone.frames, L = coneLength;
+      const c = new THREE.Vector3(v[o], v[o + 1], v[o + 2]);
+      const ax = new THREE.Vector3(v[o + 3], v[o + 4], v[o + 5]);
+      const ay = new THREE.Vector3(v[o + 6], v[o + 7], v[o + 8]).multiplyScalar(L * cone.tan[0]);
+      const az = new THREE.Vector3(v[o + 9], v[o + 10], v[o + 11]).multiplyScalar(L * cone.tan[1]);
+      coneMesh.matrix.makeBasis(ay, ax.clone().multiplyScalar(-L), az).setPosition(c);
+      coneMesh.matrixWorldNeedsUpdate = true;
+      if (!arrow) return;
+      const f = new THREE.Vector3(cone.force[3 * frame], cone.force[3 * frame + 1], cone.force[3 * frame + 2]);
+      const n = f.length();
+      arrow.visible = Number.isFinite(n) && n > 0;
+      if (arrow.visible) {
+        arrow.position.copy(c);
+        arrow.setDirection(f.clone().normalize());
+        arrow.setLength(1.4 * L * n / jointMax, 0.2 * L, 0.1 * L);
+        arrow.setColor(D.cone.inside[frame] ? 0x1e8449 : 0xc0392b);
+      }
+    }
+    function colourMuscles() {
+      if (!forces) return;
+      lineObjects.forEach((obj) => {
+        const m = D.elements[obj.userData.element].muscle;
+        if (m !== null) obj.material.color.copy(forceColour(forces[side.frame * nM + m], side.fMax));
+      });
+    }
+    // show frame f (clamped to the motion's)
+    side.setFrame = function (f) {
+      const frame = side.frame = Math.min(Math.max(f | 0, 0), nF - 1);
+      const pos = positions.subarray(frame * nP * 3, (frame + 1) * nP * 3);
+      const pa = points.geometry.attributes.position;
+      pa.array.set(pos);
+      pa.needsUpdate = true;
+      placeCapsules(pos);
+      meshObjects.forEach((obj) => { bodyMatrix(frame, obj.userData.body, obj.matrix); obj.matrixWorldNeedsUpdate = true; });
+      const len = size * 0.04;
+      axes.forEach((obj, a) => {
+        const aa = obj.geometry.attributes.position;
+        for (let b = 0; b < nB; b++) {
+          const o = (frame * nB + b) * 12, k = b * 6;
+          for (let c = 0; c < 3; c++) {
+            aa.array[k + c] = bodyFrames[o + c];
+            aa.array[k + 3 + c] = bodyFrames[o + c] + len * bodyFrames[o + 3 + a * 3 + c];
+          }
+        }
+        aa.needsUpdate = true;
+      });
+      lineObjects.forEach((obj, l) => {
+        const i = frame * nL + l;
+        const n = D.line_counts[i], st = lineStart[i] * 3;
+        const a = obj.geometry.attributes.position;
+        a.array.set(linePoints.subarray(st, st + n * 3));
+        a.needsUpdate = true;
+        obj.geometry.setDrawRange(0, n);
+        obj.geometry.computeBoundingSphere();
+      });
+      colourMuscles();
+      shapeObjects.forEach((mesh, k) => {
+        if (!mesh) return;
+        const o = (frame * nS + k) * 12, v = shapeData;
+        mesh.matrix.set(v[o + 3], v[o + 6], v[o + 9], v[o], v[o + 4], v[o + 7], v[o + 10], v[o + 1],
+          v[o + 5], v[o + 8], v[o + 11], v[o + 2], 0, 0, 0, 1);
+        mesh.matrixWorldNeedsUpdate = true;
+      });
+      placeJoint();
+    };
+    // this frame's time and joint force, as the page writes them
+    side.timeText = function () {
+      const frame = side.frame;
+      let jointText = '';
+      if (cone && cone.force) {
+        const n = Math.hypot(cone.force[3 * frame], cone.force[3 * frame + 1], cone.force[3 * frame + 2]);
+        if (Number.isFinite(n)) jointText = `   ${D.cone.joint} force ${n.toFixed(0)} N${D.cone.inside[frame] ? '' : ' (outside the cone)'}`;
+      }
+      return `frame ${frame + 1} / ${nF}   t = ${D.times[frame].toFixed(3)} s${jointText}`;
+    };
+    // the centre of a body's bones in this frame, where the page draws it: its meshes' boxes,
+    // else its capsules' ends, else its origin
+    side.bodyCentre = function (b) {
+      const lo = new THREE.Vector3(Infinity, Infinity, Infinity), hi = lo.clone().negate(), v = new THREE.Vector3();
+      const add = (p) => { lo.min(p); hi.max(p); };
+      const frame = side.frame;
+      (D.meshes || []).forEach((m, k) => {
+        if (m.body !== b) return;
+        for (let c = 0; c < 8; c++) add(v.set(m.box[c & 1 ? 3 : 0], m.box[c & 2 ? 4 : 1], m.box[c & 4 ? 5 : 2]).applyMatrix4(meshObjects[k].matrix));
+      });
+      if (lo.x > hi.x) capsules.forEach(({ c }) => { if (c.body === b) for (const e of c.ends) add(v.fromArray(positions, (frame * nP + e) * 3)); });
+      if (lo.x > hi.x) { const o = (frame * nB + b) * 12; add(v.set(bodyFrames[o], bodyFrames[o + 1], bodyFrames[o + 2])); }
+      return lo.add(hi).multiplyScalar(0.5).applyMatrix4(root.matrix);
+    };
+    // its box's centre over every frame (model coordinates)
+    side.centre = new THREE.Vector3((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
+    side.bonesReport = () => ({ capsules: capsules.length, meshes: meshObjects.map((o, k) => ({ body: D.bodies[o.userData.body].name, mesh: o.userData.mesh, triangles: meshes[k].geometry.index.count / 3 })) });
+    side.drawnMusclePaths = () => lineObjects.filter((o) => o.visible && D.elements[o.userData.element].group === 'muscle' && o.geometry.drawRange.count >= 2).length;
+    return side;
+  }
+  const identity = new THREE.Matrix4();
+
+  const sides = [Side(D, 0)].concat(pair ? [Side(D.compare, 1)] : []);
+  T.decoded = performance.now();
+
+  // ---- the drawing: one canvas, one camera, a half for each model of a pair ----
   const container = document.getElementById('view') || document.body.appendChild(Object.assign(document.createElement('div'), { id: 'view' }));
   // size=WxH fixes the drawing's size (CSS pixels), for pictures that do not depend on the window
   const fixedSize = /^(\d+)x(\d+)$/.exec(params.get('size') || '');
@@ -77,73 +383,34 @@
   renderer.setSize(...viewSize());
   renderer.setClearColor(0xf4f4f2);
   container.appendChild(renderer.domElement);
-  const scene = new THREE.Scene();
-  scene.add(new THREE.AmbientLight(0xffffff, 1.6));
-  const sun = new THREE.DirectionalLight(0xffffff, 1.6);
-  sun.position.set(1, 2, 3);
-  scene.add(sun);
-
-  // ---- the bodies' meshes (decoded first: they count in the scene's size) ----
-  // vertices in body coordinates (m), quantized to 16 bits over the mesh's box; triangles as
-  // 16- or 32-bit indices; normals computed here
-  const meshes = (D.meshes || []).map((m) => {
-    const q = new Uint16Array(bytes(m.vertices));
-    const v = new Float32Array(q.length);
-    for (let i = 0; i < q.length; i++) {
-      const a = i % 3;
-      v[i] = m.box[a] + (q[i] / 65535) * (m.box[3 + a] - m.box[a]);
-    }
-    const g = new THREE.BufferGeometry();
-    g.setAttribute('position', new THREE.BufferAttribute(v, 3));
-    const t = m.index_bytes === 2 ? new Uint16Array(bytes(m.triangles)) : new Uint32Array(bytes(m.triangles));
-    g.setIndex(new THREE.BufferAttribute(t, 1));
-    g.computeVertexNormals();
-    g.computeBoundingSphere();
-    return { body: m.body, name: m.name, geometry: g };
-  });
-  // a body's frame in frame k as a matrix (its axes and origin): meshes are fixed in it
-  function bodyMatrix(k, b, into) {
-    const o = (k * nB + b) * 12, v = bodyFrames;
-    return into.set(v[o + 3], v[o + 6], v[o + 9], v[o], v[o + 4], v[o + 7], v[o + 10], v[o + 1],
-      v[o + 5], v[o + 8], v[o + 11], v[o + 2], 0, 0, 0, 1);
-  }
-
-  // size of the scene: the points and the meshes' boxes of every frame, so that the motion stays
-  // in view
-  // (flat arrays: a long motion has hundreds of thousands of points)
-  const meshCorners = [];
-  {
-    const m4 = new THREE.Matrix4(), v = new THREE.Vector3();
-    for (const m of D.meshes || []) for (let k = 0; k < nF; k++) {
-      bodyMatrix(k, m.body, m4);
-      for (let c = 0; c < 8; c++) {
-        v.set(m.box[c & 1 ? 3 : 0], m.box[c & 2 ? 4 : 1], m.box[c & 4 ? 5 : 2]).applyMatrix4(m4);
-        if (Number.isFinite(v.x + v.y + v.z)) meshCorners.push(v.x, v.y, v.z);
-      }
-    }
-  }
-  function eachScenePoint(fn) {
-    for (const a of [positions, meshCorners]) for (let i = 0; i + 2 < a.length; i += 3) {
-      const x = a[i], y = a[i + 1], z = a[i + 2];
-      if (Number.isFinite(x + y + z)) fn(x, y, z);
-    }
-  }
-  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-  eachScenePoint((x, y, z) => {
-    if (x < lo[0]) lo[0] = x; if (x > hi[0]) hi[0] = x;
-    if (y < lo[1]) lo[1] = y; if (y > hi[1]) hi[1] = y;
-    if (z < lo[2]) lo[2] = z; if (z > hi[2]) hi[2] = z;
-  });
-  if (!Number.isFinite(lo[0])) { lo.fill(-0.5); hi.fill(0.5); meshCorners.push(...lo, ...hi); }
-  const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
-  const fov = 35;
-
-  // each half of the drawing with --compare
-  const aspect = () => viewSize()[0] / (compare ? 2 : 1) / viewSize()[1];
-  const camera = new THREE.PerspectiveCamera(fov, aspect(), size / 100, size * 100);
   // the model's up (its `axes`; y by default): the orbit turns about it
   const worldUp = new THREE.Vector3(...(D.up || [0, 1, 0]));
   const forward = new THREE.Vector3(...(D.forward || [1, 0, 0]));
+  if (pair) {
+    // Each model turned so that its front, up and right are the page's model's, and centred on
+    // its box over its motion: one camera then sees both from the same side, each in the middle
+    // of its half at the same scale.
+    const basis = (f, u) => new THREE.Matrix4().makeBasis(f, u, f.clone().cross(u));
+    const page = basis(forward, worldUp);
+    for (const side of sides) {
+      const turn = page.clone().multiply(basis(new THREE.Vector3(...(side.D.forward || [1, 0, 0])), new THREE.Vector3(...(side.D.up || [0, 1, 0]))).transpose());
+      const centre = side.centre.clone().applyMatrix4(turn);
+      side.root.matrix.copy(turn).setPosition(centre.negate());
+      side.root.matrixWorldNeedsUpdate = true;
+    }
+    // one colour scale for the same muscles (criterion d against b), each its own otherwise
+    const [a, b] = sides;
+    if (JSON.stringify(a.D.muscles) === JSON.stringify(b.D.muscles)) a.fMax = b.fMax = Math.max(a.fMax, b.fMax);
+  }
+  function eachScenePoint(fn) {
+    for (const side of sides) side.eachPoint(fn);
+  }
+  const size = Math.max(...sides.map((x) => x.size));
+  const fov = 35;
+
+  // each half of the drawing with --compare
+  const aspect = () => viewSize()[0] / (pair ? 2 : 1) / viewSize()[1];
+  const camera = new THREE.PerspectiveCamera(fov, aspect(), size / 100, size * 100);
   camera.up.copy(worldUp);
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
   controls.addEventListener('change', () => render());
@@ -159,7 +426,8 @@
   // and from along any axis (view=x, -x, y, -y, z, -z)
   const axisViews = { x: [1, 0, 0], '-x': [-1, 0, 0], y: [1e-4, 1, 0], '-y': [1e-4, -1, 0], z: [0, 0, 1], '-z': [0, 0, -1] };
   // Place the camera along `dir` (towards it from the model) so that every point and mesh box
-  // of every frame is in the view, the nearest side (height or width) filled to 92 %.
+  // of every frame (of both models of a pair) is in the view, the nearest side (height or
+  // width) filled to 92 %.
   function viewFrom(name) {
     const back = new THREE.Vector3(...(views[name] || axisViews[name])).normalize();
     const right = worldUp.clone().cross(back).normalize();
@@ -188,245 +456,36 @@
   }
   let current = null;
 
-  const groups = {};
-  for (const name of ['bones', 'frames', 'points', 'obstacles', 'contacts', 'axes', 'elements', 'muscles']) {
-    groups[name] = new THREE.Group();
-    scene.add(groups[name]);
-  }
-  function dynamic(n) {
-    const g = new THREE.BufferGeometry();
-    g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(Math.max(n, 1) * 3), 3));
-    return g;
-  }
-  // bones: each body's meshes, else its capsules (between its joints, see mollier_view::capsules)
-  // Every shaded solid (bones, obstacles, contacts, the cone) is drawn by one lit shader
-  // program: the same settings (blended, both sides in one pass; `solid`), the colour and
-  // opacity being uniforms. three.js compiles a program per set of settings (opaque or not,
-  // each side; two passes, back then front, for a translucent double-sided one), and a software
-  // renderer (SwiftShader, headless) compiles each on the CPU at the first frame.
-  const solid = (color, opacity, depthWrite = false) => new THREE.MeshLambertMaterial({
-    color, opacity, depthWrite, transparent: true, side: THREE.DoubleSide, forceSinglePass: true,
-  });
-  const boneMaterial = solid(0xe6dcc8, 1, true);
-  const meshObjects = meshes.map((m) => {
-    const obj = new THREE.Mesh(m.geometry, boneMaterial);
-    obj.matrixAutoUpdate = false;
-    obj.userData = { body: m.body, mesh: m.name };
-    groups.bones.add(obj);
-    return obj;
-  });
-  const meshed = new Set(meshes.map((m) => m.body));
-  const unitCylinder = new THREE.CylinderGeometry(1, 1, 1, 24, 1, true);
-  const unitBall = new THREE.SphereGeometry(1, 24, 12);
-  // a body with a mesh has no capsules, nor has a body without one towards a body with one
-  // (ground to the pelvis: the pelvis's mesh shows that bone)
-  const capsules = (D.capsules || []).filter((c) => !meshed.has(c.body) && !(c.child !== null && meshed.has(c.child))).map((c) => {
-    const parts = [unitCylinder, unitBall, unitBall].map((g) => {
-      const m = new THREE.Mesh(g, boneMaterial);
-      m.matrixAutoUpdate = false;
-      m.userData = { body: c.body, capsule: true };
-      groups.bones.add(m);
-      return m;
-    });
-    return { c, parts };
-  });
-  // a cylinder along y from a to b of radius r (three's cylinder: along y, height 1, centred)
-  const va = new THREE.Vector3(), vb = new THREE.Vector3(), vx = new THREE.Vector3(), vz = new THREE.Vector3();
-  function placeCapsules(pos) {
-    for (const { c, parts } of capsules) {
-      va.fromArray(pos, 3 * c.ends[0]);
-      vb.fromArray(pos, 3 * c.ends[1]);
-      const axis = vb.clone().sub(va);
-      const ok = Number.isFinite(axis.length());
-      parts.forEach((p) => { p.visible = ok; });
-      if (!ok) continue;
-      vx.set(1, 0, 0);
-      if (Math.abs(axis.clone().normalize().x) > 0.9) vx.set(0, 0, 1);
-      vz.crossVectors(vx, axis).normalize();
-      vx.crossVectors(axis, vz).normalize();
-      const r = c.radius;
-      parts[0].matrix.makeBasis(vx.clone().multiplyScalar(r), axis, vz.clone().multiplyScalar(r)).setPosition(va.clone().add(vb).multiplyScalar(0.5));
-      parts[1].matrix.makeScale(r, r, r).setPosition(va);
-      parts[2].matrix.makeScale(r, r, r).setPosition(vb);
-      parts.forEach((p) => { p.matrixWorldNeedsUpdate = true; });
-    }
-  }
-  const points = new THREE.Points(dynamic(nP), new THREE.PointsMaterial({ color: 0x333333, size: 4, sizeAttenuation: false }));
-  groups.points.add(points);
-  // the bodies' x, y and z axes, a set of segments each in its colour (a plain colour, not
-  // vertex colours: the lines' program serves)
-  const axes = [0xd91a1a, 0x1aa61a, 0x1a33e6].map((colour) => {
-    const obj = new THREE.LineSegments(dynamic(nB * 2), new THREE.LineBasicMaterial({ color: colour }));
-    obj.frustumCulled = false;
-    groups.frames.add(obj);
-    return obj;
-  });
-
-  // colours of the force scale (N): blue, cyan, yellow, red
-  const stops = [[0.17, 0.25, 0.75], [0.1, 0.7, 0.8], [0.95, 0.8, 0.15], [0.85, 0.1, 0.08]];
-  function forceColour(f) {
-    if (!Number.isFinite(f)) return new THREE.Color(0.6, 0.6, 0.6);
-    const t = Math.min(Math.max(fMax > 0 ? f / fMax : 0, 0), 1) * (stops.length - 1);
-    const i = Math.min(Math.floor(t), stops.length - 2), u = t - i;
-    return new THREE.Color(...[0, 1, 2].map((a) => stops[i][a] * (1 - u) + stops[i + 1][a] * u));
-  }
-  const lineObjects = lines.map((l, i) => {
-    const e = D.elements[l.el];
-    const colour = e.group === 'muscle' ? 0xc0392b : e.group === 'axes' ? 0x8e44ad : 0x2c3e50;
-    const obj = new THREE.Line(dynamic(maxCount[i]), new THREE.LineBasicMaterial({ color: colour }));
-    obj.frustumCulled = false;
-    obj.userData = { element: l.el };
-    const into = { muscle: groups.muscles, contact: groups.contacts, axes: groups.axes };
-    (into[e.group] || groups.elements).add(obj);
-    return obj;
-  });
-  const unit = {
-    sphere: new THREE.SphereGeometry(1, 32, 16),
-    ellipsoid: new THREE.SphereGeometry(1, 48, 24),
-    // three's cylinder runs along y: turned to run along z, from -1 to 1
-    cylinder: new THREE.CylinderGeometry(1, 1, 2, 32, 1, true).rotateX(Math.PI / 2),
-  };
-  // an obstacle several muscles wrap over is in each muscle's drawing: drawn once
-  const seen = new Set();
-  const shapeObjects = shapes.map((s, k) => {
-    const key = s.kind + Array.from(shapeData.subarray(k * 12, k * 12 + 12), (v) => v.toFixed(6)).join(',');
-    if (seen.has(key)) return null;
-    seen.add(key);
-    const contact = D.elements[s.el].group === 'contact';
-    const m = new THREE.Mesh(unit[s.kind], contact ? solid(0xd9c8a9, 0.3) : solid(0x8fa9c4, 0.45));
-    m.matrixAutoUpdate = false;
-    m.userData = { element: s.el };
-    (contact ? groups.contacts : groups.obstacles).add(m);
-    return m;
-  });
-
-  // the joint's stability cone (apex at the joint centre, opening along its x axis, into the
-  // socket) and the joint force as an arrow, green inside the cone, red outside
-  groups.joint = new THREE.Group();
-  scene.add(groups.joint);
-  const cone = D.cone ? {
-    frames: f64(D.cone.frames),
-    force: D.cone.force ? f64(D.cone.force) : null,
-    tan: D.cone.half_angles.map(Math.tan),
-  } : null;
-  let coneMesh = null, arrow = null, jointMax = 0;
-  if (cone) {
-    // three's cone: apex at +h/2 on y; moved so the apex is at the origin and the base at y = -1
-    const g = new THREE.ConeGeometry(1, 1, 48, 1, true).translate(0, -0.5, 0);
-    coneMesh = new THREE.Mesh(g, solid(0x3a9d5d, 0.3));
-    coneMesh.matrixAutoUpdate = false;
-    groups.joint.add(coneMesh);
-    if (cone.force) {
-      for (let k = 0; k < nF; k++) jointMax = Math.max(jointMax, Math.hypot(cone.force[3 * k] || 0, cone.force[3 * k + 1] || 0, cone.force[3 * k + 2] || 0));
-      arrow = new THREE.ArrowHelper(new THREE.Vector3(1, 0, 0), new THREE.Vector3(), 1, 0x1e8449);
-      groups.joint.add(arrow);
-    }
-  }
-  const coneLength = size * 0.12;
-  function placeJoint() {
-    if (!cone) return;
-    const jointForce = side ? compare.coneForce : cone.force, inside = side ? compare.inside : (D.cone.inside || []);
-    const o = frame * 12, v = cone.frames, L = coneLength;
-    const c = new THREE.Vector3(v[o], v[o + 1], v[o + 2]);
-    const ax = new THREE.Vector3(v[o + 3], v[o + 4], v[o + 5]);
-    const ay = new THREE.Vector3(v[o + 6], v[o + 7], v[o + 8]).multiplyScalar(L * cone.tan[0]);
-    const az = new THREE.Vector3(v[o + 9], v[o + 10], v[o + 11]).multiplyScalar(L * cone.tan[1]);
-    coneMesh.matrix.makeBasis(ay, ax.clone().multiplyScalar(-L), az).setPosition(c);
-    coneMesh.matrixWorldNeedsUpdate = true;
-    if (arrow) arrow.visible = false;
-    if (arrow && jointForce) {
-      const f = new THREE.Vector3(jointForce[3 * frame], jointForce[3 * frame + 1], jointForce[3 * frame + 2]);
-      const n = f.length();
-      arrow.visible = Number.isFinite(n) && n > 0;
-      if (arrow.visible) {
-        arrow.position.copy(c);
-        arrow.setDirection(f.clone().normalize());
-        arrow.setLength(1.4 * L * n / jointMax, 0.2 * L, 0.1 * L);
-        arrow.setColor(inside[frame] ? 0x1e8449 : 0xc0392b);
-      }
-    }
-  }
-
-  // ---- a frame ----
+  // ---- a step: the frame of each half ----
   let frame = 0;
-  function setFrame(f) {
-    frame = Math.min(Math.max(f | 0, 0), nF - 1);
-    const pos = positions.subarray(frame * nP * 3, (frame + 1) * nP * 3);
-    const pa = points.geometry.attributes.position;
-    pa.array.set(pos);
-    pa.needsUpdate = true;
-    placeCapsules(pos);
-    meshObjects.forEach((obj) => { bodyMatrix(frame, obj.userData.body, obj.matrix); obj.matrixWorldNeedsUpdate = true; });
-    const len = size * 0.04;
-    axes.forEach((obj, a) => {
-      const aa = obj.geometry.attributes.position;
-      for (let b = 0; b < nB; b++) {
-        const o = (frame * nB + b) * 12, k = b * 6;
-        for (let c = 0; c < 3; c++) {
-          aa.array[k + c] = bodyFrames[o + c];
-          aa.array[k + 3 + c] = bodyFrames[o + c] + len * bodyFrames[o + 3 + a * 3 + c];
-        }
-      }
-      aa.needsUpdate = true;
-    });
-    lineObjects.forEach((obj, l) => {
-      const i = frame * nL + l;
-      const n = D.line_counts[i], s = lineStart[i] * 3;
-      const a = obj.geometry.attributes.position;
-      a.array.set(linePoints.subarray(s, s + n * 3));
-      a.needsUpdate = true;
-      obj.geometry.setDrawRange(0, n);
-      obj.geometry.computeBoundingSphere();
-    });
-    colourMuscles();
-    shapeObjects.forEach((mesh, k) => {
-      if (!mesh) return;
-      const o = (frame * nS + k) * 12, v = shapeData;
-      mesh.matrix.set(v[o + 3], v[o + 6], v[o + 9], v[o], v[o + 4], v[o + 7], v[o + 10], v[o + 1],
-        v[o + 5], v[o + 8], v[o + 11], v[o + 2], 0, 0, 0, 1);
-      mesh.matrixWorldNeedsUpdate = true;
-    });
-    placeJoint();
+  function setFrame(k) {
+    frame = Math.min(Math.max(k | 0, 0), nSteps - 1);
+    sides.forEach((side, s) => side.setFrame(steps[frame][s]));
     slider.value = String(frame);
-    let jointText = '';
-    if (cone && cone.force) {
-      const n = Math.hypot(cone.force[3 * frame], cone.force[3 * frame + 1], cone.force[3 * frame + 2]);
-      if (Number.isFinite(n)) jointText = `   ${D.cone.joint} force ${n.toFixed(0)} N${D.cone.inside[frame] ? '' : ' (outside the cone)'}`;
+    if (pair) {
+      timeLabel.textContent = `step ${frame + 1} / ${nSteps}`;
+      sides.forEach((side, s) => { halfTimes[s].textContent = side.timeText(); });
+    } else {
+      timeLabel.textContent = sides[0].timeText();
     }
-    timeLabel.textContent = `frame ${frame + 1} / ${nF}   t = ${D.times[frame].toFixed(3)} s${jointText}`;
-    if (pinned !== null) { hoverSide = pinnedSide; showInfo(pinned); }
+    if (pinned !== null) showInfo(pinned);
     render();
-  }
-  function colourMuscles() {
-    const fs = side ? compare.forces : forces;
-    if (!fs) return;
-    lineObjects.forEach((obj) => {
-      const m = D.elements[obj.userData.element].muscle;
-      if (m !== null) obj.material.color.copy(forceColour(fs[frame * nM + m]));
-    });
-  }
-  function showResults(s) {
-    side = s;
-    colourMuscles();
-    placeJoint();
   }
   // (w, h: the drawing's size in CSS pixels, the window's unless a picture is drawn)
   function render(w = viewSize()[0], h = viewSize()[1]) {
-    if (!compare) {
-      renderer.render(scene, camera);
+    if (!pair) {
+      renderer.render(sides[0].scene, camera);
       return;
     }
     const half = Math.floor(w / 2);
     renderer.setScissorTest(true);
-    for (const s of [0, 1]) {
-      showResults(s);
+    sides.forEach((side, s) => {
       renderer.setViewport(s * half, 0, half, h);
       renderer.setScissor(s * half, 0, half, h);
-      renderer.render(scene, camera);
-    }
+      renderer.render(side.scene, camera);
+    });
     renderer.setScissorTest(false);
     renderer.setViewport(0, 0, w, h);
-    showResults(0);
   }
 
   // ---- the page around it ----
@@ -434,28 +493,42 @@
   panel.id = 'panel';
   const h1 = panel.appendChild(document.createElement('h1'));
   h1.textContent = D.title;
-  const counts = { joint: cone ? 1 : 0, bones: capsules.length + meshObjects.length, frames: nB, points: nP, obstacles: 0, contacts: 0, axes: 0, elements: 0, muscles: nM };
-  shapes.forEach((s, k) => { if (shapeObjects[k] && D.elements[s.el].group !== 'contact') counts.obstacles++; });
-  D.elements.forEach((e) => {
-    if (e.group === 'contact') counts.contacts++;
-    else if ((e.group === 'element' || e.group === 'axes') && e.lines) counts[e.group === 'axes' ? 'axes' : 'elements']++;
-  });
-  const labels = { joint: `${D.cone ? D.cone.joint : ''} cone${D.cone && D.cone.force ? ' and force' : ''}`, bones: 'bones', frames: 'body frames', points: 'points', obstacles: 'obstacles', contacts: 'contacts', axes: 'joint axes', elements: 'other elements', muscles: 'muscles' };
-  for (const name of Object.keys(groups)) {
+  // the groups of both halves together: a box shows or hides a group in both
+  const counts = Object.fromEntries(groupNames.map((n) => [n, 0]));
+  for (const side of sides) {
+    const SD = side.D;
+    counts.joint += side.cone ? 1 : 0;
+    counts.bones += side.capsules.length + side.meshObjects.length;
+    counts.frames += side.nB;
+    counts.points += side.nP;
+    counts.muscles += side.nM;
+    side.shapeObjects.forEach((o) => { if (o && SD.elements[o.userData.element].group !== 'contact') counts.obstacles++; });
+    SD.elements.forEach((e) => {
+      if (e.group === 'contact') counts.contacts++;
+      else if ((e.group === 'element' || e.group === 'axes') && e.lines) counts[e.group === 'axes' ? 'axes' : 'elements']++;
+    });
+  }
+  const cones = sides.filter((x) => x.cone).map((x) => x.D.cone);
+  const labels = { joint: `${[...new Set(cones.map((c) => c.joint))].join(', ')} cone${cones.some((c) => c.force) ? ' and force' : ''}`, bones: 'bones', frames: 'body frames', points: 'points', obstacles: 'obstacles', contacts: 'contacts', axes: 'joint axes', elements: 'other elements', muscles: 'muscles' };
+  const showGroup = (name, on) => sides.forEach((x) => { x.groups[name].visible = on; });
+  for (const name of groupNames) {
     if (!counts[name]) continue;
     const l = panel.appendChild(document.createElement('label'));
     const box = l.appendChild(Object.assign(document.createElement('input'), { type: 'checkbox', checked: true }));
     box.dataset.group = name;
     l.appendChild(document.createTextNode(` ${labels[name]} (${counts[name]})`));
-    box.addEventListener('change', () => { groups[name].visible = box.checked; render(); });
+    box.addEventListener('change', () => { showGroup(name, box.checked); render(); });
   }
-  if (nM) {
+  // each half's muscles one by one (the right half's list: #muscle-list-1)
+  for (const side of sides) {
+    if (!side.nM) continue;
     const det = panel.appendChild(document.createElement('details'));
-    det.appendChild(document.createElement('summary')).textContent = 'muscles one by one';
+    det.appendChild(document.createElement('summary')).textContent = 'muscles one by one' + (pair ? (side.s ? ' (right)' : ' (left)') : '');
     const list = det.appendChild(document.createElement('div'));
-    list.id = 'muscle-list';
-    lineObjects.forEach((obj) => {
-      const e = D.elements[obj.userData.element];
+    list.id = side.s ? 'muscle-list-1' : 'muscle-list';
+    list.className = 'muscle-list';
+    side.lineObjects.forEach((obj) => {
+      const e = side.D.elements[obj.userData.element];
       if (e.group !== 'muscle') return;
       const l = list.appendChild(document.createElement('label'));
       const box = l.appendChild(Object.assign(document.createElement('input'), { type: 'checkbox', checked: true }));
@@ -468,7 +541,7 @@
   controlsBar.id = 'controls';
   const play = controlsBar.appendChild(Object.assign(document.createElement('button'), { id: 'play', textContent: 'play' }));
   const slider = controlsBar.appendChild(Object.assign(document.createElement('input'), {
-    id: 'slider', type: 'range', min: '0', max: String(nF - 1), step: '1', value: '0',
+    id: 'slider', type: 'range', min: '0', max: String(nSteps - 1), step: '1', value: '0',
   }));
   const timeLabel = controlsBar.appendChild(Object.assign(document.createElement('span'), { id: 'time' }));
   for (const name of Object.keys(views)) {
@@ -498,34 +571,39 @@
   play.addEventListener('click', () => {
     if (playing) { clearInterval(playing); playing = null; play.textContent = 'play'; return; }
     play.textContent = 'pause';
-    playing = setInterval(() => setFrame((frame + 1) % nF), 1000 / 30);
+    playing = setInterval(() => setFrame((frame + 1) % nSteps), 1000 / 30);
   });
   const info = document.body.appendChild(Object.assign(document.createElement('div'), { id: 'info' }));
-  if (forces) {
-    const bar = document.body.appendChild(Object.assign(document.createElement('div'), { id: 'colorbar' }));
+  // each half's force scale (the left's #colorbar, the right's #colorbar-1)
+  for (const side of sides) {
+    if (!side.forces) continue;
+    const bar = document.body.appendChild(Object.assign(document.createElement('div'), { id: side.s ? 'colorbar-1' : 'colorbar', className: 'colorbar' }));
     bar.style.display = 'block';
-    bar.appendChild(document.createTextNode(`${fMax.toFixed(0)} N`));
+    if (pair && !side.s) { bar.style.right = 'auto'; bar.style.left = 'calc(50% - 76px)'; }
+    bar.appendChild(document.createTextNode(`${side.fMax.toFixed(0)} N`));
     const c = bar.appendChild(document.createElement('canvas'));
     c.width = 1; c.height = 100;
     const g = c.getContext('2d');
-    for (let y = 0; y < 100; y++) { g.fillStyle = '#' + forceColour(fMax * (1 - y / 99)).getHexString(); g.fillRect(0, y, 1, 1); }
+    for (let y = 0; y < 100; y++) { g.fillStyle = '#' + forceColour(side.fMax * (1 - y / 99), side.fMax).getHexString(); g.fillRect(0, y, 1, 1); }
     bar.appendChild(document.createTextNode('0 N'));
   }
-  if (compare) {
-    for (const [s, text] of [[0, D.title], [1, compare.title]]) {
-      const label = document.body.appendChild(Object.assign(document.createElement('div'), { className: 'compare-title', textContent: text }));
-      label.style.left = s ? '50%' : '0';
-    }
-  }
-  let pinned = null, pinnedSide = 0, hoverSide = 0;
+  // each half's name (its model, its results) and the time of its frame
+  const halfTimes = sides.map((side) => {
+    if (!pair) return null;
+    const label = document.body.appendChild(Object.assign(document.createElement('div'), { className: `compare-title ${side.s ? 'right' : 'left'}` }));
+    label.style.left = side.s ? '50%' : '0';
+    label.appendChild(document.createTextNode(side.D.title));
+    if (side.D.results) label.appendChild(Object.assign(document.createElement('div'), { className: 'compare-results', textContent: side.D.results }));
+    return label.appendChild(Object.assign(document.createElement('div'), { className: 'compare-time' }));
+  });
+  let pinned = null;
   function showInfo(obj) {
-    const e = D.elements[obj.userData.element];
+    const side = sides[obj.userData.side], e = side.D.elements[obj.userData.element], k = side.frame;
     let text = `${e.name}  (${e.kind})`;
     if (e.muscle !== null) {
-      text += `\nlength ${(lengths[frame * nM + e.muscle] * 1000).toFixed(1)} mm`;
-      const fs = hoverSide && compare ? compare.forces : forces;
-      if (fs) {
-        const f = fs[frame * nM + e.muscle];
+      text += `\nlength ${(side.lengths[k * side.nM + e.muscle] * 1000).toFixed(1)} mm`;
+      if (side.forces) {
+        const f = side.forces[k * side.nM + e.muscle];
         text += Number.isFinite(f) ? `\nforce ${f.toFixed(1)} N` : '\nforce: none in this frame';
       }
     }
@@ -534,51 +612,39 @@
   }
   const raycaster = new THREE.Raycaster();
   raycaster.params.Line.threshold = size * 0.006;
-  // the pointer in the camera's coordinates (-1 to 1), in its half with --compare
+  // the half under the pointer and the pointer in the camera's coordinates (-1 to 1) in it
   function pointer(ev) {
     const r = renderer.domElement.getBoundingClientRect();
-    const width = compare ? r.width / 2 : r.width;
-    const s = compare && ev.clientX - r.left >= width ? 1 : 0;
-    return { side: s, at: new THREE.Vector2(((ev.clientX - r.left - s * width) / width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1) };
+    const width = pair ? r.width / 2 : r.width;
+    const s = pair && ev.clientX - r.left >= width ? 1 : 0;
+    return { side: sides[s], at: new THREE.Vector2(((ev.clientX - r.left - s * width) / width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1) };
   }
   function pick(ev) {
-    const p = pointer(ev);
-    hoverSide = p.side;
-    raycaster.setFromCamera(p.at, camera);
+    const { side, at } = pointer(ev);
+    raycaster.setFromCamera(at, camera);
     // three's raycaster also hits objects of hidden groups: only what is shown counts
     const shown = (o) => { for (; o; o = o.parent) if (!o.visible) return false; return true; };
-    const hits = raycaster.intersectObjects([groups.muscles, groups.axes, groups.elements, groups.contacts], true).filter((h) => shown(h.object));
+    const g = side.groups;
+    const hits = raycaster.intersectObjects([g.muscles, g.axes, g.elements, g.contacts], true).filter((h) => shown(h.object));
     return hits.length ? hits[0].object : null;
   }
   function pickBody(ev) {
-    raycaster.setFromCamera(pointer(ev).at, camera);
-    if (!groups.bones.visible) return null;
-    const hits = raycaster.intersectObjects(groups.bones.children, false).filter((h) => h.object.visible);
-    return hits.length ? hits[0].object.userData.body : null;
-  }
-  // the centre of a body's bones in this frame: its meshes' boxes, else its capsules' ends,
-  // else its origin
-  function bodyCentre(b) {
-    const lo = new THREE.Vector3(Infinity, Infinity, Infinity), hi = lo.clone().negate(), v = new THREE.Vector3();
-    const add = (p) => { lo.min(p); hi.max(p); };
-    (D.meshes || []).forEach((m, k) => {
-      if (m.body !== b) return;
-      for (let c = 0; c < 8; c++) add(v.set(m.box[c & 1 ? 3 : 0], m.box[c & 2 ? 4 : 1], m.box[c & 4 ? 5 : 2]).applyMatrix4(meshObjects[k].matrix));
-    });
-    if (lo.x > hi.x) capsules.forEach(({ c }) => { if (c.body === b) for (const e of c.ends) add(v.fromArray(positions, (frame * nP + e) * 3)); });
-    if (lo.x > hi.x) { const o = (frame * nB + b) * 12; add(v.set(bodyFrames[o], bodyFrames[o + 1], bodyFrames[o + 2])); }
-    return lo.add(hi).multiplyScalar(0.5);
+    const { side, at } = pointer(ev);
+    raycaster.setFromCamera(at, camera);
+    if (!side.groups.bones.visible) return null;
+    const hits = raycaster.intersectObjects(side.groups.bones.children, false).filter((h) => h.object.visible);
+    return hits.length ? { side, body: hits[0].object.userData.body } : null;
   }
   renderer.domElement.addEventListener('pointermove', (ev) => {
     const o = pick(ev);
-    if (o) showInfo(o); else if (pinned) { hoverSide = pinnedSide; showInfo(pinned); } else info.style.display = 'none';
+    if (o) showInfo(o); else if (pinned) showInfo(pinned); else info.style.display = 'none';
   });
-  renderer.domElement.addEventListener('click', (ev) => { pinned = pick(ev); pinnedSide = hoverSide; if (pinned) showInfo(pinned); else info.style.display = 'none'; });
+  renderer.domElement.addEventListener('click', (ev) => { pinned = pick(ev); if (pinned) showInfo(pinned); else info.style.display = 'none'; });
   // double-click on a bone: orbit about that body (its bones' centre in this frame)
   renderer.domElement.addEventListener('dblclick', (ev) => {
-    const body = pickBody(ev);
-    if (body === null) return;
-    const c = bodyCentre(body);
+    const hit = pickBody(ev);
+    if (hit === null) return;
+    const c = hit.side.bodyCentre(hit.body);
     camera.position.add(c.clone().sub(controls.target));
     controls.target.copy(c);
     controls.update();
@@ -590,7 +656,7 @@
     const [cw, ch] = viewSize();
     renderer.setPixelRatio(1);
     renderer.setSize(w, h, false);
-    camera.aspect = w / (compare ? 2 : 1) / h;
+    camera.aspect = w / (pair ? 2 : 1) / h;
     camera.updateProjectionMatrix();
     render(w, h);
     const url = renderer.domElement.toDataURL('image/png');
@@ -613,7 +679,7 @@
   // hide=bones,obstacles,... starts with those groups hidden (a link that shows just the muscles)
   for (const name of (params.get('hide') || '').split(',')) {
     const box = panel.querySelector(`input[data-group="${name}"]`);
-    if (box && groups[name]) { box.checked = false; groups[name].visible = false; }
+    if (box && groupNames.includes(name)) { box.checked = false; showGroup(name, false); }
   }
   viewFrom(views[params.get('view')] || axisViews[params.get('view')] ? params.get('view') : 'front');
   setFrame(Number(params.get('frame') || 0));
@@ -631,35 +697,45 @@
     gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
     return { w, h, px };
   }
-  function drawnMusclePaths() {
-    return lineObjects.filter((o) => o.visible && D.elements[o.userData.element].group === 'muscle' && o.geometry.drawRange.count >= 2).length;
+  const drawnMusclePaths = () => sides[0].drawnMusclePaths();
+  // a point of a half's model (model coordinates) on the screen: [x, y] from the left and from
+  // the bottom of a drawing w wide and h high (its half of it with a pair)
+  function onScreen(side, x, y, z, w, h) {
+    const v = new THREE.Vector3(x, y, z).applyMatrix4(side.root.matrix).project(camera);
+    const half = pair ? w / 2 : w;
+    return [side.s * half + (v.x + 1) / 2 * half, (v.y + 1) / 2 * h];
   }
-  // For each muscle: whether a pixel of its colour is near one of its projected points.
+  // each muscle line of a half in this frame: [object, its element, its points (flat, m)]
+  function muscleLines(side) {
+    const out = [];
+    side.lineObjects.forEach((obj, l) => {
+      const e = side.D.elements[obj.userData.element];
+      if (e.group !== 'muscle') return;
+      const i = side.frame * side.nL + l, st = side.lineStart[i] * 3, n = side.D.line_counts[i];
+      out.push([obj, e, side.linePoints.subarray(st, st + 3 * n)]);
+    });
+    return out;
+  }
+  // For each muscle of the page's model: whether a pixel of its colour is near one of its
+  // projected points.
   function colourCheck() {
     // the translucent solids and the bones are drawn over muscles behind them: hidden meanwhile
-    const hidden = ['obstacles', 'contacts', 'bones', 'frames', 'points', 'axes', 'elements', 'joint'].filter((g) => groups[g].visible);
-    hidden.forEach((g) => { groups[g].visible = false; });
+    const hidden = groupNames.filter((g) => g !== 'muscles' && sides[0].groups[g].visible);
+    hidden.forEach((g) => showGroup(g, false));
     render();
     const { w, h, px } = pixels();
-    hidden.forEach((g) => { groups[g].visible = true; });
+    hidden.forEach((g) => showGroup(g, true));
     render();
-    const v = new THREE.Vector3();
     const near = [];
     const checked = [];
-    lineObjects.forEach((obj, l) => {
-      const e = D.elements[obj.userData.element];
-      if (e.group !== 'muscle') return;
+    for (const [obj, e, p] of muscleLines(sides[0])) {
       const hex = obj.material.color.getHex();
       const want = [(hex >> 16) & 255, (hex >> 8) & 255, hex & 255];
-      const i = frame * nL + l, s = lineStart[i] * 3, n = D.line_counts[i];
       let found = false;
-      const screen = [];
-      for (let k = 0; k < n && !found; k++) {
-        v.set(linePoints[s + 3 * k], linePoints[s + 3 * k + 1], linePoints[s + 3 * k + 2]).project(camera);
-        const x = Math.round((v.x + 1) / 2 * w), y = Math.round((v.y + 1) / 2 * h);
-        screen.push([x, h - 1 - y]);
+      for (let k = 0; k + 2 < p.length && !found; k += 3) {
+        const [sx, sy] = onScreen(sides[0], p[k], p[k + 1], p[k + 2], w, h).map(Math.round);
         for (let dy = -2; dy <= 2 && !found; dy++) for (let dx = -2; dx <= 2 && !found; dx++) {
-          const xx = x + dx, yy = y + dy;
+          const xx = sx + dx, yy = sy + dy;
           if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
           const o = (yy * w + xx) * 4;
           found = Math.abs(px[o] - want[0]) + Math.abs(px[o + 1] - want[1]) + Math.abs(px[o + 2] - want[2]) < 40;
@@ -667,53 +743,52 @@
       }
       checked.push(e.name);
       if (found) near.push(e.name);
-    });
+    }
     return { muscles: checked.length, found: near.length, missing: checked.filter((m) => !near.includes(m)) };
   }
-  // Each muscle's path points on the screen (CSS pixels from the top left) and its colour, and
-  // the rectangles of the page's panels, for a check on a screenshot of the same view.
-  function projections() {
+  // Each shown muscle's path points on the screen (CSS pixels from the top left) and its colour,
+  // and the rectangles of the page's panels, for a check on a screenshot of the same view.
+  function projections(s = 0) {
     const r = renderer.domElement.getBoundingClientRect();
-    const v = new THREE.Vector3();
     const muscles = [];
-    lineObjects.forEach((obj, l) => {
-      const e = D.elements[obj.userData.element];
-      if (e.group !== 'muscle' || !obj.visible) return;
+    for (const [obj, e, p] of muscleLines(sides[s])) {
+      if (!obj.visible) continue;
       const hex = obj.material.color.getHex();
-      const i = frame * nL + l, s = lineStart[i] * 3, n = D.line_counts[i];
       const points = [];
-      for (let k = 0; k < n; k++) {
-        v.set(linePoints[s + 3 * k], linePoints[s + 3 * k + 1], linePoints[s + 3 * k + 2]).project(camera);
-        points.push([r.left + (v.x + 1) / 2 * r.width, r.top + (1 - v.y) / 2 * r.height]);
+      for (let k = 0; k + 2 < p.length; k += 3) {
+        const [x, y] = onScreen(sides[s], p[k], p[k + 1], p[k + 2], r.width, r.height);
+        points.push([r.left + x, r.top + r.height - y]);
       }
       muscles.push({ name: e.name, colour: [(hex >> 16) & 255, (hex >> 8) & 255, hex & 255], points });
-    });
-    const panels = ['panel', 'controls', 'colorbar', 'info'].map((id) => document.getElementById(id))
+    }
+    const panels = ['panel', 'controls', 'colorbar', 'colorbar-1', 'info'].map((id) => document.getElementById(id))
       .filter((el) => el && el.offsetParent !== null).map((el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; });
     return { muscles, panels };
   }
-  // Each drawn joint axis in this frame: its element, type and end points (m).
+  // Each drawn joint axis of the page's model in this frame: its element, type and end points (m).
   function jointAxes() {
     const out = [];
-    lineObjects.forEach((obj, l) => {
-      const e = D.elements[obj.userData.element];
-      const i = frame * nL + l, s = lineStart[i] * 3, n = D.line_counts[i];
+    const side = sides[0];
+    side.lineObjects.forEach((obj, l) => {
+      const e = side.D.elements[obj.userData.element];
+      const i = side.frame * side.nL + l, st = side.lineStart[i] * 3, n = side.D.line_counts[i];
       if (e.group !== 'axes' || !obj.visible || n < 2) return;
-      out.push({ name: e.name, kind: e.kind, points: Array.from(linePoints.subarray(s, s + 3 * n)) });
+      out.push({ name: e.name, kind: e.kind, points: Array.from(side.linePoints.subarray(st, st + 3 * n)) });
     });
     return out;
   }
-  // The named points of every frame that project outside the view (the camera's start).
+  // The named points of every frame (of both models of a pair) that project outside the view.
   function outOfView() {
     const v = new THREE.Vector3();
-    let outside = 0;
-    for (let i = 0; i < nF * nP; i++) {
-      v.set(positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]);
+    let outside = 0, all = 0;
+    for (const side of sides) for (let i = 0; i < side.nF * side.nP; i++) {
+      v.set(side.positions[3 * i], side.positions[3 * i + 1], side.positions[3 * i + 2]);
       if (!Number.isFinite(v.x)) continue;
-      v.project(camera);
+      all++;
+      v.applyMatrix4(side.root.matrix).project(camera);
       if (Math.abs(v.x) > 1 || Math.abs(v.y) > 1) outside++;
     }
-    return { points: nF * nP, outside };
+    return { points: all, outside };
   }
   function fingerprint() {
     const { px } = pixels();
@@ -724,7 +799,29 @@
     }
     return { hash, nonBackground };
   }
-  // Where the camera looks from and how much of the view the model fills: the largest |x| and
+  // The two halves' pixels: per half a hash, its colours and the pixels not background, and
+  // how many pixels differ between the halves.
+  function halves() {
+    const { w, h, px } = pixels(), half = Math.floor(w / 2);
+    const out = [0, 1].map((s) => {
+      let hash = 2166136261, drawn = 0;
+      const colours = new Set();
+      for (let y = 0; y < h; y++) for (let x = 0; x < half; x++) {
+        const o = (y * w + s * half + x) * 4, c = px[o] | (px[o + 1] << 8) | (px[o + 2] << 16);
+        hash = Math.imul(hash ^ c, 16777619) >>> 0;
+        colours.add(c);
+        if (c !== 0xf2f4f4) drawn++;
+      }
+      return { hash, colours: colours.size, drawn };
+    });
+    let differ = 0;
+    for (let y = 0; y < h; y++) for (let x = 0; x < half; x++) {
+      const o = (y * w + x) * 4, p = o + half * 4;
+      if (px[o] !== px[p] || px[o + 1] !== px[p + 1] || px[o + 2] !== px[p + 2]) differ++;
+    }
+    return { left: out[0], right: out[1], differ };
+  }
+  // Where the camera looks from and how much of the view the models fill: the largest |x| and
   // |y| of every point and mesh box corner of every frame in normalized device coordinates
   // (1: the edge of the view).
   function cameraReport() {
@@ -737,19 +834,24 @@
     });
     const dir = camera.position.clone().sub(controls.target).normalize();
     const up = new THREE.Vector3(0, 1, 0).applyQuaternion(camera.quaternion);
-    return { view: current, from: dir.toArray(), screen_up: up.toArray(), fill: [x, y], forward: forward.toArray(), up: worldUp.toArray() };
+    return { view: current, from: dir.toArray(), screen_up: up.toArray(), fill: [x, y], forward: forward.toArray(), up: worldUp.toArray(), position: camera.position.toArray(), target: controls.target.toArray() };
   }
-  function bonesReport() {
-    return { capsules: capsules.length, meshes: meshObjects.map((o, k) => ({ body: D.bodies[o.userData.body].name, mesh: o.userData.mesh, triangles: meshes[k].geometry.index.count / 3 })) };
+  const bonesReport = () => sides[0].bonesReport();
+  // each half: its model, frames, the frame shown, its muscles drawn and its bones
+  function pairReport() {
+    return sides.map((side) => ({
+      title: side.D.title, results: side.D.results || null, frames: side.nF, frame: side.frame, muscles: side.nM,
+      drawn_muscle_paths: side.drawnMusclePaths(), bones: side.bonesReport(), time: side.D.times[side.frame],
+    }));
   }
-  // export=K,L,... (or all): each frame's canvas as a PNG data URL, one line `K data:...` each
+  // export=K,L,... (or all): each step's canvas as a PNG data URL, one line `K data:...` each
   const exportFrames = params.get('export');
   if (exportFrames) {
-    const list = exportFrames === 'all' ? [...Array(nF).keys()] : exportFrames.split(',').map(Number).filter((k) => Number.isInteger(k) && k >= 0 && k < nF);
-    const lines = list.map((k) => { setFrame(k); return `${k} ${renderer.domElement.toDataURL('image/png')}`; });
-    document.body.appendChild(Object.assign(document.createElement('pre'), { id: 'mollier-export', textContent: lines.join('\n') }));
+    const list = exportFrames === 'all' ? [...Array(nSteps).keys()] : exportFrames.split(',').map(Number).filter((k) => Number.isInteger(k) && k >= 0 && k < nSteps);
+    const out = list.map((k) => { setFrame(k); return `${k} ${renderer.domElement.toDataURL('image/png')}`; });
+    document.body.appendChild(Object.assign(document.createElement('pre'), { id: 'mollier-export', textContent: out.join('\n') }));
   }
-  // video=FPS: every frame encoded as VP8 (the browser's WebCodecs) with the timestamps of FPS
+  // video=FPS: every step encoded as VP8 (the browser's WebCodecs) with the timestamps of FPS
   // frames a second, not the wall clock's (MediaRecorder's), so that a renderer slower than FPS
   // does not stretch the video; window.mollierVideo resolves to JSON of the encoded chunks
   // (timestamps in µs), which `mollier view --video` writes as WebM
@@ -774,7 +876,7 @@
     encoder.configure(config);
     // a key frame every second, for seeking
     const keyEvery = Math.max(1, Math.round(fps));
-    for (let k = 0; k < nF && !failure; k++) {
+    for (let k = 0; k < nSteps && !failure; k++) {
       setFrame(k);
       const f = new VideoFrame(canvas, { timestamp: Math.round((k * 1e6) / fps), duration: Math.round(1e6 / fps) });
       encoder.encode(f, { keyFrame: k % keyEvery === 0 });
@@ -783,49 +885,37 @@
     }
     if (!failure) await encoder.flush();
     encoder.close();
-    return JSON.stringify({ width: w, height: h, fps, frames: nF, chunks, error: failure });
+    return JSON.stringify({ width: w, height: h, fps, frames: nSteps, chunks, error: failure });
   }
   const videoFps = Number(params.get('video'));
   if (videoFps > 0) window.mollierVideo = recordVideo(videoFps).catch((e) => JSON.stringify({ error: String(e) }));
-  // a body's bones' centre in this frame (m) and where it is on the screen (CSS pixels from the
-  // top left), and the orbit's target (m): for a test of the double-click
-  function bodyOnScreen(name) {
-    const b = D.bodies.findIndex((x) => x.name === name);
+  // a body's bones' centre in this frame (m, where the page draws it) and where it is on the
+  // screen (CSS pixels from the top left), and the orbit's target (m): for a test of the
+  // double-click (s: the half)
+  function bodyOnScreen(name, s = 0) {
+    const side = sides[s], b = side.D.bodies.findIndex((x) => x.name === name);
     if (b < 0) return null;
-    const c = bodyCentre(b), v = c.clone().project(camera), r = renderer.domElement.getBoundingClientRect();
-    return { centre: c.toArray(), screen: [r.left + (v.x + 1) / 2 * r.width / (compare ? 2 : 1), r.top + (1 - v.y) / 2 * r.height] };
+    const c = side.bodyCentre(b), v = c.clone().project(camera), r = renderer.domElement.getBoundingClientRect();
+    const half = pair ? r.width / 2 : r.width;
+    return { centre: c.toArray(), screen: [r.left + s * half + (v.x + 1) / 2 * half, r.top + (1 - v.y) / 2 * r.height] };
   }
   const target = () => controls.target.toArray();
-  window.mollierView = { D, setFrame, render, drawnMusclePaths, colourCheck, projections, jointAxes, fingerprint, bodyOnScreen, target, errors, loadMs, pageMs, get frame() { return frame; } };
+  window.mollierView = {
+    D, setFrame, render, drawnMusclePaths, colourCheck, projections, jointAxes, fingerprint, halves, bodyOnScreen, target,
+    pairReport, cameraReport, errors, loadMs, pageMs, get frame() { return frame; },
+  };
   if (params.get('test')) {
-    const report = { phases_ms: T, load_ms: loadMs, page_ms: pageMs, frames: nF, frame, muscles: nM, drawn_muscle_paths: drawnMusclePaths(), points: D.points };
-    report.positions = Array.from(positions.subarray(frame * nP * 3, (frame + 1) * nP * 3));
+    const side = sides[0], first0 = frame;
+    const report = { phases_ms: T, load_ms: loadMs, page_ms: pageMs, frames: nSteps, frame, muscles: side.nM, drawn_muscle_paths: drawnMusclePaths(), points: D.points };
+    report.positions = Array.from(side.positions.subarray(side.frame * side.nP * 3, (side.frame + 1) * side.nP * 3));
     report.colours = colourCheck();
     report.projections = projections();
     report.joint_axes = jointAxes();
     report.in_view = outOfView();
     report.camera = cameraReport();
-    if (compare) {
-      // the two halves' pixels, to see the same camera (same results: equal halves)
-      const { w, h, px } = pixels(), half = Math.floor(w / 2);
-      const hashes = [0, 1].map((s) => {
-        let hash = 2166136261, colours = new Set();
-        for (let y = 0; y < h; y++) for (let x = 0; x < half; x++) {
-          const o = (y * w + s * half + x) * 4, c = px[o] | (px[o + 1] << 8) | (px[o + 2] << 16);
-          hash = Math.imul(hash ^ c, 16777619) >>> 0;
-          colours.add(c);
-        }
-        return { hash, colours: colours.size };
-      });
-      // and how many pixels differ between the halves (one camera: a pixel or two where
-      // overlapping translucent solids tie in depth)
-      let differ = 0;
-      for (let y = 0; y < h; y++) for (let x = 0; x < half; x++) {
-        const o = (y * w + x) * 4, p = o + half * 4;
-        if (px[o] !== px[p] || px[o + 1] !== px[p + 1] || px[o + 2] !== px[p + 2]) differ++;
-      }
-      report.compare = { title: compare.title, left: hashes[0], right: hashes[1], differ };
-    }
+    // the two halves' pixels, to see the same camera (same results: equal halves; one
+    // camera: a pixel or two where overlapping translucent solids tie in depth)
+    if (pair) report.compare = Object.assign(halves(), { title: D.compare.title, sides: pairReport(), steps: nSteps });
     report.bones = bonesReport();
     // the shader programs the first frames compiled (each costs a software renderer ~0.5 s)
     report.programs = renderer.info.programs.map((p) => p.cacheKey.split(',')[0]);
@@ -842,11 +932,11 @@
     // the canvas itself, to compare with what `mollier view --png` writes
     if (params.get('png')) report.png = renderer.domElement.toDataURL('image/png');
     const first = fingerprint();
-    const other = (frame + Math.max(1, Math.floor(nF / 2))) % nF;
+    const other = (first0 + Math.max(1, Math.floor(nSteps / 2))) % nSteps;
     setFrame(other);
     const second = fingerprint();
-    setFrame(report.frame);
-    report.picture = { frame: first, other_frame: other, other: second, changed: nF > 1 && first.hash !== second.hash };
+    setFrame(first0);
+    report.picture = { frame: first, other_frame: other, other: second, changed: nSteps > 1 && first.hash !== second.hash };
     report.canvas = { width: renderer.domElement.width, height: renderer.domElement.height };
     report.errors = errors;
     const out = document.body.appendChild(Object.assign(document.createElement('pre'), { id: 'mollier-test' }));

@@ -15,6 +15,7 @@ mod encode;
 mod forces;
 pub mod mesh;
 mod page;
+mod pair;
 pub mod snapshot;
 pub mod webm;
 
@@ -115,9 +116,11 @@ pub struct Geometry {
     pub capsules: Vec<Capsule>,
     /// The bodies' meshes ([`mesh::load_meshes`]); a body with one is drawn without capsules.
     pub meshes: Vec<mesh::BodyMesh>,
-    /// Other results on the same motion, drawn beside these with the same camera
+    /// Another model or other results, drawn in the right half of the page with the same camera
     /// ([`Geometry::with_compare`]).
-    pub compare: Option<Compare>,
+    pub compare: Option<Box<Geometry>>,
+    /// The forces file drawn ([`Geometry::with_forces`]), named beside the title.
+    pub results: Option<String>,
     /// The drawn elements.
     pub elements: Vec<ElementView>,
     /// Points per line and frame: `frames x lines` (lines of all elements in order).
@@ -158,19 +161,6 @@ pub struct Capsule {
     pub child: Option<usize>,
     /// Its radius (m).
     pub radius: f64,
-}
-
-/// A second set of results drawn in the right half of the page (`mollier view --compare`).
-#[derive(Clone, Debug)]
-pub struct Compare {
-    /// Its title (the results directory).
-    pub title: String,
-    /// Muscle forces: `frames x muscles` (N; NaN where none).
-    pub forces: Vec<f64>,
-    /// The joint force, global: `frames x 3` (N; NaN where none), when it has one.
-    pub joint_force: Option<Vec<f64>>,
-    /// Per frame whether the joint force is inside the cone.
-    pub inside: Vec<bool>,
 }
 
 /// The most frames a page draws (the last frame counted). A longer motion is thinned to every
@@ -296,6 +286,7 @@ impl Geometry {
             capsules: Vec::new(),
             meshes: Vec::new(),
             compare: None,
+            results: None,
             elements,
             line_counts: Vec::new(),
             line_points: Vec::new(),
@@ -379,21 +370,6 @@ impl Geometry {
         self
     }
 
-    /// Draw the forces (and joint force) of `other` — the same model and motion with other
-    /// results, e.g. criterion d against b — in the right half of the page, with the same
-    /// camera and colour scale. An error when `other` has no forces or other frames or muscles.
-    pub fn with_compare(mut self, other: &Geometry, title: &str) -> Result<Self, ViewError> {
-        let Some(forces) = other.forces.clone() else {
-            return Err(ViewError::Results(format!("{title}: no muscle forces to compare")));
-        };
-        if other.times != self.times || other.muscles != self.muscles {
-            return Err(ViewError::Results(format!("{title}: not the same frames and muscles as the page's results")));
-        }
-        let joint_force = other.cone.as_ref().and_then(|c| c.force.clone());
-        self.compare = Some(Compare { title: title.to_string(), forces, joint_force, inside: other.inside() });
-        Ok(self)
-    }
-
     /// Number of frames drawn.
     pub fn frames(&self) -> usize {
         self.times.len()
@@ -419,6 +395,7 @@ impl Geometry {
             }));
         }
         self.forces = Some(values);
+        self.results = Some(forces.file.clone());
         Ok(self)
     }
 
@@ -486,12 +463,9 @@ impl Geometry {
             "body_frames": encode::f32s(&self.body_frames),
             "capsules": capsules,
             "meshes": self.meshes.iter().map(encode::mesh).collect::<Vec<_>>(),
-            "compare": self.compare.as_ref().map(|c| json!({
-                "title": c.title,
-                "forces": encode::f64s(&c.forces),
-                "cone_force": c.joint_force.as_ref().map(|f| encode::f64s(f)),
-                "inside": c.inside,
-            })),
+            "compare": self.compare.as_ref().map(|c| c.to_json()),
+            "steps": self.compare.as_ref().map(|_| self.steps()),
+            "results": self.results,
             "elements": elements,
             "line_counts": self.line_counts,
             "line_points": encode::f32s(&self.line_points),

@@ -318,3 +318,42 @@ fn the_joint_force_is_drawn_in_its_cone() {
     assert!(!cone.contains(&[-1.0, 0.0, 0.0]));
     assert!(g.clone().with_joint_force(&[None]).is_err(), "one force per frame");
 }
+
+/// Two different models side by side: each keeps its own frames, and the page steps through both
+/// on a shared normalized time (every frame of either one step; each half its nearest frame). The
+/// compared geometry is embedded whole, with its own title, muscles and positions.
+#[test]
+fn a_pair_steps_through_both_motions_on_normalized_time() {
+    let (c, m) = wrapping();
+    let all = Geometry::build(&c, &m.times, &m.q, 1, "wrapping").unwrap();
+    // the same model on its first 16 frames (0 to 0.75 s): normalized, frame k at k/15 and the
+    // first's frame j at j/44 coincide at 0 and 1 only
+    let short = Geometry::build(&c, &m.times[..16], &m.q, 1, "first 16").unwrap();
+    assert_eq!((all.frames(), short.frames()), (45, 16));
+    let pair = all.clone().with_compare(short);
+    let steps = pair.steps();
+    assert_eq!(pair.shown(), 45 + 16 - 2, "{steps:?}");
+    assert_eq!((steps.first(), steps.last()), (Some(&[0, 0]), Some(&[44, 15])));
+    // each half shows its frame nearest in normalized time (a half of the coarser spacing)
+    for [a, b] in &steps {
+        assert!((*a as f64 / 44.0 - *b as f64 / 15.0).abs() <= 0.5 / 15.0 + 1e-12, "[{a}, {b}]");
+    }
+    // each half moves forward only, and every frame of each is shown
+    for s in 0..2 {
+        assert!(steps.windows(2).all(|w| w[0][s] <= w[1][s]));
+        let n = [45, 16][s];
+        assert!((0..n).all(|f| steps.iter().any(|st| st[s] == f)), "half {s}");
+    }
+    // the same motion twice: frame k beside frame k
+    let same = all.clone().with_compare(all.clone());
+    assert_eq!(same.steps(), (0..45).map(|k| [k, k]).collect::<Vec<_>>());
+    // another model as placed (one frame, at normalized time 0) beside the motion
+    let (_, pendulum) = as_placed("models/mechanisms/pendulum.toml");
+    let beside = all.clone().with_compare(pendulum);
+    assert_eq!(beside.steps(), (0..45).map(|k| [k, 0]).collect::<Vec<_>>());
+    let json = beside.to_json();
+    assert_eq!(json["compare"]["title"], "models/mechanisms/pendulum.toml");
+    assert_eq!(json["compare"]["muscles"].as_array().map(Vec::len), Some(0));
+    assert!(json["compare"]["compare"].is_null() && json["steps"].as_array().map(Vec::len) == Some(45));
+    assert_eq!(f64s(json["compare"]["positions"].as_str().unwrap()), beside.compare.as_ref().unwrap().positions);
+}

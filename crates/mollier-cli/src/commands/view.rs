@@ -13,7 +13,13 @@ pub(crate) struct Request<'a> {
     pub(crate) geometry: &'a [PathBuf],
     pub(crate) motion: Option<&'a Path>,
     pub(crate) results: Option<&'a Path>,
+    /// The right half's results (`--compare DIR2`).
     pub(crate) compare: Option<&'a Path>,
+    /// The right half's model (`--compare-model`; default the page's).
+    pub(crate) compare_model: Option<&'a Path>,
+    /// The right half's motion (`--compare-motion`; default `DIR2`'s, or the page's for the
+    /// same model).
+    pub(crate) compare_motion: Option<&'a Path>,
     pub(crate) every: usize,
     pub(crate) out: Option<&'a Path>,
     pub(crate) pictures: Pictures<'a>,
@@ -40,11 +46,12 @@ fn parse_size(text: &str) -> Option<(u32, u32)> {
     ((16..=8192).contains(&w) && (16..=8192).contains(&h)).then_some((w, h))
 }
 
-/// Where the frames of `--frames DIR` go: DIR made when missing; an existing DIR must hold
-/// nothing but files named as Mollier names them (`frame-NNNNN.png`), which are replaced.
+/// Where the frames of `--frames DIR` go: DIR is made when the frames are written (nothing is
+/// made before the model is read); an existing DIR must hold nothing but files named as
+/// Mollier names them (`frame-NNNNN.png`), which are replaced.
 fn frames_dir(dir: &Path) -> Result<(), String> {
     match std::fs::symlink_metadata(dir) {
-        Err(_) => std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display())),
+        Err(_) => Ok(()),
         Ok(m) if !m.is_dir() => Err(format!("{}: not a directory", dir.display())),
         Ok(_) => {
             let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -128,87 +135,13 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         errln!("error: {}", printable(&e));
         return ExitCode::from(INVALID);
     }
-    let compiled = match load_model(r.model, r.geometry, registry) {
-        Ok(c) => c,
+    let geometry = match page_geometry(r, registry) {
+        Ok(g) => g,
         Err(code) => return code,
     };
-    let motion_path = match (r.motion, r.results) {
-        (Some(m), _) => Some(m.to_path_buf()),
-        (None, Some(dir)) => match results_motion(dir) {
-            Some(m) => Some(m),
-            None => {
-                errln!("error: {}: no motion.csv in it or beside it: give the motion with --motion", dir.display());
-                return ExitCode::from(INVALID);
-            }
-        },
-        (None, None) => None,
-    };
-    let motion = match &motion_path {
-        Some(p) => match load_motion(p, &compiled, r.quiet) {
-            Ok(m) => Some(m),
-            Err(code) => return code,
-        },
-        None => None,
-    };
-    // no motion: the model as its file places it
-    let (times, q, source) = match &motion {
-        Some(m) => (m.times.clone(), m.q.clone(), m.file.clone()),
-        None => {
-            let mut rows = mollier::Rows::new(compiled.model.n_q());
-            rows.push(&compiled.model.q0());
-            (vec![0.0], rows, r.model.display().to_string())
-        }
-    };
-    // the model's own name (any text: the page shows it as text) and its file
-    let title = match &compiled.document.spec().name {
-        Some(name) => format!("{name} ({})", r.model.display()),
-        None => r.model.display().to_string(),
-    };
-    let mut geometry = match mollier_view::Geometry::build(&compiled, &times, &q, r.every, &title) {
-        Ok(g) => g,
-        Err(e) => {
-            errln!("error: {source}: {e}");
-            return ExitCode::from(FAILED);
-        }
-    };
-    // the bodies' meshes; one that cannot be read leaves its body drawn as capsules
-    let (meshes, warnings) = mollier_view::mesh::load_meshes(&compiled);
-    for w in &warnings {
-        errln!("{w}");
-    }
-    geometry = geometry.with_meshes(meshes);
-    // the geometry without results, for --compare's
-    let bare = geometry.clone();
-    if let Some(dir) = r.results {
-        match with_results(geometry.clone(), dir) {
-            Ok(g) => geometry = g,
-            Err(code) => return code,
-        }
-    }
-    // other results on the same motion, beside these (same camera and colour scale)
-    if let Some(dir) = r.compare {
-        let other = match with_results(bare, dir) {
-            Ok(g) => g,
-            Err(code) => return code,
-        };
-        match geometry.with_compare(&other, &dir.display().to_string()) {
-            Ok(g) => geometry = g,
-            Err(e) => {
-                errln!("error: {}", printable(&e.to_string()));
-                return ExitCode::from(INVALID);
-            }
-        }
-    }
-    if let Some((n, k)) = geometry.thinned {
-        // not silenced by --quiet: the page is not what was asked for
-        errln!(
-            "note: {source}: {n} frames drawn every {k}th ({} frames: a page draws at most {})",
-            geometry.frames(),
-            mollier_view::FRAME_BUDGET
-        );
-    }
-    if r.pictures.png.is_some() && r.pictures.frame >= geometry.frames() {
-        errln!("error: --frame {}: the page draws frames 0 to {}", r.pictures.frame, geometry.frames() - 1);
+    let shown = geometry.shown();
+    if r.pictures.png.is_some() && r.pictures.frame >= shown {
+        errln!("error: --frame {}: the page draws frames 0 to {}", r.pictures.frame, shown - 1);
         return ExitCode::from(INVALID);
     }
     let page = mollier_view::page(&geometry);
@@ -217,16 +150,115 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             return code;
         }
         if !r.quiet {
+            let muscles = |g: &mollier_view::Geometry| format!("{} frames, {} muscles", g.frames(), g.muscles.len());
+            let other = geometry.compare.as_deref().map(|c| format!(" beside {} ({shown} steps)", muscles(c)));
             outln!(
-                "{}: {} frames, {} muscles, {:.1} MB",
+                "{}: {}{}, {:.1} MB",
                 out.display(),
-                geometry.frames(),
-                geometry.muscles.len(),
+                muscles(&geometry),
+                other.unwrap_or_default(),
                 page.len() as f64 / 1e6
             );
         }
     }
-    pictures(r, &page, size, geometry.frames())
+    pictures(r, &page, size, shown)
+}
+
+/// The geometry of the page: the model on its motion with its results, and with `--compare`,
+/// `--compare-model` or `--compare-motion` the right half's (the same model and motion with
+/// other results are solved once).
+fn page_geometry(r: &Request, registry: &Registry) -> Result<mollier_view::Geometry, ExitCode> {
+    let motion = motion_for(r.motion, r.results, None, "--motion")?;
+    let bare = bare_geometry(r, r.model, motion.as_deref(), registry)?;
+    let compared = r.compare.is_some() || r.compare_model.is_some() || r.compare_motion.is_some();
+    let other = if compared {
+        let model = r.compare_model.unwrap_or(r.model);
+        let same = model == r.model;
+        let other_motion =
+            motion_for(r.compare_motion, r.compare, motion.clone().filter(|_| same), "--compare-motion")?;
+        Some(if same && other_motion == motion {
+            bare.clone()
+        } else {
+            bare_geometry(r, model, other_motion.as_deref(), registry)?
+        })
+    } else {
+        None
+    };
+    let geometry = match r.results {
+        Some(dir) => with_results(bare, dir)?,
+        None => bare,
+    };
+    Ok(match (other, r.compare) {
+        (Some(o), Some(dir)) => geometry.with_compare(with_results(o, dir)?),
+        (Some(o), None) => geometry.with_compare(o),
+        (None, _) => geometry,
+    })
+}
+
+/// The motion of one half: `motion`, else that of the results directory `results` (its
+/// `motion.csv`, or the study's beside it), else `fallback`; `None`: the model as placed.
+fn motion_for(
+    motion: Option<&Path>,
+    results: Option<&Path>,
+    fallback: Option<PathBuf>,
+    flag: &str,
+) -> Result<Option<PathBuf>, ExitCode> {
+    match (motion, results) {
+        (Some(m), _) => Ok(Some(m.to_path_buf())),
+        (None, Some(dir)) => match results_motion(dir).or(fallback) {
+            Some(m) => Ok(Some(m)),
+            None => {
+                errln!("error: {}: no motion.csv in it or beside it: give the motion with {flag}", dir.display());
+                Err(ExitCode::from(INVALID))
+            }
+        },
+        (None, None) => Ok(fallback),
+    }
+}
+
+/// The geometry of `model` through `motion` (none: as its file places it), with its bodies'
+/// meshes, before any results.
+fn bare_geometry(
+    r: &Request,
+    model: &Path,
+    motion: Option<&Path>,
+    registry: &Registry,
+) -> Result<mollier_view::Geometry, ExitCode> {
+    let compiled = load_model(model, r.geometry, registry)?;
+    let (times, q, source) = match motion {
+        Some(p) => {
+            let m = load_motion(p, &compiled, r.quiet)?;
+            (m.times, m.q, m.file)
+        }
+        None => {
+            let mut rows = mollier::Rows::new(compiled.model.n_q());
+            rows.push(&compiled.model.q0());
+            (vec![0.0], rows, model.display().to_string())
+        }
+    };
+    // the model's own name (any text: the page shows it as text) and its file
+    let title = match &compiled.document.spec().name {
+        Some(name) => format!("{name} ({})", model.display()),
+        None => model.display().to_string(),
+    };
+    let geometry = mollier_view::Geometry::build(&compiled, &times, &q, r.every, &title).map_err(|e| {
+        errln!("error: {source}: {e}");
+        ExitCode::from(FAILED)
+    })?;
+    if let Some((n, k)) = geometry.thinned {
+        // not silenced by --quiet: the page is not what was asked for
+        errln!(
+            "note: {source}: {n} frames drawn every {k}th ({} frames: a page draws at most {})",
+            geometry.frames(),
+            mollier_view::FRAME_BUDGET
+        );
+    }
+    // the bodies' meshes; one that cannot be read leaves its body drawn as capsules
+    let (meshes, warnings) = mollier_view::mesh::load_meshes(&compiled);
+    for w in &warnings {
+        errln!("{w}");
+    }
+    Ok(geometry.with_meshes(meshes))
 }
 
 /// `geometry` with the muscle forces of results directory `dir` (`forces.csv`) and, when the
@@ -320,6 +352,10 @@ fn pictures(r: &Request, page: &str, size: (u32, u32), frames: usize) -> ExitCod
         }
     }
     if let Some(dir) = p.frames {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            errln!("error: {}: {e}", printable(&dir.display().to_string()));
+            return ExitCode::from(INVALID);
+        }
         for (k, bytes) in &drawn {
             // the directory holds only Mollier's frames (checked above): they are replaced
             if let Err(code) = write_output(&dir.join(format!("frame-{k:05}.png")), bytes, true) {
