@@ -112,6 +112,65 @@ fn a_load_on_a_body_that_does_not_exist_is_refused_and_nothing_is_written() {
     assert!(!out_dir.exists());
 }
 
+#[test]
+fn simulate_takes_the_same_load_as_the_model_s_own() {
+    // the elbow's cable as the model's `[loads]` and as `--loads`: the same forward run (the
+    // Rosenbrock-W pair with error control, 0.3 s), to the integrator's round-off
+    let dir = scratch("simulate");
+    let (bare, loads) = elbow_without_cable(&dir);
+    let model = "models/mechanisms/elbow-muscles.toml";
+    let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
+    let run = |model: &str, loads: Option<&Path>, out: &Path| {
+        let mut args =
+            vec!["simulate", model, "--duration", "0.3", "--integrator", "rosenbrock", "--out", s(out), "-q"];
+        if let Some(l) = loads {
+            args.extend(["--loads", s(l)]);
+        }
+        let o = mollier(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    };
+    run(model, None, &a);
+    run(s(&bare), Some(&loads), &b);
+    run(s(&bare), None, &c);
+    same(&numbers(&a.join("states.csv")), &numbers(&b.join("states.csv")), "states.csv");
+    assert_ne!(numbers(&a.join("states.csv")), numbers(&c.join("states.csv")), "the cable is felt");
+    let summary = std::fs::read_to_string(b.join("summary.json")).expect("summary");
+    assert!(summary.contains("cable.csv"), "{summary}");
+}
+
+#[test]
+fn simulate_refuses_bad_loads_and_writes_nothing() {
+    let dir = scratch("simulate-bad");
+    let (bare, _) = elbow_without_cable(&dir);
+    let file = dir.join("l.csv");
+    let head = "time,forearm.hand.fx,forearm.hand.fy,forearm.hand.fz";
+    for (table, extra, says) in [
+        (
+            format!("{head},radius.mx,radius.my,radius.mz\n0,1,2,3,4,5,6\n"),
+            None,
+            "l.csv:1:1: error: `radius` is not a body",
+        ),
+        (format!("{head}\n0,1,2,3\n0.5,1,NaN,3\n"), None, "l.csv:3:"),
+        (
+            format!("{head}\n0,1,2,3\n0.2,1,2,3\n"),
+            None,
+            "the loads are given from 0 s to 0.2 s, the run goes from 0 s to 0.5 s",
+        ),
+        (format!("{head}\n0,1,2,3\n"), Some("rk4"), "needs `--integrator rosenbrock`"),
+    ] {
+        std::fs::write(&file, &table).expect("write");
+        let out_dir = dir.join("out");
+        let mut args = vec!["simulate", s(&bare), "--duration", "0.5", "--loads", s(&file), "--out", s(&out_dir)];
+        if let Some(i) = extra {
+            args.extend(["--integrator", i]);
+        }
+        let out = mollier(&args);
+        assert_eq!(out.status.code(), Some(2), "{table}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(says), "{table}: {}", text(&out.stderr));
+        assert!(!out_dir.exists(), "{table}: wrote {}", out_dir.display());
+    }
+}
+
 /// The generalized forces of OpenSim's gait2354 walking example (the scaled subject, its IK
 /// result, both force plates), by `tools/peer_opensim_gait.py`: Mollier given the coordinates,
 /// rates and accelerations OpenSim's InverseDynamicsTool used (the IK motion low-passed at 6 Hz

@@ -610,8 +610,9 @@ impl Model {
     /// summary, units)`: the command's tables by name (`states`, `muscles`, `contacts`,
     /// `stability` with muscles; `motion`, `velocities`, `energy` for a passive mechanism), the
     /// steps that failed (the run stops at the first), notes, `summary.json`'s figures as JSON
-    /// text, and per table the unit of each column.
-    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01))]
+    /// text, and per table the unit of each column. `loads`: a load file (`--loads`) covering
+    /// the run's times, which asks for the Rosenbrock integrator.
+    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01, loads=None))]
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -625,14 +626,20 @@ impl Model {
         rtol: f64,
         atol: f64,
         defect_tolerance: f64,
+        loads: Option<PathBuf>,
     ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>, String, Bound<'py, PyDict>)> {
         let integrator = integrator.map(str::parse).transpose().map_err(PyValueError::new_err)?;
+        // external loads are in the Rosenbrock integrator's equations only: its default with them
+        let integrator = integrator.or(loads.as_ref().map(|_| mollier::Integrator::Rosenbrock));
         let mut options =
             SimulateOptions { dt, output_dt, integrator, defect_tolerance, ..SimulateOptions::new(duration) };
         options.tolerances.rtol = rtol;
         options.tolerances.atol = atol;
         self.well_posed(py)?;
-        let method = options.integrator_for(&self.compiled, excitations.is_some()).map_err(refused)?;
+        let method =
+            options.integrator_for(&self.compiled, excitations.is_some() || loads.is_some()).map_err(refused)?;
+        let loads =
+            loads.map(|p| ExternalLoads::read(&p, &self.compiled)).transpose().map_err(|d| model_error(py, &d))?;
         options.plan(method == mollier::Integrator::Rosenbrock).map_err(refused)?;
         let (source, excitations) = match excitations {
             None => (None, None),
@@ -649,7 +656,7 @@ impl Model {
         let excitations = excitations.transpose().map_err(|d| model_error(py, &d))?;
         let mut notes: Vec<String> =
             excitations.as_ref().and_then(|e| e.missing_note(&self.compiled)).into_iter().collect();
-        let mut run = SimulateRun::new(&self.compiled, &options, excitations).map_err(refused)?;
+        let mut run = SimulateRun::loaded(&self.compiled, &options, excitations, loads.as_ref()).map_err(refused)?;
         let described = run.tables();
         let units = PyDict::new(py);
         for t in &described {
@@ -709,11 +716,12 @@ fn refused(e: SimulateError) -> PyErr {
     match e {
         SimulateError::Start { .. } => FrameError::new_err(e.to_string()),
         SimulateError::Rk4WithMuscles => PyValueError::new_err(
-            "RK4 simulates passive mechanisms; a model with muscles or excitations needs integrator=\"rosenbrock\"",
+            "RK4 simulates passive mechanisms; a model with muscles, excitations or loads needs integrator=\"rosenbrock\"",
         ),
-        SimulateError::Span { .. } | SimulateError::Grid { .. } | SimulateError::Tolerance { .. } => {
-            PyValueError::new_err(e.to_string())
-        }
+        SimulateError::Span { .. }
+        | SimulateError::Grid { .. }
+        | SimulateError::Tolerance { .. }
+        | SimulateError::LoadTimes { .. } => PyValueError::new_err(e.to_string()),
     }
 }
 

@@ -22,4 +22,4 @@ pub mod system;
 pub use hill::{Contraction, HillMuscle, HillParams, MuscleState};
 pub use integrate::adaptive::{Adaptive, StepStats, Tolerances};
 pub use integrate::{Excitation, State, contraction_rate};
-pub use system::{Layout, Linearization, Muscle, Musculoskeletal, SimError, Workspace};
+pub use system::{ExternalForcing, Layout, Linearization, Muscle, Musculoskeletal, SimError, Workspace};

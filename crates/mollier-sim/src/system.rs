@@ -16,14 +16,20 @@
 //! `∂L_m/∂q = DF_e` row; its second derivative enters `∂f_v/∂q` only as the geometric stiffness
 //! `Σ_m F_m ∂²L_m/∂q²`, which the kernel sums without the paths' `D²F_e` rows
 //! ([`mollier_core::linearize::linearize_motion_with`]). The muscle needs nothing else of the path.
+//!
+//! External loads that vary in time ([`ExternalForcing`]: force plates, a weight in the hand)
+//! enter `f_v` as `− DF_xᵀ f_ext(t, x)` beside the model's own loads, with their part of `∂f_v/∂q`:
+//! a force moves with the node it acts at and a moment's generalized force with its body's Euler
+//! parameters (the kernel's, as for the model's `[loads]`), and a load whose value depends on the
+//! configuration (a point fixed in space, a vector in a body's axes) adds the rest itself.
 
 use faer::Mat;
 use mollier_core::dense::{lu_in_place, lu_solve};
 use mollier_core::kinematics::{KinematicsError, NewtonOptions, solve_positions_with};
-use mollier_core::linearize::linearize_motion_with;
+use mollier_core::linearize::linearize_motion_loaded;
 use mollier_core::stiffness::evaluate_weighted;
 use mollier_core::transfer::first_order;
-use mollier_core::{Data, ModeId, Model};
+use mollier_core::{Data, Load, ModeId, Model};
 
 use crate::hill::{Contraction, HillMuscle};
 
@@ -40,13 +46,28 @@ pub struct Muscle {
     pub hill: HillMuscle,
 }
 
-/// A mechanism and its muscles (immutable).
+/// Loads on the bodies that vary in time, beside the model's gravity and constant `[loads]`.
+pub trait ExternalForcing: std::fmt::Debug + Send + Sync {
+    /// The loads at time `t` (s) in the configuration solved in `data` (positions solved; the
+    /// transfer functions need not be), as the kernel takes them (global frame), into `out`
+    /// (cleared first).
+    fn loads(&self, model: &Model, data: &Data, t: f64, out: &mut Vec<Load>);
+
+    /// Add to `d_q` (n x n, `∂f_v/∂q`) the part of `∂(−DF_xᵀ f_ext)/∂q` that comes from the
+    /// loads' values depending on the configuration (`−DF_xᵀ (∂f_ext/∂x) DF_x`); the kernel adds
+    /// the rest. `data` holds the configuration and `DF_x`.
+    fn add_partials(&self, model: &Model, data: &Data, t: f64, d_q: &mut Mat<f64>);
+}
+
+/// A mechanism and its muscles (immutable), and the external loads on it.
 #[derive(Debug)]
 pub struct Musculoskeletal<'m> {
     /// The kernel model.
     pub model: &'m Model,
     /// The muscles.
     pub muscles: Vec<Muscle>,
+    /// Loads that vary in time, if any.
+    pub loads: Option<Box<dyn ExternalForcing + 'm>>,
 }
 
 /// Why a step or an evaluation failed.
@@ -142,12 +163,30 @@ pub struct Workspace {
     pub data: Data,
     /// The muscles' path modes.
     modes: Vec<ModeId>,
+    /// The external loads of the last evaluation.
+    pub(crate) loads: Vec<Load>,
 }
 
 impl<'m> Musculoskeletal<'m> {
     /// The system of `model` with `muscles`.
     pub fn new(model: &'m Model, muscles: Vec<Muscle>) -> Self {
-        Self { model, muscles }
+        Self { model, muscles, loads: None }
+    }
+
+    /// The system with external loads that vary in time.
+    pub fn with_loads(mut self, loads: Box<dyn ExternalForcing + 'm>) -> Self {
+        self.loads = Some(loads);
+        self
+    }
+
+    /// The external loads at time `t` (s) in the configuration solved in `ws` into the
+    /// workspace's list (empty without loads), which is returned.
+    pub(crate) fn external_loads<'w>(&self, ws: &'w mut Workspace, t: f64) -> &'w [Load] {
+        match &self.loads {
+            Some(l) => l.loads(self.model, &ws.data, t, &mut ws.loads),
+            None => ws.loads.clear(),
+        }
+        &ws.loads
     }
 
     /// The state layout.
@@ -161,11 +200,24 @@ impl<'m> Musculoskeletal<'m> {
         // Newton-Raphson for the positions: the flexion's convergence tests moved by the
         // closed-form placement (not yet understood; see the trees branch's report)
         data.set_tree_path(false);
-        Workspace { data, modes: self.muscles.iter().map(|m| m.mode).collect() }
+        Workspace { data, modes: self.muscles.iter().map(|m| m.mode).collect(), loads: Vec::new() }
     }
 
-    /// Evaluate `f(x, ẋ, u)` and its partials.
+    /// Evaluate `f(x, ẋ, u)` and its partials at time 0 (the time matters only to external
+    /// loads: [`Self::linearize_at`]).
     pub fn linearize(&self, ws: &mut Workspace, x: &[f64], xd: &[f64], u: &[f64]) -> Result<Linearization, SimError> {
+        self.linearize_at(ws, 0.0, x, xd, u)
+    }
+
+    /// Evaluate `f(x, ẋ, u)` and its partials at time `t` (s).
+    pub fn linearize_at(
+        &self,
+        ws: &mut Workspace,
+        t: f64,
+        x: &[f64],
+        xd: &[f64],
+        u: &[f64],
+    ) -> Result<Linearization, SimError> {
         let layout = self.layout();
         let Layout { n, m } = layout;
         for (what, got, expected) in [("x", x.len(), layout.len()), ("ẋ", xd.len(), layout.len()), ("u", u.len(), m)]
@@ -183,6 +235,9 @@ impl<'m> Musculoskeletal<'m> {
         solve_positions_with(self.model, &mut ws.data, q, &opts)?;
         evaluate_weighted(self.model, &mut ws.data, &ws.modes)?;
         first_order(self.model, &mut ws.data)?;
+        // the loads once every point is placed (the free elements' evaluation places the points
+        // the constraints do not need)
+        self.external_loads(ws, t);
         let data = &ws.data;
         // DF_e's columns (n_e each): a muscle's row read across them
         let dfe: Vec<&[f64]> =
@@ -207,8 +262,14 @@ impl<'m> Musculoskeletal<'m> {
         }
         let tensions: Vec<(ModeId, f64)> =
             self.muscles.iter().zip(&contraction).map(|(mu, c)| (mu.mode, c.force)).collect();
-        let lin = linearize_motion_with(self.model, &mut ws.data, v, &xd[n..2 * n], &tensions)?;
+        let loads = std::mem::take(&mut ws.loads);
+        let lin = linearize_motion_loaded(self.model, &mut ws.data, v, &xd[n..2 * n], &tensions, &loads);
+        ws.loads = loads;
+        let lin = lin?;
         let mut fv_q = lin.d_q;
+        if let Some(l) = &self.loads {
+            l.add_partials(self.model, &ws.data, t, &mut fv_q);
+        }
         for i in 0..n {
             f[i] = xd[i] - v[i];
             f[n + i] = lin.residual[i];

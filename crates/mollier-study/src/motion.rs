@@ -1,5 +1,6 @@
 //! A study's motion resolved in a model: the frames' generalized coordinates, from the shoulder
-//! rhythm, from recorded thorax-relative angles, or from a motion file of the model's inputs.
+//! rhythm, from recorded thorax-relative angles, from a motion file of the model's inputs, or
+//! from a marker trial by the facade's inverse kinematics.
 
 use std::path::Path;
 
@@ -138,7 +139,14 @@ impl RhythmMotion {
         let frames = match spec.kind.as_str() {
             "rhythm" => rhythm_frames(spec, &rest, &inputs),
             "angles" => angle_frames(spec, compiled, dir, &inputs)?,
-            _ => input_frames(spec, compiled, dir, [clavicle, scapula, humerus])?,
+            "markers" => {
+                let (times, q) = marker_inputs(spec, compiled, dir)?;
+                posture_frames(compiled, &times, q.iter().map(Vec::as_slice), [clavicle, scapula, humerus])?
+            }
+            _ => {
+                let m = read_file(spec, dir, &compiled.inputs)?;
+                posture_frames(compiled, &m.times, m.q.iter(), [clavicle, scapula, humerus])?
+            }
         };
         if frames.len() < 2 {
             return Err(format!("motion: {} frame(s): a study needs at least 2", frames.len()));
@@ -159,8 +167,11 @@ impl RhythmMotion {
 }
 
 /// The motion's type and its fields agree: a rhythm has 2 to [`MAX_FRAMES`] frames, finite
-/// angles and no file; `angles` and `inputs` name a file.
+/// angles and no file; `angles`, `inputs` and `markers` name a file; only `markers` has tasks.
 fn check_kind(spec: &MotionSpec) -> Result<(), String> {
+    if spec.tasks.is_some() && spec.kind != "markers" {
+        return Err("motion.tasks: IK tasks go with a motion of type `markers`".into());
+    }
     match (spec.kind.as_str(), &spec.file) {
         ("rhythm", None) => {
             if spec.frames < 2 || spec.frames > MAX_FRAMES {
@@ -173,12 +184,14 @@ fn check_kind(spec: &MotionSpec) -> Result<(), String> {
             }
             Ok(())
         }
-        ("rhythm", Some(_)) => Err("motion.file: a rhythm reads no file (types `angles` and `inputs` do)".into()),
-        ("angles" | "inputs", None) => {
+        ("rhythm", Some(_)) => {
+            Err("motion.file: a rhythm reads no file (types `angles`, `inputs` and `markers` do)".into())
+        }
+        ("angles" | "inputs" | "markers", None) => {
             Err(format!("motion.file: a motion of type `{}` is read from a file: name it", spec.kind))
         }
-        ("angles" | "inputs", Some(_)) => Ok(()),
-        (other, _) => Err(format!("motion type `{other}`: expected `rhythm`, `angles` or `inputs`")),
+        ("angles" | "inputs" | "markers", Some(_)) => Ok(()),
+        (other, _) => Err(format!("motion type `{other}`: expected `rhythm`, `angles`, `inputs` or `markers`")),
     }
 }
 
@@ -283,25 +296,51 @@ fn angle_frames(
     Ok(frames)
 }
 
-/// Frames of the model's inputs (`inputs`): the posture is the model's own at each frame, with
-/// `bones` the clavicle's, scapula's and humerus's nodes.
-fn input_frames(
-    spec: &MotionSpec,
+/// The inputs fitted to the marker trial `spec.file` (with `spec.tasks`, relative to `dir`) by
+/// the facade's inverse kinematics, frame by frame: the trial's times and each frame's inputs.
+/// The trial's and the tasks' problems are given with their `file:line:col`, at most
+/// [`MAX_FRAMES`] frames.
+fn marker_inputs(spec: &MotionSpec, compiled: &Compiled, dir: &Path) -> Result<(Vec<f64>, Vec<Vec<f64>>), String> {
+    let located =
+        |field: &str, d: mollier_format::Diagnostics| format!("{field}: {}", d.without_contents("the study").render());
+    let trial = mollier::read_trc(&dir.join(spec.file.as_deref().unwrap_or_default()))
+        .map_err(|d| located("motion.file", d))?;
+    if trial.len() > MAX_FRAMES {
+        return Err(format!("motion.file: {} frames: a study runs at most {MAX_FRAMES}", trial.len()));
+    }
+    let tasks = spec
+        .tasks
+        .as_ref()
+        .map(|t| mollier::ik::read_tasks(&dir.join(t)))
+        .transpose()
+        .map_err(|d| located("motion.tasks", d))?;
+    let registry = mollier::registry();
+    let mut run = mollier::IkRun::new(compiled, &registry, mollier::Unknowns::Inputs, &trial, tasks.as_ref())
+        .map_err(|d| located("motion.file", d))?;
+    let frames = mollier::ik::solve_all(&mut run, |_| {}).map_err(|(i, e)| {
+        format!("motion.file: inverse kinematics of the frame at time {} s failed: {e}", trial.times[i])
+    })?;
+    Ok((trial.times.clone(), frames.into_iter().map(|f| f.q).collect()))
+}
+
+/// Frames of the model's inputs `q` at `times`: the posture is the model's own at each frame,
+/// with `bones` the clavicle's, scapula's and humerus's nodes.
+fn posture_frames<'q>(
     compiled: &Compiled,
-    dir: &Path,
+    times: &[f64],
+    qs: impl IntoIterator<Item = &'q [f64]>,
     bones: [NodeId; 3],
 ) -> Result<Vec<MotionFrame>, String> {
     let model = &compiled.model;
-    let m = read_file(spec, dir, &compiled.inputs)?;
     let mut d = Data::new(model);
-    let mut frames = Vec::with_capacity(m.times.len());
-    for (k, q) in m.q.iter().enumerate() {
+    let mut frames = Vec::with_capacity(times.len());
+    for (&time, q) in times.iter().zip(qs) {
         solve_positions(model, &mut d, q)
-            .map_err(|e| format!("motion.file: the frame at time {} cannot be reached: {e}", m.times[k]))?;
+            .map_err(|e| format!("motion.file: the frame at time {time} cannot be reached: {e}"))?;
         let at = |n: NodeId| orientation(compiled, &d, n);
         let p = Posture { clavicle: at(bones[0]), scapula: at(bones[1]), humerus: at(bones[2]), clavicle_axial: 0.0 };
         let elevation = elevation_of(&p.humerus) / DEG;
-        frames.push(MotionFrame { time: m.times[k], elevation, posture: p, q: q.to_vec() });
+        frames.push(MotionFrame { time, elevation, posture: p, q: q.to_vec() });
     }
     Ok(frames)
 }

@@ -36,7 +36,9 @@
 //! ```
 //!
 //! Recorded kinematics replace the rhythm's `frames`, `elevation`, `pole_angle` (`plane`) and
-//! `axial_rotation` with `type = "angles"` or `"inputs"` and a `file`.
+//! `axial_rotation` with `type = "angles"` or `"inputs"` and a `file` (an IK result's
+//! `motion.csv` is an `inputs` file), or with `type = "markers"`, a `.trc` marker trial as the
+//! `file` and optionally the IK `tasks` (weights), solved by inverse kinematics first.
 //!
 //! `docs/shoulder.md` describes every field.
 
@@ -99,13 +101,20 @@ pub struct LoadSpec {
 pub struct MotionSpec {
     /// `rhythm`: de Groot & Brand (2001) as in DAS3; `angles`: the clavicle's, scapula's and
     /// humerus's angles relative to the thorax per frame, read from `file`
-    /// ([`crate::motion::ANGLE_COLUMNS`]); `inputs`: a motion file of the model's inputs.
+    /// ([`crate::motion::ANGLE_COLUMNS`]); `inputs`: a motion file of the model's inputs (an IK
+    /// result's `motion.csv`); `markers`: a `.trc` marker trial, the model's inputs fitted to it
+    /// frame by frame by inverse kinematics ([`mollier::ik`]).
     #[serde(rename = "type")]
     pub kind: String,
     /// The motion file of `angles` and `inputs` (relative to the study file): CSV, `.mot` or
-    /// `.sto`, a `time` column and one per angle or input.
+    /// `.sto`, a `time` column and one per angle or input; of `markers`, the `.trc` trial.
     #[serde(default)]
     pub file: Option<String>,
+    /// `markers` only: the IK tasks (relative to the study file), a TOML of marker weights or
+    /// OpenSim's IK setup XML (`mollier ik --tasks`); default every marker of the trial that the
+    /// model has, weight 1.
+    #[serde(default)]
+    pub tasks: Option<String>,
     /// Number of frames of a rhythm (at least 2).
     #[serde(default)]
     pub frames: usize,

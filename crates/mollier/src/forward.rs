@@ -12,6 +12,7 @@ use mollier_sim::{Adaptive, Linearization, Musculoskeletal, SimError, State, Ste
 
 use crate::compile::Compiled;
 use crate::load_sharing::ConeInfo;
+use crate::loads::ExternalLoads;
 use crate::motion::{any_table, at};
 
 pub use crate::compile::muscles::{DEFAULT_ACTIVATION_TIME, DEFAULT_DEACTIVATION_TIME};
@@ -254,7 +255,21 @@ impl<'a> ForwardRun<'a> {
     /// Start at rest in the initial configuration, muscles in isometric equilibrium at their
     /// initial excitation, with step `step` (s).
     pub fn new(compiled: &'a Compiled, excitations: Excitations, step: f64) -> Result<Self, SimError> {
-        let system = Musculoskeletal::new(&compiled.model, compiled.muscles.clone());
+        Self::loaded(compiled, excitations, step, None)
+    }
+
+    /// [`Self::new`], with external loads that vary in time (read for `compiled`) in the
+    /// equations of motion and their Jacobian.
+    pub fn loaded(
+        compiled: &'a Compiled,
+        excitations: Excitations,
+        step: f64,
+        loads: Option<&ExternalLoads>,
+    ) -> Result<Self, SimError> {
+        let mut system = Musculoskeletal::new(&compiled.model, compiled.muscles.clone());
+        if let Some(l) = loads {
+            system = system.with_loads(Box::new(l.forcing(compiled)));
+        }
         let mut ws = system.workspace();
         let mut u = vec![0.0; system.muscles.len()];
         excitations.at(0.0, &mut u);
@@ -290,7 +305,17 @@ impl<'a> ForwardRun<'a> {
     /// [`mollier_sim::integrate::adaptive`]) at tolerances `tol`; frames come from
     /// [`Self::output`] at any times, by the method's dense output.
     pub fn adaptive(compiled: &'a Compiled, excitations: Excitations, tol: Tolerances) -> Result<Self, SimError> {
-        let mut run = Self::new(compiled, excitations, tol.first_step)?;
+        Self::adaptive_loaded(compiled, excitations, tol, None)
+    }
+
+    /// [`Self::adaptive`], with external loads as [`Self::loaded`] takes them.
+    pub fn adaptive_loaded(
+        compiled: &'a Compiled,
+        excitations: Excitations,
+        tol: Tolerances,
+        loads: Option<&ExternalLoads>,
+    ) -> Result<Self, SimError> {
+        let mut run = Self::loaded(compiled, excitations, tol.first_step, loads)?;
         let ex = &run.excitations;
         let a = Adaptive::new(&run.system, &mut run.ws, &run.state, &|t, u| ex.at(t, u), tol)?;
         run.state = a.state().clone();
@@ -347,7 +372,7 @@ impl<'a> ForwardRun<'a> {
         let lin = if self.cone.is_some() {
             let mut uu = vec![0.0; self.system.layout().m];
             ex.at(t, &mut uu);
-            self.system.linearize(&mut self.ws, &x, &xd, &uu)?
+            self.system.linearize_at(&mut self.ws, t, &x, &xd, &uu)?
         } else {
             lin
         };
@@ -443,7 +468,7 @@ impl<'a> ForwardRun<'a> {
         let l = self.system.layout();
         let mut u = vec![0.0; l.m];
         self.excitations.at(self.state.t, &mut u);
-        let lin = self.system.linearize(&mut self.ws, &self.state.x, &self.state.xd, &u)?;
+        let lin = self.system.linearize_at(&mut self.ws, self.state.t, &self.state.x, &self.state.xd, &u)?;
         self.frame_of(&self.state.clone(), &lin)
     }
 

@@ -17,7 +17,9 @@ use std::time::Instant;
 use mollier_core::element::Quantity;
 use serde_json::{Map, Value, json};
 
-use crate::{Column, Compiled, Excitations, ForwardFrame, ForwardRun, FrameError, InputInfo, Simulation, Table};
+use crate::{
+    Column, Compiled, Excitations, ExternalLoads, ForwardFrame, ForwardRun, FrameError, InputInfo, Simulation, Table,
+};
 
 /// The integrators of a simulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,9 +85,19 @@ pub enum SimulateError {
         /// Its value.
         value: f64,
     },
-    /// RK4 asked for a model with muscles, or with excitations.
-    #[error("RK4 simulates passive mechanisms; a model with muscles or excitations needs the Rosenbrock integrator")]
+    /// RK4 asked for a model with muscles, or with excitations or external loads.
+    #[error(
+        "RK4 simulates passive mechanisms; a model with muscles, excitations or external loads needs the Rosenbrock integrator"
+    )]
     Rk4WithMuscles,
+    /// The external loads do not cover the run's times.
+    #[error("{file}: {error}")]
+    LoadTimes {
+        /// The load file.
+        file: String,
+        /// How the times differ.
+        error: String,
+    },
     /// The initial state cannot be found (the muscles' isometric equilibrium, or the initial
     /// configuration of a passive mechanism).
     #[error("the initial {what}: {error}")]
@@ -230,6 +242,8 @@ pub struct SimulateRun<'a> {
     steps: usize,
     chunk: usize,
     kind: Kind<'a>,
+    /// The external loads' file, if any.
+    loads: Option<String>,
 }
 
 enum Kind<'a> {
@@ -323,16 +337,37 @@ impl<'a> SimulateRun<'a> {
         options: &SimulateOptions,
         excitations: Option<Excitations>,
     ) -> Result<Self, SimulateError> {
-        let integrator = options.integrator_for(compiled, excitations.is_some())?;
+        Self::loaded(compiled, options, excitations, None)
+    }
+
+    /// [`Self::new`] with external loads that vary in time (read for `compiled`): they ask for
+    /// the Rosenbrock integrator (the default with them; RK4 is refused), and must cover the
+    /// run's times (from 0 to the last row's).
+    pub fn loaded(
+        compiled: &'a Compiled,
+        options: &SimulateOptions,
+        excitations: Option<Excitations>,
+        loads: Option<&ExternalLoads>,
+    ) -> Result<Self, SimulateError> {
+        let mut options = *options;
+        if loads.is_some() {
+            // the loads are in the Rosenbrock integrator's equations only: its default with them
+            options.integrator.get_or_insert(Integrator::Rosenbrock);
+        }
+        let integrator = options.integrator_for(compiled, excitations.is_some() || loads.is_some())?;
         let plan = options.plan(integrator == Integrator::Rosenbrock)?;
         let steps = plan.outputs;
+        if let Some(l) = loads {
+            l.check_times(0.0, steps as f64 * plan.output_dt)
+                .map_err(|error| SimulateError::LoadTimes { file: l.file.clone(), error })?;
+        }
         let start = |what, e: &dyn std::fmt::Display| SimulateError::Start { what, error: e.to_string() };
         let kind = match integrator {
             Integrator::Rosenbrock => {
                 let excitations = excitations.unwrap_or_else(|| Excitations::zero(compiled));
                 let mut run = match plan.fixed {
-                    Some((dt, _)) => ForwardRun::new(compiled, excitations, dt),
-                    None => ForwardRun::adaptive(compiled, excitations, options.tolerances),
+                    Some((dt, _)) => ForwardRun::loaded(compiled, excitations, dt, loads),
+                    None => ForwardRun::adaptive_loaded(compiled, excitations, options.tolerances, loads),
                 }
                 .map_err(|e| start("state", &e))?;
                 run.set_defect_tolerance(options.defect_tolerance);
@@ -360,6 +395,7 @@ impl<'a> SimulateRun<'a> {
             steps,
             chunk: steps.div_ceil(200).clamp(1, MAX_CHUNK_ROWS),
             kind,
+            loads: loads.map(|l| l.file.clone()),
         })
     }
 
@@ -593,6 +629,9 @@ impl<'a> SimulateRun<'a> {
         m.insert("duration_s".into(), json!(self.duration));
         m.insert("dt_s".into(), json!(self.plan.fixed.map(|(dt, _)| dt)));
         m.insert("output_dt_s".into(), json!(self.plan.output_dt));
+        if let Some(file) = &self.loads {
+            m.insert("loads".into(), json!(file));
+        }
         match &self.kind {
             Kind::Passive(p) => {
                 m.insert("conservative".into(), json!(p.conservative));

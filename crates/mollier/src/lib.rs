@@ -74,7 +74,7 @@ pub use ik::{IkFrame, IkOptions, IkRun, Tasks, Unknowns};
 pub use inverse::{InverseError, InverseOptions, InverseRun};
 pub use inverse_tables::LoadSharingTables;
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
-pub use loads::ExternalLoads;
+pub use loads::{ExternalLoads, Forcing};
 pub use mollier_sim::{StepStats, Tolerances};
 pub use motion::{Method, Motion, MotionDerivatives, Rows, RowsIter, Smoothing, Source, parse_motion, read_motion};
 pub use output::{OutputDir, OutputError, Table, TableId};

@@ -24,9 +24,13 @@
 
 use std::path::Path;
 
-use mollier_core::geometry::{cross, rotate, sub};
-use mollier_core::{Data, Load, NodeId};
+use faer::Mat;
+use mollier_core::geometry::{Quat, Vec3, add, cross, g_matrix, lift, quat_at, rotate, sub, vec3_at};
+use mollier_core::scalar::Real;
+use mollier_core::{Data, Load, Model, NodeId};
 use mollier_format::{Diagnostic, Diagnostics};
+use mollier_sim::ExternalForcing;
+use num_dual::Dual64;
 
 use crate::compile::Compiled;
 use crate::motion::{Table, any_table, at, split_unit};
@@ -62,6 +66,14 @@ struct Applied {
     force_in: Axes,
     /// The axes (and origin) of the point.
     point_in: Axes,
+}
+
+impl Applied {
+    /// The node the force acts at: the body's origin `origin` when the point of application
+    /// is given per row (the moment about it is added), else the node the load names.
+    fn force_node(&self, origin: NodeId) -> NodeId {
+        if self.point.is_some() { origin } else { self.at }
+    }
 }
 
 /// External loads read from a file, resolved against one compiled model.
@@ -154,43 +166,128 @@ impl ExternalLoads {
     pub fn at(&self, compiled: &Compiled, data: &Data, t: f64, out: &mut Vec<Load>) {
         out.clear();
         let model = &compiled.model;
-        let rotation = |axes: Axes| match axes {
-            Axes::Global => None,
-            Axes::Body(b) => Some(data.orientation(model, compiled.bodies[b].frame.orientation)),
-        };
+        let pos = |n: NodeId| data.position(model, n);
+        let quat = |n: NodeId| data.orientation(model, n);
         for a in &self.applied {
             let frame = compiled.bodies[a.body].frame;
-            let in_force_axes = |v: [f64; 3]| rotation(a.force_in).map_or(v, |l| rotate(&l, &v));
-            let mut moment = a.torque.map(|tr| in_force_axes(self.triple(&tr, t)));
-            if let Some(tr) = &a.force {
-                let force = in_force_axes(self.triple(tr, t));
-                match &a.point {
-                    None => out.push(Load::Force { node: a.at, force }),
-                    Some(p) => {
-                        let local = self.triple(p, t);
-                        let point = match a.point_in {
-                            Axes::Global => local,
-                            Axes::Body(b) => {
-                                let f = compiled.bodies[b].frame;
-                                let o = data.position(model, f.position);
-                                let r = rotate(&data.orientation(model, f.orientation), &local);
-                                [o[0] + r[0], o[1] + r[1], o[2] + r[2]]
-                            }
-                        };
-                        let origin = data.position(model, frame.position);
-                        out.push(Load::Force { node: frame.position, force });
-                        let m = cross(&sub(&point, &origin), &force);
-                        moment = Some(match moment {
-                            Some(t) => [t[0] + m[0], t[1] + m[1], t[2] + m[2]],
-                            None => m,
-                        });
-                    }
-                }
+            let (force, moment) = self.vectors(compiled, a, t, &pos, &quat);
+            if let Some(force) = force {
+                out.push(Load::Force { node: a.force_node(frame.position), force });
             }
             if let Some(moment) = moment {
                 out.push(Load::Moment { node: frame.orientation, moment });
             }
         }
+    }
+
+    /// Load `a`'s force and moment at time `t` (s, global frame), the nodes' positions and Euler
+    /// parameters read by `pos` and `quat`: the force acts at [`Applied::force_node`], the moment
+    /// (the torque, and with a point of application `p` the moment `(p − o) × F` about the
+    /// body's origin `o`) on the body. Generic so that [`Self::add_partials`] differentiates the
+    /// very same expressions with dual numbers.
+    fn vectors<T: Real>(
+        &self,
+        compiled: &Compiled,
+        a: &Applied,
+        t: f64,
+        pos: &dyn Fn(NodeId) -> Vec3<T>,
+        quat: &dyn Fn(NodeId) -> Quat<T>,
+    ) -> (Option<Vec3<T>>, Option<Vec3<T>>) {
+        let frame = |b: usize| compiled.bodies[b].frame;
+        let in_axes = |v: [f64; 3], axes: Axes| match axes {
+            Axes::Global => lift(&v),
+            Axes::Body(b) => rotate(&quat(frame(b).orientation), &lift(&v)),
+        };
+        let force = a.force.map(|tr| in_axes(self.triple(&tr, t), a.force_in));
+        let mut moment = a.torque.map(|tr| in_axes(self.triple(&tr, t), a.force_in));
+        if let (Some(f), Some(p)) = (force, &a.point) {
+            let local = self.triple(p, t);
+            let point = match a.point_in {
+                Axes::Global => lift(&local),
+                Axes::Body(b) => add(&pos(frame(b).position), &in_axes(local, a.point_in)),
+            };
+            let m = cross(&sub(&point, &pos(frame(a.body).position)), &f);
+            moment = Some(match moment {
+                Some(t) => add(&t, &m),
+                None => m,
+            });
+        }
+        (force, moment)
+    }
+
+    /// Add to `d_q` (n_q x n_q, the partial of the equations of motion's residual, where the
+    /// loads enter as `− DF_xᵀ f`) the part that comes from the loads' values depending on the
+    /// configuration: a point of application fixed in space (its moment about the moving
+    /// origin), vectors in a body's axes. `− DF_nᵀ ∂F/∂z DF_z − DF_λᵀ 2G(λ)ᵀ ∂M/∂z DF_z`, `z` the
+    /// coordinates of the frames the load reads, `∂/∂z` exact by dual numbers. The loads'
+    /// moving with their nodes (`D²F_x` weighted by them, `G(λ)`'s own change) is the kernel's
+    /// ([`mollier_core::linearize::linearize_motion_loaded`]). `data` holds the configuration
+    /// and `DF_x`.
+    pub fn add_partials(&self, compiled: &Compiled, data: &Data, t: f64, d_q: &mut Mat<f64>) {
+        let model = &compiled.model;
+        let (nq, df) = (model.n_q(), data.df_x());
+        let offset = |n: NodeId| model.nodes()[n.index()].offset;
+        for a in self.applied.iter().filter(|a| a.point.is_some() || a.force_in != Axes::Global) {
+            let frame = compiled.bodies[a.body].frame;
+            // the frames read: (node, 3 or 4 coordinates), each once
+            let mut nodes = vec![(frame.position, 3), (frame.orientation, 4)];
+            for axes in [a.force_in, a.point_in] {
+                if let Axes::Body(b) = axes {
+                    let f = compiled.bodies[b].frame;
+                    nodes.extend([(f.position, 3), (f.orientation, 4)]);
+                }
+            }
+            let mut seen = Vec::new();
+            nodes.retain(|(n, _)| {
+                !seen.contains(n) && {
+                    seen.push(*n);
+                    true
+                }
+            });
+            let coords: Vec<usize> = nodes.iter().flat_map(|&(n, len)| offset(n)..offset(n) + len).collect();
+            let start = |n: NodeId| {
+                let i = nodes.iter().position(|(m, _)| *m == n).expect("a node the load reads");
+                nodes[..i].iter().map(|(_, len)| len).sum::<usize>()
+            };
+            // ∂F/∂z and ∂M/∂z (3 x n_z each, column j the derivative along z_j)
+            let mut jac = vec![[[0.0; 3]; 2]; coords.len()];
+            let x = data.x();
+            for (j, col) in jac.iter_mut().enumerate() {
+                let z: Vec<Dual64> = coords
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &c)| if i == j { Dual64::new(x[c], 1.0) } else { Dual64::from(x[c]) })
+                    .collect();
+                let pos = |n: NodeId| vec3_at(&z, start(n));
+                let quat = |n: NodeId| quat_at(&z, start(n));
+                let (f, m) = self.vectors(compiled, a, t, &pos, &quat);
+                col[0] = f.map_or([0.0; 3], |f| f.map(|v| v.eps));
+                col[1] = m.map_or([0.0; 3], |m| m.map(|v| v.eps));
+            }
+            let (fo, lo) = (offset(a.force_node(frame.position)), offset(frame.orientation));
+            let g = g_matrix(&quat_at(x, lo));
+            for k in 0..nq {
+                let (mut dfz, mut dmz) = ([0.0; 3], [0.0; 3]);
+                for (col, &c) in jac.iter().zip(&coords) {
+                    let dz = df[(c, k)];
+                    for a in 0..3 {
+                        dfz[a] += col[0][a] * dz;
+                        dmz[a] += col[1][a] * dz;
+                    }
+                }
+                let gm: [f64; 4] = [0, 1, 2, 3].map(|c| 2.0 * (0..3).map(|i| g[i][c] * dmz[i]).sum::<f64>());
+                for i in 0..nq {
+                    let on_force: f64 = (0..3).map(|a| df[(fo + a, i)] * dfz[a]).sum();
+                    let on_moment: f64 = (0..4).map(|c| df[(lo + c, i)] * gm[c]).sum();
+                    d_q[(i, k)] -= on_force + on_moment;
+                }
+            }
+        }
+    }
+
+    /// These loads acting on `compiled` in a forward simulation ([`mollier_sim`]).
+    pub fn forcing<'a>(&self, compiled: &'a Compiled) -> Forcing<'a> {
+        Forcing { loads: self.clone(), compiled }
     }
 
     /// The loads of every frame of a motion (its times and `q`, n_q each in the model's input
@@ -217,6 +314,25 @@ impl ExternalLoads {
                 loads
             })
             .collect()
+    }
+}
+
+/// External loads acting on a model in a forward simulation: [`ExternalLoads::at`] and
+/// [`ExternalLoads::add_partials`] behind [`mollier_sim::ExternalForcing`].
+#[derive(Debug)]
+pub struct Forcing<'a> {
+    /// The loads.
+    pub loads: ExternalLoads,
+    compiled: &'a Compiled,
+}
+
+impl ExternalForcing for Forcing<'_> {
+    fn loads(&self, _: &Model, data: &Data, t: f64, out: &mut Vec<Load>) {
+        self.loads.at(self.compiled, data, t, out);
+    }
+
+    fn add_partials(&self, _: &Model, data: &Data, t: f64, d_q: &mut Mat<f64>) {
+        self.loads.add_partials(self.compiled, data, t, d_q);
     }
 }
 
@@ -588,5 +704,7 @@ fn parse_xml(file: &str, text: &str, compiled: &Compiled, read: &ReadNamed<'_>) 
     assemble(file, columns, applied, names)
 }
 
+#[cfg(test)]
+mod forward_tests;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
 //! `mollier simulate MODEL --duration T [--dt DT] [--output-dt DT] [--rtol R] [--atol A]
-//! [--excitations FILE] [--integrator I] --out DIR`: a passive mechanism by explicit RK4, or a
+//! [--excitations FILE] [--loads FILE] [--integrator I] --out DIR`: a passive mechanism by explicit RK4, or a
 //! model with Hill muscles by the error-controlled Rosenbrock-W pair (or a fixed Rosenbrock
 //! step with `--dt`). The
 //! run, its tables and summary are the facade's ([`mollier::forward_tables`]); this file adds the
@@ -135,6 +135,11 @@ pub(crate) struct Args {
     /// its joint cone), written to DIR/excitations.csv, and the run they make.
     #[arg(long, value_name = "TARGET", conflicts_with = "excitations")]
     track: Option<PathBuf>,
+    /// External loads that vary in time (docs/loads.md): a table of forces, moments and points
+    /// of application, or OpenSim's ExternalLoads XML; they must cover the run's times. They
+    /// ask for the Rosenbrock integrator.
+    #[arg(long, conflicts_with = "track")]
+    loads: Option<PathBuf>,
     /// The integrator: `rosenbrock` (default for models with muscles) or `rk4` (default for
     /// passive mechanisms).
     #[arg(long, value_enum)]
@@ -160,6 +165,8 @@ pub(crate) fn run(req: &Args, registry: &Registry) -> ExitCode {
         Integrator::Rk4 => Method::Rk4,
         Integrator::Rosenbrock => Method::Rosenbrock,
     });
+    // external loads are in the Rosenbrock integrator's equations only: its default with them
+    let integrator = integrator.or(req.loads.as_ref().map(|_| Method::Rosenbrock));
     let mut options = SimulateOptions { dt, output_dt: req.output_dt, integrator, ..SimulateOptions::new(duration) };
     options.tolerances.rtol = req.rtol;
     options.tolerances.atol = req.atol;
@@ -169,7 +176,7 @@ pub(crate) fn run(req: &Args, registry: &Registry) -> ExitCode {
         Err(code) => return code,
     };
     let steps = match options
-        .integrator_for(&compiled, req.excitations.is_some() || req.track.is_some())
+        .integrator_for(&compiled, req.excitations.is_some() || req.track.is_some() || req.loads.is_some())
         .and_then(|i| options.plan(i == Method::Rosenbrock))
     {
         Ok(plan) => plan.outputs,
@@ -198,8 +205,17 @@ pub(crate) fn run(req: &Args, registry: &Registry) -> ExitCode {
     if let Some(note) = excitations.as_ref().and_then(|e| e.missing_note(&compiled)).filter(|_| !quiet) {
         errln!("note: {note}");
     }
-    note_if_weightless(&compiled, quiet);
-    let mut run = match SimulateRun::new(&compiled, &options, excitations) {
+    let loads = match req.loads.as_deref().map(|p| mollier::ExternalLoads::read(p, &compiled)).transpose() {
+        Ok(l) => l,
+        Err(d) => {
+            report(&d);
+            return ExitCode::from(INVALID);
+        }
+    };
+    if loads.is_none() {
+        note_if_weightless(&compiled, quiet);
+    }
+    let mut run = match SimulateRun::loaded(&compiled, &options, excitations, loads.as_ref()) {
         Ok(r) => r,
         Err(e) => return refused(&e),
     };
@@ -303,13 +319,13 @@ fn refused(e: &SimulateError) -> ExitCode {
             errln!("error: --output-dt {output_dt} is not a whole number of steps of --dt {dt}");
             ExitCode::from(INVALID)
         }
-        SimulateError::Tolerance { .. } => {
+        SimulateError::Tolerance { .. } | SimulateError::LoadTimes { .. } => {
             errln!("error: {e}");
             ExitCode::from(INVALID)
         }
         SimulateError::Rk4WithMuscles => {
             errln!(
-                "error: RK4 simulates passive mechanisms; a model with muscles or excitations needs `--integrator rosenbrock`"
+                "error: RK4 simulates passive mechanisms; a model with muscles, excitations or loads needs `--integrator rosenbrock`"
             );
             ExitCode::from(INVALID)
         }

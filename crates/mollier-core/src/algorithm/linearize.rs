@@ -98,6 +98,22 @@ pub fn linearize_motion_with(
     vdot: &[f64],
     geometric: &[(ModeId, f64)],
 ) -> Result<MotionLinearization, KinematicsError> {
+    linearize_motion_loaded(model, data, v, vdot, geometric, &[])
+}
+
+/// [`linearize_motion_with`], with `extra` loads (global frame) acting beside the model's own
+/// `[loads]` at this configuration: in the residual and, as the model's loads, in `∂r/∂q`
+/// (a force moves with its node, a moment's generalized force with its node's Euler
+/// parameters). A load whose value itself depends on the configuration adds the rest of its
+/// partial itself.
+pub fn linearize_motion_loaded(
+    model: &Model,
+    data: &mut Data,
+    v: &[f64],
+    vdot: &[f64],
+    geometric: &[(ModeId, f64)],
+    extra: &[Load],
+) -> Result<MotionLinearization, KinematicsError> {
     let nq = model.n_q();
     check_rates(model, v, vdot)?;
     transfer::first_order(model, data)?;
@@ -153,7 +169,7 @@ pub fn linearize_motion_with(
     }
     // DF_xᵀ (f − f_in): loads and the velocity terms (the laws' stresses are added below)
     let (mut net, mut fin) = (std::mem::take(&mut data.work.x_force), std::mem::take(&mut data.work.x_inertia));
-    net_forces(model, data, &xd, &xdd, &[], &mut net, &mut fin);
+    net_forces(model, data, &xd, &xdd, extra, &mut net, &mut fin);
     let df = &data.df_x;
     // the coordinates with a force (masses, loads: a few of n_x)
     let loaded: Vec<(usize, f64)> = net.iter().copied().enumerate().filter(|(_, f)| *f != 0.0).collect();
@@ -176,7 +192,7 @@ pub fn linearize_motion_with(
     let mut rows = vec![0.0; 4 * nq];
     add_mass_partials(model, data, &d2, vdot, &mut rows, &mut weight, &mut d_q, &mut d_v);
     add_rotor_partials(model, data, &d2, v, vdot, &mut rows, &mut weight, &mut d_q, &mut d_v);
-    add_load_partials(model, data, &mut rows, &mut weight, &mut d_q);
+    add_load_partials(model, data, extra, &mut rows, &mut weight, &mut d_q);
     add_law_partials(model, data, &ed, &d2e_v, &mut residual, &mut modes, &mut d_q, &mut d_v);
     (data.xd, data.ed, data.work.x_step) = (xd, ed, xa);
     data.qd.copy_from_slice(v);
@@ -345,10 +361,17 @@ fn add_rotor_partials(
 
 /// Constant loads: forces are constant, so only `∂DF/∂q`; a moment's `f_λ = 2 G(λ)ᵀ M` moves
 /// with `λ`.
-fn add_load_partials(model: &Model, data: &Data, rows: &mut [f64], weight: &mut [f64], d_q: &mut Mat<f64>) {
+fn add_load_partials(
+    model: &Model,
+    data: &Data,
+    extra: &[Load],
+    rows: &mut [f64],
+    weight: &mut [f64],
+    d_q: &mut Mat<f64>,
+) {
     let nq = model.n_q();
     let x = &data.x;
-    for load in &model.dynamics.loads {
+    for load in model.dynamics.loads.iter().chain(extra) {
         let (node, moment, force) = match *load {
             Load::Force { node, force } => (node, None, Some(force)),
             Load::Moment { node, moment } => (node, Some(moment), None),

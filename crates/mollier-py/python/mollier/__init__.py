@@ -316,7 +316,8 @@ class Model:
                  dt: Optional[float] = None, integrator: Optional[str] = None,
                  progress: Optional[Callable[[int, int], Any]] = None, output: Optional[str] = None,
                  output_dt: Optional[float] = None, rtol: float = 1e-3, atol: float = 1e-5,
-                 defect_tolerance: float = 0.01) -> SimulationResult:
+                 defect_tolerance: float = 0.01,
+                 loads: Optional[Union[str, os.PathLike]] = None) -> SimulationResult:
         """``mollier simulate``: forward dynamics from rest in the initial configuration for
         ``duration`` s (rounded up to whole output steps).
 
@@ -340,6 +341,8 @@ class Model:
         joint cone. A passive mechanism runs RK4 (``integrator="rk4"``), giving ``motion`` (the
         inputs: a motion for :meth:`kinematics`), ``velocities`` and ``energy`` (J, and its
         drift). The rows are the command's, one per step and the initial or final state.
+        ``loads``: external loads that vary in time, as for :meth:`inverse_dynamics`; they must
+        cover the run's times and ask for the Rosenbrock integrator.
 
         Raises :class:`ModelError` for excitations that cannot be read (``file:line:col``),
         ``ValueError`` for a duration or step that is not positive or RK4 asked for muscles,
@@ -349,7 +352,8 @@ class Model:
                               else _table_arg(excitations, self.forward_muscles, "excitations"))
         tables, failures, notes, summary, units = self._m.simulate(duration, native_excitations, dt,
                                                                    integrator, progress, output_dt,
-                                                                   rtol, atol, defect_tolerance)
+                                                                   rtol, atol, defect_tolerance,
+                                                                   _path(loads))
         fmt = _as_format(output)
         for n in notes:
             warnings.warn(n, MotionWarning, stacklevel=2)

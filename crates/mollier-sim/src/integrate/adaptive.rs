@@ -132,7 +132,7 @@ impl Musculoskeletal<'_> {
         for (k, mu) in self.muscles.iter().enumerate() {
             xd[l.a() + k] = mu.hill.activation_rate(x[l.a() + k], uu[k]);
         }
-        let mut lin = self.linearize(ws, x, &xd, &uu)?;
+        let mut lin = self.linearize_at(ws, t, x, &xd, &uu)?;
         let rhs: Vec<f64> = lin.f[l.n..2 * l.n].to_vec();
         let dv = solve_partial_pivoting(&lin.mass, &rhs).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
         for i in 0..l.n {
@@ -180,10 +180,12 @@ impl Musculoskeletal<'_> {
         }
         let mut uu = vec![0.0; l.m];
         u(t, &mut uu);
-        let (model, data) = (self.model, &mut ws.data);
-        solve_positions_with(model, data, &x[..n], &NewtonOptions::default())?;
+        let model = self.model;
+        solve_positions_with(model, &mut ws.data, &x[..n], &NewtonOptions::default())?;
+        self.external_loads(ws, t);
+        let (data, loads) = (&mut ws.data, &ws.loads);
         // Q̄ = DF_xᵀ (f − f_in(v, v̇ = 0)) − DF_eᵀ σ: f_v = M̄ v̇ − Q̄ + Σ F_m ∂L_m/∂q
-        let mut rhs = bias_forces(model, data, &x[n..2 * n], &[])?;
+        let mut rhs = bias_forces(model, data, &x[n..2 * n], loads)?;
         let mass = mass_matrix(model, data)?;
         let mut xd = vec![0.0; l.len()];
         xd[..n].copy_from_slice(&x[n..2 * n]);

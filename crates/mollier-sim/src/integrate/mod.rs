@@ -52,7 +52,7 @@ impl Musculoskeletal<'_> {
             x[l.a() + k] = u[k].clamp(0.0, 1.0);
             x[l.s() + k] = self.muscles[k].hill.params.optimal_fibre_length;
         }
-        let lin = self.linearize(ws, &x, &xd, u)?;
+        let lin = self.linearize_at(ws, t, &x, &xd, u)?;
         for (k, mu) in self.muscles.iter().enumerate() {
             let s = mu
                 .hill
@@ -78,7 +78,7 @@ impl Musculoskeletal<'_> {
         let (mut u0, mut u1) = (vec![0.0; l.m], vec![0.0; l.m]);
         u(state.t, &mut u0);
         u(state.t + h, &mut u1);
-        let lin = self.linearize(ws, &state.x, &state.xd, &u0)?;
+        let lin = self.linearize_at(ws, state.t, &state.x, &state.xd, &u0)?;
         let xd = &state.xd;
         let mut rhs = vec![0.0; l.len()];
         for i in 0..l.n {
@@ -121,7 +121,7 @@ impl Musculoskeletal<'_> {
         u(t, &mut uu);
         let zero = vec![0.0; l.len()];
         // at ẋ = 0 the v rows of f are the generalized forces that v̇ must balance: M̄ v̇ = −f_v
-        let lin = self.linearize(ws, x, &zero, &uu)?;
+        let lin = self.linearize_at(ws, t, x, &zero, &uu)?;
         let mut xd = vec![0.0; l.len()];
         xd[..l.n].copy_from_slice(&x[l.n..2 * l.n]);
         let rhs: Vec<f64> = (0..l.n).map(|i| -lin.f[l.n + i]).collect();

@@ -62,12 +62,12 @@ fn a_point_of_application_in_the_table_acts_where_it_is() {
 }
 
 /// Reads the XML's table from memory.
-fn xml_loads(c: &Compiled, xml: &str, table: &str) -> Result<ExternalLoads, Diagnostics> {
+pub(super) fn xml_loads(c: &Compiled, xml: &str, table: &str) -> Result<ExternalLoads, Diagnostics> {
     let table = table.to_string();
     parse_xml("loads.xml", xml, c, &|name: &str| Ok((name.to_string(), table.clone())))
 }
 
-fn opensim_xml(body: &str, force_in: &str, point_in: &str) -> String {
+pub(super) fn opensim_xml(body: &str, force_in: &str, point_in: &str) -> String {
     format!(
         "<?xml version=\"1.0\"?>\n<OpenSimDocument Version=\"40000\">\n<ExternalLoads name=\"x\">\n<objects>\n\
          <ExternalForce name=\"hand\">\n<applied_to_body> {body} </applied_to_body>\n\
