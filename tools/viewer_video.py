@@ -104,13 +104,18 @@ def main():
             const v = document.querySelector('video'), c = document.querySelector('canvas');
             v.onerror = () => done({{ error: String(v.error && v.error.message) }});
             v.onloadedmetadata = () => {{ v.currentTime = Math.max(0, v.duration - {0.5 / fps}); }};
-            v.onseeked = () => {{
+            // 'seeked' can come before the frame is ready to draw (a blank canvas under load):
+            // draw again for up to 5 s until the picture is there
+            let tries = 0;
+            const draw = () => {{
                 c.width = v.videoWidth; c.height = v.videoHeight;
                 const g = c.getContext('2d'); g.drawImage(v, 0, 0);
                 const px = g.getImageData(0, 0, c.width, c.height).data, colours = new Set();
                 for (let i = 0; i < px.length; i += 4) colours.add(px[i] | (px[i + 1] << 8) | (px[i + 2] << 16));
+                if (colours.size <= 20 && ++tries < 50) {{ setTimeout(draw, 100); return; }}
                 done({{ duration: v.duration, width: v.videoWidth, height: v.videoHeight, colours: colours.size }});
             }};
+            v.onseeked = draw;
             v.src = {src!r};
         }})''', 'awaitPromise': True, 'returnByValue': True}, page.s, timeout=60)
         got = r.get('result', {}).get('value') or {'error': str(r.get('exceptionDetails', r))[:200]}
