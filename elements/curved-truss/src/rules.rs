@@ -114,22 +114,22 @@ impl CurvedTruss {
         for si in first..=last {
             let (xa, xb) = (vec3_at(x, self.points[si]), vec3_at(x, self.points[si + 1]));
             let (pa, pb) = (pl.obstacle.frame.local(&lam, &o, &xa), pl.obstacle.frame.local(&lam, &o, &xb));
-            if inside(&pl.obstacle.shape, &pa) || inside(&pl.obstacle.shape, &pb) {
-                continue;
-            }
             if let Some(obj) = pl.opensim() {
-                // OpenSim's codes: the first stretch it must wrap, else the least lengthening
-                let (ev, code) = crate::opensim::span_of(&obj, &pa, &pb, false)?;
-                match code {
-                    crate::opensim::Code::Mandatory => return Ok(Some(si)),
-                    crate::opensim::Code::Wrapped => {
-                        let change = ev.length - dot(&sub(&xb, &xa), &sub(&xb, &xa)).sqrt();
+                // OpenSim's codes (its own test of an anchor inside included): the first stretch
+                // it must wrap, else the least lengthening
+                match obj.wrap(&pa, &pb) {
+                    (crate::opensim::Code::Mandatory, Some(_)) => return Ok(Some(si)),
+                    (crate::opensim::Code::Wrapped, Some(w)) => {
+                        let change = w.length - dot(&sub(&xb, &xa), &sub(&xb, &xa)).sqrt();
                         if best.is_none_or(|(c, _)| change < c) {
                             best = Some((change, si));
                         }
                     }
                     _ => {}
                 }
+                continue;
+            }
+            if inside(&pl.obstacle.shape, &pa) || inside(&pl.obstacle.shape, &pb) {
                 continue;
             }
             let through = passes_through(&pl.obstacle.shape, &pa, &pb);

@@ -138,7 +138,7 @@ impl CurvedTruss {
                 (At::Tangent { k: a, .. }, At::Tangent { k: b, surface: Some(s), .. }) if a == b => total += *s,
                 (p, q) => {
                     let (gp, gq) = (self.ground(x, p, seen), self.ground(x, q, seen));
-                    total += norm(&sub(&gq, &gp));
+                    total += crate::opensim::ellipsoid::chord(&sub(&gq, &gp));
                 }
             }
         }

@@ -53,6 +53,12 @@ fn unit<T: Real>(v: &Vec3<T>) -> Vec3<T> {
     }
 }
 
+/// `|v|`, with a zero derivative where `v` is exactly zero (an anchor on the surface is its own
+/// tangent point; the length's derivative there is that of the rest of the path).
+pub(crate) fn chord<T: Real>(v: &Vec3<T>) -> T {
+    if v.iter().all(|x| x.re() == 0.0) { c(0.0) } else { norm(v) }
+}
+
 fn lerp<T: Real>(p: &Vec3<T>, t: T, d: &Vec3<T>) -> Vec3<T> {
     [0, 1, 2].map(|i| p[i] + t * d[i])
 }
@@ -420,7 +426,7 @@ pub fn ellipsoid<T: Real>(
     }
     drop(pts);
     let (r1, r2, surface) = (t1.map(|v| v / factor), t2.map(|v| v / factor), surface / factor);
-    let length = norm(&sub(&r1, anchor1)) + surface + norm(&sub(anchor2, &r2));
+    let length = chord(&sub(&r1, anchor1)) + surface + chord(&sub(anchor2, &r2));
     (Code::Mandatory, Some(Wrapped { length, r1, r2, surface }))
 }
 
