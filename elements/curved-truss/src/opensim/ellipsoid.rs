@@ -460,6 +460,8 @@ fn plane_point<T: Real>(
     if mu[best].re() > MU_BLEND_MIN {
         // Frans' point fades out where it leaves the chord's middle
         let tb = t[best].re();
+        // OpenSim's comparisons, which a NaN passes (`contains` would not)
+        #[allow(clippy::manual_range_contains)]
         let s: T = if tb < 0.0 || tb > 1.0 {
             c(0.0)
         } else if tb < SV_BOUNDARY_BLEND {
