@@ -8,7 +8,7 @@ and release, for crates/mollier-osim/tests/opensim_synthetic_wraps.rs.
 Each model is ground -> `arm` on a PinJoint (coordinate `theta`, about the z axis of frames moved
 off both bodies' origins), one Thelen2003Muscle from a point of ground to a point of the arm
 (one via point in some), and one or two wrap objects (sphere, cylinder with and without a
-quadrant, ellipsoid, on ground or on the arm, turned by `xyz_body_rotation`, anchors off the wrap
+quadrant, ellipsoid with and without a quadrant, on ground or on the arm, turned by `xyz_body_rotation`, anchors off the wrap
 plane so that the paths are three-dimensional). The models are built here with OpenSim's API
 and written by OpenSim (`Model.printToXML`) to crates/mollier-osim/tests/data/osim/wraps/; the
 tests import those files. For each model, SAMPLES values of `theta` evenly over its range (the
@@ -82,6 +82,35 @@ CASES = {
     ),
     "ellipsoid": (
         [("ellipsoid", "ground", (0.01, 0.0, 0.0), (0.1, 0.2, -0.3), {"dimensions": (0.05, 0.035, 0.045)})],
+        (-1.2, 1.0),
+        None,
+    ),
+    # OpenSim's quadrants on an ellipsoid: c1 mirrored onto the side, the far-side wrap
+    "ellipsoid_minus_y_on_arm": (
+        [("ellipsoid", "arm", (-0.02, 0.0, 0.01), (-0.25, 0.2, 0.45),
+          {"dimensions": (0.04, 0.03, 0.05), "quadrant": "-y"})],
+        (-1.2, 1.0),
+        None,
+    ),
+    "ellipsoid_plus_z": (
+        [("ellipsoid", "ground", (0.0, 0.01, 0.0), (0.4, -0.1, 0.2),
+          {"dimensions": (0.035, 0.05, 0.03), "quadrant": "z"})],
+        (-1.2, 1.0),
+        None,
+    ),
+    # long along the line: Frans' point alone and blended with the fan
+    "ellipsoid_long": (
+        [("ellipsoid", "ground", (0.0, 0.0, 0.0), (0.0, 0.1, 0.05), {"dimensions": (0.09, 0.025, 0.03)})],
+        (-1.2, 1.0),
+        None,
+    ),
+    # a cylinder and an ellipsoid on one stretch (as arm26's TRIlong): one after the other
+    "cylinder_and_ellipsoid": (
+        [
+            ("cylinder", "arm", (0.07, 0.02, 0.0), (-0.1, 0.15, 0.0), {"radius": 0.02, "length": 0.5}),
+            ("ellipsoid", "ground", (-0.07, 0.02, 0.0), (0.1, 0.2, -0.3),
+             {"dimensions": (0.035, 0.025, 0.03), "quadrant": "-y"}),
+        ],
         (-1.2, 1.0),
         None,
     ),

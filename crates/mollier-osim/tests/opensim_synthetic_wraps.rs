@@ -2,9 +2,10 @@
 //! `tests/data/osim/wraps/` (built and written by OpenSim, `tools/peer_opensim_synthetic_wraps.py`)
 //! swept over their coordinate through contact and release. Mollier's imported length and
 //! `−dL/dq` agree with OpenSim's within [`LENGTH`] and [`ARM`] at every sample — or the import
-//! reports the muscle as approximated (OpenSim's ellipsoid algorithm), and then it agrees wherever
-//! OpenSim's path does not touch a wrap object. Two cylinders on one stretch are wrapped as OpenSim
-//! does, one after the other (`wrapping = "opensim"`), and agree like the others.
+//! reports the muscle as approximated, and then it agrees wherever OpenSim's path does not touch a
+//! wrap object (no model is approximated now). Ellipsoids take OpenSim's own path (`method =
+//! "opensim"`, their quadrants included); two objects on one stretch are wrapped as OpenSim does,
+//! one after the other (`wrapping = "opensim"`), and agree like the others.
 
 use std::path::PathBuf;
 
@@ -22,9 +23,8 @@ fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
-/// The models whose muscle the import reports as not exact: OpenSim's ellipsoid algorithm is not
-/// a shortest path (Mollier's is a geodesic).
-const APPROXIMATED: &[&str] = &["ellipsoid.osim"];
+/// The models whose muscle the import reports as not exact.
+const APPROXIMATED: &[&str] = &[];
 
 /// Whether the import report says the muscle `muscle` is approximated.
 fn approximated(file: &str, osim: &str) -> bool {
@@ -71,7 +71,8 @@ fn one_muscle_over_each_wrap_object_agrees_with_opensim() {
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }
 
-/// OpenSim's path is a cylinder's: `method = "opensim"` on a sphere is refused at its field.
+/// OpenSim's path is a cylinder's or an ellipsoid's: `method = "opensim"` on a sphere is refused
+/// at its field.
 #[test]
 fn opensim_method_on_a_sphere_is_refused_at_its_field() {
     let osim = std::fs::read_to_string(data().join("osim/wraps/sphere.osim")).unwrap();
@@ -91,24 +92,25 @@ fn opensim_method_on_a_sphere_is_refused_at_its_field() {
     }
 }
 
-/// OpenSim's wrapping one object after the other takes spheres and OpenSim's cylinders:
-/// `wrapping = "opensim"` over an ellipsoid, or an unknown wrapping, is refused at its field.
+/// OpenSim's wrapping one object after the other takes spheres, and OpenSim's cylinders and
+/// ellipsoids: `wrapping = "opensim"` over a geodesic ellipsoid, or an unknown wrapping, is
+/// refused at its field.
 #[test]
-fn opensim_wrapping_over_an_ellipsoid_is_refused_at_its_field() {
+fn opensim_wrapping_over_a_geodesic_ellipsoid_is_refused_at_its_field() {
     let registry = mollier::registry();
-    for (file, wrapping, ok) in [
-        ("ellipsoid.osim", "opensim", false),
-        ("ellipsoid.osim", "shortest", true),
-        ("sphere.osim", "opensim", true),
-        ("sphere.osim", "other", false),
+    for (file, geodesic, wrapping, ok) in [
+        ("ellipsoid.osim", false, "opensim", true),
+        ("ellipsoid.osim", true, "opensim", false),
+        ("ellipsoid.osim", true, "shortest", true),
+        ("sphere.osim", false, "opensim", true),
+        ("sphere.osim", false, "other", false),
     ] {
         let osim = std::fs::read_to_string(data().join("osim/wraps").join(file)).unwrap();
         let imp = mollier_osim::import(file, &osim).unwrap_or_else(|d| panic!("{}", d.render()));
-        let toml = imp.toml.replacen(
-            "type = \"curved-truss\"",
-            &format!("type = \"curved-truss\"\nwrapping = \"{wrapping}\""),
-            1,
-        );
+        let toml = if geodesic { imp.toml.replacen(", method = \"opensim\"", "", 1) } else { imp.toml.clone() };
+        assert!(!geodesic || toml != imp.toml, "{file}: no OpenSim method to take out");
+        let toml =
+            toml.replacen("type = \"curved-truss\"", &format!("type = \"curved-truss\"\nwrapping = \"{wrapping}\""), 1);
         assert_ne!(toml, imp.toml, "{file}");
         let compiled = mollier_format::parse(file, &toml).and_then(|doc| mollier::compile(&doc, &registry));
         match compiled {

@@ -13,12 +13,10 @@ fn span_generic<T: Real>(pl: &Placed, pa: &Vec3<T>, pb: &Vec3<T>, hint: &Hint) -
     match (pl.obstacle.shape, hint) {
         (Shape::Sphere { radius }, Hint::Wrapped(w)) => span::sphere_generic(radius, pa, pb, *w),
         (Shape::Cylinder { radius, side, .. }, Hint::Wrapped(w)) => span::cylinder_generic(radius, &side, pa, pb, *w),
-        (Shape::Cylinder { radius, side, length }, Hint::OpenSim) => {
+        (_, Hint::OpenSim) => {
             // alone on its segment: only the length is used
-            let q = crate::rules::quadrant(&side).flatten();
-            let several = pl.rules.cylinder == crate::rules::CylinderPath::OpenSim { several: true };
-            let l = crate::opensim::length_generic(radius, length.unwrap_or(f64::INFINITY), q, several, pa, pb);
-            (l, [mollier_core::scalar::c(0.0); 6])
+            let obj = pl.opensim().expect("OpenSim's path chose this hint");
+            (crate::opensim::length_generic(&obj, pa, pb), [mollier_core::scalar::c(0.0); 6])
         }
         (Shape::Ellipsoid { .. }, Hint::Ellipsoid(sol)) => {
             ellipsoid::span_generic(pl.geo.as_ref().expect("ellipsoid geometry"), pa, pb, sol.as_ref())

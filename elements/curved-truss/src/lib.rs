@@ -12,7 +12,9 @@
 //! total length is stationary; at that point the path is straight, so it adds nothing but makes
 //! the chain of obstacles a sequence of one-obstacle spans.
 //!
-//! With `wrapping = "opensim"` (imported muscles with several wrap objects) the obstacles are
+//! An obstacle with `method = "opensim"` takes OpenSim 4.6's own path over a cylinder or an
+//! ellipsoid ([`opensim`], [`opensim::ellipsoid`]) instead of the shortest one. With
+//! `wrapping = "opensim"` (imported muscles with several wrap objects) the obstacles are
 //! instead applied as OpenSim 4.6 applies them, one after the other on the path the others leave,
 //! for up to 8 rounds (`sequence`): not a shortest path, so its derivatives come from automatic
 //! differentiation of that procedure.

@@ -23,9 +23,11 @@
 use mollier_core::ElementError;
 use mollier_core::geometry::{Vec3, cross, dot, norm, sub};
 use mollier_core::scalar::{Real, c};
-use num_dual::{Dual2SVec64, hessian};
+use num_dual::{Dual2SVec64, DualSVec64, gradient, hessian};
 
 use crate::span::{Contact, SpanEval, straight};
+
+pub mod ellipsoid;
 
 /// OpenSim's answer for one stretch over a cylinder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -338,8 +340,43 @@ fn helix<T: Real>(
     }
 }
 
-/// [`cylinder`] as a span: its length with gradient and Hessian (automatic differentiation), the
-/// straight line where OpenSim does not wrap, and OpenSim's code.
+/// One of OpenSim's wrap objects with its parameters, for [`span_of`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Object {
+    /// [`cylinder`]'s parameters.
+    Cylinder {
+        /// Radius (m).
+        radius: f64,
+        /// Length (m; infinite: unlimited).
+        length: f64,
+        /// OpenSim's quadrant.
+        quadrant: Option<Quadrant>,
+        /// The muscle has several wrap objects.
+        several: bool,
+    },
+    /// [`ellipsoid::ellipsoid`]'s parameters.
+    Ellipsoid {
+        /// Semi-axes (m).
+        semi_axes: Vec3,
+        /// OpenSim's quadrant (axis 0, 1 or 2 and its sign).
+        quadrant: Option<Quadrant>,
+    },
+}
+
+impl Object {
+    /// OpenSim's path over the object from `p1` to `p2` (its frame): its code and, when it
+    /// wraps, the path.
+    pub fn wrap<T: Real>(&self, p1: &Vec3<T>, p2: &Vec3<T>) -> (Code, Option<Wrapped<T>>) {
+        match *self {
+            Object::Cylinder { radius, length, quadrant, several } => {
+                cylinder(radius, length, quadrant, several, p1, p2)
+            }
+            Object::Ellipsoid { semi_axes, quadrant } => ellipsoid::ellipsoid(&semi_axes, quadrant, p1, p2),
+        }
+    }
+}
+
+/// [`cylinder`] as a span (see [`span_of`]).
 pub fn span(
     radius: f64,
     length: f64,
@@ -349,16 +386,32 @@ pub fn span(
     s: &Vec3,
     want_hess: bool,
 ) -> Result<(SpanEval, Code), ElementError> {
-    let (code, w) = cylinder(radius, length, quadrant, several, p, s);
+    span_of(&Object::Cylinder { radius, length, quadrant, several }, p, s, want_hess)
+}
+
+/// OpenSim's path over `obj` as a span: its length with gradient and Hessian (automatic
+/// differentiation), the straight line where OpenSim does not wrap, and OpenSim's code.
+pub fn span_of(obj: &Object, p: &Vec3, s: &Vec3, want_hess: bool) -> Result<(SpanEval, Code), ElementError> {
+    let (code, w) = obj.wrap(p, s);
     let Some(w) = w else { return Ok((straight(p, s, want_hess)?, code)) };
     let x = nalgebra::SVector::<f64, 6>::from([p[0], p[1], p[2], s[0], s[1], s[2]]);
-    let f = |v: nalgebra::SVector<Dual2SVec64<6>, 6>| {
-        let (a, b) = ([v[0], v[1], v[2]], [v[3], v[4], v[5]]);
-        cylinder(radius, length, quadrant, several, &a, &b).1.map(|w| w.length).unwrap_or(Dual2SVec64::from(f64::NAN))
+    let (l, g, h) = if want_hess {
+        let f = |v: nalgebra::SVector<Dual2SVec64<6>, 6>| {
+            let (a, b) = ([v[0], v[1], v[2]], [v[3], v[4], v[5]]);
+            obj.wrap(&a, &b).1.map(|w| w.length).unwrap_or(Dual2SVec64::from(f64::NAN))
+        };
+        let (l, g, h) = hessian(f, &x);
+        (l, g, Some(h))
+    } else {
+        let f = |v: nalgebra::SVector<DualSVec64<6>, 6>| {
+            let (a, b) = ([v[0], v[1], v[2]], [v[3], v[4], v[5]]);
+            obj.wrap(&a, &b).1.map(|w| w.length).unwrap_or(DualSVec64::from(f64::NAN))
+        };
+        let (l, g) = gradient(f, &x);
+        (l, g, None)
     };
-    let (l, g, h) = hessian(f, &x);
     if !(l.is_finite() && g.iter().all(|v| v.is_finite())) {
-        return Err(ElementError::Domain("OpenSim's path over the cylinder is not defined here".into()));
+        return Err(ElementError::Domain("OpenSim's path over the wrap object is not defined here".into()));
     }
     let mut ev = SpanEval {
         length: l,
@@ -366,7 +419,7 @@ pub fn span(
         hess: [0.0; 36],
         wrap: Some(Contact { t_in: w.r1, t_out: w.r2, surface_length: w.surface }),
     };
-    if want_hess {
+    if let Some(h) = h {
         for i in 0..6 {
             for j in 0..6 {
                 ev.hess[i * 6 + j] = h[(i, j)];
@@ -378,22 +431,15 @@ pub fn span(
 
 /// The same length for a generic scalar (the branches are decided on the real parts, as in the
 /// `f64` evaluation).
-pub fn length_generic<T: Real>(
-    radius: f64,
-    length: f64,
-    quadrant: Option<Quadrant>,
-    several: bool,
-    p: &Vec3<T>,
-    s: &Vec3<T>,
-) -> T {
-    match cylinder(radius, length, quadrant, several, p, s).1 {
+pub fn length_generic<T: Real>(obj: &Object, p: &Vec3<T>, s: &Vec3<T>) -> T {
+    match obj.wrap(p, s).1 {
         Some(w) => w.length,
         None => norm(&sub(s, p)),
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Without climbing along the axis, OpenSim's path is the shortest: the same as Mollier's.
@@ -409,33 +455,38 @@ mod tests {
         }
     }
 
+    /// Asserts that [`span_of`]'s gradient and Hessian are those of its length (central
+    /// differences, h = 1e-6 m) within `tol_h` for the Hessian (1e-8 for the gradient).
+    pub(crate) fn assert_derivatives(obj: &Object, p: &Vec3, s: &Vec3, tol_h: f64) {
+        let (ev, _) = span_of(obj, p, s, true).unwrap();
+        let x = [p[0], p[1], p[2], s[0], s[1], s[2]];
+        let at = |x: &[f64; 6]| span_of(obj, &[x[0], x[1], x[2]], &[x[3], x[4], x[5]], false).unwrap().0;
+        let h = 1e-6;
+        for i in 0..6 {
+            let (mut up, mut down) = (x, x);
+            up[i] += h;
+            down[i] -= h;
+            let (a, b) = (at(&up), at(&down));
+            let g = (a.length - b.length) / (2.0 * h);
+            assert!((g - ev.grad[i]).abs() < 1e-8, "{obj:?} grad {i}: {g} vs {}", ev.grad[i]);
+            for j in 0..6 {
+                let hh = (a.grad[j] - b.grad[j]) / (2.0 * h);
+                assert!(
+                    (hh - ev.hess[i * 6 + j]).abs() < tol_h,
+                    "{obj:?} hess {i} {j}: {hh} vs {}",
+                    ev.hess[i * 6 + j]
+                );
+            }
+        }
+    }
+
     /// The span's gradient and Hessian are those of its length (central differences), with and
     /// without a quadrant and the tangent points' adjustment.
     #[test]
     fn derivatives_are_those_of_the_length() {
         let (p, s) = ([-0.1, 0.03, 0.05], [0.12, 0.01, -0.04]);
-        for (q, several) in [(None, false), (None, true), (Some((1, 1.0)), false), (Some((0, -1.0)), true)] {
-            let (ev, _) = span(0.03, 1.0, q, several, &p, &s, true).unwrap();
-            let x = [p[0], p[1], p[2], s[0], s[1], s[2]];
-            let at =
-                |x: &[f64; 6]| span(0.03, 1.0, q, several, &[x[0], x[1], x[2]], &[x[3], x[4], x[5]], false).unwrap().0;
-            let h = 1e-6;
-            for i in 0..6 {
-                let (mut up, mut down) = (x, x);
-                up[i] += h;
-                down[i] -= h;
-                let (a, b) = (at(&up), at(&down));
-                let g = (a.length - b.length) / (2.0 * h);
-                assert!((g - ev.grad[i]).abs() < 1e-8, "{q:?} {several} grad {i}: {g} vs {}", ev.grad[i]);
-                for j in 0..6 {
-                    let hh = (a.grad[j] - b.grad[j]) / (2.0 * h);
-                    assert!(
-                        (hh - ev.hess[i * 6 + j]).abs() < 1e-5,
-                        "{q:?} {several} hess {i} {j}: {hh} vs {}",
-                        ev.hess[i * 6 + j]
-                    );
-                }
-            }
+        for (quadrant, several) in [(None, false), (None, true), (Some((1, 1.0)), false), (Some((0, -1.0)), true)] {
+            assert_derivatives(&Object::Cylinder { radius: 0.03, length: 1.0, quadrant, several }, &p, &s, 1e-5);
         }
     }
 

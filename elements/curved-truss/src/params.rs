@@ -16,7 +16,7 @@ fn shape_of(t: &Params<'_>, fr: &ShapeFrame) -> Result<Shape, ParamError> {
     match kind {
         "sphere" => {
             no("semi_axes", "a sphere has a `radius`, not semi-axes")?;
-            no("side", "`side` is for cylinders")?;
+            no("side", "`side` is for cylinders and OpenSim's ellipsoids")?;
             no("length", "`length` is for cylinders")?;
             Ok(Shape::Sphere { radius: positive_length(t, "radius")? })
         }
@@ -47,7 +47,6 @@ fn shape_of(t: &Params<'_>, fr: &ShapeFrame) -> Result<Shape, ParamError> {
         }
         "ellipsoid" => {
             no("radius", "an ellipsoid has `semi_axes`, not a radius")?;
-            no("side", "`side` is for cylinders")?;
             no("length", "`length` is for cylinders")?;
             let semi_axes = t.point("semi_axes")?;
             if !semi_axes.iter().all(|v| *v > 0.0) {
@@ -115,14 +114,18 @@ fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
             ));
         }
         obstacles.push(Obstacle { shape, frame: fr, body, segment: seg as usize });
-        let r = rules_of(&t, seg as usize, via.len())?;
+        let mut r = rules_of(&t, seg as usize, via.len())?;
+        if let Shape::Ellipsoid { .. } = shape {
+            r.quadrant = ellipsoid_quadrant(&t, &fr, r.cylinder)?;
+        }
         if r.cylinder != CylinderPath::Shortest {
             match shape {
                 Shape::Cylinder { length: Some(_), side, .. } if crate::rules::quadrant(&side).is_some() => {}
+                Shape::Ellipsoid { .. } => {}
                 _ => {
                     return Err(ParamError::new(
                         t.path("method"),
-                        "OpenSim's path is for a cylinder with a `length`, and a `side` (if any) along its own x or y axis",
+                        "OpenSim's path is for an ellipsoid, or a cylinder with a `length` and a `side` (if any) along its own x or y axis",
                     ));
                 }
             }
@@ -194,7 +197,33 @@ fn rules_of(t: &Params<'_>, first: usize, n_via: usize) -> Result<Rules, ParamEr
             }
         },
     };
-    Ok(Rules { last_segment, straight_inside, cylinder })
+    Ok(Rules { last_segment, straight_inside, cylinder, quadrant: None })
+}
+
+/// An ellipsoid's `side` as OpenSim's quadrant: with OpenSim's path only, along one of its own
+/// axes (to 1e-9 of the direction's length).
+fn ellipsoid_quadrant(
+    t: &Params<'_>,
+    fr: &ShapeFrame,
+    path: CylinderPath,
+) -> Result<Option<crate::opensim::Quadrant>, ParamError> {
+    let Some(v) = t.opt_vector("side")? else { return Ok(None) };
+    if path == CylinderPath::Shortest {
+        return Err(ParamError::new(
+            t.path("side"),
+            "an ellipsoid's `side` is OpenSim's quadrant: it needs `method = \"opensim\"`",
+        ));
+    }
+    let u = fr.axes();
+    let l = norm(&v);
+    let along = (0..3).find(|&i| l > 0.0 && (dot(&u[i], &v).abs() - l).abs() <= 1e-9 * l);
+    match along {
+        Some(i) => Ok(Some((i, dot(&u[i], &v).signum()))),
+        None => Err(ParamError::new(
+            t.path("side"),
+            "must point along one of the ellipsoid's own x, y or z axes (OpenSim's quadrant)",
+        )),
+    }
 }
 
 /// Parameters of one entry of `obstacles`.
@@ -243,7 +272,7 @@ pub const OBSTACLE_PARAMS: &[ParamDoc] = &[
         name: "side",
         kind: ParamKind::Vector,
         required: false,
-        doc: "cylinders only: a direction in the body frame (its part normal to the axis is used) pointing at the face the path must go over; the path then wraps round that face even when the straight line passes behind the cylinder (OpenSim's quadrant \"-x\" is side = −(local x axis)). Default: the shorter way round, which flips sides when the line crosses the axis",
+        doc: "cylinders: a direction in the body frame (its part normal to the axis is used) pointing at the face the path must go over; the path then wraps round that face even when the straight line passes behind the cylinder (OpenSim's quadrant \"-x\" is side = −(local x axis)). Default: the shorter way round, which flips sides when the line crosses the axis. Ellipsoids with `method = \"opensim\"`: OpenSim's quadrant, a direction along one of the ellipsoid's own axes (\"-y\" is side = −(local y axis)); default all",
     },
     ParamDoc {
         name: "segment",
@@ -267,7 +296,7 @@ pub const OBSTACLE_PARAMS: &[ParamDoc] = &[
         name: "method",
         kind: ParamKind::Choice(&["shortest", "opensim", "opensim-several"]),
         required: false,
-        doc: "cylinders with a `length` only: \"shortest\" (default: the shortest path, a helix between exact tangent points), \"opensim\" (OpenSim 4.6's WrapCylinder path on a muscle with one wrap object: tangent points found in the plane through the anchors and an apex, not a shortest path; `side` along the cylinder's own x or y axis is its quadrant) or \"opensim-several\" (the same on a muscle with several wrap objects, where OpenSim then slides the tangent points along the axis towards tangency). Applies while the cylinder is the only obstacle of its stretch, and always with the element's `wrapping = \"opensim\"`",
+        doc: "ellipsoids: \"shortest\" (default: the geodesic) or \"opensim\" (OpenSim 4.6's WrapEllipsoid with its \"hybrid\" method: the curve where a plane through the anchors cuts the ellipsoid, as a polyline of 1 mm segments; not a shortest path). Cylinders with a `length`: \"shortest\" (default: the shortest path, a helix between exact tangent points), \"opensim\" (OpenSim 4.6's WrapCylinder path on a muscle with one wrap object: tangent points found in the plane through the anchors and an apex, not a shortest path; `side` along the cylinder's own x or y axis is its quadrant) or \"opensim-several\" (the same on a muscle with several wrap objects, where OpenSim then slides the tangent points along the axis towards tangency). Applies while the cylinder is the only obstacle of its stretch, and always with the element's `wrapping = \"opensim\"`",
     },
 ];
 
@@ -306,7 +335,7 @@ pub const TYPE: ElementType = ElementType {
             name: "wrapping",
             kind: ParamKind::Choice(&["shortest", "opensim"]),
             required: false,
-            doc: "\"shortest\" (default: the shortest path over the obstacles of each stretch, with a free point between consecutive ones) or \"opensim\" (OpenSim 4.6's GeometryPath: each obstacle in turn wraps the stretch of its range in the path left by the others, their tangent points included, for up to 8 rounds until the length changes by less than 0.5 mm; not a shortest path). \"opensim\" takes spheres and cylinders with a `length` and `method = \"opensim\"` or \"opensim-several\"",
+            doc: "\"shortest\" (default: the shortest path over the obstacles of each stretch, with a free point between consecutive ones) or \"opensim\" (OpenSim 4.6's GeometryPath: each obstacle in turn wraps the stretch of its range in the path left by the others, their tangent points included, for up to 8 rounds until the length changes by less than 0.5 mm; not a shortest path). \"opensim\" takes spheres, and ellipsoids and cylinders with a `length` with `method = \"opensim\"` or \"opensim-several\"",
         },
     ],
     build,

@@ -127,6 +127,16 @@ impl CurvedTruss {
             ElementError::NoConvergence(m) => ElementError::NoConvergence(format!("obstacle {k}: {m}")),
             other => other,
         };
+        let opensim = pl.opensim().filter(|_| alone);
+        if let Some(obj @ crate::opensim::Object::Ellipsoid { .. }) = opensim {
+            // OpenSim's own test of an anchor inside (1e-4 of the scaled surface equation)
+            let code;
+            (*ev, code) = crate::opensim::span_of(&obj, &pa, &pb, want_hess).map_err(tag)?;
+            if code == crate::opensim::Code::Inside && !pl.rules.straight_inside {
+                return Err(tag(ElementError::Domain("an anchor of the path is inside the ellipsoid".into())));
+            }
+            return Ok(if ev.wrap.is_some() { Hint::OpenSim } else { Hint::Straight });
+        }
         if pl.rules.straight_inside
             && (rules::inside(&pl.obstacle.shape, &pa) || rules::inside(&pl.obstacle.shape, &pb))
         {
@@ -134,12 +144,9 @@ impl CurvedTruss {
             return Ok(Hint::Straight);
         }
         match (pl.obstacle.shape, &pl.geo) {
-            (Shape::Cylinder { radius, side, length: Some(len) }, _)
-                if alone && matches!(pl.rules.cylinder, rules::CylinderPath::OpenSim { .. }) =>
-            {
-                let several = pl.rules.cylinder == rules::CylinderPath::OpenSim { several: true };
-                let q = rules::quadrant(&side).flatten();
-                *ev = crate::opensim::span(radius, len, q, several, &pa, &pb, want_hess).map_err(tag)?.0;
+            (Shape::Cylinder { .. }, _) if opensim.is_some() => {
+                let obj = opensim.expect("checked");
+                *ev = crate::opensim::span_of(&obj, &pa, &pb, want_hess).map_err(tag)?.0;
                 Ok(if ev.wrap.is_some() { Hint::OpenSim } else { Hint::Straight })
             }
             (Shape::Sphere { radius }, _) => {

@@ -18,7 +18,7 @@ use mollier_core::geometry::{Quat, Vec3, dot, quat_at, sub, vec3_at};
 use crate::*;
 
 /// How an obstacle is applied where OpenSim's rules and Mollier's differ.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Rules {
     /// The last segment the obstacle may act on; `None`: only [`Obstacle::segment`]. With a
     /// range, the obstacle acts at each posture on the first segment from `segment` to
@@ -28,19 +28,22 @@ pub struct Rules {
     /// An anchor inside the obstacle gives the straight span (OpenSim's rule) instead of an
     /// error (Mollier's: a path cannot start inside an obstacle).
     pub straight_inside: bool,
-    /// The path over a cylinder alone on its segment.
+    /// The path over a cylinder (alone on its segment) or an ellipsoid.
     pub cylinder: CylinderPath,
+    /// An ellipsoid's OpenSim quadrant (its own axis 0, 1 or 2 and the sign of the side the
+    /// path keeps to), with OpenSim's path only; `None`: all.
+    pub quadrant: Option<crate::opensim::Quadrant>,
 }
 
-/// Which path a cylinder gives (see [`crate::opensim`]).
+/// Which path a cylinder or an ellipsoid gives (see [`crate::opensim`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CylinderPath {
     /// The shortest path (Mollier's).
     #[default]
     Shortest,
-    /// OpenSim's, for a finite cylinder; its `side`, when given, is OpenSim's quadrant (along
-    /// the cylinder's own x or y axis). `several`: the muscle has several wrap objects, and
-    /// OpenSim adjusts the tangent points.
+    /// OpenSim's, for a finite cylinder or an ellipsoid; a cylinder's `side`, when given, is
+    /// OpenSim's quadrant (along the cylinder's own x or y axis). `several`: the muscle has
+    /// several wrap objects, and OpenSim adjusts a cylinder's tangent points.
     OpenSim {
         /// The muscle's path has several wrap objects.
         several: bool,
@@ -66,12 +69,20 @@ impl CurvedTruss {
         if rules.cylinder != CylinderPath::Shortest {
             match pl.obstacle.shape {
                 Shape::Cylinder { length: Some(_), side, .. } if quadrant(&side).is_some() => {}
+                Shape::Ellipsoid { .. } => {}
                 _ => {
                     return Err(ElementError::Degenerate(format!(
-                        "obstacle {k}: OpenSim's path is for a cylinder with a length, and a side (if any) along its own x or y axis"
+                        "obstacle {k}: OpenSim's path is for an ellipsoid or a cylinder with a length, and a side (if any) along its own x or y axis"
                     )));
                 }
             }
+        }
+        let ellipsoid =
+            matches!(pl.obstacle.shape, Shape::Ellipsoid { .. }) && rules.cylinder != CylinderPath::Shortest;
+        if rules.quadrant.is_some_and(|(axis, sign)| !ellipsoid || axis > 2 || sign.abs() != 1.0) {
+            return Err(ElementError::Degenerate(format!(
+                "obstacle {k}: a quadrant is for an ellipsoid with OpenSim's path, along its own x, y or z axis"
+            )));
         }
         pl.rules = rules;
         Ok(self)
@@ -103,25 +114,22 @@ impl CurvedTruss {
         for si in first..=last {
             let (xa, xb) = (vec3_at(x, self.points[si]), vec3_at(x, self.points[si + 1]));
             let (pa, pb) = (pl.obstacle.frame.local(&lam, &o, &xa), pl.obstacle.frame.local(&lam, &o, &xb));
-            if inside(&pl.obstacle.shape, &pa) || inside(&pl.obstacle.shape, &pb) {
-                continue;
-            }
-            if let (CylinderPath::OpenSim { several }, Shape::Cylinder { radius, length: Some(len), side }) =
-                (pl.rules.cylinder, pl.obstacle.shape)
-            {
-                // OpenSim's codes: the first stretch it must wrap, else the least lengthening
-                let q = quadrant(&side).flatten();
-                let (ev, code) = crate::opensim::span(radius, len, q, several, &pa, &pb, false)?;
-                match code {
-                    crate::opensim::Code::Mandatory => return Ok(Some(si)),
-                    crate::opensim::Code::Wrapped => {
-                        let change = ev.length - dot(&sub(&xb, &xa), &sub(&xb, &xa)).sqrt();
+            if let Some(obj) = pl.opensim() {
+                // OpenSim's codes (its own test of an anchor inside included): the first stretch
+                // it must wrap, else the least lengthening
+                match obj.wrap(&pa, &pb) {
+                    (crate::opensim::Code::Mandatory, Some(_)) => return Ok(Some(si)),
+                    (crate::opensim::Code::Wrapped, Some(w)) => {
+                        let change = w.length - dot(&sub(&xb, &xa), &sub(&xb, &xa)).sqrt();
                         if best.is_none_or(|(c, _)| change < c) {
                             best = Some((change, si));
                         }
                     }
                     _ => {}
                 }
+                continue;
+            }
+            if inside(&pl.obstacle.shape, &pa) || inside(&pl.obstacle.shape, &pb) {
                 continue;
             }
             let through = passes_through(&pl.obstacle.shape, &pa, &pb);
@@ -142,6 +150,23 @@ impl CurvedTruss {
             }
         }
         Ok(best.map(|(_, si)| si))
+    }
+}
+
+impl Placed {
+    /// The obstacle as OpenSim's wrap object, where it takes OpenSim's path: a cylinder with a
+    /// length, or an ellipsoid, with [`CylinderPath::OpenSim`].
+    pub(crate) fn opensim(&self) -> Option<crate::opensim::Object> {
+        let CylinderPath::OpenSim { several } = self.rules.cylinder else { return None };
+        match self.obstacle.shape {
+            Shape::Cylinder { radius, side, length: Some(length) } => {
+                Some(crate::opensim::Object::Cylinder { radius, length, quadrant: quadrant(&side).flatten(), several })
+            }
+            Shape::Ellipsoid { semi_axes } => {
+                Some(crate::opensim::Object::Ellipsoid { semi_axes, quadrant: self.rules.quadrant })
+            }
+            _ => None,
+        }
     }
 }
 
@@ -265,7 +290,8 @@ mod tests {
     #[test]
     fn a_range_wraps_the_segment_that_passes_through() {
         let cyl = Shape::Cylinder { radius: 0.02, side: Side::Either, length: None };
-        let ranged = Rules { last_segment: Some(1), straight_inside: false, cylinder: CylinderPath::Shortest };
+        let ranged =
+            Rules { last_segment: Some(1), straight_inside: false, cylinder: CylinderPath::Shortest, quadrant: None };
         // the second segment passes through the cylinder, then the first
         for (pts, through) in [
             ([[-0.1, 0.05, 0.0], [0.05, 0.06, 0.01], [-0.06, -0.03, 0.02]], 1),
@@ -303,7 +329,12 @@ mod tests {
                 .unwrap()
                 .with_rules(
                     0,
-                    Rules { last_segment: Some(0), straight_inside: false, cylinder: CylinderPath::Shortest }
+                    Rules {
+                        last_segment: Some(0),
+                        straight_inside: false,
+                        cylinder: CylinderPath::Shortest,
+                        quadrant: None
+                    }
                 )
                 .is_err()
         );
@@ -312,7 +343,12 @@ mod tests {
                 .unwrap()
                 .with_rules(
                     0,
-                    Rules { last_segment: Some(2), straight_inside: false, cylinder: CylinderPath::Shortest }
+                    Rules {
+                        last_segment: Some(2),
+                        straight_inside: false,
+                        cylinder: CylinderPath::Shortest,
+                        quadrant: None
+                    }
                 )
                 .is_err()
         );
@@ -330,7 +366,7 @@ mod tests {
             let (el, x) = bent(
                 shape,
                 0,
-                Rules { last_segment: None, straight_inside: true, cylinder: CylinderPath::Shortest },
+                Rules { last_segment: None, straight_inside: true, cylinder: CylinderPath::Shortest, quadrant: None },
                 pts,
             );
             assert!((length(&el, &x).unwrap() - chords).abs() < 1e-15, "{shape:?}");

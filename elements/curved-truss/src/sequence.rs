@@ -62,13 +62,9 @@ impl<T> At<T> {
 }
 
 /// Whether obstacle `k` can be wrapped by OpenSim's procedure here: a sphere, or a cylinder with
-/// a length and OpenSim's cylinder path.
+/// a length or an ellipsoid with OpenSim's path.
 fn supported(pl: &Placed) -> bool {
-    match pl.obstacle.shape {
-        Shape::Sphere { .. } => true,
-        Shape::Cylinder { length: Some(_), .. } => matches!(pl.rules.cylinder, CylinderPath::OpenSim { .. }),
-        _ => false,
-    }
+    matches!(pl.obstacle.shape, Shape::Sphere { .. }) || pl.opensim().is_some()
 }
 
 impl CurvedTruss {
@@ -78,7 +74,7 @@ impl CurvedTruss {
     pub fn with_opensim_sequence(mut self) -> Result<Self, ElementError> {
         if let Some(k) = self.obstacles.iter().position(|pl| !supported(pl)) {
             return Err(ElementError::Degenerate(format!(
-                "obstacle {k}: OpenSim's wrapping one object after the other is for spheres and for cylinders with a length and OpenSim's path"
+                "obstacle {k}: OpenSim's wrapping one object after the other is for spheres, and for ellipsoids and cylinders with a length with OpenSim's path"
             )));
         }
         self.sequence = true;
@@ -113,14 +109,11 @@ impl CurvedTruss {
         let pl = &self.obstacles[k];
         let (lam, o) = self.frame_at(k, x);
         let (pa, pb) = (pl.obstacle.frame.local(&lam, &o, a), pl.obstacle.frame.local(&lam, &o, b));
-        let (code, w) = match (pl.obstacle.shape, pl.rules.cylinder) {
+        match (pl.obstacle.shape, pl.opensim()) {
             (Shape::Sphere { radius }, _) => crate::opensim::sphere(radius, &pa, &pb),
-            (Shape::Cylinder { radius, side, length: Some(len) }, CylinderPath::OpenSim { several }) => {
-                crate::opensim::cylinder(radius, len, rules::quadrant(&side).flatten(), several, &pa, &pb)
-            }
+            (_, Some(obj)) => obj.wrap(&pa, &pb),
             _ => unreachable!("checked by `supported` when the element is built"),
-        };
-        (code, w)
+        }
     }
 
     /// Where OpenSim takes a path point to be in ground: a fixed point where it is; a tangent
@@ -145,7 +138,7 @@ impl CurvedTruss {
                 (At::Tangent { k: a, .. }, At::Tangent { k: b, surface: Some(s), .. }) if a == b => total += *s,
                 (p, q) => {
                     let (gp, gq) = (self.ground(x, p, seen), self.ground(x, q, seen));
-                    total += norm(&sub(&gq, &gp));
+                    total += crate::opensim::ellipsoid::chord(&sub(&gq, &gp));
                 }
             }
         }
@@ -336,7 +329,12 @@ mod tests {
                 segment: 0,
             },
         ];
-        let rules = Rules { last_segment: None, straight_inside: true, cylinder: CylinderPath::OpenSim { several } };
+        let rules = Rules {
+            last_segment: None,
+            straight_inside: true,
+            cylinder: CylinderPath::OpenSim { several },
+            quadrant: None,
+        };
         let el = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &obs)
             .and_then(|e| e.with_rules(0, rules))
             .and_then(|e| e.with_rules(1, rules))
@@ -351,6 +349,19 @@ mod tests {
         (el, x)
     }
 
+    /// The obstacles the path at `x` wraps, in order, and its pieces.
+    fn surfaces(el: &CurvedTruss, x: &[f64]) -> (Vec<usize>, Vec<Piece>) {
+        let (pieces, _) = el.path(x).unwrap();
+        let on = pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Surface { obstacle, .. } => Some(*obstacle),
+                _ => None,
+            })
+            .collect();
+        (on, pieces)
+    }
+
     /// Both cylinders wrap, and the gradient and Hessian of OpenSim's length are its own
     /// (central differences), with and without the tangent points' adjustment.
     #[test]
@@ -358,14 +369,7 @@ mod tests {
         for several in [false, true] {
             let (mut el, x) = two_cylinders(several);
             el.initialize(&x).unwrap();
-            let (pieces, _) = el.path(&x).unwrap();
-            let surfaces: Vec<usize> = pieces
-                .iter()
-                .filter_map(|p| match p {
-                    Piece::Surface { obstacle, .. } => Some(*obstacle),
-                    _ => None,
-                })
-                .collect();
+            let (surfaces, pieces) = surfaces(&el, &x);
             assert_eq!(surfaces, [0, 1], "{pieces:?}");
             let opts = Options { amplitude: 0.005, samples: 3, ..Options::default() };
             check_element(&el, &x, &opts).unwrap_or_else(|e| panic!("several {several}: {e}"));
@@ -373,7 +377,35 @@ mod tests {
         }
     }
 
-    /// An ellipsoid is refused: OpenSim's ellipsoid algorithm is not this crate's.
+    /// A cylinder and an ellipsoid (OpenSim's path, with and without a quadrant) on one stretch:
+    /// both wrap, and the gradient and Hessian of OpenSim's length are its own.
+    #[test]
+    fn a_cylinder_and_an_ellipsoid_wrap_in_turn_with_exact_derivatives() {
+        for quadrant in [None, Some((1, 1.0))] {
+            let (el, mut x) = two_cylinders(true);
+            let mut obs: Vec<Obstacle> = el.obstacles.iter().map(|pl| pl.obstacle).collect();
+            obs[1].shape = Shape::Ellipsoid { semi_axes: [0.025, 0.02, 0.03] };
+            let cyl = Rules {
+                last_segment: None,
+                straight_inside: true,
+                cylinder: CylinderPath::OpenSim { several: true },
+                quadrant: None,
+            };
+            let mut el = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &obs)
+                .and_then(|e| e.with_rules(0, cyl))
+                .and_then(|e| e.with_rules(1, Rules { quadrant, ..cyl }))
+                .and_then(|e| e.with_opensim_sequence())
+                .unwrap();
+            x[2] += 0.005;
+            el.initialize(&x).unwrap();
+            let (surfaces, pieces) = surfaces(&el, &x);
+            assert_eq!(surfaces, [0, 1], "{quadrant:?}: {pieces:?}");
+            let opts = Options { amplitude: 0.002, samples: 3, ..Options::default() };
+            check_element(&el, &x, &opts).unwrap_or_else(|e| panic!("{quadrant:?}: {e}"));
+        }
+    }
+
+    /// An ellipsoid is refused without OpenSim's path (Mollier's geodesic is not OpenSim's).
     #[test]
     fn an_ellipsoid_is_refused() {
         let ob = Obstacle {
@@ -415,8 +447,12 @@ mod tests {
                 segment: 0,
             },
         ];
-        let rules =
-            Rules { last_segment: None, straight_inside: true, cylinder: CylinderPath::OpenSim { several: true } };
+        let rules = Rules {
+            last_segment: None,
+            straight_inside: true,
+            cylinder: CylinderPath::OpenSim { several: true },
+            quadrant: None,
+        };
         let el = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &obs)
             .and_then(|e| e.with_rules(0, rules))
             .and_then(|e| e.with_rules(1, rules))

@@ -183,6 +183,25 @@ fn mistakes_are_reported_at_their_parameter() {
         ),
         (
             ob(vec![
+                ("type", s("ellipsoid")),
+                ("body", s("arm")),
+                ("semi_axes", nums(&[1.0, 2.0, 3.0])),
+                ("side", nums(&[0.0, 0.0, -1.0])),
+            ]),
+            "obstacles[0].side: an ellipsoid's `side` is OpenSim's quadrant: it needs `method = \"opensim\"`",
+        ),
+        (
+            ob(vec![
+                ("type", s("ellipsoid")),
+                ("body", s("arm")),
+                ("semi_axes", nums(&[1.0, 2.0, 3.0])),
+                ("method", s("opensim")),
+                ("side", nums(&[0.0, 1.0, -1.0])),
+            ]),
+            "obstacles[0].side: must point along one of the ellipsoid's own x, y or z axes",
+        ),
+        (
+            ob(vec![
                 ("type", s("cylinder")),
                 ("body", s("arm")),
                 ("radius", Value::Number(1.0)),

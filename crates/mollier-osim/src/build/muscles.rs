@@ -40,12 +40,9 @@ pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
     out.muscle_names.push(Some(name.clone()));
     let obstacles: Vec<(Value, String)> = mu.wraps.iter().filter_map(|w| obstacle(ctx, mu, w, &kept, out)).collect();
     // OpenSim wraps its objects one after the other (`wrapping = "opensim"`), which Mollier
-    // reproduces for spheres and cylinders; over an ellipsoid, the shortest path instead
-    let ellipsoid = mu.wraps.iter().any(|w| {
-        let wr = &ctx.m.bodies[w.wrap.0].wraps[w.wrap.1];
-        wr.active && matches!(wr.shape, Shape::Ellipsoid(_))
-    });
-    let sequence = obstacles.len() > 1 && !ellipsoid;
+    // reproduces; over an ellipsoid by another method than "hybrid", the shortest path instead
+    let geodesic = mu.wraps.iter().any(|w| geodesic(ctx, w));
+    let sequence = obstacles.len() > 1 && !geodesic;
     let ranges: Vec<(usize, usize)> = mu.wraps.iter().filter_map(|w| stretches(w, &kept)).collect();
     let shared = (0..ranges.len()).any(|i| (0..i).any(|j| ranges[i].0 <= ranges[j].1 && ranges[j].0 <= ranges[i].1));
     if obstacles.len() > 1 && shared && !sequence {
@@ -53,7 +50,7 @@ pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
             &mu.place,
             &mu.name,
             &mu.kind,
-            "approximated: where an ellipsoid and other wrap objects act on one stretch, Mollier's path over them is the shortest; OpenSim wraps them one after the other (each from the tangent points of the ones before, up to 8 rounds)",
+            "approximated: where an ellipsoid wrapped by another method than \"hybrid\" and other wrap objects act on one stretch, Mollier's path over them is the shortest; OpenSim wraps them one after the other (each from the tangent points of the ones before, up to 8 rounds)",
         ));
     }
     let mut heading = format!("{} `{}` ({})", mu.kind, mu.name, mu.place);
@@ -120,7 +117,21 @@ fn obstacle(ctx: &Ctx, mu: &Muscle, w: &PathWrap, kept: &[Kept], out: &mut Out) 
             // OpenSim adjusts the tangent points when the muscle has several wrap objects
             ("method", text(if mu.wraps.len() > 1 { "opensim-several" } else { "opensim" })),
         ]),
-        Shape::Ellipsoid(d) => t.extend([("type", text("ellipsoid")), ("semi_axes", vec3(d))]),
+        Shape::Ellipsoid(d) => {
+            t.extend([("type", text("ellipsoid")), ("semi_axes", vec3(d))]);
+            if geodesic(ctx, w) {
+                leave_out(
+                    format!(
+                        "approximated: over wrap object `{}` by OpenSim's method `{}`, Mollier wraps a geodesic (OpenSim's \"hybrid\" method is reproduced, not this one)",
+                        wrap.name, w.method
+                    ),
+                    out,
+                );
+            } else {
+                // OpenSim's own path over the ellipsoid, its quadrant included
+                t.push(("method", text("opensim")));
+            }
+        }
         Shape::Other(_) => return None,
     }
     t.insert(1, ("body", text(&out.body_names[wb])));
@@ -128,7 +139,7 @@ fn obstacle(ctx: &Ctx, mu: &Muscle, w: &PathWrap, kept: &[Kept], out: &mut Out) 
     if wrap.rotation.iter().any(|v| *v != 0.0) {
         t.push(("rotation", vec3(&wrap.rotation)));
     }
-    if let Some(side) = side(wrap, &xyz(&wrap.rotation)) {
+    if let Some(side) = side(wrap, &xyz(&wrap.rotation)).filter(|_| !geodesic(ctx, w)) {
         t.push(("side", vec3(side.as_slice())));
     }
     if first > 0 {
@@ -143,15 +154,28 @@ fn obstacle(ctx: &Ctx, mu: &Muscle, w: &PathWrap, kept: &[Kept], out: &mut Out) 
     Some((doc::inline(t), format!("`{}`", wrap.name)))
 }
 
-/// A one-sided cylinder's side (`+x`, `-y`, ... of its axes) as a direction in its body.
+/// Whether Mollier wraps a geodesic over wrap `w` where OpenSim wraps its own path: an ellipsoid
+/// by another method than "hybrid" (the one reproduced).
+fn geodesic(ctx: &Ctx, w: &PathWrap) -> bool {
+    let wr = &ctx.m.bodies[w.wrap.0].wraps[w.wrap.1];
+    wr.active && matches!(wr.shape, Shape::Ellipsoid(_)) && w.method.trim() != "hybrid"
+}
+
+/// A one-sided cylinder's or ellipsoid's side (`+x`, `-y`, ... of its axes; `z` too for an
+/// ellipsoid) as a direction in its body.
 fn side(wrap: &Wrap, rr: &Matrix3<f64>) -> Option<Vector3<f64>> {
-    let Shape::Cylinder(..) = wrap.shape else { return None };
+    let z = match wrap.shape {
+        Shape::Cylinder(..) => false,
+        Shape::Ellipsoid(_) => true,
+        _ => return None,
+    };
     let q = wrap.quadrant.trim();
     let sign = if q.starts_with('-') { -1.0 } else { 1.0 };
-    match q.trim_start_matches(['+', '-']) {
-        _ if q == "all" => None,
+    match q.trim_start_matches(['+', '-']).to_ascii_lowercase().as_str() {
+        _ if q.eq_ignore_ascii_case("all") => None,
         "x" => Some(rr.column(0) * sign),
         "y" => Some(rr.column(1) * sign),
+        "z" if z => Some(rr.column(2) * sign),
         _ => None,
     }
 }
@@ -177,14 +201,15 @@ pub(super) fn wrap_entries(ctx: &Ctx, out: &mut Out) {
         let who = format!("{} path(s): {}", users.len(), users.join(", "));
         let action = match &w.shape {
             // OpenSim's own cylinder path, its quadrant included (`method = "opensim"`)
-            Shape::Cylinder(..) => match w.quadrant.trim() {
-                "all" | "x" | "+x" | "-x" | "y" | "+y" | "-y" => None,
+            Shape::Cylinder(..) => match w.quadrant.trim().to_ascii_lowercase().trim_start_matches(['+', '-']) {
+                "all" | "x" | "y" => None,
                 q => Some(format!("approximated: quadrant `{q}` ignored; {who}")),
             },
-            Shape::Ellipsoid(_) => Some(format!(
-                "approximated: Mollier wraps a geodesic, OpenSim its own ellipsoid algorithm (lengths differ by up to about a millimetre){}; {who}",
-                if w.quadrant.trim() == "all" { String::new() } else { format!("; quadrant `{}` ignored", w.quadrant) }
-            )),
+            // OpenSim's own ellipsoid path, its quadrant included (`method = "opensim"`)
+            Shape::Ellipsoid(_) => match w.quadrant.trim().to_ascii_lowercase().trim_start_matches(['+', '-']) {
+                "all" | "x" | "y" | "z" => None,
+                _ => Some(format!("approximated: quadrant `{}` ignored; {who}", w.quadrant)),
+            },
             Shape::Sphere(_) if w.quadrant.trim() != "all" => Some(format!(
                 "approximated: quadrant `{}` ignored (Mollier's spheres wrap the shorter way round); {who}",
                 w.quadrant
