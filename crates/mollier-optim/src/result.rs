@@ -87,6 +87,11 @@ pub struct FrameResult {
     pub iterations: u32,
     /// Wall time of the frame (ms).
     pub time_ms: f64,
+    /// What the muscles' elements say of the frame's configuration without failing it
+    /// ([`mollier_core::ElementInfo::warning`]: a path's anchor inside a wrap object), each as
+    /// `element: warning`; filled by [`crate::LoadSharing::run_streaming`] for a solved frame,
+    /// empty otherwise.
+    pub warnings: Vec<String>,
 }
 
 /// One frame of a motion: inputs and external loads.

@@ -428,7 +428,16 @@ impl<'m> LoadSharing<'m> {
         let run_chunk = |(c, seed): (Vec<Frame>, Data)| -> Vec<FrameResult> {
             let mut data = seed;
             let mut ws = self.workspace();
-            let out: Vec<FrameResult> = c.iter().map(|f| self.frame(&mut ws, &mut data, f)).collect();
+            let out: Vec<FrameResult> = c
+                .iter()
+                .map(|f| {
+                    let mut r = self.frame(&mut ws, &mut data, f);
+                    if r.status.is_success() {
+                        r.warnings = self.model.element_warnings(data.x(), self.muscle_elements());
+                    }
+                    r
+                })
+                .collect();
             progress(out.len());
             out
         };
@@ -463,6 +472,11 @@ impl<'m> LoadSharing<'m> {
         Ok(())
     }
 
+    /// The elements of the study's muscles, in its order.
+    fn muscle_elements(&self) -> impl Iterator<Item = mollier_core::ElementId> + '_ {
+        self.study.muscles.iter().map(|m| self.model.mode_owner(m.mode).0)
+    }
+
     pub(crate) fn failed(&self, status: Status, start: Instant) -> FrameResult {
         let k = self.modes.len();
         FrameResult {
@@ -479,6 +493,7 @@ impl<'m> LoadSharing<'m> {
             residual: None,
             iterations: 0,
             time_ms: start.elapsed().as_secs_f64() * 1e3,
+            warnings: Vec::new(),
         }
     }
 

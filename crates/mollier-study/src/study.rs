@@ -828,6 +828,7 @@ fn failed_frame(study: &mollier_optim::Study, message: String) -> FrameResult {
         residual: None,
         iterations: 0,
         time_ms: 0.0,
+        warnings: Vec::new(),
     }
 }
 

@@ -52,17 +52,12 @@ pub struct FrameOutput {
 /// local coordinates would be gathered at every frame for nothing. For a solved frame; the
 /// elements are only asked, the workspace is not changed.
 pub fn element_warnings(compiled: &Compiled, data: &Data) -> Vec<String> {
-    let (model, x) = (&compiled.model, data.x());
-    let mut local = Vec::new();
-    let mut out = Vec::new();
-    for el in compiled.elements.iter().filter(|e| e.role == ElementRole::LineOfAction) {
-        local.clear();
-        local.extend(model.element_coords(el.id).iter().map(|&c| x[c]));
-        if let Some(w) = model.element(el.id).warning(&local) {
-            out.push(format!("{}: {w}", el.name));
-        }
-    }
-    out
+    compiled.model.element_warnings(data.x(), lines_of_action(compiled))
+}
+
+/// The lines of action (the elements that may warn, [`element_warnings`]), in model order.
+pub(crate) fn lines_of_action(compiled: &Compiled) -> impl Iterator<Item = mollier_core::ElementId> + '_ {
+    compiled.elements.iter().filter(|e| e.role == ElementRole::LineOfAction).map(|e| e.id)
 }
 
 /// A kinematic analysis in progress: the model's workspace and the output columns.

@@ -199,6 +199,8 @@ pub struct ForwardRun<'a> {
     /// The joint cone of `[load_sharing]`, if any, with each socket element's local offsets of the
     /// joint node: the joint force's stability (Chadwick et al. 2014, eq. 9) is reported per frame.
     cone: Option<(ConeInfo, Slots)>,
+    /// The lines of action, asked for their warnings at each frame.
+    paths: Vec<ElementId>,
     ws: Workspace,
     excitations: Excitations,
     step: f64,
@@ -249,6 +251,9 @@ pub struct ForwardFrame {
     /// The largest residual of the equations of motion (N m or N) and of the muscles' force
     /// balance (N) at this state: what the linearly implicit step leaves (0 at the start).
     pub defect: [f64; 2],
+    /// What the paths say of this configuration without failing it
+    /// ([`crate::element_warnings`]), each as `element: warning`; usually none.
+    pub warnings: Vec<String>,
 }
 
 impl<'a> ForwardRun<'a> {
@@ -298,7 +303,8 @@ impl<'a> ForwardRun<'a> {
         });
         let defects =
             Defects { tolerance: DEFAULT_DEFECT_TOLERANCE, largest: [0.0; 2], worst: None, over: 0, first_over: None };
-        Ok(Self { system, contacts, cone, ws, excitations, step, steps: 0, state, adaptive: None, defects })
+        let paths = crate::analysis::lines_of_action(compiled).collect();
+        Ok(Self { system, contacts, cone, paths, ws, excitations, step, steps: 0, state, adaptive: None, defects })
     }
 
     /// Start as [`Self::new`], integrating with error control (the Rosenbrock-W pair ROS2(3),
@@ -534,9 +540,10 @@ impl<'a> ForwardRun<'a> {
                 [f[0], f[1], f[2], data.mode_value(model.mode_id(el, 0))]
             })
             .collect();
+        let warnings = model.element_warnings(data.x(), self.paths.iter().copied());
         let x = st.x.clone();
         let time = st.t;
         let stability = self.stability(lin)?;
-        Ok(ForwardFrame { time, x, muscles, contacts, stability, defect })
+        Ok(ForwardFrame { time, x, muscles, contacts, stability, defect, warnings })
     }
 }

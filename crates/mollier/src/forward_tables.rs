@@ -226,6 +226,9 @@ pub struct Row {
     pub time: f64,
     /// Per table, its columns.
     pub values: Vec<Vec<f64>>,
+    /// The paths' warnings at this row's configuration (`element: warning`,
+    /// [`crate::element_warnings`]); none for a passive run.
+    pub warnings: Vec<String>,
 }
 
 /// The most steps a chunk runs: the rows a front end holds at once, so that a run's memory does
@@ -608,7 +611,7 @@ impl<'a> SimulateRun<'a> {
                             p.drift = p.drift.max((e - e0).abs());
                             values.push(vec![e, e - e0]);
                         }
-                        Row { time: s.time, values }
+                        Row { time: s.time, values, warnings: Vec::new() }
                     })
                     .collect())
             }
@@ -706,7 +709,7 @@ impl Forward<'_> {
             self.worst_stability = self.worst_stability.max(st[5]);
             values.push(st.to_vec());
         }
-        Row { time: f.time, values }
+        Row { time: f.time, values, warnings: f.warnings.clone() }
     }
 }
 

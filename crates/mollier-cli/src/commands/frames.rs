@@ -120,7 +120,7 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
                         .iter()
                         .zip(&row.values)
                         .try_for_each(|(id, v)| dir.numbers(*id, std::iter::once(row.time).chain(v.iter().copied())))
-                        .and_then(|()| warned.write(&mut dir, row));
+                        .and_then(|()| warned.write(&mut dir, row.time, &row.warnings));
                     if let Err(e) = written {
                         bar.abandon();
                         return cannot_write(e);
@@ -149,8 +149,7 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
     summary.insert("failed".into(), json!(if stopped { total - solved } else { failed }));
     summary.insert("stopped".into(), json!(stopped));
     summary.insert("failures".into(), json!(failures));
-    summary.insert("warnings".into(), json!(warned.count));
-    summary.insert("warned_rows".into(), json!(warned.rows));
+    warned.summarize(&mut summary);
     summary.extend(run.summary());
     let wall_ms = start.elapsed().as_secs_f64() * 1e3;
     let timing = json!({ "wall_ms": wall_ms, format!("ms_per_{}", kind.noun): wall_ms / solved.max(1) as f64 });
@@ -161,14 +160,7 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
     if let Err(e) = dir.commit(Value::Object(summary), timing) {
         return cannot_write(e);
     }
-    if warned.count > 0 {
-        errln!(
-            "warning: element warnings at {} of {total} {}s, solved all the same (warnings.csv); the first: {}",
-            warned.rows,
-            kind.noun,
-            warned.first
-        );
-    }
+    warned.report(total, kind.noun);
     if failed > 0 {
         let what = match kind.on_error {
             OnError::Stop => format!("stopped: {solved} of {total} {}s solved", kind.noun),
@@ -186,7 +178,7 @@ pub(crate) fn run_frames(run: &mut dyn FrameRun, out: &Path, kind: LoopKind, qui
 /// The elements' warnings of the rows written so far: `warnings.csv` (time, element, warning;
 /// opened at the first) and the counts for `summary.json`.
 #[derive(Default)]
-struct Warned {
+pub(crate) struct Warned {
     table: Option<TableId>,
     count: usize,
     rows: usize,
@@ -194,24 +186,47 @@ struct Warned {
 }
 
 impl Warned {
-    fn write(&mut self, dir: &mut mollier::OutputDir, row: &Row) -> Result<(), mollier::OutputError> {
-        if row.warnings.is_empty() {
+    /// Write the warnings (`element: warning`) of the row at `time` (s).
+    pub(crate) fn write(
+        &mut self,
+        dir: &mut mollier::OutputDir,
+        time: f64,
+        warnings: &[String],
+    ) -> Result<(), mollier::OutputError> {
+        if warnings.is_empty() {
             return Ok(());
         }
         let table = match self.table {
             Some(t) => t,
             None => {
-                self.first = format!("t = {} s, {}", mollier_format::human(row.time), row.warnings[0]);
+                self.first = format!("t = {} s, {}", mollier_format::human(time), warnings[0]);
                 *self.table.insert(dir.text_table("warnings.csv", ["time", "element", "warning"])?)
             }
         };
-        let time = mollier::output::number(row.time);
-        for w in &row.warnings {
+        let text = mollier::output::number(time);
+        for w in warnings {
             let (element, what) = w.split_once(": ").unwrap_or(("", w));
-            dir.row(table, [time.as_str(), element, what])?;
+            dir.row(table, [text.as_str(), element, what])?;
         }
-        self.count += row.warnings.len();
+        self.count += warnings.len();
         self.rows += 1;
         Ok(())
+    }
+
+    /// `warnings` (how many) and `warned_rows` (in how many rows) for `summary.json`.
+    pub(crate) fn summarize(&self, summary: &mut Map<String, Value>) {
+        summary.insert("warnings".into(), json!(self.count));
+        summary.insert("warned_rows".into(), json!(self.rows));
+    }
+
+    /// One line on standard error when there was a warning: how many of `total` rows (`noun`s).
+    pub(crate) fn report(&self, total: usize, noun: &str) {
+        if self.count > 0 {
+            errln!(
+                "warning: element warnings at {} of {total} {noun}s, solved all the same (warnings.csv); the first: {}",
+                self.rows,
+                self.first
+            );
+        }
     }
 }

@@ -13,7 +13,7 @@ use mollier_core::registry::Registry;
 use mollier_optim::{Criterion, FrameResult};
 use serde_json::{Map, json};
 
-use super::frames::LISTED;
+use super::frames::{LISTED, Warned};
 use crate::common::{
     FAILED, INVALID, load_loads, load_motion, load_sharing_section, load_well_posed, note_if_weightless, output_dir,
     progress_bar,
@@ -97,6 +97,7 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
     let n = run.frames();
     let bar = progress_bar(n, "{bar:40} {pos}/{len} frames  ({eta} left)", o.quiet);
     let mut failed = 0usize;
+    let mut warned = Warned::default();
     let sink = |k: usize, r: FrameResult| {
         if !r.status.is_success() {
             failed += 1;
@@ -104,7 +105,8 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
                 bar.suspend(|| errln!("error: frame at time {} s: {}", motion.times[k], r.status));
             }
         }
-        tables.push(&mut dir, &[motion.times[k]], &r, None)
+        tables.push(&mut dir, &[motion.times[k]], &r, None)?;
+        warned.write(&mut dir, motion.times[k], &r.warnings)
     };
     let streamed = run.run(&|k| bar.inc(k as u64), sink);
     bar.finish_and_clear();
@@ -119,10 +121,12 @@ pub fn run(model: &Path, motion: &Path, out: &Path, o: &Options, registry: &Regi
     if let Some(l) = &loads {
         extra.insert("loads".into(), json!(l.file));
     }
+    warned.summarize(&mut extra);
     // once per run, whether quiet or not: a reserve doing the muscles' work must not be silent
     if let Some(w) = tables.reserve_warning() {
         errln!("warning: {w}");
     }
+    warned.report(n, "frame");
     let (summary, mut timing) = tables.finish(extra);
     let ms_per_frame = timing["ms_per_frame"].as_f64().unwrap_or(f64::NAN);
     if let Some(t) = timing.as_object_mut() {

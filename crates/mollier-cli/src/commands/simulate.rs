@@ -87,7 +87,7 @@ impl FrameRun for SimulateFrames<'_> {
                 sample(&mut self.series, self.compiled, run, f);
             }
         }
-        Ok(rows.into_iter().map(|r| Row { time: r.time, values: r.values, warnings: Vec::new() }).collect())
+        Ok(rows.into_iter().map(|r| Row { time: r.time, values: r.values, warnings: r.warnings }).collect())
     }
     fn finish(&mut self, dir: &mut mollier::OutputDir) -> Result<(), mollier::OutputError> {
         if let Some(text) = &self.tracked {

@@ -214,6 +214,20 @@ impl Model {
     pub fn element_coords(&self, el: ElementId) -> &[usize] {
         &self.elements[el.index()].own
     }
+    /// The warnings ([`crate::ElementInfo::warning`]) of `elements` at the global coordinates
+    /// `x` (n_x) of a solved configuration, each as `element: warning`, in the order given.
+    pub fn element_warnings(&self, x: &[f64], elements: impl IntoIterator<Item = ElementId>) -> Vec<String> {
+        let mut local = Vec::new();
+        let mut out = Vec::new();
+        for el in elements {
+            local.clear();
+            local.extend(self.element_coords(el).iter().map(|&c| x[c]));
+            if let Some(w) = self.element(el).warning(&local) {
+                out.push(format!("{}: {w}", self.element_name(el)));
+            }
+        }
+        out
+    }
     /// The body frame `(origin, orientation)` a position node is attached to
     /// ([`ModelBuilder::attach`]), or `None`.
     pub fn attached_to(&self, node: NodeId) -> Option<(NodeId, NodeId)> {

@@ -45,6 +45,7 @@ impl LoadSharing<'_> {
             residual: None,
             iterations,
             time_ms: 0.0,
+            warnings: Vec::new(),
         };
         if !finite {
             result.forces.fill(f64::NAN);
