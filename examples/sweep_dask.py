@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import logging
 import re
 import sys
 import tempfile
@@ -156,6 +157,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         work = tasks(grid(a.loads, a.margins, a.criteria), time_, q, columns, a.chunk)
         from dask.distributed import Client
 
+        # a lost scheduler is reported in one line of the sweep's own (below); Dask's client
+        # logs the closed connection at INFO with the exception's traceback when a message was
+        # on its way at that moment, which says nothing more
+        logging.getLogger("distributed.batched").setLevel(logging.WARNING)
         start = time.perf_counter()
         if a.scheduler:
             with Client(a.scheduler, timeout="30s") as client:
