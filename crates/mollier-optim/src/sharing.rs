@@ -141,8 +141,10 @@ impl<'m> LoadSharing<'m> {
             if model.mode_role(m.mode) != ModeRole::Dependent {
                 return Err(bad(name, "its mode must be free (dependent), not fixed or an input".into()));
             }
-            if model.mode_info(m.mode).quantity != Quantity::Length {
-                return Err(bad(name, "its mode must be a length (an elongation)".into()));
+            // a dimensionless mode: a soft contact's level, whose push computed muscle control
+            // shares out with the muscles (its stress in N m per unit level)
+            if !matches!(model.mode_info(m.mode).quantity, Quantity::Length | Quantity::Dimensionless) {
+                return Err(bad(name, "its mode must be a length (an elongation) or a contact's level".into()));
             }
             if std::mem::replace(&mut seen[m.mode.index()], true) {
                 return Err(bad(name, "the mode is listed twice".into()));

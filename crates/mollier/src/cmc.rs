@@ -23,9 +23,9 @@
 //!
 //! Theory and figures: `docs/forward-dynamics.md`, "Computed muscle control".
 
-use mollier_core::Data;
 use mollier_core::kinematics::solve_positions;
-use mollier_optim::{Criterion, Frame, FrameResult, LoadSharing, RESERVE_WEIGHT, Reserve};
+use mollier_core::{Data, ElementRole, ModeId};
+use mollier_optim::{Criterion, Frame, FrameResult, LoadSharing, Muscle, RESERVE_WEIGHT, Reserve};
 use mollier_sim::{Adaptive, HillMuscle, Musculoskeletal, SimError, State, Tolerances, Workspace};
 
 use crate::compile::Compiled;
@@ -50,6 +50,11 @@ pub struct CmcOptions {
     pub criterion: Criterion,
     /// Impose the model's joint cone in the load sharing.
     pub impose_cone: bool,
+    /// Let the soft contacts whose points are at the thorax's surface push as hard as the load
+    /// sharing needs (a contact's reaction, as the static model's sign-constrained one), rather
+    /// than only with their own law's force at the state: the simulated point then sinks the
+    /// few millimetres that give that push.
+    pub contact_push: bool,
     /// The integrator's error control.
     pub tolerances: Tolerances,
 }
@@ -57,7 +62,7 @@ pub struct CmcOptions {
 impl Default for CmcOptions {
     /// 20 ms intervals, `k_p = 100 /s²`, `k_v = 20 /s` (critically damped at 10 rad/s, as
     /// Thelen et al. 2003), `γ = 0.8`, criterion (b) with the cone, the integrator's default
-    /// tolerances.
+    /// tolerances, the contacts pushing.
     fn default() -> Self {
         Self {
             interval: 0.02,
@@ -66,6 +71,7 @@ impl Default for CmcOptions {
             integral: 0.8,
             criterion: Criterion::Stresses,
             impose_cone: true,
+            contact_push: true,
             tolerances: Tolerances::default(),
         }
     }
@@ -168,6 +174,10 @@ pub struct CmcInterval {
     pub reserves: Vec<f64>,
     /// The load-sharing problem's own equilibrium residual (N m or N).
     pub residual: f64,
+    /// The soft contacts' pushes beyond their laws' ([`CmcOptions::contact_push`]; empty
+    /// without): each contact's stress conjugate to its level (N m per unit level, ≤ 0), the
+    /// model's soft contacts in file order.
+    pub pushes: Vec<f64>,
 }
 
 /// Computed muscle control of a model along a target, interval by interval.
@@ -179,6 +189,9 @@ pub struct Cmc<'a> {
     data: Data,
     /// For each Hill muscle, its index among the load-sharing problem's muscles.
     order: Vec<usize>,
+    /// The levels of the soft contacts that push as the load sharing asks
+    /// ([`CmcOptions::contact_push`]), its last muscles.
+    pushes: Vec<ModeId>,
     target: TrackTarget,
     options: CmcOptions,
     excitations: Excitations,
@@ -220,6 +233,19 @@ impl<'a> Cmc<'a> {
             return Err(CmcError::Unmatched(s.name.clone(), "a load-sharing muscle without a Hill muscle"));
         }
         let mut study = setup.study(options.criterion.clone(), options.impose_cone);
+        let pushes: Vec<ModeId> = if options.contact_push {
+            compiled
+                .elements
+                .iter()
+                .filter(|e| e.role == ElementRole::Contact && compiled.model.element(e.id).law().is_some())
+                .map(|e| compiled.model.mode_id(e.id, 0))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // a contact's push, `σ` in `[−PUSH_LIMIT, 0]` beyond its law's, as a muscle of the
+        // problem whose whole range costs a millionth of a muscle's at full force
+        study.muscles.extend(pushes.iter().map(|&mode| Muscle::new(mode, PUSH_PCSA, 1.0)));
         // expensive reserves on the inputs without one (as OpenSim's CMC), so that an interval
         // whose desired accelerations the muscles cannot reach within it still has a solution;
         // they are not applied to the simulation: what they give is the feedback's to take up
@@ -253,7 +279,8 @@ impl<'a> Cmc<'a> {
             .zip(&lengths)
             .map(|(mu, &l)| [0.0, 1.0].map(|a| isometric_force(&mu.hill, a, l)))
             .collect();
-        let (forces, _) = share_with(&sharing, &mut sharing_ws, &mut data, &order, &rest.x, &qdd, t0, &bounds)?;
+        let (forces, _) =
+            share_with(&sharing, &mut sharing_ws, &mut data, (&order, &pushes), &rest.x, &qdd, t0, &bounds)?;
         let u0: Vec<f64> = system
             .muscles
             .iter()
@@ -271,6 +298,7 @@ impl<'a> Cmc<'a> {
             sharing_ws,
             data,
             order,
+            pushes,
             target,
             options,
             excitations,
@@ -336,7 +364,16 @@ impl<'a> Cmc<'a> {
         time: f64,
         bounds: &[[f64; 2]],
     ) -> Result<(Vec<f64>, FrameResult), CmcError> {
-        share_with(&self.sharing, &mut self.sharing_ws, &mut self.data, &self.order, x, qdd, time, bounds)
+        share_with(
+            &self.sharing,
+            &mut self.sharing_ws,
+            &mut self.data,
+            (&self.order, &self.pushes),
+            x,
+            qdd,
+            time,
+            bounds,
+        )
     }
 
     /// A result's reserves per input (n; 0 where none).
@@ -417,7 +454,7 @@ impl<'a> Cmc<'a> {
             &self.sharing,
             &mut self.sharing_ws,
             &mut self.data,
-            &self.order,
+            (&self.order, &self.pushes),
             &ahead,
             &requested,
             st.t,
@@ -449,17 +486,31 @@ impl<'a> Cmc<'a> {
             forces,
             excitations,
             reserves: self.reserve_forces(&result),
+            pushes: result.forces[result.forces.len() - self.pushes.len()..].to_vec(),
             residual: result.residual.unwrap_or(f64::NAN),
         })
     }
 }
 
-/// [`Cmc::share`] on its parts.
+/// The largest level (dimensionless, `F` of the soft contact) at which a contact may push:
+/// its point within about 1 mm of the thorax's surface (`F ≈ 2 d/a`, `a` ≥ 94 mm).
+const PUSH_LEVEL: f64 = 0.02;
+
+/// The largest push beyond a contact's law (N m per unit level): some 2 kN on TS or AI
+/// (`|∇F| ≈ 2/a`, about 20 /m).
+const PUSH_LIMIT: f64 = 100.0;
+
+/// The PCSA (m²) that makes a push's whole range cost a millionth of a muscle's full force
+/// under criterion (b): `(PUSH_LIMIT/PUSH_PCSA)²` against `(100 N/cm²)²`.
+const PUSH_PCSA: f64 = 0.1;
+
+/// [`Cmc::share`] on its parts; `(order, pushes)`: the Hill muscles' indices among the
+/// problem's muscles and the pushing contacts' levels, the problem's last muscles.
 fn share_with(
     sharing: &LoadSharing<'_>,
     ws: &mut mollier_optim::Workspace,
     data: &mut Data,
-    order: &[usize],
+    (order, pushes): (&[usize], &[ModeId]),
     x: &[f64],
     qdd: &[f64],
     time: f64,
@@ -467,10 +518,18 @@ fn share_with(
 ) -> Result<(Vec<f64>, FrameResult), CmcError> {
     let n = qdd.len();
     let frame = Frame { time, q: x[..n].to_vec(), qd: x[n..2 * n].to_vec(), qdd: qdd.to_vec(), loads: Vec::new() };
-    // the Hill muscles' bounds in the problem's order
-    let mut within = vec![[0.0; 2]; bounds.len()];
+    // the Hill muscles' bounds in the problem's order, then the contacts'
+    let base = sharing.study().muscles.len() - pushes.len();
+    let mut within = vec![[0.0; 2]; base + pushes.len()];
     for (k, &i) in order.iter().enumerate() {
         within[i] = bounds[k];
+    }
+    if !pushes.is_empty() {
+        solve_positions(sharing.model(), data, &frame.q).map_err(SimError::from)?;
+        for (j, &mode) in pushes.iter().enumerate() {
+            // a point off the surface has nothing to push on
+            within[base + j] = if data.mode_value(mode) <= PUSH_LEVEL { [-PUSH_LIMIT, 0.0] } else { [0.0; 2] };
+        }
     }
     let r = sharing.frame_within(ws, data, &frame, &within);
     if !r.status.is_success() {
@@ -586,4 +645,21 @@ pub fn track(
         each(&r, cmc.state());
     }
     Ok(cmc.excitations)
+}
+
+/// The excitations of computed muscle control along `motion` (the model's inputs) from its
+/// start for `duration` s, with the integrator's `tolerances` and the default settings
+/// otherwise ([`CmcOptions::default`]), and the largest coordinate error at an interval's start
+/// (rad or m): what `mollier simulate --track` and Python's `simulate(track=...)` simulate.
+pub fn track_motion(
+    compiled: &Compiled,
+    motion: &Motion,
+    duration: f64,
+    tolerances: Tolerances,
+) -> Result<(Excitations, f64), CmcError> {
+    let target = TrackTarget::new(motion)?;
+    let options = CmcOptions { tolerances, ..CmcOptions::default() };
+    let mut worst = 0.0f64;
+    let ex = track(compiled, target, duration, options, |r, _| worst = worst.max(r.error))?;
+    Ok((ex, worst))
 }
