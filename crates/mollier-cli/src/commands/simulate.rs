@@ -283,18 +283,15 @@ fn tracked_excitations(
         report(&d);
         ExitCode::from(INVALID)
     })?;
-    let target = mollier::TrackTarget::new(&motion).map_err(|e| {
-        errln!("error: {}: {e}", path.display());
-        ExitCode::from(INVALID)
-    })?;
-    let cmc = mollier::CmcOptions { tolerances: options.tolerances, ..mollier::CmcOptions::default() };
-    let mut worst = 0.0f64;
-    let ex = mollier::cmc::track(compiled, target, options.duration, cmc, |r, _| worst = worst.max(r.error)).map_err(
-        |e| {
+    let (ex, worst) =
+        mollier::cmc::track_motion(compiled, &motion, options.duration, options.tolerances).map_err(|e| {
+            if let mollier::CmcError::Target(_) = e {
+                errln!("error: {}: {e}", path.display());
+                return ExitCode::from(INVALID);
+            }
             errln!("error: tracking {}: {e}", path.display());
             ExitCode::from(FAILED)
-        },
-    )?;
+        })?;
     if !quiet {
         errln!(
             "tracked {} by computed muscle control: {} excitation rows, largest coordinate error at an interval's start {:.3}",
