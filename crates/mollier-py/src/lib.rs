@@ -611,8 +611,10 @@ impl Model {
     /// `stability` with muscles; `motion`, `velocities`, `energy` for a passive mechanism), the
     /// steps that failed (the run stops at the first), notes, `summary.json`'s figures as JSON
     /// text, and per table the unit of each column. `loads`: a load file (`--loads`) covering
-    /// the run's times, which asks for the Rosenbrock integrator.
-    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01, loads=None))]
+    /// the run's times, which asks for the Rosenbrock integrator. `track`: a motion of the
+    /// model to make the excitations by computed muscle control ([`mollier::cmc::track_motion`],
+    /// as `--track`) instead of `excitations`.
+    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01, loads=None, track=None))]
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -627,7 +629,11 @@ impl Model {
         atol: f64,
         defect_tolerance: f64,
         loads: Option<PathBuf>,
+        track: Option<MotionArg<'_>>,
     ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>, String, Bound<'py, PyDict>)> {
+        if track.is_some() && excitations.is_some() {
+            return Err(PyValueError::new_err("give excitations or track, not both"));
+        }
         let integrator = integrator.map(str::parse).transpose().map_err(PyValueError::new_err)?;
         // external loads are in the Rosenbrock integrator's equations only: its default with them
         let integrator = integrator.or(loads.as_ref().map(|_| mollier::Integrator::Rosenbrock));
@@ -636,8 +642,9 @@ impl Model {
         options.tolerances.rtol = rtol;
         options.tolerances.atol = atol;
         self.well_posed(py)?;
-        let method =
-            options.integrator_for(&self.compiled, excitations.is_some() || loads.is_some()).map_err(refused)?;
+        let method = options
+            .integrator_for(&self.compiled, excitations.is_some() || loads.is_some() || track.is_some())
+            .map_err(refused)?;
         let loads =
             loads.map(|p| ExternalLoads::read(&p, &self.compiled)).transpose().map_err(|d| model_error(py, &d))?;
         options.plan(method == mollier::Integrator::Rosenbrock).map_err(refused)?;
@@ -653,9 +660,29 @@ impl Model {
                 (Some(name), Some(e))
             }
         };
-        let excitations = excitations.transpose().map_err(|d| model_error(py, &d))?;
+        let mut excitations = excitations.transpose().map_err(|d| model_error(py, &d))?;
         let mut notes: Vec<String> =
             excitations.as_ref().and_then(|e| e.missing_note(&self.compiled)).into_iter().collect();
+        if let Some(arg) = track {
+            let name = match &arg {
+                MotionArg::Path(p) => p.display().to_string(),
+                MotionArg::Arrays(_) => "track".to_string(),
+            };
+            let (motion, motion_notes) = self.motion(py, arg)?;
+            notes.extend(motion_notes);
+            let (compiled, tolerances) = (&self.compiled, options.tolerances);
+            let (ex, worst) = py
+                .detach(|| mollier::cmc::track_motion(compiled, &motion, duration, tolerances))
+                .map_err(|e| match e {
+                    mollier::CmcError::Target(_) => PyValueError::new_err(format!("{name}: {e}")),
+                    _ => FrameError::new_err(format!("tracking {name}: {e}")),
+                })?;
+            notes.push(format!(
+                "tracked {name} by computed muscle control: {} excitation rows, largest coordinate error at an interval's start {worst:.3}",
+                ex.time.len()
+            ));
+            excitations = Some(ex);
+        }
         let mut run = SimulateRun::loaded(&self.compiled, &options, excitations, loads.as_ref()).map_err(refused)?;
         let described = run.tables();
         let units = PyDict::new(py);

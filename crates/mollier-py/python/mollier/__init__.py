@@ -317,7 +317,8 @@ class Model:
                  progress: Optional[Callable[[int, int], Any]] = None, output: Optional[str] = None,
                  output_dt: Optional[float] = None, rtol: float = 1e-3, atol: float = 1e-5,
                  defect_tolerance: float = 0.01,
-                 loads: Optional[Union[str, os.PathLike]] = None) -> SimulationResult:
+                 loads: Optional[Union[str, os.PathLike]] = None,
+                 track: Optional[MotionLike] = None) -> SimulationResult:
         """``mollier simulate``: forward dynamics from rest in the initial configuration for
         ``duration`` s (rounded up to whole output steps).
 
@@ -344,6 +345,10 @@ class Model:
         ``loads``: external loads that vary in time, as for :meth:`inverse_dynamics`; they must
         cover the run's times and ask for the Rosenbrock integrator.
 
+        ``track``: a motion of the model (as for :meth:`inverse`) whose excitations computed
+        muscle control makes, as ``mollier simulate --track`` (the same pipeline), instead of
+        ``excitations``; the summary's ``excitations`` is then None, as the command's.
+
         Raises :class:`ModelError` for excitations that cannot be read (``file:line:col``),
         ``ValueError`` for a duration or step that is not positive or RK4 asked for muscles,
         and :class:`FrameError` when the initial state cannot be found or a step fails (the
@@ -353,7 +358,8 @@ class Model:
         tables, failures, notes, summary, units = self._m.simulate(duration, native_excitations, dt,
                                                                    integrator, progress, output_dt,
                                                                    rtol, atol, defect_tolerance,
-                                                                   _path(loads))
+                                                                   _path(loads),
+                                                                   None if track is None else _motion(self, track))
         fmt = _as_format(output)
         for n in notes:
             warnings.warn(n, MotionWarning, stacklevel=2)
