@@ -52,8 +52,9 @@ fn posture(bencher: Bencher, file: &Path, tree: bool) {
     });
 }
 
-/// One inverse-dynamics frame of the model in `file` (positions, then kinetostatics: velocities
-/// and accelerations, outward by the recursion on the tree path, and the transposed solve), as
+/// One inverse-dynamics frame of the model in `file` (positions, then kinetostatics: on the tree
+/// path velocities and accelerations outward by the recursion and the forces inward over
+/// `D_cc`'s blocks, no factorization; on the general path the solves with its factors), as
 /// `tests/examples/chain_timing.rs` times it beside Pinocchio's `rnea`.
 fn frame(bencher: Bencher, file: &Path, tree: bool) {
     let registry = mollier::registry();

@@ -2,7 +2,9 @@
 //! solved over its input's subtree of `D_cc`'s blocks, each column of `D²F` over the subtree its
 //! two inputs share) against the general solve of every column over the whole of `D_cc`, on
 //! every model in `models/` and on OpenSim's gait models where `tools/fetch-opensim-models`
-//! fetched them: `DF` and `D²F` (coordinates and modes) agree to 1e-12 of their largest entry.
+//! fetched them: `DF` and `D²F` (coordinates and modes) agree to 1e-12 of their largest entry,
+//! and so do the velocities, accelerations and driving forces of kinetostatics (on the tree path
+//! outward by the recursion and inward over `D_cc`'s blocks without its factors).
 
 use std::path::{Path, PathBuf};
 
@@ -79,13 +81,14 @@ fn largest(m: faer::MatRef<'_, f64>) -> f64 {
 /// placement, the transfer functions' subtrees) and by the general path (Newton-Raphson, every
 /// column over the whole of `D_cc`), each from the initial configuration to the same posture;
 /// the largest relative difference and whether the tree path's velocities and accelerations
-/// came from its recursion, or `None` when the model has neither tree path.
-fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Option<(f64, bool)> {
+/// came from its recursion outward and its forces from the inward pass (no factors of `D_cc`),
+/// or `None` when the model has neither tree path.
+fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Option<(f64, bool, bool)> {
     if model.tree_path().is_none() && !model.places_in_closed_form() {
         return None;
     }
     let mut got = Vec::new();
-    let mut recursion = [false; 2];
+    let (mut recursion, mut inward) = ([false; 2], [false; 2]);
     for tree in [true, false] {
         let mut data = Data::new(model);
         data.set_tree_path(tree);
@@ -105,6 +108,7 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
         let mut rates = Vec::new();
         if let Ok(ks) = kinetostatics(model, &mut data, &qd, &qdd, None, &[]) {
             recursion[usize::from(!tree)] = data.rates_by_recursion();
+            inward[usize::from(!tree)] = data.forces_by_recursion();
             let tau = driving_from_kinetostatics(model, &data, &ks);
             rates = vec![column(data.xd()), column(data.xdd()), column(data.ed()), column(&tau)];
         }
@@ -137,7 +141,8 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
         );
     }
     assert!(!recursion[1], "{name}: the general path took the tree path's recursion");
-    Some((worst, recursion[0]))
+    assert!(!inward[1], "{name}: the general path took the tree path's inward pass");
+    Some((worst, recursion[0], inward[0]))
 }
 
 #[test]
@@ -157,10 +162,11 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
             continue;
         };
         match compare(&name, &c.model, true, true) {
-            Some((d, recursion)) => {
+            Some((d, recursion, inward)) => {
                 let how = if c.model.places_in_closed_form() { ", positions placed" } else { "" };
+                let forces = if inward { ", forces inward" } else { "" };
                 let rates = if recursion { ", rates by recursion" } else { "" };
-                compared.push((format!("{name}{how}{rates}"), d));
+                compared.push((format!("{name}{how}{forces}{rates}"), d));
             }
             None => general.push(name),
         }
@@ -179,10 +185,11 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
     for body in ["huston17.toml", "huston17-hinges.toml"] {
         let c = mollier::load(&root().join("models/body").join(body), &registry).expect("a body model loads");
         assert!(c.model.places_in_closed_form(), "models/body/{body}: positions not placed in closed form");
-        // and their velocities and accelerations outward by the recursion, no solve
+        // and their velocities and accelerations outward by the recursion, the forces inward,
+        // no solve and no factors of D_cc
         assert!(
-            compared.iter().any(|(n, _)| n.contains(body) && n.ends_with("rates by recursion")),
-            "models/body/{body}: rates not by the recursion"
+            compared.iter().any(|(n, _)| n.contains(body) && n.ends_with("forces inward, rates by recursion")),
+            "models/body/{body}: rates not by the recursion or forces not by the inward pass"
         );
     }
 }
@@ -210,8 +217,10 @@ fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
         // gait2392's vasti have conditional path points that lie between each other off the
         // path: there the placement leaves them to Newton-Raphson
         let exact = !file.starts_with("gait2392");
-        let (d, recursion) =
+        let (d, recursion, inward) =
             compare(file, &c.model, second, exact).unwrap_or_else(|| panic!("{file}: a tree, but no tree path"));
-        println!("{file}: largest relative difference {d:.1e}, rates by recursion: {recursion}");
+        println!(
+            "{file}: largest relative difference {d:.1e}, rates by recursion: {recursion}, forces inward: {inward}"
+        );
     }
 }

@@ -24,7 +24,7 @@ pub use crate::model::{Dynamics, Load};
 use faer::{Mat, MatMut};
 
 use crate::algorithm::error::KinematicsError;
-use crate::algorithm::solve::solve_transpose_checked;
+use crate::algorithm::solve::{solve_transpose_checked, solve_transpose_forces};
 use crate::algorithm::transfer;
 use crate::data::Data;
 use crate::geometry::{Mat3, Quat, Vec3, g_matrix, gbar_matrix, quat_at};
@@ -504,8 +504,7 @@ fn stresses_in(
     for (v, &c) in rhs.iter_mut().zip(&model.dependent_coords) {
         *v = net[c] - nodal_free[c];
     }
-    let nc = rhs.len();
-    solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(rhs, nc, 1))?;
+    solve_transpose_forces(model, data, rhs)?;
     for (r, &m) in model.rows.iter().enumerate() {
         sigma[m] = rhs[r];
     }
@@ -621,6 +620,7 @@ pub fn kinetostatic_sensitivity(
     rows: &[ModeId],
     modes: &[ModeId],
 ) -> Result<Mat<f64>, KinematicsError> {
+    crate::algorithm::solve::ensure_factors(model, data)?;
     if !(data.solved && data.lu.valid) {
         return Err(KinematicsError::NotSolved);
     }

@@ -10,7 +10,7 @@ use crate::algorithm::evaluate::evaluate_constraints;
 use crate::algorithm::place::place;
 pub use crate::algorithm::predictor::Predictor;
 use crate::algorithm::predictor::predict;
-use crate::algorithm::solve::{factor, not_well_posed, solve_checked, solve_finite};
+use crate::algorithm::solve::{factor, factor_probed, not_well_posed, solve_checked, solve_finite};
 use crate::data::{Data, Saved};
 use crate::element::Order;
 use crate::linalg::sparse::Method;
@@ -103,8 +103,16 @@ fn set_input_coordinates(model: &Model, data: &mut Data, q: &[f64]) {
     }
 }
 
-/// Newton-Raphson from the current `x` for the target `q`.
-fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Result<NewtonReport, KinematicsError> {
+/// Newton-Raphson from the current `x` for the target `q`. With `defer`, a solution reached
+/// without a step leaves the factorization of `D_cc` due ([`ensure_factors`]): the tree path's
+/// frame needs none (the inward pass of kinetostatics factors its blocks as it goes).
+fn newton(
+    model: &Model,
+    data: &mut Data,
+    q: &[f64],
+    opts: &NewtonOptions,
+    defer: bool,
+) -> Result<NewtonReport, KinematicsError> {
     set_input_coordinates(model, data, q);
     data.invalidate();
     let n = model.n_unknowns();
@@ -129,16 +137,12 @@ fn newton(model: &Model, data: &mut Data, q: &[f64], opts: &NewtonOptions) -> Re
         let stagnated = worst <= 100.0 && worst > 0.5 * previous;
         previous = worst;
         if worst <= 1.0 || stagnated {
-            factor(model, data, Method::Blocks)?;
-            // the factors at the solution serve every later solve; the block LU refuses only an
-            // exactly zero pivot: probe them once at the solution
-            let mut probe = std::mem::take(&mut data.work.c_rhs);
-            for (i, v) in probe.iter_mut().enumerate() {
-                *v = 1.0 + (i % 7) as f64;
+            // the factors at the solution serve every later solve, probed once
+            if defer && it == 0 && worst <= 1.0 {
+                data.factors_due = true;
+            } else {
+                factor_probed(model, data)?;
             }
-            let checked = solve_checked(model, data, MatMut::from_column_major_slice_mut(&mut probe, n, 1));
-            data.work.c_rhs = probe;
-            checked?;
             // the elements that do not constrain the motion, once, at the solution
             if opts.free_elements {
                 evaluate(model, data, Order::Gradient)?;
@@ -274,7 +278,7 @@ fn solve_from_saved(
     // predictor and the step control start from a solution
     if !data.solved {
         let here = data.q.clone();
-        match newton(model, data, &here, opts) {
+        match newton(model, data, &here, opts, false) {
             Ok(r) => {
                 total.iterations += r.iterations;
                 total.chord_steps += r.chord_steps;
@@ -318,7 +322,7 @@ fn tree_solve(
     set_input_coordinates(model, data, q);
     // inexact (a step without closed form): Newton-Raphson from there, no predictor
     place(model, data, q)?;
-    let report = newton(model, data, q, opts)?;
+    let report = newton(model, data, q, opts, true)?;
     data.q.copy_from_slice(q);
     data.work.history.record(&data.q, &data.x);
     Ok(NewtonReport { substeps: 1, ..report })
@@ -375,7 +379,7 @@ fn solve_segment(
     let mut saved = if depth == 0 { std::mem::take(&mut data.work.segment) } else { Saved::default() };
     saved.copy_from(data);
     let predictor = if data.solved { opts.predictor } else { Predictor::None };
-    let result = match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts)) {
+    let result = match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts, false)) {
         Ok(r) => {
             data.q.copy_from_slice(to);
             data.work.history.record(&data.q, &data.x);

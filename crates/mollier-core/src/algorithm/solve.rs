@@ -24,6 +24,32 @@ pub(crate) fn factor(model: &Model, data: &mut Data, method: Method) -> Result<(
     Ok(())
 }
 
+/// Factor `D_cc` at the solution and probe the factors: the block LU refuses only an exactly zero
+/// pivot, so one solve of a fixed right-hand side, checked, shows a singular or ill-conditioned
+/// `D_cc` once, and every later solve at this configuration uses the factors unchecked.
+pub(crate) fn factor_probed(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+    factor(model, data, Method::Blocks)?;
+    let n = model.n_unknowns();
+    let mut probe = std::mem::take(&mut data.work.c_rhs);
+    probe.resize(n, 0.0);
+    for (i, v) in probe.iter_mut().enumerate() {
+        *v = 1.0 + (i % 7) as f64;
+    }
+    let checked = solve_checked(model, data, MatMut::from_column_major_slice_mut(&mut probe, n, 1));
+    data.work.c_rhs = probe;
+    checked
+}
+
+/// The factors of `D_cc` at the solved configuration, made now where the position solve left
+/// them due (the tree path's, [`Data::factors_due`]); nothing where they are there.
+pub(crate) fn ensure_factors(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+    if data.factors_due && data.solved {
+        data.factors_due = false;
+        factor_probed(model, data)?;
+    }
+    Ok(())
+}
+
 pub(crate) fn not_well_posed(model: &Model, data: &mut Data) -> KinematicsError {
     // a failed solve names only the modes a user can release
     KinematicsError::NotWellPosed(Box::new(well_posedness(model, data).releasable(model)))
@@ -56,6 +82,7 @@ pub(crate) fn solve_checked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>
 /// Solve `D_cc v = rhs` in place for many right-hand sides with factors that were already checked
 /// at this configuration (by the probe at convergence); only finiteness is verified.
 pub(crate) fn solve_unchecked(model: &Model, data: &mut Data, rhs: MatMut<'_, f64>) -> Result<(), KinematicsError> {
+    ensure_factors(model, data)?;
     if rhs.ncols() > crate::linalg::sparse::MANY_COLUMNS && data.lu.add_sparse(&model.pattern, &data.dcc).is_err() {
         return Err(not_well_posed(model, data));
     }
@@ -73,6 +100,7 @@ pub(crate) fn solve_reached(
     rhs: MatMut<'_, f64>,
     mut reached: impl FnMut(usize, &mut Vec<usize>),
 ) -> Result<(), KinematicsError> {
+    ensure_factors(model, data)?;
     let blocks = match (&model.reach, &model.pattern.blocks) {
         (Some(_), Some(blocks)) if data.tree_path && data.lu.has_block_factors() => blocks,
         _ => return solve_unchecked(model, data, rhs),
@@ -119,8 +147,38 @@ pub(crate) fn solve_transpose_checked(
     data: &mut Data,
     rhs: MatMut<'_, f64>,
 ) -> Result<(), KinematicsError> {
+    ensure_factors(model, data)?;
     if !(data.solved && data.lu.valid) {
         return Err(KinematicsError::NotSolved);
     }
     solve_finite(model, data, rhs, true)
+}
+
+/// Solve `D_ccᵀ v = rhs` in place (n_unknowns) for the stresses of kinetostatics. Where the tree
+/// path's position solve left the factors due, by the inward pass over `D_cc`'s blocks from the
+/// leaves ([`crate::linalg::sparse::Lu::solve_transpose_inward`]; no factorization of the whole
+/// matrix, no probe solve), its solution held to the probe's test (backward error and a
+/// condition bound of 1e13) against `D_cc` itself; else as [`solve_transpose_checked`].
+/// [`Data::forces_by_recursion`] says which.
+pub(crate) fn solve_transpose_forces(model: &Model, data: &mut Data, rhs: &mut [f64]) -> Result<(), KinematicsError> {
+    data.forces_by_recursion = false;
+    let blocks = match &model.pattern.blocks {
+        Some(blocks) if data.factors_due && data.solved => blocks,
+        _ => {
+            let n = rhs.len();
+            return solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(rhs, n, 1));
+        }
+    };
+    assemble(model, data);
+    let (mut b, mut y) = (std::mem::take(&mut data.work.c_b), std::mem::take(&mut data.work.c_y));
+    b.clear();
+    b.extend_from_slice(rhs);
+    let solved = data.lu.solve_transpose_inward(blocks, &data.dcc, rhs);
+    let ok = solved.is_ok() && solution_ok_in(model, data, rhs, &b, true, 1e13, &mut y);
+    (data.work.c_b, data.work.c_y) = (b, y);
+    if !ok {
+        return Err(not_well_posed(model, data));
+    }
+    data.forces_by_recursion = true;
+    Ok(())
 }

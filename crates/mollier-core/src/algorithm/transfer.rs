@@ -23,8 +23,9 @@ use crate::ids::ModeId;
 use crate::model::topology::shared_blocks;
 use crate::model::{Input, ModeRole, Model};
 
+/// A solved configuration, its factors made or due (the solves make them, `solve::ensure_factors`).
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
-    if data.solved && data.lu.valid { Ok(()) } else { Err(KinematicsError::NotSolved) }
+    if data.solved && (data.lu.valid || data.factors_due) { Ok(()) } else { Err(KinematicsError::NotSolved) }
 }
 
 /// Right-hand side `[ −D_cm v_x ; v_e ]` for input rates `v` (n_q), into `rhs` (n_xc).
@@ -710,6 +711,7 @@ pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), Kine
 /// Accelerations `ẍ = DF^x q̈ + (D²F^x q̇) q̇` and `ë` likewise (van der Helm 1994, eq. 8), for
 /// generalized velocities `qd` and accelerations `qdd` (n_q each); also sets the velocities.
 pub fn accelerations(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) -> Result<(), KinematicsError> {
+    check_len(model, qdd)?;
     coordinate_accelerations_solved(model, data, qd, qdd)?;
     let xd = std::mem::take(&mut data.xd);
     let mut edd = std::mem::take(&mut data.edd);
@@ -752,14 +754,13 @@ pub fn coordinate_accelerations(
 }
 
 /// [`coordinate_accelerations`] by the solves of `D_cc`, leaving the constraint elements'
-/// `ẋᵀ H ẋ` in `work.e_h` (n_e) for [`accelerations`].
+/// `ẋᵀ H ẋ` in `work.e_h` (n_e) for [`accelerations`]. `qdd` checked by the caller.
 fn coordinate_accelerations_solved(
     model: &Model,
     data: &mut Data,
     qd: &[f64],
     qdd: &[f64],
 ) -> Result<(), KinematicsError> {
-    check_len(model, qdd)?;
     data.rates_by_recursion = false;
     velocities(model, data, qd)?;
     let xd = std::mem::take(&mut data.xd);

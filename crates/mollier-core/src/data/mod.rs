@@ -69,6 +69,12 @@ pub struct Data {
     /// The last velocities and accelerations came from the tree path's recursion
     /// ([`Data::rates_by_recursion`]).
     pub(crate) rates_by_recursion: bool,
+    /// The configuration is solved but `D_cc` is not factored yet: the tree path's position
+    /// solve leaves that to the first caller that needs the factors (`solve::ensure_factors`).
+    pub(crate) factors_due: bool,
+    /// The last kinetostatics' stresses came from the inward pass without factors
+    /// ([`Data::forces_by_recursion`]).
+    pub(crate) forces_by_recursion: bool,
 }
 
 /// The state a failed position solve returns to, with the deformations its periodic modes
@@ -310,6 +316,8 @@ impl Clone for Data {
             threads: self.threads,
             tree_path: self.tree_path,
             rates_by_recursion: self.rates_by_recursion,
+            factors_due: false,
+            forces_by_recursion: self.forces_by_recursion,
         }
     }
 }
@@ -360,6 +368,8 @@ impl Data {
             threads: 1,
             tree_path: true,
             rates_by_recursion: false,
+            factors_due: false,
+            forces_by_recursion: false,
         }
     }
 
@@ -379,6 +389,13 @@ impl Data {
     /// outward along the placement rather than from solves of `D_cc`.
     pub fn rates_by_recursion(&self) -> bool {
         self.rates_by_recursion
+    }
+
+    /// Whether the last stresses of kinetostatics ([`crate::dynamics::kinetostatics`]) came
+    /// from the tree path's inward pass over `D_cc`'s blocks, factored one by one as the pass
+    /// reaches them, rather than from a transposed solve with the factors of the position solve.
+    pub fn forces_by_recursion(&self) -> bool {
+        self.forces_by_recursion
     }
 
     /// Take the model's tree paths (the default): positions placed in closed form outward from
@@ -413,6 +430,7 @@ impl Data {
         self.order_free = None;
         self.solved = false;
         self.lu.valid = false;
+        self.factors_due = false;
         self.df_valid = false;
         self.d2f_valid = false;
         self.work.stiffness.forget_force();

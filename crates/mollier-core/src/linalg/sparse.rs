@@ -71,8 +71,10 @@ pub(crate) struct Blocks {
     pub cols: Vec<usize>,
     /// Offset of each block's dense `s x s` storage (`n_blocks + 1`).
     pub dense_start: Vec<usize>,
-    /// `(value slot, index in the dense storage)` of the entries inside diagonal blocks.
+    /// `(value slot, index in the dense storage)` of the entries inside diagonal blocks, grouped
+    /// by block (`diag_start`, `n_blocks + 1`; in the pattern's order inside a block).
     pub diag: Vec<(usize, usize)>,
+    pub diag_start: Vec<usize>,
     /// Entries outside the diagonal blocks as `(value slot, row, col)`, grouped by the row's
     /// block (`off_row_start`, `n_blocks + 1`), and again by the column's block.
     pub off_by_row: Vec<(usize, usize, usize)>,
@@ -326,6 +328,10 @@ impl Pattern {
                 }
             }
         }
+        // by block, stably: the sums into one dense entry keep their order
+        blocks.diag.sort_by_key(|&(_, at)| blocks.dense_start.partition_point(|&d| d <= at) - 1);
+        blocks.diag_start =
+            (0..=nb).map(|b| blocks.diag.partition_point(|&(_, at)| at < blocks.dense_start[b])).collect();
         let group = |key: &dyn Fn(&(usize, usize, usize)) -> usize| {
             let mut list = off.clone();
             list.sort_by_key(|e| (key(e), e.0));
@@ -403,6 +409,9 @@ pub(crate) struct Lu {
     /// and `Blocks::off_by_col`.
     off_row: Vec<f64>,
     off_col: Vec<f64>,
+    /// One diagonal block and its pivots, factored in [`Lu::solve_transpose_inward`].
+    one: Vec<f64>,
+    one_pivots: Vec<usize>,
     /// The factors are the blocks' ([`Method::Blocks`]).
     blocks: bool,
     /// faer's sparse factors of the same matrix are there too ([`Lu::add_sparse`]).
@@ -507,6 +516,64 @@ impl Lu {
         v.fill(0.0);
         self.substitute_in(blocks, reached.iter().copied(), &mut b, v, 1, false);
         self.rhs = b;
+    }
+
+    /// Solve `D_ccᵀ y = c` in place (`v`: `c` by column in, `y` by row out) from the values of
+    /// `D_cc` alone, without factors: the blocks from the last (the leaves) to the first, each
+    /// diagonal block factored as it is reached — the backward pass of the recursive
+    /// Newton-Euler algorithm on the kernel's blocks, a block's unknowns the stresses of one
+    /// joint and the forces its children pass on read from the entries outside the diagonal
+    /// blocks. The operations and their order are those of [`Lu::factor`] then [`Lu::solve`]
+    /// (the same numbers); the stored factors are left as they were. `Err` names a block with a
+    /// zero pivot.
+    pub fn solve_transpose_inward(&mut self, blocks: &Blocks, values: &[f64], v: &mut [f64]) -> Result<(), String> {
+        let mut b = std::mem::take(&mut self.rhs);
+        b.clear();
+        b.extend_from_slice(v);
+        let result = self.inward(blocks, values, &mut b, v);
+        self.rhs = b;
+        result
+    }
+
+    /// [`Lu::solve_transpose_inward`] with the right-hand side `b` (by column, used up) and the
+    /// solution `x` (by row, every entry written).
+    fn inward(&mut self, blocks: &Blocks, values: &[f64], b: &mut [f64], x: &mut [f64]) -> Result<(), String> {
+        let largest = blocks.largest();
+        if self.one.len() < largest * largest {
+            self.one.resize(largest * largest, 0.0);
+        }
+        if self.one_pivots.len() < largest {
+            self.one_pivots.resize(largest, 0);
+        }
+        if self.block.len() < largest {
+            self.block.resize(largest, 0.0);
+        }
+        for bk in (0..blocks.len()).rev() {
+            let (s0, s1) = (blocks.start[bk], blocks.start[bk + 1]);
+            let s = s1 - s0;
+            // the forces of the blocks already solved (downstream: the children) on this one
+            for &(slot, r, c) in &blocks.off_by_col[blocks.off_col_start[bk]..blocks.off_col_start[bk + 1]] {
+                b[c] -= values[slot] * x[r];
+            }
+            let (a, pivots) = (&mut self.one[..s * s], &mut self.one_pivots[..s]);
+            a.fill(0.0);
+            let d0 = blocks.dense_start[bk];
+            for &(slot, at) in &blocks.diag[blocks.diag_start[bk]..blocks.diag_start[bk + 1]] {
+                a[at - d0] += values[slot];
+            }
+            if !lu_in_place(a, s, pivots) {
+                return Err(format!("singular diagonal block {bk} ({s} x {s})"));
+            }
+            let t = &mut self.block[..s];
+            for (i, ti) in t.iter_mut().enumerate() {
+                *ti = b[blocks.cols[s0 + i]];
+            }
+            lu_solve_transpose(a, s, t);
+            for (ti, &p) in t.iter().zip(pivots.iter()) {
+                x[blocks.rows[s0 + p]] = *ti;
+            }
+        }
+        Ok(())
     }
 
     /// Solve `D_cc X = B` (or `D_ccᵀ X = B`) in place for all columns of `rhs`.
@@ -775,6 +842,13 @@ mod tests {
             for (x, y) in got[0].iter().zip(&got[1]) {
                 assert!((x - y).abs() < 1e-13 * (1.0 + y.abs()), "transpose {transpose}: {x} vs {y}");
             }
+            // the inward pass without factors: the blocks' factored solve, bit for bit
+            if let (true, Some(blocks)) = (transpose, &p.blocks) {
+                let mut inward = b.clone();
+                Lu::default().solve_transpose_inward(blocks, a, &mut inward).expect("regular");
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&inward), bits(&got[0]), "the inward pass and the factors' solve");
+            }
             // and the residual itself
             let mut r = vec![0.0; n];
             if transpose {
@@ -878,6 +952,8 @@ mod tests {
         let p = pattern(2, &[(0, 0), (0, 1), (1, 0), (1, 1)]);
         let mut lu = Lu::default();
         assert!(lu.factor(&p, &[1.0, 2.0, 2.0, 4.0], Method::Blocks).is_err());
+        let blocks = p.blocks.as_ref().expect("structurally regular");
+        assert!(lu.solve_transpose_inward(blocks, &[1.0, 2.0, 2.0, 4.0], &mut [1.0, 1.0]).is_err());
     }
 
     /// A right-hand side solved over the blocks it reaches (`Blocks::downstream`,
