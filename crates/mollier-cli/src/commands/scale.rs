@@ -1,4 +1,4 @@
-//! `mollier scale MODEL.osim --setup SETUP --out DIR [--markers STATIC.trc] [--mass KG]`.
+//! `mollier scale MODEL.osim|MODEL.toml --setup SETUP --out DIR [--markers STATIC.trc] [--mass KG]`.
 
 use std::time::Instant;
 
@@ -15,7 +15,7 @@ pub(crate) struct Request<'a> {
 
 pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
     let start = Instant::now();
-    let (setup, scaled) = match scale::scale_files(&r.scale, registry) {
+    let (setup, scaled) = match scale::scale_any(&r.scale, registry) {
         Ok(v) => v,
         Err(ScaleError::Invalid(d)) => {
             report(&d);
@@ -29,12 +29,13 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
     };
     let wall_ms = start.elapsed().as_secs_f64() * 1e3;
     let head = summary_head("scale", r.scale.model, None);
-    if let Err(e) = scale::write(r.out, &scaled, &setup, head, json!({ "wall_ms": wall_ms })) {
+    if let Err(e) = scaled.write(r.out, &setup, head, json!({ "wall_ms": wall_ms })) {
         errln!("error: {e}");
         return ExitCode::from(INVALID);
     }
     if !r.quiet {
-        for n in &scaled.notes {
+        let scaled = scaled.report();
+        for n in scaled.notes {
             errln!("note: {n}");
         }
         let total: f64 = scaled.masses.iter().map(|(_, m)| m).sum();
@@ -46,7 +47,7 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             total,
             r.out.display()
         );
-        if let Some(p) = &scaled.placement {
+        if let Some(p) = scaled.placement {
             outln!(
                 "scale: {} markers placed on the static pose at {} s (their RMS error before: {:.1} mm)",
                 p.moved.len(),
