@@ -306,7 +306,7 @@ fn a_mollier_model_s_bad_setups_are_refused_and_nothing_is_written() {
             "setup.xml",
             setup("static.trc"),
             good.clone(),
-            "setup.xml: error: ScaleTool/GenericModelMaker/marker_set_file: a marker set adds markers to an OpenSim model",
+            "setup.xml:4:22: error: ScaleTool/GenericModelMaker/marker_set_file: a marker set adds markers to an OpenSim model",
         ),
     ];
     for (name, setup_text, trial_text, expected) in cases {

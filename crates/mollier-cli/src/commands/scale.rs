@@ -34,6 +34,8 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         return ExitCode::from(INVALID);
     }
     if !r.quiet {
+        // an OpenSim model's ground is not one of its bodies
+        let bodies = scaled.report().bodies.len() - usize::from(matches!(scaled, scale::Scaling::OpenSim(_)));
         let scaled = scaled.report();
         for n in scaled.notes {
             errln!("note: {n}");
@@ -41,7 +43,7 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         let total: f64 = scaled.masses.iter().map(|(_, m)| m).sum();
         outln!(
             "scale: {} bodies, {} measurements, {} muscles' fibre lengths; total mass {:.3} kg; wrote {}",
-            scaled.factors.len() - 1,
+            bodies,
             scaled.measurements.len(),
             scaled.muscles.len(),
             total,

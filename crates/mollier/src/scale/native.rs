@@ -437,14 +437,13 @@ fn to_text(file: &str, spec: &ModelSpec) -> Result<String, ScaleError> {
 fn refuse_opensim_only(setup: &ScaleSetup) -> Result<(), Diagnostics> {
     let mut problems = Vec::new();
     if setup.marker_set_file.is_some() {
-        problems.push(
-            Diagnostic::new(
-                &setup.file,
-                "ScaleTool/GenericModelMaker/marker_set_file",
-                "a marker set adds markers to an OpenSim model; a Mollier model's markers are its points",
-            )
-            .with_hint("name the points in the measurements (`body.point`) and leave out <marker_set_file>"),
-        );
+        let path = "ScaleTool/GenericModelMaker/marker_set_file";
+        let at = setup.marker_set_at.clone().unwrap_or_else(|| Diagnostic::new(&setup.file, path, ""));
+        problems.push(relabel(
+            &at,
+            "a marker set adds markers to an OpenSim model; a Mollier model's markers are its points",
+            "name the points in the measurements (`body.point`) and leave out <marker_set_file>",
+        ));
     }
     if let Some(p) = &setup.placer {
         problems.push(relabel(
