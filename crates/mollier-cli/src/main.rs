@@ -96,17 +96,18 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Scale an OpenSim model to a subject, as OpenSim's ScaleTool does.
+    /// Scale an OpenSim model or a Mollier model file to a subject, as OpenSim's ScaleTool does.
     ///
     /// The factors per body from marker-pair distances of a static trial (the setup's
     /// measurements) and factors given per body; the masses to the subject's, their distribution
     /// kept; muscles' optimal fibre and tendon slack lengths with their paths; then, when the
-    /// setup's MarkerPlacer applies, the markers placed on the static trial (its pose by IK).
+    /// setup's MarkerPlacer applies, the markers placed on the static trial (its pose by IK; an
+    /// OpenSim model's only).
     /// Writes DIR/model.toml (the scaled Mollier model), DIR/scale_factors.csv, DIR/masses.csv,
     /// DIR/measurements.csv, DIR/muscles.csv, with the placement DIR/static_pose.csv and
     /// DIR/placed_markers.csv, and DIR/summary.json. See docs/scaling.md.
     Scale {
-        /// The generic OpenSim model (.osim).
+        /// The generic model: OpenSim's (.osim) or a Mollier model file (.toml, .json).
         model: PathBuf,
         /// OpenSim's scale setup (.xml, its ScaleTool; the files it names are read relative to
         /// it), or a TOML file of factors per body.

@@ -1,5 +1,5 @@
-//! `mollier scale`: a two-body OpenSim model scaled from a static trial and by given factors,
-//! its masses to the subject's; bad setups, trials and masses refused at their line and column
+//! `mollier scale`: a two-body OpenSim model, and the same as a Mollier model file, scaled from
+//! a static trial and by given factors, its masses to the subject's; bad setups, trials and masses refused at their line and column
 //! with exit code 2 and nothing written. (OpenSim's own gait2354 example is the reference of
 //! the scaling itself: crates/mollier/tests/model_scaling.rs.)
 
@@ -189,9 +189,137 @@ fn bad_setups_trials_and_masses_are_refused_where_they_are_and_nothing_is_writte
         assert!(err.contains(expected), "expected `{expected}` in:\n{err}");
         assert!(!out.exists(), "{expected}: something was written");
     }
-    // a Mollier model file is not an OpenSim model
-    let o =
-        mollier(&["scale", "models/mechanisms/pendulum.toml", "--setup", "x.toml", "--out", path_str(&dir.join("o"))]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("scales an OpenSim model (.osim)"), "{}", text(&o.stderr));
+}
+
+/// The two-body model as a Mollier model file: b2's points `b2_a` and `b2_b` 0.3 m apart (the
+/// trial's markers), 2.3 kg in all.
+const NATIVE: &str = r#"format_version = 1
+fixed = ["ground"]
+inputs = ["j1.rotation", "j2.rotation"]
+
+[bodies.ground]
+origin = [0, 0, 0]
+
+[bodies.b1]
+origin = "ground"
+points = { end = [0, -0.5, 0] }
+mass = 1.3
+com = [0, -0.25, 0]
+inertia = [0.03, 0.002, 0.03, 0, 0, 0]
+
+[bodies.b2]
+origin = "b1.end"
+points = { b2_a = [0, 0, 0], b2_b = [0, 0.3, 0] }
+mass = 1.0
+com = [0, 0.1, 0]
+inertia = [0.02, 0.001, 0.02, 0, 0, 0]
+
+[elements.j1]
+type = "hinge"
+p = "ground"
+q = "b1"
+axis = [0, 0, 1]
+
+[elements.j2]
+type = "hinge"
+p = "b1"
+q = "b2"
+axis = [0, 0, 1]
+"#;
+
+/// [`setup`] for a Mollier model: its markers are its points, it takes no marker set.
+fn native_setup(trial: &str) -> String {
+    setup(trial).replace("<GenericModelMaker><marker_set_file>markers.xml</marker_set_file></GenericModelMaker>", "")
+}
+
+fn run_native(dir: &Path, setup_name: &str, setup_text: &str, trial_text: &str, out: &Path) -> Output {
+    std::fs::write(dir.join("static.trc"), trial_text).unwrap();
+    let (model, setup) = (dir.join("two.toml"), dir.join(setup_name));
+    std::fs::write(&model, NATIVE).unwrap();
+    std::fs::write(&setup, setup_text).unwrap();
+    mollier(&["scale", path_str(&model), "--setup", path_str(&setup), "--out", path_str(out)])
+}
+
+/// The two-body model as a Mollier model file, by the same setup as the `.osim`: b2 by 1.2 from
+/// the trial (360 mm / 0.3 m), b1 by 0.9, 4.6 kg. Its points, centres of mass, masses and
+/// inertias as the closed form gives them, in a model file `mollier check` reads.
+#[test]
+fn a_mollier_model_is_scaled_by_the_same_setup() {
+    let dir = scratch("native");
+    let out = dir.join("out");
+    let o = run_native(&dir, "setup.xml", &native_setup("static.trc"), &trial(|_, r| r), &out);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let written = out.join("model.toml");
+    let model = std::fs::read_to_string(&written).unwrap();
+    let doc = mollier_format::parse("model.toml", &model).unwrap_or_else(|d| panic!("{}", d.render()));
+    let body = |n: &str| doc.spec().bodies.get(n).unwrap().clone();
+    let point = |b: &str, p: &str| match body(b).points.get(p).unwrap() {
+        mollier_format::PointSpec::Coordinates(c) => *c,
+        other => panic!("{other:?}"),
+    };
+    let close = |a: [f64; 3], b: [f64; 3]| (0..3).all(|k| (a[k] - b[k]).abs() < 1e-12);
+    assert!(close(point("b1", "end"), [0.0, -0.45, 0.0]), "{:?}", point("b1", "end"));
+    assert!(close(point("b2", "b2_b"), [0.0, 0.36, 0.0]), "{:?}", point("b2", "b2_b"));
+    let (b1, b2) = (body("b1"), body("b2"));
+    // 2.3 kg to 4.6 kg: every mass twice; inertias by the factor squared, then twice
+    assert!((b1.mass.unwrap() - 2.6).abs() < 1e-12 && (b2.mass.unwrap() - 2.0).abs() < 1e-12);
+    let i2 = b2.inertia.unwrap().matrix();
+    assert!((i2[0][0] - 0.02 * 1.44 * 2.0).abs() < 1e-12 && (i2[1][1] - 0.001 * 1.44 * 2.0).abs() < 1e-12, "{i2:?}");
+    match b2.com.unwrap() {
+        mollier_format::PointSpec::Coordinates(c) => assert!(close(c, [0.0, 0.12, 0.0]), "{c:?}"),
+        other => panic!("{other:?}"),
+    }
+    let factors = rows(&out.join("scale_factors.csv"));
+    assert_eq!(factors[2][0], "b2");
+    assert!((factors[2][1].parse::<f64>().unwrap() - 1.2).abs() < 1e-12, "{factors:?}");
+    assert_eq!(factors[2][4], "measurement shank");
+    let c = mollier(&["check", path_str(&written)]);
+    assert!(c.status.success(), "{}", text(&c.stderr));
+}
+
+/// A Mollier model's bad setups and trials: located, exit code 2, nothing written; an output
+/// path that Mollier did not write is left alone.
+#[test]
+fn a_mollier_model_s_bad_setups_are_refused_and_nothing_is_written() {
+    let dir = scratch("native-bad");
+    let good = trial(|_, r| r);
+    let cases: Vec<(&str, String, String, &str)> = vec![
+        (
+            "f.toml",
+            "[bodies]\nfemur = 1.1\n".into(),
+            good.clone(),
+            "f.toml:2:9: error: bodies.femur: the model has no body `femur`",
+        ),
+        (
+            "f.toml",
+            "[bodies]\nb1 = -1.1\n".into(),
+            good.clone(),
+            "f.toml:2:6: error: bodies.b1: a body's factor is a number > 0",
+        ),
+        (
+            "setup.xml",
+            native_setup("static.trc"),
+            good.replace("b2_b", "b2_c"),
+            "setup.xml:8:7: error: ScaleTool/ModelScaler/MeasurementSet/Measurement[shank]: marker `b2_b` of measurement `shank` is not in the trial",
+        ),
+        (
+            "setup.xml",
+            setup("static.trc"),
+            good.clone(),
+            "setup.xml:4:22: error: ScaleTool/GenericModelMaker/marker_set_file: a marker set adds markers to an OpenSim model",
+        ),
+    ];
+    for (name, setup_text, trial_text, expected) in cases {
+        let out = dir.join("out");
+        let o = run_native(&dir, name, &setup_text, &trial_text, &out);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{expected}: {err}");
+        assert!(err.contains(expected), "expected `{expected}` in:\n{err}");
+        assert!(!out.exists(), "{expected}: something was written");
+    }
+    let mine = dir.join("notes.txt");
+    std::fs::write(&mine, "not Mollier's").unwrap();
+    let o = run_native(&dir, "f.toml", "[bodies]\nb1 = 1.1\n", &good, &mine);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "not Mollier's");
 }

@@ -64,6 +64,12 @@ pub use spec::{
 pub use validate::{AXIS_NAMES, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};
 
+/// The model file `spec` as TOML, through the same serde structs the reader fills: what a
+/// program that changes a model (`mollier scale`) writes. Numbers round-trip exactly.
+pub fn to_toml(spec: &ModelSpec) -> Result<String, toml::ser::Error> {
+    toml::to_string(spec)
+}
+
 /// The syntax of a model file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

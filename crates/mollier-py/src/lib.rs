@@ -798,7 +798,8 @@ enum ScaleFailure {
     Failed(String),
 }
 
-/// `mollier scale`: scale the OpenSim model `model` as the setup `setup` says (OpenSim's scale
+/// `mollier scale`: scale the OpenSim model (`.osim`) or Mollier model file `model` as the
+/// setup `setup` says (OpenSim's scale
 /// setup `.xml` or a TOML file of factors; `markers` and `mass` replace the setup's) and write
 /// the scaled model and its report into the directory `out` as a unit (the command's files,
 /// through the same writer). Returns the files written, `summary.json` last.
@@ -812,11 +813,11 @@ fn scale(
     markers: Option<PathBuf>,
     mass: Option<f64>,
 ) -> PyResult<Vec<PathBuf>> {
-    use mollier::scale::{ScaleError, ScaleRequest, scale_files, write};
+    use mollier::scale::{ScaleError, ScaleRequest, scale_any};
     let done = py.detach(|| {
         let start = std::time::Instant::now();
         let request = ScaleRequest { model: &model, setup: &setup, markers: markers.as_deref(), mass };
-        let (setup, scaled) = scale_files(&request, &mollier::registry()).map_err(|e| match e {
+        let (setup, scaled) = scale_any(&request, &mollier::registry()).map_err(|e| match e {
             ScaleError::Invalid(d) => ScaleFailure::Invalid(d),
             e => ScaleFailure::Failed(e.to_string()),
         })?;
@@ -824,7 +825,7 @@ fn scale(
         head.insert("command".into(), serde_json::json!("scale"));
         head.insert("model".into(), serde_json::json!(model.display().to_string()));
         let timing = serde_json::json!({ "wall_ms": start.elapsed().as_secs_f64() * 1e3 });
-        write(&out, &scaled, &setup, head, timing).map_err(|e| ScaleFailure::Failed(e.to_string()))
+        scaled.write(&out, &setup, head, timing).map_err(|e| ScaleFailure::Failed(e.to_string()))
     });
     let dir = done.map_err(|e| match e {
         ScaleFailure::Invalid(d) => model_error(py, &d),

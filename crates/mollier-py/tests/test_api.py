@@ -445,6 +445,26 @@ def test_scale_writes_what_the_command_writes(cli, tmp_path):
     assert not (tmp_path / "bad").exists() and "mass" in str(e.value)
 
 
+def test_scale_takes_a_mollier_model_file(cli, tmp_path):
+    model = MODELS / "mechanisms" / "wrapping.toml"
+    factors = tmp_path / "factors.toml"
+    factors.write_text("[bodies]\nground = 1.2\narm = [1.1, 1.3, 1.0]\n")
+    res = mollier.scale(model, factors, tmp_path / "py")
+    cli("scale", model, "--setup", factors, "--out", tmp_path / "cli", "-q")
+    for name in ["model.toml", "scale_factors.csv", "masses.csv", "muscles.csv"]:
+        py, command = (tmp_path / d / name for d in ("py", "cli"))
+        assert py.read_text().split("\n", 1)[1] == command.read_text().split("\n", 1)[1], name
+    assert res.factors["arm"] == (1.1, 1.3, 1.0) and res.factors["ground"] == (1.2, 1.2, 1.2)
+    scaled = mollier.load(res.model)
+    assert scaled.check()["well_posed"]
+    # the sphere on the ground (radius 40 mm) by the ground's factor
+    assert "radius = 48.0" in res.model.read_text()
+    factors.write_text("[bodies]\nhumerus = 1.1\n")
+    with pytest.raises(mollier.ModelError) as e:
+        mollier.scale(model, factors, tmp_path / "bad")
+    assert not (tmp_path / "bad").exists() and "humerus" in str(e.value)
+
+
 def test_ik_returns_what_the_command_writes(cli, tmp_path):
     # the pendulum's tip (0.8 m from its hinge) swinging, in mm
     rows = []

@@ -3,62 +3,23 @@
 //! fitted by the facade's inverse kinematics, give back the study's inputs and its results.
 
 mod common;
+#[path = "../../mollier/tests/support/shoulder_markers.rs"]
+mod shoulder_markers;
 
 use common::*;
 use mollier::Compiled;
-use mollier_core::{Data, solve_positions};
 use mollier_study::Study;
 use mollier_study::spec::StudySpec;
+use shoulder_markers::{Noise, SEED, trial, with_markers};
 
 const DEG: f64 = std::f64::consts::PI / 180.0;
-
-/// Bony landmarks of clavicle and scapula, and on the humerus the hand, two muscle insertions,
-/// a cluster of three markers on the upper arm and the epicondyles (added to the model as
-/// points: they add no unknowns).
-const MARKERS: [&str; 14] = [
-    "clavicle.trapezoid",
-    "clavicle.conoid",
-    "scapula.TS",
-    "scapula.AI",
-    "scapula.conoid",
-    "scapula.GH",
-    "humerus.hand",
-    "humerus.deltoideus_scapular_1_i",
-    "humerus.teres_major_1_i",
-    "humerus.cluster_1",
-    "humerus.cluster_2",
-    "humerus.cluster_3",
-    "humerus.elbow_lateral",
-    "humerus.elbow_medial",
-];
-
-/// The upper-arm cluster and the epicondyles (mm, in the humerus frame).
-const CLUSTER: &str = "cluster_1 = [80, -150, 0]\ncluster_2 = [0, -180, 80]\ncluster_3 = [-57, -210, -57]\n\
-                       elbow_lateral = [35, -290, 0]\nelbow_medial = [-35, -290, 0]\n";
 
 /// The shoulder model with the humerus's markers.
 fn marked_shoulder() -> Compiled {
     let path = shoulder_dir().join("shoulder.toml");
-    let text = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("[bodies.humerus.points]\n", &format!("[bodies.humerus.points]\n{CLUSTER}"));
+    let text = with_markers(&std::fs::read_to_string(&path).unwrap());
     mollier::load_text(&path.display().to_string(), &text, &mollier::registry())
         .unwrap_or_else(|d| panic!("{}", d.render()))
-}
-
-/// xorshift64* and Box-Muller: normal deviates from a fixed seed.
-struct Noise(u64);
-
-impl Noise {
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        (-2.0 * self.uniform().ln()).sqrt() * (std::f64::consts::TAU * self.uniform()).cos()
-    }
 }
 
 fn spec(edit: impl FnOnce(&mut StudySpec)) -> StudySpec {
@@ -67,35 +28,6 @@ fn spec(edit: impl FnOnce(&mut StudySpec)) -> StudySpec {
     s.optimisation.margins = Some(vec![1.0]);
     edit(&mut s);
     s
-}
-
-/// The `.trc` text of `MARKERS` at the frames' inputs `qs`, in mm with normal noise of 2 mm
-/// root mean square per marker (2/√3 mm per coordinate).
-fn trial(c: &Compiled, qs: &[Vec<f64>], noise: &mut Noise) -> String {
-    let model = &c.model;
-    let nodes: Vec<_> =
-        MARKERS.iter().map(|m| c.points.iter().find(|p| p.name == *m).expect("a marker of the model").node).collect();
-    let sigma = 2.0 / 3f64.sqrt();
-    let mut trc = format!(
-        "PathFileType\t4\t(X/Y/Z)\ttrial.trc\nDataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\n\
-         1\t1\t{}\t{}\tmm\nFrame#\tTime\t{}\n\t\t{}\n\n",
-        qs.len(),
-        MARKERS.len(),
-        MARKERS.join("\t\t\t"),
-        (1..=MARKERS.len()).map(|k| format!("X{k}\tY{k}\tZ{k}")).collect::<Vec<_>>().join("\t"),
-    );
-    let mut data = Data::new(model);
-    for (i, q) in qs.iter().enumerate() {
-        solve_positions(model, &mut data, q).unwrap();
-        trc += &format!("{}\t{i}", i + 1);
-        for n in &nodes {
-            for x in data.position(model, *n) {
-                trc += &format!("\t{:.4}", 1e3 * x + sigma * noise.normal());
-            }
-        }
-        trc += "\n";
-    }
-    trc
 }
 
 /// The rhythm from 20° to 120° of abduction in 6 frames (inside the rhythm's data), its markers
@@ -120,7 +52,7 @@ fn a_study_on_noisy_markers_of_a_known_motion_gives_its_inputs_and_forces() {
     .unwrap_or_else(|e| panic!("{e}"));
     let qs: Vec<Vec<f64>> = known.motion.frames.iter().map(|f| f.q.clone()).collect();
     let file = dir.join("trial.trc");
-    std::fs::write(&file, trial(&known.compiled, &qs, &mut Noise(0x5EED_2026))).unwrap();
+    std::fs::write(&file, trial(&known.compiled, &qs, "trial.trc", 1.0, &mut Noise(SEED))).unwrap();
     let from_markers = |file: &std::path::Path| {
         let s = spec(|s| {
             s.motion.kind = "markers".into();
@@ -176,7 +108,7 @@ fn a_bad_marker_motion_is_located() {
     let dir = temp_dir("markers-bad");
     let c = marked_shoulder();
     let q0 = c.model.q0();
-    let good = trial(&c, &[q0.clone(), q0], &mut Noise(7));
+    let good = trial(&c, &[q0.clone(), q0], "trial.trc", 1.0, &mut Noise(7));
     let run = |text: &str, tasks: Option<&str>| {
         let file = dir.join("t.trc");
         std::fs::write(&file, text).unwrap();

@@ -243,7 +243,7 @@ pub struct IkRun<'a> {
 }
 
 /// `name` as the OpenSim import names a point (`R.ASIS` is `R_ASIS`).
-fn point_name(name: &str) -> String {
+pub(crate) fn point_name(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
 }
 

@@ -28,6 +28,7 @@
 //! [`scale()`] gives the scaled OpenSim model and its Mollier model; [`write()`] writes the model
 //! file and the report of the factors through [`crate::output`].
 
+pub mod native;
 pub mod placer;
 pub mod setup;
 
@@ -47,6 +48,7 @@ use crate::compile::{Compiled, import_osim_model};
 use crate::ik::relabel;
 use crate::output::{OutputDir, OutputError, number};
 use crate::trc::MarkerTrial;
+pub use native::NativeScaled;
 pub use placer::{PlacedMarker, Placement, place_markers};
 pub use setup::{
     BodyAxes, ManualScale, MarkerPlacer, Measurement, ScaleSetup, SetMarker, Step, read_marker_set, read_setup,
@@ -165,25 +167,27 @@ struct Factors {
     results: Vec<MeasurementResult>,
 }
 
-/// The factors of every body (ground first) from the setup's steps, with their sources and the
-/// measurements' results. `initial` are the coordinates of the default pose.
+/// The factors of every body of `bodies` (by name, in the model's order) from the setup's steps,
+/// with their sources and the measurements' results; `place` gives a marker's place in the
+/// model's default pose (m), `None` for a marker the model has not got. One reading of the
+/// setup for OpenSim's models and Mollier's own.
 fn factors(
-    model: &Model,
-    initial: &[f64],
+    bodies: &[String],
+    place: &dyn Fn(&str) -> Option<Vector3<f64>>,
     setup: &ScaleSetup,
     trial: Option<&MarkerTrial>,
     notes: &mut Vec<String>,
 ) -> Result<Factors, Diagnostics> {
-    let n = model.bodies.len();
+    let n = bodies.len();
     let mut f = vec![[1.0; 3]; n];
     let mut sources = vec!["unscaled".to_string(); n];
     let mut results = Vec::new();
     let mut problems = Vec::new();
     let body = |name: &str, at: &Diagnostic, what: &str, problems: &mut Vec<Diagnostic>, notes: &mut Vec<String>| {
-        let b = model.bodies.iter().position(|b| b.name == name);
+        let b = bodies.iter().position(|b| b == name);
         if b.is_none() {
             if setup.strict_bodies {
-                let known: Vec<&str> = model.bodies.iter().map(|b| b.name.as_str()).collect();
+                let known: Vec<&str> = bodies.iter().map(String::as_str).collect();
                 problems.push(relabel(
                     at,
                     format!("the model has no body `{name}`"),
@@ -196,9 +200,6 @@ fn factors(
         }
         b
     };
-    let order = joint_order(model).unwrap_or_default();
-    let pose = poses(model, &order, initial);
-    let place = |name: &str| model.markers.iter().find(|m| m.name == name).map(|m| pose[m.body].point(&m.location));
     for step in &setup.order {
         match step {
             Step::Measurements if setup.measurements.is_empty() => {}
@@ -351,6 +352,37 @@ fn scaled_inertia(inertia: &[f64; 6], unscaled: f64, mass: f64, s: [f64; 3], sca
     [m[(0, 0)], m[(1, 1)], m[(2, 2)], m[(0, 1)], m[(0, 2)], m[(1, 2)]]
 }
 
+/// A body's mass and inertia (any consistent units) after scaling by its factors `s`: the mass
+/// by the product of the factors when `scale_mass` (OpenSim's `preserve_mass_distribution`
+/// false), the inertia as OpenSim's `Body::scaleInertialProperties` ([`scaled_inertia`]).
+fn inertial(mass: f64, inertia: &[f64; 6], s: [f64; 3], scale_mass: bool) -> (f64, [f64; 6]) {
+    let scaled = if scale_mass { mass * (s[0] * s[1] * s[2]).abs() } else { mass };
+    (scaled, scaled_inertia(inertia, mass, scaled, s, scale_mass))
+}
+
+/// The one factor of every mass and inertia that makes the total `total` the subject's mass
+/// `target` (both in one unit); `None` for a model without mass.
+fn to_subject(total: f64, target: f64) -> Option<f64> {
+    (total > 0.0).then(|| target / total)
+}
+
+/// How a wrap surface's sizes scale with its body's factors `s` (OpenSim's `WrapObject::scale`):
+/// each of its own axes (the columns of `r`, its orientation in the body) stretches by the
+/// length of `s` applied to it; a sphere's radius by the mean factor, a cylinder's by the mean
+/// stretch of its x and y axes (its length by its z axis'), an ellipsoid's semi-axes by theirs.
+struct WrapFactors {
+    stretch: [f64; 3],
+    sphere: f64,
+    radius: f64,
+}
+
+impl WrapFactors {
+    fn new(r: &Matrix3<f64>, s: [f64; 3]) -> Self {
+        let stretch = [0, 1, 2].map(|k| r.column(k).component_mul(&Vector3::from(s)).norm());
+        Self { stretch, sphere: (s[0] + s[1] + s[2]) / 3.0, radius: 0.5 * (stretch[0] + stretch[1]) }
+    }
+}
+
 /// The model scaled by the factors `f` (one per body, ground first), its masses to `mass` (kg)
 /// when given; muscles' fibre parameters are left for [`scale()`].
 pub fn scale_model(model: &Model, f: &[[f64; 3]], preserve_mass_distribution: bool, mass: Option<f64>) -> Model {
@@ -378,33 +410,22 @@ pub fn scale_model(model: &Model, f: &[[f64; 3]], preserve_mass_distribution: bo
     for (b, body) in m.bodies.iter_mut().enumerate() {
         let s = f[b];
         body.com = times(body.com, s);
-        let unscaled = body.mass;
-        if scale_mass {
-            body.mass *= (s[0] * s[1] * s[2]).abs();
-        }
-        body.inertia = scaled_inertia(&body.inertia, unscaled, body.mass, s, scale_mass);
+        (body.mass, body.inertia) = inertial(body.mass, &body.inertia, s, scale_mass);
         for w in &mut body.wraps {
             w.translation = times(w.translation, s);
-            let r = xyz(&w.rotation);
-            let stretch: Vec<f64> = (0..3).map(|k| r.column(k).component_mul(&Vector3::from(s)).norm()).collect();
+            let k = WrapFactors::new(&xyz(&w.rotation), s);
             w.shape = match &w.shape {
-                Shape::Sphere(radius) => Shape::Sphere(radius * (s[0] + s[1] + s[2]) / 3.0),
-                Shape::Cylinder(radius, length) => {
-                    Shape::Cylinder(radius * 0.5 * (stretch[0] + stretch[1]), length * stretch[2])
-                }
-                Shape::Ellipsoid(d) => Shape::Ellipsoid([d[0] * stretch[0], d[1] * stretch[1], d[2] * stretch[2]]),
+                Shape::Sphere(radius) => Shape::Sphere(radius * k.sphere),
+                Shape::Cylinder(radius, length) => Shape::Cylinder(radius * k.radius, length * k.stretch[2]),
+                Shape::Ellipsoid(d) => Shape::Ellipsoid(times(*d, k.stretch)),
                 other => other.clone(),
             };
         }
     }
-    if let Some(target) = mass {
-        let total: f64 = m.bodies.iter().map(|b| b.mass).sum();
-        if total > 0.0 {
-            let k = target / total;
-            for b in &mut m.bodies {
-                b.mass *= k;
-                b.inertia.iter_mut().for_each(|i| *i *= k);
-            }
+    if let Some(k) = mass.and_then(|target| to_subject(m.bodies.iter().map(|b| b.mass).sum(), target)) {
+        for b in &mut m.bodies {
+            b.mass *= k;
+            b.inertia.iter_mut().for_each(|i| *i *= k);
         }
     }
     for marker in &mut m.markers {
@@ -426,14 +447,21 @@ pub fn scale_model(model: &Model, f: &[[f64; 3]], preserve_mass_distribution: bo
     m
 }
 
-/// Each muscle's path length (m) in the model's initial configuration (OpenSim's default pose),
-/// by OpenSim name; muscles left out of the import have none.
-fn muscle_lengths(import: &mollier_osim::Import, compiled: &Compiled) -> Result<HashMap<String, f64>, FrameError> {
+/// The muscles' elements (the paths whose elongation is free) and their lengths (m) in the
+/// model's initial configuration.
+fn muscle_columns(compiled: &Compiled) -> Result<(Vec<String>, Vec<f64>), FrameError> {
     let mut run = KinematicsRun::new(compiled);
     let columns = MuscleColumns::of(compiled, &run);
     let frame = run.solve(&compiled.model.q0())?;
     let (lengths, _) = columns.values(&frame);
-    let by_element: HashMap<&str, f64> = columns.names().iter().map(String::as_str).zip(lengths).collect();
+    Ok((columns.names().to_vec(), lengths))
+}
+
+/// Each muscle's path length (m) in the model's initial configuration (OpenSim's default pose),
+/// by OpenSim name; muscles left out of the import have none.
+fn muscle_lengths(import: &mollier_osim::Import, compiled: &Compiled) -> Result<HashMap<String, f64>, FrameError> {
+    let (names, lengths) = muscle_columns(compiled)?;
+    let by_element: HashMap<&str, f64> = names.iter().map(String::as_str).zip(lengths).collect();
     Ok(import
         .model
         .muscles
@@ -488,7 +516,11 @@ pub fn scale(
     let trial = trials.measurements;
     let (before, compiled_before) = import_osim_model(file, model, registry)?;
     let mut notes = Vec::new();
-    let Factors { f, sources, results: measurements } = factors(model, &before.initial, setup, trial, &mut notes)?;
+    let order = joint_order(model).unwrap_or_default();
+    let pose = poses(model, &order, &before.initial);
+    let place = |name: &str| model.markers.iter().find(|m| m.name == name).map(|m| pose[m.body].point(&m.location));
+    let bodies: Vec<String> = model.bodies.iter().map(|b| b.name.clone()).collect();
+    let Factors { f, sources, results: measurements } = factors(&bodies, &place, setup, trial, &mut notes)?;
     let mut scaled = scale_model(model, &f, setup.preserve_mass_distribution, setup.mass);
     let length_before =
         muscle_lengths(&before, &compiled_before).map_err(|error| ScaleError::Failed { which: UNSCALED, error })?;
@@ -570,22 +602,11 @@ pub fn scale_with_setup(
     let file = r.model.display().to_string();
     let text = mollier_format::read_text(r.model, "OpenSim model")?;
     let mut model = mollier_osim::model::read(&file, &text)?;
-    if let Some(m) = r.mass {
-        if !finite_positive(m) || m > mollier_format::MAX_MAGNITUDE {
-            let d = Diagnostic::new("--mass", "", format!("the subject's mass is a number > 0 (kg), not {m}"));
-            return Err(ScaleError::Invalid(Diagnostics::one(d)));
-        }
-        setup.mass = Some(m);
-    }
+    subject_mass(r, &mut setup)?;
     if let Some(set) = &setup.marker_set_file {
         use_marker_set(&mut model, &read_marker_set(set)?)?;
     }
-    let measures = setup.order.contains(&Step::Measurements) && !setup.measurements.is_empty();
-    let trial_path = r.markers.map(Path::to_path_buf).or_else(|| setup.marker_file.clone());
-    let trial = match trial_path {
-        Some(p) if measures => Some(crate::trc::read_trc(&p)?),
-        _ => None,
-    };
+    let trial = measurement_trial(r, &setup)?;
     // the placer's trial is its own (`--markers` replaces both)
     let placer_path = setup.placer.as_ref().and_then(|p| r.markers.map(Path::to_path_buf).or(p.marker_file.clone()));
     let static_pose = placer_path.map(|p| crate::trc::read_trc(&p)).transpose()?;
@@ -594,8 +615,140 @@ pub fn scale_with_setup(
     Ok((setup, scaled))
 }
 
+/// `--mass` (kg), checked, instead of the setup's.
+fn subject_mass(r: &ScaleRequest, setup: &mut ScaleSetup) -> Result<(), ScaleError> {
+    if let Some(m) = r.mass {
+        if !finite_positive(m) || m > mollier_format::MAX_MAGNITUDE {
+            let d = Diagnostic::new("--mass", "", format!("the subject's mass is a number > 0 (kg), not {m}"));
+            return Err(ScaleError::Invalid(Diagnostics::one(d)));
+        }
+        setup.mass = Some(m);
+    }
+    Ok(())
+}
+
+/// The measurements' static trial (`--markers`, else the setup's), read only when the setup
+/// takes measurements.
+fn measurement_trial(r: &ScaleRequest, setup: &ScaleSetup) -> Result<Option<MarkerTrial>, Diagnostics> {
+    let measures = setup.order.contains(&Step::Measurements) && !setup.measurements.is_empty();
+    let trial_path = r.markers.map(Path::to_path_buf).or_else(|| setup.marker_file.clone());
+    match trial_path {
+        Some(p) if measures => Ok(Some(crate::trc::read_trc(&p)?)),
+        _ => Ok(None),
+    }
+}
+
+/// A scaled model of either format.
+pub enum Scaling {
+    /// An OpenSim model (`.osim`), written as its Mollier model.
+    OpenSim(Box<Scaled>),
+    /// A Mollier model file (`.toml`, `.json`).
+    Native(Box<NativeScaled>),
+}
+
+/// What a scaling reports, whatever the model's format.
+pub struct Report<'a> {
+    /// The bodies, in the model's order (an OpenSim model's: ground first).
+    pub bodies: Vec<&'a str>,
+    /// Each body's factors (x, y, z along its axes).
+    pub factors: &'a [[f64; 3]],
+    /// Where each body's factors come from (`measurement NAME`, `manual`, `unscaled`).
+    pub sources: &'a [String],
+    /// Each body's mass before and after (kg).
+    pub masses: &'a [(f64, f64)],
+    /// The measurements, in the setup's order.
+    pub measurements: &'a [MeasurementResult],
+    /// The muscles' path lengths and fibre parameters (m).
+    pub muscles: &'a [MuscleScale],
+    /// What was passed over or kept.
+    pub notes: &'a [String],
+    /// The marker placement (OpenSim models).
+    pub placement: Option<&'a Placement>,
+}
+
+impl Scaled {
+    /// What it reports.
+    pub fn report(&self) -> Report<'_> {
+        Report {
+            bodies: self.model.bodies.iter().map(|b| b.name.as_str()).collect(),
+            factors: &self.factors,
+            sources: &self.sources,
+            masses: &self.masses,
+            measurements: &self.measurements,
+            muscles: &self.muscles,
+            notes: &self.notes,
+            placement: self.placement.as_ref(),
+        }
+    }
+}
+
+impl NativeScaled {
+    /// What it reports.
+    pub fn report(&self) -> Report<'_> {
+        Report {
+            bodies: self.bodies.iter().map(String::as_str).collect(),
+            factors: &self.factors,
+            sources: &self.sources,
+            masses: &self.masses,
+            measurements: &self.measurements,
+            muscles: &self.muscles,
+            notes: &self.notes,
+            placement: None,
+        }
+    }
+}
+
+impl Scaling {
+    /// What it reports.
+    pub fn report(&self) -> Report<'_> {
+        match self {
+            Scaling::OpenSim(s) => s.report(),
+            Scaling::Native(s) => s.report(),
+        }
+    }
+
+    /// The compiled scaled model.
+    pub fn compiled(&self) -> &Compiled {
+        match self {
+            Scaling::OpenSim(s) => &s.compiled,
+            Scaling::Native(s) => &s.compiled,
+        }
+    }
+
+    /// Write it into `out` as a unit ([`write()`] for an OpenSim model; the same files for a
+    /// Mollier model, without a marker placement's).
+    pub fn write(
+        &self,
+        out: &Path,
+        setup: &ScaleSetup,
+        head: serde_json::Map<String, Value>,
+        timing: Value,
+    ) -> Result<std::path::PathBuf, OutputError> {
+        match self {
+            Scaling::OpenSim(s) => write(out, s, setup, head, timing),
+            Scaling::Native(s) => write_files(out, &s.text, &s.report(), &[], setup, head, timing),
+        }
+    }
+}
+
+/// `mollier scale` for a model of either format: an OpenSim model (`.osim`) as
+/// [`scale_files`]; a Mollier model file ([`native::scale_native`]) with the same setups, except
+/// an OpenSim marker set or marker placement.
+pub fn scale_any(r: &ScaleRequest, registry: &Registry) -> Result<(ScaleSetup, Scaling), ScaleError> {
+    if r.model.extension().is_some_and(|e| e.eq_ignore_ascii_case("osim")) {
+        let (setup, s) = scale_files(r, registry)?;
+        return Ok((setup, Scaling::OpenSim(Box::new(s))));
+    }
+    let mut setup = read_setup(r.setup)?;
+    let before = crate::compile::load(r.model, registry)?;
+    subject_mass(r, &mut setup)?;
+    let trial = measurement_trial(r, &setup)?;
+    let s = native::scale_native(&before, &setup, trial.as_ref(), registry)?;
+    Ok((setup, Scaling::Native(Box::new(s))))
+}
+
 /// The summary's part of a scaling: the subject's mass, the total, the notes.
-pub fn summary(s: &Scaled, setup: &ScaleSetup) -> serde_json::Map<String, Value> {
+pub fn summary(s: &Report, setup: &ScaleSetup) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
     m.insert("setup".into(), json!(setup.file));
     m.insert("subject_mass_kg".into(), json!(setup.mass));
@@ -605,7 +758,7 @@ pub fn summary(s: &Scaled, setup: &ScaleSetup) -> serde_json::Map<String, Value>
     m.insert("measurements".into(), json!(measured));
     m.insert("muscles_scaled".into(), json!(s.muscles.len()));
     m.insert("notes".into(), json!(s.notes));
-    if let Some(p) = &s.placement {
+    if let Some(p) = s.placement {
         let file = setup.placer.as_ref().and_then(|p| p.output_motion_file.clone());
         m.insert(
             "marker_placement".into(),
@@ -626,16 +779,15 @@ pub fn summary(s: &Scaled, setup: &ScaleSetup) -> serde_json::Map<String, Value>
 /// The marker placement's tables: `static_pose.csv` (the time, then every coordinate, rad or
 /// m) and `placed_markers.csv` (each marker moved: its body, its location in it before and
 /// after, m, and the distance moved).
-fn write_placement(dir: &mut OutputDir, s: &Scaled, p: &Placement) -> Result<(), OutputError> {
-    let names = s.model.coordinates.iter().map(|c| c.name.as_str());
-    let t = dir.table("static_pose.csv", None, std::iter::once("time").chain(names))?;
+fn write_placement(dir: &mut OutputDir, s: &Report, coordinates: &[&str], p: &Placement) -> Result<(), OutputError> {
+    let t = dir.table("static_pose.csv", None, std::iter::once("time").chain(coordinates.iter().copied()))?;
     dir.numbers(t, std::iter::once(p.time).chain(p.coordinates.iter().copied()))?;
     let header = ["marker", "body", "x_before", "y_before", "z_before", "x", "y", "z", "moved"];
     let t = dir.table("placed_markers.csv", None, header)?;
     for m in &p.moved {
         let moved = (Vector3::from(m.after) - Vector3::from(m.before)).norm();
         let v = m.before.iter().chain(&m.after).copied().chain([moved]).map(number);
-        dir.row(t, [m.name.clone(), s.model.bodies[m.body].name.clone()].into_iter().chain(v))?;
+        dir.row(t, [m.name.clone(), s.bodies[m.body].to_string()].into_iter().chain(v))?;
     }
     Ok(())
 }
@@ -650,26 +802,41 @@ pub fn write(
     out: &Path,
     s: &Scaled,
     setup: &ScaleSetup,
+    head: serde_json::Map<String, Value>,
+    timing: Value,
+) -> Result<std::path::PathBuf, OutputError> {
+    let coordinates: Vec<&str> = s.model.coordinates.iter().map(|c| c.name.as_str()).collect();
+    write_files(out, &s.import.toml, &s.report(), &coordinates, setup, head, timing)
+}
+
+/// [`write()`] for either format: the model file's `text` and the report `s`; `coordinates`
+/// name the columns of the marker placement's static pose.
+fn write_files(
+    out: &Path,
+    text: &str,
+    s: &Report,
+    coordinates: &[&str],
+    setup: &ScaleSetup,
     mut head: serde_json::Map<String, Value>,
     timing: Value,
 ) -> Result<std::path::PathBuf, OutputError> {
     let mut dir = OutputDir::create(out)?;
     let path = dir.file("model.toml")?;
     let text = format!(
-        "# Scaled by `mollier scale` with {}: the factors per body are in scale_factors.csv beside this file.\n{}",
-        setup.file, s.import.toml
+        "# Scaled by `mollier scale` with {}: the factors per body are in scale_factors.csv beside this file.\n{text}",
+        setup.file
     );
     std::fs::write(&path, text).map_err(|e| OutputError::Io { path: path.clone(), source: e })?;
     let t = dir.table("scale_factors.csv", None, ["body", "x", "y", "z", "source"])?;
-    for ((b, f), src) in s.model.bodies.iter().zip(&s.factors).zip(&s.sources) {
-        dir.row(t, [b.name.clone(), number(f[0]), number(f[1]), number(f[2]), src.clone()])?;
+    for ((b, f), src) in s.bodies.iter().zip(s.factors).zip(s.sources) {
+        dir.row(t, [b.to_string(), number(f[0]), number(f[1]), number(f[2]), src.clone()])?;
     }
     let t = dir.table("masses.csv", None, ["body", "mass_before", "mass_after"])?;
-    for (b, (m0, m1)) in s.model.bodies.iter().zip(&s.masses) {
-        dir.row(t, [b.name.clone(), number(*m0), number(*m1)])?;
+    for (b, (m0, m1)) in s.bodies.iter().zip(s.masses) {
+        dir.row(t, [b.to_string(), number(*m0), number(*m1)])?;
     }
     let t = dir.table("measurements.csv", None, ["measurement", "marker_1", "marker_2", "model", "trial", "factor"])?;
-    for r in &s.measurements {
+    for r in s.measurements {
         for p in &r.pairs {
             let cells = [&r.name, &p.markers[0], &p.markers[1]].map(String::clone);
             dir.row(t, cells.into_iter().chain([number(p.model), number(p.trial), number(r.factor)]))?;
@@ -677,12 +844,12 @@ pub fn write(
     }
     let header = ["muscle", "length_before", "length_after", "optimal_fiber_length", "tendon_slack_length"];
     let t = dir.table("muscles.csv", None, header)?;
-    for m in &s.muscles {
+    for m in s.muscles {
         let v = [m.length_before, m.length_after, m.optimal_fiber_length, m.tendon_slack_length];
         dir.row(t, std::iter::once(m.name.clone()).chain(v.map(number)))?;
     }
-    if let Some(p) = &s.placement {
-        write_placement(&mut dir, s, p)?;
+    if let Some(p) = s.placement {
+        write_placement(&mut dir, s, coordinates, p)?;
     }
     head.extend(summary(s, setup));
     dir.commit(Value::Object(head), timing)

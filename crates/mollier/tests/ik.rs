@@ -10,6 +10,9 @@ use mollier_core::{Data, ModeId};
 
 #[path = "support/opensim_gait.rs"]
 mod opensim_gait;
+#[path = "support/shoulder_markers.rs"]
+mod shoulder_markers;
+use shoulder_markers::{MARKERS, Noise, SEED, trial, with_markers};
 
 const DEG: f64 = std::f64::consts::PI / 180.0;
 
@@ -50,72 +53,22 @@ fn gait2354_walk_agrees_with_opensim_ik() {
     assert!(worst_deg < 0.5 && worst_mm < 1.0 && worst_rms < 1.0, "{worst_deg} deg, {worst_mm} mm, {worst_rms} mm");
 }
 
-/// xorshift64* and Box-Muller: normal deviates from a fixed seed (no dependency for a test).
-struct Noise(u64);
-
-impl Noise {
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        (-2.0 * self.uniform().ln()).sqrt() * (std::f64::consts::TAU * self.uniform()).cos()
-    }
-}
-
-/// The shoulder's markers: bony landmarks of clavicle and scapula, and on the humerus the hand
-/// a cluster of three markers on the upper arm (as motion capture puts a plate there) and the
-/// epicondyles, which the test adds to the model as points (points attached to a body add no
-/// unknowns).
-const SHOULDER_MARKERS: [&str; 14] = [
-    "clavicle.trapezoid",
-    "clavicle.conoid",
-    "scapula.TS",
-    "scapula.AI",
-    "scapula.conoid",
-    "scapula.GH",
-    "humerus.hand",
-    "humerus.deltoideus_scapular_1_i",
-    "humerus.teres_major_1_i",
-    "humerus.cluster_1",
-    "humerus.cluster_2",
-    "humerus.cluster_3",
-    "humerus.elbow_lateral",
-    "humerus.elbow_medial",
-];
-
-/// The noise of each coordinate (mm): 2 mm root mean square of a marker's displacement.
-const SIGMA_MM: f64 = 2.0 / 1.732_050_807_568_877_2;
-
-/// The upper-arm cluster, 80 mm off the humerus's axis, and the epicondyles, 35 mm either side
-/// of it at the elbow (mm, in the humerus frame).
-const CLUSTER: &str = "cluster_1 = [80, -150, 0]\ncluster_2 = [0, -180, 80]\ncluster_3 = [-57, -210, -57]\n\
-                       elbow_lateral = [35, -290, 0]\nelbow_medial = [-35, -290, 0]\n";
-
-/// A known motion of the shoulder (the arm elevated from 20° to 80° in a plane turning from 20° to 60°,
-/// turned about its axis, the clavicle and scapula moving with it), its markers with normal
-/// noise of 2 mm RMS per marker ([`SIGMA_MM`] per coordinate), and IK from them: every angle within 1°, every
-/// length input within 2.5 mm (1° of the 150 mm clavicle), and TS and AI on the thorax to
-/// 1e-9 m in every frame.
+/// A known motion of the shoulder (the arm elevated from 20° to 80° in a plane turning from 20°
+/// to 60°, turned about its axis, the clavicle and scapula moving with it), its markers with
+/// normal noise of 2 mm RMS per marker ([`shoulder_markers::SIGMA_MM`] per coordinate), and IK
+/// from them: every angle within 1°, every length input within 2.5 mm (1° of the 150 mm
+/// clavicle), and TS and AI on the thorax to 1e-9 m in every frame.
 #[test]
 fn a_known_shoulder_motion_is_recovered_from_noisy_markers() {
     let registry = mollier::registry();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/shoulder/shoulder.toml");
-    let text = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("[bodies.humerus.points]\n", &format!("[bodies.humerus.points]\n{CLUSTER}"));
+    let text = with_markers(&std::fs::read_to_string(&path).unwrap());
     let compiled = mollier::load_text(&path.display().to_string(), &text, &registry).unwrap();
     let model = &compiled.model;
     // AC.y, AC.z and TS.x (m), then the humerus's three angles: the order that
     // mollier-study's shoulder_model.rs holds the model to
     assert!(compiled.inputs.iter().take(3).all(|i| !i.name.ends_with(".rotation")), "the girdle's inputs first");
     assert!(compiled.inputs.iter().skip(3).all(|i| i.name.ends_with(".rotation")), "the humerus's angles last");
-    let nodes: Vec<_> = SHOULDER_MARKERS
-        .iter()
-        .map(|m| compiled.points.iter().find(|p| p.name == *m).unwrap_or_else(|| panic!("no point {m}")).node)
-        .collect();
     let q0 = model.q0();
     let frames = 25;
     let truth: Vec<Vec<f64>> = (0..frames)
@@ -132,28 +85,10 @@ fn a_known_shoulder_motion_is_recovered_from_noisy_markers() {
             q
         })
         .collect();
-    let mut data = Data::new(model);
-    let mut noise = Noise(0x5EED_2026);
-    let mut trc = format!(
-        "PathFileType\t4\t(X/Y/Z)\tshoulder.trc\nDataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\n\
-         50\t50\t{frames}\t{}\tmm\nFrame#\tTime\t{}\n\t\t{}\n\n",
-        SHOULDER_MARKERS.len(),
-        SHOULDER_MARKERS.join("\t\t\t"),
-        (1..=SHOULDER_MARKERS.len()).map(|k| format!("X{k}\tY{k}\tZ{k}")).collect::<Vec<_>>().join("\t"),
-    );
-    for (i, q) in truth.iter().enumerate() {
-        solve_positions(model, &mut data, q).unwrap();
-        trc += &format!("{}\t{}", i + 1, i as f64 / 50.0);
-        for n in &nodes {
-            for x in data.position(model, *n) {
-                trc += &format!("\t{:.4}", 1e3 * x + SIGMA_MM * noise.normal());
-            }
-        }
-        trc += "\n";
-    }
+    let trc = trial(&compiled, &truth, "shoulder.trc", 50.0, &mut Noise(SEED));
     let trial = parse_trc("shoulder.trc", &trc).unwrap();
     let mut run = IkRun::new(&compiled, &registry, Unknowns::Inputs, &trial, None).unwrap();
-    assert_eq!(run.markers().len(), SHOULDER_MARKERS.len());
+    assert_eq!(run.markers().len(), MARKERS.len());
     // the frames are solved on the model without its muscles: its modes are those to read
     let solved = run.solved_model();
     assert!(solved.model.n_elements() < model.n_elements(), "IK solves the model without its muscles");

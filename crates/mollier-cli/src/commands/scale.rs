@@ -1,4 +1,4 @@
-//! `mollier scale MODEL.osim --setup SETUP --out DIR [--markers STATIC.trc] [--mass KG]`.
+//! `mollier scale MODEL.osim|MODEL.toml --setup SETUP --out DIR [--markers STATIC.trc] [--mass KG]`.
 
 use std::time::Instant;
 
@@ -15,7 +15,7 @@ pub(crate) struct Request<'a> {
 
 pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
     let start = Instant::now();
-    let (setup, scaled) = match scale::scale_files(&r.scale, registry) {
+    let (setup, scaled) = match scale::scale_any(&r.scale, registry) {
         Ok(v) => v,
         Err(ScaleError::Invalid(d)) => {
             report(&d);
@@ -29,24 +29,27 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
     };
     let wall_ms = start.elapsed().as_secs_f64() * 1e3;
     let head = summary_head("scale", r.scale.model, None);
-    if let Err(e) = scale::write(r.out, &scaled, &setup, head, json!({ "wall_ms": wall_ms })) {
+    if let Err(e) = scaled.write(r.out, &setup, head, json!({ "wall_ms": wall_ms })) {
         errln!("error: {e}");
         return ExitCode::from(INVALID);
     }
     if !r.quiet {
-        for n in &scaled.notes {
+        // an OpenSim model's ground is not one of its bodies
+        let bodies = scaled.report().bodies.len() - usize::from(matches!(scaled, scale::Scaling::OpenSim(_)));
+        let scaled = scaled.report();
+        for n in scaled.notes {
             errln!("note: {n}");
         }
         let total: f64 = scaled.masses.iter().map(|(_, m)| m).sum();
         outln!(
             "scale: {} bodies, {} measurements, {} muscles' fibre lengths; total mass {:.3} kg; wrote {}",
-            scaled.factors.len() - 1,
+            bodies,
             scaled.measurements.len(),
             scaled.muscles.len(),
             total,
             r.out.display()
         );
-        if let Some(p) = &scaled.placement {
+        if let Some(p) = scaled.placement {
             outln!(
                 "scale: {} markers placed on the static pose at {} s (their RMS error before: {:.1} mm)",
                 p.moved.len(),

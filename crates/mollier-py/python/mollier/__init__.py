@@ -505,7 +505,8 @@ class ScaleResult:
 
 def scale(model: Union[str, os.PathLike], setup: Union[str, os.PathLike], out: Union[str, os.PathLike],
           markers: Optional[Union[str, os.PathLike]] = None, mass: Optional[float] = None) -> ScaleResult:
-    """``mollier scale``: scale the OpenSim model ``model`` (``.osim``) as ``setup`` says
+    """``mollier scale``: scale the OpenSim model (``.osim``) or Mollier model file (``.toml``,
+    ``.json``) ``model`` as ``setup`` says
     (OpenSim's scale setup ``.xml``, or a TOML file of factors per body; ``markers``, a static
     trial ``.trc``, and ``mass`` in kg replace the setup's) and write the scaled Mollier model and
     the report of its factors into the directory ``out`` as a unit, as the command does

@@ -84,6 +84,8 @@ pub struct ScaleSetup {
     pub marker_file: Option<PathBuf>,
     /// The marker set the setup names (resolved against the setup's folder).
     pub marker_set_file: Option<PathBuf>,
+    /// Where the marker set is named.
+    pub marker_set_at: Option<Diagnostic>,
     /// A body the model does not have is refused (a TOML file) rather than passed over, as
     /// OpenSim passes over the bodies of its setups (gait2354's names patellae it has not).
     pub strict_bodies: bool,
@@ -162,6 +164,7 @@ fn toml_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
         time_range: None,
         marker_file: None,
         marker_set_file: None,
+        marker_set_at: None,
         strict_bodies: true,
         placer: None,
     };
@@ -285,6 +288,7 @@ fn opensim_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
         time_range: None,
         marker_file: None,
         marker_set_file: None,
+        marker_set_at: None,
         strict_bodies: false,
         placer: None,
     };
@@ -306,6 +310,11 @@ fn opensim_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
     };
     if let Some(maker) = child(tool, "GenericModelMaker") {
         setup.marker_set_file = file_of(maker, "marker_set_file");
+        setup.marker_set_at = setup
+            .marker_set_file
+            .as_ref()
+            .and(child(maker, "marker_set_file"))
+            .map(|n| x.at(n, "ScaleTool/GenericModelMaker/marker_set_file"));
     }
     setup.placer =
         child(tool, "MarkerPlacer").filter(|p| applies(*p)).and_then(|p| marker_placer(&x, p, &mut problems));
