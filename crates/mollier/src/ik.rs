@@ -29,7 +29,6 @@ pub mod tasks;
 use std::path::Path;
 
 use mollier_core::kinematics::solve_positions_explained;
-use mollier_core::screws::Screws;
 use mollier_core::transfer::first_order;
 use mollier_core::{Data, NodeId};
 use mollier_core::{NewtonOptions, Predictor, solve_positions_with};
@@ -228,8 +227,6 @@ pub struct IkRun<'a> {
     skeleton: Option<Compiled>,
     trial: &'a MarkerTrial,
     data: Data,
-    /// The markers' Jacobians from the joints' screws, where the model's tree path has them.
-    screws: Screws,
     params: Params,
     markers: Vec<UsedMarker>,
     /// (unknown, square root of the weight, target)
@@ -377,7 +374,6 @@ impl<'a> IkRun<'a> {
             skeleton,
             trial,
             data,
-            screws: Screws::new(),
             params,
             markers,
             coordinate_tasks,
@@ -468,43 +464,32 @@ impl<'a> IkRun<'a> {
         if cost.is_finite() { Ok(cost) } else { Err(FrameError::NonFinite("marker residual".into())) }
     }
 
-    /// The Jacobian of the residuals at the solved `p` (rows x n_p, row-major): the markers'
-    /// rows of `∂x/∂q` — from the joints' screws in one outward pass where the model's tree
-    /// path has them, else `DF^x` — read an input at a time, times the nonzeros of that
-    /// input's row of `∂q/∂p` (one or two: an input is a function of one coordinate, or of a
-    /// coupler's).
+    /// The Jacobian of the residuals at the solved `p` (rows x n_p, row-major): the marker rows
+    /// of `DF^x`, read a column (an input) at a time, times the nonzeros of that input's row of
+    /// `∂q/∂p` (one or two: an input is a function of one coordinate, or of a coupler's).
     fn jacobian(&mut self, p: &[f64], observed: &[(usize, [f64; 3])], jac: &mut Vec<f64>) -> Result<(), FrameError> {
         let model = &self.skeleton.as_ref().unwrap_or(self.compiled).model;
-        // a step without a closed form (or an element error) there: DF by the solves
-        let screws = self.screws.compute(model, &self.data).unwrap_or(false);
-        if !screws {
-            first_order(model, &mut self.data)?;
-        }
+        first_order(model, &mut self.data)?;
         let (np, nq) = (p.len(), model.n_q());
         let mut q = Vec::new();
         let mut g = Vec::new();
         self.params.inputs(p, &mut q, Some(&mut g));
-        let rows: Vec<(NodeId, f64)> =
-            observed.iter().map(|&(k, _)| (self.markers[k].node, self.markers[k].weight.sqrt())).collect();
+        let rows: Vec<(usize, f64)> = observed
+            .iter()
+            .map(|&(k, _)| (model.nodes()[self.markers[k].node.index()].offset, self.markers[k].weight.sqrt()))
+            .collect();
         jac.clear();
         jac.resize((3 * rows.len() + self.coordinate_tasks.len()) * np, 0.0);
         let df = self.data.df_x();
-        // ∂x_{node, a}/∂q_i
-        let entry = |node: NodeId, a: usize, i: usize| match self.screws.rows(node).filter(|_| screws) {
-            Some(r) => r[a * nq + i],
-            None => df[(model.nodes()[node.index()].offset + a, i)],
-        };
         for (i, gi) in g.chunks_exact(np.max(1)).take(nq).enumerate() {
             let nonzero: Vec<(usize, f64)> = gi.iter().copied().enumerate().filter(|(_, v)| *v != 0.0).collect();
             if nonzero.is_empty() {
                 continue;
             }
-            for (r, &(node, w)) in rows.iter().enumerate() {
+            let column = df.col(i).try_as_col_major().expect("a column of DF is contiguous").as_slice();
+            for (r, &(o, w)) in rows.iter().enumerate() {
                 for a in 0..3 {
-                    let d = w * entry(node, a, i);
-                    if d == 0.0 {
-                        continue;
-                    }
+                    let d = w * column[o + a];
                     let row = &mut jac[(3 * r + a) * np..(3 * r + a + 1) * np];
                     nonzero.iter().for_each(|&(j, v)| row[j] += d * v);
                 }
