@@ -36,7 +36,7 @@ pub mod terms;
 
 // the algorithms' modules by their names of before, so that `mollier_core::kinematics::...`
 // and the others keep working
-pub use algorithm::{diagnostics, dynamics, kinematics, linearize, parallel, stiffness, transfer};
+pub use algorithm::{diagnostics, dynamics, kinematics, linearize, parallel, screws, stiffness, transfer};
 pub use linalg::dense;
 pub use model::topology;
 

@@ -571,7 +571,8 @@ impl<'a> IkRun<'a> {
             let mut b = vec![0.0; np];
             for row in 0..rows {
                 let jr = &jac[row * np..(row + 1) * np];
-                for (j, &v) in jr.iter().enumerate() {
+                // a marker's row is 0 for the unknowns that do not move its body
+                for (j, &v) in jr.iter().enumerate().filter(|(_, v)| **v != 0.0) {
                     b[j] -= v * r[row];
                     for (l, &u) in jr.iter().enumerate().skip(j) {
                         a[j * np + l] += v * u;

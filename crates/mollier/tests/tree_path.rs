@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 
 use mollier_core::dynamics::{driving_from_kinetostatics, inverse_dynamics, kinetostatics};
+use mollier_core::screws::Screws;
 use mollier_core::transfer::{first_order, second_order};
-use mollier_core::{Data, Input, Model, Quantity, solve_positions};
+use mollier_core::{Data, Input, Model, NodeId, Quantity, solve_positions};
 
 /// Largest difference allowed, relative to the largest entry of the matrix.
 const RTOL: f64 = 1e-12;
@@ -77,18 +78,46 @@ fn largest(m: faer::MatRef<'_, f64>) -> f64 {
     (0..m.ncols()).flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)].abs())).fold(0.0, f64::max)
 }
 
+/// `DF^x` (n_x x n_q) from the joints' screws at `data`'s solved configuration, or `None` where
+/// the screws' pass has no closed form there.
+fn screws_df_x(name: &str, model: &Model, data: &Data) -> Option<faer::Mat<f64>> {
+    let mut screws = Screws::new();
+    if !screws.compute(model, data).unwrap_or_else(|e| panic!("{name}: screws: {e}")) {
+        return None;
+    }
+    let mut m = faer::Mat::zeros(model.n_x(), model.n_q());
+    let mut rows = Vec::new();
+    for (n, info) in model.nodes().iter().enumerate() {
+        assert!(screws.coordinate_rows(model, data, NodeId::new(n), &mut rows));
+        for (k, row) in rows.chunks_exact(model.n_q().max(1)).enumerate() {
+            row.iter().enumerate().for_each(|(j, v)| m[(info.offset + k, j)] = *v);
+        }
+    }
+    Some(m)
+}
+
+/// What [`compare`] found: the largest relative difference and which tree-path stages ran.
+struct Compared {
+    worst: f64,
+    recursion: bool,
+    inward: bool,
+    screws: bool,
+}
+
 /// Positions, `DF`, `D²F` and inverse dynamics by the tree paths (the position solve's closed-form
 /// placement, the transfer functions' subtrees) and by the general path (Newton-Raphson, every
 /// column over the whole of `D_cc`), each from the initial configuration to the same posture;
 /// the largest relative difference and whether the tree path's velocities and accelerations
 /// came from its recursion outward and its forces from the inward pass (no factors of `D_cc`),
-/// or `None` when the model has neither tree path.
-fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Option<(f64, bool, bool)> {
+/// and whether `DF^x` from the joints' screws was compared too, or `None` when the model has
+/// neither tree path.
+fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Option<Compared> {
     if model.tree_path().is_none() && !model.places_in_closed_form() {
         return None;
     }
     let mut got = Vec::new();
     let (mut recursion, mut inward) = ([false; 2], [false; 2]);
+    let mut screws = None;
     for tree in [true, false] {
         let mut data = Data::new(model);
         data.set_tree_path(tree);
@@ -113,6 +142,9 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
             rates = vec![column(data.xd()), column(data.xdd()), column(data.ed()), column(&tau)];
         }
         first_order(model, &mut data).unwrap_or_else(|e| panic!("{name}: DF: {e}"));
+        if tree {
+            screws = screws_df_x(name, model, &data);
+        }
         let mut mats = vec![x, data.df_x().to_owned(), data.df_e().to_owned()];
         mats.extend(rates);
         if second {
@@ -142,7 +174,12 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
     }
     assert!(!recursion[1], "{name}: the general path took the tree path's recursion");
     assert!(!inward[1], "{name}: the general path took the tree path's inward pass");
-    Some((worst, recursion[0], inward[0]))
+    if let Some(s) = &screws {
+        let d = relative(s.as_ref(), got[1][1].as_ref(), floor);
+        worst = worst.max(d);
+        assert!(d <= RTOL, "{name}: DF_x from the joints' screws differs from the general path's by {d:.2e}");
+    }
+    Some(Compared { worst, recursion: recursion[0], inward: inward[0], screws: screws.is_some() })
 }
 
 #[test]
@@ -162,11 +199,12 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
             continue;
         };
         match compare(&name, &c.model, true, true) {
-            Some((d, recursion, inward)) => {
+            Some(Compared { worst: d, recursion, inward, screws }) => {
                 let how = if c.model.places_in_closed_form() { ", positions placed" } else { "" };
                 let forces = if inward { ", forces inward" } else { "" };
                 let rates = if recursion { ", rates by recursion" } else { "" };
-                compared.push((format!("{name}{how}{forces}{rates}"), d));
+                let screws = if screws { ", screws" } else { "" };
+                compared.push((format!("{name}{how}{forces}{rates}{screws}"), d));
             }
             None => general.push(name),
         }
@@ -188,8 +226,13 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
         // and their velocities and accelerations outward by the recursion, the forces inward,
         // no solve and no factors of D_cc
         assert!(
-            compared.iter().any(|(n, _)| n.contains(body) && n.ends_with("forces inward, rates by recursion")),
+            compared.iter().any(|(n, _)| n.contains(body) && n.contains("forces inward, rates by recursion")),
             "models/body/{body}: rates not by the recursion or forces not by the inward pass"
+        );
+        // and DF_x from the joints' screws
+        assert!(
+            compared.iter().any(|(n, _)| n.contains(body) && n.ends_with("screws")),
+            "models/body/{body}: DF_x from the screws not compared"
         );
     }
 }
@@ -214,13 +257,13 @@ fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
         // columns)
         let second = file.starts_with("gait10dof");
         assert!(c.model.places_in_closed_form(), "{file}: positions not placed in closed form");
-        // gait2392's vasti have conditional path points that lie between each other off the
-        // path: there the placement leaves them to Newton-Raphson
-        let exact = !file.starts_with("gait2392");
-        let (d, recursion, inward) =
-            compare(file, &c.model, second, exact).unwrap_or_else(|| panic!("{file}: a tree, but no tree path"));
+        // every one placed exactly (gait2392's vasti too: their conditional points off the
+        // path sit toward the next point that is on it, never toward each other)
+        let Compared { worst: d, recursion, inward, screws } =
+            compare(file, &c.model, second, true).unwrap_or_else(|| panic!("{file}: a tree, but no tree path"));
         println!(
-            "{file}: largest relative difference {d:.1e}, rates by recursion: {recursion}, forces inward: {inward}"
+            "{file}: largest relative difference {d:.1e}, rates by recursion: {recursion}, forces inward: {inward}, screws: {screws}"
         );
+        assert!(screws && recursion, "{file}: DF_x from the joints' screws or the rates' recursion not compared");
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod local;
 pub mod parallel;
 pub(crate) mod place;
 pub(crate) mod predictor;
+pub mod screws;
 pub(crate) mod solve;
 pub mod stiffness;
 pub mod transfer;

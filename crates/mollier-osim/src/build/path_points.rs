@@ -152,7 +152,8 @@ pub(super) fn path_points<'a>(ctx: &Ctx, mu: &'a Muscle, notes: &mut Vec<String>
             Plan::Conditional(_, r, ..) => {
                 entries.push(("location", vec3(&p.location)));
                 entries.push(("active", Value::Array([float(r[0]), float(r[1])].into_iter().collect())));
-                entries.push(("between", Value::Array([text(&refs[k - 1]), text(&refs[k + 1])].into_iter().collect())));
+                let after = after_inactive(&plans, k);
+                entries.push(("between", Value::Array([text(&refs[k - 1]), text(&refs[after])].into_iter().collect())));
                 "ConditionalPathPoint"
             }
             Plan::Fixed(_) => unreachable!(),
@@ -206,7 +207,31 @@ fn initial_places(ctx: &Ctx, plans: &[(usize, &PathPoint, Plan)]) -> Vec<Vector3
         }
         k = e;
     }
-    g.into_iter().map(Option::unwrap_or_default).collect()
+    let mut g: Vec<Vector3<f64>> = g.into_iter().map(Option::unwrap_or_default).collect();
+    // each inactive point midway toward the point its element names (`after_inactive`): where
+    // that skips a point, the run is not evenly spaced; the midpoints' chain converges by at
+    // least a half a sweep
+    let inactive: Vec<usize> = (0..g.len()).filter(|&k| !active_at(ctx, &plans[k].2)).collect();
+    for _ in 0..200 {
+        let mut change = 0.0f64;
+        for &k in &inactive {
+            let m = (g[k - 1] + g[after_inactive(plans, k)]) / 2.0;
+            change = change.max((m - g[k]).norm());
+            g[k] = m;
+        }
+        if change == 0.0 {
+            break;
+        }
+    }
+    g
+}
+
+/// Whether a point is on the path in the default pose.
+fn active_at(ctx: &Ctx, plan: &Plan<'_>) -> bool {
+    match plan {
+        Plan::Conditional(c, r, ..) => r[0] <= ctx.q0[*c] && ctx.q0[*c] <= r[1],
+        _ => true,
+    }
 }
 
 /// A function of the coordinate as the model file writes it (a multiplier folded in).
@@ -253,4 +278,21 @@ fn frozen(ctx: &Ctx, p: &PathPoint, fs: &[Option<(usize, Function)>; 3], out: &m
             worst * 1e3
         ),
     ));
+}
+
+/// The point a conditional point `k` sits toward while it is inactive: the next one on the
+/// path, or past the conditional points after it on the same coordinate whose ranges lie inside
+/// its own (inactive whenever it is: off OpenSim's path with it). Two such points then never
+/// name each other, so the tree path places them in closed form; the path's length is the
+/// same, every one of them on the segment that OpenSim's path takes.
+fn after_inactive(plans: &[(usize, &PathPoint, Plan<'_>)], k: usize) -> usize {
+    let Plan::Conditional(c, r, ..) = &plans[k].2 else { return k + 1 };
+    let mut a = k + 1;
+    while a + 1 < plans.len() {
+        match &plans[a].2 {
+            Plan::Conditional(ca, ra, ..) if ca == c && r[0] <= ra[0] && ra[1] <= r[1] => a += 1,
+            _ => break,
+        }
+    }
+    a
 }
