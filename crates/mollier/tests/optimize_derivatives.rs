@@ -3,7 +3,9 @@
 //! actuators, and the defects) and the objective's gradient, on the pendulum (an actuator, no
 //! muscles) and on the elbow with two Hill muscles (every muscle block), both schemes; and on the
 //! shoulder (a chain of nine rotations, 95 muscles) at the flexion's target state, where the one
-//! block the kernel leaves inexact (`∂c/∂q` of the velocity forces) is measured.
+//! block the kernel leaves inexact (`∂c/∂q` of the velocity forces) is measured. The Hessian of
+//! the Lagrangian against central differences of the exact gradient and Jacobian where it is
+//! exact (the pendulum, the sliding mass), and its objective part on the elbow.
 
 use mollier::compile::load;
 use mollier_ipopt::Nlp;
@@ -99,29 +101,58 @@ fn random_point(t: &Transcription<'_, '_, '_>, rng: &mut Rng, x_mid: &[f64], spr
     z
 }
 
+/// A one-input problem with an actuator, a tracking and two final-state terms.
+fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
+    Problem {
+        system,
+        actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 3.0, bounds: [-9.0, 9.0] }],
+        duration: 0.9,
+        intervals: 3,
+        scheme,
+        objective: Objective {
+            actuator: 1.3,
+            tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
+            final_targets: vec![(0, -0.2, 4.0), (1, 0.3, 5.0)],
+            ..Objective::default()
+        },
+        state_bounds: vec![[-10.0, 10.0]; 2],
+        initial: vec![None; 2],
+        final_state: vec![None; 2],
+        excitation_bounds: [0.0, 1.0],
+        hessian: HessianChoice::Exact,
+    }
+}
+
+/// A problem of the elbow's muscles with `Σ e²`, `Σ a³`, tracking and a final activation target.
+fn with_muscles<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
+    let l = system.layout();
+    Problem {
+        system,
+        actuators: Vec::new(),
+        duration: 0.3,
+        intervals: 2,
+        scheme,
+        objective: Objective {
+            excitation: 0.7,
+            activation_cubed: 1.1,
+            tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
+            final_targets: vec![(l.a(), 0.1, 2.0)],
+            ..Objective::default()
+        },
+        state_bounds: vec![[-2e19, 2e19]; l.len()],
+        initial: vec![None; l.len()],
+        final_state: vec![None; l.len()],
+        excitation_bounds: [0.0, 1.0],
+        hessian: HessianChoice::Exact,
+    }
+}
+
 #[test]
 fn the_pendulums_jacobian_and_gradient_are_exact() {
     let c = model("models/mechanisms/pendulum.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let p = Problem {
-            system: &system,
-            actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 3.0, bounds: [-9.0, 9.0] }],
-            duration: 0.9,
-            intervals: 3,
-            scheme,
-            objective: Objective {
-                actuator: 1.3,
-                tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
-                final_targets: vec![(1, 0.3, 5.0)],
-                ..Objective::default()
-            },
-            state_bounds: vec![[-10.0, 10.0]; 2],
-            initial: vec![None; 2],
-            final_state: vec![None; 2],
-            excitation_bounds: [0.0, 1.0],
-            hessian: HessianChoice::Exact,
-        };
+        let p = actuated(&system, scheme);
         let mut t = Transcription::new(&p).unwrap();
         let mut rng = Rng(0x5eed_1234_abcd_0001);
         for _ in 0..3 {
@@ -141,24 +172,7 @@ fn the_elbow_muscles_jacobian_and_gradient_are_exact() {
     let mut ws = system.workspace();
     let rest = system.rest_state(&mut ws, &c.model.q0(), 0.0, &[0.2, 0.2]).unwrap();
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let p = Problem {
-            system: &system,
-            actuators: Vec::new(),
-            duration: 0.3,
-            intervals: 2,
-            scheme,
-            objective: Objective {
-                excitation: 0.7,
-                activation_cubed: 1.1,
-                tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
-                ..Objective::default()
-            },
-            state_bounds: vec![[-2e19, 2e19]; l.len()],
-            initial: vec![None; l.len()],
-            final_state: vec![None; l.len()],
-            excitation_bounds: [0.0, 1.0],
-            hessian: HessianChoice::Exact,
-        };
+        let p = with_muscles(&system, scheme);
         let mut t = Transcription::new(&p).unwrap();
         let mut rng = Rng(0x0e1b_0111_2222_3333);
         // the angle ± 0.4 rad, the rate ± 1, the contraction states ± 5 mm about rest, any activation
@@ -330,29 +344,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
         let c = model(file);
         let system = Musculoskeletal::new(&c.model, c.muscles.clone());
         for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-            let p = Problem {
-                system: &system,
-                actuators: vec![Actuator {
-                    name: "motor".into(),
-                    coordinate: 0,
-                    optimal_force: 3.0,
-                    bounds: [-9.0, 9.0],
-                }],
-                duration: 0.9,
-                intervals: 3,
-                scheme,
-                objective: Objective {
-                    actuator: 1.3,
-                    tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
-                    final_targets: vec![(0, -0.2, 4.0), (1, 0.3, 5.0)],
-                    ..Objective::default()
-                },
-                state_bounds: vec![[-10.0, 10.0]; 2],
-                initial: vec![None; 2],
-                final_state: vec![None; 2],
-                excitation_bounds: [0.0, 1.0],
-                hessian: HessianChoice::Exact,
-            };
+            let p = actuated(&system, scheme);
             let mut t = Transcription::new(&p).unwrap();
             assert_eq!(t.hessian_case(), &Ok(motion), "{file}");
             let pattern = t.hessian_structure().expect("an exact Hessian");
@@ -386,25 +378,7 @@ fn the_hessian_is_left_to_ipopt_where_it_would_not_be_exact() {
     let c = model("models/forward/elbow.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let l = system.layout();
-    let p = Problem {
-        system: &system,
-        actuators: Vec::new(),
-        duration: 0.3,
-        intervals: 2,
-        scheme: Scheme::HermiteSimpson,
-        objective: Objective {
-            excitation: 0.7,
-            activation_cubed: 1.1,
-            tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
-            final_targets: vec![(l.a(), 0.1, 2.0)],
-            ..Objective::default()
-        },
-        state_bounds: vec![[-2e19, 2e19]; l.len()],
-        initial: vec![None; l.len()],
-        final_state: vec![None; l.len()],
-        excitation_bounds: [0.0, 1.0],
-        hessian: HessianChoice::Exact,
-    };
+    let p = with_muscles(&system, Scheme::HermiteSimpson);
     let mut t = Transcription::new(&p).unwrap();
     assert!(t.hessian_structure().is_none());
     let mut rng = Rng(0x0b1e_c71e_0000_0003);
