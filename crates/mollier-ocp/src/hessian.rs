@@ -73,7 +73,7 @@ pub fn exact_hessian(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
             let moving_ok = model.user_elements().next().is_none()
                 && model.nodes()[node.index()].kind == NodeKind::Position
                 && (0..model.n_x()).all(|k| role(k) != CoordRole::Dependent)
-                && carried_by(model, |frame| frame == node || node_fixed(frame), &node_fixed);
+                && carried_by(model, |frame| frame == node || node_fixed(frame), node_fixed);
             if moving_ok { Ok(Motion::Translation) } else { Err(chain()) }
         }
         Input::Mode(mode) => {
