@@ -26,11 +26,15 @@
 //! Simpson) plus the final terms ([`Objective`]). Its gradient and Hessian are exact; the
 //! constraint Jacobian is exact but for the term `∂c/∂q` of the velocity forces that
 //! [`mollier_sim::Linearization`] leaves out (it needs third-order transfer functions: zero for
-//! one rotation or translation, of order `|v|²` in chains), and the Hessian of the Lagrangian is
-//! IPOPT's limited-memory approximation (the default of OpenSim Moco as well).
+//! one rotation or translation, of order `|v|²` in chains). The Hessian of the Lagrangian is
+//! exact where the system allows it ([`exact_hessian`]: one translation or one rotation about a
+//! fixed axis, no muscles), else IPOPT's limited-memory approximation (OpenSim Moco's default).
 
 use mollier_ipopt::{Nlp, Solution, Value};
 use mollier_sim::{Layout, Linearization, Musculoskeletal, SimError, Workspace};
+
+mod hessian;
+pub use hessian::{HessianChoice, Motion, exact_hessian, multibody_block};
 
 /// The transcription's scheme.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +107,8 @@ pub struct Problem<'s, 'm> {
     pub final_state: Vec<Option<f64>>,
     /// Bounds of every excitation.
     pub excitation_bounds: [f64; 2],
+    /// The Hessian of the Lagrangian IPOPT is given.
+    pub hessian: HessianChoice,
 }
 
 /// Why a problem could not be set up or solved.
@@ -143,6 +149,8 @@ pub struct Solved {
     pub ipopt: Solution,
     /// The largest dynamics and defect residual at the solution.
     pub max_residual: [f64; 2],
+    /// The exact Hessian's case, or why IPOPT's approximation was used.
+    pub hessian: Result<Motion, String>,
 }
 
 /// Where the iterations start.
@@ -181,6 +189,8 @@ pub struct Transcription<'p, 's, 'm> {
     ws: Workspace,
     /// The linearizations at the last `x` (per point) and that `x`.
     cache: Option<(Vec<f64>, Vec<Linearization>)>,
+    /// The exact Hessian's case, or why IPOPT approximates it.
+    hessian: Result<Motion, String>,
 }
 
 impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
@@ -232,6 +242,10 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             .map(|t| (0..points).map(|i| interpolate(&t.reference, i as f64 * dt)).collect())
             .collect();
         let nz = 2 * nx + layout.m + p.actuators.len();
+        let hessian = match p.hessian {
+            HessianChoice::Exact => exact_hessian(p.system),
+            HessianChoice::LimitedMemory => Err("as the problem asks".into()),
+        };
         Ok(Self {
             p,
             layout,
@@ -242,7 +256,13 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             pattern: dynamics_pattern(layout, &p.actuators),
             ws: p.system.workspace(),
             cache: None,
+            hessian,
         })
+    }
+
+    /// The exact Hessian's case, or why IPOPT approximates it.
+    pub fn hessian_case(&self) -> &Result<Motion, String> {
+        &self.hessian
     }
 
     /// Grid points.
@@ -643,6 +663,17 @@ impl Nlp for Transcription<'_, '_, '_> {
         }
         true
     }
+
+    fn hessian_structure(&self) -> Option<Vec<(usize, usize)>> {
+        self.hessian.is_ok().then(|| self.hessian_pattern())
+    }
+
+    fn hessian(&mut self, z: &[f64], sigma: f64, lambda: &[f64], values: &mut [f64]) -> bool {
+        match self.hessian {
+            Ok(motion) => self.hessian_values(motion, z, sigma, lambda, values),
+            Err(_) => false,
+        }
+    }
 }
 
 impl Problem<'_, '_> {
@@ -678,6 +709,6 @@ impl Problem<'_, '_> {
             let largest = |s: &[f64]| s.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             max_residual = [largest(&g[..split]), largest(&g[split..])];
         }
-        Ok(Solved { points: t.unpack(&sol.x), ipopt: sol, max_residual })
+        Ok(Solved { points: t.unpack(&sol.x), ipopt: sol, max_residual, hessian: t.hessian.clone() })
     }
 }

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use mollier_format::{Diagnostic, Diagnostics, Spans};
 use mollier_ipopt::Value as IpoptValue;
-use mollier_ocp::{Actuator, Guess, Objective, Problem, Scheme, Solved, Tracking};
+use mollier_ocp::{Actuator, Guess, HessianChoice, Motion, Objective, Problem, Scheme, Solved, Tracking};
 use mollier_sim::Musculoskeletal;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -117,9 +117,23 @@ pub struct SolverSpec {
     /// Pairs the limited-memory Hessian keeps (IPOPT's `limited_memory_max_history`).
     #[serde(default = "history")]
     pub hessian_history: i32,
+    /// `exact` (default: where the system allows it, else the approximation) or `limited-memory`.
+    #[serde(default)]
+    pub hessian: HessianSpec,
     /// Further IPOPT options by their names (IPOPT refuses the unknown ones).
     #[serde(default)]
     pub ipopt: BTreeMap<String, OptionSpec>,
+}
+
+/// The Hessian of the Lagrangian, as written.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum HessianSpec {
+    /// Exact where the system allows it.
+    #[default]
+    Exact,
+    /// IPOPT's L-BFGS approximation.
+    LimitedMemory,
 }
 
 /// An IPOPT option's value as written: an integer, a number or a string.
@@ -136,7 +150,13 @@ pub enum OptionSpec {
 
 impl Default for SolverSpec {
     fn default() -> Self {
-        Self { tolerance: tol(), max_iterations: max_iter(), hessian_history: history(), ipopt: BTreeMap::new() }
+        Self {
+            tolerance: tol(),
+            max_iterations: max_iter(),
+            hessian_history: history(),
+            hessian: HessianSpec::Exact,
+            ipopt: BTreeMap::new(),
+        }
     }
 }
 
@@ -490,6 +510,10 @@ impl OptimizeRun {
             initial,
             final_state,
             excitation_bounds,
+            hessian: match s.solver.hessian {
+                HessianSpec::Exact => HessianChoice::Exact,
+                HessianSpec::LimitedMemory => HessianChoice::LimitedMemory,
+            },
         };
         let mut options = vec![
             ("tol", IpoptValue::Num(s.solver.tolerance)),
@@ -621,7 +645,11 @@ impl Optimized<'_> {
             "iterations": ip.iterations.last().map_or(0, |i| i.iter),
             "max_dynamics_residual": self.solved.max_residual[0],
             "max_defect": self.solved.max_residual[1],
-            "hessian": "limited-memory (IPOPT's L-BFGS)",
+            "hessian": match &self.solved.hessian {
+                Ok(Motion::Rotation) => "exact (one rotation about a fixed axis)".to_string(),
+                Ok(Motion::Translation) => "exact (one translation)".to_string(),
+                Err(why) => format!("limited-memory (IPOPT's L-BFGS): {why}"),
+            },
         })
     }
 

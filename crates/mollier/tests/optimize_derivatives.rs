@@ -3,11 +3,13 @@
 //! actuators, and the defects) and the objective's gradient, on the pendulum (an actuator, no
 //! muscles) and on the elbow with two Hill muscles (every muscle block), both schemes; and on the
 //! shoulder (a chain of nine rotations, 95 muscles) at the flexion's target state, where the one
-//! block the kernel leaves inexact (`∂c/∂q` of the velocity forces) is measured.
+//! block the kernel leaves inexact (`∂c/∂q` of the velocity forces) is measured. The Hessian of
+//! the Lagrangian against central differences of the exact gradient and Jacobian where it is
+//! exact (the pendulum, the sliding mass), and its objective part on the elbow.
 
 use mollier::compile::load;
 use mollier_ipopt::Nlp;
-use mollier_ocp::{Actuator, Objective, Problem, Scheme, Tracking, Transcription};
+use mollier_ocp::{Actuator, HessianChoice, Motion, Objective, Problem, Scheme, Tracking, Transcription};
 use mollier_sim::Musculoskeletal;
 
 /// A small deterministic generator (xorshift), for reproducible random points.
@@ -99,28 +101,58 @@ fn random_point(t: &Transcription<'_, '_, '_>, rng: &mut Rng, x_mid: &[f64], spr
     z
 }
 
+/// A one-input problem with an actuator, a tracking and two final-state terms.
+fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
+    Problem {
+        system,
+        actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 3.0, bounds: [-9.0, 9.0] }],
+        duration: 0.9,
+        intervals: 3,
+        scheme,
+        objective: Objective {
+            actuator: 1.3,
+            tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
+            final_targets: vec![(0, -0.2, 4.0), (1, 0.3, 5.0)],
+            ..Objective::default()
+        },
+        state_bounds: vec![[-10.0, 10.0]; 2],
+        initial: vec![None; 2],
+        final_state: vec![None; 2],
+        excitation_bounds: [0.0, 1.0],
+        hessian: HessianChoice::Exact,
+    }
+}
+
+/// A problem of the elbow's muscles with `Σ e²`, `Σ a³`, tracking and a final activation target.
+fn with_muscles<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
+    let l = system.layout();
+    Problem {
+        system,
+        actuators: Vec::new(),
+        duration: 0.3,
+        intervals: 2,
+        scheme,
+        objective: Objective {
+            excitation: 0.7,
+            activation_cubed: 1.1,
+            tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
+            final_targets: vec![(l.a(), 0.1, 2.0)],
+            ..Objective::default()
+        },
+        state_bounds: vec![[-2e19, 2e19]; l.len()],
+        initial: vec![None; l.len()],
+        final_state: vec![None; l.len()],
+        excitation_bounds: [0.0, 1.0],
+        hessian: HessianChoice::Exact,
+    }
+}
+
 #[test]
 fn the_pendulums_jacobian_and_gradient_are_exact() {
     let c = model("models/mechanisms/pendulum.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let p = Problem {
-            system: &system,
-            actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 3.0, bounds: [-9.0, 9.0] }],
-            duration: 0.9,
-            intervals: 3,
-            scheme,
-            objective: Objective {
-                actuator: 1.3,
-                tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
-                final_targets: vec![(1, 0.3, 5.0)],
-                ..Objective::default()
-            },
-            state_bounds: vec![[-10.0, 10.0]; 2],
-            initial: vec![None; 2],
-            final_state: vec![None; 2],
-            excitation_bounds: [0.0, 1.0],
-        };
+        let p = actuated(&system, scheme);
         let mut t = Transcription::new(&p).unwrap();
         let mut rng = Rng(0x5eed_1234_abcd_0001);
         for _ in 0..3 {
@@ -140,23 +172,7 @@ fn the_elbow_muscles_jacobian_and_gradient_are_exact() {
     let mut ws = system.workspace();
     let rest = system.rest_state(&mut ws, &c.model.q0(), 0.0, &[0.2, 0.2]).unwrap();
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let p = Problem {
-            system: &system,
-            actuators: Vec::new(),
-            duration: 0.3,
-            intervals: 2,
-            scheme,
-            objective: Objective {
-                excitation: 0.7,
-                activation_cubed: 1.1,
-                tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
-                ..Objective::default()
-            },
-            state_bounds: vec![[-2e19, 2e19]; l.len()],
-            initial: vec![None; l.len()],
-            final_state: vec![None; l.len()],
-            excitation_bounds: [0.0, 1.0],
-        };
+        let p = with_muscles(&system, scheme);
         let mut t = Transcription::new(&p).unwrap();
         let mut rng = Rng(0x0e1b_0111_2222_3333);
         // the angle ± 0.4 rad, the rate ± 1, the contraction states ± 5 mm about rest, any activation
@@ -211,6 +227,7 @@ fn the_shoulders_jacobian_is_exact_but_for_the_velocity_forces_by_q() {
         initial: vec![None; l.len()],
         final_state: vec![None; l.len()],
         excitation_bounds: [0.0, 1.0],
+        hessian: HessianChoice::Exact,
     };
     let mut t = Transcription::new(&p).unwrap();
     let (nx, m) = (l.len(), t.m());
@@ -249,4 +266,147 @@ fn the_shoulders_jacobian_is_exact_but_for_the_velocity_forces_by_q() {
         let limit = if moving { 1e-3 } else { 1e-5 };
         assert!(block < limit, "moving {moving}: the velocity forces' block off by {block:.2e}");
     }
+}
+
+/// The gradient of the Lagrangian `σ ∇J + Jᵀλ` from the exact gradient and Jacobian.
+fn lagrangian_gradient(t: &mut Transcription<'_, '_, '_>, z: &[f64], sigma: f64, lambda: &[f64]) -> Vec<f64> {
+    let mut g = vec![0.0; t.n()];
+    assert!(t.gradient(z, &mut g));
+    g.iter_mut().for_each(|v| *v *= sigma);
+    if !lambda.is_empty() {
+        let pattern = t.jacobian_structure();
+        let mut values = vec![0.0; pattern.len()];
+        assert!(t.jacobian(z, &mut values));
+        for (&(r, c), v) in pattern.iter().zip(&values) {
+            g[c] += lambda[r] * v;
+        }
+    }
+    g
+}
+
+/// The largest difference between the Hessian `values` (lower triangle at `pattern`) and central
+/// differences of the Lagrangian's gradient (`lambda` empty: the objective's alone), over every
+/// entry of the n x n matrix (off the structure the differences must vanish), relative to the
+/// larger of its row's largest entry and 1; and where.
+fn hessian_error(
+    t: &mut Transcription<'_, '_, '_>,
+    z: &[f64],
+    sigma: f64,
+    lambda: &[f64],
+    pattern: &[(usize, usize)],
+    values: &[f64],
+) -> (f64, (usize, usize)) {
+    let n = t.n();
+    let mut dense = vec![0.0; n * n];
+    for (&(i, j), v) in pattern.iter().zip(values) {
+        dense[i * n + j] += v;
+        if i != j {
+            dense[j * n + i] += v;
+        }
+    }
+    let mut fd = vec![0.0; n * n];
+    let mut zp = z.to_vec();
+    for j in 0..n {
+        let h = 1e-5 * z[j].abs().max(1.0);
+        zp[j] = z[j] + h;
+        let gp = lagrangian_gradient(t, &zp, sigma, lambda);
+        zp[j] = z[j] - h;
+        let gm = lagrangian_gradient(t, &zp, sigma, lambda);
+        zp[j] = z[j];
+        for i in 0..n {
+            fd[i * n + j] = (gp[i] - gm[i]) / (2.0 * h);
+        }
+    }
+    let mut worst = (0.0f64, (0, 0));
+    for i in 0..n {
+        let scale = (0..n).fold(1.0f64, |s, j| s.max(fd[i * n + j].abs()));
+        for j in 0..n {
+            let e = (fd[i * n + j] - dense[i * n + j]).abs() / scale;
+            if e > worst.0 {
+                worst = (e, (i, j));
+            }
+        }
+    }
+    worst
+}
+
+/// The pendulum (a rotation about a fixed axis: `∂²f_v/∂q² = M̄ v̇ − f_v`) and the sliding mass
+/// (a translation: no second partials of the dynamics), with an actuator, a tracking and a
+/// final-state term, both schemes, at three random points with random multipliers: the exact
+/// Hessian of the Lagrangian against central differences of the exact gradient and Jacobian.
+#[test]
+fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
+    let mut rng = Rng(0x4e55_1a40_0b0b_0007);
+    for (file, motion) in [
+        ("models/mechanisms/pendulum.toml", Motion::Rotation),
+        ("models/optimal-control/sliding-mass.toml", Motion::Translation),
+    ] {
+        let c = model(file);
+        let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+        for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
+            let p = actuated(&system, scheme);
+            let mut t = Transcription::new(&p).unwrap();
+            assert_eq!(t.hessian_case(), &Ok(motion), "{file}");
+            let pattern = t.hessian_structure().expect("an exact Hessian");
+            for _ in 0..3 {
+                let z = random_point(&t, &mut rng, &[0.0, 0.0], &[2.0, 3.0]);
+                let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
+                let sigma = 0.5 + rng.next();
+                let mut values = vec![0.0; pattern.len()];
+                assert!(t.hessian(&z, sigma, &lambda, &mut values));
+                let (err, at) = hessian_error(&mut t, &z, sigma, &lambda, &pattern, &values);
+                println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
+                assert!(err < 1e-8, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
+            }
+        }
+    }
+}
+
+/// Where the dynamics' second partials would not be exact (muscles, chains, a hinge carrying a
+/// second body, or when asked), IPOPT is given no Hessian and approximates it; the objective's
+/// part (`Σ e²`, `Σ a³`, tracking) is still checked, on the elbow with two Hill muscles.
+#[test]
+fn the_hessian_is_left_to_ipopt_where_it_would_not_be_exact() {
+    for file in
+        ["models/forward/elbow.toml", "models/mechanisms/double-pendulum.toml", "models/mechanisms/four-bar.toml"]
+    {
+        let c = model(file);
+        let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+        let why = mollier_ocp::exact_hessian(&system).expect_err(file);
+        println!("{file}: {why}");
+    }
+    let c = model("models/forward/elbow.toml");
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let l = system.layout();
+    let p = with_muscles(&system, Scheme::HermiteSimpson);
+    let mut t = Transcription::new(&p).unwrap();
+    assert!(t.hessian_structure().is_none());
+    let mut rng = Rng(0x0b1e_c71e_0000_0003);
+    let spread = vec![0.4; l.len()];
+    for _ in 0..3 {
+        let z = random_point(&t, &mut rng, &vec![0.5; l.len()], &spread);
+        let sigma = 0.5 + rng.next();
+        let mut values = vec![0.0; t.n()];
+        let pattern = t.objective_hessian(&z, sigma, &mut values);
+        values.truncate(pattern.len());
+        let (err, at) = hessian_error(&mut t, &z, sigma, &[], &pattern, &values);
+        assert!(err < 1e-8, "the objective's Hessian off by {err:.2e} at {at:?}");
+    }
+    let pend = model("models/mechanisms/pendulum.toml");
+    let pend_system = Musculoskeletal::new(&pend.model, Vec::new());
+    let asked = Problem {
+        system: &pend_system,
+        actuators: Vec::new(),
+        duration: 1.0,
+        intervals: 2,
+        scheme: Scheme::Trapezoidal,
+        objective: Objective::default(),
+        state_bounds: vec![[-2e19, 2e19]; 2],
+        initial: vec![None; 2],
+        final_state: vec![None; 2],
+        excitation_bounds: [0.0, 1.0],
+        hessian: HessianChoice::LimitedMemory,
+    };
+    let t = Transcription::new(&asked).unwrap();
+    assert!(t.hessian_structure().is_none(), "the approximation was asked for");
 }

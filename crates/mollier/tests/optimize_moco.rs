@@ -49,6 +49,8 @@ fn compare(problem: &str, name: &str) -> [f64; 4] {
     let solved = run.solve().expect("solves");
     assert!(solved.solved.ipopt.converged(), "{}", solved.solved.ipopt.status_name());
     let (rows, objective) = moco(name);
+    let summary = solved.summary();
+    println!("{problem}: {} iterations, {}", summary["iterations"], summary["hessian"]);
     let points = &solved.solved.points;
     assert_eq!(points.len(), rows.len());
     let mut d = [(solved.solved.ipopt.objective - objective).abs() / objective, 0.0, 0.0, 0.0];
@@ -58,6 +60,7 @@ fn compare(problem: &str, name: &str) -> [f64; 4] {
         d[2] = d[2].max((p.x[1] - r[2]).abs());
         d[3] = d[3].max((p.controls[0] - r[3]).abs());
     }
+    println!("{problem}: objective {:.1e} relative, q {:.1e}, v {:.1e}, u {:.1e}", d[0], d[1], d[2], d[3]);
     d
 }
 
