@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use mollier::{Compiled, Excitations, ForwardRun, Tolerances};
+use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun, Tolerances};
 use mollier_sim::{Adaptive, Musculoskeletal};
 
 const DURATION: f64 = 1.3;
@@ -94,13 +94,13 @@ fn main() {
         let (alone, stats) = integrate(&c, &ex, tol);
         let framed = (!args.iter().any(|a| a == "--no-frames")).then(|| {
             let t0 = Instant::now();
-            let mut run = ForwardRun::adaptive(&c, ex.clone(), tol).expect("it starts");
+            let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).expect("it starts");
             let _ = outputs(&mut run, 0.01);
             t0.elapsed().as_secs_f64()
         });
         // the fixed 4 ms step of Chadwick et al. (2014) over the same motion, no frames
         let t0 = Instant::now();
-        let mut fixed = ForwardRun::new(&c, ex.clone(), 0.004).expect("it starts");
+        let mut fixed = ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(0.004)).expect("it starts");
         while fixed.state().t < DURATION - 1e-9 {
             fixed.step_once().expect("a step");
         }
@@ -128,12 +128,14 @@ fn main() {
     );
     if args.iter().any(|a| a == "--accuracy") {
         let every = 0.02;
-        let fixed = |h: f64| outputs(&mut ForwardRun::new(&c, ex.clone(), h).expect("it starts"), every);
+        let fixed =
+            |h: f64| outputs(&mut ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(h)).expect("it starts"), every);
         let (fine, finer) = (fixed(0.0005), fixed(0.00025));
         let extrapolate = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| 2.0 * y - x).collect::<Vec<f64>>();
         let reference: Outputs =
             fine.iter().zip(&finer).map(|(a, b)| (extrapolate(&a.0, &b.0), extrapolate(&a.1, &b.1))).collect();
-        let adaptive = outputs(&mut ForwardRun::adaptive(&c, ex.clone(), tol).expect("it starts"), every);
+        let adaptive =
+            outputs(&mut ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).expect("it starts"), every);
         for (name, o) in [("fixed 4 ms", fixed(0.004)), ("adaptive", adaptive)] {
             let (rms, force) = differences(&o, &reference);
             println!("accuracy, {name}: RMS joint-angle error {rms:.4}°, largest force error {force:.2} N");

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use mollier::forward_tables::{SimulateOptions, SimulateRun};
-use mollier::{Compiled, Excitations, ForwardRun, Tolerances};
+use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun, Tolerances};
 use mollier_sim::Musculoskeletal;
 
 fn root() -> &'static Path {
@@ -50,7 +50,7 @@ fn elbow_adaptive_with(
     jacobian_every: Option<usize>,
 ) -> (Vec<Vec<f64>>, usize) {
     let tol = Tolerances { rtol, atol: rtol * 1e-2, jacobian_every, ..Tolerances::default() };
-    let mut run = ForwardRun::adaptive(c, ex.clone(), tol).unwrap();
+    let mut run = ForwardRun::new(c, ex.clone(), ForwardOptions::adaptive(tol)).unwrap();
     let n = (t_end / 0.01).round() as usize;
     let states = (0..=n).map(|k| run.output(k as f64 * 0.01).unwrap().x).collect();
     (states, run.step_stats().unwrap().accepted)
@@ -117,10 +117,10 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     let c = load("shoulder/shoulder-forward.toml");
     let ex = excitations(&c, "shoulder/flexion-excitations.csv");
     let (every, duration) = (0.02, 1.3);
-    let fixed = |h: f64| outputs(ForwardRun::new(&c, ex.clone(), h).unwrap(), every, duration);
+    let fixed = |h: f64| outputs(ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(h)).unwrap(), every, duration);
     let adaptive = |rtol: f64, jacobian_every: Option<usize>| {
         let tol = Tolerances { rtol, atol: rtol * 1e-2, jacobian_every, ..Tolerances::default() };
-        let mut run = ForwardRun::adaptive(&c, ex.clone(), tol).unwrap();
+        let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).unwrap();
         let o = outputs_of(&mut run, every, duration);
         eprintln!("rtol {rtol}: {:?}", run.step_stats());
         o
@@ -269,7 +269,7 @@ fn the_rate_alone_is_the_consistent_rate_of_the_whole_linearization() {
     // on the shoulder moving (0.6 s into the flexion, the arm rising fastest)
     let c = load("shoulder/shoulder-forward.toml");
     let ex = excitations(&c, "shoulder/flexion-excitations.csv");
-    let mut run = ForwardRun::new(&c, ex.clone(), 0.004).unwrap();
+    let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(0.004)).unwrap();
     while run.state().t < 0.6 - 1e-9 {
         run.step_once().unwrap();
     }
