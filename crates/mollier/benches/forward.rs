@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use divan::Bencher;
-use mollier::{Compiled, Excitations, ForwardRun};
+use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun};
 use mollier_sim::{Musculoskeletal, State};
 
 fn main() {
@@ -27,7 +27,7 @@ fn load(path: &str) -> Compiled {
 /// the solution before the last, land on the stored one). `threads`: for the work per muscle
 /// path (`Data::set_threads`; 1 the default, the serial code).
 fn bench_step(bencher: Bencher, c: &Compiled, ex: Excitations, warm: usize, threads: usize) {
-    let mut run = ForwardRun::new(c, ex.clone(), 0.004).expect("a rest state");
+    let mut run = ForwardRun::new(c, ex.clone(), ForwardOptions::fixed(0.004)).expect("a rest state");
     for _ in 0..warm {
         run.advance().expect("a step");
     }

@@ -4,19 +4,20 @@
 //!
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
-//!     [--accuracy] [--no-frames]
+//!     [--elementary] [--accuracy] [--no-frames]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
 //! run through `ForwardRun` with a frame every 10 ms (what `mollier simulate` computes before it
 //! writes); it prints one `round:` line each and a `real time:` line with the fastest round.
 //! `--accuracy` also compares the run's joint angles and muscle forces every 20 ms with
 //! Richardson's extrapolation of the fixed step at 0.5 and 0.25 ms, and gives the fixed 4 ms
-//! step's errors beside them (the figures of `forward_convergence`).
+//! step's errors beside them (the figures of `forward_convergence`). `--elementary`: the
+//! elementary step-size controller instead of Gustafsson's.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use mollier::{Compiled, Excitations, ForwardRun, Tolerances};
+use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun, Tolerances};
 use mollier_sim::{Adaptive, Musculoskeletal};
 
 const DURATION: f64 = 1.3;
@@ -82,25 +83,31 @@ fn main() {
     if let Some(k) = arg(&args, "--jacobian-every") {
         tol.jacobian_every = Some(k);
     }
+    if args.iter().any(|a| a == "--elementary") {
+        tol.controller = mollier_sim::Controller::Elementary;
+    }
     let c = mollier::load(&models().join("shoulder/shoulder-forward.toml"), &mollier::registry())
         .unwrap_or_else(|d| panic!("{}", d.render()));
     let ex = Excitations::read(&models().join("shoulder/flexion-excitations.csv"), &c).expect("excitations");
     let every = tol
         .jacobian_every
         .map_or("at every evaluation".to_string(), |k| format!("every {k} steps, the stages for the rate alone"));
-    println!("flexion {DURATION} s, rtol {:e}, atol {:e}, the whole Jacobian {every}", tol.rtol, tol.atol);
+    println!(
+        "flexion {DURATION} s, rtol {:e}, atol {:e}, the whole Jacobian {every}, {:?} controller",
+        tol.rtol, tol.atol, tol.controller
+    );
     let mut best = (f64::INFINITY, f64::INFINITY);
     for r in 0..rounds {
         let (alone, stats) = integrate(&c, &ex, tol);
         let framed = (!args.iter().any(|a| a == "--no-frames")).then(|| {
             let t0 = Instant::now();
-            let mut run = ForwardRun::adaptive(&c, ex.clone(), tol).expect("it starts");
+            let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).expect("it starts");
             let _ = outputs(&mut run, 0.01);
             t0.elapsed().as_secs_f64()
         });
         // the fixed 4 ms step of Chadwick et al. (2014) over the same motion, no frames
         let t0 = Instant::now();
-        let mut fixed = ForwardRun::new(&c, ex.clone(), 0.004).expect("it starts");
+        let mut fixed = ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(0.004)).expect("it starts");
         while fixed.state().t < DURATION - 1e-9 {
             fixed.step_once().expect("a step");
         }
@@ -128,12 +135,14 @@ fn main() {
     );
     if args.iter().any(|a| a == "--accuracy") {
         let every = 0.02;
-        let fixed = |h: f64| outputs(&mut ForwardRun::new(&c, ex.clone(), h).expect("it starts"), every);
+        let fixed =
+            |h: f64| outputs(&mut ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(h)).expect("it starts"), every);
         let (fine, finer) = (fixed(0.0005), fixed(0.00025));
         let extrapolate = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| 2.0 * y - x).collect::<Vec<f64>>();
         let reference: Outputs =
             fine.iter().zip(&finer).map(|(a, b)| (extrapolate(&a.0, &b.0), extrapolate(&a.1, &b.1))).collect();
-        let adaptive = outputs(&mut ForwardRun::adaptive(&c, ex.clone(), tol).expect("it starts"), every);
+        let adaptive =
+            outputs(&mut ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).expect("it starts"), every);
         for (name, o) in [("fixed 4 ms", fixed(0.004)), ("adaptive", adaptive)] {
             let (rms, force) = differences(&o, &reference);
             println!("accuracy, {name}: RMS joint-angle error {rms:.4}°, largest force error {force:.2} N");

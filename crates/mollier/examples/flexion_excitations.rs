@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use faer::Mat;
-use mollier::{Compiled, Excitations, ForwardRun};
+use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun};
 use mollier_sim::system::solve_partial_pivoting;
 use mollier_sim::{Musculoskeletal, State};
 
@@ -282,7 +282,7 @@ fn main() {
     let path = root().join("models/shoulder/flexion-excitations.csv");
     std::fs::write(&path, out).expect("the file written");
     let read = Excitations::read(&path, &c).unwrap_or_else(|d| panic!("{}", d.render()));
-    let mut run = ForwardRun::new(&c, read, STEP).expect("a rest state");
+    let mut run = ForwardRun::new(&c, read, ForwardOptions::fixed(STEP)).expect("a rest state");
     let mut worst = 0.0f64;
     for x in &trajectory[1..] {
         run.advance().expect("a step");

@@ -191,6 +191,43 @@ impl Excitations {
 /// Elements with the local offsets of a node's position slots in each.
 type Slots = Vec<(ElementId, Vec<usize>)>;
 
+/// How a [`ForwardRun`] integrates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Integration {
+    /// The fixed first-order linearly implicit step of Chadwick et al. (2014), eq. 8, of this
+    /// length (s).
+    Fixed(f64),
+    /// Error control at these tolerances: the Rosenbrock-W pair ROS2(3)
+    /// ([`mollier_sim::integrate::adaptive`]).
+    Adaptive(Tolerances),
+}
+
+/// What a [`ForwardRun`] starts with besides its model and excitations.
+#[derive(Clone, Copy)]
+pub struct ForwardOptions<'l> {
+    /// The integration.
+    pub integration: Integration,
+    /// External loads that vary in time (read for the run's model), if any.
+    pub loads: Option<&'l ExternalLoads>,
+}
+
+impl<'l> ForwardOptions<'l> {
+    /// The fixed step of `step` (s), no external loads.
+    pub fn fixed(step: f64) -> Self {
+        Self { integration: Integration::Fixed(step), loads: None }
+    }
+
+    /// Error control at tolerances `tol`, no external loads.
+    pub fn adaptive(tol: Tolerances) -> Self {
+        Self { integration: Integration::Adaptive(tol), loads: None }
+    }
+
+    /// These options with external loads.
+    pub fn with_loads(self, loads: Option<&'l ExternalLoads>) -> Self {
+        Self { loads, ..self }
+    }
+}
+
 /// A forward simulation of a compiled model with its muscles, step by step.
 pub struct ForwardRun<'a> {
     system: Musculoskeletal<'a>,
@@ -258,27 +295,30 @@ pub struct ForwardFrame {
 
 impl<'a> ForwardRun<'a> {
     /// Start at rest in the initial configuration, muscles in isometric equilibrium at their
-    /// initial excitation, with step `step` (s).
-    pub fn new(compiled: &'a Compiled, excitations: Excitations, step: f64) -> Result<Self, SimError> {
-        Self::loaded(compiled, excitations, step, None)
-    }
-
-    /// [`Self::new`], with external loads that vary in time (read for `compiled`) in the
-    /// equations of motion and their Jacobian.
-    pub fn loaded(
+    /// initial excitation, integrating as `options` says (a fixed step, or error control whose
+    /// frames come from [`Self::output`] at any times by the method's dense output), with
+    /// `options.loads` in the equations of motion and their Jacobian.
+    pub fn new(
         compiled: &'a Compiled,
         excitations: Excitations,
-        step: f64,
-        loads: Option<&ExternalLoads>,
+        options: ForwardOptions<'_>,
     ) -> Result<Self, SimError> {
         let mut system = Musculoskeletal::new(&compiled.model, compiled.muscles.clone());
-        if let Some(l) = loads {
+        if let Some(l) = options.loads {
             system = system.with_loads(Box::new(l.forcing(compiled)));
         }
         let mut ws = system.workspace();
         let mut u = vec![0.0; system.muscles.len()];
         excitations.at(0.0, &mut u);
-        let state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
+        let mut state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
+        let (step, adaptive) = match options.integration {
+            Integration::Fixed(step) => (step, None),
+            Integration::Adaptive(tol) => {
+                let a = Adaptive::new(&system, &mut ws, &state, &|t, u| excitations.at(t, u), tol)?;
+                state = a.state().clone();
+                (tol.first_step, Some(a))
+            }
+        };
         let contacts = compiled
             .elements
             .iter()
@@ -304,29 +344,7 @@ impl<'a> ForwardRun<'a> {
         let defects =
             Defects { tolerance: DEFAULT_DEFECT_TOLERANCE, largest: [0.0; 2], worst: None, over: 0, first_over: None };
         let paths = crate::analysis::lines_of_action(compiled).collect();
-        Ok(Self { system, contacts, cone, paths, ws, excitations, step, steps: 0, state, adaptive: None, defects })
-    }
-
-    /// Start as [`Self::new`], integrating with error control (the Rosenbrock-W pair ROS2(3),
-    /// [`mollier_sim::integrate::adaptive`]) at tolerances `tol`; frames come from
-    /// [`Self::output`] at any times, by the method's dense output.
-    pub fn adaptive(compiled: &'a Compiled, excitations: Excitations, tol: Tolerances) -> Result<Self, SimError> {
-        Self::adaptive_loaded(compiled, excitations, tol, None)
-    }
-
-    /// [`Self::adaptive`], with external loads as [`Self::loaded`] takes them.
-    pub fn adaptive_loaded(
-        compiled: &'a Compiled,
-        excitations: Excitations,
-        tol: Tolerances,
-        loads: Option<&ExternalLoads>,
-    ) -> Result<Self, SimError> {
-        let mut run = Self::loaded(compiled, excitations, tol.first_step, loads)?;
-        let ex = &run.excitations;
-        let a = Adaptive::new(&run.system, &mut run.ws, &run.state, &|t, u| ex.at(t, u), tol)?;
-        run.state = a.state().clone();
-        run.adaptive = Some(a);
-        Ok(run)
+        Ok(Self { system, contacts, cone, paths, ws, excitations, step, steps: 0, state, adaptive, defects })
     }
 
     /// Whether the run integrates with error control.

@@ -18,7 +18,8 @@ use mollier_core::element::Quantity;
 use serde_json::{Map, Value, json};
 
 use crate::{
-    Column, Compiled, Excitations, ExternalLoads, ForwardFrame, ForwardRun, FrameError, InputInfo, Simulation, Table,
+    Column, Compiled, Excitations, ExternalLoads, ForwardFrame, ForwardOptions, ForwardRun, FrameError, InputInfo,
+    Integration, Simulation, Table,
 };
 
 /// The integrators of a simulation.
@@ -368,11 +369,12 @@ impl<'a> SimulateRun<'a> {
         let kind = match integrator {
             Integrator::Rosenbrock => {
                 let excitations = excitations.unwrap_or_else(|| Excitations::zero(compiled));
-                let mut run = match plan.fixed {
-                    Some((dt, _)) => ForwardRun::loaded(compiled, excitations, dt, loads),
-                    None => ForwardRun::adaptive_loaded(compiled, excitations, options.tolerances, loads),
-                }
-                .map_err(|e| start("state", &e))?;
+                let integration = match plan.fixed {
+                    Some((dt, _)) => Integration::Fixed(dt),
+                    None => Integration::Adaptive(options.tolerances),
+                };
+                let mut run = ForwardRun::new(compiled, excitations, ForwardOptions { integration, loads })
+                    .map_err(|e| start("state", &e))?;
                 run.set_defect_tolerance(options.defect_tolerance);
                 Kind::Forward(Box::new(Forward {
                     run,

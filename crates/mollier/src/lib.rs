@@ -68,7 +68,9 @@ pub use compile::{
     BodyInfo, Compiled, InputInfo, NodeRole, PointEntry, UserElement, compile, import_osim, load, load_text,
 };
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
-pub use forward::{DEFAULT_DEFECT_TOLERANCE, Defects, Excitations, ForwardFrame, ForwardRun};
+pub use forward::{
+    DEFAULT_DEFECT_TOLERANCE, Defects, Excitations, ForwardFrame, ForwardOptions, ForwardRun, Integration,
+};
 pub use forward_tables::{Integrator, SimulateError, SimulateOptions, SimulateRun};
 pub use ik::{IkFrame, IkOptions, IkRun, Tasks, Unknowns};
 pub use inverse::{InverseError, InverseOptions, InverseRun};

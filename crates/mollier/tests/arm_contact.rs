@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use mollier::{Compiled, Excitations, ForwardRun};
+use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun};
 use mollier_core::geometry::{mat_t_vec, mat_vec, rotation};
 
 include!("fixtures/contact.rs");
@@ -100,7 +100,7 @@ fn deepest(c: &Compiled, ex: Excitations) -> (f64, &'static str, f64) {
             (o, r, mat_t_vec(&rot, &[x[0] - origin[0], x[1] - origin[1], x[2] - origin[2]]))
         })
         .collect();
-    let mut run = ForwardRun::new(c, ex, STEP).expect("a rest state");
+    let mut run = ForwardRun::new(c, ex, ForwardOptions::fixed(STEP)).expect("a rest state");
     // the bodies only: a muscle path may fail where the arm has been driven (the point of the test)
     let bodies = mollier_core::NewtonOptions { free_elements: false, ..Default::default() };
     let mut worst = (f64::NEG_INFINITY, "", 0.0);

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use mollier::{Compiled, Excitations, ForwardRun};
+use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun};
 use mollier_sim::Musculoskeletal;
 
 include!("fixtures/flexion.rs");
@@ -34,7 +34,7 @@ fn shoulder() -> (Compiled, Excitations, Target) {
 fn the_flexion_pattern_moves_the_arm_as_chadwick_2014_fig_3() {
     let (c, ex, target) = shoulder();
     let n = c.model.n_q();
-    let mut run = ForwardRun::new(&c, ex, STEP).expect("a rest state");
+    let mut run = ForwardRun::new(&c, ex, ForwardOptions::fixed(STEP)).expect("a rest state");
     assert!(run.has_cone(), "the model reports the glenohumeral stability");
     let contacts: Vec<_> = ["TS_thorax", "AI_thorax"].iter().map(|name| contact(&c, name)).collect();
     let mut data = mollier_core::Data::new(&c.model);
@@ -96,7 +96,7 @@ fn the_flexion_pattern_moves_the_arm_as_chadwick_2014_fig_3() {
 /// (s; a multiple of `h`) up to `count` of them.
 fn rosenbrock_q(c: &Compiled, ex: &Excitations, h: f64, every: f64, count: usize) -> Vec<Vec<f64>> {
     let n = c.model.n_q();
-    let mut run = ForwardRun::new(c, ex.clone(), h).expect("a rest state");
+    let mut run = ForwardRun::new(c, ex.clone(), ForwardOptions::fixed(h)).expect("a rest state");
     let stride = (every / h).round() as usize;
     let mut out = vec![run.state().x[..n].to_vec()];
     while out.len() < count {
@@ -158,7 +158,7 @@ fn the_extrapolated_reference_is_the_explicit_one() {
     // the start: the 0.25 ms run's state at 0.6 s (the 4 ms run's has a muscle whose explicit
     // contraction rate does not exist), its rate the explicit one
     let (t0, rows) = (0.6, 3);
-    let mut run = ForwardRun::new(&c, ex.clone(), 0.00025).expect("a rest state");
+    let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(0.00025)).expect("a rest state");
     while run.state().t < t0 - 1e-9 {
         run.advance().expect("a step");
     }

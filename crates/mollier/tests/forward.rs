@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use mollier::{Compiled, Excitations, ForwardRun};
+use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun};
 use mollier_sim::{Musculoskeletal, State};
 
 fn root() -> &'static Path {
@@ -110,7 +110,7 @@ fn the_step_solve_is_the_dense_solve() {
 
 /// Rosenbrock states every 0.04 s to `t_end` with step `h` (0.04 s a multiple of it).
 fn rosenbrock(c: &Compiled, h: f64, t_end: f64) -> Vec<Vec<f64>> {
-    let mut run = ForwardRun::new(c, excitations(c), h).unwrap();
+    let mut run = ForwardRun::new(c, excitations(c), ForwardOptions::fixed(h)).unwrap();
     let mut out = Vec::new();
     let n = (t_end / h).round() as usize;
     let every = (0.04 / h).round() as usize;
@@ -258,7 +258,7 @@ fn the_joint_force_is_newtons_law_on_the_forearm() {
     // J + Σ F_i u_i + m g = m α × r_c with α from the moments about the elbow: J is the humerus's
     // force on it, and the force of the forearm on the humerus, −J, is what stability.csv reports
     let c = elbow();
-    let mut run = ForwardRun::new(&c, excitations(&c), 0.004).unwrap();
+    let mut run = ForwardRun::new(&c, excitations(&c), ForwardOptions::fixed(0.004)).unwrap();
     let f = run.current().unwrap();
     let (m, cx, izz, g) = (1.5, 0.15, 0.011, 9.81);
     // origins (humerus, fixed) and insertions (forearm at 0°) in metres, global

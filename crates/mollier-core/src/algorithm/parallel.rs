@@ -70,8 +70,10 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
 /// expanded coordinates: their user does what it needs with them.
 ///
 /// The attachments must be placed at `x` (`Attachments::place_some`) for the elements of `set`.
-/// On an error, the first element of `set` (in its order) that failed is named; the elements
-/// after it may have been evaluated too.
+/// On an error, the first element of `set` (in its order) that failed is named, and the
+/// elements after it are left with the values and warm starts they had, as the serial
+/// evaluation leaves them (it stops there): the next evaluation starts from the same states on
+/// any number of threads.
 pub fn evaluate_elements(
     model: &Model,
     data: &mut Data,
@@ -105,6 +107,8 @@ pub fn evaluate_elements(
         }
     }
     let threads = data.threads();
+    // the values before, for the elements after a failure
+    let e_before = data.e.clone();
     let Data { x, e, de, de_own, states, att_jac, .. } = data;
     let (x, att_jac): (&[f64], &[crate::model::attach::Jacobian]) = (x, att_jac);
     let mut jobs: Vec<Job> = Vec::with_capacity(set.len());
@@ -123,23 +127,48 @@ pub fn evaluate_elements(
                 Some(o) => take(&mut h_rest, &mut h_at, o, m * no * no),
                 None => Default::default(),
             };
-            jobs.push(Job { i, order, e: ev, de: dv, de_own: own, h, state, result: Ok(()) });
+            jobs.push(Job {
+                i,
+                order,
+                e: ev,
+                de: dv,
+                de_own: own,
+                h,
+                state,
+                saved: ElementState::default(),
+                result: Ok(()),
+            });
         }
     }
     for_each(threads, &mut jobs, CHUNK, |job| job.run(model, x, att_jac));
-    // the first failure in the order of `set`
     let mut failed: Vec<(usize, crate::element::ElementError)> = Vec::new();
+    let mut saved: Vec<(usize, ElementState)> = Vec::with_capacity(jobs.len());
     for job in jobs {
         if let Err(error) = job.result {
             failed.push((job.i, error));
         }
+        saved.push((job.i, job.saved));
     }
-    for &(i, order) in set {
-        if let Some(k) = failed.iter().position(|(j, _)| *j == i) {
-            let (_, error) = failed.swap_remove(k);
-            return Err(KinematicsError::Element { element: model.elements[i].name.clone(), error });
+    // the first failure in the order of `set`: an element's error, or a value not finite
+    for (k, &(i, order)) in set.iter().enumerate() {
+        let failure = match failed.iter().position(|(j, _)| *j == i) {
+            Some(p) => {
+                let (_, error) = failed.swap_remove(p);
+                Some(KinematicsError::Element { element: model.elements[i].name.clone(), error })
+            }
+            None => check_finite(model, data, i, order.min(Order::Gradient)).err(),
+        };
+        if let Some(failure) = failure {
+            for &(j, _) in set[k + 1..].iter().filter(|(j, _)| !set[..=k].iter().any(|(s, _)| s == j)) {
+                if let Some((_, state)) = saved.iter_mut().find(|(s, _)| *s == j) {
+                    data.states[j] = std::mem::take(state);
+                }
+                let entry = &model.elements[j];
+                let modes = entry.mode_offset..entry.mode_offset + entry.element.layout().n_modes();
+                data.e[modes.clone()].copy_from_slice(&e_before[modes]);
+            }
+            return Err(failure);
         }
-        check_finite(model, data, i, order.min(Order::Gradient))?;
     }
     Ok(())
 }
@@ -155,6 +184,8 @@ struct Job<'a> {
     de_own: Option<&'a mut [f64]>,
     h: &'a mut [f64],
     state: &'a mut ElementState,
+    /// The warm start before this evaluation (restored when an element before it failed).
+    saved: ElementState,
     result: Result<(), crate::element::ElementError>,
 }
 
@@ -162,6 +193,7 @@ impl Job<'_> {
     fn run(&mut self, model: &Model, x: &[f64], att_jac: &[crate::model::attach::Jacobian]) {
         let entry = &model.elements[self.i];
         let no = entry.own.len();
+        self.saved = self.state.snapshot();
         // the own coordinates, on the stack for the elements there are
         let mut stack = [0.0; 32];
         let mut heap = Vec::new();

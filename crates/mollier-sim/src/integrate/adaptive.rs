@@ -40,8 +40,14 @@ use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, add_wei
 pub struct Tolerances {
     /// Relative tolerance (1).
     pub rtol: f64,
-    /// Absolute tolerance, in each state's unit (rad or m, rad/s or m/s, m, 1).
+    /// Absolute tolerance, in each state's unit (rad or m, rad/s or m/s, m) but the activations.
     pub atol: f64,
+    /// Absolute tolerance of the activations (1), `None` (the default): `atol`. An activation
+    /// error of 1e-3 moves a muscle's force by at most 0.1 % of its `F_max`: `Some(1e-3)` takes
+    /// 0.87 of the default's evaluations on the flexion (docs/performance.md).
+    pub atol_activation: Option<f64>,
+    /// The step-size controller.
+    pub controller: Controller,
     /// The longest step (s).
     pub max_step: f64,
     /// The first step tried (s).
@@ -59,11 +65,31 @@ pub struct Tolerances {
 }
 
 impl Default for Tolerances {
-    /// `rtol` 1e-3, `atol` 1e-5, steps up to 20 ms, the first 0.5 ms, the whole linearization at
-    /// every evaluation.
+    /// `rtol` 1e-3, `atol` 1e-5 (the activations too), Gustafsson's controller, steps up to
+    /// 20 ms, the first 0.5 ms, the whole linearization at every evaluation.
     fn default() -> Self {
-        Self { rtol: 1e-3, atol: 1e-5, max_step: 0.02, first_step: 5e-4, jacobian_every: None }
+        Self {
+            rtol: 1e-3,
+            atol: 1e-5,
+            atol_activation: None,
+            controller: Controller::Gustafsson,
+            max_step: 0.02,
+            first_step: 5e-4,
+            jacobian_every: None,
+        }
     }
+}
+
+/// How the next step's length follows the error norms `e` (relative to the tolerance) of a
+/// method whose error estimate is of order `k = 3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Controller {
+    /// `h (1/e_n)^(1/k)`, with a safety factor 0.8.
+    Elementary,
+    /// After an accepted step Gustafsson's PI controller, `h (1/e_n)^(0.7/k) (e_{n-1}/e_n)^(0.4/k)`
+    /// (Hairer & Wanner, IV.8), which damps the alternation of accepted and rejected steps the
+    /// elementary one falls into on the stiff muscle states; after a rejection the elementary one.
+    Gustafsson,
 }
 
 /// The counts and extremes of an adaptive run.
@@ -73,6 +99,9 @@ pub struct StepStats {
     pub accepted: usize,
     /// Steps rejected (the error above the tolerance, or a stage the kernel could not evaluate).
     pub rejected: usize,
+    /// Of the rejected steps, those with a stage the kernel could not evaluate (a path's anchor
+    /// inside its obstacle, positions without a solution).
+    pub failures: usize,
     /// The shortest accepted step (s).
     pub shortest: f64,
     /// The longest accepted step (s).
@@ -105,6 +134,8 @@ pub struct Adaptive {
     /// The last accepted step: its start, length, start state and `k1`, `k2`.
     last: Option<LastStep>,
     stats: StepStats,
+    /// The error norm of the last accepted step (0 before the first; at least 1e-4).
+    last_norm: f64,
 }
 
 impl Musculoskeletal<'_> {
@@ -275,7 +306,10 @@ impl Adaptive {
         u: Excitation<'_>,
         tol: Tolerances,
     ) -> Result<Self, SimError> {
-        if ![tol.rtol, tol.atol, tol.max_step, tol.first_step].iter().all(|v| *v > 0.0 && v.is_finite()) {
+        if ![tol.rtol, tol.atol, tol.atol_activation.unwrap_or(tol.atol), tol.max_step, tol.first_step]
+            .iter()
+            .all(|v| *v > 0.0 && v.is_finite())
+        {
             return Err(SimError::NonFinite("the tolerances must be positive and finite".into()));
         }
         let (xd, lin) = sys.consistent(ws, &state.x, state.t, u, &state.xd)?;
@@ -286,7 +320,7 @@ impl Adaptive {
         let stats = StepStats { evaluations: 1, jacobians: 1, shortest: f64::INFINITY, ..StepStats::default() };
         let kept_fv_q = without_muscle_stiffness(&lin);
         let h = tol.first_step.min(tol.max_step);
-        Ok(Self { h, tol, state, lin, kept_fv_q, since_jacobian: 0, last: None, stats })
+        Ok(Self { h, tol, state, lin, kept_fv_q, since_jacobian: 0, last: None, stats, last_norm: 0.0 })
     }
 
     /// The current state (the end of the last accepted step) and its consistent rate.
@@ -361,6 +395,7 @@ impl Adaptive {
                 Ok((.., norm)) => (norm, false),
                 // a stage the kernel cannot evaluate (a wild guess of the positions): shorter
                 Err(e) => {
+                    self.stats.failures += 1;
                     failure = Some(e);
                     (f64::INFINITY, false)
                 }
@@ -368,10 +403,19 @@ impl Adaptive {
             if !done {
                 self.stats.rejected += 1;
             }
-            // third-order error estimate: the step scales with norm^(-1/3). (A PI controller,
-            // Gustafsson's exponents, and steps ended on the excitations' kinks were tried on the
-            // flexion: docs/performance.md)
-            let factor = if norm == 0.0 { 5.0 } else { (0.8 * norm.powf(-1.0 / 3.0)).clamp(0.1, 5.0) };
+            // third-order error estimate, k = 3 (Controller)
+            let pi = self.tol.controller == Controller::Gustafsson;
+            let factor = if norm == 0.0 {
+                5.0
+            } else if pi && done && self.last_norm > 0.0 {
+                0.8 * norm.powf(-0.7 / 3.0) * (self.last_norm / norm).powf(0.4 / 3.0)
+            } else {
+                0.8 * norm.powf(-1.0 / 3.0)
+            }
+            .clamp(0.1, 5.0);
+            if done {
+                self.last_norm = norm.max(1e-4);
+            }
             let factor = if done { factor } else { factor.min(0.5) };
             self.h = (h * factor).min(self.tol.max_step);
             if done {
@@ -470,7 +514,10 @@ impl Adaptive {
         let norm = (0..l.len())
             .map(|i| {
                 let e = weight(i) * err[i];
-                (e / (atol + rtol * (weight(i) * x[i]).abs().max((weight(i) * xn[i]).abs()))).abs()
+                // the activations (1) to their own absolute tolerance
+                let atol = if i >= l.a() { self.tol.atol_activation.unwrap_or(atol) } else { atol };
+                let tol = atol + rtol * (weight(i) * x[i]).abs().max((weight(i) * xn[i]).abs());
+                (e / tol).abs()
             })
             .fold(0.0f64, |m, v| if v.is_nan() { f64::INFINITY } else { m.max(v) });
         Ok((xn, f2, lin2, k1, k2, norm))

@@ -10,7 +10,7 @@ use mollier_sim::{Musculoskeletal, Tolerances};
 
 use super::*;
 use crate::dynamics::InverseDynamicsRun;
-use crate::{Excitations, ForwardRun};
+use crate::{Excitations, ForwardOptions, ForwardRun};
 
 fn model(name: &str) -> Compiled {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/mechanisms").join(name);
@@ -24,7 +24,8 @@ fn tight() -> Tolerances {
 /// The states `(t, x, ẋ)` of an error-controlled run of `c` under `loads` at `times` (s): the
 /// integrator's accepted states, whose rates are consistent with the equations of motion.
 fn simulate(c: &Compiled, loads: &ExternalLoads, times: &[f64]) -> Vec<(f64, Vec<f64>, Vec<f64>)> {
-    let mut run = ForwardRun::adaptive_loaded(c, Excitations::zero(c), tight(), Some(loads)).expect("it starts");
+    let mut run = ForwardRun::new(c, Excitations::zero(c), ForwardOptions::adaptive(tight()).with_loads(Some(loads)))
+        .expect("it starts");
     times
         .iter()
         .map(|&t| {
