@@ -298,7 +298,7 @@ impl Element for PathPoint {
                 for a in 0..4 {
                     for bb in 0..4 {
                         if qk[a][bb] != 0.0 {
-                            s = s + *dj * x[LAMBDA + a] * x[LAMBDA + bb] * HyperHyperDual64::from(qk[a][bb]);
+                            s += *dj * x[LAMBDA + a] * x[LAMBDA + bb] * HyperHyperDual64::from(qk[a][bb]);
                         }
                     }
                 }
