@@ -14,7 +14,7 @@
 //! (the solve's unknowns) and, on attached ones, the part their frames' rates give without
 //! their own third order: an attached point `p = o + R(λ) r` is quadratic in `λ`, so
 //! `p_vvw = o_vvw + J λ_vvw + B(λ_vv, λ_w) + 2 B(λ_vw, λ_v)` (`B` the bilinear second
-//! derivative, [`crate::model::attach`]). One solve with `D_cc`'s factors, `n_q` right-hand
+//! derivative of the attachments). One solve with `D_cc`'s factors, `n_q` right-hand
 //! sides.
 //!
 //! Which elements give third order: every built-in element written over
