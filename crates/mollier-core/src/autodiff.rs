@@ -5,7 +5,7 @@
 //! is exact to rounding, and slower than analytic derivatives: use it to check them, or to ship
 //! an element quickly.
 
-use num_dual::{Dual64, HyperDual64};
+use num_dual::{Dual64, HyperDual64, HyperHyperDual64};
 
 use crate::element::{Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, Order};
 
@@ -59,6 +59,32 @@ pub fn derivatives<E: Deformations + ?Sized>(
     Ok((e, de, d2e))
 }
 
+/// [`Element::third_order`] of an element written over [`Deformations`]: its deformations over
+/// `HyperHyperDual64`, `Ok(true)`.
+pub fn third_order<E: Deformations + ?Sized>(
+    element: &E,
+    x: &[HyperHyperDual64],
+    e: &mut [HyperHyperDual64],
+) -> Result<bool, ElementError> {
+    element.deformations(x, e).map(|()| true)
+}
+
+/// [`Element::third_order`] by [`third_order`], for an element that implements
+/// [`Deformations`]: write `mollier_core::third_order_by_deformations!();` inside its
+/// `impl Element`.
+#[macro_export]
+macro_rules! third_order_by_deformations {
+    () => {
+        fn third_order(
+            &self,
+            x: &[$crate::HyperHyperDual64],
+            e: &mut [$crate::HyperHyperDual64],
+        ) -> Result<bool, $crate::ElementError> {
+            $crate::autodiff::third_order(self, x, e)
+        }
+    };
+}
+
 /// Makes an [`Element`] of a [`Deformations`] by automatic differentiation.
 #[derive(Debug, Clone)]
 pub struct AutoDiff<E>(pub E);
@@ -96,5 +122,8 @@ impl<E: Deformations> Element for AutoDiff<E> {
             }
         }
         Ok(())
+    }
+    fn third_order(&self, x: &[HyperHyperDual64], e: &mut [HyperHyperDual64]) -> Result<bool, ElementError> {
+        third_order(&self.0, x, e)
     }
 }

@@ -15,6 +15,8 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
 
+use num_dual::HyperHyperDual64;
+
 use crate::ids::NodeId;
 use crate::scalar::Real;
 
@@ -497,6 +499,16 @@ pub trait Element: ElementInfo {
     /// element does not implement it: the kernel then solves for the rates.
     fn place_rates(&self, x: &[f64], known: u64, e: &[f64], r: Rates<'_>) -> Result<bool, ElementError> {
         let _ = (x, known, e, r);
+        Ok(false)
+    }
+
+    /// The deformations over third-order hyper-dual numbers, for the third-order transfer
+    /// functions ([`crate::transfer3`]): write `e` (one per mode) from the local coordinates
+    /// `x` (`n_local`) and answer `Ok(true)`. An element written over [`Deformations`] answers
+    /// with [`crate::autodiff::third_order`]; the default, `Ok(false)`, leaves it without them
+    /// (third order then refuses a model where it constrains).
+    fn third_order(&self, x: &[HyperHyperDual64], e: &mut [HyperHyperDual64]) -> Result<bool, ElementError> {
+        let _ = (x, e);
         Ok(false)
     }
 }

@@ -36,9 +36,13 @@ pub mod terms;
 
 // the algorithms' modules by their names of before, so that `mollier_core::kinematics::...`
 // and the others keep working
-pub use algorithm::{diagnostics, dynamics, kinematics, linearize, parallel, screws, stiffness, transfer};
+pub use algorithm::{
+    diagnostics, dynamics, kinematics, linearize, parallel, screws, stiffness, transfer, transfer3,
+};
 pub use linalg::dense;
 pub use model::topology;
+/// The third-order hyper-dual number of [`Element::third_order`].
+pub use num_dual::HyperHyperDual64;
 
 pub use data::{Data, n_pairs, pair_index};
 pub use diagnostics::{Involved, WellPosedness, well_posedness};

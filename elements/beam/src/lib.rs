@@ -120,6 +120,7 @@ impl ElementInfo for Beam {
 }
 
 impl Element for Beam {
+    mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
         let [xp, yp, zp] = &self.tp;
         let [_, yq, zq] = &self.tq;

@@ -161,6 +161,7 @@ impl ElementInfo for CardanJoint {
 }
 
 impl Element for CardanJoint {
+    mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
         if x.len() != N {
             return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));

@@ -252,6 +252,7 @@ impl ElementInfo for BallSocketResistance {
 }
 
 impl Element for BallSocketResistance {
+    mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
         if x.len() != N {
             return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));

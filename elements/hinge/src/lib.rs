@@ -117,6 +117,7 @@ impl ElementInfo for Hinge {
 const FLIPPED: &str = "the hinge axes are misaligned by 90° or more";
 
 impl Element for Hinge {
+    mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
         let (lp, lq) = (quat_at(x, 0), quat_at(x, 4));
         let [xp, yp, zp] = &self.tp;

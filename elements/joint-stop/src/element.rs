@@ -106,6 +106,7 @@ impl ElementInfo for JointStop {
 }
 
 impl Element for JointStop {
+    mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
         if x.len() != N {
             return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));

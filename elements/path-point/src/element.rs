@@ -1,11 +1,11 @@
 //! The PATH-POINT element: layout, initialization, evaluation with exact derivatives.
 
-use mollier_core::NodeId;
 use mollier_core::element::{
     Drawing, Element, ElementError, ElementInfo, ElementState, Evaluation, Layout, ModeInfo, NodeKind, Order, Rates,
 };
 use mollier_core::geometry::{Vec3, quat_at, rotate, rotate_rates, vec3_at};
 use mollier_core::registry::Frame;
+use mollier_core::{HyperHyperDual64, NodeId};
 
 use crate::function::Function;
 
@@ -144,6 +144,23 @@ impl PathPoint {
     }
 }
 
+/// `f(q)` for the hyper-hyper-dual `q` from `f`'s value and first three derivatives at `q.re`:
+/// the chain rule to third order.
+fn compose(q: &HyperHyperDual64, [f0, f1, f2, f3]: [f64; 4]) -> HyperHyperDual64 {
+    HyperHyperDual64::new(
+        f0,
+        f1 * q.eps1,
+        f1 * q.eps2,
+        f1 * q.eps3,
+        f1 * q.eps1eps2 + f2 * q.eps1 * q.eps2,
+        f1 * q.eps1eps3 + f2 * q.eps1 * q.eps3,
+        f1 * q.eps2eps3 + f2 * q.eps2 * q.eps3,
+        f1 * q.eps1eps2eps3
+            + f2 * (q.eps1 * q.eps2eps3 + q.eps2 * q.eps1eps3 + q.eps3 * q.eps1eps2)
+            + f3 * q.eps1 * q.eps2 * q.eps3,
+    )
+}
+
 /// `Q_k(d)`: the symmetric 4 x 4 matrix with `λᵀ Q_k(d) λ = (R(λ)ᵀ d)_k`, linear in `d`.
 fn quad(k: usize, d: &Vec3) -> [[f64; 4]; 4] {
     let mut q = [[0.0; 4]; 4];
@@ -255,6 +272,44 @@ impl Element for PathPoint {
             dk.add_hess_diag(jo, jn, &h, -1.0);
         }
         Ok(())
+    }
+
+    /// `λᵀ Q_k(p − b) λ − t_k(q)` over hyper-hyper-dual numbers, `q` from the joint's own third
+    /// order, `t_k` composed with its first three derivatives.
+    fn third_order(&self, x: &[HyperHyperDual64], e: &mut [HyperHyperDual64]) -> Result<bool, ElementError> {
+        let zero = HyperHyperDual64::from(0.0);
+        let c = &self.coordinate;
+        let (jo, jn) = self.joint;
+        let mut ej = vec![zero; c.element.layout().n_modes()];
+        if !c.element.third_order(&x[jo..jo + jn], &mut ej)? {
+            return Ok(false);
+        }
+        let q = ej[c.mode] * HyperHyperDual64::from(c.scale) + HyperHyperDual64::from(c.at);
+        let active = self.is_active(q.re);
+        let re: Vec<f64> = x.iter().map(|v| v.re).collect();
+        let (_, weights) = self.base(&re, active);
+        let b = [0, 1, 2].map(|i| weights.iter().fold(zero, |s, &(o, w)| s + x[o + i] * HyperHyperDual64::from(w)));
+        let d = [0, 1, 2].map(|i| x[POINT + i] - b[i]);
+        let t = self.location(q.re, active);
+        for (k, ek) in e.iter_mut().enumerate().take(3) {
+            let mut s = zero;
+            for (j, dj) in d.iter().enumerate() {
+                let qk = quad(k, &[0, 1, 2].map(|i| if i == j { 1.0 } else { 0.0 }));
+                for a in 0..4 {
+                    for bb in 0..4 {
+                        if qk[a][bb] != 0.0 {
+                            s += *dj * x[LAMBDA + a] * x[LAMBDA + bb] * HyperHyperDual64::from(qk[a][bb]);
+                        }
+                    }
+                }
+            }
+            let third = match (&self.location, active) {
+                (Location::Moving(fs), true) => fs[k].third(q.re),
+                _ => 0.0,
+            };
+            *ek = s - compose(&q, [t[k][0], t[k][1], t[k][2], third]);
+        }
+        Ok(true)
     }
 
     /// The point from its body and its joint with its offsets held, `x_P = b + R(λ) (e + t(q))`;

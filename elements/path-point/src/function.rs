@@ -61,6 +61,32 @@ impl Function {
         }
     }
 
+    /// The third derivative at `x` (a spline's: that of the piece holding `x`, 0 beyond the
+    /// knots), for the third-order transfer functions.
+    pub fn third(&self, x: f64) -> f64 {
+        match self {
+            Function::Constant(_) | Function::Linear { .. } => 0.0,
+            Function::Polynomial(c) => {
+                let (mut p, mut dp, mut ddp, mut dddp) = (0.0, 0.0, 0.0, 0.0);
+                for k in c {
+                    dddp = dddp * x + 3.0 * ddp;
+                    ddp = ddp * x + 2.0 * dp;
+                    dp = dp * x + p;
+                    p = p * x + k;
+                }
+                dddp
+            }
+            Function::Spline(s) => {
+                let n = s.x.len();
+                if x < s.x[0] || x > s.x[n - 1] {
+                    return 0.0;
+                }
+                6.0 * s.d[s.x.partition_point(|k| *k <= x).saturating_sub(1).min(n - 1)]
+            }
+            Function::Multiplier(k, f) => k * f.third(x),
+        }
+    }
+
     /// The value when it does not depend on the variable: a `Constant`, or a
     /// `MultiplierFunction` of one (OpenSim's ScaleTool scales a constant axis so).
     pub fn constant(&self) -> Option<f64> {

@@ -137,6 +137,7 @@ impl ElementInfo for SoftContact {
 }
 
 impl Element for SoftContact {
+    mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
         let p = self.local_point(x);
         let a2 = self.axes.map(|a| a * a);

@@ -124,6 +124,7 @@ impl ElementInfo for Surface {
 }
 
 impl Element for Surface {
+    mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
         let (p, pr) = self.projection(x)?;
         out.e[0] = pr.distance - self.d0;

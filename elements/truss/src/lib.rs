@@ -55,6 +55,7 @@ impl ElementInfo for Truss {
 }
 
 impl Element for Truss {
+    mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
         let l = terms::distance(&mut out.mode(0), x, 0, 3, 1.0)?;
         out.e[0] = l - self.l0;

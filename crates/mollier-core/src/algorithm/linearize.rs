@@ -10,12 +10,12 @@
 //! - `∂r/∂v̇ = M̄`, exact;
 //! - `∂r/∂v = ∂c/∂v + DF_eᵀ (∂σ/∂ė) DF_e`, exact: `c` is quadratic in `v`, so
 //!   `∂c/∂v_k = DF_xᵀ (2 M D²F_x(v, e_k) + ∂h/∂ẋ · DF_x e_k)`;
-//! - `∂r/∂q`, exact in everything that does not grow with the velocities: the inertia forces of
-//!   `v̇` (through `∂DF_x/∂q = D²F_x` and `∂M/∂q`), the loads, and the laws' stresses, elastic
-//!   (`D²F_eᵀ σ + DF_eᵀ (∂σ/∂e) DF_e`) and viscous (`DF_eᵀ (∂σ/∂ė) D²F_e(v, ·)`).
-//!   `∂c/∂q` would need third-order transfer functions and is left out: it is of order `|v|²`,
-//!   never stiff, and an implicit step stays first-order accurate with it missing (a W-method).
-//!   At rest the partial is exact.
+//! - `∂r/∂q`, exact: the inertia forces of `v̇` (through `∂DF_x/∂q = D²F_x` and `∂M/∂q`), the
+//!   loads, the laws' stresses, elastic (`D²F_eᵀ σ + DF_eᵀ (∂σ/∂e) DF_e`) and viscous
+//!   (`DF_eᵀ (∂σ/∂ė) D²F_e(v, ·)`), and the velocity forces `c`:
+//!   `∂c/∂q_k = D²F_x(e_k, ·)ᵀ f_in + DF_xᵀ (∂f_in/∂x DF_x e_k + ∂f_in/∂ẋ D²F_x(v, e_k) +
+//!   M D³F_x(v, v, e_k))` with `f_in = h(ẋ) + M D²F_x(v, v)`, the third-order transfer
+//!   functions from [`crate::transfer3`] (formed only when `v ≠ 0`).
 //!
 //! Forces along modes that the caller models (muscles on their paths) add their geometric
 //! stiffness `Σ_k w_k ∂²e_k/∂q²` ([`linearize_motion_with`], [`crate::stiffness`]). No
@@ -32,7 +32,7 @@ use crate::algorithm::dynamics::{
 };
 use crate::algorithm::error::KinematicsError;
 use crate::algorithm::evaluate::evaluate_elements;
-use crate::algorithm::transfer;
+use crate::algorithm::{transfer, transfer3};
 use crate::data::{Data, shaped};
 use crate::element::Order;
 use crate::geometry::{g_matrix, quat_at};
@@ -47,7 +47,7 @@ pub struct MotionLinearization {
     pub residual: Vec<f64>,
     /// `∂r/∂v̇ = M̄` (n_q x n_q).
     pub mass: Mat<f64>,
-    /// `∂r/∂q` (n_q x n_q), without `∂c/∂q` (see the module's doc).
+    /// `∂r/∂q` (n_q x n_q).
     pub d_q: Mat<f64>,
     /// `∂r/∂v` (n_q x n_q).
     pub d_v: Mat<f64>,
@@ -75,8 +75,8 @@ fn four(f: impl Fn(usize) -> f64) -> [f64; 4] {
 /// The equations of motion's residual and partials at input coordinates `q` (positions solved
 /// by the caller: `data` must hold the solution for `q`), rates `v` and accelerations `vdot`
 /// (n_q each), with no driving forces. Computes the first-order transfer functions and sets the
-/// velocities `ẋ`, `ė` in `data`; the second-order terms are formed without `D²F` (see the
-/// module's doc).
+/// velocities `ẋ`, `ė` in `data`; the second-order terms are formed without the whole `D²F`
+/// (see the module's doc).
 pub fn linearize_motion(
     model: &Model,
     data: &mut Data,
@@ -146,7 +146,10 @@ pub fn linearize_motion_loaded(
     let (mut d2, mut d2e_v) =
         (std::mem::replace(&mut data.work.d2_dirs, Mat::new()), std::mem::take(&mut data.work.d2e_v));
     shaped(&mut d2, nx, 2 * nq);
-    let directions = transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2);
+    // and D³F_x(v, v, e_k), for ∂/∂q of the velocity forces (0 at rest)
+    let (moving, mut d3) = (v.iter().any(|a| *a != 0.0), Mat::<f64>::new());
+    let directions = transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2)
+        .and_then(|()| if moving { transfer3::third_order_with(model, data, v, &xd, &d2, &mut d3) } else { Ok(()) });
     if let Err(e) = directions {
         data.work.d2_dirs = d2;
         data.work.d2e_v = d2e_v;
@@ -187,11 +190,18 @@ pub fn linearize_motion_loaded(
     let mut weight = std::mem::take(&mut data.work.x_nodal);
     weight.clear();
     weight.resize(nx, 0.0);
+    // the velocity forces' inertia weights D²F_x too: c = DF_xᵀ f_in(x, ẋ, D²F_x(v, v))
+    for (w, f) in weight.iter_mut().zip(&data.work.x_inertia) {
+        *w += f;
+    }
     let mut modes: Vec<(ModeId, f64)> = geometric.to_vec();
     // a node's rows of DF_x (n_q values each, one after the other)
     let mut rows = vec![0.0; 4 * nq];
     add_mass_partials(model, data, &d2, vdot, &mut rows, &mut weight, &mut d_q, &mut d_v);
     add_rotor_partials(model, data, &d2, v, vdot, &mut rows, &mut weight, &mut d_q, &mut d_v);
+    if moving {
+        add_velocity_force_partials(model, data, [&d2, &d3], [&xd, &xdd], &mut rows, &mut d_q);
+    }
     add_load_partials(model, data, extra, &mut rows, &mut weight, &mut d_q);
     add_law_partials(model, data, &ed, &d2e_v, &mut residual, &mut modes, &mut d_q, &mut d_v);
     (data.xd, data.ed, data.work.x_step) = (xd, ed, xa);
@@ -199,6 +209,15 @@ pub fn linearize_motion_loaded(
     data.work.d2_dirs = d2;
     data.work.d2e_v = d2e_v;
     let stiffness = crate::algorithm::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q);
+    if stiffness.is_ok() && moving {
+        // the force kept for kinetostatics is without the velocities' inertia, which
+        // `kinetostatic_stresses` adds itself
+        let mut fin = data.work.x_inertia.clone();
+        model.attachments.pull_back(&data.att_jac, &mut fin);
+        for (f, v) in data.work.stiffness.force.iter_mut().zip(&fin) {
+            *f -= v;
+        }
+    }
     data.work.x_nodal = weight;
     stiffness?;
     Ok(MotionLinearization { residual, mass, d_q, d_v, velocity_accelerations: xdd })
@@ -355,6 +374,57 @@ fn add_rotor_partials(
                 dq_col[i] += dfi[0] * tq[0] + dfi[1] * tq[1] + dfi[2] * tq[2] + dfi[3] * tq[3];
                 dv_col[i] += dfi[0] * tv[0] + dfi[1] * tv[1] + dfi[2] * tv[2] + dfi[3] * tv[3];
             }
+        }
+    }
+}
+
+/// `DF_xᵀ ∂f_in/∂q_k` of the velocity forces `f_in(x, ẋ, ẍ_v)` at the masses and rotors, into
+/// `d_q`: through `ẍ_v = D²F_x(v, v)` (`d3` holds `D³F_x(v, v, e_k)`), through `ẋ = DF_x v`
+/// (`d2` holds `D²F_x(v, e_k)`) and, for a rotor, through `λ` (`M_λ` and `h`); `[d2, d3]`,
+/// `[ẋ, D²F_x(v, v)]` (n_x each); `rows` is room for 4 n_q. (`D²F_xᵀ f_in` goes with the
+/// weights.)
+fn add_velocity_force_partials(
+    model: &Model,
+    data: &Data,
+    [d2, d3]: [&Mat<f64>; 2],
+    [xd, xvv]: [&[f64]; 2],
+    rows: &mut [f64],
+    d_q: &mut Mat<f64>,
+) {
+    let nq = model.n_q();
+    let (dynamics, x) = (&model.dynamics, &data.x);
+    let mut add = |o: usize, len: usize, rows: &mut [f64], t: &[f64], k: usize| {
+        rows_of(data, nq, o, len, rows);
+        for (i, d) in d_q.col_as_slice_mut(k).iter_mut().enumerate() {
+            *d += (0..len).map(|a| rows[a * nq + i] * t[a]).sum::<f64>();
+        }
+    };
+    for &(node, m) in &dynamics.masses {
+        let o = model.nodes[node.index()].offset;
+        for k in 0..nq {
+            let t = [0, 1, 2].map(|a| m * d3[(o + a, k)]);
+            add(o, 3, rows, &t, k);
+        }
+    }
+    for (node, j) in &dynamics.rotors {
+        let o = model.nodes[node.index()].offset;
+        let (l, ld, la) = (quat_at(x, o), quat_at(xd, o), quat_at(xvv, o));
+        let jg_ld = j_gbar_times(j, &l, &ld);
+        let jg_la = j_gbar_times(j, &l, &la);
+        for k in 0..nq {
+            let dl = four(|a| data.df_x[(o + a, k)]);
+            let dld = four(|a| d2[(o + a, k)]);
+            let dla = four(|a| d3[(o + a, k)]);
+            // f_in = 4 Ḡ(λ)ᵀ J Ḡ(λ) ẍ_λ + 8 Ḡ(λ̇)ᵀ J Ḡ(λ) λ̇, differentiated in λ, λ̇ and ẍ_λ
+            let (m1, m2, m3) =
+                (gbar_t_times(&dl, &jg_la), gbar_t_j_gbar_times(&l, j, &dl, &la), gbar_t_j_gbar_times(&l, j, &l, &dla));
+            let (h1, h2, h3) = (
+                gbar_t_j_gbar_times(&ld, j, &dl, &ld),
+                gbar_t_times(&dld, &jg_ld),
+                gbar_t_j_gbar_times(&ld, j, &l, &dld),
+            );
+            let t = four(|a| 4.0 * (m1[a] + m2[a] + m3[a]) + 8.0 * (h1[a] + h2[a] + h3[a]));
+            add(o, 4, rows, &t, k);
         }
     }
 }

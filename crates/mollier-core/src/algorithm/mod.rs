@@ -1,7 +1,7 @@
 //! The algorithms, free functions `algo(&model, &mut data, ...)` over a [`crate::Model`] and its
 //! [`crate::Data`], in floors: an element's evaluation (`local`), the elements on threads
 //! ([`parallel`]), the model's evaluation and `D_cc` (`evaluate`), the well-posedness
-//! ([`diagnostics`]), `D_cc`'s solves (`solve`), the transfer functions ([`transfer`]), the
+//! ([`diagnostics`]), `D_cc`'s solves (`solve`), the transfer functions ([`transfer`], third order [`transfer3`]), the
 //! predictor and Newton-Raphson ([`kinematics`]), then [`dynamics`], [`stiffness`] and
 //! [`linearize`].
 
@@ -19,4 +19,5 @@ pub mod screws;
 pub(crate) mod solve;
 pub mod stiffness;
 pub mod transfer;
+pub mod transfer3;
 pub(crate) mod well_posed;

@@ -44,4 +44,12 @@ impl Element for EulerNorm {
         }
         Ok(())
     }
+    fn third_order(
+        &self,
+        x: &[num_dual::HyperHyperDual64],
+        e: &mut [num_dual::HyperHyperDual64],
+    ) -> Result<bool, ElementError> {
+        e[0] = x[..4].iter().map(|v| *v * *v).sum::<num_dual::HyperHyperDual64>() - 1.0;
+        Ok(true)
+    }
 }

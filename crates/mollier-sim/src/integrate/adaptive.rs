@@ -23,9 +23,8 @@
 //! error = h (k1 − 2 k2 + k3) / 6
 //! x(t_n + θ h) = x_n + h (θ (1 − θ) k1 + θ (θ − 2d) k2) / (1 − 2d)
 //! ```
-//! The formula is a W-method: second order with any Jacobian, so the one term the Jacobian
-//! leaves out (`∂c/∂q`, of order `|v|²`), the inertia's partial taken at the guessed `v̇` and the
-//! kernel blocks kept from an earlier step do not lower it.
+//! The formula is a W-method: second order with any Jacobian, so the inertia's partial taken at
+//! the guessed `v̇` and the kernel blocks kept from an earlier step do not lower it.
 
 use faer::Mat;
 use mollier_core::dynamics::{bias_forces, mass_matrix};

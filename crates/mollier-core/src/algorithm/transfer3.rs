@@ -1,0 +1,139 @@
+//! Third-order geometric transfer functions in a direction, `D³F_x(v, v, e_k)` for every input
+//! `k`: what `∂/∂q` of the velocity forces `c = DF_xᵀ M D²F_x(v, v)` needs.
+//!
+//! Differentiating the constraints `e_r(x(q)) = const` three times, along `v`, `v` and `w`
+//! (the SPACAR structure of van der Helm 1994, eq. 3-5, one order further):
+//! ```text
+//! D_cc x_vvw = −[ ∇e_r · x_vvw|known + H_r(x_vv, x_w) + 2 H_r(x_vw, x_v) + T_r(x_v, x_v, x_w) ]_r
+//! ```
+//! with `x_v = DF_x v`, `x_vv = D²F_x(v, v)`, `x_w = DF_x w`, `x_vw = D²F_x(v, w)` and `T_r` the
+//! element's third derivatives. The bracket is one evaluation of each constraint element over
+//! hyper-hyper-dual numbers (`x + ε1 x_v + ε2 x_v + ε3 x_w + ε1ε2 x_vv + (ε1ε3 + ε2ε3) x_vw +
+//! ε1ε2ε3 x_vvw|known`: its `ε1ε2ε3` part), on the element's own coordinates
+//! ([`crate::element::Element::third_order`]). `x_vvw|known` is 0 on the dependent coordinates
+//! (the solve's unknowns) and, on attached ones, the part their frames' rates give without
+//! their own third order: an attached point `p = o + R(λ) r` is quadratic in `λ`, so
+//! `p_vvw = o_vvw + J λ_vvw + B(λ_vv, λ_w) + 2 B(λ_vw, λ_v)` (`B` the bilinear second
+//! derivative of the attachments). One solve with `D_cc`'s factors, `n_q` right-hand
+//! sides.
+//!
+//! Which elements give third order: every built-in element written over
+//! [`crate::element::Deformations`] (truss, hinge, beam, surface, Engin joint,
+//! cardan and flexion-torsion joints, joint stop, soft contact) by dual numbers, and the
+//! Euler-parameter norm in closed form. A constraint element without it is refused.
+
+use faer::Mat;
+use num_dual::HyperHyperDual64;
+
+use crate::algorithm::error::KinematicsError;
+use crate::algorithm::solve::solve_unchecked;
+use crate::algorithm::transfer::{first_order, second_order_directions};
+use crate::data::{Data, shaped};
+use crate::element::ElementError;
+use crate::model::Model;
+
+/// `D³F_x(v, v, e_k)` (n_x x n_q, column `k`; m/rad³ or 1/rad³ per coordinate) at the solved
+/// configuration, for input rates `v` (n_q), into `out`. Forms `DF` and `D²F_x(v, e_k)` first.
+pub fn third_order(model: &Model, data: &mut Data, v: &[f64], out: &mut Mat<f64>) -> Result<(), KinematicsError> {
+    if v.len() != model.n_q() {
+        return Err(KinematicsError::InputLength { expected: model.n_q(), got: v.len() });
+    }
+    first_order(model, data)?;
+    let (nx, nq) = (model.n_x(), model.n_q());
+    let mut xv = vec![0.0; nx];
+    for (k, vk) in v.iter().enumerate() {
+        for (a, d) in xv.iter_mut().zip(data.df_x.col_as_slice(k)) {
+            *a += vk * d;
+        }
+    }
+    let mut d2 = Mat::<f64>::zeros(nx, nq);
+    let all: Vec<usize> = (0..model.attachments.list.len()).collect();
+    second_order_directions(model, data, &[&xv], &all, &mut d2)?;
+    third_order_with(model, data, v, &xv, &d2, out)
+}
+
+/// [`third_order`] from `x_v = DF_x v` (n_x) and `d2`, whose first `n_q` columns are
+/// `D²F_x(v, e_k)` (n_x each; their dependent rows are read, the attached ones formed here), at
+/// a configuration whose `DF` is current ([`first_order`]).
+pub(crate) fn third_order_with(
+    model: &Model,
+    data: &mut Data,
+    v: &[f64],
+    xv: &[f64],
+    d2: &Mat<f64>,
+    out: &mut Mat<f64>,
+) -> Result<(), KinematicsError> {
+    let (nx, nq, nc) = (model.n_x(), model.n_q(), model.n_unknowns());
+    let (att, jac) = (&model.attachments, &data.att_jac);
+    let mut xv = xv.to_vec();
+    att.rates(jac, &mut xv, None);
+    // x_vv = Σ_k v_k D²F_x(v, e_k), its attached rows from their frames'
+    let mut xvv = vec![0.0; nx];
+    for (k, vk) in v.iter().enumerate() {
+        for (a, d) in xvv.iter_mut().zip(d2.col_as_slice(k)) {
+            *a += vk * d;
+        }
+    }
+    att.second(jac, &mut xvv, &xv, &xv);
+    let mut rhs = Mat::<f64>::zeros(nc, nq);
+    // per input: x_vw with its attached rows, and x_vvw|known (attached rows only)
+    let mut known = Mat::<f64>::zeros(nx, nq);
+    let (mut xvw, mut z) = (vec![0.0; nx], vec![0.0; nx]);
+    let mut own: Vec<HyperHyperDual64> = Vec::new();
+    let mut e: Vec<HyperHyperDual64> = Vec::new();
+    for k in 0..nq {
+        let xw = data.df_x.col_as_slice(k);
+        xvw.copy_from_slice(&d2.col_as_slice(k)[..nx]);
+        att.second(jac, &mut xvw, &xv, xw);
+        let n = known.col_as_slice_mut(k);
+        att.second(jac, n, &xvv, xw);
+        z.fill(0.0);
+        att.second(jac, &mut z, &xvw, &xv);
+        for (a, b) in n.iter_mut().zip(&z) {
+            *a += 2.0 * b;
+        }
+        let n = known.col_as_slice(k);
+        let col = rhs.col_as_slice_mut(k);
+        for &i in &model.constraint_elements {
+            let entry = &model.elements[i];
+            if entry.own.iter().all(|&c| xw[c] == 0.0 && xvw[c] == 0.0 && n[c] == 0.0) {
+                continue;
+            }
+            own.clear();
+            own.extend(
+                entry
+                    .own
+                    .iter()
+                    .map(|&c| HyperHyperDual64::new(data.x[c], xv[c], xv[c], xw[c], xvv[c], xvw[c], xvw[c], n[c])),
+            );
+            e.clear();
+            e.resize(entry.element.layout().n_modes(), HyperHyperDual64::from(0.0));
+            let provided = entry.element.third_order(&own, &mut e);
+            let element_error = |error| KinematicsError::Element { element: entry.name.clone(), error };
+            if !provided.map_err(element_error)? {
+                let why =
+                    format!("`{}` has no third-order derivatives (Element::third_order)", entry.element.type_name());
+                return Err(element_error(ElementError::Other(why)));
+            }
+            for (a, ea) in e.iter().enumerate() {
+                if let Some(r) = model.mode_row[entry.mode_offset + a] {
+                    col[r] = -ea.eps1eps2eps3;
+                }
+            }
+        }
+    }
+    solve_unchecked(model, data, rhs.as_mut())?;
+    shaped(out, nx, nq);
+    for k in 0..nq {
+        let dst = out.col_as_slice_mut(k);
+        dst.fill(0.0);
+        for (d, &c) in rhs.col_as_slice(k).iter().zip(&model.dependent_coords) {
+            dst[c] = *d;
+        }
+        att.rates(&data.att_jac, dst, None);
+        for (a, b) in dst.iter_mut().zip(known.col_as_slice(k)) {
+            *a += b;
+        }
+    }
+    Ok(())
+}
