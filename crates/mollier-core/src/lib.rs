@@ -36,9 +36,7 @@ pub mod terms;
 
 // the algorithms' modules by their names of before, so that `mollier_core::kinematics::...`
 // and the others keep working
-pub use algorithm::{
-    diagnostics, dynamics, kinematics, linearize, parallel, screws, stiffness, transfer, transfer3,
-};
+pub use algorithm::{diagnostics, dynamics, kinematics, linearize, parallel, screws, stiffness, transfer, transfer3};
 pub use linalg::dense;
 pub use model::topology;
 /// The third-order hyper-dual number of [`Element::third_order`].
