@@ -149,6 +149,7 @@ fn the_elbow_muscles_jacobian_and_gradient_are_exact() {
             objective: Objective {
                 excitation: 0.7,
                 activation_cubed: 1.1,
+                contraction_rate: 0.9,
                 tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
                 ..Objective::default()
             },
