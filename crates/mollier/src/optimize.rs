@@ -218,6 +218,10 @@ pub struct ProblemSpec {
     /// States fixed at the start (the others start at the model's rest state).
     #[serde(default)]
     pub initial: BTreeMap<String, f64>,
+    /// The muscles' states at the start: `false` (default) fixed at the rest state, `true` free
+    /// (within their bounds), so that the start can hold the posture.
+    #[serde(default)]
+    pub free_initial_muscles: bool,
     /// States fixed at the end.
     #[serde(default, rename = "final")]
     pub final_state: BTreeMap<String, f64>,
@@ -497,6 +501,9 @@ impl OptimizeRun {
         let layout = system.layout();
         let state_bounds = self.state_bounds();
         let mut initial: Vec<Option<f64>> = rest.x.iter().map(|&v| Some(v)).collect();
+        if s.free_initial_muscles {
+            initial[layout.s()..].fill(None);
+        }
         for (k, v) in &s.initial {
             initial[index(k)] = Some(*v);
         }
