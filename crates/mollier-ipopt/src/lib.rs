@@ -74,6 +74,7 @@ type StrOptionFn = unsafe extern "C" fn(Problem, *mut c_char, *mut c_char) -> Bo
 type NumOptionFn = unsafe extern "C" fn(Problem, *mut c_char, Number) -> Bool;
 type IntOptionFn = unsafe extern "C" fn(Problem, *mut c_char, Index) -> Bool;
 type IntermediateFn = unsafe extern "C" fn(Problem, Intermediate) -> Bool;
+type ScalingFn = unsafe extern "C" fn(Problem, Number, *mut Number, *mut Number) -> Bool;
 type SolveFn = unsafe extern "C" fn(
     Problem,
     *mut Number,
@@ -93,6 +94,7 @@ struct Api {
     num_option: NumOptionFn,
     int_option: IntOptionFn,
     intermediate: IntermediateFn,
+    scaling: ScalingFn,
     solve: SolveFn,
 }
 
@@ -141,6 +143,7 @@ fn load() -> Result<Api, String> {
                 num_option: std::mem::transmute::<*mut c_void, NumOptionFn>(sym("AddIpoptNumOption")?),
                 int_option: std::mem::transmute::<*mut c_void, IntOptionFn>(sym("AddIpoptIntOption")?),
                 intermediate: std::mem::transmute::<*mut c_void, IntermediateFn>(sym("SetIntermediateCallback")?),
+                scaling: std::mem::transmute::<*mut c_void, ScalingFn>(sym("SetIpoptProblemScaling")?),
                 solve: std::mem::transmute::<*mut c_void, SolveFn>(sym("IpoptSolve")?),
             });
         }
@@ -207,6 +210,23 @@ pub trait Nlp {
     fn hessian(&mut self, _x: &[f64], _sigma: f64, _lambda: &[f64], _values: &mut [f64]) -> bool {
         false
     }
+    /// IPOPT's user scaling ([`Scaling`]), or `None` for IPOPT's own (gradient-based) scaling.
+    fn scaling(&self) -> Option<Scaling> {
+        None
+    }
+}
+
+/// IPOPT's user scaling (`SetIpoptProblemScaling`, `nlp_scaling_method = user-scaling`): IPOPT
+/// solves for `x̃ = D_x x` with `f̃ = d_f f` and `g̃ = D_g g`. A factor is the reciprocal of its
+/// quantity's typical size: a variable of typical size 0.01 m has 100 (1/m).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scaling {
+    /// `d_f`, the objective's factor.
+    pub objective: f64,
+    /// `D_x`, one factor per variable (n).
+    pub x: Vec<f64>,
+    /// `D_g`, one factor per constraint (m).
+    pub g: Vec<f64>,
 }
 
 /// An option for IPOPT (its documented names, e.g. `tol`, `max_iter`, `print_level`).
@@ -510,6 +530,15 @@ pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result
     }
     let (mut x_l, mut x_u, mut g_l, mut g_u) = (vec![0.0; n], vec![0.0; n], vec![0.0; m], vec![0.0; m]);
     nlp.bounds(&mut x_l, &mut x_u, &mut g_l, &mut g_u);
+    let scaling = nlp.scaling();
+    if let Some(sc) = &scaling {
+        let good = |v: &[f64]| v.iter().all(|f| f.is_finite() && *f > 0.0);
+        if sc.x.len() != n || sc.g.len() != m || !good(&sc.x) || !good(&sc.g) || !good(&[sc.objective]) {
+            return Err(Error::Invalid(format!(
+                "the scaling needs {n} and {m} positive finite factors, and one for the objective"
+            )));
+        }
+    }
     let nele_hess = hess.as_ref().map_or(0, Vec::len);
     let has_hess = hess.is_some();
     let mut ctx = Context { nlp, jac, hess, iterations: Vec::new(), panic: None };
@@ -546,6 +575,14 @@ pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result
     let mut all: Vec<(&str, Value)> = vec![("print_level", Value::Int(0)), ("sb", Value::Str("yes".into()))];
     if !has_hess {
         all.push(("hessian_approximation", Value::Str("limited-memory".into())));
+    }
+    if let Some(mut sc) = scaling {
+        // the caller's options come after, so `nlp_scaling_method` may still be overridden
+        all.push(("nlp_scaling_method", Value::Str("user-scaling".into())));
+        // SAFETY: arrays of n and m numbers; IPOPT copies them.
+        if unsafe { (api.scaling)(problem, sc.objective, sc.x.as_mut_ptr(), sc.g.as_mut_ptr()) } == 0 {
+            return Err(Error::Invalid("IPOPT refused the scaling".into()));
+        }
     }
     all.extend(options.iter().cloned());
     for (key, value) in &all {

@@ -3,7 +3,7 @@
 //! Hessian and with the limited-memory approximation; a panic in a callback comes back as an
 //! error.
 
-use mollier_ipopt::{Error, Nlp, Value, available, solve};
+use mollier_ipopt::{Error, Nlp, Scaling, Value, available, solve};
 
 /// Whether to run: IPOPT present, or a failure under CI=true (where `tools/install-ipopt` ran).
 fn ipopt_here(test: &str) -> bool {
@@ -20,6 +20,7 @@ fn ipopt_here(test: &str) -> bool {
 struct Hs071 {
     exact_hessian: bool,
     panic_in_gradient: bool,
+    scaling: Option<Scaling>,
 }
 
 impl Nlp for Hs071 {
@@ -74,6 +75,9 @@ impl Nlp for Hs071 {
         }
         true
     }
+    fn scaling(&self) -> Option<Scaling> {
+        self.scaling.clone()
+    }
 }
 
 const X_STAR: [f64; 4] = [1.0, 4.742_999_64, 3.821_149_98, 1.379_408_29];
@@ -84,7 +88,7 @@ fn hs071_reaches_the_known_optimum_with_the_exact_hessian_and_without() {
         return;
     }
     for exact in [true, false] {
-        let mut p = Hs071 { exact_hessian: exact, panic_in_gradient: false };
+        let mut p = Hs071 { exact_hessian: exact, panic_in_gradient: false, scaling: None };
         let s = solve(&mut p, &[1.0, 5.0, 5.0, 1.0], &[("tol", Value::Num(1e-9))]).expect("solves");
         assert!(s.converged(), "{}", s.status_name());
         assert!((s.objective - 17.014_017_140_2).abs() < 1e-7, "exact Hessian {exact}: f = {}", s.objective);
@@ -101,11 +105,45 @@ fn hs071_reaches_the_known_optimum_with_the_exact_hessian_and_without() {
 }
 
 #[test]
+fn user_scaling_reaches_ipopt_and_keeps_the_optimum() {
+    if !ipopt_here("hs071 scaling") {
+        return;
+    }
+    let scaled = |objective: f64| Scaling { objective, x: vec![1.0, 0.2, 0.25, 0.7], g: vec![0.04, 0.025] };
+    let run = |scaling: Scaling| {
+        let mut p = Hs071 { exact_hessian: true, panic_in_gradient: false, scaling: Some(scaling) };
+        solve(&mut p, &[1.0, 5.0, 5.0, 1.0], &[("tol", Value::Num(1e-9))]).expect("solves")
+    };
+    // each quantity by its size: the same optimum
+    let s = run(scaled(0.1));
+    assert!(s.converged(), "{}", s.status_name());
+    assert!((s.objective - 17.014_017_140_2).abs() < 1e-7, "f = {}", s.objective);
+    for (a, b) in s.x.iter().zip(X_STAR) {
+        assert!((a - b).abs() < 1e-6, "x = {:?}", s.x);
+    }
+    // an objective scaled to nothing: IPOPT's stopping tests hardly see it, and it stops at a
+    // feasible point above the optimum (17.014035, measured), which it would not if the factors
+    // did not reach it (then within 1e-7, as above)
+    let s = run(scaled(1e-12));
+    assert!(s.objective > 17.014_017_140_2 + 1e-6, "f = {} ({})", s.objective, s.status_name());
+    assert!((s.g[1] - 40.0).abs() < 1e-6 && s.g[0] >= 25.0 - 1e-6, "g = {:?}", s.g);
+    // factors of the wrong number, or not positive, are refused before IPOPT runs
+    for bad in [
+        Scaling { objective: 1.0, x: vec![1.0; 3], g: vec![1.0; 2] },
+        Scaling { objective: 1.0, x: vec![1.0; 4], g: vec![1.0, 0.0] },
+        Scaling { objective: f64::NAN, x: vec![1.0; 4], g: vec![1.0; 2] },
+    ] {
+        let mut p = Hs071 { exact_hessian: true, panic_in_gradient: false, scaling: Some(bad.clone()) };
+        assert!(matches!(solve(&mut p, &[1.0; 4], &[]), Err(Error::Invalid(_))), "{bad:?}");
+    }
+}
+
+#[test]
 fn a_panic_in_a_callback_is_an_error_not_an_abort() {
     if !ipopt_here("hs071 panic") {
         return;
     }
-    let mut p = Hs071 { exact_hessian: true, panic_in_gradient: true };
+    let mut p = Hs071 { exact_hessian: true, panic_in_gradient: true, scaling: None };
     match solve(&mut p, &[1.0, 5.0, 5.0, 1.0], &[]) {
         Err(Error::Panicked(m)) => assert!(m.contains("planted"), "{m}"),
         other => panic!("{other:?}"),
@@ -117,7 +155,7 @@ fn unknown_options_are_refused() {
     if !ipopt_here("hs071 option") {
         return;
     }
-    let mut p = Hs071 { exact_hessian: true, panic_in_gradient: false };
+    let mut p = Hs071 { exact_hessian: true, panic_in_gradient: false, scaling: None };
     assert!(matches!(solve(&mut p, &[1.0; 4], &[("no_such_option", Value::Int(1))]), Err(Error::Option(_))));
 }
 
@@ -181,8 +219,10 @@ fn solves_on_two_threads_run_one_after_the_other() {
         let threads: Vec<_> = (0..2)
             .map(|_| {
                 scope.spawn(|| {
-                    let mut p =
-                        Timed { inner: Hs071 { exact_hessian: true, panic_in_gradient: false }, seen: Vec::new() };
+                    let mut p = Timed {
+                        inner: Hs071 { exact_hessian: true, panic_in_gradient: false, scaling: None },
+                        seen: Vec::new(),
+                    };
                     start.wait();
                     let s = solve(&mut p, &[1.0, 5.0, 5.0, 1.0], &[]).expect("solves");
                     assert!(s.converged(), "{}", s.status_name());

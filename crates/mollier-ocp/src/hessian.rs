@@ -120,8 +120,9 @@ impl Transcription<'_, '_, '_> {
     /// Offsets in a point's `z` of the Hessian's nonzeros: the diagonal of `x`, `e`, `τ` (every
     /// second partial of the exact cases is there; `ẋ` enters only linearly).
     pub(crate) fn hessian_offsets(&self) -> Vec<usize> {
-        let nx = self.nx();
-        (0..nx).chain(2 * nx..self.nz).collect()
+        let (nx, l) = (self.nx(), self.layout);
+        let sd = nx + l.s();
+        (0..nx).chain(sd..sd + l.m).chain(2 * nx..self.nz).collect()
     }
 
     /// The structure: the lower triangle's (row, column), per point the [`Self::hessian_offsets`].
@@ -168,9 +169,20 @@ impl Transcription<'_, '_, '_> {
     fn add_objective_hessian(&self, z: &[f64], sigma: f64, out: &mut [f64]) {
         let (nx, nz, l) = (self.nx(), self.nz, self.layout);
         let (_, e0, t0) = self.off();
-        let per = nx + self.controls();
-        // a point's z offset j sits at j (states) or j − nx (controls) in its block
-        let at = |i: usize, j: usize| i * per + if j < nx { j } else { j - nx };
+        let (sd, m) = (nx + l.s(), l.m);
+        let per = nx + m + self.controls();
+        // a point's z offset j sits at j (states), nx + k (the contraction rates ṡ_k) or
+        // j − nx + m (controls) in its block ([`Self::hessian_offsets`])
+        let at = |i: usize, j: usize| {
+            i * per
+                + if j < nx {
+                    j
+                } else if j < 2 * nx {
+                    nx + (j - sd)
+                } else {
+                    j - nx + m
+                }
+        };
         let o = &self.p.objective;
         for i in 0..self.points {
             let zi = &z[i * nz..(i + 1) * nz];
@@ -178,6 +190,8 @@ impl Transcription<'_, '_, '_> {
             for k in 0..l.m {
                 out[at(i, e0 + k)] += w * 2.0 * o.excitation;
                 out[at(i, l.a() + k)] += w * 6.0 * o.activation_cubed * zi[l.a() + k];
+                let lopt = self.p.system.muscles[k].hill.params.optimal_fibre_length;
+                out[at(i, sd + k)] += w * 2.0 * o.contraction_rate / (lopt * lopt);
             }
             for k in 0..self.p.actuators.len() {
                 out[at(i, t0 + k)] += w * 2.0 * o.actuator;

@@ -24,17 +24,21 @@
 //!
 //! The objective is a quadrature of the running terms with the scheme's weights (trapezoid,
 //! Simpson) plus the final terms ([`Objective`]). Its gradient and Hessian are exact; the
-//! constraint Jacobian is exact but for the term `∂c/∂q` of the velocity forces that
-//! [`mollier_sim::Linearization`] leaves out (it needs third-order transfer functions: zero for
-//! one rotation or translation, of order `|v|²` in chains). The Hessian of the Lagrangian is
+//! constraint Jacobian is exact, `∂c/∂q` of the velocity forces included
+//! ([`mollier_sim::Linearization`] takes it from the third-order transfer functions). The
+//! Hessian of the Lagrangian is
 //! exact where the system allows it ([`exact_hessian`]: one translation or one rotation about a
 //! fixed axis, no muscles), else IPOPT's limited-memory approximation (OpenSim Moco's default).
 
-use mollier_ipopt::{Nlp, Solution, Value};
+use mollier_ipopt::{Nlp, Scaling, Solution, Value};
 use mollier_sim::{Layout, Linearization, Musculoskeletal, SimError, Workspace};
 
+mod guess;
 mod hessian;
+mod scaling;
+pub use guess::Trajectory;
 pub use hessian::{HessianChoice, Motion, exact_hessian, multibody_block};
+pub use scaling::ScalingChoice;
 
 /// The transcription's scheme.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +83,12 @@ pub struct Objective {
     pub activation_cubed: f64,
     /// Weight of `∫ Σ τ² dt` (actuator controls).
     pub actuator: f64,
+    /// Weight of `∫ Σ (ṡ / L_CEopt)² dt` (contraction rates in optimal fibre lengths per second):
+    /// an inactive muscle's contraction row hardly depends on its rate (only through the fibres'
+    /// small damping), so the rates are nearly free between the defects and alternate from
+    /// point to point; a small weight pins them (as Moco's
+    /// `minimize_implicit_auxiliary_derivatives`).
+    pub contraction_rate: f64,
     /// Tracking terms.
     pub tracking: Vec<Tracking>,
     /// Final-state targets `weight (x_state(T) − value)²`: `(state, value, weight)`.
@@ -168,6 +178,9 @@ pub enum Guess {
     /// equilibrium at the guess's excitation (a static solution), and every rate the centred
     /// difference of its state over the grid.
     Reference,
+    /// As [`Guess::Linear`], with the states and excitations a [`Trajectory`] has sampled at the
+    /// points, every rate the centred difference of its state over the grid.
+    Trajectory(Trajectory),
     /// The [`Transcription`]'s variables.
     Variables(Vec<f64>),
 }
@@ -191,6 +204,8 @@ pub struct Transcription<'p, 's, 'm> {
     cache: Option<(Vec<f64>, Vec<Linearization>)>,
     /// The exact Hessian's case, or why IPOPT approximates it.
     hessian: Result<Motion, String>,
+    /// IPOPT's user scaling, if any.
+    scaling: Option<Scaling>,
 }
 
 impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
@@ -257,6 +272,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             ws: p.system.workspace(),
             cache: None,
             hessian,
+            scaling: None,
         })
     }
 
@@ -363,19 +379,14 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             let rest = self.p.system.rest_state(&mut self.ws, &zi[..l.n], t, &e)?;
             zi[l.s()..nx].copy_from_slice(&rest.x[l.s()..nx]);
         }
-        let states: Vec<f64> = z.to_vec();
-        for i in 0..self.points {
-            for j in 0..nx {
-                z[i * nz + nx + j] = slope(&|k| states[k * nz + j], i);
-            }
-        }
+        self.grid_slopes(z);
         Ok(())
     }
 
     /// The running cost at point `i` and, if asked, its gradient into `g` (the point's `z`).
     fn running(&self, i: usize, zi: &[f64], grad: Option<&mut [f64]>) -> f64 {
         let o = &self.p.objective;
-        let (_, e0, t0) = self.off();
+        let (xd0, e0, t0) = self.off();
         let l = self.layout;
         let mut c = 0.0;
         let mut gbuf = grad;
@@ -390,6 +401,9 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             add(e0 + k, o.excitation * e * e, 2.0 * o.excitation * e);
             let a = zi[l.a() + k];
             add(l.a() + k, o.activation_cubed * a * a * a, 3.0 * o.activation_cubed * a * a);
+            let lopt = self.p.system.muscles[k].hill.params.optimal_fibre_length;
+            let r = zi[xd0 + l.s() + k] / lopt;
+            add(xd0 + l.s() + k, o.contraction_rate * r * r, 2.0 * o.contraction_rate * r / lopt);
         }
         for k in 0..self.p.actuators.len() {
             let t = zi[t0 + k];
@@ -465,6 +479,10 @@ fn dynamics_pattern(l: Layout, actuators: &[Actuator]) -> Vec<(usize, usize)> {
 impl Nlp for Transcription<'_, '_, '_> {
     fn n(&self) -> usize {
         self.points * self.nz
+    }
+
+    fn scaling(&self) -> Option<Scaling> {
+        self.scaling.clone()
     }
 
     fn m(&self) -> usize {
@@ -678,8 +696,19 @@ impl Nlp for Transcription<'_, '_, '_> {
 
 impl Problem<'_, '_> {
     /// Solve from `guess` (`x_rest`: the rest state, for [`Guess::Linear`] and [`Guess::Rest`])
-    /// with IPOPT's `options`.
+    /// with IPOPT's `options`, scaled by [`ScalingChoice::by_muscles`].
     pub fn solve(&self, guess: Guess, x_rest: &[f64], options: &[(&str, Value)]) -> Result<Solved, OcpError> {
+        self.solve_scaled(guess, x_rest, options, ScalingChoice::by_muscles(self.system.muscles.len()))
+    }
+
+    /// [`Problem::solve`] with the scaling chosen.
+    pub fn solve_scaled(
+        &self,
+        guess: Guess,
+        x_rest: &[f64],
+        options: &[(&str, Value)],
+        scaling: ScalingChoice,
+    ) -> Result<Solved, OcpError> {
         let mut t = Transcription::new(self)?;
         if x_rest.len() != t.nx() {
             return Err(OcpError::Shape(format!("the rest state has {} values, the state {}", x_rest.len(), t.nx())));
@@ -700,7 +729,15 @@ impl Problem<'_, '_> {
                 t.follow_references(&mut z)?;
                 z
             }
+            Guess::Trajectory(tr) => {
+                let mut z = t.linear_guess(&start, &end, e);
+                t.follow_trajectory(&tr, &mut z).map_err(OcpError::Shape)?;
+                z
+            }
         };
+        if scaling == ScalingChoice::Physical {
+            t.scaling = Some(t.physical_scaling(&z0)?);
+        }
         let sol = mollier_ipopt::solve(&mut t, &z0, options)?;
         let mut g = vec![0.0; t.m()];
         let mut max_residual = [f64::NAN; 2];

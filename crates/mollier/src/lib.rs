@@ -52,6 +52,7 @@ pub mod load_sharing;
 pub mod loads;
 pub mod motion;
 pub mod optimize;
+pub mod optimize_guess;
 pub mod output;
 pub mod reference;
 pub mod scale;

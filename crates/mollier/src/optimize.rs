@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use mollier_format::{Diagnostic, Diagnostics, Spans};
 use mollier_ipopt::Value as IpoptValue;
-use mollier_ocp::{Actuator, Guess, HessianChoice, Motion, Objective, Problem, Scheme, Solved, Tracking};
+use mollier_ocp::{
+    Actuator, Guess, HessianChoice, Motion, Objective, Problem, ScalingChoice, Scheme, Solved, Tracking,
+};
 use mollier_sim::Musculoskeletal;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -35,7 +37,42 @@ pub enum SchemeSpec {
     HermiteSimpson,
 }
 
-/// The initial guess, as written.
+/// The initial guess, as written: a name, or `{ file = "states.csv" }`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum GuessField {
+    /// `linear`, `rest` or `reference`.
+    Named(GuessSpec),
+    /// A trajectory to start from ([`crate::optimize_guess`]).
+    File(GuessFile),
+}
+
+impl Default for GuessField {
+    fn default() -> Self {
+        Self::Named(GuessSpec::default())
+    }
+}
+
+/// `guess = { file = "..." }`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct GuessFile {
+    /// A `states.csv`, relative to the problem file.
+    pub file: String,
+}
+
+/// How IPOPT scales the problem, as written (unset: `physical` for a model with muscles, `ipopt`
+/// for one without).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScalingSpec {
+    /// Each variable and row by its physical size (`mollier_ocp`'s scaling).
+    Physical,
+    /// IPOPT's own gradient-based scaling.
+    Ipopt,
+}
+
+/// A named initial guess.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum GuessSpec {
@@ -96,6 +133,9 @@ pub struct ObjectiveSpec {
     /// Weight of `∫ Σ τ² dt`.
     #[serde(default)]
     pub actuator: f64,
+    /// Weight of `∫ Σ (ṡ / L_CEopt)² dt` (muscles' contraction rates).
+    #[serde(default)]
+    pub contraction_rate: f64,
     /// Tracked states by name.
     #[serde(default)]
     pub tracking: BTreeMap<String, TrackingSpec>,
@@ -188,7 +228,9 @@ pub struct ProblemSpec {
     pub scheme: SchemeSpec,
     /// The initial guess.
     #[serde(default)]
-    pub guess: GuessSpec,
+    pub guess: GuessField,
+    /// How IPOPT scales the problem (unset: by whether the model has muscles).
+    pub scaling: Option<ScalingSpec>,
     /// Ideal actuators by name.
     #[serde(default)]
     pub actuators: BTreeMap<String, ActuatorSpec>,
@@ -198,6 +240,10 @@ pub struct ProblemSpec {
     /// States fixed at the start (the others start at the model's rest state).
     #[serde(default)]
     pub initial: BTreeMap<String, f64>,
+    /// The muscles' states at the start: `false` (default) fixed at the rest state, `true` free
+    /// (within their bounds), so that the start can hold the posture.
+    #[serde(default)]
+    pub free_initial_muscles: bool,
     /// States fixed at the end.
     #[serde(default, rename = "final")]
     pub final_state: BTreeMap<String, f64>,
@@ -268,6 +314,8 @@ pub struct OptimizeRun {
     pub spec: ProblemSpec,
     /// The model.
     pub compiled: Compiled,
+    /// The trajectory of `guess = { file }`, read.
+    pub guess: Option<mollier_ocp::Trajectory>,
 }
 
 /// The names of the state vector's entries, as `states.csv` names its columns.
@@ -311,7 +359,14 @@ impl OptimizeRun {
         })?;
         let model = path.parent().unwrap_or(Path::new("")).join(&spec.model);
         let compiled = load(&model, registry)?;
-        let run = Self { file: path.to_path_buf(), spec, compiled };
+        let guess = match &spec.guess {
+            GuessField::File(g) => {
+                let f = path.parent().unwrap_or(Path::new("")).join(&g.file);
+                Some(crate::optimize_guess::read_guess(&f, &compiled)?)
+            }
+            GuessField::Named(_) => None,
+        };
+        let run = Self { file: path.to_path_buf(), spec, compiled, guess };
         let problems = run.problems();
         if !problems.is_empty() {
             let spans = Spans::toml(&text);
@@ -386,8 +441,13 @@ impl OptimizeRun {
             }
         }
         let o = &s.objective;
-        for (k, w) in [("excitation", o.excitation), ("activation_cubed", o.activation_cubed), ("actuator", o.actuator)]
-        {
+        let weights = [
+            ("excitation", o.excitation),
+            ("activation_cubed", o.activation_cubed),
+            ("actuator", o.actuator),
+            ("contraction_rate", o.contraction_rate),
+        ];
+        for (k, w) in weights {
             if !(w >= 0.0) || !w.is_finite() {
                 out.push((format!("objective.{k}"), format!("a weight is finite and not negative, not {w}")));
             }
@@ -463,6 +523,9 @@ impl OptimizeRun {
         let layout = system.layout();
         let state_bounds = self.state_bounds();
         let mut initial: Vec<Option<f64>> = rest.x.iter().map(|&v| Some(v)).collect();
+        if s.free_initial_muscles {
+            initial[layout.s()..].fill(None);
+        }
         for (k, v) in &s.initial {
             initial[index(k)] = Some(*v);
         }
@@ -485,6 +548,7 @@ impl OptimizeRun {
             excitation: o.excitation,
             activation_cubed: o.activation_cubed,
             actuator: o.actuator,
+            contraction_rate: o.contraction_rate,
             tracking: o
                 .tracking
                 .iter()
@@ -529,15 +593,18 @@ impl OptimizeRun {
             };
             (k.as_str(), v)
         }));
-        let solved = problem.solve(
-            match s.guess {
-                GuessSpec::Linear => Guess::Linear,
-                GuessSpec::Rest => Guess::Rest,
-                GuessSpec::Reference => Guess::Reference,
-            },
-            &rest.x,
-            &options,
-        )?;
+        let guess = match (&s.guess, &self.guess) {
+            (_, Some(tr)) => Guess::Trajectory(tr.clone()),
+            (GuessField::Named(GuessSpec::Rest), None) => Guess::Rest,
+            (GuessField::Named(GuessSpec::Reference), None) => Guess::Reference,
+            _ => Guess::Linear,
+        };
+        let scaling = match s.scaling {
+            Some(ScalingSpec::Physical) => ScalingChoice::Physical,
+            Some(ScalingSpec::Ipopt) => ScalingChoice::Ipopt,
+            None => ScalingChoice::by_muscles(c.muscles.len()),
+        };
+        let solved = problem.solve_scaled(guess, &rest.x, &options, scaling)?;
         // the muscles at each point, for muscles.csv
         let mut muscles = Vec::with_capacity(solved.points.len());
         for p in &solved.points {

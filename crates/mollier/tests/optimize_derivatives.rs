@@ -135,6 +135,7 @@ fn with_muscles<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Prob
         objective: Objective {
             excitation: 0.7,
             activation_cubed: 1.1,
+            contraction_rate: 0.9,
             tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
             final_targets: vec![(l.a(), 0.1, 2.0)],
             ..Objective::default()

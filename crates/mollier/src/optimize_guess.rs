@@ -1,0 +1,108 @@
+//! `guess = { file = "states.csv" }` of an optimal control problem: a trajectory to start from,
+//! read from a `states.csv` as `simulate` and `optimize` write it (`time`, then states named as
+//! [`crate::optimize::state_names`] names them; any subset), with the excitations of the
+//! `muscles.csv` beside it when there is one (its `NAME.excitation` columns). Problems are
+//! located at `file:line:col` with the column's name.
+
+use std::path::Path;
+
+use mollier_format::Diagnostics;
+use mollier_ocp::Trajectory;
+
+use crate::compile::Compiled;
+use crate::motion::{any_table, at};
+use crate::optimize::state_names;
+
+/// Read the trajectory of `path` (and of `muscles.csv` beside it, if any) for `compiled`.
+pub fn read_guess(path: &Path, compiled: &Compiled) -> Result<Trajectory, Diagnostics> {
+    let states = state_names(compiled);
+    let (time, states) = read_columns(path, &states, None)?;
+    let muscles = path.with_file_name("muscles.csv");
+    let names: Vec<String> = compiled.muscles.iter().map(|m| format!("{}.excitation", m.name)).collect();
+    let excitations = if muscles.is_file() && !names.is_empty() {
+        let (t, e) = read_columns(&muscles, &names, Some(&time))?;
+        debug_assert_eq!(t, time);
+        e
+    } else {
+        vec![None; names.len()]
+    };
+    Ok(Trajectory { time, states, excitations })
+}
+
+type Columns = (Vec<f64>, Vec<Option<Vec<f64>>>);
+
+/// The `time` column and the columns named `wanted` (`None` where missing). Without `times`
+/// every other column must be one of `wanted`; with them (a companion table), other columns
+/// are passed over and the times must be the same.
+fn read_columns(path: &Path, wanted: &[String], times: Option<&[f64]>) -> Result<Columns, Diagnostics> {
+    let text = mollier_format::read_text(path, "guess file")?;
+    let file = path.display().to_string();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let t = any_table(&file, text)?;
+    let err = |offset: usize, field: &str, message: String, hint: &str| {
+        Diagnostics::one(*at(&file, text, offset, field, message, hint))
+    };
+    let hint = "docs/optimal-control.md: a guess file is a states.csv as simulate and optimize write it";
+    let time_col = t
+        .header
+        .iter()
+        .position(|h| h == "time")
+        .ok_or_else(|| err(t.header_at, "", "no `time` column".into(), hint))?;
+    let mut cols = vec![None; wanted.len()];
+    for (c, h) in t.header.iter().enumerate() {
+        if c == time_col {
+            continue;
+        }
+        if t.header[..c].contains(h) {
+            return Err(err(t.header_at, h, format!("column `{h}` appears twice"), "delete one of them"));
+        }
+        match wanted.iter().position(|n| n == h) {
+            Some(k) => cols[k] = Some(c),
+            None if times.is_some() => {}
+            None => {
+                let message = format!("`{h}` is not a state of the model");
+                let hint = match crate::compile::suggest(h, wanted.iter().map(String::as_str)) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => {
+                        "the states are the inputs, their `.vel`, and each muscle's `.contraction` and `.activation`"
+                            .into()
+                    }
+                };
+                return Err(err(t.header_at, h, message, &hint));
+            }
+        }
+    }
+    if t.rows.is_empty() {
+        return Err(err(t.header_at, "", "the file has no rows".into(), hint));
+    }
+    let mut time = Vec::with_capacity(t.rows.len());
+    let mut values: Vec<Option<Vec<f64>>> = cols.iter().map(|c| c.map(|_| Vec::new())).collect();
+    for (r, (offset, row)) in t.rows.iter().enumerate() {
+        if row.len() != t.header.len() {
+            let message = format!("{} values for {} columns", row.len(), t.header.len());
+            return Err(err(*offset, "", message, "one value per column"));
+        }
+        let number = |c: usize, name: &str| {
+            row[c].parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
+                err(t.cell_offset(text, *offset, c), name, format!("`{name}` is not a finite number here"), hint)
+            })
+        };
+        let tv = number(time_col, "time")?;
+        let increasing = time.last().is_none_or(|&p| tv > p);
+        let same = times.is_none_or(|ts| ts.get(r) == Some(&tv));
+        if !increasing || !same {
+            let message = if increasing { "the times differ from states.csv's" } else { "the times do not increase" };
+            return Err(err(t.cell_offset(text, *offset, time_col), "time", message.into(), hint));
+        }
+        time.push(tv);
+        for (k, c) in cols.iter().enumerate() {
+            if let (Some(c), Some(v)) = (c, values[k].as_mut()) {
+                v.push(number(*c, &wanted[k])?);
+            }
+        }
+    }
+    if times.is_some_and(|ts| ts.len() != time.len()) {
+        return Err(err(t.header_at, "time", "the rows differ in number from states.csv's".into(), hint));
+    }
+    Ok((time, values))
+}
