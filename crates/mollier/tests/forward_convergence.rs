@@ -306,8 +306,9 @@ fn the_rate_alone_is_the_consistent_rate_of_the_whole_linearization() {
 #[test]
 fn error_control_runs_to_the_same_bits_on_one_and_two_threads() {
     // the flexion's frames every 10 ms to 1 s, at tolerances under which stages of rejected steps
-    // put paths' anchors inside their ellipsoid (serratus anterior 4-6 at 0.95 s with the
-    // elementary controller at rtol 1e-3): the next evaluations must start from the same warm
+    // put paths' anchors inside their ellipsoid (with the exact Jacobian: 35 stages at rtol 1e-2
+    // with the elementary controller, 4 at 1e-1 with Gustafsson's; before it, serratus anterior
+    // 4-6 at 0.95 s at 1e-3): the next evaluations must start from the same warm
     // starts on two threads as on one (they did not: teres major 4 at 3.6 N against 0.008 N at one
     // row after 1 s). A run that stops must stop alike.
     let c = load("shoulder/shoulder-forward.toml");
@@ -328,9 +329,12 @@ fn error_control_runs_to_the_same_bits_on_one_and_two_threads() {
         (bits, run.step_stats().unwrap())
     };
     let mut failures = 0;
-    for (rtol, controller) in
-        [(1e-3, Controller::Elementary), (1e-3, Controller::Gustafsson), (1e-2, Controller::Gustafsson)]
-    {
+    for (rtol, controller) in [
+        (1e-3, Controller::Elementary),
+        (1e-2, Controller::Gustafsson),
+        (1e-2, Controller::Elementary),
+        (1e-1, Controller::Gustafsson),
+    ] {
         let tol = Tolerances { rtol, controller, ..Tolerances::default() };
         let (one, stats) = frames(tol, 1);
         let (two, stats_two) = frames(tol, 2);

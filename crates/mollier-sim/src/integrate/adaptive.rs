@@ -64,14 +64,14 @@ pub struct Tolerances {
 }
 
 impl Default for Tolerances {
-    /// `rtol` 1e-3, `atol` 1e-5 (the activations too), Gustafsson's controller, steps up to
+    /// `rtol` 1e-3, `atol` 1e-5 (the activations too), the elementary controller, steps up to
     /// 20 ms, the first 0.5 ms, the whole linearization at every evaluation.
     fn default() -> Self {
         Self {
             rtol: 1e-3,
             atol: 1e-5,
             atol_activation: None,
-            controller: Controller::Gustafsson,
+            controller: Controller::Elementary,
             max_step: 0.02,
             first_step: 5e-4,
             jacobian_every: None,
