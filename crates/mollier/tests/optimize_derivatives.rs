@@ -354,7 +354,11 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
                 assert!(t.hessian(&z, sigma, &lambda, &mut values));
                 let (err, at) = hessian_error(&mut t, &z, sigma, &lambda, &pattern, &values);
                 println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-                assert!(err < 1e-8, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
+                // 1e-6: the differences' noise, which grows as the step shrinks (with the exact
+                // ∂c/∂q the pendulum's Jacobian carries round-off from one evaluation to the next:
+                // 1.6e-8 at a step of 1e-4, 1.7e-7 at 1e-5, 3.8e-7 at 3e-6, even between grid
+                // points no term couples); a wrong term shows at 1e-1
+                assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
             }
         }
     }
