@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 
 use mollier::optimize::OptimizeRun;
 
+#[path = "support/ipopt.rs"]
+mod ipopt;
+use ipopt::ipopt_here;
+
 /// A fresh directory with a copy of `model` (under `models/`) and `files` written into it.
 fn dir_with(name: &str, model: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mollier-optimize-guess-{}-{name}", std::process::id()));
@@ -87,17 +91,6 @@ fn muscles_csv_beside_it_gives_the_excitations_on_the_same_times() {
     std::fs::remove_dir_all(&d).unwrap();
     assert!(err[0].file.ends_with("muscles.csv") && err[0].message.contains("differ"), "{err:?}");
     assert_eq!(err[0].location.as_ref().map(|l| l.line), Some(3), "{err:?}");
-}
-
-fn ipopt_here(test: &str) -> bool {
-    match mollier_ipopt::available() {
-        Ok(()) => true,
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("{test}: {e}"),
-        Err(e) => {
-            println!("SKIPPED: {test}: {e}");
-            false
-        }
-    }
 }
 
 #[test]

@@ -12,16 +12,9 @@ use std::path::Path;
 
 use mollier::optimize::OptimizeRun;
 
-fn ipopt_here(test: &str) -> bool {
-    match mollier_ipopt::available() {
-        Ok(()) => true,
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("{test}: {e}"),
-        Err(e) => {
-            println!("SKIPPED: {test}: {e}");
-            false
-        }
-    }
-}
+#[path = "support/ipopt.rs"]
+mod ipopt;
+use ipopt::ipopt_here;
 
 /// Moco's grid: time, q, v, u per row; and its objective.
 fn moco(name: &str) -> (Vec<[f64; 4]>, f64) {
