@@ -4,15 +4,15 @@
 //!
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
-//!     [--elementary] [--accuracy] [--no-frames]
+//!     [--gustafsson] [--accuracy] [--no-frames]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
 //! run through `ForwardRun` with a frame every 10 ms (what `mollier simulate` computes before it
 //! writes); it prints one `round:` line each and a `real time:` line with the fastest round.
 //! `--accuracy` also compares the run's joint angles and muscle forces every 20 ms with
 //! Richardson's extrapolation of the fixed step at 0.5 and 0.25 ms, and gives the fixed 4 ms
-//! step's errors beside them (the figures of `forward_convergence`). `--elementary`: the
-//! elementary step-size controller instead of Gustafsson's.
+//! step's errors beside them (the figures of `forward_convergence`). `--gustafsson`:
+//! Gustafsson's step-size controller instead of the elementary one (the default).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -83,8 +83,8 @@ fn main() {
     if let Some(k) = arg(&args, "--jacobian-every") {
         tol.jacobian_every = Some(k);
     }
-    if args.iter().any(|a| a == "--elementary") {
-        tol.controller = mollier_sim::Controller::Elementary;
+    if args.iter().any(|a| a == "--gustafsson") {
+        tol.controller = mollier_sim::Controller::Gustafsson;
     }
     let c = mollier::load(&models().join("shoulder/shoulder-forward.toml"), &mollier::registry())
         .unwrap_or_else(|d| panic!("{}", d.render()));
