@@ -246,9 +246,16 @@ def read_osim(path):
                 pennation=float(m.findtext("pennation_angle_at_optimal") or 0.0),
                 act1=float(m.findtext("activation1") or "nan"),
                 act2=float(m.findtext("activation2") or "nan"),
+                pee=pee_slack_of(m),
             )
         )
     return bodies, wraps, joints, muscles
+
+
+def pee_slack_of(m):
+    """The PEE slack length (of L_opt) of a muscle element: L_opt (Chadwick et al. 2014, App. A)
+    but where PEE_SLACK raises it."""
+    return PEE_SLACK.get(m.get("name"), (1.0, 0.0))[0]
 
 
 def principal_moments(t):
@@ -434,6 +441,27 @@ def positions(n, k):
 # ---------------------------------------------------------------------------------------------
 
 ARM = ("ulna_r", "radius_r", "hand_r")
+
+# PEE slack lengths (of L_opt) raised by DAS3's own rule (Chadwick et al. 2014, App. A: the slack
+# at L_opt "except for a few muscle elements for which this resulted in very high passive
+# forces", raised in steps of 0.1 L_opt). DAS3 kept serratus anterior's at L_opt, but in its
+# geometry (das3.osim with OpenSim 4.6, the rigid tendon's fibre length (L - l_s)/L_opt) along
+# the shoulder rhythm in the plane 50 deg from 0 to 80 deg elevation (the flexion of Chadwick
+# et al. 2014, Fig. 3) these elements pass 1.3 L_opt, where the PEE carries 29 % of F_max with
+# no activation (Chadwick et al. 2014's F_max at 1.56 L_opt). Each: (the largest fibre length
+# there rounded up to 0.1, that largest length). DAS3's own exceptions (das3.osim's passive curves
+# start at 1.1-1.6 L_opt for infraspinatus 4-6, teres minor, supraspinatus 1, biceps and triceps;
+# das3_readosim.m reads PEEslack there) are not taken: with them the flexion's excitations made
+# the same way drive teres minor's slack fibres to 36 F_max at the fixed 4 ms step (0.50 deg RMS
+# from the reference against 0.12 without; docs/forward-dynamics.md).
+PEE_SLACK = {
+    "serr_ant_4": (1.5, 1.4149),
+    "serr_ant_5": (1.4, 1.3898),
+    "serr_ant_6": (1.4, 1.3197),
+    "serr_ant_8": (1.6, 1.5054),
+    "serr_ant_9": (1.6, 1.5604),
+    "serr_ant10": (1.7, 1.6992),
+}
 # the arm's points in contact with the thorax ellipsoid (forward model)
 ARM_CONTACTS = ("humerus_mid", "elbow", "forearm_mid", "wrist", "hand")
 # the glenohumeral range (forward model): OpenSim's CoordinateLimitForce on each hinge, from rest
@@ -580,7 +608,7 @@ class Builder:
                 out.append(
                     dict(name=name, stem=stem, title=title, pcsa=per, points=pts, obstacles=obstacles,
                          source=how, das3=(a["name"], b["name"], w),
-                         fibre=mix("fibre"), tendon=mix("tendon"), pennation=mix("pennation"),
+                         fibre=mix("fibre"), tendon=mix("tendon"), pennation=mix("pennation"), pee=mix("pee"),
                          act1=mix("act1"), act2=mix("act2"))
                 )
         if len(out) != 95 or len(TABLE2) != 20:
@@ -981,7 +1009,9 @@ def build(osim, forward=False):
         w("# Hill muscles (Chadwick et al. 2014, App. A) on the elements above: maximum force PCSA (van der Helm 1994,\n")
         w("# Table 2) x 100 N/cm^2 (Chadwick et al. 2014); optimal fibre length, tendon slack length, pennation and\n")
         w("# activation constants of the DAS3 element(s) each was made from (OpenSim's Schutte muscle:\n")
-        w("# T_act = 1/(activation1 + activation2), T_deact = 1/activation2)\n")
+        w("# T_act = 1/(activation1 + activation2), T_deact = 1/activation2); the PEE slack at L_opt but for\n")
+        w("# serratus anterior's elements that pass 1.3 L_opt in the flexion (make_shoulder.py's PEE_SLACK,\n")
+        w("# Chadwick et al. 2014, App. A's rule)\n")
         for e in elements:
             t_act, t_deact = 1.0 / (e["act1"] + e["act2"]), 1.0 / e["act2"]
             w(f'[muscles.{e["name"]}]  # {e["source"]}\n')
@@ -989,6 +1019,8 @@ def build(osim, forward=False):
             w(f"tendon_slack_length = {fmt(1000 * e['tendon'], 3)}\n")
             if e["pennation"] != 0.0:
                 w(f"pennation = {fmt(e['pennation'] / DEG, 3)}\n")
+            if abs(e["pee"] - 1.0) > 1e-12:
+                w(f"pee_slack_length = {fmt(1000 * e['pee'] * e['fibre'], 3)}  # {fmt(e['pee'], 4)} L_opt\n")
             w(f"activation_time = {fmt(t_act, 5)}\ndeactivation_time = {fmt(t_deact, 5)}\n\n")
         w("# the glenohumeral joint's stability (Chadwick et al. 2014, eq. 9), reported per frame in stability.csv:\n")
         w("# the cone of shoulder.toml; the muscle table makes the model usable by `mollier inverse` too\n")
