@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun};
-use mollier_sim::Musculoskeletal;
+use mollier_sim::{Musculoskeletal, Tolerances};
 
 include!("fixtures/flexion.rs");
 include!("fixtures/contact.rs");
@@ -90,6 +90,37 @@ fn the_flexion_pattern_moves_the_arm_as_chadwick_2014_fig_3() {
     assert!(deepest < 0.005, "TS and AI stay within 5 mm of the thorax's surface: {} mm", 1000.0 * deepest);
     // the joint force stays inside the glenoid (Chadwick et al. 2014, Fig. 3's inset)
     assert!(largest_index < 0.0, "the glenohumeral force leaves the glenoid: index {largest_index}");
+}
+
+/// Flexion EMG (Wattanaprakornkul et al. 2011, Clin Anat 24:619-626, 15 subjects, sagittal
+/// flexion: anterior deltoid, serratus anterior, the trapezius and the cuff "activated at similar
+/// moderate levels", with "similar activity patterns across time" in the muscles that flex the
+/// arm and rotate the scapula upwards): the committed excitations keep serratus anterior and the
+/// anterior deltoid active together over the elevation, and replayed with the default error
+/// control they reach the elevation of Chadwick et al. (2014, Fig. 3) in its plane.
+#[test]
+fn the_committed_excitations_look_like_flexion_emg() {
+    let (c, ex, _) = shoulder();
+    // the target passes 7°, 34° and 66° of elevation at 0.3, 0.6 and 0.9 s
+    for (from, to) in [(0.3, 0.6), (0.6, 0.9), (0.9, 1.31)] {
+        let deltoid = mean_excitation(&c, &ex, "deltoideus_clavicular_", from, to);
+        let serratus = mean_excitation(&c, &ex, "serratus_anterior_", from, to);
+        eprintln!("{from}-{to} s: anterior deltoid {deltoid:.3}, serratus anterior {serratus:.3}");
+        assert!(deltoid >= 0.1 && serratus >= 0.1, "{from}-{to} s: deltoid {deltoid}, serratus {serratus}");
+        assert!(
+            (0.5..=2.0).contains(&(serratus / deltoid)),
+            "{from}-{to} s: not at similar levels: serratus {serratus}, deltoid {deltoid}"
+        );
+    }
+    let mut run = ForwardRun::new(&c, ex, ForwardOptions::adaptive(Tolerances::default())).expect("a rest state");
+    let frame = run.output(DURATION).expect("the run reaches the end");
+    let mut data = mollier_core::Data::new(&c.model);
+    mollier_core::solve_positions(&c.model, &mut data, &frame.x[..c.model.n_q()]).expect("a configuration");
+    let [plane, elevation] = humerus_angles(&c, &data);
+    eprintln!("the replay with error control at {DURATION} s: elevation {elevation:.1}°, plane {plane:.1}°");
+    // Chadwick et al. (2014), Fig. 3: 78.4° at 1.3 s in a plane near 50°
+    assert!((77.0..=81.0).contains(&elevation), "elevation {elevation}° at {DURATION} s");
+    assert!((plane - 50.0).abs() < 3.0, "plane of elevation {plane}° at {DURATION} s");
 }
 
 /// The joint rotations (rad) of a Rosenbrock run at step `h` (s) at every multiple of `every`
