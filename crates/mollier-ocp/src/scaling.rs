@@ -3,8 +3,13 @@
 //! largest of its terms' typical sizes.
 //!
 //! Typical sizes, with `T` the duration: a coordinate 1 (rad or m), its rate `1/T`, its
-//! acceleration `1/T²`; a contraction state the muscle's optimal fibre length `L_CEopt` (m), its
-//! rate `L_CEopt/T`; an activation 1, its rate `1/T`; excitations and controls 1. A dynamics row's
+//! acceleration `1/T²`; a contraction state the tendon's stretch at `F_max`,
+//! `ε₀ L_slack,SEE` (m; the optimal fibre length `L_CEopt` where that is shorter), its rate that
+//! over `T`; an activation 1, its rate `1/T`; excitations and controls 1. The tendon's stretch,
+//! not the fibre's length: a step of a few millimetres in `s` carries a slack tendon past its
+//! slack length, where its force rises as the square of the stretch, and the next Newton steps
+//! only halve the overshoot (on the shoulder, a fifth of IPOPT's iterations threw the contraction
+//! rows' residual up to 10²-10³ N, each time taken down by a quarter per iteration). A dynamics row's
 //! typical size is the largest `|∂f_i/∂z_j| · size_j` over its variables and the grid points of
 //! the start: the equations of motion then scale by the inertia times the typical acceleration
 //! or the muscles' moments (N m), a contraction row by about `F_max` (its partial by the
@@ -43,7 +48,8 @@ impl Transcription<'_, '_, '_> {
         let mut x = vec![1.0; l.len()];
         x[l.n..2 * l.n].fill(1.0 / t);
         for (k, mu) in self.p.system.muscles.iter().enumerate() {
-            x[l.s() + k] = mu.hill.params.optimal_fibre_length;
+            let h = &mu.hill.params;
+            x[l.s() + k] = (h.see_strain * h.tendon_slack_length).min(h.optimal_fibre_length);
         }
         // the rates: each state's size over the duration
         let mut z = x.clone();

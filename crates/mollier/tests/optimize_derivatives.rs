@@ -412,3 +412,35 @@ fn the_hessian_is_left_to_ipopt_where_it_would_not_be_exact() {
     let t = Transcription::new(&asked).unwrap();
     assert!(t.hessian_structure().is_none(), "the approximation was asked for");
 }
+
+/// The physical scaling sizes each contraction state by its tendon's stretch at `F_max`: from
+/// slack, a step of one size loads a tendon of the shoulder to at most `F_max` (and no less than
+/// a fifth of it, or the size would be needlessly fine). Sized by the fibre's optimal length, as
+/// before, the same step loaded a tendon to 150 to 5.6e6 `F_max`, and IPOPT's steps of a few
+/// hundredths kept throwing the contraction rows' residual to 10²-10⁴ N
+/// (docs/optimal-control.md, "What stalls it").
+#[test]
+fn a_contraction_states_size_loads_its_slack_tendon_to_at_most_f_max() {
+    let c = model("models/shoulder/shoulder-forward.toml");
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let l = system.layout();
+    let p = with_muscles(&system, Scheme::Trapezoidal);
+    let t = Transcription::new(&p).unwrap();
+    let sizes = t.variable_sizes();
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for (k, mu) in system.muscles.iter().enumerate() {
+        let h = &mu.hill;
+        let slack = h.params.tendon_slack_length;
+        // the tendon stretched by the contraction state's size and its rate's over the duration
+        let size = sizes[l.s() + k];
+        let (f, _) = h.tendon(slack + size);
+        let (fr, _) = h.tendon(slack + sizes[l.len() + l.s() + k] * p.duration);
+        // the quadratic term's share (the linear `k₁ x`, 10 N/m, adds a few tenths of a newton)
+        let r = (f - h.params.k1 * size) / h.params.max_force;
+        assert!((fr - f).abs() <= 1e-9 * f, "muscle {k}: the rate's size is not the state's over the duration");
+        lo = lo.min(r);
+        hi = hi.max(r);
+    }
+    println!("a slack tendon stretched by its contraction state's size: {lo:.3} to {hi:.3} F_max");
+    assert!(hi <= 1.0 + 1e-9 && lo >= 0.2, "{lo} to {hi} F_max");
+}
