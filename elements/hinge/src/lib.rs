@@ -433,7 +433,8 @@ mod tests {
         let (h, x0) = hinge_at(l0, l1, [0.2, -0.4, 0.9]);
         let tilt = quat_from_axis_angle(&[0.4, -0.7, 0.2], 0.3);
         for (sp, sq, turn) in [(1.0, 1.0, 0.0), (1.3, 0.8, 1.9), (0.7, 1.1, -2.6)] {
-            let lq = quat_mul(&quat_mul(&l1, &quat_from_axis_angle(&[0.2, -0.4, 0.9], turn)), &tilt);
+            // q turned about the (global) axis, then tilted off it
+            let lq = quat_mul(&tilt, &quat_mul(&quat_from_axis_angle(&[0.2, -0.4, 0.9], turn), &l1));
             let x: Vec<f64> = l0.iter().map(|v| sp * v).chain(lq.iter().map(|v| sq * v)).collect();
             let (e, de, _) = evaluate(&h, &x, Order::Gradient).unwrap();
             let (mut e1, mut de1) = ([0.0; 3], [f64::NAN; 24]);
