@@ -430,7 +430,7 @@ mod tests {
     fn the_first_order_evaluation_is_the_whole_ones() {
         let l0 = quat_from_axis_angle(&[0.3, 0.5, -0.2], 0.7);
         let l1 = quat_from_axis_angle(&[-0.6, 0.1, 0.4], 1.1);
-        let (h, x0) = hinge_at(l0, l1, [0.2, -0.4, 0.9]);
+        let (h, _) = hinge_at(l0, l1, [0.2, -0.4, 0.9]);
         let tilt = quat_from_axis_angle(&[0.4, -0.7, 0.2], 0.3);
         for (sp, sq, turn) in [(1.0, 1.0, 0.0), (1.3, 0.8, 1.9), (0.7, 1.1, -2.6)] {
             // q turned about the (global) axis, then tilted off it
