@@ -8,7 +8,9 @@
 //! 5. **fixed nodes**: with any one node held fixed ([`Evaluation::fixed`]), the deformations, the
 //!    gradient and the Hessians' entries among the other coordinates are those of the whole
 //!    evaluation, and the fixed node's rows and columns are that evaluation's or zero;
-//! 6. for an element that is also generic over the scalar ([`Deformations`]), its analytic
+//! 6. **first order**: [`Element::evaluate_gradient`] gives the whole evaluation's deformations
+//!    and gradients to round-off (1e-12 of each mode's largest entry), writing every entry;
+//! 7. for an element that is also generic over the scalar ([`Deformations`]), its analytic
 //!    derivatives agree with exact dual-number derivatives ([`check_generic`]).
 //!
 //! Configurations are the reference perturbed at random (reproducibly, from a seed): positions
@@ -67,6 +69,9 @@ pub struct Report {
     pub hessian: f64,
     /// Largest relative error against dual numbers (only for [`check_generic`]).
     pub dual: Option<f64>,
+    /// Largest difference of [`Element::evaluate_gradient`] from the whole evaluation's values
+    /// and gradients, relative to each mode's largest entry.
+    pub first_order: f64,
 }
 
 /// A failed check.
@@ -247,7 +252,7 @@ fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |a, b| a.max(b.abs()))
 }
 
-/// Run checks 1-5 on an element that has been initialized at `x_ref`.
+/// Run checks 1-6 on an element that has been initialized at `x_ref`.
 pub fn check_element(element: &dyn Element, x_ref: &[f64], opts: &Options) -> Result<Report, Failure> {
     let mut rng = Rng::new(opts.seed);
     let layout = element.layout();
@@ -258,7 +263,7 @@ pub fn check_element(element: &dyn Element, x_ref: &[f64], opts: &Options) -> Re
     check_element_at(element, x_ref, &configs[1..], opts)
 }
 
-/// Checks 1-5 at the reference and at the given configurations.
+/// Checks 1-6 at the reference and at the given configurations.
 pub fn check_element_at(
     element: &dyn Element,
     x_ref: &[f64],
@@ -307,6 +312,9 @@ pub fn check_element_at(
                 }
             }
         }
+        // 6. the first-order evaluation gives the whole evaluation's values and gradients
+        let r = first_order(element, x, &e, &de).map_err(|d| fail("first-order evaluation", ci, d))?;
+        report.first_order = report.first_order.max(r);
         // 5. fixed nodes (before 3-4, whose central differences report the larger errors)
         fixed_nodes(element, x, (&e, &de, &d2e)).map_err(|d| fail("fixed nodes", ci, d))?;
         // 3-4. derivatives
@@ -366,6 +374,29 @@ pub fn check_element_at(
         }
     }
     Ok(report)
+}
+
+/// Check 6 at `x`: [`Element::evaluate_gradient`] (its gradient storage filled with NaN first,
+/// as every entry must be written) against the whole evaluation's `e` (m) and `de` (m x n);
+/// the largest difference relative to each mode's largest value or gradient entry, refused
+/// above 1e-12.
+fn first_order(element: &dyn Element, x: &[f64], e: &[f64], de: &[f64]) -> Result<f64, String> {
+    let (m, n) = (e.len(), x.len());
+    let (mut e1, mut de1) = (vec![0.0; m], vec![f64::NAN; m * n]);
+    element.evaluate_gradient(x, &mut e1, &mut de1, &mut ElementState::default()).map_err(|err| err.to_string())?;
+    let mut worst = 0.0f64;
+    for k in 0..m {
+        let (g, g1) = (&de[k * n..(k + 1) * n], &de1[k * n..(k + 1) * n]);
+        let scale = max_abs(g).max(e[k].abs()).max(f64::MIN_POSITIVE);
+        let diff = g.iter().zip(g1).fold((e[k] - e1[k]).abs(), |a, (p, q)| a.max((p - q).abs()));
+        // a NaN left in the gradient fails too
+        let r = if diff.is_nan() { f64::INFINITY } else { diff / scale };
+        if r > 1e-12 {
+            return Err(format!("mode `{}`: {r:e} of its largest entry", element.layout().modes()[k].name));
+        }
+        worst = worst.max(r);
+    }
+    Ok(worst)
 }
 
 /// Check 5 at `x`, against the whole evaluation `whole` there: each node in turn held fixed.

@@ -462,6 +462,24 @@ pub trait Element: ElementInfo {
     /// `out.order()` asks, their first and second derivatives.
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError>;
 
+    /// The deformations and their first derivatives only, where no second order is wanted (a
+    /// position solve's residual and `D_cc`, kinetostatics, `DF`): write `e` (m) and every entry
+    /// of `de` (m x n_local, row-major, not zeroed by the kernel) at the local coordinates `x`
+    /// (n_local). The numbers are [`evaluate`](Self::evaluate)'s at [`Order::Gradient`] to
+    /// round-off. The default zeroes `de` and calls `evaluate`; an element whose gradient has a
+    /// cheaper form than the one its Hessian is built from (a joint's, from the angular
+    /// velocities of its triads) gives it here.
+    fn evaluate_gradient(
+        &self,
+        x: &[f64],
+        e: &mut [f64],
+        de: &mut [f64],
+        state: &mut ElementState,
+    ) -> Result<(), ElementError> {
+        de.fill(0.0);
+        self.evaluate(x, &mut Evaluation::new(Order::Gradient, x.len(), e, de, &mut [], state))
+    }
+
     /// The element's own constitutive law, for element types that carry one (e.g. a passive
     /// joint resistance). A law attached in the model takes precedence.
     fn law(&self) -> Option<&dyn crate::law::Law> {

@@ -24,11 +24,12 @@
 
 use mollier_core::NodeId;
 use mollier_core::element::{
-    Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Rates,
+    Deformations, Drawing, Element, ElementError, ElementInfo, ElementState, Evaluation, Layout, ModeInfo, NodeKind,
+    Rates,
 };
 use mollier_core::geometry::{
-    Mat3, Quat, Vec3, column, dot, lift, mat_mul, quat_at, quat_from_rotation, quat_mul, rotate, rotation, transpose,
-    triad, turned_rates,
+    Mat3, Quat, Vec3, add, column, cross, dot, lift, mat_mul, mat_vec, quat_at, quat_from_rotation, quat_mul, rotate,
+    rotation, sub, transpose, triad, turned_rates,
 };
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::Real;
@@ -189,6 +190,45 @@ impl Element for Hinge {
         Ok(())
     }
 
+    /// Each term `(R_p a)·(R_q b)` of a mode changes by `ω_p·(r_a × r_b) − ω_q·(r_a × r_b)` for
+    /// the triads' angular velocities `ω = 2 G(λ) λ̇ / |λ|²` and grows as `|λ|²` on each side,
+    /// so its gradient is `2 (λ_p t + G_pᵀ m) / |λ_p|²` and `2 (λ_q t − G_qᵀ m) / |λ_q|²` with
+    /// `t` its value and `m = r_a × r_b`: no Jacobian of a rotated vector (the rotation's `t`
+    /// parts cancel, it does not grow).
+    fn evaluate_gradient(
+        &self,
+        x: &[f64],
+        e: &mut [f64],
+        de: &mut [f64],
+        _state: &mut ElementState,
+    ) -> Result<(), ElementError> {
+        let (lp, lq) = (quat_at(x, 0), quat_at(x, 4));
+        let (rp, rq) = (rotation(&lp), rotation(&lq));
+        let [xp, yp, zp] = self.tp.map(|u| mat_vec(&rp, &u));
+        let [xq, yq, zq] = self.tq.map(|u| mat_vec(&rq, &u));
+        if dot(&xp, &xq) <= 0.0 {
+            return Err(ElementError::Domain(FLIPPED.into()));
+        }
+        let (s, c) = (dot(&zp, &yq) - dot(&yp, &zq), dot(&yp, &yq) + dot(&zp, &zq));
+        let r2 = s * s + c * c;
+        let (ms, mc) = (sub(&cross(&zp, &yq), &cross(&yp, &zq)), add(&cross(&yp, &yq), &cross(&zp, &zq)));
+        // θ = atan2(s, c): ∇θ = (c ∇s − s ∇c) / r²
+        let m_theta = [0, 1, 2].map(|i| (c * ms[i] - s * mc[i]) / r2);
+        let (by, bz) = (-dot(&zp, &xq), dot(&yp, &xq));
+        e.copy_from_slice(&[s.atan2(c), by, bz]);
+        let modes = [(0.0, m_theta), (by, cross(&xq, &zp)), (bz, cross(&yp, &xq))];
+        let (wp, wq) = (2.0 / dot4(&lp, &lp), 2.0 / dot4(&lq, &lq));
+        for (k, (t, m)) in modes.iter().enumerate() {
+            let (gp, gq) = (g_t_times(&lp, m), g_t_times(&lq, m));
+            let row = &mut de[k * 8..(k + 1) * 8];
+            for i in 0..4 {
+                row[i] = wp * (lp[i] * t + gp[i]);
+                row[4 + i] = wq * (lq[i] * t - gq[i]);
+            }
+        }
+        Ok(())
+    }
+
     /// With the bendings held, one node from the other: the hinge turns q's triad from p's
     /// about their common axis by the rotation, `R_q T_q = R_p T_p R_x(θ)`.
     fn placement(&self, known: u64, given: u64) -> u64 {
@@ -234,6 +274,20 @@ impl Element for Hinge {
         r.a[p..p + 4].copy_from_slice(&ap);
         Ok(true)
     }
+}
+
+/// `G(λ)ᵀ m`, `G = [−v | λ0 I + ṽ]` ([`mollier_core::geometry::g_matrix`]): `(−v·m, λ0 m + m × v)`.
+#[inline]
+fn g_t_times(l: &Quat, m: &Vec3) -> Quat {
+    let v = [l[1], l[2], l[3]];
+    let mv = cross(m, &v);
+    [-dot(&v, m), l[0] * m[0] + mv[0], l[0] * m[1] + mv[1], l[0] * m[2] + mv[2]]
+}
+
+/// `a·b` of four entries.
+#[inline]
+fn dot4(a: &Quat, b: &Quat) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
 }
 
 fn dot_generic<T: Real>(lp: &[T; 4], a: &Vec3, lq: &[T; 4], b: &Vec3) -> T {
@@ -366,6 +420,29 @@ mod tests {
                 let rate: f64 = (0..4).map(|i| de[k * 8 + 4 + i] * dl[i]).sum();
                 assert!((rate - 1.0).abs() < 1e-12, "angle {angle}, mode {k}: {rate}");
             }
+        }
+    }
+
+    /// The first-order evaluation against the whole one's gradient, with Euler parameters off
+    /// unit norm (as a Newton iterate leaves them) and the bendings off 0, where the terms'
+    /// growth with `|λ|²` enters.
+    #[test]
+    fn the_first_order_evaluation_is_the_whole_ones() {
+        let l0 = quat_from_axis_angle(&[0.3, 0.5, -0.2], 0.7);
+        let l1 = quat_from_axis_angle(&[-0.6, 0.1, 0.4], 1.1);
+        let (h, _) = hinge_at(l0, l1, [0.2, -0.4, 0.9]);
+        let tilt = quat_from_axis_angle(&[0.4, -0.7, 0.2], 0.3);
+        for (sp, sq, turn) in [(1.0, 1.0, 0.0), (1.3, 0.8, 1.9), (0.7, 1.1, -2.6)] {
+            // q turned about the (global) axis, then tilted off it
+            let lq = quat_mul(&tilt, &quat_mul(&quat_from_axis_angle(&[0.2, -0.4, 0.9], turn), &l1));
+            let x: Vec<f64> = l0.iter().map(|v| sp * v).chain(lq.iter().map(|v| sq * v)).collect();
+            let (e, de, _) = evaluate(&h, &x, Order::Gradient).unwrap();
+            let (mut e1, mut de1) = ([0.0; 3], [f64::NAN; 24]);
+            h.evaluate_gradient(&x, &mut e1, &mut de1, &mut ElementState::default()).unwrap();
+            assert!(e.iter().zip(&e1).all(|(a, b)| (a - b).abs() < 1e-15), "{e:?} vs {e1:?}");
+            assert!(e1[1].abs() > 0.01 && e1[2].abs() > 0.01, "the bendings are off 0: {e1:?}");
+            let worst = de.iter().zip(&de1).fold(0.0f64, |w, (a, b)| w.max((a - b).abs()));
+            assert!(worst < 1e-14, "{sp} {sq} {turn}: {worst:e}");
         }
     }
 

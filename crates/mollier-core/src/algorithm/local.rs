@@ -130,6 +130,10 @@ pub(crate) fn evaluate_into(
     for (v, &c) in xloc.iter_mut().zip(&entry.own) {
         *v = x[c];
     }
+    if order == Order::Gradient {
+        // the element writes every entry
+        return entry.element.evaluate_gradient(xloc, e, &mut de[..m * n], state);
+    }
     let de: &mut [f64] = if order >= Order::Gradient { &mut de[..m * n] } else { &mut [] };
     de.fill(0.0);
     let d2e: &mut [f64] = if order >= Order::Hessian { &mut d2e[..m * n * n] } else { &mut [] };
