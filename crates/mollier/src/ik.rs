@@ -505,9 +505,9 @@ impl<'a> IkRun<'a> {
     }
 
     /// Fit frame `i` of the trial, starting from the extrapolation of the last frames' solutions
-    /// when they are the frames just before it ([`IkRun::start`]), else from the last frame's
-    /// solution (the model's initial configuration for the first). On failure the run stays at the last
-    /// solved frame.
+    /// when they are the frames just before it (a quadratic, or a line), else from the last
+    /// frame's solution (the model's initial configuration for the first). On failure the run
+    /// stays at the last solved frame.
     pub fn solve(&mut self, i: usize) -> Result<IkFrame, FrameError> {
         let observed: Vec<(usize, [f64; 3])> = self
             .markers
