@@ -16,7 +16,8 @@
 //! never leaves the thorax. The step is Gauss-Newton's, damped as Levenberg-Marquardt's only
 //! once a step fails to lower the cost, with the Jacobian `∂x_k/∂p = DF^x_k · ∂q/∂p` from the
 //! kernel's exact first-order transfer functions (no differences); each frame starts from the
-//! linear extrapolation of the last two frames' solutions (the last one's for the second). A
+//! quadratic extrapolation of the last three frames' solutions (the line through the last two
+//! for the third, the last one's for the second). A
 //! marker missing in a frame (`NaN` in the trial) is left out of that frame.
 //!
 //! [`IkRun::solve`] gives a frame; [`write()`] writes `motion.csv` (the inputs: a motion file for
@@ -236,8 +237,8 @@ pub struct IkRun<'a> {
     task_scale: f64,
     ignored: Vec<String>,
     p: Vec<f64>,
-    /// The last two frames' times (s) and solutions, oldest first: the next frame starts from
-    /// their linear extrapolation.
+    /// The last three frames' times (s) and solutions, oldest first: the next frame starts from
+    /// their extrapolation ([`IkRun::start`]).
     history: Vec<(f64, Vec<f64>)>,
     options: IkOptions,
 }
@@ -481,8 +482,10 @@ impl<'a> IkRun<'a> {
         jac.clear();
         jac.resize((3 * rows.len() + self.coordinate_tasks.len()) * np, 0.0);
         let df = self.data.df_x();
+        let mut nonzero = Vec::new();
         for (i, gi) in g.chunks_exact(np.max(1)).take(nq).enumerate() {
-            let nonzero: Vec<(usize, f64)> = gi.iter().copied().enumerate().filter(|(_, v)| *v != 0.0).collect();
+            nonzero.clear();
+            nonzero.extend(gi.iter().copied().enumerate().filter(|(_, v)| *v != 0.0));
             if nonzero.is_empty() {
                 continue;
             }
@@ -501,10 +504,10 @@ impl<'a> IkRun<'a> {
         Ok(())
     }
 
-    /// Fit frame `i` of the trial, starting from the linear extrapolation of the last two frames'
-    /// solutions when they are the frames just before it, else from the last frame's solution
-    /// (the model's initial configuration for the first). On failure the run stays at the last
-    /// solved frame.
+    /// Fit frame `i` of the trial, starting from the extrapolation of the last frames' solutions
+    /// when they are the frames just before it (a quadratic, or a line), else from the last
+    /// frame's solution (the model's initial configuration for the first). On failure the run
+    /// stays at the last solved frame.
     pub fn solve(&mut self, i: usize) -> Result<IkFrame, FrameError> {
         let observed: Vec<(usize, [f64; 3])> = self
             .markers
@@ -533,11 +536,21 @@ impl<'a> IkRun<'a> {
         }
     }
 
-    /// Where frame `t` (s) starts: the last two solutions' linear extrapolation when they are
-    /// the frames just before it (their spacing at most twice as long), else the last solution.
+    /// Where frame `t` (s) starts: the quadratic through the last three solutions when they are
+    /// the frames just before it (no spacing more than twice another), else the line through the
+    /// last two, else the last solution. The quadratic's error is of the third order in the
+    /// spacing, the line's of the second: the first step is smaller.
     fn start(&self, t: f64) -> Vec<f64> {
+        let even = |a: f64, b: f64| a > 0.0 && b > 0.0 && a <= 2.0 * b && b <= 2.0 * a;
         match self.history.as_slice() {
-            [(t2, p2), (t1, p1)] if t > *t1 && t1 > t2 && t - t1 <= 2.0 * (t1 - t2) => {
+            [(t3, p3), (t2, p2), (t1, p1)] if even(t - t1, t1 - t2) && even(t1 - t2, t2 - t3) => {
+                // Lagrange's weights at t of the nodes t1, t2, t3
+                let w1 = (t - t2) * (t - t3) / ((t1 - t2) * (t1 - t3));
+                let w2 = (t - t1) * (t - t3) / ((t2 - t1) * (t2 - t3));
+                let w3 = (t - t1) * (t - t2) / ((t3 - t1) * (t3 - t2));
+                p1.iter().zip(p2).zip(p3).map(|((a, b), c)| w1 * a + w2 * b + w3 * c).collect()
+            }
+            [.., (t2, p2), (t1, p1)] if t > *t1 && t1 > t2 && t - t1 <= 2.0 * (t1 - t2) => {
                 let k = (t - t1) / (t1 - t2);
                 p1.iter().zip(p2).map(|(a, b)| a + k * (a - b)).collect()
             }
@@ -557,7 +570,7 @@ impl<'a> IkRun<'a> {
             }
             Err(e) => return Err(e),
         };
-        let (mut trial_q, mut trial_r) = (Vec::new(), Vec::new());
+        let (mut trial_q, mut trial_r, mut nonzero) = (Vec::new(), Vec::new(), Vec::new());
         // Gauss-Newton's own step first; Levenberg-Marquardt's damping only once a step fails
         let mut lambda = 0.0;
         let more = |l: f64| if l == 0.0 { 1e-3 } else { l * 10.0 };
@@ -570,13 +583,13 @@ impl<'a> IkRun<'a> {
             let mut a = vec![0.0; np * np];
             let mut b = vec![0.0; np];
             for row in 0..rows {
-                let jr = &jac[row * np..(row + 1) * np];
-                // a marker's row is 0 for the unknowns that do not move its body
-                for (j, &v) in jr.iter().enumerate().filter(|(_, v)| **v != 0.0) {
+                // a marker's row is 0 for the unknowns that do not move its body: its products
+                // are those of its nonzeros
+                nonzero.clear();
+                nonzero.extend(jac[row * np..(row + 1) * np].iter().copied().enumerate().filter(|(_, v)| *v != 0.0));
+                for (k, &(j, v)) in nonzero.iter().enumerate() {
                     b[j] -= v * r[row];
-                    for (l, &u) in jr.iter().enumerate().skip(j) {
-                        a[j * np + l] += v * u;
-                    }
+                    nonzero[k..].iter().for_each(|&(l, u)| a[j * np + l] += v * u);
                 }
             }
             for j in 0..np {
@@ -625,7 +638,7 @@ impl<'a> IkRun<'a> {
             }
         }
         self.p.clone_from(&p);
-        if self.history.len() == 2 {
+        if self.history.len() == 3 {
             self.history.remove(0);
         }
         self.history.push((t, p.clone()));

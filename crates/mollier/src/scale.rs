@@ -49,7 +49,7 @@ use crate::ik::relabel;
 use crate::output::{OutputDir, OutputError, number};
 use crate::trc::MarkerTrial;
 pub use native::NativeScaled;
-pub use placer::{PlacedMarker, Placement, place_markers};
+pub use placer::{PlacedMarker, Placement, place_markers, place_points};
 pub use setup::{
     BodyAxes, ManualScale, MarkerPlacer, Measurement, ScaleSetup, SetMarker, Step, read_marker_set, read_setup,
 };
@@ -114,15 +114,13 @@ pub struct MuscleScale {
     pub tendon_slack_length: f64,
 }
 
-/// A scaled model.
-pub struct Scaled {
-    /// The scaled OpenSim model (the setup's markers in it).
-    pub model: Model,
-    /// Its Mollier model (`import.toml`) and how its inputs follow from the coordinates.
-    pub import: mollier_osim::Import,
-    /// The compiled Mollier model.
-    pub compiled: Compiled,
-    /// Each body's factors (x, y, z), ground first.
+/// What a scaling did, whatever the model's format: the factors, masses, measurements, fibre
+/// lengths and the marker placement, as the report's files give them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaleReport {
+    /// The bodies, in the model's order (an OpenSim model's: ground first).
+    pub bodies: Vec<String>,
+    /// Each body's factors (x, y, z along its axes).
     pub factors: Vec<[f64; 3]>,
     /// Where each body's factors come from (`measurement NAME`, `manual`, `unscaled`).
     pub sources: Vec<String>,
@@ -130,12 +128,25 @@ pub struct Scaled {
     pub masses: Vec<(f64, f64)>,
     /// The measurements, in the setup's order.
     pub measurements: Vec<MeasurementResult>,
-    /// The muscles Mollier models.
+    /// The muscles' path lengths and fibre parameters (m): those the Mollier model has.
     pub muscles: Vec<MuscleScale>,
-    /// What was passed over (bodies the model does not have, muscles left out of the import).
+    /// What was passed over or kept (bodies the model does not have, muscles left out of the
+    /// import, nodes of no body).
     pub notes: Vec<String>,
     /// The marker placement, when the setup's `MarkerPlacer` applies.
     pub placement: Option<Placement>,
+}
+
+/// A scaled OpenSim model.
+pub struct Scaled {
+    /// The scaled OpenSim model (the setup's markers in it).
+    pub model: Model,
+    /// Its Mollier model (`import.toml`) and how its inputs follow from the coordinates.
+    pub import: mollier_osim::Import,
+    /// The compiled Mollier model.
+    pub compiled: Compiled,
+    /// What the scaling did.
+    pub report: ScaleReport,
 }
 
 /// The marker trial's mean distance between markers `a` and `b` over the frames OpenSim's
@@ -550,15 +561,19 @@ pub fn scale(
     }
     let placement = match (&setup.placer, trials.placement) {
         (Some(p), Some(t)) => Some(place_markers(file, &mut scaled, p, t, registry)?),
-        (Some(p), None) => {
-            let hint = "give it with --markers, or as the MarkerPlacer's <marker_file>";
-            return Err(Diagnostics::one(relabel(&p.at, "the marker placement needs a static trial", hint)).into());
-        }
+        (Some(p), None) => return Err(placer_needs_trial(p)),
         _ => None,
     };
     let (import, compiled) = import_osim_model(file, &scaled, registry)?;
     let masses = model.bodies.iter().zip(&scaled.bodies).map(|(a, b)| (a.mass, b.mass)).collect();
-    Ok(Scaled { model: scaled, import, compiled, factors: f, sources, masses, measurements, muscles, notes, placement })
+    let report = ScaleReport { bodies, factors: f, sources, masses, measurements, muscles, notes, placement };
+    Ok(Scaled { model: scaled, import, compiled, report })
+}
+
+/// A marker placement without its static trial.
+fn placer_needs_trial(p: &MarkerPlacer) -> ScaleError {
+    let hint = "give it with --markers, or as the MarkerPlacer's <marker_file>";
+    Diagnostics::one(relabel(&p.at, "the marker placement needs a static trial", hint)).into()
 }
 
 const UNSCALED: &str = "the muscles' lengths in the default pose of the unscaled model";
@@ -606,10 +621,7 @@ pub fn scale_with_setup(
     if let Some(set) = &setup.marker_set_file {
         use_marker_set(&mut model, &read_marker_set(set)?)?;
     }
-    let trial = measurement_trial(r, &setup)?;
-    // the placer's trial is its own (`--markers` replaces both)
-    let placer_path = setup.placer.as_ref().and_then(|p| r.markers.map(Path::to_path_buf).or(p.marker_file.clone()));
-    let static_pose = placer_path.map(|p| crate::trc::read_trc(&p)).transpose()?;
+    let (trial, static_pose) = static_trials(r, &setup)?;
     let trials = Trials { measurements: trial.as_ref(), placement: static_pose.as_ref() };
     let scaled = scale(&file, &model, &setup, trials, registry)?;
     Ok((setup, scaled))
@@ -628,14 +640,19 @@ fn subject_mass(r: &ScaleRequest, setup: &mut ScaleSetup) -> Result<(), ScaleErr
 }
 
 /// The measurements' static trial (`--markers`, else the setup's), read only when the setup
-/// takes measurements.
-fn measurement_trial(r: &ScaleRequest, setup: &ScaleSetup) -> Result<Option<MarkerTrial>, Diagnostics> {
+/// takes measurements, and the marker placement's (its own; `--markers` replaces both).
+fn static_trials(
+    r: &ScaleRequest,
+    setup: &ScaleSetup,
+) -> Result<(Option<MarkerTrial>, Option<MarkerTrial>), Diagnostics> {
     let measures = setup.order.contains(&Step::Measurements) && !setup.measurements.is_empty();
     let trial_path = r.markers.map(Path::to_path_buf).or_else(|| setup.marker_file.clone());
-    match trial_path {
-        Some(p) if measures => Ok(Some(crate::trc::read_trc(&p)?)),
-        _ => Ok(None),
-    }
+    let measurements = match trial_path {
+        Some(p) if measures => Some(crate::trc::read_trc(&p)?),
+        _ => None,
+    };
+    let placer_path = setup.placer.as_ref().and_then(|p| r.markers.map(Path::to_path_buf).or(p.marker_file.clone()));
+    Ok((measurements, placer_path.map(|p| crate::trc::read_trc(&p)).transpose()?))
 }
 
 /// A scaled model of either format.
@@ -646,64 +663,12 @@ pub enum Scaling {
     Native(Box<NativeScaled>),
 }
 
-/// What a scaling reports, whatever the model's format.
-pub struct Report<'a> {
-    /// The bodies, in the model's order (an OpenSim model's: ground first).
-    pub bodies: Vec<&'a str>,
-    /// Each body's factors (x, y, z along its axes).
-    pub factors: &'a [[f64; 3]],
-    /// Where each body's factors come from (`measurement NAME`, `manual`, `unscaled`).
-    pub sources: &'a [String],
-    /// Each body's mass before and after (kg).
-    pub masses: &'a [(f64, f64)],
-    /// The measurements, in the setup's order.
-    pub measurements: &'a [MeasurementResult],
-    /// The muscles' path lengths and fibre parameters (m).
-    pub muscles: &'a [MuscleScale],
-    /// What was passed over or kept.
-    pub notes: &'a [String],
-    /// The marker placement (OpenSim models).
-    pub placement: Option<&'a Placement>,
-}
-
-impl Scaled {
-    /// What it reports.
-    pub fn report(&self) -> Report<'_> {
-        Report {
-            bodies: self.model.bodies.iter().map(|b| b.name.as_str()).collect(),
-            factors: &self.factors,
-            sources: &self.sources,
-            masses: &self.masses,
-            measurements: &self.measurements,
-            muscles: &self.muscles,
-            notes: &self.notes,
-            placement: self.placement.as_ref(),
-        }
-    }
-}
-
-impl NativeScaled {
-    /// What it reports.
-    pub fn report(&self) -> Report<'_> {
-        Report {
-            bodies: self.bodies.iter().map(String::as_str).collect(),
-            factors: &self.factors,
-            sources: &self.sources,
-            masses: &self.masses,
-            measurements: &self.measurements,
-            muscles: &self.muscles,
-            notes: &self.notes,
-            placement: None,
-        }
-    }
-}
-
 impl Scaling {
-    /// What it reports.
-    pub fn report(&self) -> Report<'_> {
+    /// What it did.
+    pub fn report(&self) -> &ScaleReport {
         match self {
-            Scaling::OpenSim(s) => s.report(),
-            Scaling::Native(s) => s.report(),
+            Scaling::OpenSim(s) => &s.report,
+            Scaling::Native(s) => &s.report,
         }
     }
 
@@ -716,7 +681,7 @@ impl Scaling {
     }
 
     /// Write it into `out` as a unit ([`write()`] for an OpenSim model; the same files for a
-    /// Mollier model, without a marker placement's).
+    /// Mollier model, its static pose's columns its inputs).
     pub fn write(
         &self,
         out: &Path,
@@ -726,14 +691,17 @@ impl Scaling {
     ) -> Result<std::path::PathBuf, OutputError> {
         match self {
             Scaling::OpenSim(s) => write(out, s, setup, head, timing),
-            Scaling::Native(s) => write_files(out, &s.text, &s.report(), &[], setup, head, timing),
+            Scaling::Native(s) => {
+                let inputs: Vec<&str> = s.compiled.inputs.iter().map(|i| i.name.as_str()).collect();
+                write_files(out, &s.text, &s.report, &inputs, setup, head, timing)
+            }
         }
     }
 }
 
 /// `mollier scale` for a model of either format: an OpenSim model (`.osim`) as
 /// [`scale_files`]; a Mollier model file ([`native::scale_native`]) with the same setups, except
-/// an OpenSim marker set or marker placement.
+/// an OpenSim marker set (its markers are its points).
 pub fn scale_any(r: &ScaleRequest, registry: &Registry) -> Result<(ScaleSetup, Scaling), ScaleError> {
     if r.model.extension().is_some_and(|e| e.eq_ignore_ascii_case("osim")) {
         let (setup, s) = scale_files(r, registry)?;
@@ -742,13 +710,14 @@ pub fn scale_any(r: &ScaleRequest, registry: &Registry) -> Result<(ScaleSetup, S
     let mut setup = read_setup(r.setup)?;
     let before = crate::compile::load(r.model, registry)?;
     subject_mass(r, &mut setup)?;
-    let trial = measurement_trial(r, &setup)?;
-    let s = native::scale_native(&before, &setup, trial.as_ref(), registry)?;
+    let (trial, static_pose) = static_trials(r, &setup)?;
+    let trials = Trials { measurements: trial.as_ref(), placement: static_pose.as_ref() };
+    let s = native::scale_native(&before, &setup, trials, registry)?;
     Ok((setup, Scaling::Native(Box::new(s))))
 }
 
 /// The summary's part of a scaling: the subject's mass, the total, the notes.
-pub fn summary(s: &Report, setup: &ScaleSetup) -> serde_json::Map<String, Value> {
+pub fn summary(s: &ScaleReport, setup: &ScaleSetup) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
     m.insert("setup".into(), json!(setup.file));
     m.insert("subject_mass_kg".into(), json!(setup.mass));
@@ -758,7 +727,7 @@ pub fn summary(s: &Report, setup: &ScaleSetup) -> serde_json::Map<String, Value>
     m.insert("measurements".into(), json!(measured));
     m.insert("muscles_scaled".into(), json!(s.muscles.len()));
     m.insert("notes".into(), json!(s.notes));
-    if let Some(p) = s.placement {
+    if let Some(p) = &s.placement {
         let file = setup.placer.as_ref().and_then(|p| p.output_motion_file.clone());
         m.insert(
             "marker_placement".into(),
@@ -779,7 +748,12 @@ pub fn summary(s: &Report, setup: &ScaleSetup) -> serde_json::Map<String, Value>
 /// The marker placement's tables: `static_pose.csv` (the time, then every coordinate, rad or
 /// m) and `placed_markers.csv` (each marker moved: its body, its location in it before and
 /// after, m, and the distance moved).
-fn write_placement(dir: &mut OutputDir, s: &Report, coordinates: &[&str], p: &Placement) -> Result<(), OutputError> {
+fn write_placement(
+    dir: &mut OutputDir,
+    s: &ScaleReport,
+    coordinates: &[&str],
+    p: &Placement,
+) -> Result<(), OutputError> {
     let t = dir.table("static_pose.csv", None, std::iter::once("time").chain(coordinates.iter().copied()))?;
     dir.numbers(t, std::iter::once(p.time).chain(p.coordinates.iter().copied()))?;
     let header = ["marker", "body", "x_before", "y_before", "z_before", "x", "y", "z", "moved"];
@@ -787,7 +761,7 @@ fn write_placement(dir: &mut OutputDir, s: &Report, coordinates: &[&str], p: &Pl
     for m in &p.moved {
         let moved = (Vector3::from(m.after) - Vector3::from(m.before)).norm();
         let v = m.before.iter().chain(&m.after).copied().chain([moved]).map(number);
-        dir.row(t, [m.name.clone(), s.bodies[m.body].to_string()].into_iter().chain(v))?;
+        dir.row(t, [m.name.clone(), s.bodies[m.body].clone()].into_iter().chain(v))?;
     }
     Ok(())
 }
@@ -806,7 +780,7 @@ pub fn write(
     timing: Value,
 ) -> Result<std::path::PathBuf, OutputError> {
     let coordinates: Vec<&str> = s.model.coordinates.iter().map(|c| c.name.as_str()).collect();
-    write_files(out, &s.import.toml, &s.report(), &coordinates, setup, head, timing)
+    write_files(out, &s.import.toml, &s.report, &coordinates, setup, head, timing)
 }
 
 /// [`write()`] for either format: the model file's `text` and the report `s`; `coordinates`
@@ -814,7 +788,7 @@ pub fn write(
 fn write_files(
     out: &Path,
     text: &str,
-    s: &Report,
+    s: &ScaleReport,
     coordinates: &[&str],
     setup: &ScaleSetup,
     mut head: serde_json::Map<String, Value>,
@@ -828,15 +802,15 @@ fn write_files(
     );
     std::fs::write(&path, text).map_err(|e| OutputError::Io { path: path.clone(), source: e })?;
     let t = dir.table("scale_factors.csv", None, ["body", "x", "y", "z", "source"])?;
-    for ((b, f), src) in s.bodies.iter().zip(s.factors).zip(s.sources) {
+    for ((b, f), src) in s.bodies.iter().zip(&s.factors).zip(&s.sources) {
         dir.row(t, [b.to_string(), number(f[0]), number(f[1]), number(f[2]), src.clone()])?;
     }
     let t = dir.table("masses.csv", None, ["body", "mass_before", "mass_after"])?;
-    for (b, (m0, m1)) in s.bodies.iter().zip(s.masses) {
+    for (b, (m0, m1)) in s.bodies.iter().zip(&s.masses) {
         dir.row(t, [b.to_string(), number(*m0), number(*m1)])?;
     }
     let t = dir.table("measurements.csv", None, ["measurement", "marker_1", "marker_2", "model", "trial", "factor"])?;
-    for r in s.measurements {
+    for r in &s.measurements {
         for p in &r.pairs {
             let cells = [&r.name, &p.markers[0], &p.markers[1]].map(String::clone);
             dir.row(t, cells.into_iter().chain([number(p.model), number(p.trial), number(r.factor)]))?;
@@ -844,11 +818,11 @@ fn write_files(
     }
     let header = ["muscle", "length_before", "length_after", "optimal_fiber_length", "tendon_slack_length"];
     let t = dir.table("muscles.csv", None, header)?;
-    for m in s.muscles {
+    for m in &s.muscles {
         let v = [m.length_before, m.length_after, m.optimal_fiber_length, m.tendon_slack_length];
         dir.row(t, std::iter::once(m.name.clone()).chain(v.map(number)))?;
     }
-    if let Some(p) = s.placement {
+    if let Some(p) = &s.placement {
         write_placement(&mut dir, s, coordinates, p)?;
     }
     head.extend(summary(s, setup));

@@ -124,8 +124,8 @@ fn a_uniformly_scaled_model_is_its_closed_form() {
     );
     let hill = spec.muscles.get("over_sphere").unwrap();
     assert!((hill.optimal_fibre_length - 144.0).abs() < 1e-9 && (hill.tendon_slack_length - 240.0).abs() < 1e-9);
-    assert_eq!(s.muscles.len(), 2, "the report has the muscles with fibre lengths");
-    assert_eq!(s.masses, vec![(0.0, 0.0), (2.0, 3.0)]);
+    assert_eq!(s.report.muscles.len(), 2, "the report has the muscles with fibre lengths");
+    assert_eq!(s.report.masses, vec![(0.0, 0.0), (2.0, 3.0)]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -196,7 +196,97 @@ fn an_opensim_model_scaled_as_osim_and_as_its_mollier_file_is_one_model() {
          {worst_length:.1e}, optimal lengths {worst_optimal:.1e} (relative)"
     );
     assert!(worst_point < 1e-12 && worst_body < 1e-12 && worst_length < 1e-9 && worst_optimal < 1e-9);
-    let total: f64 = b.masses.iter().map(|(_, m)| m).sum();
+    let total: f64 = b.report.masses.iter().map(|(_, m)| m).sum();
     assert!((total - 40.0).abs() < 1e-12, "{total}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// arm26's three markers measured 6-12 mm off the model's places, at the shoulder elevated by
+/// 0.4 rad and the elbow flexed by 0.9, over three frames of a static trial (`.trc`, mm).
+fn arm26_static_trial(c: &Compiled) -> String {
+    let names = ["r_acromion", "r_humerus_epicondyle", "r_radius_styloid"];
+    let off = [[0.006, -0.004, 0.003], [-0.008, 0.005, 0.007], [0.004, 0.009, -0.006]];
+    let mut data = Data::new(&c.model);
+    let q: Vec<f64> = c.model.q0().iter().zip([0.4, 0.9]).map(|(q, d)| q + d).collect();
+    solve_positions(&c.model, &mut data, &q).unwrap();
+    let mut trc = format!(
+        "PathFileType\t4\t(X/Y/Z)\tstatic.trc\nDataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\n\
+         100\t100\t3\t3\tmm\nFrame#\tTime\t{}\n\t\tX1\tY1\tZ1\tX2\tY2\tZ2\tX3\tY3\tZ3\n\n",
+        names.join("\t\t\t")
+    );
+    for i in 0..3 {
+        trc += &format!("{}\t{}", i + 1, i as f64 / 100.0);
+        for (m, d) in names.iter().zip(off) {
+            let p = c.points.iter().find(|p| p.name.ends_with(&format!(".{m}"))).unwrap();
+            let x = data.position(&c.model, p.node);
+            // a frame's sway of 0.1 mm about the mean
+            let sway = 1e-4 * (i as f64 - 1.0);
+            (0..3).for_each(|a| trc += &format!("\t{:.6}", 1e3 * (x[a] + d[a] + sway)));
+        }
+        trc += "\n";
+    }
+    trc
+}
+
+/// OpenSim's marker placement on a Mollier model file: arm26 as `.osim` and as the `.toml`
+/// `mollier import` writes for it, its markers placed on one static trial by one setup (no
+/// scaling, the `MarkerPlacer` on). The same static pose and the same places in the bodies
+/// either way; and the placed model's points, at the static pose, on the trial's mean.
+#[test]
+fn markers_are_placed_on_a_mollier_model_as_on_its_opensim_model() {
+    let Some(osim) = arm26() else { return };
+    let dir = scratch("arm26-placer");
+    let registry = mollier::registry();
+    let text = std::fs::read_to_string(&osim).unwrap();
+    let (import, compiled) = mollier::import_osim(&osim.display().to_string(), &text, &registry).unwrap();
+    let toml = dir.join("arm26.toml");
+    std::fs::write(&toml, &import.toml).unwrap();
+    std::fs::write(dir.join("static.trc"), arm26_static_trial(&compiled)).unwrap();
+    let setup = dir.join("setup.xml");
+    std::fs::write(
+        &setup,
+        "<OpenSimDocument Version=\"40000\"><ScaleTool name=\"arm\"><mass>-1</mass>\
+         <ModelScaler><apply>false</apply></ModelScaler><MarkerPlacer><apply>true</apply>\
+         <marker_file>static.trc</marker_file><time_range>0 0.02</time_range></MarkerPlacer>\
+         </ScaleTool></OpenSimDocument>",
+    )
+    .unwrap();
+    let Scaling::OpenSim(a) = scale(&osim, &setup) else { panic!("an OpenSim model is placed as one") };
+    let Scaling::Native(b) = scale(&toml, &setup) else { panic!("a Mollier model is placed as one") };
+    let (pa, pb) = (a.report.placement.as_ref().unwrap(), b.report.placement.as_ref().unwrap());
+    assert_eq!(pa.moved.len(), 3);
+    assert_eq!(pb.moved.len(), 3, "kept: {:?}", pb.kept);
+    let pose = pa.coordinates.iter().zip(&pb.coordinates).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    assert_eq!(pa.coordinates.len(), pb.coordinates.len());
+    let mut places = 0.0f64;
+    let mut moved = 0.0f64;
+    for m in &pa.moved {
+        let n = pb.moved.iter().find(|n| n.name == m.name).unwrap_or_else(|| panic!("{} not moved", m.name));
+        assert_eq!(a.report.bodies[m.body], b.report.bodies[n.body]);
+        (0..3)
+            .for_each(|k| places = places.max((m.after[k] - n.after[k]).abs().max((m.before[k] - n.before[k]).abs())));
+        moved = moved.max((0..3).map(|k| (n.after[k] - n.before[k]).powi(2)).sum::<f64>().sqrt());
+    }
+    // the placed Mollier model at the static pose: its points on the trial's mean (m)
+    let trial = mollier::read_trc(&dir.join("static.trc")).unwrap();
+    let c = &b.compiled;
+    let mut data = Data::new(&c.model);
+    solve_positions(&c.model, &mut data, &pb.coordinates).unwrap();
+    let mut on_trial = 0.0f64;
+    for (k, name) in trial.names.iter().enumerate() {
+        let p = c.points.iter().find(|p| p.name.ends_with(&format!(".{name}"))).unwrap();
+        let x = data.position(&c.model, p.node);
+        let mean: Vec<f64> =
+            (0..3).map(|a| (0..3).map(|i| trial.marker(i, k).unwrap()[a]).sum::<f64>() / 3.0).collect();
+        on_trial = on_trial.max((0..3).map(|a| (x[a] - mean[a]).abs()).fold(0.0, f64::max));
+    }
+    eprintln!(
+        "arm26 placed as .osim and as .toml: static pose {pose:.1e} rad, places {places:.1e} m; the placed \
+         points on the trial {on_trial:.1e} m; markers moved up to {moved:.4} m, RMS before {:.4} m",
+        pb.rms
+    );
+    assert!(pose < 1e-9 && places < 1e-9, "{pose:e} {places:e}");
+    assert!(on_trial < 1e-12, "{on_trial:e}");
+    assert!(moved > 3e-3, "the markers moved: {moved}");
     let _ = std::fs::remove_dir_all(&dir);
 }

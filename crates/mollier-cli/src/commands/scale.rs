@@ -37,7 +37,7 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
         // an OpenSim model's ground is not one of its bodies
         let bodies = scaled.report().bodies.len() - usize::from(matches!(scaled, scale::Scaling::OpenSim(_)));
         let scaled = scaled.report();
-        for n in scaled.notes {
+        for n in &scaled.notes {
             errln!("note: {n}");
         }
         let total: f64 = scaled.masses.iter().map(|(_, m)| m).sum();
@@ -49,7 +49,7 @@ pub(crate) fn run(r: &Request, registry: &Registry) -> ExitCode {
             total,
             r.out.display()
         );
-        if let Some(p) = scaled.placement {
+        if let Some(p) = &scaled.placement {
             outln!(
                 "scale: {} markers placed on the static pose at {} s (their RMS error before: {:.1} mm)",
                 p.moved.len(),

@@ -21,13 +21,13 @@ use mollier_format::{BodySpec, Diagnostic, Diagnostics, InertiaSpec, ModelSpec, 
 use mollier_osim::pose::xyz;
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 
+use super::placer::place_points;
 use super::{
-    Factors, MeasurementResult, MuscleScale, ScaleError, ScaleSetup, WrapFactors, factors, inertial, muscle_columns,
+    Factors, MuscleScale, ScaleError, ScaleReport, ScaleSetup, Trials, WrapFactors, factors, inertial, muscle_columns,
     times, to_subject,
 };
 use crate::compile::{Compiled, compile};
 use crate::ik::{point_name, relabel};
-use crate::trc::MarkerTrial;
 
 /// A scaled Mollier model.
 pub struct NativeScaled {
@@ -37,20 +37,8 @@ pub struct NativeScaled {
     pub text: String,
     /// The compiled scaled model.
     pub compiled: Compiled,
-    /// The bodies' names, in the file's order.
-    pub bodies: Vec<String>,
-    /// Each body's factors (x, y, z along its axes).
-    pub factors: Vec<[f64; 3]>,
-    /// Where each body's factors come from (`measurement NAME`, `manual`, `unscaled`).
-    pub sources: Vec<String>,
-    /// Each body's mass before and after (kg).
-    pub masses: Vec<(f64, f64)>,
-    /// The measurements, in the setup's order.
-    pub measurements: Vec<MeasurementResult>,
-    /// The muscles' path lengths and fibre parameters (m).
-    pub muscles: Vec<MuscleScale>,
-    /// What was kept as it was (nodes of no body).
-    pub notes: Vec<String>,
+    /// What the scaling did.
+    pub report: ScaleReport,
 }
 
 /// The model's initial configuration as written: global positions of its nodes, bodies and
@@ -106,7 +94,7 @@ impl Placed<'_> {
 /// The point of the model that a trial's marker `name` is, as `mollier ik` finds it: `body.name`,
 /// or a body's point called `name` (or `name` as the OpenSim import renames it) when only one
 /// body has one.
-fn marker_point(spec: &ModelSpec, name: &str) -> Option<String> {
+pub(super) fn marker_point(spec: &ModelSpec, name: &str) -> Option<String> {
     if name.split_once('.').is_some_and(|(b, p)| spec.bodies.get(b).is_some_and(|b| b.points.get(p).is_some())) {
         return Some(name.to_string());
     }
@@ -377,15 +365,17 @@ fn scale_fibres(spec: &mut ModelSpec, before: &HashMap<String, f64>, after: &Has
     rows
 }
 
-/// Scale the compiled Mollier model `before` as `setup` says, the measurements on `trial`
-/// (markers are the model's points, found as `mollier ik` finds them).
+/// Scale the compiled Mollier model `before` as `setup` says, the measurements and the marker
+/// placement ([`super::placer::place_points`]) on `trials` (markers are the model's points,
+/// found as `mollier ik` finds them).
 pub fn scale_native(
     before: &Compiled,
     setup: &ScaleSetup,
-    trial: Option<&MarkerTrial>,
+    trials: Trials,
     registry: &Registry,
 ) -> Result<NativeScaled, ScaleError> {
-    refuse_opensim_only(setup)?;
+    refuse_marker_set(setup)?;
+    let trial = trials.measurements;
     let doc = &before.document;
     let spec = doc.spec();
     if spec.load_sharing.as_ref().is_some_and(|l| l.muscle_table.is_some()) {
@@ -413,13 +403,24 @@ pub fn scale_native(
     let shaped = compile_text(&written, &to_text(doc.file(), &scaled)?, registry)?;
     let after = path_lengths(&shaped).map_err(failed(super::SCALED))?;
     let muscles = scale_fibres(&mut scaled, &before, &after);
-    let text = to_text(doc.file(), &scaled)?;
-    let compiled = compile_text(&written, &text, registry)?;
+    let mut text = to_text(doc.file(), &scaled)?;
+    let mut compiled = compile_text(&written, &text, registry)?;
+    let placement = match (&setup.placer, trials.placement) {
+        (Some(p), Some(t)) => {
+            let placement = place_points(&mut scaled, &compiled, p, t, registry)?;
+            text = to_text(doc.file(), &scaled)?;
+            compiled = compile_text(&written, &text, registry)?;
+            Some(placement)
+        }
+        (Some(p), None) => return Err(super::placer_needs_trial(p)),
+        _ => None,
+    };
     let mass = |s: &ModelSpec| -> Vec<f64> {
         s.bodies.iter().map(|(_, b)| b.mass.unwrap_or(0.0) * s.units.mass_factor()).collect()
     };
     let masses = mass(spec).into_iter().zip(mass(&scaled)).collect();
-    Ok(NativeScaled { spec: scaled, text, compiled, bodies, factors: f, sources, masses, measurements, muscles, notes })
+    let report = ScaleReport { bodies, factors: f, sources, masses, measurements, muscles, notes, placement };
+    Ok(NativeScaled { spec: scaled, text, compiled, report })
 }
 
 fn to_text(file: &str, spec: &ModelSpec) -> Result<String, ScaleError> {
@@ -433,24 +434,16 @@ fn to_text(file: &str, spec: &ModelSpec) -> Result<String, ScaleError> {
 }
 
 /// What a setup may ask only of an OpenSim model: its marker set (markers added to an OpenSim
-/// model; a Mollier model's markers are its points) and the marker placement.
-fn refuse_opensim_only(setup: &ScaleSetup) -> Result<(), Diagnostics> {
-    let mut problems = Vec::new();
-    if setup.marker_set_file.is_some() {
-        let path = "ScaleTool/GenericModelMaker/marker_set_file";
-        let at = setup.marker_set_at.clone().unwrap_or_else(|| Diagnostic::new(&setup.file, path, ""));
-        problems.push(relabel(
-            &at,
-            "a marker set adds markers to an OpenSim model; a Mollier model's markers are its points",
-            "name the points in the measurements (`body.point`) and leave out <marker_set_file>",
-        ));
+/// model; a Mollier model's markers are its points).
+fn refuse_marker_set(setup: &ScaleSetup) -> Result<(), Diagnostics> {
+    if setup.marker_set_file.is_none() {
+        return Ok(());
     }
-    if let Some(p) = &setup.placer {
-        problems.push(relabel(
-            &p.at,
-            "the marker placement moves an OpenSim model's markers; a Mollier model's are not moved",
-            "set the MarkerPlacer's <apply> to false, or scale the .osim model",
-        ));
-    }
-    if problems.is_empty() { Ok(()) } else { Err(Diagnostics(problems)) }
+    let path = "ScaleTool/GenericModelMaker/marker_set_file";
+    let at = setup.marker_set_at.clone().unwrap_or_else(|| Diagnostic::new(&setup.file, path, ""));
+    Err(Diagnostics::one(relabel(
+        &at,
+        "a marker set adds markers to an OpenSim model; a Mollier model's markers are its points",
+        "name the points in the measurements (`body.point`) and leave out <marker_set_file>",
+    )))
 }
