@@ -29,6 +29,15 @@ pub trait Law: Send + Sync + fmt::Debug {
         Ok(())
     }
 
+    /// The second partials of a law whose modes are uncoupled (`σ_k` depends on `e_k`, `ė_k`
+    /// only): `out[3k..3k + 3] = (∂²σ_k/∂e_k², ∂²σ_k/∂e_k∂ė_k, ∂²σ_k/∂ė_k²)` (N/m², N s/m²,
+    /// N s²/m², or per rad), for an exact Hessian of an optimal control problem. `false` (the
+    /// default) where the law does not give them; whether it does never depends on `(e, ė)`.
+    fn curvature(&self, e: &[f64], ed: &[f64], out: &mut [f64]) -> bool {
+        let _ = (e, ed, out);
+        false
+    }
+
     /// The law's tangents at `(e, ė)`: `ds_de[i n + j] = ∂σ_i/∂e_j` and
     /// `ds_ded[i n + j] = ∂σ_i/∂ė_j` (n x n row-major each; N/m, N m/rad; N s/m, N m s/rad).
     /// Implicit integrators need them for their Jacobians. The default takes central differences
@@ -265,6 +274,28 @@ impl ModeLaw {
         (s, ds, dsd)
     }
 
+    /// `(∂²σ/∂e², ∂²σ/∂e∂ė, ∂²σ/∂ė²)` at `(e, ė)` ([`Law::curvature`]), `None` with a
+    /// coordinate limit (its quintic steps' second derivatives are not written out).
+    pub fn curvature(&self, e: f64) -> Option<(f64, f64, f64)> {
+        if self.coordinate_limit.is_some() {
+            return None;
+        }
+        let mut dd = 0.0;
+        if let Some(t) = self.tension_only {
+            // (k/2)(1 + d/r)' = (k/2) ε²/r³
+            let r = (e - t.slack).hypot(t.epsilon);
+            dd += 0.5 * t.stiffness * t.epsilon * t.epsilon / (r * r * r);
+        }
+        if let Some(l) = self.limits {
+            if e < l.min {
+                dd -= 2.0 * l.stiffness;
+            } else if e > l.max {
+                dd += 2.0 * l.stiffness;
+            }
+        }
+        Some((dd, 0.0, 0.0))
+    }
+
     /// The stored energy `∫ σ de` from 0 (J), without the damping.
     pub fn energy(&self, e: f64) -> f64 {
         let mut v = self.preload * e + 0.5 * self.stiffness * e * e;
@@ -337,6 +368,14 @@ impl Law for ModeLaws {
         Some(self.laws.iter().zip(e).map(|(l, &e)| l.energy(e)).sum())
     }
 
+    fn curvature(&self, e: &[f64], _ed: &[f64], out: &mut [f64]) -> bool {
+        for (k, law) in self.laws.iter().enumerate() {
+            let Some((ee, eed, edd)) = law.curvature(e[k]) else { return false };
+            out[3 * k..3 * k + 3].copy_from_slice(&[ee, eed, edd]);
+        }
+        true
+    }
+
     fn tangent(&self, e: &[f64], ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
         let n = self.laws.len();
         ds_de.fill(0.0);
@@ -380,6 +419,28 @@ mod tests {
                 ..Default::default()
             },
         ])
+    }
+
+    #[test]
+    fn curvatures_are_the_tangents_derivatives() {
+        // the first two modes (the third, a coordinate limit, gives none)
+        let two = ModeLaws::new(laws().laws[..2].to_vec());
+        let mut out = [0.0; 6];
+        for (e, ed) in [([-0.03, -0.7], [0.2, -1.0]), ([-0.0195, 0.1], [0.0, 0.3]), ([0.01, 0.55], [-0.5, 0.0])] {
+            assert!(two.curvature(&e, &ed, &mut out));
+            for k in 0..2 {
+                let l = two.laws[k];
+                let h = 1e-6;
+                let (up, down) = (l.eval(e[k] + h, ed[k]), l.eval(e[k] - h, ed[k]));
+                let numeric = [(up.1 - down.1) / (2.0 * h), (up.2 - down.2) / (2.0 * h)];
+                let (upd, downd) = (l.eval(e[k], ed[k] + h), l.eval(e[k], ed[k] - h));
+                let exact = [out[3 * k], out[3 * k + 1], out[3 * k + 2]];
+                for (x, y) in exact.iter().zip([numeric[0], numeric[1], (upd.2 - downd.2) / (2.0 * h)]) {
+                    assert!((x - y).abs() < 1e-4 * (1.0 + y.abs()), "mode {k} at {e:?}: {x} vs {y}");
+                }
+            }
+        }
+        assert!(!laws().curvature(&[0.0; 3], &[0.0; 3], &mut [0.0; 9]));
     }
 
     #[test]

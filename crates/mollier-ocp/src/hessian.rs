@@ -3,25 +3,29 @@
 //!
 //! The defects and the actuators' `− B τ` are linear, so their second partials vanish. The
 //! objective's are closed form (diagonal: `2 w` for `e²`, `τ²`, tracking and final targets,
-//! `6 w a` for `a³`). The dynamics' are those of `f_v` (`f_q` is linear); they come from one
-//! function, [`multibody_block`], which knows the cases where the kernel's first- and second-order
-//! transfer functions determine them exactly:
+//! `6 w a` for `a³`). The dynamics' are those of `f_v`, `f_s` and `f_a` (`f_q` is linear). The
+//! multibody part of `f_v` comes from one function, [`multibody_block`], which knows the cases
+//! where the kernel's transfer functions determine it exactly:
 //! - a translation (the one input a position coordinate, every other node fixed or carried):
 //!   `M̄` and the loads' generalized force are constant, `c = 0`, so every second partial is 0;
 //! - a rotation about a fixed axis (the one input the rotation of a hinge whose `p` node is fixed,
 //!   every point on a body turning with it about a fixed point): each point moves on a circle, so
-//!   `D³F_x = −DF_x`, `M̄` is constant and `c = 0`, and `∂²f_v/∂q² = Q = M̄ v̇ − f_v` (the loads'
+//!   `D³F_x = −DF_x`, `M̄` is constant and `c = 0`, and `∂²(−Q)/∂q² = Q` (the loads'
 //!   generalized force: gravity and point forces).
 //!
-//! Elsewhere it would need what the kernel does not give yet: for chains, `∂²M̄/∂q²`,
-//! `∂²Q/∂q²` need third-order transfer functions (`D³F`) and `∂²c/∂q²` fourth-order ones; for
-//! muscles, their paths' `∂³L/∂q³` (the term `F_m ∂L_m/∂q` of `f_v`) besides the Hill model's
-//! second partials; for laws, their second derivatives. There [`exact_hessian`] says why not and
-//! IPOPT's L-BFGS approximation is used: never an approximate "exact" Hessian.
+//! A rotation may carry Hill muscles on paths (free elements) and a law on its hinge: their
+//! terms ([`crate::second_order`]) take the paths' `L'`, `L''`, `L'''` from the third-order
+//! transfer functions, the Hill model's second partials from dual numbers and the law's
+//! curvature ([`mollier_core::Law::curvature`]).
+//!
+//! Elsewhere it would need what the kernel does not give yet: for chains, `∂²M̄/∂q²` and
+//! `∂²Q/∂q²` need `D³F` in three directions and `∂²c/∂q²` fourth-order transfer functions
+//! (`D⁴F_x(v, v, ·, ·)`). There [`exact_hessian`] says why not and IPOPT's L-BFGS approximation
+//! is used: never an approximate "exact" Hessian.
 
 use mollier_core::element::NodeKind;
-use mollier_core::{CoordRole, Input, Load, Model, NodeId};
-use mollier_sim::{Linearization, Musculoskeletal};
+use mollier_core::{CoordRole, ElementId, Input, Load, Model, NodeId};
+use mollier_sim::Musculoskeletal;
 
 use crate::Transcription;
 
@@ -45,50 +49,106 @@ pub enum Motion {
 }
 
 /// The motion of `system` whose dynamics' second partials [`multibody_block`] gives exactly, or
-/// why there is none (then the Hessian is IPOPT's approximation).
+/// why there is none (then the Hessian is IPOPT's approximation). A rotation may carry muscles
+/// on paths of free elements without laws (their terms in `second_order.rs`) and a law on its hinge
+/// that gives its second partials ([`mollier_core::Law::curvature`]).
 pub fn exact_hessian(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
     let model = system.model;
-    if !system.muscles.is_empty() {
-        return Err("the muscles' terms need their paths' third derivatives (∂³L/∂q³)".into());
-    }
     if system.loads.is_some() {
         return Err("loads varying in time have no second partials here".into());
     }
     if model.dynamics().loads.iter().any(|l| matches!(l, Load::Moment { .. })) {
         return Err("a constant moment's generalized force does not turn with a hinge".into());
     }
-    if let Some(el) = model.user_elements().find(|&el| model.law(el).is_some()) {
-        return Err(format!("element `{}` has a law (its second derivatives are not wired)", model.element_name(el)));
+    let paths: Vec<ElementId> = system.muscles.iter().map(|m| model.mode_owner(m.mode).0).collect();
+    if let Some(&el) = paths.iter().find(|&&el| model.law(el).is_some()) {
+        return Err(format!(
+            "muscle path `{}` has a law (its second derivatives are not wired)",
+            model.element_name(el)
+        ));
     }
-    let chain = || "more than one rotation or translation needs third-order transfer functions (D³F)".to_string();
+    let chain = || "more than one rotation or translation needs fourth-order transfer functions (D⁴F)".to_string();
     let [input] = model.inputs() else { return Err(chain()) };
     let role = |c: usize| model.coord_role(mollier_core::CoordId::new(c));
-    let node_fixed = |node: NodeId| {
-        let info = &model.nodes()[node.index()];
-        (info.offset..info.offset + info.kind.dim()).all(|c| role(c) == CoordRole::Fixed)
-    };
+    let fixed = static_nodes(model);
+    let owner = |c: usize| model.coord_owner(mollier_core::CoordId::new(c)).0;
+    let node_fixed = |node: NodeId| fixed[node.index()];
+    // the elements that are not muscles' paths
+    let mut own = model.user_elements().filter(|el| !paths.contains(el));
     match *input {
         Input::Coordinate(c) => {
+            if !system.muscles.is_empty() {
+                return Err("muscles on a translation are not wired into the exact Hessian".into());
+            }
             let (node, _) = model.coord_owner(c);
-            let moving_ok = model.user_elements().next().is_none()
+            let moving_ok = own.next().is_none()
                 && model.nodes()[node.index()].kind == NodeKind::Position
-                && (0..model.n_x()).all(|k| role(k) != CoordRole::Dependent)
+                && (0..model.n_x()).all(|k| role(k) != CoordRole::Dependent || node_fixed(owner(k)))
                 && carried_by(model, |frame| frame == node || node_fixed(frame), node_fixed);
             if moving_ok { Ok(Motion::Translation) } else { Err(chain()) }
         }
         Input::Mode(mode) => {
             let (el, k) = model.mode_owner(mode);
             let coords = model.element_coords(el);
-            let single = model.user_elements().count() == 1;
+            let single = own.count() == 1;
             if !single || model.element(el).type_name() != "hinge" || k != 0 || coords.len() != 8 {
                 return Err(chain());
+            }
+            if let Some(law) = model.law(el) {
+                let n = model.element(el).layout().n_modes();
+                if !law.curvature(&vec![0.0; n], &vec![0.0; n], &mut vec![0.0; 3 * n]) {
+                    return Err(format!("the law of `{}` gives no second partials", model.element_name(el)));
+                }
             }
             // the hinge's layout: p's four Euler parameters, then q's
             let q_node = model.coord_owner(mollier_core::CoordId::new(coords[4])).0;
             let moving_ok = coords[..4].iter().all(|&c| role(c) == CoordRole::Fixed)
-                && (0..model.n_x()).all(|c| role(c) != CoordRole::Dependent || coords[4..].contains(&c))
+                && (0..model.n_x())
+                    .all(|c| role(c) != CoordRole::Dependent || coords[4..].contains(&c) || node_fixed(owner(c)))
                 && carried_by(model, node_fixed, |frame| frame == q_node || node_fixed(frame));
             if moving_ok { Ok(Motion::Rotation) } else { Err(chain()) }
+        }
+    }
+}
+
+/// Per node, whether it cannot move: its coordinates fixed, or held by a generated element (a
+/// body's rigid beam to one of its points, its released modes without a law) whose orientation
+/// nodes cannot move and one of whose position nodes cannot (the elbow's point on the fixed
+/// humerus).
+fn static_nodes(model: &Model) -> Vec<bool> {
+    let role = |c: usize| model.coord_role(mollier_core::CoordId::new(c));
+    let mut fixed: Vec<bool> = model
+        .nodes()
+        .iter()
+        .map(|info| (info.offset..info.offset + info.kind.dim()).all(|c| role(c) == CoordRole::Fixed))
+        .collect();
+    let rigid: Vec<Vec<NodeId>> = (0..model.n_elements())
+        .map(ElementId::new)
+        .filter(|&el| model.is_internal(el) && model.law(el).is_none())
+        .filter(|&el| {
+            (0..model.element(el).layout().n_modes())
+                .all(|k| model.mode_role(model.mode_id(el, k)) != mollier_core::ModeRole::Input)
+        })
+        .map(|el| {
+            let mut nodes: Vec<NodeId> =
+                model.element_coords(el).iter().map(|&c| model.coord_owner(mollier_core::CoordId::new(c)).0).collect();
+            nodes.dedup();
+            nodes
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for nodes in &rigid {
+            let kind = |n: &NodeId| model.nodes()[n.index()].kind;
+            let held = nodes.iter().filter(|n| kind(n) == NodeKind::Orientation).all(|n| fixed[n.index()])
+                && nodes.iter().any(|n| kind(n) == NodeKind::Position && fixed[n.index()]);
+            if held && nodes.iter().any(|n| !fixed[n.index()]) {
+                nodes.iter().for_each(|n| fixed[n.index()] = true);
+                changed = true;
+            }
+        }
+        if !changed {
+            return fixed;
         }
     }
 }
@@ -105,30 +165,58 @@ fn carried_by(model: &Model, origin_ok: impl Fn(NodeId) -> bool, orientation_ok:
     })
 }
 
-/// `∂²f_v/∂q²` of a one-input system (N m/rad² or N/m²) at a point with the linearization `lin`
-/// and accelerations `vd`: the one place the kernel's transfer functions enter the Hessian (where
-/// third-order ones exist, chains' blocks `∂²f_v/∂(q, v, v̇)²` would be built here).
-pub fn multibody_block(motion: Motion, lin: &Linearization, vd: f64) -> f64 {
-    let n = lin.layout.n;
+/// The multibody part of `∂²f_v/∂q²` of a one-input system (N m/rad² or N/m²), `f_v`'s terms
+/// without the laws' and muscles' (in `second_order.rs`), from the loads' generalized force
+/// `q_load = DF_xᵀ f` (gravity and point forces, N m or N): the one place the kernel's
+/// transfer functions enter the Hessian (chains' blocks `∂²f_v/∂(q, v, v̇)²` would be built here
+/// with `D⁴F`).
+pub fn multibody_block(motion: Motion, q_load: f64) -> f64 {
     match motion {
         Motion::Translation => 0.0,
-        Motion::Rotation => lin.mass[(0, 0)] * vd - lin.f[n],
+        Motion::Rotation => q_load,
+    }
+}
+
+/// One point's nonzeros of the Hessian (lower triangle: offsets in the point's `z`, row ≥
+/// column) and where each sits in the point's values.
+pub(crate) struct Slots {
+    pairs: Vec<(usize, usize)>,
+    index: std::collections::HashMap<(usize, usize), usize>,
+}
+
+impl Slots {
+    /// The value index of `(a, b)` (either order) within point `i`'s values.
+    pub(crate) fn at(&self, i: usize, a: usize, b: usize) -> usize {
+        i * self.pairs.len() + self.index[&(a.max(b), a.min(b))]
     }
 }
 
 impl Transcription<'_, '_, '_> {
-    /// Offsets in a point's `z` of the Hessian's nonzeros: the diagonal of `x`, `e`, `τ` (every
-    /// second partial of the exact cases is there; `ẋ` enters only linearly).
-    pub(crate) fn hessian_offsets(&self) -> Vec<usize> {
+    /// A point's nonzeros: the diagonal of `x`, the contraction rates `ṡ`, `e`, `τ` (the
+    /// objective's and the rotation's), `(v, q)` (a law's damping), and per muscle its states'
+    /// couplings with `q` and each other and its excitation's with its activation
+    /// ([`crate::second_order`]); `v̇` and `ȧ` enter only linearly.
+    pub(crate) fn hessian_slots(&self) -> Slots {
         let (nx, l) = (self.nx(), self.layout);
-        let sd = nx + l.s();
-        (0..nx).chain(sd..sd + l.m).chain(2 * nx..self.nz).collect()
+        let (n, sd) = (l.n, nx + l.s());
+        let mut pairs: Vec<(usize, usize)> =
+            (0..nx).chain(sd..sd + l.m).chain(2 * nx..self.nz).map(|j| (j, j)).collect();
+        pairs.extend((0..n).flat_map(|i| (0..n).map(move |j| (n + i, j))));
+        for k in 0..l.m {
+            let (s, a, sdot, e) = (l.s() + k, l.a() + k, sd + k, 2 * nx + k);
+            pairs.extend((0..n).flat_map(|j| [(s, j), (a, j), (sdot, j)]));
+            pairs.extend([(a, s), (sdot, s), (sdot, a), (e, a)]);
+        }
+        let index = pairs.iter().enumerate().map(|(k, &p)| (p, k)).collect();
+        Slots { pairs, index }
     }
 
-    /// The structure: the lower triangle's (row, column), per point the [`Self::hessian_offsets`].
+    /// The structure: the lower triangle's (row, column), per point its [`Self::hessian_slots`].
     pub(crate) fn hessian_pattern(&self) -> Vec<(usize, usize)> {
-        let offsets = self.hessian_offsets();
-        (0..self.points).flat_map(|i| offsets.iter().map(move |&j| (i * self.nz + j, i * self.nz + j))).collect()
+        let pairs = self.hessian_slots().pairs;
+        (0..self.points)
+            .flat_map(|i| pairs.iter().map(move |&(a, b)| (i * self.nz + a, i * self.nz + b)).collect::<Vec<_>>())
+            .collect()
     }
 
     /// `σ ∇²J` at `z` alone, for any system (the values in the order of the Hessian's structure,
@@ -136,7 +224,7 @@ impl Transcription<'_, '_, '_> {
     /// checks.
     pub fn objective_hessian(&mut self, z: &[f64], sigma: f64, out: &mut [f64]) -> Vec<(usize, usize)> {
         out.fill(0.0);
-        self.add_objective_hessian(z, sigma, out);
+        self.add_objective_hessian(z, sigma, &self.hessian_slots(), out);
         self.hessian_pattern()
     }
 
@@ -152,37 +240,18 @@ impl Transcription<'_, '_, '_> {
         if self.linearize(z).is_err() {
             return false;
         }
+        let slots = self.hessian_slots();
         out.fill(0.0);
-        self.add_objective_hessian(z, sigma, out);
-        let (nx, nz, per, xd0) = (self.nx(), self.nz, self.hessian_offsets().len(), self.off().0);
-        if self.layout.n == 1 {
-            let lins = &self.cache.as_ref().expect("linearized").1;
-            for (i, lin) in lins.iter().enumerate() {
-                // the state's first entry: q
-                out[i * per] += lambda[i * nx + 1] * multibody_block(motion, lin, z[i * nz + xd0 + 1]);
-            }
-        }
-        true
+        self.add_objective_hessian(z, sigma, &slots, out);
+        self.add_dynamics_hessian(motion, z, lambda, &slots, out).is_ok()
     }
 
     /// Add `σ ∇²J` at `z` to `out`.
-    fn add_objective_hessian(&self, z: &[f64], sigma: f64, out: &mut [f64]) {
+    fn add_objective_hessian(&self, z: &[f64], sigma: f64, slots: &Slots, out: &mut [f64]) {
         let (nx, nz, l) = (self.nx(), self.nz, self.layout);
         let (_, e0, t0) = self.off();
-        let (sd, m) = (nx + l.s(), l.m);
-        let per = nx + m + self.controls();
-        // a point's z offset j sits at j (states), nx + k (the contraction rates ṡ_k) or
-        // j − nx + m (controls) in its block ([`Self::hessian_offsets`])
-        let at = |i: usize, j: usize| {
-            i * per
-                + if j < nx {
-                    j
-                } else if j < 2 * nx {
-                    nx + (j - sd)
-                } else {
-                    j - nx + m
-                }
-        };
+        let sd = nx + l.s();
+        let at = |i: usize, j: usize| slots.at(i, j, j);
         let o = &self.p.objective;
         for i in 0..self.points {
             let zi = &z[i * nz..(i + 1) * nz];

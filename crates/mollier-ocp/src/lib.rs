@@ -27,8 +27,9 @@
 //! constraint Jacobian is exact, `∂c/∂q` of the velocity forces included
 //! ([`mollier_sim::Linearization`] takes it from the third-order transfer functions). The
 //! Hessian of the Lagrangian is
-//! exact where the system allows it ([`exact_hessian`]: one translation or one rotation about a
-//! fixed axis, no muscles), else IPOPT's limited-memory approximation (OpenSim Moco's default).
+//! exact where the system allows it ([`exact_hessian`]: one translation, or one rotation about a
+//! fixed axis with its muscles and its hinge's law), else IPOPT's limited-memory approximation
+//! (OpenSim Moco's default).
 
 use mollier_ipopt::{Nlp, Scaling, Solution, Value};
 use mollier_sim::{Layout, Linearization, Musculoskeletal, SimError, Workspace};
@@ -36,6 +37,7 @@ use mollier_sim::{Layout, Linearization, Musculoskeletal, SimError, Workspace};
 mod guess;
 mod hessian;
 mod scaling;
+mod second_order;
 pub use guess::Trajectory;
 pub use hessian::{HessianChoice, Motion, exact_hessian, multibody_block};
 pub use scaling::ScalingChoice;

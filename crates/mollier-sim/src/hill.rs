@@ -17,6 +17,9 @@
 //! projected CE (β = 0.001) so that `∂f_s/∂ṡ` never vanishes, not in the paper. The muscle pulls
 //! on its path with the tendon force `F_SEE`.
 
+mod second;
+pub use second::ContractionHessian;
+
 /// Parameters of one muscle (SI units).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HillParams {

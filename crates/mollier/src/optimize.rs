@@ -157,9 +157,10 @@ pub struct SolverSpec {
     /// Pairs the limited-memory Hessian keeps (IPOPT's `limited_memory_max_history`).
     #[serde(default = "history")]
     pub hessian_history: i32,
-    /// `exact` (default: where the system allows it, else the approximation) or `limited-memory`.
+    /// Unwritten: exact where the system allows it, else the approximation; `exact`: exact, and
+    /// refused where it would not be; `limited-memory`: the approximation.
     #[serde(default)]
-    pub hessian: HessianSpec,
+    pub hessian: Option<HessianSpec>,
     /// Further IPOPT options by their names (IPOPT refuses the unknown ones).
     #[serde(default)]
     pub ipopt: BTreeMap<String, OptionSpec>,
@@ -194,7 +195,7 @@ impl Default for SolverSpec {
             tolerance: tol(),
             max_iterations: max_iter(),
             hessian_history: history(),
-            hessian: HessianSpec::Exact,
+            hessian: None,
             ipopt: BTreeMap::new(),
         }
     }
@@ -401,6 +402,15 @@ impl OptimizeRun {
                 "the tolerance and the Hessian's history must be positive, the iteration limit not negative".into(),
             ));
         }
+        if s.solver.hessian == Some(HessianSpec::Exact) {
+            let system = Musculoskeletal::new(&self.compiled.model, self.compiled.muscles.clone());
+            if let Err(why) = mollier_ocp::exact_hessian(&system) {
+                out.push((
+                    "solver.hessian".into(),
+                    format!("the exact Hessian is not available for this model ({why}): write `limited-memory`, or leave the field out to let IPOPT approximate it where it is not"),
+                ));
+            }
+        }
         let state = |table: &str, name: &str, out: &mut Vec<(String, String)>| {
             if !names.iter().any(|n| n == name) {
                 out.push((
@@ -575,8 +585,8 @@ impl OptimizeRun {
             final_state,
             excitation_bounds,
             hessian: match s.solver.hessian {
-                HessianSpec::Exact => HessianChoice::Exact,
-                HessianSpec::LimitedMemory => HessianChoice::LimitedMemory,
+                None | Some(HessianSpec::Exact) => HessianChoice::Exact,
+                Some(HessianSpec::LimitedMemory) => HessianChoice::LimitedMemory,
             },
         };
         let mut options = vec![

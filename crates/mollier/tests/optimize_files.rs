@@ -5,10 +5,17 @@ use mollier::optimize::OptimizeRun;
 
 /// Write `text` as a problem file beside a copy of the pendulum model and read it.
 fn read(name: &str, text: &str) -> Result<OptimizeRun, mollier_format::Diagnostics> {
+    read_beside("mechanisms/pendulum.toml", name, text)
+}
+
+/// Write `text` as a problem file beside a copy of `model` (under `models/`, by its file name)
+/// and read it.
+fn read_beside(model: &str, name: &str, text: &str) -> Result<OptimizeRun, mollier_format::Diagnostics> {
     let dir = std::env::temp_dir().join(format!("mollier-optimize-files-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/mechanisms/pendulum.toml");
-    std::fs::copy(model, dir.join("pendulum.toml")).unwrap();
+    let from = format!("{}/../../models/{model}", env!("CARGO_MANIFEST_DIR"));
+    let file = std::path::Path::new(model).file_name().unwrap();
+    std::fs::copy(from, dir.join(file)).unwrap();
     let path = dir.join("problem.toml");
     std::fs::write(&path, text).unwrap();
     let r = OptimizeRun::read(&path, &mollier::registry());
@@ -49,6 +56,23 @@ fn unknown_fields_and_wrong_types_are_refused_at_their_place() {
     assert_eq!(d[0].location.as_ref().map(|l| l.line), Some(2), "{d:?}");
     let d = read("zero", "model = \"pendulum.toml\"\nduration = -1.0\nintervals = 0\n").err().expect("refused").0;
     assert!(d.iter().any(|x| x.path == "duration") && d.iter().any(|x| x.path == "intervals"), "{d:?}");
+}
+
+/// `[solver] hessian = "exact"` is read where the Hessian is exact (the pendulum) and refused at
+/// its place where it is not (the double pendulum, a chain), saying why.
+#[test]
+fn an_exact_hessian_is_refused_where_it_would_not_be_exact() {
+    let solver = "\n[solver]\nhessian = \"exact\"\n";
+    read("exact", &format!("{GOOD}{solver}")).expect("the pendulum's Hessian is exact");
+    let chain = "model = \"double-pendulum.toml\"\nduration = 1.0\nintervals = 10\n";
+    read_beside("mechanisms/double-pendulum.toml", "chain", chain).expect("reads without the field");
+    let d = read_beside("mechanisms/double-pendulum.toml", "chain-exact", &format!("{chain}{solver}"))
+        .err()
+        .expect("refused")
+        .0;
+    let p = d.iter().find(|x| x.path == "solver.hessian").unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(p.location.as_ref().map(|l| l.line), Some(6), "{p:?}");
+    assert!(p.message.contains("D⁴F"), "{p:?}");
 }
 
 #[test]

@@ -109,8 +109,26 @@ fn the_elbow_flexion_reaches_the_casadi_peers_optimum() {
         return;
     }
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/optimal-control/elbow-flexion.toml");
-    let run = OptimizeRun::read(Path::new(path), &mollier::registry()).expect("problem reads");
-    let solved = run.solve().expect("solves");
+    // the problem file's L-BFGS Hessian, then the exact one (a rotation with its muscles and law)
+    // for the comparison printed: it stops at a neighbouring stationary point (docs)
+    let mut exact = OptimizeRun::read(Path::new(path), &mollier::registry()).expect("problem reads");
+    exact.spec.solver.hessian = Some(mollier::optimize::HessianSpec::Exact);
+    let runs = [OptimizeRun::read(Path::new(path), &mollier::registry()).expect("problem reads"), exact];
+    let mut solved = None;
+    for run in &runs {
+        let t0 = std::time::Instant::now();
+        let s = run.solve().expect("solves");
+        let summary = s.summary();
+        eprintln!(
+            "{} iterations, {:.2} s, objective {:.9}, {}",
+            summary["iterations"],
+            t0.elapsed().as_secs_f64(),
+            s.solved.ipopt.objective,
+            summary["hessian"]
+        );
+        solved.get_or_insert(s);
+    }
+    let solved = solved.expect("solved");
     assert!(solved.solved.ipopt.converged(), "{}", solved.solved.ipopt.status_name());
     let (rows, objective) = casadi_elbow();
     let points = &solved.solved.points;

@@ -52,6 +52,68 @@ pub fn third_order(model: &Model, data: &mut Data, v: &[f64], out: &mut Mat<f64>
     third_order_with(model, data, v, &xv, &d2, out)
 }
 
+/// Modes' derivatives along input rates `v` (n_q) to third order at the solved configuration:
+/// per mode of `modes`, `[De · v, D²e(v, v), D³e(v, v, v)]` (m or rad per unit of `v`, its
+/// square and cube), into `out` (cleared first). The coordinates' jets `x_v = DF_x v`,
+/// `x_vv = D²F_x(v, v)` and `x_vvv = D³F_x(v, v, v)` ([`third_order`]) are carried through each
+/// mode's element by one hyper-hyper-dual evaluation (`ε1 = ε2 = ε3` along `v`:
+/// [`crate::element::Element::third_order`]), so any element the kernel differentiates three
+/// times serves, free elements (muscles' paths) included: what a muscle's terms in the Hessian
+/// of an optimal control problem need of its path, `L'`, `L''`, `L'''` for one input.
+/// The configuration's free elements must be placed (their points' coordinates in `data`).
+pub fn mode_jets(
+    model: &Model,
+    data: &mut Data,
+    v: &[f64],
+    modes: &[crate::ids::ModeId],
+    out: &mut Vec<[f64; 3]>,
+) -> Result<(), KinematicsError> {
+    let mut d3 = Mat::<f64>::new();
+    third_order(model, data, v, &mut d3)?;
+    let (nx, att) = (model.n_x(), &model.attachments);
+    let mut xv = vec![0.0; nx];
+    for (k, vk) in v.iter().enumerate() {
+        for (a, d) in xv.iter_mut().zip(data.df_x.col_as_slice(k)) {
+            *a += vk * d;
+        }
+    }
+    let mut d2 = Mat::<f64>::zeros(nx, v.len());
+    let all: Vec<usize> = (0..att.list.len()).collect();
+    second_order_directions(model, data, &[&xv], &all, &mut d2)?;
+    let jac = &data.att_jac;
+    att.rates(jac, &mut xv, None);
+    let (mut xvv, mut xvvv) = (vec![0.0; nx], vec![0.0; nx]);
+    for (k, vk) in v.iter().enumerate() {
+        for ((a, b), (d, t)) in
+            xvv.iter_mut().zip(xvvv.iter_mut()).zip(d2.col_as_slice(k).iter().zip(d3.col_as_slice(k)))
+        {
+            *a += vk * d;
+            *b += vk * t;
+        }
+    }
+    att.second(jac, &mut xvv, &xv, &xv);
+    out.clear();
+    let mut e: Vec<HyperHyperDual64> = Vec::new();
+    for &m in modes {
+        let (el, k) = model.mode_owner(m);
+        let entry = &model.elements[el.index()];
+        let own: Vec<HyperHyperDual64> = entry
+            .own
+            .iter()
+            .map(|&c| HyperHyperDual64::new(data.x[c], xv[c], xv[c], xv[c], xvv[c], xvv[c], xvv[c], xvvv[c]))
+            .collect();
+        e.clear();
+        e.resize(entry.element.layout().n_modes(), HyperHyperDual64::from(0.0));
+        let element_error = |error| KinematicsError::Element { element: entry.name.clone(), error };
+        if !entry.element.third_order(&own, &mut e).map_err(element_error)? {
+            let why = format!("`{}` has no third-order derivatives (Element::third_order)", entry.element.type_name());
+            return Err(element_error(ElementError::Other(why)));
+        }
+        out.push([e[k].eps1, e[k].eps1eps2, e[k].eps1eps2eps3]);
+    }
+    Ok(())
+}
+
 /// [`third_order`] from `x_v = DF_x v` (n_x) and `d2`, whose first `n_q` columns are
 /// `D²F_x(v, e_k)` (n_x each; their dependent rows are read, the attached ones formed here), at
 /// a configuration whose `DF` is current ([`first_order`]).

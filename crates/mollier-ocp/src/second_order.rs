@@ -1,0 +1,106 @@
+//! The dynamics' part of the exact Hessian of the Lagrangian, `Σ_i λ_iᵀ ∇²f(x_i, ẋ_i, u_i)`,
+//! for the one-input systems of [`crate::exact_hessian`]: the multibody term
+//! ([`crate::multibody_block`]), a law on the input's mode, and Hill muscles on paths.
+//!
+//! With one input `q` and a muscle's path length `L(q)` (its derivatives `L'`, `L''`, `L'''`
+//! from [`mollier_core::transfer3::mode_jets`]), tendon force `F(L − s)` (`F'`, `F''`) and
+//! contraction residual `f_s(a, s, ṡ, L)` (its Hessian `H` from
+//! [`mollier_sim::HillMuscle::contraction_hessian`]), the terms of
+//! `f_v = M̄ v̇ − Q(q) + σ(q, v) + Σ F L'` and of `f_s`, `f_a` give:
+//! ```text
+//! ∂²f_v/∂q²   = ∂²(−Q)/∂q² + σ_ee + Σ (F'' L'³ + 3 F' L' L'' + F L''')
+//! ∂²f_v/∂q∂v  = σ_eė,  ∂²f_v/∂v² = σ_ėė
+//! ∂²f_v/∂q∂s  = −F'' L'² − F' L'',  ∂²f_v/∂s² = F'' L'
+//! ∂²f_s/∂q²   = H_LL L'² + ∂f_s/∂L L'',  ∂²f_s/∂q∂y = H_yL L',  ∂²f_s/∂y∂y' = H_yy'   (y = a, s, ṡ)
+//! ∂²f_a/∂u²   = −2 r',  ∂²f_a/∂u∂a = r'
+//! ```
+//! (`e = q` for an input mode, `ė = v`.)
+
+use mollier_core::{Input, transfer3};
+use mollier_sim::SimError;
+
+use crate::Transcription;
+use crate::hessian::{Motion, Slots, multibody_block};
+
+impl Transcription<'_, '_, '_> {
+    /// Add `Σ_i λ_iᵀ ∇²f` at `z` to `out` (linearized at `z`): each point placed again for its
+    /// law's mode and its paths' third-order jets.
+    pub(crate) fn add_dynamics_hessian(
+        &mut self,
+        motion: Motion,
+        z: &[f64],
+        lambda: &[f64],
+        slots: &Slots,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        let (nx, nz, l) = (self.nx(), self.nz, self.layout);
+        if l.n != 1 {
+            return Ok(());
+        }
+        let (xd0, e0, _) = self.off();
+        let system = self.p.system;
+        let model = system.model;
+        let modes: Vec<_> = system.muscles.iter().map(|m| m.mode).collect();
+        // the law on the input's mode, if any: its element and the mode's index there
+        let law = match model.inputs()[0] {
+            Input::Mode(mode) => {
+                let (el, k) = model.mode_owner(mode);
+                model.law(el).map(|law| (law, model.element(el).layout().n_modes(), mode.index() - k, k))
+            }
+            Input::Coordinate(_) => None,
+        };
+        let mut jets = Vec::new();
+        for i in 0..self.points {
+            let zi = &z[i * nz..(i + 1) * nz];
+            let li = &lambda[i * nx..(i + 1) * nx];
+            let lin = self.p.system.linearize(&mut self.ws, &zi[..nx], &zi[xd0..xd0 + nx], &zi[e0..e0 + l.m])?;
+            let data = &mut self.ws.data;
+            if !modes.is_empty() {
+                transfer3::mode_jets(model, data, &[1.0], &modes, &mut jets)?;
+            }
+            let (q, v, vd, lv) = (0, 1, zi[xd0 + 1], li[1]);
+            // Q = M̄ v̇ + σ + Σ F L' − f_v
+            let mut q_load = lin.mass[(0, 0)] * vd - lin.f[1];
+            let (mut qq, mut vq, mut vv) = (0.0, 0.0, 0.0);
+            if let Some((law, n, first, k)) = law {
+                let e: Vec<f64> = data.e()[first..first + n].to_vec();
+                let mut ed = vec![0.0; n];
+                ed[k] = zi[v];
+                let (mut sigma, mut curv) = (vec![0.0; n], vec![0.0; 3 * n]);
+                law.stress(&e, &ed, &mut sigma);
+                law.curvature(&e, &ed, &mut curv);
+                q_load += sigma[k];
+                (qq, vq, vv) = (curv[3 * k], curv[3 * k + 1], curv[3 * k + 2]);
+            }
+            for (k, (mu, &[l1, l2, l3])) in system.muscles.iter().zip(&jets).enumerate() {
+                let c = &lin.contraction[k];
+                let (s, a, sdot) = (l.s() + k, l.a() + k, xd0 + l.s() + k);
+                let h = mu.hill.contraction_hessian(zi[a], zi[s], zi[sdot], lin.length[k]);
+                let (f, f1, f2) = (c.force, c.force_d_length, h.force);
+                let (ls, la) = (li[s], li[a]);
+                q_load += f * l1;
+                qq += f2 * l1 * l1 * l1 + 3.0 * f1 * l1 * l2 + f * l3;
+                let r = &h.residual;
+                // y = (a, s, ṡ, L): indices 0..4
+                out[slots.at(i, q, q)] += ls * (r[3][3] * l1 * l1 + c.d_length * l2);
+                out[slots.at(i, s, q)] += lv * (-f2 * l1 * l1 - f1 * l2) + ls * r[1][3] * l1;
+                out[slots.at(i, s, s)] += lv * f2 * l1 + ls * r[1][1];
+                out[slots.at(i, a, q)] += ls * r[0][3] * l1;
+                out[slots.at(i, sdot, q)] += ls * r[2][3] * l1;
+                out[slots.at(i, a, s)] += ls * r[0][1];
+                out[slots.at(i, sdot, s)] += ls * r[2][1];
+                out[slots.at(i, sdot, a)] += ls * r[2][0];
+                out[slots.at(i, a, a)] += ls * r[0][0];
+                out[slots.at(i, sdot, sdot)] += ls * r[2][2];
+                let (uu, ua) = mu.hill.activation_hessian();
+                let ex = e0 + k;
+                out[slots.at(i, ex, ex)] += la * uu;
+                out[slots.at(i, ex, a)] += la * ua;
+            }
+            out[slots.at(i, q, q)] += lv * (multibody_block(motion, q_load) + qq);
+            out[slots.at(i, v, q)] += lv * vq;
+            out[slots.at(i, v, v)] += lv * vv;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,135 @@
+//! Second partial derivatives of the Hill model's residuals, for the exact Hessian of an optimal
+//! control problem's Lagrangian: the contraction residual written once over dual numbers (the
+//! formulas of [`HillMuscle::contraction`], the same branches) and differentiated twice by
+//! hyper-dual numbers, exact to rounding; the activation residual's in closed form.
+
+use num_dual::{DualNum, HyperDual64};
+
+use super::HillMuscle;
+
+/// The contraction residual's second partials in `(a, s, ṡ, L_M)` (4 x 4, symmetric; units
+/// N over the variables' units: a is 1, s and `L_M` m, ṡ m/s), and the tendon force's curvature.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContractionHessian {
+    /// `∂²f_s/∂y_i∂y_j`, `y = (a, s, ṡ, L_M)`.
+    pub residual: [[f64; 4]; 4],
+    /// `d²F_SEE/dx²` at the tendon's elongation `x = L_M − s − L_slack` (N/m²): the force's
+    /// Hessian in `(s, L_M)` is this times `[[1, −1], [−1, 1]]`.
+    pub force: f64,
+}
+
+impl HillMuscle {
+    /// An elastic element over dual numbers: `k₁ x + k₂ x²` for `x > 0`, `k₁ x` otherwise
+    /// ([`HillMuscle::tendon`], [`HillMuscle::parallel`]).
+    fn spring_dual<T: DualNum<Primitive = f64> + Copy>(k1: f64, k2: f64, x: T) -> T {
+        if x.re() > 0.0 { x * k1 + x * x * k2 } else { x * k1 }
+    }
+
+    /// `(f_s, F_SEE)` at `(a, s, ṡ, L_M)` over dual numbers: [`HillMuscle::contraction`]'s
+    /// residual and force, with its branches taken on the real parts.
+    pub fn contraction_dual<T: DualNum<Primitive = f64> + Copy>(&self, a: T, s: T, sdot: T, length: T) -> (T, T) {
+        let p = &self.params;
+        let (lce, cos) = if self.b == 0.0 {
+            (s, T::from(1.0))
+        } else {
+            let l = (s * s + self.b * self.b).sqrt();
+            (l, s / l)
+        };
+        let v = sdot * cos;
+        let lopt = p.optimal_fibre_length;
+        let x = (lce - lopt) / (p.width * lopt);
+        let fl = (-(x * x)).exp();
+        let fv = if v.re() < 0.0 {
+            (v + self.vmax) / (-(v / p.hill_a) + self.vmax)
+        } else {
+            (v * p.gmax + self.c3) / (v + self.c3)
+        };
+        let fp = Self::spring_dual(p.k1, self.k_pee, lce - p.pee_slack_length);
+        let ft = Self::spring_dual(p.k1, self.k_see, length - s - p.tendon_slack_length);
+        let beta = p.damping * p.max_force / lopt;
+        let fibre = a * fl * fv * p.max_force + fp;
+        (ft - fibre * cos - sdot * beta, ft)
+    }
+
+    /// The contraction residual's second partials at `(a, s, ṡ, L_M)`: ten hyper-dual
+    /// evaluations of [`HillMuscle::contraction_dual`].
+    pub fn contraction_hessian(&self, a: f64, s: f64, sdot: f64, length: f64) -> ContractionHessian {
+        let y = [a, s, sdot, length];
+        let mut out = ContractionHessian::default();
+        for i in 0..4 {
+            for j in i..4 {
+                let mut h: [HyperDual64; 4] = y.map(HyperDual64::from);
+                h[i].eps1 = 1.0;
+                h[j].eps2 = 1.0;
+                let (r, _) = self.contraction_dual(h[0], h[1], h[2], h[3]);
+                out.residual[i][j] = r.eps1eps2;
+                out.residual[j][i] = r.eps1eps2;
+            }
+        }
+        let elongation = length - s - self.params.tendon_slack_length;
+        out.force = if elongation > 0.0 { 2.0 * self.k_see } else { 0.0 };
+        out
+    }
+
+    /// The activation residual's second partials `(∂²f_a/∂u², ∂²f_a/∂u∂a)` (1/s); the others
+    /// vanish. With `f_a = ȧ − r(u)(u − a)`, `r(u) = u/T_act + (1 − u)/T_deact`:
+    /// `∂²f_a/∂u² = −2 r'`, `∂²f_a/∂u∂a = r'`, `r' = 1/T_act − 1/T_deact`.
+    pub fn activation_hessian(&self) -> (f64, f64) {
+        let slope = 1.0 / self.params.activation_time - 1.0 / self.params.deactivation_time;
+        (-2.0 * slope, slope)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::hill::{HillMuscle, HillParams};
+
+    fn muscle(pennation: f64) -> HillMuscle {
+        HillMuscle::new(HillParams::new(500.0, 0.1, 0.2, pennation, 0.015, 0.06))
+    }
+
+    /// Each second partial against central differences of the hand-written first partials
+    /// ([`HillMuscle::contraction`]): an independent reference, on both branches of the
+    /// force-velocity curve and with and without pennation.
+    #[test]
+    fn the_second_partials_are_the_first_partials_derivatives() {
+        for pen in [0.0, 0.4] {
+            let m = muscle(pen);
+            for (a, s, sdot, l) in [(0.3, 0.098, -0.05, 0.3), (0.9, 0.11, 0.2, 0.315), (0.05, 0.09, 0.01, 0.295)] {
+                let hess = m.contraction_hessian(a, s, sdot, l);
+                let y = [a, s, sdot, l];
+                let first = |y: [f64; 4]| {
+                    let c = m.contraction(y[0], y[1], y[2], y[3]);
+                    [c.d_a, c.d_s, c.d_sdot, c.d_length]
+                };
+                for j in 0..4 {
+                    let h = 1e-7 * (1.0 + y[j].abs());
+                    let (mut up, mut down) = (y, y);
+                    up[j] += h;
+                    down[j] -= h;
+                    let (fu, fd) = (first(up), first(down));
+                    for i in 0..4 {
+                        let numeric = (fu[i] - fd[i]) / (2.0 * h);
+                        let exact = hess.residual[i][j];
+                        let scale = 1.0 + exact.abs().max(numeric.abs());
+                        assert!((exact - numeric).abs() < 1e-5 * scale, "pen {pen} ({i}, {j}): {exact} vs {numeric}");
+                    }
+                }
+                let h = 1e-7;
+                let slope = |x: f64| m.contraction(a, s, sdot, x).force_d_length;
+                let numeric = (slope(l + h) - slope(l - h)) / (2.0 * h);
+                assert!((hess.force - numeric).abs() < 1e-5 * (1.0 + numeric.abs()), "{} vs {numeric}", hess.force);
+            }
+        }
+    }
+
+    #[test]
+    fn the_activation_second_partials_are_its_first_partials_derivatives() {
+        let m = muscle(0.0);
+        let (uu, ua) = m.activation_hessian();
+        let (a, ad, u, h) = (0.2, 3.0, 0.7, 1e-6);
+        let du = |a: f64, u: f64| m.activation(a, ad, u).3;
+        assert!((uu - (du(a, u + h) - du(a, u - h)) / (2.0 * h)).abs() < 1e-6 * uu.abs());
+        assert!((ua - (du(a + h, u) - du(a - h, u)) / (2.0 * h)).abs() < 1e-6 * ua.abs());
+    }
+}
