@@ -44,6 +44,9 @@ pub struct Screws {
     /// The inputs an element's step turns, and their modes' rates (one per mode each).
     columns: Vec<usize>,
     ev_columns: Vec<f64>,
+    /// An element step's reached inputs as bits, and its input modes (mode, input).
+    column_mask: Vec<u64>,
+    inputs: Vec<(usize, usize)>,
     /// One node's rows of `DF^x` ([`Screws::coordinate_rows`]).
     node_rows: Vec<f64>,
 }
@@ -185,9 +188,12 @@ impl Screws {
             vec.clear();
             vec.resize(modes.len(), 0.0);
         }
-        // the columns: the known slots' and the input modes'
-        let mut columns = vec![0u64; w];
-        let mut inputs = Vec::new();
+        // the columns: the known slots' and the input modes' (buffers kept: a warm frame
+        // allocates nothing)
+        let (columns, inputs) = (&mut self.column_mask, &mut self.inputs);
+        columns.clear();
+        columns.resize(w, 0);
+        inputs.clear();
         for (k, m) in modes.enumerate() {
             match model.mode_row[m].map(|r| model.row_target[r]) {
                 Some(RowTarget::Fixed(value)) => e[k] = value,
@@ -209,7 +215,7 @@ impl Screws {
             if placed >> s & 1 == 1 {
                 let n = node.index();
                 self.rows[n * 3 * nq..(n + 1) * 3 * nq].fill(0.0);
-                self.reach[n * w..(n + 1) * w].copy_from_slice(&columns);
+                self.reach[n * w..(n + 1) * w].copy_from_slice(columns);
             }
         }
         // every reached column's known rates, then the placed slots' for all at once
@@ -238,7 +244,7 @@ impl Screws {
                     }
                 }
             }
-            for &(k, input) in &inputs {
+            for &(k, input) in inputs.iter() {
                 evs[c * n_modes + k] = f64::from(u8::from(input == j));
             }
         }
