@@ -520,6 +520,25 @@ pub trait Element: ElementInfo {
         Ok(false)
     }
 
+    /// The first-order half of [`place_rates`](Self::place_rates) for `k` columns at once, the
+    /// points' Jacobian of [`crate::screws`]: `v` holds `k` columns of local rates (`n_local`
+    /// each, one after another; the known slots' read, the placed slots' written), `ev` the
+    /// modes' rates of the same `k` columns (one per mode each). What is common to the columns
+    /// (a coordinate's gradient) is evaluated once; no second derivative is. `Ok(Some(false))`
+    /// where `place` has no closed form; `Ok(None)`, the default: the kernel calls
+    /// `place_rates` column by column.
+    fn place_jacobian(
+        &self,
+        x: &[f64],
+        known: u64,
+        e: &[f64],
+        v: &mut [f64],
+        ev: &[f64],
+    ) -> Result<Option<bool>, ElementError> {
+        let _ = (x, known, e, v, ev);
+        Ok(None)
+    }
+
     /// The deformations over third-order hyper-dual numbers, for the third-order transfer
     /// functions ([`crate::transfer3`]): write `e` (one per mode) from the local coordinates
     /// `x` (`n_local`) and answer `Ok(true)`. An element written over [`Deformations`] answers

@@ -102,6 +102,8 @@ struct Compared {
     recursion: bool,
     inward: bool,
     screws: bool,
+    /// `DF` (every muscle's moment arms) came from the joints' screws, not from solves.
+    df_by_screws: bool,
 }
 
 /// Positions, `DF`, `D²F` and inverse dynamics by the tree paths (the position solve's closed-form
@@ -116,7 +118,7 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
         return None;
     }
     let mut got = Vec::new();
-    let (mut recursion, mut inward) = ([false; 2], [false; 2]);
+    let (mut recursion, mut inward, mut by_screws) = ([false; 2], [false; 2], [false; 2]);
     let mut screws = None;
     for tree in [true, false] {
         let mut data = Data::new(model);
@@ -142,6 +144,7 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
             rates = vec![column(data.xd()), column(data.xdd()), column(data.ed()), column(&tau)];
         }
         first_order(model, &mut data).unwrap_or_else(|e| panic!("{name}: DF: {e}"));
+        by_screws[usize::from(!tree)] = data.df_by_screws();
         if tree {
             screws = screws_df_x(name, model, &data);
         }
@@ -174,12 +177,19 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
     }
     assert!(!recursion[1], "{name}: the general path took the tree path's recursion");
     assert!(!inward[1], "{name}: the general path took the tree path's inward pass");
+    assert!(!by_screws[1], "{name}: the general path took DF from the screws");
     if let Some(s) = &screws {
         let d = relative(s.as_ref(), got[1][1].as_ref(), floor);
         worst = worst.max(d);
         assert!(d <= RTOL, "{name}: DF_x from the joints' screws differs from the general path's by {d:.2e}");
     }
-    Some(Compared { worst, recursion: recursion[0], inward: inward[0], screws: screws.is_some() })
+    Some(Compared {
+        worst,
+        recursion: recursion[0],
+        inward: inward[0],
+        screws: screws.is_some(),
+        df_by_screws: by_screws[0],
+    })
 }
 
 #[test]
@@ -199,11 +209,15 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
             continue;
         };
         match compare(&name, &c.model, true, true) {
-            Some(Compared { worst: d, recursion, inward, screws }) => {
+            Some(Compared { worst: d, recursion, inward, screws, df_by_screws }) => {
                 let how = if c.model.places_in_closed_form() { ", positions placed" } else { "" };
                 let forces = if inward { ", forces inward" } else { "" };
                 let rates = if recursion { ", rates by recursion" } else { "" };
-                let screws = if screws { ", screws" } else { "" };
+                let screws = match (screws, df_by_screws) {
+                    (true, true) => ", screws, DF by screws",
+                    (true, false) => ", screws",
+                    _ => "",
+                };
                 compared.push((format!("{name}{how}{forces}{rates}{screws}"), d));
             }
             None => general.push(name),
@@ -229,10 +243,10 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
             compared.iter().any(|(n, _)| n.contains(body) && n.contains("forces inward, rates by recursion")),
             "models/body/{body}: rates not by the recursion or forces not by the inward pass"
         );
-        // and DF_x from the joints' screws
+        // and DF from the joints' screws, no solve
         assert!(
-            compared.iter().any(|(n, _)| n.contains(body) && n.ends_with("screws")),
-            "models/body/{body}: DF_x from the screws not compared"
+            compared.iter().any(|(n, _)| n.contains(body) && n.ends_with("DF by screws")),
+            "models/body/{body}: DF not from the screws"
         );
     }
 }
@@ -259,11 +273,15 @@ fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
         assert!(c.model.places_in_closed_form(), "{file}: positions not placed in closed form");
         // every one placed exactly (gait2392's vasti too: their conditional points off the
         // path sit toward the next point that is on it, never toward each other)
-        let Compared { worst: d, recursion, inward, screws } =
+        let Compared { worst: d, recursion, inward, screws, df_by_screws } =
             compare(file, &c.model, second, true).unwrap_or_else(|| panic!("{file}: a tree, but no tree path"));
         println!(
-            "{file}: largest relative difference {d:.1e}, rates by recursion: {recursion}, forces inward: {inward}, screws: {screws}"
+            "{file}: largest relative difference {d:.1e}, rates by recursion: {recursion}, forces inward: {inward}, screws: {screws}, DF by screws: {df_by_screws}"
         );
-        assert!(screws && recursion, "{file}: DF_x from the joints' screws or the rates' recursion not compared");
+        // every muscle's length and moment arms from the screws (gait2392's vasti too)
+        assert!(
+            screws && recursion && df_by_screws,
+            "{file}: DF from the joints' screws or the rates' recursion not compared"
+        );
     }
 }

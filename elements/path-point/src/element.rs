@@ -3,7 +3,7 @@
 use mollier_core::element::{
     Drawing, Element, ElementError, ElementInfo, ElementState, Evaluation, Layout, ModeInfo, NodeKind, Order, Rates,
 };
-use mollier_core::geometry::{Vec3, quat_at, rotate, rotate_rates, vec3_at};
+use mollier_core::geometry::{Vec3, quat_at, quat_mul, rotate, rotate_rates, vec3_at};
 use mollier_core::registry::Frame;
 use mollier_core::{HyperHyperDual64, NodeId};
 
@@ -385,5 +385,49 @@ impl Element for PathPoint {
             r.a[POINT + i] = ab[i] + w * (ru_dd[i] + 2.0 * rud_d[i] + r_udd[i]);
         }
         Ok(true)
+    }
+
+    /// [`Element::place_rates`]' first derivatives for `k` columns: the coordinate's gradient
+    /// over the joint's coordinates once (no Hessian), then per column the base's rate, the
+    /// body's turning of `u` and the location's along the coordinate, `t′(q) ∇q · v`.
+    fn place_jacobian(
+        &self,
+        x: &[f64],
+        known: u64,
+        e: &[f64],
+        v: &mut [f64],
+        ev: &[f64],
+    ) -> Result<Option<bool>, ElementError> {
+        let moving = matches!(self.location, Location::Moving(_));
+        let (q, g, _) = self.coordinate(x, if moving { Order::Gradient } else { Order::Value })?;
+        let active = self.is_active(q);
+        let n = self.layout.nodes().len();
+        if !active && (known >> (n - 2)) & 0b11 != 0b11 {
+            return Ok(Some(false));
+        }
+        let (_, weights) = self.base(x, active);
+        let t = self.location(q, active);
+        let u = [0.0, e[0] + t[0][0], e[1] + t[1][0], e[2] + t[2][0]];
+        let l = quat_at(x, LAMBDA);
+        let conj = [l[0], -l[1], -l[2], -l[3]];
+        let s: f64 = l.iter().map(|v| v * v).sum();
+        let w = 1.0 / (s * s);
+        let (o, nj) = self.joint;
+        let nl = x.len();
+        for (col, evc) in v.chunks_exact_mut(nl).zip(ev.chunks_exact(3)) {
+            let qd: f64 = if moving { g.iter().zip(&col[o..o + nj]).map(|(a, b)| a * b).sum() } else { 0.0 };
+            let mut vb = [0.0; 3];
+            for &(b, wb) in &weights {
+                (0..3).for_each(|i| vb[i] += wb * col[b + i]);
+            }
+            // d(R(λ) u)/dt = 2 vec(λ̇ ⊗ u ⊗ λ*) and R(λ) u̇
+            let ru_d = quat_mul(&quat_mul(&quat_at(col, LAMBDA), &u), &conj);
+            let ud = [0, 1, 2].map(|k| evc[k] + t[k][1] * qd);
+            let r_ud = rotate(&l, &ud);
+            for i in 0..3 {
+                col[POINT + i] = vb[i] + w * (2.0 * ru_d[i + 1] + r_ud[i]);
+            }
+        }
+        Ok(Some(true))
     }
 }

@@ -147,3 +147,44 @@ fn a_placed_point_takes_its_offsets_exactly() {
         }
     }
 }
+
+#[test]
+fn the_jacobian_of_a_placed_point_is_its_rates_at_first_order() {
+    use mollier_core::element::Rates;
+    use mollier_core::geometry::quat_mul;
+    // on a moving point, and on a conditional one on and off the path
+    for (location, conditional) in [(moving(), None), (moving(), Some([-0.5, 0.6])), (moving(), Some([0.4, 0.9]))] {
+        let (mut pp, x0) = point(location, 0.2, conditional);
+        pp.initialize(&x0).unwrap();
+        let (n, nl) = (pp.layout().nodes().len(), x0.len());
+        let others = (1u64 << n) - 2;
+        let e = [0.002, -0.001, 0.0005];
+        // three columns of the known slots' rates (each orientation turning at some ω) and of
+        // the offsets' rates
+        let mut v = vec![0.0; 3 * nl];
+        let mut ev = vec![0.0; 9];
+        for (c, col) in v.chunks_exact_mut(nl).enumerate() {
+            for (i, value) in col.iter_mut().enumerate().skip(3) {
+                *value = (0.37 * (i + 7 * c) as f64).sin();
+            }
+            for o in [6, 14] {
+                let w = [0.0, 0.9 - 0.4 * c as f64, 0.3 * c as f64, -0.7];
+                let l = [x0[o], x0[o + 1], x0[o + 2], x0[o + 3]];
+                col[o..o + 4].copy_from_slice(&quat_mul(&w, &l).map(|d| 0.5 * d));
+            }
+            ev[3 * c + c] = 1.0;
+        }
+        let mut want = v.clone();
+        let mut a = vec![0.0; nl];
+        for (c, col) in want.chunks_exact_mut(nl).enumerate() {
+            let rates = Rates { v: col, a: &mut a, ev: &ev[3 * c..3 * c + 3], ea: &[0.0; 3] };
+            assert!(pp.place_rates(&x0, others, &e, rates).unwrap());
+        }
+        assert_eq!(pp.place_jacobian(&x0, others, &e, &mut v, &ev).unwrap(), Some(true));
+        for (got, want) in v.iter().zip(&want) {
+            assert!((got - want).abs() <= 1e-15 * want.abs().max(1.0), "{conditional:?}: {got} against {want}");
+        }
+        // the location moves along the coordinate: some column's point rate is not the body's
+        assert!(v.chunks_exact(nl).any(|col| col[..3].iter().any(|r| r.abs() > 1e-3)));
+    }
+}

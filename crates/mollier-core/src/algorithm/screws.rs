@@ -8,17 +8,23 @@
 //! origin's plus `ω × (p − o)`, all inputs at once. A step that places nodes by an element (a
 //! hinge's orientation, a beam's far end, a moving path point) turns each reached column of its
 //! known nodes' into its placed nodes' through the element's own
-//! [`crate::element::Element::place_rates`] (first order: no accelerations are read).
-//! No factorization of `D_cc` and no solve: the numbers are those of `DF^x` (an orientation's
-//! rows of `DF^x` are `½ (0, ω_j) ⊗ λ`), to round-off.
+//! [`crate::element::Element::place_jacobian`] (all columns at once, first order only), or
+//! where it has none [`crate::element::Element::place_rates`] column by column (no
+//! accelerations are read). No factorization of `D_cc` and no solve: the numbers are those of
+//! `DF^x` (an orientation's rows of `DF^x` are `½ (0, ω_j) ⊗ λ`), to round-off. Its `first_order`
+//! makes `DF` of them for [`crate::transfer::first_order`] on the tree path.
 
 use crate::algorithm::error::KinematicsError;
-use crate::data::Data;
-use crate::element::{NodeKind, Rates};
+use crate::algorithm::error::non_finite;
+use crate::algorithm::evaluate::evaluate_constraints;
+use crate::algorithm::local::{all_finite, check_finite, evaluate_own};
+use crate::algorithm::transfer::df_stride;
+use crate::data::{Data, shaped};
+use crate::element::{NodeKind, Order, Rates};
 use crate::geometry::{quat_at, quat_mul, vec3_at};
 use crate::ids::{CoordId, NodeId};
 use crate::model::placement::Step;
-use crate::model::{Input, Model, RowTarget};
+use crate::model::{ElementEntry, Input, Model, RowTarget};
 
 /// The Jacobians of every node from the joints' screws ([`Screws::compute`]), and the buffers
 /// of the pass.
@@ -35,6 +41,14 @@ pub struct Screws {
     done: Vec<bool>,
     valid: bool,
     local: [Vec<f64>; 6],
+    /// The inputs an element's step turns, and their modes' rates (one per mode each).
+    columns: Vec<usize>,
+    ev_columns: Vec<f64>,
+    /// An element step's reached inputs as bits, and its input modes (mode, input).
+    column_mask: Vec<u64>,
+    inputs: Vec<(usize, usize)>,
+    /// One node's rows of `DF^x` ([`Screws::coordinate_rows`]).
+    node_rows: Vec<f64>,
 }
 
 impl Screws {
@@ -174,9 +188,12 @@ impl Screws {
             vec.clear();
             vec.resize(modes.len(), 0.0);
         }
-        // the columns: the known slots' and the input modes'
-        let mut columns = vec![0u64; w];
-        let mut inputs = Vec::new();
+        // the columns: the known slots' and the input modes' (buffers kept: a warm frame
+        // allocates nothing)
+        let (columns, inputs) = (&mut self.column_mask, &mut self.inputs);
+        columns.clear();
+        columns.resize(w, 0);
+        inputs.clear();
         for (k, m) in modes.enumerate() {
             match model.mode_row[m].map(|r| model.row_target[r]) {
                 Some(RowTarget::Fixed(value)) => e[k] = value,
@@ -198,12 +215,21 @@ impl Screws {
             if placed >> s & 1 == 1 {
                 let n = node.index();
                 self.rows[n * 3 * nq..(n + 1) * 3 * nq].fill(0.0);
-                self.reach[n * w..(n + 1) * w].copy_from_slice(&columns);
+                self.reach[n * w..(n + 1) * w].copy_from_slice(columns);
             }
         }
-        for j in (0..nq).filter(|&j| columns[j / 64] >> (j % 64) & 1 == 1) {
-            v.clear();
-            v.resize(n_local, 0.0);
+        // every reached column's known rates, then the placed slots' for all at once
+        let n_modes = ev.len();
+        let cols = &mut self.columns;
+        cols.clear();
+        cols.extend((0..nq).filter(|&j| columns[j / 64] >> (j % 64) & 1 == 1));
+        v.clear();
+        v.resize(cols.len() * n_local, 0.0);
+        let evs = &mut self.ev_columns;
+        evs.clear();
+        evs.resize(cols.len() * n_modes, 0.0);
+        for (c, &j) in cols.iter().enumerate() {
+            let vc = &mut v[c * n_local..(c + 1) * n_local];
             for (s, &(node, kind)) in slots.iter().enumerate() {
                 if s < 64 && placed >> s & 1 == 1 {
                     continue;
@@ -211,33 +237,45 @@ impl Screws {
                 let (o, n) = (layout.offset(s), node.index());
                 let col = |axis: usize| self.rows[(n * 3 + axis) * nq + j];
                 match kind {
-                    NodeKind::Position => (0..3).for_each(|i| v[o + i] = col(i)),
+                    NodeKind::Position => (0..3).for_each(|i| vc[o + i] = col(i)),
                     NodeKind::Orientation => {
                         let d = quat_mul(&[0.0, 0.5 * col(0), 0.5 * col(1), 0.5 * col(2)], &quat_at(x, o));
-                        v[o..o + 4].copy_from_slice(&d);
+                        vc[o..o + 4].copy_from_slice(&d);
                     }
                 }
             }
-            for &(k, input) in &inputs {
-                ev[k] = f64::from(u8::from(input == j));
+            for &(k, input) in inputs.iter() {
+                evs[c * n_modes + k] = f64::from(u8::from(input == j));
             }
-            let rates = Rates { v, a, ev, ea };
-            match entry.element.place_rates(x, known, e, rates) {
-                Ok(true) => {}
-                Ok(false) => return Ok(false),
-                Err(error) => return Err(KinematicsError::Element { element: entry.name.clone(), error }),
+        }
+        let error = |error| KinematicsError::Element { element: entry.name.clone(), error };
+        match entry.element.place_jacobian(x, known, e, v, evs).map_err(error)? {
+            Some(true) => {}
+            Some(false) => return Ok(false),
+            // column by column through the element's rates, accelerations 0 and not read
+            None => {
+                for (c, vc) in v.chunks_exact_mut(n_local).enumerate() {
+                    ev.copy_from_slice(&evs[c * n_modes..(c + 1) * n_modes]);
+                    let rates = Rates { v: vc, a, ev, ea };
+                    if !entry.element.place_rates(x, known, e, rates).map_err(error)? {
+                        return Ok(false);
+                    }
+                }
             }
+        }
+        for (c, &j) in cols.iter().enumerate() {
+            let vc = &v[c * n_local..(c + 1) * n_local];
             for (s, &(node, kind)) in slots.iter().enumerate().take(64) {
                 if placed >> s & 1 == 0 {
                     continue;
                 }
                 let (o, n) = (layout.offset(s), node.index());
                 let value = match kind {
-                    NodeKind::Position => vec3_at(v, o),
+                    NodeKind::Position => vec3_at(vc, o),
                     NodeKind::Orientation => {
                         // ω = 2 vec(λ̇ ⊗ λ*)
                         let l = quat_at(x, o);
-                        let d = quat_mul(&quat_at(v, o), &[l[0], -l[1], -l[2], -l[3]]);
+                        let d = quat_mul(&quat_at(vc, o), &[l[0], -l[1], -l[2], -l[3]]);
                         [2.0 * d[1], 2.0 * d[2], 2.0 * d[3]]
                     }
                 };
@@ -251,4 +289,136 @@ impl Screws {
         }
         Ok(true)
     }
+}
+
+/// `DF` from the joints' screws, for [`crate::transfer::first_order`] on the tree path: `DF^x`
+/// (n_x x n_q) and its rows from [`Screws::compute`] (no factorization of `D_cc`, no solve),
+/// `DF^e`'s dependent rows `∇e_m · DF_x` from each element's gradient on its own coordinates
+/// and their rows (a muscle's `−dL/dq_j`: over its straight segments the unit direction dotted
+/// with the difference of its ends' columns, over a wrap its own gradient through its points;
+/// no chain rule through the attachments). `Ok(false)`, nothing written, where the pass has no
+/// closed form or there is no input.
+pub(crate) fn first_order(model: &Model, data: &mut Data) -> Result<bool, KinematicsError> {
+    if model.n_q() == 0 || model.placement.is_none() || !data.tree_path {
+        return Ok(false);
+    }
+    if !data.solved {
+        return Err(KinematicsError::NotSolved);
+    }
+    // the free elements' own gradients, and the attached points only they read placed
+    evaluate_free_own(model, data)?;
+    // a dependent mode of a constraint element (a joint's free mode) by its expanded gradient
+    if model.dependent_modes.iter().any(|&m| !free(model, &model.elements[model.mode_element[m].0.index()])) {
+        evaluate_constraints(model, data, Order::Gradient)?;
+    }
+    let mut screws = std::mem::take(&mut data.work.screws);
+    let placed = screws.compute(model, data);
+    let result = match placed {
+        Ok(true) => {
+            fill(model, data, &mut screws);
+            Ok(true)
+        }
+        other => other,
+    };
+    data.work.screws = screws;
+    result
+}
+
+/// The free elements at `data.x` to first order on their own coordinates (`Data::de_own` for an
+/// element on attached nodes, `Data::de` otherwise; not carried to the expanded coordinates),
+/// values and those gradients checked finite, the attached nodes only free elements read placed
+/// first. The free elements then count as evaluated to their values only.
+fn evaluate_free_own(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+    evaluate_constraints(model, data, Order::Value)?;
+    model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
+    data.e_prev.copy_from_slice(&data.e);
+    for &i in &model.free_elements {
+        evaluate_own(model, data, i, Order::Gradient)?;
+        check_finite(model, data, i, Order::Value)?;
+        let entry = &model.elements[i];
+        if !all_finite(own_gradient(model, data, entry, 0, entry.element.layout().n_modes()).0) {
+            return Err(non_finite(model, entry.mode_offset, "gradient"));
+        }
+    }
+    data.order_free = Some(Order::Value);
+    Ok(())
+}
+
+/// Modes `k0..k1` of `entry`'s gradient on the coordinates [`first_order`] contracts it with:
+/// its own for a free element (`m x n_own`, row-major), else the expanded one.
+fn own_gradient<'a>(
+    model: &Model,
+    data: &'a Data,
+    entry: &'a ElementEntry,
+    k0: usize,
+    k1: usize,
+) -> (&'a [f64], &'a [usize]) {
+    match (&entry.chain, free(model, entry)) {
+        (Some(c), true) => {
+            let n = entry.own.len();
+            (&data.de_own[c.de_own_offset + k0 * n..c.de_own_offset + k1 * n], &entry.own)
+        }
+        _ => {
+            let n = entry.coords.len();
+            (&data.de[entry.de_offset + k0 * n..entry.de_offset + k1 * n], &entry.coords)
+        }
+    }
+}
+
+/// Whether `entry` is a free element (no mode held or an input: a muscle, a ligament).
+fn free(model: &Model, entry: &ElementEntry) -> bool {
+    let m = entry.element.layout().n_modes();
+    model.mode_row[entry.mode_offset..entry.mode_offset + m].iter().all(Option::is_none)
+}
+
+/// [`first_order`]'s `DF^x`, `DF^e`, `DF^x` by rows and its moving rows into `data`, from the
+/// screws' rows and the gradients [`first_order`] evaluated.
+fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
+    let (nx, ne, nq) = (model.n_x(), model.n_e(), model.n_q());
+    let stride = df_stride(nq);
+    let (mut rows, mut moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
+    let take = |m: &mut faer::Mat<f64>| std::mem::replace(m, faer::Mat::new());
+    let (mut dfx, mut dfe) = (take(&mut data.df_x), take(&mut data.df_e));
+    rows.clear();
+    rows.resize(nx * stride, 0.0);
+    let mut node_rows = std::mem::take(&mut screws.node_rows);
+    for (n, info) in model.nodes.iter().enumerate() {
+        screws.coordinate_rows(model, data, NodeId::new(n), &mut node_rows);
+        for (k, row) in node_rows.chunks_exact(nq).enumerate() {
+            let at = (info.offset + k) * stride;
+            rows[at..at + nq].copy_from_slice(row);
+        }
+    }
+    shaped(&mut dfx, nx, nq);
+    shaped(&mut dfe, ne, nq);
+    for j in 0..nq {
+        for (c, v) in dfx.col_as_slice_mut(j).iter_mut().enumerate() {
+            *v = rows[c * stride + j];
+        }
+    }
+    for (j, inp) in model.inputs.iter().enumerate() {
+        if let Input::Mode(m) = inp {
+            dfe[(m.index(), j)] = 1.0;
+        }
+    }
+    // the dependent modes' rows: each gradient entry times its coordinate's row, all inputs
+    let acc = &mut node_rows;
+    for &m in &model.dependent_modes {
+        let (el, k) = model.mode_element[m];
+        let entry = &model.elements[el.index()];
+        let (g, coords) = own_gradient(model, data, entry, k, k + 1);
+        acc.clear();
+        acc.resize(nq, 0.0);
+        for (gv, &c) in g.iter().zip(coords) {
+            if *gv != 0.0 {
+                acc.iter_mut().zip(&rows[c * stride..c * stride + nq]).for_each(|(a, r)| *a += gv * r);
+            }
+        }
+        acc.iter().enumerate().for_each(|(j, v)| dfe[(m, j)] = *v);
+    }
+    screws.node_rows = node_rows;
+    moves.clear();
+    moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
+    (data.work.df_rows, data.work.df_moves) = (rows, moves);
+    (data.df_x, data.df_e) = (dfx, dfe);
 }

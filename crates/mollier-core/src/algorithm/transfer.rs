@@ -183,6 +183,12 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     if data.df_valid {
         return Ok(());
     }
+    // on a placed tree, from the joints' screws outward: no factors, no solve
+    data.df_by_screws = false;
+    if crate::algorithm::screws::first_order(model, data)? {
+        (data.df_by_screws, data.df_valid) = (true, true);
+        return Ok(());
+    }
     evaluate(model, data, Order::Gradient)?;
     let (nx, ne, nq, nc) = (model.n_x(), model.n_e(), model.n_q(), model.n_unknowns());
     // the storage of the last frame's DF, and of its right-hand sides, is reused

@@ -75,6 +75,8 @@ pub struct Data {
     /// The last kinetostatics' stresses came from the inward pass without factors
     /// ([`Data::forces_by_recursion`]).
     pub(crate) forces_by_recursion: bool,
+    /// The last `DF` came from the joints' screws ([`Data::df_by_screws`]).
+    pub(crate) df_by_screws: bool,
 }
 
 /// The state a failed position solve returns to, with the deformations its periodic modes
@@ -164,6 +166,8 @@ pub(crate) struct Work {
     /// The tree path's rates (`algorithm::place::rates`): one element's local coordinates, their
     /// rates and accelerations, and its modes' values, rates and accelerations.
     pub place_rates: [Vec<f64>; 6],
+    /// The joints' screws' pass of `transfer::first_order` on the tree path.
+    pub screws: crate::algorithm::screws::Screws,
 }
 
 /// The last three solutions of the positions (`q`: n_q, `x`: n_x each), oldest first: the
@@ -270,6 +274,7 @@ impl Work {
             stiffness: Default::default(),
             history: History::new(model),
             place_rates: Default::default(),
+            screws: Default::default(),
         }
     }
 }
@@ -318,6 +323,7 @@ impl Clone for Data {
             rates_by_recursion: self.rates_by_recursion,
             factors_due: false,
             forces_by_recursion: self.forces_by_recursion,
+            df_by_screws: self.df_by_screws,
         }
     }
 }
@@ -370,6 +376,7 @@ impl Data {
             rates_by_recursion: false,
             factors_due: false,
             forces_by_recursion: false,
+            df_by_screws: false,
         }
     }
 
@@ -396,6 +403,13 @@ impl Data {
     /// reaches them, rather than from a transposed solve with the factors of the position solve.
     pub fn forces_by_recursion(&self) -> bool {
         self.forces_by_recursion
+    }
+
+    /// Whether the last first-order transfer functions ([`crate::transfer::first_order`]) came
+    /// from the joints' screws outward along the placement ([`crate::screws`]) rather than from
+    /// solves of `D_cc`.
+    pub fn df_by_screws(&self) -> bool {
+        self.df_by_screws
     }
 
     /// Take the model's tree paths (the default): positions placed in closed form outward from
