@@ -128,7 +128,8 @@ impl Transcription<'_, '_, '_> {
     /// The structure: the lower triangle's (row, column), per point the [`Self::hessian_offsets`].
     pub(crate) fn hessian_pattern(&self) -> Vec<(usize, usize)> {
         let offsets = self.hessian_offsets();
-        (0..self.points).flat_map(|i| offsets.iter().map(move |&j| (i * self.nz + j, i * self.nz + j))).collect()
+        let diagonal = (0..self.points).flat_map(|i| offsets.iter().map(move |&j| (i * self.nz + j, i * self.nz + j)));
+        diagonal.chain(self.time_hessian_pattern()).collect()
     }
 
     /// `σ ∇²J` at `z` alone, for any system (the values in the order of the Hessian's structure,
@@ -137,6 +138,9 @@ impl Transcription<'_, '_, '_> {
     pub fn objective_hessian(&mut self, z: &[f64], sigma: f64, out: &mut [f64]) -> Vec<(usize, usize)> {
         out.fill(0.0);
         self.add_objective_hessian(z, sigma, out);
+        let per = self.hessian_offsets().len();
+        self.add_marker_hessian(z, sigma, per, out);
+        self.add_time_hessian(z, sigma, &[], &mut out[self.points * per..]);
         self.hessian_pattern()
     }
 
@@ -154,6 +158,11 @@ impl Transcription<'_, '_, '_> {
         }
         out.fill(0.0);
         self.add_objective_hessian(z, sigma, out);
+        let per = self.hessian_offsets().len();
+        if !self.add_marker_hessian(z, sigma, per, out) {
+            return false;
+        }
+        self.add_time_hessian(z, sigma, lambda, &mut out[self.points * per..]);
         let (nx, nz, per, xd0) = (self.nx(), self.nz, self.hessian_offsets().len(), self.off().0);
         if self.layout.n == 1 {
             let lins = &self.cache.as_ref().expect("linearized").1;
@@ -186,7 +195,7 @@ impl Transcription<'_, '_, '_> {
         let o = &self.p.objective;
         for i in 0..self.points {
             let zi = &z[i * nz..(i + 1) * nz];
-            let w = sigma * self.weights[i];
+            let w = sigma * self.weight(i, z);
             for k in 0..l.m {
                 out[at(i, e0 + k)] += w * 2.0 * o.excitation;
                 out[at(i, l.a() + k)] += w * 6.0 * o.activation_cubed * zi[l.a() + k];
