@@ -214,9 +214,9 @@ impl Transcription<'_, '_, '_> {
     /// The structure: the lower triangle's (row, column), per point its [`Self::hessian_slots`].
     pub(crate) fn hessian_pattern(&self) -> Vec<(usize, usize)> {
         let pairs = self.hessian_slots().pairs;
-        (0..self.points)
-            .flat_map(|i| pairs.iter().map(move |&(a, b)| (i * self.nz + a, i * self.nz + b)).collect::<Vec<_>>())
-            .collect()
+        let per_point = (0..self.points)
+            .flat_map(|i| pairs.iter().map(move |&(a, b)| (i * self.nz + a, i * self.nz + b)).collect::<Vec<_>>());
+        per_point.chain(self.time_hessian_pattern()).collect()
     }
 
     /// `σ ∇²J` at `z` alone, for any system (the values in the order of the Hessian's structure,
@@ -224,7 +224,11 @@ impl Transcription<'_, '_, '_> {
     /// checks.
     pub fn objective_hessian(&mut self, z: &[f64], sigma: f64, out: &mut [f64]) -> Vec<(usize, usize)> {
         out.fill(0.0);
-        self.add_objective_hessian(z, sigma, &self.hessian_slots(), out);
+        let slots = self.hessian_slots();
+        self.add_objective_hessian(z, sigma, &slots, out);
+        let per = slots.pairs.len();
+        self.add_marker_hessian(z, sigma, per, out);
+        self.add_time_hessian(z, sigma, &[], &mut out[self.points * per..]);
         self.hessian_pattern()
     }
 
@@ -243,6 +247,11 @@ impl Transcription<'_, '_, '_> {
         let slots = self.hessian_slots();
         out.fill(0.0);
         self.add_objective_hessian(z, sigma, &slots, out);
+        let per = slots.pairs.len();
+        if !self.add_marker_hessian(z, sigma, per, out) {
+            return false;
+        }
+        self.add_time_hessian(z, sigma, lambda, &mut out[self.points * per..]);
         self.add_dynamics_hessian(motion, z, lambda, &slots, out).is_ok()
     }
 
@@ -255,7 +264,7 @@ impl Transcription<'_, '_, '_> {
         let o = &self.p.objective;
         for i in 0..self.points {
             let zi = &z[i * nz..(i + 1) * nz];
-            let w = sigma * self.weights[i];
+            let w = sigma * self.weight(i, z);
             for k in 0..l.m {
                 out[at(i, e0 + k)] += w * 2.0 * o.excitation;
                 out[at(i, l.a() + k)] += w * 6.0 * o.activation_cubed * zi[l.a() + k];

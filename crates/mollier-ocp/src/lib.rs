@@ -34,12 +34,15 @@
 use mollier_ipopt::{Nlp, Scaling, Solution, Value};
 use mollier_sim::{Layout, Linearization, Musculoskeletal, SimError, Workspace};
 
+mod free_time;
 mod guess;
 mod hessian;
+mod markers;
 mod scaling;
 mod second_order;
 pub use guess::Trajectory;
 pub use hessian::{HessianChoice, Motion, exact_hessian, multibody_block};
+pub use markers::MarkerTracking;
 pub use scaling::ScalingChoice;
 
 /// The transcription's scheme.
@@ -95,6 +98,10 @@ pub struct Objective {
     pub tracking: Vec<Tracking>,
     /// Final-state targets `weight (x_state(T) − value)²`: `(state, value, weight)`.
     pub final_targets: Vec<(usize, f64, f64)>,
+    /// Weight of the duration `T` (per second; with [`Problem::duration_bounds`]).
+    pub time: f64,
+    /// Model points tracked (`markers.rs`).
+    pub markers: Vec<MarkerTracking>,
 }
 
 /// A direct collocation problem over a musculoskeletal system.
@@ -103,8 +110,11 @@ pub struct Problem<'s, 'm> {
     pub system: &'s Musculoskeletal<'m>,
     /// Ideal actuators.
     pub actuators: Vec<Actuator>,
-    /// Duration (s), fixed.
+    /// Duration (s): fixed, or the guess of a free one.
     pub duration: f64,
+    /// `Some([lower, upper])` (s): the duration is free within these bounds, an NLP variable
+    /// (`free_time.rs`).
+    pub duration_bounds: Option<[f64; 2]>,
     /// Number of intervals (mesh), ≥ 1.
     pub intervals: usize,
     /// The scheme.
@@ -199,6 +209,10 @@ pub struct Transcription<'p, 's, 'm> {
     weights: Vec<f64>,
     /// Tracking references at the points: per tracking term, per point.
     refs: Vec<Vec<f64>>,
+    /// The markers' references at the points: per marker, per point (m).
+    marker_refs: Vec<Vec<[f64; 3]>>,
+    /// The kernel's data for the markers, and their last evaluation.
+    markers: markers::MarkerCache,
     /// One point's dynamics pattern: (row in the point's block, column in `z`).
     pattern: Vec<(usize, usize)>,
     ws: Workspace,
@@ -232,6 +246,25 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
         if let Some(s) = bad_state.into_iter().find(|&s| s >= nx) {
             return Err(OcpError::Shape(format!("objective: no state #{s}")));
         }
+        if let Some([lo, hi]) = p.duration_bounds {
+            if !(lo > 0.0 && lo <= hi && hi.is_finite()) {
+                return Err(OcpError::Shape(format!("duration bounds [{lo}, {hi}]: give 0 < lower ≤ upper < ∞")));
+            }
+            if !p.objective.tracking.is_empty() || !p.objective.markers.is_empty() {
+                return Err(OcpError::Shape("tracking needs a fixed duration (its references' times)".into()));
+            }
+        }
+        let model = p.system.model;
+        for mk in &p.objective.markers {
+            let node = model.nodes().get(mk.node.index());
+            if node.is_none_or(|info| info.kind != mollier_core::element::NodeKind::Position) {
+                return Err(OcpError::Shape(format!("marker `{}`: not a position node of the model", mk.name)));
+            }
+            let finite = mk.reference.iter().all(|(t, x)| t.is_finite() && x.iter().all(|v| v.is_finite()));
+            if mk.reference.is_empty() || !finite || !(mk.weight >= 0.0 && mk.weight.is_finite()) {
+                return Err(OcpError::Shape(format!("marker `{}`: a finite weight and reference", mk.name)));
+            }
+        }
         let points = match p.scheme {
             Scheme::Trapezoidal => p.intervals + 1,
             Scheme::HermiteSimpson => 2 * p.intervals + 1,
@@ -258,6 +291,12 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             .iter()
             .map(|t| (0..points).map(|i| interpolate(&t.reference, i as f64 * dt)).collect())
             .collect();
+        let marker_refs = p
+            .objective
+            .markers
+            .iter()
+            .map(|m| (0..points).map(|i| markers::interpolate3(&m.reference, i as f64 * dt)).collect())
+            .collect();
         let nz = 2 * nx + layout.m + p.actuators.len();
         let hessian = match p.hessian {
             HessianChoice::Exact => exact_hessian(p.system),
@@ -270,6 +309,8 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             nz,
             weights,
             refs,
+            marker_refs,
+            markers: markers::MarkerCache::new(p.system.model),
             pattern: dynamics_pattern(layout, &p.actuators),
             ws: p.system.workspace(),
             cache: None,
@@ -353,6 +394,9 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             }
             zi[e0..e0 + self.layout.m].fill(e);
         }
+        if self.free_time() {
+            z.push(self.p.duration);
+        }
         z
     }
 
@@ -426,7 +470,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             .map(|i| {
                 let zi = &z[i * self.nz..(i + 1) * self.nz];
                 Point {
-                    time: self.time(i),
+                    time: self.duration_of(z) * i as f64 / (self.points - 1) as f64,
                     x: zi[..nx].to_vec(),
                     xd: zi[xd0..xd0 + nx].to_vec(),
                     excitations: zi[e0..t0].to_vec(),
@@ -480,7 +524,7 @@ fn dynamics_pattern(l: Layout, actuators: &[Actuator]) -> Vec<(usize, usize)> {
 
 impl Nlp for Transcription<'_, '_, '_> {
     fn n(&self) -> usize {
-        self.points * self.nz
+        self.variables()
     }
 
     fn scaling(&self) -> Option<Scaling> {
@@ -515,6 +559,9 @@ impl Nlp for Transcription<'_, '_, '_> {
                 (lo[t0 + k], hi[t0 + k]) = (a.bounds[0], a.bounds[1]);
             }
         }
+        if let Some([lo, hi]) = self.p.duration_bounds {
+            (x_l[self.time_index()], x_u[self.time_index()]) = (lo, hi);
+        }
         g_l.fill(0.0);
         g_u.fill(0.0);
     }
@@ -522,8 +569,10 @@ impl Nlp for Transcription<'_, '_, '_> {
     fn objective(&mut self, z: &[f64]) -> Option<f64> {
         let mut j = 0.0;
         for i in 0..self.points {
-            j += self.weights[i] * self.running(i, &z[i * self.nz..(i + 1) * self.nz], None);
+            j += self.weight(i, z) * self.running(i, &z[i * self.nz..(i + 1) * self.nz], None);
         }
+        j += self.p.objective.time * self.duration_of(z);
+        j += self.marker_cost(z, None)?;
         let last = (self.points - 1) * self.nz;
         for &(s, v, w) in &self.p.objective.final_targets {
             j += w * (z[last + s] - v).powi(2);
@@ -538,8 +587,14 @@ impl Nlp for Transcription<'_, '_, '_> {
             g.fill(0.0);
             self.running(i, &z[i * self.nz..(i + 1) * self.nz], Some(&mut g));
             for (o, v) in grad[i * self.nz..(i + 1) * self.nz].iter_mut().zip(&g) {
-                *o += self.weights[i] * v;
+                *o += self.weight(i, z) * v;
             }
+        }
+        if self.free_time() {
+            grad[self.time_index()] = self.time_gradient(z);
+        }
+        if self.marker_cost(z, Some(grad)).is_none() {
+            return false;
         }
         let last = (self.points - 1) * self.nz;
         for &(s, v, w) in &self.p.objective.final_targets {
@@ -562,7 +617,7 @@ impl Nlp for Transcription<'_, '_, '_> {
                 gi[self.layout.n + a.coordinate] -= a.optimal_force * z[i * self.nz + t0 + k];
             }
         }
-        let h = self.p.duration / self.p.intervals as f64;
+        let h = self.duration_of(z) / self.p.intervals as f64;
         let base = self.points * nx;
         let x = |i: usize, j: usize| z[i * self.nz + j];
         let xd = |i: usize, j: usize| z[i * self.nz + xd0 + j];
@@ -636,6 +691,7 @@ impl Nlp for Transcription<'_, '_, '_> {
                 }
             }
         }
+        s.extend(self.time_jacobian_structure());
         s
     }
 
@@ -662,7 +718,7 @@ impl Nlp for Transcription<'_, '_, '_> {
                 v += 1;
             }
         }
-        let h = self.p.duration / self.p.intervals as f64;
+        let h = self.duration_of(z) / self.p.intervals as f64;
         for _ in 0..self.p.intervals {
             let block: &[f64] = match self.p.scheme {
                 Scheme::Trapezoidal => &[1.0, -1.0, -h / 2.0, -h / 2.0],
@@ -681,6 +737,7 @@ impl Nlp for Transcription<'_, '_, '_> {
                 }
             }
         }
+        self.time_jacobian_values(z, &mut values[v..]);
         true
     }
 

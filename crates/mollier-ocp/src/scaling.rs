@@ -88,7 +88,10 @@ impl Transcription<'_, '_, '_> {
                 }
             }
         }
-        let x = (0..self.points).flat_map(|_| sizes.iter().map(|s| 1.0 / s)).collect();
+        let mut x: Vec<f64> = (0..self.points).flat_map(|_| sizes.iter().map(|s| 1.0 / s)).collect();
+        if self.free_time() {
+            x.push(1.0 / self.p.duration);
+        }
         Ok(Scaling { objective: 1.0, x, g })
     }
 }

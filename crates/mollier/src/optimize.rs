@@ -142,6 +142,9 @@ pub struct ObjectiveSpec {
     /// Final-state targets by name.
     #[serde(default)]
     pub final_targets: BTreeMap<String, TargetSpec>,
+    /// Weight of the duration (per second; needs `duration_bounds`).
+    #[serde(default)]
+    pub time: f64,
 }
 
 /// IPOPT's settings.
@@ -220,8 +223,10 @@ fn history() -> i32 {
 pub struct ProblemSpec {
     /// The model file, relative to the problem file.
     pub model: String,
-    /// Duration (s).
+    /// Duration (s): fixed, or the guess of a free one.
     pub duration: f64,
+    /// `[lower, upper]` (s): the duration free within these bounds.
+    pub duration_bounds: Option<[f64; 2]>,
     /// Mesh intervals.
     pub intervals: usize,
     /// The scheme.
@@ -393,6 +398,21 @@ impl OptimizeRun {
         if !finite_pos(s.duration) {
             out.push(("duration".into(), format!("the duration must be positive and finite, not {}", s.duration)));
         }
+        if let Some([lo, hi]) = s.duration_bounds {
+            if !(lo > 0.0 && lo <= hi && hi.is_finite()) {
+                out.push(("duration_bounds".into(), "give [lower, upper] with 0 < lower ≤ upper, finite".into()));
+            } else if !(lo..=hi).contains(&s.duration) {
+                out.push(("duration".into(), format!("the guess {} s is outside duration_bounds", s.duration)));
+            }
+            if !s.objective.tracking.is_empty() {
+                out.push(("duration_bounds".into(), "tracking needs a fixed duration (its references' times)".into()));
+            }
+        } else if s.objective.time != 0.0 {
+            out.push((
+                "objective.time".into(),
+                "a weight on the duration needs duration_bounds (a free duration)".into(),
+            ));
+        }
         if s.intervals == 0 || s.intervals > 100_000 {
             out.push(("intervals".into(), format!("{} intervals: give 1 to 100000", s.intervals)));
         }
@@ -456,6 +476,7 @@ impl OptimizeRun {
             ("activation_cubed", o.activation_cubed),
             ("actuator", o.actuator),
             ("contraction_rate", o.contraction_rate),
+            ("time", o.time),
         ];
         for (k, w) in weights {
             if !(w >= 0.0) || !w.is_finite() {
@@ -569,11 +590,14 @@ impl OptimizeRun {
                 })
                 .collect(),
             final_targets: o.final_targets.iter().map(|(k, t)| (index(k), t.value, t.weight)).collect(),
+            time: o.time,
+            markers: Vec::new(),
         };
         let problem = Problem {
             system: &system,
             actuators,
             duration: s.duration,
+            duration_bounds: s.duration_bounds,
             intervals: s.intervals,
             scheme: match s.scheme {
                 SchemeSpec::Trapezoidal => Scheme::Trapezoidal,
@@ -715,7 +739,7 @@ impl Optimized<'_> {
             "scheme": match s.scheme { SchemeSpec::Trapezoidal => "trapezoidal", SchemeSpec::HermiteSimpson => "hermite-simpson" },
             "intervals": s.intervals,
             "points": self.solved.points.len(),
-            "duration_s": s.duration,
+            "duration_s": self.solved.points.last().map_or(s.duration, |p| p.time),
             "status": ip.status_name(),
             "converged": ip.converged(),
             "objective": ip.objective,
