@@ -237,7 +237,7 @@ fn the_free_durations_derivatives_are_exact() {
                 let sigma = 0.5 + rng.next();
                 let mut values = vec![0.0; pattern.len()];
                 assert!(t.hessian(&z, sigma, &lambda, &mut values));
-                let (err, at) = hessian_error(&mut t, &z, sigma, &lambda, &pattern, &values);
+                let (err, at) = hessian_error(1e-4, &mut t, &z, sigma, &lambda, &pattern, &values);
                 println!("{file} {scheme:?}, free duration: Jacobian {jac:.2e}, Hessian {err:.2e} at {at:?}");
                 assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
             }
@@ -367,8 +367,10 @@ fn lagrangian_gradient(t: &mut Transcription<'_, '_, '_>, z: &[f64], sigma: f64,
 /// The largest difference between the Hessian `values` (lower triangle at `pattern`) and central
 /// differences of the Lagrangian's gradient (`lambda` empty: the objective's alone), over every
 /// entry of the n x n matrix (off the structure the differences must vanish), relative to the
-/// larger of its row's largest entry and 1; and where.
+/// larger of its row's largest entry and 1; and where. The differences' step is `step` relative
+/// to each variable's size (at least 1).
 fn hessian_error(
+    step: f64,
     t: &mut Transcription<'_, '_, '_>,
     z: &[f64],
     sigma: f64,
@@ -387,7 +389,7 @@ fn hessian_error(
     let mut fd = vec![0.0; n * n];
     let mut zp = z.to_vec();
     for j in 0..n {
-        let h = 1e-4 * z[j].abs().max(1.0);
+        let h = step * z[j].abs().max(1.0);
         zp[j] = z[j] + h;
         let gp = lagrangian_gradient(t, &zp, sigma, lambda);
         zp[j] = z[j] - h;
@@ -435,7 +437,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
                 let sigma = 0.5 + rng.next();
                 let mut values = vec![0.0; pattern.len()];
                 assert!(t.hessian(&z, sigma, &lambda, &mut values));
-                let (err, at) = hessian_error(&mut t, &z, sigma, &lambda, &pattern, &values);
+                let (err, at) = hessian_error(1e-4, &mut t, &z, sigma, &lambda, &pattern, &values);
                 println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
                 // 1e-6: the differences' noise, which grows as the step shrinks (with the exact
                 // ∂c/∂q the pendulum's Jacobian carries round-off from one evaluation to the next:
@@ -481,8 +483,10 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_elbow_with_two_muscles() {
                 let sigma = 0.5 + rng.next();
                 let mut values = vec![0.0; pattern.len()];
                 assert!(t.hessian(&z, sigma, &lambda, &mut values));
-                let (err, at) = hessian_error(&mut t, &z, sigma, &lambda, &pattern, &values);
+                let (err, at) = hessian_error(1e-5, &mut t, &z, sigma, &lambda, &pattern, &values);
                 println!("elbow {scheme:?} at {angle} rad: Hessian off by {err:.2e} at {at:?}");
+                // a step of 1e-5: at 1e-4 the tendons' curvature gives the differences a
+                // truncation error of 4e-6
                 assert!(err < 1e-6, "{scheme:?} at {angle} rad: Hessian off by {err:.2e} (relative) at {at:?}");
             }
         }
@@ -513,7 +517,7 @@ fn the_hessian_is_left_to_ipopt_where_it_would_not_be_exact() {
         let sigma = 0.5 + rng.next();
         let mut values = vec![0.0; t.hessian_structure().expect("exact").len()];
         let pattern = t.objective_hessian(&z, sigma, &mut values);
-        let (err, at) = hessian_error(&mut t, &z, sigma, &[], &pattern, &values);
+        let (err, at) = hessian_error(1e-4, &mut t, &z, sigma, &[], &pattern, &values);
         assert!(err < 1e-8, "the objective's Hessian off by {err:.2e} at {at:?}");
     }
     let pend = model("models/mechanisms/pendulum.toml");
