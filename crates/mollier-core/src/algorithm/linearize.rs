@@ -147,10 +147,11 @@ pub fn linearize_motion_loaded(
         (std::mem::replace(&mut data.work.d2_dirs, Mat::new()), std::mem::take(&mut data.work.d2e_v));
     shaped(&mut d2, nx, 2 * nq);
     // and D³F_x(v, v, e_k), for ∂/∂q of the velocity forces (0 at rest)
-    let (moving, mut d3) = (v.iter().any(|a| *a != 0.0), Mat::<f64>::new());
+    let (moving, mut d3) = (v.iter().any(|a| *a != 0.0), std::mem::replace(&mut data.work.d3, Mat::new()));
     let directions = transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2)
         .and_then(|()| if moving { transfer3::third_order_with(model, data, v, &xd, &d2, &mut d3) } else { Ok(()) });
     if let Err(e) = directions {
+        data.work.d3 = d3;
         data.work.d2_dirs = d2;
         data.work.d2e_v = d2e_v;
         (data.xd, data.ed, data.work.x_step) = (xd, ed, xa);
@@ -208,6 +209,7 @@ pub fn linearize_motion_loaded(
     data.qd.copy_from_slice(v);
     data.work.d2_dirs = d2;
     data.work.d2e_v = d2e_v;
+    data.work.d3 = d3;
     let stiffness = crate::algorithm::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q);
     if stiffness.is_ok() && moving {
         // the force kept for kinetostatics is without the velocities' inertia, which
