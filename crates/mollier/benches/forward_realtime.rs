@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
-//!     [--gustafsson] [--accuracy] [--no-frames]
+//!     [--whole-jacobian] [--max-step H] [--gustafsson] [--accuracy] [--no-frames]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
 //! run through `ForwardRun` with a frame every 10 ms (what `mollier simulate` computes before it
@@ -12,7 +12,9 @@
 //! `--accuracy` also compares the run's joint angles and muscle forces every 20 ms with
 //! Richardson's extrapolation of the fixed step at 0.5 and 0.25 ms, and gives the fixed 4 ms
 //! step's errors beside them (the figures of `forward_convergence`). `--gustafsson`:
-//! Gustafsson's step-size controller instead of the elementary one (the default).
+//! Gustafsson's step-size controller instead of the elementary one (the default);
+//! `--whole-jacobian`: the whole linearization at every evaluation (`jacobian_every: None`)
+//! instead of every 4 steps; `--max-step`: the longest step (s, 0.02 by default).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -82,6 +84,12 @@ fn main() {
     }
     if let Some(k) = arg(&args, "--jacobian-every") {
         tol.jacobian_every = Some(k);
+    }
+    if args.iter().any(|a| a == "--whole-jacobian") {
+        tol.jacobian_every = None;
+    }
+    if let Some(h) = arg(&args, "--max-step") {
+        tol.max_step = h;
     }
     if args.iter().any(|a| a == "--gustafsson") {
         tol.controller = mollier_sim::Controller::Gustafsson;
