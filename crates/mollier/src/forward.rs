@@ -307,7 +307,7 @@ impl<'a> ForwardRun<'a> {
         if let Some(l) = options.loads {
             system = system.with_loads(Box::new(l.forcing(compiled)));
         }
-        let mut ws = system.workspace();
+        let mut ws = system.forward_workspace();
         let mut u = vec![0.0; system.muscles.len()];
         excitations.at(0.0, &mut u);
         let mut state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
