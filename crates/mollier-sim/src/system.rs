@@ -26,7 +26,7 @@
 use faer::Mat;
 use mollier_core::dense::{lu_in_place, lu_solve};
 use mollier_core::kinematics::{KinematicsError, NewtonOptions, solve_positions_with};
-use mollier_core::linearize::linearize_motion_loaded;
+use mollier_core::linearize::{VelocityPartials, linearize_motion_loaded};
 use mollier_core::stiffness::evaluate_weighted;
 use mollier_core::transfer::first_order;
 use mollier_core::{Data, Load, ModeId, Model};
@@ -165,6 +165,10 @@ pub struct Workspace {
     modes: Vec<ModeId>,
     /// The external loads of the last evaluation.
     pub(crate) loads: Vec<Load>,
+    /// How much of the velocity forces' `∂c/∂q` the evaluations form (in `fv_q`): exact in
+    /// [`Musculoskeletal::workspace`], without the third-order term in
+    /// [`Musculoskeletal::forward_workspace`].
+    pub velocity_partials: VelocityPartials,
 }
 
 impl<'m> Musculoskeletal<'m> {
@@ -200,7 +204,17 @@ impl<'m> Musculoskeletal<'m> {
         // Newton-Raphson for the positions: the flexion's convergence tests moved by the
         // closed-form placement (not yet understood; see the trees branch's report)
         data.set_tree_path(false);
-        Workspace { data, modes: self.muscles.iter().map(|m| m.mode).collect(), loads: Vec::new() }
+        let modes = self.muscles.iter().map(|m| m.mode).collect();
+        Workspace { data, modes, loads: Vec::new(), velocity_partials: VelocityPartials::Exact }
+    }
+
+    /// A workspace for the fixed Rosenbrock step: its `∂f_v/∂q` leaves out the velocity forces'
+    /// third-order term ([`VelocityPartials::WithoutThirdOrder`], on the shoulder 56 % of a
+    /// moving evaluation), which a linearly implicit step does without; the residual and every
+    /// other partial are the same. (Error control keeps the exact term: its whole Jacobians are
+    /// few, and without the term they reject more steps.)
+    pub fn forward_workspace(&self) -> Workspace {
+        Workspace { velocity_partials: VelocityPartials::WithoutThirdOrder, ..self.workspace() }
     }
 
     /// Evaluate `f(x, ẋ, u)` and its partials at time 0 (the time matters only to external
@@ -263,7 +277,15 @@ impl<'m> Musculoskeletal<'m> {
         let tensions: Vec<(ModeId, f64)> =
             self.muscles.iter().zip(&contraction).map(|(mu, c)| (mu.mode, c.force)).collect();
         let loads = std::mem::take(&mut ws.loads);
-        let lin = linearize_motion_loaded(self.model, &mut ws.data, v, &xd[n..2 * n], &tensions, &loads);
+        let lin = linearize_motion_loaded(
+            self.model,
+            &mut ws.data,
+            v,
+            &xd[n..2 * n],
+            &tensions,
+            &loads,
+            ws.velocity_partials,
+        );
         ws.loads = loads;
         let lin = lin?;
         let mut fv_q = lin.d_q;

@@ -37,7 +37,8 @@ fn bench_step(bencher: Bencher, c: &Compiled, ex: Excitations, warm: usize, thre
         states.push(run.state().clone());
     }
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
-    let mut ws = sys.workspace();
+    // the fixed step's Jacobian, as `ForwardRun` forms it (without the velocity forces' third order)
+    let mut ws = sys.forward_workspace();
     ws.data.set_threads(threads);
     let u = |t: f64, u: &mut [f64]| ex.at(t, u);
     let n = states.len();

@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
-//!     [--gustafsson] [--accuracy] [--no-frames]
+//!     [--whole-jacobian] [--max-step H] [--without-third-order] [--gustafsson] [--accuracy] [--no-frames]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
 //! run through `ForwardRun` with a frame every 10 ms (what `mollier simulate` computes before it
@@ -12,7 +12,12 @@
 //! `--accuracy` also compares the run's joint angles and muscle forces every 20 ms with
 //! Richardson's extrapolation of the fixed step at 0.5 and 0.25 ms, and gives the fixed 4 ms
 //! step's errors beside them (the figures of `forward_convergence`). `--gustafsson`:
-//! Gustafsson's step-size controller instead of the elementary one (the default).
+//! Gustafsson's step-size controller instead of the elementary one (the default);
+//! `--whole-jacobian`: the whole linearization at every evaluation (`jacobian_every: None`)
+//! instead of every 4 steps; `--max-step`: the longest step (s, 0.02 by default);
+//! `--without-third-order`: the integration alone with the fixed step's Jacobian, `∂c/∂q` without
+//! the third-order transfer functions (`Musculoskeletal::forward_workspace`), instead of the
+//! exact one `ForwardRun` keeps under error control.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -57,9 +62,9 @@ fn differences(a: &Outputs, b: &Outputs) -> (f64, f64) {
 }
 
 /// The integration alone to the end: seconds and the step counts.
-fn integrate(c: &Compiled, ex: &Excitations, tol: Tolerances) -> (f64, mollier_sim::StepStats) {
+fn integrate(c: &Compiled, ex: &Excitations, tol: Tolerances, third: bool) -> (f64, mollier_sim::StepStats) {
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
-    let mut ws = sys.workspace();
+    let mut ws = if third { sys.workspace() } else { sys.forward_workspace() };
     let u = |t: f64, w: &mut [f64]| ex.at(t, w);
     let mut w = vec![0.0; sys.layout().m];
     ex.at(0.0, &mut w);
@@ -83,6 +88,12 @@ fn main() {
     if let Some(k) = arg(&args, "--jacobian-every") {
         tol.jacobian_every = Some(k);
     }
+    if args.iter().any(|a| a == "--whole-jacobian") {
+        tol.jacobian_every = None;
+    }
+    if let Some(h) = arg(&args, "--max-step") {
+        tol.max_step = h;
+    }
     if args.iter().any(|a| a == "--gustafsson") {
         tol.controller = mollier_sim::Controller::Gustafsson;
     }
@@ -98,7 +109,7 @@ fn main() {
     );
     let mut best = (f64::INFINITY, f64::INFINITY);
     for r in 0..rounds {
-        let (alone, stats) = integrate(&c, &ex, tol);
+        let (alone, stats) = integrate(&c, &ex, tol, !args.iter().any(|a| a == "--without-third-order"));
         let framed = (!args.iter().any(|a| a == "--no-frames")).then(|| {
             let t0 = Instant::now();
             let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).expect("it starts");

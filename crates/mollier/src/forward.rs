@@ -5,6 +5,7 @@ use std::path::Path;
 
 use mollier_core::dynamics::{element_forces, kinetostatic_stresses, law_stresses};
 use mollier_core::geometry::{mat_t_vec, rotation};
+use mollier_core::linearize::VelocityPartials;
 use mollier_core::{ElementId, ElementRole};
 use mollier_format::Diagnostics;
 use mollier_optim::{deviation_angles, stability_index};
@@ -307,7 +308,13 @@ impl<'a> ForwardRun<'a> {
         if let Some(l) = options.loads {
             system = system.with_loads(Box::new(l.forcing(compiled)));
         }
-        let mut ws = system.workspace();
+        // the fixed step's Jacobian without the velocity forces' third order (a W-method's
+        // need not be exact); error control keeps it exact in its whole Jacobians, which are
+        // few, and whose approximation costs more rejected steps (docs/performance.md)
+        let mut ws = match options.integration {
+            Integration::Fixed(_) => system.forward_workspace(),
+            Integration::Adaptive(_) => system.workspace(),
+        };
         let mut u = vec![0.0; system.muscles.len()];
         excitations.at(0.0, &mut u);
         let mut state = system.rest_state(&mut ws, &compiled.model.q0(), 0.0, &u)?;
@@ -390,16 +397,20 @@ impl<'a> ForwardRun<'a> {
         }
         let (x, guess) = a.dense(t).ok_or_else(|| SimError::NonFinite(format!("no dense output at {t} s")))?;
         self.state = a.state().clone();
-        let (xd, lin) = self.system.consistent(&mut self.ws, &x, t, &u, &guess)?;
-        // the joint force reads the accelerations the kernel was evaluated at: evaluate again
-        // at the consistent ones
-        let lin = if self.cone.is_some() {
+        // a frame reads no Jacobian: its evaluations leave out the third order
+        let kept = std::mem::replace(&mut self.ws.velocity_partials, VelocityPartials::WithoutThirdOrder);
+        let evaluated = self.system.consistent(&mut self.ws, &x, t, &u, &guess).and_then(|(xd, lin)| {
+            // the joint force reads the accelerations the kernel was evaluated at: evaluate
+            // again at the consistent ones
+            if self.cone.is_none() {
+                return Ok((xd, lin));
+            }
             let mut uu = vec![0.0; self.system.layout().m];
             ex.at(t, &mut uu);
-            self.system.linearize_at(&mut self.ws, t, &x, &xd, &uu)?
-        } else {
-            lin
-        };
+            self.system.linearize_at(&mut self.ws, t, &x, &xd, &uu).map(|lin| (xd, lin))
+        });
+        self.ws.velocity_partials = kept;
+        let (xd, lin) = evaluated?;
         self.frame_of(&State { t, x, xd }, &lin)
     }
 

@@ -86,6 +86,62 @@ fn the_partials_are_the_residuals_derivatives() {
     }
 }
 
+/// The forward workspace's evaluation leaves out of `∂f_v/∂q` exactly `DF_xᵀ M D³F_x(v, v, e_k)`
+/// (the masses' `m I` and the rotors' `M_λ = 4 Ḡᵀ J Ḡ`, with the third-order transfer functions
+/// formed apart), and nothing else: the residual and the other partials are the same bits, and
+/// at rest the two are equal.
+#[test]
+fn the_forward_workspace_leaves_out_the_third_order_term_alone() {
+    let c = elbow();
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let (model, n) = (&c.model, sys.layout().n);
+    let (mut exact_ws, mut forward_ws) = (sys.workspace(), sys.forward_workspace());
+    for moving in [false, true] {
+        let (x, xd, u) = test_state(&sys, &c, moving);
+        let exact = sys.linearize(&mut exact_ws, &x, &xd, &u).unwrap();
+        let forward = sys.linearize(&mut forward_ws, &x, &xd, &u).unwrap();
+        assert_eq!((&exact.f, &exact.fv_v, &exact.mass), (&forward.f, &forward.fv_v, &forward.mass));
+        // the dropped term, from the kernel's third order at the same configuration
+        let mut d3 = faer::Mat::<f64>::zeros(0, 0);
+        mollier_core::transfer3::third_order(model, &mut forward_ws.data, &x[n..2 * n], &mut d3).unwrap();
+        let (data, dynamics) = (&forward_ws.data, model.dynamics());
+        let blocks = dynamics.masses.iter().map(|&(node, m)| {
+            let i3 = |a: usize, b: usize| if a == b { m } else { 0.0 };
+            (node, (0..3).map(|a| (0..3).map(|b| i3(a, b)).collect()).collect::<Vec<Vec<f64>>>())
+        });
+        let rotors = dynamics.rotors.iter().map(|(node, j)| {
+            let l = mollier_core::geometry::quat_at(data.x(), model.nodes()[node.index()].offset);
+            let ml = mollier_core::dynamics::rotational_mass(&l, j);
+            (*node, ml.iter().map(|r| r.to_vec()).collect())
+        });
+        let mut expected = faer::Mat::<f64>::zeros(n, n);
+        for (node, mass) in blocks.chain(rotors) {
+            let o = model.nodes()[node.index()].offset;
+            for k in 0..n {
+                for (a, row) in mass.iter().enumerate() {
+                    let md3: f64 = row.iter().enumerate().map(|(b, m)| m * d3[(o + b, k)]).sum();
+                    for i in 0..n {
+                        expected[(i, k)] += data.df_x()[(o + a, i)] * md3;
+                    }
+                }
+            }
+        }
+        let scale = (0..n).flat_map(|k| (0..n).map(move |i| (i, k))).fold(0.0f64, |m, ik| m.max(expected[ik].abs()));
+        assert_eq!(scale > 1e-3, moving, "the third-order term is {scale:.3e}, moving {moving}");
+        for k in 0..n {
+            for i in 0..n {
+                let dropped = exact.fv_q[(i, k)] - forward.fv_q[(i, k)];
+                let tol = 1e-12 * (1.0 + exact.fv_q[(i, k)].abs());
+                assert!(
+                    (dropped - expected[(i, k)]).abs() <= tol,
+                    "∂f_v{i}/∂q{k}: {dropped} dropped, {} expected",
+                    expected[(i, k)]
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn the_step_solve_is_the_dense_solve() {
     let c = elbow();

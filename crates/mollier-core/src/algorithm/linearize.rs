@@ -15,7 +15,8 @@
 //!   (`DF_eᵀ (∂σ/∂ė) D²F_e(v, ·)`), and the velocity forces `c`:
 //!   `∂c/∂q_k = D²F_x(e_k, ·)ᵀ f_in + DF_xᵀ (∂f_in/∂x DF_x e_k + ∂f_in/∂ẋ D²F_x(v, e_k) +
 //!   M D³F_x(v, v, e_k))` with `f_in = h(ẋ) + M D²F_x(v, v)`, the third-order transfer
-//!   functions from [`crate::transfer3`] (formed only when `v ≠ 0`).
+//!   functions from [`crate::transfer3`] (formed only when `v ≠ 0`, and left out with
+//!   [`VelocityPartials::WithoutThirdOrder`]).
 //!
 //! Forces along modes that the caller models (muscles on their paths) add their geometric
 //! stiffness `Σ_k w_k ∂²e_k/∂q²` ([`linearize_motion_with`], [`crate::stiffness`]). No
@@ -39,6 +40,20 @@ use crate::geometry::{g_matrix, quat_at};
 use crate::ids::{ElementId, ModeId};
 use crate::model::Load;
 use crate::model::{ModeRole, Model};
+
+/// How much of `∂c/∂q`, the velocity forces' partial in the coordinates, a moving
+/// linearization forms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VelocityPartials {
+    /// All of it: what a collocation's Jacobian (optimal control) needs.
+    #[default]
+    Exact,
+    /// Without `DF_xᵀ M D³F_x(v, v, e_k)` (the masses' part through the velocities'
+    /// accelerations), whose third-order transfer functions are most of a moving evaluation's
+    /// work (56 % on the shoulder); the rest of `∂c/∂q` is kept. For a W-method's Jacobian (the
+    /// forward step), which needs no exact one.
+    WithoutThirdOrder,
+}
 
 /// The residual of the equations of motion and its partial derivatives at one state.
 #[derive(Clone, Debug)]
@@ -98,14 +113,14 @@ pub fn linearize_motion_with(
     vdot: &[f64],
     geometric: &[(ModeId, f64)],
 ) -> Result<MotionLinearization, KinematicsError> {
-    linearize_motion_loaded(model, data, v, vdot, geometric, &[])
+    linearize_motion_loaded(model, data, v, vdot, geometric, &[], VelocityPartials::Exact)
 }
 
 /// [`linearize_motion_with`], with `extra` loads (global frame) acting beside the model's own
 /// `[loads]` at this configuration: in the residual and, as the model's loads, in `∂r/∂q`
 /// (a force moves with its node, a moment's generalized force with its node's Euler
-/// parameters). A load whose value itself depends on the configuration adds the rest of its
-/// partial itself.
+/// parameters), and `∂c/∂q` formed as `partials` says. A load whose value itself depends on
+/// the configuration adds the rest of its partial itself.
 pub fn linearize_motion_loaded(
     model: &Model,
     data: &mut Data,
@@ -113,6 +128,7 @@ pub fn linearize_motion_loaded(
     vdot: &[f64],
     geometric: &[(ModeId, f64)],
     extra: &[Load],
+    partials: VelocityPartials,
 ) -> Result<MotionLinearization, KinematicsError> {
     let nq = model.n_q();
     check_rates(model, v, vdot)?;
@@ -147,10 +163,12 @@ pub fn linearize_motion_loaded(
         (std::mem::replace(&mut data.work.d2_dirs, Mat::new()), std::mem::take(&mut data.work.d2e_v));
     shaped(&mut d2, nx, 2 * nq);
     // and D³F_x(v, v, e_k), for ∂/∂q of the velocity forces (0 at rest)
-    let (moving, mut d3) = (v.iter().any(|a| *a != 0.0), Mat::<f64>::new());
+    let (moving, mut d3) = (v.iter().any(|a| *a != 0.0), std::mem::replace(&mut data.work.d3, Mat::new()));
+    let third = moving && partials == VelocityPartials::Exact;
     let directions = transfer::second_order_directions(model, data, &[&xd, &xa], &model.attachments.dynamic, &mut d2)
-        .and_then(|()| if moving { transfer3::third_order_with(model, data, v, &xd, &d2, &mut d3) } else { Ok(()) });
+        .and_then(|()| if third { transfer3::third_order_with(model, data, v, &xd, &d2, &mut d3) } else { Ok(()) });
     if let Err(e) = directions {
+        data.work.d3 = d3;
         data.work.d2_dirs = d2;
         data.work.d2e_v = d2e_v;
         (data.xd, data.ed, data.work.x_step) = (xd, ed, xa);
@@ -200,7 +218,7 @@ pub fn linearize_motion_loaded(
     add_mass_partials(model, data, &d2, vdot, &mut rows, &mut weight, &mut d_q, &mut d_v);
     add_rotor_partials(model, data, &d2, v, vdot, &mut rows, &mut weight, &mut d_q, &mut d_v);
     if moving {
-        add_velocity_force_partials(model, data, [&d2, &d3], [&xd, &xdd], &mut rows, &mut d_q);
+        add_velocity_force_partials(model, data, (&d2, third.then_some(&d3)), [&xd, &xdd], &mut rows, &mut d_q);
     }
     add_load_partials(model, data, extra, &mut rows, &mut weight, &mut d_q);
     add_law_partials(model, data, &ed, &d2e_v, &mut residual, &mut modes, &mut d_q, &mut d_v);
@@ -208,6 +226,7 @@ pub fn linearize_motion_loaded(
     data.qd.copy_from_slice(v);
     data.work.d2_dirs = d2;
     data.work.d2e_v = d2e_v;
+    data.work.d3 = d3;
     let stiffness = crate::algorithm::stiffness::add_geometric_stiffness(model, data, &modes, &weight, &mut d_q);
     if stiffness.is_ok() && moving {
         // the force kept for kinetostatics is without the velocities' inertia, which
@@ -379,14 +398,14 @@ fn add_rotor_partials(
 }
 
 /// `DF_xᵀ ∂f_in/∂q_k` of the velocity forces `f_in(x, ẋ, ẍ_v)` at the masses and rotors, into
-/// `d_q`: through `ẍ_v = D²F_x(v, v)` (`d3` holds `D³F_x(v, v, e_k)`), through `ẋ = DF_x v`
-/// (`d2` holds `D²F_x(v, e_k)`) and, for a rotor, through `λ` (`M_λ` and `h`); `[d2, d3]`,
-/// `[ẋ, D²F_x(v, v)]` (n_x each); `rows` is room for 4 n_q. (`D²F_xᵀ f_in` goes with the
-/// weights.)
+/// `d_q`: through `ẍ_v = D²F_x(v, v)` (`d3` holds `D³F_x(v, v, e_k)`; that term is left out
+/// when it is `None`), through `ẋ = DF_x v` (`d2` holds `D²F_x(v, e_k)`) and, for a rotor,
+/// through `λ` (`M_λ` and `h`); `(d2, d3)` n_x x n_q, `[ẋ, D²F_x(v, v)]` (n_x each); `rows` is
+/// room for 4 n_q. (`D²F_xᵀ f_in` goes with the weights.)
 fn add_velocity_force_partials(
     model: &Model,
     data: &Data,
-    [d2, d3]: [&Mat<f64>; 2],
+    (d2, d3): (&Mat<f64>, Option<&Mat<f64>>),
     [xd, xvv]: [&[f64]; 2],
     rows: &mut [f64],
     d_q: &mut Mat<f64>,
@@ -399,7 +418,9 @@ fn add_velocity_force_partials(
             *d += (0..len).map(|a| rows[a * nq + i] * t[a]).sum::<f64>();
         }
     };
-    for &(node, m) in &dynamics.masses {
+    // a mass's f_in = m ẍ_v: its part is D³F's alone
+    let masses = d3.map(|d3| dynamics.masses.iter().map(move |&(node, m)| (node, m, d3))).into_iter().flatten();
+    for (node, m, d3) in masses {
         let o = model.nodes[node.index()].offset;
         for k in 0..nq {
             let t = [0, 1, 2].map(|a| m * d3[(o + a, k)]);
@@ -414,10 +435,9 @@ fn add_velocity_force_partials(
         for k in 0..nq {
             let dl = four(|a| data.df_x[(o + a, k)]);
             let dld = four(|a| d2[(o + a, k)]);
-            let dla = four(|a| d3[(o + a, k)]);
             // f_in = 4 Ḡ(λ)ᵀ J Ḡ(λ) ẍ_λ + 8 Ḡ(λ̇)ᵀ J Ḡ(λ) λ̇, differentiated in λ, λ̇ and ẍ_λ
-            let (m1, m2, m3) =
-                (gbar_t_times(&dl, &jg_la), gbar_t_j_gbar_times(&l, j, &dl, &la), gbar_t_j_gbar_times(&l, j, &l, &dla));
+            let (m1, m2) = (gbar_t_times(&dl, &jg_la), gbar_t_j_gbar_times(&l, j, &dl, &la));
+            let m3 = d3.map_or([0.0; 4], |d3| gbar_t_j_gbar_times(&l, j, &l, &four(|a| d3[(o + a, k)])));
             let (h1, h2, h3) = (
                 gbar_t_j_gbar_times(&ld, j, &dl, &ld),
                 gbar_t_times(&dld, &jg_ld),

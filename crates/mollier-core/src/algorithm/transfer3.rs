@@ -114,6 +114,29 @@ pub fn mode_jets(
     Ok(())
 }
 
+/// [`third_order_with`]'s scratch, kept in `Data`'s work space so that a moving linearization
+/// allocates nothing: `x_v`, `x_vv`, `x_vw`, a product (n_x each), the constraints' right-hand
+/// sides (n_unknowns x n_q), the attached rows' known part (n_x x n_q), one element's dual
+/// coordinates and modes.
+#[derive(Clone)]
+pub(crate) struct Buffers {
+    xv: Vec<f64>,
+    xvv: Vec<f64>,
+    xvw: Vec<f64>,
+    z: Vec<f64>,
+    rhs: Mat<f64>,
+    known: Mat<f64>,
+    own: Vec<HyperHyperDual64>,
+    e: Vec<HyperHyperDual64>,
+}
+
+impl Default for Buffers {
+    fn default() -> Self {
+        let (xv, xvv, xvw, z, own, e) = Default::default();
+        Self { xv, xvv, xvw, z, rhs: Mat::new(), known: Mat::new(), own, e }
+    }
+}
+
 /// [`third_order`] from `x_v = DF_x v` (n_x) and `d2`, whose first `n_q` columns are
 /// `D²F_x(v, e_k)` (n_x each; their dependent rows are read, the attached ones formed here), at
 /// a configuration whose `DF` is current ([`first_order`]).
@@ -125,34 +148,56 @@ pub(crate) fn third_order_with(
     d2: &Mat<f64>,
     out: &mut Mat<f64>,
 ) -> Result<(), KinematicsError> {
+    // the scratch out of `data` (so that `data` can be passed on), put back whatever happens
+    let mut b = std::mem::take(&mut data.work.third);
+    let result = third_order_in(model, data, v, xv, d2, out, &mut b);
+    data.work.third = b;
+    result
+}
+
+/// [`third_order_with`]'s work, in `b`'s buffers.
+fn third_order_in(
+    model: &Model,
+    data: &mut Data,
+    v: &[f64],
+    xv_in: &[f64],
+    d2: &Mat<f64>,
+    out: &mut Mat<f64>,
+    b: &mut Buffers,
+) -> Result<(), KinematicsError> {
     let (nx, nq, nc) = (model.n_x(), model.n_q(), model.n_unknowns());
     let (att, jac) = (&model.attachments, &data.att_jac);
-    let mut xv = xv.to_vec();
-    att.rates(jac, &mut xv, None);
+    let Buffers { xv, xvv, xvw, z, rhs, known, own, e } = b;
+    xv.clear();
+    xv.extend_from_slice(xv_in);
+    att.rates(jac, xv, None);
     // x_vv = Σ_k v_k D²F_x(v, e_k), its attached rows from their frames'
-    let mut xvv = vec![0.0; nx];
+    xvv.clear();
+    xvv.resize(nx, 0.0);
     for (k, vk) in v.iter().enumerate() {
         for (a, d) in xvv.iter_mut().zip(d2.col_as_slice(k)) {
             *a += vk * d;
         }
     }
-    att.second(jac, &mut xvv, &xv, &xv);
-    let mut rhs = Mat::<f64>::zeros(nc, nq);
+    att.second(jac, xvv, xv, xv);
+    // the rows no element writes stay 0; the solve overwrites the rest: zeroed at each use
+    shaped(rhs, nc, nq);
+    rhs.fill(0.0);
     // per input: x_vw with its attached rows, and x_vvw|known (attached rows only)
-    let mut known = Mat::<f64>::zeros(nx, nq);
-    let (mut xvw, mut z) = (vec![0.0; nx], vec![0.0; nx]);
-    let mut own: Vec<HyperHyperDual64> = Vec::new();
-    let mut e: Vec<HyperHyperDual64> = Vec::new();
+    shaped(known, nx, nq);
+    known.fill(0.0);
+    xvw.resize(nx, 0.0);
+    z.resize(nx, 0.0);
     for k in 0..nq {
         let xw = data.df_x.col_as_slice(k);
         xvw.copy_from_slice(&d2.col_as_slice(k)[..nx]);
-        att.second(jac, &mut xvw, &xv, xw);
+        att.second(jac, xvw, xv, xw);
         let n = known.col_as_slice_mut(k);
-        att.second(jac, n, &xvv, xw);
+        att.second(jac, n, xvv, xw);
         z.fill(0.0);
-        att.second(jac, &mut z, &xvw, &xv);
-        for (a, b) in n.iter_mut().zip(&z) {
-            *a += 2.0 * b;
+        att.second(jac, z, xvw, xv);
+        for (a, w) in n.iter_mut().zip(z.iter()) {
+            *a += 2.0 * w;
         }
         let n = known.col_as_slice(k);
         let col = rhs.col_as_slice_mut(k);
@@ -170,7 +215,7 @@ pub(crate) fn third_order_with(
             );
             e.clear();
             e.resize(entry.element.layout().n_modes(), HyperHyperDual64::from(0.0));
-            let provided = entry.element.third_order(&own, &mut e);
+            let provided = entry.element.third_order(own, e);
             let element_error = |error| KinematicsError::Element { element: entry.name.clone(), error };
             if !provided.map_err(element_error)? {
                 let why =
@@ -193,8 +238,8 @@ pub(crate) fn third_order_with(
             dst[c] = *d;
         }
         att.rates(&data.att_jac, dst, None);
-        for (a, b) in dst.iter_mut().zip(known.col_as_slice(k)) {
-            *a += b;
+        for (a, w) in dst.iter_mut().zip(known.col_as_slice(k)) {
+            *a += w;
         }
     }
     Ok(())

@@ -159,6 +159,10 @@ pub(crate) struct Work {
     pub d2e_v: Vec<f64>,
     pub dirs_h: Vec<f64>,
     pub dirs_rhs: Mat<f64>,
+    /// A moving linearization's `D³F_x(v, v, e_k)` (n_x x n_q) and the third-order transfer
+    /// functions' scratch (`transfer3`), sized at their first use.
+    pub d3: Mat<f64>,
+    pub third: crate::algorithm::transfer3::Buffers,
     /// The geometric stiffness's buffers (`crate::stiffness`), sized at its first call.
     pub stiffness: crate::data::stiffness::Workspace,
     /// The last three solutions, for the third- and fourth-order predictor.
@@ -271,6 +275,8 @@ impl Work {
             d2e_v: Vec::new(),
             dirs_h: Vec::new(),
             dirs_rhs: Mat::new(),
+            d3: Mat::new(),
+            third: Default::default(),
             stiffness: Default::default(),
             history: History::new(model),
             place_rates: Default::default(),

@@ -51,21 +51,21 @@ pub struct Tolerances {
     pub max_step: f64,
     /// The first step tried (s).
     pub first_step: f64,
-    /// `None` (the default): every evaluation of the kernel forms the whole linearization, and
-    /// the step's Jacobian is exact at its start. `Some(k)`: the stages are evaluated to first
-    /// order for the rate alone ([`Musculoskeletal::consistent_rate`], 60 % of the whole
-    /// evaluation on the shoulder), and the whole Jacobian (the kernel's `∂f_v/∂q`, `∂f_v/∂v`)
-    /// is formed at the end of every `k`-th accepted step; in between the Jacobian keeps those
-    /// two blocks while its mass matrix and its muscle blocks (the stiff tendons and fibres) are
-    /// the new state's. A W-method stays second order with any Jacobian; on the flexion
-    /// `Some(4)` takes 0.7 times the instructions, but the excitation steps of
-    /// `forward_convergence` then reach a path outside its domain (docs/performance.md).
+    /// `Some(k)` (the default `Some(4)`): the stages are evaluated to first order for the rate
+    /// alone ([`Musculoskeletal::consistent_rate`]: no second- or third-order transfer
+    /// functions), and the whole Jacobian (the kernel's `∂f_v/∂q`, `∂f_v/∂v`) is formed at the
+    /// end of every `k`-th accepted step; in between the Jacobian keeps those two blocks while
+    /// its mass matrix and its muscle blocks (the stiff tendons and fibres) are the new state's.
+    /// A W-method stays second order with any Jacobian. `None`: every evaluation forms the
+    /// whole linearization (with `∂c/∂q`, 6.3 M instructions against the rate's 1.6 M on the
+    /// shoulder), the step's Jacobian exact at its start: on the flexion 3.5 times the time of
+    /// `Some(4)` and less accurate (docs/performance.md).
     pub jacobian_every: Option<usize>,
 }
 
 impl Default for Tolerances {
     /// `rtol` 1e-3, `atol` 1e-5 (the activations too), the elementary controller, steps up to
-    /// 20 ms, the first 0.5 ms, the whole linearization at every evaluation.
+    /// 20 ms, the first 0.5 ms, the whole Jacobian every 4 steps.
     fn default() -> Self {
         Self {
             rtol: 1e-3,
@@ -74,7 +74,7 @@ impl Default for Tolerances {
             controller: Controller::Elementary,
             max_step: 0.02,
             first_step: 5e-4,
-            jacobian_every: None,
+            jacobian_every: Some(4),
         }
     }
 }
