@@ -191,29 +191,29 @@ impl Slots {
     }
 }
 
-impl Transcription<'_, '_, '_> {
-    /// A point's nonzeros: the diagonal of `x`, the contraction rates `ṡ`, `e`, `τ` (the
-    /// objective's and the rotation's), `(v, q)` (a law's damping), and per muscle its states'
-    /// couplings with `q` and each other and its excitation's with its activation
-    /// ([`crate::second_order`]); `v̇` and `ȧ` enter only linearly.
-    pub(crate) fn hessian_slots(&self) -> Slots {
-        let (nx, l) = (self.nx(), self.layout);
-        let (n, sd) = (l.n, nx + l.s());
-        let mut pairs: Vec<(usize, usize)> =
-            (0..nx).chain(sd..sd + l.m).chain(2 * nx..self.nz).map(|j| (j, j)).collect();
-        pairs.extend((0..n).flat_map(|i| (0..n).map(move |j| (n + i, j))));
-        for k in 0..l.m {
-            let (s, a, sdot, e) = (l.s() + k, l.a() + k, sd + k, 2 * nx + k);
-            pairs.extend((0..n).flat_map(|j| [(s, j), (a, j), (sdot, j)]));
-            pairs.extend([(a, s), (sdot, s), (sdot, a), (e, a)]);
-        }
-        let index = pairs.iter().enumerate().map(|(k, &p)| (p, k)).collect();
-        Slots { pairs, index }
+/// A point's nonzeros for `layout` and `nz` variables per point (made once, by
+/// [`Transcription::new`]): the diagonal of `x`, the contraction rates `ṡ`, `e`, `τ` (the
+/// objective's and the rotation's), `(v, q)` (a law's damping), and per muscle its states'
+/// couplings with `q` and each other and its excitation's with its activation
+/// ([`crate::second_order`]); `v̇` and `ȧ` enter only linearly.
+pub(crate) fn hessian_slots(l: mollier_sim::Layout, nz: usize) -> Slots {
+    let nx = l.len();
+    let (n, sd) = (l.n, nx + l.s());
+    let mut pairs: Vec<(usize, usize)> = (0..nx).chain(sd..sd + l.m).chain(2 * nx..nz).map(|j| (j, j)).collect();
+    pairs.extend((0..n).flat_map(|i| (0..n).map(move |j| (n + i, j))));
+    for k in 0..l.m {
+        let (s, a, sdot, e) = (l.s() + k, l.a() + k, sd + k, 2 * nx + k);
+        pairs.extend((0..n).flat_map(|j| [(s, j), (a, j), (sdot, j)]));
+        pairs.extend([(a, s), (sdot, s), (sdot, a), (e, a)]);
     }
+    let index = pairs.iter().enumerate().map(|(k, &p)| (p, k)).collect();
+    Slots { pairs, index }
+}
 
-    /// The structure: the lower triangle's (row, column), per point its [`Self::hessian_slots`].
+impl Transcription<'_, '_, '_> {
+    /// The structure: the lower triangle's (row, column), per point its [`hessian_slots`].
     pub(crate) fn hessian_pattern(&self) -> Vec<(usize, usize)> {
-        let pairs = self.hessian_slots().pairs;
+        let pairs = &self.slots.pairs;
         let per_point = (0..self.points)
             .flat_map(|i| pairs.iter().map(move |&(a, b)| (i * self.nz + a, i * self.nz + b)).collect::<Vec<_>>());
         per_point.chain(self.time_hessian_pattern()).collect()
@@ -224,7 +224,7 @@ impl Transcription<'_, '_, '_> {
     /// checks.
     pub fn objective_hessian(&mut self, z: &[f64], sigma: f64, out: &mut [f64]) -> Vec<(usize, usize)> {
         out.fill(0.0);
-        let slots = self.hessian_slots();
+        let slots = std::sync::Arc::clone(&self.slots);
         self.add_objective_hessian(z, sigma, &slots, out);
         let per = slots.pairs.len();
         self.add_marker_hessian(z, sigma, per, out);
@@ -244,7 +244,7 @@ impl Transcription<'_, '_, '_> {
         if self.linearize(z).is_err() {
             return false;
         }
-        let slots = self.hessian_slots();
+        let slots = std::sync::Arc::clone(&self.slots);
         out.fill(0.0);
         self.add_objective_hessian(z, sigma, &slots, out);
         let per = slots.pairs.len();

@@ -211,8 +211,11 @@ pub struct Transcription<'p, 's, 'm> {
     refs: Vec<Vec<f64>>,
     /// The markers' references at the points: per marker, per point (m).
     marker_refs: Vec<Vec<[f64; 3]>>,
-    /// The kernel's data for the markers, and their last evaluation.
+    /// The markers at the points of the last linearization.
     markers: markers::MarkerCache,
+    /// One point's Hessian slots (shared, so that the Hessian's evaluation borrows them beside
+    /// `&mut self`).
+    slots: std::sync::Arc<hessian::Slots>,
     /// One point's dynamics pattern: (row in the point's block, column in `z`).
     pattern: Vec<(usize, usize)>,
     ws: Workspace,
@@ -310,7 +313,8 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             weights,
             refs,
             marker_refs,
-            markers: markers::MarkerCache::new(p.system.model),
+            markers: markers::MarkerCache::new(hessian.is_ok()),
+            slots: std::sync::Arc::new(hessian::hessian_slots(layout, nz)),
             pattern: dynamics_pattern(layout, &p.actuators),
             ws: p.system.workspace(),
             cache: None,
@@ -363,6 +367,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             return Ok(());
         }
         self.cache = None;
+        self.markers.clear();
         let (xd0, e0, _) = self.off();
         let nx = self.nx();
         let mut lins = Vec::with_capacity(self.points);
@@ -373,6 +378,9 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             if lin.f.iter().any(|v| !v.is_finite()) {
                 return Err(SimError::NonFinite(format!("the dynamics at t = {} s", self.time(i))));
             }
+            // the markers where this point is placed (the kernel's data holds its q and DF)
+            let model = self.p.system.model;
+            self.markers.read(model, &mut self.ws.data, &self.p.objective.markers, self.layout.n)?;
             lins.push(lin);
         }
         self.cache = Some((z.to_vec(), lins));
