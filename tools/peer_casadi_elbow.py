@@ -4,6 +4,7 @@
     python3 -m venv /tmp/casadi && /tmp/casadi/bin/pip install casadi==3.8.2 numpy
     /tmp/casadi/bin/python tools/peer_casadi_elbow.py            # writes the reference
     /tmp/casadi/bin/python tools/peer_casadi_elbow.py --check    # recomputes it and compares
+    /tmp/casadi/bin/python tools/peer_casadi_elbow.py --time DIR [--tol T]   # times it, writes DIR/elbow.json
 
 The peer is CasADi 3.8.2 from PyPI (its wheel ships IPOPT 3.14.19 with MUMPS 5.8.2); without it the script
 says SKIPPED and exits 0. `--check` exits 1 when a value of the recomputed grid differs from the
@@ -34,13 +35,20 @@ CasADi differentiates the NLP exactly (its Hessian of the Lagrangian too) and IP
 tol 1e-10. The output, crates/mollier/tests/data/casadi/elbow_flexion.csv, has one row per grid
 point: t, the six states, the two excitations; its header records the objective, IPOPT's status
 and iterations, the versions, the date and the command.
+
+`--time DIR` (for `cargo bench -p mollier --bench optimize -- --casadi PYTHON`) solves at `--tol`
+(default 1e-10) and writes DIR/elbow.json: `solve_wall_s` (the solver's call alone),
+`setup_wall_s` (the transcription and `nlpsol`, CasADi's building of the NLP and its exact
+derivatives), iterations and objective; the reference file is left as it is.
 """
 
 import argparse
 import datetime
+import json
 import math
 import os
 import sys
+import time
 
 try:
     import casadi as ca
@@ -194,10 +202,14 @@ def transcribe():
     return nlp, bounds, times, (nx, nu, points)
 
 
-def solve():
+def solve(tol=1e-10, timing=None):
+    t0 = time.perf_counter()
     nlp, bounds, times, (nx, nu, points) = transcribe()
-    solver = ca.nlpsol("elbow", "ipopt", nlp, {"ipopt.tol": 1e-10, "ipopt.print_level": 0, "print_time": False})
+    solver = ca.nlpsol("elbow", "ipopt", nlp, {"ipopt.tol": tol, "ipopt.print_level": 0, "print_time": False})
+    t1 = time.perf_counter()
     sol = solver(**bounds)
+    if timing is not None:
+        timing.update(setup_wall_s=t1 - t0, solve_wall_s=time.perf_counter() - t1)
     stats = solver.stats()
     z = np.asarray(sol["x"]).flatten()
     x = z[: nx * points].reshape((points, nx))
@@ -209,10 +221,19 @@ def solve():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="recompute and compare with the committed file")
+    ap.add_argument("--time", metavar="DIR", help="time the solve and write DIR/elbow.json")
+    ap.add_argument("--tol", type=float, default=1e-10, help="IPOPT's tol (with --time)")
     args = ap.parse_args()
-    times, x, e, objective, stats, residual_max = solve()
+    timing = {}
+    times, x, e, objective, stats, residual_max = solve(args.tol if args.time else 1e-10, timing)
     if not stats["success"]:
         sys.exit(f"IPOPT: {stats['return_status']}")
+    if args.time:
+        os.makedirs(args.time, exist_ok=True)
+        timing.update(iterations=stats["iter_count"], objective=objective, tol=args.tol, casadi=ca.__version__)
+        with open(os.path.join(args.time, "elbow.json"), "w", encoding="utf-8") as f:
+            json.dump(timing, f)
+        return
     rows = np.hstack([times[:, None], x, e])
     if args.check:
         with open(OUT, encoding="utf-8") as f:

@@ -1,16 +1,20 @@
 //! The optimal control problems checked against OpenSim Moco (the sliding mass, the pendulum's
-//! swing-up) and the elbow with two muscles (checked against CasADi; Mollier alone), solved by `mollier optimize`'s pipeline and timed, in alternation with Moco's own
-//! solve when its Python is given: the speed figures of `docs/performance.md`.
+//! swing-up) and the elbow with two muscles (checked against CasADi), solved by `mollier
+//! optimize`'s pipeline and timed, in alternation with the peers' own solves when their Pythons
+//! are given: the speed figures of `docs/performance.md`.
 //!
 //! ```sh
 //! cargo bench -p mollier --bench optimize -- [--rounds N] [--hessian exact|limited-memory]
-//!     [--tolerance T] [--moco /work/notes/venv/bin/python]
+//!     [--tolerance T] [--moco /work/notes/venv/bin/python] [--casadi /work/h/tests/venv/bin/python]
 //! ```
 //! Each round solves each problem once (reading the problem file and compiling the model
-//! included, writing the tables not) and prints its wall time, iterations, objective and Hessian;
-//! with `--moco PYTHON` it then runs `tools/peer_moco_ocp.py` into a temporary directory and
-//! reads Moco's `solve_wall_s` (`MocoStudy.solve()` alone) for both. The last lines give per
-//! problem the fastest round of each and their ratio.
+//! included, writing the tables not) and prints its wall time, iterations, objective and Hessian
+//! (`--hessian` overrides the files' choice); with `--moco PYTHON` it then runs
+//! `tools/peer_moco_ocp.py` into a temporary directory and reads Moco's `solve_wall_s`
+//! (`MocoStudy.solve()` alone) for the first two; with `--casadi PYTHON`,
+//! `tools/peer_casadi_elbow.py --time` at the elbow's tolerance, its `solve_wall_s` (the solver's
+//! call alone, without building the NLP). The last lines give per problem the fastest round of
+//! each and their ratio.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -28,10 +32,12 @@ fn arg(args: &[String], flag: &str) -> Option<String> {
 }
 
 /// One solve: wall time (s), iterations, objective, the Hessian used.
-fn solve(file: &Path, hessian: HessianSpec, tolerance: Option<f64>) -> (f64, i64, f64, String) {
+fn solve(file: &Path, hessian: Option<HessianSpec>, tolerance: Option<f64>) -> (f64, i64, f64, String) {
     let t0 = Instant::now();
     let mut run = OptimizeRun::read(file, &mollier::registry()).expect("the problem file reads");
-    run.spec.solver.hessian = Some(hessian);
+    if hessian.is_some() {
+        run.spec.solver.hessian = hessian;
+    }
     if let Some(tol) = tolerance {
         run.spec.solver.tolerance = tol;
     }
@@ -61,20 +67,38 @@ fn moco(python: &str) -> [(f64, i64); 2] {
     r
 }
 
+/// CasADi's solve time (s), iterations and objective of the elbow at IPOPT's `tol`.
+fn casadi(python: &str, tol: f64) -> (f64, i64, f64) {
+    let dir = std::env::temp_dir().join(format!("mollier-bench-casadi-{}", std::process::id()));
+    let out = std::process::Command::new(python)
+        .arg(root().join("tools/peer_casadi_elbow.py"))
+        .args(["--time".as_ref(), dir.as_os_str(), "--tol".as_ref(), tol.to_string().as_ref()])
+        .output()
+        .expect("the CasADi peer runs");
+    assert!(out.status.success(), "tools/peer_casadi_elbow.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(dir.join("elbow.json")).expect("the peer wrote its summary");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let _ = std::fs::remove_dir_all(&dir);
+    let number = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k} in {text}"));
+    (number("solve_wall_s"), v["iterations"].as_i64().unwrap_or(-1), number("objective"))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rounds: usize = arg(&args, "--rounds").map_or(3, |v| v.parse().expect("--rounds N"));
     let hessian = match arg(&args, "--hessian").as_deref() {
-        None | Some("exact") => HessianSpec::Exact,
-        Some("limited-memory") => HessianSpec::LimitedMemory,
+        None => None,
+        Some("exact") => Some(HessianSpec::Exact),
+        Some("limited-memory") => Some(HessianSpec::LimitedMemory),
         Some(other) => panic!("--hessian exact|limited-memory, not `{other}`"),
     };
     let tolerance = arg(&args, "--tolerance").map(|v| v.parse().expect("--tolerance T"));
     let python = arg(&args, "--moco");
+    let casadi_python = arg(&args, "--casadi");
     let problems = [
         ("sliding mass", root().join("models/optimal-control/sliding-mass-effort.toml")),
         ("pendulum swing-up", root().join("models/optimal-control/pendulum-swing-up.toml")),
-        // no Moco peer in the script: Mollier alone
+        // no Moco peer in the script: CasADi's (`--casadi`)
         ("elbow flexion", root().join("models/optimal-control/elbow-flexion.toml")),
     ];
     let mut best = [[f64::INFINITY; 2]; 3];
@@ -92,11 +116,24 @@ fn main() {
                 best[k][1] = best[k][1].min(wall);
             }
         }
+        if let Some(py) = &casadi_python {
+            // the elbow's own tolerance (its file's, or --tolerance) on both sides
+            let tol = tolerance.unwrap_or(
+                OptimizeRun::read(&problems[2].1, &mollier::registry()).expect("reads").spec.solver.tolerance,
+            );
+            let (wall, iterations, objective) = casadi(py, tol);
+            println!(
+                "round {round}: {}: CasADi {wall:.4} s, {iterations} iterations, objective {objective:.9}",
+                problems[2].0
+            );
+            best[2][1] = best[2][1].min(wall);
+        }
     }
     for (k, (name, _)) in problems.iter().enumerate() {
         let [m, o] = best[k];
-        if python.is_some() && o.is_finite() {
-            println!("fastest: {name}: Mollier {m:.4} s, Moco {o:.4} s, ratio {:.1}", o / m);
+        let peer = if k == 2 { casadi_python.as_ref().map(|_| "CasADi") } else { python.as_ref().map(|_| "Moco") };
+        if let (Some(peer), true) = (peer, o.is_finite()) {
+            println!("fastest: {name}: Mollier {m:.4} s, {peer} {o:.4} s, ratio {:.1}", o / m);
         } else {
             println!("fastest: {name}: Mollier {m:.4} s");
         }
