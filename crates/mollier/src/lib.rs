@@ -53,6 +53,7 @@ pub mod loads;
 pub mod motion;
 pub mod optimize;
 pub mod optimize_guess;
+pub mod optimize_markers;
 pub mod output;
 pub mod reference;
 pub mod scale;

@@ -145,6 +145,8 @@ pub struct ObjectiveSpec {
     /// Weight of the duration (per second; needs `duration_bounds`).
     #[serde(default)]
     pub time: f64,
+    /// Model points tracked along the markers of a `.trc` file.
+    pub markers: Option<crate::optimize_markers::MarkersSpec>,
 }
 
 /// IPOPT's settings.
@@ -322,6 +324,8 @@ pub struct OptimizeRun {
     pub compiled: Compiled,
     /// The trajectory of `guess = { file }`, read.
     pub guess: Option<mollier_ocp::Trajectory>,
+    /// The marker file of `[objective.markers]`, read.
+    pub markers: Option<crate::trc::MarkerTrial>,
 }
 
 /// The names of the state vector's entries, as `states.csv` names its columns.
@@ -372,7 +376,9 @@ impl OptimizeRun {
             }
             GuessField::Named(_) => None,
         };
-        let run = Self { file: path.to_path_buf(), spec, compiled, guess };
+        let markers =
+            spec.objective.markers.as_ref().map(|m| crate::optimize_markers::read_markers(path, m)).transpose()?;
+        let run = Self { file: path.to_path_buf(), spec, compiled, guess, markers };
         let problems = run.problems();
         if !problems.is_empty() {
             let spans = Spans::toml(&text);
@@ -404,7 +410,7 @@ impl OptimizeRun {
             } else if !(lo..=hi).contains(&s.duration) {
                 out.push(("duration".into(), format!("the guess {} s is outside duration_bounds", s.duration)));
             }
-            if !s.objective.tracking.is_empty() {
+            if !s.objective.tracking.is_empty() || s.objective.markers.is_some() {
                 out.push(("duration_bounds".into(), "tracking needs a fixed duration (its references' times)".into()));
             }
         } else if s.objective.time != 0.0 {
@@ -463,6 +469,9 @@ impl OptimizeRun {
                     "the reference is [[t, value], ...] with finite numbers and increasing times".into(),
                 ));
             }
+        }
+        if let (Some(m), Some(trial)) = (&s.objective.markers, &self.markers) {
+            out.extend(crate::optimize_markers::marker_problems(m, &self.compiled, trial));
         }
         for (k, t) in &s.objective.final_targets {
             state("objective.final_targets", k, &mut out);
@@ -591,7 +600,10 @@ impl OptimizeRun {
                 .collect(),
             final_targets: o.final_targets.iter().map(|(k, t)| (index(k), t.value, t.weight)).collect(),
             time: o.time,
-            markers: Vec::new(),
+            markers: match (&o.markers, &self.markers) {
+                (Some(m), Some(trial)) => crate::optimize_markers::marker_terms(m, c, trial),
+                _ => Vec::new(),
+            },
         };
         let problem = Problem {
             system: &system,
