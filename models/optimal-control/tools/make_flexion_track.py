@@ -16,7 +16,7 @@ PREDICT = HERE.parent / "shoulder-flexion-predict.toml"
 EVERY = 5  # rows of the target (10 ms apart): a reference point every 50 ms
 WEIGHT = 1.0e3  # per rad² s: a 1 deg error held 1 s costs 0.30, as much as 0.055 excitation of all 95 muscles
 # OpenSim Moco's tolerances for muscle-driven problems (MocoInverse's defaults: convergence and
-# constraint tolerance 1e-3); 30 L-BFGS pairs, not IPOPT's 6 (docs/optimal-control.md, "What stalls it")
+# constraint tolerance 1e-3); 30 L-BFGS pairs, not IPOPT's 6 (docs/optimal-control.md, "On today's model")
 SOLVER = [
     "[solver]",
     "tolerance = 1e-3",
