@@ -15,6 +15,18 @@ OUT = HERE.parent / "shoulder-flexion-track.toml"
 PREDICT = HERE.parent / "shoulder-flexion-predict.toml"
 EVERY = 5  # rows of the target (10 ms apart): a reference point every 50 ms
 WEIGHT = 1.0e3  # per rad² s: a 1 deg error held 1 s costs 0.30, as much as 0.055 excitation of all 95 muscles
+# OpenSim Moco's tolerances for muscle-driven problems (MocoInverse's defaults: convergence and
+# constraint tolerance 1e-3); 30 L-BFGS pairs, not IPOPT's 6 (docs/optimal-control.md, "On today's model")
+SOLVER = [
+    "[solver]",
+    "tolerance = 1e-3",
+    "max_iterations = 3000",
+    "hessian_history = 30",
+    "",
+    "[solver.ipopt]",
+    "constr_viol_tol = 1e-3",
+    "",
+]
 
 
 def settings(intervals, *extra):
@@ -47,7 +59,7 @@ def main() -> None:
         lines.append(f"weight = {WEIGHT:g}")
         lines.append(f"reference = [{ref}]")
         lines.append("")
-    lines += ["[solver]", "tolerance = 1e-6", "max_iterations = 1000", ""]
+    lines += SOLVER
     OUT.write_text("\n".join(lines))
     write_predict(intervals, header, body[-1], coords)
 
@@ -66,7 +78,7 @@ def write_predict(intervals, header, last, coords) -> None:
     for c in coords:
         lines.append(f'"{c}" = {float(last[header.index(c)]):.9g}')
         lines.append(f'"{c}.vel" = 0.0')
-    lines += ["", "[solver]", "tolerance = 1e-6", "max_iterations = 1000", ""]
+    lines += [""] + SOLVER
     PREDICT.write_text("\n".join(lines))
 
 
