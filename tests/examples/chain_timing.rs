@@ -18,7 +18,8 @@
 //!   the previous solution);
 //! - `inverse_dynamics_us`: one frame as `mollier inverse-dynamics` computes its torques: the
 //!   positions, then the kinetostatics (velocities, accelerations and one transposed solve)
-//!   and the driving torques from them (`dynamics::driving_from_kinetostatics`);
+//!   and the driving torques from them (`dynamics::driving_into`), into vectors kept from frame
+//!   to frame as the command keeps them;
 //! - `inverse_dynamics_df_us`: the positions, then `dynamics::inverse_dynamics`, which forms the
 //!   first-order transfer functions `DF` (one solve per input) and contracts them with the net
 //!   forces;
@@ -34,7 +35,10 @@
 
 use std::time::Instant;
 
-use mollier_core::dynamics::{driving_from_kinetostatics, inverse_dynamics, kinetostatics};
+use mollier_core::dynamics::{
+    Kinetostatics, driving_from_kinetostatics, driving_into, inverse_dynamics, kinetostatics, kinetostatics_into,
+    law_stresses_into,
+};
 use mollier_core::transfer::{first_order, second_order};
 use mollier_core::{Data, Model, solve_positions};
 use mollier_tests::{Link, Points, serial_chain_with, timing_links};
@@ -133,7 +137,8 @@ fn timings(model: &Model, data: &mut Data, q: &[f64], qd: &[f64], qdd: &[f64]) -
     let qs = [q.to_vec(), q.iter().map(|v| v + 0.01).collect::<Vec<f64>>()];
     let positions = time(model, data, &qs, |m, d, q| solve_positions(m, d, q).map(|_| ()).map_err(|e| e.to_string()))
         .map_err(|e| format!("positions: {e}"))?;
-    let dynamics = time(model, data, &qs, |m, d, q| frame(m, d, q, qd, qdd).map(|_| ()))
+    let mut kept = Kept::default();
+    let dynamics = time(model, data, &qs, |m, d, q| frame_into(m, d, q, qd, qdd, &mut kept))
         .map_err(|e| format!("inverse dynamics: {e}"))?;
     let dynamics_df = time(model, data, &qs, |m, d, q| {
         solve_positions(m, d, q).map_err(|e| e.to_string())?;
@@ -192,6 +197,32 @@ fn frame(model: &Model, data: &mut Data, q: &[f64], qd: &[f64], qdd: &[f64]) -> 
     solve_positions(model, data, q).map_err(|e| e.to_string())?;
     let ks = kinetostatics(model, data, qd, qdd, None, &[]).map_err(|e| e.to_string())?;
     Ok(driving_from_kinetostatics(model, data, &ks))
+}
+
+/// What a run of frames keeps from one frame to the next, as `mollier inverse-dynamics` does
+/// (`mollier::dynamics`): the kinetostatics, the laws' stresses and the torques.
+#[derive(Default)]
+struct Kept {
+    ks: Kinetostatics,
+    law: Vec<f64>,
+    tau: Vec<f64>,
+}
+
+/// [`frame`] into the vectors of `kept` (no allocation once they have their sizes).
+fn frame_into(
+    model: &Model,
+    data: &mut Data,
+    q: &[f64],
+    qd: &[f64],
+    qdd: &[f64],
+    kept: &mut Kept,
+) -> Result<(), String> {
+    solve_positions(model, data, q).map_err(|e| e.to_string())?;
+    kinetostatics_into(model, data, qd, qdd, None, &[], &mut kept.ks).map_err(|e| e.to_string())?;
+    law_stresses_into(model, data, &mut kept.law);
+    kept.tau.clear();
+    driving_into(model, &kept.ks, &kept.law, &mut kept.tau);
+    Ok(())
 }
 
 fn link_json(l: &Link) -> Value {

@@ -398,11 +398,11 @@ pub fn kinetostatics_into(
     let xdd = std::mem::take(&mut data.xdd);
     let result = with_buffers(data, |data, [net, fin, free, rhs]| {
         stresses_in(model, data, &xdd, sigma_free, extra, &mut out.sigma, [net, fin, free, rhs])?;
-        // Dᵀσ − (f − f_in)
+        // Dᵀσ − (f − f_in): the dependent modes' part is in `free` already, the rows' is added
         out.nodal.resize(model.n_x(), 0.0);
-        stress_to_nodal_into(model, data, &out.sigma, &mut out.nodal);
-        for (a, b) in out.nodal.iter_mut().zip(net.iter()) {
-            *a -= b;
+        modes_to_nodal(model, data, &out.sigma, model.rows.iter().copied(), &mut out.nodal);
+        for ((a, f), b) in out.nodal.iter_mut().zip(free.iter()).zip(net.iter()) {
+            *a += f - b;
         }
         Ok(())
     });
@@ -500,7 +500,9 @@ fn stresses_in(
         }
     }
     // D_ccᵀ σ^(o,m) = (f − f_in)_c − D_(c,c)ᵀ σ^c
-    stress_to_nodal_into(model, data, sigma, nodal_free);
+    nodal_free.clear();
+    nodal_free.resize(model.n_x(), 0.0);
+    modes_to_nodal(model, data, sigma, model.dependent_modes.iter().copied(), nodal_free);
     for (v, &c) in rhs.iter_mut().zip(&model.dependent_coords) {
         *v = net[c] - nodal_free[c];
     }
@@ -516,22 +518,23 @@ fn stresses_in(
 /// passes through it (from the elements on it and on the nodes attached to it).
 pub fn stress_to_nodal(model: &Model, data: &Data, sigma: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; model.n_x()];
-    stress_to_nodal_into(model, data, sigma, &mut out);
+    modes_to_nodal(model, data, sigma, 0..model.n_e(), &mut out);
     out
 }
 
-/// [`stress_to_nodal`] into `out` (n_x).
-fn stress_to_nodal_into(model: &Model, data: &Data, sigma: &[f64], out: &mut [f64]) {
+/// [`stress_to_nodal`] of the stresses of the `modes` alone (indices into `sigma`, n_e; the
+/// other modes' read as 0) into `out` (n_x): kinetostatics walks each mode once, the dependent
+/// modes' before the stresses of the rows are solved, the rows' after.
+fn modes_to_nodal(model: &Model, data: &Data, sigma: &[f64], modes: impl Iterator<Item = usize>, out: &mut [f64]) {
     out.fill(0.0);
-    for (i, entry) in model.elements.iter().enumerate() {
-        for k in 0..entry.element.layout().n_modes() {
-            let s = sigma[entry.mode_offset + k];
-            if s == 0.0 {
-                continue;
-            }
-            for (g, &c) in own_gradient(model, data, i, k).iter().zip(&entry.own) {
-                out[c] += g * s;
-            }
+    for m in modes {
+        let s = sigma[m];
+        if s == 0.0 {
+            continue;
+        }
+        let (el, k) = model.mode_element[m];
+        for (g, &c) in own_gradient(model, data, el.index(), k).iter().zip(&model.elements[el.index()].own) {
+            out[c] += g * s;
         }
     }
     model.attachments.pull_back(&data.att_jac, out);

@@ -147,7 +147,12 @@ pub(crate) fn solution_ok_in(
     for (p, q) in y.iter_mut().zip(b) {
         *p -= q;
     }
-    let err = max_abs(y);
-    let scale = max_abs(&data.dcc) * max_abs(v);
-    !(err > 1e-8 * (bn + scale) + f64::MIN_POSITIVE || (bn > 0.0 && scale > condition * bn))
+    backward_ok(max_abs(y), bn, max_abs(&data.dcc) * max_abs(v), condition)
+}
+
+/// The test of [`solution_ok_in`] on its measures: the largest residual `error`, the largest
+/// right-hand side entry `rhs` and `scale` = largest `|D_cc|` entry times largest `|v|` entry;
+/// the backward error at most 1e-8 and the condition bound `scale / rhs` at most `condition`.
+pub(crate) fn backward_ok(error: f64, rhs: f64, scale: f64, condition: f64) -> bool {
+    !(error > 1e-8 * (rhs + scale) + f64::MIN_POSITIVE || (rhs > 0.0 && scale > condition * rhs))
 }

@@ -419,6 +419,20 @@ pub(crate) struct Lu {
     pub valid: bool,
 }
 
+/// What [`Lu::solve_transpose_inward`] measured of its solution `y` of `D_ccᵀ y = c`: the
+/// largest residual `|(D_ccᵀ y − c)_i|` and the largest `|y_i|` (NaNs passed over), and whether
+/// every `y_i` is finite: with the largest entries of `c` and `D_cc`, the backward error and
+/// condition bound that a product with `D_ccᵀ` after the solve would give.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Backward {
+    /// The largest residual entry (the right-hand side's units).
+    pub error: f64,
+    /// The largest solution entry.
+    pub solution: f64,
+    /// Every solution entry finite.
+    pub finite: bool,
+}
+
 /// Right-hand sides beyond which one solve goes through faer's sparse factors (made once per
 /// factorization, [`Lu::add_sparse`]) rather than the blocks': faer's factors cost a
 /// factorization more, the blocks' substitution of many columns moves them through its rows
@@ -524,9 +538,15 @@ impl Lu {
     /// Newton-Euler algorithm on the kernel's blocks, a block's unknowns the stresses of one
     /// joint and the forces its children pass on read from the entries outside the diagonal
     /// blocks. The operations and their order are those of [`Lu::factor`] then [`Lu::solve`]
-    /// (the same numbers); the stored factors are left as they were. `Err` names a block with a
-    /// zero pivot.
-    pub fn solve_transpose_inward(&mut self, blocks: &Blocks, values: &[f64], v: &mut [f64]) -> Result<(), String> {
+    /// (the same numbers); the stored factors are left as they were. The pass measures its own
+    /// solution as it goes ([`Backward`]: each block's residual against its unfactored values, so
+    /// no product with `D_ccᵀ` afterwards). `Err` names a block with a zero pivot.
+    pub fn solve_transpose_inward(
+        &mut self,
+        blocks: &Blocks,
+        values: &[f64],
+        v: &mut [f64],
+    ) -> Result<Backward, String> {
         let mut b = std::mem::take(&mut self.rhs);
         b.clear();
         b.extend_from_slice(v);
@@ -537,10 +557,12 @@ impl Lu {
 
     /// [`Lu::solve_transpose_inward`] with the right-hand side `b` (by column, used up) and the
     /// solution `x` (by row, every entry written).
-    fn inward(&mut self, blocks: &Blocks, values: &[f64], b: &mut [f64], x: &mut [f64]) -> Result<(), String> {
+    fn inward(&mut self, blocks: &Blocks, values: &[f64], b: &mut [f64], x: &mut [f64]) -> Result<Backward, String> {
         let largest = blocks.largest();
-        if self.one.len() < largest * largest {
-            self.one.resize(largest * largest, 0.0);
+        // the block factored, the same block as assembled and its unknowns (for its residual)
+        let room = 2 * largest * largest + largest;
+        if self.one.len() < room {
+            self.one.resize(room, 0.0);
         }
         if self.one_pivots.len() < largest {
             self.one_pivots.resize(largest, 0);
@@ -548,6 +570,9 @@ impl Lu {
         if self.block.len() < largest {
             self.block.resize(largest, 0.0);
         }
+        let mut m = Backward::default();
+        // 0 · y is NaN exactly where y is not finite
+        let mut finite = 0.0;
         for bk in (0..blocks.len()).rev() {
             let (s0, s1) = (blocks.start[bk], blocks.start[bk + 1]);
             let s = s1 - s0;
@@ -555,12 +580,16 @@ impl Lu {
             for &(slot, r, c) in &blocks.off_by_col[blocks.off_col_start[bk]..blocks.off_col_start[bk + 1]] {
                 b[c] -= values[slot] * x[r];
             }
-            let (a, pivots) = (&mut self.one[..s * s], &mut self.one_pivots[..s]);
+            let (one, pivots) = (&mut self.one[..room], &mut self.one_pivots[..s]);
+            let (a, rest) = one.split_at_mut(largest * largest);
+            let (a0, y) = rest.split_at_mut(largest * largest);
+            let (a, a0, y) = (&mut a[..s * s], &mut a0[..s * s], &mut y[..s]);
             a.fill(0.0);
             let d0 = blocks.dense_start[bk];
             for &(slot, at) in &blocks.diag[blocks.diag_start[bk]..blocks.diag_start[bk + 1]] {
                 a[at - d0] += values[slot];
             }
+            a0.copy_from_slice(a);
             if !lu_in_place(a, s, pivots) {
                 return Err(format!("singular diagonal block {bk} ({s} x {s})"));
             }
@@ -571,9 +600,21 @@ impl Lu {
             lu_solve_transpose(a, s, t);
             for (ti, &p) in t.iter().zip(pivots.iter()) {
                 x[blocks.rows[s0 + p]] = *ti;
+                y[p] = *ti;
+                finite += *ti * 0.0;
+                m.solution = m.solution.max(ti.abs());
+            }
+            // the block's columns' residual: what is left of b after this block's own forces
+            for j in 0..s {
+                let mut r = b[blocks.cols[s0 + j]];
+                for (i, yi) in y.iter().enumerate() {
+                    r -= a0[i * s + j] * yi;
+                }
+                m.error = m.error.max(r.abs());
             }
         }
-        Ok(())
+        m.finite = finite == 0.0;
+        Ok(m)
     }
 
     /// Solve `D_cc X = B` (or `D_ccᵀ X = B`) in place for all columns of `rhs`.
@@ -795,194 +836,4 @@ impl Lu {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A square pattern from `(row, col)` entries, analysed as `Pattern::new` does.
-    fn pattern(n: usize, entries: &[(usize, usize)]) -> Pattern {
-        let (_, col_ptr, row_idx) = csc(n, entries.iter().copied());
-        let mut p = Pattern { n_rows: n, n_cols: n, col_ptr, row_idx, ..Default::default() };
-        p.analyse();
-        p
-    }
-
-    /// Values that make every entry count (a fixed pseudo-random sequence, diagonal-heavy).
-    fn values(p: &Pattern) -> Vec<f64> {
-        values_dominant(p, |r, c| r == c)
-    }
-
-    /// Values with the entries `main(row, col)` dominant (3 to 4), the others -0.5 to 0.5.
-    fn values_dominant(p: &Pattern, main: impl Fn(usize, usize) -> bool) -> Vec<f64> {
-        let mut v = Vec::new();
-        for c in 0..p.n_cols {
-            for &r in &p.row_idx[p.col_ptr[c]..p.col_ptr[c + 1]] {
-                let k = (v.len() * 7919 % 101) as f64 / 101.0;
-                v.push(if main(r, c) { 3.0 + k } else { k - 0.5 });
-            }
-        }
-        v
-    }
-
-    /// The block solves (`D x = b`, `Dᵀ y = b`) against faer's sparse LU of the same matrix.
-    fn solves_agree(p: &Pattern) {
-        solves_agree_for(p, &values(p));
-    }
-
-    /// [`solves_agree`] for the values `a`.
-    fn solves_agree_for(p: &Pattern, a: &[f64]) {
-        let n = p.n_cols;
-        let b: Vec<f64> = (0..n).map(|i| 1.0 + (i % 5) as f64 - 0.3 * i as f64).collect();
-        for transpose in [false, true] {
-            let mut got = [b.clone(), b.clone()];
-            for (method, v) in [Method::Blocks, Method::Sparse].into_iter().zip(&mut got) {
-                let mut lu = Lu::default();
-                lu.factor(p, a, method).expect("regular");
-                lu.solve(p, MatMut::from_column_major_slice_mut(v, n, 1), transpose);
-            }
-            for (x, y) in got[0].iter().zip(&got[1]) {
-                assert!((x - y).abs() < 1e-13 * (1.0 + y.abs()), "transpose {transpose}: {x} vs {y}");
-            }
-            // the inward pass without factors: the blocks' factored solve, bit for bit
-            if let (true, Some(blocks)) = (transpose, &p.blocks) {
-                let mut inward = b.clone();
-                Lu::default().solve_transpose_inward(blocks, a, &mut inward).expect("regular");
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&inward), bits(&got[0]), "the inward pass and the factors' solve");
-            }
-            // and the residual itself
-            let mut r = vec![0.0; n];
-            if transpose {
-                p.mul_t(a, &got[0], &mut r)
-            } else {
-                p.mul(a, &got[0], &mut r)
-            }
-            for (ri, bi) in r.iter().zip(&b) {
-                assert!((ri - bi).abs() < 1e-13 * (1.0 + bi.abs()));
-            }
-            // enough columns to be solved together by the blocks: each column the bits it has
-            // alone, and each satisfying its system
-            let k = TOGETHER + 1;
-            let cols: Vec<Vec<f64>> = (0..k)
-                .map(|j| b.iter().enumerate().map(|(i, v)| v * (1.0 + j as f64) - 0.1 * (i * j) as f64).collect())
-                .collect();
-            let mut together = cols.concat();
-            let mut lu = Lu::default();
-            lu.factor(p, a, Method::Blocks).expect("regular");
-            lu.solve(p, MatMut::from_column_major_slice_mut(&mut together, n, k), transpose);
-            for (c, x) in cols.iter().zip(together.chunks_exact(n)) {
-                let mut alone = c.clone();
-                lu.solve(p, MatMut::from_column_major_slice_mut(&mut alone, n, 1), transpose);
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&alone), bits(x), "transpose {transpose}: together and alone");
-                if transpose {
-                    p.mul_t(a, x, &mut r)
-                } else {
-                    p.mul(a, x, &mut r)
-                }
-                for (ri, bi) in r.iter().zip(c) {
-                    assert!((ri - bi).abs() < 1e-13 * (1.0 + bi.abs()), "transpose {transpose}: {ri} vs {bi}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn an_open_chain_falls_apart_into_one_block_per_link() {
-        // three links of 4 unknowns, each row block touching its own link and the previous one,
-        // rows listed in an order that needs the matching (last link first)
-        let mut e = Vec::new();
-        for link in 0..3 {
-            let rows = (2 - link) * 4;
-            for i in 0..4 {
-                for j in 0..4 {
-                    e.push((rows + i, link * 4 + j));
-                    if link > 0 {
-                        e.push((rows + i, (link - 1) * 4 + j));
-                    }
-                }
-            }
-        }
-        let p = pattern(12, &e);
-        let blocks = p.blocks.as_ref().expect("structurally regular");
-        assert_eq!(blocks.len(), 3);
-        assert_eq!(blocks.largest(), 4);
-        // the first block solved is the first link (no earlier columns)
-        assert!(blocks.cols[..4].iter().all(|&c| c < 4));
-        solves_agree(&p);
-    }
-
-    #[test]
-    fn a_closed_loop_is_one_block() {
-        // a cycle: row i touches columns i and i+1 (mod n)
-        let n = 9;
-        let e: Vec<_> = (0..n).flat_map(|i| [(i, i), (i, (i + 1) % n)]).collect();
-        let p = pattern(n, &e);
-        let blocks = p.blocks.as_ref().expect("structurally regular");
-        assert_eq!(blocks.len(), 1);
-        solves_agree(&p);
-        // and with the columns shifted, so that rows are matched to other columns
-        let e: Vec<_> = (0..n).flat_map(|i| [(i, (i + 3) % n), (i, (i + 4) % n)]).collect();
-        let p = pattern(n, &e);
-        let blocks = p.blocks.as_ref().expect("structurally regular");
-        assert!(blocks.len() == 1 && blocks.rows != blocks.cols);
-        solves_agree_for(&p, &values_dominant(&p, |r, c| c == (r + 3) % n));
-    }
-
-    #[test]
-    fn a_tree_is_solved_leaves_after_their_parents() {
-        // a root (0, 1) with two branches (2, 3) and (4); a branch's rows touch its parent's columns
-        let e = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 2), (2, 0), (3, 3), (3, 2), (3, 1), (4, 4), (4, 1)];
-        let p = pattern(5, &e);
-        let blocks = p.blocks.as_ref().expect("structurally regular");
-        assert_eq!(blocks.len(), 4, "{blocks:?}");
-        solves_agree(&p);
-    }
-
-    #[test]
-    fn a_structurally_singular_pattern_has_no_blocks() {
-        // two rows on the same single column
-        let p = pattern(3, &[(0, 0), (1, 0), (2, 1), (2, 2)]);
-        assert!(p.blocks.is_none());
-        let (row_col, _) = p.max_matching();
-        assert_eq!(row_col.iter().filter(|&&c| c != usize::MAX).count(), 2);
-    }
-
-    #[test]
-    fn a_zero_pivot_block_is_refused() {
-        let p = pattern(2, &[(0, 0), (0, 1), (1, 0), (1, 1)]);
-        let mut lu = Lu::default();
-        assert!(lu.factor(&p, &[1.0, 2.0, 2.0, 4.0], Method::Blocks).is_err());
-        let blocks = p.blocks.as_ref().expect("structurally regular");
-        assert!(lu.solve_transpose_inward(blocks, &[1.0, 2.0, 2.0, 4.0], &mut [1.0, 1.0]).is_err());
-    }
-
-    /// A right-hand side solved over the blocks it reaches (`Blocks::downstream`,
-    /// `Lu::solve_reached`) gives the whole substitution's solution, 0 outside them; a leaf's
-    /// right-hand side reaches its own block only, the root's every block.
-    #[test]
-    fn a_solve_over_the_reached_blocks_is_the_whole_solve() {
-        // four 2 x 2 blocks in a tree: 1 and 3 read 0, 2 reads 1 (block k: rows and columns
-        // 2k, 2k + 1)
-        let mut entries: Vec<(usize, usize)> =
-            (0..4).flat_map(|k| (0..4).map(move |i| (2 * k + i / 2, 2 * k + i % 2))).collect();
-        entries.extend([(2, 0), (3, 1), (4, 3), (6, 1)]);
-        let p = pattern(8, &entries);
-        let blocks = p.blocks.as_ref().expect("block-triangular");
-        assert_eq!(blocks.len(), 4);
-        let mut lu = Lu::default();
-        lu.factor(&p, &values(&p), Method::Blocks).expect("regular");
-        let (mut mark, mut reached) = (vec![false; 4], Vec::new());
-        for (row, reach) in [(0, 4), (1, 4), (2, 2), (5, 1), (7, 1)] {
-            let mut whole = vec![0.0; 8];
-            whole[row] = 1.0 + row as f64;
-            let mut part = whole.clone();
-            lu.solve(&p, MatMut::from_column_major_slice_mut(&mut whole, 8, 1), false);
-            blocks.downstream([row].into_iter(), &mut mark, &mut reached);
-            assert_eq!(reached.len(), reach, "row {row}");
-            lu.solve_reached(blocks, &reached, &mut part);
-            assert_eq!(part, whole, "row {row}");
-            assert_eq!(whole.iter().filter(|v| **v != 0.0).count(), 2 * reach, "row {row}");
-            assert!(mark.iter().all(|m| !m));
-        }
-    }
-}
+mod tests;
