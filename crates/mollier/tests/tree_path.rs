@@ -8,10 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use mollier_core::dynamics::{driving_from_kinetostatics, inverse_dynamics, kinetostatics};
+use mollier_core::dynamics::{driving_from_kinetostatics, element_forces, inverse_dynamics, kinetostatics};
 use mollier_core::screws::Screws;
 use mollier_core::transfer::{first_order, second_order};
-use mollier_core::{Data, Input, Model, NodeId, Quantity, solve_positions};
+use mollier_core::{Data, ElementId, Input, Model, NodeId, Quantity, solve_positions};
 
 /// Largest difference allowed, relative to the largest entry of the matrix.
 const RTOL: f64 = 1e-12;
@@ -284,4 +284,57 @@ fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
             "{file}: DF from the joints' screws or the rates' recursion not compared"
         );
     }
+}
+
+/// The tree path's position solve evaluates the muscles on their own coordinates only (what `DF`
+/// by the screws contracts), the chain rule through the attachments left to whatever wants the
+/// expanded gradients: right after the solve every element's forces on its nodes (its own
+/// gradients), and `DF` by the general solve on the same data afterwards (the expanded ones,
+/// the chain rule alone added), equal those of a general-path solve, on gait10dof18musc.
+#[test]
+fn the_tree_paths_muscle_gradients_serve_the_general_path() {
+    let dir = std::env::var_os("MOLLIER_OPENSIM_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".cache/opensim-models"));
+    let path = dir.join("gait10dof18musc.osim");
+    if !path.is_file() {
+        mollier_core::shared_data::skip(
+            "the_tree_paths_muscle_gradients_serve_the_general_path",
+            &format!("gait10dof18musc.osim not in {} (run tools/fetch-opensim-models)", dir.display()),
+        );
+        return;
+    }
+    let registry = mollier::registry();
+    let c = mollier::load(&path, &registry).unwrap_or_else(|d| panic!("{}", d.render()));
+    let model = &c.model;
+    let mut data = [true, false].map(|tree| {
+        let mut d = Data::new(model);
+        d.set_tree_path(tree);
+        solve_off_initial(model, &mut d);
+        d
+    });
+    // every element's forces for unit stresses on all its modes, straight after the solve
+    let forces = |data: &Data| -> Vec<f64> {
+        (0..model.n_elements())
+            .flat_map(|i| {
+                let el = ElementId::new(i);
+                let mut sigma = vec![0.0; model.n_e()];
+                let k = model.element(el).layout().n_modes();
+                (0..k).for_each(|m| sigma[model.mode_id(el, m).index()] = 1.0);
+                element_forces(model, data, el, &sigma)
+            })
+            .collect()
+    };
+    let (a, b) = (forces(&data[0]), forces(&data[1]));
+    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let f = a.iter().zip(&b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale;
+    assert!(f <= RTOL, "the elements' forces after the tree path's solve differ by {f:.2e}");
+    for (k, data) in data.iter_mut().enumerate() {
+        data.set_tree_path(false);
+        first_order(model, data).unwrap_or_else(|e| panic!("DF, data {k}: {e}"));
+        assert!(!data.df_by_screws());
+    }
+    let d = relative(data[0].df_e(), data[1].df_e(), 0.0);
+    println!("gait10dof18musc: elements' forces {f:.1e}, DF_e by the general solve {d:.1e}");
+    assert!(d <= RTOL, "DF_e by the general solve after the tree path's solve differs by {d:.2e}");
 }

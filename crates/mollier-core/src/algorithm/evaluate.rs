@@ -15,10 +15,22 @@ pub fn evaluate(model: &Model, data: &mut Data, order: Order) -> Result<(), Kine
     if data.order_free.is_some_and(|o| o >= order) {
         return Ok(());
     }
+    // evaluated on their own coordinates already (the tree path's): the chain rule is what is
+    // left of a first-order evaluation
+    if order == Order::Gradient && data.order_free == Some(Order::Value) && data.free_own {
+        for &i in &model.free_elements {
+            if let Some(chain) = &model.elements[i].chain {
+                chain_rule(model, data, i, chain, order);
+            }
+            check_finite(model, data, i, order)?;
+        }
+        data.order_free = Some(order);
+        return Ok(());
+    }
     model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
     data.e_prev.copy_from_slice(&data.e);
     evaluate_elements(model, data, &model.free_elements, order)?;
-    data.order_free = Some(order);
+    (data.order_free, data.free_own) = (Some(order), false);
     Ok(())
 }
 

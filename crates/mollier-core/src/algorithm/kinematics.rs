@@ -143,8 +143,13 @@ fn newton(
             } else {
                 factor_probed(model, data)?;
             }
-            // the elements that do not constrain the motion, once, at the solution
-            if opts.free_elements {
+            // the elements that do not constrain the motion, once, at the solution; on the tree
+            // path to first order on their own coordinates only, what `DF` by the screws
+            // contracts (the chain rule through the attachments left to whatever wants the
+            // expanded gradients: `evaluate` at `Order::Gradient` adds it)
+            if opts.free_elements && defer {
+                crate::algorithm::screws::evaluate_free_own(model, data)?;
+            } else if opts.free_elements {
                 evaluate(model, data, Order::Gradient)?;
             }
             data.solved = true;

@@ -22,7 +22,8 @@ use crate::algorithm::transfer::df_stride;
 use crate::data::{Data, shaped};
 use crate::element::{NodeKind, Order, Rates};
 use crate::geometry::{quat_at, quat_mul, vec3_at};
-use crate::ids::{CoordId, NodeId};
+use crate::ids::NodeId;
+use crate::model::placement::Reached;
 use crate::model::placement::Step;
 use crate::model::{ElementEntry, Input, Model, RowTarget};
 
@@ -32,20 +33,21 @@ use crate::model::{ElementEntry, Input, Model, RowTarget};
 pub struct Screws {
     n_q: usize,
     /// Three rows of `n_q` per node, row-major: a position node's `∂x/∂q` (m per unit input),
-    /// an orientation node's angular rates `ω` (global, rad per unit input).
+    /// an orientation node's angular rates `ω` (global, rad per unit input). Only the columns of
+    /// the inputs that reach a node ([`crate::model::placement::Reached`]) are written; the
+    /// others stay 0 from when the rows were made for `pattern`.
     rows: Vec<f64>,
-    /// Per node, the inputs whose columns are not all 0 (bit `j % 64` of word `j / 64`).
-    reach: Vec<u64>,
-    words: usize,
+    /// The sets the rows were zeroed for (the model's [`crate::model::placement::Reached`]).
+    pattern: Reached,
     /// Whether the node's rows were written by this pass.
     done: Vec<bool>,
     valid: bool,
+    /// [`first_order`]'s outputs (`DF_x`, its rows) hold 0 outside the nodes' sets (written by
+    /// its fill alone since they were zeroed).
+    clean: bool,
     local: [Vec<f64>; 6],
-    /// The inputs an element's step turns, and their modes' rates (one per mode each).
-    columns: Vec<usize>,
     ev_columns: Vec<f64>,
-    /// An element step's reached inputs as bits, and its input modes (mode, input).
-    column_mask: Vec<u64>,
+    /// An element step's input modes (mode, input).
     inputs: Vec<(usize, usize)>,
     /// One node's rows of `DF^x` ([`Screws::coordinate_rows`]).
     node_rows: Vec<f64>,
@@ -87,6 +89,11 @@ impl Screws {
         true
     }
 
+    /// `DF` was written by other means than [`first_order`]: its next fill zeroes it first.
+    pub(crate) fn outputs_overwritten(&mut self) {
+        self.clean = false;
+    }
+
     /// Every node's Jacobian at the solved configuration in `data`, outward along the model's
     /// placement. `Ok(false)` (the rows then unavailable) where the model has no placement, the
     /// data takes the general path (`Data::set_tree_path(false)`), an input is an orientation's
@@ -100,12 +107,14 @@ impl Screws {
         }
         let Some(plan) = model.placement.as_ref().filter(|_| data.tree_path) else { return Ok(false) };
         let (nq, nn) = (model.n_q(), model.nodes.len());
-        self.n_q = nq;
-        self.words = nq.div_ceil(64).max(1);
-        self.rows.clear();
-        self.rows.resize(nn * 3 * nq, 0.0);
-        self.reach.clear();
-        self.reach.resize(nn * self.words, 0);
+        if self.n_q != nq || self.rows.len() != nn * 3 * nq || self.pattern != plan.reached {
+            // made once for the model: what no pass writes stays 0
+            self.n_q = nq;
+            self.rows.clear();
+            self.rows.resize(nn * 3 * nq, 0.0);
+            self.pattern.clone_from(&plan.reached);
+            self.clean = false;
+        }
         self.done.clear();
         self.done.resize(nn, false);
         for (j, inp) in model.inputs.iter().enumerate() {
@@ -115,7 +124,6 @@ impl Screws {
                     return Ok(false);
                 }
                 self.rows[(node.index() * 3 + axis) * nq + j] = 1.0;
-                self.reach[node.index() * self.words + j / 64] |= 1 << (j % 64);
             }
         }
         for step in &plan.steps {
@@ -138,33 +146,33 @@ impl Screws {
         Ok(true)
     }
 
-    /// Attachment `t`: its node's rows from its frame's, `∂p/∂q = ∂o/∂q + ω × (p − o)`.
+    /// Attachment `t`: its node's rows from its frame's, `∂p/∂q = ∂o/∂q + ω × (p − o)`, over
+    /// the inputs that reach it.
     fn attach(&mut self, model: &Model, data: &Data, t: usize) {
         let a = &model.attachments.list[t];
-        let node_of = |c: usize| model.coord_owner(CoordId::new(c)).0.index();
-        let (n, o, l) = (node_of(a.node), node_of(a.origin), node_of(a.orientation));
+        let reached = &self.pattern;
+        let (n, o, l) = (reached.node_of[a.node], reached.node_of[a.origin], reached.node_of[a.orientation]);
         if self.done[n] {
             return;
         }
         let r = [0, 1, 2].map(|i| data.x[a.node + i] - data.x[a.origin + i]);
-        let (nq, w) = (self.n_q, self.words);
-        for k in 0..w {
-            self.reach[n * w + k] = self.reach[o * w + k] | self.reach[l * w + k];
-        }
-        for i in 0..3 {
-            let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-            for j in 0..nq {
-                let omega = |axis: usize| self.rows[(l * 3 + axis) * nq + j];
+        let nq = self.n_q;
+        let rows = &mut self.rows;
+        for &j in reached.of(n) {
+            let omega = [0, 1, 2].map(|axis| rows[(l * 3 + axis) * nq + j]);
+            for i in 0..3 {
+                let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
                 // (ω × r)_i = ω_{i+1} r_{i+2} − ω_{i+2} r_{i+1}
-                let v = self.rows[(o * 3 + i) * nq + j] + omega(i1) * r[i2] - omega(i2) * r[i1];
-                self.rows[(n * 3 + i) * nq + j] = v;
+                let v = rows[(o * 3 + i) * nq + j] + omega[i1] * r[i2] - omega[i2] * r[i1];
+                rows[(n * 3 + i) * nq + j] = v;
             }
         }
         self.done[n] = true;
     }
 
-    /// An element's step: each column its known nodes or its input modes reach, through the
-    /// element's first-order `place_rates`; `Ok(false)` where it has none.
+    /// An element's step: each column its known nodes or its input modes reach (the placed
+    /// nodes' inputs), through the element's first-order `place_jacobian` or `place_rates`;
+    /// `Ok(false)` where it has neither.
     fn element(
         &mut self,
         model: &Model,
@@ -176,7 +184,7 @@ impl Screws {
         let entry = &model.elements[element];
         let layout = entry.element.layout();
         let slots = layout.nodes();
-        let (nq, w) = (self.n_q, self.words);
+        let nq = self.n_q;
         let [x, v, a, e, ev, ea] = &mut self.local;
         x.clear();
         x.extend(entry.own.iter().map(|&c| data.x[c]));
@@ -188,41 +196,25 @@ impl Screws {
             vec.clear();
             vec.resize(modes.len(), 0.0);
         }
-        // the columns: the known slots' and the input modes' (buffers kept: a warm frame
-        // allocates nothing)
-        let (columns, inputs) = (&mut self.column_mask, &mut self.inputs);
-        columns.clear();
-        columns.resize(w, 0);
+        // the input modes (buffers kept: a warm frame allocates nothing)
+        let inputs = &mut self.inputs;
         inputs.clear();
         for (k, m) in modes.enumerate() {
             match model.mode_row[m].map(|r| model.row_target[r]) {
                 Some(RowTarget::Fixed(value)) => e[k] = value,
                 Some(RowTarget::Input(j)) => {
                     e[k] = data.e[m];
-                    columns[j / 64] |= 1 << (j % 64);
                     inputs.push((k, j));
                 }
                 None => e[k] = data.e[m],
             }
         }
-        for (s, (node, _)) in slots.iter().enumerate().take(64) {
-            if known >> s & 1 == 1 {
-                let n = node.index();
-                columns.iter_mut().zip(&self.reach[n * w..(n + 1) * w]).for_each(|(c, r)| *c |= r);
-            }
-        }
-        for (s, (node, _)) in slots.iter().enumerate().take(64) {
-            if placed >> s & 1 == 1 {
-                let n = node.index();
-                self.rows[n * 3 * nq..(n + 1) * 3 * nq].fill(0.0);
-                self.reach[n * w..(n + 1) * w].copy_from_slice(columns);
-            }
-        }
+        // the columns: every placed node's set, its known nodes' and its input modes' together
+        let is_placed = |s: usize| s < 64 && placed >> s & 1 == 1;
+        let Some(first) = (0..slots.len()).find(|&s| is_placed(s)) else { return Ok(true) };
+        let cols = self.pattern.of(slots[first].0.index());
         // every reached column's known rates, then the placed slots' for all at once
         let n_modes = ev.len();
-        let cols = &mut self.columns;
-        cols.clear();
-        cols.extend((0..nq).filter(|&j| columns[j / 64] >> (j % 64) & 1 == 1));
         v.clear();
         v.resize(cols.len() * n_local, 0.0);
         let evs = &mut self.ev_columns;
@@ -231,7 +223,7 @@ impl Screws {
         for (c, &j) in cols.iter().enumerate() {
             let vc = &mut v[c * n_local..(c + 1) * n_local];
             for (s, &(node, kind)) in slots.iter().enumerate() {
-                if s < 64 && placed >> s & 1 == 1 {
+                if is_placed(s) {
                     continue;
                 }
                 let (o, n) = (layout.offset(s), node.index());
@@ -265,8 +257,8 @@ impl Screws {
         }
         for (c, &j) in cols.iter().enumerate() {
             let vc = &v[c * n_local..(c + 1) * n_local];
-            for (s, &(node, kind)) in slots.iter().enumerate().take(64) {
-                if placed >> s & 1 == 0 {
+            for (s, &(node, kind)) in slots.iter().enumerate() {
+                if !is_placed(s) {
                     continue;
                 }
                 let (o, n) = (layout.offset(s), node.index());
@@ -282,8 +274,8 @@ impl Screws {
                 (0..3).for_each(|i| self.rows[(n * 3 + i) * nq + j] = value[i]);
             }
         }
-        for (s, (node, _)) in slots.iter().enumerate().take(64) {
-            if placed >> s & 1 == 1 {
+        for (s, (node, _)) in slots.iter().enumerate() {
+            if is_placed(s) {
                 self.done[node.index()] = true;
             }
         }
@@ -305,8 +297,11 @@ pub(crate) fn first_order(model: &Model, data: &mut Data) -> Result<bool, Kinema
     if !data.solved {
         return Err(KinematicsError::NotSolved);
     }
-    // the free elements' own gradients, and the attached points only they read placed
-    evaluate_free_own(model, data)?;
+    // the free elements' own gradients, and the attached points only they read placed (by the
+    // position solve's acceptance on the tree path)
+    if !(data.order_free == Some(Order::Value) && data.free_own) {
+        evaluate_free_own(model, data)?;
+    }
     // a dependent mode of a constraint element (a joint's free mode) by its expanded gradient
     if model.dependent_modes.iter().any(|&m| !free(model, &model.elements[model.mode_element[m].0.index()])) {
         evaluate_constraints(model, data, Order::Gradient)?;
@@ -327,8 +322,9 @@ pub(crate) fn first_order(model: &Model, data: &mut Data) -> Result<bool, Kinema
 /// The free elements at `data.x` to first order on their own coordinates (`Data::de_own` for an
 /// element on attached nodes, `Data::de` otherwise; not carried to the expanded coordinates),
 /// values and those gradients checked finite, the attached nodes only free elements read placed
-/// first. The free elements then count as evaluated to their values only.
-fn evaluate_free_own(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+/// first. The free elements then count as evaluated to their values, with their own gradients
+/// (`Data::free_own`).
+pub(crate) fn evaluate_free_own(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
     evaluate_constraints(model, data, Order::Value)?;
     model.attachments.place_some(&model.attachments.rest, &mut data.x, &mut data.att_jac);
     data.e_prev.copy_from_slice(&data.e);
@@ -340,7 +336,7 @@ fn evaluate_free_own(model: &Model, data: &mut Data) -> Result<(), KinematicsErr
             return Err(non_finite(model, entry.mode_offset, "gradient"));
         }
     }
-    data.order_free = Some(Order::Value);
+    (data.order_free, data.free_own) = (Some(Order::Value), true);
     Ok(())
 }
 
@@ -372,28 +368,52 @@ fn free(model: &Model, entry: &ElementEntry) -> bool {
 }
 
 /// [`first_order`]'s `DF^x`, `DF^e`, `DF^x` by rows and its moving rows into `data`, from the
-/// screws' rows and the gradients [`first_order`] evaluated.
+/// screws' rows and the gradients [`first_order`] evaluated: only the columns of the inputs that
+/// reach each node are written (the rest stays 0 from when the outputs were zeroed, once while
+/// only this fill writes them).
 fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
     let (nx, ne, nq) = (model.n_x(), model.n_e(), model.n_q());
     let stride = df_stride(nq);
     let (mut rows, mut moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
     let take = |m: &mut faer::Mat<f64>| std::mem::replace(m, faer::Mat::new());
     let (mut dfx, mut dfe) = (take(&mut data.df_x), take(&mut data.df_e));
-    rows.clear();
-    rows.resize(nx * stride, 0.0);
-    let mut node_rows = std::mem::take(&mut screws.node_rows);
-    for (n, info) in model.nodes.iter().enumerate() {
-        screws.coordinate_rows(model, data, NodeId::new(n), &mut node_rows);
-        for (k, row) in node_rows.chunks_exact(nq).enumerate() {
-            let at = (info.offset + k) * stride;
-            rows[at..at + nq].copy_from_slice(row);
-        }
+    let zeroed = screws.clean && rows.len() == nx * stride && (dfx.nrows(), dfx.ncols()) == (nx, nq);
+    if !zeroed {
+        rows.clear();
+        rows.resize(nx * stride, 0.0);
+        dfx = faer::Mat::zeros(nx, nq);
     }
-    shaped(&mut dfx, nx, nq);
     shaped(&mut dfe, ne, nq);
-    for j in 0..nq {
-        for (c, v) in dfx.col_as_slice_mut(j).iter_mut().enumerate() {
-            *v = rows[c * stride + j];
+    moves.clear();
+    moves.resize(nx, false);
+    let reached = &screws.pattern;
+    for (n, info) in model.nodes.iter().enumerate() {
+        let cols = reached.of(n);
+        if cols.is_empty() {
+            continue;
+        }
+        let node = &screws.rows[n * 3 * nq..(n + 1) * 3 * nq];
+        let o = info.offset;
+        if info.kind == NodeKind::Position {
+            for k in 0..3 {
+                for &j in cols {
+                    let v = node[k * nq + j];
+                    rows[(o + k) * stride + j] = v;
+                    dfx[(o + k, j)] = v;
+                    moves[o + k] |= v != 0.0;
+                }
+            }
+            continue;
+        }
+        // λ̇ = ½ (0, ω) ⊗ λ
+        let l = quat_at(&data.x, o);
+        for &j in cols {
+            let w = [0.0, 0.5 * node[j], 0.5 * node[nq + j], 0.5 * node[2 * nq + j]];
+            for (k, v) in quat_mul(&w, &l).into_iter().enumerate() {
+                rows[(o + k) * stride + j] = v;
+                dfx[(o + k, j)] = v;
+                moves[o + k] |= v != 0.0;
+            }
         }
     }
     for (j, inp) in model.inputs.iter().enumerate() {
@@ -401,8 +421,9 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
             dfe[(m.index(), j)] = 1.0;
         }
     }
-    // the dependent modes' rows: each gradient entry times its coordinate's row, all inputs
-    let acc = &mut node_rows;
+    // the dependent modes' rows: each gradient entry times its coordinate's row, over the
+    // inputs that reach the coordinate's node
+    let acc = &mut screws.node_rows;
     for &m in &model.dependent_modes {
         let (el, k) = model.mode_element[m];
         let entry = &model.elements[el.index()];
@@ -411,14 +432,13 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
         acc.resize(nq, 0.0);
         for (gv, &c) in g.iter().zip(coords) {
             if *gv != 0.0 {
-                acc.iter_mut().zip(&rows[c * stride..c * stride + nq]).for_each(|(a, r)| *a += gv * r);
+                let row = &rows[c * stride..c * stride + nq];
+                reached.of(reached.node_of[c]).iter().for_each(|&j| acc[j] += gv * row[j]);
             }
         }
         acc.iter().enumerate().for_each(|(j, v)| dfe[(m, j)] = *v);
     }
-    screws.node_rows = node_rows;
-    moves.clear();
-    moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
+    screws.clean = true;
     (data.work.df_rows, data.work.df_moves) = (rows, moves);
     (data.df_x, data.df_e) = (dfx, dfe);
 }

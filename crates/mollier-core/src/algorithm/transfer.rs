@@ -213,6 +213,8 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
         shaped(&mut dfe, ne, nq);
         let (mut rows, mut moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
         first_order_from(model, data, &b, &mut dfx, &mut dfe, &mut rows, &mut moves);
+        // the screws' fill writes only the reached entries: it zeroes them again
+        data.work.screws.outputs_overwritten();
         (data.work.df_rows, data.work.df_moves) = (rows, moves);
     }
     (data.work.df_rhs, data.work.zeros_q) = (b, unit);

@@ -29,6 +29,10 @@ pub struct Data {
     /// What has been evaluated at the current `x`: the constraint elements, and the others.
     pub(crate) order: Option<Order>,
     pub(crate) order_free: Option<Order>,
+    /// With `order_free` at `Some(Order::Value)`: the free elements' gradients on their own
+    /// coordinates are current too (the tree path's evaluation, no chain rule through the
+    /// attachments yet).
+    pub(crate) free_own: bool,
     pub(crate) states: Vec<ElementState>,
     pub(crate) xloc: Vec<f64>,
     /// Gradients of the elements on attached nodes by their own coordinates (m x n_own blocks).
@@ -299,6 +303,7 @@ impl Clone for Data {
             d2e: self.d2e.clone(),
             order: None,
             order_free: None,
+            free_own: false,
             states: self.states.clone(),
             xloc: self.xloc.clone(),
             de_own: self.de_own.clone(),
@@ -352,6 +357,7 @@ impl Data {
             d2e: Vec::new(),
             order: None,
             order_free: None,
+            free_own: false,
             states: (0..model.elements.len()).map(|_| ElementState::default()).collect(),
             xloc: vec![0.0; max_local],
             de_own: vec![0.0; model.de_own_len],

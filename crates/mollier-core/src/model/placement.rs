@@ -8,8 +8,8 @@
 //! leaves an element whose nodes are all known and the model keeps Newton-Raphson.
 
 use crate::ids::CoordId;
-use crate::model::Model;
 use crate::model::types::CoordRole;
+use crate::model::{Input, Model, RowTarget};
 
 /// One step of a [`Placement`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +24,93 @@ pub(crate) enum Step {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Placement {
     pub steps: Vec<Step>,
+    /// The inputs that move each node, from the tree's ancestry.
+    pub reached: Reached,
+}
+
+/// Per node, the inputs whose columns of its Jacobian can be nonzero: those of the joints
+/// between it and the ground (a node below the right knee has no column of the left leg), made
+/// once from the placement's steps as the joints' screws' pass
+/// ([`crate::algorithm::screws::Screws::compute`]) carries them outward. A column outside a
+/// node's set is exactly 0 at every configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reached {
+    /// Node `n`'s inputs are `inputs[start[n]..start[n + 1]]`, ascending (n_nodes + 1).
+    pub start: Vec<usize>,
+    pub inputs: Vec<usize>,
+    /// The node of each coordinate (n_x).
+    pub node_of: Vec<usize>,
+}
+
+impl Reached {
+    /// The inputs that move node `n`, ascending.
+    pub fn of(&self, n: usize) -> &[usize] {
+        &self.inputs[self.start[n]..self.start[n + 1]]
+    }
+
+    /// The sets for `steps` on `model`, as bits carried outward: an input coordinate's node has
+    /// its input; an element step's placed nodes the inputs of its known nodes and its input
+    /// modes; an attached node those of its frame's origin and orientation.
+    fn find(model: &Model, steps: &[Step]) -> Reached {
+        let (nq, nn) = (model.n_q(), model.nodes.len());
+        let w = nq.div_ceil(64).max(1);
+        let node_of: Vec<usize> = (0..model.n_x()).map(|c| model.coord_owner(CoordId::new(c)).0.index()).collect();
+        let mut bits = vec![0u64; nn * w];
+        let mut done = vec![false; nn];
+        let set = |bits: &mut [u64], n: usize, j: usize| bits[n * w + j / 64] |= 1 << (j % 64);
+        for (j, inp) in model.inputs.iter().enumerate() {
+            if let Input::Coordinate(c) = inp {
+                set(&mut bits, node_of[c.index()], j);
+            }
+        }
+        let attach = |bits: &mut [u64], done: &mut [bool], t: usize| {
+            let a = &model.attachments.list[t];
+            let (n, o, l) = (node_of[a.node], node_of[a.origin], node_of[a.orientation]);
+            if !done[n] {
+                (0..w).for_each(|k| bits[n * w + k] = bits[o * w + k] | bits[l * w + k]);
+                done[n] = true;
+            }
+        };
+        let mut columns = vec![0u64; w];
+        for step in steps {
+            let (element, known, placed) = match *step {
+                Step::Attach(t) => {
+                    attach(&mut bits, &mut done, t);
+                    continue;
+                }
+                Step::Element { element, known, placed } => (element, known, placed),
+            };
+            let entry = &model.elements[element];
+            let layout = entry.element.layout();
+            columns.fill(0);
+            for m in entry.mode_offset..entry.mode_offset + layout.n_modes() {
+                if let Some(RowTarget::Input(j)) = model.mode_row[m].map(|r| model.row_target[r]) {
+                    columns[j / 64] |= 1 << (j % 64);
+                }
+            }
+            let slots = layout.nodes().iter().take(64).enumerate();
+            for (_, (node, _)) in slots.clone().filter(|(s, _)| known >> s & 1 == 1) {
+                let n = node.index();
+                columns.iter_mut().zip(&bits[n * w..(n + 1) * w]).for_each(|(c, b)| *c |= b);
+            }
+            for (_, (node, _)) in slots.filter(|(s, _)| placed >> s & 1 == 1) {
+                let n = node.index();
+                bits[n * w..(n + 1) * w].copy_from_slice(&columns);
+                done[n] = true;
+            }
+        }
+        // the attached nodes no step reads (a muscle's points), parents first
+        for t in 0..model.attachments.list.len() {
+            attach(&mut bits, &mut done, t);
+        }
+        let mut start = vec![0];
+        let mut inputs = Vec::new();
+        for n in 0..nn {
+            inputs.extend((0..nq).filter(|&j| bits[n * w + j / 64] >> (j % 64) & 1 == 1));
+            start.push(inputs.len());
+        }
+        Reached { start, inputs, node_of }
+    }
 }
 
 /// Euler-parameter norms are satisfied by any placed orientation: not an element to place by.
@@ -120,7 +207,7 @@ impl Placement {
         }
         // every dependent node placed (the norms' rows then hold by themselves)
         let all = model.dependent_coords.iter().all(|&c| known[node_of(c)]);
-        all.then_some(Placement { steps })
+        all.then(|| Placement { reached: Reached::find(model, &steps), steps })
     }
 }
 
