@@ -133,6 +133,21 @@ pub fn rotate<T: Real>(l: &Quat<T>, u: &Vec3<T>) -> Vec3<T> {
     [a * u[0] + b * v[0] + two_l0 * w[0], a * u[1] + b * v[1] + two_l0 * w[1], a * u[2] + b * v[2] + two_l0 * w[2]]
 }
 
+/// [`rotate`] of constant body vectors `u` (`N` of them) by generic Euler parameters `λ`: the
+/// products with `u`'s entries by `f64` and `λ0² − v·v`, `2 λ0` formed once for all, so that an
+/// element over dual numbers turns its triads at a fraction of the cost (the same numbers as
+/// [`rotate`] of the lifted vectors, but for the sign of a zero).
+pub fn rotate_fixed<T: Real, const N: usize>(l: &Quat<T>, u: &[Vec3; N]) -> [Vec3<T>; N] {
+    let v = [l[1], l[2], l[3]];
+    let a = l[0] * l[0] - dot(&v, &v);
+    let two_l0 = c::<T>(2.0) * l[0];
+    u.map(|u| {
+        let b = c::<T>(2.0) * (v[0] * u[0] + v[1] * u[1] + v[2] * u[2]);
+        let w = [v[1] * u[2] - v[2] * u[1], v[2] * u[0] - v[0] * u[2], v[0] * u[1] - v[1] * u[0]];
+        [0, 1, 2].map(|i| a * u[i] + b * v[i] + two_l0 * w[i])
+    })
+}
+
 /// Quaternion product `a ⊗ b`, so that `R(a ⊗ b) = R(a) R(b)`.
 pub fn quat_mul<T: Real>(a: &Quat<T>, b: &Quat<T>) -> Quat<T> {
     [
@@ -363,6 +378,29 @@ mod tests {
         let b = rotate(&l, &u);
         for i in 0..3 {
             assert!((a[i] - b[i]).abs() < 1e-14);
+        }
+    }
+
+    /// `rotate_fixed` is `rotate` of the lifted vectors, to the bit, over third-order dual
+    /// numbers with every part of `λ` nonzero.
+    #[test]
+    fn rotating_fixed_vectors_is_rotating_lifted_ones() {
+        use num_dual::HyperHyperDual64;
+        let part = |i: usize, k: usize| 0.1 + ((7 * i + 3 * k) as f64 * 0.77).sin();
+        let l: Quat<HyperHyperDual64> = std::array::from_fn(|i| {
+            let p: [f64; 8] = std::array::from_fn(|k| part(i, k));
+            HyperHyperDual64::new(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+        });
+        let u = [[0.4, -1.2, 2.0], [-0.3, 0.0, 0.9]];
+        let fixed = rotate_fixed(&l, &u);
+        for (f, u) in fixed.iter().zip(&u) {
+            let lifted = rotate(&l, &lift(u));
+            for (a, b) in f.iter().zip(&lifted) {
+                let parts = |d: &HyperHyperDual64| {
+                    [d.re, d.eps1, d.eps2, d.eps3, d.eps1eps2, d.eps1eps3, d.eps2eps3, d.eps1eps2eps3]
+                };
+                assert_eq!(parts(a), parts(b));
+            }
         }
     }
 

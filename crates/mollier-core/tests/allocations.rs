@@ -91,3 +91,30 @@ fn a_warm_kinematics_frame_allocates_nothing() {
         }
     }
 }
+
+/// The modes' third-order jets of a moving chain (`transfer3::mode_jets`, what optimal control
+/// asks of each muscle's path at each node of its grid) take their work space from `Data`: a
+/// warm call allocates no more than the third-order transfer functions it is built on (one
+/// allocation a call below `transfer3`, in the kernel's solve, not located), and gives the
+/// cold call's numbers.
+#[test]
+fn warm_third_order_jets_allocate_nothing_of_their_own() {
+    let model = chain(10);
+    let nq = model.n_q();
+    let v: Vec<f64> = (0..nq).map(|j| 0.8 * ((j as f64 + 1.0) * 2.3).cos()).collect();
+    let modes: Vec<_> = (0..model.n_e()).map(mollier_core::ModeId::new).collect();
+    let mut data = Data::new(&model);
+    solve_positions(&model, &mut data, &vec![0.06; nq]).expect("solves");
+    let (mut first, mut out, mut d3) = (Vec::new(), Vec::new(), faer::Mat::<f64>::new());
+    mollier_core::transfer3::mode_jets(&model, &mut data, &v, &modes, &mut first).expect("jets");
+    mollier_core::transfer3::mode_jets(&model, &mut data, &v, &modes, &mut out).expect("jets");
+    mollier_core::transfer3::third_order(&model, &mut data, &v, &mut d3).expect("D³F");
+    let jets = allocations(|| {
+        mollier_core::transfer3::mode_jets(&model, &mut data, &v, &modes, &mut out).expect("jets");
+    });
+    let third = allocations(|| mollier_core::transfer3::third_order(&model, &mut data, &v, &mut d3).expect("D³F"));
+    assert_eq!(jets, third, "the jets allocate {jets}, the transfer functions {third}");
+    assert!(third <= 1, "the third-order transfer functions allocate {third} times a call");
+    assert_eq!(out, first);
+    assert!(out.iter().any(|j| j[2] != 0.0), "the chain's third derivatives vanish");
+}
