@@ -15,6 +15,7 @@
 //! force-velocity curve rises and the CE has a viscosity), `ȧ` from eq. 1.
 
 pub mod adaptive;
+pub mod rosw;
 
 use crate::hill::{HillMuscle, decreasing_root};
 use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_partial_pivoting};
