@@ -31,7 +31,7 @@ use mollier_core::dynamics::{bias_forces, mass_matrix};
 use mollier_core::kinematics::{NewtonOptions, solve_positions_with};
 
 use crate::hill::Contraction;
-use crate::integrate::{Excitation, State, contraction_rate, rosw};
+use crate::integrate::{Excitation, State, contraction_rate, hermite, rosw};
 use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, add_weighted_gram, solve_partial_pivoting};
 
 /// The error control's settings.
@@ -372,22 +372,7 @@ impl Adaptive {
         let th = th.clamp(0.0, 1.0);
         if self.tol.method == Method::Ros34pw2 {
             // cubic Hermite between (x_n, F(x_n)) (`k1`) and the current state
-            let (x1, f1) = (&self.state.x, &self.state.xd);
-            let (h00, h10, h01, h11) = (
-                2.0 * th.powi(3) - 3.0 * th * th + 1.0,
-                th.powi(3) - 2.0 * th * th + th,
-                -2.0 * th.powi(3) + 3.0 * th * th,
-                th.powi(3) - th * th,
-            );
-            let (d00, d10, d01, d11) = (
-                6.0 * th * th - 6.0 * th,
-                3.0 * th * th - 4.0 * th + 1.0,
-                -6.0 * th * th + 6.0 * th,
-                3.0 * th * th - 2.0 * th,
-            );
-            let x = (0..x0.len()).map(|i| h00 * x0[i] + h10 * h * k1[i] + h01 * x1[i] + h11 * h * f1[i]).collect();
-            let xd = (0..x0.len()).map(|i| (d00 * x0[i] + d01 * x1[i]) / h + d10 * k1[i] + d11 * f1[i]).collect();
-            return Some((x, xd));
+            return Some(hermite(th, *h, (x0, k1), (&self.state.x, &self.state.xd)));
         }
         let (w1, w2) = (th * (1.0 - th) / (1.0 - 2.0 * D), th * (th - 2.0 * D) / (1.0 - 2.0 * D));
         let (d1, d2) = ((1.0 - 2.0 * th) / (1.0 - 2.0 * D), (2.0 * th - 2.0 * D) / (1.0 - 2.0 * D));

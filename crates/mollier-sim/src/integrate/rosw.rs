@@ -26,6 +26,7 @@ pub struct Tableau {
 }
 
 /// ROS34PW2, Rang & Angermann (2005), Table 4.2.
+#[allow(clippy::excessive_precision)] // the paper's digits
 pub const ROS34PW2: Tableau = Tableau {
     gamma: 4.358_665_215_084_590e-1,
     alpha: [
@@ -100,6 +101,12 @@ impl Tableau {
     }
 }
 
+/// `r ↦ (I − h γ J)⁻¹ r` (len to len).
+pub type Solve<'a, E> = &'a mut dyn FnMut(&[f64]) -> Result<Vec<f64>, E>;
+
+/// `(θ, y) ↦ F(t_n + θ h, y)` (len to len).
+pub type Rate<'a, E> = &'a mut dyn FnMut(f64, &[f64]) -> Result<Vec<f64>, E>;
+
 /// One step of length `h` of a transformed tableau from `x` with `F(t_n, x) = f0` and
 /// `∂F/∂t = dt` (len each): `solve(r)` is `(I − h γ J)⁻¹ r`, `eval(θ, y)` the rate `F` at
 /// `t_n + θ h` and `y`. Returns `x_{n+1}` and the embedded error estimate (len each).
@@ -109,8 +116,8 @@ pub fn step<E>(
     x: &[f64],
     f0: &[f64],
     dt: &[f64],
-    solve: &mut dyn FnMut(&[f64]) -> Result<Vec<f64>, E>,
-    eval: &mut dyn FnMut(f64, &[f64]) -> Result<Vec<f64>, E>,
+    solve: Solve<'_, E>,
+    eval: Rate<'_, E>,
 ) -> Result<(Vec<f64>, Vec<f64>), E> {
     let n = x.len();
     let hg = h * tab.gamma;
