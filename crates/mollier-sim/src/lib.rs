@@ -20,6 +20,6 @@ pub mod integrate;
 pub mod system;
 
 pub use hill::{Contraction, ContractionHessian, HillMuscle, HillParams, MuscleState};
-pub use integrate::adaptive::{Adaptive, Controller, StepStats, Tolerances};
+pub use integrate::adaptive::{Adaptive, Controller, Method, StepStats, Tolerances};
 pub use integrate::{Excitation, State, contraction_rate};
 pub use system::{ExternalForcing, Layout, Linearization, Muscle, Musculoskeletal, SimError, Workspace};

@@ -4,7 +4,8 @@
 //!
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
-//!     [--whole-jacobian] [--max-step H] [--without-third-order] [--gustafsson] [--accuracy] [--no-frames]
+//!     [--whole-jacobian] [--max-step H] [--without-third-order] [--gustafsson] [--ros23 | --ros34pw2]
+//!     [--accuracy] [--no-frames]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
 //! run through `ForwardRun` with a frame every 10 ms (what `mollier simulate` computes before it
@@ -12,7 +13,8 @@
 //! `--accuracy` also compares the run's joint angles and muscle forces every 20 ms with
 //! Richardson's extrapolation of the fixed step at 0.5 and 0.25 ms, and gives the fixed 4 ms
 //! step's errors beside them (the figures of `forward_convergence`). `--gustafsson`:
-//! Gustafsson's step-size controller instead of the elementary one (the default);
+//! Gustafsson's step-size controller instead of the elementary one (the default); `--ros23`,
+//! `--ros34pw2`: the Rosenbrock-W pair (`Tolerances::method`);
 //! `--whole-jacobian`: the whole linearization at every evaluation (`jacobian_every: None`)
 //! instead of every 4 steps; `--max-step`: the longest step (s, 0.02 by default);
 //! `--without-third-order`: the integration alone with the fixed step's Jacobian, `∂c/∂q` without
@@ -94,6 +96,12 @@ fn main() {
     if let Some(h) = arg(&args, "--max-step") {
         tol.max_step = h;
     }
+    if args.iter().any(|a| a == "--ros23") {
+        tol.method = mollier_sim::Method::Ros23;
+    }
+    if args.iter().any(|a| a == "--ros34pw2") {
+        tol.method = mollier_sim::Method::Ros34pw2;
+    }
     if args.iter().any(|a| a == "--gustafsson") {
         tol.controller = mollier_sim::Controller::Gustafsson;
     }
@@ -104,8 +112,8 @@ fn main() {
         .jacobian_every
         .map_or("at every evaluation".to_string(), |k| format!("every {k} steps, the stages for the rate alone"));
     println!(
-        "flexion {DURATION} s, rtol {:e}, atol {:e}, the whole Jacobian {every}, {:?} controller",
-        tol.rtol, tol.atol, tol.controller
+        "flexion {DURATION} s, {:?}, rtol {:e}, atol {:e}, the whole Jacobian {every}, {:?} controller",
+        tol.method, tol.rtol, tol.atol, tol.controller
     );
     let mut best = (f64::INFINITY, f64::INFINITY);
     for r in 0..rounds {

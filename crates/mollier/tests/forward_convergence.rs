@@ -5,7 +5,7 @@ use std::path::Path;
 
 use mollier::forward_tables::{SimulateOptions, SimulateRun};
 use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun, Tolerances};
-use mollier_sim::{Controller, Musculoskeletal};
+use mollier_sim::{Controller, Method, Musculoskeletal};
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
@@ -118,14 +118,14 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     let ex = excitations(&c, "shoulder/flexion-excitations.csv");
     let (every, duration) = (0.02, 1.3);
     let fixed = |h: f64| outputs(ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(h)).unwrap(), every, duration);
-    let adaptive = |rtol: f64, jacobian_every: Option<usize>| {
+    let adaptive = |method: Method, rtol: f64, jacobian_every: Option<usize>| {
         // the kernel blocks kept between whole Jacobians with the elementary controller, as
         // docs/performance.md measures the option (with Gustafsson's: 5.3 N)
         let controller = if jacobian_every.is_some() { Controller::Elementary } else { Controller::Gustafsson };
-        let tol = Tolerances { rtol, atol: rtol * 1e-2, jacobian_every, controller, ..Tolerances::default() };
+        let tol = Tolerances { rtol, atol: rtol * 1e-2, jacobian_every, controller, method, ..Tolerances::default() };
         let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).unwrap();
         let o = outputs_of(&mut run, every, duration);
-        eprintln!("rtol {rtol}: {:?}", run.step_stats());
+        eprintln!("{method:?}, rtol {rtol}, whole Jacobian every {jacobian_every:?}: {:?}", run.step_stats());
         o
     };
     // the reference: Richardson's extrapolation of the fixed first-order step at 0.5 and 0.25 ms
@@ -138,9 +138,11 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     let runs = [
         ("fixed 4 ms", fixed(0.004)),
         ("fixed 2 ms", fixed(0.002)),
-        ("rtol 1e-3", adaptive(1e-3, None)),
-        ("rtol 1e-4", adaptive(1e-4, None)),
-        ("rtol 1e-3, the whole Jacobian every 4 steps", adaptive(1e-3, Some(4))),
+        ("rtol 1e-3", adaptive(Method::Ros23, 1e-3, None)),
+        ("rtol 1e-4", adaptive(Method::Ros23, 1e-4, None)),
+        ("rtol 1e-3, the whole Jacobian every 4 steps", adaptive(Method::Ros23, 1e-3, Some(4))),
+        ("ROS34PW2, rtol 1e-3, the whole Jacobian every 4 steps", adaptive(Method::Ros34pw2, 1e-3, Some(4))),
+        ("ROS34PW2, rtol 1e-4, the whole Jacobian every 4 steps", adaptive(Method::Ros34pw2, 1e-4, Some(4))),
     ];
     let d: Vec<(f64, f64)> = runs.iter().map(|(_, r)| differences(r, &reference)).collect();
     for ((name, _), (rms, force)) in runs.iter().zip(&d) {
@@ -161,9 +163,12 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     assert!(d[0].0 < 0.15 && d[1].1 < 15.0, "{d:?}");
     // error control (the default tolerances, and ten times tighter): within 0.01° and 2 N of the
     // reference, and of each other, everywhere
-    for k in [2, 3, 4] {
+    for k in [2, 3, 4, 6] {
         assert!(d[k].0 < 0.01 && d[k].1 < 2.0, "{}: {:?}", runs[k].0, d[k]);
     }
+    // ROS34PW2 at rtol 1e-3: its force error moves with the last bits of the step sequence
+    // (0.74, 1.31, 3.25 N measured with the dense output's and the estimate's roundings changed)
+    assert!(d[5].0 < 0.01 && d[5].1 < 5.0, "{}: {:?}", runs[5].0, d[5]);
     assert!(adapt_pair.0 < 0.01 && adapt_pair.1 < 2.0, "{adapt_pair:?}");
 }
 

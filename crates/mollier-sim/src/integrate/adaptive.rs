@@ -31,7 +31,7 @@ use mollier_core::dynamics::{bias_forces, mass_matrix};
 use mollier_core::kinematics::{NewtonOptions, solve_positions_with};
 
 use crate::hill::Contraction;
-use crate::integrate::{Excitation, State, contraction_rate};
+use crate::integrate::{Excitation, State, contraction_rate, hermite, rosw};
 use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, add_weighted_gram, solve_partial_pivoting};
 
 /// The error control's settings.
@@ -61,6 +61,20 @@ pub struct Tolerances {
     /// shoulder), the step's Jacobian exact at its start: on the flexion 3.5 times the time of
     /// `Some(4)` and less accurate (docs/performance.md).
     pub jacobian_every: Option<usize>,
+    /// The Rosenbrock-W pair.
+    pub method: Method,
+}
+
+/// The Rosenbrock-W pair of the error control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// ROS2(3) of Shampine & Reichelt (1997): two evaluations a step, second order, a
+    /// third-order estimate, second-order dense output.
+    Ros23,
+    /// ROS34PW2 of Rang & Angermann (2005) ([`super::rosw`]): four evaluations a step (three
+    /// stages and the new state's), third order, stiffly accurate, a second-order estimate,
+    /// cubic Hermite dense output.
+    Ros34pw2,
 }
 
 impl Default for Tolerances {
@@ -75,6 +89,7 @@ impl Default for Tolerances {
             max_step: 0.02,
             first_step: 5e-4,
             jacobian_every: Some(4),
+            method: Method::Ros23,
         }
     }
 }
@@ -114,7 +129,8 @@ pub struct StepStats {
 const D: f64 = 0.292_893_218_813_452_5; // 1/(2 + √2)
 const E32: f64 = 7.414_213_562_373_095; // 6 + √2
 
-/// A step's start time and length (s), start state, `k1` and `k2`: its dense output.
+/// A step's start time and length (s), start state, `k1` and `k2` (ROS34PW2: `F(x_n)` and none):
+/// its dense output.
 type LastStep = (f64, f64, Vec<f64>, Vec<f64>, Vec<f64>);
 
 /// An adaptive integration in progress: the current state with its consistent rate and
@@ -292,9 +308,9 @@ fn w_solve(lin: &Linearization, hd: f64, r: &[f64]) -> Result<Vec<f64>, SimError
     lin.solve(hd, &rhs)
 }
 
-/// What one attempted step gives: the new state, its rate and linearization, `k1`, `k2`, and the
-/// error's norm relative to the tolerance.
-type Attempt = (Vec<f64>, Vec<f64>, Linearization, Vec<f64>, Vec<f64>, f64);
+/// What one attempted step gives: the error's norm relative to the tolerance, the new state, its
+/// rate and linearization (`None` where the norm fails and they were not evaluated), `k1`, `k2`.
+type Attempt = (f64, Vec<f64>, Option<(Vec<f64>, Linearization)>, Vec<f64>, Vec<f64>);
 
 impl Adaptive {
     /// Start from `state` (its rate is made consistent) with tolerances `tol`.
@@ -354,6 +370,10 @@ impl Adaptive {
             return None;
         }
         let th = th.clamp(0.0, 1.0);
+        if self.tol.method == Method::Ros34pw2 {
+            // cubic Hermite between (x_n, F(x_n)) (`k1`) and the current state
+            return Some(hermite(th, *h, (x0, k1), (&self.state.x, &self.state.xd)));
+        }
         let (w1, w2) = (th * (1.0 - th) / (1.0 - 2.0 * D), th * (th - 2.0 * D) / (1.0 - 2.0 * D));
         let (d1, d2) = ((1.0 - 2.0 * th) / (1.0 - 2.0 * D), (2.0 * th - 2.0 * D) / (1.0 - 2.0 * D));
         let x = (0..x0.len()).map(|i| x0[i] + h * (w1 * k1[i] + w2 * k2[i])).collect();
@@ -372,8 +392,12 @@ impl Adaptive {
                     SimError::NonFinite(format!("the adaptive step vanished at t = {} s (below 1e-12 s)", self.state.t))
                 }));
             }
-            let (norm, done) = match self.attempt(sys, ws, u, h) {
-                Ok((x, xd, lin, k1, k2, norm)) if norm <= 1.0 => {
+            let attempt = match self.tol.method {
+                Method::Ros23 => self.attempt(sys, ws, u, h),
+                Method::Ros34pw2 => self.attempt_ros34pw2(sys, ws, u, h),
+            };
+            let (norm, done) = match attempt {
+                Ok((norm, x, Some((xd, lin)), k1, k2)) if norm <= 1.0 => {
                     let t0 = self.state.t;
                     let x0 = std::mem::replace(&mut self.state, State { t: t0 + h, x, xd }).x;
                     if self.tol.jacobian_every.is_none() {
@@ -391,7 +415,7 @@ impl Adaptive {
                     self.stats.longest = self.stats.longest.max(h);
                     (norm, true)
                 }
-                Ok((.., norm)) => (norm, false),
+                Ok((norm, ..)) => (norm, false),
                 // a stage the kernel cannot evaluate (a wild guess of the positions): shorter
                 Err(e) => {
                     self.stats.failures += 1;
@@ -467,14 +491,7 @@ impl Adaptive {
         let l = self.lin.layout;
         let (t, x, f0) = (self.state.t, &self.state.x, &self.state.xd);
         let hd = h * D;
-        // T = ∂F/∂t through the excitations, their secant over the step: ∂f_a/∂u u̇ moved across
-        let (mut u0, mut u1) = (vec![0.0; l.m], vec![0.0; l.m]);
-        u(t, &mut u0);
-        u(t + h, &mut u1);
-        let mut tt = vec![0.0; l.len()];
-        for k in 0..l.m {
-            tt[l.a() + k] = -self.lin.activation[k].1 * (u1[k] - u0[k]) / h;
-        }
+        let tt = self.time_partial(u, h);
         let r1: Vec<f64> = (0..l.len()).map(|i| f0[i] + hd * tt[i]).collect();
         let k1 = w_solve(&self.lin, hd, &r1)?;
         let x1: Vec<f64> = (0..l.len()).map(|i| x[i] + 0.5 * h * k1[i]).collect();
@@ -505,12 +522,20 @@ impl Adaptive {
         // the estimate filtered by W⁻¹ (as Hairer & Wanner's RADAU5 filters its own): the stiff
         // components' estimate, large where the explicit F₂ enters it, is damped as the step damps them
         let err = w_solve(&self.lin, hd, &err)?;
+        let norm = self.error_norm(h, x, &xn, &err);
+        Ok((norm, xn, Some((f2, lin2)), k1, k2))
+    }
+
+    /// The largest error of `err` (len) relative to the tolerance of a step of `h` (s) from `x`
+    /// to `xn` (len each).
+    fn error_norm(&self, h: f64, x: &[f64], xn: &[f64], err: &[f64]) -> f64 {
+        let l = self.lin.layout;
         let (rtol, atol) = (self.tol.rtol, self.tol.atol);
         // the rates' error weighted by the step, what it moves the coordinates by over one step:
         // the coordinates, not their rates, are what the tolerance is on (unweighted, the rates
         // driven by the stiff tendons and contact took 2.5 times the evaluations on the flexion)
         let weight = |i: usize| if (l.n..2 * l.n).contains(&i) { h } else { 1.0 };
-        let norm = (0..l.len())
+        (0..l.len())
             .map(|i| {
                 let e = weight(i) * err[i];
                 // the activations (1) to their own absolute tolerance
@@ -518,7 +543,75 @@ impl Adaptive {
                 let tol = atol + rtol * (weight(i) * x[i]).abs().max((weight(i) * xn[i]).abs());
                 (e / tol).abs()
             })
-            .fold(0.0f64, |m, v| if v.is_nan() { f64::INFINITY } else { m.max(v) });
-        Ok((xn, f2, lin2, k1, k2, norm))
+            .fold(0.0f64, |m, v| if v.is_nan() { f64::INFINITY } else { m.max(v) })
+    }
+
+    /// `T = ∂F/∂t` (len) over a step of `h` (s): through the excitations, their secant over the
+    /// step, `∂f_a/∂u u̇` moved across.
+    fn time_partial(&self, u: Excitation<'_>, h: f64) -> Vec<f64> {
+        let (l, t) = (self.lin.layout, self.state.t);
+        let (mut u0, mut u1) = (vec![0.0; l.m], vec![0.0; l.m]);
+        u(t, &mut u0);
+        u(t + h, &mut u1);
+        let mut tt = vec![0.0; l.len()];
+        for k in 0..l.m {
+            tt[l.a() + k] = -self.lin.activation[k].1 * (u1[k] - u0[k]) / h;
+        }
+        tt
+    }
+
+    /// An attempt of ROS34PW2 ([`rosw`]): the stages for the rate alone (or whole with
+    /// `jacobian_every` `None`), the new state's rate and Jacobian evaluated only when the error
+    /// passes. `k1` of the attempt is `F(x_n)`, `k2` empty (the dense output is Hermite's).
+    fn attempt_ros34pw2(
+        &mut self,
+        sys: &Musculoskeletal<'_>,
+        ws: &mut Workspace,
+        u: Excitation<'_>,
+        h: f64,
+    ) -> Result<Attempt, SimError> {
+        let tt = self.time_partial(u, h);
+        let tab = rosw::ROS34PW2.transformed();
+        let (t, x, f0) = (self.state.t, &self.state.x, &self.state.xd);
+        let (lin, kept, whole) = (&self.lin, &self.kept_fv_q, self.tol.jacobian_every.is_none());
+        let mut evaluations = 0;
+        let mut last_rate = Vec::new();
+        let mut solve = |r: &[f64]| w_solve(lin, h * tab.gamma, r);
+        let mut eval = |th: f64, y: &[f64]| {
+            evaluations += 1;
+            let (rate, _) = if whole {
+                sys.consistent(ws, y, t + th * h, u, f0)?
+            } else {
+                sys.consistent_rate(ws, y, t + th * h, u, kept, &lin.fv_v)?
+            };
+            last_rate.clone_from(&rate);
+            Ok(rate)
+        };
+        let stepped = rosw::step(&tab, h, x, f0, &tt, &mut solve, &mut eval);
+        self.stats.evaluations += evaluations;
+        if whole {
+            self.stats.jacobians += evaluations;
+        }
+        let (xn, err) = stepped?;
+        if let Some(i) = xn.iter().position(|v| !v.is_finite()) {
+            return Err(SimError::NonFinite(sys.state_name(i)));
+        }
+        // filtered by W⁻¹ as ROS2(3)'s (unfiltered: 2229 evaluations against 2395 on the flexion,
+        // within the count's spread with the last bits; forward-dynamics.md)
+        let err = w_solve(&self.lin, h * tab.gamma, &err)?;
+        let norm = self.error_norm(h, x, &xn, &err);
+        let f0 = f0.clone();
+        if norm > 1.0 {
+            return Ok((norm, xn, None, f0, Vec::new()));
+        }
+        self.stats.evaluations += 1;
+        // the last stage's rate: a guess of the new state's (its argument is x_{n+1} less u_4)
+        let end = if self.whole_jacobian_due() {
+            self.stats.jacobians += 1;
+            sys.consistent(ws, &xn, t + h, u, &last_rate)?
+        } else {
+            sys.consistent_rate(ws, &xn, t + h, u, &self.kept_fv_q, &self.lin.fv_v)?
+        };
+        Ok((norm, xn, Some(end), f0, Vec::new()))
     }
 }

@@ -15,6 +15,7 @@
 //! force-velocity curve rises and the CE has a viscosity), `ȧ` from eq. 1.
 
 pub mod adaptive;
+pub mod rosw;
 
 use crate::hill::{HillMuscle, decreasing_root};
 use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_partial_pivoting};
@@ -177,15 +178,7 @@ impl Musculoskeletal<'_> {
                 // outputs inside the step by cubic Hermite interpolation of (x, k1) and (x5, k7)
                 while next <= t + h + 1e-12 * h {
                     let th = ((next - t) / h).clamp(0.0, 1.0);
-                    let (h00, h10, h01, h11) = (
-                        2.0 * th.powi(3) - 3.0 * th * th + 1.0,
-                        th.powi(3) - 2.0 * th * th + th,
-                        -2.0 * th.powi(3) + 3.0 * th * th,
-                        th.powi(3) - th * th,
-                    );
-                    let xi: Vec<f64> =
-                        (0..x.len()).map(|i| h00 * x[i] + h10 * h * k1[i] + h01 * x5[i] + h11 * h * k7[i]).collect();
-                    out(next, &xi);
+                    out(next, &hermite(th, h, (&x, &k1), (&x5, &k7)).0);
                     next += every;
                 }
                 t += h;
@@ -201,6 +194,17 @@ impl Musculoskeletal<'_> {
         }
         Ok(accepted)
     }
+}
+
+/// The cubic Hermite interpolant at `θ` (0…1) of a step of `h` (s) from the state and rate
+/// `(x0, f0)` to `(x1, f1)` (len each): the state and its time derivative.
+pub fn hermite(th: f64, h: f64, (x0, f0): (&[f64], &[f64]), (x1, f1): (&[f64], &[f64])) -> (Vec<f64>, Vec<f64>) {
+    let (t2, t3) = (th * th, th * th * th);
+    let (h00, h10, h01, h11) = (2.0 * t3 - 3.0 * t2 + 1.0, t3 - 2.0 * t2 + th, -2.0 * t3 + 3.0 * t2, t3 - t2);
+    let (d00, d10, d11) = (6.0 * t2 - 6.0 * th, 3.0 * t2 - 4.0 * th + 1.0, 3.0 * t2 - 2.0 * th);
+    let x = (0..x0.len()).map(|i| h00 * x0[i] + h10 * h * f0[i] + h01 * x1[i] + h11 * h * f1[i]).collect();
+    let xd = (0..x0.len()).map(|i| d00 * (x0[i] - x1[i]) / h + d10 * f0[i] + d11 * f1[i]).collect();
+    (x, xd)
 }
 
 /// The `ṡ` at which the contraction residual vanishes (it decreases strictly in `ṡ`).
@@ -263,4 +267,20 @@ fn dopri_step(
     let err: Vec<f64> = (0..n).map(|i| h * (0..7).map(|j| (B5[j] - B4[j]) * k[j][i]).sum::<f64>()).collect();
     let k7 = k.pop().expect("seven stages");
     Ok((x5, err, k7))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hermite_reproduces_a_cubic_and_its_rate() {
+        // x(t) = 1 − 2t + 3t² − t³ over a step of 0.5 from t = 0.25
+        let x = |t: f64| 1.0 - 2.0 * t + 3.0 * t * t - t * t * t;
+        let f = |t: f64| -2.0 + 6.0 * t - 3.0 * t * t;
+        let (t0, h) = (0.25, 0.5);
+        for th in [0.0, 0.3, 0.7, 1.0] {
+            let (xi, fi) = super::hermite(th, h, (&[x(t0)], &[f(t0)]), (&[x(t0 + h)], &[f(t0 + h)]));
+            let t = t0 + th * h;
+            assert!((xi[0] - x(t)).abs() < 1e-14 && (fi[0] - f(t)).abs() < 1e-13, "{th}: {xi:?} {fi:?}");
+        }
+    }
 }
