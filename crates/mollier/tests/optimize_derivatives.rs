@@ -233,11 +233,7 @@ fn the_free_durations_derivatives_are_exact() {
                 let (jac, grad, at) = largest_errors(&mut t, &z);
                 assert!(jac < 1e-6, "{file} {scheme:?}: Jacobian off by {jac:.2e} (relative) at {at:?}");
                 assert!(grad < 1e-6, "{file} {scheme:?}: gradient off by {grad:.2e}");
-                let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
-                let sigma = 0.5 + rng.next();
-                let mut values = vec![0.0; pattern.len()];
-                assert!(t.hessian(&z, sigma, &lambda, &mut values));
-                let (err, at) = hessian_error(1e-4, &mut t, &z, sigma, &lambda, &pattern, &values);
+                let (err, at) = random_hessian_error(&mut t, &mut rng, &z, &pattern);
                 println!("{file} {scheme:?}, free duration: Jacobian {jac:.2e}, Hessian {err:.2e} at {at:?}");
                 assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
             }
@@ -412,6 +408,20 @@ fn hessian_error(
     worst
 }
 
+/// [`hessian_error`] at `z` with random multipliers and objective factor, a step of 1e-4.
+fn random_hessian_error(
+    t: &mut Transcription<'_, '_, '_>,
+    rng: &mut Rng,
+    z: &[f64],
+    pattern: &[(usize, usize)],
+) -> (f64, (usize, usize)) {
+    let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
+    let sigma = 0.5 + rng.next();
+    let mut values = vec![0.0; pattern.len()];
+    assert!(t.hessian(z, sigma, &lambda, &mut values));
+    hessian_error(1e-4, t, z, sigma, &lambda, pattern, &values)
+}
+
 /// The pendulum (a rotation about a fixed axis: `∂²f_v/∂q² = M̄ v̇ − f_v`) and the sliding mass
 /// (a translation: no second partials of the dynamics), with an actuator, a tracking and a
 /// final-state term, both schemes, at three random points with random multipliers: the exact
@@ -433,11 +443,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
             let pattern = t.hessian_structure().expect("an exact Hessian");
             for _ in 0..3 {
                 let z = random_point(&t, &mut rng, &[0.0, 0.0], &[2.0, 3.0]);
-                let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
-                let sigma = 0.5 + rng.next();
-                let mut values = vec![0.0; pattern.len()];
-                assert!(t.hessian(&z, sigma, &lambda, &mut values));
-                let (err, at) = hessian_error(1e-4, &mut t, &z, sigma, &lambda, &pattern, &values);
+                let (err, at) = random_hessian_error(&mut t, &mut rng, &z, &pattern);
                 println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
                 // 1e-6: the differences' noise, which grows as the step shrinks (with the exact
                 // ∂c/∂q the pendulum's Jacobian carries round-off from one evaluation to the next:
@@ -542,11 +548,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_chains() {
             let pattern = t.hessian_structure().expect("an exact Hessian");
             for _ in 0..3 {
                 let z = random_point(&t, &mut rng, &mid, &vec![0.3; 2 * n]);
-                let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
-                let sigma = 0.5 + rng.next();
-                let mut values = vec![0.0; pattern.len()];
-                assert!(t.hessian(&z, sigma, &lambda, &mut values));
-                let (err, at) = hessian_error(1e-4, &mut t, &z, sigma, &lambda, &pattern, &values);
+                let (err, at) = random_hessian_error(&mut t, &mut rng, &z, &pattern);
                 println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
                 assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
             }

@@ -20,10 +20,10 @@
 //! equations of motion), `ẋ = DF_x q̇`, `ẍ = DF_x q̈ + D²F_x(q̇, q̇)`, the power
 //! `μᵀ DF_xᵀ (f_in(x, ẋ, ẍ) − f_ext(x)) = wᵀ (f_in − f_ext)` is a closed-form function of
 //! `(x, ẋ, ẍ, w)`. Its second partial in two directions `a`, `b` of `(q, q̇, q̈)` is the `ε1ε2`
-//! part of that function over hyper-dual numbers whose parts are the jets of `q(ε) = q + ε1 a_q
-//! + ε2 b_q + τ (q̇ + ε1 a_q̇ + ε2 b_q̇) + τ²/2 (q̈ + ε1 a_q̈ + ε2 b_q̈)`, `τ = ε3 + ε4` (so that
-//! `ẋ = x_{ε3}`, `ẍ = x_{ε3ε4}`), and of `q + ε1 a_q + ε2 b_q + ε3 μ` for `w`: exact, no
-//! differences.
+//! part of that function over hyper-dual numbers whose parts are the jets of
+//! `q(ε) = q + ε1 a_q + ε2 b_q + τ (q̇ + ε1 a_q̇ + ε2 b_q̇) + τ²/2 (q̈ + ε1 a_q̈ + ε2 b_q̈)` with
+//! `τ = ε3 + ε4` (so that `ẋ = x_{ε3}`, `ẍ = x_{ε3ε4}`), and of `q + ε1 a_q + ε2 b_q + ε3 μ`
+//! for `w`: exact, no differences.
 
 use faer::Mat;
 use num_dual::{Dual64, HyperDual64, HyperHyperDual};
