@@ -69,7 +69,8 @@ pub fn third_order<E: Deformations + ?Sized>(
     element.deformations(x, e).map(|()| true)
 }
 
-/// [`Element::third_order`] by [`third_order`], for an element that implements
+/// [`Element::third_order`] by [`third_order`] (and [`Element::fourth_order`] likewise), for an
+/// element that implements
 /// [`Deformations`]: write `mollier_core::third_order_by_deformations!();` inside its
 /// `impl Element`.
 #[macro_export]
@@ -81,6 +82,9 @@ macro_rules! third_order_by_deformations {
             e: &mut [$crate::HyperHyperDual64],
         ) -> Result<bool, $crate::ElementError> {
             $crate::autodiff::third_order(self, x, e)
+        }
+        fn fourth_order(&self, x: &[$crate::Jet4], e: &mut [$crate::Jet4]) -> Result<bool, $crate::ElementError> {
+            $crate::Deformations::deformations(self, x, e).map(|()| true)
         }
     };
 }
@@ -125,5 +129,8 @@ impl<E: Deformations> Element for AutoDiff<E> {
     }
     fn third_order(&self, x: &[HyperHyperDual64], e: &mut [HyperHyperDual64]) -> Result<bool, ElementError> {
         third_order(&self.0, x, e)
+    }
+    fn fourth_order(&self, x: &[crate::Jet4], e: &mut [crate::Jet4]) -> Result<bool, ElementError> {
+        self.0.deformations(x, e).map(|()| true)
     }
 }

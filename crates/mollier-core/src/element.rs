@@ -548,7 +548,21 @@ pub trait Element: ElementInfo {
         let _ = (x, e);
         Ok(false)
     }
+
+    /// The deformations over fourth-order multilinear dual numbers ([`Jet4`]: four nilpotent
+    /// infinitesimals), for the fourth-order transfer functions ([`crate::transfer4`]): as
+    /// [`third_order`](Self::third_order), one order up. An element written over
+    /// [`Deformations`] answers with its deformations; the default, `Ok(false)`, leaves it
+    /// without them (fourth order then refuses a model where it constrains).
+    fn fourth_order(&self, x: &[Jet4], e: &mut [Jet4]) -> Result<bool, ElementError> {
+        let _ = (x, e);
+        Ok(false)
+    }
 }
+
+/// Four nilpotent infinitesimals `ε1..ε4` (`ε_i² = 0`): a value's mixed derivatives over every
+/// subset of them, what [`Element::fourth_order`] evaluates the deformations on.
+pub type Jet4 = num_dual::HyperHyperDual<num_dual::Dual64>;
 
 /// The rates [`Element::place_rates`] reads and writes (local coordinates, `n_local`; modes, one
 /// per mode).

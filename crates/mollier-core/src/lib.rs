@@ -36,7 +36,9 @@ pub mod terms;
 
 // the algorithms' modules by their names of before, so that `mollier_core::kinematics::...`
 // and the others keep working
-pub use algorithm::{diagnostics, dynamics, kinematics, linearize, parallel, screws, stiffness, transfer, transfer3};
+pub use algorithm::{
+    diagnostics, dynamics, kinematics, linearize, parallel, screws, stiffness, transfer, transfer3, transfer4,
+};
 pub use linalg::dense;
 pub use model::topology;
 /// The third-order hyper-dual number of [`Element::third_order`].
@@ -45,7 +47,7 @@ pub use num_dual::HyperHyperDual64;
 pub use data::{Data, n_pairs, pair_index};
 pub use diagnostics::{Involved, WellPosedness, well_posedness};
 pub use element::{
-    Deformations, Derivs, Drawing, DrawnShape, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo,
+    Deformations, Derivs, Drawing, DrawnShape, Element, ElementError, ElementInfo, Evaluation, Jet4, Layout, ModeInfo,
     NodeKind, Order, Quantity, Rates, ShapeKind,
 };
 pub use ids::{CoordId, ElementId, ModeId, NodeId};

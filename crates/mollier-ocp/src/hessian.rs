@@ -18,10 +18,14 @@
 //! transfer functions, the Hill model's second partials from dual numbers and the law's
 //! curvature ([`mollier_core::Law::curvature`]).
 //!
-//! Elsewhere it would need what the kernel does not give yet: for chains, `∂²M̄/∂q²` and
-//! `∂²Q/∂q²` need `D³F` in three directions and `∂²c/∂q²` fourth-order transfer functions
-//! (`D⁴F_x(v, v, ·, ·)`). There [`exact_hessian`] says why not and IPOPT's L-BFGS approximation
-//! is used: never an approximate "exact" Hessian.
+//! Any other mechanism without muscles (chains, closed loops) is a [`Motion::Chain`]: the
+//! second partials of the equations of motion's multibody part in `(q, v, v̇)` come from the
+//! fourth-order transfer functions ([`mollier_core::transfer4`]: `∂²M̄/∂q²`, `∂²Q/∂q²` and
+//! `∂²c/∂q²`, exact, as the directional derivative of `DF_xᵀ` applied to the multipliers), and
+//! the laws of input modes from their curvature. Muscles on a chain need their paths' mixed
+//! third derivatives, laws on modes the inputs move through the mechanism their second
+//! derivatives: there [`exact_hessian`] says why not and IPOPT's L-BFGS approximation is used:
+//! never an approximate "exact" Hessian.
 
 use mollier_core::element::NodeKind;
 use mollier_core::{CoordRole, ElementId, Input, Load, Model, NodeId};
@@ -46,6 +50,9 @@ pub enum Motion {
     Translation,
     /// A rotation about a fixed axis: `∂²f_v/∂q² = M̄ v̇ − f_v`, the others 0.
     Rotation,
+    /// Any mechanism without muscles whose constraint elements give fourth order, laws only on
+    /// input modes: the multibody block from [`mollier_core::transfer4`].
+    Chain,
 }
 
 /// The motion of `system` whose dynamics' second partials [`multibody_block`] gives exactly, or
@@ -53,10 +60,40 @@ pub enum Motion {
 /// on paths of free elements without laws (their terms in `second_order.rs`) and a law on its hinge
 /// that gives its second partials ([`mollier_core::Law::curvature`]).
 pub fn exact_hessian(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
-    let model = system.model;
     if system.loads.is_some() {
         return Err("loads varying in time have no second partials here".into());
     }
+    match one_input(system) {
+        Ok(motion) => Ok(motion),
+        Err(_) if system.muscles.is_empty() => chain(system.model).map(|()| Motion::Chain),
+        Err(why) => Err(why),
+    }
+}
+
+/// Whether a mechanism without muscles is a [`Motion::Chain`]: its constraint elements give
+/// fourth order, its laws act on input modes only and give their curvature.
+fn chain(model: &Model) -> Result<(), String> {
+    mollier_core::transfer4::supported(model)?;
+    for el in (0..model.n_elements()).map(ElementId::new) {
+        let Some(law) = model.law(el) else { continue };
+        let n = model.element(el).layout().n_modes();
+        let role = |k: usize| model.mode_role(model.mode_id(el, k));
+        if (0..n).any(|k| role(k) == mollier_core::ModeRole::Dependent) {
+            return Err(format!(
+                "the law of `{}` acts on a mode the inputs move through the mechanism (its second derivatives are not wired)",
+                model.element_name(el)
+            ));
+        }
+        if !law.curvature(&vec![0.0; n], &vec![0.0; n], &mut vec![0.0; 3 * n]) {
+            return Err(format!("the law of `{}` gives no second partials", model.element_name(el)));
+        }
+    }
+    Ok(())
+}
+
+/// [`exact_hessian`]'s one-input cases: a translation, or a rotation with its muscles.
+fn one_input(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
+    let model = system.model;
     if model.dynamics().loads.iter().any(|l| matches!(l, Load::Moment { .. })) {
         return Err("a constant moment's generalized force does not turn with a hinge".into());
     }
@@ -67,7 +104,10 @@ pub fn exact_hessian(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
             model.element_name(el)
         ));
     }
-    let chain = || "more than one rotation or translation needs fourth-order transfer functions (D⁴F)".to_string();
+    let chain = || {
+        "muscles on more than one rotation or translation need their paths' mixed third derivatives (not wired)"
+            .to_string()
+    };
     let [input] = model.inputs() else { return Err(chain()) };
     let role = |c: usize| model.coord_role(mollier_core::CoordId::new(c));
     let fixed = static_nodes(model);
@@ -172,7 +212,7 @@ fn carried_by(model: &Model, origin_ok: impl Fn(NodeId) -> bool, orientation_ok:
 /// with `D⁴F`).
 pub fn multibody_block(motion: Motion, q_load: f64) -> f64 {
     match motion {
-        Motion::Translation => 0.0,
+        Motion::Translation | Motion::Chain => 0.0,
         Motion::Rotation => q_load,
     }
 }
@@ -193,14 +233,17 @@ impl Slots {
 
 /// A point's nonzeros for `layout` and `nz` variables per point (made once, by
 /// [`Transcription::new`]): the diagonal of `x`, the contraction rates `ṡ`, `e`, `τ` (the
-/// objective's and the rotation's), `(v, q)` (a law's damping), and per muscle its states'
-/// couplings with `q` and each other and its excitation's with its activation
-/// ([`crate::second_order`]); `v̇` and `ȧ` enter only linearly.
+/// objective's and the rotation's), `(v, q)` (a law's damping), a chain's `(q, q)`, `(v, v)`
+/// and `(v̇, q)` (`M̄(q) v̇`), and per muscle its states' couplings with `q` and each other and
+/// its excitation's with its activation ([`crate::second_order`]); `ȧ` enters only linearly.
 pub(crate) fn hessian_slots(l: mollier_sim::Layout, nz: usize) -> Slots {
     let nx = l.len();
     let (n, sd) = (l.n, nx + l.s());
     let mut pairs: Vec<(usize, usize)> = (0..nx).chain(sd..sd + l.m).chain(2 * nx..nz).map(|j| (j, j)).collect();
     pairs.extend((0..n).flat_map(|i| (0..n).map(move |j| (n + i, j))));
+    // a chain's couplings: (q, q), (v, v) below the diagonal, and (v̇, q) (`M̄(q)`)
+    pairs.extend((0..n).flat_map(|i| (0..i).flat_map(move |j| [(i, j), (n + i, n + j)])));
+    pairs.extend((0..n).flat_map(|i| (0..n).map(move |j| (nx + n + i, j))));
     for k in 0..l.m {
         let (s, a, sdot, e) = (l.s() + k, l.a() + k, sd + k, 2 * nx + k);
         pairs.extend((0..n).flat_map(|j| [(s, j), (a, j), (sdot, j)]));

@@ -16,7 +16,7 @@
 //! ```
 //! (`e = q` for an input mode, `ė = v`.)
 
-use mollier_core::{Input, transfer3};
+use mollier_core::{Input, Law, transfer3, transfer4};
 use mollier_sim::SimError;
 
 use crate::Transcription;
@@ -34,6 +34,9 @@ impl Transcription<'_, '_, '_> {
         out: &mut [f64],
     ) -> Result<(), SimError> {
         let (nx, nz, l) = (self.nx(), self.nz, self.layout);
+        if motion == Motion::Chain {
+            return self.add_chain_hessian(z, lambda, slots, out);
+        }
         if l.n != 1 {
             return Ok(());
         }
@@ -63,14 +66,9 @@ impl Transcription<'_, '_, '_> {
             let mut q_load = lin.mass[(0, 0)] * vd - lin.f[1];
             let (mut qq, mut vq, mut vv) = (0.0, 0.0, 0.0);
             if let Some((law, n, first, k)) = law {
-                let e: Vec<f64> = data.e()[first..first + n].to_vec();
-                let mut ed = vec![0.0; n];
-                ed[k] = zi[v];
-                let (mut sigma, mut curv) = (vec![0.0; n], vec![0.0; 3 * n]);
-                law.stress(&e, &ed, &mut sigma);
-                law.curvature(&e, &ed, &mut curv);
-                q_load += sigma[k];
-                (qq, vq, vv) = (curv[3 * k], curv[3 * k + 1], curv[3 * k + 2]);
+                let (sigma, curv) = law_terms(law, &data.e()[first..first + n], k, zi[v]);
+                q_load += sigma;
+                [qq, vq, vv] = curv;
             }
             for (k, (mu, &[l1, l2, l3])) in system.muscles.iter().zip(&jets).enumerate() {
                 let c = &lin.contraction[k];
@@ -103,4 +101,55 @@ impl Transcription<'_, '_, '_> {
         }
         Ok(())
     }
+
+    /// Add `Σ_i λ_iᵀ ∇²f` of a [`Motion::Chain`] at `z` to `out`: per point, the multibody block
+    /// in `(q, v, v̇)` from the fourth-order transfer functions
+    /// ([`transfer4::equations_of_motion_hessian`]) and each input mode's law's curvature.
+    fn add_chain_hessian(&mut self, z: &[f64], lambda: &[f64], slots: &Slots, out: &mut [f64]) -> Result<(), SimError> {
+        let (nx, nz, n) = (self.nx(), self.nz, self.layout.n);
+        let (xd0, e0, _) = self.off();
+        let model = self.p.system.model;
+        let mut h = faer::Mat::<f64>::new();
+        for i in 0..self.points {
+            let zi = &z[i * nz..(i + 1) * nz];
+            let lv = &lambda[i * nx + n..i * nx + 2 * n];
+            self.p.system.linearize(&mut self.ws, &zi[..nx], &zi[xd0..xd0 + nx], &zi[e0..e0 + self.layout.m])?;
+            let data = &mut self.ws.data;
+            let (v, vd) = (&zi[n..2 * n], &zi[xd0 + n..xd0 + 2 * n]);
+            transfer4::equations_of_motion_hessian(model, data, v, vd, lv, &mut h)?;
+            // the blocks' rows and columns in the point's z: q, v, v̇
+            let at = |a: usize| if a < 2 * n { a } else { xd0 + a - n };
+            for a in 0..3 * n {
+                for b in 0..=a.min(2 * n - 1) {
+                    if a < 2 * n || b < n {
+                        out[slots.at(i, at(a), at(b))] += h[(a, b)];
+                    }
+                }
+            }
+            for (j, input) in model.inputs().iter().enumerate() {
+                let Input::Mode(mode) = *input else { continue };
+                let (el, k) = model.mode_owner(mode);
+                let Some(law) = model.law(el) else { continue };
+                let first = mode.index() - k;
+                let e = &data.e()[first..first + model.element(el).layout().n_modes()];
+                let (_, [qq, vq, vv]) = law_terms(law, e, k, zi[n + j]);
+                out[slots.at(i, j, j)] += lv[j] * qq;
+                out[slots.at(i, n + j, j)] += lv[j] * vq;
+                out[slots.at(i, n + j, n + j)] += lv[j] * vv;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A law's stress on mode `k` of its element and its curvature there `[σ_ee, σ_eė, σ_ėė]`, at the
+/// element's modes `e` with mode `k` moving at `rate` (the others still).
+fn law_terms(law: &dyn Law, e: &[f64], k: usize, rate: f64) -> (f64, [f64; 3]) {
+    let n = e.len();
+    let mut ed = vec![0.0; n];
+    ed[k] = rate;
+    let (mut sigma, mut curv) = (vec![0.0; n], vec![0.0; 3 * n]);
+    law.stress(e, &ed, &mut sigma);
+    law.curvature(e, &ed, &mut curv);
+    (sigma[k], [curv[3 * k], curv[3 * k + 1], curv[3 * k + 2]])
 }

@@ -761,6 +761,7 @@ impl Optimized<'_> {
             "hessian": match &self.solved.hessian {
                 Ok(Motion::Rotation) => "exact (one rotation about a fixed axis)".to_string(),
                 Ok(Motion::Translation) => "exact (one translation)".to_string(),
+                Ok(Motion::Chain) => "exact (fourth-order transfer functions)".to_string(),
                 Err(why) => format!("limited-memory (IPOPT's L-BFGS): {why}"),
             },
         })

@@ -233,11 +233,7 @@ fn the_free_durations_derivatives_are_exact() {
                 let (jac, grad, at) = largest_errors(&mut t, &z);
                 assert!(jac < 1e-6, "{file} {scheme:?}: Jacobian off by {jac:.2e} (relative) at {at:?}");
                 assert!(grad < 1e-6, "{file} {scheme:?}: gradient off by {grad:.2e}");
-                let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
-                let sigma = 0.5 + rng.next();
-                let mut values = vec![0.0; pattern.len()];
-                assert!(t.hessian(&z, sigma, &lambda, &mut values));
-                let (err, at) = hessian_error(1e-4, &mut t, &z, sigma, &lambda, &pattern, &values);
+                let (err, at) = random_hessian_error(&mut t, &mut rng, &z, &pattern);
                 println!("{file} {scheme:?}, free duration: Jacobian {jac:.2e}, Hessian {err:.2e} at {at:?}");
                 assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
             }
@@ -412,6 +408,20 @@ fn hessian_error(
     worst
 }
 
+/// [`hessian_error`] at `z` with random multipliers and objective factor, a step of 1e-4.
+fn random_hessian_error(
+    t: &mut Transcription<'_, '_, '_>,
+    rng: &mut Rng,
+    z: &[f64],
+    pattern: &[(usize, usize)],
+) -> (f64, (usize, usize)) {
+    let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
+    let sigma = 0.5 + rng.next();
+    let mut values = vec![0.0; pattern.len()];
+    assert!(t.hessian(z, sigma, &lambda, &mut values));
+    hessian_error(1e-4, t, z, sigma, &lambda, pattern, &values)
+}
+
 /// The pendulum (a rotation about a fixed axis: `∂²f_v/∂q² = M̄ v̇ − f_v`) and the sliding mass
 /// (a translation: no second partials of the dynamics), with an actuator, a tracking and a
 /// final-state term, both schemes, at three random points with random multipliers: the exact
@@ -433,11 +443,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
             let pattern = t.hessian_structure().expect("an exact Hessian");
             for _ in 0..3 {
                 let z = random_point(&t, &mut rng, &[0.0, 0.0], &[2.0, 3.0]);
-                let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
-                let sigma = 0.5 + rng.next();
-                let mut values = vec![0.0; pattern.len()];
-                assert!(t.hessian(&z, sigma, &lambda, &mut values));
-                let (err, at) = hessian_error(1e-4, &mut t, &z, sigma, &lambda, &pattern, &values);
+                let (err, at) = random_hessian_error(&mut t, &mut rng, &z, &pattern);
                 println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
                 // 1e-6: the differences' noise, which grows as the step shrinks (with the exact
                 // ∂c/∂q the pendulum's Jacobian carries round-off from one evaluation to the next:
@@ -493,17 +499,74 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_elbow_with_two_muscles() {
     }
 }
 
-/// Where the dynamics' second partials would not be exact (chains, a hinge carrying a second
-/// body, or when asked), IPOPT is given no Hessian and approximates it; the objective's part
+/// A problem with an actuator on each of the `n` inputs, effort, a tracking of the first input
+/// and final targets on the first input and the last rate.
+fn chain_problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
+    let (n, nx) = (system.layout().n, system.layout().len());
+    let actuators = (0..n)
+        .map(|k| Actuator { name: format!("motor{k}"), coordinate: k, optimal_force: 3.0, bounds: [-9.0, 9.0] })
+        .collect();
+    Problem {
+        system,
+        actuators,
+        duration: 0.9,
+        duration_bounds: None,
+        intervals: 2,
+        scheme,
+        objective: Objective {
+            actuator: 1.3,
+            tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
+            final_targets: vec![(0, -0.2, 4.0), (2 * n - 1, 0.3, 5.0)],
+            ..Objective::default()
+        },
+        state_bounds: vec![[-10.0, 10.0]; nx],
+        initial: vec![None; nx],
+        final_state: vec![None; nx],
+        excitation_bounds: [0.0, 1.0],
+        hessian: HessianChoice::Exact,
+    }
+}
+
+/// A chain (the double pendulum: two hinges in series) with an actuator per input, effort, tracking and final targets, both
+/// schemes, at three random configurations with random rates, accelerations and multipliers:
+/// the exact Hessian of the Lagrangian (the equations of motion's second partials in
+/// `(q, v, v̇)` from the fourth-order transfer functions) against central differences of the
+/// exact gradient and Jacobian.
+#[test]
+fn the_hessian_of_the_lagrangian_is_exact_for_chains() {
+    let mut rng = Rng(0x4e55_d4f0_c4a1_0039);
+    for file in ["models/mechanisms/double-pendulum.toml"] {
+        let c = model(file);
+        let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+        let n = system.layout().n;
+        let mut ws = system.workspace();
+        let mid = system.rest_state(&mut ws, &vec![0.0; n], 0.0, &[]).unwrap().x;
+        for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
+            let p = chain_problem(&system, scheme);
+            let mut t = Transcription::new(&p).unwrap();
+            assert_eq!(t.hessian_case(), &Ok(Motion::Chain), "{file}");
+            let pattern = t.hessian_structure().expect("an exact Hessian");
+            for _ in 0..3 {
+                let z = random_point(&t, &mut rng, &mid, &vec![0.3; 2 * n]);
+                let (err, at) = random_hessian_error(&mut t, &mut rng, &z, &pattern);
+                println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
+                assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
+            }
+        }
+    }
+}
+
+/// Where the dynamics' second partials would not be exact (Engin's shoulder: a resistance law on
+/// modes its three hinges move; muscles on more than one input; or when asked), IPOPT is given no Hessian and approximates it; the objective's part
 /// (`Σ e²`, `Σ a³`, tracking) is checked alone, on the elbow with two Hill muscles.
 #[test]
 fn the_hessian_is_left_to_ipopt_where_it_would_not_be_exact() {
-    for file in ["models/mechanisms/double-pendulum.toml", "models/mechanisms/four-bar.toml"] {
-        let c = model(file);
-        let system = Musculoskeletal::new(&c.model, c.muscles.clone());
-        let why = mollier_ocp::exact_hessian(&system).expect_err(file);
-        println!("{file}: {why}");
-    }
+    let file = "models/joints/engin-shoulder.toml";
+    let c = model(file);
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let why = mollier_ocp::exact_hessian(&system).expect_err(file);
+    println!("{file}: {why}");
+    assert!(why.contains("the law of `shoulder_resistance`"), "{why}");
     let c = model("models/forward/elbow.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let l = system.layout();

@@ -58,21 +58,22 @@ fn unknown_fields_and_wrong_types_are_refused_at_their_place() {
     assert!(d.iter().any(|x| x.path == "duration") && d.iter().any(|x| x.path == "intervals"), "{d:?}");
 }
 
-/// `[solver] hessian = "exact"` is read where the Hessian is exact (the pendulum) and refused at
-/// its place where it is not (the double pendulum, a chain), saying why.
+/// `[solver] hessian = "exact"` is read where the Hessian is exact (the pendulum, the double
+/// pendulum: a chain) and refused at its place where it is not (Engin's shoulder: a resistance
+/// law on modes the three hinges move), saying why.
 #[test]
 fn an_exact_hessian_is_refused_where_it_would_not_be_exact() {
     let solver = "\n[solver]\nhessian = \"exact\"\n";
     read("exact", &format!("{GOOD}{solver}")).expect("the pendulum's Hessian is exact");
     let chain = "model = \"double-pendulum.toml\"\nduration = 1.0\nintervals = 10\n";
-    read_beside("mechanisms/double-pendulum.toml", "chain", chain).expect("reads without the field");
-    let d = read_beside("mechanisms/double-pendulum.toml", "chain-exact", &format!("{chain}{solver}"))
-        .err()
-        .expect("refused")
-        .0;
+    read_beside("mechanisms/double-pendulum.toml", "chain-exact", &format!("{chain}{solver}"))
+        .expect("the double pendulum's Hessian is exact");
+    let law = "model = \"engin-shoulder.toml\"\nduration = 1.0\nintervals = 10\n";
+    read_beside("joints/engin-shoulder.toml", "law", law).expect("reads without the field");
+    let d = read_beside("joints/engin-shoulder.toml", "law-exact", &format!("{law}{solver}")).err().expect("refused").0;
     let p = d.iter().find(|x| x.path == "solver.hessian").unwrap_or_else(|| panic!("{d:?}"));
     assert_eq!(p.location.as_ref().map(|l| l.line), Some(6), "{p:?}");
-    assert!(p.message.contains("D⁴F"), "{p:?}");
+    assert!(p.message.contains("the law of `shoulder_resistance`"), "{p:?}");
 }
 
 #[test]

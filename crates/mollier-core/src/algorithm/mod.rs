@@ -20,4 +20,5 @@ pub(crate) mod solve;
 pub mod stiffness;
 pub mod transfer;
 pub mod transfer3;
+pub mod transfer4;
 pub(crate) mod well_posed;

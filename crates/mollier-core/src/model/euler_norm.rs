@@ -52,4 +52,8 @@ impl Element for EulerNorm {
         e[0] = x[..4].iter().map(|v| *v * *v).sum::<num_dual::HyperHyperDual64>() - 1.0;
         Ok(true)
     }
+    fn fourth_order(&self, x: &[crate::element::Jet4], e: &mut [crate::element::Jet4]) -> Result<bool, ElementError> {
+        e[0] = x[..4].iter().map(|v| *v * *v).sum::<crate::element::Jet4>() - 1.0;
+        Ok(true)
+    }
 }

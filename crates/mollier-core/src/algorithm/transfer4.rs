@@ -1,0 +1,276 @@
+//! Fourth-order transfer functions as multilinear jets, and the second partials of the
+//! equations of motion they give: what the exact Hessian of an optimal control problem's
+//! Lagrangian needs of a chain (`∂²M̄/∂q²`, `∂²Q/∂q²` and `∂²c/∂q²`, the last with
+//! `D⁴F_x(v, v, ·, ·)`).
+//!
+//! **Jets.** Let the inputs follow `q(ε)`, a polynomial in four nilpotent infinitesimals
+//! `ε1..ε4` (`ε_i² = 0`), given by its mixed derivatives `q_S = ∂_S q` for every subset `S` of
+//! them. The coordinates `x(q(ε))` then have mixed derivatives `x_S`, found subset by subset in
+//! order of size from the constraints `e_r(x) = target_r(q)` (van der Helm 1994, eq. 3-5, carried
+//! to any order): with `x_S` provisionally `DF_x q_S` plus the attached nodes' known part,
+//! ```text
+//! D_cc y_S = target_r,S − [e_r(x(ε))]_S,     x_S = DF_x q_S + known_S + y_S
+//! ```
+//! where `[·]_S` is the `ε^S` part of one evaluation of each constraint element over [`Jet4`]
+//! ([`crate::element::Element::fourth_order`]). An attached point `p = o + R(λ) r` is quadratic
+//! in `λ`, so `known_S = Σ B(λ_A, λ_B)` over the splits of `S` into two nonempty parts `{A, B}`
+//! (`B` the attachments' bilinear second derivative). One solve with `D_cc`'s factors per subset.
+//!
+//! **The Hessian of the equations of motion.** With `w = DF_x μ` (`μ` the multipliers of the
+//! equations of motion), `ẋ = DF_x q̇`, `ẍ = DF_x q̈ + D²F_x(q̇, q̇)`, the power
+//! `μᵀ DF_xᵀ (f_in(x, ẋ, ẍ) − f_ext(x)) = wᵀ (f_in − f_ext)` is a closed-form function of
+//! `(x, ẋ, ẍ, w)`. Its second partial in two directions `a`, `b` of `(q, q̇, q̈)` is the `ε1ε2`
+//! part of that function over hyper-dual numbers whose parts are the jets of
+//! `q(ε) = q + ε1 a_q + ε2 b_q + τ (q̇ + ε1 a_q̇ + ε2 b_q̇) + τ²/2 (q̈ + ε1 a_q̈ + ε2 b_q̈)` with
+//! `τ = ε3 + ε4` (so that `ẋ = x_{ε3}`, `ẍ = x_{ε3ε4}`), and of `q + ε1 a_q + ε2 b_q + ε3 μ`
+//! for `w`: exact, no differences.
+
+use faer::Mat;
+use num_dual::{Dual64, HyperDual64, HyperHyperDual};
+
+use crate::algorithm::error::KinematicsError;
+use crate::algorithm::solve::solve_unchecked;
+use crate::algorithm::transfer::first_order;
+use crate::data::Data;
+use crate::element::{ElementError, Jet4};
+use crate::geometry::{g_matrix, gbar_matrix};
+use crate::model::{Load, Model, RowTarget};
+use crate::scalar::Real;
+
+/// Subsets of the four infinitesimals: bit `i` for `ε_{i+1}`.
+const SUBSETS: usize = 16;
+
+/// A [`Jet4`] from its mixed derivatives by subset (`c(S)`).
+fn jet(c: impl Fn(usize) -> f64) -> Jet4 {
+    let d = |t: usize| Dual64::new(c(t), c(t | 8));
+    HyperHyperDual::new(d(0), d(1), d(2), d(4), d(3), d(5), d(6), d(7))
+}
+
+/// The mixed derivative of `j` over subset `s`.
+fn part(j: &Jet4, s: usize) -> f64 {
+    let d = match s & 7 {
+        0 => j.re,
+        1 => j.eps1,
+        2 => j.eps2,
+        3 => j.eps1eps2,
+        4 => j.eps3,
+        5 => j.eps1eps3,
+        6 => j.eps2eps3,
+        _ => j.eps1eps2eps3,
+    };
+    if s & 8 == 0 { d.re } else { d.eps }
+}
+
+/// Whether every constraint element gives [`crate::element::Element::fourth_order`] (evaluated
+/// at the model's reference configuration), or the first that does not, by name.
+pub fn supported(model: &Model) -> Result<(), String> {
+    let mut e = Vec::new();
+    for &i in &model.constraint_elements {
+        let entry = &model.elements[i];
+        let own: Vec<Jet4> = entry.own.iter().map(|&c| Jet4::from(model.x0[c])).collect();
+        e.clear();
+        e.resize(entry.element.layout().n_modes(), Jet4::from(0.0));
+        if !matches!(entry.element.fourth_order(&own, &mut e), Ok(true)) {
+            return Err(format!(
+                "element `{}` (`{}`) has no fourth-order derivatives (Element::fourth_order)",
+                entry.name,
+                entry.element.type_name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The coordinates' mixed derivatives `x_S` (n_x each, m per unit of the inputs' parts) of the
+/// inputs' jet `q` (per subset `S`, its `q_S`: n_q values, or none for 0; `q[0]` unread: the
+/// solved configuration), for the subsets of `used` (a bit mask), into `out` (16 vectors; `out[0]`
+/// the configuration, the subsets outside `used` 0). The configuration in `data` must be solved
+/// and its attached nodes placed.
+pub fn subset_jets(
+    model: &Model,
+    data: &mut Data,
+    q: &[Vec<f64>],
+    used: usize,
+    out: &mut Vec<Vec<f64>>,
+) -> Result<(), KinematicsError> {
+    first_order(model, data)?;
+    let (nx, nq, nc) = (model.n_x(), model.n_q(), model.n_unknowns());
+    if q.len() != SUBSETS || q.iter().any(|qs| !qs.is_empty() && qs.len() != nq) {
+        let got = q.iter().map(Vec::len).find(|&l| l != 0 && l != nq).unwrap_or(q.len());
+        return Err(KinematicsError::InputLength { expected: nq, got });
+    }
+    out.clear();
+    out.resize(SUBSETS, vec![0.0; nx]);
+    out[0].copy_from_slice(&data.x);
+    let mut order: Vec<usize> = (1..SUBSETS).filter(|s| s & !used == 0).collect();
+    order.sort_by_key(|s| s.count_ones());
+    let (mut xs, mut tmp) = (vec![0.0; nx], vec![0.0; nx]);
+    let mut rhs = Mat::<f64>::zeros(nc, 1);
+    let (mut own, mut e) = (Vec::new(), Vec::new());
+    for s in order {
+        xs.fill(0.0);
+        for (k, &qk) in q[s].iter().enumerate() {
+            for (a, d) in xs.iter_mut().zip(data.df_x.col_as_slice(k)) {
+                *a += qk * d;
+            }
+        }
+        // the attachments' quadratic part: each split {A, B} once (A holds S's lowest bit)
+        let low = s & s.wrapping_neg();
+        let mut a = (s - 1) & s;
+        while a != 0 {
+            if a & low != 0 {
+                tmp.fill(0.0);
+                model.attachments.second(&data.att_jac, &mut tmp, &out[a], &out[s ^ a]);
+                xs.iter_mut().zip(&tmp).for_each(|(x, t)| *x += t);
+            }
+            a = (a - 1) & s;
+        }
+        rhs.fill(0.0);
+        for &i in &model.constraint_elements {
+            let entry = &model.elements[i];
+            own.clear();
+            own.extend(entry.own.iter().map(|&c| jet(|t| if t == s { xs[c] } else { out[t][c] })));
+            e.clear();
+            e.resize(entry.element.layout().n_modes(), Jet4::from(0.0));
+            let element_error = |error| KinematicsError::Element { element: entry.name.clone(), error };
+            if !entry.element.fourth_order(&own, &mut e).map_err(element_error)? {
+                let why =
+                    format!("`{}` has no fourth-order derivatives (Element::fourth_order)", entry.element.type_name());
+                return Err(element_error(ElementError::Other(why)));
+            }
+            for (m, em) in e.iter().enumerate() {
+                if let Some(r) = model.mode_row[entry.mode_offset + m] {
+                    let target = match model.row_target[r] {
+                        RowTarget::Input(j) => q[s].get(j).copied().unwrap_or(0.0),
+                        _ => 0.0,
+                    };
+                    rhs[(r, 0)] = target - part(em, s);
+                }
+            }
+        }
+        solve_unchecked(model, data, rhs.as_mut())?;
+        tmp.fill(0.0);
+        for (d, &c) in rhs.col_as_slice(0).iter().zip(&model.dependent_coords) {
+            tmp[c] = *d;
+        }
+        model.attachments.rates(&data.att_jac, &mut tmp, None);
+        for ((o, x), y) in out[s].iter_mut().zip(&xs).zip(&tmp) {
+            *o = x + y;
+        }
+    }
+    Ok(())
+}
+
+/// `wᵀ (f_in(x, ẋ, ẍ) − f_ext(x))`: the power of the inertia forces less the loads (gravity on the
+/// masses, the model's constant forces and moments) in the virtual rates `w` (n_x each), in
+/// closed form over any scalar (`crate::dynamics`' lumped masses and rotors,
+/// `f_in,λ = 4 Ḡ(λ)ᵀ J′ Ḡ(λ) λ̈ + 8 Ḡ(λ̇)ᵀ J′ Ḡ(λ) λ̇`, a moment's `2 G(λ)ᵀ M`).
+pub fn power<T: Real>(model: &Model, x: &[T], xd: &[T], xdd: &[T], w: &[T]) -> T {
+    let dynamics = &model.dynamics;
+    let offset = |node: crate::ids::NodeId| model.nodes[node.index()].offset;
+    let quat = |v: &[T], o: usize| [v[o], v[o + 1], v[o + 2], v[o + 3]];
+    // Ḡ(a) b or G(a) b (3), with `m` the matrix of `a`'s parts ([`gbar_matrix`]'s or [`g_matrix`]'s pattern)
+    let times = |m: fn(&[f64; 4]) -> [[f64; 4]; 3], a: &[T; 4], b: &[T; 4]| -> [T; 3] {
+        let mut out = [T::from(0.0); 3];
+        for k in 0..4 {
+            let mut unit = [0.0; 4];
+            unit[k] = 1.0;
+            let mk = m(&unit);
+            for (o, row) in out.iter_mut().zip(&mk) {
+                for l in 0..4 {
+                    if row[l] != 0.0 {
+                        *o += a[k] * b[l] * row[l];
+                    }
+                }
+            }
+        }
+        out
+    };
+    let mut p = T::from(0.0);
+    for &(node, m) in &dynamics.masses {
+        let o = offset(node);
+        for a in 0..3 {
+            p += w[o + a] * (xdd[o + a] - dynamics.gravity[a]) * m;
+        }
+    }
+    for (node, j) in &dynamics.rotors {
+        let o = offset(*node);
+        let (l, ld, ldd, wl) = (quat(x, o), quat(xd, o), quat(xdd, o), quat(w, o));
+        // wᵀ (4 Ḡ(λ)ᵀ J Ḡ(λ) λ̈ + 8 Ḡ(λ̇)ᵀ J Ḡ(λ) λ̇) = 4 (Ḡ(λ) w)ᵀ J Ḡ(λ) λ̈ + 8 (Ḡ(λ̇) w)ᵀ J Ḡ(λ) λ̇
+        let (gw, gdw) = (times(gbar_matrix, &l, &wl), times(gbar_matrix, &ld, &wl));
+        let (gl, gdl) = (times(gbar_matrix, &l, &ldd), times(gbar_matrix, &l, &ld));
+        for r in 0..3 {
+            for c in 0..3 {
+                p += (gw[r] * gl[c] * 4.0 + gdw[r] * gdl[c] * 8.0) * j[r][c];
+            }
+        }
+    }
+    for load in &dynamics.loads {
+        match *load {
+            Load::Force { node, force } => {
+                let o = offset(node);
+                for a in 0..3 {
+                    p -= w[o + a] * force[a];
+                }
+            }
+            Load::Moment { node, moment } => {
+                let o = offset(node);
+                let gw = times(g_matrix, &quat(x, o), &quat(w, o));
+                for i in 0..3 {
+                    p -= gw[i] * moment[i] * 2.0;
+                }
+            }
+        }
+    }
+    p
+}
+
+/// The second partials of `μᵀ f_v` with `f_v = DF_xᵀ (f_in − f_ext)` (the equations of motion's
+/// multibody part, without the laws' stresses) in `(q, q̇, q̈)` (3 n_q x 3 n_q, in that order of
+/// blocks; N m per rad², (rad/s)⁻¹ and (rad/s²)⁻¹ per multiplier unit), at the solved
+/// configuration for rates `qd`, accelerations `qdd` and multipliers `mu` (n_q each), into `out`.
+/// The `(q̈, q̈)` and `(q̇, q̈)` blocks are 0 (`f_v` is linear in `q̈`, without `q̇ q̈` terms).
+pub fn equations_of_motion_hessian(
+    model: &Model,
+    data: &mut Data,
+    qd: &[f64],
+    qdd: &[f64],
+    mu: &[f64],
+    out: &mut Mat<f64>,
+) -> Result<(), KinematicsError> {
+    let nq = model.n_q();
+    if let Some(got) = [qd.len(), qdd.len(), mu.len()].into_iter().find(|&l| l != nq) {
+        return Err(KinematicsError::InputLength { expected: nq, got });
+    }
+    *out = Mat::zeros(3 * nq, 3 * nq);
+    let unit = |d: usize, block: usize| -> Vec<f64> {
+        if d / nq == block { (0..nq).map(|k| if k == d % nq { 1.0 } else { 0.0 }).collect() } else { Vec::new() }
+    };
+    let (mut acc, mut vir) = (Vec::new(), Vec::new());
+    for a in 0..3 * nq {
+        for b in 0..=a {
+            if a >= 2 * nq && b >= nq {
+                continue;
+            }
+            let mut q = vec![Vec::new(); SUBSETS];
+            (q[1], q[2]) = (unit(a, 0), unit(b, 0));
+            (q[4], q[8]) = (qd.to_vec(), qd.to_vec());
+            (q[5], q[9], q[6], q[10]) = (unit(a, 1), unit(a, 1), unit(b, 1), unit(b, 1));
+            (q[12], q[13], q[14]) = (qdd.to_vec(), unit(a, 2), unit(b, 2));
+            subset_jets(model, data, &q, 15, &mut acc)?;
+            let mut q = vec![Vec::new(); SUBSETS];
+            (q[1], q[2], q[4]) = (unit(a, 0), unit(b, 0), mu.to_vec());
+            subset_jets(model, data, &q, 7, &mut vir)?;
+            // (x, ẋ, ẍ, w) over ε1, ε2: the parts of the subsets 0, 1, 2, 3 joined with `with`
+            let lift = |jets: &[Vec<f64>], with: usize| -> Vec<HyperDual64> {
+                (0..model.n_x())
+                    .map(|c| HyperDual64::new(jets[with][c], jets[with | 1][c], jets[with | 2][c], jets[with | 3][c]))
+                    .collect()
+            };
+            let h = power(model, &lift(&acc, 0), &lift(&acc, 4), &lift(&acc, 12), &lift(&vir, 4)).eps1eps2;
+            out[(a, b)] = h;
+            out[(b, a)] = h;
+        }
+    }
+    Ok(())
+}
