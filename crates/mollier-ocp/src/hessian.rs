@@ -18,7 +18,7 @@
 //! transfer functions, the Hill model's second partials from dual numbers and the law's
 //! curvature ([`mollier_core::Law::curvature`]).
 //!
-//! Any other mechanism without muscles (chains, closed loops) is a [`Motion::Chain`]: the
+//! Any other open chain without muscles (a tree of joints) is a [`Motion::Chain`]: the
 //! second partials of the equations of motion's multibody part in `(q, v, v̇)` come from the
 //! fourth-order transfer functions ([`mollier_core::transfer4`]: `∂²M̄/∂q²`, `∂²Q/∂q²` and
 //! `∂²c/∂q²`, exact, as the directional derivative of `DF_xᵀ` applied to the multipliers), and
@@ -50,8 +50,8 @@ pub enum Motion {
     Translation,
     /// A rotation about a fixed axis: `∂²f_v/∂q² = M̄ v̇ − f_v`, the others 0.
     Rotation,
-    /// Any mechanism without muscles whose constraint elements give fourth order, laws only on
-    /// input modes: the multibody block from [`mollier_core::transfer4`].
+    /// An open chain (a tree of joints) without muscles whose constraint elements give fourth
+    /// order, laws only on input modes: the multibody block from [`mollier_core::transfer4`].
     Chain,
 }
 
@@ -70,9 +70,14 @@ pub fn exact_hessian(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
     }
 }
 
-/// Whether a mechanism without muscles is a [`Motion::Chain`]: its constraint elements give
-/// fourth order, its laws act on input modes only and give their curvature.
+/// Whether a mechanism without muscles is a [`Motion::Chain`]: a tree of joints (closed loops
+/// are refused until checked), its constraint elements give fourth order, its laws act on input
+/// modes only and give their curvature.
 fn chain(model: &Model) -> Result<(), String> {
+    if model.tree_path().is_none() {
+        // the fourth order is general, but only open chains are checked against differences
+        return Err("a closed loop's fourth-order transfer functions are not checked against differences".into());
+    }
     mollier_core::transfer4::supported(model)?;
     for el in (0..model.n_elements()).map(ElementId::new) {
         let Some(law) = model.law(el) else { continue };

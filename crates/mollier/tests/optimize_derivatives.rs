@@ -567,6 +567,10 @@ fn the_hessian_is_left_to_ipopt_where_it_would_not_be_exact() {
     let why = mollier_ocp::exact_hessian(&system).expect_err(file);
     println!("{file}: {why}");
     assert!(why.contains("the law of `shoulder_resistance`"), "{why}");
+    let file = "models/mechanisms/four-bar.toml";
+    let c = model(file);
+    let why = mollier_ocp::exact_hessian(&Musculoskeletal::new(&c.model, c.muscles.clone())).expect_err(file);
+    assert!(why.contains("closed loop"), "{why}");
     let c = model("models/forward/elbow.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let l = system.layout();
