@@ -57,7 +57,8 @@ fn a_warm_chain_frame_allocates_nothing() {
 }
 
 /// A kinematics frame as `mollier kinematics` makes it: positions, then the first-order transfer
-/// functions `DF` (the storage of the previous frame's reused).
+/// functions `DF` (the storage of the previous frame's reused), which on this placed chain come
+/// from the joints' screws outward (asserted: else the count says nothing of that pass).
 #[test]
 fn a_warm_kinematics_frame_allocates_nothing() {
     let model = chain(10);
@@ -72,6 +73,7 @@ fn a_warm_kinematics_frame_allocates_nothing() {
         solve_positions(&model, &mut data, &q).expect("solves");
         mollier_core::transfer::first_order(&model, &mut data).expect("DF");
     });
+    assert!(data.df_by_screws(), "DF came from the general path, not the joints' screws");
     assert_eq!(n, 0);
     // and DF is the one of this configuration: a column against central differences of x(q)
     let h = 1e-6;

@@ -14,6 +14,10 @@ use mollier_ocp::{
 };
 use mollier_sim::Musculoskeletal;
 
+#[path = "fixtures/problem.rs"]
+mod problem;
+use problem::open;
+
 /// A small deterministic generator (xorshift), for reproducible random points.
 struct Rng(u64);
 impl Rng {
@@ -118,51 +122,30 @@ fn marker(c: &mollier::Compiled, name: &str) -> MarkerTracking {
 
 /// A one-input problem with an actuator, a tracking and two final-state terms.
 fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
+    let objective = Objective {
+        actuator: 1.3,
+        tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
+        final_targets: vec![(0, -0.2, 4.0), (1, 0.3, 5.0)],
+        ..Objective::default()
+    };
     Problem {
-        system,
         actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 3.0, bounds: [-9.0, 9.0] }],
-        duration: 0.9,
-        duration_bounds: None,
-        intervals: 3,
-        scheme,
-        objective: Objective {
-            actuator: 1.3,
-            tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
-            final_targets: vec![(0, -0.2, 4.0), (1, 0.3, 5.0)],
-            ..Objective::default()
-        },
         state_bounds: vec![[-10.0, 10.0]; 2],
-        initial: vec![None; 2],
-        final_state: vec![None; 2],
-        excitation_bounds: [0.0, 1.0],
-        hessian: HessianChoice::Exact,
+        ..open(system, 0.9, 3, scheme, objective)
     }
 }
 
 /// A problem of the elbow's muscles with `Σ e²`, `Σ a³`, tracking and a final activation target.
 fn with_muscles<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
-    let l = system.layout();
-    Problem {
-        system,
-        actuators: Vec::new(),
-        duration: 0.3,
-        duration_bounds: None,
-        intervals: 2,
-        scheme,
-        objective: Objective {
-            excitation: 0.7,
-            activation_cubed: 1.1,
-            contraction_rate: 0.9,
-            tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
-            final_targets: vec![(l.a(), 0.1, 2.0)],
-            ..Objective::default()
-        },
-        state_bounds: vec![[-2e19, 2e19]; l.len()],
-        initial: vec![None; l.len()],
-        final_state: vec![None; l.len()],
-        excitation_bounds: [0.0, 1.0],
-        hessian: HessianChoice::Exact,
-    }
+    let objective = Objective {
+        excitation: 0.7,
+        activation_cubed: 1.1,
+        contraction_rate: 0.9,
+        tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
+        final_targets: vec![(system.layout().a(), 0.1, 2.0)],
+        ..Objective::default()
+    };
+    open(system, 0.3, 2, scheme, objective)
 }
 
 #[test]
@@ -233,7 +216,7 @@ fn the_free_durations_derivatives_are_exact() {
                 let (jac, grad, at) = largest_errors(&mut t, &z);
                 assert!(jac < 1e-6, "{file} {scheme:?}: Jacobian off by {jac:.2e} (relative) at {at:?}");
                 assert!(grad < 1e-6, "{file} {scheme:?}: gradient off by {grad:.2e}");
-                let (err, at) = random_hessian_error(&mut t, &mut rng, &z, &pattern);
+                let (err, at) = random_hessian_error(1e-4, &mut t, &mut rng, &z, &pattern);
                 println!("{file} {scheme:?}, free duration: Jacobian {jac:.2e}, Hessian {err:.2e} at {at:?}");
                 assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
             }
@@ -293,20 +276,7 @@ fn the_shoulders_jacobian_is_exact() {
     let (q, v, vd) = (&row[1..10], &row[10..19], &row[19..28]);
     let mut ws = system.workspace();
     let rest = system.rest_state(&mut ws, q, 0.0, &vec![0.2; l.m]).unwrap();
-    let p = Problem {
-        system: &system,
-        actuators: Vec::new(),
-        duration: 0.01,
-        duration_bounds: None,
-        intervals: 1,
-        scheme: Scheme::Trapezoidal,
-        objective: Objective { excitation: 1.0, ..Objective::default() },
-        state_bounds: vec![[-2e19, 2e19]; l.len()],
-        initial: vec![None; l.len()],
-        final_state: vec![None; l.len()],
-        excitation_bounds: [0.0, 1.0],
-        hessian: HessianChoice::Exact,
-    };
+    let p = open(&system, 0.01, 1, Scheme::Trapezoidal, Objective { excitation: 1.0, ..Objective::default() });
     let mut t = Transcription::new(&p).unwrap();
     let (nx, m) = (l.len(), t.m());
     let per = t.n() / t.points();
@@ -408,8 +378,10 @@ fn hessian_error(
     worst
 }
 
-/// [`hessian_error`] at `z` with random multipliers and objective factor, a step of 1e-4.
+/// [`hessian_error`] of the exact Hessian of the Lagrangian at `z`, with multipliers drawn from
+/// `rng` in [−10, 10] and an objective factor in [0.5, 1.5].
 fn random_hessian_error(
+    step: f64,
     t: &mut Transcription<'_, '_, '_>,
     rng: &mut Rng,
     z: &[f64],
@@ -419,7 +391,7 @@ fn random_hessian_error(
     let sigma = 0.5 + rng.next();
     let mut values = vec![0.0; pattern.len()];
     assert!(t.hessian(z, sigma, &lambda, &mut values));
-    hessian_error(1e-4, t, z, sigma, &lambda, pattern, &values)
+    hessian_error(step, t, z, sigma, &lambda, pattern, &values)
 }
 
 /// The pendulum (a rotation about a fixed axis: `∂²f_v/∂q² = M̄ v̇ − f_v`) and the sliding mass
@@ -443,7 +415,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
             let pattern = t.hessian_structure().expect("an exact Hessian");
             for _ in 0..3 {
                 let z = random_point(&t, &mut rng, &[0.0, 0.0], &[2.0, 3.0]);
-                let (err, at) = random_hessian_error(&mut t, &mut rng, &z, &pattern);
+                let (err, at) = random_hessian_error(1e-4, &mut t, &mut rng, &z, &pattern);
                 println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
                 // 1e-6: the differences' noise, which grows as the step shrinks (with the exact
                 // ∂c/∂q the pendulum's Jacobian carries round-off from one evaluation to the next:
@@ -485,11 +457,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_elbow_with_two_muscles() {
             mid[l.a()..].fill(0.5);
             for _ in 0..3 {
                 let z = random_point(&t, &mut rng, &mid, &spread);
-                let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
-                let sigma = 0.5 + rng.next();
-                let mut values = vec![0.0; pattern.len()];
-                assert!(t.hessian(&z, sigma, &lambda, &mut values));
-                let (err, at) = hessian_error(1e-5, &mut t, &z, sigma, &lambda, &pattern, &values);
+                let (err, at) = random_hessian_error(1e-5, &mut t, &mut rng, &z, &pattern);
                 println!("elbow {scheme:?} at {angle} rad: Hessian off by {err:.2e} at {at:?}");
                 // a step of 1e-5: at 1e-4 the tendons' curvature gives the differences a
                 // truncation error of 4e-6
@@ -548,7 +516,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_chains() {
             let pattern = t.hessian_structure().expect("an exact Hessian");
             for _ in 0..3 {
                 let z = random_point(&t, &mut rng, &mid, &vec![0.3; 2 * n]);
-                let (err, at) = random_hessian_error(&mut t, &mut rng, &z, &pattern);
+                let (err, at) = random_hessian_error(1e-4, &mut t, &mut rng, &z, &pattern);
                 println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
                 assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
             }
@@ -590,18 +558,8 @@ fn the_hessian_is_left_to_ipopt_where_it_would_not_be_exact() {
     let pend = model("models/mechanisms/pendulum.toml");
     let pend_system = Musculoskeletal::new(&pend.model, Vec::new());
     let asked = Problem {
-        system: &pend_system,
-        actuators: Vec::new(),
-        duration: 1.0,
-        duration_bounds: None,
-        intervals: 2,
-        scheme: Scheme::Trapezoidal,
-        objective: Objective::default(),
-        state_bounds: vec![[-2e19, 2e19]; 2],
-        initial: vec![None; 2],
-        final_state: vec![None; 2],
-        excitation_bounds: [0.0, 1.0],
         hessian: HessianChoice::LimitedMemory,
+        ..open(&pend_system, 1.0, 2, Scheme::Trapezoidal, Objective::default())
     };
     let t = Transcription::new(&asked).unwrap();
     assert!(t.hessian_structure().is_none(), "the approximation was asked for");

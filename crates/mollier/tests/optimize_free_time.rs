@@ -6,6 +6,9 @@
 //! - `sliding-mass-min-time.toml`, least `T` with `|F| ≤ 10 N`: bang-bang, `T = 2 √(m d/F_max)
 //!   = 0.894427 s` (a switch inside an interval: the grid's optimum is near it, not at it).
 //!
+//! Both take the exact Hessian (one translation): IPOPT converges in 9 and 15 iterations, and in
+//! at most 40 or the Hessian's `T` row is off (with its defects' part scaled by `N`: 399 and 145).
+//!
 //! Needs IPOPT (`tools/install-ipopt`): without it the tests say SKIPPED, under CI=true they fail.
 
 use std::path::Path;
@@ -23,6 +26,8 @@ fn solve(problem: &str) -> mollier_ocp::Solved {
     assert!(solved.solved.ipopt.converged(), "{}", solved.solved.ipopt.status_name());
     let s = solved.summary();
     println!("{problem}: {} iterations, {}, duration {}", s["iterations"], s["hessian"], s["duration_s"]);
+    let iterations = solved.solved.ipopt.iterations.len();
+    assert!(iterations <= 40, "{problem}: {iterations} iterations, not the exact Hessian's few");
     solved.solved
 }
 

@@ -5,8 +5,11 @@
 //! angles must be `q*`'s. Needs IPOPT: without it SKIPPED, under CI=true a failure.
 
 use mollier::compile::load;
-use mollier_ocp::{Actuator, Guess, HessianChoice, MarkerTracking, Objective, Problem, Scheme};
+use mollier_ocp::{Actuator, Guess, MarkerTracking, Objective, Problem, Scheme};
 use mollier_sim::Musculoskeletal;
+
+#[path = "fixtures/problem.rs"]
+mod problem;
 
 #[path = "support/ipopt.rs"]
 mod ipopt;
@@ -36,22 +39,14 @@ fn tracking_the_tip_recovers_the_pendulums_motion() {
             (t, [0.8 * q.cos(), 0.8 * q.sin(), 0.0])
         })
         .collect();
+    let objective = Objective {
+        markers: vec![MarkerTracking { name: "tip".into(), node, weight: 100.0, reference }],
+        ..Objective::default()
+    };
     let p = Problem {
-        system: &system,
         actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 1.0, bounds: [-1e3, 1e3] }],
-        duration,
-        duration_bounds: None,
-        intervals,
-        scheme: Scheme::HermiteSimpson,
-        objective: Objective {
-            markers: vec![MarkerTracking { name: "tip".into(), node, weight: 100.0, reference }],
-            ..Objective::default()
-        },
         state_bounds: vec![[-10.0, 10.0]; 2],
-        initial: vec![None; 2],
-        final_state: vec![None; 2],
-        excitation_bounds: [0.0, 1.0],
-        hessian: HessianChoice::Exact,
+        ..problem::open(&system, duration, intervals, Scheme::HermiteSimpson, objective)
     };
     let solved = p.solve(Guess::Rest, &[0.0, 0.0], &[("tol", mollier_ipopt::Value::Num(1e-10))]).expect("solves");
     assert!(solved.ipopt.converged(), "{}", solved.ipopt.status_name());

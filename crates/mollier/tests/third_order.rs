@@ -126,7 +126,9 @@ fn the_paths_third_order_jets_are_the_derivatives_of_their_lower_orders() {
         }
         println!("{file}: L', L'', L''' up to {scale:?}, off by {worst:?} of them");
         assert!(worst[0] < 1e-12, "{file}: L' off DF_e v by {:.2e}", worst[0]);
-        assert!(worst[1] < 1e-7 && worst[2] < 1e-7, "{file}: L'', L''' off their differences by {worst:?}");
+        // the differences' own error: 4.4e-13, 1.1e-13; positions solved to 1e-13 over h = 1e-3
+        // allow 1e-10
+        assert!(worst[1] < 1e-10 && worst[2] < 1e-10, "{file}: L'', L''' off their differences by {worst:?}");
         assert!(scale[2] > 1e-6, "{file}: L''' vanishes");
     }
     let c = mollier::load(&root.join("shoulder/shoulder-forward.toml"), &registry).expect("the shoulder loads");
