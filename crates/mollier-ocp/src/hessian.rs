@@ -70,14 +70,11 @@ pub fn exact_hessian(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
     }
 }
 
-/// Whether a mechanism without muscles is a [`Motion::Chain`]: a tree of joints (closed loops
-/// are refused until checked), its constraint elements give fourth order, its laws act on input
-/// modes only and give their curvature.
+/// Whether a mechanism without muscles is a [`Motion::Chain`]: its constraint elements give
+/// fourth order, its laws act on input modes only and give their curvature, and it is a tree of
+/// joints placed in closed form ([`Model::places_in_closed_form`]; closed loops are refused until
+/// one is checked against differences).
 fn chain(model: &Model) -> Result<(), String> {
-    if model.tree_path().is_none() {
-        // the fourth order is general, but only open chains are checked against differences
-        return Err("a closed loop's fourth-order transfer functions are not checked against differences".into());
-    }
     mollier_core::transfer4::supported(model)?;
     for el in (0..model.n_elements()).map(ElementId::new) {
         let Some(law) = model.law(el) else { continue };
@@ -92,6 +89,10 @@ fn chain(model: &Model) -> Result<(), String> {
         if !law.curvature(&vec![0.0; n], &vec![0.0; n], &mut vec![0.0; 3 * n]) {
             return Err(format!("the law of `{}` gives no second partials", model.element_name(el)));
         }
+    }
+    if !model.places_in_closed_form() {
+        // the fourth order serves closed loops too, but only trees are checked against differences
+        return Err("not a tree of joints placed in closed form (a closed loop, or joints placed by Newton-Raphson): its fourth order is not checked against differences".into());
     }
     Ok(())
 }
