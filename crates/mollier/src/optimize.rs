@@ -470,8 +470,10 @@ impl OptimizeRun {
                 ));
             }
         }
-        if let (Some(m), Some(trial)) = (&s.objective.markers, &self.markers) {
-            out.extend(crate::optimize_markers::marker_problems(m, &self.compiled, trial));
+        match (&s.objective.markers, &self.markers) {
+            (Some(m), Some(trial)) => out.extend(crate::optimize_markers::marker_problems(m, &self.compiled, trial)),
+            (Some(_), None) => out.push(("objective.markers.file".into(), "the marker file was not read".into())),
+            _ => {}
         }
         for (k, t) in &s.objective.final_targets {
             state("objective.final_targets", k, &mut out);
@@ -548,6 +550,13 @@ impl OptimizeRun {
     /// Set up and solve.
     pub fn solve(&self) -> Result<Optimized<'_>, OptimizeError> {
         let start = Instant::now();
+        // a run built by hand skips `read`'s checks, which the lookups below rely on
+        let problems = self.problems();
+        if !problems.is_empty() {
+            let file = self.file.display().to_string();
+            let diagnostics = problems.into_iter().map(|(p, m)| Diagnostic::new(&file, p, m).with_hint(HINT));
+            return Err(Diagnostics(diagnostics.collect()).into());
+        }
         let s = &self.spec;
         let c = &self.compiled;
         let names = state_names(c);

@@ -109,3 +109,18 @@ fn joint_ranges_bound_the_inputs_at_their_laws_ranges() {
     run.spec.joint_ranges = false;
     assert_eq!(run.state_bounds()[names.iter().position(|n| n == "sc_y.rotation").unwrap()], [-2e19, 2e19]);
 }
+
+/// A run changed by hand after `read` (its fields are public) is checked again by `solve`: an
+/// unknown state is refused with its field path, not a panic.
+#[test]
+fn a_run_changed_after_reading_is_checked_again_before_solving() {
+    let mut r = read("changed", GOOD).expect("reads");
+    r.spec.initial.insert("swing.rotaton".into(), 0.5);
+    match r.solve() {
+        Err(mollier::optimize::OptimizeError::File(d)) => {
+            assert!(d.0.iter().any(|x| x.path == "initial.swing.rotaton"), "{d:?}");
+        }
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("solved with an unknown state"),
+    }
+}
