@@ -32,7 +32,7 @@ use mollier_core::geometry::{
     rotate_fixed, rotation, sub, transpose, triad, turned_rates,
 };
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
-use mollier_core::scalar::Real;
+use mollier_core::scalar::{Real, atan2};
 
 mod closed;
 use closed::{Turned, add_gradient, add_hessian, moving_range, value};
@@ -299,7 +299,7 @@ impl Deformations for Hinge {
         if dot(&xp, &xq).re() <= 0.0 {
             return Err(ElementError::Domain(FLIPPED.into()));
         }
-        e[0] = (dot(&zp, &yq) - dot(&yp, &zq)).atan2(dot(&yp, &yq) + dot(&zp, &zq));
+        e[0] = atan2(dot(&zp, &yq) - dot(&yp, &zq), dot(&yp, &yq) + dot(&zp, &zq));
         e[1] = -dot(&zp, &xq);
         e[2] = dot(&yp, &xq);
         Ok(())
