@@ -14,7 +14,18 @@ bounds, duration and mesh (50 intervals, Hermite-Simpson, CasADi's IPOPT, tolera
 and writes `<problem>.csv` (time, q, v, u at the mesh points and midpoints) and
 `<problem>.json` (objective, status, iterations, solve wall time, OpenSim's version). Both are
 committed: the tests read them, OpenSim is not needed to run them.
+
+    python tools/peer_moco_ocp.py crates/mollier/tests/data/moco --double-pendulum DIR
+
+adds the double pendulum of models/mechanisms/double-pendulum.toml swung up
+(models/optimal-control/double-pendulum-swing-up.toml: two pin joints, a CoordinateActuator of
+±30 N m at each, 40 intervals) started from the grid of `mollier optimize`'s run in DIR
+(`states.csv`, `controls.csv`): the swing-up has several local optima (from its own guess Moco
+stops at one with objective 18.22), and the guess chooses the one to check. Moco then iterates to
+its own stationary point by its own derivatives; `double_pendulum.csv` has time, q1, q2, v1, v2,
+u1, u2 per row.
 """
+import csv
 import json
 import math
 import os
@@ -65,8 +76,52 @@ def pendulum():
     return m, 2.0, bounds, [-20, 20]
 
 
-def solve(name, build, out):
+def double_pendulum():
+    m = osim.Model()
+    m.setName("double_pendulum")
+    m.setGravity(osim.Vec3(0, -9.81, 0))
+    # the file's rods: 0.5 m, 2 kg and 0.4 m, 1.2 kg, uniform, inertias about their centres (kg m²)
+    upper = osim.Body("upper", 2.0, osim.Vec3(0.25, 0, 0), osim.Inertia(1e-4, 0.5**2 * 2 / 12, 0.5**2 * 2 / 12))
+    lower = osim.Body("lower", 1.2, osim.Vec3(0.2, 0, 0), osim.Inertia(6e-5, 0.4**2 * 1.2 / 12, 0.4**2 * 1.2 / 12))
+    m.addBody(upper)
+    m.addBody(lower)
+    for name, parent, at, child in (("shoulder", m.getGround(), 0.0, upper), ("elbow", upper, 0.5, lower)):
+        j = osim.PinJoint(name, parent, osim.Vec3(at, 0, 0), osim.Vec3(0), child, osim.Vec3(0), osim.Vec3(0))
+        j.updCoordinate().setName(name)
+        m.addJoint(j)
+        a = osim.CoordinateActuator(name)
+        a.setName(name)
+        a.setOptimalForce(1)
+        m.addForce(a)
+    m.finalizeConnections()
+    bounds = {
+        "/jointset/shoulder/shoulder/value": ([-10, 10], -math.pi / 2, math.pi / 2),
+        "/jointset/elbow/elbow/value": ([-10, 10], 0.0, 0.0),
+        "/jointset/shoulder/shoulder/speed": ([-50, 50], 0.0, 0.0),
+        "/jointset/elbow/elbow/speed": ([-50, 50], 0.0, 0.0),
+    }
+    controls = {"/forceset/shoulder": [-30, 30], "/forceset/elbow": [-30, 30]}
+    return m, 2.0, bounds, controls
+
+
+def mollier_guess(solver, run):
+    """Moco's guess from `mollier optimize`'s tables in `run` (the same grid)."""
+    states = list(csv.DictReader(open(os.path.join(run, "states.csv"))))
+    controls = list(csv.DictReader(open(os.path.join(run, "controls.csv"))))
+    g = solver.createGuess()
+    g.setNumTimes(len(states))
+    g.setTime(osim.Vector([float(r["time"]) for r in states]))
+    for name in ("shoulder", "elbow"):
+        g.setState(f"/jointset/{name}/{name}/value", osim.Vector([float(r[f"{name}.rotation"]) for r in states]))
+        g.setState(f"/jointset/{name}/{name}/speed", osim.Vector([float(r[f"{name}.rotation.vel"]) for r in states]))
+    for path, column in (("/forceset/shoulder", "a.control"), ("/forceset/elbow", "b.control")):
+        g.setControl(path, osim.Vector([float(r[column]) for r in controls]))
+    solver.setGuess(g)
+
+
+def solve(name, build, out, intervals=50, guess=None):
     model, duration, bounds, control = build()
+    controls = control if isinstance(control, dict) else {"/forceset/actuator": control}
     study = osim.MocoStudy()
     study.setName(name)
     p = study.updProblem()
@@ -74,13 +129,16 @@ def solve(name, build, out):
     p.setTimeBounds(0, duration)
     for path, (b, start, end) in bounds.items():
         p.setStateInfo(path, b, start, end)
-    p.setControlInfo("/forceset/actuator", control)
+    for path, b in controls.items():
+        p.setControlInfo(path, b)
     p.addGoal(osim.MocoControlGoal("effort", 1.0))
     s = study.initCasADiSolver()
-    s.set_num_mesh_intervals(50)
+    s.set_num_mesh_intervals(intervals)
     s.set_transcription_scheme("hermite-simpson")
     s.set_optim_convergence_tolerance(1e-8)
     s.set_optim_constraint_tolerance(1e-8)
+    if guess is not None:
+        mollier_guess(s, guess)
     t0 = time.perf_counter()
     sol = study.solve()
     wall = time.perf_counter() - t0
@@ -88,10 +146,21 @@ def solve(name, build, out):
     t = sol.getTimeMat()
     states = sol.getStatesTrajectoryMat()
     controls = sol.getControlsTrajectoryMat()
+    names = list(sol.getStateNames())
+    values = [k for k, x in enumerate(names) if x.endswith("/value")]
+    speeds = [names.index(names[k][: -len("value")] + "speed") for k in values]
+    n = len(values)
     with open(os.path.join(out, f"{name}.csv"), "w") as f:
-        f.write("time,q,v,u\n")
+        if n == 1:
+            f.write("time,q,v,u\n")
+        else:
+            f.write("time," + ",".join([f"q{k + 1}" for k in range(n)] + [f"v{k + 1}" for k in range(n)]
+                                       + [f"u{k + 1}" for k in range(n)]) + "\n")
         for i in range(len(t)):
-            f.write(f"{float(t[i])!r},{float(states[i, 0])!r},{float(states[i, 1])!r},{float(controls[i, 0])!r}\n")
+            q = [states[i, k] for k in values]
+            v = [states[i, k] for k in speeds]
+            u = [controls[i, k] for k in range(n)]
+            f.write(",".join(repr(float(x)) for x in [t[i]] + q + v + u) + "\n")
     info = {
         "problem": name,
         "objective": sol.getObjective(),
@@ -99,7 +168,8 @@ def solve(name, build, out):
         "success": sol.success(),
         "iterations": sol.getNumIterations(),
         "solve_wall_s": wall,
-        "mesh_intervals": 50,
+        "mesh_intervals": intervals,
+        "guess": "mollier optimize's optimum" if guess is not None else "Moco's default",
         "scheme": "hermite-simpson",
         "opensim": osim.__version__,
         "generated_by": "tools/peer_moco_ocp.py",
@@ -115,3 +185,6 @@ if __name__ == "__main__":
     os.makedirs(out, exist_ok=True)
     for name, build in [("sliding_mass", sliding_mass), ("pendulum", pendulum)]:
         solve(name, build, out)
+    if "--double-pendulum" in sys.argv:
+        run = sys.argv[sys.argv.index("--double-pendulum") + 1]
+        solve("double_pendulum", double_pendulum, out, intervals=40, guess=run)

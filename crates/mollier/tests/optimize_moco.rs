@@ -1,7 +1,8 @@
 //! `mollier optimize`'s optima against OpenSim Moco 4.6's on the same problems
 //! (`models/optimal-control/`; the references written once by `tools/peer_moco_ocp.py` into
-//! `tests/data/moco/`): a sliding mass (whose optimum is also known in closed form, 48 N² s) and a
-//! pendulum swung up. Both are solved by Hermite-Simpson on 50 intervals as Moco was; the
+//! `tests/data/moco/`): a sliding mass (whose optimum is also known in closed form, 48 N² s), a
+//! pendulum swung up and a double pendulum swung up (its exact Hessian at the hinges' ±90°). The
+//! first two are solved by Hermite-Simpson on 50 intervals as Moco was; the
 //! objectives agree within 1e-6 (relative), the states and controls at the 101 grid points within
 //! the stated tolerances. The elbow with two Hill muscles, which Moco's muscle models cannot
 //! express, is held against an independent CasADi transcription of the same problem
@@ -15,6 +16,49 @@ use mollier::optimize::OptimizeRun;
 #[path = "support/ipopt.rs"]
 mod ipopt;
 use ipopt::ipopt_here;
+
+/// The double pendulum swung up (`models/optimal-control/double-pendulum-swing-up.toml`, 40
+/// intervals) with the exact Hessian of its chain (fourth-order transfer functions), both hinges
+/// held at ±π/2 at its ends (where num-dual's `atan2` divided by zero and IPOPT stopped at
+/// `Invalid_Number_Detected`), against Moco's optimum (`double_pendulum.csv`: time, q1, q2, v1,
+/// v2, u1, u2; Moco started from this problem's optimum, so that it checks this local optimum of
+/// several, by its own derivatives).
+#[test]
+fn the_double_pendulum_swing_up_reaches_mocos_optimum_with_the_exact_hessian() {
+    if !ipopt_here("optimize_moco double pendulum") {
+        return;
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/optimal-control/double-pendulum-swing-up.toml");
+    let run = OptimizeRun::read(Path::new(path), &mollier::registry()).expect("problem reads");
+    let solved = run.solve().expect("solves");
+    let summary = solved.summary();
+    println!("{path}: {} iterations, {}", summary["iterations"], summary["hessian"]);
+    assert!(solved.solved.ipopt.converged(), "{}", solved.solved.ipopt.status_name());
+    assert!(summary["hessian"].as_str().is_some_and(|h| h.starts_with("exact")), "{}", summary["hessian"]);
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/moco/");
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}double_pendulum.json")).unwrap()).unwrap();
+    assert_eq!(info["success"], true);
+    let objective = info["objective"].as_f64().unwrap();
+    let csv = std::fs::read_to_string(format!("{dir}double_pendulum.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = csv.lines().skip(1).map(|l| l.split(',').map(|x| x.parse().unwrap()).collect()).collect();
+    let points = &solved.solved.points;
+    assert_eq!(points.len(), rows.len());
+    let obj = (solved.solved.ipopt.objective - objective).abs() / objective;
+    let [mut q, mut v, mut u] = [0.0f64; 3];
+    for (p, r) in points.iter().zip(&rows) {
+        assert!((p.time - r[0]).abs() < 1e-12);
+        for k in 0..2 {
+            q = q.max((p.x[k] - r[1 + k]).abs());
+            v = v.max((p.x[2 + k] - r[3 + k]).abs());
+            u = u.max((p.controls[k] - r[5 + k]).abs());
+        }
+    }
+    println!("objective {obj:.1e} relative, q {q:.1e} rad, v {v:.1e} rad/s, u {u:.1e} N m");
+    assert!(obj < 1e-6, "objective off Moco's by {obj:.2e}");
+    // the peak torques are 2.9 and 3.5 N m
+    assert!(q < 1e-4 && v < 1e-3 && u < 1e-3, "q {q:.2e} rad, v {v:.2e} rad/s, u {u:.2e} N m");
+}
 
 /// Moco's grid: time, q, v, u per row; and its objective.
 fn moco(name: &str) -> (Vec<[f64; 4]>, f64) {
