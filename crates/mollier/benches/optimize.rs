@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo bench -p mollier --bench optimize -- [--rounds N] [--hessian exact|limited-memory]
-//!     [--tolerance T] [--moco /work/notes/venv/bin/python] [--casadi /work/h/tests/venv/bin/python]
+//!     [--tolerance T] [--moco /work/notes/venv/bin/python] [--casadi /work/notes/casadi/bin/python]
 //! ```
 //! Each round solves each problem once (reading the problem file and compiling the model
 //! included, writing the tables not) and prints its wall time, iterations, objective and Hessian
