@@ -122,9 +122,8 @@ fn the_elbow_started_from_its_own_optimum_starts_at_it() {
     let (a, b) = (first.summary["objective"].as_f64().unwrap(), warm.summary["objective"].as_f64().unwrap());
     assert!(warm.converged && (a - b).abs() < 1e-6 * a, "objective {a} then {b}");
     // measured: the linear guess starts at 0.0025, the file at 0.05986 (the optimum 0.05994; the
-    // implicit rates are not in the file, so the dynamics rows start 0.2 off and L-BFGS, whose
-    // pairs and barrier start afresh, takes as long as from the linear guess: 123 iterations
-    // to IPOPT's acceptable level against 115)
+    // implicit rates are not in the file, so the dynamics rows start off; with the file's exact
+    // Hessian 15 iterations against 90 from the linear guess)
     assert!((warm_start - a).abs() < 0.01 * a, "the file's start {warm_start}, the optimum {a}");
     assert!((cold_start - a).abs() > 0.5 * a, "the linear guess's start {cold_start}, the optimum {a}");
 }
