@@ -18,7 +18,8 @@
 //! transfer functions, the Hill model's second partials from dual numbers and the law's
 //! curvature ([`mollier_core::Law::curvature`]).
 //!
-//! Any other open chain without muscles (a tree of joints) is a [`Motion::Chain`]: the
+//! Any other mechanism without muscles (a tree of joints or one with closed loops) is a
+//! [`Motion::Chain`]: the
 //! second partials of the equations of motion's multibody part in `(q, v, v̇)` come from the
 //! fourth-order transfer functions ([`mollier_core::transfer4`]: `∂²M̄/∂q²`, `∂²Q/∂q²` and
 //! `∂²c/∂q²`, exact, as the directional derivative of `DF_xᵀ` applied to the multipliers), and
@@ -50,8 +51,9 @@ pub enum Motion {
     Translation,
     /// A rotation about a fixed axis: `∂²f_v/∂q² = M̄ v̇ − f_v`, the others 0.
     Rotation,
-    /// An open chain (a tree of joints) without muscles whose constraint elements give fourth
-    /// order, laws only on input modes: the multibody block from [`mollier_core::transfer4`].
+    /// A mechanism without muscles (a tree of joints, or closed loops) whose constraint elements
+    /// give fourth order, laws only on input modes: the multibody block from
+    /// [`mollier_core::transfer4`].
     Chain,
 }
 
@@ -71,9 +73,8 @@ pub fn exact_hessian(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
 }
 
 /// Whether a mechanism without muscles is a [`Motion::Chain`]: its constraint elements give
-/// fourth order, its laws act on input modes only and give their curvature, and it is a tree of
-/// joints placed in closed form ([`Model::places_in_closed_form`]; closed loops are refused until
-/// one is checked against differences).
+/// fourth order and its laws act on input modes only and give their curvature. Trees and closed
+/// loops alike: the fourth order's solves with `D_cc` serve both.
 fn chain(model: &Model) -> Result<(), String> {
     mollier_core::transfer4::supported(model)?;
     for el in (0..model.n_elements()).map(ElementId::new) {
@@ -89,10 +90,6 @@ fn chain(model: &Model) -> Result<(), String> {
         if !law.curvature(&vec![0.0; n], &vec![0.0; n], &mut vec![0.0; 3 * n]) {
             return Err(format!("the law of `{}` gives no second partials", model.element_name(el)));
         }
-    }
-    if !model.places_in_closed_form() {
-        // the fourth order serves closed loops too, but only trees are checked against differences
-        return Err("not a tree of joints placed in closed form (a closed loop, or joints placed by Newton-Raphson): its fourth order is not checked against differences".into());
     }
     Ok(())
 }
