@@ -18,17 +18,19 @@
 //! transfer functions, the Hill model's second partials from dual numbers and the law's
 //! curvature ([`mollier_core::Law::curvature`]).
 //!
-//! Any other open chain without muscles (a tree of joints) is a [`Motion::Chain`]: the
+//! Any other mechanism (a tree of joints or one with closed loops) is a [`Motion::Chain`]: the
 //! second partials of the equations of motion's multibody part in `(q, v, v̇)` come from the
 //! fourth-order transfer functions ([`mollier_core::transfer4`]: `∂²M̄/∂q²`, `∂²Q/∂q²` and
-//! `∂²c/∂q²`, exact, as the directional derivative of `DF_xᵀ` applied to the multipliers), and
-//! the laws of input modes from their curvature. Muscles on a chain need their paths' mixed
-//! third derivatives, laws on modes the inputs move through the mechanism their second
-//! derivatives: there [`exact_hessian`] says why not and IPOPT's L-BFGS approximation is used:
-//! never an approximate "exact" Hessian.
+//! `∂²c/∂q²`, exact, as the directional derivative of `DF_xᵀ` applied to the multipliers), the
+//! laws of input modes from their curvature, and its muscles' from their paths' second and mixed
+//! third derivatives, `∂²L` and `D³L(a, b, λ_v)`, by the same jets
+//! ([`mollier_core::transfer4::mode_parts`]). Where a piece is missing — an element without fourth
+//! order (the wrapping paths), laws on modes the inputs move through the mechanism, a path with
+//! a law — [`exact_hessian`] says why not and IPOPT's L-BFGS approximation is used: never an
+//! approximate "exact" Hessian.
 
 use mollier_core::element::NodeKind;
-use mollier_core::{CoordRole, ElementId, Input, Load, Model, NodeId};
+use mollier_core::{CoordRole, ElementId, Input, Load, ModeId, Model, NodeId};
 use mollier_sim::Musculoskeletal;
 
 use crate::Transcription;
@@ -50,8 +52,9 @@ pub enum Motion {
     Translation,
     /// A rotation about a fixed axis: `∂²f_v/∂q² = M̄ v̇ − f_v`, the others 0.
     Rotation,
-    /// An open chain (a tree of joints) without muscles whose constraint elements give fourth
-    /// order, laws only on input modes: the multibody block from [`mollier_core::transfer4`].
+    /// A mechanism (a tree of joints, or closed loops) whose constraint elements and muscles'
+    /// paths give fourth order, laws only on input modes: the multibody block and the muscles'
+    /// terms from [`mollier_core::transfer4`].
     Chain,
 }
 
@@ -66,14 +69,30 @@ pub fn exact_hessian(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
     match one_input(system) {
         Ok(motion) => Ok(motion),
         Err(_) if system.muscles.is_empty() => chain(system.model).map(|()| Motion::Chain),
-        Err(why) => Err(why),
+        Err(_) => {
+            // muscles on several inputs: their paths' mixed third derivatives from the fourth order
+            chain(system.model)?;
+            plain_paths(system)?;
+            let modes: Vec<ModeId> = system.muscles.iter().map(|m| m.mode).collect();
+            mollier_core::transfer4::supported_modes(system.model, &modes).map(|()| Motion::Chain)
+        }
+    }
+}
+
+/// Refuses a muscle path with a law (its stress's second derivatives are not wired).
+fn plain_paths(system: &Musculoskeletal<'_>) -> Result<(), String> {
+    let model = system.model;
+    match system.muscles.iter().map(|m| model.mode_owner(m.mode).0).find(|&el| model.law(el).is_some()) {
+        Some(el) => {
+            Err(format!("muscle path `{}` has a law (its second derivatives are not wired)", model.element_name(el)))
+        }
+        None => Ok(()),
     }
 }
 
 /// Whether a mechanism without muscles is a [`Motion::Chain`]: its constraint elements give
-/// fourth order, its laws act on input modes only and give their curvature, and it is a tree of
-/// joints placed in closed form ([`Model::places_in_closed_form`]; closed loops are refused until
-/// one is checked against differences).
+/// fourth order and its laws act on input modes only and give their curvature. Trees and closed
+/// loops alike: the fourth order's solves with `D_cc` serve both.
 fn chain(model: &Model) -> Result<(), String> {
     mollier_core::transfer4::supported(model)?;
     for el in (0..model.n_elements()).map(ElementId::new) {
@@ -90,10 +109,6 @@ fn chain(model: &Model) -> Result<(), String> {
             return Err(format!("the law of `{}` gives no second partials", model.element_name(el)));
         }
     }
-    if !model.places_in_closed_form() {
-        // the fourth order serves closed loops too, but only trees are checked against differences
-        return Err("not a tree of joints placed in closed form (a closed loop, or joints placed by Newton-Raphson): its fourth order is not checked against differences".into());
-    }
     Ok(())
 }
 
@@ -104,16 +119,8 @@ fn one_input(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
         return Err("a constant moment's generalized force does not turn with a hinge".into());
     }
     let paths: Vec<ElementId> = system.muscles.iter().map(|m| model.mode_owner(m.mode).0).collect();
-    if let Some(&el) = paths.iter().find(|&&el| model.law(el).is_some()) {
-        return Err(format!(
-            "muscle path `{}` has a law (its second derivatives are not wired)",
-            model.element_name(el)
-        ));
-    }
-    let chain = || {
-        "muscles on more than one rotation or translation need their paths' mixed third derivatives (not wired)"
-            .to_string()
-    };
+    plain_paths(system)?;
+    let chain = || "muscles on more than one rotation or translation: a chain's case".to_string();
     let [input] = model.inputs() else { return Err(chain()) };
     let role = |c: usize| model.coord_role(mollier_core::CoordId::new(c));
     let fixed = static_nodes(model);

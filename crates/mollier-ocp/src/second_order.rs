@@ -113,7 +113,11 @@ impl Transcription<'_, '_, '_> {
         for i in 0..self.points {
             let zi = &z[i * nz..(i + 1) * nz];
             let lv = &lambda[i * nx + n..i * nx + 2 * n];
-            self.p.system.linearize(&mut self.ws, &zi[..nx], &zi[xd0..xd0 + nx], &zi[e0..e0 + self.layout.m])?;
+            let lin =
+                self.p.system.linearize(&mut self.ws, &zi[..nx], &zi[xd0..xd0 + nx], &zi[e0..e0 + self.layout.m])?;
+            if !self.p.system.muscles.is_empty() {
+                self.add_chain_muscles(i, zi, &lambda[i * nx..(i + 1) * nx], &lin, slots, out)?;
+            }
             let data = &mut self.ws.data;
             let (v, vd) = (&zi[n..2 * n], &zi[xd0 + n..xd0 + 2 * n]);
             transfer4::equations_of_motion_hessian(model, data, v, vd, lv, &mut h)?;
@@ -136,6 +140,72 @@ impl Transcription<'_, '_, '_> {
                 out[slots.at(i, j, j)] += lv[j] * qq;
                 out[slots.at(i, n + j, j)] += lv[j] * vq;
                 out[slots.at(i, n + j, n + j)] += lv[j] * vv;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Transcription<'_, '_, '_> {
+    /// Add point `i`'s muscle terms of `λᵀ ∇²f` of a [`Motion::Chain`] (`zi`, `li` its variables
+    /// and multipliers, `lin` its linearization): with `F(L − s)` the tendon's force on the
+    /// equations of motion `F ∇L` and the contraction residual `r(a, s, ṡ, L)`, the paths'
+    /// second derivatives `∂_ab L` and the third `D³L(a, b, λ_v)` from the fourth-order transfer
+    /// functions ([`transfer4::mode_parts`], one pair of inputs at a time), the Hill model's
+    /// second partials from [`mollier_sim::Hill::contraction_hessian`].
+    fn add_chain_muscles(
+        &mut self,
+        i: usize,
+        zi: &[f64],
+        li: &[f64],
+        lin: &mollier_sim::Linearization,
+        slots: &Slots,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        let (l, system) = (self.layout, self.p.system);
+        let (n, model) = (l.n, system.model);
+        let (xd0, e0, _) = self.off();
+        let sd = xd0 + l.s();
+        let modes: Vec<_> = system.muscles.iter().map(|m| m.mode).collect();
+        let hills: Vec<_> = system
+            .muscles
+            .iter()
+            .enumerate()
+            .map(|(k, mu)| mu.hill.contraction_hessian(zi[l.a() + k], zi[l.s() + k], zi[sd + k], lin.length[k]))
+            .collect();
+        let lv = &li[n..2 * n];
+        let (mut jets, mut parts) = (Vec::new(), Vec::new());
+        for a in 0..n {
+            for b in 0..=a {
+                transfer4::mode_parts(model, &mut self.ws.data, a, b, lv, &modes, &mut jets, &mut parts)?;
+                for (k, &[_, la, lb, lab, w, wa, wb, wab]) in parts.iter().enumerate() {
+                    let c = &lin.contraction[k];
+                    let (f, f1, f2, r) = (c.force, c.force_d_length, hills[k].force, &hills[k].residual);
+                    let ls = li[l.s() + k];
+                    // F ∇L · λ_v and the contraction row, differentiated by q_a and q_b
+                    out[slots.at(i, a, b)] += f2 * la * lb * w
+                        + f1 * (lab * w + la * wb + lb * wa)
+                        + f * wab
+                        + ls * (r[3][3] * la * lb + c.d_length * lab);
+                    if b == a {
+                        let (s, act, sdot) = (l.s() + k, l.a() + k, sd + k);
+                        out[slots.at(i, s, a)] += -f2 * la * w - f1 * wa + ls * r[1][3] * la;
+                        out[slots.at(i, act, a)] += ls * r[0][3] * la;
+                        out[slots.at(i, sdot, a)] += ls * r[2][3] * la;
+                        if a == 0 {
+                            // y = (a, s, ṡ, L): the muscle's own states, once
+                            out[slots.at(i, s, s)] += f2 * w + ls * r[1][1];
+                            out[slots.at(i, act, s)] += ls * r[0][1];
+                            out[slots.at(i, sdot, s)] += ls * r[2][1];
+                            out[slots.at(i, sdot, act)] += ls * r[2][0];
+                            out[slots.at(i, act, act)] += ls * r[0][0];
+                            out[slots.at(i, sdot, sdot)] += ls * r[2][2];
+                            let (uu, ua) = system.muscles[k].hill.activation_hessian();
+                            out[slots.at(i, e0 + k, e0 + k)] += li[l.a() + k] * uu;
+                            out[slots.at(i, e0 + k, act)] += li[l.a() + k] * ua;
+                        }
+                    }
+                }
             }
         }
         Ok(())

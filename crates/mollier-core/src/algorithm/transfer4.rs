@@ -34,6 +34,7 @@ use crate::algorithm::transfer::first_order;
 use crate::data::Data;
 use crate::element::{ElementError, Jet4};
 use crate::geometry::{g_matrix, gbar_matrix};
+use crate::ids::ModeId;
 use crate::model::{Load, Model, RowTarget};
 use crate::scalar::Real;
 
@@ -64,8 +65,18 @@ fn part(j: &Jet4, s: usize) -> f64 {
 /// Whether every constraint element gives [`crate::element::Element::fourth_order`] (evaluated
 /// at the model's reference configuration), or the first that does not, by name.
 pub fn supported(model: &Model) -> Result<(), String> {
+    supported_elements(model, model.constraint_elements.iter().copied())
+}
+
+/// Whether the elements of `modes` (muscles' paths, say) give fourth order, as [`supported`]
+/// asks of the constraint elements; the error names the first that does not.
+pub fn supported_modes(model: &Model, modes: &[ModeId]) -> Result<(), String> {
+    supported_elements(model, modes.iter().map(|&m| model.mode_owner(m).0.index()))
+}
+
+fn supported_elements(model: &Model, elements: impl Iterator<Item = usize>) -> Result<(), String> {
     let mut e = Vec::new();
-    for &i in &model.constraint_elements {
+    for i in elements {
         let entry = &model.elements[i];
         let own: Vec<Jet4> = entry.own.iter().map(|&c| Jet4::from(model.x0[c])).collect();
         e.clear();
@@ -127,17 +138,8 @@ pub fn subset_jets(
         }
         rhs.fill(0.0);
         for &i in &model.constraint_elements {
+            evaluate(model, i, |c| jet(|t| if t == s { xs[c] } else { out[t][c] }), &mut own, &mut e)?;
             let entry = &model.elements[i];
-            own.clear();
-            own.extend(entry.own.iter().map(|&c| jet(|t| if t == s { xs[c] } else { out[t][c] })));
-            e.clear();
-            e.resize(entry.element.layout().n_modes(), Jet4::from(0.0));
-            let element_error = |error| KinematicsError::Element { element: entry.name.clone(), error };
-            if !entry.element.fourth_order(&own, &mut e).map_err(element_error)? {
-                let why =
-                    format!("`{}` has no fourth-order derivatives (Element::fourth_order)", entry.element.type_name());
-                return Err(element_error(ElementError::Other(why)));
-            }
             for (m, em) in e.iter().enumerate() {
                 if let Some(r) = model.mode_row[entry.mode_offset + m] {
                     let target = match model.row_target[r] {
@@ -271,6 +273,66 @@ pub fn equations_of_motion_hessian(
             out[(a, b)] = h;
             out[(b, a)] = h;
         }
+    }
+    Ok(())
+}
+
+/// The mixed derivatives of the modes `modes` (muscles' path lengths, say) along inputs `a` and
+/// `b` and the input rates `mu` (n_q): per mode, by subset of `(ε1, ε2, ε3)` = (`e_a`, `e_b`,
+/// `mu`), `[e, ∂_a e, ∂_b e, ∂_ab e, De·μ, ∂_a(De·μ), ∂_b(De·μ), ∂_ab(De·μ)]` (m or rad per unit
+/// of the inputs), into `out` (cleared first): a mode's second derivatives and the third
+/// `D³e(a, b, μ)` that the Hessian of `μᵀ (F ∇e)` needs, from one evaluation of its element
+/// over [`Jet4`]. `jets` is scratch ([`subset_jets`]' `out`). The configuration in `data` must be
+/// solved and its attached nodes placed; the modes' elements must give fourth order
+/// ([`supported_modes`]).
+pub fn mode_parts(
+    model: &Model,
+    data: &mut Data,
+    a: usize,
+    b: usize,
+    mu: &[f64],
+    modes: &[ModeId],
+    jets: &mut Vec<Vec<f64>>,
+    out: &mut Vec<[f64; 8]>,
+) -> Result<(), KinematicsError> {
+    let nq = model.n_q();
+    if mu.len() != nq {
+        return Err(KinematicsError::InputLength { expected: nq, got: mu.len() });
+    }
+    if a >= nq || b >= nq {
+        return Err(KinematicsError::InputLength { expected: nq, got: a.max(b) + 1 });
+    }
+    let unit = |d: usize| -> Vec<f64> { (0..nq).map(|k| if k == d { 1.0 } else { 0.0 }).collect() };
+    let mut q = vec![Vec::new(); SUBSETS];
+    (q[1], q[2], q[4]) = (unit(a), unit(b), mu.to_vec());
+    subset_jets(model, data, &q, 7, jets)?;
+    out.clear();
+    let (mut own, mut e) = (Vec::new(), Vec::new());
+    for &m in modes {
+        let (el, k) = model.mode_owner(m);
+        evaluate(model, el.index(), |c| jet(|t| jets[t][c]), &mut own, &mut e)?;
+        out.push(std::array::from_fn(|s| part(&e[k], s)));
+    }
+    Ok(())
+}
+
+/// Element `i`'s modes over [`Jet4`] into `e`, its coordinates' jets from `x` (`own` scratch).
+fn evaluate(
+    model: &Model,
+    i: usize,
+    x: impl Fn(usize) -> Jet4,
+    own: &mut Vec<Jet4>,
+    e: &mut Vec<Jet4>,
+) -> Result<(), KinematicsError> {
+    let entry = &model.elements[i];
+    own.clear();
+    own.extend(entry.own.iter().map(|&c| x(c)));
+    e.clear();
+    e.resize(entry.element.layout().n_modes(), Jet4::from(0.0));
+    let element_error = |error| KinematicsError::Element { element: entry.name.clone(), error };
+    if !entry.element.fourth_order(own, e).map_err(element_error)? {
+        let why = format!("`{}` has no fourth-order derivatives (Element::fourth_order)", entry.element.type_name());
+        return Err(element_error(ElementError::Other(why)));
     }
     Ok(())
 }
