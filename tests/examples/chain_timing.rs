@@ -4,6 +4,7 @@
 //! ```sh
 //! cargo run --release -p mollier-tests --example chain_timing [-- N ...]   # default: 10 100
 //! cargo run --release -p mollier-tests --example chain_timing -- --body MODEL.toml
+//! cargo run --release -p mollier-tests --example chain_timing -- --frames K --body MODEL.toml
 //! ```
 //!
 //! With `--body`, a tree from a model file instead (Huston's 17-member body,
@@ -62,6 +63,13 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, k, body, file] = args.as_slice()
+        && flag == "--frames"
+        && body == "--body"
+    {
+        let k = k.parse::<usize>().map_err(|e| format!("--frames: {e}"))?;
+        return frames(file, k);
+    }
     if let [flag, file] = args.as_slice()
         && flag == "--body"
     {
@@ -129,6 +137,29 @@ fn body(file: &str) -> Result<Value, String> {
         json!({ "file": file, "inputs": inputs, "q": q, "qd": qd, "qdd": qdd, "tau": tau, "tau_df": tau_df }),
         timed,
     ))
+}
+
+/// `k` inverse-dynamics frames of the tree in `file` ([`frame_into`], alternating as the timings
+/// do) and nothing else: for an instruction count a frame (callgrind of two lengths, the
+/// difference over the difference of `k`).
+fn frames(file: &str, k: usize) -> Result<(), String> {
+    let registry = mollier::registry();
+    let c = mollier::load(std::path::Path::new(file), &registry).map_err(|d| d.render())?;
+    let model = &c.model;
+    let [dq, qd, qdd] = check_state(model.n_q());
+    let q: Vec<f64> = model.q0().iter().zip(&dq).map(|(a, b)| a + b).collect();
+    let qs = [q.clone(), q.iter().map(|v| v + 0.01).collect::<Vec<f64>>()];
+    let mut data = Data::new(model);
+    for s in 1..=10 {
+        let qk: Vec<f64> = model.q0().iter().zip(&dq).map(|(a, b)| a + b * s as f64 / 10.0).collect();
+        solve_positions(model, &mut data, &qk).map_err(|e| format!("{file}: positions: {e}"))?;
+    }
+    let mut kept = Kept::default();
+    for i in 0..k {
+        frame_into(model, &mut data, &qs[i % 2], &qd, &qdd, &mut kept)?;
+    }
+    println!("{k} frames, torque 0: {}", kept.tau.first().copied().unwrap_or(f64::NAN));
+    Ok(())
 }
 
 /// The timings (positions, inverse-dynamics frame, frame by DF, µs) and the Newton iterations of

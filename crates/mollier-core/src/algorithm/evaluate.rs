@@ -122,12 +122,9 @@ pub(crate) fn evaluate_elements(
     Ok(())
 }
 
-/// Fill `D_cc` from the element gradients.
+/// Fill `D_cc` from the element gradients ([`crate::linalg::sparse::Pattern::assemble`]).
 pub(crate) fn assemble(model: &Model, data: &mut Data) {
-    data.dcc.fill(0.0);
-    for &(src, dst) in &model.pattern.scatter {
-        data.dcc[dst] += data.de[src];
-    }
+    model.pattern.assemble(&data.de, &mut data.dcc);
 }
 
 /// Backward error and a condition lower bound (at most `condition`) of a solve of `D_cc` (or its

@@ -1,7 +1,7 @@
 //! One element's evaluation: its nodes placed, its own derivatives carried to the coordinates the
 //! kernel differentiates it by (the chain rule of attached nodes), finiteness checked.
 
-use std::f64::consts::TAU;
+use std::f64::consts::{PI, TAU};
 
 use crate::algorithm::error::{KinematicsError, non_finite};
 use crate::data::Data;
@@ -24,7 +24,7 @@ pub(crate) fn check_finite(model: &Model, data: &mut Data, i: usize, order: Orde
                 Some(RowTarget::Input(j)) => data.q[j],
                 None => data.e_prev[g],
             };
-            data.e[g] += TAU * ((reference - data.e[g]) / TAU).round();
+            data.e[g] = unwrapped(data.e[g], reference);
         }
     }
     if order >= Order::Gradient && !all_finite(&data.de[entry.de_offset..entry.de_offset + m * n]) {
@@ -36,6 +36,16 @@ pub(crate) fn check_finite(model: &Model, data: &mut Data, i: usize, order: Orde
         return Err(non_finite(model, entry.mode_offset, "Hessian"));
     }
     Ok(())
+}
+
+/// The periodic value `e` a whole number of turns towards `reference`:
+/// `e + 2π round((reference − e) / 2π)`. Within half a turn the rounding gives ±0 (the sign of
+/// the difference), added without calling `round` (a library call on the default target, once
+/// a joint a frame): the same bits.
+#[inline]
+pub(crate) fn unwrapped(e: f64, reference: f64) -> f64 {
+    let d = reference - e;
+    e + if d.abs() < PI { 0.0f64.copysign(d) } else { TAU * (d / TAU).round() }
 }
 
 /// Whether every entry of `v` is finite. `0 · v` is NaN exactly where `v` is NaN or infinite, and
@@ -199,6 +209,28 @@ pub(crate) fn chain_rule(model: &Model, data: &mut Data, i: usize, chain: &crate
 #[cfg(test)]
 mod tests {
     use super::all_finite;
+    use std::f64::consts::{PI, TAU};
+
+    /// The unwrap's short cut gives the formula's bits: across and at half a turn either way
+    /// (where the formula rounds away from 0), at signed zeros and several turns off.
+    #[test]
+    fn unwrapping_is_the_formula_bit_for_bit() {
+        let near = |v: f64| [v, v.next_down(), v.next_up()];
+        let mut diffs = vec![0.0, -0.0, 1e-300, -1e-300, 0.3, -2.9, 3.0 * TAU + 0.1, -7.0 * PI, f64::NAN];
+        diffs.extend(near(PI).into_iter().chain(near(-PI)).chain(near(TAU)).chain(near(-3.0 * PI)));
+        for e in [0.0, -0.0, 1.25, -PI, 3.0 * PI, 1e6 + 0.5] {
+            for &d in &diffs {
+                let reference = e + d;
+                let want = e + TAU * ((reference - e) / TAU).round();
+                let got = super::unwrapped(e, reference);
+                assert_eq!(got.to_bits(), want.to_bits(), "e {e}, reference {reference}: {got} vs {want}");
+            }
+            for &r in &[0.0, -0.0] {
+                let want = e + TAU * ((r - e) / TAU).round();
+                assert_eq!(super::unwrapped(e, r).to_bits(), want.to_bits(), "e {e}, reference {r}");
+            }
+        }
+    }
 
     /// The largest magnitude of every length through a few vectors and a tail, at every place,
     /// with NaNs passed over, as the fold of `f64::max` gives it.

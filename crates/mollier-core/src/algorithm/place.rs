@@ -162,21 +162,25 @@ fn step_rates(
 ) -> Result<bool, KinematicsError> {
     let entry = &model.elements[element];
     let layout = entry.element.layout();
-    for (local, global) in [(&mut *x, &data.x[..]), (&mut *v, &*xd), (&mut *a, &*xdd)] {
-        local.clear();
-        local.extend(entry.own.iter().map(|&c| global[c]));
-    }
-    let modes = entry.mode_offset..entry.mode_offset + layout.n_modes();
-    for vec in [&mut *e, &mut *ev, &mut *ea] {
-        vec.clear();
-        vec.resize(modes.len(), 0.0);
-    }
-    for (k, m) in modes.enumerate() {
-        match model.mode_row[m].map(|r| model.row_target[r]) {
-            Some(RowTarget::Fixed(value)) => e[k] = value,
-            Some(RowTarget::Input(j)) => (e[k], ev[k], ea[k]) = (data.e[m], qd[j], qdd[j]),
-            None => e[k] = data.e[m],
+    let (n, nm) = (entry.own.len(), layout.n_modes());
+    // every entry written below: sized once (no zeroing pass a step)
+    for (vec, len) in [(&mut *x, n), (&mut *v, n), (&mut *a, n), (&mut *e, nm), (&mut *ev, nm), (&mut *ea, nm)] {
+        if vec.len() < len {
+            vec.resize(len, 0.0);
         }
+    }
+    let (x, v, a) = (&mut x[..n], &mut v[..n], &mut a[..n]);
+    for (i, &c) in entry.own.iter().enumerate() {
+        (x[i], v[i], a[i]) = (data.x[c], xd[c], xdd[c]);
+    }
+    let (e, ev, ea) = (&mut e[..nm], &mut ev[..nm], &mut ea[..nm]);
+    for k in 0..nm {
+        let m = entry.mode_offset + k;
+        (e[k], ev[k], ea[k]) = match model.mode_row[m].map(|r| model.row_target[r]) {
+            Some(RowTarget::Fixed(value)) => (value, 0.0, 0.0),
+            Some(RowTarget::Input(j)) => (data.e[m], qd[j], qdd[j]),
+            None => (data.e[m], 0.0, 0.0),
+        };
     }
     if !answer(entry, entry.element.place_rates(x, known, e, Rates { v, a, ev, ea }))? {
         return Ok(false);

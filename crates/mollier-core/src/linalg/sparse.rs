@@ -25,11 +25,14 @@ pub(crate) struct Pattern {
     pub n_cols: usize,
     pub col_ptr: Vec<usize>,
     pub row_idx: Vec<usize>,
-    /// `(gradient-buffer index, value slot)`: `D_cc` entries.
-    pub scatter: Vec<(usize, usize)>,
+    /// `(gradient-buffer index, value slot)` of the `D_cc` entries, split for an assembly without
+    /// zeroing: each slot's first entry (in the entries' order), then the others in their order
+    /// (every slot has at least one).
+    pub scatter_first: Vec<(usize, usize)>,
+    pub scatter_more: Vec<(usize, usize)>,
     /// `(gradient-buffer index, row, input j)`: entries of `D_cm` (input-coordinate columns).
     pub scatter_input: Vec<(usize, usize, usize)>,
-    /// `(gradient-buffer index, row, col)` in the same order as `scatter`, for dense copies.
+    /// `(gradient-buffer index, row, col)` of the `D_cc` entries, for dense copies.
     pub entries: Vec<(usize, usize, usize)>,
     pub symbolic: Option<SymbolicLu<usize>>,
     pub symbolic_error: Option<String>,
@@ -145,13 +148,17 @@ impl Pattern {
                 let slot = keys.binary_search(&(c, r)).expect("key present");
                 (src, slot)
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let mut seen = vec![false; keys.len()];
+        let (scatter_first, scatter_more) =
+            scatter.iter().partition(|&&(_, slot)| !std::mem::replace(&mut seen[slot], true));
         let mut p = Pattern {
             n_rows,
             n_cols,
             col_ptr,
             row_idx,
-            scatter,
+            scatter_first,
+            scatter_more,
             scatter_input,
             entries,
             symbolic: None,
@@ -160,6 +167,18 @@ impl Pattern {
         };
         p.analyse();
         p
+    }
+
+    /// `D_cc`'s values (`dcc`, one a slot) from the element gradients `de`: each slot's first
+    /// entry set (`0.0 +` it, the sum a zeroed slot starts from), the others added in the
+    /// entries' order; the bits of zeroing and adding, without the zeroing pass.
+    pub fn assemble(&self, de: &[f64], dcc: &mut [f64]) {
+        for &(src, dst) in &self.scatter_first {
+            dcc[dst] = 0.0 + de[src];
+        }
+        for &(src, dst) in &self.scatter_more {
+            dcc[dst] += de[src];
+        }
     }
 
     /// The block-triangular form and faer's symbolic LU of a square pattern (or why there is none).
@@ -559,7 +578,7 @@ impl Lu {
     /// solution `x` (by row, every entry written).
     fn inward(&mut self, blocks: &Blocks, values: &[f64], b: &mut [f64], x: &mut [f64]) -> Result<Backward, String> {
         let largest = blocks.largest();
-        // the block factored, the same block as assembled and its unknowns (for its residual)
+        // a block factored, the same block as assembled and its unknowns
         let room = 2 * largest * largest + largest;
         if self.one.len() < room {
             self.one.resize(room, 0.0);
@@ -574,47 +593,77 @@ impl Lu {
         // 0 · y is NaN exactly where y is not finite
         let mut finite = 0.0;
         for bk in (0..blocks.len()).rev() {
-            let (s0, s1) = (blocks.start[bk], blocks.start[bk + 1]);
-            let s = s1 - s0;
-            // the forces of the blocks already solved (downstream: the children) on this one
-            for &(slot, r, c) in &blocks.off_by_col[blocks.off_col_start[bk]..blocks.off_col_start[bk + 1]] {
-                b[c] -= values[slot] * x[r];
-            }
-            let (one, pivots) = (&mut self.one[..room], &mut self.one_pivots[..s]);
-            let (a, rest) = one.split_at_mut(largest * largest);
-            let (a0, y) = rest.split_at_mut(largest * largest);
-            let (a, a0, y) = (&mut a[..s * s], &mut a0[..s * s], &mut y[..s]);
-            a.fill(0.0);
-            let d0 = blocks.dense_start[bk];
-            for &(slot, at) in &blocks.diag[blocks.diag_start[bk]..blocks.diag_start[bk + 1]] {
-                a[at - d0] += values[slot];
-            }
-            a0.copy_from_slice(a);
-            if !lu_in_place(a, s, pivots) {
+            let s = blocks.start[bk + 1] - blocks.start[bk];
+            // a joint's block (a body's orientation) with its size known to the compiler: the
+            // same operations, unrolled
+            let ok = if s == 4 {
+                self.inward_block(blocks, values, b, x, bk, 4, &mut m, &mut finite)
+            } else {
+                self.inward_block(blocks, values, b, x, bk, s, &mut m, &mut finite)
+            };
+            if !ok {
                 return Err(format!("singular diagonal block {bk} ({s} x {s})"));
-            }
-            let t = &mut self.block[..s];
-            for (i, ti) in t.iter_mut().enumerate() {
-                *ti = b[blocks.cols[s0 + i]];
-            }
-            lu_solve_transpose(a, s, t);
-            for (ti, &p) in t.iter().zip(pivots.iter()) {
-                x[blocks.rows[s0 + p]] = *ti;
-                y[p] = *ti;
-                finite += *ti * 0.0;
-                m.solution = m.solution.max(ti.abs());
-            }
-            // the block's columns' residual: what is left of b after this block's own forces
-            for j in 0..s {
-                let mut r = b[blocks.cols[s0 + j]];
-                for (i, yi) in y.iter().enumerate() {
-                    r -= a0[i * s + j] * yi;
-                }
-                m.error = m.error.max(r.abs());
             }
         }
         m.finite = finite == 0.0;
         Ok(m)
+    }
+
+    /// One step of [`Lu::inward`]: block `bk` (`s x s`) solved for its unknowns in `x` from what
+    /// its children left in `b`, its residual, largest entry and finiteness added to `m` and
+    /// `finite`; `false` on a zero pivot.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn inward_block(
+        &mut self,
+        blocks: &Blocks,
+        values: &[f64],
+        b: &mut [f64],
+        x: &mut [f64],
+        bk: usize,
+        s: usize,
+        m: &mut Backward,
+        finite: &mut f64,
+    ) -> bool {
+        let s0 = blocks.start[bk];
+        // the forces of the blocks already solved (downstream: the children) on this one
+        for &(slot, r, c) in &blocks.off_by_col[blocks.off_col_start[bk]..blocks.off_col_start[bk + 1]] {
+            b[c] -= values[slot] * x[r];
+        }
+        let pivots = &mut self.one_pivots[..s];
+        // the block factored, the same block as assembled and its unknowns (for its residual)
+        let (a, rest) = self.one[..2 * s * s + s].split_at_mut(s * s);
+        let (a0, y) = rest.split_at_mut(s * s);
+        a.fill(0.0);
+        let d0 = blocks.dense_start[bk];
+        for &(slot, at) in &blocks.diag[blocks.diag_start[bk]..blocks.diag_start[bk + 1]] {
+            a[at - d0] += values[slot];
+        }
+        a0.copy_from_slice(a);
+        if !lu_in_place(a, s, pivots) {
+            return false;
+        }
+        let (rows, cols) = (&blocks.rows[s0..s0 + s], &blocks.cols[s0..s0 + s]);
+        let t = &mut self.block[..s];
+        for (ti, &c) in t.iter_mut().zip(cols) {
+            *ti = b[c];
+        }
+        lu_solve_transpose(a, s, t);
+        for (ti, &p) in t.iter().zip(pivots.iter()) {
+            x[rows[p]] = *ti;
+            y[p] = *ti;
+            *finite += *ti * 0.0;
+            m.solution = m.solution.max(ti.abs());
+        }
+        // the block's columns' residual: what is left of b after this block's own forces
+        for (j, &c) in cols.iter().enumerate() {
+            let mut r = b[c];
+            for (i, yi) in y.iter().enumerate() {
+                r -= a0[i * s + j] * yi;
+            }
+            m.error = m.error.max(r.abs());
+        }
+        true
     }
 
     /// Solve `D_cc X = B` (or `D_ccᵀ X = B`) in place for all columns of `rhs`.

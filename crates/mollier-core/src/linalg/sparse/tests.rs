@@ -214,3 +214,23 @@ fn a_solve_over_the_reached_blocks_is_the_whole_solve() {
         assert!(mark.iter().all(|m| !m));
     }
 }
+
+/// The assembly's split scatter (each slot's first entry set, the others added) gives the bits of
+/// zeroing and adding every entry in order, with repeated entries and a negative zero.
+#[test]
+fn an_assembly_without_zeroing_is_the_sums() {
+    // (gradient index, row, col): (0, 0) three times, (1, 1) twice, one entry -0.0
+    let entries = vec![(0, 0, 0), (1, 1, 1), (2, 0, 0), (3, 0, 1), (4, 1, 1), (5, 0, 0), (6, 1, 0)];
+    let de = [0.1, -0.0, 0.2, -0.0, 0.0, 0.3, 1e-17];
+    let p = Pattern::new(2, 2, entries.clone(), Vec::new());
+    let (keys, ..) = csc(2, entries.iter().map(|&(_, r, c)| (r, c)));
+    let mut want = vec![0.0; keys.len()];
+    for &(src, r, c) in &entries {
+        want[keys.binary_search(&(c, r)).expect("key")] += de[src];
+    }
+    let mut got = vec![f64::NAN; keys.len()];
+    p.assemble(&de, &mut got);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got), bits(&want));
+    assert_eq!((p.scatter_first.len(), p.scatter_more.len()), (4, 3));
+}
