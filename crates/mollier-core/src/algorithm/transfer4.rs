@@ -105,7 +105,7 @@ pub fn subset_jets(
     out: &mut Vec<Vec<f64>>,
 ) -> Result<(), KinematicsError> {
     first_order(model, data)?;
-    let (nx, nq, nc) = (model.n_x(), model.n_q(), model.n_unknowns());
+    let (nx, nq) = (model.n_x(), model.n_q());
     if q.len() != SUBSETS || q.iter().any(|qs| !qs.is_empty() && qs.len() != nq) {
         let got = q.iter().map(Vec::len).find(|&l| l != 0 && l != nq).unwrap_or(q.len());
         return Err(KinematicsError::InputLength { expected: nq, got });
@@ -115,10 +115,23 @@ pub fn subset_jets(
     out[0].copy_from_slice(&data.x);
     let mut order: Vec<usize> = (1..SUBSETS).filter(|s| s & !used == 0).collect();
     order.sort_by_key(|s| s.count_ones());
+    fill_subsets(model, data, q, &order, out)
+}
+
+/// [`subset_jets`]' work for the subsets `order` (each after its proper subsets, which `out`
+/// holds already: computed here before it, or given), `DF_x` formed.
+fn fill_subsets(
+    model: &Model,
+    data: &mut Data,
+    q: &[Vec<f64>],
+    order: &[usize],
+    out: &mut [Vec<f64>],
+) -> Result<(), KinematicsError> {
+    let (nx, nc) = (model.n_x(), model.n_unknowns());
     let (mut xs, mut tmp) = (vec![0.0; nx], vec![0.0; nx]);
     let mut rhs = Mat::<f64>::zeros(nc, 1);
     let (mut own, mut e) = (Vec::new(), Vec::new());
-    for s in order {
+    for &s in order {
         xs.fill(0.0);
         for (k, &qk) in q[s].iter().enumerate() {
             for (a, d) in xs.iter_mut().zip(data.df_x.col_as_slice(k)) {
@@ -245,24 +258,62 @@ pub fn equations_of_motion_hessian(
         return Err(KinematicsError::InputLength { expected: nq, got });
     }
     *out = Mat::zeros(3 * nq, 3 * nq);
+    first_order(model, data)?;
     let unit = |d: usize, block: usize| -> Vec<f64> {
         if d / nq == block { (0..nq).map(|k| if k == d % nq { 1.0 } else { 0.0 }).collect() } else { Vec::new() }
     };
-    let (mut acc, mut vir) = (Vec::new(), Vec::new());
+    // The subsets without ε2 depend on the first direction alone, those without ε1 on the second
+    // alone (the same numbers with ε1 for ε2), those with neither on neither: made once (per
+    // direction), only the subsets with both per pair. Along (q, q̇, q̈): ε3, ε4 the rates.
+    let mut base = vec![data.x.clone(); 1];
+    base.resize(SUBSETS, vec![0.0; model.n_x()]);
+    let mut q = vec![Vec::new(); SUBSETS];
+    (q[4], q[8], q[12]) = (qd.to_vec(), qd.to_vec(), qdd.to_vec());
+    fill_subsets(model, data, &q, &[4, 8, 12], &mut base)?;
+    let mut single = Vec::with_capacity(3 * nq);
+    for d in 0..3 * nq {
+        let mut out = base.clone();
+        (q[1], q[5], q[9], q[13]) = (unit(d, 0), unit(d, 1), unit(d, 1), unit(d, 2));
+        fill_subsets(model, data, &q, &[1, 5, 9, 13], &mut out)?;
+        single.push(out);
+    }
+    // along (q, μ): ε3 the multipliers
+    let mut vbase = vec![data.x.clone(); 1];
+    vbase.resize(SUBSETS, vec![0.0; model.n_x()]);
+    let mut qv = vec![Vec::new(); SUBSETS];
+    qv[4] = mu.to_vec();
+    fill_subsets(model, data, &qv, &[4], &mut vbase)?;
+    let mut vsingle = Vec::with_capacity(nq);
+    for d in 0..nq {
+        let mut out = vbase.clone();
+        qv[1] = unit(d, 0);
+        fill_subsets(model, data, &qv, &[1, 5], &mut out)?;
+        vsingle.push(out);
+    }
+    let (mut acc, mut vir) = (base.clone(), vbase.clone());
     for a in 0..3 * nq {
         for b in 0..=a {
             if a >= 2 * nq && b >= nq {
                 continue;
             }
-            let mut q = vec![Vec::new(); SUBSETS];
-            (q[1], q[2]) = (unit(a, 0), unit(b, 0));
-            (q[4], q[8]) = (qd.to_vec(), qd.to_vec());
-            (q[5], q[9], q[6], q[10]) = (unit(a, 1), unit(a, 1), unit(b, 1), unit(b, 1));
-            (q[12], q[13], q[14]) = (qdd.to_vec(), unit(a, 2), unit(b, 2));
-            subset_jets(model, data, &q, 15, &mut acc)?;
-            let mut q = vec![Vec::new(); SUBSETS];
-            (q[1], q[2], q[4]) = (unit(a, 0), unit(b, 0), mu.to_vec());
-            subset_jets(model, data, &q, 7, &mut vir)?;
+            (q[1], q[5], q[9], q[13]) = (unit(a, 0), unit(a, 1), unit(a, 1), unit(a, 2));
+            (q[2], q[6], q[10], q[14]) = (unit(b, 0), unit(b, 1), unit(b, 1), unit(b, 2));
+            for t in [1, 5, 9, 13] {
+                acc[t].clone_from(&single[a][t]);
+                acc[t + 1].clone_from(&single[b][t]);
+            }
+            fill_subsets(model, data, &q, &[3, 7, 11, 15], &mut acc)?;
+            (qv[1], qv[2]) = (unit(a, 0), unit(b, 0));
+            // a rate's or an acceleration's direction moves no coordinate: its parts are 0
+            let pick = |d: usize, t: usize, v: &mut Vec<f64>| match vsingle.get(d) {
+                Some(jets) => v.clone_from(&jets[t]),
+                None => v.fill(0.0),
+            };
+            for t in [1, 5] {
+                pick(a, t, &mut vir[t]);
+                pick(b, t, &mut vir[t + 1]);
+            }
+            fill_subsets(model, data, &qv, &[3, 7], &mut vir)?;
             // (x, ẋ, ẍ, w) over ε1, ε2: the parts of the subsets 0, 1, 2, 3 joined with `with`
             let lift = |jets: &[Vec<f64>], with: usize| -> Vec<HyperDual64> {
                 (0..model.n_x())
