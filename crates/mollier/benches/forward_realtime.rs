@@ -5,7 +5,7 @@
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
 //!     [--whole-jacobian] [--max-step H] [--without-third-order] [--gustafsson] [--ros23 | --ros34pw2]
-//!     [--accuracy] [--no-frames]
+//!     [--accuracy] [--no-frames] [--no-breaks] [--atol-activation A]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
 //! run through `ForwardRun` with a frame every 10 ms (what `mollier simulate` computes before it
@@ -19,7 +19,9 @@
 //! instead of every 4 steps; `--max-step`: the longest step (s, 0.02 by default);
 //! `--without-third-order`: the integration alone with the fixed step's Jacobian, `∂c/∂q` without
 //! the third-order transfer functions (`Musculoskeletal::forward_workspace`), instead of the
-//! exact one `ForwardRun` keeps under error control.
+//! exact one `ForwardRun` keeps under error control; `--no-breaks`: the integration alone with
+//! steps that straddle the excitations' knots instead of ending on them (`Adaptive::set_breaks`);
+//! `--atol-activation`: `Tolerances::atol_activation`.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -64,7 +66,13 @@ fn differences(a: &Outputs, b: &Outputs) -> (f64, f64) {
 }
 
 /// The integration alone to the end: seconds and the step counts.
-fn integrate(c: &Compiled, ex: &Excitations, tol: Tolerances, third: bool) -> (f64, mollier_sim::StepStats) {
+fn integrate(
+    c: &Compiled,
+    ex: &Excitations,
+    tol: Tolerances,
+    third: bool,
+    breaks: bool,
+) -> (f64, mollier_sim::StepStats) {
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let mut ws = if third { sys.workspace() } else { sys.forward_workspace() };
     let u = |t: f64, w: &mut [f64]| ex.at(t, w);
@@ -73,6 +81,9 @@ fn integrate(c: &Compiled, ex: &Excitations, tol: Tolerances, third: bool) -> (f
     let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &w).expect("a rest state");
     let t0 = Instant::now();
     let mut a = Adaptive::new(&sys, &mut ws, &start, &u, tol).expect("it starts");
+    if breaks {
+        a.set_breaks(&ex.time);
+    }
     while a.state().t < DURATION {
         a.step(&sys, &mut ws, &u).expect("a step");
     }
@@ -86,6 +97,9 @@ fn main() {
     if let Some(r) = arg(&args, "--rtol") {
         tol.rtol = r;
         tol.atol = r * 1e-2;
+    }
+    if let Some(a) = arg(&args, "--atol-activation") {
+        tol.atol_activation = Some(a);
     }
     if let Some(k) = arg(&args, "--jacobian-every") {
         tol.jacobian_every = Some(k);
@@ -117,7 +131,8 @@ fn main() {
     );
     let mut best = (f64::INFINITY, f64::INFINITY);
     for r in 0..rounds {
-        let (alone, stats) = integrate(&c, &ex, tol, !args.iter().any(|a| a == "--without-third-order"));
+        let third = !args.iter().any(|a| a == "--without-third-order");
+        let (alone, stats) = integrate(&c, &ex, tol, third, !args.iter().any(|a| a == "--no-breaks"));
         let framed = (!args.iter().any(|a| a == "--no-frames")).then(|| {
             let t0 = Instant::now();
             let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).expect("it starts");

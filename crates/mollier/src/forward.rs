@@ -321,7 +321,9 @@ impl<'a> ForwardRun<'a> {
         let (step, adaptive) = match options.integration {
             Integration::Fixed(step) => (step, None),
             Integration::Adaptive(tol) => {
-                let a = Adaptive::new(&system, &mut ws, &state, &|t, u| excitations.at(t, u), tol)?;
+                let mut a = Adaptive::new(&system, &mut ws, &state, &|t, u| excitations.at(t, u), tol)?;
+                // the steps end on the excitations' knots, where their slope changes
+                a.set_breaks(&excitations.time);
                 state = a.state().clone();
                 (tol.first_step, Some(a))
             }

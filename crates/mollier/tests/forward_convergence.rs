@@ -5,7 +5,7 @@ use std::path::Path;
 
 use mollier::forward_tables::{SimulateOptions, SimulateRun};
 use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun, Tolerances};
-use mollier_sim::{Controller, Method, Musculoskeletal};
+use mollier_sim::{Adaptive, Controller, Method, Musculoskeletal};
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
@@ -83,6 +83,45 @@ fn the_elbows_adaptive_run_agrees_with_the_dormand_prince_reference() {
     let e = rms_angle_deg(&states, &reference);
     eprintln!("rtol 1e-3, the whole Jacobian every 4 steps: {steps} steps, RMS elbow-angle error {e:.5}°");
     assert!(e < 0.05, "{e}");
+}
+
+/// The times of the accepted steps of the elbow's error-controlled run to `t_end`, the steps
+/// ending on the excitations' knots when `breaks`.
+fn elbow_step_ends(c: &Compiled, ex: &Excitations, t_end: f64, breaks: bool) -> Vec<f64> {
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let mut ws = sys.workspace();
+    let u = |t: f64, w: &mut [f64]| ex.at(t, w);
+    let mut w = vec![0.0; sys.layout().m];
+    ex.at(0.0, &mut w);
+    let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &w).unwrap();
+    let mut a = Adaptive::new(&sys, &mut ws, &start, &u, Tolerances::default()).unwrap();
+    if breaks {
+        a.set_breaks(&ex.time);
+    }
+    let mut ends = Vec::new();
+    while a.state().t < t_end {
+        a.step(&sys, &mut ws, &u).unwrap();
+        ends.push(a.state().t);
+    }
+    ends
+}
+
+#[test]
+fn error_control_ends_its_steps_on_the_excitations_knots() {
+    let c = load("forward/elbow.toml");
+    let ex = excitations(&c, "forward/elbow-excitations.csv");
+    let t_end = 0.7;
+    let knots: Vec<f64> = ex.time.iter().copied().filter(|&t| t > 0.0 && t < t_end).collect();
+    assert!(knots.len() >= 4, "{knots:?}");
+    // each knot is a step's end, to the bit
+    let ends = elbow_step_ends(&c, &ex, t_end, true);
+    for k in &knots {
+        assert!(ends.contains(k), "no step ends on the knot at {k} s: {ends:?}");
+    }
+    // and without the breaks the steps straddle them (what the test above tells apart)
+    let free = elbow_step_ends(&c, &ex, t_end, false);
+    assert!(knots.iter().any(|k| !free.contains(k)), "{free:?}");
+    eprintln!("elbow to {t_end} s: {} steps with the knots as breaks, {} without", ends.len(), free.len());
 }
 
 /// The joint rotations (rad) and every muscle's force (N) of a run at each multiple of `every`
