@@ -46,8 +46,9 @@ pub struct DistalSide {
 impl DistalSide {
     /// The distal side of `joint` (a position node) beyond the `socket` elements, or why there
     /// is none: the joint not a position node, the socket not ending at it, the distal side
-    /// holding a fixed or input coordinate (the socket is then not the only support), or a
-    /// socket element wholly inside it.
+    /// holding a fixed or input coordinate (the socket is then not the only support), a
+    /// socket element wholly inside it, or a crossing element without
+    /// [`crate::element::Element::fourth_order`].
     pub fn new(model: &Model, joint: NodeId, socket: &[ElementId]) -> Result<Self, String> {
         let nodes = model.nodes();
         let info = nodes.get(joint.index()).ok_or_else(|| format!("no node #{}", joint.index()))?;
@@ -131,7 +132,20 @@ impl DistalSide {
                 p.iter().any(|&n| inside[n]) && p.iter().any(|&n| !inside[n])
             })
             .map(ElementId::new)
-            .collect();
+            .collect::<Vec<_>>();
+        // the crossing elements' second derivatives come from their fourth-order evaluation
+        for el in &crossing {
+            let entry = &model.elements[el.index()];
+            let own: Vec<Jet4> = entry.own.iter().map(|&c| Jet4::from(model.x0[c])).collect();
+            let mut e = vec![Jet4::from(0.0); entry.element.layout().n_modes()];
+            if !matches!(entry.element.fourth_order(&own, &mut e), Ok(true)) {
+                return Err(format!(
+                    "`{}` (`{}`) crosses the joint and has no higher derivatives (Element::fourth_order)",
+                    entry.name,
+                    entry.element.type_name()
+                ));
+            }
+        }
         Ok(Self { nodes: side, crossing })
     }
 
