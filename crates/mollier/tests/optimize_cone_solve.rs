@@ -56,6 +56,20 @@ fn the_cone_is_respected_where_it_binds() {
     assert!(worst <= 1e-6, "the joint force leaves the cone: index {worst:.2e}");
     assert!(worst > -1e-3, "the cone does not bind: largest index {worst:.2e}");
     assert!(bound.solved.ipopt.objective > free * 1.001, "{} against {free}", bound.solved.ipopt.objective);
-    let table = bound.tables().into_iter().find(|t| t.file == "stability.csv").expect("stability.csv is written");
-    assert_eq!(table.columns.last().map(|c| c.name.as_str()), Some("cone_constraint"));
+    // stability.csv: the force, angles, index in the model's cone and the constraint's row
+    let out = std::env::temp_dir().join(format!("mollier-optimize-cone-{}", std::process::id()));
+    bound.write(mollier::OutputDir::create(&out).expect("opens")).expect("writes");
+    let text = std::fs::read_to_string(out.join("stability.csv")).expect("stability.csv is written");
+    std::fs::remove_dir_all(&out).unwrap();
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header.first(), Some(&"time"));
+    assert_eq!(header.last(), Some(&"cone_constraint"));
+    let rows: Vec<Vec<f64>> = lines.map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect();
+    assert_eq!(rows.len(), bound.solved.points.len());
+    for (r, f) in rows.iter().zip(&bound.solved.cone) {
+        let index = stability_index(f, 25f64.to_radians(), 25f64.to_radians()).unwrap();
+        assert!((r[1] - f[0]).abs() <= 1e-9 * f[0].abs() && (r[6] - index).abs() < 1e-9, "{r:?} against {f:?}");
+        assert!(r[7] <= 1e-6, "the constraint's row {} is violated", r[7]);
+    }
 }
