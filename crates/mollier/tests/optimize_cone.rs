@@ -1,6 +1,7 @@
 //! The joint cone as a path constraint of `mollier optimize` (`mollier_ocp::ConeConstraint`), on
 //! the elbow with two Hill muscles (`models/forward/elbow.toml`, its cone on the humerus's beam
-//! at the elbow): the joint force by the virtual work of the forearm against the kinetostatics
+//! at the elbow) and on the same elbow on a swinging humerus (`fixtures/swinging-elbow.toml`:
+//! the socket body turns): the joint force by the virtual work of the forearm against the kinetostatics
 //! that `simulate`'s `stability.csv` reports (`D_cc`'s transposed solve: an independent route);
 //! the constraint's Jacobian in every variable against central differences at random points;
 //! the problem file's checks, each at its field.
@@ -36,6 +37,13 @@ fn elbow() -> mollier::Compiled {
     load(std::path::Path::new(path), &mollier::registry()).expect("model loads")
 }
 
+/// The elbow on a humerus that swings about a tilted axis (`fixtures/swinging-elbow.toml`): the
+/// cone's socket body turns with an input.
+fn swinging_elbow() -> mollier::Compiled {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/swinging-elbow.toml");
+    load(std::path::Path::new(path), &mollier::registry()).expect("model loads")
+}
+
 /// The model's cone as a constraint, its half-angles `k` times the model's, scale 100 N.
 fn cone_of(c: &mollier::Compiled, k: f64) -> ConeConstraint {
     let info = c.load_sharing.as_ref().and_then(|l| l.cone.as_ref()).expect("the elbow has a cone");
@@ -49,21 +57,23 @@ fn cone_of(c: &mollier::Compiled, k: f64) -> ConeConstraint {
     }
 }
 
-/// Random variables: the flexion within ±0.6 rad, its rate and acceleration within ±3, each
-/// muscle's contraction state within ±4 mm of its rest state (its tendons stretched or slack),
-/// activations, excitations and the other rates random.
-fn random_point(t: &Transcription<'_, '_, '_>, rng: &mut Rng, rest: &[f64]) -> Vec<f64> {
+/// Random variables: the rotations within ±0.6 rad, their rates and accelerations within ±3,
+/// each muscle's contraction state within ±4 mm of its rest state (its tendons stretched or
+/// slack), activations, excitations and the other rates random.
+fn random_point(t: &Transcription<'_, '_, '_>, rng: &mut Rng, rest: &[f64], l: mollier_sim::Layout) -> Vec<f64> {
     let nx = rest.len();
     let per = t.n() / t.points();
     let mut z = vec![0.0; t.n()];
     for i in 0..t.points() {
         let zi = &mut z[i * per..(i + 1) * per];
-        zi[0] = 0.6 * rng.sym();
-        zi[1] = 3.0 * rng.sym();
-        for k in 2..4 {
+        for k in 0..l.n {
+            zi[k] = 0.6 * rng.sym();
+            zi[l.n + k] = 3.0 * rng.sym();
+        }
+        for k in l.s()..l.a() {
             zi[k] = rest[k] + 0.004 * rng.sym();
         }
-        for k in 4..6 {
+        for k in l.a()..nx {
             zi[k] = rng.next();
         }
         for v in &mut zi[nx..2 * nx] {
@@ -103,11 +113,16 @@ fn kinetostatic_force(system: &Musculoskeletal<'_>, c: &ConeConstraint, x: &[f64
 
 #[test]
 fn the_joint_force_is_the_kinetostatic_one() {
-    let c = elbow();
+    for c in [elbow(), swinging_elbow()] {
+        joint_force_is_kinetostatic(&c);
+    }
+}
+
+fn joint_force_is_kinetostatic(c: &mollier::Compiled) {
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let rest = system.rest_state(&mut system.workspace(), &c.model.q0(), 0.0, &[0.05, 0.05]).unwrap().x;
     let p = Problem {
-        cone: Some(cone_of(&c, 1.0)),
+        cone: Some(cone_of(c, 1.0)),
         hessian: HessianChoice::LimitedMemory,
         ..problem::open(&system, 0.5, 2, Scheme::Trapezoidal, Objective::default())
     };
@@ -117,7 +132,7 @@ fn the_joint_force_is_the_kinetostatic_one() {
     let per = t.n() / t.points();
     let mut worst = 0.0f64;
     for _ in 0..3 {
-        let z = random_point(&t, &mut rng, &rest);
+        let z = random_point(&t, &mut rng, &rest, system.layout());
         let forces = t.cone_forces(&z).expect("evaluates");
         for (i, f) in forces.iter().enumerate() {
             let zi = &z[i * per..(i + 1) * per];
@@ -131,7 +146,7 @@ fn the_joint_force_is_the_kinetostatic_one() {
     assert!(worst < 1e-9, "the joint force differs from the kinetostatic one by {worst:.1e} of its size");
 }
 
-/// The largest difference of the cone rows' Jacobian from central differences (step 1e-7 of
+/// The largest difference of the cone rows' Jacobian from central differences (`step` of
 /// each variable's size or 1), relative to the largest entry of the same row and kind of
 /// variable (`q`, `v`, the muscles' states, `q̇`, `v̇`, the other rates and controls; at least
 /// 1e-4 of the row's largest: the tendons' partials by `s` are 10⁵ times the rest, and a wrong
@@ -141,6 +156,7 @@ fn the_joint_force_is_the_kinetostatic_one() {
 /// 100-fold per 10-fold step: 3.0e-6, 3.0e-8 at 1e-7).
 fn cone_jacobian_error(
     t: &mut Transcription<'_, '_, '_>,
+    step: f64,
     z: &[f64],
     first_row: usize,
     layout: mollier_sim::Layout,
@@ -172,7 +188,7 @@ fn cone_jacobian_error(
     let mut zp = z.to_vec();
     let (mut worst, mut at) = (0.0f64, (0, 0));
     for j in 0..t.n() {
-        let h = 1e-7 * z[j].abs().max(1.0);
+        let h = step * z[j].abs().max(1.0);
         zp[j] = z[j] + h;
         assert!(t.constraints(&zp, &mut gp));
         zp[j] = z[j] - h;
@@ -192,23 +208,31 @@ fn cone_jacobian_error(
 
 #[test]
 fn the_cone_rows_jacobian_is_exact_in_every_variable() {
-    let c = elbow();
+    // the swinging humerus's differences carry round-off that grows as the step shrinks
+    // (5.5e-7, 5.5e-6, 5.5e-5 at 1e-6, 1e-7, 1e-8: no term is missing), as the kernel's Newton
+    // solve leaves it (`optimize_derivatives` allows the elbow 1e-5)
+    for (c, step, tol) in [(elbow(), 1e-7, 1e-6), (swinging_elbow(), 1e-6, 1e-5)] {
+        cone_rows_jacobian_is_exact(&c, step, tol);
+    }
+}
+
+fn cone_rows_jacobian_is_exact(c: &mollier::Compiled, step: f64, tol: f64) {
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let rest = system.rest_state(&mut system.workspace(), &c.model.q0(), 0.0, &[0.05, 0.05]).unwrap().x;
     let mut rng = Rng(0x0dd_ba11_cafe_f00d);
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
         let p = Problem {
-            cone: Some(cone_of(&c, 0.8)),
+            cone: Some(cone_of(c, 0.8)),
             hessian: HessianChoice::LimitedMemory,
             ..problem::open(&system, 0.5, 1, scheme, Objective { excitation: 1.0, ..Objective::default() })
         };
         let mut t = Transcription::new(&p).expect("the cone applies");
         let first_row = t.m() - 2 * t.points();
         for _ in 0..3 {
-            let z = random_point(&t, &mut rng, &rest);
-            let (err, (row, col)) = cone_jacobian_error(&mut t, &z, first_row, system.layout());
+            let z = random_point(&t, &mut rng, &rest, system.layout());
+            let (err, (row, col)) = cone_jacobian_error(&mut t, step, &z, first_row, system.layout());
             println!("{scheme:?}: largest relative difference {err:.1e} at row {row}, column {col}");
-            assert!(err < 1e-6, "{scheme:?}: the cone rows' Jacobian is off by {err:.1e} at row {row}, column {col}");
+            assert!(err < tol, "{scheme:?}: the cone rows' Jacobian is off by {err:.1e} at row {row}, column {col}");
         }
     }
 }
