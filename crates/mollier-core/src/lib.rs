@@ -37,7 +37,8 @@ pub mod terms;
 // the algorithms' modules by their names of before, so that `mollier_core::kinematics::...`
 // and the others keep working
 pub use algorithm::{
-    diagnostics, dynamics, kinematics, linearize, parallel, screws, stiffness, transfer, transfer3, transfer4,
+    diagnostics, dynamics, joint_force, kinematics, linearize, parallel, screws, stiffness, transfer, transfer3,
+    transfer4,
 };
 pub use linalg::dense;
 pub use model::topology;

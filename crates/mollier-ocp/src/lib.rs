@@ -34,12 +34,14 @@
 use mollier_ipopt::{Nlp, Scaling, Solution, Value};
 use mollier_sim::{Layout, Linearization, Musculoskeletal, SimError, Workspace};
 
+mod cone;
 mod free_time;
 mod guess;
 mod hessian;
 mod markers;
 mod scaling;
 mod second_order;
+pub use cone::ConeConstraint;
 pub use guess::Trajectory;
 pub use hessian::{HessianChoice, Motion, exact_hessian, multibody_block};
 pub use markers::MarkerTracking;
@@ -131,6 +133,8 @@ pub struct Problem<'s, 'm> {
     pub excitation_bounds: [f64; 2],
     /// The Hessian of the Lagrangian IPOPT is given.
     pub hessian: HessianChoice,
+    /// A joint cone the joint force keeps within at every point (`cone.rs`), if any.
+    pub cone: Option<ConeConstraint>,
 }
 
 /// Why a problem could not be set up or solved.
@@ -173,6 +177,8 @@ pub struct Solved {
     pub max_residual: [f64; 2],
     /// The exact Hessian's case, or why IPOPT's approximation was used.
     pub hessian: Result<Motion, String>,
+    /// The joint force in the cone frame (N) at every point, with a [`ConeConstraint`].
+    pub cone: Vec<[f64; 3]>,
 }
 
 /// Where the iterations start.
@@ -225,6 +231,9 @@ pub struct Transcription<'p, 's, 'm> {
     hessian: Result<Motion, String>,
     /// IPOPT's user scaling, if any.
     scaling: Option<Scaling>,
+    /// The cone constraint, checked, and its rows at the linearized points.
+    cone: Option<cone::ConeSetup>,
+    cone_rows: Vec<cone::ConeRows>,
 }
 
 impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
@@ -301,7 +310,9 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             .map(|m| (0..points).map(|i| markers::interpolate3(&m.reference, i as f64 * dt)).collect())
             .collect();
         let nz = 2 * nx + layout.m + p.actuators.len();
+        let cone = p.cone.as_ref().map(|c| cone::ConeSetup::new(p.system, c)).transpose().map_err(OcpError::Shape)?;
         let hessian = match p.hessian {
+            HessianChoice::Exact if cone.is_some() => Err(cone::NO_HESSIAN.into()),
             HessianChoice::Exact => exact_hessian(p.system),
             HessianChoice::LimitedMemory => Err("as the problem asks".into()),
         };
@@ -320,6 +331,8 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             cache: None,
             hessian,
             scaling: None,
+            cone,
+            cone_rows: Vec::new(),
         })
     }
 
@@ -367,6 +380,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             return Ok(());
         }
         self.cache = None;
+        self.cone_rows.clear();
         self.markers.clear();
         let (xd0, e0, _) = self.off();
         let nx = self.nx();
@@ -381,6 +395,9 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             // the markers where this point is placed (the kernel's data holds its q and DF)
             let model = self.p.system.model;
             self.markers.read(model, &mut self.ws.data, &self.p.objective.markers, self.layout.n)?;
+            if let Some(c) = &self.cone {
+                self.cone_rows.push(c.rows(self.p.system, &mut self.ws, &lin, &zi[..nx], &zi[xd0..xd0 + nx])?);
+            }
             lins.push(lin);
         }
         self.cache = Some((z.to_vec(), lins));
@@ -540,7 +557,7 @@ impl Nlp for Transcription<'_, '_, '_> {
     }
 
     fn m(&self) -> usize {
-        self.points * self.nx() + self.p.intervals * self.defect_rows()
+        self.points * self.nx() + self.p.intervals * self.defect_rows() + self.cone_m()
     }
 
     fn bounds(&self, x_l: &mut [f64], x_u: &mut [f64], g_l: &mut [f64], g_u: &mut [f64]) {
@@ -572,6 +589,7 @@ impl Nlp for Transcription<'_, '_, '_> {
         }
         g_l.fill(0.0);
         g_u.fill(0.0);
+        self.cone_bounds(g_l, g_u);
     }
 
     fn objective(&mut self, z: &[f64]) -> Option<f64> {
@@ -650,6 +668,7 @@ impl Nlp for Transcription<'_, '_, '_> {
                 }
             }
         }
+        self.cone_constraints(g);
         true
     }
 
@@ -700,6 +719,7 @@ impl Nlp for Transcription<'_, '_, '_> {
             }
         }
         s.extend(self.time_jacobian_structure());
+        s.extend(self.cone_structure());
         s
     }
 
@@ -746,6 +766,8 @@ impl Nlp for Transcription<'_, '_, '_> {
             }
         }
         self.time_jacobian_values(z, &mut values[v..]);
+        let v = v + self.time_jacobian_structure().len();
+        self.cone_values(&mut values[v..]);
         true
     }
 
@@ -811,8 +833,10 @@ impl Problem<'_, '_> {
         if t.constraints(&sol.x, &mut g) {
             let split = t.points * t.nx();
             let largest = |s: &[f64]| s.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            max_residual = [largest(&g[..split]), largest(&g[split..])];
+            let end = g.len() - t.cone_m();
+            max_residual = [largest(&g[..split]), largest(&g[split..end])];
         }
-        Ok(Solved { points: t.unpack(&sol.x), ipopt: sol, max_residual, hessian: t.hessian.clone() })
+        let cone = t.cone_rows.iter().map(|r| r.force).collect();
+        Ok(Solved { points: t.unpack(&sol.x), ipopt: sol, max_residual, hessian: t.hessian.clone(), cone })
     }
 }

@@ -92,6 +92,8 @@ impl Transcription<'_, '_, '_> {
         if self.free_time() {
             x.push(1.0 / self.p.duration);
         }
+        // the cone's rows are of order 1 at forces of their scale already
+        g.resize(self.m(), 1.0);
         Ok(Scaling { objective: 1.0, x, g })
     }
 }

@@ -296,7 +296,7 @@ const ENERGY: [(&str, &str, &str); 2] = [
 ];
 
 /// The columns of `stability.csv`: name, unit, meaning.
-const STABILITY: [(&str, &str, &str); 6] = [
+pub(crate) const STABILITY: [(&str, &str, &str); 6] = [
     ("force_x", "N", "joint force in the cone frame, along its axis (into the socket)"),
     ("force_y", "N", "joint force in the cone frame, y"),
     ("force_z", "N", "joint force in the cone frame, z"),

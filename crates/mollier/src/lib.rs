@@ -52,6 +52,7 @@ pub mod load_sharing;
 pub mod loads;
 pub mod motion;
 pub mod optimize;
+pub mod optimize_cone;
 pub mod optimize_guess;
 pub mod optimize_markers;
 pub mod output;

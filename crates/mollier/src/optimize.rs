@@ -267,6 +267,9 @@ pub struct ProblemSpec {
     /// IPOPT's settings.
     #[serde(default)]
     pub solver: SolverSpec,
+    /// Path constraints (`[constraints.cone]`: the model's joint cone).
+    #[serde(default)]
+    pub constraints: crate::optimize_cone::ConstraintsSpec,
 }
 
 /// Why `mollier optimize` failed.
@@ -437,6 +440,8 @@ impl OptimizeRun {
                 ));
             }
         }
+        let exact = s.solver.hessian == Some(HessianSpec::Exact);
+        out.extend(crate::optimize_cone::problems(s.constraints.cone.as_ref(), exact, &self.compiled));
         let state = |table: &str, name: &str, out: &mut Vec<(String, String)>| {
             if !names.iter().any(|n| n == name) {
                 out.push((
@@ -633,6 +638,7 @@ impl OptimizeRun {
                 None | Some(HessianSpec::Exact) => HessianChoice::Exact,
                 Some(HessianSpec::LimitedMemory) => HessianChoice::LimitedMemory,
             },
+            cone: crate::optimize_cone::constraint(s.constraints.cone.as_ref(), c),
         };
         let mut options = vec![
             ("tol", IpoptValue::Num(s.solver.tolerance)),
@@ -746,7 +752,21 @@ impl Optimized<'_> {
             }
             t.push(Table { file: "controls.csv".into(), columns: a });
         }
+        if !self.solved.cone.is_empty() {
+            t.push(Table { file: "stability.csv".into(), columns: crate::optimize_cone::columns() });
+        }
         t
+    }
+
+    /// Point `i`'s row of `stability.csv` after `time` (with a cone constraint).
+    fn stability_row(&self, i: usize) -> Vec<f64> {
+        let c = &self.run.compiled;
+        let cone = crate::optimize_cone::constraint(self.run.spec.constraints.cone.as_ref(), c);
+        let model = c.load_sharing.as_ref().and_then(|l| l.cone.as_ref()).map(|k| k.half_angles);
+        match (cone, model) {
+            (Some(cone), Some(model)) => crate::optimize_cone::row(&self.solved.cone[i], model, &cone),
+            _ => vec![f64::NAN; 7],
+        }
     }
 
     /// The summary's fields.
@@ -785,6 +805,7 @@ impl Optimized<'_> {
                 let row: Vec<f64> = match t.file.as_str() {
                     "states.csv" => std::iter::once(p.time).chain(p.x.iter().copied()).collect(),
                     "muscles.csv" => std::iter::once(p.time).chain(self.muscles[i].iter().flatten().copied()).collect(),
+                    "stability.csv" => std::iter::once(p.time).chain(self.stability_row(i)).collect(),
                     _ => std::iter::once(p.time)
                         .chain(p.controls.iter().zip(&self.actuators).flat_map(|(u, (_, f))| [*u, u * f]))
                         .collect(),

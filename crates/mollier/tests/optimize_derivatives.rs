@@ -528,6 +528,7 @@ fn chain_problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Pro
         final_state: vec![None; nx],
         excitation_bounds: [0.0, 1.0],
         hessian: HessianChoice::Exact,
+        cone: None,
     }
 }
 

@@ -9,6 +9,7 @@ pub mod diagnostics;
 pub mod dynamics;
 pub(crate) mod error;
 pub(crate) mod evaluate;
+pub mod joint_force;
 pub mod kinematics;
 pub mod linearize;
 pub(crate) mod local;

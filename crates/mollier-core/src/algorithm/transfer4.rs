@@ -42,13 +42,13 @@ use crate::scalar::Real;
 const SUBSETS: usize = 16;
 
 /// A [`Jet4`] from its mixed derivatives by subset (`c(S)`).
-fn jet(c: impl Fn(usize) -> f64) -> Jet4 {
+pub(crate) fn jet(c: impl Fn(usize) -> f64) -> Jet4 {
     let d = |t: usize| Dual64::new(c(t), c(t | 8));
     HyperHyperDual::new(d(0), d(1), d(2), d(4), d(3), d(5), d(6), d(7))
 }
 
 /// The mixed derivative of `j` over subset `s`.
-fn part(j: &Jet4, s: usize) -> f64 {
+pub(crate) fn part(j: &Jet4, s: usize) -> f64 {
     let d = match s & 7 {
         0 => j.re,
         1 => j.eps1,

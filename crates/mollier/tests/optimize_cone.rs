@@ -1,0 +1,307 @@
+//! The joint cone as a path constraint of `mollier optimize` (`mollier_ocp::ConeConstraint`), on
+//! the elbow with two Hill muscles (`models/forward/elbow.toml`, its cone on the humerus's beam
+//! at the elbow) and on the same elbow on a swinging humerus (`fixtures/swinging-elbow.toml`:
+//! the socket body turns): the joint force by the virtual work of the forearm against the kinetostatics
+//! that `simulate`'s `stability.csv` reports (`D_cc`'s transposed solve: an independent route);
+//! the constraint's Jacobian in every variable against central differences at random points;
+//! the problem file's checks, each at its field.
+
+use mollier::compile::load;
+use mollier::optimize::OptimizeRun;
+use mollier_core::dynamics::{element_forces, kinetostatic_stresses};
+use mollier_core::geometry::rotation;
+use mollier_ipopt::Nlp;
+use mollier_ocp::{ConeConstraint, HessianChoice, Objective, Problem, Scheme, Transcription};
+use mollier_sim::Musculoskeletal;
+
+#[path = "fixtures/problem.rs"]
+mod problem;
+
+/// A small deterministic generator (xorshift), for reproducible random points.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Uniform in `[-1, 1]`.
+    fn sym(&mut self) -> f64 {
+        2.0 * self.next() - 1.0
+    }
+}
+
+fn elbow() -> mollier::Compiled {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/forward/elbow.toml");
+    load(std::path::Path::new(path), &mollier::registry()).expect("model loads")
+}
+
+/// The elbow on a humerus that swings about a tilted axis (`fixtures/swinging-elbow.toml`): the
+/// cone's socket body turns with an input.
+fn swinging_elbow() -> mollier::Compiled {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/swinging-elbow.toml");
+    load(std::path::Path::new(path), &mollier::registry()).expect("model loads")
+}
+
+/// The model's cone as a constraint, its half-angles `k` times the model's, scale 100 N.
+fn cone_of(c: &mollier::Compiled, k: f64) -> ConeConstraint {
+    let info = c.load_sharing.as_ref().and_then(|l| l.cone.as_ref()).expect("the elbow has a cone");
+    ConeConstraint {
+        joint: info.node,
+        socket: info.elements.clone(),
+        body: info.body,
+        rotation: info.rotation,
+        half_angles: info.half_angles.map(|a| k * a),
+        force_scale: 100.0,
+    }
+}
+
+/// Random variables: the rotations within ±0.6 rad, their rates and accelerations within ±3,
+/// each muscle's contraction state within ±4 mm of its rest state (its tendons stretched or
+/// slack), activations, excitations and the other rates random.
+fn random_point(t: &Transcription<'_, '_, '_>, rng: &mut Rng, rest: &[f64], l: mollier_sim::Layout) -> Vec<f64> {
+    let nx = rest.len();
+    let per = t.n() / t.points();
+    let mut z = vec![0.0; t.n()];
+    for i in 0..t.points() {
+        let zi = &mut z[i * per..(i + 1) * per];
+        for k in 0..l.n {
+            zi[k] = 0.6 * rng.sym();
+            zi[l.n + k] = 3.0 * rng.sym();
+        }
+        for k in l.s()..l.a() {
+            zi[k] = rest[k] + 0.004 * rng.sym();
+        }
+        for k in l.a()..nx {
+            zi[k] = rng.next();
+        }
+        for v in &mut zi[nx..2 * nx] {
+            *v = 3.0 * rng.sym();
+        }
+        for v in &mut zi[2 * nx..] {
+            *v = rng.next();
+        }
+    }
+    z
+}
+
+/// The joint force in the cone frame as `simulate` reports it (`ForwardRun::stability`):
+/// kinetostatics at the linearized state, the socket's element forces on the joint node.
+fn kinetostatic_force(system: &Musculoskeletal<'_>, c: &ConeConstraint, x: &[f64], xd: &[f64], u: &[f64]) -> [f64; 3] {
+    let model = system.model;
+    let mut ws = system.workspace();
+    let lin = system.linearize(&mut ws, x, xd, u).expect("linearizes");
+    let mut ks = Vec::new();
+    kinetostatic_stresses(model, &mut ws.data, &lin.velocity_accelerations, &mut ks).expect("kinetostatics");
+    let mut f = [0.0; 3];
+    for &el in &c.socket {
+        let layout = model.element(el).layout();
+        let on = element_forces(model, &ws.data, el, &ks);
+        for (i, (node, _)) in layout.nodes().iter().enumerate() {
+            if *node == c.joint {
+                for a in 0..3 {
+                    f[a] -= on[layout.offset(i) + a];
+                }
+            }
+        }
+    }
+    let r = rotation(&ws.data.orientation(model, c.body));
+    let body: [f64; 3] = [0, 1, 2].map(|a| (0..3).map(|b| r[b][a] * f[b]).sum());
+    [0, 1, 2].map(|a| (0..3).map(|b| c.rotation[b][a] * body[b]).sum())
+}
+
+#[test]
+fn the_joint_force_is_the_kinetostatic_one() {
+    for c in [elbow(), swinging_elbow()] {
+        joint_force_is_kinetostatic(&c);
+    }
+}
+
+fn joint_force_is_kinetostatic(c: &mollier::Compiled) {
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let rest = system.rest_state(&mut system.workspace(), &c.model.q0(), 0.0, &[0.05, 0.05]).unwrap().x;
+    let p = Problem {
+        cone: Some(cone_of(c, 1.0)),
+        hessian: HessianChoice::LimitedMemory,
+        ..problem::open(&system, 0.5, 2, Scheme::Trapezoidal, Objective::default())
+    };
+    let mut t = Transcription::new(&p).expect("the cone applies");
+    let mut rng = Rng(0x5eed_c0de_1234_5678);
+    let nx = rest.len();
+    let per = t.n() / t.points();
+    let mut worst = 0.0f64;
+    for _ in 0..3 {
+        let z = random_point(&t, &mut rng, &rest, system.layout());
+        let forces = t.cone_forces(&z).expect("evaluates");
+        for (i, f) in forces.iter().enumerate() {
+            let zi = &z[i * per..(i + 1) * per];
+            let k = kinetostatic_force(&system, p.cone.as_ref().unwrap(), &zi[..nx], &zi[nx..2 * nx], &zi[2 * nx..]);
+            let scale = k.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            let err = (0..3).map(|a| (f[a] - k[a]).abs()).fold(0.0, f64::max) / scale;
+            println!("point {i}: virtual work {f:?}, kinetostatics {k:?}, relative {err:.1e}");
+            worst = worst.max(err);
+        }
+    }
+    assert!(worst < 1e-9, "the joint force differs from the kinetostatic one by {worst:.1e} of its size");
+}
+
+/// The largest difference of the cone rows' Jacobian from central differences (`step` of
+/// each variable's size or 1), relative to the largest entry of the same row and kind of
+/// variable (`q`, `v`, the muscles' states, `q̇`, `v̇`, the other rates and controls; at least
+/// 1e-4 of the row's largest: the tendons' partials by `s` are 10⁵ times the rest, and a wrong
+/// block of `v` or `v̇` would hide under them), and where. The step is smaller than
+/// `optimize_derivatives`' 1e-6: the tendons' quadratic springs at forces of kN curve the rows in
+/// `s` so that the differences' truncation error at 1e-6 reaches 3e-6 of the row (it falls
+/// 100-fold per 10-fold step: 3.0e-6, 3.0e-8 at 1e-7).
+fn cone_jacobian_error(
+    t: &mut Transcription<'_, '_, '_>,
+    step: f64,
+    z: &[f64],
+    first_row: usize,
+    layout: mollier_sim::Layout,
+) -> (f64, (usize, usize)) {
+    let (nz, m, rows) = (t.n() / t.points(), t.m(), t.m() - first_row);
+    let (n, nx) = (layout.n, layout.len());
+    let kind = |j: usize| match j % nz {
+        c if c < n => 0,
+        c if c < 2 * n => 1,
+        c if c < nx => 2,
+        c if c < nx + n => 3,
+        c if c < nx + 2 * n => 4,
+        _ => 5,
+    };
+    let pattern = t.jacobian_structure();
+    let mut exact = vec![0.0; pattern.len()];
+    assert!(t.jacobian(z, &mut exact));
+    let mut dense = vec![0.0; t.n() * rows];
+    let mut scale = vec![[0.0f64; 6]; rows];
+    let mut row_max = vec![0.0f64; rows];
+    for (&(i, j), v) in pattern.iter().zip(&exact) {
+        if i >= first_row {
+            dense[j * rows + i - first_row] += v;
+            scale[i - first_row][kind(j)] = scale[i - first_row][kind(j)].max(v.abs());
+            row_max[i - first_row] = row_max[i - first_row].max(v.abs());
+        }
+    }
+    let (mut gp, mut gm) = (vec![0.0; m], vec![0.0; m]);
+    let mut zp = z.to_vec();
+    let (mut worst, mut at) = (0.0f64, (0, 0));
+    for j in 0..t.n() {
+        let h = step * z[j].abs().max(1.0);
+        zp[j] = z[j] + h;
+        assert!(t.constraints(&zp, &mut gp));
+        zp[j] = z[j] - h;
+        assert!(t.constraints(&zp, &mut gm));
+        zp[j] = z[j];
+        for r in 0..rows {
+            let fd = (gp[first_row + r] - gm[first_row + r]) / (2.0 * h);
+            let s = scale[r][kind(j)].max(1e-4 * row_max[r]).max(1e-12);
+            let e = (fd - dense[j * rows + r]).abs() / s;
+            if e > worst {
+                (worst, at) = (e, (first_row + r, j));
+            }
+        }
+    }
+    (worst, at)
+}
+
+#[test]
+fn the_cone_rows_jacobian_is_exact_in_every_variable() {
+    // the swinging humerus's differences carry round-off that grows as the step shrinks
+    // (5.5e-7, 5.5e-6, 5.5e-5 at 1e-6, 1e-7, 1e-8: no term is missing), as the kernel's Newton
+    // solve leaves it (`optimize_derivatives` allows the elbow 1e-5)
+    for (c, step, tol) in [(elbow(), 1e-7, 1e-6), (swinging_elbow(), 1e-6, 1e-5)] {
+        cone_rows_jacobian_is_exact(&c, step, tol);
+    }
+}
+
+fn cone_rows_jacobian_is_exact(c: &mollier::Compiled, step: f64, tol: f64) {
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let rest = system.rest_state(&mut system.workspace(), &c.model.q0(), 0.0, &[0.05, 0.05]).unwrap().x;
+    let mut rng = Rng(0x0dd_ba11_cafe_f00d);
+    for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
+        let p = Problem {
+            cone: Some(cone_of(c, 0.8)),
+            hessian: HessianChoice::LimitedMemory,
+            ..problem::open(&system, 0.5, 1, scheme, Objective { excitation: 1.0, ..Objective::default() })
+        };
+        let mut t = Transcription::new(&p).expect("the cone applies");
+        let first_row = t.m() - 2 * t.points();
+        for _ in 0..3 {
+            let z = random_point(&t, &mut rng, &rest, system.layout());
+            let (err, (row, col)) = cone_jacobian_error(&mut t, step, &z, first_row, system.layout());
+            println!("{scheme:?}: largest relative difference {err:.1e} at row {row}, column {col}");
+            assert!(err < tol, "{scheme:?}: the cone rows' Jacobian is off by {err:.1e} at row {row}, column {col}");
+        }
+    }
+}
+
+#[test]
+fn a_cone_asks_for_the_approximate_hessian() {
+    let c = elbow();
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let p = Problem {
+        cone: Some(cone_of(&c, 1.0)),
+        ..problem::open(&system, 0.5, 2, Scheme::Trapezoidal, Objective::default())
+    };
+    let t = Transcription::new(&p).expect("the cone applies");
+    assert!(t.hessian_structure().is_none(), "a cone constraint has no exact Hessian");
+    assert!(t.hessian_case().as_ref().is_err_and(|why| why.contains("cone")), "{:?}", t.hessian_case());
+}
+
+/// Write `text` as a problem file beside a copy of `models/forward/elbow.toml` and
+/// `models/mechanisms/pendulum.toml`, and read it.
+fn read(name: &str, text: &str) -> Result<OptimizeRun, mollier_format::Diagnostics> {
+    let dir = std::env::temp_dir().join(format!("mollier-optimize-cone-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for model in ["forward/elbow.toml", "mechanisms/pendulum.toml"] {
+        let from = format!("{}/../../models/{model}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::copy(from, dir.join(std::path::Path::new(model).file_name().unwrap())).unwrap();
+    }
+    let path = dir.join("problem.toml");
+    std::fs::write(&path, text).unwrap();
+    let r = OptimizeRun::read(&path, &mollier::registry());
+    std::fs::remove_dir_all(&dir).unwrap();
+    r
+}
+
+#[test]
+fn the_cone_table_is_checked_at_its_fields() {
+    let good = "model = \"elbow.toml\"\nduration = 0.5\nintervals = 4\n\n[constraints.cone]\nforce_scale = 100.0\n";
+    let r = read("good", good).expect("reads");
+    assert_eq!(r.spec.constraints.cone.as_ref().map(|c| c.force_scale), Some(100.0));
+    let line = |d: &mollier_format::Diagnostics, path: &str| {
+        let p = d.0.iter().find(|x| x.path == path).unwrap_or_else(|| panic!("no problem at {path}: {d:?}"));
+        (p.location.as_ref().map(|l| l.line), p.message.clone())
+    };
+    // no cone in the model
+    let d = read("none", &good.replace("elbow.toml", "pendulum.toml")).err().expect("refused");
+    let (at, why) = line(&d, "constraints.cone");
+    assert_eq!(at, Some(5), "{why}");
+    assert!(why.contains("no joint cone"), "{why}");
+    // a bad scale and margin
+    let bad = good.replace("force_scale = 100.0", "force_scale = -1.0\nmargin = 1.5");
+    let d = read("bad", &bad).err().expect("refused");
+    assert_eq!(line(&d, "constraints.cone.force_scale").0, Some(6));
+    assert_eq!(line(&d, "constraints.cone.margin").0, Some(7));
+    // the exact Hessian asked for
+    let exact = format!("{good}\n[solver]\nhessian = \"exact\"\n");
+    let d = read("exact", &exact).err().expect("refused");
+    let (at, why) = line(&d, "solver.hessian");
+    assert_eq!(at, Some(9), "{why}");
+    assert!(why.contains("constraints.cone"), "{why}");
+    // switched off, none of it is checked
+    read("off", &format!("{}enabled = false\n", good.replace("elbow.toml", "pendulum.toml"))).expect("reads");
+}
+
+/// The shoulder's cone is refused with the reason: its deltoids, which cross the joint, wrap
+/// (`curved-truss`) and have no fourth-order evaluation for their paths' second derivatives.
+#[test]
+fn the_shoulder_is_refused_with_the_reason() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/shoulder/shoulder-forward.toml");
+    let c = load(std::path::Path::new(path), &mollier::registry()).expect("model loads");
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let why = cone_of(&c, 1.0).check(&system).expect_err("not built");
+    assert!(why.contains("curved-truss") && why.contains("fourth_order"), "{why}");
+}
