@@ -161,16 +161,11 @@ impl Screws {
             return;
         }
         let r = [0, 1, 2].map(|i| data.x[a.node + i] - data.x[a.origin + i]);
-        let nq = self.n_q;
-        let rows = &mut self.rows;
-        let column = |rows: &[f64], node: usize, j: usize| -> [f64; 3] {
-            let k = (node * nq + j) * 3;
-            [rows[k], rows[k + 1], rows[k + 2]]
-        };
+        let (node, [origin, turn]) = blocks(&mut self.rows, 3 * self.n_q, n, [o, l]);
         for &j in reached.of(n) {
-            let (base, omega) = (column(rows, o, j), column(rows, l, j));
-            let k = (n * nq + j) * 3;
-            for (i, v) in rows[k..k + 3].iter_mut().enumerate() {
+            let column = |block: &[f64]| -> [f64; 3] { [block[3 * j], block[3 * j + 1], block[3 * j + 2]] };
+            let (base, omega) = (column(origin), column(turn));
+            for (i, v) in node[3 * j..3 * j + 3].iter_mut().enumerate() {
                 let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
                 // (ω × r)_i = ω_{i+1} r_{i+2} − ω_{i+2} r_{i+1}
                 *v = base[i] + omega[i1] * r[i2] - omega[i2] * r[i1];
@@ -290,6 +285,17 @@ impl Screws {
         }
         Ok(true)
     }
+}
+
+/// Node `n`'s block of `width` values in `rows`, to write, and the blocks of the nodes `read`
+/// (none of them `n`), to read.
+fn blocks<const K: usize>(rows: &mut [f64], width: usize, n: usize, read: [usize; K]) -> (&mut [f64], [&[f64]; K]) {
+    let (head, tail) = rows.split_at_mut(n * width);
+    let (node, tail) = tail.split_at_mut(width);
+    let (head, tail) = (&*head, &*tail);
+    let others = read
+        .map(|m| if m < n { &head[m * width..(m + 1) * width] } else { &tail[(m - n - 1) * width..(m - n) * width] });
+    (node, others)
 }
 
 /// `DF` from the joints' screws, for [`crate::transfer::first_order`] on the tree path: `DF^x`
@@ -412,7 +418,18 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
             }
         };
         if info.kind == NodeKind::Position {
-            cols.iter().for_each(|&j| put(j, &node[3 * j..3 * j + 3]));
+            // the node's three rows of DF^x by rows, taken once
+            let (r0, rest) = rows[o * stride..(o + 3) * stride].split_at_mut(stride);
+            let (r1, r2) = rest.split_at_mut(stride);
+            let mut moving = [false; 3];
+            for &j in cols {
+                let t = [node[3 * j], node[3 * j + 1], node[3 * j + 2]];
+                (r0[j], r1[j], r2[j]) = (t[0], t[1], t[2]);
+                let col = &mut columns[j][o..o + 3];
+                (col[0], col[1], col[2]) = (t[0], t[1], t[2]);
+                (0..3).for_each(|k| moving[k] |= t[k] != 0.0);
+            }
+            moves[o..o + 3].copy_from_slice(&moving);
             continue;
         }
         // λ̇ = ½ (0, ω) ⊗ λ
