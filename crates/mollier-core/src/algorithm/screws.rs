@@ -224,22 +224,30 @@ impl Screws {
         let evs = &mut self.ev_columns;
         evs.clear();
         evs.resize(cols.len() * n_modes, 0.0);
-        for (c, &j) in cols.iter().enumerate() {
-            let vc = &mut v[c * n_local..(c + 1) * n_local];
-            for (s, &(node, kind)) in slots.iter().enumerate() {
-                if is_placed(s) {
-                    continue;
+        // slot by slot (its node's block and orientation taken once), each reached column
+        for (s, &(node, kind)) in slots.iter().enumerate() {
+            if is_placed(s) {
+                continue;
+            }
+            let (o, n) = (layout.offset(s), node.index());
+            let block = &self.rows[n * 3 * nq..(n + 1) * 3 * nq];
+            match kind {
+                NodeKind::Position => {
+                    for (vc, &j) in v.chunks_exact_mut(n_local).zip(cols) {
+                        vc[o..o + 3].copy_from_slice(&block[3 * j..3 * j + 3]);
+                    }
                 }
-                let (o, n) = (layout.offset(s), node.index());
-                let col = |axis: usize| self.rows[(n * nq + j) * 3 + axis];
-                match kind {
-                    NodeKind::Position => (0..3).for_each(|i| vc[o + i] = col(i)),
-                    NodeKind::Orientation => {
-                        let d = quat_mul(&[0.0, 0.5 * col(0), 0.5 * col(1), 0.5 * col(2)], &quat_at(x, o));
+                NodeKind::Orientation => {
+                    let l = quat_at(x, o);
+                    for (vc, &j) in v.chunks_exact_mut(n_local).zip(cols) {
+                        let w = &block[3 * j..3 * j + 3];
+                        let d = quat_mul(&[0.0, 0.5 * w[0], 0.5 * w[1], 0.5 * w[2]], &l);
                         vc[o..o + 4].copy_from_slice(&d);
                     }
                 }
             }
+        }
+        for (c, &j) in cols.iter().enumerate() {
             for &(k, input) in inputs.iter() {
                 evs[c * n_modes + k] = f64::from(u8::from(input == j));
             }
