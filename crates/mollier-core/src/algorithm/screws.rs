@@ -267,23 +267,30 @@ impl Screws {
                 }
             }
         }
-        for (c, &j) in cols.iter().enumerate() {
-            let vc = &v[c * n_local..(c + 1) * n_local];
-            for (s, &(node, kind)) in slots.iter().enumerate() {
-                if !is_placed(s) {
-                    continue;
+        // the placed slots' columns, slot by slot (its node's block taken once)
+        for (s, &(node, kind)) in slots.iter().enumerate() {
+            if !is_placed(s) {
+                continue;
+            }
+            let (o, n) = (layout.offset(s), node.index());
+            let block = &mut self.rows[n * 3 * nq..(n + 1) * 3 * nq];
+            let conj = match kind {
+                NodeKind::Orientation => {
+                    let l = quat_at(x, o);
+                    [l[0], -l[1], -l[2], -l[3]]
                 }
-                let (o, n) = (layout.offset(s), node.index());
+                NodeKind::Position => [0.0; 4],
+            };
+            for (vc, &j) in v.chunks_exact(n_local).zip(cols) {
                 let value = match kind {
                     NodeKind::Position => vec3_at(vc, o),
                     NodeKind::Orientation => {
                         // ω = 2 vec(λ̇ ⊗ λ*)
-                        let l = quat_at(x, o);
-                        let d = quat_mul(&quat_at(vc, o), &[l[0], -l[1], -l[2], -l[3]]);
+                        let d = quat_mul(&quat_at(vc, o), &conj);
                         [2.0 * d[1], 2.0 * d[2], 2.0 * d[3]]
                     }
                 };
-                self.rows[(n * nq + j) * 3..(n * nq + j) * 3 + 3].copy_from_slice(&value);
+                block[3 * j..3 * j + 3].copy_from_slice(&value);
             }
         }
         for (s, (node, _)) in slots.iter().enumerate() {
