@@ -302,6 +302,9 @@ impl Screws {
     }
 }
 
+/// The columns of `DF^x` [`fill`] writes at a time (arrays of slices have `Default` up to 32).
+const COLUMNS: usize = 32;
+
 /// Node `n`'s block of `width` values in `rows`, to write, and the blocks of the nodes `read`
 /// (none of them `n`), to read.
 fn blocks<const K: usize>(rows: &mut [f64], width: usize, n: usize, read: [usize; K]) -> (&mut [f64], [&[f64]; K]) {
@@ -417,44 +420,54 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
     moves.clear();
     moves.resize(nx, false);
     let reached = &screws.pattern;
-    // DF^x's columns, each contiguous (a faer matrix's column always is)
-    let mut columns: Vec<&mut [f64]> =
-        dfx.col_iter_mut().map(|c| c.try_as_col_major_mut().expect("a contiguous column").as_slice_mut()).collect();
-    for (n, info) in model.nodes.iter().enumerate() {
-        let cols = reached.of(n);
-        let node = &screws.rows[n * 3 * nq..(n + 1) * 3 * nq];
-        let o = info.offset;
-        // each reached column once: into the rows, DF^x's column and the moving flags
-        let mut put = |j: usize, values: &[f64]| {
-            for (k, (&v, x)) in values.iter().zip(&mut columns[j][o..o + values.len()]).enumerate() {
-                rows[(o + k) * stride + j] = v;
-                *x = v;
-                moves[o + k] |= v != 0.0;
-            }
-        };
-        if info.kind == NodeKind::Position {
-            // the node's three rows of DF^x by rows, taken once
-            let (r0, rest) = rows[o * stride..(o + 3) * stride].split_at_mut(stride);
-            let (r1, r2) = rest.split_at_mut(stride);
-            let mut moving = [false; 3];
-            for &j in cols {
-                let t = [node[3 * j], node[3 * j + 1], node[3 * j + 2]];
-                (r0[j], r1[j], r2[j]) = (t[0], t[1], t[2]);
-                let col = &mut columns[j][o..o + 3];
-                (col[0], col[1], col[2]) = (t[0], t[1], t[2]);
-                (0..3).for_each(|k| moving[k] |= t[k] != 0.0);
-            }
-            moves[o..o + 3].copy_from_slice(&moving);
-            continue;
+    // DF^x's columns (each contiguous, as a faer matrix's column always is), COLUMNS at a time
+    // so that a warm fill allocates nothing
+    for j0 in (0..nq).step_by(COLUMNS) {
+        let j1 = (j0 + COLUMNS).min(nq);
+        let mut columns: [&mut [f64]; COLUMNS] = Default::default();
+        for (dst, col) in columns.iter_mut().zip(dfx.col_iter_mut().skip(j0).take(j1 - j0)) {
+            *dst = col.try_as_col_major_mut().expect("a contiguous column").as_slice_mut();
         }
-        // λ̇ = ½ (0, ω) ⊗ λ
-        let l = quat_at(&data.x, o);
-        for &j in cols {
-            let w = [0.0, 0.5 * node[3 * j], 0.5 * node[3 * j + 1], 0.5 * node[3 * j + 2]];
-            put(j, &quat_mul(&w, &l));
+        for (n, info) in model.nodes.iter().enumerate() {
+            let all = reached.of(n);
+            let cols = if j1 - j0 == nq {
+                all
+            } else {
+                &all[all.partition_point(|&j| j < j0)..all.partition_point(|&j| j < j1)]
+            };
+            let node = &screws.rows[n * 3 * nq..(n + 1) * 3 * nq];
+            let o = info.offset;
+            // each reached column once: into the rows, DF^x's column and the moving flags
+            let mut put = |j: usize, values: &[f64]| {
+                for (k, (&v, x)) in values.iter().zip(&mut columns[j - j0][o..o + values.len()]).enumerate() {
+                    rows[(o + k) * stride + j] = v;
+                    *x = v;
+                    moves[o + k] |= v != 0.0;
+                }
+            };
+            if info.kind == NodeKind::Position {
+                // the node's three rows of DF^x by rows, taken once
+                let (r0, rest) = rows[o * stride..(o + 3) * stride].split_at_mut(stride);
+                let (r1, r2) = rest.split_at_mut(stride);
+                let mut moving = [false; 3];
+                for &j in cols {
+                    let t = [node[3 * j], node[3 * j + 1], node[3 * j + 2]];
+                    (r0[j], r1[j], r2[j]) = (t[0], t[1], t[2]);
+                    let col = &mut columns[j - j0][o..o + 3];
+                    (col[0], col[1], col[2]) = (t[0], t[1], t[2]);
+                    (0..3).for_each(|k| moving[k] |= t[k] != 0.0);
+                }
+                (0..3).for_each(|k| moves[o + k] |= moving[k]);
+                continue;
+            }
+            // λ̇ = ½ (0, ω) ⊗ λ
+            let l = quat_at(&data.x, o);
+            for &j in cols {
+                let w = [0.0, 0.5 * node[3 * j], 0.5 * node[3 * j + 1], 0.5 * node[3 * j + 2]];
+                put(j, &quat_mul(&w, &l));
+            }
         }
     }
-    drop(columns);
     for (j, inp) in model.inputs.iter().enumerate() {
         if let Input::Mode(m) = inp {
             dfe[(m.index(), j)] = 1.0;
