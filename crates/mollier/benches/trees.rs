@@ -9,6 +9,8 @@
 //! the model's initial one, as `tests/examples/chain_timing.rs` does for Pinocchio's
 //! comparison. And one inverse-dynamics frame of Huston's body (positions, kinetostatics,
 //! driving torques) by both paths. Run with `cargo bench -p mollier --bench trees`.
+//! `MOLLIER_TREES_PATH=tree` (or `general`) runs one path alone (divan cannot filter by its
+//! arguments), so that a callgrind count is the one path's.
 
 use std::path::{Path, PathBuf};
 
@@ -25,8 +27,16 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Whether `MOLLIER_TREES_PATH` (`tree` or `general`) leaves out the path `tree` names.
+fn skipped(tree: bool) -> bool {
+    std::env::var("MOLLIER_TREES_PATH").is_ok_and(|p| p != if tree { "tree" } else { "general" })
+}
+
 /// Positions and `DF` of the model in `file`, alternating between two postures.
 fn posture(bencher: Bencher, file: &Path, tree: bool) {
+    if skipped(tree) {
+        return;
+    }
     if !file.is_file() {
         eprintln!("SKIPPED: {} is absent (run tools/fetch-opensim-models)", file.display());
         return;
@@ -57,6 +67,9 @@ fn posture(bencher: Bencher, file: &Path, tree: bool) {
 /// `D_cc`'s blocks, no factorization; on the general path the solves with its factors), as
 /// `tests/examples/chain_timing.rs` times it beside Pinocchio's `rnea`.
 fn frame(bencher: Bencher, file: &Path, tree: bool) {
+    if skipped(tree) {
+        return;
+    }
     let registry = mollier::registry();
     let c = mollier::load(file, &registry).unwrap_or_else(|d| panic!("{}", d.render()));
     let model = &c.model;

@@ -32,10 +32,11 @@ use crate::model::{ElementEntry, Input, Model, RowTarget};
 #[derive(Clone, Debug, Default)]
 pub struct Screws {
     n_q: usize,
-    /// Three rows of `n_q` per node, row-major: a position node's `∂x/∂q` (m per unit input),
-    /// an orientation node's angular rates `ω` (global, rad per unit input). Only the columns of
-    /// the inputs that reach a node ([`crate::model::placement::Reached`]) are written; the
-    /// others stay 0 from when the rows were made for `pattern`.
+    /// Three rows of `n_q` per node, by columns (`3 x n_q`, column-major: a column's three
+    /// values together, read and written together): a position node's `∂x/∂q` (m per unit
+    /// input), an orientation node's angular rates `ω` (global, rad per unit input). Only the
+    /// columns of the inputs that reach a node ([`crate::model::placement::Reached`]) are
+    /// written; the others stay 0 from when the rows were made for `pattern`.
     rows: Vec<f64>,
     /// The sets the rows were zeroed for (the model's [`crate::model::placement::Reached`]).
     pattern: Reached,
@@ -59,9 +60,10 @@ impl Screws {
         Self::default()
     }
 
-    /// The three rows of `n_q` (row-major) of `node` from the last [`Screws::compute`] that
-    /// returned `Ok(true)`: a position node's `∂x/∂q` (m per unit input), an orientation
-    /// node's global angular rates (rad per unit input); `None` before one.
+    /// The three rows of `n_q` of `node` by columns (`3 x n_q`, column-major: input `j`'s column
+    /// at `3 j..3 j + 3`) from the last [`Screws::compute`] that returned `Ok(true)`: a position
+    /// node's `∂x/∂q` (m per unit input), an orientation node's global angular rates (rad per
+    /// unit input); `None` before one.
     pub fn rows(&self, node: NodeId) -> Option<&[f64]> {
         let k = 3 * self.n_q;
         self.valid.then(|| &self.rows[node.index() * k..(node.index() + 1) * k])
@@ -76,13 +78,16 @@ impl Screws {
         let info = &model.nodes[node.index()];
         let nq = self.n_q;
         if info.kind == NodeKind::Position {
-            out.extend_from_slice(rows);
+            out.resize(3 * nq, 0.0);
+            for (j, c) in rows.chunks_exact(3).enumerate() {
+                (0..3).for_each(|i| out[i * nq + j] = c[i]);
+            }
             return true;
         }
         let l = quat_at(&data.x, info.offset);
         out.resize(4 * nq, 0.0);
-        for j in 0..nq {
-            let w = [0.0, 0.5 * rows[j], 0.5 * rows[nq + j], 0.5 * rows[2 * nq + j]];
+        for (j, c) in rows.chunks_exact(3).enumerate() {
+            let w = [0.0, 0.5 * c[0], 0.5 * c[1], 0.5 * c[2]];
             let d = quat_mul(&w, &l);
             (0..4).for_each(|i| out[i * nq + j] = d[i]);
         }
@@ -123,7 +128,7 @@ impl Screws {
                 if model.nodes[node.index()].kind != NodeKind::Position {
                     return Ok(false);
                 }
-                self.rows[(node.index() * 3 + axis) * nq + j] = 1.0;
+                self.rows[(node.index() * nq + j) * 3 + axis] = 1.0;
             }
         }
         for step in &plan.steps {
@@ -156,15 +161,14 @@ impl Screws {
             return;
         }
         let r = [0, 1, 2].map(|i| data.x[a.node + i] - data.x[a.origin + i]);
-        let nq = self.n_q;
-        let rows = &mut self.rows;
+        let (node, [origin, turn]) = blocks(&mut self.rows, 3 * self.n_q, n, [o, l]);
         for &j in reached.of(n) {
-            let omega = [0, 1, 2].map(|axis| rows[(l * 3 + axis) * nq + j]);
-            for i in 0..3 {
+            let column = |block: &[f64]| -> [f64; 3] { [block[3 * j], block[3 * j + 1], block[3 * j + 2]] };
+            let (base, omega) = (column(origin), column(turn));
+            for (i, v) in node[3 * j..3 * j + 3].iter_mut().enumerate() {
                 let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
                 // (ω × r)_i = ω_{i+1} r_{i+2} − ω_{i+2} r_{i+1}
-                let v = rows[(o * 3 + i) * nq + j] + omega[i1] * r[i2] - omega[i2] * r[i1];
-                rows[(n * 3 + i) * nq + j] = v;
+                *v = base[i] + omega[i1] * r[i2] - omega[i2] * r[i1];
             }
         }
         self.done[n] = true;
@@ -220,22 +224,30 @@ impl Screws {
         let evs = &mut self.ev_columns;
         evs.clear();
         evs.resize(cols.len() * n_modes, 0.0);
-        for (c, &j) in cols.iter().enumerate() {
-            let vc = &mut v[c * n_local..(c + 1) * n_local];
-            for (s, &(node, kind)) in slots.iter().enumerate() {
-                if is_placed(s) {
-                    continue;
+        // slot by slot (its node's block and orientation taken once), each reached column
+        for (s, &(node, kind)) in slots.iter().enumerate() {
+            if is_placed(s) {
+                continue;
+            }
+            let (o, n) = (layout.offset(s), node.index());
+            let block = &self.rows[n * 3 * nq..(n + 1) * 3 * nq];
+            match kind {
+                NodeKind::Position => {
+                    for (vc, &j) in v.chunks_exact_mut(n_local).zip(cols) {
+                        vc[o..o + 3].copy_from_slice(&block[3 * j..3 * j + 3]);
+                    }
                 }
-                let (o, n) = (layout.offset(s), node.index());
-                let col = |axis: usize| self.rows[(n * 3 + axis) * nq + j];
-                match kind {
-                    NodeKind::Position => (0..3).for_each(|i| vc[o + i] = col(i)),
-                    NodeKind::Orientation => {
-                        let d = quat_mul(&[0.0, 0.5 * col(0), 0.5 * col(1), 0.5 * col(2)], &quat_at(x, o));
+                NodeKind::Orientation => {
+                    let l = quat_at(x, o);
+                    for (vc, &j) in v.chunks_exact_mut(n_local).zip(cols) {
+                        let w = &block[3 * j..3 * j + 3];
+                        let d = quat_mul(&[0.0, 0.5 * w[0], 0.5 * w[1], 0.5 * w[2]], &l);
                         vc[o..o + 4].copy_from_slice(&d);
                     }
                 }
             }
+        }
+        for (c, &j) in cols.iter().enumerate() {
             for &(k, input) in inputs.iter() {
                 evs[c * n_modes + k] = f64::from(u8::from(input == j));
             }
@@ -255,23 +267,30 @@ impl Screws {
                 }
             }
         }
-        for (c, &j) in cols.iter().enumerate() {
-            let vc = &v[c * n_local..(c + 1) * n_local];
-            for (s, &(node, kind)) in slots.iter().enumerate() {
-                if !is_placed(s) {
-                    continue;
+        // the placed slots' columns, slot by slot (its node's block taken once)
+        for (s, &(node, kind)) in slots.iter().enumerate() {
+            if !is_placed(s) {
+                continue;
+            }
+            let (o, n) = (layout.offset(s), node.index());
+            let block = &mut self.rows[n * 3 * nq..(n + 1) * 3 * nq];
+            let conj = match kind {
+                NodeKind::Orientation => {
+                    let l = quat_at(x, o);
+                    [l[0], -l[1], -l[2], -l[3]]
                 }
-                let (o, n) = (layout.offset(s), node.index());
+                NodeKind::Position => [0.0; 4],
+            };
+            for (vc, &j) in v.chunks_exact(n_local).zip(cols) {
                 let value = match kind {
                     NodeKind::Position => vec3_at(vc, o),
                     NodeKind::Orientation => {
                         // ω = 2 vec(λ̇ ⊗ λ*)
-                        let l = quat_at(x, o);
-                        let d = quat_mul(&quat_at(vc, o), &[l[0], -l[1], -l[2], -l[3]]);
+                        let d = quat_mul(&quat_at(vc, o), &conj);
                         [2.0 * d[1], 2.0 * d[2], 2.0 * d[3]]
                     }
                 };
-                (0..3).for_each(|i| self.rows[(n * 3 + i) * nq + j] = value[i]);
+                block[3 * j..3 * j + 3].copy_from_slice(&value);
             }
         }
         for (s, (node, _)) in slots.iter().enumerate() {
@@ -281,6 +300,20 @@ impl Screws {
         }
         Ok(true)
     }
+}
+
+/// The columns of `DF^x` [`fill`] writes at a time (arrays of slices have `Default` up to 32).
+const COLUMNS: usize = 32;
+
+/// Node `n`'s block of `width` values in `rows`, to write, and the blocks of the nodes `read`
+/// (none of them `n`), to read.
+fn blocks<const K: usize>(rows: &mut [f64], width: usize, n: usize, read: [usize; K]) -> (&mut [f64], [&[f64]; K]) {
+    let (head, tail) = rows.split_at_mut(n * width);
+    let (node, tail) = tail.split_at_mut(width);
+    let (head, tail) = (&*head, &*tail);
+    let others = read
+        .map(|m| if m < n { &head[m * width..(m + 1) * width] } else { &tail[(m - n - 1) * width..(m - n) * width] });
+    (node, others)
 }
 
 /// `DF` from the joints' screws, for [`crate::transfer::first_order`] on the tree path: `DF^x`
@@ -387,32 +420,51 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
     moves.clear();
     moves.resize(nx, false);
     let reached = &screws.pattern;
-    for (n, info) in model.nodes.iter().enumerate() {
-        let cols = reached.of(n);
-        if cols.is_empty() {
-            continue;
+    // DF^x's columns (each contiguous, as a faer matrix's column always is), COLUMNS at a time
+    // so that a warm fill allocates nothing
+    for j0 in (0..nq).step_by(COLUMNS) {
+        let j1 = (j0 + COLUMNS).min(nq);
+        let mut columns: [&mut [f64]; COLUMNS] = Default::default();
+        for (dst, col) in columns.iter_mut().zip(dfx.col_iter_mut().skip(j0).take(j1 - j0)) {
+            *dst = col.try_as_col_major_mut().expect("a contiguous column").as_slice_mut();
         }
-        let node = &screws.rows[n * 3 * nq..(n + 1) * 3 * nq];
-        let o = info.offset;
-        if info.kind == NodeKind::Position {
-            for k in 0..3 {
-                for &j in cols {
-                    let v = node[k * nq + j];
+        for (n, info) in model.nodes.iter().enumerate() {
+            let all = reached.of(n);
+            let cols = if j1 - j0 == nq {
+                all
+            } else {
+                &all[all.partition_point(|&j| j < j0)..all.partition_point(|&j| j < j1)]
+            };
+            let node = &screws.rows[n * 3 * nq..(n + 1) * 3 * nq];
+            let o = info.offset;
+            // each reached column once: into the rows, DF^x's column and the moving flags
+            let mut put = |j: usize, values: &[f64]| {
+                for (k, (&v, x)) in values.iter().zip(&mut columns[j - j0][o..o + values.len()]).enumerate() {
                     rows[(o + k) * stride + j] = v;
-                    dfx[(o + k, j)] = v;
+                    *x = v;
                     moves[o + k] |= v != 0.0;
                 }
+            };
+            if info.kind == NodeKind::Position {
+                // the node's three rows of DF^x by rows, taken once
+                let (r0, rest) = rows[o * stride..(o + 3) * stride].split_at_mut(stride);
+                let (r1, r2) = rest.split_at_mut(stride);
+                let mut moving = [false; 3];
+                for &j in cols {
+                    let t = [node[3 * j], node[3 * j + 1], node[3 * j + 2]];
+                    (r0[j], r1[j], r2[j]) = (t[0], t[1], t[2]);
+                    let col = &mut columns[j - j0][o..o + 3];
+                    (col[0], col[1], col[2]) = (t[0], t[1], t[2]);
+                    (0..3).for_each(|k| moving[k] |= t[k] != 0.0);
+                }
+                (0..3).for_each(|k| moves[o + k] |= moving[k]);
+                continue;
             }
-            continue;
-        }
-        // λ̇ = ½ (0, ω) ⊗ λ
-        let l = quat_at(&data.x, o);
-        for &j in cols {
-            let w = [0.0, 0.5 * node[j], 0.5 * node[nq + j], 0.5 * node[2 * nq + j]];
-            for (k, v) in quat_mul(&w, &l).into_iter().enumerate() {
-                rows[(o + k) * stride + j] = v;
-                dfx[(o + k, j)] = v;
-                moves[o + k] |= v != 0.0;
+            // λ̇ = ½ (0, ω) ⊗ λ
+            let l = quat_at(&data.x, o);
+            for &j in cols {
+                let w = [0.0, 0.5 * node[3 * j], 0.5 * node[3 * j + 1], 0.5 * node[3 * j + 2]];
+                put(j, &quat_mul(&w, &l));
             }
         }
     }
@@ -421,22 +473,24 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
             dfe[(m.index(), j)] = 1.0;
         }
     }
-    // the dependent modes' rows: each gradient entry times its coordinate's row, over the
-    // inputs that reach the coordinate's node
+    // the dependent modes' rows: each gradient entry times its coordinate's whole padded row
+    // (a column that does not reach the coordinate's node adds ±0 to a sum that started at +0
+    // and so is never −0: the reached columns' sums alone, the same bits)
     let acc = &mut screws.node_rows;
+    acc.clear();
+    acc.resize(stride, 0.0);
     for &m in &model.dependent_modes {
         let (el, k) = model.mode_element[m];
         let entry = &model.elements[el.index()];
         let (g, coords) = own_gradient(model, data, entry, k, k + 1);
-        acc.clear();
-        acc.resize(nq, 0.0);
+        acc.fill(0.0);
         for (gv, &c) in g.iter().zip(coords) {
             if *gv != 0.0 {
-                let row = &rows[c * stride..c * stride + nq];
-                reached.of(reached.node_of[c]).iter().for_each(|&j| acc[j] += gv * row[j]);
+                let row = &rows[c * stride..(c + 1) * stride];
+                acc.iter_mut().zip(row).for_each(|(a, r)| *a += gv * r);
             }
         }
-        acc.iter().enumerate().for_each(|(j, v)| dfe[(m, j)] = *v);
+        acc[..nq].iter().enumerate().for_each(|(j, v)| dfe[(m, j)] = *v);
     }
     screws.clean = true;
     (data.work.df_rows, data.work.df_moves) = (rows, moves);
