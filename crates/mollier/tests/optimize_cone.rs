@@ -17,20 +17,9 @@ use mollier_sim::Musculoskeletal;
 #[path = "fixtures/problem.rs"]
 mod problem;
 
-/// A small deterministic generator (xorshift), for reproducible random points.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// Uniform in `[-1, 1]`.
-    fn sym(&mut self) -> f64 {
-        2.0 * self.next() - 1.0
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn elbow() -> mollier::Compiled {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/forward/elbow.toml");

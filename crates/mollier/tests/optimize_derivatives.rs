@@ -18,16 +18,9 @@ use mollier_sim::Musculoskeletal;
 mod problem;
 use problem::open;
 
-/// A small deterministic generator (xorshift), for reproducible random points.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// The largest difference between the exact Jacobian and central differences, relative to the
 /// largest entry of its row (and to 1: the kernel's Newton solve leaves round-off of that order),
