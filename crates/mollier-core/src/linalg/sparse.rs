@@ -557,7 +557,9 @@ impl Lu {
     /// Newton-Euler algorithm on the kernel's blocks, a block's unknowns the stresses of one
     /// joint and the forces its children pass on read from the entries outside the diagonal
     /// blocks. The operations and their order are those of [`Lu::factor`] then [`Lu::solve`]
-    /// (the same numbers); the stored factors are left as they were. The pass measures its own
+    /// (the same numbers), but for a 4 x 4 block (a body's orientation), solved in closed form
+    /// without pivoting (`quaternion.rs`; the same to round-off) unless it is flat; the stored
+    /// factors are left as they were. The pass measures its own
     /// solution as it goes ([`Backward`]: each block's residual against its unfactored values, so
     /// no product with `D_ccᵀ` afterwards). `Err` names a block with a zero pivot.
     pub fn solve_transpose_inward(
@@ -639,21 +641,35 @@ impl Lu {
         for &(slot, at) in &blocks.diag[blocks.diag_start[bk]..blocks.diag_start[bk + 1]] {
             a[at - d0] += values[slot];
         }
-        a0.copy_from_slice(a);
-        if !lu_in_place(a, s, pivots) {
-            return false;
-        }
         let (rows, cols) = (&blocks.rows[s0..s0 + s], &blocks.cols[s0..s0 + s]);
         let t = &mut self.block[..s];
         for (ti, &c) in t.iter_mut().zip(cols) {
             *ti = b[c];
         }
-        lu_solve_transpose(a, s, t);
-        for (ti, &p) in t.iter().zip(pivots.iter()) {
-            x[rows[p]] = *ti;
-            y[p] = *ti;
-            *finite += *ti * 0.0;
-            m.solution = m.solution.max(ti.abs());
+        // a body's orientation block in closed form, no pivoting (quaternion.rs); the block as
+        // assembled is left in `a` for the residual
+        let closed = if s == 4 { quaternion::solve_transpose(a, t) } else { None };
+        let a0: &[f64] = if let Some(sol) = closed {
+            for (i, &v) in sol.iter().enumerate() {
+                x[rows[i]] = v;
+                y[i] = v;
+            }
+            a
+        } else {
+            a0.copy_from_slice(a);
+            if !lu_in_place(a, s, pivots) {
+                return false;
+            }
+            lu_solve_transpose(a, s, t);
+            for (ti, &p) in t.iter().zip(pivots.iter()) {
+                x[rows[p]] = *ti;
+                y[p] = *ti;
+            }
+            a0
+        };
+        for yi in y.iter() {
+            *finite += *yi * 0.0;
+            m.solution = m.solution.max(yi.abs());
         }
         // the block's columns' residual: what is left of b after this block's own forces
         for (j, &c) in cols.iter().enumerate() {
@@ -884,5 +900,6 @@ impl Lu {
     }
 }
 
+mod quaternion;
 #[cfg(test)]
 mod tests;
