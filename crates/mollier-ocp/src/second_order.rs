@@ -151,7 +151,7 @@ impl Transcription<'_, '_, '_> {
     /// and multipliers, `lin` its linearization): with `F(L − s)` the tendon's force on the
     /// equations of motion `F ∇L` and the contraction residual `r(a, s, ṡ, L)`, the paths'
     /// second derivatives `∂_ab L` and the third `D³L(a, b, λ_v)` from the fourth-order transfer
-    /// functions ([`transfer4::mode_parts`], one pair of inputs at a time), the Hill model's
+    /// functions ([`transfer4::mode_parts`], every pair of inputs at once), the Hill model's
     /// second partials from [`mollier_sim::Hill::contraction_hessian`].
     fn add_chain_muscles(
         &mut self,
@@ -174,11 +174,13 @@ impl Transcription<'_, '_, '_> {
             .map(|(k, mu)| mu.hill.contraction_hessian(zi[l.a() + k], zi[l.s() + k], zi[sd + k], lin.length[k]))
             .collect();
         let lv = &li[n..2 * n];
-        let (mut jets, mut parts) = (Vec::new(), Vec::new());
+        let mut parts = Vec::new();
+        transfer4::mode_parts(model, &mut self.ws.data, lv, &modes, &mut parts)?;
+        let mut pairs = parts.chunks_exact(modes.len().max(1));
         for a in 0..n {
             for b in 0..=a {
-                transfer4::mode_parts(model, &mut self.ws.data, a, b, lv, &modes, &mut jets, &mut parts)?;
-                for (k, &[_, la, lb, lab, w, wa, wb, wab]) in parts.iter().enumerate() {
+                let pair = pairs.next().unwrap_or_default();
+                for (k, &[_, la, lb, lab, w, wa, wb, wab]) in pair.iter().enumerate() {
                     let c = &lin.contraction[k];
                     let (f, f1, f2, r) = (c.force, c.force_d_length, hills[k].force, &hills[k].residual);
                     let ls = li[l.s() + k];

@@ -277,20 +277,8 @@ pub fn equations_of_motion_hessian(
         fill_subsets(model, data, &q, &[1, 5, 9, 13], &mut out)?;
         single.push(out);
     }
-    // along (q, μ): ε3 the multipliers
-    let mut vbase = vec![data.x.clone(); 1];
-    vbase.resize(SUBSETS, vec![0.0; model.n_x()]);
-    let mut qv = vec![Vec::new(); SUBSETS];
-    qv[4] = mu.to_vec();
-    fill_subsets(model, data, &qv, &[4], &mut vbase)?;
-    let mut vsingle = Vec::with_capacity(nq);
-    for d in 0..nq {
-        let mut out = vbase.clone();
-        qv[1] = unit(d, 0);
-        fill_subsets(model, data, &qv, &[1, 5], &mut out)?;
-        vsingle.push(out);
-    }
-    let (mut acc, mut vir) = (base.clone(), vbase.clone());
+    let virtual_jets = VirtualJets::new(model, data, mu)?;
+    let (mut acc, mut vir) = (base.clone(), Vec::new());
     for a in 0..3 * nq {
         for b in 0..=a {
             if a >= 2 * nq && b >= nq {
@@ -303,17 +291,7 @@ pub fn equations_of_motion_hessian(
                 acc[t + 1].clone_from(&single[b][t]);
             }
             fill_subsets(model, data, &q, &[3, 7, 11, 15], &mut acc)?;
-            (qv[1], qv[2]) = (unit(a, 0), unit(b, 0));
-            // a rate's or an acceleration's direction moves no coordinate: its parts are 0
-            let pick = |d: usize, t: usize, v: &mut Vec<f64>| match vsingle.get(d) {
-                Some(jets) => v.clone_from(&jets[t]),
-                None => v.fill(0.0),
-            };
-            for t in [1, 5] {
-                pick(a, t, &mut vir[t]);
-                pick(b, t, &mut vir[t + 1]);
-            }
-            fill_subsets(model, data, &qv, &[3, 7], &mut vir)?;
+            virtual_jets.pair(model, data, a, b, &mut vir)?;
             // (x, ẋ, ẍ, w) over ε1, ε2: the parts of the subsets 0, 1, 2, 3 joined with `with`
             let lift = |jets: &[Vec<f64>], with: usize| -> Vec<HyperDual64> {
                 (0..model.n_x())
@@ -328,41 +306,93 @@ pub fn equations_of_motion_hessian(
     Ok(())
 }
 
-/// The mixed derivatives of the modes `modes` (muscles' path lengths, say) along inputs `a` and
-/// `b` and the input rates `mu` (n_q): per mode, by subset of `(ε1, ε2, ε3)` = (`e_a`, `e_b`,
-/// `mu`), `[e, ∂_a e, ∂_b e, ∂_ab e, De·μ, ∂_a(De·μ), ∂_b(De·μ), ∂_ab(De·μ)]` (m or rad per unit
-/// of the inputs), into `out` (cleared first): a mode's second derivatives and the third
-/// `D³e(a, b, μ)` that the Hessian of `μᵀ (F ∇e)` needs, from one evaluation of its element
-/// over [`Jet4`]. `jets` is scratch ([`subset_jets`]' `out`). The configuration in `data` must be
-/// solved and its attached nodes placed; the modes' elements must give fourth order
-/// ([`supported_modes`]).
+/// The coordinates' mixed derivatives along `(e_a, e_b, μ)` (`ε1`, `ε2`, `ε3`; `μ` n_q input rates)
+/// for any pair of directions: the subsets without `ε1` or `ε2` formed once (per direction), a
+/// pair forming only `{ε1 ε2}` and `{ε1 ε2 ε3}`. A direction `d ≥ n_q` (a rate's or an
+/// acceleration's) moves no coordinate: its parts are 0.
+struct VirtualJets {
+    /// Per direction `d < n_q`, the 16 subsets with `ε1` along `e_d` (those without `ε1`: `μ`'s).
+    single: Vec<Vec<Vec<f64>>>,
+    /// The subsets without `ε1` and `ε2`.
+    base: Vec<Vec<f64>>,
+    /// The inputs' parts of the subsets a pair solves (none: `{ε1 ε2}`, `{ε1 ε2 ε3}` have 0).
+    q: Vec<Vec<f64>>,
+}
+
+impl VirtualJets {
+    /// The jets at the solved configuration in `data` (`DF_x` formed).
+    fn new(model: &Model, data: &mut Data, mu: &[f64]) -> Result<Self, KinematicsError> {
+        let nq = model.n_q();
+        let mut base = vec![data.x.clone(); 1];
+        base.resize(SUBSETS, vec![0.0; model.n_x()]);
+        let mut q = vec![Vec::new(); SUBSETS];
+        q[4] = mu.to_vec();
+        fill_subsets(model, data, &q, &[4], &mut base)?;
+        let mut single = Vec::with_capacity(nq);
+        for d in 0..nq {
+            let mut out = base.clone();
+            q[1] = (0..nq).map(|k| if k == d { 1.0 } else { 0.0 }).collect();
+            fill_subsets(model, data, &q, &[1, 5], &mut out)?;
+            single.push(out);
+        }
+        Ok(Self { single, base, q: vec![Vec::new(); SUBSETS] })
+    }
+
+    /// The pair `(a, b)`'s 16 subsets into `out` (only `{ε1 ε2}` and `{ε1 ε2 ε3}` solved here: the
+    /// others are the directions' own, `ε2`'s those of `ε1` along `e_b`).
+    fn pair(
+        &self,
+        model: &Model,
+        data: &mut Data,
+        a: usize,
+        b: usize,
+        out: &mut Vec<Vec<f64>>,
+    ) -> Result<(), KinematicsError> {
+        out.clone_from(&self.base);
+        for (d, bit) in [(a, 1), (b, 2)] {
+            for t in [1, 5] {
+                match self.single.get(d) {
+                    Some(jets) => out[bit | (t & 4)].clone_from(&jets[t]),
+                    None => out[bit | (t & 4)].fill(0.0),
+                }
+            }
+        }
+        fill_subsets(model, data, &self.q, &[3, 7], out)
+    }
+}
+
+/// The mixed derivatives of the modes `modes` (muscles' path lengths, say) along every pair of
+/// inputs `a ≥ b` and the input rates `mu` (n_q): per pair in the order `(0, 0), (1, 0), (1, 1),
+/// (2, 0), …` and per mode within it, by subset of `(ε1, ε2, ε3)` = (`e_a`, `e_b`, `mu`),
+/// `[e, ∂_a e, ∂_b e, ∂_ab e, De·μ, ∂_a(De·μ), ∂_b(De·μ), ∂_ab(De·μ)]` (m or rad per unit of the
+/// inputs), into `out` (cleared first): a mode's second derivatives and the third `D³e(a, b, μ)`
+/// that the Hessian of `μᵀ (F ∇e)` needs, from one evaluation of its element over [`Jet4`] a
+/// pair. The configuration in `data` must be solved and its attached nodes placed; the modes'
+/// elements must give fourth order ([`supported_modes`]).
 pub fn mode_parts(
     model: &Model,
     data: &mut Data,
-    a: usize,
-    b: usize,
     mu: &[f64],
     modes: &[ModeId],
-    jets: &mut Vec<Vec<f64>>,
     out: &mut Vec<[f64; 8]>,
 ) -> Result<(), KinematicsError> {
     let nq = model.n_q();
     if mu.len() != nq {
         return Err(KinematicsError::InputLength { expected: nq, got: mu.len() });
     }
-    if a >= nq || b >= nq {
-        return Err(KinematicsError::InputLength { expected: nq, got: a.max(b) + 1 });
-    }
-    let unit = |d: usize| -> Vec<f64> { (0..nq).map(|k| if k == d { 1.0 } else { 0.0 }).collect() };
-    let mut q = vec![Vec::new(); SUBSETS];
-    (q[1], q[2], q[4]) = (unit(a), unit(b), mu.to_vec());
-    subset_jets(model, data, &q, 7, jets)?;
+    first_order(model, data)?;
+    let virtual_jets = VirtualJets::new(model, data, mu)?;
     out.clear();
-    let (mut own, mut e) = (Vec::new(), Vec::new());
-    for &m in modes {
-        let (el, k) = model.mode_owner(m);
-        evaluate(model, el.index(), |c| jet(|t| jets[t][c]), &mut own, &mut e)?;
-        out.push(std::array::from_fn(|s| part(&e[k], s)));
+    let (mut jets, mut own, mut e) = (Vec::new(), Vec::new(), Vec::new());
+    for a in 0..nq {
+        for b in 0..=a {
+            virtual_jets.pair(model, data, a, b, &mut jets)?;
+            for &m in modes {
+                let (el, k) = model.mode_owner(m);
+                evaluate(model, el.index(), |c| jet(|t| jets[t][c]), &mut own, &mut e)?;
+                out.push(std::array::from_fn(|s| part(&e[k], s)));
+            }
+        }
     }
     Ok(())
 }
