@@ -5,6 +5,7 @@
 //! cargo run --release -p mollier-tests --example chain_timing [-- N ...]   # default: 10 100
 //! cargo run --release -p mollier-tests --example chain_timing -- --body MODEL.toml
 //! cargo run --release -p mollier-tests --example chain_timing -- --frames K --body MODEL.toml
+//! cargo run --release -p mollier-tests --example chain_timing -- --frames K --chain N
 //! ```
 //!
 //! With `--body`, a tree from a model file instead (Huston's 17-member body,
@@ -69,6 +70,14 @@ fn run() -> Result<(), String> {
     {
         let k = k.parse::<usize>().map_err(|e| format!("--frames: {e}"))?;
         return frames(file, k);
+    }
+    if let [flag, k, chain, n] = args.as_slice()
+        && flag == "--frames"
+        && chain == "--chain"
+    {
+        let k = k.parse::<usize>().map_err(|e| format!("--frames: {e}"))?;
+        let n = n.parse::<usize>().ok().filter(|&n| n > 0).ok_or("--chain: a positive chain length")?;
+        return chain_frames(n, k);
     }
     if let [flag, file] = args.as_slice()
         && flag == "--body"
@@ -148,15 +157,30 @@ fn frames(file: &str, k: usize) -> Result<(), String> {
     let model = &c.model;
     let [dq, qd, qdd] = check_state(model.n_q());
     let q: Vec<f64> = model.q0().iter().zip(&dq).map(|(a, b)| a + b).collect();
-    let qs = [q.clone(), q.iter().map(|v| v + 0.01).collect::<Vec<f64>>()];
+    run_frames(model, &q, &qd, &qdd, k).map_err(|e| format!("{file}: {e}"))
+}
+
+/// [`frames`] of the chain of N links that the timings use, at its value check's state.
+fn chain_frames(n: usize, k: usize) -> Result<(), String> {
+    let (model, _) = serial_chain_with(&timing_links(n, LINK), GRAVITY, Points::Attached, |_, _| {});
+    let [q, qd, qdd] = check_state(n);
+    run_frames(&model, &q, &qd, &qdd, k).map_err(|e| format!("N = {n}: {e}"))
+}
+
+/// `k` frames of [`frame_into`] alternating between `q` and a step of 0.01 from it, after the
+/// positions were solved from the initial configuration to `q` in ten steps; prints the first
+/// torque.
+fn run_frames(model: &Model, q: &[f64], qd: &[f64], qdd: &[f64], k: usize) -> Result<(), String> {
+    let q0 = model.q0();
+    let qs = [q.to_vec(), q.iter().map(|v| v + 0.01).collect::<Vec<f64>>()];
     let mut data = Data::new(model);
     for s in 1..=10 {
-        let qk: Vec<f64> = model.q0().iter().zip(&dq).map(|(a, b)| a + b * s as f64 / 10.0).collect();
-        solve_positions(model, &mut data, &qk).map_err(|e| format!("{file}: positions: {e}"))?;
+        let qk: Vec<f64> = q0.iter().zip(q).map(|(a, b)| a + (b - a) * s as f64 / 10.0).collect();
+        solve_positions(model, &mut data, &qk).map_err(|e| format!("positions: {e}"))?;
     }
     let mut kept = Kept::default();
     for i in 0..k {
-        frame_into(model, &mut data, &qs[i % 2], &qd, &qdd, &mut kept)?;
+        frame_into(model, &mut data, &qs[i % 2], qd, qdd, &mut kept)?;
     }
     println!("{k} frames, torque 0: {}", kept.tau.first().copied().unwrap_or(f64::NAN));
     Ok(())
