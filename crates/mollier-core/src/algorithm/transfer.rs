@@ -21,7 +21,7 @@ use crate::data::{Data, n_pairs, pair_index, shaped};
 use crate::element::Order;
 use crate::ids::ModeId;
 use crate::model::topology::shared_blocks;
-use crate::model::{Input, ModeRole, Model};
+use crate::model::{Input, ModeRole, Model, RowTarget};
 
 /// A solved configuration, its factors made or due (the solves make them, `solve::ensure_factors`).
 fn require_solved(data: &Data) -> Result<(), KinematicsError> {
@@ -101,6 +101,26 @@ fn jacobian_times(model: &Model, data: &Data, v: &[f64], out: &mut [f64]) {
             let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
             out[entry.mode_offset + k] = g.iter().zip(&entry.coords).map(|(gv, &c)| gv * v[c]).sum();
         }
+    }
+}
+
+/// `ė` (n_e) at the rates `xd` (n_x) of the tree path's recursion for input rates `qd` (n_q):
+/// a row's mode rate is its target's (0 for a fixed mode, the input's rate for an input),
+/// which the placed rates hold to round-off — each step turns its nodes by its element's modes
+/// at those rates, so `D_cc ẋ` is the right-hand side — and only a dependent mode's is `D ẋ`.
+fn placed_mode_rates(model: &Model, data: &Data, qd: &[f64], xd: &[f64], out: &mut [f64]) {
+    for (&m, target) in model.rows.iter().zip(&model.row_target) {
+        out[m] = match *target {
+            RowTarget::Fixed(_) => 0.0,
+            RowTarget::Input(j) => qd[j],
+        };
+    }
+    for &m in &model.dependent_modes {
+        let (el, k) = model.mode_element[m];
+        let entry = &model.elements[el.index()];
+        let n = entry.coords.len();
+        let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
+        out[m] = g.iter().zip(&entry.coords).map(|(gv, &c)| gv * xd[c]).sum();
     }
 }
 
@@ -798,7 +818,7 @@ fn tree_rates(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) -> Result
     data.rates_by_recursion = matches!(placed, Ok(true));
     if let Ok(true) = placed {
         let mut ed = std::mem::take(&mut data.ed);
-        jacobian_times(model, data, &xd, &mut ed);
+        placed_mode_rates(model, data, qd, &xd, &mut ed);
         data.ed = ed;
         data.qd.copy_from_slice(qd);
         data.qdd.copy_from_slice(qdd);
