@@ -398,11 +398,11 @@ pub fn kinetostatics_into(
     let xdd = std::mem::take(&mut data.xdd);
     let result = with_buffers(data, |data, [net, fin, free, rhs]| {
         stresses_in(model, data, &xdd, sigma_free, extra, &mut out.sigma, [net, fin, free, rhs])?;
-        // Dᵀσ − (f − f_in): the dependent modes' part is in `free` already, the rows' is added
+        // Dᵀσ − (f − f_in), every mode's stress in one pass element by element
         out.nodal.resize(model.n_x(), 0.0);
-        modes_to_nodal(model, data, &out.sigma, model.rows.iter().copied(), &mut out.nodal);
-        for ((a, f), b) in out.nodal.iter_mut().zip(free.iter()).zip(net.iter()) {
-            *a += f - b;
+        all_modes_to_nodal(model, data, &out.sigma, &mut out.nodal);
+        for (a, b) in out.nodal.iter_mut().zip(net.iter()) {
+            *a -= b;
         }
         Ok(())
     });
@@ -499,12 +499,17 @@ fn stresses_in(
             }
         }
     }
-    // D_ccᵀ σ^(o,m) = (f − f_in)_c − D_(c,c)ᵀ σ^c
-    nodal_free.clear();
-    nodal_free.resize(model.n_x(), 0.0);
-    modes_to_nodal(model, data, sigma, model.dependent_modes.iter().copied(), nodal_free);
-    for (v, &c) in rhs.iter_mut().zip(&model.dependent_coords) {
-        *v = net[c] - nodal_free[c];
+    // D_ccᵀ σ^(o,m) = (f − f_in)_c − D_(c,c)ᵀ σ^c, the last term only where a dependent mode
+    // is stressed (a tree without muscles or laws has none)
+    rhs.clear();
+    rhs.extend(model.dependent_coords.iter().map(|&c| net[c]));
+    if model.dependent_modes.iter().any(|&m| sigma[m] != 0.0) {
+        nodal_free.clear();
+        nodal_free.resize(model.n_x(), 0.0);
+        modes_to_nodal(model, data, sigma, model.dependent_modes.iter().copied(), nodal_free);
+        for (v, &c) in rhs.iter_mut().zip(&model.dependent_coords) {
+            *v -= nodal_free[c];
+        }
     }
     solve_transpose_forces(model, data, rhs)?;
     for (r, &m) in model.rows.iter().enumerate() {
@@ -518,8 +523,31 @@ fn stresses_in(
 /// passes through it (from the elements on it and on the nodes attached to it).
 pub fn stress_to_nodal(model: &Model, data: &Data, sigma: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; model.n_x()];
-    modes_to_nodal(model, data, sigma, 0..model.n_e(), &mut out);
+    all_modes_to_nodal(model, data, sigma, &mut out);
     out
+}
+
+/// [`stress_to_nodal`] into `out` (n_x): element by element in the kernel's order, each
+/// element's gradient rows read where they lie (no per-mode look-up of its element).
+fn all_modes_to_nodal(model: &Model, data: &Data, sigma: &[f64], out: &mut [f64]) {
+    out.fill(0.0);
+    for el in &model.topology.element_order {
+        let entry = &model.elements[el.index()];
+        let (n, m) = (entry.own.len(), entry.element.layout().n_modes());
+        let grads = match &entry.chain {
+            Some(chain) => &data.de_own[chain.de_own_offset..chain.de_own_offset + m * n],
+            None => &data.de[entry.de_offset..entry.de_offset + m * n],
+        };
+        for (g, &s) in grads.chunks_exact(n.max(1)).zip(&sigma[entry.mode_offset..entry.mode_offset + m]) {
+            if s == 0.0 {
+                continue;
+            }
+            for (gv, &c) in g.iter().zip(&entry.own) {
+                out[c] += gv * s;
+            }
+        }
+    }
+    model.attachments.pull_back(&data.att_jac, out);
 }
 
 /// [`stress_to_nodal`] of the stresses of the `modes` alone (indices into `sigma`, n_e; the
