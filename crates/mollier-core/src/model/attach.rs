@@ -236,16 +236,23 @@ impl Attachments {
     /// model's points carry no mass or load).
     pub fn pull_back(&self, jac: &[Jacobian], f: &mut [f64]) {
         for (a, j) in self.list.iter().zip(jac).rev() {
-            if f[a.node..a.node + 3] == [0.0; 3] {
+            let fp = vec3(f, a.node);
+            if fp == [0.0; 3] {
                 continue;
             }
+            // each sum in a register, its terms in the order of the components (the same bits
+            // as adding into `f` term by term, which the compiler cannot keep out of memory)
+            let (mut fo, mut fl) = (vec3(f, a.origin), quat(f, a.orientation));
             for i in 0..3 {
-                let fp = f[a.node + i];
-                f[a.origin + i] += fp;
-                for k in 0..4 {
-                    f[a.orientation + k] += j[i][k] * fp;
+                fo[i] += fp[i];
+            }
+            for (k, s) in fl.iter_mut().enumerate() {
+                for i in 0..3 {
+                    *s += j[i][k] * fp[i];
                 }
             }
+            f[a.origin..a.origin + 3].copy_from_slice(&fo);
+            f[a.orientation..a.orientation + 4].copy_from_slice(&fl);
         }
     }
 }
