@@ -28,7 +28,7 @@
 //! and second partials ([`mollier_core::Law::stress_hessian`]), by the same jets
 //! ([`mollier_core::transfer4::mode_parts_with_rates`]). Where a piece is missing — an element
 //! without fourth order (the wrapping paths), a law without second partials (Engin's, the
-//! joint stop's, the flexion-torsion joint's, the cardan joint's) — [`exact_hessian`] says why
+//! joint stop's, the flexion-torsion joint's) — [`exact_hessian`] says why
 //! not and IPOPT's L-BFGS approximation is used: never an approximate "exact" Hessian.
 
 use mollier_core::element::NodeKind;
