@@ -212,3 +212,48 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_cardan_hip() {
         }
     }
 }
+
+/// A muscle path with a law on a chain: the two-joint arm (`fixtures/two-joint-arm.toml`) with a
+/// damped one-sided spring on the biceps' path besides its Hill muscle, `Σ e²`, `Σ a³`, the
+/// contraction rates and tracking, both schemes, three random points about a flexed rest: the
+/// exact Hessian against central differences of the exact gradient and Jacobian, relative 1e-6.
+#[test]
+fn the_hessian_of_the_lagrangian_is_exact_for_a_muscle_path_with_a_law() {
+    let text = std::fs::read_to_string(format!("{FIXTURES}/two-joint-arm.toml")).expect("reads");
+    let insertion = "q = \"forearm.biceps_insertion\"\n";
+    assert!(text.contains(insertion));
+    let law = "law.elongation = { stiffness = 0.2, damping = 0.05, tension_only = { stiffness = 2.0, slack_length = 330, epsilon = 2 } }\n";
+    let path = std::env::temp_dir().join(format!("mollier-law-path-{}.toml", std::process::id()));
+    std::fs::write(&path, text.replace(insertion, &format!("{insertion}{law}"))).expect("writes");
+    let c = load(&path, &mollier::registry()).expect("loads");
+    std::fs::remove_file(&path).expect("removes");
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let l = system.layout();
+    let mut ws = system.workspace();
+    let rest = system.rest_state(&mut ws, &[0.3, 0.4], 0.0, &[0.2; 3]).unwrap();
+    let mut spread = vec![0.15, 0.15, 1.0, 1.0];
+    spread.extend([0.005; 3]);
+    spread.extend([0.45; 3]);
+    let mut mid = rest.x.clone();
+    mid[l.a()..].fill(0.5);
+    // the points of `optimize_derivatives.rs`'s muscles-on-a-chain check (away from the Hill model's kinks)
+    let mut rng = Rng(0x4e55_c4a1_3333_0039);
+    for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
+        let objective = Objective {
+            excitation: 0.7,
+            activation_cubed: 1.1,
+            contraction_rate: 0.9,
+            tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
+            ..Objective::default()
+        };
+        let p = open(&system, 0.3, 2, scheme, objective);
+        let mut t = Transcription::new(&p).unwrap();
+        assert_eq!(t.hessian_case(), &Ok(Motion::Chain));
+        for _ in 0..3 {
+            let z = random_point(&t, &mut rng, &mid, &spread);
+            let (err, at) = random_hessian_error(1e-5, &mut t, &mut rng, &z);
+            println!("a path with a law {scheme:?}: Hessian off by {err:.2e} at {at:?}");
+            assert!(err < 1e-6, "{scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
+        }
+    }
+}
