@@ -38,6 +38,37 @@ pub trait Law: Send + Sync + fmt::Debug {
         false
     }
 
+    /// The second partials of the weighted stress `wᵀσ(e, ė)` (weights `w`, one per mode: the
+    /// modes' virtual rates, so `wᵀσ` is a power, W): `hee[i n + j] = Σ_k w_k ∂²σ_k/∂e_i∂e_j`,
+    /// `heed[i n + j] = Σ_k w_k ∂²σ_k/∂e_i∂ė_j`, `hdd[i n + j] = Σ_k w_k ∂²σ_k/∂ė_i∂ė_j` (n x n
+    /// row-major each; W per unit of the modes and rates), for the exact Hessian of an optimal
+    /// control problem where the modes are coupled. The default serves uncoupled laws from
+    /// [`Law::curvature`]; `false` where the law gives neither (never depending on `(e, ė, w)`).
+    fn stress_hessian(
+        &self,
+        e: &[f64],
+        ed: &[f64],
+        w: &[f64],
+        hee: &mut [f64],
+        heed: &mut [f64],
+        hdd: &mut [f64],
+    ) -> bool {
+        let n = e.len();
+        let mut c = vec![0.0; 3 * n];
+        if !self.curvature(e, ed, &mut c) {
+            return false;
+        }
+        for m in [&mut *hee, &mut *heed, &mut *hdd] {
+            m.fill(0.0);
+        }
+        for k in 0..n {
+            hee[k * n + k] = w[k] * c[3 * k];
+            heed[k * n + k] = w[k] * c[3 * k + 1];
+            hdd[k * n + k] = w[k] * c[3 * k + 2];
+        }
+        true
+    }
+
     /// The law's tangents at `(e, ė)`: `ds_de[i n + j] = ∂σ_i/∂e_j` and
     /// `ds_ded[i n + j] = ∂σ_i/∂ė_j` (n x n row-major each; N/m, N m/rad; N s/m, N m s/rad).
     /// Implicit integrators need them for their Jacobians. The default takes central differences
@@ -124,6 +155,13 @@ impl Law for LinearLaw {
         ds_de.copy_from_slice(&self.stiffness);
         ds_ded.copy_from_slice(&self.damping);
     }
+
+    /// Linear: every second partial is 0 (so the uncoupled form is complete for coupled
+    /// matrices too).
+    fn curvature(&self, _e: &[f64], _ed: &[f64], out: &mut [f64]) -> bool {
+        out.fill(0.0);
+        true
+    }
 }
 
 /// A one-sided smooth spring (Chadwick et al. 2014, eq. 5, the conoid ligament):
@@ -179,15 +217,16 @@ pub struct CoordinateLimit {
     pub transition: f64,
 }
 
-/// Simbody's `stepUp` on `[0, 1]`, clamped outside, and its derivative.
-fn step_up(x: f64) -> (f64, f64) {
+/// Simbody's `stepUp` on `[0, 1]`, clamped outside, its first and second derivatives.
+fn step_up(x: f64) -> (f64, f64, f64) {
     if x <= 0.0 {
-        (0.0, 0.0)
+        (0.0, 0.0, 0.0)
     } else if x >= 1.0 {
-        (1.0, 0.0)
+        (1.0, 0.0, 0.0)
     } else {
         let x2 = x * x;
-        (x2 * x * (10.0 + x * (-15.0 + 6.0 * x)), 30.0 * x2 * (1.0 - x) * (1.0 - x))
+        let s = x2 * x * (10.0 + x * (-15.0 + 6.0 * x));
+        (s, 30.0 * x2 * (1.0 - x) * (1.0 - x), 60.0 * x * (1.0 - x) * (1.0 - 2.0 * x))
     }
 }
 
@@ -195,14 +234,27 @@ impl CoordinateLimit {
     /// `(σ, ∂σ/∂e, ∂σ/∂ė)` at `(e, ė)`.
     pub fn eval(&self, e: f64, ed: f64) -> (f64, f64, f64) {
         let t = self.transition;
-        let (su, dsu) = step_up((e - self.upper) / t);
-        let (sl, dsl) = step_up((self.lower - e) / t);
+        let (su, dsu, _) = step_up((e - self.upper) / t);
+        let (sl, dsl, _) = step_up((self.lower - e) / t);
         let (du, dl) = (e - self.upper, e - self.lower);
         let s = self.upper_stiffness * su * du + self.lower_stiffness * sl * dl + self.damping * (su + sl) * ed;
         let ds = self.upper_stiffness * (dsu / t * du + su)
             + self.lower_stiffness * (-dsl / t * dl + sl)
             + self.damping * (dsu - dsl) / t * ed;
         (s, ds, self.damping * (su + sl))
+    }
+
+    /// `(∂²σ/∂e², ∂²σ/∂e∂ė, ∂²σ/∂ė²)` at `(e, ė)`: the steps' second derivatives
+    /// `S''(x) = 60 x (1 − x)(1 − 2x)` within the transitions (N m/rad², N m s/rad², 0).
+    pub fn curvature(&self, e: f64, ed: f64) -> (f64, f64, f64) {
+        let t = self.transition;
+        let (_, dsu, ddsu) = step_up((e - self.upper) / t);
+        let (_, dsl, ddsl) = step_up((self.lower - e) / t);
+        let (du, dl) = (e - self.upper, e - self.lower);
+        let ee = self.upper_stiffness * (ddsu / (t * t) * du + 2.0 * dsu / t)
+            + self.lower_stiffness * (ddsl / (t * t) * dl - 2.0 * dsl / t)
+            + self.damping * (ddsu + ddsl) / (t * t) * ed;
+        (ee, self.damping * (dsu - dsl) / t, 0.0)
     }
 
     /// The springs' stored energy `∫ σ de` from the range (J); zero inside it. Beyond the
@@ -274,13 +326,10 @@ impl ModeLaw {
         (s, ds, dsd)
     }
 
-    /// `(∂²σ/∂e², ∂²σ/∂e∂ė, ∂²σ/∂ė²)` at `(e, ė)` ([`Law::curvature`]), `None` with a
-    /// coordinate limit (its quintic steps' second derivatives are not written out).
-    pub fn curvature(&self, e: f64) -> Option<(f64, f64, f64)> {
-        if self.coordinate_limit.is_some() {
-            return None;
-        }
-        let mut dd = 0.0;
+    /// `(∂²σ/∂e², ∂²σ/∂e∂ė, ∂²σ/∂ė²)` at `(e, ė)` ([`Law::curvature`]; the stops' jumps at the
+    /// ends of their range take the side `e` is on, the range's inside at an end).
+    pub fn curvature(&self, e: f64, ed: f64) -> (f64, f64, f64) {
+        let (mut dd, mut ded) = (0.0, 0.0);
         if let Some(t) = self.tension_only {
             // (k/2)(1 + d/r)' = (k/2) ε²/r³
             let r = (e - t.slack).hypot(t.epsilon);
@@ -293,7 +342,12 @@ impl ModeLaw {
                 dd += 2.0 * l.stiffness;
             }
         }
-        Some((dd, 0.0, 0.0))
+        if let Some(c) = self.coordinate_limit {
+            let (cee, ceed, _) = c.curvature(e, ed);
+            dd += cee;
+            ded += ceed;
+        }
+        (dd, ded, 0.0)
     }
 
     /// The stored energy `∫ σ de` from 0 (J), without the damping.
@@ -368,9 +422,9 @@ impl Law for ModeLaws {
         Some(self.laws.iter().zip(e).map(|(l, &e)| l.energy(e)).sum())
     }
 
-    fn curvature(&self, e: &[f64], _ed: &[f64], out: &mut [f64]) -> bool {
+    fn curvature(&self, e: &[f64], ed: &[f64], out: &mut [f64]) -> bool {
         for (k, law) in self.laws.iter().enumerate() {
-            let Some((ee, eed, edd)) = law.curvature(e[k]) else { return false };
+            let (ee, eed, edd) = law.curvature(e[k], ed[k]);
             out[3 * k..3 * k + 3].copy_from_slice(&[ee, eed, edd]);
         }
         true
@@ -386,6 +440,58 @@ impl Law for ModeLaws {
             ds_ded[k * n + k] = ded;
         }
     }
+}
+
+/// The largest difference between [`Law::stress_hessian`] at `(e, ė)` with weights `w` and
+/// central differences of [`Law::tangent`] (step `h (1 + |x|)`), relative to the larger of the
+/// entry and 1: a check of a law's second partials against its first, for tests. `None` where
+/// the law gives no second partials.
+pub fn stress_hessian_error(law: &dyn Law, e: &[f64], ed: &[f64], w: &[f64], h: f64) -> Option<f64> {
+    let n = e.len();
+    let [mut hee, mut heed, mut hdd] = [0, 1, 2].map(|_| vec![0.0; n * n]);
+    if !law.stress_hessian(e, ed, w, &mut hee, &mut heed, &mut hdd) {
+        return None;
+    }
+    // Σ_k w_k ∂σ_k/∂e_i and Σ_k w_k ∂σ_k/∂ė_i at (e, ė)
+    let weighted = |e: &[f64], ed: &[f64]| {
+        let (mut de, mut ded) = (vec![0.0; n * n], vec![0.0; n * n]);
+        law.tangent(e, ed, &mut de, &mut ded);
+        let f = |m: &[f64], i: usize| (0..n).map(|k| w[k] * m[k * n + i]).sum::<f64>();
+        ((0..n).map(|i| f(&de, i)).collect::<Vec<_>>(), (0..n).map(|i| f(&ded, i)).collect::<Vec<_>>())
+    };
+    let mut worst = 0.0f64;
+    let mut compare = |exact: f64, numeric: f64| {
+        let d = (exact - numeric).abs() / numeric.abs().max(1.0);
+        // a non-finite entry is the worst difference
+        worst = if d <= worst {
+            worst
+        } else if d.is_nan() {
+            f64::INFINITY
+        } else {
+            d
+        };
+    };
+    let (mut x, mut xd) = (e.to_vec(), ed.to_vec());
+    for j in 0..n {
+        let step = h * (1.0 + e[j].abs());
+        x[j] = e[j] + step;
+        let (up, _) = weighted(&x, ed);
+        x[j] = e[j] - step;
+        let (down, _) = weighted(&x, ed);
+        x[j] = e[j];
+        let step_d = h * (1.0 + ed[j].abs());
+        xd[j] = ed[j] + step_d;
+        let (up_d, up_dd) = weighted(e, &xd);
+        xd[j] = ed[j] - step_d;
+        let (down_d, down_dd) = weighted(e, &xd);
+        xd[j] = ed[j];
+        for i in 0..n {
+            compare(hee[i * n + j], (up[i] - down[i]) / (2.0 * step));
+            compare(heed[i * n + j], (up_d[i] - down_d[i]) / (2.0 * step_d));
+            compare(hdd[i * n + j], (up_dd[i] - down_dd[i]) / (2.0 * step_d));
+        }
+    }
+    Some(worst)
 }
 
 #[cfg(test)]
@@ -421,26 +527,33 @@ mod tests {
         ])
     }
 
+    /// Every mode's law (a ligament, stops, a coordinate limit beyond, within and before each
+    /// transition) and a coupled linear law: the second partials of `wᵀσ` against central
+    /// differences of the exact tangents.
     #[test]
     fn curvatures_are_the_tangents_derivatives() {
-        // the first two modes (the third, a coordinate limit, gives none)
-        let two = ModeLaws::new(laws().laws[..2].to_vec());
-        let mut out = [0.0; 6];
-        for (e, ed) in [([-0.03, -0.7], [0.2, -1.0]), ([-0.0195, 0.1], [0.0, 0.3]), ([0.01, 0.55], [-0.5, 0.0])] {
-            assert!(two.curvature(&e, &ed, &mut out));
-            for k in 0..2 {
-                let l = two.laws[k];
-                let h = 1e-6;
-                let (up, down) = (l.eval(e[k] + h, ed[k]), l.eval(e[k] - h, ed[k]));
-                let numeric = [(up.1 - down.1) / (2.0 * h), (up.2 - down.2) / (2.0 * h)];
-                let (upd, downd) = (l.eval(e[k], ed[k] + h), l.eval(e[k], ed[k] - h));
-                let exact = [out[3 * k], out[3 * k + 1], out[3 * k + 2]];
-                for (x, y) in exact.iter().zip([numeric[0], numeric[1], (upd.2 - downd.2) / (2.0 * h)]) {
-                    assert!((x - y).abs() < 1e-4 * (1.0 + y.abs()), "mode {k} at {e:?}: {x} vs {y}");
-                }
-            }
+        let law = laws();
+        let w = [0.7, -1.3, 2.1];
+        for (e, ed) in [
+            ([-0.03, -0.7, -0.7], [0.2, -1.0, -1.3]),
+            ([-0.0195, 0.1, -0.55], [0.0, 0.3, 0.8]),
+            ([0.01, 0.55, 0.1], [-0.5, 0.0, 2.0]),
+            ([0.0, 0.0, 0.45], [0.0, 0.0, -0.7]),
+            ([0.0, 0.0, 0.47], [0.0, 0.0, 1.9]),
+            ([0.0, 0.0, -0.53], [0.0, 0.0, -0.4]),
+            ([0.0, 0.0, 0.62], [0.0, 0.0, 0.4]),
+        ] {
+            let err = stress_hessian_error(&law, &e, &ed, &w, 1e-6).expect("mode laws give them");
+            assert!(err < 1e-6, "at {e:?}, {ed:?}: off by {err:.2e}");
         }
-        assert!(!laws().curvature(&[0.0; 3], &[0.0; 3], &mut [0.0; 9]));
+        let coupled = LinearLaw {
+            n: 2,
+            stiffness: vec![3.0, -1.0, 0.5, 2.0],
+            damping: vec![0.1, 0.2, 0.0, 0.3],
+            preload: vec![1.0, 0.0],
+        };
+        let err = stress_hessian_error(&coupled, &[0.3, -0.2], &[1.0, 0.5], &[1.0, -2.0], 1e-6);
+        assert!(err.is_some_and(|e| e < 1e-9), "{err:?}");
     }
 
     #[test]

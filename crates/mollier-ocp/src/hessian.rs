@@ -21,13 +21,15 @@
 //! Any other mechanism (a tree of joints or one with closed loops) is a [`Motion::Chain`]: the
 //! second partials of the equations of motion's multibody part in `(q, v, v̇)` come from the
 //! fourth-order transfer functions ([`mollier_core::transfer4`]: `∂²M̄/∂q²`, `∂²Q/∂q²` and
-//! `∂²c/∂q²`, exact, as the directional derivative of `DF_xᵀ` applied to the multipliers), the
-//! laws of input modes from their curvature, and its muscles' from their paths' second and mixed
-//! third derivatives, `∂²L` and `D³L(a, b, λ_v)`, by the same jets
-//! ([`mollier_core::transfer4::mode_parts`]). Where a piece is missing — an element without fourth
-//! order (the wrapping paths), laws on modes the inputs move through the mechanism, a path with
-//! a law — [`exact_hessian`] says why not and IPOPT's L-BFGS approximation is used: never an
-//! approximate "exact" Hessian.
+//! `∂²c/∂q²`, exact, as the directional derivative of `DF_xᵀ` applied to the multipliers), its
+//! muscles' from their paths' second and mixed third derivatives, `∂²L` and `D³L(a, b, λ_v)`,
+//! and its laws' (on input and dependent modes alike: `DF_eᵀ σ(e, ė)` with `e = F(q)`,
+//! `ė = DF_e v`) from their modes' `∂²e`, `D³e(a, b, λ_v)`, `D³e(a, b, v)` and the laws' tangents
+//! and second partials ([`mollier_core::Law::stress_hessian`]), by the same jets
+//! ([`mollier_core::transfer4::mode_parts_with_rates`]). Where a piece is missing — an element
+//! without fourth order (the wrapping paths), a law without second partials (Engin's, the
+//! joint stop's, the flexion-torsion joint's) — [`exact_hessian`] says why
+//! not and IPOPT's L-BFGS approximation is used: never an approximate "exact" Hessian.
 
 use mollier_core::element::NodeKind;
 use mollier_core::{CoordRole, ElementId, Input, Load, ModeId, Model, NodeId};
@@ -52,9 +54,9 @@ pub enum Motion {
     Translation,
     /// A rotation about a fixed axis: `∂²f_v/∂q² = M̄ v̇ − f_v`, the others 0.
     Rotation,
-    /// A mechanism (a tree of joints, or closed loops) whose constraint elements and muscles'
-    /// paths give fourth order, laws only on input modes: the multibody block and the muscles'
-    /// terms from [`mollier_core::transfer4`].
+    /// A mechanism (a tree of joints, or closed loops) whose constraint elements, muscles' paths
+    /// and laws' elements give fourth order and whose laws give their second partials: the
+    /// multibody block, the muscles' and the laws' terms from [`mollier_core::transfer4`].
     Chain,
 }
 
@@ -72,14 +74,14 @@ pub fn exact_hessian(system: &Musculoskeletal<'_>) -> Result<Motion, String> {
         Err(_) => {
             // muscles on several inputs: their paths' mixed third derivatives from the fourth order
             chain(system.model)?;
-            plain_paths(system)?;
             let modes: Vec<ModeId> = system.muscles.iter().map(|m| m.mode).collect();
             mollier_core::transfer4::supported_modes(system.model, &modes).map(|()| Motion::Chain)
         }
     }
 }
 
-/// Refuses a muscle path with a law (its stress's second derivatives are not wired).
+/// Refuses a muscle path with a law (its stress's second derivatives are not wired into a
+/// rotation's terms; a chain's take them).
 fn plain_paths(system: &Musculoskeletal<'_>) -> Result<(), String> {
     let model = system.model;
     match system.muscles.iter().map(|m| model.mode_owner(m.mode).0).find(|&el| model.law(el).is_some()) {
@@ -90,23 +92,22 @@ fn plain_paths(system: &Musculoskeletal<'_>) -> Result<(), String> {
     }
 }
 
-/// Whether a mechanism without muscles is a [`Motion::Chain`]: its constraint elements give
-/// fourth order and its laws act on input modes only and give their curvature. Trees and closed
-/// loops alike: the fourth order's solves with `D_cc` serve both.
+/// Whether a mechanism is a [`Motion::Chain`]: its constraint elements give fourth order, and
+/// each law gives its second partials ([`mollier_core::Law::stress_hessian`]) on an element
+/// that gives fourth order (its modes' jets), on input and dependent modes alike. Trees and
+/// closed loops alike: the fourth order's solves with `D_cc` serve both.
 fn chain(model: &Model) -> Result<(), String> {
     mollier_core::transfer4::supported(model)?;
     for el in (0..model.n_elements()).map(ElementId::new) {
         let Some(law) = model.law(el) else { continue };
         let n = model.element(el).layout().n_modes();
-        let role = |k: usize| model.mode_role(model.mode_id(el, k));
-        if (0..n).any(|k| role(k) == mollier_core::ModeRole::Dependent) {
-            return Err(format!(
-                "the law of `{}` acts on a mode the inputs move through the mechanism (its second derivatives are not wired)",
-                model.element_name(el)
-            ));
-        }
-        if !law.curvature(&vec![0.0; n], &vec![0.0; n], &mut vec![0.0; 3 * n]) {
+        let zeros = vec![0.0; n];
+        let [mut hee, mut heed, mut hdd] = [0; 3].map(|_| vec![0.0; n * n]);
+        if !law.stress_hessian(&zeros, &zeros, &zeros, &mut hee, &mut heed, &mut hdd) {
             return Err(format!("the law of `{}` gives no second partials", model.element_name(el)));
+        }
+        if n > 0 {
+            mollier_core::transfer4::supported_modes(model, &[model.mode_id(el, 0)])?;
         }
     }
     Ok(())

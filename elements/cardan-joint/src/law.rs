@@ -61,6 +61,31 @@ impl Law for CardanLaw {
         }
     }
 
+    /// The exact tangents: `∂σ_k/∂e_k = M_k'(a_k)`, `∂σ_k/∂ė_k = D_k'(ȧ_k)` (N m/rad, N m s/rad;
+    /// 3 x 3 each, diagonal).
+    fn tangent(&self, e: &[f64], ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
+        ds_de.fill(0.0);
+        ds_ded.fill(0.0);
+        let slope = |m: &Option<TorqueFunction>, v: f64| m.as_ref().map_or(0.0, |m| m.eval(v).1);
+        for k in 0..e.len().min(3) {
+            ds_de[k * e.len() + k] = slope(&self.torques[k], e[k] + self.reference[k]);
+            ds_ded[k * e.len() + k] = slope(&self.damping[k], ed[k]);
+        }
+    }
+
+    /// Uncoupled: `(M_k''(a_k), 0, D_k''(ȧ_k))` per mode (N m/rad², 0, N m s²/rad²).
+    fn curvature(&self, e: &[f64], ed: &[f64], out: &mut [f64]) -> bool {
+        let curv = |m: &Option<TorqueFunction>, v: f64| m.as_ref().map_or(0.0, |m| m.curvature(v));
+        for k in 0..e.len().min(3) {
+            out[3 * k..3 * k + 3].copy_from_slice(&[
+                curv(&self.torques[k], e[k] + self.reference[k]),
+                0.0,
+                curv(&self.damping[k], ed[k]),
+            ]);
+        }
+        true
+    }
+
     /// The energy stored by the torque-angle functions from the reference, `Σ_k ∫ M_k da_k`
     /// (J); the damping dissipates.
     fn energy(&self, e: &[f64]) -> Option<f64> {
@@ -70,5 +95,47 @@ impl Law for CardanLaw {
             self.torques[k].as_ref().map_or(0.0, |m| m.integral(a0, a0 + e[k]))
         };
         Some((0..3).map(stored).sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mollier_joint_common::torque::{Interpolation, Table};
+
+    /// The exact tangents and curvatures against central differences of the stress and of the
+    /// tangents: a polynomial, an exponential and a monotone cubic table, two damping functions.
+    #[test]
+    fn tangents_and_curvatures_are_the_stress_derivatives() {
+        let table = Table::new(vec![-1.0, -0.2, 0.4, 1.1], vec![-20.0, -1.0, 2.0, 30.0], Interpolation::MonotoneCubic)
+            .expect("a table");
+        let mut law = CardanLaw::new(
+            [
+                Some(TorqueFunction::Polynomial(vec![3.0, 0.0, 5.0])),
+                Some(TorqueFunction::Exponential { a: 0.2, b: 4.0 }),
+                Some(TorqueFunction::Table(table)),
+            ],
+            [Some(TorqueFunction::Polynomial(vec![0.5, 0.0, 0.2])), None, Some(TorqueFunction::linear(0.3))],
+        );
+        law.set_reference([0.1, -0.2, 0.05]);
+        for (e, ed) in [([0.3, -0.4, 0.2], [1.0, -0.5, 2.0]), ([-0.6, 0.5, -0.9], [-1.5, 0.3, -0.2])] {
+            let (mut a, mut ad, mut b, mut bd) = (vec![0.0; 9], vec![0.0; 9], vec![0.0; 9], vec![0.0; 9]);
+            law.tangent(&e, &ed, &mut a, &mut ad);
+            // the trait's default: central differences of the stress
+            #[derive(Debug)]
+            struct Fd<'a>(&'a CardanLaw);
+            impl Law for Fd<'_> {
+                fn stress(&self, e: &[f64], ed: &[f64], s: &mut [f64]) {
+                    self.0.stress(e, ed, s)
+                }
+            }
+            Fd(&law).tangent(&e, &ed, &mut b, &mut bd);
+            for i in 0..9 {
+                assert!((a[i] - b[i]).abs() < 1e-6 * (1.0 + b[i].abs()), "∂σ/∂e {i}: {} vs {}", a[i], b[i]);
+                assert!((ad[i] - bd[i]).abs() < 1e-6 * (1.0 + bd[i].abs()), "∂σ/∂ė {i}: {} vs {}", ad[i], bd[i]);
+            }
+            let err = mollier_core::law::stress_hessian_error(&law, &e, &ed, &[0.7, -1.2, 2.0], 1e-6);
+            assert!(err.is_some_and(|x| x < 1e-6), "at {e:?}, {ed:?}: off by {err:?}");
+        }
     }
 }

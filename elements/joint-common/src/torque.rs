@@ -139,6 +139,20 @@ impl Table {
         }
     }
 
+    /// `d²M/dx²` (on the right at a node; 0 on a linear table and on the end tangents).
+    pub fn curvature(&self, v: f64) -> f64 {
+        let (x, m, s) = (&self.x, &self.m, &self.slopes);
+        let n = x.len();
+        if v < x[0] || v > x[n - 1] || self.interpolation == Interpolation::Linear {
+            return 0.0;
+        }
+        let i = x.partition_point(|&a| a <= v).saturating_sub(1).min(n - 2);
+        let h = x[i + 1] - x[i];
+        let t = (v - x[i]) / h;
+        // the cubic Hermite basis differentiated twice in t, over h²
+        ((12.0 * t - 6.0) * (m[i] - m[i + 1]) + (6.0 * t - 4.0) * h * s[i] + (6.0 * t - 2.0) * h * s[i + 1]) / (h * h)
+    }
+
     /// `∫_{x_0}^{v} M dx` (N m rad), exact for the interpolant and its tangent continuations.
     pub fn primitive(&self, v: f64) -> f64 {
         let (x, m, s) = (&self.x, &self.m, &self.slopes);
@@ -247,6 +261,24 @@ impl TorqueFunction {
                 (a * (e - 1.0), a * b * e)
             }
             Self::Table(t) => t.eval(x),
+        }
+    }
+
+    /// `d²M/dx²` (N m per rad², or per (rad/s)²; a table's on the right at a node).
+    pub fn curvature(&self, x: f64) -> f64 {
+        match self {
+            Self::Polynomial(c) => {
+                // M = p x with p = Σ c_k x^(k−1): M'' = 2 p' + p'' x
+                let (mut p, mut dp, mut ddp) = (0.0, 0.0, 0.0);
+                for &ck in c.iter().rev() {
+                    ddp = ddp * x + 2.0 * dp;
+                    dp = dp * x + p;
+                    p = p * x + ck;
+                }
+                2.0 * dp + ddp * x
+            }
+            Self::Exponential { a, b } => a * b * b * (b * x).exp(),
+            Self::Table(t) => t.curvature(x),
         }
     }
 
@@ -413,6 +445,28 @@ mod tests {
             }
         }
         assert_eq!(TorqueFunction::linear(7.0).eval(0.3), (7.0 * 0.3, 7.0));
+    }
+
+    /// The curvature against central differences of the slope: the closed forms, and a monotone
+    /// cubic table within its segments and on its end tangents.
+    #[test]
+    fn curvatures_are_the_slopes_derivatives() {
+        let p = TorqueFunction::Polynomial(vec![2.0, -1.0, 0.5, 0.25]);
+        let e = TorqueFunction::Exponential { a: 0.5, b: 3.0 };
+        let t = cubic(&[-1.0, -0.4, 0.0, 0.3, 0.5, 1.2], &[-30.0, -2.0, 0.0, 1.0, 1.0, 25.0]);
+        for k in 0..50 {
+            // off the table's nodes, where the curvature jumps
+            let x = -1.7 + 0.0613 * k as f64;
+            for f in [&p, &e, &t] {
+                let h = 1e-6;
+                let fd = (f.eval(x + h).1 - f.eval(x - h).1) / (2.0 * h);
+                assert!(
+                    (f.curvature(x) - fd).abs() < 1e-6 * (1.0 + fd.abs()),
+                    "{f:?} at {x}: {} vs {fd}",
+                    f.curvature(x)
+                );
+            }
+        }
     }
 
     #[test]

@@ -73,6 +73,17 @@ impl Law for ContactLaw {
         ds_de[0] = self.eval(e[0]).1;
         ds_ded[0] = 0.0;
     }
+
+    /// `∂²σ/∂F² = −¼ k S ε²/(F² + ε²)^{3/2}` (N/m · m²), no rate terms.
+    fn curvature(&self, e: &[f64], _ed: &[f64], out: &mut [f64]) -> bool {
+        let r = e[0].hypot(self.epsilon);
+        out[..3].copy_from_slice(&[
+            -0.25 * self.stiffness * self.axes_squared * self.epsilon * self.epsilon / (r * r * r),
+            0.0,
+            0.0,
+        ]);
+        true
+    }
 }
 
 /// A soft contact element.

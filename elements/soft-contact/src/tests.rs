@@ -82,3 +82,14 @@ fn the_law_is_the_potentials_derivative() {
     }
     assert_eq!(law.energy(&[0.0]), Some(0.0));
 }
+
+/// The law's curvature against central differences of its tangent, inside, across and outside
+/// the transition.
+#[test]
+fn the_laws_curvature_is_its_tangents_derivative() {
+    let law = ContactLaw { stiffness: 2.0e4, axes_squared: 0.07, epsilon: 0.01 };
+    for f in [-0.3, -0.02, -0.004, 0.0, 0.005, 0.4] {
+        let err = mollier_core::law::stress_hessian_error(&law, &[f], &[0.3], &[-1.7], 1e-6);
+        assert!(err.is_some_and(|e| e < 1e-6), "at F = {f}: off by {err:?}");
+    }
+}

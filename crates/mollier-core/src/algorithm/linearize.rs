@@ -133,9 +133,17 @@ pub fn linearize_motion_loaded(
     let nq = model.n_q();
     check_rates(model, v, vdot)?;
     transfer::first_order(model, data)?;
-    // the laws' elements to second order (for their damping's D²F_e(v, e_k))
-    let laws: Vec<usize> =
-        model.free_elements.iter().copied().filter(|&i| model.law(ElementId::new(i)).is_some()).collect();
+    // the laws' elements to second order (for their damping's D²F_e(v, e_k)): the free ones and
+    // the constraint elements with a law on a mode the inputs move (a hinge free in a loop)
+    let moved = |i: usize| {
+        let entry = &model.elements[i];
+        (entry.mode_offset..entry.mode_offset + entry.element.layout().n_modes())
+            .any(|m| matches!(model.mode_role[m], ModeRole::Dependent))
+    };
+    let laws: Vec<usize> = (0..model.elements.len())
+        .filter(|&i| model.law(ElementId::new(i)).is_some())
+        .filter(|&i| model.free_elements.contains(&i) || moved(i))
+        .collect();
     evaluate_elements(model, data, &laws, Order::Hessian)?;
     let mass = mass_matrix(model, data)?;
     let nx = model.n_x();

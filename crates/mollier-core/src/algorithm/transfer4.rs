@@ -277,7 +277,7 @@ pub fn equations_of_motion_hessian(
         fill_subsets(model, data, &q, &[1, 5, 9, 13], &mut out)?;
         single.push(out);
     }
-    let virtual_jets = VirtualJets::new(model, data, mu)?;
+    let virtual_jets = VirtualJets::new(model, data, mu, None)?;
     let (mut acc, mut vir) = (base.clone(), Vec::new());
     for a in 0..3 * nq {
         for b in 0..=a {
@@ -306,9 +306,10 @@ pub fn equations_of_motion_hessian(
     Ok(())
 }
 
-/// The coordinates' mixed derivatives along `(e_a, e_b, μ)` (`ε1`, `ε2`, `ε3`; `μ` n_q input rates)
-/// for any pair of directions: the subsets without `ε1` or `ε2` formed once (per direction), a
-/// pair forming only `{ε1 ε2}` and `{ε1 ε2 ε3}`. A direction `d ≥ n_q` (a rate's or an
+/// The coordinates' mixed derivatives along `(e_a, e_b, μ, q̇)` (`ε1`, `ε2`, `ε3`, `ε4`; `μ` and
+/// `q̇` n_q input rates, `q̇` optional) for any pair of directions, without the subsets holding
+/// both `ε3` and `ε4`: the subsets without `ε1` or `ε2` formed once (per direction), a pair
+/// forming only `{ε1 ε2}`, `{ε1 ε2 ε3}` and `{ε1 ε2 ε4}`. A direction `d ≥ n_q` (a rate's or an
 /// acceleration's) moves no coordinate: its parts are 0.
 struct VirtualJets {
     /// Per direction `d < n_q`, the 16 subsets with `ε1` along `e_d` (those without `ε1`: `μ`'s).
@@ -317,28 +318,37 @@ struct VirtualJets {
     base: Vec<Vec<f64>>,
     /// The inputs' parts of the subsets a pair solves (none: `{ε1 ε2}`, `{ε1 ε2 ε3}` have 0).
     q: Vec<Vec<f64>>,
+    /// The subsets with `ε1` and `ε2` that a pair solves.
+    pair_subsets: &'static [usize],
 }
 
 impl VirtualJets {
     /// The jets at the solved configuration in `data` (`DF_x` formed).
-    fn new(model: &Model, data: &mut Data, mu: &[f64]) -> Result<Self, KinematicsError> {
+    fn new(model: &Model, data: &mut Data, mu: &[f64], rates: Option<&[f64]>) -> Result<Self, KinematicsError> {
         let nq = model.n_q();
         let mut base = vec![data.x.clone(); 1];
         base.resize(SUBSETS, vec![0.0; model.n_x()]);
         let mut q = vec![Vec::new(); SUBSETS];
         q[4] = mu.to_vec();
-        fill_subsets(model, data, &q, &[4], &mut base)?;
+        let (base_subsets, single_subsets, pair_subsets): (&[usize], &[usize], &'static [usize]) = match rates {
+            Some(rates) => {
+                q[8] = rates.to_vec();
+                (&[4, 8], &[1, 5, 9], &[3, 7, 11])
+            }
+            None => (&[4], &[1, 5], &[3, 7]),
+        };
+        fill_subsets(model, data, &q, base_subsets, &mut base)?;
         let mut single = Vec::with_capacity(nq);
         for d in 0..nq {
             let mut out = base.clone();
             q[1] = (0..nq).map(|k| if k == d { 1.0 } else { 0.0 }).collect();
-            fill_subsets(model, data, &q, &[1, 5], &mut out)?;
+            fill_subsets(model, data, &q, single_subsets, &mut out)?;
             single.push(out);
         }
-        Ok(Self { single, base, q: vec![Vec::new(); SUBSETS] })
+        Ok(Self { single, base, q: vec![Vec::new(); SUBSETS], pair_subsets })
     }
 
-    /// The pair `(a, b)`'s 16 subsets into `out` (only `{ε1 ε2}` and `{ε1 ε2 ε3}` solved here: the
+    /// The pair `(a, b)`'s 16 subsets into `out` (only those with `ε1` and `ε2` solved here: the
     /// others are the directions' own, `ε2`'s those of `ε1` along `e_b`).
     fn pair(
         &self,
@@ -350,14 +360,14 @@ impl VirtualJets {
     ) -> Result<(), KinematicsError> {
         out.clone_from(&self.base);
         for (d, bit) in [(a, 1), (b, 2)] {
-            for t in [1, 5] {
+            for t in [1, 5, 9] {
                 match self.single.get(d) {
-                    Some(jets) => out[bit | (t & 4)].clone_from(&jets[t]),
-                    None => out[bit | (t & 4)].fill(0.0),
+                    Some(jets) => out[bit | (t & 12)].clone_from(&jets[t]),
+                    None => out[bit | (t & 12)].fill(0.0),
                 }
             }
         }
-        fill_subsets(model, data, &self.q, &[3, 7], out)
+        fill_subsets(model, data, &self.q, self.pair_subsets, out)
     }
 }
 
@@ -376,12 +386,41 @@ pub fn mode_parts(
     modes: &[ModeId],
     out: &mut Vec<[f64; 8]>,
 ) -> Result<(), KinematicsError> {
+    parts(model, data, mu, None, modes, out)
+}
+
+/// [`mode_parts`] with the rates `qd` (n_q) along `ε4`: per pair and mode the twelve parts
+/// `[…mode_parts' eight…, De·q̇, ∂_a(De·q̇), ∂_b(De·q̇), ∂_ab(De·q̇)]` (subsets 0 to 11), what the
+/// Hessian of a law's power `μᵀ DF_eᵀ σ(e, ė)`, `ė = De·q̇`, needs.
+pub fn mode_parts_with_rates(
+    model: &Model,
+    data: &mut Data,
+    mu: &[f64],
+    qd: &[f64],
+    modes: &[ModeId],
+    out: &mut Vec<[f64; 12]>,
+) -> Result<(), KinematicsError> {
+    if qd.len() != model.n_q() {
+        return Err(KinematicsError::InputLength { expected: model.n_q(), got: qd.len() });
+    }
+    parts(model, data, mu, Some(qd), modes, out)
+}
+
+/// [`mode_parts`]' and [`mode_parts_with_rates`]' work: the first `N` subsets.
+fn parts<const N: usize>(
+    model: &Model,
+    data: &mut Data,
+    mu: &[f64],
+    rates: Option<&[f64]>,
+    modes: &[ModeId],
+    out: &mut Vec<[f64; N]>,
+) -> Result<(), KinematicsError> {
     let nq = model.n_q();
     if mu.len() != nq {
         return Err(KinematicsError::InputLength { expected: nq, got: mu.len() });
     }
     first_order(model, data)?;
-    let virtual_jets = VirtualJets::new(model, data, mu)?;
+    let virtual_jets = VirtualJets::new(model, data, mu, rates)?;
     out.clear();
     let (mut jets, mut own, mut e) = (Vec::new(), Vec::new(), Vec::new());
     for a in 0..nq {
