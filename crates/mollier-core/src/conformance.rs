@@ -486,10 +486,40 @@ pub struct Orders {
 /// directions `D³e[a, b, c]` against central differences along `c` of `aᵀ D²e b` from
 /// [`Element::evaluate`], and the fourth ([`Element::fourth_order`]) `D⁴e[a, b, c, d]` against
 /// central differences along `d` of the third. Directions are random with position components
-/// scaled by the element's size; the differences are taken with steps `opts.step` and half that
-/// along them and extrapolated (Richardson), so that they are off by `O(step⁴)`. A failure names the order
-/// and the mode where the error passes `opts.hessian_rtol`.
+/// scaled by the element's size; the differences are taken with steps `h` and `h/2` along them
+/// and extrapolated (Richardson), so that they are off by `O(h⁴)`, for `h` = `opts.step`, a tenth
+/// and a hundredth of it, and the smallest error is kept (round-off grows as `h` shrinks). A
+/// failure names the order and the mode where the error passes `opts.hessian_rtol`.
 pub fn check_orders(element: &dyn Element, x: &[f64], directions: usize, opts: &Options) -> Result<Orders, Failure> {
+    let layout = element.layout();
+    let fail = |check, detail: String| Failure { element: element.type_name().into(), check, configuration: 0, detail };
+    // the differences' error is truncation (as step⁴) and round-off (as 1/step): the smallest of
+    // three steps a decade apart
+    let (mut best3, mut best4): (Worst, Worst) = (None, None);
+    for step in [opts.step, 0.1 * opts.step, 0.01 * opts.step] {
+        let (r3, r4) = orders_at(element, x, directions, &Options { step, ..*opts })?;
+        let least = |b: Worst, r: Worst| match (b, r) {
+            (Some(b), Some(r)) => Some(if r.0 < b.0 { r } else { b }),
+            (b, r) => b.or(r),
+        };
+        (best3, best4) = (least(best3, r3), least(best4, r4));
+    }
+    for (best, what) in [(best3, "third derivatives"), (best4, "fourth derivatives")] {
+        if let Some((r, k)) = best.filter(|(r, _)| !(*r <= opts.hessian_rtol)) {
+            return Err(fail(
+                what,
+                format!("mode `{}`: {r:.3e} relative to central differences", layout.modes()[k].name),
+            ));
+        }
+    }
+    Ok(Orders { third: best3.map(|b| b.0), fourth: best4.map(|b| b.0) })
+}
+
+/// The largest relative error of one order and the mode where it is; `None`: the order is refused.
+type Worst = Option<(f64, usize)>;
+
+/// [`check_orders`] at one step: the largest relative errors of the third and fourth orders.
+fn orders_at(element: &dyn Element, x: &[f64], directions: usize, opts: &Options) -> Result<(Worst, Worst), Failure> {
     use crate::element::Jet4;
     use num_dual::{Dual64, HyperHyperDual64};
     let layout = element.layout();
@@ -585,17 +615,7 @@ pub fn check_orders(element: &dyn Element, x: &[f64], directions: usize, opts: &
             .map(|k| (w[k].0 / w[k].1.max(1e-3 * mode_scale[k]), k))
             .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
     };
-    let (r3, k3) = relative(&worst3);
-    let (r4, k4) = relative(&worst4);
-    for (has, r, k, what) in [(has3, r3, k3, "third derivatives"), (has4, r4, k4, "fourth derivatives")] {
-        if has && !(r <= opts.hessian_rtol) {
-            return Err(fail(
-                what,
-                format!("mode `{}`: {r:.3e} relative to central differences", layout.modes()[k].name),
-            ));
-        }
-    }
-    Ok(Orders { third: has3.then_some(r3), fourth: has4.then_some(r4) })
+    Ok((has3.then(|| relative(&worst3)), has4.then(|| relative(&worst4))))
 }
 
 /// Checks 3-4 for the chain rule of attached nodes ([`crate::ModelBuilder::attach`]): at the
