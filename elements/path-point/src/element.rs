@@ -304,14 +304,15 @@ impl Element for PathPoint {
         Ok(())
     }
 
-    /// [`PathPoint::offsets`] over hyper-hyper-dual numbers, `q` from the joint's own third order.
+    /// The modes `λᵀ Q_k(p − b) λ − t_k(q)` over hyper-hyper-dual numbers, `q` from the joint's
+    /// own third order.
     fn third_order(&self, x: &[HyperHyperDual64], e: &mut [HyperHyperDual64]) -> Result<bool, ElementError> {
         let Some(q) = self.coordinate_jet(x, |el, xj, ej| el.third_order(xj, ej))? else { return Ok(false) };
         self.offsets(x, q, e);
         Ok(true)
     }
 
-    /// [`PathPoint::offsets`] over [`Jet4`], `q` from the joint's own fourth order.
+    /// The same over [`Jet4`], `q` from the joint's own fourth order.
     fn fourth_order(&self, x: &[Jet4], e: &mut [Jet4]) -> Result<bool, ElementError> {
         let Some(q) = self.coordinate_jet(x, |el, xj, ej| el.fourth_order(xj, ej))? else { return Ok(false) };
         self.offsets(x, q, e);
