@@ -11,7 +11,10 @@
 //! 6. **first order**: [`Element::evaluate_gradient`] gives the whole evaluation's deformations
 //!    and gradients to round-off (1e-12 of each mode's largest entry), writing every entry;
 //! 7. for an element that is also generic over the scalar ([`Deformations`]), its analytic
-//!    derivatives agree with exact dual-number derivatives ([`check_generic`]).
+//!    derivatives agree with exact dual-number derivatives ([`check_generic`]);
+//! 8. its third and fourth derivatives ([`Element::third_order`], [`Element::fourth_order`]),
+//!    where it gives them, agree with central differences of the second and of the third
+//!    ([`check_orders`]).
 //!
 //! Configurations are the reference perturbed at random (reproducibly, from a seed): positions
 //! by `amplitude` times the element's size, orientations by rotations of up to `amplitude` rad.
@@ -466,6 +469,153 @@ pub fn check_generic<E: Element + Deformations>(element: &E, x_ref: &[f64], opts
     }
     report.dual = Some(worst);
     Ok(report)
+}
+
+/// The largest errors of an element's third and fourth derivatives (check 8,
+/// [`check_orders`]), each relative to the largest of its order's values and references (and
+/// to `1e-3` of the mode's scale); `None` where the element refuses that order.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Orders {
+    /// [`Element::third_order`] against central differences of the analytic Hessian.
+    pub third: Option<f64>,
+    /// [`Element::fourth_order`] against central differences of the third order.
+    pub fourth: Option<f64>,
+}
+
+/// Check 8 at `x`: the third derivatives ([`Element::third_order`]) in `directions` random
+/// directions `D³e[a, b, c]` against central differences along `c` of `aᵀ D²e b` from
+/// [`Element::evaluate`], and the fourth ([`Element::fourth_order`]) `D⁴e[a, b, c, d]` against
+/// central differences along `d` of the third. Directions are random with position components
+/// scaled by the element's size; the differences are taken with steps `h` and `h/2` along them
+/// and extrapolated (Richardson), so that they are off by `O(h⁴)`, for `h` = `opts.step`, a tenth
+/// and a hundredth of it, and the smallest error is kept (round-off grows as `h` shrinks). A
+/// failure names the order and the mode where the error passes `opts.hessian_rtol`.
+pub fn check_orders(element: &dyn Element, x: &[f64], directions: usize, opts: &Options) -> Result<Orders, Failure> {
+    let layout = element.layout();
+    let fail = |check, detail: String| Failure { element: element.type_name().into(), check, configuration: 0, detail };
+    // the differences' error is truncation (as step⁴) and round-off (as 1/step): the smallest of
+    // three steps a decade apart
+    let (mut best3, mut best4): (Worst, Worst) = (None, None);
+    for step in [opts.step, 0.1 * opts.step, 0.01 * opts.step] {
+        let (r3, r4) = orders_at(element, x, directions, &Options { step, ..*opts })?;
+        let least = |b: Worst, r: Worst| match (b, r) {
+            (Some(b), Some(r)) => Some(if r.0 < b.0 { r } else { b }),
+            (b, r) => b.or(r),
+        };
+        (best3, best4) = (least(best3, r3), least(best4, r4));
+    }
+    for (best, what) in [(best3, "third derivatives"), (best4, "fourth derivatives")] {
+        if let Some((r, k)) = best.filter(|(r, _)| !(*r <= opts.hessian_rtol)) {
+            return Err(fail(
+                what,
+                format!("mode `{}`: {r:.3e} relative to central differences", layout.modes()[k].name),
+            ));
+        }
+    }
+    Ok(Orders { third: best3.map(|b| b.0), fourth: best4.map(|b| b.0) })
+}
+
+/// The largest relative error of one order and the mode where it is; `None`: the order is refused.
+type Worst = Option<(f64, usize)>;
+
+/// [`check_orders`] at one step: the largest relative errors of the third and fourth orders.
+fn orders_at(element: &dyn Element, x: &[f64], directions: usize, opts: &Options) -> Result<(Worst, Worst), Failure> {
+    use crate::element::Jet4;
+    use num_dual::{Dual64, HyperHyperDual64};
+    let layout = element.layout();
+    let (m, n) = (layout.n_modes(), x.len());
+    let name = element.type_name().to_string();
+    let fail = |check, detail: String| Failure { element: name.clone(), check, configuration: 0, detail };
+    let scales = steps(layout, x, 1.0);
+    let mut rng = Rng::new(opts.seed ^ 0x0D3D);
+    let mode_scale: Vec<f64> =
+        layout.modes().iter().map(|md| if md.quantity == Quantity::Length { size(layout, x) } else { 1.0 }).collect();
+    // D³e[a, b, c] over hyper-hyper-dual numbers at y, one per mode; None when refused
+    let third = |y: &[f64], d: [&[f64]; 3]| -> Result<Option<Vec<f64>>, String> {
+        let xs: Vec<HyperHyperDual64> =
+            (0..n).map(|i| HyperHyperDual64::new(y[i], d[0][i], d[1][i], d[2][i], 0.0, 0.0, 0.0, 0.0)).collect();
+        let mut e = vec![HyperHyperDual64::from(0.0); m];
+        let ok = element.third_order(&xs, &mut e).map_err(|err| err.to_string())?;
+        Ok(ok.then(|| e.iter().map(|v| v.eps1eps2eps3).collect()))
+    };
+    // per mode: the largest difference and the largest value or reference
+    let (mut worst3, mut worst4) = (vec![(0.0f64, 0.0f64); m], vec![(0.0f64, 0.0f64); m]);
+    let (mut has3, mut has4) = (true, true);
+    for _ in 0..directions {
+        let dirs: Vec<Vec<f64>> = (0..4).map(|_| scales.iter().map(|s| s * rng.symmetric()).collect()).collect();
+        let h = opts.step;
+        let at = |s: f64, d: &[f64]| -> Vec<f64> { x.iter().zip(d).map(|(v, w)| v + s * w).collect() };
+        let Some(t3) = third(x, [&dirs[0], &dirs[1], &dirs[2]]).map_err(|d| fail("evaluation", d))? else {
+            has3 = false;
+            has4 = false;
+            break;
+        };
+        let bilinear = |y: &[f64]| -> Result<Vec<f64>, String> {
+            let (_, _, d2e) = evaluate(element, y, Order::Hessian)?;
+            Ok((0..m)
+                .map(|k| {
+                    let hk = &d2e[k * n * n..(k + 1) * n * n];
+                    (0..n).map(|i| dirs[0][i] * (0..n).map(|j| hk[i * n + j] * dirs[1][j]).sum::<f64>()).sum()
+                })
+                .collect())
+        };
+        // central differences at h and h/2, extrapolated (Richardson): error O(h⁴)
+        let mut fd3 = vec![0.0; m];
+        for (s, w) in [(h, -1.0 / 3.0), (0.5 * h, 4.0 / 3.0)] {
+            let hp = bilinear(&at(s, &dirs[2])).map_err(|d| fail("evaluation", d))?;
+            let hm = bilinear(&at(-s, &dirs[2])).map_err(|d| fail("evaluation", d))?;
+            for k in 0..m {
+                fd3[k] += w * (hp[k] - hm[k]) / (2.0 * s);
+            }
+        }
+        for k in 0..m {
+            let fd = fd3[k];
+            let w = &mut worst3[k];
+            *w = (w.0.max((t3[k] - fd).abs()), w.1.max(t3[k].abs()).max(fd.abs()));
+        }
+        let xs: Vec<Jet4> = (0..n)
+            .map(|i| {
+                let p = |v: f64, eps: f64| Dual64::new(v, eps);
+                let z = p(0.0, 0.0);
+                num_dual::HyperHyperDual::new(
+                    p(x[i], dirs[3][i]),
+                    p(dirs[0][i], 0.0),
+                    p(dirs[1][i], 0.0),
+                    p(dirs[2][i], 0.0),
+                    z,
+                    z,
+                    z,
+                    z,
+                )
+            })
+            .collect();
+        let mut e4 = vec![Jet4::from(0.0); m];
+        if !has4 || !element.fourth_order(&xs, &mut e4).map_err(|err| fail("evaluation", err.to_string()))? {
+            has4 = false;
+            continue;
+        }
+        let mut fd4 = vec![0.0; m];
+        for (s, w) in [(h, -1.0 / 3.0), (0.5 * h, 4.0 / 3.0)] {
+            let abc = [dirs[0].as_slice(), &dirs[1], &dirs[2]];
+            let tp = third(&at(s, &dirs[3]), abc).map_err(|d| fail("evaluation", d))?;
+            let tm = third(&at(-s, &dirs[3]), abc).map_err(|d| fail("evaluation", d))?;
+            let (Some(tp), Some(tm)) = (tp, tm) else { return Err(fail("third order", "refused nearby".into())) };
+            for k in 0..m {
+                fd4[k] += w * (tp[k] - tm[k]) / (2.0 * s);
+            }
+        }
+        for k in 0..m {
+            let (v, fd) = (e4[k].eps1eps2eps3.eps, fd4[k]);
+            let w = &mut worst4[k];
+            *w = (w.0.max((v - fd).abs()), w.1.max(v.abs()).max(fd.abs()));
+        }
+    }
+    let relative = |w: &[(f64, f64)]| -> (f64, usize) {
+        (0..m)
+            .map(|k| (w[k].0 / w[k].1.max(1e-3 * mode_scale[k]), k))
+            .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
+    };
+    Ok((has3.then(|| relative(&worst3)), has4.then(|| relative(&worst4))))
 }
 
 /// Checks 3-4 for the chain rule of attached nodes ([`crate::ModelBuilder::attach`]): at the

@@ -81,15 +81,14 @@ fn third_order_transfer_functions_are_the_derivatives_of_the_second_order_ones()
 }
 
 /// The muscles' path lengths to third order along rates `v` (`transfer3::mode_jets`), on the
-/// elbow (two straight paths), at a configuration moved off the reference: the first derivative
-/// is the kernel's `DF_e v`, the second and third the fourth-order central differences of the
-/// first and second along `v`. The shoulder's wrapping paths (`curved-truss`) have no third
-/// order yet: refused, naming the element.
+/// elbow (two straight paths) and the shoulder (95 paths, 67 wrapping), at a configuration moved
+/// off the reference: the first derivative is the kernel's `DF_e v`, the second and third the
+/// fourth-order central differences of the first and second along `v`.
 #[test]
 fn the_paths_third_order_jets_are_the_derivatives_of_their_lower_orders() {
     let registry = mollier::registry();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models");
-    for file in ["forward/elbow.toml"] {
+    for file in ["forward/elbow.toml", "shoulder/shoulder-forward.toml"] {
         let c = mollier::load(&root.join(file), &registry).unwrap_or_else(|d| panic!("{file}: {}", d.render()));
         let model = &c.model;
         let nq = model.n_q();
@@ -126,17 +125,10 @@ fn the_paths_third_order_jets_are_the_derivatives_of_their_lower_orders() {
         }
         println!("{file}: L', L'', L''' up to {scale:?}, off by {worst:?} of them");
         assert!(worst[0] < 1e-12, "{file}: L' off DF_e v by {:.2e}", worst[0]);
-        // the differences' own error: 4.4e-13, 1.1e-13; positions solved to 1e-13 over h = 1e-3
-        // allow 1e-10
-        assert!(worst[1] < 1e-10 && worst[2] < 1e-10, "{file}: L'', L''' off their differences by {worst:?}");
+        // the differences' own error: 4.4e-13, 1.1e-13 on the elbow, 3.4e-11, 2.3e-10 on the
+        // shoulder (its positions solved to 1e-13 over h = 1e-3, through nine hinges)
+        let bound = if file.starts_with("shoulder") { 1e-9 } else { 1e-10 };
+        assert!(worst[1] < bound && worst[2] < bound, "{file}: L'', L''' off their differences by {worst:?}");
         assert!(scale[2] > 1e-6, "{file}: L''' vanishes");
     }
-    let c = mollier::load(&root.join("shoulder/shoulder-forward.toml"), &registry).expect("the shoulder loads");
-    let modes: Vec<_> = c.muscles.iter().map(|m| m.mode).collect();
-    let mut data = Data::new(&c.model);
-    solve_positions_with(&c.model, &mut data, &c.model.q0(), &NewtonOptions::default())
-        .expect("the shoulder's posture");
-    let why = transfer3::mode_jets(&c.model, &mut data, &vec![1.0; c.model.n_q()], &modes, &mut Vec::new())
-        .expect_err("the curved paths have no third order");
-    assert!(why.to_string().contains("curved-truss"), "{why}");
 }

@@ -144,3 +144,44 @@ fn geodesic_shot(bencher: divan::Bencher, steps: usize) {
     };
     bencher.bench_local(|| divan::black_box(e.shoot_in(&x0, &t, divan::black_box(0.15), steps)));
 }
+
+/// The length over third-order hyper-dual numbers ([`Element::third_order`]) and over
+/// [`mollier_core::Jet4`] ([`Element::fourth_order`]) in fixed directions, beside the `f64`
+/// length, gradient and Hessian at the same configuration (`length_gradient_hessian`): each jet
+/// evaluation solves the path in `f64` from cold and replays it.
+#[divan::bench(args = ["sphere", "cylinder", "ellipsoid"])]
+fn third_order(bencher: divan::Bencher, kind: &str) {
+    use mollier_core::HyperHyperDual64;
+    let (el, x) = setup(kind, 0.0);
+    let xs: Vec<HyperHyperDual64> = (0..N)
+        .map(|i| {
+            let d = |k: usize| ((i * 7 + k * 3) % 5) as f64 * 0.01;
+            HyperHyperDual64::new(x[i], d(1), d(2), d(3), 0.0, 0.0, 0.0, 0.0)
+        })
+        .collect();
+    let mut e = [HyperHyperDual64::from(0.0)];
+    bencher.bench_local(|| {
+        el.third_order(divan::black_box(&xs), &mut e).unwrap();
+        divan::black_box(e[0].eps1eps2eps3)
+    });
+}
+
+/// The same over [`mollier_core::Jet4`].
+#[divan::bench(args = ["sphere", "cylinder", "ellipsoid"])]
+fn fourth_order(bencher: divan::Bencher, kind: &str) {
+    use mollier_core::Jet4;
+    use num_dual::Dual64;
+    let (el, x) = setup(kind, 0.0);
+    let xs: Vec<Jet4> = (0..N)
+        .map(|i| {
+            let d = |k: usize| ((i * 7 + k * 3) % 5) as f64 * 0.01;
+            let z = Dual64::from(0.0);
+            Jet4::new(Dual64::new(x[i], d(4)), d(1).into(), d(2).into(), d(3).into(), z, z, z, z)
+        })
+        .collect();
+    let mut e = [Jet4::from(0.0)];
+    bencher.bench_local(|| {
+        el.fourth_order(divan::black_box(&xs), &mut e).unwrap();
+        divan::black_box(e[0].eps1eps2eps3.eps)
+    });
+}

@@ -826,8 +826,10 @@ fn hessian(t: &Trial, jinv: &[[f64; 3]; 3], ep: &Vec3, dp: f64, h: &mut [f64; 36
     }
 }
 
-/// The span's length and gradient for a generic scalar: three chord-Newton steps in `T` from the
-/// `f64` solution (with its Jacobian) carry the derivative parts exactly to second order.
+/// The span's length and gradient for a generic scalar: chord-Newton steps in `T` from the
+/// `f64` solution (with its Jacobian), one per order the scalar carries (`DualNum::NDERIV`: each
+/// step makes `ξ` exact to one more order, and the length is not stationary in `ξ`), so that the
+/// length and gradient are exact to that order.
 pub fn span_generic<T: Real>(e: &Ellipsoid, p: &Vec3<T>, s: &Vec3<T>, solved: Option<&Solved>) -> (T, [T; 6]) {
     let Some(sol) = solved else {
         return straight_generic(p, s);
@@ -838,7 +840,7 @@ pub fn span_generic<T: Real>(e: &Ellipsoid, p: &Vec3<T>, s: &Vec3<T>, solved: Op
         let (x, v) = e.shoot_generic(&tp, &tv, xi[1], sol.steps);
         (tp, x, v)
     };
-    for _ in 0..3 {
+    for _ in 0..T::NDERIV {
         let (_, x, v) = shoot(&xi);
         let r: Vec3<T> = [0, 1, 2].map(|i| x[i] + xi[2] * v[i] - s[i]);
         for k in 0..3 {

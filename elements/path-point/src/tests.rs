@@ -55,7 +55,7 @@ fn moving() -> Location {
     let s = Spline::fmm(vec![-2.0, -1.0, -0.2, 0.3, 1.5], vec![0.02, 0.035, 0.03, 0.01, -0.02]);
     Location::Moving(Box::new([
         Function::Spline(s),
-        Function::Polynomial(vec![0.01, -0.02, 0.05]),
+        Function::Polynomial(vec![0.003, -0.004, 0.01, -0.02, 0.05]),
         Function::Linear { slope: 0.004, intercept: -0.01 },
     ]))
 }
@@ -186,5 +186,30 @@ fn the_jacobian_of_a_placed_point_is_its_rates_at_first_order() {
         }
         // the location moves along the coordinate: some column's point rate is not the body's
         assert!(v.chunks_exact(nl).any(|col| col[..3].iter().any(|r| r.abs() > 1e-3)));
+    }
+}
+
+/// The third and fourth orders against central differences of the Hessian and of the third
+/// (conformance check 8): a moving point (a spline, a polynomial and a line of its hinge's
+/// coordinate) and a fixed conditional one on either side of its range, at the reference and
+/// at random configurations.
+#[test]
+fn the_third_and_fourth_orders_are_exact() {
+    use mollier_core::conformance::{Rng, check_orders, perturb};
+    let cases = [
+        (moving(), None),
+        (Location::Fixed([0.01, 0.02, -0.03]), Some([-0.5, 0.6])),
+        (Location::Fixed([0.01, 0.02, -0.03]), Some([0.4, 0.9])),
+    ];
+    let mut rng = Rng::new(7);
+    for (location, range) in cases {
+        let (mut pp, x0) = point(location, 0.2, range);
+        pp.initialize(&x0).unwrap();
+        for s in 0..4 {
+            let x = if s == 0 { x0.clone() } else { perturb(pp.layout(), &x0, 0.05, &mut rng) };
+            let opts = Options { step: 1e-4, hessian_rtol: 1e-9, seed: s, ..Options::default() };
+            let o = check_orders(&pp, &x, 4, &opts).unwrap_or_else(|f| panic!("{range:?}: {f}"));
+            assert!(o.third.is_some() && o.fourth.is_some(), "{o:?}");
+        }
     }
 }
