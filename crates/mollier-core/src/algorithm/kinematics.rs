@@ -341,7 +341,7 @@ fn restore(saved: &Saved, model: &Model, data: &mut Data) {
     data.q.copy_from_slice(&saved.q);
     // the elements' warm starts too: the next solve must not start from a failed iterate's
     for (state, kept) in data.states.iter_mut().zip(&saved.states) {
-        *state = kept.snapshot();
+        kept.copy_over(state);
     }
     data.invalidate();
     // the factors were overwritten: make them again for the predictor

@@ -112,8 +112,10 @@ impl Saved {
             dst.extend_from_slice(src);
         }
         self.solved = data.solved;
-        self.states.clear();
-        self.states.extend(data.states.iter().map(ElementState::snapshot));
+        self.states.resize_with(data.states.len(), ElementState::default);
+        for (to, from) in self.states.iter_mut().zip(&data.states) {
+            from.copy_over(to);
+        }
     }
 }
 
