@@ -11,7 +11,7 @@ use crate::algorithm::place::place;
 pub use crate::algorithm::predictor::Predictor;
 use crate::algorithm::predictor::predict;
 use crate::algorithm::solve::{factor, factor_probed, not_well_posed, solve_checked, solve_finite};
-use crate::data::{Data, Saved};
+use crate::data::{Data, History, Saved};
 use crate::element::Order;
 use crate::linalg::sparse::Method;
 use crate::model::{Input, Model, RowTarget};
@@ -331,6 +331,46 @@ fn tree_solve(
     data.q.copy_from_slice(q);
     data.work.history.record(&data.q, &data.x);
     Ok(NewtonReport { substeps: 1, ..report })
+}
+
+/// What the next position solve of a `Data` starts from: the coordinates and deformations of its
+/// configuration, the elements' warm starts (a wrapping path's last solution) and the
+/// predictor's last solutions. Saved to return to after solves that went astray (an
+/// integrator's failed stage); much less to copy than the whole `Data` (its factors, transfer
+/// functions and buffers, which the next solve forms again).
+#[derive(Clone, Default)]
+pub struct SavedPositions {
+    saved: Saved,
+    history: History,
+}
+
+impl SavedPositions {
+    /// Empty storage: [`Self::restore`] refuses it until [`Self::save`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Copy in `data`'s configuration and warm starts, reusing the storage.
+    pub fn save(&mut self, data: &Data) {
+        self.saved.copy_from(data);
+        self.history.copy_from(&data.work.history);
+    }
+
+    /// Return `data` (of `model`) to the saved configuration and warm starts; `D_cc` is factored
+    /// again if the configuration was solved. An error, leaving `data` as it is, if nothing is
+    /// saved or the saved configuration or `data` is not of `model`'s size.
+    pub fn restore(&self, model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+        let s = &self.saved;
+        let (nq, nx, ne, nel) = (model.n_q(), model.n_x(), model.n_e(), model.elements.len());
+        let sizes = [(s.q.len(), nq), (data.q.len(), nq), (s.x.len(), nx), (data.x.len(), nx)];
+        let more = [(s.e.len(), ne), (data.e.len(), ne), (s.states.len(), nel), (data.states.len(), nel)];
+        if let Some(&(got, expected)) = sizes.iter().chain(&more).find(|(got, expected)| got != expected) {
+            return Err(KinematicsError::InputLength { expected, got });
+        }
+        restore(s, model, data);
+        data.work.history.copy_from(&self.history);
+        Ok(())
+    }
 }
 
 /// Return to a saved state.

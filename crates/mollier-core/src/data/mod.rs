@@ -215,6 +215,24 @@ impl History {
         }
     }
 
+    /// Make this a copy of `from`, reusing the storage.
+    pub fn copy_from(&mut self, from: &Self) {
+        let pairs = [
+            (&mut self.earlier_q, &from.earlier_q),
+            (&mut self.earlier_x, &from.earlier_x),
+            (&mut self.previous_q, &from.previous_q),
+            (&mut self.previous_x, &from.previous_x),
+            (&mut self.last_q, &from.last_q),
+            (&mut self.last_x, &from.last_x),
+            (&mut self.rate, &from.rate),
+            (&mut self.bend, &from.bend),
+        ];
+        for (dst, src) in pairs {
+            dst.clone_from(src);
+        }
+        self.count = from.count;
+    }
+
     /// Record the solution now in `data` (`last` becomes `previous`, `previous` `earlier`).
     pub fn record(&mut self, data_q: &[f64], data_x: &[f64]) {
         std::mem::swap(&mut self.earlier_q, &mut self.previous_q);

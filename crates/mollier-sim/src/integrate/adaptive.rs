@@ -27,7 +27,7 @@
 //! the guessed `v̇` and the kernel blocks kept from an earlier step do not lower it.
 
 use faer::Mat;
-use mollier_core::Data;
+use mollier_core::SavedPositions;
 use mollier_core::dynamics::{bias_forces, mass_matrix};
 use mollier_core::kinematics::{NewtonOptions, solve_positions_with};
 
@@ -154,9 +154,9 @@ pub struct Adaptive {
     last_norm: f64,
     /// Times (s, increasing) the steps end on rather than straddle ([`Self::set_breaks`]).
     breaks: Vec<f64>,
-    /// The kernel's data at the current state: the positions' and the paths' warm starts an
-    /// attempt with a stage the kernel could not evaluate returns the workspace to.
-    warm: Data,
+    /// The positions and the paths' warm starts at the current state, which an attempt with a
+    /// stage the kernel could not evaluate returns the workspace to.
+    warm: SavedPositions,
 }
 
 impl Musculoskeletal<'_> {
@@ -341,6 +341,8 @@ impl Adaptive {
         let stats = StepStats { evaluations: 1, jacobians: 1, shortest: f64::INFINITY, ..StepStats::default() };
         let kept_fv_q = without_muscle_stiffness(&lin);
         let h = tol.first_step.min(tol.max_step);
+        let mut warm = SavedPositions::new();
+        warm.save(&ws.data);
         Ok(Self {
             h,
             tol,
@@ -352,7 +354,7 @@ impl Adaptive {
             stats,
             last_norm: 0.0,
             breaks: Vec::new(),
-            warm: ws.data.clone(),
+            warm,
         })
     }
 
@@ -449,7 +451,7 @@ impl Adaptive {
                         self.since_jacobian += 1;
                     }
                     self.lin = lin;
-                    self.warm.clone_from(&ws.data);
+                    self.warm.save(&ws.data);
                     self.last = Some((t0, h, x0, k1, k2));
                     self.stats.accepted += 1;
                     self.stats.shortest = self.stats.shortest.min(h);
@@ -468,10 +470,10 @@ impl Adaptive {
                 self.stats.rejected += 1;
                 if norm == f64::INFINITY {
                     // a failed stage: the next attempt solves from the current state's positions
-                    // and paths, not from the solution a stage before the failure reached, from
-                    // which the solves went on to fail at every shorter step (serratus anterior
-                    // 1's anchor inside the thorax with serratus anterior 6 switched on)
-                    ws.data.clone_from(&self.warm);
+                    // and paths' warm starts, not from the solution a stage before the failure
+                    // reached, from which the solves went on to fail at every shorter step
+                    // (serratus anterior 1's anchor inside the thorax with serratus anterior 6 on)
+                    self.warm.restore(sys.model, &mut ws.data)?;
                 }
             }
             // third-order error estimate, k = 3 (Controller)
