@@ -208,11 +208,10 @@ impl<'m> Musculoskeletal<'m> {
         Workspace { data, modes, loads: Vec::new(), velocity_partials: VelocityPartials::Exact }
     }
 
-    /// A workspace for the fixed Rosenbrock step: its `∂f_v/∂q` leaves out the velocity forces'
-    /// third-order term ([`VelocityPartials::WithoutThirdOrder`], on the shoulder 56 % of a
-    /// moving evaluation), which a linearly implicit step does without; the residual and every
-    /// other partial are the same. (Error control keeps the exact term: its whole Jacobians are
-    /// few, and without the term they reject more steps.)
+    /// A workspace for the Rosenbrock steps, fixed and error-controlled: its `∂f_v/∂q` leaves out
+    /// the velocity forces' third-order term ([`VelocityPartials::WithoutThirdOrder`], on the
+    /// shoulder 56 % of a moving evaluation), which a linearly implicit step does without; the
+    /// residual and every other partial are the same.
     pub fn forward_workspace(&self) -> Workspace {
         Workspace { velocity_partials: VelocityPartials::WithoutThirdOrder, ..self.workspace() }
     }
