@@ -271,7 +271,10 @@ fn solve_from_saved(
     saved: &Saved,
     [from, a, b]: [&mut Vec<f64>; 3],
 ) -> Result<NewtonReport, KinematicsError> {
+    // the first segment starts from the state saved in `saved` unless a solve below moves it
+    let mut at_saved = data.solved;
     if data.tree_path && model.placement.is_some() {
+        at_saved = false;
         match tree_solve(model, data, q, opts) {
             Ok(report) => return Ok(report),
             // no solution from the placement: Newton-Raphson from the last solution
@@ -282,6 +285,7 @@ fn solve_from_saved(
     // a fresh workspace is at its initial configuration: solve there first, so that the
     // predictor and the step control start from a solution
     if !data.solved {
+        at_saved = false;
         let here = data.q.clone();
         match newton(model, data, &here, opts, false) {
             Ok(r) => {
@@ -305,7 +309,8 @@ fn solve_from_saved(
         a.extend(from.iter().zip(q).map(|(x, y)| x + (s - 1) as f64 / n as f64 * (y - x)));
         b.clear();
         b.extend(from.iter().zip(q).map(|(x, y)| x + s as f64 / n as f64 * (y - x)));
-        if let Err(e) = solve_segment(model, data, a, b, opts, 0, &mut total) {
+        let start = (s == 1 && at_saved).then_some(saved);
+        if let Err(e) = solve_segment(model, data, [a, b], opts, 0, &mut total, start) {
             restore(saved, model, data);
             return Err(e);
         }
@@ -410,19 +415,24 @@ fn substeps(model: &Model, from: &[f64], to: &[f64], opts: &NewtonOptions) -> Re
     Ok((ratio.ceil() as usize).max(1))
 }
 
-/// Solve from `from` (the solved state in `data`, if any) to `to`; on failure, bisect.
+/// Solve from `from` (the solved state in `data`, if any) to `to`; on failure, bisect. `start`:
+/// the state in `data` already saved (the whole solve's start), which a failure returns to.
 fn solve_segment(
     model: &Model,
     data: &mut Data,
-    from: &[f64],
-    to: &[f64],
+    [from, to]: [&[f64]; 2],
     opts: &NewtonOptions,
     depth: u32,
     total: &mut NewtonReport,
+    start: Option<&Saved>,
 ) -> Result<(), KinematicsError> {
     // the first level keeps its copy in the workspace; bisections (a failure path) allocate
-    let mut saved = if depth == 0 { std::mem::take(&mut data.work.segment) } else { Saved::default() };
-    saved.copy_from(data);
+    let own = start.is_none().then(|| {
+        let mut saved = if depth == 0 { std::mem::take(&mut data.work.segment) } else { Saved::default() };
+        saved.copy_from(data);
+        saved
+    });
+    let saved = start.or(own.as_ref()).expect("the segment's start is given or copied above");
     let predictor = if data.solved { opts.predictor } else { Predictor::None };
     let result = match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts, false)) {
         Ok(r) => {
@@ -436,14 +446,14 @@ fn solve_segment(
         }
         Err(e) if depth >= opts.max_bisections => Err(e),
         Err(e) => {
-            restore(&saved, model, data);
+            restore(saved, model, data);
             let mid: Vec<f64> = from.iter().zip(to).map(|(a, b)| 0.5 * (a + b)).collect();
-            solve_segment(model, data, from, &mid, opts, depth + 1, total)
-                .and_then(|_| solve_segment(model, data, &mid, to, opts, depth + 1, total))
+            solve_segment(model, data, [from, &mid], opts, depth + 1, total, None)
+                .and_then(|_| solve_segment(model, data, [&mid, to], opts, depth + 1, total, None))
                 .map_err(|_| e)
         }
     };
-    if depth == 0 {
+    if let (0, Some(saved)) = (depth, own) {
         data.work.segment = saved;
     }
     result
