@@ -183,11 +183,27 @@ pub enum ElementError {
 #[derive(Default)]
 pub struct ElementState(Option<Box<dyn Any + Send + Sync>>, Option<Copier>);
 
-/// Copies a state of the type it was made for.
-type Copier = fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync>;
+/// Copies a state of the type it was made for: into a new box, or over a state of its type
+/// (`Clone::clone_from`, reusing the storage: a position solve saves its start every time).
+#[derive(Clone, Copy)]
+struct Copier {
+    new: fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync>,
+    over: fn(&(dyn Any + Send + Sync), &mut (dyn Any + Send + Sync)),
+}
 
 fn copy_as<S: Clone + Send + Sync + 'static>(b: &(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync> {
     Box::new(b.downcast_ref::<S>().expect("a state is copied as its own type").clone())
+}
+
+fn copy_over_as<S: Clone + Send + Sync + 'static>(b: &(dyn Any + Send + Sync), to: &mut (dyn Any + Send + Sync)) {
+    let from = b.downcast_ref::<S>().expect("a state is copied as its own type");
+    to.downcast_mut::<S>().expect("a state is copied over one of its type").clone_from(from);
+}
+
+impl Copier {
+    fn of<S: Clone + Send + Sync + 'static>() -> Self {
+        Self { new: copy_as::<S>, over: copy_over_as::<S> }
+    }
 }
 
 impl fmt::Debug for ElementState {
@@ -205,8 +221,20 @@ impl ElementState {
     /// A copy of the state itself (where [`Clone`] starts cold).
     pub(crate) fn snapshot(&self) -> Self {
         match (&self.0, self.1) {
-            (Some(b), Some(copy)) => Self(Some(copy(b.as_ref())), Some(copy)),
+            (Some(b), Some(copy)) => Self(Some((copy.new)(b.as_ref())), Some(copy)),
             _ => Self(None, None),
+        }
+    }
+
+    /// Make `to` a copy of the state itself ([`Self::snapshot`]), reusing its storage where it
+    /// holds a state of the same type.
+    pub(crate) fn copy_over(&self, to: &mut Self) {
+        match (&self.0, self.1, &mut to.0) {
+            (Some(b), Some(copy), Some(t)) if b.as_ref().type_id() == t.as_ref().type_id() => {
+                (copy.over)(b.as_ref(), t.as_mut());
+                to.1 = Some(copy);
+            }
+            _ => *to = self.snapshot(),
         }
     }
 }
@@ -296,7 +324,7 @@ impl<'a> Evaluation<'a> {
         let slot = &mut self.state.0;
         if slot.as_ref().is_none_or(|b| !b.is::<S>()) {
             *slot = Some(Box::new(S::default()));
-            self.state.1 = Some(copy_as::<S>);
+            self.state.1 = Some(Copier::of::<S>());
         }
         slot.as_mut().and_then(|b| b.downcast_mut::<S>()).expect("state just set")
     }

@@ -52,7 +52,9 @@ pub use element::{
     NodeKind, Order, Quantity, Rates, ShapeKind,
 };
 pub use ids::{CoordId, ElementId, ModeId, NodeId};
-pub use kinematics::{KinematicsError, NewtonOptions, NewtonReport, Predictor, solve_positions, solve_positions_with};
+pub use kinematics::{
+    KinematicsError, NewtonOptions, NewtonReport, Predictor, SavedPositions, solve_positions, solve_positions_with,
+};
 pub use law::{CoordinateLimit, Law, Limits, LinearLaw, ModeLaw, ModeLaws, TensionOnly};
 pub use model::Load;
 pub use model::{BuildError, CoordRole, Input, ModeRole, Model, ModelBuilder, NodeInfo};

@@ -5,7 +5,7 @@
 //! a failed frame, another length for the same posture (issue 35: arm26's triceps).
 
 use mollier_core::element::{Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind};
-use mollier_core::{Data, ModelBuilder, solve_positions};
+use mollier_core::{Data, Model, ModelBuilder, SavedPositions, solve_positions};
 
 /// A point `Q` on a slide: modes `x` (its first coordinate, the input), `y`, `z` (held), and
 /// `length`, `|Q|` plus 0.1 m once it has been evaluated beyond `x = 1.5` (a warm start that
@@ -63,8 +63,8 @@ impl Element for Latch {
     }
 }
 
-#[test]
-fn a_failed_frame_leaves_no_warm_start_behind() {
+/// A model of one [`Latch`] with `x` its input and `length` free, and `length`'s mode index.
+fn latch_model() -> (Model, usize) {
     let mut b = ModelBuilder::new();
     let q = b.position_node("Q", [1.0, 0.0, 0.0]).unwrap();
     let layout = Layout::new(
@@ -76,6 +76,12 @@ fn a_failed_frame_leaves_no_warm_start_behind() {
     b.free_mode(el, "length");
     let model = b.build().unwrap();
     let length = model.mode_by_name(el, "length").unwrap().index();
+    (model, length)
+}
+
+#[test]
+fn a_failed_frame_leaves_no_warm_start_behind() {
+    let (model, length) = latch_model();
     let mut data = Data::new(&model);
     solve_positions(&model, &mut data, &[0.2]).unwrap();
     let before = data.e()[length];
@@ -87,4 +93,27 @@ fn a_failed_frame_leaves_no_warm_start_behind() {
     assert_eq!(data.x()[..3], x);
     solve_positions(&model, &mut data, &[0.2]).unwrap();
     assert_eq!(data.e()[length], before, "the failed frame's warm start was kept");
+}
+
+#[test]
+fn saved_positions_return_the_configuration_and_its_warm_starts() {
+    let (model, length) = latch_model();
+    let mut data = Data::new(&model);
+    let mut saved = SavedPositions::new();
+    // nothing saved yet: refused, the data left as it is
+    assert!(saved.restore(&model, &mut data).is_err());
+    solve_positions(&model, &mut data, &[0.2]).unwrap();
+    let x = data.x().to_vec();
+    saved.save(&data);
+    // past 1.5 the latch's warm start adds 0.1 m to its length
+    solve_positions(&model, &mut data, &[1.8]).unwrap();
+    assert!((data.e()[length] - (1.8 + 0.1)).abs() < 1e-12, "{}", data.e()[length]);
+    saved.restore(&model, &mut data).unwrap();
+    assert_eq!((data.q(), data.x()), (&[0.2][..], &x[..]));
+    solve_positions(&model, &mut data, &[0.3]).unwrap();
+    // |Q| = x on the slide: the length of a latch that has not been beyond 1.5
+    assert!((data.e()[length] - 0.3).abs() < 1e-12, "the warm start was not restored: {}", data.e()[length]);
+    // a configuration of another model's size is refused
+    let other = ModelBuilder::new().build().unwrap();
+    assert!(saved.restore(&other, &mut Data::new(&other)).is_err());
 }

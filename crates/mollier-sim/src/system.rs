@@ -208,11 +208,10 @@ impl<'m> Musculoskeletal<'m> {
         Workspace { data, modes, loads: Vec::new(), velocity_partials: VelocityPartials::Exact }
     }
 
-    /// A workspace for the fixed Rosenbrock step: its `∂f_v/∂q` leaves out the velocity forces'
-    /// third-order term ([`VelocityPartials::WithoutThirdOrder`], on the shoulder 56 % of a
-    /// moving evaluation), which a linearly implicit step does without; the residual and every
-    /// other partial are the same. (Error control keeps the exact term: its whole Jacobians are
-    /// few, and without the term they reject more steps.)
+    /// A workspace for the Rosenbrock steps, fixed and error-controlled: its `∂f_v/∂q` leaves out
+    /// the velocity forces' third-order term ([`VelocityPartials::WithoutThirdOrder`], on the
+    /// shoulder 56 % of a moving evaluation), which a linearly implicit step does without; the
+    /// residual and every other partial are the same.
     pub fn forward_workspace(&self) -> Workspace {
         Workspace { velocity_partials: VelocityPartials::WithoutThirdOrder, ..self.workspace() }
     }
@@ -361,43 +360,32 @@ impl Linearization {
 
     /// Solve `(∂f/∂x + ∂f/∂ẋ / h) Δ = rhs` by eliminating, in turn, the activations (diagonal),
     /// the contraction states (one per muscle, coupled to `q` only), and `v` (`Δv = Δq/h − r_q`):
-    /// what is left is one dense n x n system. `O(m n² + n³)`.
+    /// what is left is one dense n x n system. `O(m n² + n³)`; [`Self::factor`] once and
+    /// [`Factored::solve`] for several right-hand sides at one `h`.
     pub fn solve(&self, h: f64, rhs: &[f64]) -> Result<Vec<f64>, SimError> {
-        let l = self.layout;
-        let (n, m) = (l.n, l.m);
-        let mut out = vec![0.0; l.len()];
-        // activations: (∂f_a/∂a + 1/h) Δa = r_a
-        for k in 0..m {
-            let d = self.activation[k].0 + 1.0 / h;
-            out[l.a() + k] = rhs[l.a() + k] / d;
-        }
-        // contraction: A_ss Δs + c.d_a Δa + c.d_length g·Δq = r_s  →  Δs = (b_s − c.d_length g·Δq) / A_ss
-        let mut b_s = vec![0.0; m];
+        self.factor(h)?.solve(rhs)
+    }
+
+    /// The matrix of [`Self::solve`] at `h` (s), reduced to `q` and factored (`O(m n² + n³)`):
+    /// each [`Factored::solve`] is then `O(m n + n²)`.
+    pub fn factor(&self, h: f64) -> Result<Factored<'_>, SimError> {
+        let (n, m) = (self.layout.n, self.layout.m);
         let mut a_ss = vec![0.0; m];
-        for k in 0..m {
-            let c = &self.contraction[k];
+        for (k, c) in self.contraction.iter().enumerate() {
             a_ss[k] = c.d_s + c.d_sdot / h;
             if a_ss[k] == 0.0 || !a_ss[k].is_finite() {
                 return Err(SimError::Singular(format!(" (contraction of muscle #{k})")));
             }
-            b_s[k] = rhs[l.s() + k] - c.d_a * out[l.a() + k];
         }
-        // v rows with Δv = Δq/h − r_q:
-        // (f_vq + f_vv/h + M/h² − Σ F_s d_L g gᵀ / A_ss) Δq = r_v + (f_vv + M/h) r_q − Σ F_s g b_s / A_ss
+        // the v rows with Δv = Δq/h − r_q: (f_vq + f_vv/h + M/h² − Σ F_s d_L g gᵀ / A_ss) Δq
         let mut k_mat = Mat::<f64>::zeros(n, n);
-        let mut b = rhs[n..2 * n].to_vec();
+        let mut fvv = Mat::<f64>::zeros(n, n);
         for j in 0..n {
             let (fv, ms, fq) = (self.fv_v.col_as_slice(j), self.mass.col_as_slice(j), self.fv_q.col_as_slice(j));
-            for (i, kv) in k_mat.col_as_slice_mut(j).iter_mut().enumerate() {
-                let fvv = fv[i] + ms[i] / h;
-                *kv = fq[i] + fvv / h;
-                b[i] += fvv * rhs[j];
-            }
-        }
-        for k in 0..m {
-            let w = self.contraction[k].force_d_s / a_ss[k];
-            for (bi, g) in b.iter_mut().zip(self.grad(k)) {
-                *bi -= w * g * b_s[k];
+            let (kc, vc) = (k_mat.col_as_slice_mut(j), fvv.col_as_slice_mut(j));
+            for i in 0..n {
+                vc[i] = fv[i] + ms[i] / h;
+                kc[i] = fq[i] + vc[i] / h;
             }
         }
         add_weighted_gram(
@@ -405,15 +393,67 @@ impl Linearization {
             &self.grad,
             self.contraction.iter().zip(&a_ss).map(|(c, a)| -(c.force_d_s / a) * c.d_length),
         );
-        let dq = solve_partial_pivoting(&k_mat, &b).ok_or_else(|| SimError::Singular(String::new()))?;
+        let lu = PartialPivoting::factor(&k_mat).ok_or_else(|| SimError::Singular(String::new()))?;
+        Ok(Factored { lin: self, h, a_ss, fvv, lu })
+    }
+}
+
+/// [`Linearization::solve`]'s matrix at one `h`, factored ([`Linearization::factor`]).
+pub struct Factored<'a> {
+    lin: &'a Linearization,
+    h: f64,
+    /// `∂f_s/∂s + ∂f_s/∂ṡ / h` per muscle (m).
+    a_ss: Vec<f64>,
+    /// `∂f_v/∂v + M̄ / h` (n x n).
+    fvv: Mat<f64>,
+    /// The reduced matrix of `Δq`'s system.
+    lu: PartialPivoting,
+}
+
+impl Factored<'_> {
+    /// The linearization factored.
+    pub fn linearization(&self) -> &Linearization {
+        self.lin
+    }
+
+    /// `Δ` (len) with `(∂f/∂x + ∂f/∂ẋ / h) Δ = rhs` (len).
+    pub fn solve(&self, rhs: &[f64]) -> Result<Vec<f64>, SimError> {
+        let (lin, h) = (self.lin, self.h);
+        let l = lin.layout;
+        let (n, m) = (l.n, l.m);
+        if rhs.len() != l.len() {
+            return Err(SimError::Length { what: "right-hand side", got: rhs.len(), expected: l.len() });
+        }
+        let mut out = vec![0.0; l.len()];
+        // activations: (∂f_a/∂a + 1/h) Δa = r_a
+        for k in 0..m {
+            let d = lin.activation[k].0 + 1.0 / h;
+            out[l.a() + k] = rhs[l.a() + k] / d;
+        }
+        // contraction: A_ss Δs + c.d_a Δa + c.d_length g·Δq = r_s  →  Δs = (b_s − c.d_length g·Δq) / A_ss
+        let b_s: Vec<f64> = (0..m).map(|k| rhs[l.s() + k] - lin.contraction[k].d_a * out[l.a() + k]).collect();
+        // r_v + (f_vv + M/h) r_q − Σ F_s g b_s / A_ss
+        let mut b = rhs[n..2 * n].to_vec();
+        for j in 0..n {
+            for (bi, v) in b.iter_mut().zip(self.fvv.col_as_slice(j)) {
+                *bi += v * rhs[j];
+            }
+        }
+        for k in 0..m {
+            let w = lin.contraction[k].force_d_s / self.a_ss[k];
+            for (bi, g) in b.iter_mut().zip(lin.grad(k)) {
+                *bi -= w * g * b_s[k];
+            }
+        }
+        let dq = self.lu.solve(&b).ok_or_else(|| SimError::Singular(String::new()))?;
         for i in 0..n {
             out[i] = dq[i];
             out[n + i] = dq[i] / h - rhs[i];
         }
         for k in 0..m {
-            let c = &self.contraction[k];
-            let gq: f64 = self.grad(k).iter().zip(&dq).map(|(g, d)| g * d).sum();
-            out[l.s() + k] = (b_s[k] - c.d_length * gq) / a_ss[k];
+            let c = &lin.contraction[k];
+            let gq: f64 = lin.grad(k).iter().zip(&dq).map(|(g, d)| g * d).sum();
+            out[l.s() + k] = (b_s[k] - c.d_length * gq) / self.a_ss[k];
         }
         Ok(out)
     }
@@ -468,14 +508,34 @@ fn dot4(a: &[f64], b: &[f64]) -> f64 {
 /// pivoted LU with residual checks) costs 17 µs more per 1 x 1 system on the step's hot path (the
 /// elbow's step, 21 → 38 µs).
 pub fn solve_partial_pivoting(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
-    let n = a.nrows();
-    let mut m: Vec<f64> = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
-    let scale = m.iter().fold(0.0f64, |s, v| s.max(v.abs()));
-    let mut perm = vec![0; n];
-    if !lu_in_place(&mut m, n, &mut perm) || (0..n).any(|k| !(m[k * n + k].abs() > 1e-14 * scale)) {
-        return None;
+    PartialPivoting::factor(a)?.solve(b)
+}
+
+/// The LU factors of [`solve_partial_pivoting`], for several right-hand sides.
+struct PartialPivoting {
+    n: usize,
+    /// The factors (n x n, row-major) and the row permutation.
+    lu: Vec<f64>,
+    perm: Vec<usize>,
+}
+
+impl PartialPivoting {
+    /// `None` when a pivot is below `1e-14` of the largest entry of `a` (n x n).
+    fn factor(a: &Mat<f64>) -> Option<Self> {
+        let n = a.nrows();
+        let mut lu: Vec<f64> = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
+        let scale = lu.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        let mut perm = vec![0; n];
+        if !lu_in_place(&mut lu, n, &mut perm) || (0..n).any(|k| !(lu[k * n + k].abs() > 1e-14 * scale)) {
+            return None;
+        }
+        Some(Self { n, lu, perm })
     }
-    let mut x: Vec<f64> = perm.iter().map(|&p| b[p]).collect();
-    lu_solve(&m, n, &mut x);
-    x.iter().all(|v| v.is_finite()).then_some(x)
+
+    /// `x` (n) with `a x = b` (n); `None` when it is not finite.
+    fn solve(&self, b: &[f64]) -> Option<Vec<f64>> {
+        let mut x: Vec<f64> = self.perm.iter().map(|&p| b[p]).collect();
+        lu_solve(&self.lu, self.n, &mut x);
+        x.iter().all(|v| v.is_finite()).then_some(x)
+    }
 }

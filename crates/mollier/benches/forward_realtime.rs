@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
-//!     [--whole-jacobian] [--max-step H] [--without-third-order] [--gustafsson] [--ros23 | --ros34pw2]
+//!     [--whole-jacobian] [--max-step H] [--with-third-order] [--gustafsson] [--ros23 | --ros34pw2]
 //!     [--accuracy] [--no-frames] [--no-breaks] [--atol-activation A]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
@@ -17,9 +17,9 @@
 //! `--ros34pw2`: the Rosenbrock-W pair (`Tolerances::method`);
 //! `--whole-jacobian`: the whole linearization at every evaluation (`jacobian_every: None`)
 //! instead of every 4 steps; `--max-step`: the longest step (s, 0.02 by default);
-//! `--without-third-order`: the integration alone with the fixed step's Jacobian, `∂c/∂q` without
-//! the third-order transfer functions (`Musculoskeletal::forward_workspace`), instead of the
-//! exact one `ForwardRun` keeps under error control; `--no-breaks`: the integration alone with
+//! `--with-third-order`: the integration alone with the exact `∂c/∂q` in the whole Jacobians, the
+//! third-order transfer functions included (`Musculoskeletal::workspace`), instead of
+//! `ForwardRun`'s without them (`Musculoskeletal::forward_workspace`); `--no-breaks`: the integration alone with
 //! steps that straddle the excitations' knots instead of ending on them (`Adaptive::set_breaks`);
 //! `--atol-activation`: `Tolerances::atol_activation`.
 
@@ -131,7 +131,7 @@ fn main() {
     );
     let mut best = (f64::INFINITY, f64::INFINITY);
     for r in 0..rounds {
-        let third = !args.iter().any(|a| a == "--without-third-order");
+        let third = args.iter().any(|a| a == "--with-third-order");
         let (alone, stats) = integrate(&c, &ex, tol, third, !args.iter().any(|a| a == "--no-breaks"));
         let framed = (!args.iter().any(|a| a == "--no-frames")).then(|| {
             let t0 = Instant::now();

@@ -117,10 +117,23 @@ pub struct CurvedTruss {
 }
 
 /// Per-evaluation warm starts: the ellipsoid solutions and the free points.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 struct PathState {
     warm: Vec<ellipsoid::Warm>,
     knots: Vec<Option<Vec<Vec3>>>,
+}
+
+impl Clone for PathState {
+    fn clone(&self) -> Self {
+        Self { warm: self.warm.clone(), knots: self.knots.clone() }
+    }
+
+    /// Field by field, reusing the vectors: the kernel copies the state over its saved one at
+    /// every position solve.
+    fn clone_from(&mut self, from: &Self) {
+        self.warm.clone_from(&from.warm);
+        self.knots.clone_from(&from.knots);
+    }
 }
 
 /// What the `f64` evaluation chose, for the dual-number version.

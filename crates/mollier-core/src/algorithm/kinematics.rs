@@ -11,7 +11,7 @@ use crate::algorithm::place::place;
 pub use crate::algorithm::predictor::Predictor;
 use crate::algorithm::predictor::predict;
 use crate::algorithm::solve::{factor, factor_probed, not_well_posed, solve_checked, solve_finite};
-use crate::data::{Data, Saved};
+use crate::data::{Data, History, Saved};
 use crate::element::Order;
 use crate::linalg::sparse::Method;
 use crate::model::{Input, Model, RowTarget};
@@ -271,7 +271,10 @@ fn solve_from_saved(
     saved: &Saved,
     [from, a, b]: [&mut Vec<f64>; 3],
 ) -> Result<NewtonReport, KinematicsError> {
+    // the first segment starts from the state saved in `saved` unless a solve below moves it
+    let mut at_saved = data.solved;
     if data.tree_path && model.placement.is_some() {
+        at_saved = false;
         match tree_solve(model, data, q, opts) {
             Ok(report) => return Ok(report),
             // no solution from the placement: Newton-Raphson from the last solution
@@ -282,6 +285,7 @@ fn solve_from_saved(
     // a fresh workspace is at its initial configuration: solve there first, so that the
     // predictor and the step control start from a solution
     if !data.solved {
+        at_saved = false;
         let here = data.q.clone();
         match newton(model, data, &here, opts, false) {
             Ok(r) => {
@@ -305,7 +309,8 @@ fn solve_from_saved(
         a.extend(from.iter().zip(q).map(|(x, y)| x + (s - 1) as f64 / n as f64 * (y - x)));
         b.clear();
         b.extend(from.iter().zip(q).map(|(x, y)| x + s as f64 / n as f64 * (y - x)));
-        if let Err(e) = solve_segment(model, data, a, b, opts, 0, &mut total) {
+        let start = (s == 1 && at_saved).then_some(saved);
+        if let Err(e) = solve_segment(model, data, [a, b], opts, 0, &mut total, start) {
             restore(saved, model, data);
             return Err(e);
         }
@@ -333,6 +338,46 @@ fn tree_solve(
     Ok(NewtonReport { substeps: 1, ..report })
 }
 
+/// What the next position solve of a `Data` starts from: the coordinates and deformations of its
+/// configuration, the elements' warm starts (a wrapping path's last solution) and the
+/// predictor's last solutions. Saved to return to after solves that went astray (an
+/// integrator's failed stage); much less to copy than the whole `Data` (its factors, transfer
+/// functions and buffers, which the next solve forms again).
+#[derive(Clone, Default)]
+pub struct SavedPositions {
+    saved: Saved,
+    history: History,
+}
+
+impl SavedPositions {
+    /// Empty storage: [`Self::restore`] refuses it until [`Self::save`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Copy in `data`'s configuration and warm starts, reusing the storage.
+    pub fn save(&mut self, data: &Data) {
+        self.saved.copy_from(data);
+        self.history.copy_from(&data.work.history);
+    }
+
+    /// Return `data` (of `model`) to the saved configuration and warm starts; `D_cc` is factored
+    /// again if the configuration was solved. An error, leaving `data` as it is, if nothing is
+    /// saved or the saved configuration or `data` is not of `model`'s size.
+    pub fn restore(&self, model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+        let s = &self.saved;
+        let (nq, nx, ne, nel) = (model.n_q(), model.n_x(), model.n_e(), model.elements.len());
+        let sizes = [(s.q.len(), nq), (data.q.len(), nq), (s.x.len(), nx), (data.x.len(), nx)];
+        let more = [(s.e.len(), ne), (data.e.len(), ne), (s.states.len(), nel), (data.states.len(), nel)];
+        if let Some(&(got, expected)) = sizes.iter().chain(&more).find(|(got, expected)| got != expected) {
+            return Err(KinematicsError::InputLength { expected, got });
+        }
+        restore(s, model, data);
+        data.work.history.copy_from(&self.history);
+        Ok(())
+    }
+}
+
 /// Return to a saved state.
 fn restore(saved: &Saved, model: &Model, data: &mut Data) {
     data.x.copy_from_slice(&saved.x);
@@ -341,7 +386,7 @@ fn restore(saved: &Saved, model: &Model, data: &mut Data) {
     data.q.copy_from_slice(&saved.q);
     // the elements' warm starts too: the next solve must not start from a failed iterate's
     for (state, kept) in data.states.iter_mut().zip(&saved.states) {
-        *state = kept.snapshot();
+        kept.copy_over(state);
     }
     data.invalidate();
     // the factors were overwritten: make them again for the predictor
@@ -370,19 +415,24 @@ fn substeps(model: &Model, from: &[f64], to: &[f64], opts: &NewtonOptions) -> Re
     Ok((ratio.ceil() as usize).max(1))
 }
 
-/// Solve from `from` (the solved state in `data`, if any) to `to`; on failure, bisect.
+/// Solve from `from` (the solved state in `data`, if any) to `to`; on failure, bisect. `start`:
+/// the state in `data` already saved (the whole solve's start), which a failure returns to.
 fn solve_segment(
     model: &Model,
     data: &mut Data,
-    from: &[f64],
-    to: &[f64],
+    [from, to]: [&[f64]; 2],
     opts: &NewtonOptions,
     depth: u32,
     total: &mut NewtonReport,
+    start: Option<&Saved>,
 ) -> Result<(), KinematicsError> {
     // the first level keeps its copy in the workspace; bisections (a failure path) allocate
-    let mut saved = if depth == 0 { std::mem::take(&mut data.work.segment) } else { Saved::default() };
-    saved.copy_from(data);
+    let own = start.is_none().then(|| {
+        let mut saved = if depth == 0 { std::mem::take(&mut data.work.segment) } else { Saved::default() };
+        saved.copy_from(data);
+        saved
+    });
+    let saved = start.or(own.as_ref()).expect("the segment's start is given or copied above");
     let predictor = if data.solved { opts.predictor } else { Predictor::None };
     let result = match predict(model, data, to, predictor).and_then(|_| newton(model, data, to, opts, false)) {
         Ok(r) => {
@@ -396,14 +446,14 @@ fn solve_segment(
         }
         Err(e) if depth >= opts.max_bisections => Err(e),
         Err(e) => {
-            restore(&saved, model, data);
+            restore(saved, model, data);
             let mid: Vec<f64> = from.iter().zip(to).map(|(a, b)| 0.5 * (a + b)).collect();
-            solve_segment(model, data, from, &mid, opts, depth + 1, total)
-                .and_then(|_| solve_segment(model, data, &mid, to, opts, depth + 1, total))
+            solve_segment(model, data, [from, &mid], opts, depth + 1, total, None)
+                .and_then(|_| solve_segment(model, data, [&mid, to], opts, depth + 1, total, None))
                 .map_err(|_| e)
         }
     };
-    if depth == 0 {
+    if let (0, Some(saved)) = (depth, own) {
         data.work.segment = saved;
     }
     result

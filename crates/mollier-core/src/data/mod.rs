@@ -112,8 +112,10 @@ impl Saved {
             dst.extend_from_slice(src);
         }
         self.solved = data.solved;
-        self.states.clear();
-        self.states.extend(data.states.iter().map(ElementState::snapshot));
+        self.states.resize_with(data.states.len(), ElementState::default);
+        for (to, from) in self.states.iter_mut().zip(&data.states) {
+            from.copy_over(to);
+        }
     }
 }
 
@@ -211,6 +213,24 @@ impl History {
             rate: vec![0.0; nq],
             bend: vec![0.0; nq],
         }
+    }
+
+    /// Make this a copy of `from`, reusing the storage.
+    pub fn copy_from(&mut self, from: &Self) {
+        let pairs = [
+            (&mut self.earlier_q, &from.earlier_q),
+            (&mut self.earlier_x, &from.earlier_x),
+            (&mut self.previous_q, &from.previous_q),
+            (&mut self.previous_x, &from.previous_x),
+            (&mut self.last_q, &from.last_q),
+            (&mut self.last_x, &from.last_x),
+            (&mut self.rate, &from.rate),
+            (&mut self.bend, &from.bend),
+        ];
+        for (dst, src) in pairs {
+            dst.clone_from(src);
+        }
+        self.count = from.count;
     }
 
     /// Record the solution now in `data` (`last` becomes `previous`, `previous` `earlier`).

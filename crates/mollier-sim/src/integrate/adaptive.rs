@@ -27,13 +27,15 @@
 //! the guessed `v̇` and the kernel blocks kept from an earlier step do not lower it.
 
 use faer::Mat;
-use mollier_core::Data;
+use mollier_core::SavedPositions;
 use mollier_core::dynamics::{bias_forces, mass_matrix};
 use mollier_core::kinematics::{NewtonOptions, solve_positions_with};
 
 use crate::hill::Contraction;
 use crate::integrate::{Excitation, State, contraction_rate, hermite, rosw};
-use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, add_weighted_gram, solve_partial_pivoting};
+use crate::system::{
+    Factored, Linearization, Musculoskeletal, SimError, Workspace, add_weighted_gram, solve_partial_pivoting,
+};
 
 /// The error control's settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -154,9 +156,9 @@ pub struct Adaptive {
     last_norm: f64,
     /// Times (s, increasing) the steps end on rather than straddle ([`Self::set_breaks`]).
     breaks: Vec<f64>,
-    /// The kernel's data at the current state: the positions' and the paths' warm starts an
-    /// attempt with a stage the kernel could not evaluate returns the workspace to.
-    warm: Data,
+    /// The positions and the paths' warm starts at the current state, which an attempt with a
+    /// stage the kernel could not evaluate returns the workspace to.
+    warm: SavedPositions,
 }
 
 impl Musculoskeletal<'_> {
@@ -308,10 +310,11 @@ fn e_times(lin: &Linearization, w: &[f64]) -> Vec<f64> {
     out
 }
 
-/// `W⁻¹ r` with `W = I − h d J`: `(∂f/∂x + ∂f/∂ẋ / (h d)) k = ∂f/∂ẋ r / (h d)`.
-fn w_solve(lin: &Linearization, hd: f64, r: &[f64]) -> Result<Vec<f64>, SimError> {
-    let rhs: Vec<f64> = e_times(lin, r).iter().map(|v| v / hd).collect();
-    lin.solve(hd, &rhs)
+/// `W⁻¹ r` with `W = I − h d J`: `(∂f/∂x + ∂f/∂ẋ / (h d)) k = ∂f/∂ẋ r / (h d)`, `w` that
+/// matrix factored at `hd` (s).
+fn w_solve(w: &Factored<'_>, hd: f64, r: &[f64]) -> Result<Vec<f64>, SimError> {
+    let rhs: Vec<f64> = e_times(w.linearization(), r).iter().map(|v| v / hd).collect();
+    w.solve(&rhs)
 }
 
 /// What one attempted step gives: the error's norm relative to the tolerance, the new state, its
@@ -341,6 +344,8 @@ impl Adaptive {
         let stats = StepStats { evaluations: 1, jacobians: 1, shortest: f64::INFINITY, ..StepStats::default() };
         let kept_fv_q = without_muscle_stiffness(&lin);
         let h = tol.first_step.min(tol.max_step);
+        let mut warm = SavedPositions::new();
+        warm.save(&ws.data);
         Ok(Self {
             h,
             tol,
@@ -352,7 +357,7 @@ impl Adaptive {
             stats,
             last_norm: 0.0,
             breaks: Vec::new(),
-            warm: ws.data.clone(),
+            warm,
         })
     }
 
@@ -449,7 +454,7 @@ impl Adaptive {
                         self.since_jacobian += 1;
                     }
                     self.lin = lin;
-                    self.warm.clone_from(&ws.data);
+                    self.warm.save(&ws.data);
                     self.last = Some((t0, h, x0, k1, k2));
                     self.stats.accepted += 1;
                     self.stats.shortest = self.stats.shortest.min(h);
@@ -468,10 +473,10 @@ impl Adaptive {
                 self.stats.rejected += 1;
                 if norm == f64::INFINITY {
                     // a failed stage: the next attempt solves from the current state's positions
-                    // and paths, not from the solution a stage before the failure reached, from
-                    // which the solves went on to fail at every shorter step (serratus anterior
-                    // 1's anchor inside the thorax with serratus anterior 6 switched on)
-                    ws.data.clone_from(&self.warm);
+                    // and paths' warm starts, not from the solution a stage before the failure
+                    // reached, from which the solves went on to fail at every shorter step
+                    // (serratus anterior 1's anchor inside the thorax with serratus anterior 6 on)
+                    self.warm.restore(sys.model, &mut ws.data)?;
                 }
             }
             // third-order error estimate, k = 3 (Controller)
@@ -541,7 +546,9 @@ impl Adaptive {
         let hd = h * D;
         let tt = self.time_partial(u, h);
         let r1: Vec<f64> = (0..l.len()).map(|i| f0[i] + hd * tt[i]).collect();
-        let k1 = w_solve(&self.lin, hd, &r1)?;
+        // one factorization for the attempt's four solves
+        let w = self.lin.factor(hd)?;
+        let k1 = w_solve(&w, hd, &r1)?;
         let x1: Vec<f64> = (0..l.len()).map(|i| x[i] + 0.5 * h * k1[i]).collect();
         self.stats.evaluations += 1;
         let (f1, _) = if self.tol.jacobian_every.is_none() {
@@ -551,7 +558,7 @@ impl Adaptive {
             sys.consistent_rate(ws, &x1, t + 0.5 * h, u, &self.kept_fv_q, &self.lin.fv_v)?
         };
         let r2: Vec<f64> = (0..l.len()).map(|i| f1[i] - k1[i]).collect();
-        let k2: Vec<f64> = w_solve(&self.lin, hd, &r2)?.iter().zip(&k1).map(|(a, b)| a + b).collect();
+        let k2: Vec<f64> = w_solve(&w, hd, &r2)?.iter().zip(&k1).map(|(a, b)| a + b).collect();
         let xn: Vec<f64> = (0..l.len()).map(|i| x[i] + h * k2[i]).collect();
         if let Some(i) = xn.iter().position(|v| !v.is_finite()) {
             return Err(SimError::NonFinite(sys.state_name(i)));
@@ -565,11 +572,11 @@ impl Adaptive {
         };
         let r3: Vec<f64> =
             (0..l.len()).map(|i| f2[i] - E32 * (k2[i] - f1[i]) - 2.0 * (k1[i] - f0[i]) + hd * tt[i]).collect();
-        let k3 = w_solve(&self.lin, hd, &r3)?;
+        let k3 = w_solve(&w, hd, &r3)?;
         let err: Vec<f64> = (0..l.len()).map(|i| h / 6.0 * (k1[i] - 2.0 * k2[i] + k3[i])).collect();
         // the estimate filtered by W⁻¹ (as Hairer & Wanner's RADAU5 filters its own): the stiff
         // components' estimate, large where the explicit F₂ enters it, is damped as the step damps them
-        let err = w_solve(&self.lin, hd, &err)?;
+        let err = w_solve(&w, hd, &err)?;
         let norm = self.error_norm(h, x, &xn, &err);
         Ok((norm, xn, Some((f2, lin2)), k1, k2))
     }
@@ -624,7 +631,8 @@ impl Adaptive {
         let (lin, kept, whole) = (&self.lin, &self.kept_fv_q, self.tol.jacobian_every.is_none());
         let mut evaluations = 0;
         let mut last_rate = Vec::new();
-        let mut solve = |r: &[f64]| w_solve(lin, h * tab.gamma, r);
+        let w = lin.factor(h * tab.gamma)?;
+        let mut solve = |r: &[f64]| w_solve(&w, h * tab.gamma, r);
         let mut eval = |th: f64, y: &[f64]| {
             evaluations += 1;
             let (rate, _) = if whole {
@@ -646,7 +654,7 @@ impl Adaptive {
         }
         // filtered by W⁻¹ as ROS2(3)'s (unfiltered: 2229 evaluations against 2395 on the flexion,
         // within the count's spread with the last bits; forward-dynamics.md)
-        let err = w_solve(&self.lin, h * tab.gamma, &err)?;
+        let err = w_solve(&w, h * tab.gamma, &err)?;
         let norm = self.error_norm(h, x, &xn, &err);
         let f0 = f0.clone();
         if norm > 1.0 {
