@@ -16,7 +16,7 @@
 
 use crate::algorithm::error::KinematicsError;
 use crate::algorithm::error::non_finite;
-use crate::algorithm::evaluate::evaluate_constraints;
+use crate::algorithm::evaluate::{evaluate_constraints, evaluate_elements};
 use crate::algorithm::local::{all_finite, check_finite, evaluate_own};
 use crate::algorithm::transfer::df_stride;
 use crate::data::{Data, shaped};
@@ -335,9 +335,15 @@ pub(crate) fn first_order(model: &Model, data: &mut Data) -> Result<bool, Kinema
     if !(data.order_free == Some(Order::Value) && data.free_own) {
         evaluate_free_own(model, data)?;
     }
-    // a dependent mode of a constraint element (a joint's free mode) by its expanded gradient
+    // a dependent mode of a constraint element (a joint's free mode) by its expanded gradient:
+    // those elements alone where the tree path's acceptance left the joints' gradients due
     if model.dependent_modes.iter().any(|&m| !free(model, &model.elements[model.mode_element[m].0.index()])) {
-        evaluate_constraints(model, data, Order::Gradient)?;
+        match &model.placement {
+            Some(plan) if data.order.is_none_or(|o| o < Order::Gradient) => {
+                evaluate_elements(model, data, &plan.valued, Order::Gradient)?;
+            }
+            _ => evaluate_constraints(model, data, Order::Gradient)?,
+        }
     }
     let mut screws = std::mem::take(&mut data.work.screws);
     let placed = screws.compute(model, data);
