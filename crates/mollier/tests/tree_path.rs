@@ -1,7 +1,7 @@
 //! The kernel's tree path of the transfer functions (`Model::tree_path`: each column of `DF`
 //! solved over its input's subtree of `D_cc`'s blocks, each column of `D²F` over the subtree its
 //! two inputs share) against the general solve of every column over the whole of `D_cc`, on
-//! every model in `models/` and on OpenSim's gait models where `tools/fetch-opensim-models`
+//! every model in `models/` and on OpenSim's gait and whole-body models where `tools/fetch-opensim-models`
 //! fetched them: `DF` and `D²F` (coordinates and modes) agree to 1e-12 of their largest entry,
 //! and so do the velocities, accelerations and driving forces of kinetostatics (on the tree path
 //! outward by the recursion and inward over `D_cc`'s blocks without its factors).
@@ -251,13 +251,22 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
     }
 }
 
+/// The gait models, and two whole-body ones with more than 32 inputs (Hamner's and Rajagopal's:
+/// `DF`'s fill goes 32 columns at a time).
 #[test]
 fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
     let dir = std::env::var_os("MOLLIER_OPENSIM_MODELS")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join(".cache/opensim-models"));
     let registry = mollier::registry();
-    for file in ["gait10dof18musc.osim", "gait2354_simbody.osim", "gait2392_thelen2003muscle.osim"] {
+    let files = [
+        "gait10dof18musc.osim",
+        "gait2354_simbody.osim",
+        "gait2392_thelen2003muscle.osim",
+        "FullBodyModel_Hamner2010_v2_0.osim",
+        "Rajagopal2016.osim",
+    ];
+    for file in files {
         let path = dir.join(file);
         if !path.is_file() {
             mollier_core::shared_data::skip(
