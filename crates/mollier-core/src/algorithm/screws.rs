@@ -217,8 +217,13 @@ impl Screws {
         let cols = self.pattern.of(slots[first].0.index());
         // every reached column's known rates, then the placed slots' for all at once
         let n_modes = ev.len();
-        v.clear();
-        v.resize(cols.len() * n_local, 0.0);
+        // not zeroed: below, each column's known slots (every slot not placed) are written
+        // and the element writes the placed ones before anything reads them
+        let len = cols.len() * n_local;
+        if v.len() < len {
+            v.resize(len, 0.0);
+        }
+        let v = &mut v[..len];
         let evs = &mut self.ev_columns;
         evs.clear();
         evs.resize(cols.len() * n_modes, 0.0);
