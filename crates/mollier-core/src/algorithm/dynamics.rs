@@ -546,26 +546,39 @@ fn modes_to_nodal(model: &Model, data: &Data, sigma: &[f64], modes: impl Iterato
 
 /// The gradient of mode `k` of element `i` by the element's own local coordinates (n_own). A
 /// constraint element whose gradient the tree path's acceptance left due (the positions placed,
-/// nothing evaluated since) is evaluated here on a copy of its state.
+/// nothing evaluated since) is evaluated here on a copy of its state ([`due_gradient`]).
+// inlined into kinetostatics' loop over the modes (a call a mode was 3 % of a frame)
+#[inline(always)]
 fn own_gradient<'a>(model: &Model, data: &'a Data, i: usize, k: usize) -> Cow<'a, [f64]> {
+    if data.order.is_none_or(|o| o < Order::Gradient)
+        && data.solved
+        && let Some(g) = due_gradient(model, data, i, k)
+    {
+        return Cow::Owned(g);
+    }
     let entry = &model.elements[i];
     let n = entry.own.len();
-    let m = entry.element.layout().n_modes();
-    let due = data.solved
-        && data.order.is_none_or(|o| o < Order::Gradient)
-        && model.mode_row[entry.mode_offset..entry.mode_offset + m].iter().any(Option::is_some);
-    if due {
-        let (mut xloc, mut e, mut de) = (vec![0.0; n], vec![0.0; m], vec![0.0; m * n]);
-        let mut state = data.states[i].snapshot();
-        let evaluated = evaluate_into(entry, &data.x, &mut xloc, Order::Gradient, &mut e, &mut de, &mut [], &mut state);
-        if evaluated.is_ok() {
-            return Cow::Owned(de[k * n..(k + 1) * n].to_vec());
-        }
-    }
     Cow::Borrowed(match &entry.chain {
         Some(chain) => &data.de_own[chain.de_own_offset + k * n..chain.de_own_offset + (k + 1) * n],
         None => &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n],
     })
+}
+
+/// [`own_gradient`] of a constraint element (a mode held or an input) whose gradient is due,
+/// evaluated on a copy of its state; `None` for a free element (evaluated with the positions)
+/// or where the evaluation fails (the stored gradient is read then).
+#[cold]
+#[inline(never)]
+fn due_gradient(model: &Model, data: &Data, i: usize, k: usize) -> Option<Vec<f64>> {
+    let entry = &model.elements[i];
+    let (m, n) = (entry.element.layout().n_modes(), entry.own.len());
+    if model.mode_row[entry.mode_offset..entry.mode_offset + m].iter().all(Option::is_none) {
+        return None;
+    }
+    let (mut xloc, mut e, mut de) = (vec![0.0; n], vec![0.0; m], vec![0.0; m * n]);
+    let mut state = data.states[i].snapshot();
+    evaluate_into(entry, &data.x, &mut xloc, Order::Gradient, &mut e, &mut de, &mut [], &mut state).ok()?;
+    Some(de[k * n..(k + 1) * n].to_vec())
 }
 
 /// The generalized forces (n_local of the element, its layout's coordinates) that element `el`

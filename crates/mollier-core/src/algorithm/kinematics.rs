@@ -355,8 +355,8 @@ fn accept_placed(
     q: &[f64],
     opts: &NewtonOptions,
 ) -> Result<NewtonReport, KinematicsError> {
+    // (the attached nodes the joints read were placed by the plan's steps)
     data.invalidate();
-    model.attachments.place_some(&model.attachments.constraining, &mut data.x, &mut data.att_jac);
     for (r, &m) in model.rows.iter().enumerate() {
         data.e[m] = match model.row_target[r] {
             RowTarget::Fixed(v) => v,
