@@ -1,7 +1,7 @@
 //! The kernel's tree path of the transfer functions (`Model::tree_path`: each column of `DF`
 //! solved over its input's subtree of `D_cc`'s blocks, each column of `D²F` over the subtree its
 //! two inputs share) against the general solve of every column over the whole of `D_cc`, on
-//! every model in `models/` and on OpenSim's gait models where `tools/fetch-opensim-models`
+//! every model in `models/` and on OpenSim's gait and whole-body models where `tools/fetch-opensim-models`
 //! fetched them: `DF` and `D²F` (coordinates and modes) agree to 1e-12 of their largest entry,
 //! and so do the velocities, accelerations and driving forces of kinetostatics (on the tree path
 //! outward by the recursion and inward over `D_cc`'s blocks without its factors).
@@ -251,13 +251,22 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
     }
 }
 
+/// The gait models, and two whole-body ones with more than 32 inputs (Hamner's and Rajagopal's:
+/// `DF`'s fill goes 32 columns at a time).
 #[test]
 fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
     let dir = std::env::var_os("MOLLIER_OPENSIM_MODELS")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join(".cache/opensim-models"));
     let registry = mollier::registry();
-    for file in ["gait10dof18musc.osim", "gait2354_simbody.osim", "gait2392_thelen2003muscle.osim"] {
+    let files = [
+        "gait10dof18musc.osim",
+        "gait2354_simbody.osim",
+        "gait2392_thelen2003muscle.osim",
+        "FullBodyModel_Hamner2010_v2_0.osim",
+        "Rajagopal2016.osim",
+    ];
+    for file in files {
         let path = dir.join(file);
         if !path.is_file() {
             mollier_core::shared_data::skip(
@@ -337,4 +346,77 @@ fn the_tree_paths_muscle_gradients_serve_the_general_path() {
     let d = relative(data[0].df_e(), data[1].df_e(), 0.0);
     println!("gait10dof18musc: elements' forces {f:.1e}, DF_e by the general solve {d:.1e}");
     assert!(d <= RTOL, "DF_e by the general solve after the tree path's solve differs by {d:.2e}");
+}
+
+/// The tree path's position solve accepts the placed positions without evaluating the joints
+/// (their held and input modes at their targets, their gradients left due): each consumer that
+/// reads the joints' gradients, the first to do so after a fresh solve, evaluates them and gets
+/// the general path's numbers — every element's forces on its nodes, the driving forces of
+/// kinetostatics, `DF` by the general solve (`D_cc`'s factors) — and the modes' values are the
+/// general path's, on Huston's body (hinges) and on gait10dof18musc (custom joints, moving path
+/// points, muscles) where it was fetched.
+#[test]
+fn the_joints_gradients_left_due_serve_their_first_consumer() {
+    let registry = mollier::registry();
+    let mut files = vec![root().join("models/body/huston17.toml")];
+    let gait = root().join(".cache/opensim-models/gait10dof18musc.osim");
+    if gait.is_file() {
+        files.push(gait);
+    } else {
+        mollier_core::shared_data::skip(
+            "the_joints_gradients_left_due_serve_their_first_consumer",
+            "gait10dof18musc.osim",
+        );
+    }
+    for file in &files {
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let c = mollier::load(file, &registry).unwrap_or_else(|d| panic!("{name}: {}", d.render()));
+        let model = &c.model;
+        assert!(model.places_in_closed_form(), "{name}: not placed in closed form");
+        let n = model.n_q();
+        let qd: Vec<f64> = (0..n).map(|j| 0.3 * (1.3 * j as f64 + 0.2).cos()).collect();
+        let qdd: Vec<f64> = (0..n).map(|j| 0.8 * (0.9 * j as f64 + 0.5).sin()).collect();
+        // consumer k on a fresh solve: the element forces, kinetostatics, DF by D_cc's factors
+        let consume = |tree: bool, k: usize| -> Vec<f64> {
+            let mut data = Data::new(model);
+            data.set_tree_path(tree);
+            let iterations = solve_off_initial(model, &mut data);
+            assert!(!tree || iterations == 0, "{name}: {iterations} Newton iterations on the tree path");
+            match k {
+                0 => (0..model.n_elements())
+                    .flat_map(|i| {
+                        let el = ElementId::new(i);
+                        let mut sigma = vec![0.0; model.n_e()];
+                        (0..model.element(el).layout().n_modes())
+                            .for_each(|m| sigma[model.mode_id(el, m).index()] = 1.0);
+                        element_forces(model, &data, el, &sigma)
+                    })
+                    .collect(),
+                1 => {
+                    let ks = kinetostatics(model, &mut data, &qd, &qdd, None, &[])
+                        .unwrap_or_else(|e| panic!("{name}: kinetostatics: {e}"));
+                    driving_from_kinetostatics(model, &data, &ks)
+                }
+                2 => {
+                    data.set_tree_path(false);
+                    first_order(model, &mut data).unwrap_or_else(|e| panic!("{name}: DF: {e}"));
+                    assert!(!data.df_by_screws());
+                    (0..model.n_e())
+                        .flat_map(|m| (0..n).map(move |j| (m, j)))
+                        .map(|(m, j)| data.df_e()[(m, j)])
+                        .collect()
+                }
+                _ => data.e().to_vec(),
+            }
+        };
+        for (k, what) in
+            ["elements' forces", "driving forces", "DF_e by the general solve", "modes' values"].iter().enumerate()
+        {
+            let (a, b) = (consume(true, k), consume(false, k));
+            let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1.0);
+            let d = a.iter().zip(&b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale;
+            println!("{name}: {what} {d:.1e}");
+            assert!(d <= RTOL, "{name}: {what} after the tree path's solve differ from the general path's by {d:.2e}");
+        }
+    }
 }

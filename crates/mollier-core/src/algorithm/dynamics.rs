@@ -21,12 +21,16 @@
 
 pub use crate::model::{Dynamics, Load};
 
+use std::borrow::Cow;
+
 use faer::{Mat, MatMut};
 
 use crate::algorithm::error::KinematicsError;
+use crate::algorithm::local::evaluate_into;
 use crate::algorithm::solve::{solve_transpose_checked, solve_transpose_forces};
 use crate::algorithm::transfer;
 use crate::data::Data;
+use crate::element::Order;
 use crate::geometry::{Mat3, Quat, Vec3, g_matrix, gbar_matrix, quat_at};
 use crate::ids::{ElementId, ModeId};
 use crate::model::{CoordRole, Input, ModeRole, Model};
@@ -568,14 +572,41 @@ fn modes_to_nodal(model: &Model, data: &Data, sigma: &[f64], modes: impl Iterato
     model.attachments.pull_back(&data.att_jac, out);
 }
 
-/// The gradient of mode `k` of element `i` by the element's own local coordinates (n_own).
-fn own_gradient<'a>(model: &Model, data: &'a Data, i: usize, k: usize) -> &'a [f64] {
+/// The gradient of mode `k` of element `i` by the element's own local coordinates (n_own). A
+/// constraint element whose gradient the tree path's acceptance left due (the positions placed,
+/// nothing evaluated since) is evaluated here on a copy of its state ([`due_gradient`]).
+// inlined into kinetostatics' loop over the modes (a call a mode was 3 % of a frame)
+#[inline(always)]
+fn own_gradient<'a>(model: &Model, data: &'a Data, i: usize, k: usize) -> Cow<'a, [f64]> {
+    if data.order.is_none_or(|o| o < Order::Gradient)
+        && data.solved
+        && let Some(g) = due_gradient(model, data, i, k)
+    {
+        return Cow::Owned(g);
+    }
     let entry = &model.elements[i];
     let n = entry.own.len();
-    match &entry.chain {
+    Cow::Borrowed(match &entry.chain {
         Some(chain) => &data.de_own[chain.de_own_offset + k * n..chain.de_own_offset + (k + 1) * n],
         None => &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n],
+    })
+}
+
+/// [`own_gradient`] of a constraint element (a mode held or an input) whose gradient is due,
+/// evaluated on a copy of its state; `None` for a free element (evaluated with the positions)
+/// or where the evaluation fails (the stored gradient is read then).
+#[cold]
+#[inline(never)]
+fn due_gradient(model: &Model, data: &Data, i: usize, k: usize) -> Option<Vec<f64>> {
+    let entry = &model.elements[i];
+    let (m, n) = (entry.element.layout().n_modes(), entry.own.len());
+    if model.mode_row[entry.mode_offset..entry.mode_offset + m].iter().all(Option::is_none) {
+        return None;
     }
+    let (mut xloc, mut e, mut de) = (vec![0.0; n], vec![0.0; m], vec![0.0; m * n]);
+    let mut state = data.states[i].snapshot();
+    evaluate_into(entry, &data.x, &mut xloc, Order::Gradient, &mut e, &mut de, &mut [], &mut state).ok()?;
+    Some(de[k * n..(k + 1) * n].to_vec())
 }
 
 /// The generalized forces (n_local of the element, its layout's coordinates) that element `el`
@@ -587,7 +618,7 @@ pub fn element_forces(model: &Model, data: &Data, el: ElementId, sigma: &[f64]) 
     let mut out = vec![0.0; entry.own.len()];
     for k in 0..entry.element.layout().n_modes() {
         let s = sigma[entry.mode_offset + k];
-        for (o, g) in out.iter_mut().zip(own_gradient(model, data, el.index(), k)) {
+        for (o, g) in out.iter_mut().zip(own_gradient(model, data, el.index(), k).iter()) {
             *o -= g * s;
         }
     }

@@ -6,7 +6,8 @@ use faer::MatMut;
 
 pub use crate::algorithm::error::{KinematicsError, MAX_SUBSTEPS};
 pub use crate::algorithm::evaluate::evaluate;
-use crate::algorithm::evaluate::evaluate_constraints;
+use crate::algorithm::evaluate::{evaluate_constraints, evaluate_elements};
+use crate::algorithm::local::all_finite;
 use crate::algorithm::place::place;
 pub use crate::algorithm::predictor::Predictor;
 use crate::algorithm::predictor::predict;
@@ -69,7 +70,8 @@ pub struct NewtonReport {
     pub iterations: usize,
     /// Newton solves taken: 1, or more when the step was split (large steps, continuation).
     pub substeps: usize,
-    /// Largest scaled residual at the solution (≤ 1 means within tolerance).
+    /// Largest scaled residual at the solution (≤ 1 means within tolerance); 0 where the tree
+    /// path placed the positions in closed form and accepted them without an evaluation.
     pub residual: f64,
     /// Of the iterations, those that stepped with the previous iterate's factors
     /// ([`NewtonOptions::chord`]).
@@ -330,9 +332,13 @@ fn tree_solve(
     opts: &NewtonOptions,
 ) -> Result<NewtonReport, KinematicsError> {
     set_input_coordinates(model, data, q);
-    // inexact (a step without closed form): Newton-Raphson from there, no predictor
-    place(model, data, q)?;
-    let report = newton(model, data, q, opts, true)?;
+    // inexact (a step without closed form) or not finite: Newton-Raphson from there, no
+    // predictor
+    let report = if place(model, data, q)? && all_finite(&data.x) {
+        accept_placed(model, data, q, opts)?
+    } else {
+        newton(model, data, q, opts, true)?
+    };
     data.q.copy_from_slice(q);
     data.work.history.record(&data.q, &data.x);
     Ok(NewtonReport { substeps: 1, ..report })
@@ -376,6 +382,42 @@ impl SavedPositions {
         data.work.history.copy_from(&self.history);
         Ok(())
     }
+}
+
+/// The tree path's acceptance of positions [`place`] placed exactly (every step in closed form,
+/// in the plan's order) and finite: no evaluation of the constraint elements. Their held and
+/// input modes take their targets (what the placement imposed: an evaluation gives them to
+/// round-off), the constraint elements with a free mode are evaluated to their values
+/// (`Placement::valued`), and the gradients are left due (`data.order` at `Order::Value`): the
+/// first consumer that reads them (`D_cc` and its factors, kinetostatics' rates and forces,
+/// [`evaluate`], a transfer function's solve) evaluates the constraint elements then
+/// (`evaluate_constraints`). The free elements are evaluated on their own coordinates as
+/// after an accepted Newton iteration 0, and the factors of `D_cc` are due. The report's
+/// residual is 0 (the targets', not evaluated).
+fn accept_placed(
+    model: &Model,
+    data: &mut Data,
+    q: &[f64],
+    opts: &NewtonOptions,
+) -> Result<NewtonReport, KinematicsError> {
+    // (the attached nodes the joints read were placed by the plan's steps)
+    data.invalidate();
+    for (r, &m) in model.rows.iter().enumerate() {
+        data.e[m] = match model.row_target[r] {
+            RowTarget::Fixed(v) => v,
+            RowTarget::Input(j) => q[j],
+        };
+    }
+    if let Some(plan) = &model.placement {
+        evaluate_elements(model, data, &plan.valued, Order::Value)?;
+    }
+    data.order = Some(Order::Value);
+    data.factors_due = true;
+    if opts.free_elements {
+        crate::algorithm::screws::evaluate_free_own(model, data)?;
+    }
+    data.solved = true;
+    Ok(NewtonReport { iterations: 0, substeps: 1, residual: 0.0, chord_steps: 0 })
 }
 
 /// Return to a saved state.

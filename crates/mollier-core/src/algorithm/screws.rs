@@ -16,7 +16,7 @@
 
 use crate::algorithm::error::KinematicsError;
 use crate::algorithm::error::non_finite;
-use crate::algorithm::evaluate::evaluate_constraints;
+use crate::algorithm::evaluate::{evaluate_constraints, evaluate_elements};
 use crate::algorithm::local::{all_finite, check_finite, evaluate_own};
 use crate::algorithm::transfer::df_stride;
 use crate::data::{Data, shaped};
@@ -50,8 +50,6 @@ pub struct Screws {
     ev_columns: Vec<f64>,
     /// An element step's input modes (mode, input).
     inputs: Vec<(usize, usize)>,
-    /// One node's rows of `DF^x` ([`Screws::coordinate_rows`]).
-    node_rows: Vec<f64>,
 }
 
 impl Screws {
@@ -163,13 +161,13 @@ impl Screws {
         let r = [0, 1, 2].map(|i| data.x[a.node + i] - data.x[a.origin + i]);
         let (node, [origin, turn]) = blocks(&mut self.rows, 3 * self.n_q, n, [o, l]);
         for &j in reached.of(n) {
-            let column = |block: &[f64]| -> [f64; 3] { [block[3 * j], block[3 * j + 1], block[3 * j + 2]] };
-            let (base, omega) = (column(origin), column(turn));
-            for (i, v) in node[3 * j..3 * j + 3].iter_mut().enumerate() {
-                let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-                // (ω × r)_i = ω_{i+1} r_{i+2} − ω_{i+2} r_{i+1}
-                *v = base[i] + omega[i1] * r[i2] - omega[i2] * r[i1];
-            }
+            // a column's three values as one slice (one bounds check, not three)
+            let column = |block: &[f64]| -> [f64; 3] { block[3 * j..3 * j + 3].try_into().expect("three values") };
+            let (b, w) = (column(origin), column(turn));
+            // (ω × r)_i = ω_{i+1} r_{i+2} − ω_{i+2} r_{i+1}
+            let v =
+                [b[0] + w[1] * r[2] - w[2] * r[1], b[1] + w[2] * r[0] - w[0] * r[2], b[2] + w[0] * r[1] - w[1] * r[0]];
+            node[3 * j..3 * j + 3].copy_from_slice(&v);
         }
         self.done[n] = true;
     }
@@ -219,8 +217,13 @@ impl Screws {
         let cols = self.pattern.of(slots[first].0.index());
         // every reached column's known rates, then the placed slots' for all at once
         let n_modes = ev.len();
-        v.clear();
-        v.resize(cols.len() * n_local, 0.0);
+        // not zeroed: below, each column's known slots (every slot not placed) are written
+        // and the element writes the placed ones before anything reads them
+        let len = cols.len() * n_local;
+        if v.len() < len {
+            v.resize(len, 0.0);
+        }
+        let v = &mut v[..len];
         let evs = &mut self.ev_columns;
         evs.clear();
         evs.resize(cols.len() * n_modes, 0.0);
@@ -335,9 +338,15 @@ pub(crate) fn first_order(model: &Model, data: &mut Data) -> Result<bool, Kinema
     if !(data.order_free == Some(Order::Value) && data.free_own) {
         evaluate_free_own(model, data)?;
     }
-    // a dependent mode of a constraint element (a joint's free mode) by its expanded gradient
+    // a dependent mode of a constraint element (a joint's free mode) by its expanded gradient:
+    // those elements alone where the tree path's acceptance left the joints' gradients due
     if model.dependent_modes.iter().any(|&m| !free(model, &model.elements[model.mode_element[m].0.index()])) {
-        evaluate_constraints(model, data, Order::Gradient)?;
+        match &model.placement {
+            Some(plan) if data.order.is_none_or(|o| o < Order::Gradient) => {
+                evaluate_elements(model, data, &plan.valued, Order::Gradient)?;
+            }
+            _ => evaluate_constraints(model, data, Order::Gradient)?,
+        }
     }
     let mut screws = std::mem::take(&mut data.work.screws);
     let placed = screws.compute(model, data);
@@ -449,15 +458,16 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
                 // the node's three rows of DF^x by rows, taken once
                 let (r0, rest) = rows[o * stride..(o + 3) * stride].split_at_mut(stride);
                 let (r1, r2) = rest.split_at_mut(stride);
-                let mut moving = [false; 3];
+                // a row moves where one of its values is not 0: where the sum of their
+                // magnitudes is not 0 (a NaN's too), without a branch a value
+                let mut size = [0.0f64; 3];
                 for &j in cols {
-                    let t = [node[3 * j], node[3 * j + 1], node[3 * j + 2]];
+                    let t: &[f64; 3] = node[3 * j..3 * j + 3].try_into().expect("three values a column");
                     (r0[j], r1[j], r2[j]) = (t[0], t[1], t[2]);
-                    let col = &mut columns[j - j0][o..o + 3];
-                    (col[0], col[1], col[2]) = (t[0], t[1], t[2]);
-                    (0..3).for_each(|k| moving[k] |= t[k] != 0.0);
+                    columns[j - j0][o..o + 3].copy_from_slice(t);
+                    (0..3).for_each(|k| size[k] += t[k].abs());
                 }
-                (0..3).for_each(|k| moves[o + k] |= moving[k]);
+                (0..3).for_each(|k| moves[o + k] |= size[k] != 0.0);
                 continue;
             }
             // λ̇ = ½ (0, ω) ⊗ λ
@@ -473,26 +483,73 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
             dfe[(m.index(), j)] = 1.0;
         }
     }
-    // the dependent modes' rows: each gradient entry times its coordinate's whole padded row
-    // (a column that does not reach the coordinate's node adds ±0 to a sum that started at +0
-    // and so is never −0: the reached columns' sums alone, the same bits)
-    let acc = &mut screws.node_rows;
-    acc.clear();
-    acc.resize(stride, 0.0);
-    for &m in &model.dependent_modes {
-        let (el, k) = model.mode_element[m];
-        let entry = &model.elements[el.index()];
-        let (g, coords) = own_gradient(model, data, entry, k, k + 1);
-        acc.fill(0.0);
-        for (gv, &c) in g.iter().zip(coords) {
-            if *gv != 0.0 {
-                let row = &rows[c * stride..(c + 1) * stride];
-                acc.iter_mut().zip(row).for_each(|(a, r)| *a += gv * r);
-            }
+    // the dependent modes' rows, 32 columns at a time (the sums in registers)
+    for j0 in (0..stride).step_by(32) {
+        let (rows, dfe) = (&rows[..], &mut dfe);
+        match stride - j0 {
+            4 => mode_rows::<4>(model, data, rows, stride, j0, dfe),
+            8 => mode_rows::<8>(model, data, rows, stride, j0, dfe),
+            12 => mode_rows::<12>(model, data, rows, stride, j0, dfe),
+            16 => mode_rows::<16>(model, data, rows, stride, j0, dfe),
+            20 => mode_rows::<20>(model, data, rows, stride, j0, dfe),
+            24 => mode_rows::<24>(model, data, rows, stride, j0, dfe),
+            28 => mode_rows::<28>(model, data, rows, stride, j0, dfe),
+            _ => mode_rows::<32>(model, data, rows, stride, j0, dfe),
         }
-        acc[..nq].iter().enumerate().for_each(|(j, v)| dfe[(m, j)] = *v);
     }
     screws.clean = true;
     (data.work.df_rows, data.work.df_moves) = (rows, moves);
     (data.df_x, data.df_e) = (dfx, dfe);
+}
+
+/// [`fill`]'s dependent modes' entries of `DF^e` in columns `j0..j0 + W` (those below `n_q`)
+/// from `DF^x` by rows (`rows`, `stride` values a row, `j0 + W` at most `stride`), in `pulp`'s
+/// dispatch (a mode's `W` sums stay in vector registers where the machine has them): each
+/// gradient entry on the element's own coordinates times its coordinate's row. A column that
+/// does not reach the coordinate's node adds ±0 to a sum that started at +0 and so is never −0:
+/// the reached columns' sums alone, the same bits whatever `W`.
+fn mode_rows<const W: usize>(
+    model: &Model,
+    data: &Data,
+    rows: &[f64],
+    stride: usize,
+    j0: usize,
+    dfe: &mut faer::Mat<f64>,
+) {
+    pulp::Arch::new().dispatch(ModeRows::<W> { model, data, rows, stride, j0, dfe });
+}
+
+/// [`mode_rows`]'s loop, inlined into `pulp`'s dispatch.
+struct ModeRows<'a, const W: usize> {
+    model: &'a Model,
+    data: &'a Data,
+    rows: &'a [f64],
+    stride: usize,
+    j0: usize,
+    dfe: &'a mut faer::Mat<f64>,
+}
+
+impl<const W: usize> pulp::WithSimd for ModeRows<'_, W> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let Self { model, data, rows, stride, j0, dfe } = self;
+        let width = model.n_q().saturating_sub(j0).min(W);
+        for &m in &model.dependent_modes {
+            let (el, k) = model.mode_element[m];
+            let entry = &model.elements[el.index()];
+            let (g, coords) = own_gradient(model, data, entry, k, k + 1);
+            let mut acc = [0.0; W];
+            for (gv, &c) in g.iter().zip(coords) {
+                if *gv != 0.0 {
+                    let at = c * stride + j0;
+                    let row: &[f64; W] = rows[at..at + W].try_into().expect("W values of a row");
+                    for l in 0..W {
+                        acc[l] += gv * row[l];
+                    }
+                }
+            }
+            acc[..width].iter().enumerate().for_each(|(j, v)| dfe[(m, j0 + j)] = *v);
+        }
+    }
 }

@@ -170,6 +170,8 @@ pub(crate) fn solve_transpose_forces(model: &Model, data: &mut Data, rhs: &mut [
             return solve_transpose_checked(model, data, MatMut::from_column_major_slice_mut(rhs, n, 1));
         }
     };
+    // the joints' gradients, where the tree path's acceptance left them due
+    evaluate_constraints(model, data, Order::Gradient)?;
     assemble(model, data);
     let bn = max_abs(rhs);
     let ok = match data.lu.solve_transpose_inward(blocks, &data.dcc, rhs) {

@@ -179,6 +179,8 @@ fn directional_in(
     quadratic: Option<&[f64]>,
     rhs: &mut [f64],
 ) -> Result<(), KinematicsError> {
+    // D_cm's entries, where the tree path's acceptance left the gradients due
+    evaluate_constraints(model, data, Order::Gradient)?;
     input_rhs(model, data, v, rhs);
     if let Some(w) = quadratic {
         evaluate_constraints(model, data, Order::Hessian)?;

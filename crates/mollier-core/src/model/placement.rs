@@ -26,6 +26,9 @@ pub(crate) struct Placement {
     pub steps: Vec<Step>,
     /// The inputs that move each node, from the tree's ancestry.
     pub reached: Reached,
+    /// The constraint elements with a mode neither held nor an input (a joint's free measure):
+    /// the only ones the tree path's acceptance evaluates, to their values.
+    pub valued: Vec<usize>,
 }
 
 /// Per node, the inputs whose columns of its Jacobian can be nonzero: those of the joints
@@ -207,7 +210,17 @@ impl Placement {
         }
         // every dependent node placed (the norms' rows then hold by themselves)
         let all = model.dependent_coords.iter().all(|&c| known[node_of(c)]);
-        all.then(|| Placement { reached: Reached::find(model, &steps), steps })
+        let valued = model
+            .constraint_elements
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let entry = &model.elements[i];
+                let modes = entry.mode_offset..entry.mode_offset + entry.element.layout().n_modes();
+                model.mode_row[modes].iter().any(Option::is_none)
+            })
+            .collect();
+        all.then(|| Placement { reached: Reached::find(model, &steps), steps, valued })
     }
 }
 
