@@ -321,16 +321,22 @@ fn solve_from_saved(
 }
 
 /// The tree path of the position solve: the dependent nodes placed in closed form for `q`
-/// ([`place`]), outward from the ground, then held to Newton-Raphson's residual test at
-/// iteration 0 (it iterates on only where round-off left more than the tolerance). No
-/// predictor, no step control: the placement is exact at any step. Where a step has no closed
-/// form in the plan's order, Newton-Raphson iterates from what was placed.
+/// ([`place`]), outward from the ground, then accepted without evaluating the joints
+/// ([`accept_placed`]). No predictor, no step control: the placement is exact at any step; an
+/// input change the general path's continuation would refuse is refused here too. Where a step
+/// has no closed form in the plan's order, or a coordinate is not finite, Newton-Raphson
+/// iterates from what was placed.
 fn tree_solve(
     model: &Model,
     data: &mut Data,
     q: &[f64],
     opts: &NewtonOptions,
 ) -> Result<NewtonReport, KinematicsError> {
+    // an input that jumps farther than the continuation would follow is refused as on the
+    // general path (a diverging simulation), though the placement could reach it
+    if data.solved {
+        substeps(model, &data.q, q, opts)?;
+    }
     set_input_coordinates(model, data, q);
     // inexact (a step without closed form) or not finite: Newton-Raphson from there, no
     // predictor
