@@ -29,39 +29,40 @@ pub fn random_point(t: &Transcription<'_, '_, '_>, rng: &mut Rng, x_mid: &[f64],
     z
 }
 
-/// The gradient of the Lagrangian `σ ∇J + Jᵀλ` from the exact gradient and Jacobian.
-fn lagrangian_gradient(t: &mut Transcription<'_, '_, '_>, z: &[f64], sigma: f64, lambda: &[f64]) -> Vec<f64> {
+/// The gradient of the Lagrangian `σ ∇J + Jᵀλ` from the exact gradient and Jacobian (`lambda`
+/// empty: the objective's alone).
+pub fn lagrangian_gradient(t: &mut Transcription<'_, '_, '_>, z: &[f64], sigma: f64, lambda: &[f64]) -> Vec<f64> {
     let mut g = vec![0.0; t.n()];
     assert!(t.gradient(z, &mut g));
     g.iter_mut().for_each(|v| *v *= sigma);
-    let pattern = t.jacobian_structure();
-    let mut values = vec![0.0; pattern.len()];
-    assert!(t.jacobian(z, &mut values));
-    for (&(r, c), v) in pattern.iter().zip(&values) {
-        g[c] += lambda[r] * v;
+    if !lambda.is_empty() {
+        let pattern = t.jacobian_structure();
+        let mut values = vec![0.0; pattern.len()];
+        assert!(t.jacobian(z, &mut values));
+        for (&(r, c), v) in pattern.iter().zip(&values) {
+            g[c] += lambda[r] * v;
+        }
     }
     g
 }
 
-/// The largest difference between the exact Hessian of the Lagrangian at `z` (multipliers drawn
-/// from `rng` in [−10, 10], an objective factor in [0.5, 1.5]) and central differences of the
-/// Lagrangian's gradient (step `step` relative to each variable's size, at least 1), over every
+/// The largest difference between the Hessian `values` (lower triangle at `pattern`) and central
+/// differences of the Lagrangian's gradient (`lambda` empty: the objective's alone), over every
 /// entry of the n x n matrix (off the structure the differences must vanish), relative to the
-/// larger of its row's largest entry and 1; and where.
-pub fn random_hessian_error(
+/// larger of its row's largest entry and 1; and where. The differences' step is `step` relative
+/// to each variable's size (at least 1).
+pub fn hessian_error(
     step: f64,
     t: &mut Transcription<'_, '_, '_>,
-    rng: &mut Rng,
     z: &[f64],
+    sigma: f64,
+    lambda: &[f64],
+    pattern: &[(usize, usize)],
+    values: &[f64],
 ) -> (f64, (usize, usize)) {
-    let pattern = t.hessian_structure().expect("an exact Hessian");
-    let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
-    let sigma = 0.5 + rng.next();
-    let mut values = vec![0.0; pattern.len()];
-    assert!(t.hessian(z, sigma, &lambda, &mut values));
     let n = t.n();
     let mut dense = vec![0.0; n * n];
-    for (&(i, j), v) in pattern.iter().zip(&values) {
+    for (&(i, j), v) in pattern.iter().zip(values) {
         dense[i * n + j] += v;
         if i != j {
             dense[j * n + i] += v;
@@ -72,9 +73,9 @@ pub fn random_hessian_error(
     for j in 0..n {
         let h = step * z[j].abs().max(1.0);
         zp[j] = z[j] + h;
-        let gp = lagrangian_gradient(t, &zp, sigma, &lambda);
+        let gp = lagrangian_gradient(t, &zp, sigma, lambda);
         zp[j] = z[j] - h;
-        let gm = lagrangian_gradient(t, &zp, sigma, &lambda);
+        let gm = lagrangian_gradient(t, &zp, sigma, lambda);
         zp[j] = z[j];
         for i in 0..n {
             fd[i * n + j] = (gp[i] - gm[i]) / (2.0 * h);
@@ -92,4 +93,20 @@ pub fn random_hessian_error(
         }
     }
     worst
+}
+
+/// [`hessian_error`] of the exact Hessian of the Lagrangian at `z`, with multipliers drawn from
+/// `rng` in [−10, 10] and an objective factor in [0.5, 1.5].
+pub fn random_hessian_error(
+    step: f64,
+    t: &mut Transcription<'_, '_, '_>,
+    rng: &mut Rng,
+    z: &[f64],
+) -> (f64, (usize, usize)) {
+    let pattern = t.hessian_structure().expect("an exact Hessian");
+    let lambda: Vec<f64> = (0..t.m()).map(|_| 20.0 * rng.next() - 10.0).collect();
+    let sigma = 0.5 + rng.next();
+    let mut values = vec![0.0; pattern.len()];
+    assert!(t.hessian(z, sigma, &lambda, &mut values));
+    hessian_error(step, t, z, sigma, &lambda, &pattern, &values)
 }
