@@ -123,10 +123,7 @@ pub(crate) fn rates(
     let mut result = Ok(true);
     for step in &plan.steps {
         match *step {
-            Step::Attach(t) => {
-                model.attachments.rates_of(t, &data.att_jac, xd, None);
-                model.attachments.rates_of(t, &data.att_jac, xdd, Some(xd));
-            }
+            Step::Attach(t) => model.attachments.rates_and_accelerations_of(t, &data.att_jac, xd, xdd),
             Step::Element { element, known, placed } => {
                 match step_rates(model, data, [qd, qdd], element, known, placed, [xd, xdd], &mut buffers) {
                     Ok(true) => {}
@@ -141,8 +138,7 @@ pub(crate) fn rates(
     data.work.place_rates = buffers;
     if matches!(result, Ok(true)) {
         // the attached nodes no step reads (a muscle's points), as the general path rates them
-        model.attachments.rates(&data.att_jac, xd, None);
-        model.attachments.rates(&data.att_jac, xdd, Some(xd));
+        model.attachments.rates_and_accelerations(&data.att_jac, xd, xdd);
     }
     result
 }

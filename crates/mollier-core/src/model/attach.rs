@@ -73,6 +73,25 @@ impl Attachment {
         }
     }
 
+    /// [`Self::rates`] for the velocities `v` and then the accelerations `a` (with `w = v`) in
+    /// one visit: the frame's Euler-parameter rates read once, the same operations (the same bits).
+    fn rates_and_accelerations(&self, j: &Jacobian, v: &mut [f64], a: &mut [f64]) {
+        let vl = quat(v, self.orientation);
+        let al = quat(a, self.orientation);
+        let quad = self.bilinear(&vl, &vl);
+        let (vo, ao) = (vec3(v, self.origin), vec3(a, self.origin));
+        let (mut vp, mut ap) = ([0.0; 3], [0.0; 3]);
+        for i in 0..3 {
+            let lin: f64 = (0..4).map(|k| j[i][k] * vl[k]).sum();
+            // `+ 0.0` as `rates` adds its absent quadratic term: a −0 becomes +0 alike
+            vp[i] = vo[i] + lin + 0.0;
+            let lin: f64 = (0..4).map(|k| j[i][k] * al[k]).sum();
+            ap[i] = ao[i] + lin + quad[i];
+        }
+        v[self.node..self.node + 3].copy_from_slice(&vp);
+        a[self.node..self.node + 3].copy_from_slice(&ap);
+    }
+
     fn second(&self, j: &Jacobian, d: &mut [f64], u: &[f64], w: &[f64]) {
         let dl = quat(d, self.orientation);
         let b = self.bilinear(&quat(u, self.orientation), &quat(w, self.orientation));
@@ -188,6 +207,19 @@ impl Attachments {
     /// [`Self::rates`] of attachment `t` alone (its frame's rates known).
     pub fn rates_of(&self, t: usize, jac: &[Jacobian], v: &mut [f64], w: Option<&[f64]>) {
         self.list[t].rates(&jac[t], v, w);
+    }
+
+    /// [`Self::rates`] into the velocities `v` and then, with `w = v`, the accelerations `a`
+    /// (n_x each), both in one pass over the list: the same numbers as the two passes.
+    pub fn rates_and_accelerations(&self, jac: &[Jacobian], v: &mut [f64], a: &mut [f64]) {
+        for (t, j) in self.list.iter().zip(jac) {
+            t.rates_and_accelerations(j, v, a);
+        }
+    }
+
+    /// [`Self::rates_and_accelerations`] of attachment `t` alone (its frame's rates known).
+    pub fn rates_and_accelerations_of(&self, t: usize, jac: &[Jacobian], v: &mut [f64], a: &mut [f64]) {
+        self.list[t].rates_and_accelerations(&jac[t], v, a);
     }
 
     /// [`Self::rates`] (without the second-order term) for every input at once: on `DF_x` by rows
