@@ -70,8 +70,14 @@ fn run(
     };
     let entry = &model.elements[element];
     let layout = entry.element.layout();
-    local.clear();
-    local.extend(entry.own.iter().map(|&c| data.x[c]));
+    // sized once (every entry written below): no length check a coordinate
+    if local.len() < entry.own.len() {
+        local.resize(entry.own.len(), 0.0);
+    }
+    let local = &mut local[..entry.own.len()];
+    for (l, &c) in local.iter_mut().zip(&entry.own) {
+        *l = data.x[c];
+    }
     let modes = entry.mode_offset..entry.mode_offset + layout.n_modes();
     for m in modes.clone() {
         e[m] = match model.mode_row[m].map(|r| model.row_target[r]) {
