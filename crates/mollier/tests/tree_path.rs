@@ -8,7 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use mollier_core::dynamics::{driving_from_kinetostatics, element_forces, inverse_dynamics, kinetostatics};
+use mollier_core::dynamics::{
+    driving_from_kinetostatics, element_forces, inverse_dynamics, kinetostatics, stress_to_nodal,
+};
 use mollier_core::screws::Screws;
 use mollier_core::transfer::{first_order, second_order};
 use mollier_core::{Data, ElementId, Input, Model, NodeId, Quantity, solve_positions};
@@ -352,7 +354,8 @@ fn the_tree_paths_muscle_gradients_serve_the_general_path() {
 /// (their held and input modes at their targets, their gradients left due): each consumer that
 /// reads the joints' gradients, the first to do so after a fresh solve, evaluates them and gets
 /// the general path's numbers — every element's forces on its nodes, the driving forces of
-/// kinetostatics, `DF` by the general solve (`D_cc`'s factors) — and the modes' values are the
+/// kinetostatics, `DF` by the general solve (`D_cc`'s factors), `Dᵀσ` of every mode
+/// (`stress_to_nodal`) — and the modes' values are the
 /// general path's, on Huston's body (hinges) and on gait10dof18musc (custom joints, moving path
 /// points, muscles) where it was fetched.
 #[test]
@@ -406,12 +409,15 @@ fn the_joints_gradients_left_due_serve_their_first_consumer() {
                         .map(|(m, j)| data.df_e()[(m, j)])
                         .collect()
                 }
+                3 => {
+                    let sigma: Vec<f64> = (0..model.n_e()).map(|m| 1.0 + 0.1 * m as f64).collect();
+                    stress_to_nodal(model, &data, &sigma)
+                }
                 _ => data.e().to_vec(),
             }
         };
-        for (k, what) in
-            ["elements' forces", "driving forces", "DF_e by the general solve", "modes' values"].iter().enumerate()
-        {
+        let consumers = ["elements' forces", "driving forces", "DF_e by the general solve", "Dᵀσ", "modes' values"];
+        for (k, what) in consumers.iter().enumerate() {
             let (a, b) = (consume(true, k), consume(false, k));
             let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1.0);
             let d = a.iter().zip(&b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale;

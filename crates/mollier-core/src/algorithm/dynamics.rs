@@ -527,12 +527,26 @@ fn stresses_in(
 /// passes through it (from the elements on it and on the nodes attached to it).
 pub fn stress_to_nodal(model: &Model, data: &Data, sigma: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; model.n_x()];
-    all_modes_to_nodal(model, data, sigma, &mut out);
+    if gradients_due(data) {
+        // the tree path's acceptance left the joints' gradients due: read each through
+        // `own_gradient`, which evaluates it
+        modes_to_nodal(model, data, sigma, 0..model.n_e(), &mut out);
+    } else {
+        all_modes_to_nodal(model, data, sigma, &mut out);
+    }
     out
 }
 
+/// Whether `data`'s positions are solved and the constraint elements' gradients not yet
+/// evaluated (the tree path's acceptance leaves them due).
+#[inline]
+fn gradients_due(data: &Data) -> bool {
+    data.solved && data.order.is_none_or(|o| o < Order::Gradient)
+}
+
 /// [`stress_to_nodal`] into `out` (n_x): element by element in the kernel's order, each
-/// element's gradient rows read where they lie (no per-mode look-up of its element).
+/// element's gradient rows read where they lie (no per-mode look-up of its element); the
+/// gradients must be evaluated (not [`gradients_due`]).
 fn all_modes_to_nodal(model: &Model, data: &Data, sigma: &[f64], out: &mut [f64]) {
     out.fill(0.0);
     for el in &model.topology.element_order {
@@ -578,8 +592,7 @@ fn modes_to_nodal(model: &Model, data: &Data, sigma: &[f64], modes: impl Iterato
 // inlined into kinetostatics' loop over the modes (a call a mode was 3 % of a frame)
 #[inline(always)]
 fn own_gradient<'a>(model: &Model, data: &'a Data, i: usize, k: usize) -> Cow<'a, [f64]> {
-    if data.order.is_none_or(|o| o < Order::Gradient)
-        && data.solved
+    if gradients_due(data)
         && let Some(g) = due_gradient(model, data, i, k)
     {
         return Cow::Owned(g);
