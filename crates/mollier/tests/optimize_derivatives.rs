@@ -225,6 +225,22 @@ fn the_elbow_muscles_jacobian_and_gradient_are_exact() {
     }
 }
 
+/// The shoulder's flexion target at 0.65 s (`models/shoulder/flexion-target.csv`): time, then
+/// the nine rotations (rad), their rates and accelerations.
+fn flexion_target_at_065() -> Vec<f64> {
+    let target =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/shoulder/flexion-target.csv"))
+            .unwrap();
+    target
+        .lines()
+        .filter(|r| !r.starts_with('#'))
+        .find(|r| r.starts_with("0.65,"))
+        .expect("the target has a row at 0.65 s")
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
 /// The shoulder (9 joint rotations in a chain, 95 Hill muscles) on one trapezoidal interval at the
 /// flexion's target state at 0.65 s (its rotations, rates and accelerations; the muscles in
 /// isometric equilibrium at excitation 0.2), at rest and moving: every block exact, `∂c/∂q` of
@@ -235,17 +251,7 @@ fn the_shoulders_jacobian_is_exact() {
     let c = model("models/shoulder/shoulder-forward.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let l = system.layout();
-    let target =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/shoulder/flexion-target.csv"))
-            .unwrap();
-    let row: Vec<f64> = target
-        .lines()
-        .filter(|r| !r.starts_with('#'))
-        .find(|r| r.starts_with("0.65,"))
-        .expect("the target has a row at 0.65 s")
-        .split(',')
-        .map(|v| v.parse().unwrap())
-        .collect();
+    let row = flexion_target_at_065();
     let (q, v, vd) = (&row[1..10], &row[10..19], &row[19..28]);
     let mut ws = system.workspace();
     let rest = system.rest_state(&mut ws, q, 0.0, &vec![0.2; l.m]).unwrap();
@@ -297,17 +303,7 @@ fn the_shoulders_paths_have_exact_third_and_fourth_orders() {
     use mollier_core::conformance::{Options, check_orders};
     let c = model("models/shoulder/shoulder-forward.toml");
     let model = &c.model;
-    let target =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/shoulder/flexion-target.csv"))
-            .unwrap();
-    let row: Vec<f64> = target
-        .lines()
-        .filter(|r| !r.starts_with('#'))
-        .find(|r| r.starts_with("0.65,"))
-        .expect("the target has a row at 0.65 s")
-        .split(',')
-        .map(|v| v.parse().unwrap())
-        .collect();
+    let row = flexion_target_at_065();
     let mut data = mollier_core::Data::new(model);
     mollier_core::solve_positions(model, &mut data, &row[1..10]).unwrap();
     let modes: Vec<_> = c.muscles.iter().map(|m| m.mode).collect();

@@ -4,10 +4,7 @@
 //! obstacles of one segment; via points; OpenSim's paths (`opensim` and `sequence` test modules).
 
 use super::*;
-use mollier_core::NodeId;
 use mollier_core::conformance::{Options, Orders, Rng, check_orders, perturb};
-use mollier_core::geometry::quat_from_axis_angle;
-use mollier_surface::frame::body_fixed_xyz;
 
 /// Check 8 at `x0` and at `samples` random configurations `amplitude` from it (positions
 /// relative to the element's size, orientations in rad), `directions` random direction sets at
@@ -24,21 +21,6 @@ pub(crate) fn orders_near(el: &CurvedTruss, x0: &[f64], amplitude: f64, samples:
         worst.fourth = Some(worst.fourth.unwrap().max(o.fourth.expect("fourth order")));
     }
     worst
-}
-
-/// p, q and one body (origin, orientation), the shape's frame turned and moved in the body.
-fn single(shape: Shape, p_loc: Vec3, q_loc: Vec3) -> (CurvedTruss, Vec<f64>) {
-    let fr = ShapeFrame::from_matrix(&body_fixed_xyz(&[0.3, -0.2, 0.9]), [0.01, -0.02, 0.005]);
-    let lam = quat_from_axis_angle(&[0.4, -0.3, 0.8], 0.7);
-    let o = [0.1, 0.2, -0.1];
-    let (p, q) = (fr.global(&lam, &o, &p_loc), fr.global(&lam, &o, &q_loc));
-    let mut x0: Vec<f64> = p.iter().chain(&q).chain(&o).copied().collect();
-    x0.extend_from_slice(&lam);
-    let body = Frame { position: NodeId::new(2), orientation: NodeId::new(3) };
-    let ob = Obstacle { shape, frame: fr, body, segment: 0 };
-    let mut el = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &[ob]).expect("a valid path");
-    el.initialize(&x0).expect("a path of length");
-    (el, x0)
 }
 
 /// One obstacle of each shape, wrapped: a sphere, a cylinder either way and on a side, a
@@ -62,7 +44,7 @@ fn one_obstacle_of_each_shape_has_exact_third_and_fourth_orders() {
         (Shape::Ellipsoid { semi_axes: [0.147, 0.2079, 0.0944] }, [0.16, 0.1, 0.05], [-0.1, 0.12, 0.1], 0.03),
     ];
     for (shape, p, q, amplitude) in cases {
-        let (el, x0) = single(shape, p, q);
+        let (el, x0, _) = crate::tests::single(shape, p, q);
         assert!(el.path(&x0).unwrap().0.iter().any(|p| matches!(p, Piece::Surface { .. })), "{shape:?}");
         let o = orders_near(&el, &x0, amplitude, 3, 1e-4);
         println!("{shape:?}: {o:?}");

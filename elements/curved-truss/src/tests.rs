@@ -8,7 +8,7 @@ use mollier_surface::frame::body_fixed_xyz;
 const BODY: Frame = Frame { position: NodeId::new(2), orientation: NodeId::new(3) };
 
 /// p, q and one body (origin, orientation); the shape frame is rotated and offset in the body.
-fn single(shape: Shape, p_loc: Vec3, q_loc: Vec3) -> (CurvedTruss, Vec<f64>, ShapeFrame) {
+pub(crate) fn single(shape: Shape, p_loc: Vec3, q_loc: Vec3) -> (CurvedTruss, Vec<f64>, ShapeFrame) {
     let fr = ShapeFrame::from_matrix(&body_fixed_xyz(&[0.3, -0.2, 0.9]), [0.01, -0.02, 0.005]);
     let lam = quat_from_axis_angle(&[0.4, -0.3, 0.8], 0.7);
     let o = [0.1, 0.2, -0.1];
