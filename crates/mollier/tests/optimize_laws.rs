@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use mollier::compile::load;
-use mollier::optimize::{HessianSpec, OptimizeRun};
+use mollier::optimize::HessianSpec;
 use mollier_ipopt::Nlp;
 use mollier_ocp::{Actuator, Motion, Objective, Problem, Scheme, Tracking, Transcription};
 use mollier_sim::Musculoskeletal;
@@ -27,6 +27,10 @@ use hessian_check::{random_hessian_error, random_point};
 #[path = "support/ipopt.rs"]
 mod ipopt;
 use ipopt::ipopt_here;
+
+#[path = "support/solve_file.rs"]
+mod solve_file;
+use solve_file::solve_file;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
@@ -112,15 +116,7 @@ fn the_jacobian_is_exact_with_damped_laws_on_dependent_modes() {
 }
 
 fn solve(hessian: HessianSpec) -> (f64, usize, Result<Motion, String>) {
-    let mut run = OptimizeRun::read(Path::new(&format!("{FIXTURES}/sprung-four-bar-turn.toml")), &mollier::registry())
-        .expect("problem reads");
-    run.spec.solver.hessian = Some(hessian);
-    run.spec.solver.tolerance = 1e-10;
-    let solved = run.solve().expect("solves");
-    let ip = &solved.solved.ipopt;
-    assert!(ip.converged(), "{hessian:?}: {}", ip.status_name());
-    println!("{hessian:?}: objective {:.12}, {} iterations", ip.objective, ip.iterations.len());
-    (ip.objective, ip.iterations.len(), solved.solved.hessian.clone())
+    solve_file(Path::new(&format!("{FIXTURES}/sprung-four-bar-turn.toml")), hessian, 1e-10)
 }
 
 /// The crank turned through the laws' ranges, solved with the exact Hessian (the laws' terms

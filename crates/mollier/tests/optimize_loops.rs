@@ -6,23 +6,20 @@
 
 use std::path::Path;
 
-use mollier::optimize::{HessianSpec, OptimizeRun};
+use mollier::optimize::HessianSpec;
 use mollier_ocp::Motion;
 
 #[path = "support/ipopt.rs"]
 mod ipopt;
 use ipopt::ipopt_here;
 
+#[path = "support/solve_file.rs"]
+mod solve_file;
+use solve_file::solve_file;
+
 fn solve(hessian: HessianSpec, tolerance: f64) -> (f64, usize, Result<Motion, String>) {
     let path = format!("{}/tests/fixtures/four-bar-turn.toml", env!("CARGO_MANIFEST_DIR"));
-    let mut run = OptimizeRun::read(Path::new(&path), &mollier::registry()).expect("problem reads");
-    run.spec.solver.hessian = Some(hessian);
-    run.spec.solver.tolerance = tolerance;
-    let solved = run.solve().expect("solves");
-    let ip = &solved.solved.ipopt;
-    assert!(ip.converged(), "{hessian:?}: {}", ip.status_name());
-    println!("{hessian:?}: objective {:.12}, {} iterations", ip.objective, ip.iterations.len());
-    (ip.objective, ip.iterations.len(), solved.solved.hessian.clone())
+    solve_file(Path::new(&path), hessian, tolerance)
 }
 
 #[test]
