@@ -5,7 +5,8 @@
 //! shoulder (a chain of nine rotations, 95 muscles) at rest and at the flexion's target state,
 //! `∂c/∂q` of the velocity forces (third-order transfer functions) included. The Hessian of
 //! the Lagrangian against central differences of the exact gradient and Jacobian where it is
-//! exact (the pendulum, the sliding mass), and its objective part on the elbow.
+//! exact (the pendulum, the sliding mass, chains, the shoulder with its 95 muscles), and its
+//! objective part on the elbow.
 
 use mollier::compile::load;
 use mollier_ipopt::Nlp;
@@ -433,6 +434,41 @@ fn the_hessian_of_the_lagrangian_is_exact_for_muscles_on_a_chain() {
             println!("two-joint arm {scheme:?}: Hessian off by {err:.2e} at {at:?}");
             assert!(err < 1e-6, "{scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
         }
+    }
+}
+
+/// The shoulder with its 95 muscles (`models/shoulder/shoulder-forward.toml`: nine rotations in a
+/// chain, 67 wrapping paths over the thorax ellipsoid and cylinders, the girdle's laws) on one
+/// trapezoidal interval with `Σ e²`, at random points near the flexion's target state at 0.65 s
+/// (each rotation ± 0.05 rad, each rate ± 0.5 rad/s about the target's, the contraction states
+/// ± 2 mm about isometric equilibrium at excitation 0.2, activations 0.05 to 0.95), random
+/// rates and multipliers: the whole exact Hessian of the Lagrangian (the multibody block, every
+/// muscle's `∂²L` and `D³L(a, b, λ_v)` from its path's fourth order, the Hill model's second
+/// partials, the laws') against central differences of the exact gradient and Jacobian.
+#[test]
+fn the_hessian_of_the_lagrangian_is_exact_for_the_shoulder_with_its_muscles() {
+    let c = model("models/shoulder/shoulder-forward.toml");
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let l = system.layout();
+    let row = flexion_target_at_065();
+    let (q, v) = (&row[1..10], &row[10..19]);
+    let mut ws = system.workspace();
+    let mut mid = system.rest_state(&mut ws, q, 0.0, &vec![0.2; l.m]).unwrap().x;
+    mid[l.n..2 * l.n].copy_from_slice(v);
+    mid[l.a()..].fill(0.5);
+    let mut spread = vec![0.05; l.n];
+    spread.extend(vec![0.5; l.n]);
+    spread.extend(vec![0.002; l.m]);
+    spread.extend(vec![0.45; l.m]);
+    let p = open(&system, 0.1, 1, Scheme::Trapezoidal, Objective { excitation: 1.0, ..Objective::default() });
+    let mut t = Transcription::new(&p).unwrap();
+    assert_eq!(t.hessian_case(), &Ok(Motion::Chain));
+    let mut rng = Rng(0x5e0d_a5c1_95e5_0043);
+    for _ in 0..2 {
+        let z = random_point(&t, &mut rng, &mid, &spread);
+        let (err, at) = random_hessian_error(3e-6, &mut t, &mut rng, &z);
+        println!("shoulder with its muscles: Hessian off by {err:.2e} at {at:?}");
+        assert!(err < 1e-5, "Hessian off by {err:.2e} (relative) at {at:?}");
     }
 }
 
