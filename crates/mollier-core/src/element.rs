@@ -577,6 +577,21 @@ pub trait Element: ElementInfo {
         Ok(false)
     }
 
+    /// [`third_order`](Self::third_order) of `k` jets at once: `x` holds their local coordinates
+    /// one jet after another (`k n_local`), `e` their modes likewise (`k n_modes`). Jets that
+    /// share their real parts (one configuration, several directions) may share what the element
+    /// solves there (a wrapping path's contact points, solved once). The default evaluates the
+    /// jets one by one.
+    fn third_order_jets(&self, x: &[HyperHyperDual64], e: &mut [HyperHyperDual64]) -> Result<bool, ElementError> {
+        let (n, m) = (self.layout().n_local(), self.layout().n_modes());
+        for (xj, ej) in x.chunks_exact(n.max(1)).zip(e.chunks_exact_mut(m.max(1))) {
+            if !self.third_order(xj, ej)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// The deformations over fourth-order multilinear dual numbers ([`Jet4`]: four nilpotent
     /// infinitesimals), for the fourth-order transfer functions ([`crate::transfer4`]): as
     /// [`third_order`](Self::third_order), one order up. An element written over

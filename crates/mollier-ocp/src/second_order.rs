@@ -124,7 +124,7 @@ impl Transcription<'_, '_, '_> {
             let data = &mut self.ws.data;
             let (v, vd) = (&zi[n..2 * n], &zi[xd0 + n..xd0 + 2 * n]);
             if !modes.is_empty() {
-                transfer4::mode_parts_with_rates(model, data, lv, v, &modes, &mut parts)?;
+                transfer4::mode_parts_with_rates(model, data, lv, v, &modes, n_muscles, &mut parts)?;
             }
             transfer4::equations_of_motion_hessian(model, data, v, vd, lv, &mut h)?;
             // the blocks' rows and columns in the point's z: q, v, v̇

@@ -67,19 +67,22 @@ impl CurvedTruss {
     }
 }
 
-impl Deformations for CurvedTruss {
-    fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
-        if self.sequence {
-            e[0] = self.sequence_length(x) - c::<T>(self.l0);
-            return Ok(());
-        }
-        let xr: Vec<f64> = x.iter().map(|v| v.re()).collect();
+impl CurvedTruss {
+    /// What the `f64` solution at `xr` (n_local) chose, segment by segment, for the replay; with
+    /// the Hessian's solve when `hessian` (see the module docs).
+    fn choices(&self, xr: &[f64], hessian: bool) -> Result<Vec<SegmentHint>, ElementError> {
         let mut st = PathState::default();
         let mut hints = Vec::new();
         let n = xr.len();
         // the Hessian's solve (see the module docs); its numbers are not used
-        let mut hess = vec![0.0; if T::NDERIV > 0 { n * n } else { 0 }];
-        self.compute(&xr, &mut st, &mut Derivs::new(n, &mut [], &mut hess), Some(&mut hints), None)?;
+        let mut hess = vec![0.0; if hessian { n * n } else { 0 }];
+        self.compute(xr, &mut st, &mut Derivs::new(n, &mut [], &mut hess), Some(&mut hints), None)?;
+        Ok(hints)
+    }
+
+    /// The path's length less its reference (m) at `x` (n_local) over `T`, `hints` the `f64`
+    /// solution's choices at `x`'s real parts replayed.
+    fn replay<T: Real>(&self, x: &[T], hints: &[SegmentHint]) -> T {
         let mut total = c::<T>(0.0);
         for (si, hint) in hints.iter().enumerate() {
             let obs = &hint.obs;
@@ -140,7 +143,34 @@ impl Deformations for CurvedTruss {
                 }
             }
         }
-        e[0] = total - c::<T>(self.l0);
+        total - c::<T>(self.l0)
+    }
+
+    /// [`Element::third_order_jets`](mollier_core::Element::third_order_jets) over any scalar:
+    /// the jets `x` (`k n_local`) into `e` (`k`), the `f64` solution made once for each run of
+    /// jets with the same real parts (bit for bit) and replayed over each.
+    pub(crate) fn jets<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
+        let n = self.layout.n_local();
+        let mut solved: Option<(Vec<u64>, Vec<SegmentHint>)> = None;
+        for (xj, ej) in x.chunks_exact(n).zip(e.iter_mut()) {
+            if self.sequence {
+                *ej = self.sequence_length(xj) - c::<T>(self.l0);
+                continue;
+            }
+            let bits: Vec<u64> = xj.iter().map(|v| v.re().to_bits()).collect();
+            if solved.as_ref().is_none_or(|(at, _)| *at != bits) {
+                let xr: Vec<f64> = bits.iter().map(|&b| f64::from_bits(b)).collect();
+                solved = Some((bits, self.choices(&xr, T::NDERIV > 0)?));
+            }
+            let (_, hints) = solved.as_ref().expect("solved just above");
+            *ej = self.replay(xj, hints);
+        }
         Ok(())
+    }
+}
+
+impl Deformations for CurvedTruss {
+    fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
+        self.jets(x, &mut e[..1])
     }
 }

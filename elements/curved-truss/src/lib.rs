@@ -219,6 +219,14 @@ impl Element for CurvedTruss {
     }
     // the `f64` path's choices replayed over the jets, exact to their order (`generic`)
     mollier_core::third_order_by_deformations!();
+    // one `f64` solve for the jets at one configuration, each jet a replay
+    fn third_order_jets(
+        &self,
+        x: &[mollier_core::HyperHyperDual64],
+        e: &mut [mollier_core::HyperHyperDual64],
+    ) -> Result<bool, ElementError> {
+        self.jets(x, e).map(|()| true)
+    }
 }
 
 pub use params::{OBSTACLE_PARAMS, TYPE, register};

@@ -26,7 +26,7 @@
 //! for `w`: exact, no differences.
 
 use faer::Mat;
-use num_dual::{Dual64, HyperDual64, HyperHyperDual};
+use num_dual::{Dual64, HyperDual64, HyperHyperDual, HyperHyperDual64};
 
 use crate::algorithm::error::KinematicsError;
 use crate::algorithm::solve::solve_unchecked;
@@ -69,9 +69,23 @@ pub fn supported(model: &Model) -> Result<(), String> {
 }
 
 /// Whether the elements of `modes` (muscles' paths, say) give fourth order, as [`supported`]
-/// asks of the constraint elements; the error names the first that does not.
+/// asks of the constraint elements, and third order ([`mode_parts`] evaluates them over either);
+/// the error names the first that does not.
 pub fn supported_modes(model: &Model, modes: &[ModeId]) -> Result<(), String> {
-    supported_elements(model, modes.iter().map(|&m| model.mode_owner(m).0.index()))
+    supported_elements(model, modes.iter().map(|&m| model.mode_owner(m).0.index()))?;
+    for &m in modes {
+        let entry = &model.elements[model.mode_owner(m).0.index()];
+        let own: Vec<HyperHyperDual64> = entry.own.iter().map(|&c| HyperHyperDual64::from(model.x0[c])).collect();
+        let mut e = vec![HyperHyperDual64::from(0.0); entry.element.layout().n_modes()];
+        if !matches!(entry.element.third_order(&own, &mut e), Ok(true)) {
+            return Err(format!(
+                "element `{}` (`{}`) has no third-order derivatives (Element::third_order)",
+                entry.name,
+                entry.element.type_name()
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn supported_elements(model: &Model, elements: impl Iterator<Item = usize>) -> Result<(), String> {
@@ -376,9 +390,14 @@ impl VirtualJets {
 /// (2, 0), …` and per mode within it, by subset of `(ε1, ε2, ε3)` = (`e_a`, `e_b`, `mu`),
 /// `[e, ∂_a e, ∂_b e, ∂_ab e, De·μ, ∂_a(De·μ), ∂_b(De·μ), ∂_ab(De·μ)]` (m or rad per unit of the
 /// inputs), into `out` (cleared first): a mode's second derivatives and the third `D³e(a, b, μ)`
-/// that the Hessian of `μᵀ (F ∇e)` needs, from one evaluation of its element over [`Jet4`] a
-/// pair. The configuration in `data` must be solved and its attached nodes placed; the modes'
-/// elements must give fourth order ([`supported_modes`]).
+/// that the Hessian of `μᵀ (F ∇e)` needs. The parts hold at most three infinitesimals, so each
+/// element is evaluated over third-order hyper-dual numbers, all its pairs in one call
+/// ([`crate::element::Element::third_order_jets`]: a wrapping path solves its configuration
+/// once); a pair one of whose directions moves none of the element's coordinates (every part of
+/// the element's jets with that infinitesimal exactly 0) is not evaluated: its parts with that
+/// direction are 0 and the others those of the other direction's own pair. The configuration in
+/// `data` must be solved and its attached nodes placed; the modes' elements must give fourth
+/// order ([`supported_modes`]).
 pub fn mode_parts(
     model: &Model,
     data: &mut Data,
@@ -386,33 +405,38 @@ pub fn mode_parts(
     modes: &[ModeId],
     out: &mut Vec<[f64; 8]>,
 ) -> Result<(), KinematicsError> {
-    parts(model, data, mu, None, modes, out)
+    parts(model, data, mu, None, modes, modes.len(), out)
 }
 
 /// [`mode_parts`] with the rates `qd` (n_q) along `ε4`: per pair and mode the twelve parts
 /// `[…mode_parts' eight…, De·q̇, ∂_a(De·q̇), ∂_b(De·q̇), ∂_ab(De·q̇)]` (subsets 0 to 11), what the
-/// Hessian of a law's power `μᵀ DF_eᵀ σ(e, ė)`, `ė = De·q̇`, needs.
+/// Hessian of a law's power `μᵀ DF_eᵀ σ(e, ė)`, `ė = De·q̇`, needs, for the modes from
+/// `rated_from` on (their elements evaluated over [`Jet4`]); the modes before it (muscles' paths,
+/// which need no rates) have 0 there and are evaluated as [`mode_parts`]' are.
 pub fn mode_parts_with_rates(
     model: &Model,
     data: &mut Data,
     mu: &[f64],
     qd: &[f64],
     modes: &[ModeId],
+    rated_from: usize,
     out: &mut Vec<[f64; 12]>,
 ) -> Result<(), KinematicsError> {
     if qd.len() != model.n_q() {
         return Err(KinematicsError::InputLength { expected: model.n_q(), got: qd.len() });
     }
-    parts(model, data, mu, Some(qd), modes, out)
+    parts(model, data, mu, Some(qd), modes, rated_from.min(modes.len()), out)
 }
 
-/// [`mode_parts`]' and [`mode_parts_with_rates`]' work: the first `N` subsets.
+/// [`mode_parts`]' and [`mode_parts_with_rates`]' work: the first `N` subsets; the modes from
+/// `rated_from` on over [`Jet4`], those before it over third-order numbers.
 fn parts<const N: usize>(
     model: &Model,
     data: &mut Data,
     mu: &[f64],
     rates: Option<&[f64]>,
     modes: &[ModeId],
+    rated_from: usize,
     out: &mut Vec<[f64; N]>,
 ) -> Result<(), KinematicsError> {
     let nq = model.n_q();
@@ -421,19 +445,142 @@ fn parts<const N: usize>(
     }
     first_order(model, data)?;
     let virtual_jets = VirtualJets::new(model, data, mu, rates)?;
+    // every pair's coordinates' jets, formed once for all the elements
+    let pairs: Vec<(usize, usize)> = (0..nq).flat_map(|a| (0..=a).map(move |b| (a, b))).collect();
+    let mut jets = vec![Vec::new(); pairs.len()];
+    for (&(a, b), j) in pairs.iter().zip(&mut jets) {
+        virtual_jets.pair(model, data, a, b, j)?;
+    }
     out.clear();
-    let (mut jets, mut own, mut e) = (Vec::new(), Vec::new(), Vec::new());
-    for a in 0..nq {
-        for b in 0..=a {
-            virtual_jets.pair(model, data, a, b, &mut jets)?;
-            for &m in modes {
-                let (el, k) = model.mode_owner(m);
-                evaluate(model, el.index(), |c| jet(|t| jets[t][c]), &mut own, &mut e)?;
-                out.push(std::array::from_fn(|s| part(&e[k], s)));
+    out.resize(pairs.len() * modes.len(), [0.0; N]);
+    let mut done: Vec<(usize, bool)> = Vec::new();
+    let mut scratch = ElementJets::default();
+    for (j, &m) in modes.iter().enumerate() {
+        let (el, _) = model.mode_owner(m);
+        let rated = j >= rated_from;
+        if done.contains(&(el.index(), rated)) {
+            continue;
+        }
+        done.push((el.index(), rated));
+        // the modes of this element (and kind) that `modes` lists: (index in `modes`, mode within the element)
+        let listed: Vec<(usize, usize)> = modes
+            .iter()
+            .enumerate()
+            .filter(|&(i, &o)| model.mode_owner(o).0 == el && (i >= rated_from) == rated)
+            .map(|(i, &o)| (i, model.mode_owner(o).1))
+            .collect();
+        scratch.element(model, el.index(), &pairs, &jets, rated)?;
+        for (p, chunk) in out.chunks_exact_mut(modes.len()).enumerate() {
+            for &(i, k) in &listed {
+                chunk[i] = std::array::from_fn(|s| scratch.part(p, k, s));
             }
         }
     }
     Ok(())
+}
+
+/// One element's modes along every pair of inputs (its parts by subset, per pair and mode), and
+/// the scratch that makes them.
+#[derive(Default)]
+struct ElementJets {
+    /// Per pair, whether it was evaluated, and the start of its modes' parts in `values`.
+    at: Vec<Option<usize>>,
+    /// The evaluated pairs' parts: per pair and mode, the 16 subsets.
+    values: Vec<[f64; SUBSETS]>,
+    pairs: Vec<(usize, usize)>,
+    n_modes: usize,
+    own3: Vec<HyperHyperDual64>,
+    e3: Vec<HyperHyperDual64>,
+    own4: Vec<Jet4>,
+    e4: Vec<Jet4>,
+}
+
+impl ElementJets {
+    /// Element `i` along the `pairs` (their coordinates' jets `jets`), over [`Jet4`] when `rated`
+    /// (the rates' subsets wanted), else over third-order numbers, all pairs in one call.
+    fn element(
+        &mut self,
+        model: &Model,
+        i: usize,
+        pairs: &[(usize, usize)],
+        jets: &[Vec<Vec<f64>>],
+        rated: bool,
+    ) -> Result<(), KinematicsError> {
+        let entry = &model.elements[i];
+        self.n_modes = entry.element.layout().n_modes();
+        self.pairs.clear();
+        self.pairs.extend_from_slice(pairs);
+        // a direction moves the element when a part of its coordinates' jets with it is not 0
+        let moves = |p: usize, bit: usize| {
+            (0..SUBSETS).filter(|t| t & bit != 0).any(|t| entry.own.iter().any(|&c| jets[p][t][c] != 0.0))
+        };
+        let mut evaluated: Vec<usize> = (0..pairs.len()).filter(|&p| moves(p, 1) && moves(p, 2)).collect();
+        if evaluated.is_empty() {
+            // the parts without either direction still come from one evaluation
+            evaluated.push(0);
+        }
+        self.at.clear();
+        self.at.resize(pairs.len(), None);
+        for (k, &p) in evaluated.iter().enumerate() {
+            self.at[p] = Some(k * self.n_modes);
+        }
+        self.values.clear();
+        let element_error = |error| KinematicsError::Element { element: entry.name.clone(), error };
+        let missing = |order: &str| {
+            let why = format!("`{}` has no {order} derivatives (Element::{order})", entry.element.type_name());
+            element_error(ElementError::Other(why))
+        };
+        if rated {
+            for &p in &evaluated {
+                evaluate(model, i, |c| jet(|t| jets[p][t][c]), &mut self.own4, &mut self.e4)?;
+                self.values.extend(self.e4.iter().map(|e| std::array::from_fn(|s| part(e, s))));
+            }
+        } else {
+            self.own3.clear();
+            for &p in &evaluated {
+                let d = |t: usize, c: usize| jets[p][t][c];
+                self.own3.extend(entry.own.iter().map(|&c| {
+                    HyperHyperDual64::new(d(0, c), d(1, c), d(2, c), d(4, c), d(3, c), d(5, c), d(6, c), d(7, c))
+                }));
+            }
+            self.e3.clear();
+            self.e3.resize(evaluated.len() * self.n_modes, HyperHyperDual64::from(0.0));
+            if !entry.element.third_order_jets(&self.own3, &mut self.e3).map_err(element_error)? {
+                return Err(missing("third_order"));
+            }
+            let part3 = |e: &HyperHyperDual64, s: usize| match s {
+                0 => e.re,
+                1 => e.eps1,
+                2 => e.eps2,
+                3 => e.eps1eps2,
+                4 => e.eps3,
+                5 => e.eps1eps3,
+                6 => e.eps2eps3,
+                7 => e.eps1eps2eps3,
+                _ => 0.0,
+            };
+            self.values.extend(self.e3.iter().map(|e| std::array::from_fn(|s| part3(e, s))));
+        }
+        Ok(())
+    }
+
+    /// Mode `k`'s part over subset `s` along pair `p`: evaluated, or, where one of the pair's
+    /// directions moves none of the element's coordinates, 0 with that direction and the other
+    /// direction's own pair's `ε1` part without it (0 if that pair was not evaluated either).
+    fn part(&self, p: usize, k: usize, s: usize) -> f64 {
+        if let Some(at) = self.at[p] {
+            return self.values[at + k][s];
+        }
+        let (a, b) = self.pairs[p];
+        // pair (d, d)'s place in the order (0, 0), (1, 0), (1, 1), (2, 0), …
+        let own = |d: usize| self.at[d * (d + 1) / 2 + d];
+        match s & 3 {
+            // the parts without ε1 and ε2 are those of every evaluated pair
+            0 => self.at.iter().flatten().next().map_or(0.0, |&at| self.values[at + k][s]),
+            3 => 0.0,
+            bit => own(if bit == 1 { a } else { b }).map_or(0.0, |at| self.values[at + k][(s & !3) | 1]),
+        }
+    }
 }
 
 /// Element `i`'s modes over [`Jet4`] into `e`, its coordinates' jets from `x` (`own` scratch).
