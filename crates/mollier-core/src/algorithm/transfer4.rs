@@ -14,7 +14,11 @@
 //! where `[·]_S` is the `ε^S` part of one evaluation of each constraint element over [`Jet4`]
 //! ([`crate::element::Element::fourth_order`]). An attached point `p = o + R(λ) r` is quadratic
 //! in `λ`, so `known_S = Σ B(λ_A, λ_B)` over the splits of `S` into two nonempty parts `{A, B}`
-//! (`B` the attachments' bilinear second derivative). One solve with `D_cc`'s factors per subset.
+//! (`B` the attachments' bilinear second derivative). One solve with `D_cc`'s factors per subset,
+//! but none where `x_S` is 0 by the others: `q_S = 0` and every partition of `S` into two or more
+//! blocks has a block whose jet is 0 (a direction of the rates moves no position: along it
+//! `x_{ε1} = 0`). Of the attached points only those read are formed: the constraint elements',
+//! the masses' and loads' (the equations of motion), the asked modes' elements' ([`mode_parts`]).
 //!
 //! **The Hessian of the equations of motion.** With `w = DF_x μ` (`μ` the multipliers of the
 //! equations of motion), `ẋ = DF_x q̇`, `ẍ = DF_x q̈ + D²F_x(q̇, q̇)`, the power
@@ -129,23 +133,44 @@ pub fn subset_jets(
     out[0].copy_from_slice(&data.x);
     let mut order: Vec<usize> = (1..SUBSETS).filter(|s| s & !used == 0).collect();
     order.sort_by_key(|s| s.count_ones());
-    fill_subsets(model, data, q, &order, out)
+    let every: Vec<usize> = (0..model.attachments.list.len()).collect();
+    fill_subsets(model, data, q, &order, &every, out)
+}
+
+/// The attachments whose nodes' jets are read (in list order, ancestors included): those the
+/// constraint elements need and `more` (ancestors included). The others (a muscle's points,
+/// where no path is asked for) are left unformed.
+fn attachments_with(model: &Model, more: &[usize]) -> Vec<usize> {
+    let mut set: Vec<usize> = model.attachments.constraining.iter().chain(more).copied().collect();
+    set.sort_unstable();
+    set.dedup();
+    set
 }
 
 /// [`subset_jets`]' work for the subsets `order` (each after its proper subsets, which `out`
-/// holds already: computed here before it, or given), `DF_x` formed.
+/// holds already: computed here before it, or given), `DF_x` formed; of the attached nodes only
+/// those of the attachments `att` (in list order, ancestors included: at least the constraint
+/// elements' ones) are formed.
 fn fill_subsets(
     model: &Model,
     data: &mut Data,
     q: &[Vec<f64>],
     order: &[usize],
+    att: &[usize],
     out: &mut [Vec<f64>],
 ) -> Result<(), KinematicsError> {
     let (nx, nc) = (model.n_x(), model.n_unknowns());
     let (mut xs, mut tmp) = (vec![0.0; nx], vec![0.0; nx]);
     let mut rhs = Mat::<f64>::zeros(nc, 1);
     let (mut own, mut e) = (Vec::new(), Vec::new());
+    let mut moved: [bool; SUBSETS] = std::array::from_fn(|t| t > 0 && out[t].iter().any(|&v| v != 0.0));
     for &s in order {
+        // x_S is 0 where q_S is and every product of the jets of a partition of S has a factor 0
+        if q[s].iter().all(|&v| v == 0.0) && !split_moves(s, &moved) {
+            out[s].fill(0.0);
+            moved[s] = false;
+            continue;
+        }
         xs.fill(0.0);
         for (k, &qk) in q[s].iter().enumerate() {
             for (a, d) in xs.iter_mut().zip(data.df_x.col_as_slice(k)) {
@@ -158,7 +183,7 @@ fn fill_subsets(
         while a != 0 {
             if a & low != 0 {
                 tmp.fill(0.0);
-                model.attachments.second(&data.att_jac, &mut tmp, &out[a], &out[s ^ a]);
+                model.attachments.second_of(att, &data.att_jac, &mut tmp, &out[a], &out[s ^ a]);
                 xs.iter_mut().zip(&tmp).for_each(|(x, t)| *x += t);
             }
             a = (a - 1) & s;
@@ -182,12 +207,32 @@ fn fill_subsets(
         for (d, &c) in rhs.col_as_slice(0).iter().zip(&model.dependent_coords) {
             tmp[c] = *d;
         }
-        model.attachments.rates(&data.att_jac, &mut tmp, None);
+        for &t in att {
+            model.attachments.rates_of(t, &data.att_jac, &mut tmp, None);
+        }
         for ((o, x), y) in out[s].iter_mut().zip(&xs).zip(&tmp) {
             *o = x + y;
         }
+        moved[s] = out[s].iter().any(|&v| v != 0.0);
     }
     Ok(())
+}
+
+/// Whether some partition of subset `s` into two or more blocks has every block's jet `moved`
+/// (not 0): the `ε^S` part of a function of the jets is a sum over such partitions (and the
+/// block `S` itself), so where there is none it comes from `x_S` alone.
+fn split_moves(s: usize, moved: &[bool; SUBSETS]) -> bool {
+    let low = s & s.wrapping_neg();
+    let mut block = (s - 1) & s;
+    while block != 0 {
+        // the block holding S's lowest bit, then the rest as one moving block or split again
+        let rest = s ^ block;
+        if block & low != 0 && moved[block] && (moved[rest] || split_moves(rest, moved)) {
+            return true;
+        }
+        block = (block - 1) & s;
+    }
+    false
 }
 
 /// `wᵀ (f_in(x, ẋ, ẍ) − f_ext(x))`: the power of the inertia forces less the loads (gravity on the
@@ -283,15 +328,17 @@ pub fn equations_of_motion_hessian(
     base.resize(SUBSETS, vec![0.0; model.n_x()]);
     let mut q = vec![Vec::new(); SUBSETS];
     (q[4], q[8], q[12]) = (qd.to_vec(), qd.to_vec(), qdd.to_vec());
-    fill_subsets(model, data, &q, &[4, 8, 12], &mut base)?;
+    // the power reads the nodes with a mass or a force load
+    let att = attachments_with(model, &model.attachments.dynamic);
+    fill_subsets(model, data, &q, &[4, 8, 12], &att, &mut base)?;
     let mut single = Vec::with_capacity(3 * nq);
     for d in 0..3 * nq {
         let mut out = base.clone();
         (q[1], q[5], q[9], q[13]) = (unit(d, 0), unit(d, 1), unit(d, 1), unit(d, 2));
-        fill_subsets(model, data, &q, &[1, 5, 9, 13], &mut out)?;
+        fill_subsets(model, data, &q, &[1, 5, 9, 13], &att, &mut out)?;
         single.push(out);
     }
-    let virtual_jets = VirtualJets::new(model, data, mu, None)?;
+    let virtual_jets = VirtualJets::new(model, data, mu, None, att.clone())?;
     let (mut acc, mut vir) = (base.clone(), Vec::new());
     for a in 0..3 * nq {
         for b in 0..=a {
@@ -304,7 +351,7 @@ pub fn equations_of_motion_hessian(
                 acc[t].clone_from(&single[a][t]);
                 acc[t + 1].clone_from(&single[b][t]);
             }
-            fill_subsets(model, data, &q, &[3, 7, 11, 15], &mut acc)?;
+            fill_subsets(model, data, &q, &[3, 7, 11, 15], &att, &mut acc)?;
             virtual_jets.pair(model, data, a, b, &mut vir)?;
             // (x, ẋ, ẍ, w) over ε1, ε2: the parts of the subsets 0, 1, 2, 3 joined with `with`
             let lift = |jets: &[Vec<f64>], with: usize| -> Vec<HyperDual64> {
@@ -334,11 +381,20 @@ struct VirtualJets {
     q: Vec<Vec<f64>>,
     /// The subsets with `ε1` and `ε2` that a pair solves.
     pair_subsets: &'static [usize],
+    /// The attachments formed ([`fill_subsets`]).
+    att: Vec<usize>,
 }
 
 impl VirtualJets {
-    /// The jets at the solved configuration in `data` (`DF_x` formed).
-    fn new(model: &Model, data: &mut Data, mu: &[f64], rates: Option<&[f64]>) -> Result<Self, KinematicsError> {
+    /// The jets at the solved configuration in `data` (`DF_x` formed), of the attached nodes
+    /// those of the attachments `att` ([`fill_subsets`]).
+    fn new(
+        model: &Model,
+        data: &mut Data,
+        mu: &[f64],
+        rates: Option<&[f64]>,
+        att: Vec<usize>,
+    ) -> Result<Self, KinematicsError> {
         let nq = model.n_q();
         let mut base = vec![data.x.clone(); 1];
         base.resize(SUBSETS, vec![0.0; model.n_x()]);
@@ -351,15 +407,15 @@ impl VirtualJets {
             }
             None => (&[4], &[1, 5], &[3, 7]),
         };
-        fill_subsets(model, data, &q, base_subsets, &mut base)?;
+        fill_subsets(model, data, &q, base_subsets, &att, &mut base)?;
         let mut single = Vec::with_capacity(nq);
         for d in 0..nq {
             let mut out = base.clone();
             q[1] = (0..nq).map(|k| if k == d { 1.0 } else { 0.0 }).collect();
-            fill_subsets(model, data, &q, single_subsets, &mut out)?;
+            fill_subsets(model, data, &q, single_subsets, &att, &mut out)?;
             single.push(out);
         }
-        Ok(Self { single, base, q: vec![Vec::new(); SUBSETS], pair_subsets })
+        Ok(Self { single, base, q: vec![Vec::new(); SUBSETS], pair_subsets, att })
     }
 
     /// The pair `(a, b)`'s 16 subsets into `out` (only those with `ε1` and `ε2` solved here: the
@@ -381,7 +437,7 @@ impl VirtualJets {
                 }
             }
         }
-        fill_subsets(model, data, &self.q, self.pair_subsets, out)
+        fill_subsets(model, data, &self.q, self.pair_subsets, &self.att, out)
     }
 }
 
@@ -444,7 +500,14 @@ fn parts<const N: usize>(
         return Err(KinematicsError::InputLength { expected: nq, got: mu.len() });
     }
     first_order(model, data)?;
-    let virtual_jets = VirtualJets::new(model, data, mu, rates)?;
+    // the attached nodes among the modes' elements' coordinates
+    let mut read = vec![false; model.n_x()];
+    for &m in modes {
+        model.elements[model.mode_owner(m).0.index()].own.iter().for_each(|&c| read[c] = true);
+    }
+    let nodes: Vec<usize> = model.attachments.list.iter().map(|a| a.node).filter(|&o| read[o]).collect();
+    let att = attachments_with(model, &model.attachments.with_ancestors(&nodes));
+    let virtual_jets = VirtualJets::new(model, data, mu, rates, att)?;
     // every pair's coordinates' jets, formed once for all the elements
     let pairs: Vec<(usize, usize)> = (0..nq).flat_map(|a| (0..=a).map(move |b| (a, b))).collect();
     let mut jets = vec![Vec::new(); pairs.len()];
