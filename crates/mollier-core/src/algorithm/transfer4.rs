@@ -190,15 +190,33 @@ fn fill_subsets(
         }
         rhs.fill(0.0);
         for &i in &model.constraint_elements {
-            evaluate(model, i, |c| jet(|t| if t == s { xs[c] } else { out[t][c] }), &mut own, &mut e)?;
             let entry = &model.elements[i];
-            for (m, em) in e.iter().enumerate() {
+            let x = |t: usize, c: usize| if t == s { xs[c] } else { out[t][c] };
+            // its part over S is 0 when one of S's infinitesimals moves none of its coordinates
+            // (every subset of S with it 0 there): every term of the part has such a factor
+            let still = |bit: usize| {
+                let mut t = s;
+                loop {
+                    if t & bit != 0 && entry.own.iter().any(|&c| x(t, c) != 0.0) {
+                        return false;
+                    }
+                    if t == 0 {
+                        return true;
+                    }
+                    t = (t - 1) & s;
+                }
+            };
+            let moved = (0..4).map(|k| 1 << k).filter(|&bit| s & bit != 0).all(|bit| !still(bit));
+            if moved {
+                evaluate(model, i, |c| jet(|t| x(t, c)), &mut own, &mut e)?;
+            }
+            for m in 0..entry.element.layout().n_modes() {
                 if let Some(r) = model.mode_row[entry.mode_offset + m] {
                     let target = match model.row_target[r] {
                         RowTarget::Input(j) => q[s].get(j).copied().unwrap_or(0.0),
                         _ => 0.0,
                     };
-                    rhs[(r, 0)] = target - part(em, s);
+                    rhs[(r, 0)] = if moved { target - part(&e[m], s) } else { target };
                 }
             }
         }
