@@ -26,8 +26,9 @@
 //! and its laws' (on input and dependent modes alike: `DF_eᵀ σ(e, ė)` with `e = F(q)`,
 //! `ė = DF_e v`) from their modes' `∂²e`, `D³e(a, b, λ_v)`, `D³e(a, b, v)` and the laws' tangents
 //! and second partials ([`mollier_core::Law::stress_hessian`]), by the same jets
-//! ([`mollier_core::transfer4::mode_parts_with_rates`]). Where a piece is missing — an element
-//! without fourth order (the wrapping paths), a law without second partials (Engin's, the
+//! ([`mollier_core::transfer4::mode_parts_with_rates`]: a muscle's path over third-order
+//! numbers, a law's element over `Jet4`). Where a piece is missing — an element without fourth
+//! order (or a muscle's path without third), a law without second partials (Engin's, the
 //! joint stop's, the flexion-torsion joint's) — [`exact_hessian`] says why
 //! not and IPOPT's L-BFGS approximation is used: never an approximate "exact" Hessian.
 
