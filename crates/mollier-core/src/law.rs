@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use num_dual::{Dual2SVec64, DualSVec64};
+
 /// Stresses of an element's modes from their deformations and rates.
 pub trait Law: Send + Sync + fmt::Debug {
     /// Stresses `σ` (one per mode of the element) for deformations `e` and rates `ė` (one per
@@ -442,6 +444,77 @@ impl Law for ModeLaws {
     }
 }
 
+/// The tangents of a law whose stresses are written over [`crate::scalar::Real`]
+/// ([`Law::tangent`]'s `ds_de`, `ds_ded`, n x n row-major each), by one pass over vector dual
+/// numbers in the `M = 2n` variables `(e, ė)`: exact to rounding. `stress(e, ė, σ)` evaluates the
+/// law over them. A size that is not `2n` gives NaN.
+pub fn dual_tangent<const M: usize>(
+    e: &[f64],
+    ed: &[f64],
+    ds_de: &mut [f64],
+    ds_ded: &mut [f64],
+    stress: impl Fn(&[DualSVec64<M>], &[DualSVec64<M>], &mut [DualSVec64<M>]),
+) {
+    let n = e.len();
+    if M != 2 * n || ed.len() != n {
+        ds_de.fill(f64::NAN);
+        ds_ded.fill(f64::NAN);
+        return;
+    }
+    let x: Vec<DualSVec64<M>> =
+        (0..M).map(|j| DualSVec64::<M>::from(if j < n { e[j] } else { ed[j - n] }).derivative(j)).collect();
+    let mut s = vec![DualSVec64::<M>::from(0.0); n];
+    stress(&x[..n], &x[n..], &mut s);
+    for (i, si) in s.iter().enumerate() {
+        let g = |j: usize| si.eps.0.as_ref().map_or(0.0, |d| d[j]);
+        for j in 0..n {
+            ds_de[i * n + j] = g(j);
+            ds_ded[i * n + j] = g(n + j);
+        }
+    }
+}
+
+/// [`Law::stress_hessian`] of a law whose stresses are written over [`crate::scalar::Real`]: the
+/// second partials of `wᵀσ` (W per unit of the modes and rates, n x n row-major each) by one pass
+/// over second-order vector dual numbers in the `M = 2n` variables `(e, ė)`, exact to rounding.
+/// `false` for a size that is not `2n`.
+#[allow(clippy::too_many_arguments)]
+pub fn dual_stress_hessian<const M: usize>(
+    e: &[f64],
+    ed: &[f64],
+    w: &[f64],
+    hee: &mut [f64],
+    heed: &mut [f64],
+    hdd: &mut [f64],
+    stress: impl Fn(&[Dual2SVec64<M>], &[Dual2SVec64<M>], &mut [Dual2SVec64<M>]),
+) -> bool {
+    let n = e.len();
+    if M != 2 * n || ed.len() != n || w.len() != n {
+        return false;
+    }
+    let x: Vec<Dual2SVec64<M>> =
+        (0..M).map(|j| Dual2SVec64::<M>::from(if j < n { e[j] } else { ed[j - n] }).derivative(j)).collect();
+    let mut s = vec![Dual2SVec64::<M>::from(0.0); n];
+    stress(&x[..n], &x[n..], &mut s);
+    let mut h = [[0.0; M]; M];
+    for (wk, sk) in w.iter().zip(&s) {
+        let Some(d2) = sk.v2.0.as_ref() else { continue };
+        for (a, row) in h.iter_mut().enumerate() {
+            for (b, v) in row.iter_mut().enumerate() {
+                *v += wk * d2[(a, b)];
+            }
+        }
+    }
+    for i in 0..n {
+        for j in 0..n {
+            hee[i * n + j] = h[i][j];
+            heed[i * n + j] = h[i][n + j];
+            hdd[i * n + j] = h[n + i][n + j];
+        }
+    }
+    true
+}
+
 /// The largest difference between [`Law::stress_hessian`] at `(e, ė)` with weights `w` and
 /// central differences of [`Law::tangent`] (step `h (1 + |x|)`), relative to the larger of the
 /// entry and 1: a check of a law's second partials against its first, for tests. `None` where
@@ -492,6 +565,45 @@ pub fn stress_hessian_error(law: &dyn Law, e: &[f64], ed: &[f64], w: &[f64], h: 
         }
     }
     Some(worst)
+}
+
+/// The largest difference between [`Law::tangent`] at `(e, ė)` and central differences of
+/// [`Law::stress`] (step `h (1 + |x|)`), relative to the larger of the entry and 1: a check of a
+/// law's first partials, for tests (a non-finite entry is infinitely far).
+pub fn tangent_error(law: &dyn Law, e: &[f64], ed: &[f64], h: f64) -> f64 {
+    let n = e.len();
+    let (mut de, mut ded) = (vec![0.0; n * n], vec![0.0; n * n]);
+    law.tangent(e, ed, &mut de, &mut ded);
+    let (mut up, mut down) = (vec![0.0; n], vec![0.0; n]);
+    let (mut x, mut xd) = (e.to_vec(), ed.to_vec());
+    let mut worst = 0.0f64;
+    for j in 0..n {
+        for rate in [false, true] {
+            let v = if rate { &mut xd } else { &mut x };
+            let x0 = v[j];
+            let step = h * (1.0 + x0.abs());
+            v[j] = x0 + step;
+            law.stress(&x, &xd, &mut up);
+            let v = if rate { &mut xd } else { &mut x };
+            v[j] = x0 - step;
+            law.stress(&x, &xd, &mut down);
+            let v = if rate { &mut xd } else { &mut x };
+            v[j] = x0;
+            let exact = if rate { &ded } else { &de };
+            for i in 0..n {
+                let numeric = (up[i] - down[i]) / (2.0 * step);
+                let d = (exact[i * n + j] - numeric).abs() / numeric.abs().max(1.0);
+                worst = if d <= worst {
+                    worst
+                } else if d.is_nan() {
+                    f64::INFINITY
+                } else {
+                    d
+                };
+            }
+        }
+    }
+    worst
 }
 
 #[cfg(test)]

@@ -10,15 +10,17 @@
 //! force that satisfies it has a stability index ≤ 0.
 //!
 //! The force is [`mollier_core::joint_force`]'s: the virtual work of the bodies beyond the
-//! socket, `−f = w_uᵀ (f_in − f_ext) + Σ_k F_k ∇L_k · w_u` over the muscles `k` whose paths cross
-//! the joint (tendon forces `F_k(L_k − s_k)`). Its Jacobian is exact in every variable: by `q`,
-//! `v`, `v̇` from the coordinates' mixed derivatives, by `q` and `s` through the tendon forces'
-//! partials, with the path lengths' gradients and second derivatives; the activations, the
-//! controls and the other rates do not enter it. It has no second derivatives here: with it
+//! socket, `−f = w_uᵀ (f_in − f_ext) + Σ_k σ_k ∇e_k · w_u` over the modes `k` of the elements
+//! that cross the joint: the muscles' paths (tendon forces `F_k(L_k − s_k)`) and elements with a
+//! law (`σ(e, ė)`: a soft contact between the arm and the thorax). Its Jacobian is exact in every
+//! variable: by `q`, `v`, `v̇` from the coordinates' mixed derivatives, by `q` and `s` through the
+//! tendon forces' partials, by `q` and `v` through the laws' tangents along the modes' jets
+//! (`e`, `ė` and their derivatives), with the modes' gradients and second derivatives; the
+//! activations, the controls and the other rates do not enter it. It has no second derivatives here: with it
 //! the Hessian is IPOPT's L-BFGS.
 
 use mollier_core::joint_force::{DistalSide, JointForceJet, joint_force_jet};
-use mollier_core::{ElementId, NodeId};
+use mollier_core::{ElementId, Law, Model, NodeId};
 use mollier_sim::{Linearization, Musculoskeletal, SimError, Workspace};
 use num_dual::Dual64;
 
@@ -58,8 +60,9 @@ pub(crate) struct ConeRows {
 }
 
 impl ConeSetup {
-    /// Check `c` on `system`: the distal side exists, only muscles' paths without laws cross it,
-    /// no loads vary in time, the half-angles and the force scale make sense.
+    /// Check `c` on `system`: the distal side exists (its crossing elements, paths or elements
+    /// with a law, give their fourth order), no loads vary in time, the half-angles and the force
+    /// scale make sense.
     pub fn new(system: &Musculoskeletal<'_>, c: &ConeConstraint) -> Result<Self, String> {
         let [ty, tz] = c.half_angles;
         let right = |a: f64| a > 0.0 && a < std::f64::consts::FRAC_PI_2;
@@ -76,10 +79,6 @@ impl ConeSetup {
         let side = DistalSide::new(model, c.joint, &c.socket)?;
         let mut muscles = Vec::new();
         for &el in &side.crossing {
-            let name = model.element_name(el);
-            if model.law(el).is_some() {
-                return Err(format!("`{name}` crosses the joint with a law: its stresses' derivatives are not built"));
-            }
             let modes = (0..model.element(el).layout().n_modes())
                 .map(|k| {
                     let m = model.mode_id(el, k);
@@ -107,7 +106,7 @@ impl ConeSetup {
         let model = system.model;
         let mut jet = |dir: [&[f64]; 3]| joint_force_jet(model, &mut ws.data, &self.side, self.c.body, v, vd, dir);
         let base = jet([&[], &[], &[]])?;
-        let value = self.rows_of(&self.force(&base, lin, None, None));
+        let value = self.rows_of(&self.force(model, &base, lin, None, None));
         let mut d = [vec![0.0; 3 * n + m], vec![0.0; 3 * n + m]];
         let mut unit = vec![0.0; n];
         for j in 0..n {
@@ -116,7 +115,7 @@ impl ConeSetup {
                 [[&unit[..], &[], &[]], [&[], &unit[..], &[]], [&[], &[], &unit[..]]].into_iter().enumerate()
             {
                 let jj = jet(dir)?;
-                let g = self.rows_of(&self.force(&jj, lin, (block == 0).then_some(j), None));
+                let g = self.rows_of(&self.force(model, &jj, lin, (block == 0).then_some(j), None));
                 for r in 0..2 {
                     d[r][block * n + j] = g[r].eps;
                 }
@@ -124,20 +123,36 @@ impl ConeSetup {
             unit[j] = 0.0;
         }
         for k in 0..m {
-            let g = self.rows_of(&self.force(&base, lin, None, Some(k)));
+            let g = self.rows_of(&self.force(model, &base, lin, None, Some(k)));
             for r in 0..2 {
                 d[r][3 * n + k] = g[r].eps;
             }
         }
-        let force = self.cone_frame(&self.force(&base, lin, None, None)).map(|f| f.re);
+        let force = self.cone_frame(&self.force(model, &base, lin, None, None)).map(|f| f.re);
         Ok(ConeRows { g: value.map(|g| g.re), d, force })
     }
 
     /// The joint force (global, N; the force of the distal side on the socket) over dual numbers
     /// whose part is the derivative along the jet's direction, with `q_j` the direction's input
     /// (for the tendon forces' `∂F/∂L L'`) or `s_k` the direction (with a jet of no direction).
-    fn force(&self, jet: &JointForceJet, lin: &Linearization, q: Option<usize>, s: Option<usize>) -> Forces {
+    fn force(
+        &self,
+        model: &Model,
+        jet: &JointForceJet,
+        lin: &Linearization,
+        q: Option<usize>,
+        s: Option<usize>,
+    ) -> Forces {
         let mut f = [0, 1, 2].map(|i| Dual64::new(-jet.power[i][0], -jet.power[i][1]));
+        for ((&el, per_mode), modes) in self.side.crossing.iter().zip(&jet.crossing).zip(&jet.modes) {
+            let Some(law) = model.law(el) else { continue };
+            for (k, sigma) in law_stresses(law, modes).into_iter().enumerate() {
+                let c = &per_mode[k];
+                for i in 0..3 {
+                    f[i] -= Dual64::new(sigma.re * c[i][0], sigma.eps * c[i][0] + sigma.re * c[i][1]);
+                }
+            }
+        }
         for (per_mode, muscles) in jet.crossing.iter().zip(&self.muscles) {
             for (c, mu) in per_mode.iter().zip(muscles) {
                 let Some(k) = *mu else { continue };
@@ -173,6 +188,25 @@ impl ConeSetup {
         let g1 = (y * y + z * z - fc[0] * fc[0]) / (f0 * f0);
         [g1, fc[0] / f0]
     }
+}
+
+/// A crossing element's law's stresses (N, N m) over dual numbers whose part is the derivative
+/// along the jet's direction: `σ(e, ė)` and `S e' + T ė'` with the law's tangents `S`, `T`, from
+/// the modes' `[[e, e'], [ė, ė']]`.
+fn law_stresses(law: &dyn Law, modes: &[[[f64; 2]; 2]]) -> Vec<Dual64> {
+    let n = modes.len();
+    let e: Vec<f64> = modes.iter().map(|m| m[0][0]).collect();
+    let ed: Vec<f64> = modes.iter().map(|m| m[1][0]).collect();
+    let mut sigma = vec![0.0; n];
+    let (mut ds_de, mut ds_ded) = (vec![0.0; n * n], vec![0.0; n * n]);
+    law.stress(&e, &ed, &mut sigma);
+    law.tangent(&e, &ed, &mut ds_de, &mut ds_ded);
+    (0..n)
+        .map(|i| {
+            let d: f64 = (0..n).map(|j| ds_de[i * n + j] * modes[j][0][1] + ds_ded[i * n + j] * modes[j][1][1]).sum();
+            Dual64::new(sigma[i], d)
+        })
+        .collect()
 }
 
 /// The joint force (global) and the socket body's Euler parameters, over dual numbers.

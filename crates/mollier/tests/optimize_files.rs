@@ -59,8 +59,8 @@ fn unknown_fields_and_wrong_types_are_refused_at_their_place() {
 }
 
 /// `[solver] hessian = "exact"` is read where the Hessian is exact (the pendulum, the double
-/// pendulum: a chain) and refused at its place where it is not (Engin's shoulder: a resistance
-/// law on modes the three hinges move), saying why.
+/// pendulum: a chain; Engin's shoulder: a chain with a resistance law on modes the three hinges
+/// move) and refused at its place where it is not (the elbow with a joint cone), saying why.
 #[test]
 fn an_exact_hessian_is_refused_where_it_would_not_be_exact() {
     let solver = "\n[solver]\nhessian = \"exact\"\n";
@@ -69,11 +69,14 @@ fn an_exact_hessian_is_refused_where_it_would_not_be_exact() {
     read_beside("mechanisms/double-pendulum.toml", "chain-exact", &format!("{chain}{solver}"))
         .expect("the double pendulum's Hessian is exact");
     let law = "model = \"engin-shoulder.toml\"\nduration = 1.0\nintervals = 10\n";
-    read_beside("joints/engin-shoulder.toml", "law", law).expect("reads without the field");
-    let d = read_beside("joints/engin-shoulder.toml", "law-exact", &format!("{law}{solver}")).err().expect("refused").0;
+    read_beside("joints/engin-shoulder.toml", "law-exact", &format!("{law}{solver}"))
+        .expect("Engin's resistance gives its second partials");
+    let cone = "model = \"elbow.toml\"\nduration = 0.5\nintervals = 4\n\n[constraints.cone]\nforce_scale = 100.0\n";
+    read_beside("forward/elbow.toml", "cone", cone).expect("reads without the field");
+    let d = read_beside("forward/elbow.toml", "cone-exact", &format!("{cone}{solver}")).err().expect("refused").0;
     let p = d.iter().find(|x| x.path == "solver.hessian").unwrap_or_else(|| panic!("{d:?}"));
-    assert_eq!(p.location.as_ref().map(|l| l.line), Some(6), "{p:?}");
-    assert!(p.message.contains("the law of `shoulder_resistance`"), "{p:?}");
+    assert_eq!(p.location.as_ref().map(|l| l.line), Some(9), "{p:?}");
+    assert!(p.message.contains("constraints.cone"), "{p:?}");
 }
 
 #[test]

@@ -209,6 +209,52 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_cardan_hip() {
     }
 }
 
+/// The shoulders of the Delft report's joint models (`models/joints/`: Engin's resistance, the
+/// Calspan joint stop on Engin's sinus, the flexion-torsion joint; each on three driven hinges,
+/// its law on the joint element's dependent modes), an actuator on each hinge, both schemes,
+/// random postures within `spread` of rest with random rates and multipliers: the exact Hessian
+/// against central differences of the exact gradient and Jacobian, relative `tolerance`.
+fn joint_law_hessian(file: &str, seed: u64, spread: f64, step: f64, tolerance: f64) {
+    let path = format!("{}/../../models/joints/{file}", env!("CARGO_MANIFEST_DIR"));
+    let c = load(Path::new(&path), &mollier::registry()).expect("loads");
+    let system = Musculoskeletal::new(&c.model, Vec::new());
+    let n = system.layout().n;
+    let mut rng = Rng(seed);
+    for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
+        let actuators = (0..n)
+            .map(|k| Actuator { name: format!("motor{k}"), coordinate: k, optimal_force: 3.0, bounds: [-9.0, 9.0] })
+            .collect();
+        let p = Problem { actuators, ..problem(&system, scheme) };
+        let mut t = Transcription::new(&p).unwrap();
+        assert_eq!(t.hessian_case(), &Ok(Motion::Chain), "{file}");
+        for _ in 0..3 {
+            let z = random_point(&t, &mut rng, &vec![0.0; 2 * n], &vec![spread; 2 * n]);
+            let (err, at) = random_hessian_error(step, &mut t, &mut rng, &z);
+            println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
+            assert!(err < tolerance, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
+        }
+    }
+}
+
+/// Engin's resistance: postures inside the sinus, within the ramp and beyond (the humerus at rest
+/// 1.05 rad from the sinus's pole).
+#[test]
+fn the_hessian_of_the_lagrangian_is_exact_for_engins_shoulder() {
+    joint_law_hessian("engin-shoulder.toml", 0xe461_5e0d_0000_0041, 0.6, 1e-5, 1e-6);
+}
+
+/// The joint stop: postures inside and beyond Engin's sinus, the stop's damping through the rates.
+#[test]
+fn the_hessian_of_the_lagrangian_is_exact_for_the_calspan_stop() {
+    joint_law_hessian("calspan-shoulder.toml", 0xca15_0a4e_0000_0042, 0.6, 1e-5, 1e-6);
+}
+
+/// The flexion-torsion joint: bent up to 0.8 rad each way from hanging, twisted, with rates.
+#[test]
+fn the_hessian_of_the_lagrangian_is_exact_for_the_flexion_torsion_shoulder() {
+    joint_law_hessian("flexion-torsion-shoulder.toml", 0xf1e7_0510_0000_0043, 0.8, 1e-5, 1e-6);
+}
+
 /// A muscle path with a law on a chain: the two-joint arm (`fixtures/two-joint-arm.toml`) with a
 /// damped one-sided spring on the biceps' path besides its Hill muscle, `Σ e²`, `Σ a³`, the
 /// contraction rates and tracking, both schemes, three random points about a flexed rest: the

@@ -5,6 +5,8 @@
 //!
 //! Both are periodic in `φ` (rad), so any real `φ` is accepted.
 
+use mollier_core::scalar::{Real, c as lift};
+
 /// The joint sinus boundary (report eq. 3.1/4.1):
 /// `θ_b(φ) = Σ_{n=1..5} cos^{n−1}φ (C_{2n−1} + C_{2n} sin φ)`, rad.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,13 +32,18 @@ impl SinusBoundary {
 
     /// `θ_b(φ)` and `dθ_b/dφ` (rad, rad/rad).
     pub fn theta_and_slope(&self, phi: f64) -> (f64, f64) {
+        self.theta_and_slope_at(phi)
+    }
+
+    /// [`SinusBoundary::theta_and_slope`] over any [`Real`] (dual numbers for its derivatives).
+    pub fn theta_and_slope_at<T: Real>(&self, phi: T) -> (T, T) {
         let (s, c) = phi.sin_cos();
         // Horner in cos φ for P(c) = Σ a_k c^k (a_k = C_{2k+1} + C_{2k+2} s), its c-derivative, and
         // B(c) = Σ C_{2k+2} c^k, the s-derivative of P: dθ_b/dφ = P'(c)(−s) + B(c) c.
-        let (mut p, mut dp, mut b) = (0.0, 0.0, 0.0);
+        let (mut p, mut dp, mut b) = (lift::<T>(0.0), lift::<T>(0.0), lift::<T>(0.0));
         for k in (0..5).rev() {
             dp = dp * c + p;
-            p = p * c + (self.c[2 * k] + self.c[2 * k + 1] * s);
+            p = p * c + (s * self.c[2 * k + 1] + self.c[2 * k]);
             b = b * c + self.c[2 * k + 1];
         }
         (p, -s * dp + c * b)
@@ -73,51 +80,60 @@ impl MomentExpansion {
 
     /// The expansion restricted to the ray of azimuth `φ`: a cubic in `θ` without constant term.
     pub fn ray(&self, phi: f64) -> Ray {
+        self.ray_at(phi)
+    }
+
+    /// [`MomentExpansion::ray`] over any [`Real`] (dual numbers for its derivatives).
+    pub fn ray_at<T: Real>(&self, phi: T) -> Ray<T> {
         let (s, c) = phi.sin_cos();
         let k = &self.c;
         let a = [
-            k[0] + k[1] * c + k[2] * s,
-            k[3] * c * c + k[4] * c * s + k[5] * s * s,
-            k[6] * c * c * c + k[7] * c * c * s + k[8] * c * s * s + k[9] * s * s * s,
+            c * k[1] + k[0] + s * k[2],
+            c * k[3] * c + c * k[4] * s + s * k[5] * s,
+            c * k[6] * c * c + c * k[7] * c * s + c * k[8] * s * s + s * k[9] * s * s,
         ];
         let da = [
-            -k[1] * s + k[2] * c,
-            -2.0 * k[3] * c * s + k[4] * (c * c - s * s) + 2.0 * k[5] * s * c,
-            -3.0 * k[6] * c * c * s
-                + k[7] * (c * c * c - 2.0 * c * s * s)
-                + k[8] * (2.0 * c * c * s - s * s * s)
-                + 3.0 * k[9] * s * s * c,
+            s * -k[1] + c * k[2],
+            c * (-2.0 * k[3]) * s + (c * c - s * s) * k[4] + s * (2.0 * k[5]) * c,
+            c * (-3.0 * k[6]) * c * s
+                + (c * c * c - c * 2.0 * s * s) * k[7]
+                + (c * 2.0 * c * s - s * s * s) * k[8]
+                + s * (3.0 * k[9]) * s * c,
         ];
         Ray { a, da }
     }
 }
 
-/// `f` along one ray: `f(θ) = a1 θ + a2 θ² + a3 θ³`, with the `φ`-derivatives of the `a_i`.
+/// `f` along one ray: `f(θ) = a1 θ + a2 θ² + a3 θ³`, with the `φ`-derivatives of the `a_i`
+/// (`f64`, or dual numbers of `φ`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Ray {
+pub struct Ray<T = f64> {
     /// `a1, a2, a3` (N m/rad^k).
-    pub a: [f64; 3],
+    pub a: [T; 3],
     /// `da_i/dφ`.
-    pub da: [f64; 3],
+    pub da: [T; 3],
 }
 
-impl Ray {
+impl<T: Real> Ray<T> {
     /// `f`, N m.
-    pub fn value(&self, t: f64) -> f64 {
+    pub fn value(&self, t: T) -> T {
         t * (self.a[0] + t * (self.a[1] + t * self.a[2]))
     }
     /// `∂f/∂θ`, N m/rad.
-    pub fn d_theta(&self, t: f64) -> f64 {
-        self.a[0] + t * (2.0 * self.a[1] + 3.0 * t * self.a[2])
+    pub fn d_theta(&self, t: T) -> T {
+        self.a[0] + t * (self.a[1] * 2.0 + t * 3.0 * self.a[2])
     }
     /// `∂f/∂φ`, N m/rad.
-    pub fn d_phi(&self, t: f64) -> f64 {
+    pub fn d_phi(&self, t: T) -> T {
         t * (self.da[0] + t * (self.da[1] + t * self.da[2]))
     }
     /// `∂²f/∂θ∂φ`.
-    pub fn d_theta_phi(&self, t: f64) -> f64 {
-        self.da[0] + t * (2.0 * self.da[1] + 3.0 * t * self.da[2])
+    pub fn d_theta_phi(&self, t: T) -> T {
+        self.da[0] + t * (self.da[1] * 2.0 + t * 3.0 * self.da[2])
     }
+}
+
+impl Ray {
     /// The stationary points of `f` on the ray (roots of `∂f/∂θ`), ascending; none, one or two.
     pub fn stationary_points(&self) -> Vec<f64> {
         let [a1, a2, a3] = self.a;

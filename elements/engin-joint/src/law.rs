@@ -22,25 +22,28 @@
 //! axial angular velocity: a torque purely about `u` also does work on swing rates.
 
 use mollier_core::Law;
+use mollier_core::law::{dual_stress_hessian, dual_tangent};
+use mollier_core::scalar::{Real, atan2, c as lift};
+use mollier_joint_common::hypot;
 
 use crate::resistance::SwingResistance;
 use crate::torsion::TorsionCurve;
 
 /// The passive moment of the joint at one orientation.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct JointMoment {
+pub struct JointMoment<T = f64> {
     /// Joint angles `(p, q, ψ)`, rad: `p = θ cos φ`, `q = θ sin φ`, `ψ` the torsion.
-    pub angles: [f64; 3],
+    pub angles: [T; 3],
     /// Swing moment magnitude `M` (N m).
-    pub swing: f64,
+    pub swing: T,
     /// Torsion moment `T` on the moving member about its long axis, right-handed (N m).
-    pub torsion: f64,
+    pub torsion: T,
     /// The moment the joint exerts on the moving member, components in the fixed member's joint
     /// frame (N m); the fixed member receives the opposite.
-    pub torque: [f64; 3],
+    pub torque: [T; 3],
     /// Stresses conjugate to the modes `(swing_p, swing_q, torsion)` (N m): internal power
     /// `Σ σ_k ė_k`, so `σ = −(moment on the moving member)` in the sense of each mode.
-    pub stress: [f64; 3],
+    pub stress: [T; 3],
 }
 
 /// The passive resistance as a [`Law`] of the element's modes.
@@ -91,31 +94,39 @@ impl ResistanceLaw {
 
     /// The passive moment at joint angles `p = θ cos φ`, `q = θ sin φ`, `ψ` (rad).
     pub fn moment_at(&self, p: f64, q: f64, psi: f64) -> JointMoment {
-        let t = self.torsion.moment(psi);
-        let theta = p.hypot(q);
-        if !(theta > 0.0) {
+        self.moment_of(p, q, psi)
+    }
+
+    /// [`ResistanceLaw::moment_at`] over any [`Real`] (dual numbers for the stresses'
+    /// derivatives).
+    pub fn moment_of<T: Real>(&self, p: T, q: T, psi: T) -> JointMoment<T> {
+        let zero = lift::<T>(0.0);
+        let t = self.torsion.moment_at(psi);
+        let theta = hypot(p, q);
+        if !(theta.re() > 0.0) {
             // the pole lies inside the sinus (checked with the data): torsion only
             return JointMoment {
                 angles: [p, q, psi],
-                swing: 0.0,
+                swing: zero,
                 torsion: t,
-                torque: [0.0, 0.0, t],
-                stress: [0.0, 0.0, -t],
+                torque: [zero, zero, t],
+                stress: [zero, zero, -t],
             };
         }
         let (cp, sp) = (p / theta, q / theta);
-        let m = self.swing.magnitude(q.atan2(p), theta);
+        let m = self.swing.magnitude_at(atan2(q, p), theta);
         let (st, ct) = theta.sin_cos();
-        let d = (st * m.d_theta).hypot(m.d_phi);
+        let d = hypot(st * m.d_theta, m.d_phi);
         // ê = a ê_θ + b ê_φ; M = 0 wherever its gradient vanishes
-        let (a, b) = if d > 0.0 { (st * m.d_theta / d, m.d_phi / d) } else { (0.0, 0.0) };
-        let versine = 2.0 * (0.5 * theta).sin().powi(2);
+        let (a, b) = if d.re() > 0.0 { (st * m.d_theta / d, m.d_phi / d) } else { (zero, zero) };
+        let half = (theta * 0.5).sin();
+        let versine = half * half * 2.0;
         let sr = m.value * a;
         let sa = (m.value * b * st + t * versine) / theta;
         let e_theta = [ct * cp, ct * sp, -st];
-        let e_phi = [-sp, cp, 0.0];
+        let e_phi = [-sp, cp, zero];
         let u = [st * cp, st * sp, ct];
-        let torque: [f64; 3] = std::array::from_fn(|i| m.value * b * e_theta[i] - m.value * a * e_phi[i] + t * u[i]);
+        let torque: [T; 3] = std::array::from_fn(|i| m.value * b * e_theta[i] - m.value * a * e_phi[i] + t * u[i]);
         JointMoment {
             angles: [p, q, psi],
             swing: m.value,
@@ -124,15 +135,81 @@ impl ResistanceLaw {
             stress: [sr * cp - sa * sp, sr * sp + sa * cp, -t],
         }
     }
+
+    /// The stresses `σ` (3, N m) over any [`Real`] for mode values `e` (3, rad).
+    fn stress_of<T: Real>(&self, e: &[T], sigma: &mut [T]) {
+        match (e.get(..3), sigma.get_mut(..3)) {
+            (Some(e), Some(s)) => {
+                let r = self.reference;
+                s.copy_from_slice(&self.moment_of(e[0] + r[0], e[1] + r[1], e[2] + r[2]).stress);
+            }
+            _ => sigma.fill(lift(f64::NAN)),
+        }
+    }
 }
 
 impl Law for ResistanceLaw {
     /// Stresses `σ` (3, N m) for mode values `e` (3, rad); the rates are not used (Engin's data
     /// are quasi-static).
     fn stress(&self, e: &[f64], _ed: &[f64], sigma: &mut [f64]) {
-        match (e.get(..3), sigma.get_mut(..3)) {
-            (Some(e), Some(s)) => s.copy_from_slice(&self.moment(&[e[0], e[1], e[2]]).stress),
-            _ => sigma.fill(f64::NAN),
+        self.stress_of(e, sigma);
+    }
+
+    /// Exact, by dual numbers through the law's generic form: `∂σ/∂ė = 0`.
+    fn tangent(&self, e: &[f64], ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
+        dual_tangent::<6>(e, ed, ds_de, ds_ded, |e, _, s| self.stress_of(e, s));
+    }
+
+    /// Exact, by second-order dual numbers through the law's generic form (the swing's ramp is
+    /// C1 in `M`, so the partials jump at its ends, and the torsion table's curvature at its
+    /// nodes).
+    fn stress_hessian(
+        &self,
+        e: &[f64],
+        ed: &[f64],
+        w: &[f64],
+        hee: &mut [f64],
+        heed: &mut [f64],
+        hdd: &mut [f64],
+    ) -> bool {
+        dual_stress_hessian::<6>(e, ed, w, hee, heed, hdd, |e, _, s| self.stress_of(e, s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shoulder;
+    use crate::torsion::Interpolation;
+    use mollier_core::law::{stress_hessian_error, tangent_error};
+
+    /// Engin's shoulder, about the whole circle of azimuths: inside the sinus, within the ramp
+    /// (where `M` and its gradient have the smooth step's factors) and beyond it, the torsion
+    /// between the table's nodes. The exact tangents against central differences of the stresses,
+    /// and the second partials of `wᵀσ` against central differences of the exact tangents.
+    #[test]
+    fn tangents_and_second_partials_are_the_stress_derivatives() {
+        let law = ResistanceLaw::new(shoulder::swing_resistance(), shoulder::torsion(Interpolation::MonotoneCubic));
+        let w = [0.8, -1.7, 1.3];
+        let mut checked = 0;
+        for k in 0..24 {
+            let phi = 0.2618 * k as f64 + 0.05;
+            let g = law.swing().ramp(phi);
+            for frac in [-0.5, 0.35, 0.8, 1.6, 3.0] {
+                let theta = g.sinus + frac * g.width;
+                if !(theta > 0.05 && theta < 3.0) {
+                    continue;
+                }
+                let e = [theta * phi.cos(), theta * phi.sin(), -0.55 + 0.071 * k as f64];
+                let t = tangent_error(&law, &e, &[0.0; 3], 1e-6);
+                assert!(t < 1e-6, "tangent at φ {phi}, θ {theta}: off by {t:.2e}");
+                // step 3e-7: the differences' truncation error grows with the ramp's steepness
+                // (1.0e-5 at a step of 1e-6 where the ramp is its least width, 1.1e-6 here)
+                let h = stress_hessian_error(&law, &e, &[0.0; 3], &w, 3e-7).expect("given");
+                assert!(h < 1e-5, "second partials at φ {phi}, θ {theta}: off by {h:.2e}");
+                checked += 1;
+            }
         }
+        assert!(checked > 100, "{checked}");
     }
 }

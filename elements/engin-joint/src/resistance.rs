@@ -16,6 +16,8 @@
 
 use std::f64::consts::PI;
 
+use mollier_core::scalar::{Real, c as lift};
+
 use crate::DataError;
 use crate::expansion::{MomentExpansion, Ray, SinusBoundary};
 
@@ -26,13 +28,13 @@ const CHECK_POINTS: usize = 256;
 
 /// `M` and its partial derivatives at one point.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Magnitude {
+pub struct Magnitude<T = f64> {
     /// `M`, N m.
-    pub value: f64,
+    pub value: T,
     /// `∂M/∂θ`, N m/rad.
-    pub d_theta: f64,
+    pub d_theta: T,
     /// `∂M/∂φ`, N m/rad.
-    pub d_phi: f64,
+    pub d_phi: T,
 }
 
 /// Where the ramp lies on one ray.
@@ -135,12 +137,12 @@ impl SwingResistance {
     }
 
     /// `F` on a ray: `f` up to `θ_max`, its tangent line beyond. Returns `(F, ∂F/∂θ, ∂F/∂φ)`.
-    fn extended(&self, ray: &Ray, theta: f64) -> (f64, f64, f64) {
+    fn extended<T: Real>(&self, ray: &Ray<T>, theta: T) -> (T, T, T) {
         let tm = self.theta_max;
-        if theta <= tm {
+        if theta.re() <= tm {
             (ray.value(theta), ray.d_theta(theta), ray.d_phi(theta))
         } else {
-            let d = theta - tm;
+            let (d, tm) = (theta - tm, lift::<T>(tm));
             (ray.value(tm) + ray.d_theta(tm) * d, ray.d_theta(tm), ray.d_phi(tm) + ray.d_theta_phi(tm) * d)
         }
     }
@@ -164,57 +166,76 @@ impl SwingResistance {
         (dm > 0.0).then(|| self.theta_max + (target - fm) / dm)
     }
 
-    /// Where the ramp lies on the ray of azimuth `φ`, with the `φ`-derivatives of `θ_b` and `W`.
-    fn geometry(&self, phi: f64, ray: &Ray) -> (RampGeometry, f64, f64) {
-        let (tb, dtb) = self.sinus.theta_and_slope(phi);
+    /// Where the ramp lies on the ray of azimuth `φ`: `[θ_b, θ_c, W]`, with the `φ`-derivatives
+    /// of `θ_b` and `W`. Over dual numbers `θ_c(φ)` is the root's value with the derivative parts
+    /// of three Newton steps on `F(θ_c, φ) = M_c` (each doubles their order: exact to rounding
+    /// through the seventh), the value left as found.
+    fn geometry<T: Real>(&self, phi: T, ray: &Ray<T>) -> ([T; 3], T, T) {
+        let (tb, dtb) = self.sinus.theta_and_slope_at(phi);
         let w = self.min_width;
-        let Some(tc) = self.contour_on(ray) else {
+        let plain = Ray { a: ray.a.map(|v| v.re()), da: ray.da.map(|v| v.re()) };
+        let Some(tc) = self.contour_on(&plain) else {
             // only for rays the check did not sample, with data that never reach the contour
-            return (RampGeometry { sinus: tb, contour: f64::INFINITY, width: w }, dtb, 0.0);
+            return ([tb, lift(f64::INFINITY), lift(w)], dtb, lift(0.0));
         };
+        let mut tc = lift::<T>(tc);
+        for _ in 0..3 {
+            let (f, ft, _) = self.extended(ray, tc);
+            if ft.re() > 0.0 {
+                let r = f - self.contour_moment;
+                tc -= (r - r.re()) / ft;
+            }
+        }
         let (_, ft, fp) = self.extended(ray, tc);
-        let dtc = if ft > 0.0 { -fp / ft } else { 0.0 };
+        let dtc = if ft.re() > 0.0 { -fp / ft } else { lift(0.0) };
         let (width, slope) = stretch(tc - tb, w);
-        (RampGeometry { sinus: tb, contour: tc, width }, dtb, slope * (dtc - dtb))
+        ([tb, tc, width], dtb, slope * (dtc - dtb))
     }
 
     /// Where the ramp lies on the ray of azimuth `φ` (rad).
     pub fn ramp(&self, phi: f64) -> RampGeometry {
-        self.geometry(phi, &self.expansion.ray(phi)).0
+        let ([sinus, contour, width], _, _) = self.geometry(phi, &self.expansion.ray(phi));
+        RampGeometry { sinus, contour, width }
     }
 
     /// `M(φ, θ)` and its partial derivatives; `φ`, `θ` in rad, `θ ≥ 0`.
     pub fn magnitude(&self, phi: f64, theta: f64) -> Magnitude {
-        let (tb, _) = self.sinus.theta_and_slope(phi);
-        if !(theta > tb) {
-            return Magnitude::default();
+        self.magnitude_at(phi, theta)
+    }
+
+    /// [`SwingResistance::magnitude`] over any [`Real`] (dual numbers for its derivatives: `M`
+    /// is C1, so these are piecewise, jumping at both ends of the ramp).
+    pub fn magnitude_at<T: Real>(&self, phi: T, theta: T) -> Magnitude<T> {
+        let (tb, _) = self.sinus.theta_and_slope_at(phi);
+        if !(theta.re() > tb.re()) {
+            return Magnitude { value: lift(0.0), d_theta: lift(0.0), d_phi: lift(0.0) };
         }
-        let ray = self.expansion.ray(phi);
-        let (g, dtb, dw) = self.geometry(phi, &ray);
-        let t = (theta - tb) / g.width;
+        let ray = self.expansion.ray_at(phi);
+        let ([tb, _, width], dtb, dw) = self.geometry(phi, &ray);
+        let t = (theta - tb) / width;
         let (f, ft, fp) = self.extended(&ray, theta);
-        if t >= 1.0 {
+        if t.re() >= 1.0 {
             return Magnitude { value: f, d_theta: ft, d_phi: fp };
         }
-        let s = t * t * (3.0 - 2.0 * t);
-        let ds = 6.0 * t * (1.0 - t);
-        let dt_dphi = -(dtb + t * dw) / g.width;
-        Magnitude { value: f * s, d_theta: ft * s + f * ds / g.width, d_phi: fp * s + f * ds * dt_dphi }
+        let s = t * t * (t * -2.0 + 3.0);
+        let ds = t * 6.0 * (-t + 1.0);
+        let dt_dphi = -(dtb + t * dw) / width;
+        Magnitude { value: f * s, d_theta: ft * s + f * ds / width, d_phi: fp * s + f * ds * dt_dphi }
     }
 }
 
 /// The smooth lower bound on the ramp width: `w` for `g ≤ 3w/4`, `g` for `g ≥ 5w/4`, and the C1
 /// quadratic `w + (g − 3w/4)²/w` between (never below `max(g, w)`). Returns the width and its
 /// slope.
-fn stretch(g: f64, w: f64) -> (f64, f64) {
+fn stretch<T: Real>(g: T, w: f64) -> (T, T) {
     let band = 0.25 * w;
-    if g <= w - band {
-        (w, 0.0)
-    } else if g >= w + band {
-        (g, 1.0)
+    if g.re() <= w - band {
+        (lift(w), lift(0.0))
+    } else if g.re() >= w + band {
+        (g, lift(1.0))
     } else {
         let d = g - (w - band);
-        (w + d * d / (4.0 * band), d / (2.0 * band))
+        (d * d / (4.0 * band) + w, d / (2.0 * band))
     }
 }
 

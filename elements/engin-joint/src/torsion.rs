@@ -9,6 +9,7 @@
 //! reproduces its interpolation (with the end chords as continuation). The interpolation is
 //! `mollier_joint_common`'s table ([`Table`]), shared with the other joint types' torque functions.
 
+use mollier_core::scalar::Real;
 use mollier_joint_common::torque::Table;
 
 use crate::DataError;
@@ -86,6 +87,12 @@ impl TorsionCurve {
     /// `T(ψ)` and `dT/dψ` (N m, N m/rad); at a node of the linear curve, the slope on the right.
     pub fn moment_and_slope(&self, psi: f64) -> (f64, f64) {
         self.table.eval(psi)
+    }
+
+    /// `T(ψ)` over any [`Real`], exact through second derivatives (the table's
+    /// [`Table::apply`]).
+    pub fn moment_at<T: Real>(&self, psi: T) -> T {
+        self.table.apply(psi)
     }
 }
 

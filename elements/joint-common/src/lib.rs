@@ -25,4 +25,4 @@ pub mod torque;
 
 pub use frames::{FrameSpec, JointFrames, axes_drawing};
 pub use term::{N, Term};
-pub use torque::{Interpolation, TorqueFunction};
+pub use torque::{Interpolation, TorqueFunction, hypot};

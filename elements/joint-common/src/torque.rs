@@ -16,6 +16,7 @@
 //! their end node, so the function stays C1 where the interpolation is.
 
 use mollier_core::registry::{ParamDoc, ParamError, ParamKind, Params};
+use mollier_core::scalar::{Real, c};
 
 /// How a table is interpolated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,6 +154,14 @@ impl Table {
         ((12.0 * t - 6.0) * (m[i] - m[i + 1]) + (6.0 * t - 4.0) * h * s[i] + (6.0 * t - 2.0) * h * s[i + 1]) / (h * h)
     }
 
+    /// `M(x)` over any [`Real`]: its second-order Taylor polynomial about `x`'s value, so exact
+    /// through second derivatives (`f64`, and dual numbers of order one or two), the value as
+    /// [`Table::eval`]'s.
+    pub fn apply<T: Real>(&self, x: T) -> T {
+        let (v, s) = self.eval(x.re());
+        taylor(x, v, s, self.curvature(x.re()))
+    }
+
     /// `∫_{x_0}^{v} M dx` (N m rad), exact for the interpolant and its tangent continuations.
     pub fn primitive(&self, v: f64) -> f64 {
         let (x, m, s) = (&self.x, &self.m, &self.slopes);
@@ -200,6 +209,20 @@ impl Table {
     pub fn interpolation(&self) -> Interpolation {
         self.interpolation
     }
+}
+
+/// `v + s d + k d²/2` with `d = x − x.re()`: a function of value `v`, slope `s` and curvature
+/// `k` at `x`'s value, lifted to dual numbers (`d` has no value part, so `f64` gives `v` exactly).
+fn taylor<T: Real>(x: T, v: f64, s: f64, k: f64) -> T {
+    let d = x - c::<T>(x.re());
+    d * (d * (0.5 * k) + s) + v
+}
+
+/// `√(a² + b²)` over any [`Real`], its value `f64::hypot`'s (no overflow, and the same bits as
+/// an `f64` evaluation that calls it); it must be positive for derivatives.
+pub fn hypot<T: Real>(a: T, b: T) -> T {
+    let r = (a * a + b * b).sqrt();
+    r - c::<T>(r.re()) + a.re().hypot(b.re())
 }
 
 /// PCHIP node slopes: the weighted harmonic mean of the adjacent chords where they have one sign,
@@ -280,6 +303,12 @@ impl TorqueFunction {
             Self::Exponential { a, b } => a * b * b * (b * x).exp(),
             Self::Table(t) => t.curvature(x),
         }
+    }
+
+    /// `M(x)` over any [`Real`], exact through second derivatives ([`Table::apply`]).
+    pub fn apply<T: Real>(&self, x: T) -> T {
+        let (v, s) = self.eval(x.re());
+        taylor(x, v, s, self.curvature(x.re()))
     }
 
     /// `∫_a^b M(x) dx` (N m rad, or N m rad/s for a damping function).

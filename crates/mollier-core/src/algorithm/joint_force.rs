@@ -22,7 +22,10 @@
 //! derivatives ([`crate::transfer4::subset_jets`] of `q + ε1 a_q + τ (v + ε1 a_v) + τ²/2 (v̇ + ε1
 //! a_v̇)`, `τ = ε3 + ε4`: `ẋ = x_{ε3}`, `ẍ = x_{ε3ε4}`, the `D²F_x` and `D³F_x` terms included).
 //! A crossing mode's `∇e_k · w_u` and its derivative along `a_q` are the `ε2` and `ε1ε2` parts of
-//! one evaluation over [`Jet4`] at `x + ε1 x_{ε1} + ε2 w_u` ([`crate::element::Element::fourth_order`]).
+//! one evaluation over [`Jet4`] at `x + ε1 x_{ε1} + ε2 w_u + ε3 x_{ε3} + ε1ε3 x_{ε1ε3}`
+//! ([`crate::element::Element::fourth_order`]); the same evaluation's `ε3` and `ε1ε3` parts are
+//! the mode's rate `ė_k` and its derivative, which with `e_k` and its `ε1` part give a law's
+//! stress and its derivative through the law's tangents.
 
 use num_dual::Dual64;
 
@@ -170,6 +173,9 @@ pub struct JointForceJet {
     /// Per crossing element (in [`DistalSide::crossing`]'s order), per mode, per axis:
     /// `∇e_k · w_i` (dimensionless for a length) and its derivative along the direction's `a_q`.
     pub crossing: Vec<Vec<[[f64; 2]; 3]>>,
+    /// Per crossing element, per mode: `[e_k, ė_k]` (m and m/s, or rad and rad/s), each with its
+    /// derivative along the direction, for a law's stress `σ_k(e, ė)` and its partials.
+    pub modes: Vec<Vec<[[f64; 2]; 2]>>,
     /// The Euler parameters of the requested orientation node and their derivative.
     pub orientation: [[f64; 2]; 4],
 }
@@ -178,7 +184,8 @@ pub struct JointForceJet {
 /// `data` (its attached nodes placed), rates `qd` and accelerations `qdd` (n_q each), and their
 /// derivatives along the direction `(a_q, a_v, a_vd)` (n_q each, or empty for 0), with the
 /// orientation node `body`'s Euler parameters: the socket's force on the joint node is
-/// `F_i = power_i + Σ_k σ_k crossing_{k,i}` (see the module's text).
+/// `F_i = power_i + Σ_k σ_k crossing_{k,i}` (see the module's text), a law's `σ_k` of the
+/// crossing modes' values and rates in `modes`.
 #[allow(clippy::too_many_arguments)]
 pub fn joint_force_jet(
     model: &Model,
@@ -205,19 +212,24 @@ pub fn joint_force_jet(
         [p.re, p.eps]
     });
     let mut crossing = Vec::with_capacity(side.crossing.len());
+    let mut modes = Vec::with_capacity(side.crossing.len());
     let (mut own, mut e) = (Vec::new(), Vec::new());
     for el in &side.crossing {
         let entry = &model.elements[el.index()];
         let n_modes = entry.element.layout().n_modes();
         let mut per_mode = vec![[[0.0; 2]; 3]; n_modes];
+        let mut values = vec![[[0.0; 2]; 2]; n_modes];
         for (i, u) in axes.iter().enumerate() {
             let w = side.translation::<f64>(nx, *u);
             own.clear();
+            // ε3 carries the rates: e's ε3 part is ė = ∇e · ẋ, its ε1ε3 part ė's derivative
             own.extend(entry.own.iter().map(|&c| {
                 jet(|s| match s {
                     0 => out[0][c],
                     1 => out[1][c],
                     2 => w[c],
+                    4 => out[4][c],
+                    5 => out[5][c],
                     _ => 0.0,
                 })
             }));
@@ -230,11 +242,13 @@ pub fn joint_force_jet(
             }
             for (k, ek) in e.iter().enumerate() {
                 per_mode[k][i] = [part(ek, 2), part(ek, 3)];
+                values[k] = [[part(ek, 0), part(ek, 1)], [part(ek, 4), part(ek, 5)]];
             }
         }
         crossing.push(per_mode);
+        modes.push(values);
     }
     let o = model.nodes()[body.index()].offset;
     let orientation = [0, 1, 2, 3].map(|k| [out[0][o + k], out[1][o + k]]);
-    Ok(JointForceJet { power, crossing, orientation })
+    Ok(JointForceJet { power, crossing, modes, orientation })
 }
