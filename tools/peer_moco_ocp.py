@@ -34,8 +34,9 @@ the same muscle points, forces, fibre and tendon lengths, pennation and time con
 OpenSim's `DeGrooteFregly2016Muscle` (elastic tendons, Moco's implicit tendon dynamics, fibre
 damping 0.01) and no passive joint moment. It flexes from the horizontal at rest to 30° at rest
 in 0.5 s with the least ∫ Σ e² dt, starting at rest as `mollier optimize` does: the activations
-at 0 and the tendons in isometric equilibrium (`MocoInitialForceEquilibriumDGFGoal` as an
-endpoint constraint), 25 Hermite-Simpson intervals; `elbow_dgf.csv` has time, q, v, the two activations, the two
+at 0 and the fibres at rest, the tendons in isometric equilibrium
+(`MocoInitialVelocityEquilibriumDGFGoal` as an endpoint constraint: Moco's force-equilibrium goal
+holds only explicit-mode tendons), 25 Hermite-Simpson intervals; `elbow_dgf.csv` has time, q, v, the two activations, the two
 normalized tendon forces and the two excitations per row.
 """
 import csv
@@ -168,7 +169,7 @@ def elbow_dgf():
     }
     for name in ("biceps", "triceps"):
         # at rest at the start, as `mollier optimize`'s rest state: inactive, the tendon in
-        # isometric equilibrium (the goal added in `solve`)
+        # isometric equilibrium, its fibres at rest (the goal added in `solve`)
         bounds[f"/forceset/{name}/activation"] = ([0, 1], 0.0, [0, 1])
     controls = {"/forceset/biceps": [0, 1], "/forceset/triceps": [0, 1]}
     return m, 0.5, bounds, controls
@@ -203,7 +204,7 @@ def solve(name, build, out, intervals=50, guess=None):
         p.setControlInfo(path, b)
     p.addGoal(osim.MocoControlGoal("effort", 1.0))
     if any(path.endswith("/activation") for path in bounds):
-        equilibrium = osim.MocoInitialForceEquilibriumDGFGoal("initial_equilibrium")
+        equilibrium = osim.MocoInitialVelocityEquilibriumDGFGoal("initial_equilibrium")
         equilibrium.setMode("endpoint_constraint")
         p.addGoal(equilibrium)
     s = study.initCasADiSolver()
