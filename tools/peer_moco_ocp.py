@@ -25,10 +25,10 @@ stops at one with objective 18.22), and the guess chooses the one to check. Moco
 its own stationary point by its own derivatives; `double_pendulum.csv` has time, q1, q2, v1, v2,
 u1, u2 per row.
 
-    python tools/peer_moco_ocp.py crates/mollier/tests/data/moco --elbow
+    python tools/peer_moco_ocp.py crates/mollier/tests/data/moco --elbow [--write-osim]
 
 solves only the elbow with two muscles: `models/optimal-control/elbow-dgf.osim`, written by this script
-through OpenSim's API (`elbow_osim`) and then read back from the file for the solve, is the
+through OpenSim's API (`elbow_osim`, with `--write-osim`) and read back from the file for the solve, is the
 elbow of models/forward/elbow.toml (the forearm's 1.5 kg on a pin joint about z at the origin,
 the same muscle points, forces, fibre and tendon lengths, pennation and time constants) with
 OpenSim's `DeGrooteFregly2016Muscle` (elastic tendons, Moco's implicit tendon dynamics, fibre
@@ -270,7 +270,8 @@ if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     if "--elbow" in sys.argv:
-        elbow_osim(ELBOW_OSIM)
+        if "--write-osim" in sys.argv:
+            elbow_osim(ELBOW_OSIM)
         solve("elbow_dgf", elbow_dgf, out, intervals=25)
         sys.exit(0)
     for name, build in [("sliding_mass", sliding_mass), ("pendulum", pendulum)]:
