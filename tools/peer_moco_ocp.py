@@ -24,6 +24,19 @@ adds the double pendulum of models/mechanisms/double-pendulum.toml swung up
 stops at one with objective 18.22), and the guess chooses the one to check. Moco then iterates to
 its own stationary point by its own derivatives; `double_pendulum.csv` has time, q1, q2, v1, v2,
 u1, u2 per row.
+
+    python tools/peer_moco_ocp.py crates/mollier/tests/data/moco --elbow
+
+solves only the elbow with two muscles: `models/optimal-control/elbow-dgf.osim`, written by this script
+through OpenSim's API (`elbow_osim`) and then read back from the file for the solve, is the
+elbow of models/forward/elbow.toml (the forearm's 1.5 kg on a pin joint about z at the origin,
+the same muscle points, forces, fibre and tendon lengths, pennation and time constants) with
+OpenSim's `DeGrooteFregly2016Muscle` (elastic tendons, Moco's implicit tendon dynamics, fibre
+damping 0.01) and no passive joint moment. It flexes from the horizontal at rest to 30° at rest
+in 0.5 s with the least ∫ Σ e² dt, starting at rest as `mollier optimize` does: the activations
+at 0 and the tendons in isometric equilibrium (`MocoInitialForceEquilibriumDGFGoal` as an
+endpoint constraint), 25 Hermite-Simpson intervals; `elbow_dgf.csv` has time, q, v, the two activations, the two
+normalized tendon forces and the two excitations per row.
 """
 import csv
 import json
@@ -104,6 +117,63 @@ def double_pendulum():
     return m, 2.0, bounds, controls
 
 
+ELBOW_OSIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "optimal-control",
+                          "elbow-dgf.osim")
+
+
+def elbow_osim(path):
+    """Write the elbow with two DeGrooteFregly2016Muscle to `path` (see the module's text)."""
+    m = osim.Model()
+    m.setName("elbow_dgf")
+    m.setGravity(osim.Vec3(0, -9.81, 0))
+    # models/forward/elbow.toml: the forearm's centre of mass 150 mm along +x, inertia about it
+    forearm = osim.Body("forearm", 1.5, osim.Vec3(0.15, 0, 0), osim.Inertia(3e-4, 0.011, 0.011, 0, 0, 0))
+    m.addBody(forearm)
+    j = osim.PinJoint("elbow", m.getGround(), osim.Vec3(0), osim.Vec3(0), forearm, osim.Vec3(0), osim.Vec3(0))
+    c = j.updCoordinate()
+    c.setName("flexion")
+    c.setRangeMin(-math.pi / 2)
+    c.setRangeMax(math.pi / 2)
+    m.addJoint(j)
+    # (name, F_max N, L_opt m, tendon slack m, pennation rad, origin on the fixed humerus, insertion)
+    muscles = [
+        ("biceps", 625.0, 0.116, 0.160, 0.0, (0.030, 0.280, 0), (0.045, 0.010, 0)),
+        ("triceps", 800.0, 0.090, 0.125, math.radians(9.0), (-0.020, 0.220, 0), (-0.025, 0.004, 0)),
+    ]
+    for name, f, lopt, lts, alpha, origin, insertion in muscles:
+        mu = osim.DeGrooteFregly2016Muscle()
+        mu.setName(name)
+        mu.set_max_isometric_force(f)
+        mu.set_optimal_fiber_length(lopt)
+        mu.set_tendon_slack_length(lts)
+        mu.set_pennation_angle_at_optimal(alpha)
+        mu.set_activation_time_constant(0.015)
+        mu.set_deactivation_time_constant(0.060)
+        mu.set_fiber_damping(0.01)
+        mu.set_ignore_tendon_compliance(False)
+        mu.set_tendon_compliance_dynamics_mode("implicit")
+        mu.addNewPathPoint(f"{name}_origin", m.getGround(), osim.Vec3(*origin))
+        mu.addNewPathPoint(f"{name}_insertion", forearm, osim.Vec3(*insertion))
+        m.addForce(mu)
+    m.finalizeConnections()
+    m.printToXML(path)
+
+
+def elbow_dgf():
+    m = osim.Model(ELBOW_OSIM)
+    m.finalizeConnections()
+    bounds = {
+        "/jointset/elbow/flexion/value": ([-math.pi / 2, math.pi / 2], 0.0, math.pi / 6),
+        "/jointset/elbow/flexion/speed": ([-20, 20], 0.0, 0.0),
+    }
+    for name in ("biceps", "triceps"):
+        # at rest at the start, as `mollier optimize`'s rest state: inactive, the tendon in
+        # isometric equilibrium (the goal added in `solve`)
+        bounds[f"/forceset/{name}/activation"] = ([0, 1], 0.0, [0, 1])
+    controls = {"/forceset/biceps": [0, 1], "/forceset/triceps": [0, 1]}
+    return m, 0.5, bounds, controls
+
+
 def mollier_guess(solver, run):
     """Moco's guess from `mollier optimize`'s tables in `run` (the same grid)."""
     states = list(csv.DictReader(open(os.path.join(run, "states.csv"))))
@@ -132,6 +202,10 @@ def solve(name, build, out, intervals=50, guess=None):
     for path, b in controls.items():
         p.setControlInfo(path, b)
     p.addGoal(osim.MocoControlGoal("effort", 1.0))
+    if any(path.endswith("/activation") for path in bounds):
+        equilibrium = osim.MocoInitialForceEquilibriumDGFGoal("initial_equilibrium")
+        equilibrium.setMode("endpoint_constraint")
+        p.addGoal(equilibrium)
     s = study.initCasADiSolver()
     s.set_num_mesh_intervals(intervals)
     s.set_transcription_scheme("hermite-simpson")
@@ -150,17 +224,28 @@ def solve(name, build, out, intervals=50, guess=None):
     values = [k for k, x in enumerate(names) if x.endswith("/value")]
     speeds = [names.index(names[k][: -len("value")] + "speed") for k in values]
     n = len(values)
-    with open(os.path.join(out, f"{name}.csv"), "w") as f:
+    muscles = [k for k, x in enumerate(names) if x.endswith("/activation")]
+    tendons = [k for k, x in enumerate(names) if x.endswith("/normalized_tendon_force")]
+    if muscles:
+        labels = [names[k].split("/")[2] for k in muscles]
+        header = (["time", "q", "v"] + [f"{x}.activation" for x in labels]
+                  + [f"{x}.normalized_tendon_force" for x in labels] + [f"{x}.excitation" for x in labels])
+        control_names = list(sol.getControlNames())
+        order = [control_names.index(f"/forceset/{x}") for x in labels]
+        columns = [values[0], speeds[0]] + muscles + tendons
+    else:
+        order = list(range(n))
+        columns = values + speeds
         if n == 1:
-            f.write("time,q,v,u\n")
+            header = ["time", "q", "v", "u"]
         else:
-            f.write("time," + ",".join([f"q{k + 1}" for k in range(n)] + [f"v{k + 1}" for k in range(n)]
-                                       + [f"u{k + 1}" for k in range(n)]) + "\n")
+            header = (["time"] + [f"q{k + 1}" for k in range(n)] + [f"v{k + 1}" for k in range(n)]
+                      + [f"u{k + 1}" for k in range(n)])
+    with open(os.path.join(out, f"{name}.csv"), "w") as f:
+        f.write(",".join(header) + "\n")
         for i in range(len(t)):
-            q = [states[i, k] for k in values]
-            v = [states[i, k] for k in speeds]
-            u = [controls[i, k] for k in range(n)]
-            f.write(",".join(repr(float(x)) for x in [t[i]] + q + v + u) + "\n")
+            row = [t[i]] + [states[i, k] for k in columns] + [controls[i, k] for k in order]
+            f.write(",".join(repr(float(x)) for x in row) + "\n")
     info = {
         "problem": name,
         "objective": sol.getObjective(),
@@ -183,6 +268,10 @@ def solve(name, build, out, intervals=50, guess=None):
 if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
+    if "--elbow" in sys.argv:
+        elbow_osim(ELBOW_OSIM)
+        solve("elbow_dgf", elbow_dgf, out, intervals=25)
+        sys.exit(0)
     for name, build in [("sliding_mass", sliding_mass), ("pendulum", pendulum)]:
         solve(name, build, out)
     if "--double-pendulum" in sys.argv:
