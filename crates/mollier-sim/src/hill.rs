@@ -649,6 +649,19 @@ mod tests {
         }
     }
 
+    /// An inactive muscle of De Groote et al. without fibre damping (OpenSim's default) has a
+    /// residual that does not depend on `ṡ`; in isometric equilibrium its rate is 0 (a muscle at
+    /// rest), found although the residual has no root to bracket.
+    #[test]
+    fn an_undamped_inactive_muscle_at_equilibrium_rests() {
+        let mut p = HillParams::de_groote_fregly_2016(500.0, 0.1, 0.2, 0.2, 0.015, 0.06);
+        p.curves = Curves::DeGrooteFregly2016(DeGrooteFregly::default());
+        let m = HillMuscle::new(p);
+        let s = m.isometric_state(0.0, 0.31).expect("an equilibrium");
+        assert_eq!(m.contraction(0.0, s, 0.0, 0.31).d_sdot, 0.0);
+        assert_eq!(crate::integrate::contraction_rate(&m, 0.0, s, 0.31), Some(0.0));
+    }
+
     #[test]
     fn activation_partials() {
         for m in both(0.0) {
