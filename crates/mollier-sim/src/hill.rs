@@ -18,7 +18,7 @@
 //! on its path with the tendon force `F_SEE`.
 //!
 //! A second set of curves, [`Curves::DeGrooteFregly2016`], is OpenSim's
-//! `DeGrooteFregly2016Muscle` (De Groote et al. 2016; [`dgf`]) in the same residual form:
+//! `DeGrooteFregly2016Muscle` (De Groote et al. 2016; `hill/dgf.rs`) in the same residual form:
 //! ```text
 //! f_a = ȧ − [(f + ½)/(T_act z) + (½ − f) z/T_deact](u − a),   f = ½ tanh(b(u − a)), z = ½ + 3a/2
 //! f_s = F_max [f_T(L̃_T) − (a f_L(L̃) f_V(ṽ) + f_PE(L̃) + d ṽ) cos φ]
