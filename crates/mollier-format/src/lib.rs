@@ -59,7 +59,8 @@ pub use sharing::{
 pub use spans::Spans;
 pub use spec::{
     AngleUnit, AxesSpec, Axis, BodySpec, CoordinateLimitSpec, ElementSpec, FORMAT_VERSION, HillMuscleSpec, LengthUnit,
-    LoadSpec, MassUnit, MeshSpec, ModeLawSpec, ModelSpec, NodeSpec, ORIENTATION_TOLERANCE, OrientationSpec, UnitsSpec,
+    LoadSpec, MassUnit, MeshSpec, ModeLawSpec, ModelSpec, MuscleCurves, NodeSpec, ORIENTATION_TOLERANCE,
+    OrientationSpec, UnitsSpec,
 };
 pub use validate::{AXIS_NAMES, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};

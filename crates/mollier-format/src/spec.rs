@@ -107,10 +107,52 @@ pub struct HillMuscleSpec {
     /// Deactivation time constant (s), greater than 0. Default 0.060 s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deactivation_time: Option<f64>,
-    /// Slack length of the parallel elastic element (length unit). Default: the optimal fibre
-    /// length.
+    /// Slack length of the parallel elastic element (length unit), DAS3's curves only. Default:
+    /// the optimal fibre length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pee_slack_length: Option<f64>,
+    /// The curves of the muscle's elements: `das3` (default) or `de-groote-fregly-2016`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curves: Option<MuscleCurves>,
+    /// Maximum contraction velocity in optimal fibre lengths per second, greater than 0.
+    /// Default 10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_contraction_velocity: Option<f64>,
+    /// Tendon strain at which the tendon's force reaches `max_force`, greater than 0. Default
+    /// 0.04 (DAS3's), 0.049 (De Groote et al.'s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tendon_strain_at_one_norm_force: Option<f64>,
+    /// De Groote et al.'s curves only: the active force-length curve widened about its peak, at
+    /// least 1. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_force_width_scale: Option<f64>,
+    /// De Groote et al.'s curves only: the fibre's damping in `max_force` per normalized fibre
+    /// velocity, at least 0. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fiber_damping: Option<f64>,
+    /// De Groote et al.'s curves only: fibre strain at which the passive force reaches
+    /// `max_force`, greater than 0. Default 0.6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passive_fiber_strain_at_one_norm_force: Option<f64>,
+    /// De Groote et al.'s curves only: steepness of the tanh switch between the activation and
+    /// deactivation time constants, greater than 0. Default 0.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_dynamics_smoothing: Option<f64>,
+    /// De Groote et al.'s curves only: leave the passive fibre force out. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_passive_fiber_force: Option<bool>,
+}
+
+/// The curves of a muscle's elements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MuscleCurves {
+    /// DAS3's (Chadwick et al. 2014, App. A).
+    #[default]
+    Das3,
+    /// OpenSim's `DeGrooteFregly2016Muscle` (De Groote et al. 2016).
+    #[serde(rename = "de-groote-fregly-2016")]
+    DeGrooteFregly2016,
 }
 
 /// Units of the numbers in a model file.

@@ -8,7 +8,9 @@ use crate::Document;
 use crate::diag::{Diagnostic, human};
 use crate::field::{FieldError, number_problem};
 use crate::sharing::LoadSharingSpec;
-use crate::spec::{AxesSpec, BodySpec, CoordinateLimitSpec, HillMuscleSpec, LoadSpec, ModeLawSpec, OrientationSpec};
+use crate::spec::{
+    AxesSpec, BodySpec, CoordinateLimitSpec, HillMuscleSpec, LoadSpec, ModeLawSpec, MuscleCurves, OrientationSpec,
+};
 use crate::values::{InertiaSpec, Named, ParamValue, PointSpec};
 
 /// Standard gravity (m/s²), to recognise a gravity written in another length unit.
@@ -121,6 +123,10 @@ fn check_muscle(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, m: &HillM
         ("activation_time", m.activation_time, "in seconds, e.g. 0.015"),
         ("deactivation_time", m.deactivation_time, "in seconds, e.g. 0.060"),
         ("pee_slack_length", m.pee_slack_length, "in the file's length unit"),
+        ("max_contraction_velocity", m.max_contraction_velocity, "in optimal fibre lengths per second, e.g. 10"),
+        ("tendon_strain_at_one_norm_force", m.tendon_strain_at_one_norm_force, "a strain, e.g. 0.049"),
+        ("passive_fiber_strain_at_one_norm_force", m.passive_fiber_strain_at_one_norm_force, "a strain, e.g. 0.6"),
+        ("activation_dynamics_smoothing", m.activation_dynamics_smoothing, "e.g. 10"),
     ];
     for (field, v, hint) in required {
         let Some(v) = v else { continue };
@@ -131,6 +137,19 @@ fn check_muscle(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, m: &HillM
             out.push(doc.error(&fp, format!("`{field}` must be greater than 0, found {}", human(v)), hint));
         }
     }
+    for (field, v, min, what) in [
+        ("active_force_width_scale", m.active_force_width_scale, 1.0, "at least 1"),
+        ("fiber_damping", m.fiber_damping, 0.0, "at least 0"),
+    ] {
+        let Some(v) = v else { continue };
+        let fp = format!("{path}.{field}");
+        if let Some(msg) = number_problem(v) {
+            out.push(doc.error(&fp, msg, NUMBER_HINT));
+        } else if v < min {
+            out.push(doc.error(&fp, format!("`{field}` must be {what}, found {}", human(v)), "see `mollier schema`"));
+        }
+    }
+    check_muscle_curves(doc, out, path, m);
     if let Some(p) = m.pennation {
         let fp = format!("{path}.pennation");
         if let Some(msg) = number_problem(p) {
@@ -141,6 +160,29 @@ fn check_muscle(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, m: &HillM
                 format!("a pennation angle lies in [0, 90°), found {}", human(p)),
                 "the angle between the fibres and the line of action at optimal fibre length, in the file's angle unit",
             ));
+        }
+    }
+}
+
+/// Each curve set's own parameters given only with that set.
+fn check_muscle_curves(doc: &Document, out: &mut Vec<Diagnostic>, path: &str, m: &HillMuscleSpec) {
+    let dgf = m.curves == Some(MuscleCurves::DeGrooteFregly2016);
+    let given = [
+        ("active_force_width_scale", m.active_force_width_scale.is_some(), true),
+        ("fiber_damping", m.fiber_damping.is_some(), true),
+        ("passive_fiber_strain_at_one_norm_force", m.passive_fiber_strain_at_one_norm_force.is_some(), true),
+        ("activation_dynamics_smoothing", m.activation_dynamics_smoothing.is_some(), true),
+        ("ignore_passive_fiber_force", m.ignore_passive_fiber_force.is_some(), true),
+        ("pee_slack_length", m.pee_slack_length.is_some(), false),
+    ];
+    for (field, is_given, of_dgf) in given {
+        if is_given && of_dgf != dgf {
+            let (set, hint) = if of_dgf {
+                ("`de-groote-fregly-2016`", "add `curves = \"de-groote-fregly-2016\"` or delete the field")
+            } else {
+                ("`das3`", "delete the field: De Groote et al.'s passive curve starts at 0.2 optimal fibre lengths")
+            };
+            out.push(doc.error(&format!("{path}.{field}"), format!("`{field}` belongs to the {set} curves"), hint));
         }
     }
 }

@@ -90,10 +90,11 @@ impl Transcription<'_, '_, '_> {
                 out[slots.at(i, sdot, a)] += ls * r[2][0];
                 out[slots.at(i, a, a)] += ls * r[0][0];
                 out[slots.at(i, sdot, sdot)] += ls * r[2][2];
-                let (uu, ua) = mu.hill.activation_hessian();
+                let (uu, ua, aa) = mu.hill.activation_hessian(zi[a], zi[e0 + k]);
                 let ex = e0 + k;
                 out[slots.at(i, ex, ex)] += la * uu;
                 out[slots.at(i, ex, a)] += la * ua;
+                out[slots.at(i, a, a)] += la * aa;
             }
             out[slots.at(i, q, q)] += lv * (multibody_block(motion, q_load) + qq);
             out[slots.at(i, v, q)] += lv * vq;
@@ -311,9 +312,10 @@ impl Transcription<'_, '_, '_> {
                             out[slots.at(i, sdot, act)] += ls * r[2][0];
                             out[slots.at(i, act, act)] += ls * r[0][0];
                             out[slots.at(i, sdot, sdot)] += ls * r[2][2];
-                            let (uu, ua) = system.muscles[k].hill.activation_hessian();
+                            let (uu, ua, aa) = system.muscles[k].hill.activation_hessian(zi[act], zi[e0 + k]);
                             out[slots.at(i, e0 + k, e0 + k)] += li[l.a() + k] * uu;
                             out[slots.at(i, e0 + k, act)] += li[l.a() + k] * ua;
+                            out[slots.at(i, act, act)] += li[l.a() + k] * aa;
                         }
                     }
                 }

@@ -221,8 +221,55 @@ pub struct Muscle {
     pub points: Vec<PathPoint>,
     /// The wrap objects, in order.
     pub wraps: Vec<PathWrap>,
+    /// A `DeGrooteFregly2016Muscle`'s contraction dynamics (the other types' are not read).
+    pub dynamics: Option<DeGrooteFregly>,
     /// Where it is written.
     pub place: String,
+}
+
+/// The properties of a `DeGrooteFregly2016Muscle`'s contraction and activation dynamics,
+/// OpenSim 4.6's defaults where the file gives none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeGrooteFregly {
+    /// `activation_time_constant` (s).
+    pub activation_time_constant: f64,
+    /// `deactivation_time_constant` (s).
+    pub deactivation_time_constant: f64,
+    /// `max_contraction_velocity` (optimal fibre lengths per second).
+    pub max_contraction_velocity: f64,
+    /// `active_force_width_scale`.
+    pub active_force_width_scale: f64,
+    /// `fiber_damping`.
+    pub fiber_damping: f64,
+    /// `passive_fiber_strain_at_one_norm_force`.
+    pub passive_fiber_strain_at_one_norm_force: f64,
+    /// `tendon_strain_at_one_norm_force`.
+    pub tendon_strain_at_one_norm_force: f64,
+    /// `activation_dynamics_smoothing`.
+    pub activation_dynamics_smoothing: f64,
+    /// `ignore_passive_fiber_force`.
+    pub ignore_passive_fiber_force: bool,
+    /// `ignore_tendon_compliance`: a rigid tendon, which Mollier's contraction state cannot hold.
+    pub ignore_tendon_compliance: bool,
+    /// `ignore_activation_dynamics`: the activation is the excitation.
+    pub ignore_activation_dynamics: bool,
+}
+
+/// The contraction dynamics of `DeGrooteFregly2016Muscle` `f`.
+fn read_de_groote_fregly(src: &Src, f: Node) -> Result<DeGrooteFregly, Box<Diagnostic>> {
+    Ok(DeGrooteFregly {
+        activation_time_constant: src.number_or(f, "activation_time_constant", 0.015)?,
+        deactivation_time_constant: src.number_or(f, "deactivation_time_constant", 0.060)?,
+        max_contraction_velocity: src.number_or(f, "max_contraction_velocity", 10.0)?,
+        active_force_width_scale: src.number_or(f, "active_force_width_scale", 1.0)?,
+        fiber_damping: src.number_or(f, "fiber_damping", 0.0)?,
+        passive_fiber_strain_at_one_norm_force: src.number_or(f, "passive_fiber_strain_at_one_norm_force", 0.6)?,
+        tendon_strain_at_one_norm_force: src.number_or(f, "tendon_strain_at_one_norm_force", 0.049)?,
+        activation_dynamics_smoothing: src.number_or(f, "activation_dynamics_smoothing", 0.1)?,
+        ignore_passive_fiber_force: src.bool_or(f, "ignore_passive_fiber_force", false)?,
+        ignore_tendon_compliance: src.bool_or(f, "ignore_tendon_compliance", false)?,
+        ignore_activation_dynamics: src.bool_or(f, "ignore_activation_dynamics", false)?,
+    })
 }
 
 /// A marker: a named point of a body.
@@ -835,6 +882,7 @@ fn read_muscle(src: &Src, f: Node, m: &Model) -> Result<Muscle, Box<Diagnostic>>
         pennation: src.number_or(f, "pennation_angle_at_optimal", 0.0)?,
         points,
         wraps,
+        dynamics: if tag(f) == "DeGrooteFregly2016Muscle" { Some(read_de_groote_fregly(src, f)?) } else { None },
         place: src.place(f),
     })
 }

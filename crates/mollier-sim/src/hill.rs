@@ -16,9 +16,65 @@
 //! both zero along a solution. The last term is the small viscosity DAS3's code puts in the
 //! projected CE (β = 0.001) so that `∂f_s/∂ṡ` never vanishes, not in the paper. The muscle pulls
 //! on its path with the tendon force `F_SEE`.
+//!
+//! A second set of curves, [`Curves::DeGrooteFregly2016`], is OpenSim's
+//! `DeGrooteFregly2016Muscle` (De Groote et al. 2016; `hill/dgf.rs`) in the same residual form:
+//! ```text
+//! f_a = ȧ − [(f + ½)/(T_act z) + (½ − f) z/T_deact](u − a),   f = ½ tanh(b(u − a)), z = ½ + 3a/2
+//! f_s = F_max [f_T(L̃_T) − (a f_L(L̃) f_V(ṽ) + f_PE(L̃) + d ṽ) cos φ]
+//! ```
+//! with `L̃ = L_CE/L_CEopt`, `ṽ = L̇_CE/(v_max L_CEopt)`, `L̃_T = (L_M − s)/L_slack` and the fibre
+//! damping `d` on the normalized fibre velocity; the pennation is the same constant-height one.
 
+mod dgf;
 mod second;
+use num_dual::{Dual64, DualNum};
 pub use second::ContractionHessian;
+
+/// The curves a muscle's elements follow.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Curves {
+    /// DAS3's (Chadwick et al. 2014): the fields of [`HillParams`] from `pee_slack_length` on.
+    #[default]
+    Das3,
+    /// OpenSim's `DeGrooteFregly2016Muscle` (De Groote et al. 2016) with these parameters and
+    /// [`HillParams::vmax`] (`max_contraction_velocity`) and [`HillParams::see_strain`]
+    /// (`tendon_strain_at_one_norm_force`).
+    DeGrooteFregly2016(DeGrooteFregly),
+}
+
+/// The parameters of OpenSim's `DeGrooteFregly2016Muscle` that DAS3's curves do not have, each
+/// named after its OpenSim property.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeGrooteFregly {
+    /// `active_force_width_scale`: the active force-length curve widened about its peak, at
+    /// least 1. Default 1.
+    pub active_force_width_scale: f64,
+    /// `fiber_damping`: the fibre's damping force in `F_max` per normalized fibre velocity
+    /// `L̇_CE/(v_max L_CEopt)`, at least 0. Default 0.
+    pub fiber_damping: f64,
+    /// `passive_fiber_strain_at_one_norm_force`: fibre strain at which the passive force
+    /// reaches `F_max`, greater than 0. Default 0.6.
+    pub passive_fiber_strain: f64,
+    /// `activation_dynamics_smoothing`: the steepness `b` of the tanh switch between activation
+    /// and deactivation time constants (per unit of `u − a`), greater than 0. Default 0.1.
+    pub activation_smoothing: f64,
+    /// Whether the passive fibre force acts (`ignore_passive_fiber_force` negated). Default true.
+    pub passive: bool,
+}
+
+impl Default for DeGrooteFregly {
+    /// OpenSim 4.6's defaults.
+    fn default() -> Self {
+        Self {
+            active_force_width_scale: 1.0,
+            fiber_damping: 0.0,
+            passive_fiber_strain: 0.6,
+            activation_smoothing: 0.1,
+            passive: true,
+        }
+    }
+}
 
 /// Parameters of one muscle (SI units).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -31,6 +87,9 @@ pub struct HillParams {
     pub tendon_slack_length: f64,
     /// Pennation angle at optimal fibre length `φ_opt` (rad), in `[0, π/2)`.
     pub pennation: f64,
+    /// The curves; the fields from `pee_slack_length` on other than `vmax` and `see_strain`
+    /// are DAS3's only.
+    pub curves: Curves,
     /// Activation time constant `T_act` (s).
     pub activation_time: f64,
     /// Deactivation time constant `T_deact` (s).
@@ -71,6 +130,7 @@ impl HillParams {
             optimal_fibre_length,
             tendon_slack_length,
             pennation,
+            curves: Curves::Das3,
             activation_time,
             deactivation_time,
             pee_slack_length: optimal_fibre_length,
@@ -85,8 +145,44 @@ impl HillParams {
         }
     }
 
+    /// A muscle with OpenSim's `DeGrooteFregly2016Muscle` curves and its default parameters
+    /// ([`DeGrooteFregly::default`], `max_contraction_velocity` 10, tendon strain 0.049).
+    pub fn de_groote_fregly_2016(
+        max_force: f64,
+        optimal_fibre_length: f64,
+        tendon_slack_length: f64,
+        pennation: f64,
+        activation_time: f64,
+        deactivation_time: f64,
+    ) -> Self {
+        let mut p = Self::new(
+            max_force,
+            optimal_fibre_length,
+            tendon_slack_length,
+            pennation,
+            activation_time,
+            deactivation_time,
+        );
+        p.curves = Curves::DeGrooteFregly2016(DeGrooteFregly::default());
+        p.see_strain = 0.049;
+        p
+    }
+
     /// What is wrong with the parameters, if anything (a field name and why).
     pub fn problem(&self) -> Option<(&'static str, String)> {
+        if let Curves::DeGrooteFregly2016(d) = &self.curves {
+            let checks = [
+                ("active_force_width_scale", d.active_force_width_scale, 1.0, "at least 1"),
+                ("fiber_damping", d.fiber_damping, 0.0, "at least 0"),
+                ("passive_fiber_strain_at_one_norm_force", d.passive_fiber_strain, f64::MIN_POSITIVE, "greater than 0"),
+                ("activation_dynamics_smoothing", d.activation_smoothing, f64::MIN_POSITIVE, "greater than 0"),
+            ];
+            for (name, v, min, what) in checks {
+                if !(v.is_finite() && v >= min) {
+                    return Some((name, format!("must be a finite number {what}, found {v}")));
+                }
+            }
+        }
         let positive = [
             ("max_force", self.max_force),
             ("optimal_fibre_length", self.optimal_fibre_length),
@@ -162,6 +258,8 @@ pub struct HillMuscle {
     k_see: f64,
     /// Quadratic PEE stiffness (N/m²).
     k_pee: f64,
+    /// De Groote et al.'s tendon stiffness parameter `kT` (0 for DAS3's curves).
+    k_tendon: f64,
 }
 
 /// The contraction residual `f_s` and what depends on it, at one state.
@@ -216,7 +314,73 @@ impl HillMuscle {
             c3: vmax * p.hill_a * (p.gmax - 1.0) / (p.hill_a + 1.0),
             k_see: p.max_force / (strain * strain),
             k_pee: p.pee_force * p.max_force / (stretch * stretch),
+            k_tendon: match p.curves {
+                Curves::Das3 => 0.0,
+                Curves::DeGrooteFregly2016(_) => dgf::tendon_stiffness(p.see_strain),
+            },
         }
+    }
+
+    /// `f_L` at fibre length `lce` (m), over dual numbers.
+    fn force_length_t<T: DualNum<Primitive = f64> + Copy>(&self, lce: T) -> T {
+        let lopt = self.params.optimal_fibre_length;
+        match &self.params.curves {
+            Curves::Das3 => {
+                let x = (lce - lopt) / (self.params.width * lopt);
+                (-(x * x)).exp()
+            }
+            Curves::DeGrooteFregly2016(d) => dgf::active_force_length(lce / lopt, d.active_force_width_scale),
+        }
+    }
+
+    /// `f_V` at fibre velocity `v` (m/s), over dual numbers.
+    fn force_velocity_t<T: DualNum<Primitive = f64> + Copy>(&self, v: T) -> T {
+        let p = &self.params;
+        match &p.curves {
+            Curves::Das3 if v.re() < 0.0 => (v + self.vmax) / (-(v / p.hill_a) + self.vmax),
+            Curves::Das3 => (v * p.gmax + self.c3) / (v + self.c3),
+            Curves::DeGrooteFregly2016(_) => dgf::force_velocity(v / self.vmax),
+        }
+    }
+
+    /// The parallel element's force (N) at fibre length `lce` (m), over dual numbers.
+    fn parallel_t<T: DualNum<Primitive = f64> + Copy>(&self, lce: T) -> T {
+        let p = &self.params;
+        match &p.curves {
+            Curves::Das3 => Self::spring_dual(p.k1, self.k_pee, lce - p.pee_slack_length),
+            Curves::DeGrooteFregly2016(d) if d.passive => {
+                dgf::passive_force_length(lce / p.optimal_fibre_length, d.passive_fiber_strain) * p.max_force
+            }
+            Curves::DeGrooteFregly2016(_) => lce * 0.0,
+        }
+    }
+
+    /// The tendon's force (N) at tendon length `l` (m), over dual numbers.
+    fn tendon_t<T: DualNum<Primitive = f64> + Copy>(&self, l: T) -> T {
+        let p = &self.params;
+        match &p.curves {
+            Curves::Das3 => Self::spring_dual(p.k1, self.k_see, l - p.tendon_slack_length),
+            Curves::DeGrooteFregly2016(_) => {
+                dgf::tendon_force_length(l / p.tendon_slack_length, self.k_tendon) * p.max_force
+            }
+        }
+    }
+
+    /// The damping coefficients `(c_f, c_s)`: force along the fibre per fibre velocity and force
+    /// along the line of action per `ṡ` (N s/m). DAS3's viscosity acts on `ṡ`, De Groote et
+    /// al.'s on the fibre velocity.
+    fn damping(&self) -> (f64, f64) {
+        let p = &self.params;
+        match &p.curves {
+            Curves::Das3 => (0.0, p.damping * p.max_force / p.optimal_fibre_length),
+            Curves::DeGrooteFregly2016(d) => (d.fiber_damping * p.max_force / self.vmax, 0.0),
+        }
+    }
+
+    /// The value and slope of a curve written over dual numbers.
+    fn slope(f: impl Fn(Dual64) -> Dual64, x: f64) -> (f64, f64) {
+        let d = f(Dual64::new(x, 1.0));
+        (d.re, d.eps)
     }
 
     /// `(L_CE, cos φ, ∂L_CE/∂s, ∂cos φ/∂s)` for contraction state `s` (m).
@@ -231,6 +395,9 @@ impl HillMuscle {
 
     /// The Gaussian force-length curve (eq. 13) and its slope (1/m).
     pub fn force_length(&self, lce: f64) -> (f64, f64) {
+        if let Curves::DeGrooteFregly2016(_) = self.params.curves {
+            return Self::slope(|x| self.force_length_t(x), lce);
+        }
         let lopt = self.params.optimal_fibre_length;
         let w = self.params.width * lopt;
         let x = (lce - lopt) / w;
@@ -241,6 +408,9 @@ impl HillMuscle {
     /// The force-velocity curve (eqs. 15-16) and its slope (s/m), for CE velocity `v` (m/s,
     /// positive lengthening).
     pub fn force_velocity(&self, v: f64) -> (f64, f64) {
+        if let Curves::DeGrooteFregly2016(_) = self.params.curves {
+            return Self::slope(|x| self.force_velocity_t(x), v);
+        }
         let p = &self.params;
         if v < 0.0 {
             let d = self.vmax - v / p.hill_a;
@@ -260,11 +430,17 @@ impl HillMuscle {
 
     /// SEE force and slope at tendon length `l` (m).
     pub fn tendon(&self, l: f64) -> (f64, f64) {
+        if let Curves::DeGrooteFregly2016(_) = self.params.curves {
+            return Self::slope(|x| self.tendon_t(x), l);
+        }
         Self::spring(self.params.k1, self.k_see, l - self.params.tendon_slack_length)
     }
 
     /// PEE force and slope at fibre length `lce` (m).
     pub fn parallel(&self, lce: f64) -> (f64, f64) {
+        if let Curves::DeGrooteFregly2016(_) = self.params.curves {
+            return Self::slope(|x| self.parallel_t(x), lce);
+        }
         Self::spring(self.params.k1, self.k_pee, lce - self.params.pee_slack_length)
     }
 
@@ -278,16 +454,17 @@ impl HillMuscle {
         let (fv, dfv) = self.force_velocity(v);
         let (fp, dfp) = self.parallel(lce);
         let (ft, dft) = self.tendon(length - s);
-        let beta = p.damping * p.max_force / p.optimal_fibre_length;
+        let (c_fibre, beta) = self.damping();
         let active = a * p.max_force * fl * fv;
-        let fibre = active + fp;
+        let fibre = active + fp + c_fibre * v;
         // d(active)/ds through L_CE (force-length) and through L̇_CE = ṡ cos φ (force-velocity)
         let d_active_ds = a * p.max_force * (dfl * dl_ds * fv + fl * dfv * sdot * dcos_ds);
+        let d_damping_ds = c_fibre * sdot * dcos_ds;
         Contraction {
             residual: ft - fibre * cos - beta * sdot,
             d_a: -p.max_force * fl * fv * cos,
-            d_s: -dft - (d_active_ds + dfp * dl_ds) * cos - fibre * dcos_ds,
-            d_sdot: -a * p.max_force * fl * dfv * cos * cos - beta,
+            d_s: -dft - (d_active_ds + dfp * dl_ds + d_damping_ds) * cos - fibre * dcos_ds,
+            d_sdot: -(a * p.max_force * fl * dfv + c_fibre) * cos * cos - beta,
             d_length: dft,
             force: ft,
             force_d_length: dft,
@@ -297,6 +474,11 @@ impl HillMuscle {
 
     /// The activation residual `f_a` and its partials `(∂/∂a, ∂/∂ȧ, ∂/∂u)`.
     pub fn activation(&self, a: f64, adot: f64, u: f64) -> (f64, f64, f64, f64) {
+        if let Curves::DeGrooteFregly2016(_) = self.params.curves {
+            let da = self.activation_rate_t(Dual64::new(a, 1.0), Dual64::from(u));
+            let du = self.activation_rate_t(Dual64::from(a), Dual64::new(u, 1.0));
+            return (adot - da.re, -da.eps, 1.0, -du.eps);
+        }
         let (ta, td) = (self.params.activation_time, self.params.deactivation_time);
         let rate = u / ta + (1.0 - u) / td;
         (adot - rate * (u - a), rate, 1.0, -((1.0 / ta - 1.0 / td) * (u - a) + rate))
@@ -304,8 +486,17 @@ impl HillMuscle {
 
     /// `ȧ` for excitation `u` (eq. 1).
     pub fn activation_rate(&self, a: f64, u: f64) -> f64 {
+        self.activation_rate_t(a, u)
+    }
+
+    /// `ȧ` for excitation `u` over dual numbers: eq. 1 of Chadwick et al. (2014) or De Groote et
+    /// al.'s smooth switch.
+    fn activation_rate_t<T: DualNum<Primitive = f64> + Copy>(&self, a: T, u: T) -> T {
         let (ta, td) = (self.params.activation_time, self.params.deactivation_time);
-        (u / ta + (1.0 - u) / td) * (u - a)
+        match &self.params.curves {
+            Curves::Das3 => (u / ta + (-u + 1.0) / td) * (u - a),
+            Curves::DeGrooteFregly2016(d) => dgf::activation_rate(a, u, ta, td, d.activation_smoothing),
+        }
     }
 
     /// The contraction state at which the muscle is in isometric equilibrium (`ṡ = 0`,
@@ -364,6 +555,19 @@ mod tests {
         HillMuscle::new(HillParams::new(500.0, 0.1, 0.2, pennation, 0.015, 0.06))
     }
 
+    /// DAS3's muscle and one with De Groote et al.'s curves, away from OpenSim's defaults.
+    fn both(pennation: f64) -> [HillMuscle; 2] {
+        let mut p = HillParams::de_groote_fregly_2016(500.0, 0.1, 0.2, pennation, 0.015, 0.06);
+        p.curves = Curves::DeGrooteFregly2016(DeGrooteFregly {
+            active_force_width_scale: 1.2,
+            fiber_damping: 0.05,
+            passive_fiber_strain: 0.5,
+            activation_smoothing: 10.0,
+            passive: true,
+        });
+        [muscle(pennation), HillMuscle::new(p)]
+    }
+
     #[test]
     fn force_velocity_is_continuous_in_value_and_slope_at_zero() {
         let m = muscle(0.0);
@@ -393,8 +597,7 @@ mod tests {
 
     #[test]
     fn the_partials_are_the_residuals_derivatives() {
-        for pen in [0.0, 0.4] {
-            let m = muscle(pen);
+        for m in [0.0, 0.4].into_iter().flat_map(both) {
             for (a, s, sdot, l) in [(0.3, 0.098, -0.05, 0.3), (0.9, 0.11, 0.2, 0.315), (0.05, 0.09, 0.0, 0.295)] {
                 let c = m.contraction(a, s, sdot, l);
                 let h = 1e-7;
@@ -446,16 +649,33 @@ mod tests {
         }
     }
 
+    /// An inactive muscle of De Groote et al. without fibre damping (OpenSim's default) has a
+    /// residual that does not depend on `ṡ`; in isometric equilibrium its rate is 0 (a muscle at
+    /// rest), found although the residual has no root to bracket.
+    #[test]
+    fn an_undamped_inactive_muscle_at_equilibrium_rests() {
+        let mut p = HillParams::de_groote_fregly_2016(500.0, 0.1, 0.2, 0.2, 0.015, 0.06);
+        p.curves = Curves::DeGrooteFregly2016(DeGrooteFregly::default());
+        let m = HillMuscle::new(p);
+        let s = m.isometric_state(0.0, 0.31).expect("an equilibrium");
+        assert_eq!(m.contraction(0.0, s, 0.0, 0.31).d_sdot, 0.0);
+        assert_eq!(crate::integrate::contraction_rate(&m, 0.0, s, 0.31), Some(0.0));
+    }
+
     #[test]
     fn activation_partials() {
-        let m = muscle(0.0);
-        let (u, a, ad) = (0.7, 0.2, 3.0);
-        let (f, da, dad, du) = m.activation(a, ad, u);
-        assert!((f - (ad - m.activation_rate(a, u))).abs() < 1e-14);
-        let h = 1e-7;
-        let fd = |g: &dyn Fn(f64) -> f64, x: f64| (g(x + h) - g(x - h)) / (2.0 * h);
-        assert!((da - fd(&|x| m.activation(x, ad, u).0, a)).abs() < 1e-6);
-        assert_eq!(dad, 1.0);
-        assert!((du - fd(&|x| m.activation(a, ad, x).0, u)).abs() < 1e-6);
+        for m in both(0.0) {
+            // rising and falling
+            for (u, a, ad) in [(0.7, 0.2, 3.0), (0.1, 0.6, -2.0)] {
+                let (f, da, dad, du) = m.activation(a, ad, u);
+                assert!((f - (ad - m.activation_rate(a, u))).abs() < 1e-14);
+                let h = 1e-7;
+                let fd = |g: &dyn Fn(f64) -> f64, x: f64| (g(x + h) - g(x - h)) / (2.0 * h);
+                let (nda, ndu) = (fd(&|x| m.activation(x, ad, u).0, a), fd(&|x| m.activation(a, ad, x).0, u));
+                assert!((da - nda).abs() < 1e-6 * (1.0 + da.abs()), "{da} vs {nda}");
+                assert_eq!(dad, 1.0);
+                assert!((du - ndu).abs() < 1e-6 * (1.0 + du.abs()), "{du} vs {ndu}");
+            }
+        }
     }
 }

@@ -1,9 +1,12 @@
 //! The compile step on small inline models: bodies, orientation forms, units, shared points,
 //! coordinate inputs, JSON, and the well-posedness verdicts.
 
+use std::path::Path;
+
 use mollier::{Compiled, FrameError, KinematicsRun, compile, registry};
 use mollier_core::KinematicsError;
 use mollier_format::{Format, parse, parse_as};
+use mollier_sim::{Curves, DeGrooteFregly, HillParams};
 
 fn compiled(text: &str) -> Compiled {
     let doc = parse("inline.toml", text).unwrap_or_else(|d| panic!("{}", d.render()));
@@ -263,4 +266,80 @@ fn a_body_orientation_can_be_fixed_by_the_name_check_lists() {
     );
     let err = compile(&doc.expect("parses"), &registry()).err().map(|d| d.render()).unwrap_or_default();
     assert!(err.contains("free[0]"), "{err}");
+}
+
+/// A muscle with De Groote et al.'s curves takes every parameter from its fields (in the file's
+/// units), and OpenSim's defaults for those it leaves out; DAS3's stay the default.
+#[test]
+fn a_muscle_file_selects_de_groote_freglys_curves_and_their_parameters() {
+    let model = |muscle: &str| {
+        format!(
+            "format_version = 1\nfixed = [\"ground\", \"anchor\"]\ninputs = [\"swing.rotation\"]\nfree = [\"m\"]\n\
+             [units]\nlength = \"mm\"\nangle = \"deg\"\n[nodes.anchor]\nposition = [300, 0, 0]\n\
+             [bodies.ground]\norigin = [0, 0, 0]\n[bodies.arm]\norigin = \"ground\"\npoints = {{ tip = [0, -500, 0] }}\n\
+             [elements.swing]\ntype = \"hinge\"\np = \"ground\"\nq = \"arm\"\naxis = [0, 0, 1]\n\
+             [elements.m]\ntype = \"truss\"\np = \"anchor\"\nq = \"arm.tip\"\n\
+             [muscles.m]\nmax_force = 300\noptimal_fibre_length = 100\ntendon_slack_length = 200\n{muscle}"
+        )
+    };
+    let all = "pennation = 10\nactivation_time = 0.02\ndeactivation_time = 0.07\ncurves = \"de-groote-fregly-2016\"\n\
+               max_contraction_velocity = 8\ntendon_strain_at_one_norm_force = 0.06\nactive_force_width_scale = 1.3\n\
+               fiber_damping = 0.05\npassive_fiber_strain_at_one_norm_force = 0.5\nactivation_dynamics_smoothing = 10\n\
+               ignore_passive_fiber_force = true\n";
+    let p = compiled(&model(all)).muscles[0].hill.params;
+    let mut want = HillParams::de_groote_fregly_2016(300.0, 0.1, 0.2, 10f64.to_radians(), 0.02, 0.07);
+    want.vmax = 8.0;
+    want.see_strain = 0.06;
+    want.curves = Curves::DeGrooteFregly2016(DeGrooteFregly {
+        active_force_width_scale: 1.3,
+        fiber_damping: 0.05,
+        passive_fiber_strain: 0.5,
+        activation_smoothing: 10.0,
+        passive: false,
+    });
+    assert_eq!(p, want);
+    let p = compiled(&model("curves = \"de-groote-fregly-2016\"\n")).muscles[0].hill.params;
+    assert_eq!(p, HillParams::de_groote_fregly_2016(300.0, 0.1, 0.2, 0.0, 0.015, 0.06));
+    assert_eq!(p.curves, Curves::DeGrooteFregly2016(DeGrooteFregly::default()));
+    let p = compiled(&model("")).muscles[0].hill.params;
+    assert_eq!(p, HillParams::new(300.0, 0.1, 0.2, 0.0, 0.015, 0.06));
+}
+
+/// An OpenSim `DeGrooteFregly2016Muscle` imports with De Groote et al.'s curves and every
+/// property it has (here the elbow beside Moco, then with properties off their defaults
+/// written into the file), and with none for a rigid tendon, which the report says.
+#[test]
+fn an_osim_de_groote_fregly_muscle_imports_with_every_property() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/optimal-control/elbow-dgf.osim");
+    let text = std::fs::read_to_string(&path).expect("the elbow");
+    let c = mollier::load_text("elbow-dgf.osim", &text, &registry()).expect("imports");
+    let mut biceps = HillParams::de_groote_fregly_2016(625.0, 0.116, 0.16, 0.0, 0.015, 0.06);
+    biceps.curves = Curves::DeGrooteFregly2016(DeGrooteFregly { fiber_damping: 0.01, ..DeGrooteFregly::default() });
+    assert_eq!(c.muscles[0].hill.params, biceps);
+    assert!((c.muscles[1].hill.params.pennation - 0.15707963267948966).abs() < 1e-16);
+    // every other property off its default, in the biceps
+    let props = "<max_contraction_velocity>8</max_contraction_velocity>\
+        <active_force_width_scale>1.3</active_force_width_scale>\
+        <passive_fiber_strain_at_one_norm_force>0.5</passive_fiber_strain_at_one_norm_force>\
+        <tendon_strain_at_one_norm_force>0.06</tendon_strain_at_one_norm_force>\
+        <activation_dynamics_smoothing>10</activation_dynamics_smoothing>\
+        <ignore_passive_fiber_force>true</ignore_passive_fiber_force>\
+        <fiber_damping>0.01</fiber_damping>";
+    let changed = text.replacen("<fiber_damping>0.01</fiber_damping>", props, 1);
+    let c = mollier::load_text("elbow-dgf.osim", &changed, &registry()).expect("imports");
+    biceps.vmax = 8.0;
+    biceps.see_strain = 0.06;
+    biceps.curves = Curves::DeGrooteFregly2016(DeGrooteFregly {
+        active_force_width_scale: 1.3,
+        fiber_damping: 0.01,
+        passive_fiber_strain: 0.5,
+        activation_smoothing: 10.0,
+        passive: false,
+    });
+    assert_eq!(c.muscles[0].hill.params, biceps);
+    let rigid = text.replacen("<ignore_tendon_compliance>false", "<ignore_tendon_compliance>true", 1);
+    let (import, c) = mollier::import_osim("elbow-dgf.osim", &rigid, &registry()).expect("imports");
+    assert_eq!(c.muscles.len(), 1, "the rigid biceps has no contraction dynamics");
+    let report = import.report.markdown();
+    assert!(report.contains("contraction dynamics not imported"), "{report}");
 }

@@ -4,9 +4,10 @@
 //! pendulum swung up and a double pendulum swung up (its exact Hessian at the hinges' ±90°). The
 //! first two are solved by Hermite-Simpson on 50 intervals as Moco was; the
 //! objectives agree within 1e-6 (relative), the states and controls at the 101 grid points within
-//! the stated tolerances. The elbow with two Hill muscles, which Moco's muscle models cannot
+//! the stated tolerances. The elbow with two DAS3 Hill muscles, which Moco's muscle models cannot
 //! express, is held against an independent CasADi transcription of the same problem
-//! (`tools/peer_casadi_elbow.py`, `tests/data/casadi/`). Needs IPOPT (`tools/install-ipopt`): without it the tests say SKIPPED,
+//! (`tools/peer_casadi_elbow.py`, `tests/data/casadi/`); the elbow with two
+//! `DeGrooteFregly2016Muscle` (an `.osim` both read) against Moco. Needs IPOPT (`tools/install-ipopt`): without it the tests say SKIPPED,
 //! under CI=true they fail.
 
 use std::path::Path;
@@ -196,4 +197,64 @@ fn the_elbow_flexion_reaches_the_casadi_peers_optimum() {
     );
     assert!(off < 1e-6, "objective {} against the peer's {objective}", solved.solved.ipopt.objective);
     assert!(d[0] < TOL_Q && d[1] < TOL_V && d[2] < TOL_S && d[3] < TOL_A && d[4] < TOL_E, "{d:?}");
+}
+
+/// The elbow of `elbow-dgf.osim` (two `DeGrooteFregly2016Muscle`, imported with their own curves)
+/// flexed 30° in 0.5 s with the least `∫ Σ e² dt` (`models/optimal-control/elbow-dgf.toml`)
+/// against Moco's optimum of the same problem on the same 25 Hermite-Simpson intervals
+/// (`elbow_dgf.csv`: time, q, v, the activations, the normalized tendon forces, the excitations).
+/// Mollier's states are `s = L_CE cos φ`, Moco's the normalized tendon force: the same
+/// continuous problem, discretized apart. Measured (IPOPT's tolerance 1e-11, as the problem file
+/// sets it): objective 3.3e-7 relative; q 1.2e-5 rad, v 2.4e-4 rad/s, a 2.7e-5, e 8.7e-5 (of a
+/// peak 0.166), normalized tendon force 5.3e-4 — at the start, where Moco's
+/// `MocoInitialForceEquilibriumDGFGoal` leaves implicit-mode tendons free: Moco's triceps starts
+/// off OpenSim's own equilibrium residual by 5.5e-4 (with `MocoInitialVelocityEquilibriumDGFGoal`
+/// both start alike and the tendon forces agree to 4e-5).
+#[test]
+fn the_elbow_with_de_groote_fregly_muscles_reaches_mocos_optimum() {
+    if !ipopt_here("optimize_moco elbow with DeGrooteFregly2016Muscle") {
+        return;
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/optimal-control/elbow-dgf.toml");
+    let run = OptimizeRun::read(Path::new(path), &mollier::registry()).expect("problem reads");
+    let solved = run.solve().expect("solves");
+    assert!(solved.solved.ipopt.converged(), "{}", solved.solved.ipopt.status_name());
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/moco/");
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}elbow_dgf.json")).unwrap()).unwrap();
+    assert_eq!(info["success"], true);
+    let objective = info["objective"].as_f64().unwrap();
+    let csv = std::fs::read_to_string(format!("{dir}elbow_dgf.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "time,q,v,biceps.activation,triceps.activation,biceps.normalized_tendon_force,\
+             triceps.normalized_tendon_force,biceps.excitation,triceps.excitation"
+        )
+    );
+    let rows: Vec<Vec<f64>> = lines.map(|l| l.split(',').map(|x| x.parse().unwrap()).collect()).collect();
+    let points = &solved.solved.points;
+    assert_eq!(points.len(), rows.len());
+    let max_force: Vec<f64> = run.compiled.muscles.iter().map(|m| m.hill.params.max_force).collect();
+    // the largest differences: q (rad), v (rad/s), a, normalized tendon force, e
+    let mut d = [0.0f64; 5];
+    for ((p, r), muscles) in points.iter().zip(&rows).zip(&solved.muscles) {
+        assert!((p.time - r[0]).abs() < 1e-12);
+        d[0] = d[0].max((p.x[0] - r[1]).abs());
+        d[1] = d[1].max((p.x[1] - r[2]).abs());
+        for k in 0..2 {
+            d[2] = d[2].max((p.x[4 + k] - r[3 + k]).abs());
+            d[3] = d[3].max((muscles[k][2] / max_force[k] - r[5 + k]).abs());
+            d[4] = d[4].max((p.excitations[k] - r[7 + k]).abs());
+        }
+    }
+    let off = (solved.solved.ipopt.objective - objective).abs() / objective;
+    println!(
+        "objective {off:.1e} relative, q {:.1e} rad, v {:.1e} rad/s, a {:.1e}, F_T {:.1e}, e {:.1e}",
+        d[0], d[1], d[2], d[3], d[4]
+    );
+    // the issue asks for 1 %
+    assert!(off < 1e-5, "objective {} against Moco's {objective}", solved.solved.ipopt.objective);
+    assert!(d[0] < 1e-4 && d[1] < 1e-3 && d[2] < 2e-4 && d[3] < 2e-3 && d[4] < 5e-4, "{d:?}");
 }

@@ -44,6 +44,12 @@ pub(super) fn document(ctx: &Ctx, out: &mut Out) -> String {
     let bodies = bodies(ctx, out);
     section("bodies", bodies, "---- bodies, at their poses in the initial configuration", root);
     section("elements", std::mem::take(&mut out.elements), "", root);
+    section(
+        "muscles",
+        std::mem::take(&mut out.hill),
+        "---- muscles with contraction dynamics: OpenSim's DeGrooteFregly2016Muscle, every property",
+        root,
+    );
     if !out.sharing.is_empty() {
         let mut muscles = Table::new();
         for (name, v, note) in std::mem::take(&mut out.sharing) {

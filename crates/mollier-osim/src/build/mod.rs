@@ -168,6 +168,8 @@ struct Out {
     muscle_names: Vec<Option<String>>,
     /// name -> its load-sharing entry and a note.
     sharing: Vec<(String, Value, String)>,
+    /// name -> its `[muscles]` table (De Groote et al.'s muscles).
+    hill: Vec<(String, Table)>,
     /// wrap object -> the muscles over it.
     wrap_users: HashMap<(usize, usize), Vec<String>>,
     entries: Vec<Entry>,

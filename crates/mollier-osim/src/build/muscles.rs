@@ -6,7 +6,7 @@ use toml_edit::Value;
 
 use super::doc::{self, float, num, text, vec3};
 use super::{Ctx, Out, SPECIFIC_TENSION};
-use crate::model::{Muscle, PathPoint, PathWrap, Shape, Wrap};
+use crate::model::{DeGrooteFregly, Muscle, PathPoint, PathWrap, Shape, Wrap};
 use crate::pose::xyz;
 use crate::report::Entry;
 
@@ -84,7 +84,42 @@ pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
         mu.pennation.to_degrees()
     );
     let value = doc::inline(vec![("pcsa", float(mu.max_force / SPECIFIC_TENSION)), ("optimal_length", float(lopt))]);
+    if let Some(d) = &mu.dynamics {
+        hill(mu, d, &name, out);
+    }
     out.sharing.push((name, value, note));
+}
+
+/// A `DeGrooteFregly2016Muscle`'s `[muscles]` entry: De Groote et al.'s curves with every
+/// property; none for a rigid tendon or without activation dynamics, which Mollier's states
+/// cannot hold.
+fn hill(mu: &Muscle, d: &DeGrooteFregly, name: &str, out: &mut Out) {
+    let rigid = [
+        (d.ignore_tendon_compliance, "a rigid tendon (`ignore_tendon_compliance`)"),
+        (d.ignore_activation_dynamics, "no activation dynamics (`ignore_activation_dynamics`)"),
+    ];
+    if let Some((_, why)) = rigid.iter().find(|r| r.0) {
+        let action = format!("contraction dynamics not imported: Mollier's muscle has no {}", &why[2..]);
+        out.entries.push(Entry::new(&mu.place, &mu.name, &mu.kind, action));
+        return;
+    }
+    let entries = vec![
+        ("max_force", float(mu.max_force)),
+        ("optimal_fibre_length", float(mu.optimal_fiber_length)),
+        ("tendon_slack_length", float(mu.tendon_slack_length)),
+        ("pennation", float(mu.pennation)),
+        ("activation_time", float(d.activation_time_constant)),
+        ("deactivation_time", float(d.deactivation_time_constant)),
+        ("curves", text("de-groote-fregly-2016")),
+        ("max_contraction_velocity", float(d.max_contraction_velocity)),
+        ("tendon_strain_at_one_norm_force", float(d.tendon_strain_at_one_norm_force)),
+        ("active_force_width_scale", float(d.active_force_width_scale)),
+        ("fiber_damping", float(d.fiber_damping)),
+        ("passive_fiber_strain_at_one_norm_force", float(d.passive_fiber_strain_at_one_norm_force)),
+        ("activation_dynamics_smoothing", float(d.activation_dynamics_smoothing)),
+        ("ignore_passive_fiber_force", Value::from(d.ignore_passive_fiber_force)),
+    ];
+    out.hill.push((name.to_string(), doc::table(&[], Some(&format!("{} `{}`", mu.kind, mu.name)), entries)));
 }
 
 /// The obstacle of wrap `w` on the muscle's path (an inline table and the wrap's name for its

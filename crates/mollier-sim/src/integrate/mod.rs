@@ -17,7 +17,7 @@
 pub mod adaptive;
 pub mod rosw;
 
-use crate::hill::{HillMuscle, decreasing_root};
+use crate::hill::{Curves, HillMuscle, decreasing_root};
 use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_partial_pivoting};
 
 /// A state of the system and its rate.
@@ -211,6 +211,15 @@ pub fn hermite(th: f64, h: f64, (x0, f0): (&[f64], &[f64]), (x1, f1): (&[f64], &
 pub fn contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64) -> Option<f64> {
     let r = |sd: f64| hill.contraction(a, s, sd, length);
     let vmax = hill.params.vmax * hill.params.optimal_fibre_length;
+    let ftol = 1e-13 * hill.params.max_force;
+    if let Curves::DeGrooteFregly2016(_) = hill.params.curves {
+        // an inactive muscle of De Groote et al. without fibre damping: the residual does not
+        // depend on ṡ; in isometric equilibrium (to `isometric_state`'s tolerance) it rests
+        let at_rest = r(0.0);
+        if at_rest.d_sdot == 0.0 {
+            return (at_rest.residual.abs() <= 1e-12 * hill.params.max_force).then_some(0.0);
+        }
+    }
     let (mut lo, mut hi) = (-vmax, vmax);
     while r(lo).residual < 0.0 {
         lo *= 4.0;
@@ -228,7 +237,7 @@ pub fn contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64) -> Optio
         let c = r(sd);
         (c.residual, c.d_sdot)
     };
-    Some(decreasing_root(residual, (lo, hi), 0.0f64.clamp(lo, hi), 1e-13 * hill.params.max_force, 1e-15 * vmax))
+    Some(decreasing_root(residual, (lo, hi), 0.0f64.clamp(lo, hi), ftol, 1e-15 * vmax))
 }
 
 // Dormand-Prince 5(4) tableau
