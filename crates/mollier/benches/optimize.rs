@@ -1,5 +1,6 @@
 //! The optimal control problems checked against OpenSim Moco (the sliding mass, the pendulum's
-//! swing-up) and the elbow with two muscles (checked against CasADi), solved by `mollier
+//! swing-up, the elbow with two De Groote-Fregly muscles) and the elbow with two DAS3 muscles
+//! (checked against CasADi), solved by `mollier
 //! optimize`'s pipeline and timed, in alternation with the peers' own solves when their Pythons
 //! are given: the speed figures of `docs/performance.md`.
 //!
@@ -10,8 +11,8 @@
 //! Each round solves each problem once (reading the problem file and compiling the model
 //! included, writing the tables not) and prints its wall time, iterations, objective and Hessian
 //! (`--hessian` overrides the files' choice); with `--moco PYTHON` it then runs
-//! `tools/peer_moco_ocp.py` into a temporary directory and reads Moco's `solve_wall_s`
-//! (`MocoStudy.solve()` alone) for the first two; with `--casadi PYTHON`,
+//! `tools/peer_moco_ocp.py` (and again with `--elbow`) into a temporary directory and reads
+//! Moco's `solve_wall_s` (`MocoStudy.solve()` alone) for those three; with `--casadi PYTHON`,
 //! `tools/peer_casadi_elbow.py --time` at the elbow's tolerance, its `solve_wall_s` (the solver's
 //! call alone, without building the NLP). The last lines give per problem the fastest round of
 //! each and their ratio.
@@ -48,21 +49,25 @@ fn solve(file: &Path, hessian: Option<HessianSpec>, tolerance: Option<f64>) -> (
     (wall, s["iterations"].as_i64().unwrap_or(-1), solved.solved.ipopt.objective, s["hessian"].to_string())
 }
 
-/// Moco's solve times (s) and iterations of the sliding mass and the pendulum.
-fn moco(python: &str) -> [(f64, i64); 2] {
+/// Moco's solve times (s) and iterations of the sliding mass, the pendulum and the elbow with
+/// De Groote-Fregly muscles.
+fn moco(python: &str) -> [(f64, i64); 3] {
     let dir = std::env::temp_dir().join(format!("mollier-bench-moco-{}", std::process::id()));
-    let out = std::process::Command::new(python)
-        .arg(root().join("tools/peer_moco_ocp.py"))
-        .arg(&dir)
-        .output()
-        .expect("the Moco peer runs");
-    assert!(out.status.success(), "tools/peer_moco_ocp.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    for extra in [None, Some("--elbow")] {
+        let out = std::process::Command::new(python)
+            .arg(root().join("tools/peer_moco_ocp.py"))
+            .arg(&dir)
+            .args(extra)
+            .output()
+            .expect("the Moco peer runs");
+        assert!(out.status.success(), "tools/peer_moco_ocp.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
     let read = |name: &str| {
         let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("the peer wrote its summary");
         let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
         (v["solve_wall_s"].as_f64().expect("solve_wall_s"), v["iterations"].as_i64().unwrap_or(-1))
     };
-    let r = [read("sliding_mass"), read("pendulum")];
+    let r = [read("sliding_mass"), read("pendulum"), read("elbow_dgf")];
     let _ = std::fs::remove_dir_all(&dir);
     r
 }
@@ -98,10 +103,13 @@ fn main() {
     let problems = [
         ("sliding mass", root().join("models/optimal-control/sliding-mass-effort.toml")),
         ("pendulum swing-up", root().join("models/optimal-control/pendulum-swing-up.toml")),
-        // no Moco peer in the script: CasADi's (`--casadi`)
+        ("elbow, De Groote-Fregly muscles", root().join("models/optimal-control/elbow-dgf.toml")),
+        // DAS3's muscles, which Moco cannot express: CasADi's peer (`--casadi`)
         ("elbow flexion", root().join("models/optimal-control/elbow-flexion.toml")),
     ];
-    let mut best = [[f64::INFINITY; 2]; 3];
+    // the problems' indices Moco's three summaries belong to, and the CasADi one's
+    let (moco_problems, casadi_problem) = ([0, 1, 2], 3);
+    let mut best = [[f64::INFINITY; 2]; 4];
     for round in 1..=rounds {
         for (k, (name, file)) in problems.iter().enumerate() {
             let (wall, iterations, objective, h) = solve(file, hessian, tolerance);
@@ -111,7 +119,7 @@ fn main() {
             best[k][0] = best[k][0].min(wall);
         }
         if let Some(py) = &python {
-            for (k, (wall, iterations)) in moco(py).into_iter().enumerate() {
+            for (k, (wall, iterations)) in moco_problems.into_iter().zip(moco(py)) {
                 println!("round {round}: {}: Moco {wall:.4} s, {iterations} iterations", problems[k].0);
                 best[k][1] = best[k][1].min(wall);
             }
@@ -119,19 +127,27 @@ fn main() {
         if let Some(py) = &casadi_python {
             // the elbow's own tolerance (its file's, or --tolerance) on both sides
             let tol = tolerance.unwrap_or(
-                OptimizeRun::read(&problems[2].1, &mollier::registry()).expect("reads").spec.solver.tolerance,
+                OptimizeRun::read(&problems[casadi_problem].1, &mollier::registry())
+                    .expect("reads")
+                    .spec
+                    .solver
+                    .tolerance,
             );
             let (wall, iterations, objective) = casadi(py, tol);
             println!(
                 "round {round}: {}: CasADi {wall:.4} s, {iterations} iterations, objective {objective:.9}",
-                problems[2].0
+                problems[casadi_problem].0
             );
-            best[2][1] = best[2][1].min(wall);
+            best[casadi_problem][1] = best[casadi_problem][1].min(wall);
         }
     }
     for (k, (name, _)) in problems.iter().enumerate() {
         let [m, o] = best[k];
-        let peer = if k == 2 { casadi_python.as_ref().map(|_| "CasADi") } else { python.as_ref().map(|_| "Moco") };
+        let peer = if k == casadi_problem {
+            casadi_python.as_ref().map(|_| "CasADi")
+        } else {
+            python.as_ref().map(|_| "Moco")
+        };
         if let (Some(peer), true) = (peer, o.is_finite()) {
             println!("fastest: {name}: Mollier {m:.4} s, {peer} {o:.4} s, ratio {:.1}", o / m);
         } else {
