@@ -555,8 +555,9 @@ mod tests {
         HillMuscle::new(HillParams::new(500.0, 0.1, 0.2, pennation, 0.015, 0.06))
     }
 
-    /// DAS3's muscle and one with De Groote et al.'s curves, away from OpenSim's defaults.
-    fn both(pennation: f64) -> [HillMuscle; 2] {
+    /// DAS3's muscle and one with De Groote et al.'s curves, away from OpenSim's defaults (the
+    /// second partials' tests use them too).
+    pub(super) fn both(pennation: f64) -> [HillMuscle; 2] {
         let mut p = HillParams::de_groote_fregly_2016(500.0, 0.1, 0.2, pennation, 0.015, 0.06);
         p.curves = Curves::DeGrooteFregly2016(DeGrooteFregly {
             active_force_width_scale: 1.2,

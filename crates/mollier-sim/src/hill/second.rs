@@ -95,24 +95,8 @@ impl HillMuscle {
 
 #[cfg(test)]
 mod tests {
-    use crate::hill::{Curves, DeGrooteFregly, HillMuscle, HillParams};
-
-    fn muscle(pennation: f64) -> HillMuscle {
-        HillMuscle::new(HillParams::new(500.0, 0.1, 0.2, pennation, 0.015, 0.06))
-    }
-
-    /// DAS3's muscle and one with De Groote et al.'s curves, away from OpenSim's defaults.
-    fn both(pennation: f64) -> [HillMuscle; 2] {
-        let mut p = HillParams::de_groote_fregly_2016(500.0, 0.1, 0.2, pennation, 0.015, 0.06);
-        p.curves = Curves::DeGrooteFregly2016(DeGrooteFregly {
-            active_force_width_scale: 1.2,
-            fiber_damping: 0.05,
-            passive_fiber_strain: 0.5,
-            activation_smoothing: 10.0,
-            passive: true,
-        });
-        [muscle(pennation), HillMuscle::new(p)]
-    }
+    use crate::hill::Curves;
+    use crate::hill::tests::both;
 
     /// Each second partial against central differences of the hand-written first partials
     /// ([`HillMuscle::contraction`]): an independent reference, on both branches of the
