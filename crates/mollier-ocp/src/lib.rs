@@ -45,6 +45,7 @@ pub use cone::ConeConstraint;
 pub use guess::Trajectory;
 pub use hessian::{HessianChoice, Motion, exact_hessian, multibody_block};
 pub use markers::MarkerTracking;
+pub use mollier_ipopt::Multipliers;
 pub use scaling::ScalingChoice;
 
 /// The transcription's scheme.
@@ -798,6 +799,20 @@ impl Problem<'_, '_> {
         options: &[(&str, Value)],
         scaling: ScalingChoice,
     ) -> Result<Solved, OcpError> {
+        self.solve_warm(guess, None, x_rest, options, scaling)
+    }
+
+    /// [`Problem::solve_scaled`], and with `warm` IPOPT's warm start from the guess and these
+    /// multipliers (a [`Solved::ipopt`]'s of the same problem, with [`Guess::Variables`] its
+    /// iterate: the run continues where that one stopped).
+    pub fn solve_warm(
+        &self,
+        guess: Guess,
+        warm: Option<&Multipliers>,
+        x_rest: &[f64],
+        options: &[(&str, Value)],
+        scaling: ScalingChoice,
+    ) -> Result<Solved, OcpError> {
         let mut t = Transcription::new(self)?;
         if x_rest.len() != t.nx() {
             return Err(OcpError::Shape(format!("the rest state has {} values, the state {}", x_rest.len(), t.nx())));
@@ -827,7 +842,7 @@ impl Problem<'_, '_> {
         if scaling == ScalingChoice::Physical {
             t.scaling = Some(t.physical_scaling(&z0)?);
         }
-        let sol = mollier_ipopt::solve(&mut t, &z0, options)?;
+        let sol = mollier_ipopt::solve_from(&mut t, &z0, warm, options)?;
         let mut g = vec![0.0; t.m()];
         let mut max_residual = [f64::NAN; 2];
         if t.constraints(&sol.x, &mut g) {
