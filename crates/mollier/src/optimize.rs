@@ -559,6 +559,36 @@ impl OptimizeRun {
         b
     }
 
+    /// IPOPT's options: the `[solver]` fields, a warm start's settings, then `[solver.ipopt]`.
+    fn ipopt_options(&self) -> Vec<(&str, IpoptValue)> {
+        let s = &self.spec;
+        let mut options = vec![
+            ("tol", IpoptValue::Num(s.solver.tolerance)),
+            ("max_iter", IpoptValue::Int(s.solver.max_iterations)),
+            ("limited_memory_max_history", IpoptValue::Int(s.solver.hessian_history)),
+        ];
+        if let Some(w) = &self.warm {
+            // the iterate as it was: not pushed into the bounds' interior, the barrier where it
+            // stopped (the problem file's options come after and may change these)
+            options.push(("warm_start_bound_push", IpoptValue::Num(1e-9)));
+            options.push(("warm_start_mult_bound_push", IpoptValue::Num(1e-9)));
+            options.push(("warm_start_slack_bound_push", IpoptValue::Num(1e-9)));
+            if let Some(mu) = w.mu {
+                options.push(("mu_init", IpoptValue::Num(mu)));
+            }
+        }
+        options.extend(s.solver.ipopt.iter().map(|(k, v)| {
+            let v = match v {
+                // within i32: checked by `problems`
+                OptionSpec::Int(i) => IpoptValue::Int(*i as i32),
+                OptionSpec::Num(x) => IpoptValue::Num(*x),
+                OptionSpec::Str(t) => IpoptValue::Str(t.clone()),
+            };
+            (k.as_str(), v)
+        }));
+        options
+    }
+
     /// Set up and solve.
     pub fn solve(&self) -> Result<Optimized<'_>, OptimizeError> {
         let start = Instant::now();
@@ -647,30 +677,7 @@ impl OptimizeRun {
             },
             cone: crate::optimize_cone::constraint(s.constraints.cone.as_ref(), c),
         };
-        let mut options = vec![
-            ("tol", IpoptValue::Num(s.solver.tolerance)),
-            ("max_iter", IpoptValue::Int(s.solver.max_iterations)),
-            ("limited_memory_max_history", IpoptValue::Int(s.solver.hessian_history)),
-        ];
-        if let Some(w) = &self.warm {
-            // the iterate as it was: not pushed into the bounds' interior, the barrier where it
-            // stopped (the problem file's options come after and may change these)
-            options.push(("warm_start_bound_push", IpoptValue::Num(1e-9)));
-            options.push(("warm_start_mult_bound_push", IpoptValue::Num(1e-9)));
-            options.push(("warm_start_slack_bound_push", IpoptValue::Num(1e-9)));
-            if let Some(mu) = w.mu {
-                options.push(("mu_init", IpoptValue::Num(mu)));
-            }
-        }
-        options.extend(s.solver.ipopt.iter().map(|(k, v)| {
-            let v = match v {
-                // within i32: checked by `problems`
-                OptionSpec::Int(i) => IpoptValue::Int(*i as i32),
-                OptionSpec::Num(x) => IpoptValue::Num(*x),
-                OptionSpec::Str(t) => IpoptValue::Str(t.clone()),
-            };
-            (k.as_str(), v)
-        }));
+        let options = self.ipopt_options();
         let guess = match (&s.guess, &self.guess, &self.warm) {
             (_, _, Some(w)) => Guess::Variables(w.variables.clone()),
             (_, Some(tr), None) => Guess::Trajectory(tr.clone()),
@@ -683,8 +690,8 @@ impl OptimizeRun {
             Some(ScalingSpec::Ipopt) => ScalingChoice::Ipopt,
             None => ScalingChoice::by_muscles(c.muscles.len()),
         };
-        let warm = self.warm.as_ref().map(|w| &w.multipliers);
-        let solved = problem.solve_warm(guess, warm, &rest.x, &options, scaling)?;
+        let warm = self.warm.as_ref().map(|w| w.start.clone());
+        let solved = problem.solve_warm(guess, warm.as_ref(), &rest.x, &options, scaling)?;
         // the muscles at each point, for muscles.csv
         let mut muscles = Vec::with_capacity(solved.points.len());
         for p in &solved.points {
@@ -868,14 +875,18 @@ impl Optimized<'_> {
             )?;
         }
         // the NLP's last iterate and multipliers, for a warm start (`guess = { file, warm_start }`)
+        // and the factors of the scaling IPOPT was given (1 where it scaled on its own)
         let ip = &self.solved.ipopt;
-        let id = dir.table("variables.csv", None, ["index", "value", "lower_multiplier", "upper_multiplier"])?;
+        let sc = self.solved.scaling.as_ref();
+        let factor = |v: Option<&Vec<f64>>, k: usize| v.map_or(1.0, |v| v[k]);
+        let id =
+            dir.table("variables.csv", None, ["index", "value", "lower_multiplier", "upper_multiplier", "scale"])?;
         for (k, x) in ip.x.iter().enumerate() {
-            dir.numbers(id, [k as f64, *x, ip.z_l[k], ip.z_u[k]])?;
+            dir.numbers(id, [k as f64, *x, ip.z_l[k], ip.z_u[k], factor(sc.map(|s| &s.x), k)])?;
         }
-        let id = dir.table("constraints.csv", None, ["index", "value", "multiplier"])?;
+        let id = dir.table("constraints.csv", None, ["index", "value", "multiplier", "scale"])?;
         for (k, g) in ip.g.iter().enumerate() {
-            dir.numbers(id, [k as f64, *g, ip.lambda[k]])?;
+            dir.numbers(id, [k as f64, *g, ip.lambda[k], factor(sc.map(|s| &s.g), k)])?;
         }
         // units.csv lists the tables by time; convergence.csv, variables.csv and constraints.csv
         // are by iteration or index (docs/optimal-control.md)
