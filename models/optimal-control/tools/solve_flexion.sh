@@ -3,7 +3,9 @@
 # the stages of docs/optimal-control.md, "The shoulder's flexion":
 #   OUT/cmc     computed muscle control's run along the target (the start),
 #   OUT/lbfgs   the problem from it with IPOPT's L-BFGS Hessian, LBFGS_ITERATIONS iterations,
-#   OUT/exact   continued from that iterate (its multipliers: a warm start) with the exact Hessian.
+#   OUT/exact   continued from that iterate (its multipliers: a warm start) with the exact Hessian,
+#               300 iterations at most,
+#   OUT/exact2  if that did not converge, continued again from its last iterate the same way.
 # usage: solve_flexion.sh predict|track OUT [LBFGS_ITERATIONS=500]; MOLLIER names the binary
 # (default: mollier on the PATH). Each stage's IPOPT log is OUT/STAGE.ipopt.
 set -eu
@@ -26,3 +28,6 @@ stage() {
 }
 stage lbfgs '{ file = "cmc/states.csv" }' limited-memory "$iterations"
 stage exact '{ file = "lbfgs/states.csv", warm_start = true }' exact 300
+if grep -q '"converged": false' "$out/exact/summary.json"; then
+    stage exact2 '{ file = "exact/states.csv", warm_start = true }' exact 300
+fi
