@@ -281,6 +281,10 @@ pub struct Solution {
     pub g: Vec<f64>,
     /// The constraints' multipliers (m).
     pub lambda: Vec<f64>,
+    /// The multipliers of the variables' lower bounds (n).
+    pub z_l: Vec<f64>,
+    /// The multipliers of the variables' upper bounds (n).
+    pub z_u: Vec<f64>,
     /// The iteration table.
     pub iterations: Vec<Iteration>,
 }
@@ -321,6 +325,18 @@ pub fn status_name(status: i32) -> &'static str {
         -199 => "Internal_Error",
         _ => "unknown status",
     }
+}
+
+/// The multipliers of a point, for IPOPT's warm start (`warm_start_init_point`): those of an
+/// earlier [`Solution`] of the same problem continue its iterate.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Multipliers {
+    /// The constraints' multipliers (m).
+    pub lambda: Vec<f64>,
+    /// The multipliers of the variables' lower bounds (n; not negative).
+    pub z_l: Vec<f64>,
+    /// The multipliers of the variables' upper bounds (n; not negative).
+    pub z_u: Vec<f64>,
 }
 
 /// What the callbacks reach through IPOPT's user-data pointer.
@@ -507,6 +523,19 @@ extern "C" fn intermediate(
 /// MUMPS over a sequential MPI stub, which is not reentrant (two solves on two threads crashed
 /// with SIGSEGV), so a lock serializes them.
 pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result<Solution, Error> {
+    solve_from(nlp, x0, None, options)
+}
+
+/// [`solve`] from `x0` and, when `warm` is given, its multipliers: IPOPT's warm start
+/// (`warm_start_init_point = yes`, set before `options`, which may tune it: IPOPT pushes the
+/// point and the multipliers off their bounds by `warm_start_bound_push` and
+/// `warm_start_mult_bound_push`, and starts the barrier at `mu_init`).
+pub fn solve_from(
+    nlp: &mut dyn Nlp,
+    x0: &[f64],
+    warm: Option<&Multipliers>,
+    options: &[(&str, Value)],
+) -> Result<Solution, Error> {
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     let api = api()?;
     // a panic in another solve's callback is caught there: the lock is never poisoned by one,
@@ -537,6 +566,20 @@ pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result
             return Err(Error::Invalid(format!(
                 "the scaling needs {n} and {m} positive finite factors, and one for the objective"
             )));
+        }
+    }
+    if let Some(w) = warm {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if w.lambda.len() != m || w.z_l.len() != n || w.z_u.len() != n {
+            return Err(Error::Invalid(format!(
+                "the warm start has {}, {} and {} multipliers, the problem {m} constraints and {n} variables",
+                w.lambda.len(),
+                w.z_l.len(),
+                w.z_u.len()
+            )));
+        }
+        if !finite(&w.lambda) || !finite(&w.z_l) || !finite(&w.z_u) {
+            return Err(Error::Invalid("the warm start's multipliers are not all finite".into()));
         }
     }
     let nele_hess = hess.as_ref().map_or(0, Vec::len);
@@ -576,6 +619,9 @@ pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result
     if !has_hess {
         all.push(("hessian_approximation", Value::Str("limited-memory".into())));
     }
+    if warm.is_some() {
+        all.push(("warm_start_init_point", Value::Str("yes".into())));
+    }
     if let Some(mut sc) = scaling {
         // the caller's options come after, so `nlp_scaling_method` may still be overridden
         all.push(("nlp_scaling_method", Value::Str("user-scaling".into())));
@@ -610,7 +656,10 @@ pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result
     // SAFETY: a valid problem and callback.
     unsafe { (api.intermediate)(problem, intermediate) };
     let mut x = x0.to_vec();
-    let (mut g, mut lambda, mut z_l, mut z_u) = (vec![0.0; m], vec![0.0; m], vec![0.0; n], vec![0.0; n]);
+    let (mut g, mut lambda, mut z_l, mut z_u) = match warm {
+        Some(w) => (vec![0.0; m], w.lambda.clone(), w.z_l.clone(), w.z_u.clone()),
+        None => (vec![0.0; m], vec![0.0; m], vec![0.0; n], vec![0.0; n]),
+    };
     let mut objective = f64::NAN;
     // SAFETY: arrays of the problem's sizes; the context outlives the call.
     let status = unsafe {
@@ -629,5 +678,5 @@ pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result
     if let Some(p) = ctx.panic {
         return Err(Error::Panicked(p));
     }
-    Ok(Solution { status, x, objective, g, lambda, iterations: ctx.iterations })
+    Ok(Solution { status, x, objective, g, lambda, z_l, z_u, iterations: ctx.iterations })
 }

@@ -1,5 +1,6 @@
 //! A start read from a trajectory (a `simulate` or `optimize` output, a replayed forward
-//! motion): its states and excitations interpolated to the grid.
+//! motion): its states, rates and excitations interpolated to the grid. On the grid of the
+//! `optimize` run that wrote it (the same times), the start is that run's iterate.
 
 use crate::Transcription;
 
@@ -11,6 +12,9 @@ pub struct Trajectory {
     /// Per state (`x`'s order): its values at `time` (SI units), or `None` where the trajectory
     /// does not have it (then as [`crate::Guess::Linear`]).
     pub states: Vec<Option<Vec<f64>>>,
+    /// Per state: its rate at `time` (SI units per second), or `None` (then the centred
+    /// difference of the state over the grid).
+    pub rates: Vec<Option<Vec<f64>>>,
     /// Per muscle: its excitations at `time`, or `None` (the guess's excitation, 0.05).
     pub excitations: Vec<Option<Vec<f64>>>,
 }
@@ -30,18 +34,20 @@ fn sample(time: &[f64], v: &[f64], t: f64) -> f64 {
 
 impl Transcription<'_, '_, '_> {
     /// Put `tr` on the grid of `z` (a linear guess): the states and excitations it has, sampled
-    /// at the points (excitations within their bounds), then every rate the centred difference
-    /// of its state over the grid.
+    /// at the points (excitations within their bounds), then every rate the trajectory's where it
+    /// has it, else the centred difference of its state over the grid. An empty `tr.rates` has
+    /// none.
     pub(crate) fn follow_trajectory(&self, tr: &Trajectory, z: &mut [f64]) -> Result<(), String> {
         let (nx, m, nz) = (self.nx(), self.layout.m, self.nz);
         let good = |c: &Option<Vec<f64>>| c.as_ref().is_none_or(|v| v.len() == tr.time.len());
         if tr.time.is_empty()
             || tr.states.len() != nx
+            || !(tr.rates.is_empty() || tr.rates.len() == nx)
             || tr.excitations.len() != m
-            || !tr.states.iter().chain(&tr.excitations).all(good)
+            || !tr.states.iter().chain(&tr.rates).chain(&tr.excitations).all(good)
         {
             return Err(format!(
-                "the trajectory needs a row or more and {nx} state and {m} excitation columns of its rows' length"
+                "the trajectory needs a row or more and {nx} state, {nx} rate (or none) and {m} excitation columns of its rows' length"
             ));
         }
         let [lo, hi] = self.p.excitation_bounds;
@@ -60,6 +66,14 @@ impl Transcription<'_, '_, '_> {
             }
         }
         self.grid_slopes(z);
+        for i in 0..self.points {
+            let t = self.time(i);
+            for (j, c) in tr.rates.iter().enumerate() {
+                if let Some(v) = c {
+                    z[i * nz + nx + j] = sample(&tr.time, v, t);
+                }
+            }
+        }
         Ok(())
     }
 

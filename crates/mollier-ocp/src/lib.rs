@@ -45,6 +45,7 @@ pub use cone::ConeConstraint;
 pub use guess::Trajectory;
 pub use hessian::{HessianChoice, Motion, exact_hessian, multibody_block};
 pub use markers::MarkerTracking;
+pub use mollier_ipopt::Multipliers;
 pub use scaling::ScalingChoice;
 
 /// The transcription's scheme.
@@ -179,6 +180,18 @@ pub struct Solved {
     pub hessian: Result<Motion, String>,
     /// The joint force in the cone frame (N) at every point, with a [`ConeConstraint`].
     pub cone: Vec<[f64; 3]>,
+    /// The scaling IPOPT was given ([`ScalingChoice::Physical`]), or `None` (its own).
+    pub scaling: Option<Scaling>,
+}
+
+/// Where an earlier run of the same problem stopped: the multipliers of its iterate and the
+/// scaling it was solved with, for [`Problem::solve_warm`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WarmStart {
+    /// The constraints' and the bounds' multipliers.
+    pub multipliers: Multipliers,
+    /// Its scaling ([`Solved::scaling`]); `None` computes the physical one at the start.
+    pub scaling: Option<Scaling>,
 }
 
 /// Where the iterations start.
@@ -798,6 +811,21 @@ impl Problem<'_, '_> {
         options: &[(&str, Value)],
         scaling: ScalingChoice,
     ) -> Result<Solved, OcpError> {
+        self.solve_warm(guess, None, x_rest, options, scaling)
+    }
+
+    /// [`Problem::solve_scaled`], and with `warm` IPOPT's warm start from the guess and its
+    /// multipliers (a [`Solved::ipopt`]'s of the same problem, with [`Guess::Variables`] its
+    /// iterate, and [`Solved::scaling`]: the run continues where that one stopped, on the same
+    /// scaled problem).
+    pub fn solve_warm(
+        &self,
+        guess: Guess,
+        warm: Option<&WarmStart>,
+        x_rest: &[f64],
+        options: &[(&str, Value)],
+        scaling: ScalingChoice,
+    ) -> Result<Solved, OcpError> {
         let mut t = Transcription::new(self)?;
         if x_rest.len() != t.nx() {
             return Err(OcpError::Shape(format!("the rest state has {} values, the state {}", x_rest.len(), t.nx())));
@@ -825,9 +853,13 @@ impl Problem<'_, '_> {
             }
         };
         if scaling == ScalingChoice::Physical {
-            t.scaling = Some(t.physical_scaling(&z0)?);
+            // a continued run keeps its scaling: IPOPT's stopping test is on the scaled problem
+            t.scaling = match warm.and_then(|w| w.scaling.clone()) {
+                Some(given) => Some(given),
+                None => Some(t.physical_scaling(&z0)?),
+            };
         }
-        let sol = mollier_ipopt::solve(&mut t, &z0, options)?;
+        let sol = mollier_ipopt::solve_from(&mut t, &z0, warm.map(|w| &w.multipliers), options)?;
         let mut g = vec![0.0; t.m()];
         let mut max_residual = [f64::NAN; 2];
         if t.constraints(&sol.x, &mut g) {
@@ -837,6 +869,7 @@ impl Problem<'_, '_> {
             max_residual = [largest(&g[..split]), largest(&g[split..end])];
         }
         let cone = t.cone_rows.iter().map(|r| r.force).collect();
-        Ok(Solved { points: t.unpack(&sol.x), ipopt: sol, max_residual, hessian: t.hessian.clone(), cone })
+        let scaling = t.scaling.clone();
+        Ok(Solved { points: t.unpack(&sol.x), ipopt: sol, max_residual, hessian: t.hessian.clone(), cone, scaling })
     }
 }

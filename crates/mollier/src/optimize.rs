@@ -59,6 +59,10 @@ impl Default for GuessField {
 pub struct GuessFile {
     /// A `states.csv`, relative to the problem file.
     pub file: String,
+    /// Continue the `optimize` run that wrote it: its iterate and multipliers verbatim (IPOPT's
+    /// warm start), on the same problem's grid ([`crate::optimize_guess::read_warm_start`]).
+    #[serde(default)]
+    pub warm_start: bool,
 }
 
 /// How IPOPT scales the problem, as written (unset: `physical` for a model with muscles, `ipopt`
@@ -327,6 +331,8 @@ pub struct OptimizeRun {
     pub compiled: Compiled,
     /// The trajectory of `guess = { file }`, read.
     pub guess: Option<mollier_ocp::Trajectory>,
+    /// The iterate and multipliers of `guess = { file, warm_start = true }`, read.
+    pub warm: Option<crate::optimize_guess::WarmStart>,
     /// The marker file of `[objective.markers]`, read.
     pub markers: Option<crate::trc::MarkerTrial>,
 }
@@ -372,16 +378,17 @@ impl OptimizeRun {
         })?;
         let model = path.parent().unwrap_or(Path::new("")).join(&spec.model);
         let compiled = load(&model, registry)?;
-        let guess = match &spec.guess {
+        let (guess, warm) = match &spec.guess {
             GuessField::File(g) => {
                 let f = path.parent().unwrap_or(Path::new("")).join(&g.file);
-                Some(crate::optimize_guess::read_guess(&f, &compiled)?)
+                let warm = g.warm_start.then(|| crate::optimize_guess::read_warm_start(&f)).transpose()?;
+                (Some(crate::optimize_guess::read_guess(&f, &compiled)?), warm)
             }
-            GuessField::Named(_) => None,
+            GuessField::Named(_) => (None, None),
         };
         let markers =
             spec.objective.markers.as_ref().map(|m| crate::optimize_markers::read_markers(path, m)).transpose()?;
-        let run = Self { file: path.to_path_buf(), spec, compiled, guess, markers };
+        let run = Self { file: path.to_path_buf(), spec, compiled, guess, warm, markers };
         let problems = run.problems();
         if !problems.is_empty() {
             let spans = Spans::toml(&text);
@@ -552,6 +559,36 @@ impl OptimizeRun {
         b
     }
 
+    /// IPOPT's options: the `[solver]` fields, a warm start's settings, then `[solver.ipopt]`.
+    fn ipopt_options(&self) -> Vec<(&str, IpoptValue)> {
+        let s = &self.spec;
+        let mut options = vec![
+            ("tol", IpoptValue::Num(s.solver.tolerance)),
+            ("max_iter", IpoptValue::Int(s.solver.max_iterations)),
+            ("limited_memory_max_history", IpoptValue::Int(s.solver.hessian_history)),
+        ];
+        if let Some(w) = &self.warm {
+            // the iterate as it was: not pushed into the bounds' interior, the barrier where it
+            // stopped (the problem file's options come after and may change these)
+            options.push(("warm_start_bound_push", IpoptValue::Num(1e-9)));
+            options.push(("warm_start_mult_bound_push", IpoptValue::Num(1e-9)));
+            options.push(("warm_start_slack_bound_push", IpoptValue::Num(1e-9)));
+            if let Some(mu) = w.mu {
+                options.push(("mu_init", IpoptValue::Num(mu)));
+            }
+        }
+        options.extend(s.solver.ipopt.iter().map(|(k, v)| {
+            let v = match v {
+                // within i32: checked by `problems`
+                OptionSpec::Int(i) => IpoptValue::Int(*i as i32),
+                OptionSpec::Num(x) => IpoptValue::Num(*x),
+                OptionSpec::Str(t) => IpoptValue::Str(t.clone()),
+            };
+            (k.as_str(), v)
+        }));
+        options
+    }
+
     /// Set up and solve.
     pub fn solve(&self) -> Result<Optimized<'_>, OptimizeError> {
         let start = Instant::now();
@@ -640,24 +677,12 @@ impl OptimizeRun {
             },
             cone: crate::optimize_cone::constraint(s.constraints.cone.as_ref(), c),
         };
-        let mut options = vec![
-            ("tol", IpoptValue::Num(s.solver.tolerance)),
-            ("max_iter", IpoptValue::Int(s.solver.max_iterations)),
-            ("limited_memory_max_history", IpoptValue::Int(s.solver.hessian_history)),
-        ];
-        options.extend(s.solver.ipopt.iter().map(|(k, v)| {
-            let v = match v {
-                // within i32: checked by `problems`
-                OptionSpec::Int(i) => IpoptValue::Int(*i as i32),
-                OptionSpec::Num(x) => IpoptValue::Num(*x),
-                OptionSpec::Str(t) => IpoptValue::Str(t.clone()),
-            };
-            (k.as_str(), v)
-        }));
-        let guess = match (&s.guess, &self.guess) {
-            (_, Some(tr)) => Guess::Trajectory(tr.clone()),
-            (GuessField::Named(GuessSpec::Rest), None) => Guess::Rest,
-            (GuessField::Named(GuessSpec::Reference), None) => Guess::Reference,
+        let options = self.ipopt_options();
+        let guess = match (&s.guess, &self.guess, &self.warm) {
+            (_, _, Some(w)) => Guess::Variables(w.variables.clone()),
+            (_, Some(tr), None) => Guess::Trajectory(tr.clone()),
+            (GuessField::Named(GuessSpec::Rest), None, None) => Guess::Rest,
+            (GuessField::Named(GuessSpec::Reference), None, None) => Guess::Reference,
             _ => Guess::Linear,
         };
         let scaling = match s.scaling {
@@ -665,7 +690,8 @@ impl OptimizeRun {
             Some(ScalingSpec::Ipopt) => ScalingChoice::Ipopt,
             None => ScalingChoice::by_muscles(c.muscles.len()),
         };
-        let solved = problem.solve_scaled(guess, &rest.x, &options, scaling)?;
+        let warm = self.warm.as_ref().map(|w| w.start.clone());
+        let solved = problem.solve_warm(guess, warm.as_ref(), &rest.x, &options, scaling)?;
         // the muscles at each point, for muscles.csv
         let mut muscles = Vec::with_capacity(solved.points.len());
         for p in &solved.points {
@@ -739,7 +765,23 @@ impl Optimized<'_> {
             };
             states.push(col(name, unit, meaning));
         }
-        let mut t = vec![Table { file: "states.csv".into(), columns: states }];
+        let rates = states
+            .iter()
+            .map(|c| {
+                let unit = match c.unit {
+                    "m" => "m/s",
+                    "rad" => "rad/s",
+                    "m/s" => "m/s²",
+                    "rad/s" => "rad/s²",
+                    _ => "1/s",
+                };
+                col(format!("{}.rate", c.name), unit, format!("rate of the {}", c.meaning))
+            })
+            .collect();
+        let mut t = vec![
+            Table { file: "states.csv".into(), columns: states },
+            Table { file: "rates.csv".into(), columns: rates },
+        ];
         if !c.muscles.is_empty() {
             let m = muscle_columns(&c.muscles, "neural excitation (optimized)");
             t.push(Table { file: "muscles.csv".into(), columns: m });
@@ -804,6 +846,7 @@ impl Optimized<'_> {
             for (i, p) in self.solved.points.iter().enumerate() {
                 let row: Vec<f64> = match t.file.as_str() {
                     "states.csv" => std::iter::once(p.time).chain(p.x.iter().copied()).collect(),
+                    "rates.csv" => std::iter::once(p.time).chain(p.xd.iter().copied()).collect(),
                     "muscles.csv" => std::iter::once(p.time).chain(self.muscles[i].iter().flatten().copied()).collect(),
                     "stability.csv" => std::iter::once(p.time).chain(self.stability_row(i)).collect(),
                     _ => std::iter::once(p.time)
@@ -831,7 +874,22 @@ impl Optimized<'_> {
                 ],
             )?;
         }
-        // units.csv lists the tables by time; convergence.csv is by iteration (docs/optimal-control.md)
+        // the NLP's last iterate and multipliers, for a warm start (`guess = { file, warm_start }`)
+        // and the factors of the scaling IPOPT was given (1 where it scaled on its own)
+        let ip = &self.solved.ipopt;
+        let sc = self.solved.scaling.as_ref();
+        let factor = |v: Option<&Vec<f64>>, k: usize| v.map_or(1.0, |v| v[k]);
+        let id =
+            dir.table("variables.csv", None, ["index", "value", "lower_multiplier", "upper_multiplier", "scale"])?;
+        for (k, x) in ip.x.iter().enumerate() {
+            dir.numbers(id, [k as f64, *x, ip.z_l[k], ip.z_u[k], factor(sc.map(|s| &s.x), k)])?;
+        }
+        let id = dir.table("constraints.csv", None, ["index", "value", "multiplier", "scale"])?;
+        for (k, g) in ip.g.iter().enumerate() {
+            dir.numbers(id, [k as f64, *g, ip.lambda[k], factor(sc.map(|s| &s.g), k)])?;
+        }
+        // units.csv lists the tables by time; convergence.csv, variables.csv and constraints.csv
+        // are by iteration or index (docs/optimal-control.md)
         dir.units(&tables)?;
         dir.commit(self.summary(), json!({ "optimize_s": self.seconds }))
     }

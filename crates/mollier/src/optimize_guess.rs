@@ -1,13 +1,17 @@
 //! `guess = { file = "states.csv" }` of an optimal control problem: a trajectory to start from,
 //! read from a `states.csv` as `simulate` and `optimize` write it (`time`, then states named as
 //! [`crate::optimize::state_names`] names them; any subset), with the excitations of the
-//! `muscles.csv` beside it when there is one (its `NAME.excitation` columns). Problems are
-//! located at `file:line:col` with the column's name.
+//! `muscles.csv` beside it when there is one (its `NAME.excitation` columns) and the rates of
+//! the `rates.csv` beside it when there is one (`optimize` writes it: its `NAME.rate` columns).
+//! With `warm_start = true`, `optimize`'s `variables.csv` and `constraints.csv` beside it give
+//! the iterate and its multipliers (IPOPT's warm start), and `convergence.csv` its barrier
+//! parameter. Problems are located at `file:line:col` with the column's name.
 
 use std::path::Path;
 
 use mollier_format::Diagnostics;
-use mollier_ocp::Trajectory;
+use mollier_ipopt::Scaling;
+use mollier_ocp::{Multipliers, Trajectory};
 
 use crate::compile::Compiled;
 use crate::motion::{any_table, at};
@@ -26,7 +30,95 @@ pub fn read_guess(path: &Path, compiled: &Compiled) -> Result<Trajectory, Diagno
     } else {
         vec![None; names.len()]
     };
-    Ok(Trajectory { time, states, excitations })
+    let rates = path.with_file_name("rates.csv");
+    let rates = if rates.is_file() {
+        let names: Vec<String> = state_names(compiled).iter().map(|n| format!("{n}.rate")).collect();
+        read_columns(&rates, &names, Some(&time))?.1
+    } else {
+        Vec::new()
+    };
+    Ok(Trajectory { time, states, rates, excitations })
+}
+
+/// An `optimize` run's last iterate, to continue it: its variables, their multipliers, its
+/// scaling and the barrier parameter `μ` of its last iteration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarmStart {
+    /// The NLP's variables (n).
+    pub variables: Vec<f64>,
+    /// The constraints' (m) and the bounds' (n, n) multipliers, and the scaling's factors of
+    /// the variables and the rows (the `scale` columns; the objective's 1).
+    pub start: mollier_ocp::WarmStart,
+    /// `μ` of the last iteration (`convergence.csv`), if written.
+    pub mu: Option<f64>,
+}
+
+/// Read the warm start beside `path` (a `states.csv` of `optimize`): `variables.csv` (`value`,
+/// `lower_multiplier`, `upper_multiplier`, `scale`), `constraints.csv` (`multiplier`, `scale`)
+/// and, if there,
+/// `convergence.csv` (`lg_mu` of its last row).
+pub fn read_warm_start(path: &Path) -> Result<WarmStart, Diagnostics> {
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let vars = read_numbers(
+        &path.with_file_name("variables.csv"),
+        &names(&["value", "lower_multiplier", "upper_multiplier", "scale"]),
+    )?;
+    let cons = read_numbers(&path.with_file_name("constraints.csv"), &names(&["multiplier", "scale"]))?;
+    let conv = path.with_file_name("convergence.csv");
+    let mu = if conv.is_file() {
+        read_numbers(&conv, &names(&["lg_mu"]))?[0].as_ref().and_then(|c| c.last()).map(|lg| 10f64.powf(*lg))
+    } else {
+        None
+    };
+    let [variables, z_l, z_u, x] = <[Option<Vec<f64>>; 4]>::try_from(vars).expect("four columns asked for");
+    let [lambda, g] = <[Option<Vec<f64>>; 2]>::try_from(cons).expect("two columns asked for");
+    let [variables, z_l, z_u, lambda] = [variables, z_l, z_u, lambda].map(|c| c.expect("required columns"));
+    // without the `scale` columns (an older output) the physical scaling is computed anew
+    let scaling = x.zip(g).map(|(x, g)| Scaling { objective: 1.0, x, g });
+    Ok(WarmStart {
+        variables,
+        start: mollier_ocp::WarmStart { multipliers: Multipliers { lambda, z_l, z_u }, scaling },
+        mu,
+    })
+}
+
+/// The columns `wanted` of a table by rows (each required but `scale`, `None` when missing;
+/// others passed over).
+fn read_numbers(path: &Path, wanted: &[String]) -> Result<Vec<Option<Vec<f64>>>, Diagnostics> {
+    let text = mollier_format::read_text(path, "warm start file")?;
+    let file = path.display().to_string();
+    let t = any_table(&file, &text)?;
+    let hint = "docs/optimal-control.md: a warm start reads the tables an `optimize` run wrote";
+    let err =
+        |offset: usize, field: &str, message: String| Diagnostics::one(*at(&file, &text, offset, field, message, hint));
+    let mut cols = Vec::with_capacity(wanted.len());
+    for w in wanted {
+        let c = t.header.iter().position(|h| h == w);
+        if c.is_none() && w != "scale" {
+            return Err(err(t.header_at, w, format!("no `{w}` column")));
+        }
+        cols.push(c);
+    }
+    let mut out: Vec<Option<Vec<f64>>> = cols.iter().map(|c| c.map(|_| Vec::new())).collect();
+    for (offset, row) in &t.rows {
+        if row.len() != t.header.len() {
+            let message = format!("{} values for {} columns", row.len(), t.header.len());
+            return Err(err(*offset, "", message));
+        }
+        for (k, c) in cols.iter().enumerate() {
+            let (Some(c), Some(column)) = (*c, out[k].as_mut()) else { continue };
+            let v = row[c].parse::<f64>().ok().filter(|v| v.is_finite());
+            let v = v.ok_or_else(|| {
+                err(
+                    t.cell_offset(&text, *offset, c),
+                    &wanted[k],
+                    format!("`{}` is not a finite number here", wanted[k]),
+                )
+            })?;
+            column.push(v);
+        }
+    }
+    Ok(out)
 }
 
 type Columns = (Vec<f64>, Vec<Option<Vec<f64>>>);

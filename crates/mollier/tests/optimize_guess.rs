@@ -121,9 +121,73 @@ fn the_elbow_started_from_its_own_optimum_starts_at_it() {
     std::fs::remove_dir_all(&d).unwrap();
     let (a, b) = (first.summary["objective"].as_f64().unwrap(), warm.summary["objective"].as_f64().unwrap());
     assert!(warm.converged && (a - b).abs() < 1e-6 * a, "objective {a} then {b}");
-    // measured: the linear guess starts at 0.0025, the file at 0.05986 (the optimum 0.05994; the
-    // implicit rates are not in the file, so the dynamics rows start off; with the file's exact
-    // Hessian 15 iterations against 90 from the linear guess)
+    // measured: the linear guess starts at 0.0025, the file at 0.05986 (the optimum 0.05994)
     assert!((warm_start - a).abs() < 0.01 * a, "the file's start {warm_start}, the optimum {a}");
     assert!((cold_start - a).abs() > 0.5 * a, "the linear guess's start {cold_start}, the optimum {a}");
+}
+
+/// Row `k` (from the end when negative) of a run's `convergence.csv`: its objective and `inf_pr`.
+fn convergence_row(dir: &Path, k: isize) -> [f64; 2] {
+    let table = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
+    let rows: Vec<&str> = table.lines().skip(1).collect();
+    let row = rows[if k < 0 { rows.len() - k.unsigned_abs() } else { k as usize }];
+    let v: Vec<f64> = row.split(',').map(|c| c.parse().unwrap()).collect();
+    [v[1], v[2]]
+}
+
+#[test]
+fn the_elbow_stopped_and_continued_from_its_tables_goes_on_from_its_iterate() {
+    if !ipopt_here("elbow continued") {
+        return;
+    }
+    let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/optimal-control/elbow-flexion.toml");
+    let text = std::fs::read_to_string(&problem).unwrap().replace("../forward/elbow.toml", "elbow.toml");
+    let d = dir_with("continued", "forward/elbow.toml", &[]);
+    let write = |name: &str, guess: &str, limit: &str| {
+        let t = format!("{guess}\n{}", text.replace("[solver]\n", &format!("[solver]\n{limit}\n")));
+        std::fs::write(d.join(name), t).unwrap();
+    };
+    let run = |name: &str, out: &str| {
+        let p = d.join(name);
+        mollier::optimize::run(&p, &mollier::registry(), || mollier::OutputDir::create(&d.join(out))).expect("runs")
+    };
+    // stopped after 30 iterations, far from the optimum
+    write("first.toml", "", "max_iterations = 30");
+    let first = run("first.toml", "first");
+    assert!(!first.converged);
+    let last = convergence_row(&d.join("first"), -1);
+    // continued with its variables and multipliers: IPOPT's iteration 0 is the first run's last
+    write("warm.toml", "guess = { file = \"first/states.csv\", warm_start = true }", "");
+    let warm = run("warm.toml", "warm");
+    let start = convergence_row(&d.join("warm"), 0);
+    // from the states, rates and excitations of the tables (no multipliers; IPOPT pushes the
+    // start into the bounds' interior), and from the states and excitations only (the rates
+    // the centred differences over the grid)
+    write("trajectory.toml", "guess = { file = \"first/states.csv\" }", "");
+    run("trajectory.toml", "trajectory");
+    let from_rates = convergence_row(&d.join("trajectory"), 0);
+    std::fs::remove_file(d.join("first/rates.csv")).unwrap();
+    run("trajectory.toml", "no-rates");
+    let without_rates = convergence_row(&d.join("no-rates"), 0);
+    let full = run_full(&problem, &d);
+    std::fs::remove_dir_all(&d).unwrap();
+    eprintln!("last {last:?}, warm start {start:?}, from the rates {from_rates:?}, without {without_rates:?}");
+    let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * a.abs().max(b.abs());
+    assert!(close(start[0], last[0], 1e-9) && close(start[1], last[1], 1e-6), "{start:?} against {last:?}");
+    assert!(warm.converged, "the continuation converges");
+    let (a, b) = (full.summary["objective"].as_f64().unwrap(), warm.summary["objective"].as_f64().unwrap());
+    assert!(close(a, b, 1e-6), "the continuation's optimum {b}, the full run's {a}");
+    // measured: the rates' start at the first run's last residual (4.938), the centred
+    // differences' elsewhere (2.798): the dynamics rows see other rates
+    assert!(close(from_rates[1], last[1], 1e-3), "from the rates {from_rates:?}, the last {last:?}");
+    assert!(!close(without_rates[1], last[1], 1e-2), "without the rates {without_rates:?}, the last {last:?}");
+}
+
+/// The elbow's problem solved in one run (its output under `d`).
+fn run_full(problem: &Path, d: &Path) -> mollier::optimize::Outcome {
+    let out = d.join("full");
+    let full =
+        mollier::optimize::run(problem, &mollier::registry(), || mollier::OutputDir::create(&out)).expect("solves");
+    assert!(full.converged);
+    full
 }

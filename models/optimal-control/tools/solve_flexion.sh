@@ -1,0 +1,33 @@
+#!/bin/sh
+# Solve the shoulder's flexion (models/optimal-control/shoulder-flexion-{predict,track}.toml) in
+# the stages of docs/optimal-control.md, "The shoulder's flexion":
+#   OUT/cmc     computed muscle control's run along the target (the start),
+#   OUT/lbfgs   the problem from it with IPOPT's L-BFGS Hessian, LBFGS_ITERATIONS iterations,
+#   OUT/exact   continued from that iterate (its multipliers: a warm start) with the exact Hessian,
+#               300 iterations at most,
+#   OUT/exact2  if that did not converge, continued again from its last iterate the same way.
+# usage: solve_flexion.sh predict|track OUT [LBFGS_ITERATIONS=500]; MOLLIER names the binary
+# (default: mollier on the PATH). Each stage's IPOPT log is OUT/STAGE.ipopt.
+set -eu
+kind=$1
+out=$(mkdir -p "$2" && cd "$2" && pwd)
+iterations=${3:-500}
+mollier=${MOLLIER:-mollier}
+models=$(cd "$(dirname "$0")/../.." && pwd)
+problem="$models/optimal-control/shoulder-flexion-$kind.toml"
+"$mollier" simulate "$models/shoulder/shoulder-forward.toml" --track "$models/shoulder/flexion-target.csv" \
+    --duration 1.3 --out "$out/cmc"
+# STAGE GUESS HESSIAN ITERATIONS: the problem file with these settings, solved into OUT/STAGE
+stage() {
+    sed -e "s#^model = .*#model = \"$models/shoulder/shoulder-forward.toml\"#" -e '/^guess = /d' \
+        -e "s#^scheme = \"trapezoidal\"#scheme = \"trapezoidal\"\nguess = $2#" \
+        -e "s#^max_iterations = .*#max_iterations = $4\nhessian = \"$3\"#" \
+        -e "s#^constr_viol_tol = .*#&\noutput_file = \"$out/$1.ipopt\"\nfile_print_level = 5#" \
+        "$problem" >"$out/$1.toml"
+    "$mollier" optimize "$out/$1.toml" --out "$out/$1" || true
+}
+stage lbfgs '{ file = "cmc/states.csv" }' limited-memory "$iterations"
+stage exact '{ file = "lbfgs/states.csv", warm_start = true }' exact 300
+if grep -q '"converged": false' "$out/exact/summary.json"; then
+    stage exact2 '{ file = "exact/states.csv", warm_start = true }' exact 300
+fi
