@@ -369,7 +369,7 @@ impl HillMuscle {
     /// The damping coefficients `(c_f, c_s)`: force along the fibre per fibre velocity and force
     /// along the line of action per `ṡ` (N s/m). DAS3's viscosity acts on `ṡ`, De Groote et
     /// al.'s on the fibre velocity.
-    fn damping(&self) -> (f64, f64) {
+    pub(crate) fn damping(&self) -> (f64, f64) {
         let p = &self.params;
         match &p.curves {
             Curves::Das3 => (0.0, p.damping * p.max_force / p.optimal_fibre_length),

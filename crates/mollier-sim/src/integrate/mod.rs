@@ -17,7 +17,7 @@
 pub mod adaptive;
 pub mod rosw;
 
-use crate::hill::{Curves, HillMuscle, decreasing_root};
+use crate::hill::{HillMuscle, decreasing_root};
 use crate::system::{Linearization, Musculoskeletal, SimError, Workspace, solve_partial_pivoting};
 
 /// A state of the system and its rate.
@@ -212,9 +212,10 @@ pub fn contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64) -> Optio
     let r = |sd: f64| hill.contraction(a, s, sd, length);
     let vmax = hill.params.vmax * hill.params.optimal_fibre_length;
     let ftol = 1e-13 * hill.params.max_force;
-    if let Curves::DeGrooteFregly2016(_) = hill.params.curves {
-        // an inactive muscle of De Groote et al. without fibre damping: the residual does not
-        // depend on ṡ; in isometric equilibrium (to `isometric_state`'s tolerance) it rests
+    // an inactive fibre without damping (De Groote et al.'s curves allow it, DAS3's viscosity
+    // does not): the residual does not depend on ṡ, so there is no rate to solve for; in
+    // isometric equilibrium (to `isometric_state`'s tolerance) the fibre rests
+    if a == 0.0 && hill.damping() == (0.0, 0.0) {
         let at_rest = r(0.0);
         if at_rest.d_sdot == 0.0 {
             return (at_rest.residual.abs() <= 1e-12 * hill.params.max_force).then_some(0.0);
