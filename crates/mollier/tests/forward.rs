@@ -41,11 +41,37 @@ fn test_state(sys: &Musculoskeletal<'_>, c: &Compiled, moving: bool) -> (Vec<f64
 #[test]
 fn the_partials_are_the_residuals_derivatives() {
     let c = elbow();
-    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    check_partials(&c, c.muscles.clone());
+}
+
+/// The elbow with its biceps' tendon rigid (its force moves with the path's velocity, through
+/// `DF_e v` in `q` too) and the triceps' elastic.
+fn rigid_biceps(c: &Compiled) -> Vec<mollier_sim::Muscle> {
+    let mut muscles = c.muscles.clone();
+    muscles[0].hill.params.tendon = mollier_sim::Tendon::Rigid;
+    muscles
+}
+
+#[test]
+fn the_partials_with_a_rigid_tendon_are_the_residuals_derivatives() {
+    let c = elbow();
+    check_partials(&c, rigid_biceps(&c));
+}
+
+#[test]
+fn the_step_solve_with_a_rigid_tendon_is_the_dense_solve() {
+    let c = elbow();
+    check_step_solve(&c, rigid_biceps(&c));
+}
+
+/// `∂f/∂x`, `∂f/∂ẋ`, `∂f/∂u` of the elbow with `muscles` against central differences, at rest
+/// and moving.
+fn check_partials(c: &Compiled, muscles: Vec<mollier_sim::Muscle>) {
+    let sys = Musculoskeletal::new(&c.model, muscles);
     let l = sys.layout();
     let mut ws = sys.workspace();
     for moving in [false, true] {
-        let (x, xd, u) = test_state(&sys, &c, moving);
+        let (x, xd, u) = test_state(&sys, c, moving);
         let lin = sys.linearize(&mut ws, &x, &xd, &u).unwrap();
         let (fx, fxd, fu) = lin.dense();
         let f =
@@ -145,9 +171,13 @@ fn the_forward_workspace_leaves_out_the_third_order_term_alone() {
 #[test]
 fn the_step_solve_is_the_dense_solve() {
     let c = elbow();
-    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    check_step_solve(&c, c.muscles.clone());
+}
+
+fn check_step_solve(c: &Compiled, muscles: Vec<mollier_sim::Muscle>) {
+    let sys = Musculoskeletal::new(&c.model, muscles);
     let mut ws = sys.workspace();
-    let (x, xd, u) = test_state(&sys, &c, true);
+    let (x, xd, u) = test_state(&sys, c, true);
     let lin = sys.linearize(&mut ws, &x, &xd, &u).unwrap();
     let (fx, fxd, _) = lin.dense();
     let h = 0.004;
