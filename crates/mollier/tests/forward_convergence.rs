@@ -265,10 +265,23 @@ fn worst_of(c: &Compiled, options: &SimulateOptions, ex: Excitations, name: &str
 
 #[test]
 fn a_step_of_excitation_gives_no_force_or_fibre_speed_spike() {
+    no_spike(None);
+}
+
+/// The same with every tendon rigid: the force follows the activation and the path, no fibre
+/// state lags behind.
+#[test]
+fn a_step_of_excitation_gives_no_spike_with_rigid_tendons() {
+    no_spike(Some(f64::INFINITY));
+}
+
+/// A step of excitation of each muscle alone, all and none on the shoulder, with tendons rigid
+/// below the ratio `rigid`: no force above 1.5 `F_max`, no fibre speed above `v_max`.
+fn no_spike(rigid: Option<f64>) {
     let c = load("shoulder/shoulder-forward.toml");
     let m = c.muscles.len();
     // the default settings (error control), the rows every 2 ms to see any spike
-    let options = SimulateOptions { output_dt: Some(0.002), ..SimulateOptions::new(0.2) };
+    let options = SimulateOptions { output_dt: Some(0.002), rigid_tendons: rigid, ..SimulateOptions::new(0.2) };
     let mut cases: Vec<(String, Vec<f64>)> = vec![("all ones".into(), vec![1.0; m]), ("all zero".into(), vec![0.0; m])];
     for (k, mu) in c.muscles.iter().enumerate() {
         let mut on = vec![0.0; m];
@@ -283,7 +296,7 @@ fn a_step_of_excitation_gives_no_force_or_fibre_speed_spike() {
         worst = (worst.0.max(force), worst.1.max(speed));
     }
     eprintln!(
-        "{} steps of excitation: largest force {:.3} × F_max, fibre speed {:.3} × v_max",
+        "{} steps of excitation, rigid tendons {rigid:?}: largest force {:.3} × F_max, fibre speed {:.3} × v_max",
         cases.len(),
         worst.0,
         worst.1
