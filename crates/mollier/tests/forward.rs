@@ -192,8 +192,8 @@ fn check_step_solve(c: &Compiled, muscles: Vec<mollier_sim::Muscle>) {
 }
 
 /// Rosenbrock states every 0.04 s to `t_end` with step `h` (0.04 s a multiple of it).
-fn rosenbrock(c: &Compiled, h: f64, t_end: f64) -> Vec<Vec<f64>> {
-    let mut run = ForwardRun::new(c, excitations(c), ForwardOptions::fixed(h)).unwrap();
+fn rosenbrock(c: &Compiled, h: f64, t_end: f64, rigid: Option<f64>) -> Vec<Vec<f64>> {
+    let mut run = ForwardRun::new(c, excitations(c), ForwardOptions::fixed(h).with_rigid_tendons(rigid)).unwrap();
     let mut out = Vec::new();
     let n = (t_end / h).round() as usize;
     let every = (0.04 / h).round() as usize;
@@ -210,9 +210,36 @@ fn rosenbrock(c: &Compiled, h: f64, t_end: f64) -> Vec<Vec<f64>> {
 
 #[test]
 fn the_rosenbrock_step_converges_to_the_reference_with_order_one() {
+    converges_with_order_one(None);
+}
+
+/// The same with both tendons rigid (`ForwardOptions::rigid_tendons`): the reference integrates
+/// the explicit rates, in which a rigid muscle's `ṡ` is its path's velocity.
+#[test]
+fn the_rosenbrock_step_with_rigid_tendons_converges_with_order_one() {
+    converges_with_order_one(Some(f64::INFINITY));
+}
+
+/// A rigid tendon's choice by its slack length against its optimal fibre length: the elbow's
+/// biceps (160 mm against 116 mm, 1.379) below 1.385, its triceps (125 against 90, 1.389) not.
+#[test]
+fn rigid_tendons_are_chosen_by_their_ratio() {
+    let c = elbow();
+    let mut muscles = c.muscles.clone();
+    assert_eq!(mollier::rigid_tendons(&mut muscles, 1.379), 0);
+    assert_eq!(mollier::rigid_tendons(&mut muscles, 1.385), 1);
+    assert!(muscles[0].hill.is_rigid() && !muscles[1].hill.is_rigid());
+    assert_eq!(mollier::rigid_tendons(&mut muscles, f64::INFINITY), 2);
+}
+
+fn converges_with_order_one(rigid: Option<f64>) {
     let c = elbow();
     let ex = excitations(&c);
-    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let mut muscles = c.muscles.clone();
+    if let Some(r) = rigid {
+        mollier::rigid_tendons(&mut muscles, r);
+    }
+    let sys = Musculoskeletal::new(&c.model, muscles);
     let mut ws = sys.workspace();
     let mut u = vec![0.0; 2];
     ex.at(0.0, &mut u);
@@ -226,13 +253,13 @@ fn the_rosenbrock_step_converges_to_the_reference_with_order_one() {
         .unwrap();
     assert_eq!(reference.len(), 16);
     let angle_error = |h: f64| {
-        let r = rosenbrock(&c, h, t_end);
+        let r = rosenbrock(&c, h, t_end, rigid);
         let e: f64 = r.iter().zip(&reference).map(|(a, b)| (a[0] - b[0]).powi(2)).sum::<f64>() / r.len() as f64;
         e.sqrt().to_degrees()
     };
     let (e1, e2, e3) = (angle_error(0.004), angle_error(0.002), angle_error(0.001));
     eprintln!(
-        "reference: {steps} steps; RMS elbow-angle error at 4, 2, 1 ms: {e1:.4}°, {e2:.4}°, {e3:.4}° (ratios {:.2}, {:.2})",
+        "rigid tendons {rigid:?}, reference: {steps} steps; RMS elbow-angle error at 4, 2, 1 ms: {e1:.4}°, {e2:.4}°, {e3:.4}° (ratios {:.2}, {:.2})",
         e1 / e2,
         e2 / e3
     );
