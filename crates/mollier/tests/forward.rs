@@ -567,6 +567,40 @@ fn the_shoulders_stiffness_is_exact_without_the_paths_second_order() {
     eprintln!("against central differences: largest relative error {worst:.2e}");
 }
 
+/// With every tendon rigid and the shoulder moving, `∂f_v/∂q` holds the rigid forces' rate
+/// stiffness through `L̇ = DF_e v` (the wrapping paths' `D²F_e v`, from the kernel's second
+/// order): against central differences of `f_v`.
+#[test]
+fn the_shoulders_rigid_tendons_rate_stiffness_is_exact() {
+    let c = shoulder_model();
+    let mut muscles = c.muscles.clone();
+    mollier::rigid_tendons(&mut muscles, f64::INFINITY);
+    let sys = Musculoskeletal::new(&c.model, muscles);
+    let n = sys.layout().n;
+    let mut ws = sys.workspace();
+    let (mut x, xd, u) = shoulder_state(&sys, &c);
+    for i in 0..n {
+        x[n + i] = 0.5 * ((i as f64) * 0.9).cos();
+    }
+    let lin = sys.linearize(&mut ws, &x, &xd, &u).unwrap();
+    let mut worst = 0.0f64;
+    for j in 0..n {
+        let h = 1e-6;
+        let (mut xp, mut xm) = (x.clone(), x.clone());
+        xp[j] += h;
+        xm[j] -= h;
+        let fp = sys.linearize(&mut ws, &xp, &xd, &u).unwrap().f;
+        let fm = sys.linearize(&mut ws, &xm, &xd, &u).unwrap().f;
+        for i in 0..n {
+            let num = (fp[n + i] - fm[n + i]) / (2.0 * h);
+            let scale = 1.0 + lin.fv_q[(i, j)].abs();
+            worst = worst.max((lin.fv_q[(i, j)] - num).abs() / scale);
+            assert!((lin.fv_q[(i, j)] - num).abs() < 1e-5 * scale, "∂f_v{i}/∂q{j}: {} vs {num}", lin.fv_q[(i, j)]);
+        }
+    }
+    eprintln!("moving, every tendon rigid: largest relative error of ∂f_v/∂q {worst:.2e}");
+}
+
 #[test]
 fn vectors_of_the_wrong_length_are_errors_not_panics() {
     let c = elbow();

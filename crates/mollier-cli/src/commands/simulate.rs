@@ -143,8 +143,9 @@ pub(crate) struct Args {
     /// Rigid tendons for every muscle whose tendon slack length is below R times its optimal
     /// fibre length (`inf`: every muscle), beside those the model makes rigid: no contraction
     /// state for them, the usual approximation where a tendon's stretch is a fraction of a
-    /// millimetre (docs/forward-dynamics.md, "Rigid tendons").
-    #[arg(long, value_name = "R", value_parser = positive_ratio)]
+    /// millimetre (docs/forward-dynamics.md, "Rigid tendons"). Not with --track, whose
+    /// computed muscle control runs the model's own tendons.
+    #[arg(long, value_name = "R", value_parser = positive_ratio, conflicts_with = "track")]
     rigid_tendons: Option<f64>,
     /// The integrator: `rosenbrock` (default for models with muscles) or `rk4` (default for
     /// passive mechanisms).
