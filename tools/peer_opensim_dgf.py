@@ -21,6 +21,9 @@ computed by OpenSim's own functions.
   that Mollier evaluates its residual (in s and ds/dt) at the same state.
 - `adot` (x1 activation, x2 excitation; y1 the activation state's derivative, from
   computeStateVariableDerivatives in a model realized to acceleration).
+- `rigid` (x1 activation, x2 muscle-tendon length L_M (m), x3 its lengthening speed (m/s); y1
+  the tendon force (N), y2 the fibre length (m)): the muscle with `ignore_tendon_compliance` in a
+  model (a body on a slider pulled by it from the ground) realized to dynamics.
 
 Muscle 0 has OpenSim's defaults; muscle 1 differs in every parameter (pennation 0.3 rad,
 max_contraction_velocity 8, active_force_width_scale 1.3, fiber_damping 0.05,
@@ -77,6 +80,30 @@ def activation_rates(rows):
             rows.append(("adot", 1, a, u, 0, 0, 0, m.getStateVariableDerivativeValue(state, "activation"), 0))
 
 
+def rigid_forces(rows):
+    """Each muscle with a rigid tendon on a slider: its force at lengths and speeds."""
+    for k in (0, 1):
+        model = osim.Model()
+        body = osim.Body("b", 1.0, osim.Vec3(0), osim.Inertia(0.01))
+        model.addBody(body)
+        joint = osim.SliderJoint("j", model.getGround(), body)
+        model.addJoint(joint)
+        m = muscle(k)
+        m.set_ignore_tendon_compliance(True)
+        m.addNewPathPoint("o", model.getGround(), osim.Vec3(0))
+        m.addNewPathPoint("i", body, osim.Vec3(0.3, 0, 0))
+        model.addForce(m)
+        state = model.initSystem()
+        coord = joint.getCoordinate()
+        for a, q, qd in [(0.3, 0.0, 0.0), (1.0, 0.01, -0.2), (0.05, 0.02, 0.4), (0.7, -0.01, 0.05), (0.5, 0.03, -0.6)]:
+            m.setActivation(state, a)
+            coord.setValue(state, q)
+            coord.setSpeedValue(state, qd)
+            model.realizeDynamics(state)
+            length, speed = m.getLength(state), m.getLengtheningSpeed(state)
+            rows.append(("rigid", k, a, length, speed, 0, 0, m.getTendonForce(state), m.getFiberLength(state)))
+
+
 def main(out):
     rows = []
     muscles = [muscle(0), muscle(1)]
@@ -109,6 +136,7 @@ def main(out):
             rows.append(("residual", k, a, lm, vm, ft, dft, res, s))
             rows.append(("sdot", k, a, lm, vm, ft, dft, sdot, 0))
     activation_rates(rows)
+    rigid_forces(rows)
     with open(out, "w") as f:
         f.write(f"# OpenSim {osim.GetVersionAndDate()}: DeGrooteFregly2016Muscle; tools/peer_opensim_dgf.py\n")
         f.write("kind,muscle,x1,x2,x3,x4,x5,y1,y2\n")

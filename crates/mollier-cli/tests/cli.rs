@@ -674,6 +674,44 @@ fn simulate_moves_an_elbow_by_its_muscles() {
     assert!(text(&out.stderr).contains("needs `--integrator rosenbrock`"), "{}", text(&out.stderr));
 }
 
+/// `--rigid-tendons R`: the biceps (tendon slack 1.379 optimal fibre lengths) below 1.385 runs
+/// with a rigid tendon, its fibre its path's less the tendon; the summary lists it; 0 is refused.
+#[test]
+fn simulate_makes_short_tendons_rigid() {
+    let dir = scratch("rigid");
+    let run = |ratio: &str, out: &Path| {
+        mollier(&[
+            "simulate",
+            "models/forward/elbow.toml",
+            "--excitations",
+            "models/forward/elbow-excitations.csv",
+            "--duration",
+            "0.3",
+            "--rigid-tendons",
+            ratio,
+            "--out",
+            path_str(out),
+        ])
+    };
+    let out = run("1.385", &dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["rigid_tendons"], serde_json::json!(["biceps"]), "{summary}");
+    assert_eq!(summary["rigid_tendon_ratio"], serde_json::json!(1.385), "{summary}");
+    let (_, muscles, col) = table(&dir.join("muscles.csv"));
+    for r in &muscles {
+        let fibre = r[col("biceps.length")] - 0.160;
+        assert!((r[col("biceps.fibre_length")] - fibre).abs() < 1e-12, "{r:?}");
+    }
+    // the elastic triceps' fibre is its own state, off its path's less the tendon
+    let r = &muscles[muscles.len() - 1];
+    assert!((r[col("triceps.fibre_length")] - (r[col("triceps.length")] - 0.125)).abs() > 1e-6, "{r:?}");
+    let out = run("0", &dir.join("none"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("greater than 0"), "{}", text(&out.stderr));
+}
+
 #[test]
 fn simulate_tracks_a_target_by_computed_muscle_control() {
     let dir = scratch("track");

@@ -60,7 +60,7 @@ pub use spans::Spans;
 pub use spec::{
     AngleUnit, AxesSpec, Axis, BodySpec, CoordinateLimitSpec, ElementSpec, FORMAT_VERSION, HillMuscleSpec, LengthUnit,
     LoadSpec, MassUnit, MeshSpec, ModeLawSpec, ModelSpec, MuscleCurves, NodeSpec, ORIENTATION_TOLERANCE,
-    OrientationSpec, UnitsSpec,
+    OrientationSpec, TendonKind, UnitsSpec,
 };
 pub use validate::{AXIS_NAMES, is_valid_name};
 pub use values::{InertiaSpec, NAME_PATTERN, Named, ParamTable, ParamValue, PointSpec};

@@ -141,6 +141,22 @@ pub struct HillMuscleSpec {
     /// De Groote et al.'s curves only: leave the passive fibre force out. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignore_passive_fiber_force: Option<bool>,
+    /// The tendon: `elastic` (default; the muscle has a contraction state) or `rigid` (at its
+    /// slack length: the fibre follows the path and the force is explicit, OpenSim's
+    /// `ignore_tendon_compliance`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tendon: Option<TendonKind>,
+}
+
+/// The tendon of a muscle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TendonKind {
+    /// Elastic: the series elastic element, with the fibre's contraction state.
+    #[default]
+    Elastic,
+    /// Rigid, at its slack length.
+    Rigid,
 }
 
 /// The curves of a muscle's elements.

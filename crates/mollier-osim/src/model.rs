@@ -249,7 +249,7 @@ pub struct DeGrooteFregly {
     pub activation_dynamics_smoothing: f64,
     /// `ignore_passive_fiber_force`.
     pub ignore_passive_fiber_force: bool,
-    /// `ignore_tendon_compliance`: a rigid tendon, which Mollier's contraction state cannot hold.
+    /// `ignore_tendon_compliance`: a rigid tendon (imported as `tendon = "rigid"`).
     pub ignore_tendon_compliance: bool,
     /// `ignore_activation_dynamics`: the activation is the excitation.
     pub ignore_activation_dynamics: bool,

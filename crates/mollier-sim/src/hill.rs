@@ -25,6 +25,15 @@
 //! ```
 //! with `L̃ = L_CE/L_CEopt`, `ṽ = L̇_CE/(v_max L_CEopt)`, `L̃_T = (L_M − s)/L_slack` and the fibre
 //! damping `d` on the normalized fibre velocity; the pennation is the same constant-height one.
+//!
+//! A muscle with a rigid tendon ([`Tendon::Rigid`], OpenSim's `ignore_tendon_compliance`) has
+//! no contraction state of its own: the tendon stays at its slack length, the projected fibre
+//! follows the path, `s = L_M − L_slack`, `ṡ = L̇_M`, and the force is explicit, the elastic
+//! residual with `F_SEE` taken away:
+//! ```text
+//! F = (a F_max f_L(L_CE) f_V(L̇_CE) + F_PEE(L_CE) + c L̇_CE) cos φ + β F_max L̇_M / L_CEopt
+//! ```
+//! ([`HillMuscle::rigid`]).
 
 mod dgf;
 mod second;
@@ -76,6 +85,16 @@ impl Default for DeGrooteFregly {
     }
 }
 
+/// The tendon of a muscle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tendon {
+    /// Elastic (the series elastic element): the muscle has a contraction state.
+    #[default]
+    Elastic,
+    /// Rigid, at its slack length: the fibre follows the path and the force is explicit.
+    Rigid,
+}
+
 /// Parameters of one muscle (SI units).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HillParams {
@@ -90,6 +109,8 @@ pub struct HillParams {
     /// The curves; the fields from `pee_slack_length` on other than `vmax` and `see_strain`
     /// are DAS3's only.
     pub curves: Curves,
+    /// Whether the tendon is elastic (default) or rigid.
+    pub tendon: Tendon,
     /// Activation time constant `T_act` (s).
     pub activation_time: f64,
     /// Deactivation time constant `T_deact` (s).
@@ -131,6 +152,7 @@ impl HillParams {
             tendon_slack_length,
             pennation,
             curves: Curves::Das3,
+            tendon: Tendon::Elastic,
             activation_time,
             deactivation_time,
             pee_slack_length: optimal_fibre_length,
@@ -281,6 +303,15 @@ pub struct Contraction {
     pub force_d_length: f64,
     /// `∂F_SEE/∂s` (N/m).
     pub force_d_s: f64,
+    /// `∂F/∂a` of a rigid tendon's force (N; 0 for an elastic one, whose force is the tendon's).
+    pub force_d_a: f64,
+    /// `∂F/∂L̇_M` of a rigid tendon's force (N s/m; 0 for an elastic one).
+    pub force_d_rate: f64,
+}
+
+/// What scales a rigid muscle's row `f_s = (F_max/L_CEopt)(s − L_M + L_slack)` to newtons.
+fn rigid_row_scale(p: &HillParams) -> f64 {
+    p.max_force / p.optimal_fibre_length
 }
 
 /// Where a muscle is: its fibres, forces and curves at one state (for output).
@@ -469,7 +500,44 @@ impl HillMuscle {
             force: ft,
             force_d_length: dft,
             force_d_s: -dft,
+            force_d_a: 0.0,
+            force_d_rate: 0.0,
         }
+    }
+
+    /// Whether the tendon is rigid.
+    pub fn is_rigid(&self) -> bool {
+        self.params.tendon == Tendon::Rigid
+    }
+
+    /// A rigid tendon's muscle at active state `a`, path length `length` (m) and path velocity
+    /// `rate` (m/s), with its row `f_s = (F_max/L_CEopt)(s − length + L_slack)` at contraction
+    /// state `s` (m), which only records the fibre: the force `F` (N, the module's formula) is
+    /// the elastic residual at `s = length − L_slack`, `ṡ = rate` with `F_SEE` taken away, and
+    /// its partials `∂F/∂L_M` ([`Contraction::force_d_length`]), `∂F/∂a`, `∂F/∂L̇_M`.
+    pub fn rigid(&self, a: f64, s: f64, length: f64, rate: f64) -> Contraction {
+        let p = &self.params;
+        let fibre = length - p.tendon_slack_length;
+        let c = self.contraction(a, fibre, rate, length);
+        let k = rigid_row_scale(p);
+        Contraction {
+            residual: k * (s - fibre),
+            d_a: 0.0,
+            d_s: k,
+            d_sdot: 0.0,
+            d_length: -k,
+            force: c.force - c.residual,
+            force_d_length: -(c.d_s - c.force_d_s),
+            force_d_s: 0.0,
+            force_d_a: -c.d_a,
+            force_d_rate: -c.d_sdot,
+        }
+    }
+
+    /// The muscle's row and force: [`Self::contraction`] for an elastic tendon (`rate` unused),
+    /// [`Self::rigid`] for a rigid one (`sdot` unused).
+    pub fn row(&self, a: f64, s: f64, sdot: f64, length: f64, rate: f64) -> Contraction {
+        if self.is_rigid() { self.rigid(a, s, length, rate) } else { self.contraction(a, s, sdot, length) }
     }
 
     /// The activation residual `f_a` and its partials `(∂/∂a, ∂/∂ȧ, ∂/∂u)`.
@@ -503,6 +571,11 @@ impl HillMuscle {
     /// `f_s = 0`) at path length `length` and active state `a`, by safeguarded Newton on the
     /// residual; `None` if there is none with a positive fibre length (the path is too short).
     pub fn isometric_state(&self, a: f64, length: f64) -> Option<f64> {
+        if self.is_rigid() {
+            // the fibre follows the path; a path shorter than the tendon leaves none
+            let s = length - self.params.tendon_slack_length;
+            return (s > 0.0).then_some(s);
+        }
         // bracketed: at a vanishing fibre the stretched tendon pulls harder than the fibres, at
         // a slack tendon less (bisection keeps the bracket, Newton speeds it up)
         let (lo, mut hi) = (1e-9 * self.params.optimal_fibre_length, length - self.params.tendon_slack_length);
@@ -531,8 +604,10 @@ impl HillMuscle {
         Some(decreasing_root(residual, (lo, hi), 0.5 * (lo + hi), 1e-12 * self.params.max_force, 1e-15 * length))
     }
 
-    /// Fibre length, velocity, pennation and forces at a state, for output.
+    /// Fibre length, velocity, pennation and forces at a state, for output; a rigid tendon's
+    /// fibre is the path's (`s = length − L_slack`, `sdot` the path's velocity).
     pub fn state(&self, a: f64, s: f64, sdot: f64, length: f64) -> MuscleState {
+        let s = if self.is_rigid() { length - self.params.tendon_slack_length } else { s };
         let (lce, cos, _, _) = self.fibre(s);
         let v = sdot * cos;
         let active = a * self.params.max_force * self.force_length(lce).0 * self.force_velocity(v).0;
@@ -542,7 +617,7 @@ impl HillMuscle {
             pennation: cos.clamp(-1.0, 1.0).acos(),
             active_force: active,
             passive_force: self.parallel(lce).0,
-            force: self.tendon(length - s).0,
+            force: if self.is_rigid() { self.rigid(a, s, length, sdot).force } else { self.tendon(length - s).0 },
         }
     }
 }
@@ -661,6 +736,74 @@ mod tests {
         let s = m.isometric_state(0.0, 0.31).expect("an equilibrium");
         assert_eq!(m.contraction(0.0, s, 0.0, 0.31).d_sdot, 0.0);
         assert_eq!(crate::integrate::contraction_rate(&m, 0.0, s, 0.31), Some(0.0));
+    }
+
+    /// A rigid tendon's force: its partials against central differences, and at optimal
+    /// length without pennation DAS3's closed form `a F_max f_V(L̇) + β F_max L̇ / L_CEopt`.
+    #[test]
+    fn a_rigid_tendons_force_and_its_partials() {
+        for mut m in [0.0, 0.4].into_iter().flat_map(both) {
+            m.params.tendon = Tendon::Rigid;
+            for (a, s, l, rate) in [(0.3, 0.09, 0.302, -0.05), (0.9, 0.12, 0.317, 0.2), (0.05, 0.1, 0.296, 0.0)] {
+                let c = m.rigid(a, s, l, rate);
+                assert_eq!(c, m.row(a, s, 1e3, l, rate));
+                let h = 1e-7;
+                let fd = |f: &dyn Fn(f64) -> f64, x: f64| (f(x + h) - f(x - h)) / (2.0 * h);
+                let force = |a: f64, l: f64, r: f64| m.rigid(a, s, l, r).force;
+                let row = |s: f64, l: f64| m.rigid(a, s, l, rate).residual;
+                let checks = [
+                    (c.force_d_a, fd(&|x| force(x, l, rate), a)),
+                    (c.force_d_length, fd(&|x| force(a, x, rate), l)),
+                    (c.force_d_rate, fd(&|x| force(a, l, x), rate)),
+                    (c.force_d_s, fd(&|x| m.rigid(a, x, l, rate).force, s)),
+                    (c.d_s, fd(&|x| row(x, l), s)),
+                    (c.d_length, fd(&|x| row(s, x), l)),
+                ];
+                for (k, (exact, numeric)) in checks.iter().enumerate() {
+                    assert!((exact - numeric).abs() < 1e-5 * (1.0 + exact.abs()), "{k}: {exact} vs {numeric}");
+                }
+                assert!(c.force_d_rate > 0.0 && c.d_sdot == 0.0 && c.d_a == 0.0);
+            }
+        }
+        let mut m = muscle(0.0);
+        m.params.tendon = Tendon::Rigid;
+        let (vmax, ha, g) = (1.0, 0.25, 1.5);
+        let c3 = vmax * ha * (g - 1.0) / (ha + 1.0);
+        for (a, v) in [(1.0, -0.3), (0.4, 0.0), (0.7, 0.2)] {
+            let fv = if v <= 0.0 { (vmax + v) / (vmax - v / ha) } else { (g * v + c3) / (v + c3) };
+            let want = a * 500.0 * fv + 0.001 * 500.0 * v / 0.1;
+            let got = m.rigid(a, 0.0, 0.3, v).force;
+            assert!((got - want).abs() < 1e-9 * want, "a {a} v {v}: {got} vs {want}");
+        }
+    }
+
+    /// An elastic tendon made stiffer and stiffer tends to the rigid one: at the fibre state
+    /// where the elastic residual vanishes with `ṡ = L̇` the tendon force approaches the rigid
+    /// force, the difference falling with the tendon's strain at `F_max`.
+    #[test]
+    fn a_stiff_elastic_tendon_tends_to_the_rigid_one() {
+        for m in [0.0, 0.4].into_iter().flat_map(both) {
+            let mut rigid = m;
+            rigid.params.tendon = Tendon::Rigid;
+            for (a, l, rate) in [(0.6, 0.31, -0.1), (0.2, 0.3, 0.05), (1.0, 0.305, 0.0)] {
+                let want = rigid.rigid(a, 0.0, l, rate).force;
+                let mut last = f64::INFINITY;
+                for strain in [1e-3, 1e-4, 1e-5] {
+                    let mut p = m.params;
+                    p.see_strain = strain;
+                    let e = HillMuscle::new(p);
+                    let f = |s: f64| {
+                        let c = e.contraction(a, s, rate, l);
+                        (c.residual, c.d_s)
+                    };
+                    let s = decreasing_root(f, (0.5 * (l - 0.2), l - 0.2 + 0.01), l - 0.2, 1e-12, 1e-15);
+                    let diff = (e.contraction(a, s, rate, l).force - want).abs();
+                    assert!(diff < 0.5 * last + 1e-9, "strain {strain}: {diff} after {last}");
+                    last = diff;
+                }
+                assert!(last < 1e-3 * want.abs().max(1.0), "a {a} l {l} rate {rate}: {last} from {want}");
+            }
+        }
     }
 
     #[test]

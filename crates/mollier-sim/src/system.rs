@@ -28,8 +28,8 @@ use mollier_core::dense::{lu_in_place, lu_solve};
 use mollier_core::kinematics::{KinematicsError, NewtonOptions, solve_positions_with};
 use mollier_core::linearize::{VelocityPartials, linearize_motion_loaded};
 use mollier_core::stiffness::evaluate_weighted;
-use mollier_core::transfer::first_order;
-use mollier_core::{Data, Load, ModeId, Model};
+use mollier_core::transfer::{first_order, second_order_for_dynamics};
+use mollier_core::{Data, Load, ModeId, Model, pair_index};
 
 use crate::hill::{Contraction, HillMuscle};
 
@@ -264,11 +264,13 @@ impl<'m> Musculoskeletal<'m> {
             let r = mu.mode.index();
             let l = mu.reference_length + data.e()[r];
             let (s, a) = (x[layout.s() + k], x[layout.a() + k]);
-            let c = mu.hill.contraction(a, s, xd[layout.s() + k], l);
+            grad.extend(dfe.iter().map(|col| col[r]));
+            // a rigid tendon's force moves with the path's velocity L̇ = DF_e v
+            let rate = if mu.hill.is_rigid() { dot(&grad[k * n..], v) } else { 0.0 };
+            let c = mu.hill.row(a, s, xd[layout.s() + k], l, rate);
             let (fa, da, _, du) = mu.hill.activation(a, xd[layout.a() + k], u[k]);
             f[layout.s() + k] = c.residual;
             f[layout.a() + k] = fa;
-            grad.extend(dfe.iter().map(|col| col[r]));
             length.push(l);
             contraction.push(c);
             activation.push((da, du));
@@ -291,6 +293,14 @@ impl<'m> Musculoskeletal<'m> {
         if let Some(l) = &self.loads {
             l.add_partials(self.model, &ws.data, t, &mut fv_q);
         }
+        let mut fv_v = lin.d_v;
+        if self.muscles.iter().any(|mu| mu.hill.is_rigid()) {
+            // rigid tendons: Σ (∂F_m/∂L̇_m) ∂L_m/∂q ∂L_m/∂qᵀ, and through L̇ = DF_e v in q
+            add_weighted_gram(&mut fv_v, &grad, contraction.iter().map(|c| c.force_d_rate));
+            if ws.velocity_partials == VelocityPartials::Exact {
+                self.add_rate_stiffness(&mut ws.data, v, &grad, &contraction, &mut fv_q)?;
+            }
+        }
         for i in 0..n {
             f[i] = xd[i] - v[i];
             f[n + i] = lin.residual[i];
@@ -307,7 +317,7 @@ impl<'m> Musculoskeletal<'m> {
             f,
             mass: lin.mass,
             fv_q,
-            fv_v: lin.d_v,
+            fv_v,
             grad,
             length,
             contraction,
@@ -315,6 +325,46 @@ impl<'m> Musculoskeletal<'m> {
             velocity_accelerations: lin.velocity_accelerations,
         })
     }
+}
+
+impl Musculoskeletal<'_> {
+    /// Add to `fv_q` (n x n) the rigid tendons' `Σ_m (∂F_m/∂L̇_m) ∂L_m/∂q (D²F_e,m v)ᵀ`: their
+    /// forces move with `L̇_m = DF_e,m v`, whose partial in `q` is the path's second derivative
+    /// along `v` (the kernel's `D²F_e`, formed here; 0 at rest). `data` holds the configuration
+    /// and `grad` the paths' `DF_e` rows (m x n).
+    fn add_rate_stiffness(
+        &self,
+        data: &mut Data,
+        v: &[f64],
+        grad: &[f64],
+        contraction: &[Contraction],
+        fv_q: &mut Mat<f64>,
+    ) -> Result<(), SimError> {
+        let n = v.len();
+        if v.iter().all(|x| *x == 0.0) || contraction.iter().all(|c| c.force_d_rate == 0.0) {
+            return Ok(());
+        }
+        second_order_for_dynamics(self.model, data)?;
+        let d2 = data.d2f_e();
+        for ((mu, c), g) in self.muscles.iter().zip(contraction).zip(grad.chunks_exact(n)) {
+            if c.force_d_rate == 0.0 {
+                continue;
+            }
+            let r = mu.mode.index();
+            for j in 0..n {
+                let hv: f64 = (0..n).map(|i| d2[(r, pair_index(i, j, n))] * v[i]).sum();
+                for (i, gi) in g.iter().enumerate() {
+                    fv_q[(i, j)] += c.force_d_rate * gi * hv;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `a · b` over the shorter.
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 impl Linearization {
@@ -346,6 +396,7 @@ impl Linearization {
             let (rs, ra) = (l.s() + k, l.a() + k);
             for (i, g) in self.grad(k).iter().enumerate() {
                 fx[(n + i, rs)] = c.force_d_s * g;
+                fx[(n + i, ra)] = c.force_d_a * g;
                 fx[(rs, i)] = c.d_length * g;
             }
             fx[(rs, rs)] = c.d_s;
@@ -440,9 +491,11 @@ impl Factored<'_> {
             }
         }
         for k in 0..m {
-            let w = lin.contraction[k].force_d_s / self.a_ss[k];
+            // a rigid tendon's force moves with its activation too (force_d_a, 0 if elastic)
+            let c = &lin.contraction[k];
+            let (w, wa) = (c.force_d_s / self.a_ss[k], c.force_d_a * out[l.a() + k]);
             for (bi, g) in b.iter_mut().zip(lin.grad(k)) {
-                *bi -= w * g * b_s[k];
+                *bi -= w * g * b_s[k] + wa * g;
             }
         }
         let dq = self.lu.solve(&b).ok_or_else(|| SimError::Singular(String::new()))?;

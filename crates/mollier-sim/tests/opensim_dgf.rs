@@ -1,9 +1,9 @@
 //! Mollier's De Groote et al. (2016) curve set against OpenSim 4.6's `DeGrooteFregly2016Muscle`
-//! itself: its curves, its implicit tendon dynamics' equilibrium residual and its activation
-//! rate, evaluated by OpenSim at the points of `tests/data/opensim_dgf.csv`
+//! itself: its curves, its implicit tendon dynamics' equilibrium residual, its activation
+//! rate and a rigid tendon's force (`ignore_tendon_compliance`), evaluated by OpenSim at the points of `tests/data/opensim_dgf.csv`
 //! (`tools/peer_opensim_dgf.py`, whose text says what each row holds).
 
-use mollier_sim::{Curves, DeGrooteFregly, HillMuscle, HillParams};
+use mollier_sim::{Curves, DeGrooteFregly, HillMuscle, HillParams, Tendon};
 
 /// The script's two muscles: OpenSim's defaults, and one differing in every parameter.
 fn muscles() -> [HillMuscle; 2] {
@@ -63,6 +63,13 @@ fn the_de_groote_fregly_curves_are_opensims_to_1e_10() {
             }
             "sdot" => {}
             "adot" => check(&what, m.activation_rate(v[0], v[1]), v[5]),
+            "rigid" => {
+                let mut rigid = *m;
+                rigid.params.tendon = Tendon::Rigid;
+                let (a, length, rate) = (v[0], v[1], v[2]);
+                check(&what, rigid.rigid(a, 0.0, length, rate).force / fmax, v[5] / fmax);
+                check(&what, rigid.state(a, 0.0, rate, length).fibre_length, v[6]);
+            }
             other => panic!("unknown row kind {other}"),
         }
     }

@@ -5,7 +5,7 @@
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
 //!     [--whole-jacobian] [--max-step H] [--with-third-order] [--gustafsson] [--ros23 | --ros34pw2]
-//!     [--accuracy] [--no-frames] [--no-breaks] [--atol-activation A]
+//!     [--accuracy] [--no-frames] [--no-breaks] [--atol-activation A] [--rigid-tendons R]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
 //! run through `ForwardRun` with a frame every 10 ms (what `mollier simulate` computes before it
@@ -21,7 +21,11 @@
 //! third-order transfer functions included (`Musculoskeletal::workspace`), instead of
 //! `ForwardRun`'s without them (`Musculoskeletal::forward_workspace`); `--no-breaks`: the integration alone with
 //! steps that straddle the excitations' knots instead of ending on them (`Adaptive::set_breaks`);
-//! `--atol-activation`: `Tolerances::atol_activation`.
+//! `--atol-activation`: `Tolerances::atol_activation`; `--rigid-tendons R`: every muscle whose
+//! tendon slack length is below `R` optimal fibre lengths with a rigid tendon (`inf`: all;
+//! `mollier::rigid_tendons`), in every run of the round (the fixed step's too); with
+//! `--accuracy` the adaptive and fixed runs are also compared with the elastic model's
+//! reference (the approximation's own error).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -72,8 +76,13 @@ fn integrate(
     tol: Tolerances,
     third: bool,
     breaks: bool,
+    rigid: Option<f64>,
 ) -> (f64, mollier_sim::StepStats) {
-    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let mut muscles = c.muscles.clone();
+    if let Some(r) = rigid {
+        mollier::rigid_tendons(&mut muscles, r);
+    }
+    let sys = Musculoskeletal::new(&c.model, muscles);
     let mut ws = if third { sys.workspace() } else { sys.forward_workspace() };
     let u = |t: f64, w: &mut [f64]| ex.at(t, w);
     let mut w = vec![0.0; sys.layout().m];
@@ -119,6 +128,9 @@ fn main() {
     if args.iter().any(|a| a == "--gustafsson") {
         tol.controller = mollier_sim::Controller::Gustafsson;
     }
+    let rigid: Option<f64> = arg(&args, "--rigid-tendons");
+    let adaptive = |tol| ForwardOptions::adaptive(tol).with_rigid_tendons(rigid);
+    let fixed_step = |h| ForwardOptions::fixed(h).with_rigid_tendons(rigid);
     let c = mollier::load(&models().join("shoulder/shoulder-forward.toml"), &mollier::registry())
         .unwrap_or_else(|d| panic!("{}", d.render()));
     let ex = Excitations::read(&models().join("shoulder/flexion-excitations.csv"), &c).expect("excitations");
@@ -129,19 +141,23 @@ fn main() {
         "flexion {DURATION} s, {:?}, rtol {:e}, atol {:e}, the whole Jacobian {every}, {:?} controller",
         tol.method, tol.rtol, tol.atol, tol.controller
     );
+    if let Some(r) = rigid {
+        let n = mollier::rigid_tendons(&mut c.muscles.clone(), r);
+        println!("rigid tendons below {r} optimal fibre lengths: {n} of {} muscles", c.muscles.len());
+    }
     let mut best = (f64::INFINITY, f64::INFINITY);
     for r in 0..rounds {
         let third = args.iter().any(|a| a == "--with-third-order");
-        let (alone, stats) = integrate(&c, &ex, tol, third, !args.iter().any(|a| a == "--no-breaks"));
+        let (alone, stats) = integrate(&c, &ex, tol, third, !args.iter().any(|a| a == "--no-breaks"), rigid);
         let framed = (!args.iter().any(|a| a == "--no-frames")).then(|| {
             let t0 = Instant::now();
-            let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).expect("it starts");
+            let mut run = ForwardRun::new(&c, ex.clone(), adaptive(tol)).expect("it starts");
             let _ = outputs(&mut run, 0.01);
             t0.elapsed().as_secs_f64()
         });
         // the fixed 4 ms step of Chadwick et al. (2014) over the same motion, no frames
         let t0 = Instant::now();
-        let mut fixed = ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(0.004)).expect("it starts");
+        let mut fixed = ForwardRun::new(&c, ex.clone(), fixed_step(0.004)).expect("it starts");
         while fixed.state().t < DURATION - 1e-9 {
             fixed.step_once().expect("a step");
         }
@@ -169,17 +185,32 @@ fn main() {
     );
     if args.iter().any(|a| a == "--accuracy") {
         let every = 0.02;
-        let fixed =
-            |h: f64| outputs(&mut ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(h)).expect("it starts"), every);
-        let (fine, finer) = (fixed(0.0005), fixed(0.00025));
-        let extrapolate = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| 2.0 * y - x).collect::<Vec<f64>>();
-        let reference: Outputs =
-            fine.iter().zip(&finer).map(|(a, b)| (extrapolate(&a.0, &b.0), extrapolate(&a.1, &b.1))).collect();
-        let adaptive =
-            outputs(&mut ForwardRun::new(&c, ex.clone(), ForwardOptions::adaptive(tol)).expect("it starts"), every);
-        for (name, o) in [("fixed 4 ms", fixed(0.004)), ("adaptive", adaptive)] {
-            let (rms, force) = differences(&o, &reference);
+        let run = |o: ForwardOptions<'_>| outputs(&mut ForwardRun::new(&c, ex.clone(), o).expect("it starts"), every);
+        // Richardson's extrapolation of the fixed step at 0.5 and 0.25 ms
+        let reference = |r: Option<f64>| -> Outputs {
+            let (fine, finer) = (
+                run(ForwardOptions::fixed(0.0005).with_rigid_tendons(r)),
+                run(ForwardOptions::fixed(0.00025).with_rigid_tendons(r)),
+            );
+            let extrapolate = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| 2.0 * y - x).collect::<Vec<f64>>();
+            fine.iter().zip(&finer).map(|(a, b)| (extrapolate(&a.0, &b.0), extrapolate(&a.1, &b.1))).collect()
+        };
+        let own = reference(rigid);
+        let runs = [("fixed 4 ms", run(fixed_step(0.004))), ("adaptive", run(adaptive(tol)))];
+        for (name, o) in &runs {
+            let (rms, force) = differences(o, &own);
             println!("accuracy, {name}: RMS joint-angle error {rms:.4}°, largest force error {force:.2} N");
+        }
+        if rigid.is_some() {
+            let elastic = reference(None);
+            for (name, o) in &runs {
+                let (rms, force) = differences(o, &elastic);
+                println!(
+                    "against the elastic model's reference, {name}: RMS joint-angle difference {rms:.4}°, largest force difference {force:.2} N"
+                );
+            }
+            let (rms, force) = differences(&own, &elastic);
+            println!("the two references: RMS joint-angle difference {rms:.4}°, largest force difference {force:.2} N");
         }
     }
 }

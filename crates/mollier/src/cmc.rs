@@ -570,6 +570,13 @@ impl Alone<'_> {
             // ȧ = c (u − a), c = u/t_act + (1 − u)/t_deact: linear in a
             let c = hill.activation(a, 0.0, u).1;
             a = (a + h * c * u) / (1.0 + h * c);
+            if hill.is_rigid() {
+                // no fibre state: the force at the path's length and velocity
+                if j == MUSCLE_STEPS {
+                    return hill.rigid(a, 0.0, l, rate + tau * acc).force;
+                }
+                continue;
+            }
             let mut next = s;
             for _ in 0..30 {
                 let r = hill.contraction(a, next, (next - s) / h, l);
@@ -618,6 +625,9 @@ fn rising_root(f: impl Fn(f64) -> f64, value: f64, tol: f64) -> f64 {
 /// The tendon force (N) of a muscle in isometric equilibrium at activation `a` and path length
 /// `length` (m); NaN without an equilibrium.
 fn isometric_force(hill: &HillMuscle, a: f64, length: f64) -> f64 {
+    if hill.is_rigid() {
+        return hill.rigid(a, 0.0, length, 0.0).force;
+    }
     hill.isometric_state(a, length).map_or(f64::NAN, |s| hill.tendon(length - s).0)
 }
 

@@ -9,7 +9,9 @@ use mollier_core::linearize::VelocityPartials;
 use mollier_core::{ElementId, ElementRole};
 use mollier_format::Diagnostics;
 use mollier_optim::{deviation_angles, stability_index};
-use mollier_sim::{Adaptive, Linearization, Musculoskeletal, SimError, State, StepStats, Tolerances, Workspace};
+use mollier_sim::{
+    Adaptive, Linearization, Muscle, Musculoskeletal, SimError, State, StepStats, Tendon, Tolerances, Workspace,
+};
 
 use crate::compile::Compiled;
 use crate::load_sharing::ConeInfo;
@@ -210,23 +212,45 @@ pub struct ForwardOptions<'l> {
     pub integration: Integration,
     /// External loads that vary in time (read for the run's model), if any.
     pub loads: Option<&'l ExternalLoads>,
+    /// `Some(R)`: every muscle whose tendon slack length is below `R` times its optimal fibre
+    /// length runs with a rigid tendon ([`rigid_tendons`]; `f64::INFINITY`: every muscle) beside
+    /// those the model makes rigid. `None` (the default): the model's tendons.
+    pub rigid_tendons: Option<f64>,
 }
 
 impl<'l> ForwardOptions<'l> {
     /// The fixed step of `step` (s), no external loads.
     pub fn fixed(step: f64) -> Self {
-        Self { integration: Integration::Fixed(step), loads: None }
+        Self { integration: Integration::Fixed(step), loads: None, rigid_tendons: None }
     }
 
     /// Error control at tolerances `tol`, no external loads.
     pub fn adaptive(tol: Tolerances) -> Self {
-        Self { integration: Integration::Adaptive(tol), loads: None }
+        Self { integration: Integration::Adaptive(tol), loads: None, rigid_tendons: None }
     }
 
     /// These options with external loads.
     pub fn with_loads(self, loads: Option<&'l ExternalLoads>) -> Self {
         Self { loads, ..self }
     }
+
+    /// These options with rigid tendons below a ratio ([`Self::rigid_tendons`]).
+    pub fn with_rigid_tendons(self, ratio: Option<f64>) -> Self {
+        Self { rigid_tendons: ratio, ..self }
+    }
+}
+
+/// Make rigid the tendon of every muscle whose tendon slack length is below `ratio` times its
+/// optimal fibre length (the usual approximation where the tendon's stretch at `F_max`, 4 % of
+/// a short slack length, is a fraction of a millimetre); returns how many are rigid in all.
+pub fn rigid_tendons(muscles: &mut [Muscle], ratio: f64) -> usize {
+    for mu in muscles.iter_mut() {
+        let p = &mut mu.hill.params;
+        if p.tendon_slack_length < ratio * p.optimal_fibre_length {
+            p.tendon = Tendon::Rigid;
+        }
+    }
+    muscles.iter().filter(|mu| mu.hill.is_rigid()).count()
 }
 
 /// A forward simulation of a compiled model with its muscles, step by step.
@@ -304,7 +328,11 @@ impl<'a> ForwardRun<'a> {
         excitations: Excitations,
         options: ForwardOptions<'_>,
     ) -> Result<Self, SimError> {
-        let mut system = Musculoskeletal::new(&compiled.model, compiled.muscles.clone());
+        let mut muscles = compiled.muscles.clone();
+        if let Some(r) = options.rigid_tendons {
+            rigid_tendons(&mut muscles, r);
+        }
+        let mut system = Musculoskeletal::new(&compiled.model, muscles);
         if let Some(l) = options.loads {
             system = system.with_loads(Box::new(l.forcing(compiled)));
         }
@@ -548,7 +576,8 @@ impl<'a> ForwardRun<'a> {
             .map(|(k, mu)| {
                 let (s, a) = (st.x[l.s() + k], st.x[l.a() + k]);
                 // the tendon force is the linearization's; the fibre's length and velocity
-                // (`HillMuscle::state`'s, without its curves)
+                // (`HillMuscle::state`'s, without its curves); a rigid tendon's fibre the path's
+                let s = if mu.hill.is_rigid() { length[k] - mu.hill.params.tendon_slack_length } else { s };
                 let (fibre_length, cos, _, _) = mu.hill.fibre(s);
                 [u[k], a, lin.contraction[k].force, fibre_length, st.xd[l.s() + k] * cos, length[k]]
             })

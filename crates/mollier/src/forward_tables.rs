@@ -135,6 +135,9 @@ pub struct SimulateOptions {
     pub defect_tolerance: f64,
     /// The integrator; `None`: Rosenbrock for a model with muscles, RK4 otherwise.
     pub integrator: Option<Integrator>,
+    /// Rigid tendons where the slack length is below this ratio to the optimal fibre length
+    /// ([`crate::forward::rigid_tendons`]); `None`: the model's tendons.
+    pub rigid_tendons: Option<f64>,
 }
 
 /// How a run's rows are laid out in time: rows at `0, output_dt, …, outputs × output_dt`.
@@ -159,6 +162,7 @@ impl SimulateOptions {
             tolerances: mollier_sim::Tolerances::default(),
             defect_tolerance: crate::DEFAULT_DEFECT_TOLERANCE,
             integrator: None,
+            rigid_tendons: None,
         }
     }
 
@@ -248,6 +252,8 @@ pub struct SimulateRun<'a> {
     kind: Kind<'a>,
     /// The external loads' file, if any.
     loads: Option<String>,
+    /// [`SimulateOptions::rigid_tendons`].
+    rigid_tendons: Option<f64>,
 }
 
 enum Kind<'a> {
@@ -373,8 +379,12 @@ impl<'a> SimulateRun<'a> {
                     Some((dt, _)) => Integration::Fixed(dt),
                     None => Integration::Adaptive(options.tolerances),
                 };
-                let mut run = ForwardRun::new(compiled, excitations, ForwardOptions { integration, loads })
-                    .map_err(|e| start("state", &e))?;
+                let mut run = ForwardRun::new(
+                    compiled,
+                    excitations,
+                    ForwardOptions { integration, loads, rigid_tendons: options.rigid_tendons },
+                )
+                .map_err(|e| start("state", &e))?;
                 run.set_defect_tolerance(options.defect_tolerance);
                 Kind::Forward(Box::new(Forward {
                     run,
@@ -401,6 +411,7 @@ impl<'a> SimulateRun<'a> {
             chunk: steps.div_ceil(200).clamp(1, MAX_CHUNK_ROWS),
             kind,
             loads: loads.map(|l| l.file.clone()),
+            rigid_tendons: options.rigid_tendons,
         })
     }
 
@@ -653,6 +664,10 @@ impl<'a> SimulateRun<'a> {
                 };
                 m.insert("us_per_step".into(), json!(f.busy * 1e6 / steps.max(1) as f64));
                 m.insert("max_motion_defect".into(), json!(f.defect[0]));
+                let rigid: Vec<&str> =
+                    f.run.system().muscles.iter().filter(|mu| mu.hill.is_rigid()).map(|mu| mu.name.as_str()).collect();
+                m.insert("rigid_tendon_ratio".into(), json!(self.rigid_tendons));
+                m.insert("rigid_tendons".into(), json!(rigid));
                 let d = f.run.defects();
                 match f.run.step_stats() {
                     Some(st) => {

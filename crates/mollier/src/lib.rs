@@ -73,6 +73,7 @@ pub use compile::{
 pub use dynamics::{Column, DynamicsFrame, InverseDynamicsRun, Simulation, SimulationState};
 pub use forward::{
     DEFAULT_DEFECT_TOLERANCE, Defects, Excitations, ForwardFrame, ForwardOptions, ForwardRun, Integration,
+    rigid_tendons,
 };
 pub use forward_tables::{Integrator, SimulateError, SimulateOptions, SimulateRun};
 pub use ik::{IkFrame, IkOptions, IkRun, Tasks, Unknowns};

@@ -79,6 +79,11 @@ fn stepped(c: &Compiled, on: impl Fn(usize) -> f64) -> Excitations {
 /// The deepest of the arm's points in the thorax ellipsoid over a run (m, positive inside), and
 /// the point and time where it was.
 fn deepest(c: &Compiled, ex: Excitations) -> (f64, &'static str, f64) {
+    deepest_with(c, ex, None)
+}
+
+/// [`deepest`] with tendons rigid below the ratio `rigid` (`ForwardOptions::rigid_tendons`).
+fn deepest_with(c: &Compiled, ex: Excitations, rigid: Option<f64>) -> (f64, &'static str, f64) {
     let n = c.model.n_q();
     // the thorax ellipsoid of the scapula's contact
     let (_, centre, axes) = contact(c, "TS_thorax");
@@ -100,7 +105,7 @@ fn deepest(c: &Compiled, ex: Excitations) -> (f64, &'static str, f64) {
             (o, r, mat_t_vec(&rot, &[x[0] - origin[0], x[1] - origin[1], x[2] - origin[2]]))
         })
         .collect();
-    let mut run = ForwardRun::new(c, ex, ForwardOptions::fixed(STEP)).expect("a rest state");
+    let mut run = ForwardRun::new(c, ex, ForwardOptions::fixed(STEP).with_rigid_tendons(rigid)).expect("a rest state");
     // the bodies only: a muscle path may fail where the arm has been driven (the point of the test)
     let bodies = mollier_core::NewtonOptions { free_elements: false, ..Default::default() };
     let mut worst = (f64::NEG_INFINITY, "", 0.0);
@@ -195,4 +200,60 @@ fn without_the_arms_contact_the_push_takes_the_arm_into_the_thorax() {
     let (d, point, t) = deepest(&soft, stepped(&soft, |_| 0.0));
     eprintln!("the push without the arm's contact: {point} {:.1} mm inside at {t:.3} s", 1000.0 * d);
     assert!(d > DEEPEST, "{point} {:.1} mm inside at {t:.3} s", 1000.0 * d);
+}
+
+/// With every tendon rigid (`--rigid-tendons inf`): zero, all ones, each muscle alone (all its
+/// elements) and the push keep the arm out of the thorax too.
+#[test]
+fn the_arm_stays_out_of_the_thorax_with_rigid_tendons() {
+    let c = shoulder();
+    let m = c.muscles.len();
+    let muscle = |k: usize| {
+        let name = c.muscles[k].name.as_str();
+        name.rsplit_once('_').filter(|(_, n)| n.parse::<u32>().is_ok()).map_or(name, |(m, _)| m).to_string()
+    };
+    let mut muscles: Vec<String> = (0..m).map(muscle).collect();
+    muscles.dedup();
+    let rigid = Some(f64::INFINITY);
+    let mut cases: Vec<(String, Compiled, Excitations)> = vec![
+        ("zero excitations".to_string(), shoulder(), stepped(&c, |_| 0.0)),
+        ("all excitations at 1".to_string(), shoulder(), stepped(&c, |_| 1.0)),
+    ];
+    for g in &muscles {
+        cases.push((format!("{g} alone"), shoulder(), stepped(&c, |k| if muscle(k) == *g { 1.0 } else { 0.0 })));
+    }
+    let push = pushed(None);
+    let ex = stepped(&push, |_| 0.0);
+    cases.push((format!("a push of {PUSH} N at the elbow"), push, ex));
+    let results: Vec<(String, (f64, &str, f64))> = std::thread::scope(|s| {
+        let cases = &cases;
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                s.spawn(move || {
+                    cases
+                        .iter()
+                        .skip(t)
+                        .step_by(2)
+                        .map(|(name, c, ex)| (name.clone(), deepest_with(c, ex.clone(), rigid)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a run")).collect()
+    });
+    let worst = results.iter().max_by(|a, b| a.1.0.total_cmp(&b.1.0)).expect("runs");
+    eprintln!(
+        "{} runs of {DURATION} s with rigid tendons: deepest arm point {:.2} mm ({}, {} at {:.3} s)",
+        results.len(),
+        1000.0 * worst.1.0,
+        worst.0,
+        worst.1.1,
+        worst.1.2
+    );
+    let inside: Vec<String> = results
+        .iter()
+        .filter(|(_, (d, _, _))| *d > DEEPEST)
+        .map(|(name, (d, point, t))| format!("{name}: {point} {:.1} mm inside at {t:.3} s", 1000.0 * d))
+        .collect();
+    assert!(inside.is_empty(), "the arm enters the thorax with rigid tendons:\n{}", inside.join("\n"));
 }

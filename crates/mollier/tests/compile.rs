@@ -6,7 +6,7 @@ use std::path::Path;
 use mollier::{Compiled, FrameError, KinematicsRun, compile, registry};
 use mollier_core::KinematicsError;
 use mollier_format::{Format, parse, parse_as};
-use mollier_sim::{Curves, DeGrooteFregly, HillParams};
+use mollier_sim::{Curves, DeGrooteFregly, HillParams, Tendon};
 
 fn compiled(text: &str) -> Compiled {
     let doc = parse("inline.toml", text).unwrap_or_else(|d| panic!("{}", d.render()));
@@ -337,9 +337,41 @@ fn an_osim_de_groote_fregly_muscle_imports_with_every_property() {
         passive: false,
     });
     assert_eq!(c.muscles[0].hill.params, biceps);
+    // a rigid tendon imports as one; no activation dynamics does not import
     let rigid = text.replacen("<ignore_tendon_compliance>false", "<ignore_tendon_compliance>true", 1);
-    let (import, c) = mollier::import_osim("elbow-dgf.osim", &rigid, &registry()).expect("imports");
-    assert_eq!(c.muscles.len(), 1, "the rigid biceps has no contraction dynamics");
+    let c = mollier::load_text("elbow-dgf.osim", &rigid, &registry()).expect("imports");
+    assert_eq!(c.muscles.len(), 2);
+    assert_eq!(c.muscles[0].hill.params.tendon, Tendon::Rigid);
+    assert_eq!(c.muscles[1].hill.params.tendon, Tendon::Elastic);
+    let bare = text.replacen(
+        "<ignore_tendon_compliance>false</ignore_tendon_compliance>",
+        "<ignore_tendon_compliance>false</ignore_tendon_compliance>\
+         <ignore_activation_dynamics>true</ignore_activation_dynamics>",
+        1,
+    );
+    let (import, c) = mollier::import_osim("elbow-dgf.osim", &bare, &registry()).expect("imports");
+    assert_eq!(c.muscles.len(), 1, "the biceps without activation dynamics has no contraction dynamics");
     let report = import.report.markdown();
     assert!(report.contains("contraction dynamics not imported"), "{report}");
+}
+
+/// `tendon = "rigid"` in `[muscles.X]` makes the tendon rigid (elastic by default); another
+/// word is an error at its place in the file.
+#[test]
+fn a_muscle_file_chooses_a_rigid_tendon() {
+    let model = |muscle: &str| {
+        format!(
+            "format_version = 1\nfixed = [\"ground\", \"anchor\"]\ninputs = [\"swing.rotation\"]\nfree = [\"m\"]\n\
+             [nodes.anchor]\nposition = [0.3, 0, 0]\n\
+             [bodies.ground]\norigin = [0, 0, 0]\n[bodies.arm]\norigin = \"ground\"\npoints = {{ tip = [0, -0.5, 0] }}\n\
+             [elements.swing]\ntype = \"hinge\"\np = \"ground\"\nq = \"arm\"\naxis = [0, 0, 1]\n\
+             [elements.m]\ntype = \"truss\"\np = \"anchor\"\nq = \"arm.tip\"\n\
+             [muscles.m]\nmax_force = 300\noptimal_fibre_length = 0.1\ntendon_slack_length = 0.2\n{muscle}"
+        )
+    };
+    assert_eq!(compiled(&model("tendon = \"rigid\"\n")).muscles[0].hill.params.tendon, Tendon::Rigid);
+    assert_eq!(compiled(&model("tendon = \"elastic\"\n")).muscles[0].hill.params.tendon, Tendon::Elastic);
+    assert_eq!(compiled(&model("")).muscles[0].hill.params.tendon, Tendon::Elastic);
+    let err = parse("inline.toml", &model("tendon = \"stiff\"\n")).err().map(|d| d.render()).unwrap_or_default();
+    assert!(err.contains("inline.toml:25:10") && err.contains("stiff"), "{err}");
 }

@@ -41,11 +41,37 @@ fn test_state(sys: &Musculoskeletal<'_>, c: &Compiled, moving: bool) -> (Vec<f64
 #[test]
 fn the_partials_are_the_residuals_derivatives() {
     let c = elbow();
-    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    check_partials(&c, c.muscles.clone());
+}
+
+/// The elbow with its biceps' tendon rigid (its force moves with the path's velocity, through
+/// `DF_e v` in `q` too) and the triceps' elastic.
+fn rigid_biceps(c: &Compiled) -> Vec<mollier_sim::Muscle> {
+    let mut muscles = c.muscles.clone();
+    muscles[0].hill.params.tendon = mollier_sim::Tendon::Rigid;
+    muscles
+}
+
+#[test]
+fn the_partials_with_a_rigid_tendon_are_the_residuals_derivatives() {
+    let c = elbow();
+    check_partials(&c, rigid_biceps(&c));
+}
+
+#[test]
+fn the_step_solve_with_a_rigid_tendon_is_the_dense_solve() {
+    let c = elbow();
+    check_step_solve(&c, rigid_biceps(&c));
+}
+
+/// `∂f/∂x`, `∂f/∂ẋ`, `∂f/∂u` of the elbow with `muscles` against central differences, at rest
+/// and moving.
+fn check_partials(c: &Compiled, muscles: Vec<mollier_sim::Muscle>) {
+    let sys = Musculoskeletal::new(&c.model, muscles);
     let l = sys.layout();
     let mut ws = sys.workspace();
     for moving in [false, true] {
-        let (x, xd, u) = test_state(&sys, &c, moving);
+        let (x, xd, u) = test_state(&sys, c, moving);
         let lin = sys.linearize(&mut ws, &x, &xd, &u).unwrap();
         let (fx, fxd, fu) = lin.dense();
         let f =
@@ -145,9 +171,13 @@ fn the_forward_workspace_leaves_out_the_third_order_term_alone() {
 #[test]
 fn the_step_solve_is_the_dense_solve() {
     let c = elbow();
-    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    check_step_solve(&c, c.muscles.clone());
+}
+
+fn check_step_solve(c: &Compiled, muscles: Vec<mollier_sim::Muscle>) {
+    let sys = Musculoskeletal::new(&c.model, muscles);
     let mut ws = sys.workspace();
-    let (x, xd, u) = test_state(&sys, &c, true);
+    let (x, xd, u) = test_state(&sys, c, true);
     let lin = sys.linearize(&mut ws, &x, &xd, &u).unwrap();
     let (fx, fxd, _) = lin.dense();
     let h = 0.004;
@@ -162,8 +192,8 @@ fn the_step_solve_is_the_dense_solve() {
 }
 
 /// Rosenbrock states every 0.04 s to `t_end` with step `h` (0.04 s a multiple of it).
-fn rosenbrock(c: &Compiled, h: f64, t_end: f64) -> Vec<Vec<f64>> {
-    let mut run = ForwardRun::new(c, excitations(c), ForwardOptions::fixed(h)).unwrap();
+fn rosenbrock(c: &Compiled, h: f64, t_end: f64, rigid: Option<f64>) -> Vec<Vec<f64>> {
+    let mut run = ForwardRun::new(c, excitations(c), ForwardOptions::fixed(h).with_rigid_tendons(rigid)).unwrap();
     let mut out = Vec::new();
     let n = (t_end / h).round() as usize;
     let every = (0.04 / h).round() as usize;
@@ -180,9 +210,36 @@ fn rosenbrock(c: &Compiled, h: f64, t_end: f64) -> Vec<Vec<f64>> {
 
 #[test]
 fn the_rosenbrock_step_converges_to_the_reference_with_order_one() {
+    converges_with_order_one(None);
+}
+
+/// The same with both tendons rigid (`ForwardOptions::rigid_tendons`): the reference integrates
+/// the explicit rates, in which a rigid muscle's `ṡ` is its path's velocity.
+#[test]
+fn the_rosenbrock_step_with_rigid_tendons_converges_with_order_one() {
+    converges_with_order_one(Some(f64::INFINITY));
+}
+
+/// A rigid tendon's choice by its slack length against its optimal fibre length: the elbow's
+/// biceps (160 mm against 116 mm, 1.379) below 1.385, its triceps (125 against 90, 1.389) not.
+#[test]
+fn rigid_tendons_are_chosen_by_their_ratio() {
+    let c = elbow();
+    let mut muscles = c.muscles.clone();
+    assert_eq!(mollier::rigid_tendons(&mut muscles, 1.379), 0);
+    assert_eq!(mollier::rigid_tendons(&mut muscles, 1.385), 1);
+    assert!(muscles[0].hill.is_rigid() && !muscles[1].hill.is_rigid());
+    assert_eq!(mollier::rigid_tendons(&mut muscles, f64::INFINITY), 2);
+}
+
+fn converges_with_order_one(rigid: Option<f64>) {
     let c = elbow();
     let ex = excitations(&c);
-    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let mut muscles = c.muscles.clone();
+    if let Some(r) = rigid {
+        mollier::rigid_tendons(&mut muscles, r);
+    }
+    let sys = Musculoskeletal::new(&c.model, muscles);
     let mut ws = sys.workspace();
     let mut u = vec![0.0; 2];
     ex.at(0.0, &mut u);
@@ -196,13 +253,13 @@ fn the_rosenbrock_step_converges_to_the_reference_with_order_one() {
         .unwrap();
     assert_eq!(reference.len(), 16);
     let angle_error = |h: f64| {
-        let r = rosenbrock(&c, h, t_end);
+        let r = rosenbrock(&c, h, t_end, rigid);
         let e: f64 = r.iter().zip(&reference).map(|(a, b)| (a[0] - b[0]).powi(2)).sum::<f64>() / r.len() as f64;
         e.sqrt().to_degrees()
     };
     let (e1, e2, e3) = (angle_error(0.004), angle_error(0.002), angle_error(0.001));
     eprintln!(
-        "reference: {steps} steps; RMS elbow-angle error at 4, 2, 1 ms: {e1:.4}°, {e2:.4}°, {e3:.4}° (ratios {:.2}, {:.2})",
+        "rigid tendons {rigid:?}, reference: {steps} steps; RMS elbow-angle error at 4, 2, 1 ms: {e1:.4}°, {e2:.4}°, {e3:.4}° (ratios {:.2}, {:.2})",
         e1 / e2,
         e2 / e3
     );
@@ -508,6 +565,40 @@ fn the_shoulders_stiffness_is_exact_without_the_paths_second_order() {
         }
     }
     eprintln!("against central differences: largest relative error {worst:.2e}");
+}
+
+/// With every tendon rigid and the shoulder moving, `∂f_v/∂q` holds the rigid forces' rate
+/// stiffness through `L̇ = DF_e v` (the wrapping paths' `D²F_e v`, from the kernel's second
+/// order): against central differences of `f_v`.
+#[test]
+fn the_shoulders_rigid_tendons_rate_stiffness_is_exact() {
+    let c = shoulder_model();
+    let mut muscles = c.muscles.clone();
+    mollier::rigid_tendons(&mut muscles, f64::INFINITY);
+    let sys = Musculoskeletal::new(&c.model, muscles);
+    let n = sys.layout().n;
+    let mut ws = sys.workspace();
+    let (mut x, xd, u) = shoulder_state(&sys, &c);
+    for i in 0..n {
+        x[n + i] = 0.5 * ((i as f64) * 0.9).cos();
+    }
+    let lin = sys.linearize(&mut ws, &x, &xd, &u).unwrap();
+    let mut worst = 0.0f64;
+    for j in 0..n {
+        let h = 1e-6;
+        let (mut xp, mut xm) = (x.clone(), x.clone());
+        xp[j] += h;
+        xm[j] -= h;
+        let fp = sys.linearize(&mut ws, &xp, &xd, &u).unwrap().f;
+        let fm = sys.linearize(&mut ws, &xm, &xd, &u).unwrap().f;
+        for i in 0..n {
+            let num = (fp[n + i] - fm[n + i]) / (2.0 * h);
+            let scale = 1.0 + lin.fv_q[(i, j)].abs();
+            worst = worst.max((lin.fv_q[(i, j)] - num).abs() / scale);
+            assert!((lin.fv_q[(i, j)] - num).abs() < 1e-5 * scale, "∂f_v{i}/∂q{j}: {} vs {num}", lin.fv_q[(i, j)]);
+        }
+    }
+    eprintln!("moving, every tendon rigid: largest relative error of ∂f_v/∂q {worst:.2e}");
 }
 
 #[test]

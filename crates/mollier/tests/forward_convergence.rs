@@ -265,10 +265,23 @@ fn worst_of(c: &Compiled, options: &SimulateOptions, ex: Excitations, name: &str
 
 #[test]
 fn a_step_of_excitation_gives_no_force_or_fibre_speed_spike() {
+    no_spike(None);
+}
+
+/// The same with every tendon rigid: the force follows the activation and the path, no fibre
+/// state lags behind.
+#[test]
+fn a_step_of_excitation_gives_no_spike_with_rigid_tendons() {
+    no_spike(Some(f64::INFINITY));
+}
+
+/// A step of excitation of each muscle alone, all and none on the shoulder, with tendons rigid
+/// below the ratio `rigid`: no force above 1.5 `F_max`, no fibre speed above `v_max`.
+fn no_spike(rigid: Option<f64>) {
     let c = load("shoulder/shoulder-forward.toml");
     let m = c.muscles.len();
     // the default settings (error control), the rows every 2 ms to see any spike
-    let options = SimulateOptions { output_dt: Some(0.002), ..SimulateOptions::new(0.2) };
+    let options = SimulateOptions { output_dt: Some(0.002), rigid_tendons: rigid, ..SimulateOptions::new(0.2) };
     let mut cases: Vec<(String, Vec<f64>)> = vec![("all ones".into(), vec![1.0; m]), ("all zero".into(), vec![0.0; m])];
     for (k, mu) in c.muscles.iter().enumerate() {
         let mut on = vec![0.0; m];
@@ -283,7 +296,7 @@ fn a_step_of_excitation_gives_no_force_or_fibre_speed_spike() {
         worst = (worst.0.max(force), worst.1.max(speed));
     }
     eprintln!(
-        "{} steps of excitation: largest force {:.3} × F_max, fibre speed {:.3} × v_max",
+        "{} steps of excitation, rigid tendons {rigid:?}: largest force {:.3} × F_max, fibre speed {:.3} × v_max",
         cases.len(),
         worst.0,
         worst.1
@@ -314,23 +327,54 @@ fn the_fixed_step_reports_the_defect_of_a_step_of_excitation() {
 
 #[test]
 fn the_rate_alone_is_the_consistent_rate_of_the_whole_linearization() {
+    rate_alone(None);
+}
+
+/// The same with every tendon rigid: the rigid forces' damping block of `∂f_v/∂v` is the
+/// state's own on top of the kept one, as the whole linearization forms it.
+#[test]
+fn the_rate_alone_with_rigid_tendons_is_the_whole_linearizations() {
+    rate_alone(Some(f64::INFINITY));
+}
+
+fn rate_alone(rigid: Option<f64>) {
     // the adaptive step's stages evaluate the kernel to first order (`consistent_rate`); its rate
     // and the Jacobian's muscle blocks must be those of the whole linearization (`consistent`),
     // on the shoulder moving (0.6 s into the flexion, the arm rising fastest)
     let c = load("shoulder/shoulder-forward.toml");
     let ex = excitations(&c, "shoulder/flexion-excitations.csv");
-    let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(0.004)).unwrap();
+    let mut run = ForwardRun::new(&c, ex.clone(), ForwardOptions::fixed(0.004).with_rigid_tendons(rigid)).unwrap();
     while run.state().t < 0.6 - 1e-9 {
         run.step_once().unwrap();
     }
     let state = run.state().clone();
-    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let sys = Musculoskeletal::new(&c.model, run.system().muscles.clone());
     let mut ws = sys.workspace();
     let u = |t: f64, w: &mut [f64]| ex.at(t, w);
     let (whole_rate, whole) = sys.consistent(&mut ws, &state.x, state.t, &u, &state.xd).unwrap();
-    // (the kernel blocks passed are not compared here)
+    // (the kernel blocks passed are not compared here); ∂f_v/∂v kept without the rigid forces'
+    // damping Σ (∂F/∂L̇) g gᵀ, which the rate alone adds back at its state
     let kept_fv_q = whole.fv_q.clone();
-    let (rate, lin) = sys.consistent_rate(&mut ws, &state.x, state.t, &u, &kept_fv_q, &whole.fv_v).unwrap();
+    let mut kept_fv_v = whole.fv_v.clone();
+    let n = sys.layout().n;
+    for (k, ck) in whole.contraction.iter().enumerate() {
+        let g = whole.grad(k);
+        for i in 0..n {
+            for j in 0..n {
+                kept_fv_v[(i, j)] -= ck.force_d_rate * g[i] * g[j];
+            }
+        }
+    }
+    let (rate, lin) = sys.consistent_rate(&mut ws, &state.x, state.t, &u, &kept_fv_q, &kept_fv_v).unwrap();
+    let matrix = |m: &faer::Mat<f64>| (0..n * n).map(|k| m[(k / n, k % n)]).collect::<Vec<f64>>();
+    let damping = whole.contraction.iter().map(|c| c.force_d_rate.abs()).fold(0.0, f64::max);
+    assert_eq!(damping > 0.0, rigid.is_some(), "{damping}");
+    let e = {
+        let (a, b) = (matrix(&lin.fv_v), matrix(&whole.fv_v));
+        let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        a.iter().zip(&b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+    };
+    assert!(e < 1e-10, "∂f_v/∂v: {e:e}");
     let l = sys.layout();
     let relative = |a: &[f64], b: &[f64]| {
         let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);

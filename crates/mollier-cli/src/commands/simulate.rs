@@ -140,6 +140,13 @@ pub(crate) struct Args {
     /// ask for the Rosenbrock integrator.
     #[arg(long, conflicts_with = "track")]
     loads: Option<PathBuf>,
+    /// Rigid tendons for every muscle whose tendon slack length is below R times its optimal
+    /// fibre length (`inf`: every muscle), beside those the model makes rigid: no contraction
+    /// state for them, the usual approximation where a tendon's stretch is a fraction of a
+    /// millimetre (docs/forward-dynamics.md, "Rigid tendons"). Not with --track, whose
+    /// computed muscle control runs the model's own tendons.
+    #[arg(long, value_name = "R", value_parser = positive_ratio, conflicts_with = "track")]
+    rigid_tendons: Option<f64>,
     /// The integrator: `rosenbrock` (default for models with muscles) or `rk4` (default for
     /// passive mechanisms).
     #[arg(long, value_enum)]
@@ -171,6 +178,7 @@ pub(crate) fn run(req: &Args, registry: &Registry) -> ExitCode {
     options.tolerances.rtol = req.rtol;
     options.tolerances.atol = req.atol;
     options.defect_tolerance = req.defect_tolerance;
+    options.rigid_tendons = req.rigid_tendons;
     let compiled = match load_well_posed(model, registry) {
         Ok(c) => c,
         Err(code) => return code,
@@ -330,5 +338,14 @@ fn refused(e: &SimulateError) -> ExitCode {
             errln!("error: {e}");
             ExitCode::from(FAILED)
         }
+    }
+}
+
+/// A ratio greater than 0, `inf` allowed.
+fn positive_ratio(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 => Ok(v),
+        Ok(v) => Err(format!("must be a number greater than 0 (or inf), got {v}")),
+        Err(e) => Err(e.to_string()),
     }
 }

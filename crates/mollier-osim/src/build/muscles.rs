@@ -91,19 +91,16 @@ pub(super) fn muscle(ctx: &Ctx, mu: &Muscle, out: &mut Out) {
 }
 
 /// A `DeGrooteFregly2016Muscle`'s `[muscles]` entry: De Groote et al.'s curves with every
-/// property; none for a rigid tendon or without activation dynamics, which Mollier's states
-/// cannot hold.
+/// property, a rigid tendon for `ignore_tendon_compliance`; none without activation dynamics,
+/// which Mollier's states cannot hold.
 fn hill(mu: &Muscle, d: &DeGrooteFregly, name: &str, out: &mut Out) {
-    let rigid = [
-        (d.ignore_tendon_compliance, "a rigid tendon (`ignore_tendon_compliance`)"),
-        (d.ignore_activation_dynamics, "no activation dynamics (`ignore_activation_dynamics`)"),
-    ];
-    if let Some((_, why)) = rigid.iter().find(|r| r.0) {
-        let action = format!("contraction dynamics not imported: Mollier's muscle has no {}", &why[2..]);
-        out.entries.push(Entry::new(&mu.place, &mu.name, &mu.kind, action));
+    if d.ignore_activation_dynamics {
+        let action = "contraction dynamics not imported: Mollier's muscle always has activation \
+                      dynamics (`ignore_activation_dynamics`)";
+        out.entries.push(Entry::new(&mu.place, &mu.name, &mu.kind, action.to_string()));
         return;
     }
-    let entries = vec![
+    let mut entries = vec![
         ("max_force", float(mu.max_force)),
         ("optimal_fibre_length", float(mu.optimal_fiber_length)),
         ("tendon_slack_length", float(mu.tendon_slack_length)),
@@ -119,6 +116,9 @@ fn hill(mu: &Muscle, d: &DeGrooteFregly, name: &str, out: &mut Out) {
         ("activation_dynamics_smoothing", float(d.activation_dynamics_smoothing)),
         ("ignore_passive_fiber_force", Value::from(d.ignore_passive_fiber_force)),
     ];
+    if d.ignore_tendon_compliance {
+        entries.push(("tendon", text("rigid")));
+    }
     out.hill.push((name.to_string(), doc::table(&[], Some(&format!("{} `{}`", mu.kind, mu.name)), entries)));
 }
 

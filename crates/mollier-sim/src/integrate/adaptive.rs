@@ -8,7 +8,7 @@
 //! solve of the fixed step ([`Linearization::solve`]). `F` at a stage is the consistent rate:
 //! one evaluation of the kernel at the stage's state and a guessed rate, `v̇` corrected by the
 //! mass matrix (the residual is linear in it), `ṡ` by each muscle's contraction residual solved
-//! for it ([`contraction_rate`]). That evaluation's partials are the next step's Jacobian: two
+//! for it ([`contraction_rate`](crate::integrate::contraction_rate); a rigid tendon's is the path's velocity). That evaluation's partials are the next step's Jacobian: two
 //! evaluations of the kernel a step (the third stage's rate is the next step's first), against
 //! the fixed step's one. With [`Tolerances::jacobian_every`] the stages are evaluated for the
 //! rate alone ([`Musculoskeletal::consistent_rate`]) and the whole Jacobian is formed every few
@@ -32,7 +32,7 @@ use mollier_core::dynamics::{bias_forces, mass_matrix};
 use mollier_core::kinematics::{NewtonOptions, solve_positions_with};
 
 use crate::hill::Contraction;
-use crate::integrate::{Excitation, State, contraction_rate, hermite, rosw};
+use crate::integrate::{Excitation, State, hermite, rosw};
 use crate::system::{
     Factored, Linearization, Musculoskeletal, SimError, Workspace, add_weighted_gram, solve_partial_pivoting,
 };
@@ -147,6 +147,8 @@ pub struct Adaptive {
     /// That linearization's `∂f_v/∂q` without `Σ (∂F_m/∂L_m) ∂L_m/∂q ∂L_m/∂qᵀ` (n x n), and the
     /// accepted steps since it.
     kept_fv_q: Mat<f64>,
+    /// That linearization's `∂f_v/∂v` without the rigid tendons' damping.
+    kept_fv_v: Mat<f64>,
     since_jacobian: usize,
     h: f64,
     /// The last accepted step: its start, length, start state and `k1`, `k2`.
@@ -199,10 +201,9 @@ impl Musculoskeletal<'_> {
         }
         for (k, mu) in self.muscles.iter().enumerate() {
             let (s, a) = (x[l.s() + k], x[l.a() + k]);
-            let sd = contraction_rate(&mu.hill, a, s, lin.length[k])
-                .ok_or_else(|| SimError::NonFinite(format!("s:{} (no contraction rate)", mu.name)))?;
+            let sd = self.muscle_rate(k, a, s, lin.length[k], lin.grad(k), &x[l.n..2 * l.n])?;
             xd[l.s() + k] = sd;
-            lin.contraction[k] = mu.hill.contraction(a, s, sd, lin.length[k]);
+            lin.contraction[k] = mu.hill.row(a, s, sd, lin.length[k], sd);
             lin.f[l.s() + k] = lin.contraction[k].residual;
             lin.f[l.a() + k] = 0.0;
         }
@@ -252,12 +253,11 @@ impl Musculoskeletal<'_> {
             let r = mu.mode.index();
             let len = mu.reference_length + data.e()[r];
             let (s, a) = (x[l.s() + k], x[l.a() + k]);
-            let sd = contraction_rate(&mu.hill, a, s, len)
-                .ok_or_else(|| SimError::NonFinite(format!("s:{} (no contraction rate)", mu.name)))?;
-            let ad = mu.hill.activation_rate(a, uu[k]);
-            let c = mu.hill.contraction(a, s, sd, len);
-            let (_, da, _, du) = mu.hill.activation(a, ad, uu[k]);
             grad.extend((0..n).map(|j| dfe[(r, j)]));
+            let sd = self.muscle_rate(k, a, s, len, &grad[k * n..], &x[n..2 * n])?;
+            let ad = mu.hill.activation_rate(a, uu[k]);
+            let c = mu.hill.row(a, s, sd, len, sd);
+            let (_, da, _, du) = mu.hill.activation(a, ad, uu[k]);
             for (q, g) in rhs.iter_mut().zip(&grad[k * n..]) {
                 *q -= c.force * g;
             }
@@ -274,12 +274,17 @@ impl Musculoskeletal<'_> {
         }
         let mut fv_q = fv_q.clone();
         add_weighted_gram(&mut fv_q, &grad, contraction.iter().map(|c| c.force_d_length));
+        let mut fv_v = fv_v.clone();
+        if self.muscles.iter().any(|mu| mu.hill.is_rigid()) {
+            // the rigid tendons' damping Σ (∂F_m/∂L̇_m) ∂L_m/∂q ∂L_m/∂qᵀ, the state's own
+            add_weighted_gram(&mut fv_v, &grad, contraction.iter().map(|c| c.force_d_rate));
+        }
         let lin = Linearization {
             layout: l,
             f,
             mass,
             fv_q,
-            fv_v: fv_v.clone(),
+            fv_v,
             grad,
             length,
             contraction,
@@ -295,6 +300,16 @@ fn without_muscle_stiffness(lin: &Linearization) -> Mat<f64> {
     let mut fv_q = lin.fv_q.clone();
     add_weighted_gram(&mut fv_q, &lin.grad, lin.contraction.iter().map(|c| -c.force_d_length));
     fv_q
+}
+
+/// `∂f_v/∂v` of `lin` without the rigid tendons' damping `Σ (∂F_m/∂L̇_m) ∂L_m/∂q ∂L_m/∂qᵀ`
+/// (`lin`'s own when no tendon is rigid).
+fn without_muscle_damping(lin: &Linearization) -> Mat<f64> {
+    let mut fv_v = lin.fv_v.clone();
+    if lin.contraction.iter().any(|c| c.force_d_rate != 0.0) {
+        add_weighted_gram(&mut fv_v, &lin.grad, lin.contraction.iter().map(|c| -c.force_d_rate));
+    }
+    fv_v
 }
 
 /// `∂f/∂ẋ w`: `w_q`, `M̄ w_v`, `∂f_s/∂ṡ w_s`, `w_a`.
@@ -342,7 +357,7 @@ impl Adaptive {
             return Err(SimError::NonFinite("the Jacobian's interval must be at least one step".into()));
         }
         let stats = StepStats { evaluations: 1, jacobians: 1, shortest: f64::INFINITY, ..StepStats::default() };
-        let kept_fv_q = without_muscle_stiffness(&lin);
+        let (kept_fv_q, kept_fv_v) = (without_muscle_stiffness(&lin), without_muscle_damping(&lin));
         let h = tol.first_step.min(tol.max_step);
         let mut warm = SavedPositions::new();
         warm.save(&ws.data);
@@ -352,6 +367,7 @@ impl Adaptive {
             state,
             lin,
             kept_fv_q,
+            kept_fv_v,
             since_jacobian: 0,
             last: None,
             stats,
@@ -449,6 +465,7 @@ impl Adaptive {
                         // every evaluation is whole: nothing is kept
                     } else if self.whole_jacobian_due() {
                         self.kept_fv_q = without_muscle_stiffness(&lin);
+                        self.kept_fv_v = without_muscle_damping(&lin);
                         self.since_jacobian = 0;
                     } else {
                         self.since_jacobian += 1;
@@ -555,7 +572,7 @@ impl Adaptive {
             self.stats.jacobians += 1;
             sys.consistent(ws, &x1, t + 0.5 * h, u, &k1)?
         } else {
-            sys.consistent_rate(ws, &x1, t + 0.5 * h, u, &self.kept_fv_q, &self.lin.fv_v)?
+            sys.consistent_rate(ws, &x1, t + 0.5 * h, u, &self.kept_fv_q, &self.kept_fv_v)?
         };
         let r2: Vec<f64> = (0..l.len()).map(|i| f1[i] - k1[i]).collect();
         let k2: Vec<f64> = w_solve(&w, hd, &r2)?.iter().zip(&k1).map(|(a, b)| a + b).collect();
@@ -568,7 +585,7 @@ impl Adaptive {
             self.stats.jacobians += 1;
             sys.consistent(ws, &xn, t + h, u, &k2)?
         } else {
-            sys.consistent_rate(ws, &xn, t + h, u, &self.kept_fv_q, &self.lin.fv_v)?
+            sys.consistent_rate(ws, &xn, t + h, u, &self.kept_fv_q, &self.kept_fv_v)?
         };
         let r3: Vec<f64> =
             (0..l.len()).map(|i| f2[i] - E32 * (k2[i] - f1[i]) - 2.0 * (k1[i] - f0[i]) + hd * tt[i]).collect();
@@ -628,7 +645,7 @@ impl Adaptive {
         let tt = self.time_partial(u, h);
         let tab = rosw::ROS34PW2.transformed();
         let (t, x, f0) = (self.state.t, &self.state.x, &self.state.xd);
-        let (lin, kept, whole) = (&self.lin, &self.kept_fv_q, self.tol.jacobian_every.is_none());
+        let (lin, kept, whole) = (&self.lin, (&self.kept_fv_q, &self.kept_fv_v), self.tol.jacobian_every.is_none());
         let mut evaluations = 0;
         let mut last_rate = Vec::new();
         let w = lin.factor(h * tab.gamma)?;
@@ -638,7 +655,7 @@ impl Adaptive {
             let (rate, _) = if whole {
                 sys.consistent(ws, y, t + th * h, u, f0)?
             } else {
-                sys.consistent_rate(ws, y, t + th * h, u, kept, &lin.fv_v)?
+                sys.consistent_rate(ws, y, t + th * h, u, kept.0, kept.1)?
             };
             last_rate.clone_from(&rate);
             Ok(rate)
@@ -666,7 +683,7 @@ impl Adaptive {
             self.stats.jacobians += 1;
             sys.consistent(ws, &xn, t + h, u, &last_rate)?
         } else {
-            sys.consistent_rate(ws, &xn, t + h, u, &self.kept_fv_q, &self.lin.fv_v)?
+            sys.consistent_rate(ws, &xn, t + h, u, &self.kept_fv_q, &self.kept_fv_v)?
         };
         Ok((norm, xn, Some(end), f0, Vec::new()))
     }

@@ -131,11 +131,30 @@ impl Musculoskeletal<'_> {
         xd[l.n..2 * l.n].copy_from_slice(&vdot);
         for (k, mu) in self.muscles.iter().enumerate() {
             let (s, a) = (x[l.s() + k], x[l.a() + k]);
-            xd[l.s() + k] = contraction_rate(&mu.hill, a, s, lin.length[k])
-                .ok_or_else(|| SimError::NonFinite(format!("s:{} (no contraction rate)", mu.name)))?;
+            xd[l.s() + k] = self.muscle_rate(k, a, s, lin.length[k], lin.grad(k), &x[l.n..2 * l.n])?;
             xd[l.a() + k] = mu.hill.activation_rate(a, uu[k]);
         }
         Ok(xd)
+    }
+
+    /// Muscle `k`'s `ṡ` at active state `a`, contraction state `s` and path length `length`
+    /// (m): the root of its contraction residual ([`contraction_rate`]), or with a rigid tendon
+    /// the path's velocity `∂L/∂q · v` (`grad`, `v`: n each).
+    pub(crate) fn muscle_rate(
+        &self,
+        k: usize,
+        a: f64,
+        s: f64,
+        length: f64,
+        grad: &[f64],
+        v: &[f64],
+    ) -> Result<f64, SimError> {
+        let mu = &self.muscles[k];
+        if mu.hill.is_rigid() {
+            return Ok(grad.iter().zip(v).map(|(g, w)| g * w).sum());
+        }
+        contraction_rate(&mu.hill, a, s, length)
+            .ok_or_else(|| SimError::NonFinite(format!("s:{} (no contraction rate)", mu.name)))
     }
 
     /// Integrate from `state` to time `t_end` with the explicit Dormand-Prince 5(4) pair and

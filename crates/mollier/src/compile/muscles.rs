@@ -1,8 +1,8 @@
 //! The model file's `[muscles]` section compiled: the Hill muscles of forward dynamics
 //! (Chadwick et al. 2014), each acting along a path element's elongation.
 
-use mollier_format::{Diagnostic, HillMuscleSpec, MuscleCurves, UnitsSpec};
-use mollier_sim::{Curves, HillMuscle, HillParams, Muscle};
+use mollier_format::{Diagnostic, HillMuscleSpec, MuscleCurves, TendonKind, UnitsSpec};
+use mollier_sim::{Curves, HillMuscle, HillParams, Muscle, Tendon};
 
 use super::load_sharing::path_mode;
 use super::parts::Context;
@@ -67,6 +67,10 @@ fn params(m: &HillMuscleSpec, units: &UnitsSpec) -> HillParams {
     p.pee_slack_length = m.pee_slack_length.map_or(lopt, |l| units.length_to_si(l));
     p.vmax = m.max_contraction_velocity.unwrap_or(p.vmax);
     p.see_strain = m.tendon_strain_at_one_norm_force.unwrap_or(p.see_strain);
+    p.tendon = match m.tendon.unwrap_or_default() {
+        TendonKind::Elastic => Tendon::Elastic,
+        TendonKind::Rigid => Tendon::Rigid,
+    };
     if let Curves::DeGrooteFregly2016(d) = &mut p.curves {
         d.active_force_width_scale = m.active_force_width_scale.unwrap_or(d.active_force_width_scale);
         d.fiber_damping = m.fiber_damping.unwrap_or(d.fiber_damping);
