@@ -97,6 +97,9 @@ pub struct Objective {
     /// point to point; a small weight pins them (as Moco's
     /// `minimize_implicit_auxiliary_derivatives`).
     pub contraction_rate: f64,
+    /// Weight of `∫ Σ v̇² dt` (the coordinates' accelerations, rad/s² or m/s²): a smoothness
+    /// term, as predictive simulations add to the effort (Falisse et al. 2019, gait).
+    pub acceleration: f64,
     /// Tracking terms.
     pub tracking: Vec<Tracking>,
     /// Final-state targets `weight (x_state(T) − value)²`: `(state, value, weight)`.
@@ -128,6 +131,10 @@ pub struct Problem<'s, 'm> {
     pub state_bounds: Vec<[f64; 2]>,
     /// States fixed at the start (`None`: within `state_bounds`).
     pub initial: Vec<Option<f64>>,
+    /// `true`: the first point's rates of `v`, `s` and `a` are 0 (`v̇ = 0`, `ṡ = 0`, `ȧ = 0`):
+    /// the start is an equilibrium the muscles hold, their activations equal to their
+    /// excitations, so that a free initial activation costs effort.
+    pub initial_equilibrium: bool,
     /// States fixed at the end.
     pub final_state: Vec<Option<f64>>,
     /// Bounds of every excitation.
@@ -338,7 +345,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             refs,
             marker_refs,
             markers: markers::MarkerCache::new(hessian.is_ok()),
-            slots: std::sync::Arc::new(hessian::hessian_slots(layout, nz)),
+            slots: std::sync::Arc::new(hessian::hessian_slots(layout, nz, p.objective.acceleration != 0.0)),
             pattern: dynamics_pattern(layout, &p.actuators),
             ws: p.system.workspace(),
             cache: None,
@@ -489,6 +496,10 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             let r = zi[xd0 + l.s() + k] / lopt;
             add(xd0 + l.s() + k, o.contraction_rate * r * r, 2.0 * o.contraction_rate * r / lopt);
         }
+        for j in xd0 + l.n..xd0 + 2 * l.n {
+            let r = zi[j];
+            add(j, o.acceleration * r * r, 2.0 * o.acceleration * r);
+        }
         for k in 0..self.p.actuators.len() {
             let t = zi[t0 + k];
             add(t0 + k, o.actuator * t * t, 2.0 * o.actuator * t);
@@ -591,6 +602,11 @@ impl Nlp for Transcription<'_, '_, '_> {
             }
             lo[xd0..e0].fill(-2e19);
             hi[xd0..e0].fill(2e19);
+            if i == 0 && self.p.initial_equilibrium {
+                // v̇, ṡ, ȧ: every rate but q̇'s, which the dynamics tie to v
+                lo[xd0 + self.layout.n..e0].fill(0.0);
+                hi[xd0 + self.layout.n..e0].fill(0.0);
+            }
             lo[e0..t0].fill(self.p.excitation_bounds[0]);
             hi[e0..t0].fill(self.p.excitation_bounds[1]);
             for (k, a) in self.p.actuators.iter().enumerate() {

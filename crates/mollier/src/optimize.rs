@@ -140,6 +140,9 @@ pub struct ObjectiveSpec {
     /// Weight of `∫ Σ (ṡ / L_CEopt)² dt` (muscles' contraction rates).
     #[serde(default)]
     pub contraction_rate: f64,
+    /// Weight of `∫ Σ v̇² dt` (the coordinates' accelerations).
+    #[serde(default)]
+    pub acceleration: f64,
     /// Tracked states by name.
     #[serde(default)]
     pub tracking: BTreeMap<String, TrackingSpec>,
@@ -256,6 +259,10 @@ pub struct ProblemSpec {
     /// (within their bounds), so that the start can hold the posture.
     #[serde(default)]
     pub free_initial_muscles: bool,
+    /// `true`: the rates of the velocities and the muscles' states are 0 at the start (`v̇ = 0`,
+    /// `ṡ = 0`, `ȧ = 0`): an equilibrium the muscles hold, activations equal to excitations.
+    #[serde(default)]
+    pub initial_equilibrium: bool,
     /// States fixed at the end.
     #[serde(default, rename = "final")]
     pub final_state: BTreeMap<String, f64>,
@@ -499,6 +506,7 @@ impl OptimizeRun {
             ("activation_cubed", o.activation_cubed),
             ("actuator", o.actuator),
             ("contraction_rate", o.contraction_rate),
+            ("acceleration", o.acceleration),
             ("time", o.time),
         ];
         for (k, w) in weights {
@@ -640,6 +648,7 @@ impl OptimizeRun {
             activation_cubed: o.activation_cubed,
             actuator: o.actuator,
             contraction_rate: o.contraction_rate,
+            acceleration: o.acceleration,
             tracking: o
                 .tracking
                 .iter()
@@ -669,6 +678,7 @@ impl OptimizeRun {
             objective,
             state_bounds,
             initial,
+            initial_equilibrium: s.initial_equilibrium,
             final_state,
             excitation_bounds,
             hessian: match s.solver.hessian {

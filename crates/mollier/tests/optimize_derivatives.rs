@@ -110,12 +110,14 @@ fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<
     }
 }
 
-/// A problem of the elbow's muscles with `Σ e²`, `Σ a³`, tracking and a final activation target.
+/// A problem of the elbow's muscles with `Σ e²`, `Σ a³`, the contraction rates, the accelerations,
+/// tracking and a final activation target.
 fn with_muscles<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
     let objective = Objective {
         excitation: 0.7,
         activation_cubed: 1.1,
         contraction_rate: 0.9,
+        acceleration: 0.6,
         tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
         final_targets: vec![(system.layout().a(), 0.1, 2.0)],
         ..Objective::default()
@@ -494,6 +496,7 @@ fn chain_problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Pro
         },
         state_bounds: vec![[-10.0, 10.0]; nx],
         initial: vec![None; nx],
+        initial_equilibrium: false,
         final_state: vec![None; nx],
         excitation_bounds: [0.0, 1.0],
         hessian: HessianChoice::Exact,
