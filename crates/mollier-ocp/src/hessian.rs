@@ -328,7 +328,7 @@ impl Transcription<'_, '_, '_> {
             let zi = &z[i * nz..(i + 1) * nz];
             let w = sigma * self.weight(i, z);
             for k in 0..l.m {
-                out[at(i, e0 + k)] += w * 2.0 * o.excitation;
+                out[at(i, e0 + k)] += w * 2.0 * o.excitation * self.excitation_weight(k);
                 out[at(i, l.a() + k)] += w * 6.0 * o.activation_cubed * zi[l.a() + k];
                 let lopt = self.p.system.muscles[k].hill.params.optimal_fibre_length;
                 out[at(i, sd + k)] += w * 2.0 * o.contraction_rate / (lopt * lopt);

@@ -85,8 +85,11 @@ pub struct Tracking {
 /// The objective: running terms integrated over the duration, and final terms.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Objective {
-    /// Weight of `∫ Σ e² dt` (muscle excitations).
+    /// Weight of `∫ Σ c_k e_k² dt` (muscle excitations).
     pub excitation: f64,
+    /// Each muscle's factor `c_k` in the excitations' term (e.g. its volume relative to the
+    /// mean); empty: 1 each.
+    pub excitation_weights: Vec<f64>,
     /// Weight of `∫ Σ a³ dt` (activations).
     pub activation_cubed: f64,
     /// Weight of `∫ Σ τ² dt` (actuator controls).
@@ -272,6 +275,10 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
         }
         if let Some(a) = p.actuators.iter().find(|a| a.coordinate >= layout.n) {
             return Err(OcpError::Shape(format!("actuator `{}`: no coordinate #{}", a.name, a.coordinate)));
+        }
+        let ew = &p.objective.excitation_weights;
+        if !ew.is_empty() && ew.len() != layout.m {
+            return Err(OcpError::Shape(format!("{} excitation weights, {} muscles", ew.len(), layout.m)));
         }
         let bad_state =
             p.objective.tracking.iter().map(|t| t.state).chain(p.objective.final_targets.iter().map(|t| t.0));
@@ -489,7 +496,8 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
         };
         for k in 0..l.m {
             let e = zi[e0 + k];
-            add(e0 + k, o.excitation * e * e, 2.0 * o.excitation * e);
+            let we = o.excitation * self.excitation_weight(k);
+            add(e0 + k, we * e * e, 2.0 * we * e);
             let a = zi[l.a() + k];
             add(l.a() + k, o.activation_cubed * a * a * a, 3.0 * o.activation_cubed * a * a);
             let lopt = self.p.system.muscles[k].hill.params.optimal_fibre_length;
@@ -509,6 +517,11 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             add(tr.state, tr.weight * d * d, 2.0 * tr.weight * d);
         }
         c
+    }
+
+    /// Muscle `k`'s factor in the excitations' term (1 without [`Objective::excitation_weights`]).
+    fn excitation_weight(&self, k: usize) -> f64 {
+        self.p.objective.excitation_weights.get(k).copied().unwrap_or(1.0)
     }
 
     /// The grid points of a solution vector.

@@ -128,9 +128,12 @@ pub struct TargetSpec {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ObjectiveSpec {
-    /// Weight of `∫ Σ e² dt`.
+    /// Weight of `∫ Σ c_k e_k² dt`.
     #[serde(default)]
     pub excitation: f64,
+    /// Muscles' factors `c_k` by name (the others 1).
+    #[serde(default)]
+    pub excitation_weights: BTreeMap<String, f64>,
     /// Weight of `∫ Σ a³ dt`.
     #[serde(default)]
     pub activation_cubed: f64,
@@ -501,6 +504,16 @@ impl OptimizeRun {
             }
         }
         let o = &s.objective;
+        for (k, w) in &o.excitation_weights {
+            if !self.compiled.muscles.iter().any(|m| &m.name == k) {
+                out.push((format!("objective.excitation_weights.{k}"), format!("`{k}` is not a muscle of the model")));
+            } else if !(*w >= 0.0) || !w.is_finite() {
+                out.push((
+                    format!("objective.excitation_weights.{k}"),
+                    format!("a weight is finite and not negative, not {w}"),
+                ));
+            }
+        }
         let weights = [
             ("excitation", o.excitation),
             ("activation_cubed", o.activation_cubed),
@@ -645,6 +658,10 @@ impl OptimizeRun {
         let o = &s.objective;
         let objective = Objective {
             excitation: o.excitation,
+            excitation_weights: match o.excitation_weights.is_empty() {
+                true => Vec::new(),
+                false => c.muscles.iter().map(|m| o.excitation_weights.get(&m.name).copied().unwrap_or(1.0)).collect(),
+            },
             activation_cubed: o.activation_cubed,
             actuator: o.actuator,
             contraction_rate: o.contraction_rate,

@@ -110,11 +110,12 @@ fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<
     }
 }
 
-/// A problem of the elbow's muscles with `Σ e²`, `Σ a³`, the contraction rates, the accelerations,
-/// tracking and a final activation target.
+/// A problem of the elbow's muscles with `Σ c_k e_k²` (a factor per muscle), `Σ a³`, the
+/// contraction rates, the accelerations, tracking and a final activation target.
 fn with_muscles<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
     let objective = Objective {
         excitation: 0.7,
+        excitation_weights: (0..system.layout().m).map(|k| 0.8 + 0.5 * k as f64).collect(),
         activation_cubed: 1.1,
         contraction_rate: 0.9,
         acceleration: 0.6,

@@ -74,9 +74,10 @@ fn the_start_held_in_equilibrium_is_an_equilibrium_the_muscles_hold() {
     assert!(b < 1e-5, "the start at rest is out of equilibrium by {b:.2e}");
 }
 
-/// `acceleration = w` adds `w ∫ Σ v̇² dt`: the optimum's objective is that sum recomputed from its
-/// points (Simpson's rule over the excitations and accelerations), and the accelerations' integral
-/// falls from the effort-only optimum's.
+/// `acceleration = w` adds `w ∫ Σ v̇² dt`, and `[objective.excitation_weights]` a factor per
+/// muscle by name: the optimum's objective is `∫ Σ c_k e_k² dt + w ∫ Σ v̇² dt` recomputed from
+/// its points (Simpson's rule, the biceps' factor 2.5), and the accelerations' integral falls
+/// from the effort-only optimum's.
 #[test]
 fn the_acceleration_term_is_the_integral_of_the_squared_accelerations() {
     if !ipopt_here("optimize with the accelerations' term") {
@@ -84,13 +85,17 @@ fn the_acceleration_term_is_the_integral_of_the_squared_accelerations() {
     }
     let w = 1e-3;
     let (plain, _, _) = solve(|_| {});
-    let (smooth, objective, run) = solve(|r| r.spec.objective.acceleration = w);
+    let (smooth, objective, run) = solve(|r| {
+        r.spec.objective.acceleration = w;
+        r.spec.objective.excitation_weights.insert("biceps".into(), 2.5);
+    });
+    let factor: Vec<f64> = run.compiled.muscles.iter().map(|m| if m.name == "biceps" { 2.5 } else { 1.0 }).collect();
     let n = run.compiled.inputs.len();
     let h = run.spec.duration / run.spec.intervals as f64;
     let weights = simpson(smooth.len(), h);
     let integral = |pts: &[Point], f: &dyn Fn(&Point) -> f64| pts.iter().zip(&weights).map(|(p, q)| q * f(p)).sum();
     let accel = |p: &Point| p.xd[n..2 * n].iter().map(|v| v * v).sum::<f64>();
-    let effort = |p: &Point| p.excitations.iter().map(|e| e * e).sum::<f64>();
+    let effort = |p: &Point| p.excitations.iter().zip(&factor).map(|(e, c)| c * e * e).sum::<f64>();
     let recomputed: f64 = integral(&smooth, &effort) + w * integral(&smooth, &accel);
     println!("objective {objective:.12}, recomputed {recomputed:.12}");
     assert!((objective - recomputed).abs() < 1e-12 * objective.max(1.0), "{objective} against {recomputed}");
