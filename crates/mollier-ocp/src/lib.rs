@@ -280,6 +280,9 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
         if !ew.is_empty() && ew.len() != layout.m {
             return Err(OcpError::Shape(format!("{} excitation weights, {} muscles", ew.len(), layout.m)));
         }
+        if let Some(w) = ew.iter().find(|w| !(**w >= 0.0 && w.is_finite())) {
+            return Err(OcpError::Shape(format!("an excitation weight is finite and not negative, not {w}")));
+        }
         let bad_state =
             p.objective.tracking.iter().map(|t| t.state).chain(p.objective.final_targets.iter().map(|t| t.0));
         if let Some(s) = bad_state.into_iter().find(|&s| s >= nx) {

@@ -658,9 +658,10 @@ impl OptimizeRun {
         let o = &s.objective;
         let objective = Objective {
             excitation: o.excitation,
-            excitation_weights: match o.excitation_weights.is_empty() {
-                true => Vec::new(),
-                false => c.muscles.iter().map(|m| o.excitation_weights.get(&m.name).copied().unwrap_or(1.0)).collect(),
+            excitation_weights: if o.excitation_weights.is_empty() {
+                Vec::new()
+            } else {
+                c.muscles.iter().map(|m| o.excitation_weights.get(&m.name).copied().unwrap_or(1.0)).collect()
             },
             activation_cubed: o.activation_cubed,
             actuator: o.actuator,

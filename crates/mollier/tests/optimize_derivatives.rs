@@ -646,3 +646,20 @@ fn a_contraction_states_size_loads_its_slack_tendon_to_at_most_f_max() {
     println!("a slack tendon stretched by its contraction state's size: {lo:.3} to {hi:.3} F_max");
     assert!(hi <= 1.0 + 1e-9 && lo >= 0.2, "{lo} to {hi} F_max");
 }
+
+/// Excitation weights other than one per muscle, or negative or not finite, are refused by the
+/// transcription (a problem built by hand skips the file's checks).
+#[test]
+fn excitation_weights_of_the_wrong_shape_or_sign_are_refused() {
+    let c = model("models/forward/elbow.toml");
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    for (weights, why) in [(vec![1.0], "1 excitation weights, 2 muscles"), (vec![1.0, f64::NAN], "not NaN")] {
+        let mut p = with_muscles(&system, Scheme::Trapezoidal);
+        p.objective.excitation_weights = weights;
+        let err = Transcription::new(&p).err().expect("refused").to_string();
+        assert!(err.contains(why), "{err}");
+    }
+    let mut p = with_muscles(&system, Scheme::Trapezoidal);
+    p.objective.excitation_weights = vec![1.0, -0.5];
+    assert!(Transcription::new(&p).is_err(), "a negative weight");
+}
