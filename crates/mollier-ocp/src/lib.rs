@@ -138,6 +138,9 @@ pub struct Problem<'s, 'm> {
     /// the start is an equilibrium the muscles hold, their activations equal to their
     /// excitations, so that a free initial activation costs effort.
     pub initial_equilibrium: bool,
+    /// `true`: the last point's rates of `v`, `s` and `a` are 0: the end is an equilibrium the
+    /// muscles hold, as [`Problem::initial_equilibrium`] the start.
+    pub final_equilibrium: bool,
     /// States fixed at the end.
     pub final_state: Vec<Option<f64>>,
     /// Bounds of every excitation.
@@ -618,7 +621,8 @@ impl Nlp for Transcription<'_, '_, '_> {
             }
             lo[xd0..e0].fill(-2e19);
             hi[xd0..e0].fill(2e19);
-            if i == 0 && self.p.initial_equilibrium {
+            let held = (i == 0 && self.p.initial_equilibrium) || (i + 1 == self.points && self.p.final_equilibrium);
+            if held {
                 // v̇, ṡ, ȧ: every rate but q̇'s, which the dynamics tie to v
                 lo[xd0 + self.layout.n..e0].fill(0.0);
                 hi[xd0 + self.layout.n..e0].fill(0.0);

@@ -52,6 +52,7 @@ fn with_shoulder(f: impl FnOnce(&mut Transcription<'_, '_, '_>, &[f64])) {
         state_bounds: vec![[-2e19, 2e19]; nx],
         initial: vec![None; nx],
         initial_equilibrium: false,
+        final_equilibrium: false,
         final_state: vec![None; nx],
         excitation_bounds: [0.0, 1.0],
         hessian: HessianChoice::Exact,

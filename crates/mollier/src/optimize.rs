@@ -266,6 +266,9 @@ pub struct ProblemSpec {
     /// `ṡ = 0`, `ȧ = 0`): an equilibrium the muscles hold, activations equal to excitations.
     #[serde(default)]
     pub initial_equilibrium: bool,
+    /// `true`: the same rates are 0 at the end: the final posture held.
+    #[serde(default)]
+    pub final_equilibrium: bool,
     /// States fixed at the end.
     #[serde(default, rename = "final")]
     pub final_state: BTreeMap<String, f64>,
@@ -697,6 +700,7 @@ impl OptimizeRun {
             state_bounds,
             initial,
             initial_equilibrium: s.initial_equilibrium,
+            final_equilibrium: s.final_equilibrium,
             final_state,
             excitation_bounds,
             hessian: match s.solver.hessian {

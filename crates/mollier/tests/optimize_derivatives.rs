@@ -498,6 +498,7 @@ fn chain_problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Pro
         state_bounds: vec![[-10.0, 10.0]; nx],
         initial: vec![None; nx],
         initial_equilibrium: false,
+        final_equilibrium: false,
         final_state: vec![None; nx],
         excitation_bounds: [0.0, 1.0],
         hessian: HessianChoice::Exact,

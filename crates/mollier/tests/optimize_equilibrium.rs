@@ -1,6 +1,7 @@
-//! `initial_equilibrium` and the `acceleration` term of `mollier optimize` problem files, solved
-//! on the elbow's flexion (`models/optimal-control/elbow-flexion.toml`: two Hill muscles, the
-//! exact Hessian) with the muscles' initial states free.
+//! `initial_equilibrium`, `final_equilibrium`, the `acceleration` term and the excitations'
+//! weights of `mollier optimize` problem files, solved on the elbow's flexion
+//! (`models/optimal-control/elbow-flexion.toml`: two Hill muscles, the exact Hessian) with the
+//! muscles' initial states free.
 //!
 //! Needs IPOPT (`tools/install-ipopt`): without it the tests say SKIPPED, under CI=true they fail.
 
@@ -41,37 +42,47 @@ fn simpson(points: usize, h: f64) -> Vec<f64> {
     w
 }
 
-/// With `initial_equilibrium` the first point's rates of `v`, `s`, `a` are 0, so its activations
-/// are its excitations, and the system evaluated there at rest (all rates 0, an independent
-/// evaluation of the dynamics) is in equilibrium: the muscles hold the forearm. Without it the
-/// optimum's first activations are free of their excitations.
+/// With `initial_equilibrium` and `final_equilibrium` the first and last points' rates of `v`,
+/// `s`, `a` are 0, so their activations are their excitations, and the system evaluated there at
+/// rest (all rates 0, an independent evaluation of the dynamics) is in equilibrium: the muscles
+/// hold the forearm. Without them the optimum's first activations are free of their excitations.
 #[test]
 fn the_start_held_in_equilibrium_is_an_equilibrium_the_muscles_hold() {
     if !ipopt_here("optimize with the start in equilibrium") {
         return;
     }
     let (free, _, _) = solve(|_| {});
-    let (held, _, run) = solve(|r| r.spec.initial_equilibrium = true);
+    let (held, _, run) = solve(|r| {
+        r.spec.initial_equilibrium = true;
+        r.spec.final_equilibrium = true;
+    });
     let c = &run.compiled;
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let l = system.layout();
     let gap = |p: &Point| (0..l.m).map(|k| (p.x[l.a() + k] - p.excitations[k]).abs()).fold(0.0, f64::max);
     println!("the first point's |a − e|: {:.3e} free, {:.3e} held", gap(&free[0]), gap(&held[0]));
-    let p0 = &held[0];
-    for (j, r) in p0.xd.iter().enumerate().skip(l.n) {
-        assert!(r.abs() < 1e-12, "rate #{j} at the start: {r}");
-    }
-    assert!(gap(p0) < 1e-6, "activations off their excitations by {:.2e}", gap(p0));
     let mut ws = system.workspace();
     let rest = vec![0.0; l.len()];
     let mut out_of_balance = |p: &Point| {
         let lin = system.linearize(&mut ws, &p.x, &rest, &p.excitations).expect("evaluates");
         lin.f.iter().fold(0.0f64, |m, v| m.max(v.abs()))
     };
-    let (a, b) = (out_of_balance(&free[0]), out_of_balance(p0));
-    println!("the first point at rest out of equilibrium by {a:.3e} free, {b:.3e} held (N m, N, 1/s)");
-    // within IPOPT's constraint tolerance (its default `constr_viol_tol` 1e-4)
-    assert!(b < 1e-5, "the start at rest is out of equilibrium by {b:.2e}");
+    let (free_first, free_last) = (&free[0], &free[free.len() - 1]);
+    println!(
+        "free: the first point at rest out of equilibrium by {:.3e}, the last by {:.3e} (N m, N, 1/s)",
+        out_of_balance(free_first),
+        out_of_balance(free_last)
+    );
+    for (end, p) in [("start", &held[0]), ("end", &held[held.len() - 1])] {
+        for (j, r) in p.xd.iter().enumerate().skip(l.n) {
+            assert!(r.abs() < 1e-12, "rate #{j} at the {end}: {r}");
+        }
+        assert!(gap(p) < 1e-6, "{end}: activations off their excitations by {:.2e}", gap(p));
+        let b = out_of_balance(p);
+        println!("held: the {end} at rest out of equilibrium by {b:.3e}");
+        // within IPOPT's constraint tolerance (its default `constr_viol_tol` 1e-4)
+        assert!(b < 1e-5, "the {end} at rest is out of equilibrium by {b:.2e}");
+    }
 }
 
 /// `acceleration = w` adds `w ∫ Σ v̇² dt`, and `[objective.excitation_weights]` a factor per
