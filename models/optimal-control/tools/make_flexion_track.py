@@ -5,18 +5,18 @@ elevated to 78.4 deg in the plane near 50 deg in 1.3 s, Fig. 3 of Chadwick et al
 girdle by the shoulder rhythm). Every nine joint rotations' target is tracked, every `EVERY`-th
 row of the target; usage: make_flexion_track.py [INTERVALS].
 
-`--predict-variant FILE [--held] [--held-end] [--acceleration W] [--volume]` writes only a
-variant of the predicted problem to FILE (for `solve_flexion.sh` with PROBLEM=FILE): `--held`
-holds its start in equilibrium (`initial_equilibrium`), `--held-end` its end
-(`final_equilibrium`), `--acceleration W` adds `W ∫ Σ q̈² dt` to the effort,
-`--volume` weighs each muscle's excitation by its volume (maximum force times optimal fibre
-length) over the mean of the model's (docs/optimal-control.md, "The shoulder's flexion", gives
-each variant's measured EMG windows)."""
+`--predict-variant FILE [--held] [--held-end] [--cubed] [--acceleration W] [--volume]` writes
+only a variant of the predicted problem to FILE (for `solve_flexion.sh` with PROBLEM=FILE):
+`--held` holds its start in equilibrium (`initial_equilibrium`), `--held-end` its end
+(`final_equilibrium`), `--cubed` makes the effort `0.1 ∫ Σ e² dt + ∫ Σ a³ dt`,
+`--acceleration W` adds `W ∫ Σ q̈² dt` to the effort, `--volume` weighs each muscle's
+excitation by its volume (maximum force times optimal fibre length) over the mean of the
+model's (docs/optimal-control.md, "The shoulder's flexion", gives each variant's measured
+EMG windows)."""
 
 import argparse
-import re
-
 import csv
+import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -51,14 +51,15 @@ def volumes():
     return {k: x / mean for k, x in v.items()}
 
 
-def settings(intervals, *extra, held=False, held_end=False, acceleration=0.0, volume=False):
-    """The lines both problems share, with `extra` after the scheme; `held`, `held_end`,
+def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceleration=0.0, volume=False):
+    """The lines both problems share, with `extra` after the scheme; `held`, `held_end`, `cubed`,
     `acceleration` and `volume` as the predicted variants' options."""
     head = ['model = "../shoulder/shoulder-forward.toml"', "duration = 1.3", f"intervals = {intervals}"]
     head += ['scheme = "trapezoidal"', *extra, "joint_ranges = true", "free_initial_muscles = true"]
     head += ["initial_equilibrium = true"] if held else []
     head += ["final_equilibrium = true"] if held_end else []
-    objective = ["[objective]", "excitation = 1.0"]
+    effort = ["excitation = 0.1", "activation_cubed = 1.0"] if cubed else ["excitation = 1.0"]
+    objective = ["[objective]", *effort]
     objective += [f"acceleration = {acceleration:g}"] if acceleration else []
     objective += [""]
     if volume:
@@ -73,6 +74,7 @@ def main() -> None:
     ap.add_argument("--predict-variant", type=Path, help="write only this variant of the predicted problem")
     ap.add_argument("--held", action="store_true", help="initial_equilibrium = true")
     ap.add_argument("--held-end", action="store_true", help="final_equilibrium = true")
+    ap.add_argument("--cubed", action="store_true", help="the effort 0.1 e² + a³")
     ap.add_argument("--acceleration", type=float, default=0.0, help="weight of the accelerations' term")
     ap.add_argument("--volume", action="store_true", help="the excitations weighed by the muscles' volumes")
     args = ap.parse_args()
@@ -101,7 +103,7 @@ def main() -> None:
     lines += SOLVER
     if args.predict_variant:
         variant = {"held": args.held, "held_end": args.held_end, "acceleration": args.acceleration}
-        variant["volume"] = args.volume
+        variant.update(volume=args.volume, cubed=args.cubed)
         write_predict(intervals, header, body[-1], coords, args.predict_variant, **variant)
         return
     OUT.write_text("\n".join(lines))
