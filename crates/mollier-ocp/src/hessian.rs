@@ -251,10 +251,14 @@ impl Slots {
 /// objective's and the rotation's), `(v, q)` (a law's damping), a chain's `(q, q)`, `(v, v)`
 /// and `(v̇, q)` (`M̄(q) v̇`), and per muscle its states' couplings with `q` and each other and
 /// its excitation's with its activation ([`crate::second_order`]); `ȧ` enters only linearly.
-pub(crate) fn hessian_slots(l: mollier_sim::Layout, nz: usize) -> Slots {
+pub(crate) fn hessian_slots(l: mollier_sim::Layout, nz: usize, accelerations: bool) -> Slots {
     let nx = l.len();
     let (n, sd) = (l.n, nx + l.s());
     let mut pairs: Vec<(usize, usize)> = (0..nx).chain(sd..sd + l.m).chain(2 * nx..nz).map(|j| (j, j)).collect();
+    if accelerations {
+        // the diagonal of `∫ Σ v̇² dt` (the dynamics are linear in `v̇`)
+        pairs.extend((nx + n..nx + 2 * n).map(|j| (j, j)));
+    }
     pairs.extend((0..n).flat_map(|i| (0..n).map(move |j| (n + i, j))));
     // a chain's couplings: (q, q), (v, v) below the diagonal, and (v̇, q) (`M̄(q)`)
     pairs.extend((0..n).flat_map(|i| (0..i).flat_map(move |j| [(i, j), (n + i, n + j)])));
@@ -324,10 +328,15 @@ impl Transcription<'_, '_, '_> {
             let zi = &z[i * nz..(i + 1) * nz];
             let w = sigma * self.weight(i, z);
             for k in 0..l.m {
-                out[at(i, e0 + k)] += w * 2.0 * o.excitation;
+                out[at(i, e0 + k)] += w * 2.0 * o.excitation * self.excitation_weight(k);
                 out[at(i, l.a() + k)] += w * 6.0 * o.activation_cubed * zi[l.a() + k];
                 let lopt = self.p.system.muscles[k].hill.params.optimal_fibre_length;
                 out[at(i, sd + k)] += w * 2.0 * o.contraction_rate / (lopt * lopt);
+            }
+            if o.acceleration != 0.0 {
+                for j in nx + l.n..nx + 2 * l.n {
+                    out[at(i, j)] += w * 2.0 * o.acceleration;
+                }
             }
             for k in 0..self.p.actuators.len() {
                 out[at(i, t0 + k)] += w * 2.0 * o.actuator;

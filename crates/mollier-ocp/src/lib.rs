@@ -85,8 +85,11 @@ pub struct Tracking {
 /// The objective: running terms integrated over the duration, and final terms.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Objective {
-    /// Weight of `∫ Σ e² dt` (muscle excitations).
+    /// Weight of `∫ Σ c_k e_k² dt` (muscle excitations).
     pub excitation: f64,
+    /// Each muscle's factor `c_k` in the excitations' term (e.g. its volume relative to the
+    /// mean); empty: 1 each.
+    pub excitation_weights: Vec<f64>,
     /// Weight of `∫ Σ a³ dt` (activations).
     pub activation_cubed: f64,
     /// Weight of `∫ Σ τ² dt` (actuator controls).
@@ -97,6 +100,9 @@ pub struct Objective {
     /// point to point; a small weight pins them (as Moco's
     /// `minimize_implicit_auxiliary_derivatives`).
     pub contraction_rate: f64,
+    /// Weight of `∫ Σ v̇² dt` (the coordinates' accelerations, rad/s² or m/s²): a smoothness
+    /// term, as predictive simulations add to the effort (Falisse et al. 2019, gait).
+    pub acceleration: f64,
     /// Tracking terms.
     pub tracking: Vec<Tracking>,
     /// Final-state targets `weight (x_state(T) − value)²`: `(state, value, weight)`.
@@ -128,6 +134,13 @@ pub struct Problem<'s, 'm> {
     pub state_bounds: Vec<[f64; 2]>,
     /// States fixed at the start (`None`: within `state_bounds`).
     pub initial: Vec<Option<f64>>,
+    /// `true`: the first point's rates of `v`, `s` and `a` are 0 (`v̇ = 0`, `ṡ = 0`, `ȧ = 0`):
+    /// the start is an equilibrium the muscles hold, their activations equal to their
+    /// excitations, so that a free initial activation costs effort.
+    pub initial_equilibrium: bool,
+    /// `true`: the last point's rates of `v`, `s` and `a` are 0: the end is an equilibrium the
+    /// muscles hold, as [`Problem::initial_equilibrium`] the start.
+    pub final_equilibrium: bool,
     /// States fixed at the end.
     pub final_state: Vec<Option<f64>>,
     /// Bounds of every excitation.
@@ -266,6 +279,13 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
         if let Some(a) = p.actuators.iter().find(|a| a.coordinate >= layout.n) {
             return Err(OcpError::Shape(format!("actuator `{}`: no coordinate #{}", a.name, a.coordinate)));
         }
+        let ew = &p.objective.excitation_weights;
+        if !ew.is_empty() && ew.len() != layout.m {
+            return Err(OcpError::Shape(format!("{} excitation weights, {} muscles", ew.len(), layout.m)));
+        }
+        if let Some(w) = ew.iter().find(|w| !(**w >= 0.0 && w.is_finite())) {
+            return Err(OcpError::Shape(format!("an excitation weight is finite and not negative, not {w}")));
+        }
         let bad_state =
             p.objective.tracking.iter().map(|t| t.state).chain(p.objective.final_targets.iter().map(|t| t.0));
         if let Some(s) = bad_state.into_iter().find(|&s| s >= nx) {
@@ -338,7 +358,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             refs,
             marker_refs,
             markers: markers::MarkerCache::new(hessian.is_ok()),
-            slots: std::sync::Arc::new(hessian::hessian_slots(layout, nz)),
+            slots: std::sync::Arc::new(hessian::hessian_slots(layout, nz, p.objective.acceleration != 0.0)),
             pattern: dynamics_pattern(layout, &p.actuators),
             ws: p.system.workspace(),
             cache: None,
@@ -482,12 +502,17 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
         };
         for k in 0..l.m {
             let e = zi[e0 + k];
-            add(e0 + k, o.excitation * e * e, 2.0 * o.excitation * e);
+            let we = o.excitation * self.excitation_weight(k);
+            add(e0 + k, we * e * e, 2.0 * we * e);
             let a = zi[l.a() + k];
             add(l.a() + k, o.activation_cubed * a * a * a, 3.0 * o.activation_cubed * a * a);
             let lopt = self.p.system.muscles[k].hill.params.optimal_fibre_length;
             let r = zi[xd0 + l.s() + k] / lopt;
             add(xd0 + l.s() + k, o.contraction_rate * r * r, 2.0 * o.contraction_rate * r / lopt);
+        }
+        for j in xd0 + l.n..xd0 + 2 * l.n {
+            let r = zi[j];
+            add(j, o.acceleration * r * r, 2.0 * o.acceleration * r);
         }
         for k in 0..self.p.actuators.len() {
             let t = zi[t0 + k];
@@ -498,6 +523,11 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             add(tr.state, tr.weight * d * d, 2.0 * tr.weight * d);
         }
         c
+    }
+
+    /// Muscle `k`'s factor in the excitations' term (1 without [`Objective::excitation_weights`]).
+    fn excitation_weight(&self, k: usize) -> f64 {
+        self.p.objective.excitation_weights.get(k).copied().unwrap_or(1.0)
     }
 
     /// The grid points of a solution vector.
@@ -591,6 +621,12 @@ impl Nlp for Transcription<'_, '_, '_> {
             }
             lo[xd0..e0].fill(-2e19);
             hi[xd0..e0].fill(2e19);
+            let held = (i == 0 && self.p.initial_equilibrium) || (i + 1 == self.points && self.p.final_equilibrium);
+            if held {
+                // v̇, ṡ, ȧ: every rate but q̇'s, which the dynamics tie to v
+                lo[xd0 + self.layout.n..e0].fill(0.0);
+                hi[xd0 + self.layout.n..e0].fill(0.0);
+            }
             lo[e0..t0].fill(self.p.excitation_bounds[0]);
             hi[e0..t0].fill(self.p.excitation_bounds[1]);
             for (k, a) in self.p.actuators.iter().enumerate() {

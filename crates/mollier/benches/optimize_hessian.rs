@@ -51,6 +51,8 @@ fn with_shoulder(f: impl FnOnce(&mut Transcription<'_, '_, '_>, &[f64])) {
         objective: Objective { excitation: 1.0, ..Objective::default() },
         state_bounds: vec![[-2e19, 2e19]; nx],
         initial: vec![None; nx],
+        initial_equilibrium: false,
+        final_equilibrium: false,
         final_state: vec![None; nx],
         excitation_bounds: [0.0, 1.0],
         hessian: HessianChoice::Exact,

@@ -128,9 +128,12 @@ pub struct TargetSpec {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ObjectiveSpec {
-    /// Weight of `∫ Σ e² dt`.
+    /// Weight of `∫ Σ c_k e_k² dt`.
     #[serde(default)]
     pub excitation: f64,
+    /// Muscles' factors `c_k` by name (the others 1).
+    #[serde(default)]
+    pub excitation_weights: BTreeMap<String, f64>,
     /// Weight of `∫ Σ a³ dt`.
     #[serde(default)]
     pub activation_cubed: f64,
@@ -140,6 +143,9 @@ pub struct ObjectiveSpec {
     /// Weight of `∫ Σ (ṡ / L_CEopt)² dt` (muscles' contraction rates).
     #[serde(default)]
     pub contraction_rate: f64,
+    /// Weight of `∫ Σ v̇² dt` (the coordinates' accelerations).
+    #[serde(default)]
+    pub acceleration: f64,
     /// Tracked states by name.
     #[serde(default)]
     pub tracking: BTreeMap<String, TrackingSpec>,
@@ -256,6 +262,13 @@ pub struct ProblemSpec {
     /// (within their bounds), so that the start can hold the posture.
     #[serde(default)]
     pub free_initial_muscles: bool,
+    /// `true`: the rates of the velocities and the muscles' states are 0 at the start (`v̇ = 0`,
+    /// `ṡ = 0`, `ȧ = 0`): an equilibrium the muscles hold, activations equal to excitations.
+    #[serde(default)]
+    pub initial_equilibrium: bool,
+    /// `true`: the same rates are 0 at the end: the final posture held.
+    #[serde(default)]
+    pub final_equilibrium: bool,
     /// States fixed at the end.
     #[serde(default, rename = "final")]
     pub final_state: BTreeMap<String, f64>,
@@ -494,11 +507,22 @@ impl OptimizeRun {
             }
         }
         let o = &s.objective;
+        for (k, w) in &o.excitation_weights {
+            if !self.compiled.muscles.iter().any(|m| &m.name == k) {
+                out.push((format!("objective.excitation_weights.{k}"), format!("`{k}` is not a muscle of the model")));
+            } else if !(*w >= 0.0) || !w.is_finite() {
+                out.push((
+                    format!("objective.excitation_weights.{k}"),
+                    format!("a weight is finite and not negative, not {w}"),
+                ));
+            }
+        }
         let weights = [
             ("excitation", o.excitation),
             ("activation_cubed", o.activation_cubed),
             ("actuator", o.actuator),
             ("contraction_rate", o.contraction_rate),
+            ("acceleration", o.acceleration),
             ("time", o.time),
         ];
         for (k, w) in weights {
@@ -637,9 +661,15 @@ impl OptimizeRun {
         let o = &s.objective;
         let objective = Objective {
             excitation: o.excitation,
+            excitation_weights: if o.excitation_weights.is_empty() {
+                Vec::new()
+            } else {
+                c.muscles.iter().map(|m| o.excitation_weights.get(&m.name).copied().unwrap_or(1.0)).collect()
+            },
             activation_cubed: o.activation_cubed,
             actuator: o.actuator,
             contraction_rate: o.contraction_rate,
+            acceleration: o.acceleration,
             tracking: o
                 .tracking
                 .iter()
@@ -669,6 +699,8 @@ impl OptimizeRun {
             objective,
             state_bounds,
             initial,
+            initial_equilibrium: s.initial_equilibrium,
+            final_equilibrium: s.final_equilibrium,
             final_state,
             excitation_bounds,
             hessian: match s.solver.hessian {

@@ -110,12 +110,15 @@ fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<
     }
 }
 
-/// A problem of the elbow's muscles with `Σ e²`, `Σ a³`, tracking and a final activation target.
+/// A problem of the elbow's muscles with `Σ c_k e_k²` (a factor per muscle), `Σ a³`, the
+/// contraction rates, the accelerations, tracking and a final activation target.
 fn with_muscles<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
     let objective = Objective {
         excitation: 0.7,
+        excitation_weights: (0..system.layout().m).map(|k| 0.8 + 0.5 * k as f64).collect(),
         activation_cubed: 1.1,
         contraction_rate: 0.9,
+        acceleration: 0.6,
         tracking: vec![Tracking { state: 0, weight: 3.0, reference: vec![(0.0, 0.0), (0.3, 0.5)] }],
         final_targets: vec![(system.layout().a(), 0.1, 2.0)],
         ..Objective::default()
@@ -494,6 +497,8 @@ fn chain_problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Pro
         },
         state_bounds: vec![[-10.0, 10.0]; nx],
         initial: vec![None; nx],
+        initial_equilibrium: false,
+        final_equilibrium: false,
         final_state: vec![None; nx],
         excitation_bounds: [0.0, 1.0],
         hessian: HessianChoice::Exact,
@@ -641,4 +646,21 @@ fn a_contraction_states_size_loads_its_slack_tendon_to_at_most_f_max() {
     }
     println!("a slack tendon stretched by its contraction state's size: {lo:.3} to {hi:.3} F_max");
     assert!(hi <= 1.0 + 1e-9 && lo >= 0.2, "{lo} to {hi} F_max");
+}
+
+/// Excitation weights other than one per muscle, or negative or not finite, are refused by the
+/// transcription (a problem built by hand skips the file's checks).
+#[test]
+fn excitation_weights_of_the_wrong_shape_or_sign_are_refused() {
+    let c = model("models/forward/elbow.toml");
+    let system = Musculoskeletal::new(&c.model, c.muscles.clone());
+    for (weights, why) in [(vec![1.0], "1 excitation weights, 2 muscles"), (vec![1.0, f64::NAN], "not NaN")] {
+        let mut p = with_muscles(&system, Scheme::Trapezoidal);
+        p.objective.excitation_weights = weights;
+        let err = Transcription::new(&p).err().expect("refused").to_string();
+        assert!(err.contains(why), "{err}");
+    }
+    let mut p = with_muscles(&system, Scheme::Trapezoidal);
+    p.objective.excitation_weights = vec![1.0, -0.5];
+    assert!(Transcription::new(&p).is_err(), "a negative weight");
 }

@@ -127,3 +127,21 @@ fn a_run_changed_after_reading_is_checked_again_before_solving() {
         Ok(_) => panic!("solved with an unknown state"),
     }
 }
+
+/// `[objective.excitation_weights]` names muscles: an unknown one and a negative weight are
+/// refused at their paths; the others weigh 1, in the model's muscle order.
+#[test]
+fn excitation_weights_name_the_models_muscles() {
+    let head = "model = \"elbow.toml\"\nduration = 0.5\nintervals = 5\n\n[objective]\nexcitation = 1.0\n";
+    let bad = format!("{head}\n[objective.excitation_weights]\nbicep = 2.0\ntriceps = -1.0\n");
+    let d = read_beside("forward/elbow.toml", "weights-bad", &bad).err().expect("refused").0;
+    for (path, line) in [("objective.excitation_weights.bicep", 9), ("objective.excitation_weights.triceps", 10)] {
+        let p = d.iter().find(|x| x.path == path).unwrap_or_else(|| panic!("no problem at {path}: {d:?}"));
+        assert_eq!(p.location.as_ref().map(|l| l.line), Some(line), "{path}: {p:?}");
+    }
+    let good = format!("{head}\n[objective.excitation_weights]\ntriceps = 2.5\n");
+    let run = read_beside("forward/elbow.toml", "weights", &good).expect("reads");
+    let names: Vec<&str> = run.compiled.muscles.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["biceps", "triceps"]);
+    assert_eq!(run.spec.objective.excitation_weights.get("triceps"), Some(&2.5));
+}

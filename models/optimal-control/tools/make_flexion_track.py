@@ -3,16 +3,27 @@
 (models/shoulder/flexion-target.csv, by models/shoulder/tools/flexion_target.py: the humerus
 elevated to 78.4 deg in the plane near 50 deg in 1.3 s, Fig. 3 of Chadwick et al. 2014, the
 girdle by the shoulder rhythm). Every nine joint rotations' target is tracked, every `EVERY`-th
-row of the target; usage: make_flexion_track.py [INTERVALS]."""
+row of the target; usage: make_flexion_track.py [INTERVALS].
 
+`--predict-variant FILE [--held] [--held-end] [--cubed] [--acceleration W] [--volume]` writes
+only a variant of the predicted problem to FILE (for `solve_flexion.sh` with PROBLEM=FILE):
+`--held` holds its start in equilibrium (`initial_equilibrium`), `--held-end` its end
+(`final_equilibrium`), `--cubed` makes the effort `0.1 ∫ Σ e² dt + ∫ Σ a³ dt`,
+`--acceleration W` adds `W ∫ Σ q̈² dt` to the effort, `--volume` weighs each muscle's
+excitation by its volume (maximum force times optimal fibre length) over the mean of the
+model's (docs/optimal-control.md, "The shoulder's flexion", gives each variant's measured
+EMG windows)."""
+
+import argparse
 import csv
-import sys
+import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TARGET = HERE.parent.parent / "shoulder" / "flexion-target.csv"
 OUT = HERE.parent / "shoulder-flexion-track.toml"
 PREDICT = HERE.parent / "shoulder-flexion-predict.toml"
+MODEL = HERE.parent.parent / "shoulder" / "shoulder-forward.toml"
 EVERY = 5  # rows of the target (10 ms apart): a reference point every 50 ms
 WEIGHT = 1.0e3  # per rad² s: a 1 deg error held 1 s costs 0.30, as much as 0.055 excitation of all 95 muscles
 # OpenSim Moco's tolerances for muscle-driven problems (MocoInverse's defaults: convergence and
@@ -29,15 +40,45 @@ SOLVER = [
 ]
 
 
-def settings(intervals, *extra):
-    """The lines both problems share, with `extra` after the scheme."""
+def volumes():
+    """Each muscle's volume (max_force x optimal_fibre_length) over the mean, from the model."""
+    text = MODEL.read_text()
+    v = {}
+    for m in re.finditer(r"^\[muscles\.(\w+)\][^\n]*\n((?:[^\[\n][^\n]*\n|\n)*)", text, re.M):
+        fields = dict(re.findall(r"^(\w+) = ([-+.\deE]+)", m.group(2), re.M))
+        v[m.group(1)] = float(fields["max_force"]) * float(fields["optimal_fibre_length"])
+    mean = sum(v.values()) / len(v)
+    return {k: x / mean for k, x in v.items()}
+
+
+def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceleration=0.0, volume=False):
+    """The lines both problems share, with `extra` after the scheme; `held`, `held_end`, `cubed`,
+    `acceleration` and `volume` as the predicted variants' options."""
     head = ['model = "../shoulder/shoulder-forward.toml"', "duration = 1.3", f"intervals = {intervals}"]
     head += ['scheme = "trapezoidal"', *extra, "joint_ranges = true", "free_initial_muscles = true"]
-    return head + ["", "[objective]", "excitation = 1.0", ""]
+    head += ["initial_equilibrium = true"] if held else []
+    head += ["final_equilibrium = true"] if held_end else []
+    effort = ["excitation = 0.1", "activation_cubed = 1.0"] if cubed else ["excitation = 1.0"]
+    objective = ["[objective]", *effort]
+    objective += [f"acceleration = {acceleration:g}"] if acceleration else []
+    objective += [""]
+    if volume:
+        objective += ["[objective.excitation_weights]"]
+        objective += [f"{k} = {w:.4f}" for k, w in volumes().items()] + [""]
+    return head + ["", *objective]
 
 
 def main() -> None:
-    intervals = int(sys.argv[1]) if len(sys.argv) > 1 else 13
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("intervals", nargs="?", type=int, default=13)
+    ap.add_argument("--predict-variant", type=Path, help="write only this variant of the predicted problem")
+    ap.add_argument("--held", action="store_true", help="initial_equilibrium = true")
+    ap.add_argument("--held-end", action="store_true", help="final_equilibrium = true")
+    ap.add_argument("--cubed", action="store_true", help="the effort 0.1 e² + a³")
+    ap.add_argument("--acceleration", type=float, default=0.0, help="weight of the accelerations' term")
+    ap.add_argument("--volume", action="store_true", help="the excitations weighed by the muscles' volumes")
+    args = ap.parse_args()
+    intervals = args.intervals
     with open(TARGET, newline="") as f:
         rows = [r for r in csv.reader(f) if r and not r[0].startswith("#")]
     header, body = rows[0], rows[1:]
@@ -60,11 +101,16 @@ def main() -> None:
         lines.append(f"reference = [{ref}]")
         lines.append("")
     lines += SOLVER
+    if args.predict_variant:
+        variant = {"held": args.held, "held_end": args.held_end, "acceleration": args.acceleration}
+        variant.update(volume=args.volume, cubed=args.cubed)
+        write_predict(intervals, header, body[-1], coords, args.predict_variant, **variant)
+        return
     OUT.write_text("\n".join(lines))
     write_predict(intervals, header, body[-1], coords)
 
 
-def write_predict(intervals, header, last, coords) -> None:
+def write_predict(intervals, header, last, coords, out=PREDICT, **variant) -> None:
     """The predicted flexion: from rest to the target's final posture, at rest, with the least
     effort; the path between is free."""
     lines = [
@@ -74,12 +120,12 @@ def write_predict(intervals, header, last, coords) -> None:
         "# in 1.3 s, at rest at both ends, with the least muscle effort; the path between is free.",
         "# GENERATED by models/optimal-control/tools/make_flexion_track.py -- do not edit by hand.",
         "# docs/optimal-control.md, \"The shoulder's flexion\".",
-    ] + settings(intervals) + ["[final]"]
+    ] + settings(intervals, **variant) + ["[final]"]
     for c in coords:
         lines.append(f'"{c}" = {float(last[header.index(c)]):.9g}')
         lines.append(f'"{c}.vel" = 0.0')
     lines += [""] + SOLVER
-    PREDICT.write_text("\n".join(lines))
+    out.write_text("\n".join(lines))
 
 
 if __name__ == "__main__":

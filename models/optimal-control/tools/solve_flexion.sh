@@ -7,14 +7,15 @@
 #               300 iterations at most,
 #   OUT/exact2  if that did not converge, continued again from its last iterate the same way.
 # usage: solve_flexion.sh predict|track OUT [LBFGS_ITERATIONS=500]; MOLLIER names the binary
-# (default: mollier on the PATH). Each stage's IPOPT log is OUT/STAGE.ipopt.
+# (default: mollier on the PATH), PROBLEM a variant of the problem file to solve instead (its
+# model path and lines as the generated file's). Each stage's IPOPT log is OUT/STAGE.ipopt.
 set -eu
 kind=$1
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 iterations=${3:-500}
 mollier=${MOLLIER:-mollier}
 models=$(cd "$(dirname "$0")/../.." && pwd)
-problem="$models/optimal-control/shoulder-flexion-$kind.toml"
+problem=${PROBLEM:-"$models/optimal-control/shoulder-flexion-$kind.toml"}
 "$mollier" simulate "$models/shoulder/shoulder-forward.toml" --track "$models/shoulder/flexion-target.csv" \
     --duration 1.3 --out "$out/cmc"
 # STAGE GUESS HESSIAN ITERATIONS: the problem file with these settings, solved into OUT/STAGE
