@@ -163,6 +163,19 @@ pub enum OcpError {
     /// IPOPT could not run.
     #[error(transparent)]
     Ipopt(#[from] mollier_ipopt::Error),
+    /// The system has what the transcription does not take.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Why the transcription cannot take `system`'s muscles, if it cannot: a rigid tendon (its
+/// force's partials and second partials are not the contraction residual's, which the
+/// transcription's Jacobian and Hessian are written from).
+pub fn unsupported_muscles(system: &Musculoskeletal<'_>) -> Option<String> {
+    let rigid: Vec<&str> = system.muscles.iter().filter(|m| m.hill.is_rigid()).map(|m| m.name.as_str()).collect();
+    (!rigid.is_empty()).then(|| {
+        format!("rigid tendons are not taken by the optimal control transcription (elastic only): {}", rigid.join(", "))
+    })
 }
 
 /// One grid point of a solution.
@@ -273,6 +286,9 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
         shape("state_bounds", p.state_bounds.len())?;
         shape("initial", p.initial.len())?;
         shape("final_state", p.final_state.len())?;
+        if let Some(why) = unsupported_muscles(p.system) {
+            return Err(OcpError::Unsupported(why));
+        }
         if p.intervals == 0 || !(p.duration > 0.0) || !p.duration.is_finite() {
             return Err(OcpError::Shape("the mesh needs at least one interval and a positive duration".into()));
         }

@@ -451,8 +451,11 @@ impl OptimizeRun {
                 "the tolerance and the Hessian's history must be positive, the iteration limit not negative".into(),
             ));
         }
+        let system = Musculoskeletal::new(&self.compiled.model, self.compiled.muscles.clone());
+        if let Some(why) = mollier_ocp::unsupported_muscles(&system) {
+            out.push(("model".into(), why));
+        }
         if s.solver.hessian == Some(HessianSpec::Exact) {
-            let system = Musculoskeletal::new(&self.compiled.model, self.compiled.muscles.clone());
             if let Err(why) = mollier_ocp::exact_hessian(&system) {
                 out.push((
                     "solver.hessian".into(),

@@ -145,3 +145,24 @@ fn excitation_weights_name_the_models_muscles() {
     assert_eq!(names, ["biceps", "triceps"]);
     assert_eq!(run.spec.objective.excitation_weights.get("triceps"), Some(&2.5));
 }
+
+/// A model with a rigid tendon is refused at the problem's `model` field, naming the muscle: the
+/// transcription's derivatives are the elastic contraction residual's.
+#[test]
+fn a_rigid_tendon_is_refused_at_the_model() {
+    let dir = std::env::temp_dir().join(format!("mollier-optimize-files-{}-rigid", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let elbow = std::fs::read_to_string(format!("{}/../../models/forward/elbow.toml", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .replacen("[muscles.biceps]\n", "[muscles.biceps]\ntendon = \"rigid\"\n", 1);
+    assert!(elbow.contains("tendon = \"rigid\""), "the elbow's biceps entry moved");
+    std::fs::write(dir.join("elbow.toml"), elbow).unwrap();
+    let path = dir.join("problem.toml");
+    std::fs::write(&path, "model = \"elbow.toml\"\nduration = 0.5\nintervals = 4\n").unwrap();
+    let r = OptimizeRun::read(&path, &mollier::registry());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let d = r.err().expect("refused").0;
+    let p = d.iter().find(|x| x.path == "model").unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(p.location.as_ref().map(|l| l.line), Some(1), "{p:?}");
+    assert!(p.message.contains("rigid") && p.message.contains("biceps"), "{p:?}");
+}
