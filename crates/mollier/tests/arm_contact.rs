@@ -130,18 +130,37 @@ fn deepest_with(c: &Compiled, ex: Excitations, rigid: Option<f64>) -> (f64, &'st
     worst
 }
 
+/// `f` of every case, the cases shared between two threads (every other one each).
+fn on_two_threads<T: Sync, R: Send>(cases: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> =
+            (0..2).map(|t| s.spawn(move || cases.iter().skip(t).step_by(2).map(f).collect::<Vec<R>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a run")).collect()
+    })
+}
+
+/// The muscle element `k` belongs to: its name without a trailing `_N` (`deltoideus_clavicular_1`
+/// to `_6` are the anterior deltoid).
+fn muscle_of(c: &Compiled, k: usize) -> String {
+    let name = c.muscles[k].name.as_str();
+    name.rsplit_once('_').filter(|(_, n)| n.parse::<u32>().is_ok()).map_or(name, |(m, _)| m).to_string()
+}
+
+/// The model's muscles, each once, in the order of their elements.
+fn muscles_of(c: &Compiled) -> Vec<String> {
+    let mut muscles: Vec<String> = (0..c.muscles.len()).map(|k| muscle_of(c, k)).collect();
+    muscles.dedup();
+    muscles
+}
+
 #[test]
 fn the_arm_stays_out_of_the_thorax() {
     let c = shoulder();
     let m = c.muscles.len();
     // zero, all ones, then each muscle alone (all its elements: `deltoideus_clavicular_1` to `_6`
     // are the anterior deltoid) and each element alone; two threads
-    let muscle = |k: usize| {
-        let name = c.muscles[k].name.as_str();
-        name.rsplit_once('_').filter(|(_, n)| n.parse::<u32>().is_ok()).map_or(name, |(m, _)| m).to_string()
-    };
-    let mut muscles: Vec<String> = (0..m).map(muscle).collect();
-    muscles.dedup();
+    let (muscle, muscles) = (|k: usize| muscle_of(&c, k), muscles_of(&c));
     let cases: Vec<(String, Excitations)> = [
         ("zero excitations".to_string(), stepped(&c, |_| 0.0)),
         ("all excitations at 1".to_string(), stepped(&c, |_| 1.0)),
@@ -150,22 +169,7 @@ fn the_arm_stays_out_of_the_thorax() {
     .chain(muscles.iter().map(|g| (format!("{g} alone"), stepped(&c, |k| if muscle(k) == *g { 1.0 } else { 0.0 }))))
     .chain((0..m).map(|j| (format!("{} alone", c.muscles[j].name), stepped(&c, |k| if k == j { 1.0 } else { 0.0 }))))
     .collect();
-    let results: Vec<(String, (f64, &str, f64))> = std::thread::scope(|s| {
-        let (c, cases) = (&c, &cases);
-        let handles: Vec<_> = (0..2)
-            .map(|t| {
-                s.spawn(move || {
-                    cases
-                        .iter()
-                        .skip(t)
-                        .step_by(2)
-                        .map(|(name, ex)| (name.clone(), deepest(c, ex.clone())))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("a run")).collect()
-    });
+    let results = on_two_threads(&cases, |(name, ex)| (name.clone(), deepest(&c, ex.clone())));
     // the push, with zero excitations: the one case that presses the arm on the thorax
     let push = pushed(None);
     let mut results = results;
@@ -207,13 +211,7 @@ fn without_the_arms_contact_the_push_takes_the_arm_into_the_thorax() {
 #[test]
 fn the_arm_stays_out_of_the_thorax_with_rigid_tendons() {
     let c = shoulder();
-    let m = c.muscles.len();
-    let muscle = |k: usize| {
-        let name = c.muscles[k].name.as_str();
-        name.rsplit_once('_').filter(|(_, n)| n.parse::<u32>().is_ok()).map_or(name, |(m, _)| m).to_string()
-    };
-    let mut muscles: Vec<String> = (0..m).map(muscle).collect();
-    muscles.dedup();
+    let (muscle, muscles) = (|k: usize| muscle_of(&c, k), muscles_of(&c));
     let rigid = Some(f64::INFINITY);
     let mut cases: Vec<(String, Compiled, Excitations)> = vec![
         ("zero excitations".to_string(), shoulder(), stepped(&c, |_| 0.0)),
@@ -225,22 +223,7 @@ fn the_arm_stays_out_of_the_thorax_with_rigid_tendons() {
     let push = pushed(None);
     let ex = stepped(&push, |_| 0.0);
     cases.push((format!("a push of {PUSH} N at the elbow"), push, ex));
-    let results: Vec<(String, (f64, &str, f64))> = std::thread::scope(|s| {
-        let cases = &cases;
-        let handles: Vec<_> = (0..2)
-            .map(|t| {
-                s.spawn(move || {
-                    cases
-                        .iter()
-                        .skip(t)
-                        .step_by(2)
-                        .map(|(name, c, ex)| (name.clone(), deepest_with(c, ex.clone(), rigid)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("a run")).collect()
-    });
+    let results = on_two_threads(&cases, |(name, c, ex)| (name.clone(), deepest_with(c, ex.clone(), rigid)));
     let worst = results.iter().max_by(|a, b| a.1.0.total_cmp(&b.1.0)).expect("runs");
     eprintln!(
         "{} runs of {DURATION} s with rigid tendons: deepest arm point {:.2} mm ({}, {} at {:.3} s)",
