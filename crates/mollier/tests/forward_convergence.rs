@@ -392,6 +392,12 @@ fn rate_alone(rigid: Option<f64>) {
     assert!(relative(&d_s, &whole_d_s) < 1e-8);
     let mass = |m: &faer::Mat<f64>| (0..l.n * l.n).map(|k| m[(k / l.n, k % l.n)]).collect::<Vec<f64>>();
     assert!(relative(&mass(&lin.mass), &mass(&whole.mass)) < 1e-10);
+    // a stage whose Jacobian is not kept takes the rate alone: the same rate, bit for bit, from
+    // workspaces alike
+    let (mut ws_a, mut ws_b) = (sys.workspace(), sys.workspace());
+    let alone = sys.rate_alone(&mut ws_a, &state.x, state.t, &u).unwrap();
+    let (with_jacobian, _) = sys.consistent_rate(&mut ws_b, &state.x, state.t, &u, &kept_fv_q, &kept_fv_v).unwrap();
+    assert!(alone.iter().zip(&with_jacobian).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
 #[test]
