@@ -6,6 +6,7 @@
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
 //!     [--whole-jacobian] [--max-step H] [--with-third-order] [--gustafsson] [--ros23 | --ros34pw2]
 //!     [--accuracy] [--no-frames] [--no-breaks] [--atol-activation A] [--rigid-tendons R]
+//!     [--end-state]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
 //! run through `ForwardRun` with a frame every 10 ms (what `mollier simulate` computes before it
@@ -25,7 +26,8 @@
 //! tendon slack length is below `R` optimal fibre lengths with a rigid tendon (`inf`: all;
 //! `mollier::rigid_tendons`), in every run of the round (the fixed step's too); with
 //! `--accuracy` the adaptive and fixed runs are also compared with the elastic model's
-//! reference (the approximation's own error).
+//! reference (the approximation's own error). `--end-state`: the integration's end state
+//! and a hash of its bits, each round (two builds' runs compared bit for bit or to round-off).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -77,7 +79,7 @@ fn integrate(
     third: bool,
     breaks: bool,
     rigid: Option<f64>,
-) -> (f64, mollier_sim::StepStats) {
+) -> (f64, mollier_sim::StepStats, Vec<f64>) {
     let mut muscles = c.muscles.clone();
     if let Some(r) = rigid {
         mollier::rigid_tendons(&mut muscles, r);
@@ -96,7 +98,14 @@ fn integrate(
     while a.state().t < DURATION {
         a.step(&sys, &mut ws, &u).expect("a step");
     }
-    (t0.elapsed().as_secs_f64(), a.stats())
+    (t0.elapsed().as_secs_f64(), a.stats(), a.state().x.clone())
+}
+
+/// A 64-bit FNV-1a hash of the bits of `x`: two builds' runs end bit for bit alike when it is.
+fn bits_hash(x: &[f64]) -> u64 {
+    x.iter()
+        .flat_map(|v| v.to_bits().to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn main() {
@@ -148,7 +157,7 @@ fn main() {
     let mut best = (f64::INFINITY, f64::INFINITY);
     for r in 0..rounds {
         let third = args.iter().any(|a| a == "--with-third-order");
-        let (alone, stats) = integrate(&c, &ex, tol, third, !args.iter().any(|a| a == "--no-breaks"), rigid);
+        let (alone, stats, end) = integrate(&c, &ex, tol, third, !args.iter().any(|a| a == "--no-breaks"), rigid);
         let framed = (!args.iter().any(|a| a == "--no-frames")).then(|| {
             let t0 = Instant::now();
             let mut run = ForwardRun::new(&c, ex.clone(), adaptive(tol)).expect("it starts");
@@ -175,6 +184,10 @@ fn main() {
             stats.evaluations,
             stats.jacobians
         );
+        if args.iter().any(|a| a == "--end-state") {
+            let values: Vec<String> = end.iter().map(|v| format!("{v:e}")).collect();
+            println!("end state: hash of its bits {:016x}; {}", bits_hash(&end), values.join(" "));
+        }
         let framed = framed.unwrap_or(f64::INFINITY);
         best = (best.0.min(alone), best.1.min(framed));
     }

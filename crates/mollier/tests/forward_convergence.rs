@@ -392,6 +392,12 @@ fn rate_alone(rigid: Option<f64>) {
     assert!(relative(&d_s, &whole_d_s) < 1e-8);
     let mass = |m: &faer::Mat<f64>| (0..l.n * l.n).map(|k| m[(k / l.n, k % l.n)]).collect::<Vec<f64>>();
     assert!(relative(&mass(&lin.mass), &mass(&whole.mass)) < 1e-10);
+    // a stage whose Jacobian is not kept takes the rate alone: the same rate, bit for bit, from
+    // workspaces alike
+    let (mut ws_a, mut ws_b) = (sys.workspace(), sys.workspace());
+    let alone = sys.rate_alone(&mut ws_a, &state.x, state.t, &u).unwrap();
+    let (with_jacobian, _) = sys.consistent_rate(&mut ws_b, &state.x, state.t, &u, &kept_fv_q, &kept_fv_v).unwrap();
+    assert!(alone.iter().zip(&with_jacobian).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
 #[test]
@@ -447,4 +453,31 @@ fn error_control_runs_to_the_same_bits_on_one_and_two_threads() {
     }
     // the case: stages the kernel could not evaluate
     assert!(failures > 0);
+}
+
+/// The adjoint sensitivity of every stress to the muscles' (`kinetostatic_sensitivity`) is the
+/// direct influence's (`kinetostatic_influence`), asked right after a position solve on the
+/// shoulder, whose muscle paths lie on attached nodes: the solve leaves them evaluated on their
+/// own coordinates, and the sensitivity must carry them through the attachments itself.
+#[test]
+fn the_kinetostatic_sensitivity_right_after_a_solve_is_the_influences() {
+    use mollier_core::dynamics::{kinetostatic_influence, kinetostatic_sensitivity};
+    use mollier_core::{Data, ModeId, solve_positions};
+    let c = load("shoulder/shoulder-forward.toml");
+    let model = &c.model;
+    let muscles: Vec<ModeId> = c.muscles.iter().map(|m| m.mode).collect();
+    let rows: Vec<ModeId> = (0..model.n_e()).map(ModeId::new).collect();
+    let q: Vec<f64> = model.q0().iter().map(|v| v + 0.05).collect();
+    let (mut a, mut b) = (Data::new(model), Data::new(model));
+    solve_positions(model, &mut a, &q).unwrap();
+    solve_positions(model, &mut b, &q).unwrap();
+    let sens = kinetostatic_sensitivity(model, &mut a, &rows, &muscles).unwrap();
+    let (dsig, _) = kinetostatic_influence(model, &mut b, &muscles).unwrap();
+    let scale = (0..model.n_e())
+        .flat_map(|r| (0..muscles.len()).map(move |i| (r, i)))
+        .fold(1.0f64, |m, (r, i)| m.max(dsig[(r, i)].abs()));
+    let worst = (0..model.n_e())
+        .flat_map(|r| (0..muscles.len()).map(move |i| (r, i)))
+        .fold(0.0f64, |m, (r, i)| m.max((sens[(r, i)] - dsig[(r, i)]).abs()));
+    assert!(worst < 1e-10 * scale, "{worst:e} of {scale:e}");
 }

@@ -699,6 +699,8 @@ pub fn kinetostatic_sensitivity(
     if !(data.solved && data.lu.valid) {
         return Err(KinematicsError::NotSolved);
     }
+    // the modes' expanded gradients (the solve leaves free elements on their own coordinates)
+    crate::algorithm::evaluate::evaluate(model, data, Order::Gradient)?;
     let (nc, nr) = (model.n_unknowns(), rows.len());
     let mut w = Mat::<f64>::zeros(nc, nr);
     for (j, r) in rows.iter().enumerate() {

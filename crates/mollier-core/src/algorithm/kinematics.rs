@@ -145,14 +145,13 @@ fn newton(
             } else {
                 factor_probed(model, data)?;
             }
-            // the elements that do not constrain the motion, once, at the solution; on the tree
-            // path to first order on their own coordinates only, what `DF` by the screws
-            // contracts (the chain rule through the attachments left to whatever wants the
-            // expanded gradients: `evaluate` at `Order::Gradient` adds it)
-            if opts.free_elements && defer {
+            // the elements that do not constrain the motion, once, at the solution, to first
+            // order on their own coordinates only: what `DF` contracts, by the screws or with
+            // the attached rows of the general path (the chain rule through the attachments
+            // left to whatever wants the expanded gradients: `evaluate` at `Order::Gradient`
+            // adds it)
+            if opts.free_elements {
                 crate::algorithm::screws::evaluate_free_own(model, data)?;
-            } else if opts.free_elements {
-                evaluate(model, data, Order::Gradient)?;
             }
             data.solved = true;
             return Ok(NewtonReport { iterations: it, substeps: 1, residual: worst, chord_steps });

@@ -384,7 +384,7 @@ pub(crate) fn evaluate_free_own(model: &Model, data: &mut Data) -> Result<(), Ki
 
 /// Modes `k0..k1` of `entry`'s gradient on the coordinates [`first_order`] contracts it with:
 /// its own for a free element (`m x n_own`, row-major), else the expanded one.
-fn own_gradient<'a>(
+pub(crate) fn own_gradient<'a>(
     model: &Model,
     data: &'a Data,
     entry: &'a ElementEntry,

@@ -95,13 +95,35 @@ fn quadratic_form(h: &[f64], n: usize, u: &[f64], w: &[f64]) -> f64 {
 
 /// `D v` for every mode (n_e) from a global coordinate vector `v` (n_x).
 fn jacobian_times(model: &Model, data: &Data, v: &[f64], out: &mut [f64]) {
+    let own = free_on_own(data);
     for entry in &model.elements {
-        let (m, n) = (entry.element.layout().n_modes(), entry.coords.len());
-        for k in 0..m {
-            let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
-            out[entry.mode_offset + k] = g.iter().zip(&entry.coords).map(|(gv, &c)| gv * v[c]).sum();
+        for k in 0..entry.element.layout().n_modes() {
+            let (g, coords) = element_gradient(model, data, entry, k, own);
+            out[entry.mode_offset + k] = g.iter().zip(coords).map(|(gv, &c)| gv * v[c]).sum();
         }
     }
+}
+
+/// Whether the free elements are evaluated to first order on their own coordinates only (the
+/// solve's evaluation, `Data::free_own`), their gradients not carried through the attachments.
+fn free_on_own(data: &Data) -> bool {
+    data.free_own && data.order_free == Some(Order::Value)
+}
+
+/// Mode `k` of `entry`'s gradient and the coordinates it is on: with `own`, a free element's on
+/// its own coordinates (`Data::de_own`), else the expanded one (`Data::de`).
+fn element_gradient<'a>(
+    model: &'a Model,
+    data: &'a Data,
+    entry: &'a crate::model::ElementEntry,
+    k: usize,
+    own: bool,
+) -> (&'a [f64], &'a [usize]) {
+    if own {
+        return crate::algorithm::screws::own_gradient(model, data, entry, k, k + 1);
+    }
+    let n = entry.coords.len();
+    (&data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n], &entry.coords)
 }
 
 /// `ė` (n_e) at the rates `xd` (n_x) of the tree path's recursion for input rates `qd` (n_q):
@@ -211,7 +233,14 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
         (data.df_by_screws, data.df_valid) = (true, true);
         return Ok(());
     }
-    evaluate(model, data, Order::Gradient)?;
+    // free elements evaluated on their own coordinates (the solve's) are contracted with the
+    // attached rows there: the chain rule through the attachments is not needed for DF
+    let own = free_on_own(data);
+    if own {
+        evaluate_constraints(model, data, Order::Gradient)?;
+    } else {
+        evaluate(model, data, Order::Gradient)?;
+    }
     let (nx, ne, nq, nc) = (model.n_x(), model.n_e(), model.n_q(), model.n_unknowns());
     // the storage of the last frame's DF, and of its right-hand sides, is reused
     let take = |m: &mut Mat<f64>| std::mem::replace(m, Mat::new());
@@ -234,7 +263,7 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
         shaped(&mut dfx, nx, nq);
         shaped(&mut dfe, ne, nq);
         let (mut rows, mut moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
-        first_order_from(model, data, &b, &mut dfx, &mut dfe, &mut rows, &mut moves);
+        first_order_from(model, data, &b, &mut dfx, &mut dfe, &mut rows, &mut moves, own);
         // the screws' fill writes only the reached entries: it zeroes them again
         data.work.screws.outputs_overwritten();
         (data.work.df_rows, data.work.df_moves) = (rows, moves);
@@ -326,6 +355,7 @@ pub fn first_order_of_modes(
 /// neither dependent nor inputs, and in the input modes' rows but for their 1) from the solved
 /// columns `b` (n_unknowns x n_q); `DF^x` by rows into `rows` ([`df_rows`]) and whether each
 /// of its rows is not all 0 into `moves` (n_x).
+#[allow(clippy::too_many_arguments)]
 fn first_order_from(
     model: &Model,
     data: &Data,
@@ -334,6 +364,7 @@ fn first_order_from(
     dfe: &mut Mat<f64>,
     rows: &mut Vec<f64>,
     moves: &mut Vec<bool>,
+    own: bool,
 ) {
     let nq = model.n_q();
     for j in 0..nq {
@@ -377,16 +408,17 @@ fn first_order_from(
     moves.extend(rows.chunks_exact(stride).map(|row| row.iter().any(|v| *v != 0.0)));
     // the dependent modes' rows, ∇e_m · DF_x, a row of n_q (padded) at a time
     match stride {
-        4 => gradient_rows::<4>(model, data, rows, dfe),
-        8 => gradient_rows::<8>(model, data, rows, dfe),
-        12 => gradient_rows::<12>(model, data, rows, dfe),
-        16 => gradient_rows::<16>(model, data, rows, dfe),
+        4 => gradient_rows::<4>(model, data, rows, dfe, own),
+        8 => gradient_rows::<8>(model, data, rows, dfe, own),
+        12 => gradient_rows::<12>(model, data, rows, dfe, own),
+        16 => gradient_rows::<16>(model, data, rows, dfe, own),
         _ => {
             for j in 0..nq {
                 let x = dfx.col_as_slice(j);
                 let e = dfe.col_as_slice_mut(j);
                 for &m in &model.dependent_modes {
-                    e[m] = mode_gradient_dot(model, data, m, x);
+                    let (g, coords) = mode_gradient(model, data, m, own);
+                    e[m] = g.iter().zip(coords).map(|(gv, &c)| gv * x[c]).sum();
                 }
             }
         }
@@ -396,15 +428,12 @@ fn first_order_from(
 /// `DF_e`'s dependent rows `∇e_m · DF_x` from `DF_x`'s rows of width `W` (the stride of
 /// [`df_rows`]): each entry summed in the order of the element's coordinates from −0, as
 /// [`mode_gradient_dot`] sums it.
-fn gradient_rows<const W: usize>(model: &Model, data: &Data, rows: &[f64], dfe: &mut Mat<f64>) {
+fn gradient_rows<const W: usize>(model: &Model, data: &Data, rows: &[f64], dfe: &mut Mat<f64>, own: bool) {
     let nq = model.n_q();
     for &m in &model.dependent_modes {
-        let (el, k) = model.mode_element[m];
-        let entry = &model.elements[el.index()];
-        let n = entry.coords.len();
-        let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
+        let (g, coords) = mode_gradient(model, data, m, own);
         let mut acc = [-0.0; W];
-        for (gv, &c) in g.iter().zip(&entry.coords) {
+        for (gv, &c) in g.iter().zip(coords) {
             let row: &[f64; W] = rows[c * W..(c + 1) * W].try_into().expect("a row of W values");
             for l in 0..W {
                 acc[l] += gv * row[l];
@@ -451,6 +480,12 @@ pub(crate) fn df_row(data: &Data, c: usize) -> &[f64] {
     let nq = data.df_x.ncols();
     let stride = df_stride(nq);
     &data.work.df_rows[c * stride..c * stride + nq]
+}
+
+/// [`element_gradient`] of mode `m`.
+fn mode_gradient<'a>(model: &'a Model, data: &'a Data, m: usize, own: bool) -> (&'a [f64], &'a [usize]) {
+    let (el, k) = model.mode_element[m];
+    element_gradient(model, data, &model.elements[el.index()], k, own)
 }
 
 /// `∇e_m · v` for one mode and a global coordinate vector `v` (n_x).
@@ -725,7 +760,12 @@ pub(crate) fn second_order_directions(
 /// (n_q), in one solve.
 pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), KinematicsError> {
     check_len(model, qd)?;
-    evaluate(model, data, Order::Gradient)?;
+    // free elements on their own coordinates are contracted with the attached rows' rates
+    if free_on_own(data) {
+        evaluate_constraints(model, data, Order::Gradient)?;
+    } else {
+        evaluate(model, data, Order::Gradient)?;
+    }
     let mut xd = std::mem::take(&mut data.xd);
     let result = directional(model, data, qd, None, &mut xd);
     if result.is_ok() {

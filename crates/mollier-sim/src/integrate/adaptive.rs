@@ -228,6 +228,32 @@ impl Musculoskeletal<'_> {
         fv_q: &Mat<f64>,
         fv_v: &Mat<f64>,
     ) -> Result<(Vec<f64>, Linearization), SimError> {
+        let (xd, mut lin) = self.first_order_rate(ws, x, t, u)?;
+        let mut fv_q = fv_q.clone();
+        add_weighted_gram(&mut fv_q, &lin.grad, lin.contraction.iter().map(|c| c.force_d_length));
+        let mut fv_v = fv_v.clone();
+        if self.muscles.iter().any(|mu| mu.hill.is_rigid()) {
+            // the rigid tendons' damping Σ (∂F_m/∂L̇_m) ∂L_m/∂q ∂L_m/∂qᵀ, the state's own
+            add_weighted_gram(&mut fv_v, &lin.grad, lin.contraction.iter().map(|c| c.force_d_rate));
+        }
+        (lin.fv_q, lin.fv_v) = (fv_q, fv_v);
+        Ok((xd, lin))
+    }
+
+    /// The consistent rate `ẋ = F(x, u(t))` (len) of [`Self::consistent_rate`] without its
+    /// Jacobian: for a stage whose linearization the step does not keep.
+    pub fn rate_alone(&self, ws: &mut Workspace, x: &[f64], t: f64, u: Excitation<'_>) -> Result<Vec<f64>, SimError> {
+        Ok(self.first_order_rate(ws, x, t, u)?.0)
+    }
+
+    /// [`Self::consistent_rate`]'s rate and linearization but for `fv_q` and `fv_v`, left empty.
+    fn first_order_rate(
+        &self,
+        ws: &mut Workspace,
+        x: &[f64],
+        t: f64,
+        u: Excitation<'_>,
+    ) -> Result<(Vec<f64>, Linearization), SimError> {
         let l = self.layout();
         let n = l.n;
         if x.len() != l.len() {
@@ -272,19 +298,12 @@ impl Musculoskeletal<'_> {
         if let Some(i) = xd.iter().position(|v| !v.is_finite()) {
             return Err(SimError::NonFinite(self.state_name(i)));
         }
-        let mut fv_q = fv_q.clone();
-        add_weighted_gram(&mut fv_q, &grad, contraction.iter().map(|c| c.force_d_length));
-        let mut fv_v = fv_v.clone();
-        if self.muscles.iter().any(|mu| mu.hill.is_rigid()) {
-            // the rigid tendons' damping Σ (∂F_m/∂L̇_m) ∂L_m/∂q ∂L_m/∂qᵀ, the state's own
-            add_weighted_gram(&mut fv_v, &grad, contraction.iter().map(|c| c.force_d_rate));
-        }
         let lin = Linearization {
             layout: l,
             f,
             mass,
-            fv_q,
-            fv_v,
+            fv_q: Mat::new(),
+            fv_v: Mat::new(),
             grad,
             length,
             contraction,
@@ -568,11 +587,12 @@ impl Adaptive {
         let k1 = w_solve(&w, hd, &r1)?;
         let x1: Vec<f64> = (0..l.len()).map(|i| x[i] + 0.5 * h * k1[i]).collect();
         self.stats.evaluations += 1;
-        let (f1, _) = if self.tol.jacobian_every.is_none() {
+        // the stage's Jacobian is not kept: its rate alone
+        let f1 = if self.tol.jacobian_every.is_none() {
             self.stats.jacobians += 1;
-            sys.consistent(ws, &x1, t + 0.5 * h, u, &k1)?
+            sys.consistent(ws, &x1, t + 0.5 * h, u, &k1)?.0
         } else {
-            sys.consistent_rate(ws, &x1, t + 0.5 * h, u, &self.kept_fv_q, &self.kept_fv_v)?
+            sys.rate_alone(ws, &x1, t + 0.5 * h, u)?
         };
         let r2: Vec<f64> = (0..l.len()).map(|i| f1[i] - k1[i]).collect();
         let k2: Vec<f64> = w_solve(&w, hd, &r2)?.iter().zip(&k1).map(|(a, b)| a + b).collect();
@@ -645,18 +665,15 @@ impl Adaptive {
         let tt = self.time_partial(u, h);
         let tab = rosw::ROS34PW2.transformed();
         let (t, x, f0) = (self.state.t, &self.state.x, &self.state.xd);
-        let (lin, kept, whole) = (&self.lin, (&self.kept_fv_q, &self.kept_fv_v), self.tol.jacobian_every.is_none());
+        let (lin, whole) = (&self.lin, self.tol.jacobian_every.is_none());
         let mut evaluations = 0;
         let mut last_rate = Vec::new();
         let w = lin.factor(h * tab.gamma)?;
         let mut solve = |r: &[f64]| w_solve(&w, h * tab.gamma, r);
         let mut eval = |th: f64, y: &[f64]| {
             evaluations += 1;
-            let (rate, _) = if whole {
-                sys.consistent(ws, y, t + th * h, u, f0)?
-            } else {
-                sys.consistent_rate(ws, y, t + th * h, u, kept.0, kept.1)?
-            };
+            let rate =
+                if whole { sys.consistent(ws, y, t + th * h, u, f0)?.0 } else { sys.rate_alone(ws, y, t + th * h, u)? };
             last_rate.clone_from(&rate);
             Ok(rate)
         };
