@@ -515,6 +515,35 @@ pub fn dual_stress_hessian<const M: usize>(
     true
 }
 
+/// [`Law::stress`], [`Law::tangent`] and [`Law::stress_hessian`] of a law whose stresses are
+/// written once over [`crate::scalar::Real`] as a method
+/// `fn stress_of<T: Real>(&self, e: &[T], ed: &[T], sigma: &mut [T])`: the stresses themselves,
+/// and their first and second partials exact to rounding by [`dual_tangent`] and
+/// [`dual_stress_hessian`] in the `$duals = 2n` variables `(e, ė)` of `n` modes. Write
+/// `mollier_core::law_by_dual_numbers!(6);` inside the law's `impl Law`.
+#[macro_export]
+macro_rules! law_by_dual_numbers {
+    ($duals:literal) => {
+        fn stress(&self, e: &[f64], ed: &[f64], sigma: &mut [f64]) {
+            self.stress_of(e, ed, sigma);
+        }
+        fn tangent(&self, e: &[f64], ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
+            $crate::law::dual_tangent::<$duals>(e, ed, ds_de, ds_ded, |e, ed, s| self.stress_of(e, ed, s));
+        }
+        fn stress_hessian(
+            &self,
+            e: &[f64],
+            ed: &[f64],
+            w: &[f64],
+            hee: &mut [f64],
+            heed: &mut [f64],
+            hdd: &mut [f64],
+        ) -> bool {
+            $crate::law::dual_stress_hessian::<$duals>(e, ed, w, hee, heed, hdd, |e, ed, s| self.stress_of(e, ed, s))
+        }
+    };
+}
+
 /// The largest difference between [`Law::stress_hessian`] at `(e, ė)` with weights `w` and
 /// central differences of [`Law::tangent`] (step `h (1 + |x|)`), relative to the larger of the
 /// entry and 1: a check of a law's second partials against its first, for tests. `None` where

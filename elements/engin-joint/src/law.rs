@@ -22,7 +22,6 @@
 //! axial angular velocity: a torque purely about `u` also does work on swing rates.
 
 use mollier_core::Law;
-use mollier_core::law::{dual_stress_hessian, dual_tangent};
 use mollier_core::scalar::{Real, atan2, c as lift};
 use mollier_joint_common::hypot;
 
@@ -137,7 +136,7 @@ impl ResistanceLaw {
     }
 
     /// The stresses `σ` (3, N m) over any [`Real`] for mode values `e` (3, rad).
-    fn stress_of<T: Real>(&self, e: &[T], sigma: &mut [T]) {
+    fn stress_of<T: Real>(&self, e: &[T], _ed: &[T], sigma: &mut [T]) {
         match (e.get(..3), sigma.get_mut(..3)) {
             (Some(e), Some(s)) => {
                 let r = self.reference;
@@ -148,32 +147,11 @@ impl ResistanceLaw {
     }
 }
 
+// Exact tangents (`∂σ/∂ė = 0`: Engin's data are quasi-static) and second partials through the
+// law's generic form; the swing's ramp is C1 in `M`, so the partials jump at its ends, and the
+// torsion table's curvature at its nodes.
 impl Law for ResistanceLaw {
-    /// Stresses `σ` (3, N m) for mode values `e` (3, rad); the rates are not used (Engin's data
-    /// are quasi-static).
-    fn stress(&self, e: &[f64], _ed: &[f64], sigma: &mut [f64]) {
-        self.stress_of(e, sigma);
-    }
-
-    /// Exact, by dual numbers through the law's generic form: `∂σ/∂ė = 0`.
-    fn tangent(&self, e: &[f64], ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
-        dual_tangent::<6>(e, ed, ds_de, ds_ded, |e, _, s| self.stress_of(e, s));
-    }
-
-    /// Exact, by second-order dual numbers through the law's generic form (the swing's ramp is
-    /// C1 in `M`, so the partials jump at its ends, and the torsion table's curvature at its
-    /// nodes).
-    fn stress_hessian(
-        &self,
-        e: &[f64],
-        ed: &[f64],
-        w: &[f64],
-        hee: &mut [f64],
-        heed: &mut [f64],
-        hdd: &mut [f64],
-    ) -> bool {
-        dual_stress_hessian::<6>(e, ed, w, hee, heed, hdd, |e, _, s| self.stress_of(e, s))
-    }
+    mollier_core::law_by_dual_numbers!(6);
 }
 
 #[cfg(test)]

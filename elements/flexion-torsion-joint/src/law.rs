@@ -22,7 +22,6 @@
 use std::f64::consts::PI;
 
 use mollier_core::Law;
-use mollier_core::law::{dual_stress_hessian, dual_tangent};
 use mollier_core::scalar::{Real, atan2, c as lift};
 use mollier_joint_common::torque::Table;
 use mollier_joint_common::{TorqueFunction, hypot};
@@ -172,30 +171,10 @@ impl FlexionTorsionLaw {
     }
 }
 
+// Stresses `σ` (3, N m) for mode values `e` (3, rad) and rates `ė` (3, rad/s); exact tangents
+// and second partials through the law's generic form (a table's curvature jumps at its nodes).
 impl Law for FlexionTorsionLaw {
-    /// Stresses `σ` (3, N m) for mode values `e` (3, rad) and rates `ė` (3, rad/s).
-    fn stress(&self, e: &[f64], ed: &[f64], sigma: &mut [f64]) {
-        self.stress_of(e, ed, sigma);
-    }
-
-    /// Exact, by dual numbers through the law's generic form.
-    fn tangent(&self, e: &[f64], ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
-        dual_tangent::<6>(e, ed, ds_de, ds_ded, |e, ed, s| self.stress_of(e, ed, s));
-    }
-
-    /// Exact, by second-order dual numbers through the law's generic form (a table's curvature
-    /// jumps at its nodes).
-    fn stress_hessian(
-        &self,
-        e: &[f64],
-        ed: &[f64],
-        w: &[f64],
-        hee: &mut [f64],
-        heed: &mut [f64],
-        hdd: &mut [f64],
-    ) -> bool {
-        dual_stress_hessian::<6>(e, ed, w, hee, heed, hdd, |e, ed, s| self.stress_of(e, ed, s))
-    }
+    mollier_core::law_by_dual_numbers!(6);
 
     /// `∫_0^α M_f` (J) when the law is conservative apart from its damping: a bending function
     /// without direction factor and no torsion function. (A torsion torque about `z_j` as a

@@ -20,7 +20,6 @@
 //! ```
 
 use mollier_core::Law;
-use mollier_core::law::{dual_stress_hessian, dual_tangent};
 use mollier_core::scalar::{Real, atan2, c as lift};
 use mollier_engin_joint::SinusBoundary;
 use mollier_joint_common::{TorqueFunction, hypot};
@@ -125,31 +124,11 @@ impl StopLaw {
     }
 }
 
+// Stresses `σ` (2, N m) for mode values `e` (2, rad) and rates `ė` (2, rad/s); exact tangents
+// and second partials through the law's generic form (the stop's partials jump at the contour,
+// where the torque starts with `K(0) = 0`, and a table's curvature at its nodes).
 impl Law for StopLaw {
-    /// Stresses `σ` (2, N m) for mode values `e` (2, rad) and rates `ė` (2, rad/s).
-    fn stress(&self, e: &[f64], ed: &[f64], sigma: &mut [f64]) {
-        self.stress_of(e, ed, sigma);
-    }
-
-    /// Exact, by dual numbers through the law's generic form.
-    fn tangent(&self, e: &[f64], ed: &[f64], ds_de: &mut [f64], ds_ded: &mut [f64]) {
-        dual_tangent::<4>(e, ed, ds_de, ds_ded, |e, ed, s| self.stress_of(e, ed, s));
-    }
-
-    /// Exact, by second-order dual numbers through the law's generic form (the stop's partials
-    /// jump at the contour, where the torque starts with `K(0) = 0`, and a table's curvature at
-    /// its nodes).
-    fn stress_hessian(
-        &self,
-        e: &[f64],
-        ed: &[f64],
-        w: &[f64],
-        hee: &mut [f64],
-        heed: &mut [f64],
-        hdd: &mut [f64],
-    ) -> bool {
-        dual_stress_hessian::<4>(e, ed, w, hee, heed, hdd, |e, ed, s| self.stress_of(e, ed, s))
-    }
+    mollier_core::law_by_dual_numbers!(4);
 }
 
 #[cfg(test)]
