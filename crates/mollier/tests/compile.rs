@@ -307,7 +307,8 @@ fn a_muscle_file_selects_de_groote_freglys_curves_and_their_parameters() {
 
 /// An OpenSim `DeGrooteFregly2016Muscle` imports with De Groote et al.'s curves and every
 /// property it has (here the elbow beside Moco, then with properties off their defaults
-/// written into the file), and with none for a rigid tendon, which the report says.
+/// written into the file); `ignore_tendon_compliance` as a rigid tendon, and with none without
+/// activation dynamics, which the report says.
 #[test]
 fn an_osim_de_groote_fregly_muscle_imports_with_every_property() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/optimal-control/elbow-dgf.osim");

@@ -188,25 +188,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_shoulders_laws() {
 /// gradient and Jacobian, relative 1e-6.
 #[test]
 fn the_hessian_of_the_lagrangian_is_exact_for_the_cardan_hip() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/joints/cardan-hip.toml");
-    let c = load(Path::new(path), &mollier::registry()).expect("loads");
-    let system = Musculoskeletal::new(&c.model, Vec::new());
-    let n = system.layout().n;
-    let mut rng = Rng(0x0ca7_da41_4e55_0017);
-    for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let actuators = (0..n)
-            .map(|k| Actuator { name: format!("motor{k}"), coordinate: k, optimal_force: 3.0, bounds: [-9.0, 9.0] })
-            .collect();
-        let p = Problem { actuators, ..problem(&system, scheme) };
-        let mut t = Transcription::new(&p).unwrap();
-        assert_eq!(t.hessian_case(), &Ok(Motion::Chain));
-        for _ in 0..3 {
-            let z = random_point(&t, &mut rng, &vec![0.0; 2 * n], &vec![0.5; 2 * n]);
-            let (err, at) = random_hessian_error(1e-5, &mut t, &mut rng, &z);
-            println!("cardan hip {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-            assert!(err < 1e-6, "{scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-        }
-    }
+    joint_law_hessian("cardan-hip.toml", 0x0ca7_da41_4e55_0017, 0.5, 1e-5, 1e-6);
 }
 
 /// The shoulders of the Delft report's joint models (`models/joints/`: Engin's resistance, the
