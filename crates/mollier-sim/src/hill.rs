@@ -604,6 +604,16 @@ impl HillMuscle {
         Some(decreasing_root(residual, (lo, hi), 0.5 * (lo + hi), 1e-12 * self.params.max_force, 1e-15 * length))
     }
 
+    /// The force (N) of the muscle held isometric at activation `a` and path length `length`
+    /// (m): a rigid tendon's at rest ([`Self::rigid`]), an elastic one's tendon force in the
+    /// equilibrium of [`Self::isometric_state`] (`None` without one).
+    pub fn isometric_force(&self, a: f64, length: f64) -> Option<f64> {
+        if self.is_rigid() {
+            return Some(self.rigid(a, 0.0, length, 0.0).force);
+        }
+        self.isometric_state(a, length).map(|s| self.tendon(length - s).0)
+    }
+
     /// Fibre length, velocity, pennation and forces at a state, for output; a rigid tendon's
     /// fibre is the path's (`s = length − L_slack`, `sdot` the path's velocity).
     pub fn state(&self, a: f64, s: f64, sdot: f64, length: f64) -> MuscleState {
@@ -774,6 +784,26 @@ mod tests {
             let want = a * 500.0 * fv + 0.001 * 500.0 * v / 0.1;
             let got = m.rigid(a, 0.0, 0.3, v).force;
             assert!((got - want).abs() < 1e-9 * want, "a {a} v {v}: {got} vs {want}");
+        }
+    }
+
+    /// The isometric force: an elastic muscle's tendon force where its contraction residual
+    /// vanishes at rest, and a rigid one's DAS3 closed form at optimal fibre length without
+    /// pennation, `a F_max` (the PEE slack there).
+    #[test]
+    fn the_isometric_force_of_an_elastic_and_a_rigid_tendon() {
+        let m = muscle(0.0);
+        for (a, l) in [(0.3, 0.305), (0.8, 0.31)] {
+            let s = m.isometric_state(a, l).expect("an equilibrium");
+            let f = m.isometric_force(a, l).expect("a force");
+            assert!(m.contraction(a, s, 0.0, l).residual.abs() < 1e-9 * 500.0);
+            assert!((f - m.tendon(l - s).0).abs() < 1e-12 * 500.0 && f > 0.0, "{f}");
+        }
+        let mut r = muscle(0.0);
+        r.params.tendon = Tendon::Rigid;
+        for a in [0.0, 0.4, 1.0] {
+            let f = r.isometric_force(a, 0.2 + 0.1).expect("a force");
+            assert!((f - a * 500.0).abs() < 1e-9, "a {a}: {f}");
         }
     }
 

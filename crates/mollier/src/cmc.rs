@@ -277,7 +277,7 @@ impl<'a> Cmc<'a> {
             .muscles
             .iter()
             .zip(&lengths)
-            .map(|(mu, &l)| [0.0, 1.0].map(|a| isometric_force(&mu.hill, a, l)))
+            .map(|(mu, &l)| [0.0, 1.0].map(|a| mu.hill.isometric_force(a, l).unwrap_or(f64::NAN)))
             .collect();
         let (forces, _) =
             share_with(&sharing, &mut sharing_ws, &mut data, (&order, &pushes), &rest.x, &qdd, t0, &bounds)?;
@@ -622,20 +622,11 @@ fn rising_root(f: impl Fn(f64) -> f64, value: f64, tol: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// The tendon force (N) of a muscle in isometric equilibrium at activation `a` and path length
-/// `length` (m); NaN without an equilibrium.
-fn isometric_force(hill: &HillMuscle, a: f64, length: f64) -> f64 {
-    if hill.is_rigid() {
-        return hill.rigid(a, 0.0, length, 0.0).force;
-    }
-    hill.isometric_state(a, length).map_or(f64::NAN, |s| hill.tendon(length - s).0)
-}
-
 /// The activation at which a muscle in isometric equilibrium at path length `length` (m)
 /// carries tendon force `force` (N) (bisection: the force rises with the activation), clipped
 /// to `[0, 1]`.
 pub fn isometric_activation(hill: &HillMuscle, force: f64, length: f64) -> f64 {
-    rising_root(|a| isometric_force(hill, a, length), force, 1e-12)
+    rising_root(|a| hill.isometric_force(a, length).unwrap_or(f64::NAN), force, 1e-12)
 }
 
 /// Computed muscle control from the target's start for `duration` (s): the excitation rows
