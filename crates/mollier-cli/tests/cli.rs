@@ -712,6 +712,50 @@ fn simulate_makes_short_tendons_rigid() {
     assert!(text(&out.stderr).contains("greater than 0"), "{}", text(&out.stderr));
 }
 
+/// The error control's options reach the run and its summary; a bad activation tolerance is
+/// refused before anything is written.
+#[test]
+fn simulate_takes_the_error_controls_options() {
+    let dir = scratch("error-control");
+    let run = |extra: &[&str], out: &Path| {
+        let mut args = vec![
+            "simulate",
+            "models/forward/elbow.toml",
+            "--excitations",
+            "models/forward/elbow-excitations.csv",
+            "--duration",
+            "0.3",
+            "--out",
+            path_str(out),
+        ];
+        args.extend_from_slice(extra);
+        mollier(&args)
+    };
+    let summary = |out: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    };
+    let out = run(&[], &dir.join("default"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let default = summary(&dir.join("default"));
+    assert_eq!(default["controller"], serde_json::json!("elementary"), "{default}");
+    assert_eq!(default["atol_activation"], serde_json::json!(1e-5), "{default}");
+    assert_eq!(default["steps_end_on_knots"], serde_json::json!(true), "{default}");
+    let flags = ["--atol-activation", "1e-2", "--controller", "gustafsson", "--steps-across-knots"];
+    let out = run(&flags, &dir.join("options"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let options = summary(&dir.join("options"));
+    assert_eq!(options["controller"], serde_json::json!("gustafsson"), "{options}");
+    assert_eq!(options["atol_activation"], serde_json::json!(1e-2), "{options}");
+    assert_eq!(options["steps_end_on_knots"], serde_json::json!(false), "{options}");
+    // the run itself differs: other steps
+    let steps =
+        |s: &serde_json::Value| [&s["rejected_steps"], &s["kernel_evaluations"], &s["end_time_s"]].map(|v| v.clone());
+    assert_ne!(steps(&options), steps(&default), "{options} {default}");
+    let out = run(&["--atol-activation", "0"], &dir.join("bad"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.join("bad").exists());
+}
+
 #[test]
 fn simulate_tracks_a_target_by_computed_muscle_control() {
     let dir = scratch("track");

@@ -81,7 +81,7 @@ pub enum SimulateError {
     /// A tolerance is not positive and finite.
     #[error("the tolerance {name} must be positive and finite (got {value})")]
     Tolerance {
-        /// Which (`rtol`, `atol`, `defect_tolerance`).
+        /// Which (`rtol`, `atol`, `atol_activation`, `defect_tolerance`, `max_step`).
         name: &'static str,
         /// Its value.
         value: f64,
@@ -179,6 +179,9 @@ impl SimulateOptions {
             if !(value > 0.0 && value.is_finite()) {
                 return Err(SimulateError::Tolerance { name, value });
             }
+        }
+        if let Some(value) = tol.atol_activation.filter(|a| !(*a > 0.0 && a.is_finite())) {
+            return Err(SimulateError::Tolerance { name: "atol_activation", value });
         }
         let dt = match (self.dt, muscles) {
             (Some(dt), _) => Some(dt),
@@ -677,6 +680,13 @@ impl<'a> SimulateRun<'a> {
                         m.insert("stepping".into(), json!("adaptive"));
                         m.insert("rtol".into(), json!(tol.rtol));
                         m.insert("atol".into(), json!(tol.atol));
+                        m.insert("atol_activation".into(), json!(tol.atol_activation.unwrap_or(tol.atol)));
+                        let controller = match tol.controller {
+                            mollier_sim::Controller::Elementary => "elementary",
+                            mollier_sim::Controller::Gustafsson => "gustafsson",
+                        };
+                        m.insert("controller".into(), json!(controller));
+                        m.insert("steps_end_on_knots".into(), json!(tol.land_on_breaks));
                         m.insert("max_step_s".into(), json!(tol.max_step));
                         m.insert("accepted_steps".into(), json!(st.accepted));
                         m.insert("rejected_steps".into(), json!(st.rejected));
@@ -773,6 +783,11 @@ mod tests {
         let mut bad = SimulateOptions::new(1.0);
         bad.tolerances.rtol = f64::NAN;
         assert!(matches!(bad.plan(true), Err(SimulateError::Tolerance { name: "rtol", .. })));
+        for value in [0.0, -1e-3, f64::NAN, f64::INFINITY] {
+            let mut bad = SimulateOptions::new(1.0);
+            bad.tolerances.atol_activation = Some(value);
+            assert!(matches!(bad.plan(true), Err(SimulateError::Tolerance { name: "atol_activation", .. })));
+        }
     }
 
     #[test]

@@ -85,16 +85,16 @@ fn the_elbows_adaptive_run_agrees_with_the_dormand_prince_reference() {
     assert!(e < 0.05, "{e}");
 }
 
-/// The times of the accepted steps of the elbow's error-controlled run to `t_end`, the steps
-/// ending on the excitations' knots when `breaks`.
-fn elbow_step_ends(c: &Compiled, ex: &Excitations, t_end: f64, breaks: bool) -> Vec<f64> {
+/// The times of the accepted steps of the elbow's error-controlled run to `t_end` at tolerances
+/// `tol`, the excitations' knots given as breaks when `breaks`.
+fn elbow_step_ends(c: &Compiled, ex: &Excitations, t_end: f64, breaks: bool, tol: Tolerances) -> Vec<f64> {
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let mut ws = sys.workspace();
     let u = |t: f64, w: &mut [f64]| ex.at(t, w);
     let mut w = vec![0.0; sys.layout().m];
     ex.at(0.0, &mut w);
     let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &w).unwrap();
-    let mut a = Adaptive::new(&sys, &mut ws, &start, &u, Tolerances::default()).unwrap();
+    let mut a = Adaptive::new(&sys, &mut ws, &start, &u, tol).unwrap();
     if breaks {
         a.set_breaks(&ex.time);
     }
@@ -114,13 +114,16 @@ fn error_control_ends_its_steps_on_the_excitations_knots() {
     let knots: Vec<f64> = ex.time.iter().copied().filter(|&t| t > 0.0 && t < t_end).collect();
     assert!(knots.len() >= 4, "{knots:?}");
     // each knot is a step's end, to the bit
-    let ends = elbow_step_ends(&c, &ex, t_end, true);
+    let ends = elbow_step_ends(&c, &ex, t_end, true, Tolerances::default());
     for k in &knots {
         assert!(ends.contains(k), "no step ends on the knot at {k} s: {ends:?}");
     }
     // and without the breaks the steps straddle them (what the test above tells apart)
-    let free = elbow_step_ends(&c, &ex, t_end, false);
+    let free = elbow_step_ends(&c, &ex, t_end, false, Tolerances::default());
     assert!(knots.iter().any(|k| !free.contains(k)), "{free:?}");
+    // as they do with the breaks given but `land_on_breaks` off, step for step
+    let across = Tolerances { land_on_breaks: false, ..Tolerances::default() };
+    assert_eq!(elbow_step_ends(&c, &ex, t_end, true, across), free);
     eprintln!("elbow to {t_end} s: {} steps with the knots as breaks, {} without", ends.len(), free.len());
 }
 

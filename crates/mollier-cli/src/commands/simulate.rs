@@ -1,5 +1,6 @@
 //! `mollier simulate MODEL --duration T [--dt DT] [--output-dt DT] [--rtol R] [--atol A]
-//! [--excitations FILE] [--loads FILE] [--integrator I] --out DIR`: a passive mechanism by explicit RK4, or a
+//! [--atol-activation A] [--controller C] [--steps-across-knots] [--excitations FILE]
+//! [--loads FILE] [--integrator I] --out DIR`: a passive mechanism by explicit RK4, or a
 //! model with Hill muscles by the error-controlled Rosenbrock-W pair (or a fixed Rosenbrock
 //! step with `--dt`). The
 //! run, its tables and summary are the facade's ([`mollier::forward_tables`]); this file adds the
@@ -21,6 +22,15 @@ pub(crate) enum Integrator {
     /// The linearly implicit (Rosenbrock) step of Chadwick et al. (2014), first order, for stiff
     /// musculoskeletal models with Hill muscles.
     Rosenbrock,
+}
+
+/// The step-size controllers of the error control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum StepController {
+    /// `h e^(-1/3)` with a safety factor.
+    Elementary,
+    /// Gustafsson's PI controller after an accepted step (Hairer & Wanner IV.8).
+    Gustafsson,
 }
 
 /// A simulation in chunks of steps (one progress tick per chunk), and the plots' series.
@@ -122,6 +132,16 @@ pub(crate) struct Args {
     /// Error control: the absolute tolerance, in each state's unit (rad or m, rad/s or m/s, m, 1).
     #[arg(long, value_parser = positive_number, default_value = "1e-5")]
     atol: f64,
+    /// Error control: the activations' absolute tolerance (1). Default: --atol.
+    #[arg(long, value_parser = positive_number)]
+    atol_activation: Option<f64>,
+    /// Error control: the step-size controller.
+    #[arg(long, value_enum, default_value = "elementary")]
+    controller: StepController,
+    /// Error control: let the steps straddle the excitations' knots instead of ending on them
+    /// (faster where the steps are longer than half the knots' spacing, as with rigid tendons).
+    #[arg(long)]
+    steps_across_knots: bool,
     /// At a fixed step with muscles: the muscle equilibrium defect warned about, as a fraction
     /// of the muscle's maximum force.
     #[arg(long, value_parser = positive_number, default_value = "0.01")]
@@ -177,6 +197,12 @@ pub(crate) fn run(req: &Args, registry: &Registry) -> ExitCode {
     let mut options = SimulateOptions { dt, output_dt: req.output_dt, integrator, ..SimulateOptions::new(duration) };
     options.tolerances.rtol = req.rtol;
     options.tolerances.atol = req.atol;
+    options.tolerances.atol_activation = req.atol_activation;
+    options.tolerances.controller = match req.controller {
+        StepController::Elementary => mollier::Controller::Elementary,
+        StepController::Gustafsson => mollier::Controller::Gustafsson,
+    };
+    options.tolerances.land_on_breaks = !req.steps_across_knots;
     options.defect_tolerance = req.defect_tolerance;
     options.rigid_tendons = req.rigid_tendons;
     let compiled = match load_well_posed(model, registry) {
