@@ -614,7 +614,7 @@ impl Model {
     /// the run's times, which asks for the Rosenbrock integrator. `track`: a motion of the
     /// model to make the excitations by computed muscle control ([`mollier::cmc::track_motion`],
     /// as `--track`) instead of `excitations`.
-    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01, loads=None, track=None))]
+    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01, loads=None, track=None, atol_activation=None, controller="elementary", steps_across_knots=false, rigid_tendons=None))]
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -630,6 +630,10 @@ impl Model {
         defect_tolerance: f64,
         loads: Option<PathBuf>,
         track: Option<MotionArg<'_>>,
+        atol_activation: Option<f64>,
+        controller: &str,
+        steps_across_knots: bool,
+        rigid_tendons: Option<f64>,
     ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>, String, Bound<'py, PyDict>)> {
         if track.is_some() && excitations.is_some() {
             return Err(PyValueError::new_err("give excitations or track, not both"));
@@ -641,6 +645,22 @@ impl Model {
             SimulateOptions { dt, output_dt, integrator, defect_tolerance, ..SimulateOptions::new(duration) };
         options.tolerances.rtol = rtol;
         options.tolerances.atol = atol;
+        options.tolerances.atol_activation = atol_activation;
+        options.tolerances.controller = match controller {
+            "elementary" => mollier::Controller::Elementary,
+            "gustafsson" => mollier::Controller::Gustafsson,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "controller must be \"elementary\" or \"gustafsson\" (got {other:?})"
+                )));
+            }
+        };
+        options.tolerances.land_on_breaks = !steps_across_knots;
+        if rigid_tendons.is_some() && track.is_some() {
+            // computed muscle control runs the model's own tendons
+            return Err(PyValueError::new_err("give rigid_tendons or track, not both"));
+        }
+        options.rigid_tendons = rigid_tendons;
         self.well_posed(py)?;
         let method = options
             .integrator_for(&self.compiled, excitations.is_some() || loads.is_some() || track.is_some())
@@ -748,6 +768,7 @@ fn refused(e: SimulateError) -> PyErr {
         SimulateError::Span { .. }
         | SimulateError::Grid { .. }
         | SimulateError::Tolerance { .. }
+        | SimulateError::RigidTendons(_)
         | SimulateError::LoadTimes { .. } => PyValueError::new_err(e.to_string()),
     }
 }

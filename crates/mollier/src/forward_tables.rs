@@ -70,6 +70,9 @@ pub enum SimulateError {
         /// The output step (s).
         output_dt: f64,
     },
+    /// The rigid-tendon ratio is not greater than 0.
+    #[error("the rigid-tendon ratio must be greater than 0 (or inf; got {0})")]
+    RigidTendons(f64),
     /// The output step of a fixed-step run is not a whole number of steps.
     #[error("the output step {output_dt} s is not a whole number of steps of {dt} s")]
     Grid {
@@ -182,6 +185,9 @@ impl SimulateOptions {
         }
         if let Some(value) = tol.atol_activation.filter(|a| !(*a > 0.0 && a.is_finite())) {
             return Err(SimulateError::Tolerance { name: "atol_activation", value });
+        }
+        if let Some(ratio) = self.rigid_tendons.filter(|r| !(*r > 0.0)) {
+            return Err(SimulateError::RigidTendons(ratio));
         }
         let dt = match (self.dt, muscles) {
             (Some(dt), _) => Some(dt),
@@ -788,6 +794,12 @@ mod tests {
             bad.tolerances.atol_activation = Some(value);
             assert!(matches!(bad.plan(true), Err(SimulateError::Tolerance { name: "atol_activation", .. })));
         }
+        for ratio in [0.0, -1.0, f64::NAN] {
+            let bad = SimulateOptions { rigid_tendons: Some(ratio), ..SimulateOptions::new(1.0) };
+            assert!(matches!(bad.plan(true), Err(SimulateError::RigidTendons(_))), "{ratio}");
+        }
+        let every = SimulateOptions { rigid_tendons: Some(f64::INFINITY), ..SimulateOptions::new(1.0) };
+        assert!(every.plan(true).is_ok());
     }
 
     #[test]

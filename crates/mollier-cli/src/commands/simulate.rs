@@ -350,7 +350,7 @@ fn refused(e: &SimulateError) -> ExitCode {
             errln!("error: --output-dt {output_dt} is not a whole number of steps of --dt {dt}");
             ExitCode::from(INVALID)
         }
-        SimulateError::Tolerance { .. } | SimulateError::LoadTimes { .. } => {
+        SimulateError::Tolerance { .. } | SimulateError::RigidTendons(_) | SimulateError::LoadTimes { .. } => {
             errln!("error: {e}");
             ExitCode::from(INVALID)
         }

@@ -318,12 +318,16 @@ class Model:
                  output_dt: Optional[float] = None, rtol: float = 1e-3, atol: float = 1e-5,
                  defect_tolerance: float = 0.01,
                  loads: Optional[Union[str, os.PathLike]] = None,
-                 track: Optional[MotionLike] = None) -> SimulationResult:
+                 track: Optional[MotionLike] = None, atol_activation: Optional[float] = None,
+                 controller: str = "elementary", steps_across_knots: bool = False,
+                 rigid_tendons: Optional[float] = None) -> SimulationResult:
         """``mollier simulate``: forward dynamics from rest in the initial configuration for
         ``duration`` s (rounded up to whole output steps).
 
         As the command's options: with muscles and no ``dt`` the error-controlled Rosenbrock-W
-        pair (``rtol``, ``atol``), rows every ``output_dt`` s (0.01 by default); with ``dt`` the
+        pair (``rtol``, ``atol``; ``atol_activation`` for the activations, default ``atol``;
+        ``controller`` ``"elementary"`` or ``"gustafsson"``; ``steps_across_knots`` lets the steps
+        straddle the excitations' knots), rows every ``output_dt`` s (0.01 by default); with ``dt`` the
         fixed step (RK4's default 0.004 s), rows every ``output_dt`` (a whole number of steps,
         default ``dt``), each step's muscle equilibrium defect checked against
         ``defect_tolerance`` (a fraction of ``F_max``; a :class:`MotionWarning` and the summary's
@@ -345,6 +349,10 @@ class Model:
         ``loads``: external loads that vary in time, as for :meth:`inverse_dynamics`; they must
         cover the run's times and ask for the Rosenbrock integrator.
 
+        ``rigid_tendons``: every muscle whose tendon slack length is below this many optimal fibre
+        lengths (``math.inf``: every muscle) runs with a rigid tendon, as ``--rigid-tendons``;
+        the summary's ``rigid_tendons`` lists them. Not with ``track``.
+
         ``track``: a motion of the model (as for :meth:`inverse`) whose excitations computed
         muscle control makes, as ``mollier simulate --track`` (the same pipeline), instead of
         ``excitations``; the summary's ``excitations`` is then None, as the command's.
@@ -359,7 +367,9 @@ class Model:
                                                                    integrator, progress, output_dt,
                                                                    rtol, atol, defect_tolerance,
                                                                    _path(loads),
-                                                                   None if track is None else _motion(self, track))
+                                                                   None if track is None else _motion(self, track),
+                                                                   atol_activation, controller, steps_across_knots,
+                                                                   rigid_tendons)
         fmt = _as_format(output)
         for n in notes:
             warnings.warn(n, MotionWarning, stacklevel=2)
