@@ -203,9 +203,18 @@ fn set_law_stresses(model: &Model, data: &Data, sigma: &mut [f64]) {
     }
 }
 
-/// `Aᵀ v` for `A` = DF_x (n_x x n_q) or DF_e (n_e x n_q).
-fn transpose_times(a: faer::MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
-    (0..a.ncols()).map(|j| (0..a.nrows()).map(|i| a[(i, j)] * v[i]).sum()).collect()
+/// `Aᵀ v` (n_q) for `A` = DF_x (n_x x n_q) or DF_e (n_e x n_q), summed in row order over the
+/// rows where `v` is not 0 (their indices into `rows`, scratch): the same sums as over every
+/// row but for the sign of a sum that is 0.
+fn transpose_times(a: faer::MatRef<'_, f64>, v: &[f64], rows: &mut Vec<usize>) -> Vec<f64> {
+    rows.clear();
+    rows.extend((0..a.nrows()).filter(|&i| v[i] != 0.0));
+    (0..a.ncols())
+        .map(|j| {
+            let col = a.col(j);
+            rows.iter().map(|&i| col[i] * v[i]).sum()
+        })
+        .collect()
 }
 
 /// The reduced mass matrix `M̄ = DF_xᵀ M DF_x` (n_q x n_q) at the solved configuration.
@@ -261,13 +270,18 @@ fn unbalanced(
 ) -> Result<Vec<f64>, KinematicsError> {
     transfer::first_order(model, data)?;
     transfer::coordinate_accelerations(model, data, qd, qdd)?;
-    let f = external_forces(model, data, extra);
-    let fin = inertia_forces(model, &data.x, &data.xd, &data.xdd);
-    let net: Vec<f64> = f.iter().zip(&fin).map(|(a, b)| a - b).collect();
-    let sigma = law_stresses(model, data);
-    let a = transpose_times(data.df_x.as_ref(), &net);
-    let b = transpose_times(data.df_e.as_ref(), &sigma);
-    Ok(a.iter().zip(&b).map(|(x, y)| x - y).collect())
+    let mut nonzero = std::mem::take(&mut data.work.reached);
+    let out = with_buffers(data, |data, [net, fin, sigma, _]| {
+        net_forces(model, data, &data.xd, &data.xdd, extra, net, fin);
+        law_stresses_into(model, data, sigma);
+        // f − f_in sits at the masses, rotors and loads, σ_law at the laws' modes: each product
+        // over those rows only (the terms left out are 0)
+        let a = transpose_times(data.df_x.as_ref(), net, &mut nonzero);
+        let b = transpose_times(data.df_e.as_ref(), sigma, &mut nonzero);
+        a.iter().zip(&b).map(|(x, y)| x - y).collect()
+    });
+    data.work.reached = nonzero;
+    Ok(out)
 }
 
 /// The generalized forces `Q̄(q, q̇)` (n_q): loads, velocity-dependent inertia and law stresses,

@@ -188,7 +188,8 @@ pub(crate) fn directional_with(
         }
     }
     if attached {
-        model.attachments.rates(&data.att_jac, x, quadratic);
+        // x is 0 but at the dependent and input coordinates: a still frame's points stay +0
+        model.attachments.rates_of_moving(&data.att_jac, x, quadratic);
     }
     Ok(())
 }

@@ -135,6 +135,10 @@ pub(crate) struct Attachments {
     /// The coordinates not attached, as runs `start..end` of `x` (in order): the rows of `DF_x`
     /// that are not formed from their frames'.
     pub unattached: Vec<std::ops::Range<usize>>,
+    /// The attachments whose frame can move (in list order): its origin's or orientation's
+    /// coordinates are not all fixed, or its origin is attached to a frame that moves. The
+    /// others' rows of `DF_x` are 0 at every configuration.
+    pub moving: Vec<usize>,
 }
 
 fn quat(v: &[f64], o: usize) -> [f64; 4] {
@@ -153,10 +157,23 @@ impl Attachments {
     /// Once the elements are partitioned: `needed` (by attachment) marks those the constraint
     /// elements need (with their ancestors), `dynamic_nodes` the coordinate offsets of the nodes
     /// with a mass or a force load; sets `constraining`, `rest`, `dynamic` and the `unattached`
-    /// runs of the `n_x` coordinates.
-    pub fn classify(&mut self, needed: &[bool], dynamic_nodes: &[usize], n_x: usize) {
+    /// runs of the `n_x` coordinates; `fixed` (n_x) marks the coordinates held at their initial
+    /// values, from which `moving` follows.
+    pub fn classify(&mut self, needed: &[bool], dynamic_nodes: &[usize], fixed: &[bool]) {
+        let n_x = fixed.len();
         (self.constraining, self.rest) = (0..needed.len()).partition(|&t| needed[t]);
         self.dynamic = self.with_ancestors(dynamic_nodes);
+        // parents first: an attached origin's motion is known when its children are reached
+        let mut still = fixed.to_vec();
+        self.moving.clear();
+        for (t, a) in self.list.iter().enumerate() {
+            let frame_still =
+                still[a.origin..a.origin + 3].iter().chain(&still[a.orientation..a.orientation + 4]).all(|&f| f);
+            still[a.node..a.node + 3].fill(frame_still);
+            if !frame_still {
+                self.moving.push(t);
+            }
+        }
         let mut attached = vec![false; n_x];
         for a in &self.list {
             attached[a.node..a.node + 3].fill(true);
@@ -204,6 +221,15 @@ impl Attachments {
         }
     }
 
+    /// [`Self::rates`] of the attachments whose frame moves (`moving`) only, for a `v` whose
+    /// still frames' coordinates and points are `+0` already (a vector zeroed but for the
+    /// dependent and input coordinates): `rates` would give their points the same `+0`.
+    pub fn rates_of_moving(&self, jac: &[Jacobian], v: &mut [f64], w: Option<&[f64]>) {
+        for &t in &self.moving {
+            self.list[t].rates(&jac[t], v, w);
+        }
+    }
+
     /// [`Self::rates`] of attachment `t` alone (its frame's rates known).
     pub fn rates_of(&self, t: usize, jac: &[Jacobian], v: &mut [f64], w: Option<&[f64]>) {
         self.list[t].rates(&jac[t], v, w);
@@ -228,8 +254,12 @@ impl Attachments {
     /// dispatch; no FMA), each entry formed as `rates` forms it (the same bits), and copied to
     /// `DF_x` by columns (`cols`: n_q columns of n_x values). A column at a time, as `rates`
     /// goes, is a pass over the list and its Jacobians per input.
+    ///
+    /// Only the attachments whose frame moves (`moving`) are formed: a still frame's rows are 0
+    /// (the `+0` that `rates` forms from its frame's zero rows), which `rows` and `cols` hold
+    /// already from when they were made and no other step writes.
     pub fn rates_of_rows<const W: usize>(&self, jac: &[Jacobian], rows: &mut [f64], cols: &mut [&mut [f64]]) {
-        pulp::Arch::new().dispatch(RatesOfRows::<W> { list: &self.list, jac, rows, cols });
+        pulp::Arch::new().dispatch(RatesOfRows::<W> { list: &self.list, which: &self.moving, jac, rows, cols });
     }
 
     /// Second-order transfer function of the attached coordinates for one pair of inputs:
@@ -480,6 +510,7 @@ impl Chain {
 /// [`Attachments::rates_of_rows`]'s loop, inlined into `pulp`'s dispatch.
 struct RatesOfRows<'a, 'b, const W: usize> {
     list: &'a [Attachment],
+    which: &'a [usize],
     jac: &'a [Jacobian],
     rows: &'a mut [f64],
     cols: &'a mut [&'b mut [f64]],
@@ -489,9 +520,9 @@ impl<const W: usize> pulp::WithSimd for RatesOfRows<'_, '_, W> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) {
-        let Self { list, jac, rows, cols } = self;
+        let Self { list, which, jac, rows, cols } = self;
         let four = |rows: &[f64], at: usize| -> [f64; 4] { rows[at..at + 4].try_into().expect("four values") };
-        for (a, j) in list.iter().zip(jac) {
+        for (a, j) in which.iter().map(|&t| (&list[t], &jac[t])) {
             let (lo, oo, no) = (a.orientation * W, a.origin * W, a.node * W);
             for c0 in (0..W).step_by(4) {
                 // (plain loops: `array::from_fn`'s closures were not always inlined here)
@@ -562,10 +593,77 @@ mod tests {
             rest: vec![],
             dynamic: vec![],
             unattached: vec![],
+            moving: vec![0, 1],
         };
         let mut jac = vec![[[0.0; 4]; 3]; 2];
         att.place(&mut x, &mut jac);
         (att, x, jac)
+    }
+
+    /// A frame moves where one of its origin's or orientation's coordinates is not fixed, or its
+    /// origin hangs from a frame that moves; a point on a still frame has rows of 0 in the
+    /// rows' pass, bit for bit the `+0` of the column pass (`rates`), though it is not formed.
+    #[test]
+    fn only_the_frames_that_move_are_formed() {
+        let mut rng = Rng::new(11);
+        // a still body (0..7), a point on it (7), a point hanging from that point (10) on the
+        // still orientation, and a point (13) on a moving body (16..23)
+        let p = |rng: &mut Rng| [rng.symmetric(), rng.symmetric(), rng.symmetric()];
+        let list = vec![
+            Attachment::new(7, 0, 3, p(&mut rng)),
+            Attachment::new(10, 7, 3, p(&mut rng)),
+            Attachment::new(13, 16, 19, p(&mut rng)),
+        ];
+        let mut att = Attachments { list, ..Default::default() };
+        let mut fixed = vec![false; 23];
+        fixed[..7].fill(true);
+        att.classify(&[false; 3], &[], &fixed);
+        assert_eq!(att.moving, vec![2]);
+        // the still body's origin moving makes both points on it move
+        fixed[0] = false;
+        att.classify(&[false; 3], &[], &fixed);
+        assert_eq!(att.moving, vec![0, 1, 2]);
+        fixed[0] = true;
+        att.classify(&[false; 3], &[], &fixed);
+        let mut x: Vec<f64> = (0..23).map(|_| rng.symmetric()).collect();
+        let mut jac = vec![[[0.0; 4]; 3]; 3];
+        att.place(&mut x, &mut jac);
+        const W: usize = 4;
+        let moving = |c: usize| (16..23).contains(&c);
+        let mut columns: Vec<Vec<f64>> =
+            (0..W).map(|_| (0..23).map(|c| if moving(c) { rng.symmetric() } else { 0.0 }).collect()).collect();
+        let mut rows = vec![0.0; 23 * W];
+        for (j, col) in columns.iter().enumerate() {
+            for (c, v) in col.iter().enumerate() {
+                rows[c * W + j] = *v;
+            }
+        }
+        let mut copies = columns.clone();
+        {
+            let mut cols: Vec<&mut [f64]> = copies.iter_mut().map(|c| c.as_mut_slice()).collect();
+            att.rates_of_rows::<W>(&jac, &mut rows, &mut cols);
+        }
+        for col in &mut columns {
+            att.rates(&jac, col, None);
+        }
+        for (j, col) in columns.iter().enumerate() {
+            assert!(col[13..16].iter().all(|v| *v != 0.0), "the point on the moving body moves");
+            for (c, v) in col.iter().enumerate() {
+                assert_eq!(rows[c * W + j].to_bits(), v.to_bits(), "input {j}, coordinate {c}");
+                assert_eq!(copies[j][c].to_bits(), v.to_bits(), "input {j}, coordinate {c}");
+            }
+        }
+        // the velocities' and accelerations' pass over the moving frames alone, on vectors 0 but
+        // at the moving body's coordinates, with and without the second-order term
+        let rates: Vec<f64> = (0..23).map(|c| if moving(c) { rng.symmetric() } else { 0.0 }).collect();
+        let mut all = rates.clone();
+        att.rates(&jac, &mut all, None);
+        for w in [None, Some(&all[..])] {
+            let (mut a, mut b) = (rates.clone(), rates.clone());
+            att.rates(&jac, &mut a, w);
+            att.rates_of_moving(&jac, &mut b, w);
+            assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "{a:?} against {b:?}");
+        }
     }
 
     /// The rates of every input at once on the rows are, bit for bit, those of the column-by-column
@@ -690,6 +788,7 @@ mod tests {
                 rest: vec![],
                 dynamic: vec![],
                 unattached: vec![],
+                moving: vec![0],
             };
             let mut jac = vec![[[0.0; 4]; 3]];
             list.place(&mut x, &mut jac);

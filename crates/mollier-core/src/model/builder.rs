@@ -692,6 +692,7 @@ impl ModelBuilder {
                 rest: Vec::new(),
                 dynamic: Vec::new(),
                 unattached: Vec::new(),
+                moving: Vec::new(),
             },
             index,
         ))
@@ -743,8 +744,8 @@ fn classify_elements(model: &mut Model) {
         }))
         .map(|n| model.nodes[n.index()].offset)
         .collect();
-    let n_x = model.n_x();
-    model.attachments.classify(&needed, &dynamic_nodes, n_x);
+    let fixed: Vec<bool> = model.coord_role.iter().map(|r| *r == CoordRole::Fixed).collect();
+    model.attachments.classify(&needed, &dynamic_nodes, &fixed);
     let mut read = vec![false; model.n_x()];
     for &i in &model.constraint_elements {
         for &c in &model.elements[i].coords {
