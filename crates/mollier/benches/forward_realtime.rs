@@ -20,8 +20,8 @@
 //! instead of every 4 steps; `--max-step`: the longest step (s, 0.02 by default);
 //! `--with-third-order`: the integration alone with the exact `∂c/∂q` in the whole Jacobians, the
 //! third-order transfer functions included (`Musculoskeletal::workspace`), instead of
-//! `ForwardRun`'s without them (`Musculoskeletal::forward_workspace`); `--no-breaks`: the integration alone with
-//! steps that straddle the excitations' knots instead of ending on them (`Adaptive::set_breaks`);
+//! `ForwardRun`'s without them (`Musculoskeletal::forward_workspace`); `--no-breaks`: every adaptive run's
+//! steps straddle the excitations' knots instead of ending on them (`Tolerances::land_on_breaks`);
 //! `--atol-activation`: `Tolerances::atol_activation`; `--rigid-tendons R`: every muscle whose
 //! tendon slack length is below `R` optimal fibre lengths with a rigid tendon (`inf`: all;
 //! `mollier::rigid_tendons`), in every run of the round (the fixed step's too); with
@@ -77,7 +77,6 @@ fn integrate(
     ex: &Excitations,
     tol: Tolerances,
     third: bool,
-    breaks: bool,
     rigid: Option<f64>,
 ) -> (f64, mollier_sim::StepStats, Vec<f64>) {
     let mut muscles = c.muscles.clone();
@@ -92,9 +91,7 @@ fn integrate(
     let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &w).expect("a rest state");
     let t0 = Instant::now();
     let mut a = Adaptive::new(&sys, &mut ws, &start, &u, tol).expect("it starts");
-    if breaks {
-        a.set_breaks(&ex.time);
-    }
+    a.set_breaks(&ex.time);
     while a.state().t < DURATION {
         a.step(&sys, &mut ws, &u).expect("a step");
     }
@@ -137,6 +134,9 @@ fn main() {
     if args.iter().any(|a| a == "--gustafsson") {
         tol.controller = mollier_sim::Controller::Gustafsson;
     }
+    if args.iter().any(|a| a == "--no-breaks") {
+        tol.land_on_breaks = false;
+    }
     let rigid: Option<f64> = arg(&args, "--rigid-tendons");
     let adaptive = |tol| ForwardOptions::adaptive(tol).with_rigid_tendons(rigid);
     let fixed_step = |h| ForwardOptions::fixed(h).with_rigid_tendons(rigid);
@@ -157,7 +157,7 @@ fn main() {
     let mut best = (f64::INFINITY, f64::INFINITY);
     for r in 0..rounds {
         let third = args.iter().any(|a| a == "--with-third-order");
-        let (alone, stats, end) = integrate(&c, &ex, tol, third, !args.iter().any(|a| a == "--no-breaks"), rigid);
+        let (alone, stats, end) = integrate(&c, &ex, tol, third, rigid);
         let framed = (!args.iter().any(|a| a == "--no-frames")).then(|| {
             let t0 = Instant::now();
             let mut run = ForwardRun::new(&c, ex.clone(), adaptive(tol)).expect("it starts");
