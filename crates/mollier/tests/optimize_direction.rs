@@ -12,7 +12,9 @@
 
 use mollier::compile::load;
 use mollier_ipopt::Nlp;
-use mollier_ocp::{Actuator, DirectionConstraint, Guess, Objective, Problem, Scheme, Tracking, Transcription};
+use mollier_ocp::{
+    Actuator, DirectionConstraint, Guess, MarkerTracking, Objective, Problem, Scheme, Tracking, Transcription,
+};
 use mollier_sim::Musculoskeletal;
 
 #[path = "fixtures/problem.rs"]
@@ -115,14 +117,23 @@ fn derivative_errors(t: &mut Transcription<'_, '_, '_>, z: &[f64], k: usize, n: 
 #[test]
 fn the_rows_and_their_derivatives_are_exact() {
     let mut rng = Rng(0xd1ec_7104_0000_0051);
-    // the pendulum: g = sin q
+    // the pendulum: g = sin q; with a marker term as well, whose reading forms the second order
     let c = model("models/mechanisms/pendulum.toml");
     let system = Musculoskeletal::new(&c.model, Vec::new());
-    let problem = Problem {
-        directions: vec![direction(&c, "ground", "rod.tip", [0.0, 1.0, 0.0], [-1.0, 0.5])],
-        ..open(&system, 1.0, 2, Scheme::HermiteSimpson, Objective::default())
-    };
-    let mut t = Transcription::new(&problem).unwrap();
+    let tip = c.points.iter().find(|p| p.name == "rod.tip").expect("the tip").node;
+    let marker = MarkerTracking { name: "tip".into(), node: tip, weight: 2.0, reference: vec![(0.0, [0.3, 0.5, 0.0])] };
+    for markers in [Vec::new(), vec![marker]] {
+        let problem = Problem {
+            directions: vec![direction(&c, "ground", "rod.tip", [0.0, 1.0, 0.0], [-1.0, 0.5])],
+            ..open(&system, 1.0, 2, Scheme::HermiteSimpson, Objective { markers, ..Objective::default() })
+        };
+        pendulum_rows(&problem, &mut rng);
+    }
+}
+
+/// The pendulum's rows against `sin q` and their derivatives at three random points.
+fn pendulum_rows(problem: &Problem<'_, '_>, rng: &mut Rng) {
+    let mut t = Transcription::new(problem).unwrap();
     for _ in 0..3 {
         let z: Vec<f64> = (0..t.n()).map(|_| 1.2 * rng.sym()).collect();
         let mut g = vec![0.0; t.m()];
@@ -133,10 +144,15 @@ fn the_rows_and_their_derivatives_are_exact() {
             let exact = z[i * per].sin();
             assert!((g[t.m() - k + i] - exact).abs() < 1e-12, "g {} against sin q {exact}", g[t.m() - k + i]);
         }
-        let (jac, hess) = derivative_errors(&mut t, &z, k, 1, &mut rng);
+        let (jac, hess) = derivative_errors(&mut t, &z, k, 1, rng);
         println!("pendulum: Jacobian off by {jac:.2e}, Hessian by {hess:.2e}");
         assert!(jac < 1e-8 && hess < 1e-6, "pendulum: Jacobian off by {jac:.2e}, Hessian by {hess:.2e}");
     }
+}
+
+#[test]
+fn the_rows_and_their_derivatives_are_exact_on_chains() {
+    let mut rng = Rng(0xd1ec_7104_0000_0052);
     // the two-joint arm (a chain of two hinges) with its muscles about a random posture, and the
     // shoulder about the flexion target's posture at 0.65 s (the humerus elevated about 50°)
     let target = flexion_target_at_065();
