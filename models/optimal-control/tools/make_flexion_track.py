@@ -12,9 +12,10 @@ only a variant of the predicted problem to FILE (for `solve_flexion.sh` with PRO
 `--acceleration W` adds `W ∫ Σ q̈² dt` to the effort, `--volume` weighs each muscle's
 excitation by its volume (maximum force times optimal fibre length) over the mean of the
 model's, `--plane D` holds the humerus (the glenohumeral centre to the elbow) in a band about
-the vertical plane of the target's final humerus at every point, `|n·d/|d|| ≤ sin 20° sin D`:
+the vertical plane of the target's final humerus at every point, `|n·d/|d|| ≤ sin 20° sin D = b`:
 within ±D of that plane at 20° of elevation, narrower above (±D/2.9 at 80° for D = 10), free
-where the arm hangs (docs/optimal-control.md, "The shoulder's flexion", gives each variant's measured
+where the arm hangs; and on the target's side of the thorax's vertical, `u·d/|d| ≥ −b` with `u`
+the plane's horizontal direction (the band alone also admits the plane 180° from it) (docs/optimal-control.md, "The shoulder's flexion", gives each variant's measured
 EMG windows)."""
 
 import argparse
@@ -79,6 +80,11 @@ def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceler
         objective += ["[constraints.direction.plane_of_elevation]", 'from = "scapula.GH"', 'to = "humerus.elbow"']
         objective += [f"normal = [{math.sin(phi):.6f}, 0.0, {math.cos(phi):.6f}]"]
         objective += [f"bounds = [{-band:.6f}, {band:.6f}]", ""]
+        # the band holds a line of planes, PLANE and PLANE + 180 deg (the arm swung back across the
+        # body): this keeps the humerus on the target's side, within 90 deg of PLANE, once sin θ > b
+        objective += ["[constraints.direction.plane_side]", 'from = "scapula.GH"', 'to = "humerus.elbow"']
+        objective += [f"normal = [{math.cos(phi):.6f}, 0.0, {-math.sin(phi):.6f}]"]
+        objective += [f"bounds = [{-band:.6f}, 1.0]", ""]
     return head + ["", *objective]
 
 
