@@ -35,6 +35,7 @@ use mollier_ipopt::{Nlp, Scaling, Solution, Value};
 use mollier_sim::{Layout, Linearization, Musculoskeletal, SimError, Workspace};
 
 mod cone;
+mod direction;
 mod free_time;
 mod guess;
 mod hessian;
@@ -42,6 +43,7 @@ mod markers;
 mod scaling;
 mod second_order;
 pub use cone::ConeConstraint;
+pub use direction::DirectionConstraint;
 pub use guess::Trajectory;
 pub use hessian::{HessianChoice, Motion, exact_hessian, multibody_block};
 pub use markers::MarkerTracking;
@@ -149,6 +151,9 @@ pub struct Problem<'s, 'm> {
     pub hessian: HessianChoice,
     /// A joint cone the joint force keeps within at every point (`cone.rs`), if any.
     pub cone: Option<ConeConstraint>,
+    /// Directions between model points held within bands about planes at every point
+    /// (`direction.rs`).
+    pub directions: Vec<DirectionConstraint>,
 }
 
 /// Why a problem could not be set up or solved.
@@ -273,6 +278,8 @@ pub struct Transcription<'p, 's, 'm> {
     /// The cone constraint, checked, and its rows at the linearized points.
     cone: Option<cone::ConeSetup>,
     cone_rows: Vec<cone::ConeRows>,
+    /// The directions' rows at the linearized points: per point, per constraint.
+    direction_rows: Vec<direction::DirectionRow>,
 }
 
 impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
@@ -358,6 +365,9 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             .iter()
             .map(|m| (0..points).map(|i| markers::interpolate3(&m.reference, i as f64 * dt)).collect())
             .collect();
+        if let Some(why) = p.directions.iter().find_map(|d| d.check(model).err()) {
+            return Err(OcpError::Shape(why));
+        }
         let nz = 2 * nx + layout.m + p.actuators.len();
         let cone = p.cone.as_ref().map(|c| cone::ConeSetup::new(p.system, c)).transpose().map_err(OcpError::Shape)?;
         let hessian = match p.hessian {
@@ -382,6 +392,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             scaling: None,
             cone,
             cone_rows: Vec::new(),
+            direction_rows: Vec::new(),
         })
     }
 
@@ -430,6 +441,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
         }
         self.cache = None;
         self.cone_rows.clear();
+        self.direction_rows.clear();
         self.markers.clear();
         let (xd0, e0, _) = self.off();
         let nx = self.nx();
@@ -444,6 +456,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             // the markers where this point is placed (the kernel's data holds its q and DF)
             let model = self.p.system.model;
             self.markers.read(model, &mut self.ws.data, &self.p.objective.markers, self.layout.n)?;
+            self.read_directions(i)?;
             if let Some(c) = &self.cone {
                 self.cone_rows.push(c.rows(self.p.system, &mut self.ws, &lin, &zi[..nx], &zi[xd0..xd0 + nx])?);
             }
@@ -616,7 +629,7 @@ impl Nlp for Transcription<'_, '_, '_> {
     }
 
     fn m(&self) -> usize {
-        self.points * self.nx() + self.p.intervals * self.defect_rows() + self.cone_m()
+        self.points * self.nx() + self.p.intervals * self.defect_rows() + self.cone_m() + self.direction_m()
     }
 
     fn bounds(&self, x_l: &mut [f64], x_u: &mut [f64], g_l: &mut [f64], g_u: &mut [f64]) {
@@ -655,6 +668,7 @@ impl Nlp for Transcription<'_, '_, '_> {
         g_l.fill(0.0);
         g_u.fill(0.0);
         self.cone_bounds(g_l, g_u);
+        self.direction_bounds(g_l, g_u);
     }
 
     fn objective(&mut self, z: &[f64]) -> Option<f64> {
@@ -734,6 +748,7 @@ impl Nlp for Transcription<'_, '_, '_> {
             }
         }
         self.cone_constraints(g);
+        self.direction_constraints(g);
         true
     }
 
@@ -785,6 +800,7 @@ impl Nlp for Transcription<'_, '_, '_> {
         }
         s.extend(self.time_jacobian_structure());
         s.extend(self.cone_structure());
+        s.extend(self.direction_structure());
         s
     }
 
@@ -833,6 +849,8 @@ impl Nlp for Transcription<'_, '_, '_> {
         self.time_jacobian_values(z, &mut values[v..]);
         let v = v + self.time_jacobian_structure().len();
         self.cone_values(&mut values[v..]);
+        let v = v + self.cone_structure().len();
+        self.direction_values(&mut values[v..]);
         true
     }
 
@@ -917,7 +935,7 @@ impl Problem<'_, '_> {
         if t.constraints(&sol.x, &mut g) {
             let split = t.points * t.nx();
             let largest = |s: &[f64]| s.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let end = g.len() - t.cone_m();
+            let end = g.len() - t.cone_m() - t.direction_m();
             max_residual = [largest(&g[..split]), largest(&g[split..end])];
         }
         let cone = t.cone_rows.iter().map(|r| r.force).collect();

@@ -57,6 +57,7 @@ fn with_shoulder(f: impl FnOnce(&mut Transcription<'_, '_, '_>, &[f64])) {
         excitation_bounds: [0.0, 1.0],
         hessian: HessianChoice::Exact,
         cone: None,
+        directions: Vec::new(),
     };
     let mut t = Transcription::new(&p).expect("the problem transcribes");
     let rows = target();

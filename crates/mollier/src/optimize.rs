@@ -284,7 +284,8 @@ pub struct ProblemSpec {
     /// IPOPT's settings.
     #[serde(default)]
     pub solver: SolverSpec,
-    /// Path constraints (`[constraints.cone]`: the model's joint cone).
+    /// Path constraints (`[constraints.cone]`: the model's joint cone; `[constraints.direction]`:
+    /// directions between model points within bands about planes).
     #[serde(default)]
     pub constraints: crate::optimize_cone::ConstraintsSpec,
 }
@@ -465,6 +466,7 @@ impl OptimizeRun {
         }
         let exact = s.solver.hessian == Some(HessianSpec::Exact);
         out.extend(crate::optimize_cone::problems(s.constraints.cone.as_ref(), exact, &self.compiled));
+        out.extend(crate::optimize_cone::direction_problems(&s.constraints.direction, &self.compiled));
         let state = |table: &str, name: &str, out: &mut Vec<(String, String)>| {
             if !names.iter().any(|n| n == name) {
                 out.push((
@@ -711,6 +713,7 @@ impl OptimizeRun {
                 Some(HessianSpec::LimitedMemory) => HessianChoice::LimitedMemory,
             },
             cone: crate::optimize_cone::constraint(s.constraints.cone.as_ref(), c),
+            directions: crate::optimize_cone::directions(&s.constraints.direction, c),
         };
         let options = self.ipopt_options();
         let guess = match (&s.guess, &self.guess, &self.warm) {

@@ -1,9 +1,13 @@
-//! `[constraints.cone]` of a problem file: the model's joint cone (`[load_sharing.joint_cone]`)
-//! as a path constraint ([`mollier_ocp::ConeConstraint`]), its checks against the model (each
-//! placed at its field), and `stability.csv`, the joint force at every grid point as `mollier
-//! simulate` writes it, with the constraint's value. Docs: `docs/optimal-control.md`.
+//! `[constraints]` of a problem file. `[constraints.cone]`: the model's joint cone
+//! (`[load_sharing.joint_cone]`) as a path constraint ([`mollier_ocp::ConeConstraint`]), its
+//! checks against the model (each placed at its field), and `stability.csv`, the joint force at
+//! every grid point as `mollier simulate` writes it, with the constraint's value.
+//! `[constraints.direction.NAME]`: the direction between two model points within a band about a
+//! plane ([`mollier_ocp::DirectionConstraint`]). Docs: `docs/optimal-control.md`.
 
-use mollier_ocp::ConeConstraint;
+use std::collections::BTreeMap;
+
+use mollier_ocp::{ConeConstraint, DirectionConstraint};
 use mollier_optim::{deviation_angles, stability_index};
 use mollier_sim::Musculoskeletal;
 use serde::Deserialize;
@@ -17,6 +21,76 @@ use crate::compile::Compiled;
 pub struct ConstraintsSpec {
     /// The joint force within the model's joint cone at every point.
     pub cone: Option<ConeSpec>,
+    /// Directions between model points held within bands about planes, by name.
+    #[serde(default)]
+    pub direction: BTreeMap<String, DirectionSpec>,
+}
+
+/// `n · d / |d| ∈ [lo, hi]` at every point, `d` from one model point to another, `n` the unit
+/// normal of a plane through the origin (global frame): the sine of the angle between `d` and
+/// the plane within bounds.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionSpec {
+    /// The direction's tail: a model point (`body.point`, `body` or a node).
+    pub from: String,
+    /// Its head.
+    pub to: String,
+    /// The plane's normal (global frame; scaled to length 1).
+    pub normal: [f64; 3],
+    /// `[lower, upper]` of the sine, in [-1, 1].
+    pub bounds: [f64; 2],
+}
+
+/// What is wrong with the `[constraints.direction]` tables on `compiled`: (field path, message).
+pub(crate) fn direction_problems(
+    specs: &BTreeMap<String, DirectionSpec>,
+    compiled: &Compiled,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (name, d) in specs {
+        let path = format!("constraints.direction.{name}");
+        for (field, point) in [("from", &d.from), ("to", &d.to)] {
+            if !compiled.points.iter().any(|q| q.name == *point) {
+                let hint = crate::compile::suggest(point, compiled.points.iter().map(|q| q.name.as_str()))
+                    .map_or(String::new(), |s| format!(" (did you mean `{s}`?)"));
+                out.push((format!("{path}.{field}"), format!("`{point}` is not a point of the model{hint}")));
+            }
+        }
+        if d.from == d.to {
+            out.push((format!("{path}.to"), "the direction's ends are two different points".into()));
+        }
+        let len = d.normal.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if !(len > 0.0 && len.is_finite()) {
+            out.push((format!("{path}.normal"), format!("a finite, nonzero vector, not {:?}", d.normal)));
+        }
+        let [lo, hi] = d.bounds;
+        if !(-1.0 <= lo && lo <= hi && hi <= 1.0) {
+            out.push((
+                format!("{path}.bounds"),
+                format!("[lower, upper] with -1 ≤ lower ≤ upper ≤ 1, not [{lo}, {hi}]"),
+            ));
+        }
+    }
+    out
+}
+
+/// The direction constraints of `specs` (checked by [`direction_problems`]).
+pub(crate) fn directions(specs: &BTreeMap<String, DirectionSpec>, compiled: &Compiled) -> Vec<DirectionConstraint> {
+    let node = |p: &str| compiled.points.iter().find(|q| q.name == p).expect("checked").node;
+    specs
+        .iter()
+        .map(|(name, d)| {
+            let len = d.normal.iter().map(|v| v * v).sum::<f64>().sqrt();
+            DirectionConstraint {
+                name: name.clone(),
+                from: node(&d.from),
+                to: node(&d.to),
+                normal: d.normal.map(|v| v / len),
+                bounds: d.bounds,
+            }
+        })
+        .collect()
 }
 
 /// The joint cone as a path constraint.

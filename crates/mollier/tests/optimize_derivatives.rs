@@ -503,6 +503,7 @@ fn chain_problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Pro
         excitation_bounds: [0.0, 1.0],
         hessian: HessianChoice::Exact,
         cone: None,
+        directions: Vec::new(),
     }
 }
 

@@ -5,17 +5,22 @@ elevated to 78.4 deg in the plane near 50 deg in 1.3 s, Fig. 3 of Chadwick et al
 girdle by the shoulder rhythm). Every nine joint rotations' target is tracked, every `EVERY`-th
 row of the target; usage: make_flexion_track.py [INTERVALS].
 
-`--predict-variant FILE [--held] [--held-end] [--cubed] [--acceleration W] [--volume]` writes
+`--predict-variant FILE [--held] [--held-end] [--cubed] [--acceleration W] [--volume] [--plane D]` writes
 only a variant of the predicted problem to FILE (for `solve_flexion.sh` with PROBLEM=FILE):
 `--held` holds its start in equilibrium (`initial_equilibrium`), `--held-end` its end
 (`final_equilibrium`), `--cubed` makes the effort `0.1 ∫ Σ e² dt + ∫ Σ a³ dt`,
 `--acceleration W` adds `W ∫ Σ q̈² dt` to the effort, `--volume` weighs each muscle's
 excitation by its volume (maximum force times optimal fibre length) over the mean of the
-model's (docs/optimal-control.md, "The shoulder's flexion", gives each variant's measured
+model's, `--plane D` holds the humerus (the glenohumeral centre to the elbow) in a band about
+the vertical plane of the target's final humerus at every point, `|n·d/|d|| ≤ sin 20° sin D = b`:
+within ±D of that plane at 20° of elevation, narrower above (±D/2.9 at 80° for D = 10), free
+where the arm hangs; and on the target's side of the thorax's vertical, `u·d/|d| ≥ −b` with `u`
+the plane's horizontal direction (the band alone also admits the plane 180° from it) (docs/optimal-control.md, "The shoulder's flexion", gives each variant's measured
 EMG windows)."""
 
 import argparse
 import csv
+import math
 import re
 from pathlib import Path
 
@@ -26,6 +31,10 @@ PREDICT = HERE.parent / "shoulder-flexion-predict.toml"
 MODEL = HERE.parent.parent / "shoulder" / "shoulder-forward.toml"
 EVERY = 5  # rows of the target (10 ms apart): a reference point every 50 ms
 WEIGHT = 1.0e3  # per rad² s: a 1 deg error held 1 s costs 0.30, as much as 0.055 excitation of all 95 muscles
+# The plane of the target's final humerus (glenohumeral centre to elbow, `mollier kinematics` of
+# flexion-target.csv's last row: direction (0.65280, -0.17368, -0.73735) in the thorax frame,
+# 80.0 deg elevated): 48.48 deg from the frontal plane towards the front (-z)
+PLANE = 48.48
 # OpenSim Moco's tolerances for muscle-driven problems (MocoInverse's defaults: convergence and
 # constraint tolerance 1e-3); 30 L-BFGS pairs, not IPOPT's 6 (docs/optimal-control.md, "On today's model")
 SOLVER = [
@@ -51,9 +60,9 @@ def volumes():
     return {k: x / mean for k, x in v.items()}
 
 
-def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceleration=0.0, volume=False):
+def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceleration=0.0, volume=False, plane=0.0):
     """The lines both problems share, with `extra` after the scheme; `held`, `held_end`, `cubed`,
-    `acceleration` and `volume` as the predicted variants' options."""
+    `acceleration`, `volume` and `plane` as the predicted variants' options."""
     head = ['model = "../shoulder/shoulder-forward.toml"', "duration = 1.3", f"intervals = {intervals}"]
     head += ['scheme = "trapezoidal"', *extra, "joint_ranges = true", "free_initial_muscles = true"]
     head += ["initial_equilibrium = true"] if held else []
@@ -65,6 +74,17 @@ def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceler
     if volume:
         objective += ["[objective.excitation_weights]"]
         objective += [f"{k} = {w:.4f}" for k, w in volumes().items()] + [""]
+    if plane:
+        # the unit normal of the vertical plane at PLANE deg from the frontal plane (x lateral, z dorsal)
+        phi, band = math.radians(PLANE), math.sin(math.radians(20)) * math.sin(math.radians(plane))
+        objective += ["[constraints.direction.plane_of_elevation]", 'from = "scapula.GH"', 'to = "humerus.elbow"']
+        objective += [f"normal = [{math.sin(phi):.6f}, 0.0, {math.cos(phi):.6f}]"]
+        objective += [f"bounds = [{-band:.6f}, {band:.6f}]", ""]
+        # the band holds a line of planes, PLANE and PLANE + 180 deg (the arm swung back across the
+        # body): this keeps the humerus on the target's side, within 90 deg of PLANE, once sin θ > b
+        objective += ["[constraints.direction.plane_side]", 'from = "scapula.GH"', 'to = "humerus.elbow"']
+        objective += [f"normal = [{math.cos(phi):.6f}, 0.0, {-math.sin(phi):.6f}]"]
+        objective += [f"bounds = [{-band:.6f}, 1.0]", ""]
     return head + ["", *objective]
 
 
@@ -77,6 +97,7 @@ def main() -> None:
     ap.add_argument("--cubed", action="store_true", help="the effort 0.1 e² + a³")
     ap.add_argument("--acceleration", type=float, default=0.0, help="weight of the accelerations' term")
     ap.add_argument("--volume", action="store_true", help="the excitations weighed by the muscles' volumes")
+    ap.add_argument("--plane", type=float, default=0.0, help="the humerus within this many degrees of the plane at 20 deg")
     args = ap.parse_args()
     intervals = args.intervals
     with open(TARGET, newline="") as f:
@@ -103,7 +124,7 @@ def main() -> None:
     lines += SOLVER
     if args.predict_variant:
         variant = {"held": args.held, "held_end": args.held_end, "acceleration": args.acceleration}
-        variant.update(volume=args.volume, cubed=args.cubed)
+        variant.update(volume=args.volume, cubed=args.cubed, plane=args.plane)
         write_predict(intervals, header, body[-1], coords, args.predict_variant, **variant)
         return
     OUT.write_text("\n".join(lines))
