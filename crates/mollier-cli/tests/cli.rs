@@ -626,8 +626,7 @@ fn simulate_moves_an_elbow_by_its_muscles() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("× real time"), "{}", text(&out.stderr));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let summary = summary_of(&dir);
     assert_eq!(summary["complete"], serde_json::json!(true));
     assert_eq!(summary["integrator"], serde_json::json!("rosenbrock"));
     assert!(summary["real_time_factor"].as_f64().is_some_and(|r| r > 0.0), "{summary}");
@@ -674,29 +673,37 @@ fn simulate_moves_an_elbow_by_its_muscles() {
     assert!(text(&out.stderr).contains("needs `--integrator rosenbrock`"), "{}", text(&out.stderr));
 }
 
+/// `mollier simulate` on the elbow with its excitations for 0.3 s into `out`, with `extra`
+/// options.
+fn simulate_elbow(extra: &[&str], out: &Path) -> Output {
+    let mut args = vec![
+        "simulate",
+        "models/forward/elbow.toml",
+        "--excitations",
+        "models/forward/elbow-excitations.csv",
+        "--duration",
+        "0.3",
+        "--out",
+        path_str(out),
+    ];
+    args.extend_from_slice(extra);
+    mollier(&args)
+}
+
+/// A run's `summary.json` in `dir`.
+fn summary_of(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
 /// `--rigid-tendons R`: the biceps (tendon slack 1.379 optimal fibre lengths) below 1.385 runs
 /// with a rigid tendon, its fibre its path's less the tendon; the summary lists it; 0 is refused.
 #[test]
 fn simulate_makes_short_tendons_rigid() {
     let dir = scratch("rigid");
-    let run = |ratio: &str, out: &Path| {
-        mollier(&[
-            "simulate",
-            "models/forward/elbow.toml",
-            "--excitations",
-            "models/forward/elbow-excitations.csv",
-            "--duration",
-            "0.3",
-            "--rigid-tendons",
-            ratio,
-            "--out",
-            path_str(out),
-        ])
-    };
+    let run = |ratio: &str, out: &Path| simulate_elbow(&["--rigid-tendons", ratio], out);
     let out = run("1.385", &dir);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let summary = summary_of(&dir);
     assert_eq!(summary["rigid_tendons"], serde_json::json!(["biceps"]), "{summary}");
     assert_eq!(summary["rigid_tendon_ratio"], serde_json::json!(1.385), "{summary}");
     let (_, muscles, col) = table(&dir.join("muscles.csv"));
@@ -717,33 +724,16 @@ fn simulate_makes_short_tendons_rigid() {
 #[test]
 fn simulate_takes_the_error_controls_options() {
     let dir = scratch("error-control");
-    let run = |extra: &[&str], out: &Path| {
-        let mut args = vec![
-            "simulate",
-            "models/forward/elbow.toml",
-            "--excitations",
-            "models/forward/elbow-excitations.csv",
-            "--duration",
-            "0.3",
-            "--out",
-            path_str(out),
-        ];
-        args.extend_from_slice(extra);
-        mollier(&args)
-    };
-    let summary = |out: &Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
-    };
-    let out = run(&[], &dir.join("default"));
+    let out = simulate_elbow(&[], &dir.join("default"));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let default = summary(&dir.join("default"));
+    let default = summary_of(&dir.join("default"));
     assert_eq!(default["controller"], serde_json::json!("elementary"), "{default}");
     assert_eq!(default["atol_activation"], serde_json::json!(1e-5), "{default}");
     assert_eq!(default["steps_end_on_knots"], serde_json::json!(true), "{default}");
     let flags = ["--atol-activation", "1e-2", "--controller", "gustafsson", "--steps-across-knots"];
-    let out = run(&flags, &dir.join("options"));
+    let out = simulate_elbow(&flags, &dir.join("options"));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let options = summary(&dir.join("options"));
+    let options = summary_of(&dir.join("options"));
     assert_eq!(options["controller"], serde_json::json!("gustafsson"), "{options}");
     assert_eq!(options["atol_activation"], serde_json::json!(1e-2), "{options}");
     assert_eq!(options["steps_end_on_knots"], serde_json::json!(false), "{options}");
@@ -751,7 +741,7 @@ fn simulate_takes_the_error_controls_options() {
     let steps =
         |s: &serde_json::Value| [&s["rejected_steps"], &s["kernel_evaluations"], &s["end_time_s"]].map(|v| v.clone());
     assert_ne!(steps(&options), steps(&default), "{options} {default}");
-    let out = run(&["--atol-activation", "0"], &dir.join("bad"));
+    let out = simulate_elbow(&["--atol-activation", "0"], &dir.join("bad"));
     assert_eq!(out.status.code(), Some(2));
     assert!(!dir.join("bad").exists());
 }
@@ -859,8 +849,7 @@ fn the_shoulder_settles_on_its_soft_scapulothoracic_contact() {
             assert!((f[i] - expected[i]).abs() < 1e-9 * norm(&expected), "{p}: {f:?}, expected {expected:?}");
         }
     }
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let summary = summary_of(&dir);
     assert!(summary["lowest_contact_level"].as_f64().is_some_and(|l| l > -0.05), "{summary}");
     assert_eq!(summary["muscles"], serde_json::json!(95));
     // the plots: the nine angles, the contact forces, the glenohumeral force in the glenoid

@@ -632,26 +632,9 @@ mod tests {
         let moving = |c: usize| (16..23).contains(&c);
         let mut columns: Vec<Vec<f64>> =
             (0..W).map(|_| (0..23).map(|c| if moving(c) { rng.symmetric() } else { 0.0 }).collect()).collect();
-        let mut rows = vec![0.0; 23 * W];
-        for (j, col) in columns.iter().enumerate() {
-            for (c, v) in col.iter().enumerate() {
-                rows[c * W + j] = *v;
-            }
-        }
-        let mut copies = columns.clone();
-        {
-            let mut cols: Vec<&mut [f64]> = copies.iter_mut().map(|c| c.as_mut_slice()).collect();
-            att.rates_of_rows::<W>(&jac, &mut rows, &mut cols);
-        }
-        for col in &mut columns {
-            att.rates(&jac, col, None);
-        }
-        for (j, col) in columns.iter().enumerate() {
+        rows_pass_is_column_pass::<W>(&att, &jac, &mut columns);
+        for col in &columns {
             assert!(col[13..16].iter().all(|v| *v != 0.0), "the point on the moving body moves");
-            for (c, v) in col.iter().enumerate() {
-                assert_eq!(rows[c * W + j].to_bits(), v.to_bits(), "input {j}, coordinate {c}");
-                assert_eq!(copies[j][c].to_bits(), v.to_bits(), "input {j}, coordinate {c}");
-            }
         }
         // the velocities' and accelerations' pass over the moving frames alone, on vectors 0 but
         // at the moving body's coordinates, with and without the second-order term
@@ -664,6 +647,39 @@ mod tests {
             att.rates_of_moving(&jac, &mut b, w);
             assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "{a:?} against {b:?}");
         }
+    }
+
+    /// Lay `columns` (the frames' rates per input) out as rows of width `W`, run the rows' pass
+    /// ([`Attachments::rates_of_rows`]) on them and the column pass ([`Attachments::rates`]) on
+    /// each column in place, and assert that the rows and the rows' pass's copies into the columns
+    /// are the column pass's values bit for bit. Returns the rows.
+    fn rows_pass_is_column_pass<const W: usize>(
+        att: &Attachments,
+        jac: &[Jacobian],
+        columns: &mut [Vec<f64>],
+    ) -> Vec<f64> {
+        let n = columns[0].len();
+        let mut rows = vec![0.0; n * W];
+        for (j, col) in columns.iter().enumerate() {
+            for (c, v) in col.iter().enumerate() {
+                rows[c * W + j] = *v;
+            }
+        }
+        let mut copies = columns.to_vec();
+        {
+            let mut cols: Vec<&mut [f64]> = copies.iter_mut().map(|c| c.as_mut_slice()).collect();
+            att.rates_of_rows::<W>(jac, &mut rows, &mut cols);
+        }
+        for col in columns.iter_mut() {
+            att.rates(jac, col, None);
+        }
+        for (j, col) in columns.iter().enumerate() {
+            for (c, v) in col.iter().enumerate() {
+                assert_eq!(rows[c * W + j].to_bits(), v.to_bits(), "W {W}, input {j}, coordinate {c}");
+                assert_eq!(copies[j][c].to_bits(), v.to_bits(), "W {W}, input {j}, coordinate {c}");
+            }
+        }
+        rows
     }
 
     /// The rates of every input at once on the rows are, bit for bit, those of the column-by-column
@@ -679,25 +695,8 @@ mod tests {
             let frames = |c: usize| !(7..10).contains(&c) && c < 14;
             let mut columns: Vec<Vec<f64>> =
                 (0..nq).map(|_| (0..17).map(|c| if frames(c) { rng.symmetric() } else { 0.0 }).collect()).collect();
-            let mut rows = vec![0.0; 17 * W];
+            let rows = rows_pass_is_column_pass::<W>(&att, &jac, &mut columns);
             for (j, col) in columns.iter().enumerate() {
-                for (c, v) in col.iter().enumerate() {
-                    rows[c * W + j] = *v;
-                }
-            }
-            let mut copies = columns.clone();
-            {
-                let mut cols: Vec<&mut [f64]> = copies.iter_mut().map(|c| c.as_mut_slice()).collect();
-                att.rates_of_rows::<W>(&jac, &mut rows, &mut cols);
-            }
-            for col in &mut columns {
-                att.rates(&jac, col, None);
-            }
-            for (j, col) in columns.iter().enumerate() {
-                for (c, v) in col.iter().enumerate() {
-                    assert_eq!(rows[c * W + j].to_bits(), v.to_bits(), "W {W}, input {j}, coordinate {c}");
-                    assert_eq!(copies[j][c].to_bits(), v.to_bits(), "W {W}, input {j}, coordinate {c}");
-                }
                 assert!(col[14..17].iter().all(|v| *v != 0.0), "the point moves");
                 // against the definition: the placed points moved along the frames' rates, by
                 // central differences (exact but for rounding: `x_p` is quadratic in the frames)
