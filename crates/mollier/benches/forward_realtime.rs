@@ -20,8 +20,9 @@
 //! instead of every 4 steps; `--max-step`: the longest step (s, 0.02 by default);
 //! `--with-third-order`: the integration alone with the exact `∂c/∂q` in the whole Jacobians, the
 //! third-order transfer functions included (`Musculoskeletal::workspace`), instead of
-//! `ForwardRun`'s without them (`Musculoskeletal::forward_workspace`); `--no-breaks`: every adaptive run's
-//! steps straddle the excitations' knots instead of ending on them (`Tolerances::land_on_breaks`);
+//! `ForwardRun`'s without them (`Musculoskeletal::forward_workspace`); `--no-breaks` (or
+//! `--steps-across-knots`, as `mollier simulate`'s): every adaptive run's steps straddle the
+//! excitations' knots instead of ending on them (`Tolerances::land_on_breaks`);
 //! `--atol-activation`: `Tolerances::atol_activation`; `--rigid-tendons R`: every muscle whose
 //! tendon slack length is below `R` optimal fibre lengths with a rigid tendon (`inf`: all;
 //! `mollier::rigid_tendons`), in every run of the round (the fixed step's too); with
@@ -134,7 +135,7 @@ fn main() {
     if args.iter().any(|a| a == "--gustafsson") {
         tol.controller = mollier_sim::Controller::Gustafsson;
     }
-    if args.iter().any(|a| a == "--no-breaks") {
+    if args.iter().any(|a| a == "--no-breaks" || a == "--steps-across-knots") {
         tol.land_on_breaks = false;
     }
     let rigid: Option<f64> = arg(&args, "--rigid-tendons");
