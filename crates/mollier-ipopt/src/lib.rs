@@ -273,8 +273,13 @@ pub struct Solution {
     /// IPOPT's `ApplicationReturnStatus` (0 solved, 1 solved to the acceptable level, negative
     /// failures).
     pub status: i32,
-    /// The final point (n).
+    /// The final point (n), within the variables' bounds.
     pub x: Vec<f64>,
+    /// IPOPT's last iterate (n): [`Solution::x`] before its projection onto the bounds. IPOPT
+    /// relaxes the bounds by `bound_relax_factor` (1e-8 relative) and may stop that far beyond
+    /// one; a warm start continues the run from this point and its multipliers (from `x`, the
+    /// point differs by up to that much and the dual infeasibility by the Hessian times it).
+    pub iterate: Vec<f64>,
     /// The objective there.
     pub objective: f64,
     /// The constraints there (m).
@@ -337,6 +342,34 @@ pub struct Multipliers {
     pub z_l: Vec<f64>,
     /// The multipliers of the variables' upper bounds (n; not negative).
     pub z_u: Vec<f64>,
+}
+
+/// Move `x` onto its finite bounds `x_l`, `x_u` (IPOPT's `honor_original_bounds`).
+fn project(x: &mut [f64], x_l: &[f64], x_u: &[f64]) {
+    for ((x, l), u) in x.iter_mut().zip(x_l).zip(x_u) {
+        if *l > -1e19 && *x < *l {
+            *x = *l;
+        }
+        if *u < 1e19 && *x > *u {
+            *x = *u;
+        }
+    }
+}
+
+/// The variables' factors `D_x` IPOPT scales by: the problem's user scaling `x_factors` unless
+/// the last `nlp_scaling_method` among `options` chose another method.
+fn user_x_scaling<'a>(options: &[(&str, Value)], x_factors: Option<&'a [f64]>) -> Option<&'a [f64]> {
+    let method = options.iter().rev().find(|(k, _)| *k == "nlp_scaling_method").map(|(_, v)| v);
+    x_factors.filter(|_| matches!(method, Some(Value::Str(s)) if s == "user-scaling"))
+}
+
+/// A bound's multiplier `z` (unscaled, as [`Solution`] returns it) of a variable of factor `d`
+/// as IPOPT's warm start must be given it. The scaled multiplier is `d_f z / d` (the scaled
+/// gradient is `d_f ∇f / d`), and IPOPT unscales its result so (`OrigIpoptNLP::
+/// FinalizeSolution`), but its start (`OrigIpoptNLP::InitializeStructures`, 3.11 to 3.14)
+/// takes `d_f z d`: given `z / d²`, it starts at `d_f z / d`, where the run stopped.
+fn bound_multiplier_for_ipopt(z: f64, d: f64) -> f64 {
+    z / (d * d)
 }
 
 /// What the callbacks reach through IPOPT's user-data pointer.
@@ -515,9 +548,37 @@ extern "C" fn intermediate(
     })
 }
 
+/// Give IPOPT's `problem` its `options` in turn.
+fn set_options(api: &Api, problem: Problem, options: &[(&str, Value)]) -> Result<(), Error> {
+    for (key, value) in options {
+        let k = CString::new(*key).map_err(|_| Error::Option(key.to_string()))?;
+        let k = k.into_raw();
+        // SAFETY: valid C strings; IPOPT copies them; ownership is taken back right after.
+        let ok = unsafe {
+            match value {
+                Value::Str(s) => {
+                    let v = CString::new(s.as_str()).map_err(|_| Error::Option(key.to_string()))?.into_raw();
+                    let ok = (api.str_option)(problem, k, v);
+                    drop(CString::from_raw(v));
+                    ok
+                }
+                Value::Num(v) => (api.num_option)(problem, k, *v),
+                Value::Int(v) => (api.int_option)(problem, k, *v),
+            }
+        };
+        // SAFETY: from into_raw above.
+        drop(unsafe { CString::from_raw(k) });
+        if ok == 0 {
+            return Err(Error::Option(format!("{key} = {value:?}")));
+        }
+    }
+    Ok(())
+}
+
 /// Solve `nlp` from `x0` with IPOPT's `options` (`print_level` 0 unless given: the iteration
 /// table is returned in [`Solution::iterations`]; `hessian_approximation` is set to
-/// `limited-memory` when the problem gives no Hessian).
+/// `limited-memory` when the problem gives no Hessian; `honor_original_bounds` is `no`, and
+/// [`Solution::x`] is projected onto the bounds here, so that [`Solution::iterate`] is IPOPT's).
 ///
 /// Solves run one at a time in a process: Debian's IPOPT 3.11 solves its linear systems with
 /// MUMPS over a sequential MPI stub, which is not reentrant (two solves on two threads crashed
@@ -529,7 +590,10 @@ pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result
 /// [`solve`] from `x0` and, when `warm` is given, its multipliers: IPOPT's warm start
 /// (`warm_start_init_point = yes`, set before `options`, which may tune it: IPOPT pushes the
 /// point and the multipliers off their bounds by `warm_start_bound_push` and
-/// `warm_start_mult_bound_push`, and starts the barrier at `mu_init`).
+/// `warm_start_mult_bound_push`, and starts the barrier at `mu_init`). The bounds' multipliers
+/// are given to IPOPT so that, under user scaling, it starts from their scaled values (IPOPT
+/// 3.11 to 3.14 scales them by `D_x`, not `1/D_x`: `bound_multiplier_for_ipopt`); a start
+/// from a [`Solution::iterate`] and its multipliers begins at that run's last iteration.
 pub fn solve_from(
     nlp: &mut dyn Nlp,
     x0: &[f64],
@@ -615,13 +679,19 @@ pub fn solve_from(
         }
     }
     let guard = Free(api, problem);
-    let mut all: Vec<(&str, Value)> = vec![("print_level", Value::Int(0)), ("sb", Value::Str("yes".into()))];
+    // the iterate comes back as IPOPT left it, and is projected onto the bounds here
+    let mut all: Vec<(&str, Value)> = vec![
+        ("print_level", Value::Int(0)),
+        ("sb", Value::Str("yes".into())),
+        ("honor_original_bounds", Value::Str("no".into())),
+    ];
     if !has_hess {
         all.push(("hessian_approximation", Value::Str("limited-memory".into())));
     }
     if warm.is_some() {
         all.push(("warm_start_init_point", Value::Str("yes".into())));
     }
+    let x_factors = scaling.as_ref().map(|sc| sc.x.clone());
     if let Some(mut sc) = scaling {
         // the caller's options come after, so `nlp_scaling_method` may still be overridden
         all.push(("nlp_scaling_method", Value::Str("user-scaling".into())));
@@ -631,28 +701,7 @@ pub fn solve_from(
         }
     }
     all.extend(options.iter().cloned());
-    for (key, value) in &all {
-        let k = CString::new(*key).map_err(|_| Error::Option(key.to_string()))?;
-        let k = k.into_raw();
-        // SAFETY: valid C strings; IPOPT copies them; ownership is taken back right after.
-        let ok = unsafe {
-            match value {
-                Value::Str(s) => {
-                    let v = CString::new(s.as_str()).map_err(|_| Error::Option(key.to_string()))?.into_raw();
-                    let ok = (api.str_option)(problem, k, v);
-                    drop(CString::from_raw(v));
-                    ok
-                }
-                Value::Num(v) => (api.num_option)(problem, k, *v),
-                Value::Int(v) => (api.int_option)(problem, k, *v),
-            }
-        };
-        // SAFETY: from into_raw above.
-        drop(unsafe { CString::from_raw(k) });
-        if ok == 0 {
-            return Err(Error::Option(format!("{key} = {value:?}")));
-        }
-    }
+    set_options(api, problem, &all)?;
     // SAFETY: a valid problem and callback.
     unsafe { (api.intermediate)(problem, intermediate) };
     let mut x = x0.to_vec();
@@ -660,6 +709,11 @@ pub fn solve_from(
         Some(w) => (vec![0.0; m], w.lambda.clone(), w.z_l.clone(), w.z_u.clone()),
         None => (vec![0.0; m], vec![0.0; m], vec![0.0; n], vec![0.0; n]),
     };
+    if let (Some(_), Some(d_x)) = (warm, user_x_scaling(&all, x_factors.as_deref())) {
+        for (z, d) in z_l.iter_mut().zip(d_x).chain(z_u.iter_mut().zip(d_x)) {
+            *z = bound_multiplier_for_ipopt(*z, *d);
+        }
+    }
     let mut objective = f64::NAN;
     // SAFETY: arrays of the problem's sizes; the context outlives the call.
     let status = unsafe {
@@ -678,5 +732,7 @@ pub fn solve_from(
     if let Some(p) = ctx.panic {
         return Err(Error::Panicked(p));
     }
-    Ok(Solution { status, x, objective, g, lambda, z_l, z_u, iterations: ctx.iterations })
+    let iterate = x.clone();
+    project(&mut x, &x_l, &x_u);
+    Ok(Solution { status, x, iterate, objective, g, lambda, z_l, z_u, iterations: ctx.iterations })
 }
