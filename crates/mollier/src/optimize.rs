@@ -597,11 +597,13 @@ impl OptimizeRun {
             ("limited_memory_max_history", IpoptValue::Int(s.solver.hessian_history)),
         ];
         if let Some(w) = &self.warm {
-            // the iterate as it was: not pushed into the bounds' interior, the barrier where it
-            // stopped (the problem file's options come after and may change these)
-            options.push(("warm_start_bound_push", IpoptValue::Num(1e-9)));
-            options.push(("warm_start_mult_bound_push", IpoptValue::Num(1e-9)));
-            options.push(("warm_start_slack_bound_push", IpoptValue::Num(1e-9)));
+            // the iterate as it was: pushed off the bounds by 1e-20 only (IPOPT wants more than
+            // 0; at 1e-9 the bounds' multipliers raised to it moved the elbow's start from its
+            // last dual infeasibility 8.1e-11 to 8.8e-10), the barrier where it stopped (the
+            // problem file's options come after and may change these)
+            options.push(("warm_start_bound_push", IpoptValue::Num(1e-20)));
+            options.push(("warm_start_mult_bound_push", IpoptValue::Num(1e-20)));
+            options.push(("warm_start_slack_bound_push", IpoptValue::Num(1e-20)));
             if let Some(mu) = w.mu {
                 options.push(("mu_init", IpoptValue::Num(mu)));
             }
@@ -912,14 +914,15 @@ impl Optimized<'_> {
                 ],
             )?;
         }
-        // the NLP's last iterate and multipliers, for a warm start (`guess = { file, warm_start }`)
+        // the NLP's last iterate (IPOPT's, not projected onto the bounds as the states are) and
+        // multipliers, for a warm start (`guess = { file, warm_start }`)
         // and the factors of the scaling IPOPT was given (1 where it scaled on its own)
         let ip = &self.solved.ipopt;
         let sc = self.solved.scaling.as_ref();
         let factor = |v: Option<&Vec<f64>>, k: usize| v.map_or(1.0, |v| v[k]);
         let id =
             dir.table("variables.csv", None, ["index", "value", "lower_multiplier", "upper_multiplier", "scale"])?;
-        for (k, x) in ip.x.iter().enumerate() {
+        for (k, x) in ip.iterate.iter().enumerate() {
             dir.numbers(id, [k as f64, *x, ip.z_l[k], ip.z_u[k], factor(sc.map(|s| &s.x), k)])?;
         }
         let id = dir.table("constraints.csv", None, ["index", "value", "multiplier", "scale"])?;

@@ -1,6 +1,7 @@
 //! `guess = { file = "states.csv" }`: a trajectory read (with `muscles.csv`'s excitations when it
-//! lies beside it), bad files refused at `file:line:col` with the column, and a solve warm-started
-//! from its own optimum converging sooner. The solves need IPOPT (`tools/install-ipopt`):
+//! lies beside it), bad files refused at `file:line:col` with the column, a solve warm-started
+//! from its own optimum converging sooner, and a run continued from its tables (its iterate and
+//! multipliers) starting where it stopped. The solves need IPOPT (`tools/install-ipopt`):
 //! without it they say SKIPPED, under CI=true they fail.
 
 use std::path::{Path, PathBuf};
@@ -190,4 +191,52 @@ fn run_full(problem: &Path, d: &Path) -> mollier::optimize::Outcome {
         mollier::optimize::run(problem, &mollier::registry(), || mollier::OutputDir::create(&out)).expect("solves");
     assert!(full.converged);
     full
+}
+
+/// A run's whole convergence table: `inf_pr`, `inf_du` and `lg(μ)` by row.
+fn convergence_table(dir: &Path) -> Vec<[f64; 3]> {
+    let table = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
+    let rows = table.lines().skip(1).map(|row| row.split(',').map(|c| c.parse::<f64>().unwrap()).collect::<Vec<_>>());
+    rows.map(|v| [v[2], v[3], v[4]]).collect()
+}
+
+/// The elbow converged under the physical scaling (its variables' factors 1e-2 to 1e2) and
+/// continued from its tables with their multipliers: IPOPT's iteration 0 is the run's last
+/// (its primal and scaled dual infeasibility and barrier parameter), and it stops at once.
+#[test]
+fn a_converged_run_continued_from_its_tables_starts_where_it_stopped() {
+    if !ipopt_here("elbow converged and continued") {
+        return;
+    }
+    let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/optimal-control/elbow-flexion.toml");
+    let text = std::fs::read_to_string(&problem).unwrap().replace("../forward/elbow.toml", "elbow.toml");
+    // IPOPT's monotone barrier update: the adaptive one starts at μ = 1 whatever `mu_init` says
+    let text = text.replace("scaling = \"ipopt\"", "scaling = \"physical\"").replace("mu_strategy = \"adaptive\"", "");
+    let d = dir_with("stationary", "forward/elbow.toml", &[]);
+    std::fs::write(d.join("first.toml"), &text).unwrap();
+    let run = |name: &str, out: &str| {
+        let p = d.join(name);
+        mollier::optimize::run(&p, &mollier::registry(), || mollier::OutputDir::create(&d.join(out))).expect("runs")
+    };
+    let first = run("first.toml", "first");
+    assert!(first.converged);
+    std::fs::write(
+        d.join("warm.toml"),
+        format!("guess = {{ file = \"first/states.csv\", warm_start = true }}\n{text}"),
+    )
+    .unwrap();
+    let warm = run("warm.toml", "warm");
+    let (before, after) = (convergence_table(&d.join("first")), convergence_table(&d.join("warm")));
+    std::fs::remove_dir_all(&d).unwrap();
+    let (last, start) = (before[before.len() - 1], after[0]);
+    eprintln!("{} rows, the last {last:?}; continued: {} rows, from {start:?}", before.len(), after.len());
+    assert!(warm.converged);
+    let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * a.abs().max(b.abs());
+    // measured: inf_pr 9.8e-9 and inf_du 8.1e-11 to every digit, IPOPT stopping at iteration 0;
+    // before the bounds' multipliers were given to IPOPT as it scales them, inf_du 8.8e-10 and
+    // 3 rows; μ to 6 digits (IPOPT keeps a number option as `%g` text)
+    assert!(close(start[0], last[0], 1e-3), "inf_pr {} against {}", start[0], last[0]);
+    assert!(close(start[1], last[1], 1e-3), "inf_du {} against {}", start[1], last[1]);
+    assert!(close(10f64.powf(start[2]), 10f64.powf(last[2]), 1e-5), "lg(mu) {} against {}", start[2], last[2]);
+    assert!(after.len() <= 2, "{} rows", after.len());
 }
