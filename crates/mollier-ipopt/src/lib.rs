@@ -588,7 +588,8 @@ pub fn solve(nlp: &mut dyn Nlp, x0: &[f64], options: &[(&str, Value)]) -> Result
 }
 
 /// [`solve`] from `x0` and, when `warm` is given, its multipliers: IPOPT's warm start
-/// (`warm_start_init_point = yes`, set before `options`, which may tune it: IPOPT pushes the
+/// (`warm_start_init_point = yes` and `warm_start_mult_init_max` 1e300, not IPOPT's 1e6 that
+/// clips larger scaled multipliers, set before `options`, which may tune it: IPOPT pushes the
 /// point and the multipliers off their bounds by `warm_start_bound_push` and
 /// `warm_start_mult_bound_push`, and starts the barrier at `mu_init`). The bounds' multipliers
 /// are given to IPOPT so that, under user scaling, it starts from their scaled values (IPOPT
@@ -690,6 +691,8 @@ pub fn solve_from(
     }
     if warm.is_some() {
         all.push(("warm_start_init_point", Value::Str("yes".into())));
+        // the multipliers as given: IPOPT clips scaled ones beyond 1e6 by default
+        all.push(("warm_start_mult_init_max", Value::Num(1e300)));
     }
     let x_factors = scaling.as_ref().map(|sc| sc.x.clone());
     if let Some(mut sc) = scaling {
