@@ -127,13 +127,14 @@ fn the_elbow_started_from_its_own_optimum_starts_at_it() {
     assert!((cold_start - a).abs() > 0.5 * a, "the linear guess's start {cold_start}, the optimum {a}");
 }
 
-/// Row `k` (from the end when negative) of a run's `convergence.csv`: its objective and `inf_pr`.
-fn convergence_row(dir: &Path, k: isize) -> [f64; 2] {
+/// Row `k` (from the end when negative) of a run's `convergence.csv`: its objective, `inf_pr`
+/// and `inf_du`.
+fn convergence_row(dir: &Path, k: isize) -> [f64; 3] {
     let table = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
     let rows: Vec<&str> = table.lines().skip(1).collect();
     let row = rows[if k < 0 { rows.len() - k.unsigned_abs() } else { k as usize }];
     let v: Vec<f64> = row.split(',').map(|c| c.parse().unwrap()).collect();
-    [v[1], v[2]]
+    [v[1], v[2], v[3]]
 }
 
 #[test]
@@ -175,6 +176,7 @@ fn the_elbow_stopped_and_continued_from_its_tables_goes_on_from_its_iterate() {
     eprintln!("last {last:?}, warm start {start:?}, from the rates {from_rates:?}, without {without_rates:?}");
     let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * a.abs().max(b.abs());
     assert!(close(start[0], last[0], 1e-9) && close(start[1], last[1], 1e-6), "{start:?} against {last:?}");
+    assert!(close(start[2], last[2], 1e-6), "inf_du {} against {}", start[2], last[2]);
     assert!(warm.converged, "the continuation converges");
     let (a, b) = (full.summary["objective"].as_f64().unwrap(), warm.summary["objective"].as_f64().unwrap());
     assert!(close(a, b, 1e-6), "the continuation's optimum {b}, the full run's {a}");
