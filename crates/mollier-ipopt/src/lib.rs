@@ -548,6 +548,23 @@ extern "C" fn intermediate(
     })
 }
 
+/// Whether a warm start's multipliers `w` fit a problem of `n` variables and `m` constraints.
+fn check_multipliers(w: &Multipliers, n: usize, m: usize) -> Result<(), Error> {
+    let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+    if w.lambda.len() != m || w.z_l.len() != n || w.z_u.len() != n {
+        return Err(Error::Invalid(format!(
+            "the warm start has {}, {} and {} multipliers, the problem {m} constraints and {n} variables",
+            w.lambda.len(),
+            w.z_l.len(),
+            w.z_u.len()
+        )));
+    }
+    if !finite(&w.lambda) || !finite(&w.z_l) || !finite(&w.z_u) {
+        return Err(Error::Invalid("the warm start's multipliers are not all finite".into()));
+    }
+    Ok(())
+}
+
 /// Give IPOPT's `problem` its `options` in turn.
 fn set_options(api: &Api, problem: Problem, options: &[(&str, Value)]) -> Result<(), Error> {
     for (key, value) in options {
@@ -634,18 +651,7 @@ pub fn solve_from(
         }
     }
     if let Some(w) = warm {
-        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
-        if w.lambda.len() != m || w.z_l.len() != n || w.z_u.len() != n {
-            return Err(Error::Invalid(format!(
-                "the warm start has {}, {} and {} multipliers, the problem {m} constraints and {n} variables",
-                w.lambda.len(),
-                w.z_l.len(),
-                w.z_u.len()
-            )));
-        }
-        if !finite(&w.lambda) || !finite(&w.z_l) || !finite(&w.z_u) {
-            return Err(Error::Invalid("the warm start's multipliers are not all finite".into()));
-        }
+        check_multipliers(w, n, m)?;
     }
     let nele_hess = hess.as_ref().map_or(0, Vec::len);
     let has_hess = hess.is_some();
@@ -712,11 +718,13 @@ pub fn solve_from(
         Some(w) => (vec![0.0; m], w.lambda.clone(), w.z_l.clone(), w.z_u.clone()),
         None => (vec![0.0; m], vec![0.0; m], vec![0.0; n], vec![0.0; n]),
     };
-    if let (Some(_), Some(d_x)) = (warm, user_x_scaling(&all, x_factors.as_deref())) {
+    let d_x = user_x_scaling(&all, x_factors.as_deref()).filter(|_| warm.is_some());
+    let handed = d_x.map(|d_x| {
         for (z, d) in z_l.iter_mut().zip(d_x).chain(z_u.iter_mut().zip(d_x)) {
             *z = bound_multiplier_for_ipopt(*z, *d);
         }
-    }
+        (z_l.clone(), z_u.clone())
+    });
     let mut objective = f64::NAN;
     // SAFETY: arrays of the problem's sizes; the context outlives the call.
     let status = unsafe {
@@ -734,6 +742,13 @@ pub fn solve_from(
     drop(guard);
     if let Some(p) = ctx.panic {
         return Err(Error::Panicked(p));
+    }
+    // IPOPT leaves the arrays as they were when it stops before a solution (the problem
+    // refused): then the multipliers given come back, not IPOPT's copies of them
+    if let (Some(w), Some((l, u))) = (warm, handed) {
+        if z_l == l && z_u == u {
+            (z_l, z_u) = (w.z_l.clone(), w.z_u.clone());
+        }
     }
     let iterate = x.clone();
     project(&mut x, &x_l, &x_u);

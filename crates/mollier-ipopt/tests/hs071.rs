@@ -1,7 +1,8 @@
 //! IPOPT through the binding on Hock & Schittkowski's problem 71 (IPOPT's own C example): the
 //! known optimum f* = 17.0140171 (IPOPT's example prints 1.7014017140224134e+01) at x* = (1, 4.743, 3.82115, 1.37941), with the exact
 //! Hessian and with the limited-memory approximation; a warm start from a solution's point and
-//! multipliers continues it; a panic in a callback comes back as an error.
+//! multipliers continues it (under user scaling too, starting where the run stopped), and a
+//! refused one gives its multipliers back; a panic in a callback comes back as an error.
 
 use mollier_ipopt::{Error, Multipliers, Nlp, Scaling, Value, available, solve, solve_from};
 
@@ -329,4 +330,55 @@ fn solves_on_two_threads_run_one_after_the_other() {
     let ms =
         |s: (std::time::Instant, std::time::Instant)| ((s.0 - t0).as_secs_f64() * 1e3, (s.1 - t0).as_secs_f64() * 1e3);
     assert!(a.1 < b.0 || b.1 < a.0, "the solves overlapped: {:?} ms and {:?} ms", ms(a), ms(b));
+}
+
+/// One variable, two equality constraints: IPOPT refuses it before it solves.
+struct TooFew;
+
+impl Nlp for TooFew {
+    fn n(&self) -> usize {
+        1
+    }
+    fn m(&self) -> usize {
+        2
+    }
+    fn bounds(&self, x_l: &mut [f64], x_u: &mut [f64], g_l: &mut [f64], g_u: &mut [f64]) {
+        (x_l[0], x_u[0]) = (0.0, 2e19);
+        g_l.copy_from_slice(&[1.0, 2.0]);
+        g_u.copy_from_slice(&[1.0, 2.0]);
+    }
+    fn objective(&mut self, x: &[f64]) -> Option<f64> {
+        Some(x[0])
+    }
+    fn gradient(&mut self, _: &[f64], g: &mut [f64]) -> bool {
+        g[0] = 1.0;
+        true
+    }
+    fn constraints(&mut self, x: &[f64], g: &mut [f64]) -> bool {
+        g.copy_from_slice(&[x[0], x[0] * x[0]]);
+        true
+    }
+    fn jacobian_structure(&self) -> Vec<(usize, usize)> {
+        vec![(0, 0), (1, 0)]
+    }
+    fn jacobian(&mut self, x: &[f64], v: &mut [f64]) -> bool {
+        v.copy_from_slice(&[1.0, 2.0 * x[0]]);
+        true
+    }
+    fn scaling(&self) -> Option<Scaling> {
+        Some(Scaling { objective: 1.0, x: vec![2.0], g: vec![1.0, 1.0] })
+    }
+}
+
+/// A warm start IPOPT refuses before solving gives back the multipliers it was given, not the
+/// copies scaled for IPOPT.
+#[test]
+fn a_refused_warm_start_gives_back_its_multipliers() {
+    if !ipopt_here("refused warm start") {
+        return;
+    }
+    let warm = Multipliers { lambda: vec![0.5, 0.5], z_l: vec![1.0], z_u: vec![0.0] };
+    let s = solve_from(&mut TooFew, &[1.0], Some(&warm), &[]).expect("runs");
+    assert_eq!(s.status_name(), "Not_Enough_Degrees_Of_Freedom");
+    assert_eq!((s.z_l.as_slice(), s.z_u.as_slice()), (&[1.0][..], &[0.0][..]));
 }
