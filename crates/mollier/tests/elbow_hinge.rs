@@ -160,3 +160,49 @@ fn the_elbow_moment_arms_and_lengths_are_opensims() {
     // the biceps flexes the elbow, triceps longum extends it, as in OpenSim
     assert!(rows.iter().all(|r| (r.arm > 0.0) == r.element.starts_with("biceps") && r.arm.abs() > 0.004));
 }
+
+/// The value of `key = <number>` in the model file's `[muscles.<name>]` section, if written.
+fn muscle_field(text: &str, name: &str, key: &str) -> Option<f64> {
+    let start = text.find(&format!("[muscles.{name}]")).unwrap_or_else(|| panic!("no muscle {name}"));
+    let section = &text[start..];
+    let section = &section[..section[1..].find("\n[").map_or(section.len(), |e| e + 1)];
+    let line = section.lines().find(|l| l.starts_with(&format!("{key} = ")))?;
+    Some(line[key.len() + 3..].split_whitespace().next()?.parse().expect("a number"))
+}
+
+#[test]
+fn the_muscles_across_the_elbow_have_das3s_passive_slack() {
+    let test = "the_muscles_across_the_elbow_have_das3s_passive_slack";
+    let Some((_, osim)) =
+        mollier_core::shared_data::read("das3/das3.osim").map_err(|r| mollier_core::shared_data::skip(test, &r)).ok()
+    else {
+        return;
+    };
+    let text = std::fs::read_to_string(root().join("models/shoulder/shoulder-forward-elbow.toml")).expect("the model");
+    let lumped = std::fs::read_to_string(root().join("models/shoulder/shoulder-forward.toml")).expect("the model");
+    for (ours, das3) in [
+        ("biceps_longum", "bic_l"),
+        ("biceps_breve", "bic_b_2"),
+        ("triceps_longum_1", "tric_long_1"),
+        ("triceps_longum_2", "tric_long_4"),
+    ] {
+        // das3.osim: where the element's passive force-length curve starts to rise (of L_opt)
+        let at = osim.find(&format!("name=\"{das3}\"")).unwrap_or_else(|| panic!("no {das3}"));
+        let spline = &osim[at..][osim[at..].find("name=\"passive_force_length_curve\"").expect("a passive curve")..];
+        let numbers = |tag: &str| -> Vec<f64> {
+            let a = spline.find(&format!("<{tag}>")).expect("the spline's points") + tag.len() + 2;
+            let b = spline[a..].find(&format!("</{tag}>")).expect("its end") + a;
+            spline[a..b].split_whitespace().map(|t| t.parse().expect("a number")).collect()
+        };
+        let (x, y) = (numbers("x"), numbers("y"));
+        let rise = y.iter().position(|&v| v > 0.0).expect("a rising curve");
+        let slack = x[rise - 1];
+        let l_opt = muscle_field(&text, ours, "optimal_fibre_length").expect("L_opt");
+        let pee = muscle_field(&text, ours, "pee_slack_length").unwrap_or_else(|| panic!("{ours}: no PEE slack"));
+        // written to 0.001 mm
+        assert!((pee - slack * l_opt).abs() <= 5e-4, "{ours}: PEE slack {pee} mm, DAS3's {slack} x {l_opt} mm");
+        assert!(slack > 1.1, "{ours}: DAS3's slack {slack} L_opt");
+        // the lumped model keeps it at L_opt (no line written)
+        assert_eq!(muscle_field(&lumped, ours, "pee_slack_length"), None, "{ours}");
+    }
+}

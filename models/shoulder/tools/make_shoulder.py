@@ -250,9 +250,23 @@ def read_osim(path):
                 act1=float(m.findtext("activation1") or "nan"),
                 act2=float(m.findtext("activation2") or "nan"),
                 pee=pee_slack_of(m),
+                das3_pee=das3_pee_slack(m),
             )
         )
     return bodies, wraps, joints, muscles
+
+
+def das3_pee_slack(m):
+    """Where das3.osim's passive force-length curve of a muscle element starts to rise (of L_opt):
+    the last of its leading zero-force points."""
+    spline = next((c for c in m.iter("SimmSpline") if c.get("name") == "passive_force_length_curve"), None)
+    if spline is None:
+        return 1.0
+    x, y = vec(spline.findtext("x")), vec(spline.findtext("y"))
+    k = next((i for i, v in enumerate(y) if v > 0.0), len(y))
+    if k == 0:
+        raise ValueError(f"{m.get('name')}: the passive force-length curve has force at its first point")
+    return x[k - 1]
 
 
 def pee_slack_of(m):
@@ -456,7 +470,9 @@ ARM = ("ulna_r", "radius_r", "hand_r")
 # start at 1.1-1.6 L_opt for infraspinatus 4-6, teres minor, supraspinatus 1, biceps and triceps;
 # das3_readosim.m reads PEEslack there) are not taken: with them the flexion's excitations made
 # the same way drive teres minor's slack fibres to 36 F_max at the fixed 4 ms step (0.50 deg RMS
-# from the reference against 0.12 without; docs/forward-dynamics.md).
+# from the reference against 0.12 without; docs/forward-dynamics.md). shoulder-forward-elbow.toml
+# takes DAS3's for the elements on the forearm (biceps, triceps longum), whose passive force the
+# locked elbow no longer takes.
 PEE_SLACK = {
     "serr_ant_4": (1.5, 1.4149),
     "serr_ant_5": (1.4, 1.3898),
@@ -631,7 +647,7 @@ class Builder:
                 out.append(
                     dict(name=name, stem=stem, title=title, pcsa=per, points=pts, obstacles=obstacles,
                          source=how, das3=(a["name"], b["name"], w),
-                         fibre=mix("fibre"), tendon=mix("tendon"), pennation=mix("pennation"), pee=mix("pee"),
+                         fibre=mix("fibre"), tendon=mix("tendon"), pennation=mix("pennation"), pee=mix("pee"), das3_pee=mix("das3_pee"),
                          act1=mix("act1"), act2=mix("act2"))
                 )
         if len(out) != 95 or len(TABLE2) != 20:
@@ -798,7 +814,11 @@ ELBOW_HEADER = """\
 # outside das3.osim's EL_x range [{lo:.0f}, {hi:.0f}] deg (Chadwick et al. 2014, eq. 4, as at SC and
 # AC), its 5 N m/rad stiffness towards rest (the range's extension end), not the range's middle:
 # towards the middle it would flex the extended elbow with {pre:.1f} N m, more than the forearm's
-# weight gives ({wgt:.1f} N m with the forearm horizontal).
+# weight gives ({wgt:.1f} N m with the forearm horizontal). The biceps' and triceps longum's PEE
+# slack lengths are DAS3's own, where das3.osim's passive curves start (of L_opt):
+# {pees};
+# at L_opt, as in shoulder-forward.toml, the extended elbow's biceps would pull passively (its
+# fibres at 1.2-1.3 L_opt) and the triceps would have to hold it.
 #
 """
 
@@ -817,6 +837,12 @@ def build(osim, forward=False, elbow=False):
     el = b.joints["ulna_r"]["defaults"]["EL_x"] / DEG
     ps = b.joints["radius_r"]["defaults"]["PS_y"] / DEG
     elements = b.muscle_elements()
+    if elbow:
+        # the muscles that cross the elbow get DAS3's own PEE slack (das3.osim's passive curves):
+        # at L_opt the extended elbow's biceps would pull passively, which the lock took
+        for e in elements:
+            if any(body == "forearm" for body, _ in e["points"]):
+                e["pee"] = e["das3_pee"]
 
     # body points, in our bodies' frames (m)
     points = {"thorax": [], "clavicle": [], "scapula": [], "humerus": [], "forearm": []}
@@ -887,8 +913,9 @@ def build(osim, forward=False, elbow=False):
         # mass's distance from the axis
         ax = b.joints["ulna_r"]["axes"][0][0]
         arm = norm(sub(fc, scale(dot(fc, ax) / dot(ax, ax), ax)))
+        pees = ", ".join(f"{e['name']} {fmt(e['pee'], 2)}" for e in elements if any(bd == "forearm" for bd, _ in e["points"]))
         w(ELBOW_HEADER.format(el=el, ps=ps, lo=el_lo / DEG, hi=el_hi / DEG, pre=5.0 * (0.5 * (el_lo + el_hi) - el_rest),
-                              wgt=fm * 9.80665 * arm))
+                              wgt=fm * 9.80665 * arm, pees=pees))
     if forward:
         w(FORWARD_HEADER.format(el=el, ps=ps, con=1000 * b.conoid))
         text = HEADER.format(el=el, ps=ps, rc=rc, rs=rs, con=1000 * b.conoid, dts=dts, dai=dai, dcon=dcon).split("\n#\n", 2)[2]
