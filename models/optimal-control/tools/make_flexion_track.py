@@ -16,7 +16,10 @@ the vertical plane of the target's final humerus at every point, `|n·d/|d|| ≤
 within ±D of that plane at 20° of elevation, narrower above (±D/2.9 at 80° for D = 10), free
 where the arm hangs; and on the target's side of the thorax's vertical, `u·d/|d| ≥ −b` with `u`
 the plane's horizontal direction (the band alone also admits the plane 180° from it) (docs/optimal-control.md, "The shoulder's flexion", gives each variant's measured
-EMG windows)."""
+EMG windows). `--elbow D` solves the variant on shoulder-forward-elbow.toml (the forearm on its
+own hinge) with the elbow's rotation `el_x` held within [0, D] deg of DAS3's extended default
+(EL_x 5 deg) over the whole motion, the arm raised with the elbow straight as in the EMG
+studies' task; its final value is free."""
 
 import argparse
 import csv
@@ -60,10 +63,12 @@ def volumes():
     return {k: x / mean for k, x in v.items()}
 
 
-def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceleration=0.0, volume=False, plane=0.0):
+def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceleration=0.0, volume=False, plane=0.0,
+             elbow=0.0):
     """The lines both problems share, with `extra` after the scheme; `held`, `held_end`, `cubed`,
-    `acceleration`, `volume` and `plane` as the predicted variants' options."""
-    head = ['model = "../shoulder/shoulder-forward.toml"', "duration = 1.3", f"intervals = {intervals}"]
+    `acceleration`, `volume`, `plane` and `elbow` as the predicted variants' options."""
+    model = "shoulder-forward-elbow.toml" if elbow else "shoulder-forward.toml"
+    head = [f'model = "../shoulder/{model}"', "duration = 1.3", f"intervals = {intervals}"]
     head += ['scheme = "trapezoidal"', *extra, "joint_ranges = true", "free_initial_muscles = true"]
     head += ["initial_equilibrium = true"] if held else []
     head += ["final_equilibrium = true"] if held_end else []
@@ -85,6 +90,9 @@ def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceler
         objective += ["[constraints.direction.plane_side]", 'from = "scapula.GH"', 'to = "humerus.elbow"']
         objective += [f"normal = [{math.cos(phi):.6f}, 0.0, {-math.sin(phi):.6f}]"]
         objective += [f"bounds = [{-band:.6f}, 1.0]", ""]
+    if elbow:
+        # the elbow straight (rad, from DAS3's EL_x of 5 deg)
+        objective += ["[bounds]", f'"el_x.rotation" = [0.0, {math.radians(elbow):.6f}]', ""]
     return head + ["", *objective]
 
 
@@ -98,6 +106,7 @@ def main() -> None:
     ap.add_argument("--acceleration", type=float, default=0.0, help="weight of the accelerations' term")
     ap.add_argument("--volume", action="store_true", help="the excitations weighed by the muscles' volumes")
     ap.add_argument("--plane", type=float, default=0.0, help="the humerus within this many degrees of the plane at 20 deg")
+    ap.add_argument("--elbow", type=float, default=0.0, help="on the model with the elbow's hinge, el_x within [0, this] deg")
     args = ap.parse_args()
     intervals = args.intervals
     with open(TARGET, newline="") as f:
@@ -124,7 +133,7 @@ def main() -> None:
     lines += SOLVER
     if args.predict_variant:
         variant = {"held": args.held, "held_end": args.held_end, "acceleration": args.acceleration}
-        variant.update(volume=args.volume, cubed=args.cubed, plane=args.plane)
+        variant.update(volume=args.volume, cubed=args.cubed, plane=args.plane, elbow=args.elbow)
         write_predict(intervals, header, body[-1], coords, args.predict_variant, **variant)
         return
     OUT.write_text("\n".join(lines))

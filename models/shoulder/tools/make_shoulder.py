@@ -16,7 +16,9 @@ What it does, in order (docs/shoulder.md explains each choice):
    tendon slack lengths) of the .osim file;
 2. lumps ulna, radius and hand rigidly onto the humerus with the elbow fixed at DAS3's default
    angles (EL_x = PS_y = 5 deg): masses, centres of mass and inertias combined by the
-   parallel-axis theorem, forearm points and wrap objects carried into the humerus frame;
+   parallel-axis theorem, forearm points and wrap objects carried into the humerus frame (for
+   shoulder-forward-elbow.toml, radius and hand onto the ulna at PS_y = 5 deg, the forearm on a
+   hinge at DAS3's EL_x axis);
 3. computes the rest posture: the de Groot & Brand (2001) regression of the shoulder rhythm as
    implemented in DAS3's `estimate_shoulder_angles` (rest angles C0, S0 of DSEM; clavicle axial
    rotation by `axclav`) at humerus pole angle, elevation and axial rotation all zero; then
@@ -30,7 +32,8 @@ What it does, in order (docs/shoulder.md explains each choice):
    elements of the same muscle (van der Helm & Veenbaas 1991: elements spread over a broad
    attachment);
 5. estimates the trapezoid and costoclavicular ligament attachments;
-6. writes the model file (mm, deg, kg) and the muscle table.
+6. writes the model files (mm, deg, kg: shoulder.toml, shoulder-forward.toml and
+   shoulder-forward-elbow.toml) and the muscle table.
 """
 
 import argparse
@@ -247,9 +250,23 @@ def read_osim(path):
                 act1=float(m.findtext("activation1") or "nan"),
                 act2=float(m.findtext("activation2") or "nan"),
                 pee=pee_slack_of(m),
+                das3_pee=das3_pee_slack(m),
             )
         )
     return bodies, wraps, joints, muscles
+
+
+def das3_pee_slack(m):
+    """Where das3.osim's passive force-length curve of a muscle element starts to rise (of L_opt):
+    the last of its leading zero-force points."""
+    spline = next((c for c in m.iter("SimmSpline") if c.get("name") == "passive_force_length_curve"), None)
+    if spline is None:
+        return 1.0
+    x, y = vec(spline.findtext("x")), vec(spline.findtext("y"))
+    k = next((i for i, v in enumerate(y) if v > 0.0), len(y))
+    if k == 0:
+        raise ValueError(f"{m.get('name')}: the passive force-length curve has force at its first point")
+    return x[k - 1]
 
 
 def pee_slack_of(m):
@@ -453,7 +470,9 @@ ARM = ("ulna_r", "radius_r", "hand_r")
 # start at 1.1-1.6 L_opt for infraspinatus 4-6, teres minor, supraspinatus 1, biceps and triceps;
 # das3_readosim.m reads PEEslack there) are not taken: with them the flexion's excitations made
 # the same way drive teres minor's slack fibres to 36 F_max at the fixed 4 ms step (0.50 deg RMS
-# from the reference against 0.12 without; docs/forward-dynamics.md).
+# from the reference against 0.12 without; docs/forward-dynamics.md). shoulder-forward-elbow.toml
+# takes DAS3's for the elements on the forearm (biceps, triceps longum), whose passive force the
+# locked elbow no longer takes.
 PEE_SLACK = {
     "serr_ant_4": (1.5, 1.4149),
     "serr_ant_5": (1.4, 1.3898),
@@ -473,24 +492,44 @@ BODY = {"thorax": "thorax", "clavicle_r": "clavicle", "scapula_r": "scapula", "h
 
 
 class Builder:
-    def __init__(self, osim):
+    def __init__(self, osim, elbow=False):
         self.osim = osim
+        self.elbow = elbow
         self.bodies, self.wraps, self.joints, self.muscles = read_osim(osim)
         # each coordinate's range (rad)
         self.joints_by_coordinate = {c: r for j in self.joints.values() for c, r in j["ranges"].items()}
         self.arm_pose = {b: relative_pose(self.joints, b, "humerus_r") for b in ARM}
+        # with `elbow`, the forearm's frame is DAS3's ulna frame at EL_x's default
+        self.forearm_pose = {b: relative_pose(self.joints, b, "ulna_r") for b in ARM}
 
-    # -- the arm: humerus + forearm + hand, elbow fixed ---------------------------------------
+    # -- the arm: humerus + forearm + hand, elbow fixed (or, with `elbow`, on its hinge) -------
+
+    def arm_frame(self, body):
+        """Our body carrying DAS3's `body` of the arm, and `body`'s (R, p) in its frame."""
+        if self.elbow:
+            return ("forearm", *self.forearm_pose[body])
+        return ("humerus", *self.arm_pose[body])
 
     def to_humerus(self, body, p):
         """A point of `body` (DAS3 frame, m) in our body frame (m), and our body's name."""
         if body in ARM:
-            r, o = self.arm_pose[body]
-            return "humerus", add(o, mv(r, p))
+            ours, r, o = self.arm_frame(body)
+            return ours, add(o, mv(r, p))
         return BODY[body], list(p)
 
     def arm_inertia(self):
-        parts = [("humerus_r", I3, [0.0, 0.0, 0.0])] + [(b, *self.arm_pose[b]) for b in ARM]
+        """The humerus's mass properties (with the forearm and hand lumped on unless `elbow`)."""
+        parts = [("humerus_r", I3, [0.0, 0.0, 0.0])]
+        parts += [] if self.elbow else [(b, *self.arm_pose[b]) for b in ARM]
+        return self.lump(parts)
+
+    def forearm_inertia(self):
+        """The forearm's (ulna, radius and hand at PS_y's default) in the ulna's frame."""
+        return self.lump([(b, *self.forearm_pose[b]) for b in ARM])
+
+    def lump(self, parts):
+        """Mass, centre of mass and inertia about it of rigidly joined DAS3 bodies, each given
+        with its (R, p) in a common frame: the parallel-axis theorem."""
         mass = sum(self.bodies[b]["mass"] for b, _, _ in parts)
         com = [0.0, 0.0, 0.0]
         for b, r, o in parts:
@@ -608,7 +647,7 @@ class Builder:
                 out.append(
                     dict(name=name, stem=stem, title=title, pcsa=per, points=pts, obstacles=obstacles,
                          source=how, das3=(a["name"], b["name"], w),
-                         fibre=mix("fibre"), tendon=mix("tendon"), pennation=mix("pennation"), pee=mix("pee"),
+                         fibre=mix("fibre"), tendon=mix("tendon"), pennation=mix("pennation"), pee=mix("pee"), das3_pee=mix("das3_pee"),
                          act1=mix("act1"), act2=mix("act2"))
                 )
         if len(out) != 95 or len(TABLE2) != 20:
@@ -630,7 +669,7 @@ class Builder:
         r = frame_rotation(wr["rotation"])
         body, centre = self.to_humerus(wr["body"], wr["translation"])
         if wr["body"] in ARM:
-            r = mm(self.arm_pose[wr["body"]][0], r)
+            r = mm(self.arm_frame(wr["body"])[1], r)
         t = [f'type = "{wr["kind"]}"', f'body = "{body}"', f"centre = {fmt_vec(scale(1000, centre))}"]
         if wr["kind"] == "sphere":
             t.append(f"radius = {fmt(1000 * wr['radius'])}")
@@ -762,10 +801,32 @@ HEADER = """\
 """
 
 
-def build(osim, forward=False):
-    """The model file (kinematic, or with `forward` the forward-dynamics variant), the muscle
-    table, and the builder."""
-    b = Builder(osim)
+ELBOW_HEADER = """\
+# The forward-dynamics shoulder of shoulder-forward.toml with the FOREARM ON ITS OWN HINGE: the
+# ulna, with the radius and hand lumped onto it at DAS3's default pronation-supination
+# (PS_y {ps:.1f} deg), turns about DAS3's humeroulnar axis (EL_x) through DAS3's joint centre; its
+# rotation el_x is a tenth generalized coordinate, zero at DAS3's default flexion ({el:.1f} deg),
+# so that at el_x = 0 every muscle's length and the arm's mass properties are shoulder-forward.toml's.
+# The biceps' insertions (radius) and the triceps longum's origins (ulna), their wrap objects
+# (DAS3's radius and elbow cylinders) and the contact points forearm_mid, wrist and hand are on
+# the forearm: the biceps' elbow moment must now be balanced (in shoulder-forward.toml the fixed
+# elbow takes it). The elbow's passive moment: DAS3's 1 N m s/rad damping and 5000 N m/rad^2 stops
+# outside das3.osim's EL_x range [{lo:.0f}, {hi:.0f}] deg (Chadwick et al. 2014, eq. 4, as at SC and
+# AC), its 5 N m/rad stiffness towards rest (the range's extension end), not the range's middle:
+# towards the middle it would flex the extended elbow with {pre:.1f} N m, more than the forearm's
+# weight gives ({wgt:.1f} N m with the forearm horizontal). The biceps' and triceps longum's PEE
+# slack lengths are DAS3's own, where das3.osim's passive curves start (of L_opt):
+# {pees};
+# at L_opt, as in shoulder-forward.toml, the extended elbow's biceps would pull passively (its
+# fibres at 1.2-1.3 L_opt) and the triceps would have to hold it.
+#
+"""
+
+
+def build(osim, forward=False, elbow=False):
+    """The model file (kinematic, or with `forward` the forward-dynamics variant; with `elbow`
+    too, the forearm on its own hinge), the muscle table, and the builder."""
+    b = Builder(osim, elbow=elbow)
     clav, scap = b.rest_posture()
     hum = I3
     sc = b.joints["clavicle_1"]["location"]
@@ -776,9 +837,15 @@ def build(osim, forward=False):
     el = b.joints["ulna_r"]["defaults"]["EL_x"] / DEG
     ps = b.joints["radius_r"]["defaults"]["PS_y"] / DEG
     elements = b.muscle_elements()
+    if elbow:
+        # the muscles that cross the elbow get DAS3's own PEE slack (das3.osim's passive curves):
+        # at L_opt the extended elbow's biceps would pull passively, which the lock took
+        for e in elements:
+            if any(body == "forearm" for body, _ in e["points"]):
+                e["pee"] = e["das3_pee"]
 
     # body points, in our bodies' frames (m)
-    points = {"thorax": [], "clavicle": [], "scapula": [], "humerus": []}
+    points = {"thorax": [], "clavicle": [], "scapula": [], "humerus": [], "forearm": []}
     points["thorax"].append(("SC", sc))
     points["clavicle"].append(("AC", "AC"))
     points["scapula"] += [("TS", TS_SCAPULA), ("AI", AI_SCAPULA), ("GH", gh_s)]
@@ -805,14 +872,16 @@ def build(osim, forward=False):
     points["thorax"].append(("costoclavicular", costo_t))
     # the hand's centre of mass (DAS3's hand_r), carried onto the humerus: where a study's hand
     # load acts
-    points["humerus"].append(("hand", b.to_humerus("hand_r", b.bodies["hand_r"]["com"])[1]))
+    hand_body, hand = b.to_humerus("hand_r", b.bodies["hand_r"]["com"])
+    points[hand_body].append(("hand", hand))
     if forward:
         # the arm's points kept out of the thorax: the elbow (DAS3's ulna origin), the wrist (the
         # hand's origin), the hand's centre of mass, and the midpoints of humerus and forearm
-        elbow = b.to_humerus("ulna_r", [0.0, 0.0, 0.0])[1]
+        fore, elbow_f = b.to_humerus("ulna_r", [0.0, 0.0, 0.0])
+        elbow_h = b.arm_pose["ulna_r"][1]
         wrist = b.to_humerus("hand_r", [0.0, 0.0, 0.0])[1]
-        points["humerus"] += [("humerus_mid", scale(0.5, elbow)), ("elbow", elbow),
-                              ("forearm_mid", scale(0.5, add(elbow, wrist))), ("wrist", wrist)]
+        points["humerus"] += [("humerus_mid", scale(0.5, elbow_h)), ("elbow", elbow_h)]
+        points[fore] += [("forearm_mid", scale(0.5, add(elbow_f, wrist))), ("wrist", wrist)]
 
     suffix = lambda k, n: "o" if k == 0 else ("i" if k == n - 1 else f"v{k}")
     for e in elements:
@@ -836,13 +905,31 @@ def build(osim, forward=False):
     dai = -1000 * thorax_distance(add(o_def, mv(r_def, AI_SCAPULA)))
     dcon = 1000 * norm(sub(add(oc_def, mv(rc_def, CONOID_CLAVICLE)), add(o_def, mv(r_def, CONOID_SCAPULA))))
     hinges = ("sc_y", "sc_z", "sc_x", "ac_y", "ac_z", "ac_x", "gh_x", "gh_y", "gh_z")
+    el_rest = b.joints["ulna_r"]["defaults"]["EL_x"]
+    el_lo, el_hi = b.joints_by_coordinate["EL_x"]
+    if elbow:
+        fm, fc, _ = b.forearm_inertia()
+        # the forearm's weight moment about the elbow axis, horizontal: m g times the centre of
+        # mass's distance from the axis
+        ax = b.joints["ulna_r"]["axes"][0][0]
+        arm = norm(sub(fc, scale(dot(fc, ax) / dot(ax, ax), ax)))
+        pees = ", ".join(f"{e['name']} {fmt(e['pee'], 2)}" for e in elements if any(bd == "forearm" for bd, _ in e["points"]))
+        w(ELBOW_HEADER.format(el=el, ps=ps, lo=el_lo / DEG, hi=el_hi / DEG, pre=5.0 * (0.5 * (el_lo + el_hi) - el_rest),
+                              wgt=fm * 9.80665 * arm, pees=pees))
     if forward:
         w(FORWARD_HEADER.format(el=el, ps=ps, con=1000 * b.conoid))
-        w(HEADER.format(el=el, ps=ps, rc=rc, rs=rs, con=1000 * b.conoid, dts=dts, dai=dai, dcon=dcon).split("\n#\n", 2)[2])
+        text = HEADER.format(el=el, ps=ps, rc=rc, rs=rs, con=1000 * b.conoid, dts=dts, dai=dai, dcon=dcon).split("\n#\n", 2)[2]
+        if elbow:
+            text = text.replace("the forearm and hand are lumped onto the humerus with the elbow at\n#",
+                                "the forearm's is the ulna's, the radius and hand lumped onto it, at\n#")
+        w(text)
     else:
         w(HEADER.format(el=el, ps=ps, rc=rc, rs=rs, con=1000 * b.conoid, dts=dts, dai=dai, dcon=dcon))
     w("\nformat_version = 1\n")
-    if forward:
+    if elbow:
+        w('name = "Delft shoulder model on DAS3 geometry, forward dynamics, the forearm on its elbow hinge"\n')
+        w('description = "Generated by models/shoulder/tools/make_shoulder.py from das3.osim (dasproject/DAS3 d6f2ff0, Apache-2.0); see docs/forward-dynamics.md"\n')
+    elif forward:
         w('name = "Delft shoulder model on DAS3 geometry, forward dynamics (DAS3 muscles, soft contact)"\n')
         w('description = "Generated by models/shoulder/tools/make_shoulder.py from das3.osim (dasproject/DAS3 d6f2ff0, Apache-2.0); see docs/forward-dynamics.md"\n')
     else:
@@ -850,7 +937,7 @@ def build(osim, forward=False):
         w('description = "Generated by models/shoulder/tools/make_shoulder.py from das3.osim (dasproject/DAS3 d6f2ff0, Apache-2.0); see docs/shoulder.md"\n')
     w('fixed = ["thorax"]\n')
     if forward:
-        w("inputs = [" + ", ".join(f'"{h}.rotation"' for h in hinges) + "]\n")
+        w("inputs = [" + ", ".join(f'"{h}.rotation"' for h in hinges + (("el_x",) if elbow else ())) + "]\n")
         free = ["costoclavicular", "trapezoid", "conoid", "TS_thorax", "AI_thorax"]
         free += [f"{pt}_thorax" for pt in ARM_CONTACTS]
     else:
@@ -914,10 +1001,16 @@ def build(osim, forward=False):
     body("scapula", '"AC"', scap, points["scapula"],
          (bd["scapula_r"]["mass"], bd["scapula_r"]["com"], bd["scapula_r"]["inertia"]),
          "scapula: turns about AC; TS and AI are DAS3's scapulothoracic contact points; GH is the glenohumeral joint centre")
-    body("humerus", '"scapula.GH"', hum, points["humerus"], (mass, com, inertia),
-         f"humerus with ulna, radius and hand lumped on (elbow fixed): {mass:.4f} kg")
+    if elbow:
+        body("humerus", '"scapula.GH"', hum, points["humerus"], (mass, com, inertia), f"humerus: {mass:.4f} kg")
+        fm, fc, fj = b.forearm_inertia()
+        body("forearm", '"humerus.elbow"', mm(hum, b.arm_pose["ulna_r"][0]), points["forearm"], (fm, fc, fj),
+             f"forearm: ulna (DAS3's frame) with radius and hand lumped on at PS_y {ps:.1f} deg, {fm:.4f} kg; turns about the elbow")
+    else:
+        body("humerus", '"scapula.GH"', hum, points["humerus"], (mass, com, inertia),
+             f"humerus with ulna, radius and hand lumped on (elbow fixed): {mass:.4f} kg")
 
-    def hinge(name, p, q, axis, what, coordinate=None, rest=0.0):
+    def hinge(name, p, q, axis, what, coordinate=None, rest=0.0, to_rest=False):
         w(f'[elements.{name}]  # {what}\ntype = "hinge"\np = "{p}"\nq = "{q}"\naxis = {fmt_unit(axis)}\n')
         if forward:
             # Chadwick et al. (2014), eq. 4: damping b, stiffness k1 towards the middle of DAS3's range, stops
@@ -932,8 +1025,9 @@ def build(osim, forward=False):
                 w(f"damping = {c:g}, transition = {t:g} }} }}  # towards rest; no DAS3 range\n")
             else:
                 lo, hi = b.joints_by_coordinate[coordinate]
-                mid = 0.5 * (lo + hi)
-                w(f"# DAS3 {coordinate}: range [{lo / DEG:.2f}, {hi / DEG:.2f}] deg, middle {mid / DEG:.2f} deg, rest {rest / DEG:.2f} deg\n")
+                mid = rest if to_rest else 0.5 * (lo + hi)
+                towards = "towards rest" if to_rest else f"middle {mid / DEG:.2f} deg"
+                w(f"# DAS3 {coordinate}: range [{lo / DEG:.2f}, {hi / DEG:.2f}] deg, {towards}, rest {rest / DEG:.2f} deg\n")
                 w(f"law.rotation = {{ stiffness = {fmt(k1, 6)}, damping = {fmt(damping, 6)}, preload = {fmt(5.0 * (rest - mid), 6)}, ")
                 w(f"limits = {{ range = [{fmt((lo - rest) / DEG, 4)}, {fmt((hi - rest) / DEG, 4)}], stiffness = {fmt(k2, 6)} }} }}\n")
         w("\n")
@@ -951,6 +1045,10 @@ def build(osim, forward=False):
     hinge("gh_x", "scapula", "gh_1", column(scap, 0), "about scapula x")
     hinge("gh_y", "gh_1", "gh_2", column(scap, 1), "about y'")
     hinge("gh_z", "gh_2", "humerus", column(scap, 2), "about z''")
+    if elbow:
+        w("# humeroulnar joint: DAS3's EL_x axis through DAS3's joint centre (humerus.elbow), zero at its default\n")
+        hinge("el_x", "humerus", "forearm", mv(hum, b.joints["ulna_r"]["axes"][0][0]),
+              f"DAS3 EL_x; rest {el_rest / DEG:.2f} deg", "EL_x", el_rest, to_rest=True)
     if not forward:
         w("# the humerus's orientation relative to the thorax, driven: pole angle, elevation, axial\n")
         w("# rotation (van der Helm 1994; DAS3's thorax-humerus YZY). These hinges carry no load in the\n")
@@ -971,9 +1069,10 @@ def build(osim, forward=False):
         w("stiffness = 20000  # N/m\nepsilon = 0.01\n\n" if forward else 'reference = "surface"\n\n')
     if forward:
         w("# arm-thorax contact: the humerus's, forearm's and hand's points kept out of the same ellipsoid\n")
-        w("# by the same soft contact (the forearm and hand are lumped onto the humerus)\n")
+        w("# by the same soft contact (the forearm and hand are " + ("on the forearm)\n" if elbow else "lumped onto the humerus)\n"))
         for pt in ARM_CONTACTS:
-            w(f'[elements.{pt}_thorax]\ntype = "soft-contact"\npoint = "humerus.{pt}"\nbody = "thorax"\n')
+            on = next(bn for bn, pts in points.items() if any(n == pt for n, _ in pts))
+            w(f'[elements.{pt}_thorax]\ntype = "soft-contact"\npoint = "{on}.{pt}"\nbody = "thorax"\n')
             w(f"centre = {fmt_vec(scale(1000, THORAX_CENTRE))}\nsemi_axes = {fmt_vec(scale(1000, THORAX_AXES))}\n")
             w("stiffness = 20000  # N/m\nepsilon = 0.01\n\n")
 
@@ -1075,7 +1174,9 @@ def main():
         sys.exit(f"make_shoulder: {args.osim} not found (the DAS3 reference data)")
     model, table, b = build(args.osim)
     forward, _, _ = build(args.osim, forward=True)
-    files = {"shoulder.toml": model, "muscles.csv": table, "shoulder-forward.toml": forward}
+    elbow, _, _ = build(args.osim, forward=True, elbow=True)
+    files = {"shoulder.toml": model, "muscles.csv": table, "shoulder-forward.toml": forward,
+             "shoulder-forward-elbow.toml": elbow}
     if args.check:
         bad = [f for f, text in files.items() if open(os.path.join(args.out, f)).read() != text]
         if bad:
