@@ -15,7 +15,7 @@ model's, `--plane D` holds the humerus (the glenohumeral centre to the elbow) in
 the vertical plane of the target's final humerus at every point, `|n·d/|d|| ≤ sin 20° sin D = b`:
 within ±D of that plane at 20° of elevation, narrower above (±D/2.9 at 80° for D = 10), free
 where the arm hangs; and on the target's side of the thorax's vertical, `u·d/|d| ≥ −b` with `u`
-the plane's horizontal direction (the band alone also admits the plane 180° from it) (docs/optimal-control.md, "The shoulder's flexion", gives each variant's measured
+the plane's horizontal direction (the band alone also admits the plane 180° from it) (docs/optimal-control-measurements.md gives each variant's measured
 EMG windows). `--elbow D` solves the variant on shoulder-forward-elbow.toml (the forearm on its
 own hinge) with the elbow's rotation `el_x` held within [0, D] deg of DAS3's extended default
 (EL_x 5 deg) over the whole motion, the arm raised with the elbow straight as in the EMG
@@ -39,7 +39,7 @@ WEIGHT = 1.0e3  # per rad² s: a 1 deg error held 1 s costs 0.30, as much as 0.0
 # 80.0 deg elevated): 48.48 deg from the frontal plane towards the front (-z)
 PLANE = 48.48
 # OpenSim Moco's tolerances for muscle-driven problems (MocoInverse's defaults: convergence and
-# constraint tolerance 1e-3); 30 L-BFGS pairs, not IPOPT's 6 (docs/optimal-control.md, "On today's model")
+# constraint tolerance 1e-3); 30 L-BFGS pairs, not IPOPT's 6 (docs/optimal-control.md, "The shoulder's flexion")
 SOLVER = [
     "[solver]",
     "tolerance = 1e-3",
