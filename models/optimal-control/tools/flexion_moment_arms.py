@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Moment arms and static sharing of the flexion's lifters and of the scapula's upward rotators
+(docs/optimal-control-measurements.md, "Why the biceps lifts early"). Pure Python 3.11.
+
+Along the target (models/shoulder/flexion-target.csv) on the forward model:
+
+    python3 models/optimal-control/tools/flexion_moment_arms.py motion /tmp/fm/target.csv
+    mollier kinematics models/shoulder/shoulder-forward.toml --motion /tmp/fm/target.csv \
+        --out /tmp/fm/kin
+    python3 models/optimal-control/tools/flexion_moment_arms.py arms /tmp/fm/kin
+
+`arms` prints, per muscle group at the target's elevations, the elevation moment arm (mm,
+F_max-weighted mean over the elements, [smallest, largest element]) and the maximal moment
+Σ F_max r (N m). The elevation moment arm is m·u: m the moment per unit force on the humerus,
+from the three glenohumeral hinges' moment arms r_j = m·a_j (`moment_arms.csv`) with a_j their
+current axes (the rest axes of the model file carried by the hinges before them), u = Ry(plane) z,
+the axis normal to the plane of elevation. For the scapula it prints the same about the normal n
+of the scapular plane (AC, TS, AI; the target's upward rotation positive) of the moment on the
+scapula about AC (the three AC hinges) and on clavicle and scapula about SC (the three SC
+hinges, AC held), and the girdle's part of the target's motion, -dl/dε with the glenohumeral
+hinges held (mm per rad of arm elevation). `check DIR` compares the projection with the closed
+form from the node positions for the anterior deltoid's elements that do not wrap (exit 1 if
+they differ by more than 1e-9 m).
+
+Static sharing at the same postures with the humerus's axial rotation as in the target (the
+YZY third angle minus the plane; the study's motion has it 0):
+
+    mollier study models/shoulder/flexion.toml --out /tmp/fm/study  # with plane = 50,
+    #   elevation = [1, 79], frames = 79 in a copy of the study file
+    python3 models/optimal-control/tools/flexion_moment_arms.py neutral \
+        /tmp/fm/study/motion.csv /tmp/fm/static.csv
+    mollier inverse models/shoulder/shoulder.toml --motion /tmp/fm/static.csv --static \
+        --criterion b --out /tmp/fm/b
+    python3 models/optimal-control/tools/flexion_moment_arms.py shares /tmp/fm/b/forces.csv \
+        /tmp/fm/static.csv
+
+`shares` prints each group's summed force over its summed F_max (PCSA x 100 N/cm^2, the
+model's specific tension) at the elevations.
+"""
+
+import csv
+import math
+import sys
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHOULDER = HERE.parent.parent / "shoulder"
+TARGET = SHOULDER / "flexion-target.csv"
+MODEL = SHOULDER / "shoulder-forward.toml"
+MUSCLES = SHOULDER / "muscles.csv"
+PLANE = 50.0  # deg, the target's plane of elevation (tools/flexion_target.py)
+ELEVATIONS = [1, 10, 20, 30, 45, 60, 78]  # deg
+HINGES = ["sc_y", "sc_z", "sc_x", "ac_y", "ac_z", "ac_x", "gh_x", "gh_y", "gh_z"]
+HUMERUS = {
+    "anterior deltoid": "deltoideus_clavicular_",
+    "biceps longum": "biceps_longum",
+    "biceps breve": "biceps_breve",
+    "supraspinatus": "supraspinatus_",
+    "coracobrachialis": "coracobrachialis_",
+    "pectoralis major, clavicular": "pectoralis_major_clavicular_",
+    "deltoid, scapular part": "deltoideus_scapular_",
+    "infraspinatus": "infraspinatus_",
+    "subscapularis": "subscapularis_",
+}
+SCAPULA = {
+    "serratus anterior 1-3": "serratus_anterior_[123]",
+    "serratus anterior 4-6": "serratus_anterior_[456]",
+    "trapezius, scapular": "trapezius_scapular_",
+    "trapezius, clavicular": "trapezius_clavicular_",
+    "rhomboideus": "rhomboideus_",
+    "levator scapulae": "levator_scapulae_",
+    "pectoralis minor": "pectoralis_minor_",
+}
+
+
+def read(path):
+    """Header and rows (dicts of floats; empty cells NaN) of a CSV, `#` lines skipped."""
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(line for line in fh if not line.startswith("#")))
+    num = lambda x: float(x) if x not in ("", "solved") else math.nan
+    return rows[0], [{k: num(v) for k, v in zip(rows[0], r) if k != "status"} for r in rows[1:]]
+
+
+def members(pattern, names):
+    """The element names a group pattern selects: `prefix_`, `prefix_[123]` or one name."""
+    if pattern.endswith("]"):
+        stem, digits = pattern[:-1].split("[")
+        return [stem + d for d in digits if stem + d in names]
+    if pattern.endswith("_"):
+        return sorted((n for n in names if n.startswith(pattern)), key=lambda n: (len(n), n))
+    return [pattern] if pattern in names else []
+
+
+def sub(a, b):
+    return [x - y for x, y in zip(a, b)]
+
+
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+def cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def unit(a):
+    n = math.sqrt(dot(a, a))
+    return [x / n for x in a]
+
+
+def matmul(a, b):
+    return [[sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
+
+
+def apply(m, v):
+    return [dot(row, v) for row in m]
+
+
+def rotation(axis, angle):
+    """Rodrigues' rotation about a unit axis (rad)."""
+    x, y, z = axis
+    c, s, t = math.cos(angle), math.sin(angle), 1.0 - math.cos(angle)
+    return [[c + t * x * x, t * x * y - s * z, t * x * z + s * y],
+            [t * x * y + s * z, c + t * y * y, t * y * z - s * x],
+            [t * x * z - s * y, t * y * z + s * x, c + t * z * z]]
+
+
+def solve_transposed(cols, r):
+    """m with cols[j]·m = r[j] (Cramer's rule; the three axes are independent)."""
+    det = dot(cols[0], cross(cols[1], cols[2]))
+    rows = [cross(cols[1], cols[2]), cross(cols[2], cols[0]), cross(cols[0], cols[1])]
+    return [sum(r[j] * rows[j][i] for j in range(3)) / det for i in range(3)]
+
+
+def model():
+    """Hinge rest axes (unit, thorax frame) and each muscle's max_force (N)."""
+    doc = tomllib.loads(MODEL.read_text())
+    axes = {h: unit(doc["elements"][h]["axis"]) for h in HINGES}
+    fmax = {name: m["max_force"] for name, m in doc["muscles"].items()}
+    return axes, fmax
+
+
+def current_axes(axes, q):
+    """The nine hinges' axes at rotations q: each rest axis carried by the hinges before it."""
+    out, r = [], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    for h, angle in zip(HINGES, q):
+        out.append(apply(r, axes[h]))
+        r = matmul(r, rotation(axes[h], angle))
+    return out
+
+
+def min_jerk(t, duration=1.3, top=80.0):
+    """The target's elevation (deg) and its rate (rad/s) at time t (tools/flexion_target.py)."""
+    s = min(max(t / duration, 0.0), 1.0)
+    return (top * (10 * s**3 - 15 * s**4 + 6 * s**5),
+            math.radians(top * (30 * s**2 - 60 * s**3 + 30 * s**4) / duration))
+
+
+def cmd_motion(out):
+    head, rows = read(TARGET)
+    cols = ["time"] + [f"{h}.rotation" for h in HINGES]
+    with open(out, "w") as fh:
+        fh.write(",".join(cols) + "\n")
+        for r in rows:
+            fh.write(",".join(repr(r[c]) for c in cols) + "\n")
+
+
+def rising(elev, values, e):
+    """`values` at elevation `e` (deg), linear between the rows of the rising motion."""
+    top = max(range(len(elev)), key=lambda i: elev[i])
+    for i in range(top):
+        if elev[i] <= e <= elev[i + 1]:
+            w = (e - elev[i]) / (elev[i + 1] - elev[i])
+            return values[i] + w * (values[i + 1] - values[i])
+    raise ValueError(f"elevation {e} deg is outside the target's")
+
+
+def table(title, groups, fmax, elev, arms, at):
+    """Markdown table of groups at elevations `at`: weighted mean [min, max] mm; Σ F_max r N m."""
+    print(f"\n{title}\n")
+    print("| group (F_max, N) | " + " | ".join(f"{e}°" for e in at) + " |")
+    print("|---|" + "---|" * len(at))
+    for name, pattern in groups.items():
+        els = members(pattern, fmax)
+        total = sum(fmax[e] for e in els)
+        cells = []
+        for e in at:
+            r = [rising(elev, arms[el], e) for el in els]
+            moment = sum(fmax[el] * x for el, x in zip(els, r))
+            span = f" [{min(r) * 1e3:.0f}, {max(r) * 1e3:.0f}]" if len(els) > 1 else ""
+            cells.append(f"{moment / total * 1e3:.1f}{span}; {moment:.1f}")
+        print(f"| {name} ({total:.0f}) | " + " | ".join(cells) + " |")
+
+
+def cmd_arms(kin):
+    axes, fmax = model()
+    _, target = read(TARGET)
+    _, ma = read(Path(kin) / "moment_arms.csv")
+    _, pos = read(Path(kin) / "positions.csv")
+    p = math.radians(PLANE)
+    u = [math.sin(p), 0.0, math.cos(p)]
+    hum = [e for g in HUMERUS.values() for e in members(g, fmax)]
+    sca = [e for g in SCAPULA.values() for e in members(g, fmax)]
+    elev, gh = [], {e: [] for e in hum}
+    ac, sc, path = ({e: [] for e in sca} for _ in range(3))
+    normals, rates = [], []
+    for row, m, x in zip(target, ma, pos):
+        e, edot = min_jerk(row["time"])
+        elev.append(e)
+        a = current_axes(axes, [row[f"{h}.rotation"] for h in HINGES])
+        arm = lambda el, hs: [m[f"{el}/{h}.rotation"] for h in hs]
+        for el in hum:
+            gh[el].append(dot(solve_transposed(a[6:9], arm(el, HINGES[6:9])), u))
+        point = lambda n: [x[f"{n}.{c}"] for c in "xyz"]
+        ts = point("scapula.TS")
+        n = unit(cross(sub(point("AC"), ts), sub(point("scapula.AI"), ts)))
+        qd = [row[f"{h}.rotation.vel"] for h in HINGES[:6]]
+        rates.append(dot([sum(a[j][i] * qd[j] for j in range(6)) for i in range(3)], n))
+        normals.append((a, n, qd, edot))
+        for el in sca:
+            r = arm(el, HINGES[:6])
+            sc[el].append(solve_transposed(a[0:3], r[0:3]))
+            ac[el].append(solve_transposed(a[3:6], r[3:6]))
+            path[el].append(dot(r, qd) / edot if edot > 1e-6 else math.nan)
+    sign = 1.0 if sum(rates) >= 0 else -1.0
+    for el in sca:
+        for k, (_, n, _, _) in enumerate(normals):
+            ac[el][k] = sign * dot(ac[el][k], n)
+            sc[el][k] = sign * dot(sc[el][k], n)
+    table(f"Elevation moment arm about Ry({PLANE:g}°) z through the glenohumeral centre, mm; "
+          "Σ F_max r, N m", HUMERUS, fmax, elev, gh, ELEVATIONS)
+    table("About the scapular plane's normal, the moment on the scapula about AC, mm; N m",
+          SCAPULA, fmax, elev, ac, ELEVATIONS)
+    table("The same, on clavicle and scapula about SC with AC held, mm; N m",
+          SCAPULA, fmax, elev, sc, ELEVATIONS)
+    table("The girdle's part of the target's motion, -dl/dε with the glenohumeral hinges held, "
+          "mm per rad of arm elevation; N m per rad", SCAPULA, fmax, elev, path,
+          [5, 10, 20, 30, 45, 60, 75])
+
+
+def cmd_check(kin):
+    """The projected elevation moment arms of the anterior deltoid's elements 2-6, which do not
+    touch their wrap sphere along the target, against the closed form ((i - GH) x f)·u from the
+    node positions (f the unit vector from insertion i to origin). Exit 1 beyond 1e-9 m."""
+    axes, _ = model()
+    _, target = read(TARGET)
+    _, ma = read(Path(kin) / "moment_arms.csv")
+    _, pos = read(Path(kin) / "positions.csv")
+    p = math.radians(PLANE)
+    u = [math.sin(p), 0.0, math.cos(p)]
+    worst = 0.0
+    for row, m, x in zip(target, ma, pos):
+        a = current_axes(axes, [row[f"{h}.rotation"] for h in HINGES])
+        point = lambda n: [x[f"{n}.{c}"] for c in "xyz"]
+        for k in range(2, 7):
+            el = f"deltoideus_clavicular_{k}"
+            r = [m[f"{el}/{h}.rotation"] for h in HINGES[6:9]]
+            projected = dot(solve_transposed(a[6:9], r), u)
+            ins, gh = point(f"humerus.{el}_i"), point("scapula.GH")
+            f = unit(sub(point(f"clavicle.{el}_o"), ins))
+            worst = max(worst, abs(projected - dot(cross(sub(ins, gh), f), u)))
+    print(f"largest difference, projected against closed form: {worst:.3e} m")
+    return 1 if worst > 1e-9 else 0
+
+
+def cmd_neutral(study_motion, out):
+    head, rows = read(study_motion)
+    with open(out, "w") as fh:
+        fh.write("# the study's postures, the humerus's YZY third angle = -plane (no axial "
+                 "rotation from the hanging arm's rest, as flexion-target.csv)\n")
+        fh.write(",".join(head) + "\n")
+        for r in rows:
+            r = dict(r, **{"humerus_axial.rotation": -r["humerus_pole.rotation"]})
+            fh.write(",".join(repr(r[c]) for c in head) + "\n")
+
+
+def cmd_shares(forces, motion):
+    with open(MUSCLES, newline="") as fh:
+        fmax = {r["element"]: float(r["pcsa_cm2"]) * 100.0 for r in csv.DictReader(fh)}
+    _, f = read(forces)
+    _, q = read(motion)
+    elev = {r["time"]: math.degrees(r["humerus_elevation.rotation"]) for r in q}
+    rows = sorted(((elev[r["time"]], r) for r in f), key=lambda x: x[0])
+    print("| group | " + " | ".join(f"{e}°" for e in ELEVATIONS) + " |")
+    print("|---|" + "---|" * len(ELEVATIONS))
+    for name, pattern in {**HUMERUS, **SCAPULA}.items():
+        els = members(pattern, fmax)
+        cells = []
+        for e in ELEVATIONS:
+            _, r = min(rows, key=lambda x: abs(x[0] - e))
+            total = sum(r[el] for el in els)
+            share = total / sum(fmax[el] for el in els)
+            cells.append("failed" if math.isnan(share) else f"{share:.3f}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def main(argv):
+    commands = {"motion": (cmd_motion, 1), "arms": (cmd_arms, 1), "check": (cmd_check, 1),
+                "neutral": (cmd_neutral, 2), "shares": (cmd_shares, 2)}
+    if len(argv) < 2 or argv[1] not in commands or len(argv) - 2 != commands[argv[1]][1]:
+        sys.stderr.write(__doc__)
+        return 2
+    return commands[argv[1]][0](*argv[2:]) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
