@@ -224,6 +224,12 @@ def cmd_arms(kin):
             ac[el].append(solve_transposed(a[3:6], r[3:6]))
             path[el].append(dot(r, qd) / edot if edot > 1e-6 else math.nan)
     sign = 1.0 if sum(rates) >= 0 else -1.0
+    phi = [0.0]
+    for k in range(1, len(rates)):
+        dt = target[k]["time"] - target[k - 1]["time"]
+        phi.append(phi[-1] + sign * 0.5 * (rates[k] + rates[k - 1]) * dt)
+    print("The scapula's upward rotation about n (trapezoidal sum of its rate), deg: " + ", ".join(
+        f"{math.degrees(rising(elev, phi, e)):.1f} at {e}°" for e in ELEVATIONS))
     for el in sca:
         for k, (_, n, _, _) in enumerate(normals):
             ac[el][k] = sign * dot(ac[el][k], n)
