@@ -36,6 +36,10 @@ YZY third angle minus the plane; the study's motion has it 0):
 
 `shares` prints each group's summed force over its summed F_max (PCSA x 100 N/cm^2, the
 model's specific tension) at the elevations.
+
+The peer, in an environment with MuJoCo (`pip install mujoco`) and MyoHub's myo_sim folder:
+
+    python models/optimal-control/tools/flexion_moment_arms.py myoarm PATH/TO/myo_sim 50
 """
 
 import csv
@@ -301,9 +305,58 @@ def cmd_shares(forces, motion):
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
+def cmd_myoarm(myo_sim, plane):
+    """The peer: MuJoCo's MyoArm (myo_sim, from MoBL-ARMS), -dl/d shoulder_elv by central
+    differences of its actuator lengths, with shoulder1_r2 = -elv_angle, the girdle's coupled
+    joints held at the posture (their polycoef times shoulder_elv) and the elbow at 5 deg."""
+    xml = Path(myo_sim) / "arm" / "myoarm.xml"
+    try:
+        import mujoco  # the peer's environment only
+    except ImportError:
+        print("SKIPPED: MuJoCo is not installed in this Python")
+        return 0
+    if not xml.exists():
+        print(f"SKIPPED: no {xml}")
+        return 0
+    m = mujoco.MjModel.from_xml_path(str(xml))
+    d = mujoco.MjData(m)
+    coupled = {}
+    for k in range(m.neq):
+        if m.eq_type[k] == mujoco.mjtEq.mjEQ_JOINT:
+            j1, j2 = (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, i)
+                      for i in (m.eq_obj1id[k], m.eq_obj2id[k]))
+            if j2 == "shoulder_elv":
+                coupled[j1] = m.eq_data[k][1]
+    adr = lambda j: m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j)]
+    names = ["DELT1", "DELT2", "BIClong", "BICshort", "SUPSP", "CORB", "PECM1", "INFSP"]
+    ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in names]
+    p = math.radians(float(plane))
+
+    def lengths(elev, held):
+        d.qpos[:] = 0.0
+        d.qpos[adr("elv_angle")], d.qpos[adr("shoulder1_r2")] = p, -p
+        d.qpos[adr("shoulder_elv")] = elev
+        d.qpos[adr("elbow_flexion")] = math.radians(5.0)
+        for j, c in coupled.items():
+            d.qpos[adr(j)] = c * held
+        mujoco.mj_forward(m, d)
+        return [d.actuator_length[i] for i in ids]
+
+    h = 1e-5
+    print(f"MyoArm, plane {plane} deg: -dl/d shoulder_elv, mm\n")
+    print("| elevation | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for e in ELEVATIONS:
+        q = math.radians(e)
+        up, down = lengths(q + h, q), lengths(q - h, q)
+        arms = [-(a - b) / (2 * h) * 1e3 for a, b in zip(up, down)]
+        print(f"| {e}° | " + " | ".join(f"{x:.1f}" for x in arms) + " |")
+
+
 def main(argv):
     commands = {"motion": (cmd_motion, 1), "arms": (cmd_arms, 1), "check": (cmd_check, 1),
-                "neutral": (cmd_neutral, 2), "shares": (cmd_shares, 2)}
+                "neutral": (cmd_neutral, 2), "shares": (cmd_shares, 2),
+                "myoarm": (cmd_myoarm, 2)}
     if len(argv) < 2 or argv[1] not in commands or len(argv) - 2 != commands[argv[1]][1]:
         sys.stderr.write(__doc__)
         return 2
