@@ -482,29 +482,13 @@ fn chain_problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Pro
     let actuators = (0..n)
         .map(|k| Actuator { name: format!("motor{k}"), coordinate: k, optimal_force: 3.0, bounds: [-9.0, 9.0] })
         .collect();
-    Problem {
-        system,
-        actuators,
-        duration: 0.9,
-        duration_bounds: None,
-        intervals: 2,
-        scheme,
-        objective: Objective {
-            actuator: 1.3,
-            tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
-            final_targets: vec![(0, -0.2, 4.0), (2 * n - 1, 0.3, 5.0)],
-            ..Objective::default()
-        },
-        state_bounds: vec![[-10.0, 10.0]; nx],
-        initial: vec![None; nx],
-        initial_equilibrium: false,
-        final_equilibrium: false,
-        final_state: vec![None; nx],
-        excitation_bounds: [0.0, 1.0],
-        hessian: HessianChoice::Exact,
-        cone: None,
-        directions: Vec::new(),
-    }
+    let objective = Objective {
+        actuator: 1.3,
+        tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
+        final_targets: vec![(0, -0.2, 4.0), (2 * n - 1, 0.3, 5.0)],
+        ..Objective::default()
+    };
+    Problem { actuators, state_bounds: vec![[-10.0, 10.0]; nx], ..open(system, 0.9, 2, scheme, objective) }
 }
 
 /// A chain (the double pendulum: two hinges in series) and two closed loops with masses (the
