@@ -25,7 +25,7 @@ use rng::Rng;
 
 #[path = "support/hessian_check.rs"]
 mod hessian_check;
-use hessian_check::{hessian_error, random_hessian_error, random_point};
+use hessian_check::{assert_random_hessians, hessian_error, random_hessian_error, random_point};
 
 /// The largest difference between the exact Jacobian and central differences, relative to the
 /// largest entry of its row (and to 1: the kernel's Newton solve leaves round-off of that order),
@@ -353,17 +353,13 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
             p.objective.markers = vec![marker(&c, point)];
             let mut t = Transcription::new(&p).unwrap();
             assert_eq!(t.hessian_case(), &Ok(motion), "{file}");
-            for _ in 0..3 {
-                let z = random_point(&t, &mut rng, &[0.0, 0.0], &[2.0, 3.0]);
-                let (err, at) = random_hessian_error(1e-4, &mut t, &mut rng, &z);
-                println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-                // 1e-6: the differences' noise, which grows as the step shrinks (with the exact
-                // ∂c/∂q the pendulum's Jacobian carries round-off from one evaluation to the next:
-                // 1.6e-8 at a step of 1e-4, the step used, 1.7e-7 at 1e-5, 3.8e-7 at 3e-6, even
-                // between grid points no term couples; without tracking terms, rows of scale 1
-                // showed 5.6e-6 at 1e-5); a wrong term shows at 1e-1
-                assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-            }
+            // 1e-6: the differences' noise, which grows as the step shrinks (with the exact
+            // ∂c/∂q the pendulum's Jacobian carries round-off from one evaluation to the next:
+            // 1.6e-8 at a step of 1e-4, the step used, 1.7e-7 at 1e-5, 3.8e-7 at 3e-6, even
+            // between grid points no term couples; without tracking terms, rows of scale 1
+            // showed 5.6e-6 at 1e-5); a wrong term shows at 1e-1
+            let label = format!("{file} {scheme:?}");
+            assert_random_hessians(&mut t, &mut rng, 3, &[0.0, 0.0], &[2.0, 3.0], (1e-4, 1e-6), &label);
         }
     }
 }
@@ -394,14 +390,10 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_elbow_with_two_muscles() {
             spread.extend([0.45; 2]);
             let mut mid = rest.x.clone();
             mid[l.a()..].fill(0.5);
-            for _ in 0..3 {
-                let z = random_point(&t, &mut rng, &mid, &spread);
-                let (err, at) = random_hessian_error(1e-5, &mut t, &mut rng, &z);
-                println!("elbow {scheme:?} at {angle} rad: Hessian off by {err:.2e} at {at:?}");
-                // a step of 1e-5: at 1e-4 the tendons' curvature gives the differences a
-                // truncation error of 4e-6
-                assert!(err < 1e-6, "{scheme:?} at {angle} rad: Hessian off by {err:.2e} (relative) at {at:?}");
-            }
+            // a step of 1e-5: at 1e-4 the tendons' curvature gives the differences a truncation
+            // error of 4e-6
+            let label = format!("elbow {scheme:?} at {angle} rad");
+            assert_random_hessians(&mut t, &mut rng, 3, &mid, &spread, (1e-5, 1e-6), &label);
         }
     }
 }
@@ -431,12 +423,8 @@ fn the_hessian_of_the_lagrangian_is_exact_for_muscles_on_a_chain() {
         let p = with_muscles(&system, scheme);
         let mut t = Transcription::new(&p).unwrap();
         assert_eq!(t.hessian_case(), &Ok(Motion::Chain));
-        for _ in 0..3 {
-            let z = random_point(&t, &mut rng, &mid, &spread);
-            let (err, at) = random_hessian_error(1e-5, &mut t, &mut rng, &z);
-            println!("two-joint arm {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-            assert!(err < 1e-6, "{scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-        }
+        let label = format!("two-joint arm {scheme:?}");
+        assert_random_hessians(&mut t, &mut rng, 3, &mid, &spread, (1e-5, 1e-6), &label);
     }
 }
 
@@ -467,12 +455,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_shoulder_with_its_muscles() {
     let mut t = Transcription::new(&p).unwrap();
     assert_eq!(t.hessian_case(), &Ok(Motion::Chain));
     let mut rng = Rng(0x5e0d_a5c1_95e5_0043);
-    for _ in 0..2 {
-        let z = random_point(&t, &mut rng, &mid, &spread);
-        let (err, at) = random_hessian_error(3e-6, &mut t, &mut rng, &z);
-        println!("shoulder with its muscles: Hessian off by {err:.2e} at {at:?}");
-        assert!(err < 1e-5, "Hessian off by {err:.2e} (relative) at {at:?}");
-    }
+    assert_random_hessians(&mut t, &mut rng, 2, &mid, &spread, (3e-6, 1e-5), "shoulder with its muscles");
 }
 
 /// A problem with an actuator on each of the `n` inputs, effort, a tracking of the first input
@@ -515,12 +498,8 @@ fn the_hessian_of_the_lagrangian_is_exact_for_chains() {
             let p = chain_problem(&system, scheme);
             let mut t = Transcription::new(&p).unwrap();
             assert_eq!(t.hessian_case(), &Ok(Motion::Chain), "{file}");
-            for _ in 0..3 {
-                let z = random_point(&t, &mut rng, &mid, &vec![0.3; 2 * n]);
-                let (err, at) = random_hessian_error(1e-4, &mut t, &mut rng, &z);
-                println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-                assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-            }
+            let label = format!("{file} {scheme:?}");
+            assert_random_hessians(&mut t, &mut rng, 3, &mid, &vec![0.3; 2 * n], (1e-4, 1e-6), &label);
         }
     }
 }

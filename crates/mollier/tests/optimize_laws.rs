@@ -22,7 +22,7 @@ use rng::Rng;
 
 #[path = "support/hessian_check.rs"]
 mod hessian_check;
-use hessian_check::{random_hessian_error, random_point};
+use hessian_check::{assert_random_hessians, random_point};
 
 #[path = "support/ipopt.rs"]
 mod ipopt;
@@ -63,12 +63,8 @@ fn the_hessian_of_the_lagrangian_is_exact_with_laws_on_dependent_modes() {
         let p = problem(&system, scheme);
         let mut t = Transcription::new(&p).unwrap();
         assert_eq!(t.hessian_case(), &Ok(Motion::Chain));
-        for _ in 0..4 {
-            let z = random_point(&t, &mut rng, &[0.0, 0.0], &[0.3, 1.0]);
-            let (err, at) = random_hessian_error(1e-5, &mut t, &mut rng, &z);
-            println!("{scheme:?}: Hessian off by {err:.2e} at {at:?}");
-            assert!(err < 1e-6, "{scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-        }
+        let label = format!("{scheme:?}");
+        assert_random_hessians(&mut t, &mut rng, 4, &[0.0, 0.0], &[0.3, 1.0], (1e-5, 1e-6), &label);
     }
 }
 
@@ -168,16 +164,11 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_shoulders_laws() {
     let mut near = vec![0.05; 2 * n];
     near[n - 1] = 0.1;
     for (mid, spread) in [(vec![0.0; 2 * n], vec![0.12; 2 * n]), (low, near)] {
-        for _ in 0..2 {
-            let z = random_point(&t, &mut rng, &mid, &spread);
-            let (err, at) = random_hessian_error(3e-6, &mut t, &mut rng, &z);
-            println!("shoulder: Hessian off by {err:.2e} at {at:?}");
-            // 1e-5 at a step of 3e-6: the differences' truncation error, from the contacts' and
-            // stops' curvature, falls as the step squared (the fourth posture: 4.4e-5 at 1e-5,
-            // 4.0e-6 at 3e-6, 4.4e-7 at 1e-6) and their round-off rises (the second: 4.1e-7 at
-            // 3e-6, 1.3e-6 at 1e-6); a term left out shows at 1e-2 and more
-            assert!(err < 1e-5, "Hessian off by {err:.2e} (relative) at {at:?}");
-        }
+        // 1e-5 at a step of 3e-6: the differences' truncation error, from the contacts' and
+        // stops' curvature, falls as the step squared (the fourth posture: 4.4e-5 at 1e-5,
+        // 4.0e-6 at 3e-6, 4.4e-7 at 1e-6) and their round-off rises (the second: 4.1e-7 at
+        // 3e-6, 1.3e-6 at 1e-6); a term left out shows at 1e-2 and more
+        assert_random_hessians(&mut t, &mut rng, 2, &mid, &spread, (3e-6, 1e-5), "shoulder");
     }
 }
 
@@ -209,12 +200,9 @@ fn joint_law_hessian(file: &str, seed: u64, spread: f64, step: f64, tolerance: f
         let p = Problem { actuators, ..problem(&system, scheme) };
         let mut t = Transcription::new(&p).unwrap();
         assert_eq!(t.hessian_case(), &Ok(Motion::Chain), "{file}");
-        for _ in 0..3 {
-            let z = random_point(&t, &mut rng, &vec![0.0; 2 * n], &vec![spread; 2 * n]);
-            let (err, at) = random_hessian_error(step, &mut t, &mut rng, &z);
-            println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-            assert!(err < tolerance, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-        }
+        let (mid, spread) = (vec![0.0; 2 * n], vec![spread; 2 * n]);
+        let label = format!("{file} {scheme:?}");
+        assert_random_hessians(&mut t, &mut rng, 3, &mid, &spread, (step, tolerance), &label);
     }
 }
 
@@ -273,11 +261,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_a_muscle_path_with_a_law() {
         let p = open(&system, 0.3, 2, scheme, objective);
         let mut t = Transcription::new(&p).unwrap();
         assert_eq!(t.hessian_case(), &Ok(Motion::Chain));
-        for _ in 0..3 {
-            let z = random_point(&t, &mut rng, &mid, &spread);
-            let (err, at) = random_hessian_error(1e-5, &mut t, &mut rng, &z);
-            println!("a path with a law {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-            assert!(err < 1e-6, "{scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-        }
+        let label = format!("a path with a law {scheme:?}");
+        assert_random_hessians(&mut t, &mut rng, 3, &mid, &spread, (1e-5, 1e-6), &label);
     }
 }
