@@ -24,8 +24,8 @@ use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId, Order};
 
 use crate::law::{JointMoment, ResistanceLaw};
-use mollier_joint_common::axes_drawing;
 use mollier_joint_common::swing::{swing_derivatives, swing_generic};
+use mollier_joint_common::{N, axes_drawing, check_len};
 
 /// Names of the three modes, in order (rad).
 pub const MODES: [&str; 3] = ["swing_p", "swing_q", "torsion"];
@@ -33,8 +33,6 @@ pub const MODES: [&str; 3] = ["swing_p", "swing_q", "torsion"];
 /// Local offsets of the two orientation nodes.
 const F: usize = 0;
 const M: usize = 4;
-/// Local coordinates: two sets of Euler parameters.
-const N: usize = 8;
 
 /// The joint frames, in the global frame of the initial configuration (unitless directions).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -254,9 +252,7 @@ impl ElementInfo for BallSocketResistance {
 impl Element for BallSocketResistance {
     mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        if x.len() != N {
-            return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
-        }
+        check_len(x.len())?;
         let order = out.order();
         let [xf, yf, zf] = &self.tf;
         let [xm, ym, zm] = &self.tm;

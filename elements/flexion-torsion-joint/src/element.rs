@@ -26,7 +26,7 @@ use mollier_core::geometry::{Vec3, cross, dot};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId};
 use mollier_joint_common::swing::{swing, swing_generic};
-use mollier_joint_common::{FrameSpec, JointFrames, N, Term};
+use mollier_joint_common::{FrameSpec, JointFrames, Term, check_len};
 
 use crate::law::{FlexionTorsionLaw, JointMoment};
 
@@ -150,9 +150,7 @@ impl ElementInfo for FlexionTorsionJoint {
 impl Element for FlexionTorsionJoint {
     mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        if x.len() != N {
-            return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
-        }
+        check_len(x.len())?;
         let o = out.order();
         let r = |a: usize, b: usize| self.frames.entry(x, a, b, o);
         let u = [r(0, 2), r(1, 2), r(2, 2)];
