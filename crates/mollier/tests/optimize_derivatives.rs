@@ -10,14 +10,16 @@
 
 use mollier::compile::load;
 use mollier_ipopt::Nlp;
-use mollier_ocp::{
-    Actuator, HessianChoice, MarkerTracking, Motion, Objective, Problem, Scheme, Tracking, Transcription,
-};
+use mollier_ocp::{HessianChoice, MarkerTracking, Motion, Objective, Problem, Scheme, Tracking, Transcription};
 use mollier_sim::Musculoskeletal;
 
 #[path = "fixtures/problem.rs"]
 mod problem;
 use problem::open;
+
+#[path = "support/motors.rs"]
+mod motors;
+use motors::motors;
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -95,19 +97,19 @@ fn marker(c: &mollier::Compiled, name: &str) -> MarkerTracking {
     MarkerTracking { name: name.into(), node, weight: 2.5, reference }
 }
 
-/// A one-input problem with an actuator, a tracking and two final-state terms.
-fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
+/// A problem over 0.9 s in `intervals` with an actuator on each of the `n` inputs, effort, a
+/// tracking of the first input, final targets on the first input and the last rate, and each
+/// state within ±10.
+fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme, intervals: usize) -> Problem<'s, 'm> {
+    let (n, nx) = (system.layout().n, system.layout().len());
     let objective = Objective {
         actuator: 1.3,
         tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
-        final_targets: vec![(0, -0.2, 4.0), (1, 0.3, 5.0)],
+        final_targets: vec![(0, -0.2, 4.0), (2 * n - 1, 0.3, 5.0)],
         ..Objective::default()
     };
-    Problem {
-        actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 3.0, bounds: [-9.0, 9.0] }],
-        state_bounds: vec![[-10.0, 10.0]; 2],
-        ..open(system, 0.9, 3, scheme, objective)
-    }
+    let actuators = motors(n);
+    Problem { actuators, state_bounds: vec![[-10.0, 10.0]; nx], ..open(system, 0.9, intervals, scheme, objective) }
 }
 
 /// A problem of the elbow's muscles with `Σ c_k e_k²` (a factor per muscle), `Σ a³`, the
@@ -131,7 +133,7 @@ fn the_pendulums_jacobian_and_gradient_are_exact() {
     let c = model("models/mechanisms/pendulum.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let mut p = actuated(&system, scheme);
+        let mut p = actuated(&system, scheme, 3);
         p.objective.markers = vec![marker(&c, "rod.tip")];
         let mut t = Transcription::new(&p).unwrap();
         let mut rng = Rng(0x5eed_1234_abcd_0001);
@@ -147,7 +149,7 @@ fn the_pendulums_jacobian_and_gradient_are_exact() {
 /// [`actuated`] with the duration free (no tracking: its references' times would move) and a
 /// weight on it.
 fn free_time<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
-    let mut p = actuated(system, scheme);
+    let mut p = actuated(system, scheme, 3);
     p.duration_bounds = Some([0.1, 5.0]);
     p.objective.tracking.clear();
     p.objective.time = 0.7;
@@ -349,7 +351,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
         let c = model(file);
         let system = Musculoskeletal::new(&c.model, c.muscles.clone());
         for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-            let mut p = actuated(&system, scheme);
+            let mut p = actuated(&system, scheme, 3);
             p.objective.markers = vec![marker(&c, point)];
             let mut t = Transcription::new(&p).unwrap();
             assert_eq!(t.hessian_case(), &Ok(motion), "{file}");
@@ -458,22 +460,6 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_shoulder_with_its_muscles() {
     assert_random_hessians(&mut t, &mut rng, 2, &mid, &spread, (3e-6, 1e-5), "shoulder with its muscles");
 }
 
-/// A problem with an actuator on each of the `n` inputs, effort, a tracking of the first input
-/// and final targets on the first input and the last rate.
-fn chain_problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
-    let (n, nx) = (system.layout().n, system.layout().len());
-    let actuators = (0..n)
-        .map(|k| Actuator { name: format!("motor{k}"), coordinate: k, optimal_force: 3.0, bounds: [-9.0, 9.0] })
-        .collect();
-    let objective = Objective {
-        actuator: 1.3,
-        tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
-        final_targets: vec![(0, -0.2, 4.0), (2 * n - 1, 0.3, 5.0)],
-        ..Objective::default()
-    };
-    Problem { actuators, state_bounds: vec![[-10.0, 10.0]; nx], ..open(system, 0.9, 2, scheme, objective) }
-}
-
 /// A chain (the double pendulum: two hinges in series) and two closed loops with masses (the
 /// planar four-bar and the spatial RSSR, a truss closing each) with an actuator per input,
 /// effort, tracking and final targets, both schemes, at three random configurations with random
@@ -495,7 +481,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_chains() {
         let mut ws = system.workspace();
         let mid = system.rest_state(&mut ws, &vec![0.0; n], 0.0, &[]).unwrap().x;
         for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-            let p = chain_problem(&system, scheme);
+            let p = actuated(&system, scheme, 2);
             let mut t = Transcription::new(&p).unwrap();
             assert_eq!(t.hessian_case(), &Ok(Motion::Chain), "{file}");
             let label = format!("{file} {scheme:?}");
@@ -517,7 +503,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_a_chain_hanging_and_upright() {
     let mid = system.rest_state(&mut ws, &vec![0.0; n], 0.0, &[]).unwrap().x;
     let half_pi = std::f64::consts::FRAC_PI_2;
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let p = chain_problem(&system, scheme);
+        let p = actuated(&system, scheme, 2);
         let mut t = Transcription::new(&p).unwrap();
         let per = t.n() / t.points();
         for ends in [[-half_pi, half_pi], [half_pi, -half_pi]] {

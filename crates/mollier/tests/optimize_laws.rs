@@ -9,12 +9,16 @@ use std::path::Path;
 use mollier::compile::load;
 use mollier::optimize::HessianSpec;
 use mollier_ipopt::Nlp;
-use mollier_ocp::{Actuator, Motion, Objective, Problem, Scheme, Tracking, Transcription};
+use mollier_ocp::{Motion, Objective, Problem, Scheme, Tracking, Transcription};
 use mollier_sim::Musculoskeletal;
 
 #[path = "fixtures/problem.rs"]
 mod problem;
 use problem::open;
+
+#[path = "support/motors.rs"]
+mod motors;
+use motors::motors;
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -34,7 +38,8 @@ use solve_file::solve_file;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
-/// An actuator on the crank, effort, a tracking of the crank and final targets.
+/// An actuator on each input (the four-bar's crank), effort, a tracking of the first input and
+/// final targets on it and on the second state.
 fn problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
     let objective = Objective {
         actuator: 1.3,
@@ -42,10 +47,7 @@ fn problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'
         final_targets: vec![(0, -0.2, 4.0), (1, 0.3, 5.0)],
         ..Objective::default()
     };
-    Problem {
-        actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 3.0, bounds: [-9.0, 9.0] }],
-        ..open(system, 0.9, 2, scheme, objective)
-    }
+    Problem { actuators: motors(system.layout().n), ..open(system, 0.9, 2, scheme, objective) }
 }
 
 /// The sprung four-bar, both schemes, at random crank angles within ±0.3 rad of rest (the
@@ -147,9 +149,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_shoulders_laws() {
     let c = load(Path::new(path), &mollier::registry()).expect("loads");
     let system = Musculoskeletal::new(&c.model, Vec::new());
     let n = system.layout().n;
-    let actuators = (0..n)
-        .map(|k| Actuator { name: format!("motor{k}"), coordinate: k, optimal_force: 3.0, bounds: [-9.0, 9.0] })
-        .collect();
+    let actuators = motors(n);
     let objective = Objective {
         actuator: 1.3,
         tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 0.4)] }],
@@ -194,10 +194,7 @@ fn joint_law_hessian(file: &str, seed: u64, spread: f64, step: f64, tolerance: f
     let n = system.layout().n;
     let mut rng = Rng(seed);
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let actuators = (0..n)
-            .map(|k| Actuator { name: format!("motor{k}"), coordinate: k, optimal_force: 3.0, bounds: [-9.0, 9.0] })
-            .collect();
-        let p = Problem { actuators, ..problem(&system, scheme) };
+        let p = problem(&system, scheme);
         let mut t = Transcription::new(&p).unwrap();
         assert_eq!(t.hessian_case(), &Ok(Motion::Chain), "{file}");
         let (mid, spread) = (vec![0.0; 2 * n], vec![spread; 2 * n]);
