@@ -17,12 +17,12 @@
 use mollier_core::element::{
     Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
 };
-use mollier_core::geometry::{Quat, Vec3, dot, lift, q_matrix, q_times, quat_at, rotate, rotate_jacobian};
+use mollier_core::geometry::{Quat, Vec3, dot, q_matrix, q_times, quat_at, rotate, rotate_jacobian};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId, Order};
 
 use crate::law::{JointMoment, ResistanceLaw};
-use mollier_joint_common::swing::{swing_derivatives, swing_generic};
+use mollier_joint_common::swing::{swing_derivatives, swing_twist_generic};
 use mollier_joint_common::{FrameSpec, JointFrames as Carried, N, check_len};
 
 /// Names of the three modes, in order (rad).
@@ -172,19 +172,8 @@ impl BallSocketResistance {
         if x.len() != N || e.len() < 3 {
             return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
         }
-        let (lf, lm) = (quat_at(x, F), quat_at(x, M));
-        let nf = self.carried.fixed.map(|a| rotate(&lf, &lift(&a)));
-        let nm = self.carried.moving.map(|b| rotate(&lm, &lift(&b)));
-        let (p, q) = swing_generic([dot(&nf[0], &nm[2]), dot(&nf[1], &nm[2]), dot(&nf[2], &nm[2])])?;
-        let s = dot(&nf[1], &nm[0]) - dot(&nf[0], &nm[1]);
-        let cc = dot(&nf[0], &nm[0]) + dot(&nf[1], &nm[1]);
-        if !(s.re().hypot(cc.re()) > 0.0) {
-            return Err(ElementError::Domain("the twist is undefined at θ = π".into()));
-        }
-        let (c0, s0) = (c::<T>(twist0.0), c::<T>(twist0.1));
-        e[0] = p;
-        e[1] = q;
-        e[2] = (s * c0 - cc * s0).atan2(cc * c0 + s * s0);
+        let r = self.carried.relative(x)?;
+        e[..3].copy_from_slice(&swing_twist_generic(&r, twist0, "the twist is undefined at θ = π")?);
         Ok(())
     }
 }
