@@ -49,20 +49,24 @@ import time
 import opensim as osim
 
 
-def sliding_mass():
-    m = osim.Model()
-    m.setName("sliding_mass")
-    b = osim.Body("block", 2.0, osim.Vec3(0), osim.Inertia(0.01))
-    m.addBody(b)
-    j = osim.SliderJoint("slider", m.getGround(), b)
-    c = j.updCoordinate()
-    c.setName("x")
-    m.addJoint(j)
-    a = osim.CoordinateActuator("x")
+def one_actuated_joint(m, body, joint, coordinate):
+    """Adds `body` to `m` on `joint` (from the ground), names the joint's coordinate `coordinate`,
+    drives it by an ideal CoordinateActuator `actuator` of optimal force 1, and connects `m`."""
+    m.addBody(body)
+    joint.updCoordinate().setName(coordinate)
+    m.addJoint(joint)
+    a = osim.CoordinateActuator(coordinate)
     a.setName("actuator")
     a.setOptimalForce(1)
     m.addForce(a)
     m.finalizeConnections()
+
+
+def sliding_mass():
+    m = osim.Model()
+    m.setName("sliding_mass")
+    b = osim.Body("block", 2.0, osim.Vec3(0), osim.Inertia(0.01))
+    one_actuated_joint(m, b, osim.SliderJoint("slider", m.getGround(), b), "x")
     bounds = {"/jointset/slider/x/value": ([-5, 5], 0.0, 1.0), "/jointset/slider/x/speed": ([-50, 50], 0.0, 0.0)}
     return m, 1.0, bounds, [-50, 50]
 
@@ -73,16 +77,8 @@ def pendulum():
     # OpenSim's default is 9.80665; the Mollier model's is 9.81
     m.setGravity(osim.Vec3(0, -9.81, 0))
     b = osim.Body("rod", 1.5, osim.Vec3(0.4, 0, 0), osim.Inertia(0.000075, 0.08, 0.08))
-    m.addBody(b)
     j = osim.PinJoint("swing", m.getGround(), osim.Vec3(0), osim.Vec3(0), b, osim.Vec3(0), osim.Vec3(0))
-    c = j.updCoordinate()
-    c.setName("q")
-    m.addJoint(j)
-    a = osim.CoordinateActuator("q")
-    a.setName("actuator")
-    a.setOptimalForce(1)
-    m.addForce(a)
-    m.finalizeConnections()
+    one_actuated_joint(m, b, j, "q")
     bounds = {
         "/jointset/swing/q/value": ([-math.pi / 2, math.pi / 2], -math.pi / 2, math.pi / 2),
         "/jointset/swing/q/speed": ([-50, 50], 0.0, 0.0),

@@ -108,6 +108,22 @@ fn scale_or_one(x: f64) -> f64 {
     if x.is_finite() && x > 0.0 { x } else { 1.0 }
 }
 
+/// The name of `mode`, listed by a study's muscles or signs, after checking that it is one of the
+/// model's modes and not listed before: `seen` (n_e) marks the modes listed so far, `mode` among
+/// them now. Else the name to blame and what is wrong. Whether the mode may be listed at all
+/// depends on the mode alone, so a second listing fails here or not at all.
+fn listed_once(model: &Model, mode: ModeId, seen: &mut [bool]) -> Result<String, (String, String)> {
+    let i = mode.index();
+    if i >= seen.len() {
+        return Err((format!("mode #{i}"), format!("the model has {} modes", seen.len())));
+    }
+    let name = model.mode_name(mode);
+    if std::mem::replace(&mut seen[i], true) {
+        return Err((name, "the mode is listed twice".into()));
+    }
+    Ok(name)
+}
+
 impl<'m> LoadSharing<'m> {
     /// Check a study against a model and set it up.
     pub fn new(model: &'m Model, study: Study) -> Result<Self, SetupError> {
@@ -134,10 +150,7 @@ impl<'m> LoadSharing<'m> {
         let mut seen = vec![false; ne];
         for (index, m) in study.muscles.iter().enumerate() {
             let bad = |name: String, message: String| SetupError::Muscle { index, name, message };
-            if m.mode.index() >= ne {
-                return Err(bad(format!("mode #{}", m.mode.index()), format!("the model has {ne} modes")));
-            }
-            let name = model.mode_name(m.mode);
+            let name = listed_once(model, m.mode, &mut seen).map_err(|(name, message)| bad(name, message))?;
             if model.mode_role(m.mode) != ModeRole::Dependent {
                 return Err(bad(name, "its mode must be free (dependent), not fixed or an input".into()));
             }
@@ -145,9 +158,6 @@ impl<'m> LoadSharing<'m> {
             // shares out with the muscles (its stress in N m per unit level)
             if !matches!(model.mode_info(m.mode).quantity, Quantity::Length | Quantity::Dimensionless) {
                 return Err(bad(name, "its mode must be a length (an elongation) or a contact's level".into()));
-            }
-            if std::mem::replace(&mut seen[m.mode.index()], true) {
-                return Err(bad(name, "the mode is listed twice".into()));
             }
             let pos = |v: f64| v.is_finite() && v > 0.0;
             if !pos(m.pcsa) {
@@ -170,15 +180,9 @@ impl<'m> LoadSharing<'m> {
         let mut seen = vec![false; ne];
         for (index, s) in study.signs.iter().enumerate() {
             let bad = |name: String, message: String| SetupError::Sign { index, name, message };
-            if s.mode.index() >= ne {
-                return Err(bad(format!("mode #{}", s.mode.index()), format!("the model has {ne} modes")));
-            }
-            let name = model.mode_name(s.mode);
+            let name = listed_once(model, s.mode, &mut seen).map_err(|(name, message)| bad(name, message))?;
             if !matches!(model.mode_role(s.mode), ModeRole::Fixed(_)) {
                 return Err(bad(name, "only a fixed mode has a reaction".into()));
-            }
-            if std::mem::replace(&mut seen[s.mode.index()], true) {
-                return Err(bad(name, "the mode is listed twice".into()));
             }
         }
         let mut seen = vec![false; nq];

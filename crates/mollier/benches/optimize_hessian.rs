@@ -13,8 +13,12 @@
 use std::path::PathBuf;
 
 use mollier_ipopt::Nlp;
-use mollier_ocp::{HessianChoice, Objective, Problem, Scheme, Transcription};
+use mollier_ocp::{Objective, Scheme, Transcription};
 use mollier_sim::Musculoskeletal;
+
+#[path = "../tests/fixtures/problem.rs"]
+mod problem;
+use problem::open;
 
 fn main() {
     divan::main();
@@ -41,24 +45,7 @@ fn with_shoulder(f: impl FnOnce(&mut Transcription<'_, '_, '_>, &[f64])) {
     let l = system.layout();
     let nx = l.len();
     let intervals = 13;
-    let p = Problem {
-        system: &system,
-        actuators: Vec::new(),
-        duration: 1.3,
-        duration_bounds: None,
-        intervals,
-        scheme: Scheme::Trapezoidal,
-        objective: Objective { excitation: 1.0, ..Objective::default() },
-        state_bounds: vec![[-2e19, 2e19]; nx],
-        initial: vec![None; nx],
-        initial_equilibrium: false,
-        final_equilibrium: false,
-        final_state: vec![None; nx],
-        excitation_bounds: [0.0, 1.0],
-        hessian: HessianChoice::Exact,
-        cone: None,
-        directions: Vec::new(),
-    };
+    let p = open(&system, 1.3, intervals, Scheme::Trapezoidal, Objective { excitation: 1.0, ..Objective::default() });
     let mut t = Transcription::new(&p).expect("the problem transcribes");
     let rows = target();
     let mut ws = system.workspace();

@@ -10,14 +10,16 @@
 
 use mollier::compile::load;
 use mollier_ipopt::Nlp;
-use mollier_ocp::{
-    Actuator, HessianChoice, MarkerTracking, Motion, Objective, Problem, Scheme, Tracking, Transcription,
-};
+use mollier_ocp::{HessianChoice, MarkerTracking, Motion, Objective, Problem, Scheme, Tracking, Transcription};
 use mollier_sim::Musculoskeletal;
 
 #[path = "fixtures/problem.rs"]
 mod problem;
 use problem::open;
+
+#[path = "support/motors.rs"]
+mod motors;
+use motors::motors;
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -25,7 +27,7 @@ use rng::Rng;
 
 #[path = "support/hessian_check.rs"]
 mod hessian_check;
-use hessian_check::{hessian_error, random_hessian_error, random_point};
+use hessian_check::{assert_random_hessians, hessian_error, random_hessian_error, random_point};
 
 /// The largest difference between the exact Jacobian and central differences, relative to the
 /// largest entry of its row (and to 1: the kernel's Newton solve leaves round-off of that order),
@@ -95,19 +97,19 @@ fn marker(c: &mollier::Compiled, name: &str) -> MarkerTracking {
     MarkerTracking { name: name.into(), node, weight: 2.5, reference }
 }
 
-/// A one-input problem with an actuator, a tracking and two final-state terms.
-fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
+/// A problem over 0.9 s in `intervals` with an actuator on each of the `n` inputs, effort, a
+/// tracking of the first input, final targets on the first input and the last rate, and each
+/// state within ±10.
+fn actuated<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme, intervals: usize) -> Problem<'s, 'm> {
+    let (n, nx) = (system.layout().n, system.layout().len());
     let objective = Objective {
         actuator: 1.3,
         tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
-        final_targets: vec![(0, -0.2, 4.0), (1, 0.3, 5.0)],
+        final_targets: vec![(0, -0.2, 4.0), (2 * n - 1, 0.3, 5.0)],
         ..Objective::default()
     };
-    Problem {
-        actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 3.0, bounds: [-9.0, 9.0] }],
-        state_bounds: vec![[-10.0, 10.0]; 2],
-        ..open(system, 0.9, 3, scheme, objective)
-    }
+    let actuators = motors(n);
+    Problem { actuators, state_bounds: vec![[-10.0, 10.0]; nx], ..open(system, 0.9, intervals, scheme, objective) }
 }
 
 /// A problem of the elbow's muscles with `Σ c_k e_k²` (a factor per muscle), `Σ a³`, the
@@ -131,7 +133,7 @@ fn the_pendulums_jacobian_and_gradient_are_exact() {
     let c = model("models/mechanisms/pendulum.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let mut p = actuated(&system, scheme);
+        let mut p = actuated(&system, scheme, 3);
         p.objective.markers = vec![marker(&c, "rod.tip")];
         let mut t = Transcription::new(&p).unwrap();
         let mut rng = Rng(0x5eed_1234_abcd_0001);
@@ -147,7 +149,7 @@ fn the_pendulums_jacobian_and_gradient_are_exact() {
 /// [`actuated`] with the duration free (no tracking: its references' times would move) and a
 /// weight on it.
 fn free_time<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
-    let mut p = actuated(system, scheme);
+    let mut p = actuated(system, scheme, 3);
     p.duration_bounds = Some([0.1, 5.0]);
     p.objective.tracking.clear();
     p.objective.time = 0.7;
@@ -349,21 +351,17 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
         let c = model(file);
         let system = Musculoskeletal::new(&c.model, c.muscles.clone());
         for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-            let mut p = actuated(&system, scheme);
+            let mut p = actuated(&system, scheme, 3);
             p.objective.markers = vec![marker(&c, point)];
             let mut t = Transcription::new(&p).unwrap();
             assert_eq!(t.hessian_case(), &Ok(motion), "{file}");
-            for _ in 0..3 {
-                let z = random_point(&t, &mut rng, &[0.0, 0.0], &[2.0, 3.0]);
-                let (err, at) = random_hessian_error(1e-4, &mut t, &mut rng, &z);
-                println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-                // 1e-6: the differences' noise, which grows as the step shrinks (with the exact
-                // ∂c/∂q the pendulum's Jacobian carries round-off from one evaluation to the next:
-                // 1.6e-8 at a step of 1e-4, the step used, 1.7e-7 at 1e-5, 3.8e-7 at 3e-6, even
-                // between grid points no term couples; without tracking terms, rows of scale 1
-                // showed 5.6e-6 at 1e-5); a wrong term shows at 1e-1
-                assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-            }
+            // 1e-6: the differences' noise, which grows as the step shrinks (with the exact
+            // ∂c/∂q the pendulum's Jacobian carries round-off from one evaluation to the next:
+            // 1.6e-8 at a step of 1e-4, the step used, 1.7e-7 at 1e-5, 3.8e-7 at 3e-6, even
+            // between grid points no term couples; without tracking terms, rows of scale 1
+            // showed 5.6e-6 at 1e-5); a wrong term shows at 1e-1
+            let label = format!("{file} {scheme:?}");
+            assert_random_hessians(&mut t, &mut rng, 3, &[0.0, 0.0], &[2.0, 3.0], (1e-4, 1e-6), &label);
         }
     }
 }
@@ -394,14 +392,10 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_elbow_with_two_muscles() {
             spread.extend([0.45; 2]);
             let mut mid = rest.x.clone();
             mid[l.a()..].fill(0.5);
-            for _ in 0..3 {
-                let z = random_point(&t, &mut rng, &mid, &spread);
-                let (err, at) = random_hessian_error(1e-5, &mut t, &mut rng, &z);
-                println!("elbow {scheme:?} at {angle} rad: Hessian off by {err:.2e} at {at:?}");
-                // a step of 1e-5: at 1e-4 the tendons' curvature gives the differences a
-                // truncation error of 4e-6
-                assert!(err < 1e-6, "{scheme:?} at {angle} rad: Hessian off by {err:.2e} (relative) at {at:?}");
-            }
+            // a step of 1e-5: at 1e-4 the tendons' curvature gives the differences a truncation
+            // error of 4e-6
+            let label = format!("elbow {scheme:?} at {angle} rad");
+            assert_random_hessians(&mut t, &mut rng, 3, &mid, &spread, (1e-5, 1e-6), &label);
         }
     }
 }
@@ -431,12 +425,8 @@ fn the_hessian_of_the_lagrangian_is_exact_for_muscles_on_a_chain() {
         let p = with_muscles(&system, scheme);
         let mut t = Transcription::new(&p).unwrap();
         assert_eq!(t.hessian_case(), &Ok(Motion::Chain));
-        for _ in 0..3 {
-            let z = random_point(&t, &mut rng, &mid, &spread);
-            let (err, at) = random_hessian_error(1e-5, &mut t, &mut rng, &z);
-            println!("two-joint arm {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-            assert!(err < 1e-6, "{scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-        }
+        let label = format!("two-joint arm {scheme:?}");
+        assert_random_hessians(&mut t, &mut rng, 3, &mid, &spread, (1e-5, 1e-6), &label);
     }
 }
 
@@ -467,44 +457,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_shoulder_with_its_muscles() {
     let mut t = Transcription::new(&p).unwrap();
     assert_eq!(t.hessian_case(), &Ok(Motion::Chain));
     let mut rng = Rng(0x5e0d_a5c1_95e5_0043);
-    for _ in 0..2 {
-        let z = random_point(&t, &mut rng, &mid, &spread);
-        let (err, at) = random_hessian_error(3e-6, &mut t, &mut rng, &z);
-        println!("shoulder with its muscles: Hessian off by {err:.2e} at {at:?}");
-        assert!(err < 1e-5, "Hessian off by {err:.2e} (relative) at {at:?}");
-    }
-}
-
-/// A problem with an actuator on each of the `n` inputs, effort, a tracking of the first input
-/// and final targets on the first input and the last rate.
-fn chain_problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'s, 'm> {
-    let (n, nx) = (system.layout().n, system.layout().len());
-    let actuators = (0..n)
-        .map(|k| Actuator { name: format!("motor{k}"), coordinate: k, optimal_force: 3.0, bounds: [-9.0, 9.0] })
-        .collect();
-    Problem {
-        system,
-        actuators,
-        duration: 0.9,
-        duration_bounds: None,
-        intervals: 2,
-        scheme,
-        objective: Objective {
-            actuator: 1.3,
-            tracking: vec![Tracking { state: 0, weight: 2.0, reference: vec![(0.0, 0.1), (0.9, 1.2)] }],
-            final_targets: vec![(0, -0.2, 4.0), (2 * n - 1, 0.3, 5.0)],
-            ..Objective::default()
-        },
-        state_bounds: vec![[-10.0, 10.0]; nx],
-        initial: vec![None; nx],
-        initial_equilibrium: false,
-        final_equilibrium: false,
-        final_state: vec![None; nx],
-        excitation_bounds: [0.0, 1.0],
-        hessian: HessianChoice::Exact,
-        cone: None,
-        directions: Vec::new(),
-    }
+    assert_random_hessians(&mut t, &mut rng, 2, &mid, &spread, (3e-6, 1e-5), "shoulder with its muscles");
 }
 
 /// A chain (the double pendulum: two hinges in series) and two closed loops with masses (the
@@ -528,15 +481,11 @@ fn the_hessian_of_the_lagrangian_is_exact_for_chains() {
         let mut ws = system.workspace();
         let mid = system.rest_state(&mut ws, &vec![0.0; n], 0.0, &[]).unwrap().x;
         for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-            let p = chain_problem(&system, scheme);
+            let p = actuated(&system, scheme, 2);
             let mut t = Transcription::new(&p).unwrap();
             assert_eq!(t.hessian_case(), &Ok(Motion::Chain), "{file}");
-            for _ in 0..3 {
-                let z = random_point(&t, &mut rng, &mid, &vec![0.3; 2 * n]);
-                let (err, at) = random_hessian_error(1e-4, &mut t, &mut rng, &z);
-                println!("{file} {scheme:?}: Hessian off by {err:.2e} at {at:?}");
-                assert!(err < 1e-6, "{file} {scheme:?}: Hessian off by {err:.2e} (relative) at {at:?}");
-            }
+            let label = format!("{file} {scheme:?}");
+            assert_random_hessians(&mut t, &mut rng, 3, &mid, &vec![0.3; 2 * n], (1e-4, 1e-6), &label);
         }
     }
 }
@@ -554,7 +503,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_a_chain_hanging_and_upright() {
     let mid = system.rest_state(&mut ws, &vec![0.0; n], 0.0, &[]).unwrap().x;
     let half_pi = std::f64::consts::FRAC_PI_2;
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
-        let p = chain_problem(&system, scheme);
+        let p = actuated(&system, scheme, 2);
         let mut t = Transcription::new(&p).unwrap();
         let per = t.n() / t.points();
         for ends in [[-half_pi, half_pi], [half_pi, -half_pi]] {

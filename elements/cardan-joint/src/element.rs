@@ -18,7 +18,7 @@ use mollier_core::element::{
 use mollier_core::geometry::{Vec3, cross, dot};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId};
-use mollier_joint_common::{FrameSpec, JointFrames, N, Term, axes_drawing};
+use mollier_joint_common::{FrameSpec, JointFrames, Term, axes_drawing, check_len};
 
 use crate::law::CardanLaw;
 
@@ -163,9 +163,7 @@ impl ElementInfo for CardanJoint {
 impl Element for CardanJoint {
     mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        if x.len() != N {
-            return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
-        }
+        check_len(x.len())?;
         let o = out.order();
         let r = |a: usize, b: usize| self.frames.entry(x, a, b, o);
         let (r11, r12, r13, r23, r33) = (r(0, 0), r(0, 1), r(0, 2), r(1, 2), r(2, 2));

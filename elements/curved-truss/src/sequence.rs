@@ -329,17 +329,7 @@ mod tests {
                 segment: 0,
             },
         ];
-        let rules = Rules {
-            last_segment: None,
-            straight_inside: true,
-            cylinder: CylinderPath::OpenSim { several },
-            quadrant: None,
-        };
-        let el = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &obs)
-            .and_then(|e| e.with_rules(0, rules))
-            .and_then(|e| e.with_rules(1, rules))
-            .and_then(|e| e.with_opensim_sequence())
-            .unwrap();
+        let el = in_opensim_sequence(&obs, several, None);
         // the path dips between the cylinders: p and q above, the cylinders' tops below the line
         let mut x: Vec<f64> = vec![-0.2, 0.03, 0.02, 0.18, 0.0, -0.04];
         x.extend_from_slice(&[0.0, -0.015, 0.0]);
@@ -347,6 +337,22 @@ mod tests {
         x.extend_from_slice(&[0.0, 0.01, 0.0]);
         x.extend_from_slice(&quat_from_axis_angle(&[0.2, 0.1, 1.0], -0.3));
         (el, x)
+    }
+
+    /// p to q over the two obstacles `obs` with OpenSim's rules for cylinders (`several`: as many
+    /// wraps as the path needs), the second's quadrant `quadrant`, in OpenSim's sequence.
+    fn in_opensim_sequence(obs: &[Obstacle], several: bool, quadrant: Option<crate::opensim::Quadrant>) -> CurvedTruss {
+        let rules = Rules {
+            last_segment: None,
+            straight_inside: true,
+            cylinder: CylinderPath::OpenSim { several },
+            quadrant: None,
+        };
+        CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], obs)
+            .and_then(|e| e.with_rules(0, rules))
+            .and_then(|e| e.with_rules(1, Rules { quadrant, ..rules }))
+            .and_then(|e| e.with_opensim_sequence())
+            .unwrap()
     }
 
     /// The obstacles the path at `x` wraps, in order, and its pieces.
@@ -385,17 +391,7 @@ mod tests {
             let (el, mut x) = two_cylinders(true);
             let mut obs: Vec<Obstacle> = el.obstacles.iter().map(|pl| pl.obstacle).collect();
             obs[1].shape = Shape::Ellipsoid { semi_axes: [0.025, 0.02, 0.03] };
-            let cyl = Rules {
-                last_segment: None,
-                straight_inside: true,
-                cylinder: CylinderPath::OpenSim { several: true },
-                quadrant: None,
-            };
-            let mut el = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &obs)
-                .and_then(|e| e.with_rules(0, cyl))
-                .and_then(|e| e.with_rules(1, Rules { quadrant, ..cyl }))
-                .and_then(|e| e.with_opensim_sequence())
-                .unwrap();
+            let mut el = in_opensim_sequence(&obs, true, quadrant);
             x[2] += 0.005;
             el.initialize(&x).unwrap();
             let (surfaces, pieces) = surfaces(&el, &x);
@@ -483,17 +479,7 @@ mod tests {
                 segment: 0,
             },
         ];
-        let rules = Rules {
-            last_segment: None,
-            straight_inside: true,
-            cylinder: CylinderPath::OpenSim { several: true },
-            quadrant: None,
-        };
-        let el = CurvedTruss::new(&[NodeId::new(0), NodeId::new(1)], &obs)
-            .and_then(|e| e.with_rules(0, rules))
-            .and_then(|e| e.with_rules(1, rules))
-            .and_then(|e| e.with_opensim_sequence())
-            .unwrap();
+        let el = in_opensim_sequence(&obs, true, None);
         let mut x: Vec<f64> = vec![-0.2, 0.06, 0.02, 0.16782608474724767, -0.10209614611345591, -0.030134551538412727];
         x.extend_from_slice(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
         let (pieces, l) = el.path(&x).unwrap();

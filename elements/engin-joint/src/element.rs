@@ -17,15 +17,13 @@
 use mollier_core::element::{
     Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
 };
-use mollier_core::geometry::{
-    Quat, Vec3, column, dot, lift, q_matrix, q_times, quat_at, rotate, rotate_jacobian, triad,
-};
+use mollier_core::geometry::{Quat, Vec3, dot, q_matrix, q_times, quat_at, rotate, rotate_jacobian};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId, Order};
 
 use crate::law::{JointMoment, ResistanceLaw};
-use mollier_joint_common::axes_drawing;
-use mollier_joint_common::swing::{swing_derivatives, swing_generic};
+use mollier_joint_common::swing::{swing_derivatives, swing_twist_generic};
+use mollier_joint_common::{FrameSpec, JointFrames as Carried, N, check_len};
 
 /// Names of the three modes, in order (rad).
 pub const MODES: [&str; 3] = ["swing_p", "swing_q", "torsion"];
@@ -33,8 +31,6 @@ pub const MODES: [&str; 3] = ["swing_p", "swing_q", "torsion"];
 /// Local offsets of the two orientation nodes.
 const F: usize = 0;
 const M: usize = 4;
-/// Local coordinates: two sets of Euler parameters.
-const N: usize = 8;
 
 /// The joint frames, in the global frame of the initial configuration (unitless directions).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,10 +52,8 @@ pub struct JointFrames {
 pub struct BallSocketResistance {
     layout: Layout,
     frames: JointFrames,
-    /// Fixed joint frame axes (x, y, z) in the fixed node's body frame.
-    tf: [Vec3; 3],
-    /// Moving joint frame axes (x, y, z) in the moving node's body frame.
-    tm: [Vec3; 3],
+    /// The joint frames' axes in the two nodes' body frames, once initialized.
+    carried: Carried,
     /// `(cos ψ0, sin ψ0)`.
     twist0: (f64, f64),
     law: ResistanceLaw,
@@ -129,20 +123,6 @@ fn store(out: &mut Evaluation<'_>, k: usize, g: &[f64; N], h: &[f64; N * N]) {
     }
 }
 
-fn unit_quat(l: Quat) -> Option<Quat> {
-    let n = l.iter().map(|v| v * v).sum::<f64>().sqrt();
-    (n > 0.0 && n.is_finite()).then(|| l.map(|v| v / n))
-}
-
-/// Axes (x, y, z) of a right-handed frame with `z ∥ z_axis` and x from `x_hint`.
-fn joint_frame(z_axis: &Vec3, x_hint: &Vec3, which: &str) -> Result<[Vec3; 3], ElementError> {
-    // triad's columns are (z, x⊥, z × x⊥ = y)
-    let t = triad(z_axis, Some(x_hint)).ok_or_else(|| {
-        ElementError::Degenerate(format!("the {which} joint frame: its z axis is zero or its x axis is parallel to it"))
-    })?;
-    Ok([column(&t, 1), column(&t, 2), column(&t, 0)])
-}
-
 impl BallSocketResistance {
     /// The element between the fixed member's orientation node `fixed` and the moving member's
     /// `moving`, with its joint frames and its law.
@@ -153,8 +133,7 @@ impl BallSocketResistance {
                 vec![ModeInfo::angle(MODES[0]), ModeInfo::angle(MODES[1]), ModeInfo::rotation(MODES[2])],
             ),
             frames,
-            tf: [[0.0; 3]; 3],
-            tm: [[0.0; 3]; 3],
+            carried: Carried::default(),
             twist0: (1.0, 0.0),
             law,
         }
@@ -182,9 +161,7 @@ impl BallSocketResistance {
     pub fn moment(&self, x: &[f64]) -> Result<(JointMoment, Vec3), ElementError> {
         let [p, q, psi] = self.joint_angles(x)?;
         let m = self.law.moment_at(p, q, psi);
-        let lf = unit_quat(quat_at(x, F))
-            .ok_or_else(|| ElementError::Domain("the fixed member's Euler parameters are zero".into()))?;
-        let axes = self.tf.map(|a| rotate(&lf, &a));
+        let axes = self.carried.fixed_axes(x)?;
         let global = std::array::from_fn(|k| (0..3).map(|i| m.torque[i] * axes[i][k]).sum());
         Ok((m, global))
     }
@@ -195,19 +172,8 @@ impl BallSocketResistance {
         if x.len() != N || e.len() < 3 {
             return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
         }
-        let (lf, lm) = (quat_at(x, F), quat_at(x, M));
-        let nf = self.tf.map(|a| rotate(&lf, &lift(&a)));
-        let nm = self.tm.map(|b| rotate(&lm, &lift(&b)));
-        let (p, q) = swing_generic([dot(&nf[0], &nm[2]), dot(&nf[1], &nm[2]), dot(&nf[2], &nm[2])])?;
-        let s = dot(&nf[1], &nm[0]) - dot(&nf[0], &nm[1]);
-        let cc = dot(&nf[0], &nm[0]) + dot(&nf[1], &nm[1]);
-        if !(s.re().hypot(cc.re()) > 0.0) {
-            return Err(ElementError::Domain("the twist is undefined at θ = π".into()));
-        }
-        let (c0, s0) = (c::<T>(twist0.0), c::<T>(twist0.1));
-        e[0] = p;
-        e[1] = q;
-        e[2] = (s * c0 - cc * s0).atan2(cc * c0 + s * s0);
+        let r = self.carried.relative(x)?;
+        e[..3].copy_from_slice(&swing_twist_generic(&r, twist0, "the twist is undefined at θ = π")?);
         Ok(())
     }
 }
@@ -224,24 +190,13 @@ impl ElementInfo for BallSocketResistance {
     /// The sinus' pole (the fixed joint frame's z axis) and the moving member's long axis (unit
     /// segments about the origin, placed by the viewer).
     fn drawing(&self, x: &[f64]) -> Drawing {
-        let zero = || ElementError::Domain("an orientation node has zero Euler parameters".into());
-        let axis = |at: usize, body: &Vec3| unit_quat(quat_at(x, at)).map(|l| rotate(&l, body)).ok_or_else(zero);
-        axes_drawing(axis(F, &self.tf[2]).and_then(|pole| Ok([pole, axis(M, &self.tm[2])?])))
+        self.carried.z_axes_drawing(x)
     }
 
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
-        if x0.len() != N {
-            return Err(ElementError::Degenerate(format!("expected {N} local coordinates, found {}", x0.len())));
-        }
-        let jf = joint_frame(&self.frames.fixed_z, &self.frames.fixed_x, "fixed")?;
-        let jm = joint_frame(&self.frames.moving_z, &self.frames.moving_x, "moving")?;
-        let zero = || ElementError::Degenerate("an orientation node has zero Euler parameters".into());
-        let lf = unit_quat(quat_at(x0, F)).ok_or_else(zero)?;
-        let lm = unit_quat(quat_at(x0, M)).ok_or_else(zero)?;
-        // body vector b with R(λ) b = a: rotate by the conjugate
-        let body = |l: &Quat, a: &Vec3| rotate(&[l[0], -l[1], -l[2], -l[3]], a);
-        self.tf = jf.map(|a| body(&lf, &a));
-        self.tm = jm.map(|a| body(&lm, &a));
+        let f = &self.frames;
+        let spec = FrameSpec { fixed_z: f.fixed_z, fixed_x: f.fixed_x, moving_z: f.moving_z, moving_x: f.moving_x };
+        self.carried = Carried::new(&spec, x0)?;
         let [p0, q0, psi0] = self
             .joint_angles(x0)
             .map_err(|e| ElementError::Degenerate(format!("the initial configuration has no joint angles: {e}")))?;
@@ -254,12 +209,10 @@ impl ElementInfo for BallSocketResistance {
 impl Element for BallSocketResistance {
     mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        if x.len() != N {
-            return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
-        }
+        check_len(x.len())?;
         let order = out.order();
-        let [xf, yf, zf] = &self.tf;
-        let [xm, ym, zm] = &self.tm;
+        let [xf, yf, zf] = &self.carried.fixed;
+        let [xm, ym, zm] = &self.carried.moving;
         let u = [Term::product(x, xf, zm, order), Term::product(x, yf, zm, order), Term::product(x, zf, zm, order)];
         let sw = swing_derivatives([u[0].v, u[1].v, u[2].v])?;
         let reference = self.law.reference();

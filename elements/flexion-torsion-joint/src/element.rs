@@ -25,8 +25,8 @@ use mollier_core::element::{
 use mollier_core::geometry::{Vec3, cross, dot};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId};
-use mollier_joint_common::swing::{swing, swing_generic};
-use mollier_joint_common::{FrameSpec, JointFrames, N, Term};
+use mollier_joint_common::swing::{swing, swing_twist_generic};
+use mollier_joint_common::{FrameSpec, JointFrames, Term, check_len};
 
 use crate::law::{FlexionTorsionLaw, JointMoment};
 
@@ -107,16 +107,8 @@ impl FlexionTorsionJoint {
             return Err(ElementError::Other("expected room for 3 modes".into()));
         }
         let r = self.frames.relative(x)?;
-        let (p, q) = swing_generic([r[0][2], r[1][2], r[2][2]])?;
-        let s = r[1][0] - r[0][1];
-        let cc = r[0][0] + r[1][1];
-        if !(s.re().hypot(cc.re()) > 0.0) {
-            return Err(ElementError::Domain("the torsion angle is undefined at a bending of π".into()));
-        }
-        let (c0, s0) = (c::<T>(torsion0.0), c::<T>(torsion0.1));
-        e[0] = p;
-        e[1] = q;
-        e[2] = (s * c0 - cc * s0).atan2(cc * c0 + s * s0);
+        let undefined = "the torsion angle is undefined at a bending of π";
+        e[..3].copy_from_slice(&swing_twist_generic(&r, torsion0, undefined)?);
         Ok(())
     }
 }
@@ -150,9 +142,7 @@ impl ElementInfo for FlexionTorsionJoint {
 impl Element for FlexionTorsionJoint {
     mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        if x.len() != N {
-            return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
-        }
+        check_len(x.len())?;
         let o = out.order();
         let r = |a: usize, b: usize| self.frames.entry(x, a, b, o);
         let u = [r(0, 2), r(1, 2), r(2, 2)];

@@ -174,7 +174,9 @@ pub fn axes_drawing<const K: usize>(axes: Result<[Vec3; K], ElementError>) -> Dr
     Drawing { lines, shapes: Vec::new() }
 }
 
-fn check_len(n: usize) -> Result<(), ElementError> {
+/// `Ok` where an element is given its [`N`] local coordinates (two sets of Euler parameters),
+/// else the error that says how many it was given (`n`).
+pub fn check_len(n: usize) -> Result<(), ElementError> {
     if n == N { Ok(()) } else { Err(ElementError::Other(format!("expected {N} local coordinates, found {n}"))) }
 }
 

@@ -23,6 +23,6 @@ pub mod swing;
 pub mod term;
 pub mod torque;
 
-pub use frames::{FrameSpec, JointFrames, axes_drawing};
+pub use frames::{FrameSpec, JointFrames, axes_drawing, check_len};
 pub use term::{N, Term};
 pub use torque::{Interpolation, TorqueFunction, hypot};

@@ -113,6 +113,26 @@ pub fn swing(u: [&Term; 3], order: Order) -> Result<[Term; 2], ElementError> {
     Ok(std::array::from_fn(|a| Term::chain(s.value[a], &s.grad[a], &s.hess[a], u, order)))
 }
 
+/// The swing `(p, q)` of the moving z axis and the twist about it less the reference twist
+/// `twist0 = (cos ψ0, sin ψ0)` (rad, the twist in (−π, π]), from the relative rotation `r`
+/// (`R_ab`, [`crate::JointFrames::relative`]; scaled alike by the Euler parameters' norms, which
+/// the angles do not see), generic over the scalar. `undefined` is the domain error where the
+/// twist is undefined (the moving z axis opposite the fixed one).
+pub fn swing_twist_generic<T: Real>(
+    r: &[[T; 3]; 3],
+    twist0: (f64, f64),
+    undefined: &str,
+) -> Result<[T; 3], ElementError> {
+    let (p, q) = swing_generic([r[0][2], r[1][2], r[2][2]])?;
+    let s = r[1][0] - r[0][1];
+    let cc = r[0][0] + r[1][1];
+    if !(s.re().hypot(cc.re()) > 0.0) {
+        return Err(ElementError::Domain(undefined.into()));
+    }
+    let (c0, s0) = (c::<T>(twist0.0), c::<T>(twist0.1));
+    Ok([p, q, (s * c0 - cc * s0).atan2(cc * c0 + s * s0)])
+}
+
 /// `(p, q)` of the direction `u`, generic over the scalar (for dual numbers).
 pub fn swing_generic<T: Real>(u: [T; 3]) -> Result<(T, T), ElementError> {
     let [ux, uy, z] = u;

@@ -15,7 +15,7 @@ use mollier_core::geometry::{Vec3, perpendicular};
 use mollier_core::scalar::{Real, c};
 use mollier_core::{Law, NodeId};
 use mollier_joint_common::swing::{swing, swing_generic};
-use mollier_joint_common::{FrameSpec, JointFrames, N};
+use mollier_joint_common::{FrameSpec, JointFrames, check_len};
 
 use crate::law::{StopLaw, StopTorque};
 
@@ -108,9 +108,7 @@ impl ElementInfo for JointStop {
 impl Element for JointStop {
     mollier_core::third_order_by_deformations!();
     fn evaluate(&self, x: &[f64], out: &mut Evaluation<'_>) -> Result<(), ElementError> {
-        if x.len() != N {
-            return Err(ElementError::Other(format!("expected {N} local coordinates, found {}", x.len())));
-        }
+        check_len(x.len())?;
         let o = out.order();
         let u = [0, 1, 2].map(|a| self.frames.entry(x, a, 2, o));
         let reference = self.law.reference();

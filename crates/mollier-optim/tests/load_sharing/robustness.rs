@@ -163,6 +163,15 @@ fn bad_studies_are_refused() {
     s.signs = vec![SignConstraint { mode: ModeId::new(10_000), sign: Sign::Tension }];
     assert!(matches!(err(s), SetupError::Sign { .. }));
     let mut s = good();
+    s.muscles[1].mode = ModeId::new(10_000);
+    let e = err(s);
+    assert!(matches!(&e, SetupError::Muscle { index: 1, name, .. } if name == "mode #10000"), "{e}");
+    assert!(e.to_string().contains(&format!("the model has {} modes", model.n_e())), "{e}");
+    let mut s = good();
+    s.signs = vec![SignConstraint { mode: fixed, sign: Sign::Tension }; 2];
+    let e = err(s);
+    assert!(matches!(&e, SetupError::Sign { index: 1, .. }) && e.to_string().contains("twice"), "{e}");
+    let mut s = good();
     s.reserves = vec![Reserve { input: 7, weight: 1.0 }];
     assert!(matches!(err(s), SetupError::Reserve { .. }));
     let mut s = good();

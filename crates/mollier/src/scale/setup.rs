@@ -93,6 +93,28 @@ pub struct ScaleSetup {
     pub placer: Option<MarkerPlacer>,
 }
 
+impl ScaleSetup {
+    /// What a reader of `file` starts from before it reads the file: no mass, measurement,
+    /// factor, time range, trial, marker set or placement, the mass distribution preserved, the
+    /// reader's default `order` and `strict_bodies`.
+    fn nothing_read(file: &str, order: Vec<Step>, strict_bodies: bool) -> Self {
+        Self {
+            file: file.to_string(),
+            mass: None,
+            preserve_mass_distribution: true,
+            order,
+            measurements: Vec::new(),
+            manual: Vec::new(),
+            time_range: None,
+            marker_file: None,
+            marker_set_file: None,
+            marker_set_at: None,
+            strict_bodies,
+            placer: None,
+        }
+    }
+}
+
 /// OpenSim's `MarkerPlacer`: IK of the static trial's mean over a time range on the scaled
 /// model, then each marker not `fixed` moved onto its measured place.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,20 +176,7 @@ fn toml_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
     let at = |path: &str| located(file, text, spans.value(path).unwrap_or(0..0), path, "");
     let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
     let mut problems = Vec::new();
-    let mut setup = ScaleSetup {
-        file: file.to_string(),
-        mass: None,
-        preserve_mass_distribution: true,
-        order: vec![Step::Manual],
-        measurements: Vec::new(),
-        manual: Vec::new(),
-        time_range: None,
-        marker_file: None,
-        marker_set_file: None,
-        marker_set_at: None,
-        strict_bodies: true,
-        placer: None,
-    };
+    let mut setup = ScaleSetup::nothing_read(file, vec![Step::Manual], true);
     for (key, value) in &table {
         match (key.as_str(), value) {
             ("mass", v) => match number(v) {
@@ -278,20 +287,7 @@ fn opensim_setup(file: &str, text: &str) -> Result<ScaleSetup, Diagnostics> {
         ));
     };
     let mut problems = Vec::new();
-    let mut setup = ScaleSetup {
-        file: file.to_string(),
-        mass: None,
-        preserve_mass_distribution: true,
-        order: Vec::new(),
-        measurements: Vec::new(),
-        manual: Vec::new(),
-        time_range: None,
-        marker_file: None,
-        marker_set_file: None,
-        marker_set_at: None,
-        strict_bodies: false,
-        placer: None,
-    };
+    let mut setup = ScaleSetup::nothing_read(file, Vec::new(), false);
     // OpenSim's mass -1 (its default) keeps the model's total
     match x.numbers(tool, "mass", 1, "ScaleTool") {
         Ok(Some(m)) if finite_positive(m[0]) => setup.mass = Some(m[0]),

@@ -110,3 +110,24 @@ pub fn random_hessian_error(
     assert!(t.hessian(z, sigma, &lambda, &mut values));
     hessian_error(step, t, z, sigma, &lambda, &pattern, &values)
 }
+
+/// [`random_hessian_error`] at `count` points drawn in turn by [`random_point`] about `x_mid`
+/// (n_x) within `spread` (n_x), with the differences' step `step` (relative to each variable's
+/// size): each printed and asserted below `tolerance` (relative to the larger of its row's
+/// largest entry and 1), `label` naming the case in both.
+pub fn assert_random_hessians(
+    t: &mut Transcription<'_, '_, '_>,
+    rng: &mut Rng,
+    count: usize,
+    x_mid: &[f64],
+    spread: &[f64],
+    (step, tolerance): (f64, f64),
+    label: &str,
+) {
+    for _ in 0..count {
+        let z = random_point(t, rng, x_mid, spread);
+        let (err, at) = random_hessian_error(step, t, rng, &z);
+        println!("{label}: Hessian off by {err:.2e} at {at:?}");
+        assert!(err < tolerance, "{label}: Hessian off by {err:.2e} (relative) at {at:?}");
+    }
+}
