@@ -197,13 +197,20 @@ def table(title, groups, fmax, elev, arms, at):
         print(f"| {name} ({total:.0f}) | " + " | ".join(cells) + " |")
 
 
-def cmd_arms(kin):
+def along_target(kin):
+    """The model's hinge axes and `F_max`, the target's rows, the `mollier kinematics` run's
+    moment arms and positions along it (directory `kin`), and `u`, the unit normal of the
+    target's plane of elevation (thorax axes)."""
     axes, fmax = model()
     _, target = read(TARGET)
     _, ma = read(Path(kin) / "moment_arms.csv")
     _, pos = read(Path(kin) / "positions.csv")
     p = math.radians(PLANE)
-    u = [math.sin(p), 0.0, math.cos(p)]
+    return axes, fmax, target, ma, pos, [math.sin(p), 0.0, math.cos(p)]
+
+
+def cmd_arms(kin):
+    axes, fmax, target, ma, pos, u = along_target(kin)
     hum = [e for g in HUMERUS.values() for e in members(g, fmax)]
     sca = [e for g in SCAPULA.values() for e in members(g, fmax)]
     elev, gh = [], {e: [] for e in hum}
@@ -253,12 +260,7 @@ def cmd_check(kin):
     """The projected elevation moment arms of the anterior deltoid's elements 2-6, which do not
     touch their wrap sphere along the target, against the closed form ((i - GH) x f)·u from the
     node positions (f the unit vector from insertion i to origin). Exit 1 beyond 1e-9 m."""
-    axes, _ = model()
-    _, target = read(TARGET)
-    _, ma = read(Path(kin) / "moment_arms.csv")
-    _, pos = read(Path(kin) / "positions.csv")
-    p = math.radians(PLANE)
-    u = [math.sin(p), 0.0, math.cos(p)]
+    axes, _, target, ma, pos, u = along_target(kin)
     worst = 0.0
     for row, m, x in zip(target, ma, pos):
         a = current_axes(axes, [row[f"{h}.rotation"] for h in HINGES])
