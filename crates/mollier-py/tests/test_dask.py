@@ -7,6 +7,8 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -113,17 +115,27 @@ def test_tasks_sent_together_are_kept_one_by_one(work, sequential, cluster, tmp_
 
 def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(work, sequential, cluster, tmp_path):
     killed = []
+    finished = threading.Event()
 
-    def kill_a_busy_worker(task):
-        if killed:
-            return
-        busy = [w for w, keys in cluster.processing().items() if keys]
-        if busy:
-            pid = cluster.run(os.getpid, workers=[busy[0]])[busy[0]]
-            os.kill(pid, signal.SIGKILL)  # a crash: no goodbye to the scheduler
-            killed.append(busy[0])
+    # watched from another thread, not from `on_done`: when the tasks are quick, every task in
+    # flight can be done by the time the client hears of one (CI saw no worker busy then)
+    def kill_the_first_busy_worker():
+        while not killed and not finished.is_set():
+            busy = [w for w, keys in cluster.processing().items() if keys]
+            if busy:
+                pid = cluster.run(os.getpid, workers=[busy[0]])[busy[0]]
+                os.kill(pid, signal.SIGKILL)  # a crash: no goodbye to the scheduler
+                killed.append(busy[0])
+            else:
+                time.sleep(0.001)
 
-    report = sweep.run(cluster, work, sweep.ResultsDir(tmp_path / "sweep"), on_done=kill_a_busy_worker)
+    watcher = threading.Thread(target=kill_the_first_busy_worker)
+    watcher.start()
+    try:
+        report = sweep.run(cluster, work, sweep.ResultsDir(tmp_path / "sweep"))
+    finally:
+        finished.set()
+        watcher.join()
     assert killed, "no worker was busy mid-sweep"
     table = sweep.read_table(report.table)
     pd.testing.assert_frame_equal(table, sequential, check_exact=True)
