@@ -101,23 +101,15 @@ fn the_elbow_started_from_its_own_optimum_starts_at_it() {
     }
     let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/optimal-control/elbow-flexion.toml");
     let d = dir_with("warm", "forward/elbow.toml", &[]);
-    let out = d.join("first");
-    let first =
-        mollier::optimize::run(&problem, &mollier::registry(), || mollier::OutputDir::create(&out)).expect("solves");
+    let first = optimize(&problem, &d.join("first"));
     assert!(first.converged);
     // the same problem from the tables it wrote (states.csv, muscles.csv's excitations)
     let text = std::fs::read_to_string(&problem).unwrap().replace("../forward/elbow.toml", "elbow.toml");
     let text = format!("guess = {{ file = \"first/states.csv\" }}\n{text}");
     std::fs::write(d.join("warm.toml"), text).unwrap();
-    let warm = mollier::optimize::run(&d.join("warm.toml"), &mollier::registry(), || {
-        mollier::OutputDir::create(&d.join("second"))
-    })
-    .expect("solves");
+    let warm = optimize(&d.join("warm.toml"), &d.join("second"));
     // the objective at IPOPT's iteration 0, from each run's convergence table
-    let start = |run: &str| -> f64 {
-        let table = std::fs::read_to_string(d.join(run).join("convergence.csv")).unwrap();
-        table.lines().nth(1).and_then(|row| row.split(',').nth(1)).and_then(|v| v.parse().ok()).expect("iteration 0")
-    };
+    let start = |run: &str| convergence(&d.join(run))[0][1];
     let (cold_start, warm_start) = (start("first"), start("second"));
     std::fs::remove_dir_all(&d).unwrap();
     let (a, b) = (first.summary["objective"].as_f64().unwrap(), warm.summary["objective"].as_f64().unwrap());
@@ -127,13 +119,22 @@ fn the_elbow_started_from_its_own_optimum_starts_at_it() {
     assert!((cold_start - a).abs() > 0.5 * a, "the linear guess's start {cold_start}, the optimum {a}");
 }
 
+/// `mollier optimize` of `problem`, its tables written to `out`.
+fn optimize(problem: &Path, out: &Path) -> mollier::optimize::Outcome {
+    mollier::optimize::run(problem, &mollier::registry(), || mollier::OutputDir::create(out)).expect("runs")
+}
+
+/// A run's `convergence.csv` by row (`iter`, `objective`, `inf_pr`, `inf_du`, `lg_mu`, ...).
+fn convergence(dir: &Path) -> Vec<Vec<f64>> {
+    let table = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
+    table.lines().skip(1).map(|row| row.split(',').map(|c| c.parse().unwrap()).collect()).collect()
+}
+
 /// Row `k` (from the end when negative) of a run's `convergence.csv`: its objective, `inf_pr`
 /// and `inf_du`.
 fn convergence_row(dir: &Path, k: isize) -> [f64; 3] {
-    let table = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
-    let rows: Vec<&str> = table.lines().skip(1).collect();
-    let row = rows[if k < 0 { rows.len() - k.unsigned_abs() } else { k as usize }];
-    let v: Vec<f64> = row.split(',').map(|c| c.parse().unwrap()).collect();
+    let rows = convergence(dir);
+    let v = &rows[if k < 0 { rows.len() - k.unsigned_abs() } else { k as usize }];
     [v[1], v[2], v[3]]
 }
 
@@ -149,10 +150,7 @@ fn the_elbow_stopped_and_continued_from_its_tables_goes_on_from_its_iterate() {
         let t = format!("{guess}\n{}", text.replace("[solver]\n", &format!("[solver]\n{limit}\n")));
         std::fs::write(d.join(name), t).unwrap();
     };
-    let run = |name: &str, out: &str| {
-        let p = d.join(name);
-        mollier::optimize::run(&p, &mollier::registry(), || mollier::OutputDir::create(&d.join(out))).expect("runs")
-    };
+    let run = |name: &str, out: &str| optimize(&d.join(name), &d.join(out));
     // stopped after 30 iterations, far from the optimum
     write("first.toml", "", "max_iterations = 30");
     let first = run("first.toml", "first");
@@ -188,18 +186,14 @@ fn the_elbow_stopped_and_continued_from_its_tables_goes_on_from_its_iterate() {
 
 /// The elbow's problem solved in one run (its output under `d`).
 fn run_full(problem: &Path, d: &Path) -> mollier::optimize::Outcome {
-    let out = d.join("full");
-    let full =
-        mollier::optimize::run(problem, &mollier::registry(), || mollier::OutputDir::create(&out)).expect("solves");
+    let full = optimize(problem, &d.join("full"));
     assert!(full.converged);
     full
 }
 
 /// A run's whole convergence table: `inf_pr`, `inf_du` and `lg(μ)` by row.
 fn convergence_table(dir: &Path) -> Vec<[f64; 3]> {
-    let table = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
-    let rows = table.lines().skip(1).map(|row| row.split(',').map(|c| c.parse::<f64>().unwrap()).collect::<Vec<_>>());
-    rows.map(|v| [v[2], v[3], v[4]]).collect()
+    convergence(dir).iter().map(|v| [v[2], v[3], v[4]]).collect()
 }
 
 /// The elbow converged under the physical scaling (its variables' factors 1e-2 to 1e2) and
@@ -216,10 +210,7 @@ fn a_converged_run_continued_from_its_tables_starts_where_it_stopped() {
     let text = text.replace("scaling = \"ipopt\"", "scaling = \"physical\"").replace("mu_strategy = \"adaptive\"", "");
     let d = dir_with("stationary", "forward/elbow.toml", &[]);
     std::fs::write(d.join("first.toml"), &text).unwrap();
-    let run = |name: &str, out: &str| {
-        let p = d.join(name);
-        mollier::optimize::run(&p, &mollier::registry(), || mollier::OutputDir::create(&d.join(out))).expect("runs")
-    };
+    let run = |name: &str, out: &str| optimize(&d.join(name), &d.join(out));
     let first = run("first.toml", "first");
     assert!(first.converged);
     std::fs::write(
