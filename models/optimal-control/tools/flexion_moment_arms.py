@@ -50,10 +50,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SHOULDER = HERE.parent.parent / "shoulder"
+sys.path.insert(0, str(SHOULDER / "tools"))
+from flexion_target import DEG, DURATION, ELEVATION, PLANE, elevation  # noqa: E402
+from make_shoulder import I3, dot, mm, mv, norm, rot, sub  # noqa: E402
+
 TARGET = SHOULDER / "flexion-target.csv"
 MODEL = SHOULDER / "shoulder-forward.toml"
 MUSCLES = SHOULDER / "muscles.csv"
-PLANE = 50.0  # deg, the target's plane of elevation (tools/flexion_target.py)
 ELEVATIONS = [1, 10, 20, 30, 45, 60, 78]  # deg
 HINGES = ["sc_y", "sc_z", "sc_x", "ac_y", "ac_z", "ac_x", "gh_x", "gh_y", "gh_z"]
 HUMERUS = {
@@ -96,38 +99,13 @@ def members(pattern, names):
     return [pattern] if pattern in names else []
 
 
-def sub(a, b):
-    return [x - y for x, y in zip(a, b)]
-
-
-def dot(a, b):
-    return sum(x * y for x, y in zip(a, b))
-
-
 def cross(a, b):
     return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 
 
 def unit(a):
-    n = math.sqrt(dot(a, a))
+    n = norm(a)
     return [x / n for x in a]
-
-
-def matmul(a, b):
-    return [[sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
-
-
-def apply(m, v):
-    return [dot(row, v) for row in m]
-
-
-def rotation(axis, angle):
-    """Rodrigues' rotation about a unit axis (rad)."""
-    x, y, z = axis
-    c, s, t = math.cos(angle), math.sin(angle), 1.0 - math.cos(angle)
-    return [[c + t * x * x, t * x * y - s * z, t * x * z + s * y],
-            [t * x * y + s * z, c + t * y * y, t * y * z - s * x],
-            [t * x * z - s * y, t * y * z + s * x, c + t * z * z]]
 
 
 def solve_transposed(cols, r):
@@ -147,18 +125,19 @@ def model():
 
 def current_axes(axes, q):
     """The nine hinges' axes at rotations q: each rest axis carried by the hinges before it."""
-    out, r = [], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    out, r = [], I3
     for h, angle in zip(HINGES, q):
-        out.append(apply(r, axes[h]))
-        r = matmul(r, rotation(axes[h], angle))
+        out.append(mv(r, axes[h]))
+        r = mm(r, rot(axes[h], angle))
     return out
 
 
-def min_jerk(t, duration=1.3, top=80.0):
-    """The target's elevation (deg) and its rate (rad/s) at time t (tools/flexion_target.py)."""
-    s = min(max(t / duration, 0.0), 1.0)
-    return (top * (10 * s**3 - 15 * s**4 + 6 * s**5),
-            math.radians(top * (30 * s**2 - 60 * s**3 + 30 * s**4) / duration))
+def min_jerk(t):
+    """The target's elevation (deg, `flexion_target.elevation`) and its rate (rad/s, that
+    minimum-jerk profile's derivative) at time t (s)."""
+    s = min(max(t / DURATION, 0.0), 1.0)
+    rise = (ELEVATION[1] - ELEVATION[0]) * DEG
+    return elevation(t) / DEG, rise * (30 * s**2 - 60 * s**3 + 30 * s**4) / DURATION
 
 
 def cmd_motion(out):
