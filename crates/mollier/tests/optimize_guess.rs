@@ -99,12 +99,11 @@ fn the_elbow_started_from_its_own_optimum_starts_at_it() {
     if !ipopt_here("elbow warm start") {
         return;
     }
-    let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/optimal-control/elbow-flexion.toml");
+    let (problem, text) = elbow_problem();
     let d = dir_with("warm", "forward/elbow.toml", &[]);
     let first = optimize(&problem, &d.join("first"));
     assert!(first.converged);
     // the same problem from the tables it wrote (states.csv, muscles.csv's excitations)
-    let text = std::fs::read_to_string(&problem).unwrap().replace("../forward/elbow.toml", "elbow.toml");
     let text = format!("guess = {{ file = \"first/states.csv\" }}\n{text}");
     std::fs::write(d.join("warm.toml"), text).unwrap();
     let warm = optimize(&d.join("warm.toml"), &d.join("second"));
@@ -117,6 +116,14 @@ fn the_elbow_started_from_its_own_optimum_starts_at_it() {
     // measured: the linear guess starts at 0.0025, the file at 0.05986 (the optimum 0.05994)
     assert!((warm_start - a).abs() < 0.01 * a, "the file's start {warm_start}, the optimum {a}");
     assert!((cold_start - a).abs() > 0.5 * a, "the linear guess's start {cold_start}, the optimum {a}");
+}
+
+/// `models/optimal-control/elbow-flexion.toml` and its text with the model beside it
+/// (`elbow.toml`, as `dir_with` places it).
+fn elbow_problem() -> (PathBuf, String) {
+    let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/optimal-control/elbow-flexion.toml");
+    let text = std::fs::read_to_string(&problem).unwrap().replace("../forward/elbow.toml", "elbow.toml");
+    (problem, text)
 }
 
 /// `mollier optimize` of `problem`, its tables written to `out`.
@@ -143,8 +150,7 @@ fn the_elbow_stopped_and_continued_from_its_tables_goes_on_from_its_iterate() {
     if !ipopt_here("elbow continued") {
         return;
     }
-    let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/optimal-control/elbow-flexion.toml");
-    let text = std::fs::read_to_string(&problem).unwrap().replace("../forward/elbow.toml", "elbow.toml");
+    let (problem, text) = elbow_problem();
     let d = dir_with("continued", "forward/elbow.toml", &[]);
     let write = |name: &str, guess: &str, limit: &str| {
         let t = format!("{guess}\n{}", text.replace("[solver]\n", &format!("[solver]\n{limit}\n")));
@@ -204,8 +210,7 @@ fn a_converged_run_continued_from_its_tables_starts_where_it_stopped() {
     if !ipopt_here("elbow converged and continued") {
         return;
     }
-    let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/optimal-control/elbow-flexion.toml");
-    let text = std::fs::read_to_string(&problem).unwrap().replace("../forward/elbow.toml", "elbow.toml");
+    let (_, text) = elbow_problem();
     // IPOPT's monotone barrier update: the adaptive one starts at μ = 1 whatever `mu_init` says
     let text = text.replace("scaling = \"ipopt\"", "scaling = \"physical\"").replace("mu_strategy = \"adaptive\"", "");
     let d = dir_with("stationary", "forward/elbow.toml", &[]);
