@@ -409,6 +409,38 @@ impl Linearization {
         (fx, fxd, fu)
     }
 
+    /// The state matrix of the explicit form `ẋ = F(x, u)`: `J = ∂F/∂x = −(∂f/∂ẋ)⁻¹ ∂f/∂x`
+    /// (implicit differentiation of `f(x, F(x, u), u) = 0`) over the differential states, dense.
+    /// A rigid tendon's contraction row is algebraic (`∂f_s/∂ṡ = 0`: the fibre follows the path)
+    /// and nothing else depends on its `s`; those states are left out, the rest form a closed
+    /// system whose `J` this is.
+    ///
+    /// `J` is exact only where `self` is a whole linearization at the consistent rate: from
+    /// [`Musculoskeletal::consistent`] with [`Musculoskeletal::workspace`] (the velocity forces'
+    /// third-order term in `∂f_v/∂q`) and that rate as its guess (`∂f_v/∂q` carries the inertia
+    /// of the guessed `v̇`). The adaptive integrator's own linearizations are not: they keep
+    /// kernel blocks from earlier steps and leave the third-order term out.
+    ///
+    /// Errors: [`SimError::Singular`] when the mass matrix is.
+    pub fn state_matrix(&self) -> Result<StateMatrix, SimError> {
+        let l = self.layout;
+        let (n, len) = (l.n, l.len());
+        let (fx, fxd, _) = self.dense();
+        let algebraic = |i: usize| (l.s()..l.a()).contains(&i) && fxd[(i, i)] == 0.0;
+        let states: Vec<usize> = (0..len).filter(|&i| !algebraic(i)).collect();
+        let mass = PartialPivoting::factor(&self.mass).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
+        let mut j = Mat::<f64>::zeros(states.len(), states.len());
+        for (c, &sc) in states.iter().enumerate() {
+            // the v rows through M̄⁻¹, the others' ∂f/∂ẋ is diagonal (1, ∂f_s/∂ṡ, 1)
+            let fv: Vec<f64> = (0..n).map(|i| fx[(n + i, sc)]).collect();
+            let dv = mass.solve(&fv).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
+            for (r, &sr) in states.iter().enumerate() {
+                j[(r, c)] = if (n..2 * n).contains(&sr) { -dv[sr - n] } else { -fx[(sr, sc)] / fxd[(sr, sr)] };
+            }
+        }
+        Ok(StateMatrix { states, j })
+    }
+
     /// Solve `(∂f/∂x + ∂f/∂ẋ / h) Δ = rhs` by eliminating, in turn, the activations (diagonal),
     /// the contraction states (one per muscle, coupled to `q` only), and `v` (`Δv = Δq/h − r_q`):
     /// what is left is one dense n x n system. `O(m n² + n³)`; [`Self::factor`] once and
@@ -447,6 +479,18 @@ impl Linearization {
         let lu = PartialPivoting::factor(&k_mat).ok_or_else(|| SimError::Singular(String::new()))?;
         Ok(Factored { lin: self, h, a_ss, fvv, lu })
     }
+}
+
+/// The explicit form's state matrix at one state ([`Linearization::state_matrix`]).
+#[derive(Clone, Debug)]
+pub struct StateMatrix {
+    /// The differential states, as indices of `x` (increasing): all but the contraction states
+    /// of rigid tendons.
+    pub states: Vec<usize>,
+    /// `J` (states x states): entry `(r, c)` is `∂F_i/∂x_k` with `i = states[r]`, `k = states[c]`,
+    /// in the unit of `x_i` per second per unit of `x_k` (`q`: rad or m, `v`: rad/s or m/s,
+    /// `s`: m, `a`: 1); its eigenvalues are the modes' rates (s⁻¹).
+    pub j: Mat<f64>,
 }
 
 /// [`Linearization::solve`]'s matrix at one `h`, factored ([`Linearization::factor`]).
