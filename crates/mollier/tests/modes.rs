@@ -1,6 +1,7 @@
 //! The explicit form's state matrix `J = ∂F/∂x` (`Linearization::state_matrix`) against central
 //! differences of the explicit rates `F` (`Musculoskeletal::rates`), on the elbow and on the
-//! shoulder, moving, with the muscles active and their fibres off equilibrium.
+//! shoulder, moving, with the muscles active and their fibres off equilibrium; the states that
+//! limit the adaptive steps (`Adaptive::limiting_states`).
 
 use std::path::Path;
 
@@ -115,4 +116,48 @@ fn the_shoulders_state_matrix_is_the_rates_derivative() {
     }
     let worst = check(&sys, &x, &u, 1e-5);
     eprintln!("shoulder: largest relative error of J {worst:.2e}");
+}
+
+/// Per accepted step its end time (s) and the limiting states of its attempts.
+type Limits = Vec<(f64, Vec<Option<usize>>)>;
+
+/// The elbow's flexion (`models/forward/elbow-excitations.csv`) to `t_end` (s) with `tol`.
+fn limits(tol: mollier::Tolerances, t_end: f64) -> (mollier_sim::Layout, Limits) {
+    let c = load("models/forward/elbow.toml");
+    let ex = mollier::Excitations::read(&root().join("models/forward/elbow-excitations.csv"), &c).expect("excitations");
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let mut ws = sys.forward_workspace();
+    let u = |t: f64, w: &mut [f64]| ex.at(t, w);
+    let mut w = vec![0.0; sys.layout().m];
+    ex.at(0.0, &mut w);
+    let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &w).expect("a rest state");
+    let mut a = mollier_sim::Adaptive::new(&sys, &mut ws, &start, &u, tol).expect("it starts");
+    let mut out = Vec::new();
+    while a.state().t < t_end {
+        let rejected = a.stats().rejected;
+        a.step(&sys, &mut ws, &u).expect("a step");
+        assert_eq!(a.limiting_states().len(), a.stats().rejected - rejected + 1, "one per attempt");
+        out.push((a.state().t, a.limiting_states().to_vec()));
+    }
+    (sys.layout(), out)
+}
+
+/// The state the tolerance holds tightest limits the steps: with the activations' absolute
+/// tolerance 1e-6 and the others' 1 every attempt once the biceps' excitation rises (0.1 s) is
+/// limited by an activation; swapped, none is.
+#[test]
+fn the_limiting_state_is_the_one_held_tightest() {
+    for (atol, atol_activation, activations) in [(1.0, 1e-6, true), (1e-6, 1.0, false)] {
+        let tol =
+            mollier::Tolerances { rtol: 1e-4, atol, atol_activation: Some(atol_activation), ..Default::default() };
+        let (l, steps) = limits(tol, 0.4);
+        let after = steps.iter().filter(|(t, _)| !activations || *t > 0.1005);
+        let states: Vec<usize> = after.flat_map(|(_, w)| w.iter().map(|i| i.expect("no failed stage"))).collect();
+        assert!(states.len() > 20, "{} attempts", states.len());
+        assert!(
+            states.iter().all(|&i| (i >= l.a()) == activations),
+            "activations' tolerance {atol_activation}: {:?}",
+            states
+        );
+    }
 }

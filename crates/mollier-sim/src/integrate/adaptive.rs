@@ -168,6 +168,10 @@ pub struct Adaptive {
     /// The positions and the paths' warm starts at the current state, which an attempt with a
     /// stage the kernel could not evaluate returns the workspace to.
     warm: SavedPositions,
+    /// The state with the largest scaled error of the attempt in progress, and of each attempt
+    /// of the last step ([`Self::limiting_states`]).
+    worst: Option<usize>,
+    attempts: Vec<Option<usize>>,
 }
 
 impl Musculoskeletal<'_> {
@@ -400,6 +404,8 @@ impl Adaptive {
             last_norm: 0.0,
             breaks: Vec::new(),
             warm,
+            worst: None,
+            attempts: Vec::new(),
         })
     }
 
@@ -440,6 +446,13 @@ impl Adaptive {
         self.h
     }
 
+    /// The state (an index of `x`) with the largest scaled error of each attempt of the last
+    /// [`Self::step`], in order: the last attempt accepted, those before it rejected; `None` for
+    /// an attempt with a stage the kernel could not evaluate. Which states limit the steps.
+    pub fn limiting_states(&self) -> &[Option<usize>] {
+        &self.attempts
+    }
+
     /// The state at time `t` inside the last accepted step (or the current state), by the
     /// method's second-order dense output, and its rate (the polynomial's derivative);
     /// `None` outside.
@@ -466,6 +479,7 @@ impl Adaptive {
     /// Take one accepted step (rejecting and shrinking as the error asks).
     pub fn step(&mut self, sys: &Musculoskeletal<'_>, ws: &mut Workspace, u: Excitation<'_>) -> Result<(), SimError> {
         let mut failure = None;
+        self.attempts.clear();
         loop {
             // a step that would end past a break, or leave a sliver before it, ends on it; the
             // next step follows from this one's error as any other (restored to the length
@@ -479,10 +493,12 @@ impl Adaptive {
                     SimError::NonFinite(format!("the adaptive step vanished at t = {} s (below 1e-12 s)", self.state.t))
                 }));
             }
+            self.worst = None;
             let attempt = match self.tol.method {
                 Method::Ros23 => self.attempt(sys, ws, u, h),
                 Method::Ros34pw2 => self.attempt_ros34pw2(sys, ws, u, h),
             };
+            self.attempts.push(attempt.as_ref().ok().and(self.worst));
             let (norm, done) = match attempt {
                 Ok((norm, x, Some((xd, lin)), k1, k2)) if norm <= 1.0 => {
                     let t0 = self.state.t;
@@ -622,13 +638,14 @@ impl Adaptive {
         // the estimate filtered by W⁻¹ (as Hairer & Wanner's RADAU5 filters its own): the stiff
         // components' estimate, large where the explicit F₂ enters it, is damped as the step damps them
         let err = w_solve(&w, hd, &err)?;
-        let norm = self.error_norm(h, x, &xn, &err);
+        let (norm, worst) = self.error_norm(h, x, &xn, &err);
+        self.worst = Some(worst);
         Ok((norm, xn, Some((f2, lin2)), k1, k2))
     }
 
     /// The largest error of `err` (len) relative to the tolerance of a step of `h` (s) from `x`
-    /// to `xn` (len each).
-    fn error_norm(&self, h: f64, x: &[f64], xn: &[f64], err: &[f64]) -> f64 {
+    /// to `xn` (len each), and the state it is of (the first of the largest).
+    fn error_norm(&self, h: f64, x: &[f64], xn: &[f64], err: &[f64]) -> (f64, usize) {
         let l = self.lin.layout;
         let (rtol, atol) = (self.tol.rtol, self.tol.atol);
         // the rates' error weighted by the step, what it moves the coordinates by over one step:
@@ -643,7 +660,11 @@ impl Adaptive {
                 let tol = atol + rtol * (weight(i) * x[i]).abs().max((weight(i) * xn[i]).abs());
                 (e / tol).abs()
             })
-            .fold(0.0f64, |m, v| if v.is_nan() { f64::INFINITY } else { m.max(v) })
+            .enumerate()
+            .fold((0.0f64, 0), |(m, k), (i, v)| {
+                let v = if v.is_nan() { f64::INFINITY } else { v };
+                if v > m { (v, i) } else { (m, k) }
+            })
     }
 
     /// `T = ∂F/∂t` (len) over a step of `h` (s): through the excitations, their secant over the
@@ -697,7 +718,8 @@ impl Adaptive {
         // filtered by W⁻¹ as ROS2(3)'s (unfiltered: 2229 evaluations against 2395 on the flexion,
         // within the count's spread with the last bits; forward-dynamics.md)
         let err = w_solve(&w, h * tab.gamma, &err)?;
-        let norm = self.error_norm(h, x, &xn, &err);
+        let (norm, worst) = self.error_norm(h, x, &xn, &err);
+        self.worst = Some(worst);
         let f0 = f0.clone();
         if norm > 1.0 {
             return Ok((norm, xn, None, f0, Vec::new()));
