@@ -38,7 +38,8 @@
 //! per band the kinds that own its modes (the largest participation factor); `--limits` tallies
 //! the state with the largest scaled error of every attempt (`Adaptive::limiting_states`) by
 //! kind, the fibre states by their tendon at the step's start (slack: `|∂F/∂s|` below 100 N/m),
-//! for the accepted and the rejected attempts, with the accepted steps' median length per kind,
+//! for the accepted and the rejected attempts, with the accepted steps' median length per kind
+//! and how many of them saw a tendon turn slack or taut (the limiting fibre's own, for a fibre),
 //! the limiting fibres by their `|∂F/∂s|`, and the states that limit most often. Both check that
 //! looking leaves the integration's bits alone.
 
@@ -305,6 +306,9 @@ fn diagnose(
     let mut failed = 0;
     // the accepted steps' lengths (s) by the kind that limited them
     let (mut steps, mut t0): (BTreeMap<&'static str, Vec<f64>>, f64) = (BTreeMap::new(), 0.0);
+    // of those, by the same kind: the steps in which an elastic tendon turned slack or taut, and
+    // of the fibre-limited ones those in which the limiting fibre's own did
+    let mut switched: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
     let mut exact: Option<Workspace> = None;
     let mut probe = |sys: &Musculoskeletal<'_>, a: &Adaptive, start: &[Contraction], u: Excitation<'_>| {
         let attempts = a.limiting_states();
@@ -314,10 +318,18 @@ fn diagnose(
                 continue;
             };
             let accepted = j + 1 == attempts.len();
+            let l = sys.layout();
             if accepted {
                 steps.entry(kind(sys, start, i)).or_default().push(a.state().t - t0);
+                let end = &a.linearization().contraction;
+                let turned = |k: usize| {
+                    let slack = |c: &Contraction| c.force_d_s.abs() < SLACK;
+                    end[k].d_sdot != 0.0 && slack(&start[k]) != slack(&end[k])
+                };
+                let e = switched.entry(kind(sys, start, i)).or_default();
+                e.0 += usize::from((0..l.m).any(turned));
+                e.1 += usize::from((l.s()..l.a()).contains(&i) && turned(i - l.s()));
             }
-            let l = sys.layout();
             let decade = (l.s()..l.a()).contains(&i).then(|| {
                 let d = start[i - l.s()].force_d_s.abs().log10().floor() + 1.0;
                 &mut stiffness[d.clamp(0.0, 7.0) as usize]
@@ -354,7 +366,11 @@ fn diagnose(
             h.sort_by(f64::total_cmp);
             h[h.len() / 2]
         });
-        println!("  {k}: {acc} / {rej}, the accepted steps' median {:.2} ms", h * 1e3);
+        let (any, own) = switched.get(k).copied().unwrap_or_default();
+        println!(
+            "  {k}: {acc} / {rej}, the accepted steps' median {:.2} ms; {any} accepted with a tendon turning slack or taut in the step ({own} the limiting fibre's own)",
+            h * 1e3
+        );
     }
     let decades: Vec<String> = stiffness
         .iter()
