@@ -256,7 +256,10 @@ fn matches<'a>(dir: &Path, name: &'a str) -> impl Iterator<Item = std::path::Pat
 fn wildcard(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == name,
-        Some((head, tail)) => name.starts_with(head) && (head.len()..=name.len()).any(|k| wildcard(tail, &name[k..])),
+        Some((head, tail)) => {
+            name.starts_with(head)
+                && (head.len()..=name.len()).filter(|&k| name.is_char_boundary(k)).any(|k| wildcard(tail, &name[k..]))
+        }
     }
 }
 
@@ -498,27 +501,32 @@ fn cli() -> Cli {
     Cli { global: help_options(&top), options }
 }
 
-/// The words of a `mollier` command in a piece of code, from its subcommand on: after
-/// `cargo run ... -p mollier-cli --`, or after `mollier` (or `.../mollier`) as the command's first
-/// word (following a prompt `$`, variable assignments or `time`). None when it runs no `mollier`.
-fn command_words(code: &str) -> Option<Vec<&str>> {
-    let words: Vec<&str> = code.split_whitespace().collect();
-    if words.contains(&"cargo") && words.contains(&"run") && words.contains(&"mollier-cli") {
-        let k = words.iter().position(|&w| w == "--")?;
-        return Some(words[k + 1..].to_vec());
-    }
+/// The shell's separators of commands on one line.
+const SEPARATORS: [&str; 5] = ["|", "&&", "||", ";", "&"];
+
+/// The `mollier` commands in a piece of code, each as its words from the subcommand on: after
+/// `cargo run ... -p mollier-cli --`, or after `mollier` (or `.../mollier`) as a command's first
+/// word (following a prompt `$`, variable assignments or `time`), commands split at `&&`, `|`, ...
+fn commands(code: &str) -> Vec<Vec<&str>> {
+    let words: Vec<&str> = code.split_whitespace().take_while(|w| !w.starts_with('#')).collect();
     let skip = |w: &&str| *w == "$" || *w == "time" || w.split('/').next().is_some_and(|h| h.contains('='));
-    let mut rest = words.iter().copied().skip_while(skip);
-    let first = rest.next()?;
-    (first == "mollier" || first.ends_with("/mollier")).then(|| rest.collect())
+    let mut out = Vec::new();
+    for command in words.split(|w| SEPARATORS.contains(w)) {
+        if command.contains(&"cargo") && command.contains(&"run") && command.contains(&"mollier-cli") {
+            out.extend(command.iter().position(|&w| w == "--").map(|k| command[k + 1..].to_vec()));
+            continue;
+        }
+        let mut rest = command.iter().copied().skip_while(skip);
+        if rest.next().is_some_and(|first| first == "mollier" || first.ends_with("/mollier")) {
+            out.push(rest.collect());
+        }
+    }
+    out
 }
 
 /// A command's problems: an unknown subcommand or an option the subcommand does not have.
 fn command_problems(cli: &Cli, words: &[&str]) -> Vec<String> {
-    let mut words = words
-        .iter()
-        .map(|w| w.trim_matches(['[', ']']))
-        .take_while(|w| !["|", ">", ">>", "2>", "&&", "||", ";", "&"].contains(w) && !w.starts_with('#'));
+    let mut words = words.iter().map(|w| w.trim_matches(['[', ']'])).take_while(|w| ![">", ">>", "2>"].contains(w));
     // options before the subcommand: the command's own (`--format sto`, `--help`)
     let sub = loop {
         match words.next() {
@@ -551,10 +559,11 @@ fn every_mollier_command_in_the_docs_has_its_subcommand_and_options() {
     let mut checked = 0;
     for doc in docs() {
         for p in pieces(&doc.text).iter().filter(|p| p.code) {
-            let Some(words) = command_words(&p.text) else { continue };
-            checked += 1;
-            for problem in command_problems(&cli, &words) {
-                failures.push(format!("{}:{}: {problem}: {}", doc.name, p.line, words.join(" ")));
+            for words in commands(&p.text) {
+                checked += 1;
+                for problem in command_problems(&cli, &words) {
+                    failures.push(format!("{}:{}: {problem}: {}", doc.name, p.line, words.join(" ")));
+                }
             }
         }
     }
