@@ -3,9 +3,9 @@
 //! each repository path written as code exists; each `FILE.rs::name` names a function of that
 //! file; each `cargo test|bench|run -p PACKAGE --test|--bench|--example NAME` names a package
 //! and a target of it; each `mollier` command in code names a subcommand and options that the
-//! built command has (read from its `--help`). In the documents and in the code's comments and
-//! help texts, each section named by its document and title exists. Every failure is listed, as
-//! `file:line: what`.
+//! built command has (read from its `--help`), and a code block's command has the options the
+//! subcommand requires. In the documents and in the code's comments and help texts, each section
+//! named by its document and title exists. Every failure is listed, as `file:line: what`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -41,10 +41,12 @@ fn docs() -> Vec<Doc> {
         .collect()
 }
 
-/// A piece of a document: its first line (1-based), whether it is code, and its text.
+/// A piece of a document: its first line (1-based), whether it is code (and a fenced block's
+/// line), and its text.
 struct Piece {
     line: usize,
     code: bool,
+    fenced: bool,
     text: String,
 }
 
@@ -73,7 +75,7 @@ fn pieces(text: &str) -> Vec<Piece> {
                 }
                 None => {
                     joined.push_str(line);
-                    out.push(Piece { line: first, code: true, text: joined });
+                    out.push(Piece { line: first, code: true, fenced: true, text: joined });
                 }
             }
             continue;
@@ -86,7 +88,7 @@ fn pieces(text: &str) -> Vec<Piece> {
                     Some(k) => {
                         span.push(' ');
                         span.push_str(&rest[..k]);
-                        out.push(Piece { line: first, code: true, text: span });
+                        out.push(Piece { line: first, code: true, fenced: false, text: span });
                         rest = &rest[k + 1..];
                     }
                     None => {
@@ -107,7 +109,7 @@ fn pieces(text: &str) -> Vec<Piece> {
             let after = &rest[k + ticks..];
             match after.find(&rest[k..k + ticks]) {
                 Some(e) => {
-                    out.push(Piece { line: i, code: true, text: after[..e].to_string() });
+                    out.push(Piece { line: i, code: true, fenced: false, text: after[..e].to_string() });
                     rest = &after[e + ticks..];
                 }
                 None if ticks == 1 => {
@@ -117,7 +119,7 @@ fn pieces(text: &str) -> Vec<Piece> {
                 None => break,
             }
         }
-        out.push(Piece { line: i, code: false, text: prose });
+        out.push(Piece { line: i, code: false, fenced: false, text: prose });
     }
     out
 }
@@ -580,10 +582,12 @@ fn every_cargo_target_in_the_docs_exists() {
 }
 
 /// What the command accepts, from its help: the subcommands, the options taken before one (and
-/// whether each takes a value), and each subcommand's options, short and long.
+/// whether each takes a value), each subcommand's options, short and long, and the options its
+/// usage line requires.
 struct Cli {
     global: BTreeMap<String, bool>,
     options: BTreeMap<String, BTreeSet<String>>,
+    required: BTreeMap<String, Vec<String>>,
 }
 
 /// A help text's options, `-q, --quiet` and `--out <OUT>`: each name and whether it takes a value.
@@ -612,12 +616,17 @@ fn help(args: &[&str]) -> String {
 fn cli() -> Cli {
     let top = help(&["--help"]);
     let commands = top.split("Commands:\n").nth(1).expect("a list of commands").split("\n\n").next().expect("list");
-    let mut options: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let (mut options, mut required) = (BTreeMap::new(), BTreeMap::new());
     for sub in commands.lines().filter_map(|l| l.split_whitespace().next()).filter(|&s| s != "help") {
-        options.insert(sub.to_string(), help_options(&help(&[sub, "--help"])).into_keys().collect());
+        let text = help(&[sub, "--help"]);
+        // `Usage: mollier simulate [OPTIONS] --duration <DURATION> --out <OUT> <MODEL>`
+        let usage = text.lines().find(|l| l.starts_with("Usage:")).expect("a usage line");
+        required.insert(sub.to_string(), usage.split(' ').filter(|w| w.starts_with("--")).map(String::from).collect());
+        options.insert(sub.to_string(), help_options(&text).into_keys().collect::<BTreeSet<_>>());
     }
     assert!(options.len() > 10 && options["simulate"].contains("--rigid-tendons"), "{:?}", options.keys());
-    Cli { global: help_options(&top), options }
+    assert!(required["simulate"] == ["--duration", "--out"], "{:?}", required["simulate"]);
+    Cli { global: help_options(&top), options, required }
 }
 
 /// The shell's separators of commands on one line.
@@ -643,8 +652,9 @@ fn commands(code: &str) -> Vec<Vec<&str>> {
     out
 }
 
-/// A command's problems: an unknown subcommand or an option the subcommand does not have.
-fn command_problems(cli: &Cli, words: &[&str]) -> Vec<String> {
+/// A command's problems: an unknown subcommand or an option the subcommand does not have, and if
+/// it is `whole` (a code block's, not shortened with `...`) a required option it lacks.
+fn command_problems(cli: &Cli, words: &[&str], whole: bool) -> Vec<String> {
     let mut words = words.iter().map(|w| w.trim_matches(['[', ']'])).take_while(|w| ![">", ">>", "2>"].contains(w));
     // options before the subcommand: the command's own (`--format sto`, `--help`)
     let sub = loop {
@@ -663,12 +673,18 @@ fn command_problems(cli: &Cli, words: &[&str]) -> Vec<String> {
     let Some(known) = cli.options.get(sub) else {
         return vec![format!("`mollier` has no subcommand `{sub}`")];
     };
-    words
-        .map(|w| w.split('=').next().expect("a word"))
+    let words: Vec<&str> = words.map(|w| w.split('=').next().expect("a word")).collect();
+    let mut problems: Vec<String> = words
+        .iter()
         .filter(|w| w.starts_with('-') && w.len() > 1 && !w[1..].starts_with(|c: char| c.is_ascii_digit()))
-        .filter(|w| !known.contains(*w))
+        .filter(|w| !known.contains(**w))
         .map(|w| format!("`mollier {sub}` has no option `{w}`"))
-        .collect()
+        .collect();
+    if whole && !words.contains(&"...") && !words.contains(&"--help") {
+        let lacks = cli.required[sub].iter().filter(|r| !words.contains(&r.as_str()));
+        problems.extend(lacks.map(|r| format!("`mollier {sub}` needs `{r}`")));
+    }
+    problems
 }
 
 #[test]
@@ -680,7 +696,7 @@ fn every_mollier_command_in_the_docs_has_its_subcommand_and_options() {
         for p in pieces(&doc.text).iter().filter(|p| p.code) {
             for words in commands(&p.text) {
                 checked += 1;
-                for problem in command_problems(&cli, &words) {
+                for problem in command_problems(&cli, &words, p.fenced) {
                     failures.push(format!("{}:{}: {problem}: {}", doc.name, p.line, words.join(" ")));
                 }
             }
