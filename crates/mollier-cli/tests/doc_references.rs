@@ -254,19 +254,7 @@ const NOT_FILES: [&str; 2] = [
     "models/arm.toml",
 ];
 
-/// TEMPORARY: stale paths in documents another change is editing, (document, path), to be fixed
-/// there. An entry that no longer fails is itself a failure, so that it is removed with the fix.
-const STALE_ELSEWHERE: &[(&str, &str)] = &[
-    // moved to crates/mollier-core/src/algorithm/linearize.rs
-    ("docs/forward-dynamics.md", "crates/mollier-core/src/linearize.rs"),
-];
 
-/// TEMPORARY: sections that a file outside the documents names by a title its document no longer
-/// has, (file, title), to be fixed there; an entry that no longer fails is itself a failure.
-const STALE_SECTIONS_ELSEWHERE: &[(&str, &str)] = &[
-    // the slack-tendon finding is now in optimal-control.md's "Scaling"
-    ("crates/mollier/tests/optimize_derivatives.rs", "What stalls it"),
-];
 
 /// Whether `pattern` (a path from the root, with `*` and one `{a,b}` allowed) names something.
 fn exists(base: &Path, pattern: &str) -> bool {
@@ -337,7 +325,6 @@ fn every_repository_path_in_the_docs_exists() {
         .collect();
     let mut failures = Vec::new();
     let mut checked = 0;
-    let mut stale_seen = BTreeSet::new();
     for doc in docs() {
         for p in pieces(&doc.text).iter().filter(|p| p.code) {
             for path in repository_paths(&p.text) {
@@ -348,17 +335,8 @@ fn every_repository_path_in_the_docs_exists() {
                 if found || NOT_FILES.contains(&path) {
                     continue;
                 }
-                if STALE_ELSEWHERE.contains(&(doc.name.as_str(), path)) {
-                    stale_seen.insert((doc.name.clone(), path.to_string()));
-                } else {
-                    failures.push(format!("{}:{}: no `{path}` in the repository", doc.name, p.line));
-                }
+                failures.push(format!("{}:{}: no `{path}` in the repository", doc.name, p.line));
             }
-        }
-    }
-    for (doc, path) in STALE_ELSEWHERE {
-        if !stale_seen.contains(&(doc.to_string(), path.to_string())) {
-            failures.push(format!("{doc}: `{path}` is fixed: remove it from STALE_ELSEWHERE"));
         }
     }
     assert!(checked > 300, "only {checked} paths found: is the scan broken?");
@@ -475,7 +453,6 @@ fn every_section_named_by_its_title_exists() {
         .collect();
     files.extend(tools);
     let mut failures = Vec::new();
-    let mut stale_seen = BTreeSet::new();
     let mut checked = 0;
     for file in &files {
         let Ok(text) = std::fs::read_to_string(root().join(file)) else { continue };
@@ -499,16 +476,7 @@ fn every_section_named_by_its_title_exists() {
             if found {
                 continue;
             }
-            if STALE_SECTIONS_ELSEWHERE.contains(&(file.as_str(), title.as_str())) {
-                stale_seen.insert((file.clone(), title.clone()));
-            } else {
-                failures.push(format!("{file}:{line}: `{path}` has no section \"{title}\""));
-            }
-        }
-    }
-    for (file, title) in STALE_SECTIONS_ELSEWHERE {
-        if !stale_seen.contains(&(file.to_string(), title.to_string())) {
-            failures.push(format!("{file}: \"{title}\" is fixed: remove it from STALE_SECTIONS_ELSEWHERE"));
+            failures.push(format!("{file}:{line}: `{path}` has no section \"{title}\""));
         }
     }
     assert!(checked > 30, "only {checked} sections named by title found: is the scan broken?");

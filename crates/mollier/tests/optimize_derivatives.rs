@@ -571,7 +571,7 @@ fn the_hessian_is_left_to_ipopt_where_it_would_not_be_exact() {
 /// a fifth of it, or the size would be needlessly fine). Sized by the fibre's optimal length, as
 /// before, the same step loaded a tendon to 150 to 5.6e6 `F_max`, and IPOPT's steps of a few
 /// hundredths kept throwing the contraction rows' residual to 10²-10⁴ N
-/// (docs/optimal-control.md, "What stalls it").
+/// (docs/optimal-control.md, "Scaling").
 #[test]
 fn a_contraction_states_size_loads_its_slack_tendon_to_at_most_f_max() {
     let c = model("models/shoulder/shoulder-forward.toml");
