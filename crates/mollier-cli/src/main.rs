@@ -282,7 +282,7 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
         /// No summary line.
-        #[arg(long)]
+        #[arg(long, short)]
         quiet: bool,
     },
     /// Forward dynamics from rest in the initial configuration: a passive mechanism, or a model

@@ -673,3 +673,14 @@ fn every_mollier_command_in_the_docs_has_its_subcommand_and_options() {
     assert!(checked > 50, "only {checked} commands found: is the scan broken?");
     assert!(failures.is_empty(), "{} wrong commands:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// The options every subcommand spells alike: where one has `--quiet` it has `-q` too, as the
+/// others do, so that a user's habit (and the docs' `-q`) holds for each.
+#[test]
+fn every_quiet_option_has_its_short_form() {
+    let cli = cli();
+    let missing: Vec<&String> =
+        cli.options.iter().filter(|(_, o)| o.contains("--quiet") && !o.contains("-q")).map(|(s, _)| s).collect();
+    assert!(cli.options.values().filter(|o| o.contains("--quiet")).count() > 5, "{:?}", cli.options.keys());
+    assert!(missing.is_empty(), "`--quiet` without `-q`: {missing:?}");
+}

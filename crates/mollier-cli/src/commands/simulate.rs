@@ -120,7 +120,7 @@ pub(crate) struct Args {
     #[arg(long, value_parser = positive_number)]
     duration: f64,
     /// A fixed time step (s). Default: RK4 at 0.004; with muscles error control (no fixed step).
-    #[arg(long, alias = "step", value_parser = positive_number)]
+    #[arg(long, visible_alias = "step", value_parser = positive_number)]
     dt: Option<f64>,
     /// The rows' time step (s). Default: --dt, or 0.01 with error control; a whole number of
     /// steps at a fixed step.
