@@ -43,7 +43,7 @@ impl FrameSpec {
     /// Read `fixed_z`, `fixed_x` (required) and `moving_z`, `moving_x` (optional, both or
     /// neither; default: the fixed frame) from a model file's element table.
     pub fn read(p: &Params<'_>) -> Result<Self, ParamError> {
-        let (fixed_z, fixed_x) = pair(p, "fixed_z", "fixed_x")?;
+        let (fixed_z, fixed_x) = axis_pair(p, "fixed_z", "fixed_x")?;
         let (mz, mx) = (p.get("moving_z").is_some(), p.get("moving_x").is_some());
         if mz != mx {
             let (given, missing) = if mz { ("moving_z", "moving_x") } else { ("moving_x", "moving_z") };
@@ -53,12 +53,14 @@ impl FrameSpec {
             )
             .with_hint("give both moving axes, or neither for joint frames that coincide initially"));
         }
-        let (moving_z, moving_x) = if mz { pair(p, "moving_z", "moving_x")? } else { (fixed_z, fixed_x) };
+        let (moving_z, moving_x) = if mz { axis_pair(p, "moving_z", "moving_x")? } else { (fixed_z, fixed_x) };
         Ok(Self { fixed_z, fixed_x, moving_z, moving_x })
     }
 }
 
-fn direction(p: &Params<'_>, key: &str) -> Result<Vec3, ParamError> {
+/// The direction `key` of an element's table (unitless, in the global frame of the initial
+/// configuration); an error at `key` where it is zero.
+pub fn direction(p: &Params<'_>, key: &str) -> Result<Vec3, ParamError> {
     let v = p.vector(key)?;
     if v.iter().all(|a| *a == 0.0) {
         return Err(ParamError::new(p.path(key), "the direction must not be zero"));
@@ -66,7 +68,9 @@ fn direction(p: &Params<'_>, key: &str) -> Result<Vec3, ParamError> {
     Ok(v)
 }
 
-fn pair(p: &Params<'_>, z_key: &str, x_key: &str) -> Result<(Vec3, Vec3), ParamError> {
+/// A joint frame's `z` and `x` directions, [`direction`]s `z_key` and `x_key`; an error at
+/// `x_key` where they are parallel (no frame).
+pub fn axis_pair(p: &Params<'_>, z_key: &str, x_key: &str) -> Result<(Vec3, Vec3), ParamError> {
     let (z, x) = (direction(p, z_key)?, direction(p, x_key)?);
     if triad(&z, Some(&x)).is_none() {
         return Err(ParamError::new(p.path(x_key), format!("must not be parallel to `{z_key}`")));
