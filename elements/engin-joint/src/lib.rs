@@ -47,9 +47,9 @@ pub mod torsion;
 
 use std::f64::consts::PI;
 
-use mollier_core::element::{Element, NodeKind};
+use mollier_core::element::Element;
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
-use mollier_joint_common::axis_pair;
+use mollier_joint_common::{axis_pair, fixed_doc, members, moving_doc};
 
 pub use element::{BallSocketResistance, JointFrames, MODES};
 pub use expansion::{MomentExpansion, SinusBoundary};
@@ -126,8 +126,7 @@ fn optional_angle(p: &Params<'_>, key: &str, default: f64) -> Result<f64, ParamE
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
-    let fixed = p.node("fixed", NodeKind::Orientation)?;
-    let moving = p.node("moving", NodeKind::Orientation)?;
+    let (fixed, moving) = members(p)?;
     let (fixed_z, fixed_x) = axis_pair(p, "fixed_z", "fixed_x")?;
     let (moving_z, moving_x) = axis_pair(p, "moving_z", "moving_x")?;
     let rad = p.units().angle;
@@ -161,18 +160,8 @@ pub const TYPE: ElementType = ElementType {
     role: ElementRole::Joint,
     modes: &MODES,
     params: &[
-        ParamDoc {
-            name: "fixed",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of the fixed member, e.g. the thorax",
-        },
-        ParamDoc {
-            name: "moving",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of the moving member, e.g. the humerus",
-        },
+        fixed_doc("orientation node (or body) of the fixed member, e.g. the thorax"),
+        moving_doc("orientation node (or body) of the moving member, e.g. the humerus"),
         ParamDoc {
             name: "fixed_z",
             kind: ParamKind::Vector,

@@ -11,11 +11,11 @@
 //! (ratios under `atan2`) are homogeneous of degree 0, as the kernel needs while its Euler
 //! parameters are not exactly unit during Newton iterations.
 
-use mollier_core::Order;
-use mollier_core::element::{Drawing, ElementError};
+use mollier_core::element::{Drawing, ElementError, NodeKind};
 use mollier_core::geometry::{Quat, Vec3, column, dot, lift, quat_at, rotate, triad};
-use mollier_core::registry::{ParamError, Params};
+use mollier_core::registry::{ParamDoc, ParamError, ParamKind, Params};
 use mollier_core::scalar::Real;
+use mollier_core::{NodeId, Order};
 
 use crate::term::{FIXED, MOVING, N, Term};
 
@@ -56,6 +56,25 @@ impl FrameSpec {
         let (moving_z, moving_x) = if mz { axis_pair(p, "moving_z", "moving_x")? } else { (fixed_z, fixed_x) };
         Ok(Self { fixed_z, fixed_x, moving_z, moving_x })
     }
+}
+
+/// The two members a joint joins, `fixed` and `moving`: orientation nodes (or bodies).
+pub fn members(p: &Params<'_>) -> Result<(NodeId, NodeId), ParamError> {
+    Ok((p.node("fixed", NodeKind::Orientation)?, p.node("moving", NodeKind::Orientation)?))
+}
+
+/// The documentation of `fixed` ([`members`]), required, `doc` saying which member it is.
+pub const fn fixed_doc(doc: &'static str) -> ParamDoc {
+    member_doc("fixed", doc)
+}
+
+/// The documentation of `moving` ([`members`]), required, `doc` saying which member it is.
+pub const fn moving_doc(doc: &'static str) -> ParamDoc {
+    member_doc("moving", doc)
+}
+
+const fn member_doc(name: &'static str, doc: &'static str) -> ParamDoc {
+    ParamDoc { name, kind: ParamKind::Node(NodeKind::Orientation), required: true, doc }
 }
 
 /// The direction `key` of an element's table (unitless, in the global frame of the initial

@@ -23,6 +23,8 @@ pub mod swing;
 pub mod term;
 pub mod torque;
 
-pub use frames::{FrameSpec, JointFrames, axes_drawing, axis_pair, check_len, direction};
+pub use frames::{
+    FrameSpec, JointFrames, axes_drawing, axis_pair, check_len, direction, fixed_doc, members, moving_doc,
+};
 pub use term::{N, Term};
 pub use torque::{Interpolation, TorqueFunction, hypot};

@@ -20,11 +20,11 @@ pub mod law;
 
 use std::f64::consts::PI;
 
-use mollier_core::element::{Element, NodeKind};
+use mollier_core::element::Element;
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_engin_joint::SinusBoundary;
 use mollier_joint_common::torque::{ANGLE_FUNCTION, RATE_FUNCTION};
-use mollier_joint_common::{TorqueFunction, axis_pair, direction};
+use mollier_joint_common::{TorqueFunction, axis_pair, direction, fixed_doc, members, moving_doc};
 
 pub use element::{JointStop, MODES, StopFrame};
 pub use law::{StopLaw, StopTorque};
@@ -46,8 +46,7 @@ pub fn contour(coefficients: [f64; 10]) -> Result<SinusBoundary, String> {
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
-    let fixed = p.node("fixed", NodeKind::Orientation)?;
-    let moving = p.node("moving", NodeKind::Orientation)?;
+    let (fixed, moving) = members(p)?;
     let (pole, azimuth) = axis_pair(p, "fixed_z", "fixed_x")?;
     let r = direction(p, "moving_z")?;
     let c = p.numbers("sinus", Some(10))?;
@@ -81,18 +80,8 @@ pub const TYPE: ElementType = ElementType {
     role: ElementRole::Joint,
     modes: &MODES,
     params: &[
-        ParamDoc {
-            name: "fixed",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of segment i, which carries the contour",
-        },
-        ParamDoc {
-            name: "moving",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of segment j, which carries r",
-        },
+        fixed_doc("orientation node (or body) of segment i, which carries the contour"),
+        moving_doc("orientation node (or body) of segment j, which carries r"),
         ParamDoc {
             name: "fixed_z",
             kind: ParamKind::Vector,
