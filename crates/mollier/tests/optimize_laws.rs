@@ -26,7 +26,7 @@ use rng::Rng;
 
 #[path = "support/hessian_check.rs"]
 mod hessian_check;
-use hessian_check::{assert_random_hessians, random_point};
+use hessian_check::{about_rest, assert_random_hessians, random_point};
 
 #[path = "support/ipopt.rs"]
 mod ipopt;
@@ -237,15 +237,8 @@ fn the_hessian_of_the_lagrangian_is_exact_for_a_muscle_path_with_a_law() {
     let c = load(&path, &mollier::registry()).expect("loads");
     std::fs::remove_file(&path).expect("removes");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
-    let l = system.layout();
-    let mut ws = system.workspace();
-    let rest = system.rest_state(&mut ws, &[0.3, 0.4], 0.0, &[0.2; 3]).unwrap();
-    let mut spread = vec![0.15, 0.15, 1.0, 1.0];
-    spread.extend([0.005; 3]);
-    spread.extend([0.45; 3]);
-    let mut mid = rest.x.clone();
-    mid[l.a()..].fill(0.5);
     // the points of `optimize_derivatives.rs`'s muscles-on-a-chain check (away from the Hill model's kinks)
+    let (mid, spread) = about_rest(&system, &mut system.workspace(), &[0.3, 0.4], [0.15, 1.0, 0.005, 0.45]);
     let mut rng = Rng(0x4e55_c4a1_3333_0039);
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
         let objective = Objective {
