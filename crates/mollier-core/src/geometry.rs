@@ -170,11 +170,10 @@ pub fn quat_conjugate<T: Real>(l: &Quat<T>) -> Quat<T> {
 pub fn rotate_rates(l: [&Quat; 3], u: &Vec3) -> [Vec3; 2] {
     let [l, v, a] = l;
     let uq = [0.0, u[0], u[1], u[2]];
-    let conj = |q: &Quat| [q[0], -q[1], -q[2], -q[3]];
     let vec2 = |q: Quat| [2.0 * q[1], 2.0 * q[2], 2.0 * q[3]];
     let vu = quat_mul(v, &uq);
-    let first = vec2(quat_mul(&vu, &conj(l)));
-    let (s1, s2) = (quat_mul(&quat_mul(a, &uq), &conj(l)), quat_mul(&vu, &conj(v)));
+    let first = vec2(quat_mul(&vu, &quat_conjugate(l)));
+    let (s1, s2) = (quat_mul(&quat_mul(a, &uq), &quat_conjugate(l)), quat_mul(&vu, &quat_conjugate(v)));
     [first, vec2([0, 1, 2, 3].map(|i| s1[i] + s2[i]))]
 }
 

@@ -12,7 +12,7 @@
 //! parameters are not exactly unit during Newton iterations.
 
 use mollier_core::element::{Drawing, ElementError, NodeKind};
-use mollier_core::geometry::{Quat, Vec3, column, dot, lift, quat_at, rotate, triad};
+use mollier_core::geometry::{Quat, Vec3, column, dot, lift, quat_at, quat_conjugate, rotate, triad};
 use mollier_core::registry::{ParamDoc, ParamError, ParamKind, Params};
 use mollier_core::scalar::Real;
 use mollier_core::{NodeId, Order};
@@ -133,7 +133,7 @@ impl JointFrames {
         let lf = unit_quat(quat_at(x0, FIXED)).ok_or_else(zero)?;
         let lm = unit_quat(quat_at(x0, MOVING)).ok_or_else(zero)?;
         // the body vector b with R(λ) b = a: rotate by the conjugate
-        let body = |l: &Quat, a: &Vec3| rotate(&[l[0], -l[1], -l[2], -l[3]], a);
+        let body = |l: &Quat, a: &Vec3| rotate(&quat_conjugate(l), a);
         Ok(Self { fixed: jf.map(|a| body(&lf, &a)), moving: jm.map(|a| body(&lm, &a)) })
     }
 

@@ -20,8 +20,8 @@
 use mollier_core::Derivs;
 use mollier_core::element::{Drawing, DrawnShape, ShapeKind};
 use mollier_core::geometry::{
-    Mat3, Quat, Vec3, column, cross, dot, g_matrix, lift, mat_mul, q_matrix, q_times, quat_at, rotate, sub, triad,
-    vec3_at,
+    Mat3, Quat, Vec3, column, cross, dot, g_matrix, lift, mat_mul, q_matrix, q_times, quat_at, quat_conjugate, rotate,
+    sub, triad, vec3_at,
 };
 use mollier_core::scalar::{Real, c};
 
@@ -82,7 +82,7 @@ impl ShapeFrame {
     /// Shape coordinates of the global point `x` for a body at `origin` with orientation `lam`.
     pub fn local<T: Real>(&self, lam: &Quat<T>, origin: &Vec3<T>, x: &Vec3<T>) -> Vec3<T> {
         // Rᵀ(λ) = R(λ̄) with λ̄ the conjugate, also in homogeneous form
-        let conj = [lam[0], -lam[1], -lam[2], -lam[3]];
+        let conj = quat_conjugate(lam);
         let sigma = lam[0] * lam[0] + lam[1] * lam[1] + lam[2] * lam[2] + lam[3] * lam[3];
         let b = rotate(&conj, &sub(x, origin)).map(|v| v / sigma);
         let u = &self.axes;
