@@ -8,14 +8,13 @@
 //! exact (the pendulum, the sliding mass, chains, the shoulder with its 95 muscles), and its
 //! objective part on the elbow.
 
-use mollier::compile::load;
 use mollier_ipopt::Nlp;
 use mollier_ocp::{HessianChoice, MarkerTracking, Motion, Objective, Problem, Scheme, Tracking, Transcription};
 use mollier_sim::Musculoskeletal;
 
 #[path = "fixtures/problem.rs"]
 mod problem;
-use problem::open;
+use problem::{model, open};
 
 #[path = "support/motors.rs"]
 mod motors;
@@ -82,11 +81,6 @@ fn errors(t: &mut Transcription<'_, '_, '_>, z: &[f64]) -> (Vec<f64>, f64) {
         worst_grad = worst_grad.max((fd - grad[j]).abs() / grad[j].abs().max(1.0));
     }
     (errors, worst_grad)
-}
-
-fn model(path: &str) -> mollier::Compiled {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
-    load(std::path::Path::new(&format!("{root}{path}")), &mollier::registry()).expect("model loads")
 }
 
 /// The model's point `name` followed along a path through three positions (m) over 0.9 s,
