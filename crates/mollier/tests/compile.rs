@@ -281,6 +281,25 @@ fn one_muscle(muscle: &str) -> String {
     )
 }
 
+/// `p` with De Groote et al.'s curves and the parameters the tests set off OpenSim's defaults
+/// (`max_contraction_velocity` 8, `tendon_strain_at_one_norm_force` 0.06,
+/// `active_force_width_scale` 1.3, `passive_fiber_strain_at_one_norm_force` 0.5,
+/// `activation_dynamics_smoothing` 10, `ignore_passive_fiber_force`), with `fiber_damping`.
+fn off_defaults(p: HillParams, fiber_damping: f64) -> HillParams {
+    HillParams {
+        vmax: 8.0,
+        see_strain: 0.06,
+        curves: Curves::DeGrooteFregly2016(DeGrooteFregly {
+            active_force_width_scale: 1.3,
+            fiber_damping,
+            passive_fiber_strain: 0.5,
+            activation_smoothing: 10.0,
+            passive: false,
+        }),
+        ..p
+    }
+}
+
 /// A muscle with De Groote et al.'s curves takes every parameter from its fields (in the file's
 /// units), and OpenSim's defaults for those it leaves out; DAS3's stay the default.
 #[test]
@@ -290,17 +309,8 @@ fn a_muscle_file_selects_de_groote_freglys_curves_and_their_parameters() {
                fiber_damping = 0.05\npassive_fiber_strain_at_one_norm_force = 0.5\nactivation_dynamics_smoothing = 10\n\
                ignore_passive_fiber_force = true\n";
     let p = compiled(&one_muscle(all)).muscles[0].hill.params;
-    let mut want = HillParams::de_groote_fregly_2016(300.0, 0.1, 0.2, 10f64.to_radians(), 0.02, 0.07);
-    want.vmax = 8.0;
-    want.see_strain = 0.06;
-    want.curves = Curves::DeGrooteFregly2016(DeGrooteFregly {
-        active_force_width_scale: 1.3,
-        fiber_damping: 0.05,
-        passive_fiber_strain: 0.5,
-        activation_smoothing: 10.0,
-        passive: false,
-    });
-    assert_eq!(p, want);
+    let want = HillParams::de_groote_fregly_2016(300.0, 0.1, 0.2, 10f64.to_radians(), 0.02, 0.07);
+    assert_eq!(p, off_defaults(want, 0.05));
     let p = compiled(&one_muscle("curves = \"de-groote-fregly-2016\"\n")).muscles[0].hill.params;
     assert_eq!(p, HillParams::de_groote_fregly_2016(300.0, 0.1, 0.2, 0.0, 0.015, 0.06));
     assert_eq!(p.curves, Curves::DeGrooteFregly2016(DeGrooteFregly::default()));
@@ -331,16 +341,7 @@ fn an_osim_de_groote_fregly_muscle_imports_with_every_property() {
         <fiber_damping>0.01</fiber_damping>";
     let changed = text.replacen("<fiber_damping>0.01</fiber_damping>", props, 1);
     let c = mollier::load_text("elbow-dgf.osim", &changed, &registry()).expect("imports");
-    biceps.vmax = 8.0;
-    biceps.see_strain = 0.06;
-    biceps.curves = Curves::DeGrooteFregly2016(DeGrooteFregly {
-        active_force_width_scale: 1.3,
-        fiber_damping: 0.01,
-        passive_fiber_strain: 0.5,
-        activation_smoothing: 10.0,
-        passive: false,
-    });
-    assert_eq!(c.muscles[0].hill.params, biceps);
+    assert_eq!(c.muscles[0].hill.params, off_defaults(biceps, 0.01));
     // a rigid tendon imports as one; no activation dynamics does not import
     let rigid = text.replacen("<ignore_tendon_compliance>false", "<ignore_tendon_compliance>true", 1);
     let c = mollier::load_text("elbow-dgf.osim", &rigid, &registry()).expect("imports");
