@@ -180,9 +180,7 @@ fn simulate_refuses_bad_loads_and_writes_nothing() {
 /// its inputs' driving forces times the functions' slopes.
 #[test]
 fn the_gait2354_walk_with_its_force_plates_matches_opensim_s_inverse_dynamics() {
-    let models = std::env::var_os("MOLLIER_OPENSIM_MODELS")
-        .map_or_else(|| root().join(".cache/opensim-models"), PathBuf::from)
-        .join("Gait2354_Simbody");
+    let models = mollier_core::shared_data::opensim_models().join("Gait2354_Simbody");
     let (osim, xml) = (models.join("subject01_simbody.osim"), models.join("subject01_walk1_grf.xml"));
     if !osim.exists() || !xml.exists() || !models.join("subject01_walk1_grf.mot").exists() {
         mollier_core::shared_data::skip(

@@ -158,17 +158,22 @@ pub fn quat_mul<T: Real>(a: &Quat<T>, b: &Quat<T>) -> Quat<T> {
     ]
 }
 
+/// The conjugate `(λ0, −λ1, −λ2, −λ3)` of Euler parameters: the inverse rotation of unit ones,
+/// `R(λ*) = R(λ)ᵀ` at any `|λ|`.
+pub fn quat_conjugate<T: Real>(l: &Quat<T>) -> Quat<T> {
+    [l[0], -l[1], -l[2], -l[3]]
+}
+
 /// The first and second time derivatives of `R(λ) u` ([`rotate`], the quadratic form, exact at
 /// any `|λ|`) for a body vector `u` fixed in the body, from `λ` and its rates `[λ, λ̇, λ̈]`:
 /// `2 vec(λ̇ ⊗ U ⊗ λ*)` and `2 vec(λ̈ ⊗ U ⊗ λ* + λ̇ ⊗ U ⊗ λ̇*)`, `U = (0, u)`.
 pub fn rotate_rates(l: [&Quat; 3], u: &Vec3) -> [Vec3; 2] {
     let [l, v, a] = l;
     let uq = [0.0, u[0], u[1], u[2]];
-    let conj = |q: &Quat| [q[0], -q[1], -q[2], -q[3]];
     let vec2 = |q: Quat| [2.0 * q[1], 2.0 * q[2], 2.0 * q[3]];
     let vu = quat_mul(v, &uq);
-    let first = vec2(quat_mul(&vu, &conj(l)));
-    let (s1, s2) = (quat_mul(&quat_mul(a, &uq), &conj(l)), quat_mul(&vu, &conj(v)));
+    let first = vec2(quat_mul(&vu, &quat_conjugate(l)));
+    let (s1, s2) = (quat_mul(&quat_mul(a, &uq), &quat_conjugate(l)), quat_mul(&vu, &quat_conjugate(v)));
     [first, vec2([0, 1, 2, 3].map(|i| s1[i] + s2[i]))]
 }
 
@@ -232,6 +237,14 @@ pub fn quat_from_rotation(r: &Mat3) -> Quat {
         q.iter_mut().for_each(|v| *v = -*v);
     }
     q
+}
+
+/// A triad `e` (its vectors the columns, global frame) in the body frame of a node at unit Euler
+/// parameters `l`: the vectors `Rᵀ(λ) e_j`, and the Euler parameters of the matrix `Rᵀ(λ) e`
+/// whose columns they are (an element's triad carried by each of its nodes, HINGE and BEAM).
+pub fn body_triad(l: &Quat, e: &Mat3) -> ([Vec3; 3], Quat) {
+    let b = mat_mul(&transpose(&rotation(l)), e);
+    ([column(&b, 0), column(&b, 1), column(&b, 2)], quat_from_rotation(&b))
 }
 
 /// The symmetric 4x4 matrix `Q(u, d)` with `(R(λ) u) · d = λᵀ Q(u, d) λ`.

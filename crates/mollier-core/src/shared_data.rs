@@ -17,6 +17,14 @@ pub fn dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data"))
 }
 
+/// OpenSim's model collection, which `tools/fetch-opensim-models` brings: the directory
+/// `$MOLLIER_OPENSIM_MODELS`, or else `.cache/opensim-models` in the checkout.
+pub fn opensim_models() -> PathBuf {
+    std::env::var_os("MOLLIER_OPENSIM_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../.cache/opensim-models")))
+}
+
 /// The text of `relative` under [`dir`], or the reason it cannot be read.
 pub fn read(relative: &str) -> Result<(PathBuf, String), String> {
     let path = dir().join(relative);

@@ -4,13 +4,9 @@
 //! `.cache/opensim-models` with `Geometry/` (tools/fetch-opensim-models); skipped, saying so,
 //! without it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn folder() -> PathBuf {
-    std::env::var_os("MOLLIER_OPENSIM_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/opensim-models"))
-}
+use mollier_core::shared_data::opensim_models;
 
 /// The `<mesh_file>`s of the text, counted apart from the import's reader.
 fn mesh_files(text: &str) -> Vec<String> {
@@ -19,7 +15,7 @@ fn mesh_files(text: &str) -> Vec<String> {
 
 #[test]
 fn arm26_meshes_are_taken_over_from_the_geometry_folder() {
-    let dir = folder();
+    let dir = opensim_models();
     let (osim, geometry) = (dir.join("arm26.osim"), dir.join("Geometry"));
     if !osim.is_file() || !geometry.is_dir() {
         mollier_core::shared_data::skip(

@@ -10,6 +10,8 @@
 
 use std::path::PathBuf;
 
+use mollier_core::shared_data::opensim_models;
+
 use serde_json::{Value, json};
 
 mod support;
@@ -27,12 +29,6 @@ struct Known {
 }
 
 const KNOWN: &[Known] = &[];
-
-fn folder() -> PathBuf {
-    std::env::var_os("MOLLIER_OPENSIM_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/opensim-models"))
-}
 
 /// Bodies and markers: 1e-9 m (OpenSim's positions to 12 digits).
 const POINTS: f64 = 1e-9;
@@ -114,7 +110,7 @@ fn every_muscle_of_the_collection_agrees_with_opensim() {
     for model in models {
         let file = model["file"].as_str().unwrap();
         assert!(model["postures"].as_array().unwrap().len() >= 11, "{file}: the default and ≥ 10 random postures");
-        let p = folder().join(file);
+        let p = opensim_models().join(file);
         if !p.is_file() {
             mollier_core::shared_data::skip(
                 &format!("every_muscle_of_the_collection_agrees_with_opensim {file}"),

@@ -8,7 +8,7 @@
 //! `tools/fetch-opensim-models` brings them to `.cache/opensim-models` (or the folder
 //! `$MOLLIER_OPENSIM_MODELS` names); without them the test says so and passes (under `CI=true` it fails).
 
-use std::path::PathBuf;
+use mollier_core::shared_data::opensim_models;
 
 /// The file of each model, and what it exercises.
 const MODELS: &[(&str, &str)] = &[
@@ -28,15 +28,9 @@ const MODELS: &[(&str, &str)] = &[
     ("leg39.osim", "the 39-muscle leg"),
 ];
 
-fn folder() -> PathBuf {
-    std::env::var_os("MOLLIER_OPENSIM_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/opensim-models"))
-}
-
 #[test]
 fn every_model_of_the_collection_imports_and_is_well_posed() {
-    let dir = folder();
+    let dir = opensim_models();
     let missing: Vec<&str> = MODELS.iter().map(|(f, _)| *f).filter(|f| !dir.join(f).is_file()).collect();
     if missing.len() == MODELS.len() {
         // a failure under CI=true, where tools/fetch-opensim-models has brought it

@@ -9,6 +9,8 @@
 
 use std::path::PathBuf;
 
+use mollier_core::shared_data::opensim_models;
+
 use serde_json::Value;
 
 /// Muscles that do not agree within 0.1 mm, and why (OpenSim's own behaviour that Mollier does
@@ -17,12 +19,6 @@ const KNOWN: &[(&str, &str)] = &[];
 
 /// The limit on length and moment-arm differences (m, m/rad).
 const LIMIT: f64 = 1e-4;
-
-fn folder() -> PathBuf {
-    std::env::var_os("MOLLIER_OPENSIM_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/opensim-models"))
-}
 
 fn reference() -> Value {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/opensim_path_points.json");
@@ -35,7 +31,7 @@ fn numbers(v: &Value) -> Vec<f64> {
 
 /// The largest length and moment-arm differences (m) of each muscle of `file` from OpenSim's.
 fn differences(file: &str, r: &Value) -> Vec<(String, f64, f64)> {
-    let text = std::fs::read_to_string(folder().join(file)).expect("readable");
+    let text = std::fs::read_to_string(opensim_models().join(file)).expect("readable");
     let registry = mollier::registry();
     let (imported, compiled) =
         mollier::import_osim(file, &text, &registry).unwrap_or_else(|d| panic!("{}", d.render()));
@@ -96,10 +92,10 @@ fn differences(file: &str, r: &Value) -> Vec<(String, f64, f64)> {
 fn moving_and_conditional_path_points_match_opensim() {
     let r = reference();
     let files = ["gait2354_simbody.osim", "gait2392_thelen2003muscle.osim", "wrist.osim"];
-    if let Some(f) = files.iter().find(|f| !folder().join(f).is_file()) {
+    if let Some(f) = files.iter().find(|f| !opensim_models().join(f).is_file()) {
         mollier_core::shared_data::skip(
             "moving_and_conditional_path_points_match_opensim",
-            &format!("{f} is not in {} (tools/fetch-opensim-models brings it)", folder().display()),
+            &format!("{f} is not in {} (tools/fetch-opensim-models brings it)", opensim_models().display()),
         );
         return;
     }

@@ -11,6 +11,8 @@
 
 use std::path::PathBuf;
 
+use mollier_core::shared_data::opensim_models;
+
 use serde_json::Value;
 
 mod support;
@@ -19,14 +21,12 @@ mod support;
 /// 9.5e-7 m at most (Rajagopal 2016).
 const LIMIT: f64 = 1e-5;
 
-fn collection() -> PathBuf {
-    std::env::var_os("MOLLIER_OPENSIM_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/opensim-models"))
-}
-
 fn model_path(file: &str) -> PathBuf {
-    if file == "das3.osim" { mollier_core::shared_data::dir().join("das3/das3.osim") } else { collection().join(file) }
+    if file == "das3.osim" {
+        mollier_core::shared_data::dir().join("das3/das3.osim")
+    } else {
+        opensim_models().join(file)
+    }
 }
 
 #[test]

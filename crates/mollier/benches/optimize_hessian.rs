@@ -18,7 +18,7 @@ use mollier_sim::Musculoskeletal;
 
 #[path = "../tests/fixtures/problem.rs"]
 mod problem;
-use problem::open;
+use problem::{model, open};
 
 fn main() {
     divan::main();
@@ -39,8 +39,7 @@ fn target() -> Vec<Vec<f64>> {
 
 /// The shoulder's transcription and the point described at the top, `f` run on them.
 fn with_shoulder(f: impl FnOnce(&mut Transcription<'_, '_, '_>, &[f64])) {
-    let c = mollier::compile::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry())
-        .expect("the shoulder loads");
+    let c = model("models/shoulder/shoulder-forward.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let l = system.layout();
     let nx = l.len();
@@ -97,8 +96,7 @@ fn constraints(bencher: divan::Bencher) {
 fn at_one_point(
     f: impl FnOnce(&mollier_core::Model, &mut mollier_core::Data, &[f64], &[f64], &[f64], &[mollier_core::ModeId], usize),
 ) {
-    let c = mollier::compile::load(&root().join("models/shoulder/shoulder-forward.toml"), &mollier::registry())
-        .expect("the shoulder loads");
+    let c = model("models/shoulder/shoulder-forward.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let l = system.layout();
     let row = &target()[65];

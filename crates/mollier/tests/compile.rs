@@ -268,40 +268,53 @@ fn a_body_orientation_can_be_fixed_by_the_name_check_lists() {
     assert!(err.contains("free[0]"), "{err}");
 }
 
+/// An arm hanging 500 mm from a hinge at the origin, a muscle `m` from an anchor 300 mm to the
+/// side to its tip, in millimetres and degrees; `muscle` ends the muscle's table (from line 28).
+fn one_muscle(muscle: &str) -> String {
+    format!(
+        "format_version = 1\nfixed = [\"ground\", \"anchor\"]\ninputs = [\"swing.rotation\"]\nfree = [\"m\"]\n\
+         [units]\nlength = \"mm\"\nangle = \"deg\"\n[nodes.anchor]\nposition = [300, 0, 0]\n\
+         [bodies.ground]\norigin = [0, 0, 0]\n[bodies.arm]\norigin = \"ground\"\npoints = {{ tip = [0, -500, 0] }}\n\
+         [elements.swing]\ntype = \"hinge\"\np = \"ground\"\nq = \"arm\"\naxis = [0, 0, 1]\n\
+         [elements.m]\ntype = \"truss\"\np = \"anchor\"\nq = \"arm.tip\"\n\
+         [muscles.m]\nmax_force = 300\noptimal_fibre_length = 100\ntendon_slack_length = 200\n{muscle}"
+    )
+}
+
+/// `p` with De Groote et al.'s curves and the parameters the tests set off OpenSim's defaults
+/// (`max_contraction_velocity` 8, `tendon_strain_at_one_norm_force` 0.06,
+/// `active_force_width_scale` 1.3, `passive_fiber_strain_at_one_norm_force` 0.5,
+/// `activation_dynamics_smoothing` 10, `ignore_passive_fiber_force`), with `fiber_damping`.
+fn off_defaults(p: HillParams, fiber_damping: f64) -> HillParams {
+    HillParams {
+        vmax: 8.0,
+        see_strain: 0.06,
+        curves: Curves::DeGrooteFregly2016(DeGrooteFregly {
+            active_force_width_scale: 1.3,
+            fiber_damping,
+            passive_fiber_strain: 0.5,
+            activation_smoothing: 10.0,
+            passive: false,
+        }),
+        ..p
+    }
+}
+
 /// A muscle with De Groote et al.'s curves takes every parameter from its fields (in the file's
 /// units), and OpenSim's defaults for those it leaves out; DAS3's stay the default.
 #[test]
 fn a_muscle_file_selects_de_groote_freglys_curves_and_their_parameters() {
-    let model = |muscle: &str| {
-        format!(
-            "format_version = 1\nfixed = [\"ground\", \"anchor\"]\ninputs = [\"swing.rotation\"]\nfree = [\"m\"]\n\
-             [units]\nlength = \"mm\"\nangle = \"deg\"\n[nodes.anchor]\nposition = [300, 0, 0]\n\
-             [bodies.ground]\norigin = [0, 0, 0]\n[bodies.arm]\norigin = \"ground\"\npoints = {{ tip = [0, -500, 0] }}\n\
-             [elements.swing]\ntype = \"hinge\"\np = \"ground\"\nq = \"arm\"\naxis = [0, 0, 1]\n\
-             [elements.m]\ntype = \"truss\"\np = \"anchor\"\nq = \"arm.tip\"\n\
-             [muscles.m]\nmax_force = 300\noptimal_fibre_length = 100\ntendon_slack_length = 200\n{muscle}"
-        )
-    };
     let all = "pennation = 10\nactivation_time = 0.02\ndeactivation_time = 0.07\ncurves = \"de-groote-fregly-2016\"\n\
                max_contraction_velocity = 8\ntendon_strain_at_one_norm_force = 0.06\nactive_force_width_scale = 1.3\n\
                fiber_damping = 0.05\npassive_fiber_strain_at_one_norm_force = 0.5\nactivation_dynamics_smoothing = 10\n\
                ignore_passive_fiber_force = true\n";
-    let p = compiled(&model(all)).muscles[0].hill.params;
-    let mut want = HillParams::de_groote_fregly_2016(300.0, 0.1, 0.2, 10f64.to_radians(), 0.02, 0.07);
-    want.vmax = 8.0;
-    want.see_strain = 0.06;
-    want.curves = Curves::DeGrooteFregly2016(DeGrooteFregly {
-        active_force_width_scale: 1.3,
-        fiber_damping: 0.05,
-        passive_fiber_strain: 0.5,
-        activation_smoothing: 10.0,
-        passive: false,
-    });
-    assert_eq!(p, want);
-    let p = compiled(&model("curves = \"de-groote-fregly-2016\"\n")).muscles[0].hill.params;
+    let p = compiled(&one_muscle(all)).muscles[0].hill.params;
+    let want = HillParams::de_groote_fregly_2016(300.0, 0.1, 0.2, 10f64.to_radians(), 0.02, 0.07);
+    assert_eq!(p, off_defaults(want, 0.05));
+    let p = compiled(&one_muscle("curves = \"de-groote-fregly-2016\"\n")).muscles[0].hill.params;
     assert_eq!(p, HillParams::de_groote_fregly_2016(300.0, 0.1, 0.2, 0.0, 0.015, 0.06));
     assert_eq!(p.curves, Curves::DeGrooteFregly2016(DeGrooteFregly::default()));
-    let p = compiled(&model("")).muscles[0].hill.params;
+    let p = compiled(&one_muscle("")).muscles[0].hill.params;
     assert_eq!(p, HillParams::new(300.0, 0.1, 0.2, 0.0, 0.015, 0.06));
 }
 
@@ -328,16 +341,7 @@ fn an_osim_de_groote_fregly_muscle_imports_with_every_property() {
         <fiber_damping>0.01</fiber_damping>";
     let changed = text.replacen("<fiber_damping>0.01</fiber_damping>", props, 1);
     let c = mollier::load_text("elbow-dgf.osim", &changed, &registry()).expect("imports");
-    biceps.vmax = 8.0;
-    biceps.see_strain = 0.06;
-    biceps.curves = Curves::DeGrooteFregly2016(DeGrooteFregly {
-        active_force_width_scale: 1.3,
-        fiber_damping: 0.01,
-        passive_fiber_strain: 0.5,
-        activation_smoothing: 10.0,
-        passive: false,
-    });
-    assert_eq!(c.muscles[0].hill.params, biceps);
+    assert_eq!(c.muscles[0].hill.params, off_defaults(biceps, 0.01));
     // a rigid tendon imports as one; no activation dynamics does not import
     let rigid = text.replacen("<ignore_tendon_compliance>false", "<ignore_tendon_compliance>true", 1);
     let c = mollier::load_text("elbow-dgf.osim", &rigid, &registry()).expect("imports");
@@ -360,19 +364,9 @@ fn an_osim_de_groote_fregly_muscle_imports_with_every_property() {
 /// word is an error at its place in the file.
 #[test]
 fn a_muscle_file_chooses_a_rigid_tendon() {
-    let model = |muscle: &str| {
-        format!(
-            "format_version = 1\nfixed = [\"ground\", \"anchor\"]\ninputs = [\"swing.rotation\"]\nfree = [\"m\"]\n\
-             [nodes.anchor]\nposition = [0.3, 0, 0]\n\
-             [bodies.ground]\norigin = [0, 0, 0]\n[bodies.arm]\norigin = \"ground\"\npoints = {{ tip = [0, -0.5, 0] }}\n\
-             [elements.swing]\ntype = \"hinge\"\np = \"ground\"\nq = \"arm\"\naxis = [0, 0, 1]\n\
-             [elements.m]\ntype = \"truss\"\np = \"anchor\"\nq = \"arm.tip\"\n\
-             [muscles.m]\nmax_force = 300\noptimal_fibre_length = 0.1\ntendon_slack_length = 0.2\n{muscle}"
-        )
-    };
-    assert_eq!(compiled(&model("tendon = \"rigid\"\n")).muscles[0].hill.params.tendon, Tendon::Rigid);
-    assert_eq!(compiled(&model("tendon = \"elastic\"\n")).muscles[0].hill.params.tendon, Tendon::Elastic);
-    assert_eq!(compiled(&model("")).muscles[0].hill.params.tendon, Tendon::Elastic);
-    let err = parse("inline.toml", &model("tendon = \"stiff\"\n")).err().map(|d| d.render()).unwrap_or_default();
-    assert!(err.contains("inline.toml:25:10") && err.contains("stiff"), "{err}");
+    assert_eq!(compiled(&one_muscle("tendon = \"rigid\"\n")).muscles[0].hill.params.tendon, Tendon::Rigid);
+    assert_eq!(compiled(&one_muscle("tendon = \"elastic\"\n")).muscles[0].hill.params.tendon, Tendon::Elastic);
+    assert_eq!(compiled(&one_muscle("")).muscles[0].hill.params.tendon, Tendon::Elastic);
+    let err = parse("inline.toml", &one_muscle("tendon = \"stiff\"\n")).err().map(|d| d.render()).unwrap_or_default();
+    assert!(err.contains("inline.toml:28:10") && err.contains("stiff"), "{err}");
 }

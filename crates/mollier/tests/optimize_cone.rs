@@ -8,7 +8,6 @@
 //! the constraint's Jacobian against central differences at random points; the problem file's
 //! checks, each at its field.
 
-use mollier::compile::load;
 use mollier::optimize::OptimizeRun;
 use mollier_core::dynamics::{element_forces, kinetostatic_stresses};
 use mollier_core::geometry::rotation;
@@ -24,15 +23,13 @@ mod rng;
 use rng::Rng;
 
 fn elbow() -> mollier::Compiled {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/forward/elbow.toml");
-    load(std::path::Path::new(path), &mollier::registry()).expect("model loads")
+    problem::model("models/forward/elbow.toml")
 }
 
 /// The elbow on a humerus that swings about a tilted axis (`fixtures/swinging-elbow.toml`): the
 /// cone's socket body turns with an input.
 fn swinging_elbow() -> mollier::Compiled {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/swinging-elbow.toml");
-    load(std::path::Path::new(path), &mollier::registry()).expect("model loads")
+    problem::model("crates/mollier/tests/fixtures/swinging-elbow.toml")
 }
 
 /// The model's cone as a constraint, its half-angles `k` times the model's, scale 100 N.
@@ -314,8 +311,7 @@ fn the_cone_table_is_checked_at_its_fields() {
 }
 
 fn shoulder() -> mollier::Compiled {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/shoulder/shoulder-forward.toml");
-    load(std::path::Path::new(path), &mollier::registry()).expect("model loads")
+    problem::model("models/shoulder/shoulder-forward.toml")
 }
 
 /// The shoulder's cone rows (the glenohumeral cone at 0.8 of its half-angles, the contacts'

@@ -8,14 +8,13 @@
 //! exact (the pendulum, the sliding mass, chains, the shoulder with its 95 muscles), and its
 //! objective part on the elbow.
 
-use mollier::compile::load;
 use mollier_ipopt::Nlp;
 use mollier_ocp::{HessianChoice, MarkerTracking, Motion, Objective, Problem, Scheme, Tracking, Transcription};
 use mollier_sim::Musculoskeletal;
 
 #[path = "fixtures/problem.rs"]
 mod problem;
-use problem::open;
+use problem::{model, open};
 
 #[path = "support/motors.rs"]
 mod motors;
@@ -27,7 +26,7 @@ use rng::Rng;
 
 #[path = "support/hessian_check.rs"]
 mod hessian_check;
-use hessian_check::{assert_random_hessians, hessian_error, random_hessian_error, random_point};
+use hessian_check::{about_rest, assert_random_hessians, hessian_error, random_hessian_error, random_point};
 
 /// The largest difference between the exact Jacobian and central differences, relative to the
 /// largest entry of its row (and to 1: the kernel's Newton solve leaves round-off of that order),
@@ -82,11 +81,6 @@ fn errors(t: &mut Transcription<'_, '_, '_>, z: &[f64]) -> (Vec<f64>, f64) {
         worst_grad = worst_grad.max((fd - grad[j]).abs() / grad[j].abs().max(1.0));
     }
     (errors, worst_grad)
-}
-
-fn model(path: &str) -> mollier::Compiled {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
-    load(std::path::Path::new(&format!("{root}{path}")), &mollier::registry()).expect("model loads")
 }
 
 /// The model's point `name` followed along a path through three positions (m) over 0.9 s,
@@ -207,21 +201,13 @@ fn the_free_durations_derivatives_are_exact() {
 fn the_elbow_muscles_jacobian_and_gradient_are_exact() {
     let c = model("models/forward/elbow.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
-    let l = system.layout();
-    let mut ws = system.workspace();
-    let rest = system.rest_state(&mut ws, &c.model.q0(), 0.0, &[0.2, 0.2]).unwrap();
+    // the angle ± 0.4 rad, the rate ± 1, the contraction states ± 5 mm about rest, any activation
+    let (mid, spread) = about_rest(&system, &mut system.workspace(), &c.model.q0(), [0.4, 1.0, 0.005, 0.45]);
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
         let mut p = with_muscles(&system, scheme);
         p.objective.markers = vec![marker(&c, "forearm.hand")];
         let mut t = Transcription::new(&p).unwrap();
         let mut rng = Rng(0x0e1b_0111_2222_3333);
-        // the angle ± 0.4 rad, the rate ± 1, the contraction states ± 5 mm about rest, any activation
-        let mut spread = vec![0.4, 1.0];
-        spread.extend([0.005; 2]);
-        spread.extend([0.0; 2]);
-        let mut mid = rest.x.clone();
-        mid[l.a()..].fill(0.5);
-        spread[l.a()..].fill(0.45);
         for _ in 0..3 {
             let z = random_point(&t, &mut rng, &mid, &spread);
             let (jac, grad, at) = largest_errors(&mut t, &z);
@@ -376,7 +362,6 @@ fn the_hessian_of_the_lagrangian_is_exact_for_one_rotation_or_translation() {
 fn the_hessian_of_the_lagrangian_is_exact_for_the_elbow_with_two_muscles() {
     let c = model("models/forward/elbow.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
-    let l = system.layout();
     let mut ws = system.workspace();
     let mut rng = Rng(0x4e55_e1b0_2222_0039);
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
@@ -385,13 +370,8 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_elbow_with_two_muscles() {
         assert_eq!(t.hessian_case(), &Ok(Motion::Rotation));
         // inside the range (−90° to 60°) and beyond its upper stop (1.05 rad)
         for angle in [0.0, 1.25] {
-            let rest = system.rest_state(&mut ws, &[angle], 0.0, &[0.2, 0.2]).unwrap();
             // the angle ± 0.15 rad, the rate ± 1, the contraction states ± 5 mm about rest, any activation
-            let mut spread = vec![0.15, 1.0];
-            spread.extend([0.005; 2]);
-            spread.extend([0.45; 2]);
-            let mut mid = rest.x.clone();
-            mid[l.a()..].fill(0.5);
+            let (mid, spread) = about_rest(&system, &mut ws, &[angle], [0.15, 1.0, 0.005, 0.45]);
             // a step of 1e-5: at 1e-4 the tendons' curvature gives the differences a truncation
             // error of 4e-6
             let label = format!("elbow {scheme:?} at {angle} rad");
@@ -411,16 +391,9 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_elbow_with_two_muscles() {
 fn the_hessian_of_the_lagrangian_is_exact_for_muscles_on_a_chain() {
     let c = model("crates/mollier/tests/fixtures/two-joint-arm.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
-    let l = system.layout();
-    let mut ws = system.workspace();
     let mut rng = Rng(0x4e55_c4a1_3333_0039);
-    let rest = system.rest_state(&mut ws, &[0.3, 0.4], 0.0, &[0.2; 3]).unwrap();
     // the angles ± 0.15 rad, the rates ± 1, the contraction states ± 5 mm about rest, any activation
-    let mut spread = vec![0.15, 0.15, 1.0, 1.0];
-    spread.extend([0.005; 3]);
-    spread.extend([0.45; 3]);
-    let mut mid = rest.x.clone();
-    mid[l.a()..].fill(0.5);
+    let (mid, spread) = about_rest(&system, &mut system.workspace(), &[0.3, 0.4], [0.15, 1.0, 0.005, 0.45]);
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
         let p = with_muscles(&system, scheme);
         let mut t = Transcription::new(&p).unwrap();
@@ -446,13 +419,8 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_shoulder_with_its_muscles() {
     let row = flexion_target_at_065();
     let (q, v) = (&row[1..10], &row[10..19]);
     let mut ws = system.workspace();
-    let mut mid = system.rest_state(&mut ws, q, 0.0, &vec![0.2; l.m]).unwrap().x;
+    let (mut mid, spread) = about_rest(&system, &mut ws, q, [0.05, 0.5, 0.002, 0.45]);
     mid[l.n..2 * l.n].copy_from_slice(v);
-    mid[l.a()..].fill(0.5);
-    let mut spread = vec![0.05; l.n];
-    spread.extend(vec![0.5; l.n]);
-    spread.extend(vec![0.002; l.m]);
-    spread.extend(vec![0.45; l.m]);
     let p = open(&system, 0.1, 1, Scheme::Trapezoidal, Objective { excitation: 1.0, ..Objective::default() });
     let mut t = Transcription::new(&p).unwrap();
     assert_eq!(t.hessian_case(), &Ok(Motion::Chain));

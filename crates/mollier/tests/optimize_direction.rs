@@ -10,7 +10,6 @@
 //!   Needs IPOPT: without it SKIPPED, under CI=true a failure.
 //! - Problem files: bad fields refused at `file:line:col` with their paths.
 
-use mollier::compile::load;
 use mollier_ipopt::Nlp;
 use mollier_ocp::{
     Actuator, DirectionConstraint, Guess, MarkerTracking, Objective, Problem, Scheme, Tracking, Transcription,
@@ -19,7 +18,7 @@ use mollier_sim::Musculoskeletal;
 
 #[path = "fixtures/problem.rs"]
 mod problem;
-use problem::open;
+use problem::{model, open};
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -28,11 +27,6 @@ use rng::Rng;
 #[path = "support/ipopt.rs"]
 mod ipopt;
 use ipopt::ipopt_here;
-
-fn model(path: &str) -> mollier::Compiled {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
-    load(std::path::Path::new(&format!("{root}{path}")), &mollier::registry()).expect("model loads")
-}
 
 fn direction(c: &mollier::Compiled, from: &str, to: &str, normal: [f64; 3], bounds: [f64; 2]) -> DirectionConstraint {
     let node = |name: &str| c.points.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no point {name}")).node;

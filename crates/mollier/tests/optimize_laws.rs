@@ -14,7 +14,7 @@ use mollier_sim::Musculoskeletal;
 
 #[path = "fixtures/problem.rs"]
 mod problem;
-use problem::open;
+use problem::{model, open};
 
 #[path = "support/motors.rs"]
 mod motors;
@@ -26,7 +26,7 @@ use rng::Rng;
 
 #[path = "support/hessian_check.rs"]
 mod hessian_check;
-use hessian_check::{assert_random_hessians, random_point};
+use hessian_check::{about_rest, assert_random_hessians, random_point};
 
 #[path = "support/ipopt.rs"]
 mod ipopt;
@@ -58,7 +58,7 @@ fn problem<'s, 'm>(system: &'s Musculoskeletal<'m>, scheme: Scheme) -> Problem<'
 /// Jacobian, relative 1e-6.
 #[test]
 fn the_hessian_of_the_lagrangian_is_exact_with_laws_on_dependent_modes() {
-    let c = load(Path::new(&format!("{FIXTURES}/sprung-four-bar.toml")), &mollier::registry()).expect("loads");
+    let c = model("crates/mollier/tests/fixtures/sprung-four-bar.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let mut rng = Rng(0x1a2b_5eed_4f0b_0011);
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
@@ -75,7 +75,7 @@ fn the_hessian_of_the_lagrangian_is_exact_with_laws_on_dependent_modes() {
 /// the constraints, relative to the larger of the row's largest entry and 1: 1e-6.
 #[test]
 fn the_jacobian_is_exact_with_damped_laws_on_dependent_modes() {
-    let c = load(Path::new(&format!("{FIXTURES}/sprung-four-bar.toml")), &mollier::registry()).expect("loads");
+    let c = model("crates/mollier/tests/fixtures/sprung-four-bar.toml");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
     let mut rng = Rng(0x1a2b_5eed_4f0b_0012);
     let p = problem(&system, Scheme::Trapezoidal);
@@ -145,8 +145,7 @@ fn the_exact_hessian_with_laws_on_dependent_modes_reaches_the_approximations_opt
 /// Jacobian, relative 1e-5 (the differences' own error; see below).
 #[test]
 fn the_hessian_of_the_lagrangian_is_exact_for_the_shoulders_laws() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/shoulder/shoulder-forward.toml");
-    let c = load(Path::new(path), &mollier::registry()).expect("loads");
+    let c = model("models/shoulder/shoulder-forward.toml");
     let system = Musculoskeletal::new(&c.model, Vec::new());
     let n = system.layout().n;
     let actuators = motors(n);
@@ -188,8 +187,7 @@ fn the_hessian_of_the_lagrangian_is_exact_for_the_cardan_hip() {
 /// random postures within `spread` of rest with random rates and multipliers: the exact Hessian
 /// against central differences of the exact gradient and Jacobian, relative `tolerance`.
 fn joint_law_hessian(file: &str, seed: u64, spread: f64, step: f64, tolerance: f64) {
-    let path = format!("{}/../../models/joints/{file}", env!("CARGO_MANIFEST_DIR"));
-    let c = load(Path::new(&path), &mollier::registry()).expect("loads");
+    let c = model(&format!("models/joints/{file}"));
     let system = Musculoskeletal::new(&c.model, Vec::new());
     let n = system.layout().n;
     let mut rng = Rng(seed);
@@ -237,15 +235,8 @@ fn the_hessian_of_the_lagrangian_is_exact_for_a_muscle_path_with_a_law() {
     let c = load(&path, &mollier::registry()).expect("loads");
     std::fs::remove_file(&path).expect("removes");
     let system = Musculoskeletal::new(&c.model, c.muscles.clone());
-    let l = system.layout();
-    let mut ws = system.workspace();
-    let rest = system.rest_state(&mut ws, &[0.3, 0.4], 0.0, &[0.2; 3]).unwrap();
-    let mut spread = vec![0.15, 0.15, 1.0, 1.0];
-    spread.extend([0.005; 3]);
-    spread.extend([0.45; 3]);
-    let mut mid = rest.x.clone();
-    mid[l.a()..].fill(0.5);
     // the points of `optimize_derivatives.rs`'s muscles-on-a-chain check (away from the Hill model's kinks)
+    let (mid, spread) = about_rest(&system, &mut system.workspace(), &[0.3, 0.4], [0.15, 1.0, 0.005, 0.45]);
     let mut rng = Rng(0x4e55_c4a1_3333_0039);
     for scheme in [Scheme::Trapezoidal, Scheme::HermiteSimpson] {
         let objective = Objective {

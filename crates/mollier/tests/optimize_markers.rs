@@ -4,7 +4,6 @@
 //! at every grid point; the actuator is free, so the least marker error is 0 and the grid's
 //! angles must be `q*`'s. Needs IPOPT: without it SKIPPED, under CI=true a failure.
 
-use mollier::compile::load;
 use mollier_ocp::{Actuator, Guess, MarkerTracking, Objective, Problem, Scheme};
 use mollier_sim::Musculoskeletal;
 
@@ -25,9 +24,7 @@ fn tracking_the_tip_recovers_the_pendulums_motion() {
     if !ipopt_here("optimize markers") {
         return;
     }
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
-    let c = load(std::path::Path::new(&format!("{root}models/mechanisms/pendulum.toml")), &mollier::registry())
-        .expect("model loads");
+    let c = problem::model("models/mechanisms/pendulum.toml");
     let system = Musculoskeletal::new(&c.model, Vec::new());
     let node = c.points.iter().find(|p| p.name == "rod.tip").expect("the tip").node;
     let (intervals, duration) = (20, 1.0);

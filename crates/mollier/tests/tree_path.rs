@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use mollier_core::shared_data::opensim_models;
+
 use mollier_core::dynamics::{
     driving_from_kinetostatics, element_forces, inverse_dynamics, kinetostatics, stress_to_nodal,
 };
@@ -257,9 +259,7 @@ fn the_tree_path_gives_the_general_transfer_functions_on_every_model() {
 /// `DF`'s fill goes 32 columns at a time).
 #[test]
 fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
-    let dir = std::env::var_os("MOLLIER_OPENSIM_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".cache/opensim-models"));
+    let dir = opensim_models();
     let registry = mollier::registry();
     let files = [
         "gait10dof18musc.osim",
@@ -304,9 +304,7 @@ fn the_tree_path_gives_the_general_transfer_functions_on_opensim_gait_models() {
 /// the chain rule alone added), equal those of a general-path solve, on gait10dof18musc.
 #[test]
 fn the_tree_paths_muscle_gradients_serve_the_general_path() {
-    let dir = std::env::var_os("MOLLIER_OPENSIM_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".cache/opensim-models"));
+    let dir = opensim_models();
     let path = dir.join("gait10dof18musc.osim");
     if !path.is_file() {
         mollier_core::shared_data::skip(

@@ -17,8 +17,8 @@ use mollier_core::element::{
     Deformations, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind, Rates,
 };
 use mollier_core::geometry::{
-    Mat3, Quat, Vec3, column, dot, mat_mul, norm, quat_at, quat_from_rotation, quat_mul, rotate, rotate_fixed,
-    rotate_rates, rotation, sub, transpose, triad, turned_rates, vec3_at,
+    Quat, Vec3, body_triad, dot, norm, quat_at, quat_conjugate, quat_mul, rotate, rotate_fixed, rotate_rates, sub,
+    triad, turned_rates, vec3_at,
 };
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
@@ -86,11 +86,6 @@ impl Beam {
     pub fn reference_length(&self) -> f64 {
         self.l0
     }
-}
-
-fn body_triad(l: &[f64; 4], e: &Mat3) -> ([Vec3; 3], Quat) {
-    let b = mat_mul(&transpose(&rotation(l)), e);
-    ([column(&b, 0), column(&b, 1), column(&b, 2)], quat_from_rotation(&b))
 }
 
 impl ElementInfo for Beam {
@@ -184,7 +179,8 @@ impl Element for Beam {
                 return Ok(false);
             }
             let half = 0.5 * sin.asin();
-            let turn = quat_mul(&quat_mul(&self.tau[0], &[half.cos(), half.sin(), 0.0, 0.0]), &conjugate(&self.tau[1]));
+            let turn =
+                quat_mul(&quat_mul(&self.tau[0], &[half.cos(), half.sin(), 0.0, 0.0]), &quat_conjugate(&self.tau[1]));
             x[LQ..LQ + 4].copy_from_slice(&quat_mul(&lp, &turn));
         }
         Ok(true)
@@ -225,11 +221,6 @@ impl Element for Beam {
         r.a[LQ..LQ + 4].copy_from_slice(&aq);
         Ok(true)
     }
-}
-
-/// The conjugate (inverse) of unit Euler parameters.
-fn conjugate(l: &Quat) -> Quat {
-    [l[0], -l[1], -l[2], -l[3]]
 }
 
 impl Deformations for Beam {

@@ -28,10 +28,10 @@
 pub mod element;
 pub mod law;
 
-use mollier_core::element::{Element, NodeKind};
+use mollier_core::element::Element;
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
-use mollier_joint_common::FrameSpec;
 use mollier_joint_common::torque::{ANGLE_FUNCTION, RATE_FUNCTION, TorqueFunction};
+use mollier_joint_common::{FrameSpec, fixed_doc, members, moving_doc};
 
 pub use element::{CardanJoint, MODES};
 pub use law::CardanLaw;
@@ -40,8 +40,7 @@ const TORQUE_KEYS: [&str; 3] = ["torque_phi", "torque_theta", "torque_psi"];
 const DAMPING_KEYS: [&str; 3] = ["damping_phi", "damping_theta", "damping_psi"];
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
-    let fixed = p.node("fixed", NodeKind::Orientation)?;
-    let moving = p.node("moving", NodeKind::Orientation)?;
+    let (fixed, moving) = members(p)?;
     let spec = FrameSpec::read(p)?;
     let read = |key: &str, rate: bool| -> Result<Option<TorqueFunction>, ParamError> {
         if p.get(key).is_none() { Ok(None) } else { TorqueFunction::read(p, key, rate).map(Some) }
@@ -91,18 +90,8 @@ pub const TYPE: ElementType = ElementType {
     role: ElementRole::Joint,
     modes: &MODES,
     params: &[
-        ParamDoc {
-            name: "fixed",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of element i, which carries the first rotation axis",
-        },
-        ParamDoc {
-            name: "moving",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of element j, which carries the third rotation axis",
-        },
+        fixed_doc("orientation node (or body) of element i, which carries the first rotation axis"),
+        moving_doc("orientation node (or body) of element j, which carries the third rotation axis"),
         FRAME_PARAMS[0],
         FRAME_PARAMS[1],
         FRAME_PARAMS[2],

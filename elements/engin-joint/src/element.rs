@@ -32,20 +32,12 @@ pub const MODES: [&str; 3] = ["swing_p", "swing_q", "torsion"];
 const F: usize = 0;
 const M: usize = 4;
 
-/// The joint frames, in the global frame of the initial configuration (unitless directions).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct JointFrames {
-    /// z axis of the fixed member's joint frame: the pole of the joint sinus (`θ = 0`).
-    pub fixed_z: Vec3,
-    /// x axis of the fixed member's joint frame: the azimuth `φ = 0` (its part perpendicular to
-    /// `fixed_z` is used).
-    pub fixed_x: Vec3,
-    /// z axis of the moving member's joint frame: its long axis, pointing away from the joint.
-    pub moving_z: Vec3,
-    /// x axis of the moving member's joint frame (its part perpendicular to `moving_z`): `ψ = 0`
-    /// where it coincides with the fixed x axis carried along by the swing.
-    pub moving_x: Vec3,
-}
+/// The joint frames, in the global frame of the initial configuration (unitless directions), as
+/// the other joints give them. Here `fixed_z` is the pole of the joint sinus (`θ = 0`),
+/// `fixed_x` the azimuth `φ = 0` (its part perpendicular to `fixed_z`), `moving_z` the moving
+/// member's long axis, pointing away from the joint, and `moving_x` (its part perpendicular to
+/// `moving_z`) is at `ψ = 0` where it coincides with the fixed x axis carried along by the swing.
+pub type JointFrames = FrameSpec;
 
 /// The passive resistance of a ball-and-socket joint between two orientation nodes.
 #[derive(Clone, Debug)]
@@ -194,9 +186,7 @@ impl ElementInfo for BallSocketResistance {
     }
 
     fn initialize(&mut self, x0: &[f64]) -> Result<(), ElementError> {
-        let f = &self.frames;
-        let spec = FrameSpec { fixed_z: f.fixed_z, fixed_x: f.fixed_x, moving_z: f.moving_z, moving_x: f.moving_x };
-        self.carried = Carried::new(&spec, x0)?;
+        self.carried = Carried::new(&self.frames, x0)?;
         let [p0, q0, psi0] = self
             .joint_angles(x0)
             .map_err(|e| ElementError::Degenerate(format!("the initial configuration has no joint angles: {e}")))?;

@@ -47,9 +47,9 @@ pub mod torsion;
 
 use std::f64::consts::PI;
 
-use mollier_core::element::{Element, NodeKind};
-use mollier_core::geometry::triad;
+use mollier_core::element::Element;
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
+use mollier_joint_common::{axis_pair, fixed_doc, members, moving_doc};
 
 pub use element::{BallSocketResistance, JointFrames, MODES};
 pub use expansion::{MomentExpansion, SinusBoundary};
@@ -116,22 +116,6 @@ impl DataError {
     }
 }
 
-fn direction(p: &Params<'_>, key: &str) -> Result<[f64; 3], ParamError> {
-    let v = p.vector(key)?;
-    if v.iter().all(|a| *a == 0.0) {
-        return Err(ParamError::new(p.path(key), "the direction must not be zero"));
-    }
-    Ok(v)
-}
-
-fn frame(p: &Params<'_>, z_key: &str, x_key: &str) -> Result<([f64; 3], [f64; 3]), ParamError> {
-    let (z, x) = (direction(p, z_key)?, direction(p, x_key)?);
-    if triad(&z, Some(&x)).is_none() {
-        return Err(ParamError::new(p.path(x_key), format!("must not be parallel to `{z_key}`")));
-    }
-    Ok((z, x))
-}
-
 fn ten(p: &Params<'_>, key: &str, scale: f64) -> Result<[f64; 10], ParamError> {
     let v = p.numbers(key, Some(10))?;
     Ok(std::array::from_fn(|i| v[i] * scale))
@@ -142,10 +126,9 @@ fn optional_angle(p: &Params<'_>, key: &str, default: f64) -> Result<f64, ParamE
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
-    let fixed = p.node("fixed", NodeKind::Orientation)?;
-    let moving = p.node("moving", NodeKind::Orientation)?;
-    let (fixed_z, fixed_x) = frame(p, "fixed_z", "fixed_x")?;
-    let (moving_z, moving_x) = frame(p, "moving_z", "moving_x")?;
+    let (fixed, moving) = members(p)?;
+    let (fixed_z, fixed_x) = axis_pair(p, "fixed_z", "fixed_x")?;
+    let (moving_z, moving_x) = axis_pair(p, "moving_z", "moving_x")?;
     let rad = p.units().angle;
     let sinus = ten(p, "sinus", rad)?;
     let moment = ten(p, "moment", 1.0)?;
@@ -177,18 +160,8 @@ pub const TYPE: ElementType = ElementType {
     role: ElementRole::Joint,
     modes: &MODES,
     params: &[
-        ParamDoc {
-            name: "fixed",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of the fixed member, e.g. the thorax",
-        },
-        ParamDoc {
-            name: "moving",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of the moving member, e.g. the humerus",
-        },
+        fixed_doc("orientation node (or body) of the fixed member, e.g. the thorax"),
+        moving_doc("orientation node (or body) of the moving member, e.g. the humerus"),
         ParamDoc {
             name: "fixed_z",
             kind: ParamKind::Vector,

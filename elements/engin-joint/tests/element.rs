@@ -9,7 +9,7 @@ use std::f64::consts::PI;
 use common::{Setup, shoulder_law};
 use mollier_core::conformance::{Options, check_generic, evaluate};
 use mollier_core::element::{Element, Order};
-use mollier_core::geometry::{Quat, Vec3, cross, dot, quat_from_axis_angle, quat_mul, rotate};
+use mollier_core::geometry::{Quat, Vec3, cross, dot, quat_conjugate, quat_from_axis_angle, quat_mul, rotate};
 use mollier_engin_joint::Interpolation;
 
 fn joint(setup: &Setup, x: &[f64]) -> [f64; 3] {
@@ -300,7 +300,7 @@ fn a_model_drives_the_joint_through_its_modes_and_carries_the_law() {
     });
     // the long axis: given in the global frame of the initial configuration, carried along
     let z = s.frames.moving_z;
-    let z_member = rotate(&common::conj(&s.lm0), &z.map(|v| v / dot(&z, &z).sqrt()));
+    let z_member = rotate(&quat_conjugate(&s.lm0), &z.map(|v| v / dot(&z, &z).sqrt()));
     let u = rotate(&lm, &z_member);
     let axial = dot(&torque, &u);
     let swing: Vec3 = std::array::from_fn(|i| torque[i] - axial * u[i]);

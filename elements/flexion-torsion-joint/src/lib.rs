@@ -27,10 +27,10 @@
 pub mod element;
 pub mod law;
 
-use mollier_core::element::{Element, NodeKind};
+use mollier_core::element::Element;
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_joint_common::torque::{ANGLE_FUNCTION, RATE_FUNCTION, Table};
-use mollier_joint_common::{FrameSpec, Interpolation, TorqueFunction};
+use mollier_joint_common::{FrameSpec, Interpolation, TorqueFunction, fixed_doc, members, moving_doc};
 
 pub use element::{FlexionTorsionJoint, JointTorque, MODES};
 pub use law::{DirectionFactor, FlexionTorsionLaw, JointMoment};
@@ -67,8 +67,7 @@ fn direction(p: &Params<'_>) -> Result<Option<DirectionFactor>, ParamError> {
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
-    let fixed = p.node("fixed", NodeKind::Orientation)?;
-    let moving = p.node("moving", NodeKind::Orientation)?;
+    let (fixed, moving) = members(p)?;
     let spec = FrameSpec::read(p)?;
     let bending = zero_at_zero(p, "bending")?;
     let factor = direction(p)?;
@@ -116,18 +115,8 @@ pub const TYPE: ElementType = ElementType {
     role: ElementRole::Joint,
     modes: &MODES,
     params: &[
-        ParamDoc {
-            name: "fixed",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of element i",
-        },
-        ParamDoc {
-            name: "moving",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of element j",
-        },
+        fixed_doc("orientation node (or body) of element i"),
+        moving_doc("orientation node (or body) of element j"),
         ParamDoc {
             name: "fixed_z",
             kind: ParamKind::Vector,

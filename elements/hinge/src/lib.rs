@@ -28,8 +28,8 @@ use mollier_core::element::{
     Rates,
 };
 use mollier_core::geometry::{
-    Mat3, Quat, Vec3, add, column, cross, dot, mat_mul, mat_vec, quat_at, quat_from_rotation, quat_mul, rotate,
-    rotate_fixed, rotation, sub, transpose, triad, turned_rates,
+    Quat, Vec3, add, body_triad, cross, dot, mat_vec, quat_at, quat_conjugate, quat_mul, rotate, rotate_fixed,
+    rotation, sub, triad, turned_rates,
 };
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, atan2};
@@ -68,18 +68,6 @@ impl Hinge {
             tau: [[1.0, 0.0, 0.0, 0.0]; 2],
         }
     }
-}
-
-/// The element triad `e` (columns) in the body frame of a node at `l`: its vectors, and the
-/// Euler parameters of the matrix they are the columns of.
-fn body_triad(l: &[f64; 4], e: &Mat3) -> ([Vec3; 3], Quat) {
-    let b = mat_mul(&transpose(&rotation(l)), e);
-    ([column(&b, 0), column(&b, 1), column(&b, 2)], quat_from_rotation(&b))
-}
-
-/// The conjugate (inverse) of unit Euler parameters.
-fn conjugate(l: &Quat) -> Quat {
-    [l[0], -l[1], -l[2], -l[3]]
 }
 
 /// Slots of the layout: p's and q's orientation.
@@ -249,11 +237,11 @@ impl Element for Hinge {
         let (s, c) = (0.5 * e[0]).sin_cos();
         let [tau_p, tau_q] = &self.tau;
         if known & SLOT_P != 0 {
-            let turn = quat_mul(&quat_mul(tau_p, &[c, s, 0.0, 0.0]), &conjugate(tau_q));
+            let turn = quat_mul(&quat_mul(tau_p, &[c, s, 0.0, 0.0]), &quat_conjugate(tau_q));
             let l = quat_mul(&quat_at(x, 0), &turn);
             x[4..8].copy_from_slice(&l);
         } else {
-            let turn = quat_mul(&quat_mul(tau_q, &[c, -s, 0.0, 0.0]), &conjugate(tau_p));
+            let turn = quat_mul(&quat_mul(tau_q, &[c, -s, 0.0, 0.0]), &quat_conjugate(tau_p));
             let l = quat_mul(&quat_at(x, 4), &turn);
             x[0..4].copy_from_slice(&l);
         }

@@ -11,11 +11,11 @@
 //! (ratios under `atan2`) are homogeneous of degree 0, as the kernel needs while its Euler
 //! parameters are not exactly unit during Newton iterations.
 
-use mollier_core::Order;
-use mollier_core::element::{Drawing, ElementError};
-use mollier_core::geometry::{Quat, Vec3, column, dot, lift, quat_at, rotate, triad};
-use mollier_core::registry::{ParamError, Params};
+use mollier_core::element::{Drawing, ElementError, NodeKind};
+use mollier_core::geometry::{Quat, Vec3, column, dot, lift, quat_at, quat_conjugate, rotate, triad};
+use mollier_core::registry::{ParamDoc, ParamError, ParamKind, Params};
 use mollier_core::scalar::Real;
+use mollier_core::{NodeId, Order};
 
 use crate::term::{FIXED, MOVING, N, Term};
 
@@ -43,7 +43,7 @@ impl FrameSpec {
     /// Read `fixed_z`, `fixed_x` (required) and `moving_z`, `moving_x` (optional, both or
     /// neither; default: the fixed frame) from a model file's element table.
     pub fn read(p: &Params<'_>) -> Result<Self, ParamError> {
-        let (fixed_z, fixed_x) = pair(p, "fixed_z", "fixed_x")?;
+        let (fixed_z, fixed_x) = axis_pair(p, "fixed_z", "fixed_x")?;
         let (mz, mx) = (p.get("moving_z").is_some(), p.get("moving_x").is_some());
         if mz != mx {
             let (given, missing) = if mz { ("moving_z", "moving_x") } else { ("moving_x", "moving_z") };
@@ -53,12 +53,33 @@ impl FrameSpec {
             )
             .with_hint("give both moving axes, or neither for joint frames that coincide initially"));
         }
-        let (moving_z, moving_x) = if mz { pair(p, "moving_z", "moving_x")? } else { (fixed_z, fixed_x) };
+        let (moving_z, moving_x) = if mz { axis_pair(p, "moving_z", "moving_x")? } else { (fixed_z, fixed_x) };
         Ok(Self { fixed_z, fixed_x, moving_z, moving_x })
     }
 }
 
-fn direction(p: &Params<'_>, key: &str) -> Result<Vec3, ParamError> {
+/// The two members a joint joins, `fixed` and `moving`: orientation nodes (or bodies).
+pub fn members(p: &Params<'_>) -> Result<(NodeId, NodeId), ParamError> {
+    Ok((p.node("fixed", NodeKind::Orientation)?, p.node("moving", NodeKind::Orientation)?))
+}
+
+/// The documentation of `fixed` ([`members`]), required, `doc` saying which member it is.
+pub const fn fixed_doc(doc: &'static str) -> ParamDoc {
+    member_doc("fixed", doc)
+}
+
+/// The documentation of `moving` ([`members`]), required, `doc` saying which member it is.
+pub const fn moving_doc(doc: &'static str) -> ParamDoc {
+    member_doc("moving", doc)
+}
+
+const fn member_doc(name: &'static str, doc: &'static str) -> ParamDoc {
+    ParamDoc { name, kind: ParamKind::Node(NodeKind::Orientation), required: true, doc }
+}
+
+/// The direction `key` of an element's table (unitless, in the global frame of the initial
+/// configuration); an error at `key` where it is zero.
+pub fn direction(p: &Params<'_>, key: &str) -> Result<Vec3, ParamError> {
     let v = p.vector(key)?;
     if v.iter().all(|a| *a == 0.0) {
         return Err(ParamError::new(p.path(key), "the direction must not be zero"));
@@ -66,7 +87,9 @@ fn direction(p: &Params<'_>, key: &str) -> Result<Vec3, ParamError> {
     Ok(v)
 }
 
-fn pair(p: &Params<'_>, z_key: &str, x_key: &str) -> Result<(Vec3, Vec3), ParamError> {
+/// A joint frame's `z` and `x` directions, [`direction`]s `z_key` and `x_key`; an error at
+/// `x_key` where they are parallel (no frame).
+pub fn axis_pair(p: &Params<'_>, z_key: &str, x_key: &str) -> Result<(Vec3, Vec3), ParamError> {
     let (z, x) = (direction(p, z_key)?, direction(p, x_key)?);
     if triad(&z, Some(&x)).is_none() {
         return Err(ParamError::new(p.path(x_key), format!("must not be parallel to `{z_key}`")));
@@ -110,7 +133,7 @@ impl JointFrames {
         let lf = unit_quat(quat_at(x0, FIXED)).ok_or_else(zero)?;
         let lm = unit_quat(quat_at(x0, MOVING)).ok_or_else(zero)?;
         // the body vector b with R(λ) b = a: rotate by the conjugate
-        let body = |l: &Quat, a: &Vec3| rotate(&[l[0], -l[1], -l[2], -l[3]], a);
+        let body = |l: &Quat, a: &Vec3| rotate(&quat_conjugate(l), a);
         Ok(Self { fixed: jf.map(|a| body(&lf, &a)), moving: jm.map(|a| body(&lm, &a)) })
     }
 

@@ -1,8 +1,8 @@
 //! Building blocks shared by the joint-model element types of the Delft report (*Human Joint
 //! Modelling*, Delft, c. 1991, ch. 2): the MADYMO cardan joint (`mollier-cardan-joint`), the
 //! MADYMO flexion-torsion joint (`mollier-flexion-torsion-joint`) and the Calspan joint stop
-//! (`mollier-joint-stop`). The ball-socket resistance (`mollier-engin-joint`) uses its swing map
-//! and its table interpolation. This crate registers no element type of its own.
+//! (`mollier-joint-stop`). The ball-socket resistance (`mollier-engin-joint`) uses its swing map,
+//! its frames and its table interpolation. This crate registers no element type of its own.
 //!
 //! - [`torque`]: user-defined torque-angle (and torque-rate) functions — tables, linear or
 //!   monotone-cubic, and named closed forms — with their model-file reader;
@@ -23,6 +23,8 @@ pub mod swing;
 pub mod term;
 pub mod torque;
 
-pub use frames::{FrameSpec, JointFrames, axes_drawing, check_len};
+pub use frames::{
+    FrameSpec, JointFrames, axes_drawing, axis_pair, check_len, direction, fixed_doc, members, moving_doc,
+};
 pub use term::{N, Term};
 pub use torque::{Interpolation, TorqueFunction, hypot};

@@ -20,26 +20,17 @@ pub mod law;
 
 use std::f64::consts::PI;
 
-use mollier_core::element::{Element, NodeKind};
-use mollier_core::geometry::triad;
+use mollier_core::element::Element;
 use mollier_core::registry::{ElementRole, ElementType, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_engin_joint::SinusBoundary;
-use mollier_joint_common::TorqueFunction;
 use mollier_joint_common::torque::{ANGLE_FUNCTION, RATE_FUNCTION};
+use mollier_joint_common::{TorqueFunction, axis_pair, direction, fixed_doc, members, moving_doc};
 
 pub use element::{JointStop, MODES, StopFrame};
 pub use law::{StopLaw, StopTorque};
 
 /// Rays on which the contour is checked when the data are read (every 0.5°).
 const CHECK_RAYS: usize = 720;
-
-fn direction(p: &Params<'_>, key: &str) -> Result<[f64; 3], ParamError> {
-    let v = p.vector(key)?;
-    if v.iter().all(|a| *a == 0.0) {
-        return Err(ParamError::new(p.path(key), "the direction must not be zero"));
-    }
-    Ok(v)
-}
 
 /// The contour from Engin's ten sinus coefficients; it must lie in `(0, π)` on every ray.
 pub fn contour(coefficients: [f64; 10]) -> Result<SinusBoundary, String> {
@@ -55,12 +46,8 @@ pub fn contour(coefficients: [f64; 10]) -> Result<SinusBoundary, String> {
 }
 
 fn build(p: &Params<'_>) -> Result<Box<dyn Element>, ParamError> {
-    let fixed = p.node("fixed", NodeKind::Orientation)?;
-    let moving = p.node("moving", NodeKind::Orientation)?;
-    let (pole, azimuth) = (direction(p, "fixed_z")?, direction(p, "fixed_x")?);
-    if triad(&pole, Some(&azimuth)).is_none() {
-        return Err(ParamError::new(p.path("fixed_x"), "must not be parallel to `fixed_z`"));
-    }
+    let (fixed, moving) = members(p)?;
+    let (pole, azimuth) = axis_pair(p, "fixed_z", "fixed_x")?;
     let r = direction(p, "moving_z")?;
     let c = p.numbers("sinus", Some(10))?;
     let rad = p.units().angle;
@@ -93,18 +80,8 @@ pub const TYPE: ElementType = ElementType {
     role: ElementRole::Joint,
     modes: &MODES,
     params: &[
-        ParamDoc {
-            name: "fixed",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of segment i, which carries the contour",
-        },
-        ParamDoc {
-            name: "moving",
-            kind: ParamKind::Node(NodeKind::Orientation),
-            required: true,
-            doc: "orientation node (or body) of segment j, which carries r",
-        },
+        fixed_doc("orientation node (or body) of segment i, which carries the contour"),
+        moving_doc("orientation node (or body) of segment j, which carries r"),
         ParamDoc {
             name: "fixed_z",
             kind: ParamKind::Vector,

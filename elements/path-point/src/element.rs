@@ -3,7 +3,7 @@
 use mollier_core::element::{
     Drawing, Element, ElementError, ElementInfo, ElementState, Evaluation, Layout, ModeInfo, NodeKind, Order, Rates,
 };
-use mollier_core::geometry::{Vec3, quat_at, quat_mul, rotate, rotate_rates, vec3_at};
+use mollier_core::geometry::{Vec3, quat_at, quat_conjugate, quat_mul, rotate, rotate_rates, vec3_at};
 use mollier_core::registry::Frame;
 use mollier_core::scalar::{Real, c};
 use mollier_core::{HyperHyperDual64, Jet4, NodeId};
@@ -416,7 +416,7 @@ impl Element for PathPoint {
         let t = self.location(q, active);
         let u = [0.0, e[0] + t[0][0], e[1] + t[1][0], e[2] + t[2][0]];
         let l = quat_at(x, LAMBDA);
-        let conj = [l[0], -l[1], -l[2], -l[3]];
+        let conj = quat_conjugate(&l);
         let s: f64 = l.iter().map(|v| v * v).sum();
         let w = 1.0 / (s * s);
         let (o, nj) = self.joint;

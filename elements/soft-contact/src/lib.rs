@@ -24,16 +24,11 @@ use mollier_core::NodeId;
 use mollier_core::element::{
     Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
 };
-use mollier_core::geometry::{Vec3, quat_at, vec3_at};
+use mollier_core::geometry::{Vec3, quat_at};
 use mollier_core::law::Law;
 use mollier_core::registry::{ElementRole, ElementType, Frame, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
-use mollier_surface::frame::{self, BodySlots, ShapeFrame};
-
-/// Local offsets: the point, the body origin, the body orientation.
-const P: usize = 0;
-const O: usize = 3;
-const L: usize = 6;
+use mollier_surface::frame::{self, ShapeFrame};
 
 /// DAS3's transition width `ε`.
 pub const DEFAULT_EPSILON: f64 = 0.01;
@@ -100,14 +95,7 @@ impl SoftContact {
     /// with contact stiffness `stiffness` (N/m) and transition width `epsilon`.
     pub fn new(point: NodeId, body: Frame, frame: ShapeFrame, semi_axes: Vec3, stiffness: f64, epsilon: f64) -> Self {
         Self {
-            layout: Layout::new(
-                vec![
-                    (point, NodeKind::Position),
-                    (body.position, NodeKind::Position),
-                    (body.orientation, NodeKind::Orientation),
-                ],
-                vec![ModeInfo::dimensionless("level")],
-            ),
+            layout: frame::point_on_body(point, body, ModeInfo::dimensionless("level")),
             frame,
             axes: semi_axes,
             law: ContactLaw { stiffness, axes_squared: semi_axes.iter().map(|a| a * a).sum(), epsilon },
@@ -116,7 +104,7 @@ impl SoftContact {
 
     /// The point in the ellipsoid's frame (m) at local coordinates `x` (10).
     pub fn local_point(&self, x: &[f64]) -> Vec3 {
-        self.frame.local(&quat_at(x, L), &vec3_at(x, O), &vec3_at(x, P))
+        self.frame.point_local(x)
     }
 
     /// The contact force on the point (N, global frame) at local coordinates `x`: `−σ ∇F`.
@@ -125,7 +113,7 @@ impl SoftContact {
         let f: f64 = (0..3).map(|i| (p[i] / self.axes[i]).powi(2)).sum::<f64>() - 1.0;
         let sigma = self.law.eval(f).0;
         let g_local = [0, 1, 2].map(|i| 2.0 * p[i] / (self.axes[i] * self.axes[i]));
-        self.frame.global_vector(&quat_at(x, L), &g_local).map(|v| -sigma * v)
+        self.frame.global_vector(&quat_at(x, frame::POINT_BODY.orientation), &g_local).map(|v| -sigma * v)
     }
 }
 
@@ -159,7 +147,7 @@ impl Element for SoftContact {
             for i in 0..3 {
                 h[i * 4] = 2.0 / a2[i];
             }
-            frame::chain(&self.frame, BodySlots { origin: O, orientation: L }, &[P], x, &w, &h, &mut out.mode(0), 1.0);
+            frame::chain(&self.frame, frame::POINT_BODY, &[frame::POINT], x, &w, &h, &mut out.mode(0), 1.0);
         }
         Ok(())
     }
@@ -171,7 +159,7 @@ impl Element for SoftContact {
 
 impl Deformations for SoftContact {
     fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
-        let p = self.frame.local(&quat_at(x, L), &vec3_at(x, O), &vec3_at(x, P));
+        let p = self.frame.point_local(x);
         let mut f = c::<T>(-1.0);
         for i in 0..3 {
             let q = p[i] / c::<T>(self.axes[i]);
@@ -195,19 +183,18 @@ pub const TYPE: ElementType = ElementType {
     summary: "a point pushed out of an ellipsoid on a body by DAS3's soft contact (Chadwick et al. 2014, App. B); mode: level, the ellipsoid's implicit function at the point (negative inside); carries its law. List it in `free`",
     role: ElementRole::Contact,
     modes: &["level"],
-    params: &[
-        ParamDoc {
-            name: "point",
-            kind: ParamKind::Node(NodeKind::Position),
-            required: true,
-            doc: "the point kept out of the ellipsoid (TS, AI)",
-        },
-        frame::docs::ELLIPSOID_BODY,
-        frame::docs::SEMI_AXES,
-        frame::docs::CENTRE,
-        frame::docs::X_AXIS,
-        frame::docs::Y_AXIS,
-        frame::docs::ROTATION,
+    params: &PARAMS,
+    build,
+};
+
+const PARAMS: [ParamDoc; 9] = frame::docs::point_and_ellipsoid(
+    ParamDoc {
+        name: "point",
+        kind: ParamKind::Node(NodeKind::Position),
+        required: true,
+        doc: "the point kept out of the ellipsoid (TS, AI)",
+    },
+    [
         ParamDoc {
             name: "stiffness",
             kind: ParamKind::Number,
@@ -221,8 +208,7 @@ pub const TYPE: ElementType = ElementType {
             doc: "width ε of the transition from stiff inside to free outside, in units of the level F (default 0.01, DAS3's)",
         },
     ],
-    build,
-};
+);
 
 /// Register the `soft-contact` type.
 pub fn register(registry: &mut Registry) -> Result<(), String> {

@@ -48,7 +48,7 @@ fn the_force_is_the_papers() {
         let f: f64 = (0..3).map(|i| (p[i] / AXES[i]).powi(2)).sum::<f64>() - 1.0;
         let fm = 0.5 * (f - (f * f + 1e-4).sqrt());
         let want_local = [0, 1, 2].map(|i| -k * p[i] * s2 / (AXES[i] * AXES[i]) * fm);
-        let want = s.frame.global_vector(&quat_at(&x, L), &want_local);
+        let want = s.frame.global_vector(&quat_at(&x, frame::POINT_BODY.orientation), &want_local);
         let got = s.force(&x);
         // the generalized force on the point from the mode: −σ ∂e/∂x_p
         let (e, g, _) = evaluate(&s, &x, Order::Gradient).unwrap();

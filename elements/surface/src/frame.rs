@@ -20,8 +20,8 @@
 use mollier_core::Derivs;
 use mollier_core::element::{Drawing, DrawnShape, ShapeKind};
 use mollier_core::geometry::{
-    Mat3, Quat, Vec3, column, cross, dot, g_matrix, lift, mat_mul, q_matrix, q_times, quat_at, rotate, sub, triad,
-    vec3_at,
+    Mat3, Quat, Vec3, column, cross, dot, g_matrix, lift, mat_mul, q_matrix, q_times, quat_at, quat_conjugate, rotate,
+    sub, triad, vec3_at,
 };
 use mollier_core::scalar::{Real, c};
 
@@ -82,7 +82,7 @@ impl ShapeFrame {
     /// Shape coordinates of the global point `x` for a body at `origin` with orientation `lam`.
     pub fn local<T: Real>(&self, lam: &Quat<T>, origin: &Vec3<T>, x: &Vec3<T>) -> Vec3<T> {
         // Rᵀ(λ) = R(λ̄) with λ̄ the conjugate, also in homogeneous form
-        let conj = [lam[0], -lam[1], -lam[2], -lam[3]];
+        let conj = quat_conjugate(lam);
         let sigma = lam[0] * lam[0] + lam[1] * lam[1] + lam[2] * lam[2] + lam[3] * lam[3];
         let b = rotate(&conj, &sub(x, origin)).map(|v| v / sigma);
         let u = &self.axes;
@@ -91,6 +91,12 @@ impl ShapeFrame {
             dot(&lift(&u[1]), &b) - c::<T>(self.offsets[1]),
             dot(&lift(&u[2]), &b) - c::<T>(self.offsets[2]),
         ]
+    }
+
+    /// Shape coordinates (m) of the point of an element on a point and a body ([`POINT`],
+    /// [`POINT_BODY`]) at its local coordinates `x` (10).
+    pub fn point_local<T: Real>(&self, x: &[T]) -> Vec3<T> {
+        self.local(&quat_at(x, POINT_BODY.orientation), &vec3_at(x, POINT_BODY.origin), &vec3_at(x, POINT))
     }
 
     /// The global point with shape coordinates `p`.
@@ -112,11 +118,11 @@ impl ShapeFrame {
         }
     }
 
-    /// What a viewer draws for an element whose local coordinates are a point, a body origin and
-    /// its orientation (offsets 0, 3, 6: SURFACE, SOFT-CONTACT): the ellipsoid with semi-axes
-    /// `semi` (m). The point itself is one of the body points a viewer draws.
+    /// What a viewer draws for an element on a point and a body ([`POINT`], [`POINT_BODY`]:
+    /// SURFACE, SOFT-CONTACT): the ellipsoid with semi-axes `semi` (m). The point itself is one of the body points a viewer draws.
     pub fn ellipsoid_drawing(&self, x: &[f64], semi: &Vec3) -> Drawing {
-        let shape = self.drawn(&quat_at(x, 6), &vec3_at(x, 3), ShapeKind::Ellipsoid, semi);
+        let shape =
+            self.drawn(&quat_at(x, POINT_BODY.orientation), &vec3_at(x, POINT_BODY.origin), ShapeKind::Ellipsoid, semi);
         Drawing { lines: Vec::new(), shapes: vec![shape] }
     }
 
@@ -395,6 +401,56 @@ pub mod docs {
         required: false,
         doc: "orientation of the shape's local axes in the body frame as three body-fixed X-Y-Z rotation angles (angle unit), R = Rx(a) Ry(b) Rz(c), as OpenSim's xyz_body_rotation; default [0, 0, 0]. Not with x_axis / y_axis",
     };
+
+    /// What [`point_and_ellipsoid`](super::point_and_ellipsoid) reads besides `point`, in order.
+    pub const ELLIPSOID: [ParamDoc; 6] = [ELLIPSOID_BODY, SEMI_AXES, CENTRE, X_AXIS, Y_AXIS, ROTATION];
+
+    /// The parameters of an element read by [`point_and_ellipsoid`](super::point_and_ellipsoid):
+    /// `point` (the element says what the point is), [`ELLIPSOID`], then the element's own
+    /// `rest`; `N = 7 + R` of them (another `N` fails to compile in a `const`).
+    pub const fn point_and_ellipsoid<const R: usize, const N: usize>(
+        point: ParamDoc,
+        rest: [ParamDoc; R],
+    ) -> [ParamDoc; N] {
+        assert!(N == 1 + ELLIPSOID.len() + R, "N must be 7 + R");
+        let mut out = [point; N];
+        let mut i = 0;
+        while i < ELLIPSOID.len() {
+            out[1 + i] = ELLIPSOID[i];
+            i += 1;
+        }
+        let mut j = 0;
+        while j < R {
+            out[1 + ELLIPSOID.len() + j] = rest[j];
+            j += 1;
+        }
+        out
+    }
+}
+
+/// The local coordinate of the point of an element on a point and a body (SURFACE,
+/// SOFT-CONTACT): the point's three at 0, then [`POINT_BODY`]'s seven.
+pub const POINT: usize = 0;
+
+/// Where the body's nodes sit in the local coordinates of an element on a point and a body: its
+/// origin's three at 3, its orientation's four at 6.
+pub const POINT_BODY: BodySlots = BodySlots { origin: 3, orientation: 6 };
+
+/// The layout of an element on a point and a body ([`POINT`], [`POINT_BODY`]) with one mode.
+pub fn point_on_body(
+    point: mollier_core::NodeId,
+    body: mollier_core::registry::Frame,
+    mode: mollier_core::element::ModeInfo,
+) -> mollier_core::element::Layout {
+    use mollier_core::element::NodeKind;
+    mollier_core::element::Layout::new(
+        vec![
+            (point, NodeKind::Position),
+            (body.position, NodeKind::Position),
+            (body.orientation, NodeKind::Orientation),
+        ],
+        vec![mode],
+    )
 }
 
 /// A point and an ellipsoid on a body, as SURFACE-like elements read them: `point`, `body`,

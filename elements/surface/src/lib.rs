@@ -24,17 +24,12 @@ use mollier_core::NodeId;
 use mollier_core::element::{
     Deformations, Drawing, Element, ElementError, ElementInfo, Evaluation, Layout, ModeInfo, NodeKind,
 };
-use mollier_core::geometry::{Vec3, quat_at, vec3_at};
+use mollier_core::geometry::Vec3;
 use mollier_core::registry::{ElementRole, ElementType, Frame, ParamDoc, ParamError, ParamKind, Params, Registry};
 use mollier_core::scalar::{Real, c};
 
 pub use distance::{Projection, project, signed_distance};
 pub use frame::ShapeFrame;
-
-/// Local offsets: the point, the body origin, the body orientation.
-const P: usize = 0;
-const O: usize = 3;
-const L: usize = 6;
 
 /// What the deformation is measured from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -61,14 +56,7 @@ impl Surface {
     /// axes of `frame`) on the body `body`.
     pub fn new(point: NodeId, body: Frame, frame: ShapeFrame, semi_axes: Vec3, reference: Reference) -> Self {
         Self {
-            layout: Layout::new(
-                vec![
-                    (point, NodeKind::Position),
-                    (body.position, NodeKind::Position),
-                    (body.orientation, NodeKind::Orientation),
-                ],
-                vec![ModeInfo::length("distance")],
-            ),
+            layout: frame::point_on_body(point, body, ModeInfo::length("distance")),
             frame,
             axes: semi_axes,
             reference,
@@ -94,7 +82,7 @@ impl Surface {
     /// The point's coordinates in the ellipsoid frame and its projection on the ellipsoid, at
     /// local coordinates `x` (10).
     pub fn projection(&self, x: &[f64]) -> Result<(Vec3, Projection), ElementError> {
-        let p = self.frame.local(&quat_at(x, L), &vec3_at(x, O), &vec3_at(x, P));
+        let p = self.frame.point_local(x);
         Ok((p, project(&self.axes, &p)?))
     }
 }
@@ -141,8 +129,7 @@ impl Element for Surface {
                     h[i * 3..i * 3 + 3].copy_from_slice(&hm[i]);
                 }
             }
-            let body = frame::BodySlots { origin: O, orientation: L };
-            frame::chain(&self.frame, body, &[P], x, &pr.normal, &h, &mut out.mode(0), 1.0);
+            frame::chain(&self.frame, frame::POINT_BODY, &[frame::POINT], x, &pr.normal, &h, &mut out.mode(0), 1.0);
         }
         Ok(())
     }
@@ -150,7 +137,7 @@ impl Element for Surface {
 
 impl Deformations for Surface {
     fn deformations<T: Real>(&self, x: &[T], e: &mut [T]) -> Result<(), ElementError> {
-        let p = self.frame.local(&quat_at(x, L), &vec3_at(x, O), &vec3_at(x, P));
+        let p = self.frame.point_local(x);
         e[0] = signed_distance(&self.axes, &p)? - c::<T>(self.d0);
         Ok(())
     }
@@ -175,28 +162,24 @@ pub const TYPE: ElementType = ElementType {
     summary: "a point and an ellipsoid on a body; mode: distance (m), the signed distance along the surface normal, positive outside. Fixed, the point glides on the ellipsoid (scapulothoracic contact)",
     role: ElementRole::Contact,
     modes: &["distance"],
-    params: &[
-        ParamDoc {
-            name: "point",
-            kind: ParamKind::Node(NodeKind::Position),
-            required: true,
-            doc: "the point that glides on (or keeps its distance from) the ellipsoid",
-        },
-        frame::docs::ELLIPSOID_BODY,
-        frame::docs::SEMI_AXES,
-        frame::docs::CENTRE,
-        frame::docs::X_AXIS,
-        frame::docs::Y_AXIS,
-        frame::docs::ROTATION,
-        ParamDoc {
-            name: "reference",
-            kind: ParamKind::Choice(&["initial", "surface"]),
-            required: false,
-            doc: "what the mode is measured from: `initial` (default) subtracts the distance in the initial configuration, so the model starts undeformed; `surface` makes the mode the distance itself (0 = on the ellipsoid)",
-        },
-    ],
+    params: &PARAMS,
     build,
 };
+
+const PARAMS: [ParamDoc; 8] = frame::docs::point_and_ellipsoid(
+    ParamDoc {
+        name: "point",
+        kind: ParamKind::Node(NodeKind::Position),
+        required: true,
+        doc: "the point that glides on (or keeps its distance from) the ellipsoid",
+    },
+    [ParamDoc {
+        name: "reference",
+        kind: ParamKind::Choice(&["initial", "surface"]),
+        required: false,
+        doc: "what the mode is measured from: `initial` (default) subtracts the distance in the initial configuration, so the model starts undeformed; `surface` makes the mode the distance itself (0 = on the ellipsoid)",
+    }],
+);
 
 /// Register the `surface` type.
 pub fn register(registry: &mut Registry) -> Result<(), String> {
@@ -208,7 +191,7 @@ mod tests {
     use super::*;
     use mollier_core::conformance::{Options, Rng, check_generic, evaluate, rigid_motion};
     use mollier_core::element::Order;
-    use mollier_core::geometry::{norm, quat_from_axis_angle, rotate, sub};
+    use mollier_core::geometry::{norm, quat_at, quat_from_axis_angle, rotate, sub, vec3_at};
 
     /// A thorax-like ellipsoid (DAS3's) on a rotated, translated body, and a point near it.
     fn element(point_factor: f64, reference: Reference) -> (Surface, Vec<f64>) {
@@ -280,14 +263,14 @@ mod tests {
         let (s, x0) = element(1.2, Reference::Initial);
         let (p, pr) = s.projection(&x0).unwrap();
         let (_, g, _) = evaluate(&s, &x0, Order::Gradient).unwrap();
-        let lam = quat_at(&x0, L);
+        let lam = quat_at(&x0, frame::POINT_BODY.orientation);
         let n = s.frame.global_vector(&lam, &pr.normal);
         for i in 0..3 {
             assert!((g[i] - n[i]).abs() < 1e-15);
         }
         // the closest point in global coordinates is the point minus d n
-        let y = s.frame.global(&lam, &vec3_at(&x0, O), &pr.closest);
-        let back = sub(&vec3_at(&x0, P), &n.map(|v| v * pr.distance));
+        let y = s.frame.global(&lam, &vec3_at(&x0, frame::POINT_BODY.origin), &pr.closest);
+        let back = sub(&vec3_at(&x0, frame::POINT), &n.map(|v| v * pr.distance));
         assert!(norm(&sub(&y, &back)) < 1e-15);
         let _ = (p, rotate(&lam, &n));
     }

@@ -21,7 +21,7 @@ use crate::algorithm::local::{all_finite, check_finite, evaluate_own};
 use crate::algorithm::transfer::df_stride;
 use crate::data::{Data, shaped};
 use crate::element::{NodeKind, Order, Rates};
-use crate::geometry::{quat_at, quat_mul, vec3_at};
+use crate::geometry::{quat_at, quat_conjugate, quat_mul, vec3_at};
 use crate::ids::NodeId;
 use crate::model::placement::Reached;
 use crate::model::placement::Step;
@@ -278,10 +278,7 @@ impl Screws {
             let (o, n) = (layout.offset(s), node.index());
             let block = &mut self.rows[n * 3 * nq..(n + 1) * 3 * nq];
             let conj = match kind {
-                NodeKind::Orientation => {
-                    let l = quat_at(x, o);
-                    [l[0], -l[1], -l[2], -l[3]]
-                }
+                NodeKind::Orientation => quat_conjugate(&quat_at(x, o)),
                 NodeKind::Position => [0.0; 4],
             };
             for (vc, &j) in v.chunks_exact(n_local).zip(cols) {

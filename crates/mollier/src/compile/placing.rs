@@ -190,5 +190,5 @@ pub(super) fn rotate(l: &[f64; 4], u: &[f64; 3]) -> [f64; 3] {
 
 /// `R(λ)ᵀ u`.
 pub(super) fn rotate_back(l: &[f64; 4], u: &[f64; 3]) -> [f64; 3] {
-    rotate(&[l[0], -l[1], -l[2], -l[3]], u)
+    rotate(&mollier_core::geometry::quat_conjugate(l), u)
 }

@@ -3,8 +3,29 @@
 
 use mollier_ipopt::Nlp;
 use mollier_ocp::Transcription;
+use mollier_sim::{Musculoskeletal, Workspace};
 
 use super::rng::Rng;
+
+/// The centre and the spread (n_x each) of [`random_point`] about `system`'s rest at angles `q`
+/// (n_q, rad; solved in `ws`, each muscle's excitation 0.2): each angle ± `angle` (rad), each
+/// rate ± `rate` (rad/s) about 0, each contraction state ± `contraction` (m) about rest, each
+/// activation 0.5 ± `activation`.
+pub fn about_rest(
+    system: &Musculoskeletal,
+    ws: &mut Workspace,
+    q: &[f64],
+    [angle, rate, contraction, activation]: [f64; 4],
+) -> (Vec<f64>, Vec<f64>) {
+    let l = system.layout();
+    let mut mid = system.rest_state(ws, q, 0.0, &vec![0.2; l.m]).expect("a rest state").x;
+    mid[l.a()..].fill(0.5);
+    let mut spread = vec![angle; l.n];
+    spread.extend(vec![rate; l.n]);
+    spread.extend(vec![contraction; l.m]);
+    spread.extend(vec![activation; l.m]);
+    (mid, spread)
+}
 
 /// Random states and rates around `x_mid` (each state ± `spread`, each rate in [−1, 1]),
 /// excitations and controls in [0, 1], and a free duration between 0.5 and 1.5 s.

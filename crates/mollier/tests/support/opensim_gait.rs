@@ -6,9 +6,7 @@ use std::path::PathBuf;
 /// The models folder; `None` (after saying why, a failure under `CI=true`) when the gait
 /// pipeline is not in it.
 pub fn models_or_skip(test: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("MOLLIER_OPENSIM_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/opensim-models"));
+    let dir = mollier_core::shared_data::opensim_models();
     if dir.join("Gait2354_Simbody/subject01_walk1.trc").is_file() {
         Some(dir)
     } else {

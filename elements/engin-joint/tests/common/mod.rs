@@ -4,7 +4,7 @@
 use mollier_core::NodeId;
 use mollier_core::element::ElementInfo;
 use mollier_core::geometry::{
-    Mat3, Quat, Vec3, cross, norm, quat_from_axis_angle, quat_from_rotation, quat_mul, scale,
+    Mat3, Quat, Vec3, cross, norm, quat_conjugate, quat_from_axis_angle, quat_from_rotation, quat_mul, scale,
 };
 use mollier_engin_joint::{BallSocketResistance, Interpolation, JointFrames, ResistanceLaw, shoulder};
 
@@ -15,10 +15,6 @@ pub fn shoulder_law(interpolation: Interpolation) -> ResistanceLaw {
 
 pub fn unit(v: Vec3) -> Vec3 {
     scale(1.0 / norm(&v), &v)
-}
-
-pub fn conj(l: &Quat) -> Quat {
-    [l[0], -l[1], -l[2], -l[3]]
 }
 
 /// The matrix with columns x, y, z of the right-handed frame with `z ∥ z_axis`, x from `x_hint`.
@@ -73,7 +69,7 @@ impl Setup {
         let qf = quat_from_rotation(&frame_matrix(self.frames.fixed_z, self.frames.fixed_x));
         let qm = quat_from_rotation(&frame_matrix(self.frames.moving_z, self.frames.moving_x));
         // R(λ_m) R(λ_m0)ᵀ J_m = R(λ_f) R(λ_f0)ᵀ J_f R_rel
-        let lm = [conj(&self.lf0), qf, relative(theta, phi, psi), conj(&qm), self.lm0]
+        let lm = [quat_conjugate(&self.lf0), qf, relative(theta, phi, psi), quat_conjugate(&qm), self.lm0]
             .iter()
             .fold(lf, |acc, q| quat_mul(&acc, q));
         lf.iter().chain(&lm).copied().collect()
