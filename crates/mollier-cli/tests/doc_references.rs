@@ -254,8 +254,6 @@ const NOT_FILES: [&str; 2] = [
     "models/arm.toml",
 ];
 
-
-
 /// Whether `pattern` (a path from the root, with `*` and one `{a,b}` allowed) names something.
 fn exists(base: &Path, pattern: &str) -> bool {
     if let (Some(open), Some(close)) = (pattern.find('{'), pattern.find('}'))
