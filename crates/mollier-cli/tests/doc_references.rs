@@ -583,7 +583,10 @@ fn cli() -> Cli {
     let top = help(&["--help"]);
     let commands = top.split("Commands:\n").nth(1).expect("a list of commands").split("\n\n").next().expect("list");
     let (mut options, mut required) = (BTreeMap::new(), BTreeMap::new());
-    for sub in commands.lines().filter_map(|l| l.split_whitespace().next()).filter(|&s| s != "help") {
+    // a command's line is indented by two; its description's wrapped lines (clap wraps where a
+    // dependency of the workspace turns on its `wrap_help`) by more
+    let names = commands.lines().filter(|l| l.len() - l.trim_start().len() == 2);
+    for sub in names.filter_map(|l| l.split_whitespace().next()).filter(|&s| s != "help") {
         let text = help(&[sub, "--help"]);
         // `Usage: mollier simulate [OPTIONS] --duration <DURATION> --out <OUT> <MODEL>`
         let usage = text.lines().find(|l| l.starts_with("Usage:")).expect("a usage line");
