@@ -29,6 +29,11 @@ folder (MyoArm, from MoBL-ARMS, Holzbaur et al. 2005), read for the DELT1 path. 
   `mollier kinematics` run of the target on the committed forward model (flexion_moment_arms.py
   gives the commands), for the postures.
 
+- `acromion`: `mobl` and MoBL's acromial via point (DELT1-P3, on the scapula), placed on DAS3's
+  scapula where it lies relative to the hanging humerus in MyoArm (mapped as above), the sphere
+  on the stretch between the two via points as in MoBL. Fixed after the `head` variant's solve,
+  before its own: a post-hoc diagnostic.
+
 `mobl` is the rule; `head` is the fallback, fixed with it before any solve, for when `mobl` leaves
 the weighted moment arm at 1° negative (it does: MyoArm's DELT1 owes its leverage to its
 acromial via point on the scapula, not to its humeral routing). `scale` then compares the six
@@ -109,7 +114,17 @@ def myoarm(myo_sim):
     medial = [sites[n][2] for n in ("FCR-P1", "FCU-P1")]
     if not (min(lateral) > 0 > max(medial)):
         raise ValueError("MoBL's humerus z axis is not lateral: the frames do not map")
+    scap = next(b for b in root.iter("body") if b.get("name") == "scapula")
+    gh = next(b for b in scap.iter("body") if b.get("name") == "scapphant")
+    p3 = next(s for s in scap.iter("site") if s.get("name") == "DELT1_DELT1-P3")
+    # the acromial via point relative to the humerus hanging with the girdle at rest: the
+    # bodies between scapula and humerus carry no rotation at zero angles
+    rotated = [b for b in scap.iter("body") if b.get("quat") or b.get("euler")]
+    if rotated and any(b.get("name") in ("scapphant", "humphant", "humphant1", "humerus")
+                       for b in rotated):
+        raise ValueError("MoBL's scapula-humerus chain is rotated at rest")
     return {"P1": sites["DELT1_DELT1-P1"], "P2": sites["DELT1_DELT1-P2"],
+            "P3": sub(vec(p3.get("pos")), vec(gh.get("pos"))),
             "centre": vec(sphere.get("pos")), "radius": float(sphere.get("size").split()[0]),
             "elbow": vec(ulna.get("pos"))}
 
@@ -146,6 +161,25 @@ def route_mobl(doc, mobl, elbow):
         el["via"] = [f"humerus.{n}_via"]
         el["obstacles"] = [sphere]
     return f"MoBL humeral routing, s = {s:.5f}, via offset {[round(x, 2) for x in offset]} mm"
+
+
+def route_acromion(doc, mobl, elbow, forward):
+    """`mobl`, and MoBL's acromial via point P3 on the scapula, placed where it lies relative to
+    the hanging humerus (rest posture: the humerus frame is the thorax's), the sphere on the
+    stretch between the two via points as in MoBL. A post-hoc diagnostic (see the docs)."""
+    note = route_mobl(doc, mobl, elbow)
+    s = norm(elbow) / (1e3 * norm(mobl["elbow"]))
+    sca = forward["bodies"]["scapula"]
+    r, gh = sca["orientation"]["matrix"], sca["points"]["GH"]
+    d = to_das3(mobl["P3"], s)
+    acromion = [g + sum(r[j][i] * d[j] for j in range(3)) for i, g in enumerate(gh)]
+    doc["bodies"]["scapula"]["points"]["deltoideus_clavicular_acromion_via"] = acromion
+    for n in elements(doc):
+        el = doc["elements"][n]
+        el["via"] = ["scapula.deltoideus_clavicular_acromion_via"] + el["via"]
+        for o in el["obstacles"]:
+            o["segment"] = 1
+    return note + f"; acromial via point {[round(x, 3) for x in acromion]} mm (scapula)"
 
 
 def humerus_pose(axes, row, positions):
@@ -248,10 +282,13 @@ def cmd_build(myo_sim, out, rule, kin=None):
     for doc in docs.values():
         if rule == "mobl":
             notes.append(route_mobl(doc, myoarm(myo_sim), elbow))
+        elif rule == "acromion":
+            notes.append(route_acromion(doc, myoarm(myo_sim), elbow, forward))
         elif rule == "head" and kin:
             notes.append(route_head(doc, kin, forward))
         else:
-            raise ValueError(f"rule {rule!r} (with KIN for head) is not one of mobl, head")
+            raise ValueError(f"rule {rule!r} (with KIN for head) is not one of mobl, head, "
+                             "acromion")
     Path(out).mkdir(parents=True, exist_ok=True)
     write(out, docs, table, notes[0])
     print(notes[0])

@@ -244,7 +244,7 @@ def cmd_check(kin, path=MODEL):
     """The projected elevation moment arms of the anterior deltoid's elements 2-6, which do not
     touch their wrap sphere along the target (and of every element without obstacles), against
     the closed form ((i - GH) x f)·u from the node positions (i the path's first humeral point:
-    its via point if it has one, else the insertion; f the unit vector from i to the origin).
+    a via point or the insertion; f the unit vector from i to the point before it).
     Exit 1 beyond 1e-9 m."""
     axes, _, target, ma, pos, u = along_target(kin, path)
     elements = model(path)[2]
@@ -257,8 +257,10 @@ def cmd_check(kin, path=MODEL):
         for el in names:
             r = [m[f"{el}/{h}.rotation"] for h in HINGES[6:9]]
             projected = dot(solve_transposed(a[6:9], r), u)
-            ins, gh = point((elements[el].get("via") or [f"humerus.{el}_i"])[0]), point("scapula.GH")
-            f = unit(sub(point(f"clavicle.{el}_o"), ins))
+            chain = [elements[el]["p"]] + elements[el].get("via", []) + [elements[el]["q"]]
+            k = next(j for j, c in enumerate(chain) if c.startswith("humerus."))
+            ins, gh = point(chain[k]), point("scapula.GH")
+            f = unit(sub(point(chain[k - 1]), ins))
             worst = max(worst, abs(projected - dot(cross(sub(ins, gh), f), u)))
     print(f"largest difference, projected against closed form: {worst:.3e} m")
     return 1 if worst > 1e-9 else 0
