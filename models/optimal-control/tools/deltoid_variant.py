@@ -69,9 +69,11 @@ def dumps(doc):
     its sub-tables as [dotted.headers]; arrays of tables inline."""
     out = []
 
+    def quoted(k):
+        return '"' + k.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
     def key(k):
-        bare = k and all(c.isalnum() or c in "_-" for c in k)
-        return k if bare else '"' + k.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return k if k and all(c.isalnum() or c in "_-" for c in k) else quoted(k)
 
     def value(v):
         if isinstance(v, bool):
@@ -81,7 +83,7 @@ def dumps(doc):
                 raise ValueError("TOML has no NaN or infinity here")
             return repr(v)
         if isinstance(v, str):
-            return key("") if v == "" else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            return quoted(v)
         if isinstance(v, list):
             return "[" + ", ".join(value(x) for x in v) + "]"
         if isinstance(v, dict):
@@ -117,12 +119,13 @@ def myoarm(myo_sim):
     scap = next(b for b in root.iter("body") if b.get("name") == "scapula")
     gh = next(b for b in scap.iter("body") if b.get("name") == "scapphant")
     p3 = next(s for s in scap.iter("site") if s.get("name") == "DELT1_DELT1-P3")
-    # the acromial via point relative to the humerus hanging with the girdle at rest: the
-    # bodies between scapula and humerus carry no rotation at zero angles
-    rotated = [b for b in scap.iter("body") if b.get("quat") or b.get("euler")]
-    if rotated and any(b.get("name") in ("scapphant", "humphant", "humphant1", "humerus")
-                       for b in rotated):
-        raise ValueError("MoBL's scapula-humerus chain is rotated at rest")
+    # the acromial via point relative to the hanging humerus (all angles zero): the bodies
+    # from the scapula to the humerus must carry no fixed rotation
+    chain = [b for b in scap.iter("body")
+             if b.get("name") in ("scapphant", "humphant", "humphant1", "humerus")]
+    turns = ("quat", "euler", "axisangle", "xyaxes", "zaxis")
+    if len(chain) != 4 or any(b.get(t) for b in chain for t in turns):
+        raise ValueError("MoBL's scapula-humerus chain is not a translation at rest")
     return {"P1": sites["DELT1_DELT1-P1"], "P2": sites["DELT1_DELT1-P2"],
             "P3": sub(vec(p3.get("pos")), vec(gh.get("pos"))),
             "centre": vec(sphere.get("pos")), "radius": float(sphere.get("size").split()[0]),
