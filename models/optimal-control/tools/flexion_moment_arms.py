@@ -14,7 +14,9 @@ F_max-weighted mean over the elements, [smallest, largest element]) and the maxi
 Σ F_max r (N m). The elevation moment arm is m·u: m the moment per unit force on the humerus,
 from the three glenohumeral hinges' moment arms r_j = m·a_j (`moment_arms.csv`) with a_j their
 current axes (the rest axes of the model file carried by the hinges before them), u = Ry(plane) z,
-the axis normal to the plane of elevation. For the scapula it prints the same about the normal n
+the axis normal to the plane of elevation; then the same moment about the humeral shaft s (from
+the glenohumeral centre to the elbow) and about s x u. For the scapula (and the anterior
+deltoid, whose origin is on the clavicle) it prints the same about the normal n
 of the scapular plane (AC, TS, AI; the target's upward rotation positive) of the moment on the
 scapula about AC (the three AC hinges) and on clavicle and scapula about SC (the three SC
 hinges, AC held), and the girdle's part of the target's motion, -dl/dε with the glenohumeral
@@ -76,6 +78,7 @@ HUMERUS = {
     "subscapularis": "subscapularis_",
 }
 SCAPULA = {
+    "anterior deltoid": "deltoideus_clavicular_",
     "serratus anterior 1-3": "serratus_anterior_[123]",
     "serratus anterior 4-6": "serratus_anterior_[456]",
     "trapezius, scapular": "trapezius_scapular_",
@@ -197,7 +200,7 @@ def cmd_arms(kin, path=MODEL):
     axes, fmax, target, ma, pos, u = along_target(kin, path)
     hum = [e for g in HUMERUS.values() for e in members(g, fmax)]
     sca = [e for g in SCAPULA.values() for e in members(g, fmax)]
-    elev, gh = [], {e: [] for e in hum}
+    elev, gh, shaft, across = [], {e: [] for e in hum}, {e: [] for e in hum}, {e: [] for e in hum}
     ac, sc, path = ({e: [] for e in sca} for _ in range(3))
     normals, rates = [], []
     for row, m, x in zip(target, ma, pos):
@@ -205,9 +208,14 @@ def cmd_arms(kin, path=MODEL):
         elev.append(e)
         a = current_axes(axes, [row[f"{h}.rotation"] for h in HINGES])
         arm = lambda el, hs: [m[f"{el}/{h}.rotation"] for h in hs]
-        for el in hum:
-            gh[el].append(dot(solve_transposed(a[6:9], arm(el, HINGES[6:9])), u))
         point = lambda n: [x[f"{n}.{c}"] for c in "xyz"]
+        s = unit(sub(point("humerus.elbow"), point("scapula.GH")))
+        w = unit(cross(s, u))
+        for el in hum:
+            moment = solve_transposed(a[6:9], arm(el, HINGES[6:9]))
+            gh[el].append(dot(moment, u))
+            shaft[el].append(dot(moment, s))
+            across[el].append(dot(moment, w))
         ts = point("scapula.TS")
         n = unit(cross(sub(point("AC"), ts), sub(point("scapula.AI"), ts)))
         qd = [row[f"{h}.rotation.vel"] for h in HINGES[:6]]
@@ -231,6 +239,10 @@ def cmd_arms(kin, path=MODEL):
             sc[el][k] = sign * dot(sc[el][k], n)
     table(f"Elevation moment arm about Ry({PLANE:g}°) z through the glenohumeral centre, mm; "
           "Σ F_max r, N m", HUMERUS, fmax, elev, gh, ELEVATIONS)
+    table("About the humeral shaft s (from the glenohumeral centre to the elbow), mm; N m",
+          HUMERUS, fmax, elev, shaft, ELEVATIONS)
+    table("About s x u (across the plane of elevation), mm; N m", HUMERUS, fmax, elev, across,
+          ELEVATIONS)
     table("About the scapular plane's normal, the moment on the scapula about AC, mm; N m",
           SCAPULA, fmax, elev, ac, ELEVATIONS)
     table("The same, on clavicle and scapula about SC with AC held, mm; N m",
