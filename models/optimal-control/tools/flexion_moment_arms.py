@@ -7,20 +7,26 @@ Along the target (models/shoulder/flexion-target.csv) on the forward model:
     python3 models/optimal-control/tools/flexion_moment_arms.py motion /tmp/fm/target.csv
     mollier kinematics models/shoulder/shoulder-forward.toml --motion /tmp/fm/target.csv \
         --out /tmp/fm/kin
-    python3 models/optimal-control/tools/flexion_moment_arms.py arms /tmp/fm/kin
+    python3 models/optimal-control/tools/flexion_moment_arms.py arms /tmp/fm/kin [MODEL]
 
 `arms` prints, per muscle group at the target's elevations, the elevation moment arm (mm,
 F_max-weighted mean over the elements, [smallest, largest element]) and the maximal moment
 Σ F_max r (N m). The elevation moment arm is m·u: m the moment per unit force on the humerus,
 from the three glenohumeral hinges' moment arms r_j = m·a_j (`moment_arms.csv`) with a_j their
 current axes (the rest axes of the model file carried by the hinges before them), u = Ry(plane) z,
-the axis normal to the plane of elevation. For the scapula it prints the same about the normal n
+the axis normal to the plane of elevation; then the same moment about the humeral shaft s (from
+the glenohumeral centre to the elbow) and about s x u. For the scapula (and the anterior
+deltoid, whose origin is on the clavicle) it prints the same about the normal n
 of the scapular plane (AC, TS, AI; the target's upward rotation positive) of the moment on the
 scapula about AC (the three AC hinges) and on clavicle and scapula about SC (the three SC
 hinges, AC held), and the girdle's part of the target's motion, -dl/dε with the glenohumeral
-hinges held (mm per rad of arm elevation). `check DIR` compares the projection with the closed
+hinges held (mm per rad of arm elevation). `perturb MOTION DIR` and `central KIN DIR` compare the glenohumeral moment arms with central
+differences of the lengths (±1e-5 rad of each hinge; run `mollier kinematics` on each of DIR's
+six motions into DIR/<hinge>±). `check DIR` compares the projection with the closed
 form from the node positions for the anterior deltoid's elements that do not wrap (exit 1 if
-they differ by more than 1e-9 m).
+they differ by more than 1e-9 m; with a via point, from it). MODEL (default the committed
+forward model) is the model file the kinematics ran on, e.g. a diagnostic variant of
+deltoid_variant.py.
 
 Static sharing at the same postures with the humerus's axial rotation as in the target (the
 YZY third angle minus the plane; the study's motion has it 0):
@@ -58,6 +64,7 @@ TARGET = SHOULDER / "flexion-target.csv"
 MODEL = SHOULDER / "shoulder-forward.toml"
 MUSCLES = SHOULDER / "muscles.csv"
 ELEVATIONS = [1, 10, 20, 30, 45, 60, 78]  # deg
+H_CENTRAL = 1e-5  # rad: the step of the central differences
 HINGES = ["sc_y", "sc_z", "sc_x", "ac_y", "ac_z", "ac_x", "gh_x", "gh_y", "gh_z"]
 HUMERUS = {
     "anterior deltoid": "deltoideus_clavicular_",
@@ -71,6 +78,7 @@ HUMERUS = {
     "subscapularis": "subscapularis_",
 }
 SCAPULA = {
+    "anterior deltoid": "deltoideus_clavicular_",
     "serratus anterior 1-3": "serratus_anterior_[123]",
     "serratus anterior 4-6": "serratus_anterior_[456]",
     "trapezius, scapular": "trapezius_scapular_",
@@ -115,12 +123,12 @@ def solve_transposed(cols, r):
     return [sum(r[j] * rows[j][i] for j in range(3)) / det for i in range(3)]
 
 
-def model():
-    """Hinge rest axes (unit, thorax frame) and each muscle's max_force (N)."""
-    doc = tomllib.loads(MODEL.read_text())
+def model(path=MODEL):
+    """Hinge rest axes (unit, thorax frame), each muscle's max_force (N) and the elements."""
+    doc = tomllib.loads(Path(path).read_text())
     axes = {h: unit(doc["elements"][h]["axis"]) for h in HINGES}
     fmax = {name: m["max_force"] for name, m in doc["muscles"].items()}
-    return axes, fmax
+    return axes, fmax, doc["elements"]
 
 
 def current_axes(axes, q):
@@ -176,11 +184,11 @@ def table(title, groups, fmax, elev, arms, at):
         print(f"| {name} ({total:.0f}) | " + " | ".join(cells) + " |")
 
 
-def along_target(kin):
+def along_target(kin, path=MODEL):
     """The model's hinge axes and `F_max`, the target's rows, the `mollier kinematics` run's
-    moment arms and positions along it (directory `kin`), and `u`, the unit normal of the
-    target's plane of elevation (thorax axes)."""
-    axes, fmax = model()
+    moment arms and positions along it (directory `kin`, of the model file `path`), and `u`,
+    the unit normal of the target's plane of elevation (thorax axes)."""
+    axes, fmax, _ = model(path)
     _, target = read(TARGET)
     _, ma = read(Path(kin) / "moment_arms.csv")
     _, pos = read(Path(kin) / "positions.csv")
@@ -188,11 +196,11 @@ def along_target(kin):
     return axes, fmax, target, ma, pos, [math.sin(p), 0.0, math.cos(p)]
 
 
-def cmd_arms(kin):
-    axes, fmax, target, ma, pos, u = along_target(kin)
+def cmd_arms(kin, path=MODEL):
+    axes, fmax, target, ma, pos, u = along_target(kin, path)
     hum = [e for g in HUMERUS.values() for e in members(g, fmax)]
     sca = [e for g in SCAPULA.values() for e in members(g, fmax)]
-    elev, gh = [], {e: [] for e in hum}
+    elev, gh, shaft, across = [], {e: [] for e in hum}, {e: [] for e in hum}, {e: [] for e in hum}
     ac, sc, path = ({e: [] for e in sca} for _ in range(3))
     normals, rates = [], []
     for row, m, x in zip(target, ma, pos):
@@ -200,9 +208,14 @@ def cmd_arms(kin):
         elev.append(e)
         a = current_axes(axes, [row[f"{h}.rotation"] for h in HINGES])
         arm = lambda el, hs: [m[f"{el}/{h}.rotation"] for h in hs]
-        for el in hum:
-            gh[el].append(dot(solve_transposed(a[6:9], arm(el, HINGES[6:9])), u))
         point = lambda n: [x[f"{n}.{c}"] for c in "xyz"]
+        s = unit(sub(point("humerus.elbow"), point("scapula.GH")))
+        w = unit(cross(s, u))
+        for el in hum:
+            moment = solve_transposed(a[6:9], arm(el, HINGES[6:9]))
+            gh[el].append(dot(moment, u))
+            shaft[el].append(dot(moment, s))
+            across[el].append(dot(moment, w))
         ts = point("scapula.TS")
         n = unit(cross(sub(point("AC"), ts), sub(point("scapula.AI"), ts)))
         qd = [row[f"{h}.rotation.vel"] for h in HINGES[:6]]
@@ -226,6 +239,10 @@ def cmd_arms(kin):
             sc[el][k] = sign * dot(sc[el][k], n)
     table(f"Elevation moment arm about Ry({PLANE:g}°) z through the glenohumeral centre, mm; "
           "Σ F_max r, N m", HUMERUS, fmax, elev, gh, ELEVATIONS)
+    table("About the humeral shaft s (from the glenohumeral centre to the elbow), mm; N m",
+          HUMERUS, fmax, elev, shaft, ELEVATIONS)
+    table("About s x u (across the plane of elevation), mm; N m", HUMERUS, fmax, elev, across,
+          ELEVATIONS)
     table("About the scapular plane's normal, the moment on the scapula about AC, mm; N m",
           SCAPULA, fmax, elev, ac, ELEVATIONS)
     table("The same, on clavicle and scapula about SC with AC held, mm; N m",
@@ -235,24 +252,61 @@ def cmd_arms(kin):
           [5, 10, 20, 30, 45, 60, 75])
 
 
-def cmd_check(kin):
+def cmd_check(kin, path=MODEL):
     """The projected elevation moment arms of the anterior deltoid's elements 2-6, which do not
-    touch their wrap sphere along the target, against the closed form ((i - GH) x f)·u from the
-    node positions (f the unit vector from insertion i to origin). Exit 1 beyond 1e-9 m."""
-    axes, _, target, ma, pos, u = along_target(kin)
+    touch their wrap sphere along the target (and of every element without obstacles), against
+    the closed form ((i - GH) x f)·u from the node positions (i the path's first humeral point:
+    a via point or the insertion; f the unit vector from i to the point before it).
+    Exit 1 beyond 1e-9 m."""
+    axes, _, target, ma, pos, u = along_target(kin, path)
+    elements = model(path)[2]
+    names = [f"deltoideus_clavicular_{k}" for k in range(1, 7)]
+    names = [n for k, n in enumerate(names) if k > 0 or not elements[n].get("obstacles")]
     worst = 0.0
     for row, m, x in zip(target, ma, pos):
         a = current_axes(axes, [row[f"{h}.rotation"] for h in HINGES])
         point = lambda n: [x[f"{n}.{c}"] for c in "xyz"]
-        for k in range(2, 7):
-            el = f"deltoideus_clavicular_{k}"
+        for el in names:
             r = [m[f"{el}/{h}.rotation"] for h in HINGES[6:9]]
             projected = dot(solve_transposed(a[6:9], r), u)
-            ins, gh = point(f"humerus.{el}_i"), point("scapula.GH")
-            f = unit(sub(point(f"clavicle.{el}_o"), ins))
+            chain = [elements[el]["p"]] + elements[el].get("via", []) + [elements[el]["q"]]
+            k = next(j for j, c in enumerate(chain) if c.startswith("humerus."))
+            ins, gh = point(chain[k]), point("scapula.GH")
+            f = unit(sub(point(chain[k - 1]), ins))
             worst = max(worst, abs(projected - dot(cross(sub(ins, gh), f), u)))
     print(f"largest difference, projected against closed form: {worst:.3e} m")
     return 1 if worst > 1e-9 else 0
+
+
+def cmd_perturb(motion, out):
+    """Six copies of `motion` with one glenohumeral hinge moved by ±H_CENTRAL rad, written as
+    OUT/<hinge>+.csv and OUT/<hinge>-.csv, for `central`."""
+    head, rows = read(motion)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    for h in HINGES[6:9]:
+        for sign, tag in ((1.0, "+"), (-1.0, "-")):
+            with open(Path(out) / f"{h}{tag}.csv", "w") as fh:
+                fh.write(",".join(head) + "\n")
+                for r in rows:
+                    r = dict(r, **{f"{h}.rotation": r[f"{h}.rotation"] + sign * H_CENTRAL})
+                    fh.write(",".join(repr(r[c]) for c in head) + "\n")
+
+
+def cmd_central(kin, runs):
+    """The glenohumeral moment arms of `moment_arms.csv` in KIN against central differences of
+    the lengths, -(l(q + h) - l(q - h)) / 2h, from RUNS/<hinge>±/lengths.csv (`mollier
+    kinematics` of the `perturb` motions), for the anterior deltoid. Exit 1 beyond 1e-8 m."""
+    _, ma = read(Path(kin) / "moment_arms.csv")
+    worst = 0.0
+    for h in HINGES[6:9]:
+        _, up = read(Path(runs) / f"{h}+" / "lengths.csv")
+        _, down = read(Path(runs) / f"{h}-" / "lengths.csv")
+        for m, a, b in zip(ma, up, down):
+            for el in (k for k in a if k.startswith("deltoideus_clavicular_")):
+                cd = -(a[el] - b[el]) / (2 * H_CENTRAL)
+                worst = max(worst, abs(cd - m[f"{el}/{h}.rotation"]))
+    print(f"largest difference, moment arms against central differences: {worst:.3e} m")
+    return 1 if worst > 1e-8 else 0
 
 
 def cmd_neutral(study_motion, out):
@@ -337,8 +391,11 @@ def cmd_myoarm(myo_sim, plane):
 def main(argv):
     commands = {"motion": (cmd_motion, 1), "arms": (cmd_arms, 1), "check": (cmd_check, 1),
                 "neutral": (cmd_neutral, 2), "shares": (cmd_shares, 2),
-                "myoarm": (cmd_myoarm, 2)}
-    if len(argv) < 2 or argv[1] not in commands or len(argv) - 2 != commands[argv[1]][1]:
+                "myoarm": (cmd_myoarm, 2), "perturb": (cmd_perturb, 2),
+                "central": (cmd_central, 2)}
+    optional = {"arms", "check"}  # an optional model file after KIN
+    if (len(argv) < 2 or argv[1] not in commands or not
+            0 <= len(argv) - 2 - commands[argv[1]][1] <= (argv[1] in optional)):
         sys.stderr.write(__doc__)
         return 2
     return commands[argv[1]][0](*argv[2:]) or 0
