@@ -3,11 +3,10 @@
 //! `subject01_Setup_IK.xml` (31 markers, 4 coordinate tasks), each frame warm-started from the
 //! last — what `mollier ik` does. `tolerance` is the stopping tolerance (rad or m): 1e-10 is the
 //! default, 1e-5 OpenSim's `accuracy` in that setup. The files come from
-//! `tools/fetch-opensim-models` (`.cache/opensim-models/Gait2354_Simbody/`); without them the
-//! bench says SKIPPED. OpenSim's time for the same frames: `tools/peer_opensim_ik.py --out
-//! /tmp/ik.csv` prints it. Run with `cargo bench -p mollier --bench ik`.
-
-use std::path::PathBuf;
+//! `tools/fetch-opensim-models` (`Gait2354_Simbody/` in `$MOLLIER_OPENSIM_MODELS`, else in
+//! `.cache/opensim-models`); without them the bench says SKIPPED. OpenSim's time for the same
+//! frames: `tools/peer_opensim_ik.py --out /tmp/ik.csv` prints it. Run with `cargo bench -p
+//! mollier --bench ik`.
 
 use divan::Bencher;
 use mollier::ik::{IkOptions, IkRun, load_model, read_tasks};
@@ -22,7 +21,7 @@ const FRAMES: usize = 30;
 
 #[divan::bench(args = [1e-10, 1e-5])]
 fn gait2354_walk_30_frames(bencher: Bencher, tolerance: f64) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/opensim-models/Gait2354_Simbody");
+    let dir = mollier_core::shared_data::opensim_models().join("Gait2354_Simbody");
     if !dir.join("subject01_walk1.trc").is_file() {
         eprintln!("SKIPPED: {} has no gait2354 pipeline (run tools/fetch-opensim-models)", dir.display());
         return;

@@ -1,7 +1,7 @@
 //! The kernel on trees: a posture of Huston's 17-member body (`models/body/huston17.toml`, 54
-//! inputs, 204 unknowns) and of OpenSim's gait2392 (imported from
-//! `.cache/opensim-models/gait2392_thelen2003muscle.osim`, fetched by
-//! `tools/fetch-opensim-models`; skipped, saying so, when absent): positions by Newton-Raphson
+//! inputs, 204 unknowns) and of OpenSim's gait2392 (imported from `gait2392_thelen2003muscle.osim`
+//! of OpenSim's model collection, `$MOLLIER_OPENSIM_MODELS` or else `.cache/opensim-models`, which
+//! `tools/fetch-opensim-models` fills; skipped, saying so, when absent): positions by Newton-Raphson
 //! from the previous posture, then `DF` of every mode (`transfer::first_order`: each muscle's
 //! length and its moment arms about every input) — what `mollier kinematics` does per frame.
 //! `tree = true` takes the model's tree path (`Model::tree_path`), `false` the general solve.
@@ -109,5 +109,5 @@ fn huston17_positions_and_df(bencher: Bencher, tree: bool) {
 
 #[divan::bench(args = [true, false])]
 fn gait2392_lengths_and_moment_arms(bencher: Bencher, tree: bool) {
-    posture(bencher, &root().join(".cache/opensim-models/gait2392_thelen2003muscle.osim"), tree);
+    posture(bencher, &mollier_core::shared_data::opensim_models().join("gait2392_thelen2003muscle.osim"), tree);
 }

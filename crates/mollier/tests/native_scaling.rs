@@ -130,7 +130,7 @@ fn a_uniformly_scaled_model_is_its_closed_form() {
 }
 
 fn arm26() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.cache/opensim-models/arm26.osim");
+    let path = mollier_core::shared_data::opensim_models().join("arm26.osim");
     if path.exists() {
         return Some(path);
     }
