@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """OpenSim Moco's optima of the small problems `mollier optimize` is checked on.
 
-Run once with OpenSim 4.6's Python package (`pip install opensim`; here
-/work/notes/venv/bin/python) from the repository's root:
+Run once with OpenSim 4.6's Python package (`pip install opensim`) from the repository's root:
 
     python tools/peer_moco_ocp.py crates/mollier/tests/data/moco
 

@@ -3,7 +3,7 @@
 for crates/mollier-osim/tests/opensim_collection.rs (the conformance of `mollier import`).
 
     tools/fetch-opensim-models                                  # .cache/opensim-models
-    /work/notes/venv/bin/python tools/peer_opensim_collection.py [--models .cache/opensim-models]
+    python tools/peer_opensim_collection.py [--models .cache/opensim-models]
 
 Run once; its output, crates/mollier-osim/tests/data/opensim_collection.json, is committed (the
 models are not: their repository has no licence file; their SHA-256 and the fetched commit are
@@ -163,7 +163,7 @@ def main():
         "provenance": {
             "opensim": osim.GetVersionAndDate(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "command": "/work/notes/venv/bin/python tools/peer_opensim_collection.py",
+            "command": "python tools/peer_opensim_collection.py",
             "models": "opensim-org/opensim-models, fetched by tools/fetch-opensim-models (not in this repository)",
             "commit": fetched_commit(args.models),
             "postures": f"{POSTURES} per model: the default, then uniform over each free coordinate's whole range (seed = model index)",

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """OpenSim's DeGrooteFregly2016Muscle evaluated at a set of points, for Mollier's copy of it.
 
-Run once with OpenSim 4.6's Python package (`pip install opensim`; here
-/work/notes/venv/bin/python) from the repository's root:
+Run once with OpenSim 4.6's Python package (`pip install opensim`) from the repository's root:
 
     python tools/peer_opensim_dgf.py crates/mollier-sim/tests/data/opensim_dgf.csv
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """OpenSim 4.6's inverse kinematics on its own gait2354 example, the reference of `mollier ik`.
 
-    /work/notes/venv/bin/python tools/peer_opensim_ik.py [--frames N] [--models DIR]
+    python tools/peer_opensim_ik.py [--frames N] [--models DIR]
 
 Reads from DIR/Gait2354_Simbody (DIR: default .cache/opensim-models, filled by
 tools/fetch-opensim-models) the scaled model subject01_simbody.osim, the walking trial

@@ -2,7 +2,7 @@
 """OpenSim 4.6 beside Mollier on one posture of a gait model: every muscle's length and its moment
 arm about every coordinate, the work of `mollier kinematics` per frame on an imported model.
 
-    /work/notes/venv/bin/python tools/peer_opensim_posture.py [--model FILE] [--json FILE]
+    python tools/peer_opensim_posture.py [--model FILE] [--json FILE]
 
 FILE defaults to .cache/opensim-models/gait2392_thelen2003muscle.osim (tools/fetch-opensim-models).
 Runs `cargo run --release -p mollier-tests --example chain_timing -- --body FILE` (or reads a saved

@@ -2,7 +2,7 @@
 """OpenSim 4.6's ScaleTool on its own gait2354 example, the reference of `mollier scale`.
 
     tools/fetch-opensim-models                      # the generic model and the pipeline files
-    /work/notes/venv/bin/python tools/peer_opensim_scale.py [--models .cache/opensim-models]
+    python tools/peer_opensim_scale.py [--models .cache/opensim-models]
 
 Runs the example's subject01_Setup_Scale.xml (DIR/Gait2354_Simbody) as written: the generic
 model gait2354_simbody.osim with the marker set gait2354_Scale_MarkerSet.xml, the measurements

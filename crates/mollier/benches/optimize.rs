@@ -6,7 +6,7 @@
 //!
 //! ```sh
 //! cargo bench -p mollier --bench optimize -- [--rounds N] [--hessian exact|limited-memory]
-//!     [--tolerance T] [--moco /work/notes/venv/bin/python] [--casadi /work/notes/casadi/bin/python]
+//!     [--tolerance T] [--moco OPENSIM_PYTHON] [--casadi CASADI_PYTHON]
 //! ```
 //! Each round solves each problem once (reading the problem file and compiling the model
 //! included, writing the tables not) and prints its wall time, iterations, objective and Hessian
