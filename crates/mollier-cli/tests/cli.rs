@@ -730,6 +730,16 @@ fn simulate_takes_the_error_controls_options() {
     assert_eq!(default["controller"], serde_json::json!("elementary"), "{default}");
     assert_eq!(default["atol_activation"], serde_json::json!(1e-5), "{default}");
     assert_eq!(default["steps_end_on_knots"], serde_json::json!(true), "{default}");
+    // every accepted step and every rejection but a failed stage's is limited by one kind of state
+    let sum = |by: &serde_json::Value| {
+        ["coordinates", "velocities", "contraction_states", "activations"]
+            .iter()
+            .map(|k| by[k].as_u64().expect("a count"))
+            .sum::<u64>()
+    };
+    assert_eq!(sum(&default["steps_limited_by"]), default["accepted_steps"].as_u64().expect("a count"), "{default}");
+    assert!(sum(&default["rejections_by"]) <= default["rejected_steps"].as_u64().expect("a count"), "{default}");
+    assert!(sum(&default["steps_limited_by"]) > 10, "{default}");
     let flags = ["--atol-activation", "1e-2", "--controller", "gustafsson", "--steps-across-knots"];
     let out = simulate_elbow(&flags, &dir.join("options"));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -22,4 +22,6 @@ pub mod system;
 pub use hill::{Contraction, ContractionHessian, Curves, DeGrooteFregly, HillMuscle, HillParams, MuscleState, Tendon};
 pub use integrate::adaptive::{Adaptive, Controller, Method, StepStats, Tolerances};
 pub use integrate::{Excitation, State, contraction_rate};
-pub use system::{ExternalForcing, Layout, Linearization, Muscle, Musculoskeletal, SimError, StateMatrix, Workspace};
+pub use system::{
+    ExternalForcing, Layout, Linearization, Muscle, Musculoskeletal, STATE_KINDS, SimError, StateMatrix, Workspace,
+};

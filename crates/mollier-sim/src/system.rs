@@ -128,7 +128,15 @@ impl Layout {
     pub fn a(&self) -> usize {
         2 * self.n + self.m
     }
+    /// The kind of state `i` (an index of `x`, below [`Self::len`]): 0 a coordinate, 1 a
+    /// velocity, 2 a contraction state, 3 an activation ([`STATE_KINDS`] names them).
+    pub fn kind(&self, i: usize) -> usize {
+        [self.v(), self.s(), self.a()].iter().filter(|&&start| i >= start).count()
+    }
 }
+
+/// The names of [`Layout::kind`]'s kinds, in order.
+pub const STATE_KINDS: [&str; 4] = ["coordinates", "velocities", "contraction_states", "activations"];
 
 /// The residual at one `(x, ẋ, u)` and everything its partials and the muscles' outputs need.
 #[derive(Clone, Debug)]

@@ -49,7 +49,7 @@ use std::time::Instant;
 
 use faer::linalg::solvers::DenseSolveCore;
 use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun, Tolerances};
-use mollier_sim::{Adaptive, Contraction, Excitation, Musculoskeletal, Workspace};
+use mollier_sim::{Adaptive, Contraction, Excitation, Musculoskeletal, STATE_KINDS, Workspace};
 
 const DURATION: f64 = 1.3;
 
@@ -266,21 +266,16 @@ const SLACK: f64 = 100.0;
 /// The kind of state `i` for the tallies, a fibre state's by its muscle's row `c` (`rows`).
 fn kind(sys: &Musculoskeletal<'_>, rows: &[Contraction], i: usize) -> &'static str {
     let l = sys.layout();
-    if i < l.n {
-        "coordinates"
-    } else if i < 2 * l.n {
-        "velocities"
-    } else if i < l.a() {
-        let c = &rows[i - l.s()];
-        if c.d_sdot == 0.0 {
-            "fibres, rigid tendon"
-        } else if c.force_d_s.abs() < SLACK {
-            "fibres, slack tendon"
-        } else {
-            "fibres, taut tendon"
-        }
+    if l.kind(i) != 2 {
+        return STATE_KINDS[l.kind(i)];
+    }
+    let c = &rows[i - l.s()];
+    if c.d_sdot == 0.0 {
+        "fibres, rigid tendon"
+    } else if c.force_d_s.abs() < SLACK {
+        "fibres, slack tendon"
     } else {
-        "activations"
+        "fibres, taut tendon"
     }
 }
 

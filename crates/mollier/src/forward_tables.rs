@@ -700,6 +700,15 @@ impl<'a> SimulateRun<'a> {
                         m.insert("longest_step_s".into(), json!((st.accepted > 0).then_some(st.longest)));
                         m.insert("kernel_evaluations".into(), json!(st.evaluations));
                         m.insert("jacobian_evaluations".into(), json!(st.jacobians));
+                        let by = |counts: [usize; 4]| {
+                            mollier_sim::STATE_KINDS
+                                .iter()
+                                .zip(counts)
+                                .map(|(k, c)| (k.to_string(), json!(c)))
+                                .collect::<Map<_, _>>()
+                        };
+                        m.insert("steps_limited_by".into(), json!(by(st.limited_by)));
+                        m.insert("rejections_by".into(), json!(by(st.rejected_by)));
                     }
                     None => {
                         m.insert("stepping".into(), json!("fixed"));

@@ -139,6 +139,15 @@ fn limits(tol: mollier::Tolerances, t_end: f64) -> (mollier_sim::Layout, Limits)
         assert_eq!(a.limiting_states().len(), a.stats().rejected - rejected + 1, "one per attempt");
         out.push((a.state().t, a.limiting_states().to_vec()));
     }
+    // the counts by kind are the attempts' limiting states
+    let (l, st) = (sys.layout(), a.stats());
+    let mut by = [[0usize; 4]; 2];
+    for (_, w) in &out {
+        for (j, i) in w.iter().enumerate() {
+            by[usize::from(j + 1 == w.len())][l.kind(i.expect("no failed stage"))] += 1;
+        }
+    }
+    assert_eq!((by[1], by[0]), (st.limited_by, st.rejected_by));
     (sys.layout(), out)
 }
 

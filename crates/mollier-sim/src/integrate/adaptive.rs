@@ -134,6 +134,11 @@ pub struct StepStats {
     pub evaluations: usize,
     /// Of the evaluations, those that formed the whole Jacobian (the rest: the rate alone).
     pub jacobians: usize,
+    /// The accepted steps by the kind of state with the largest scaled error
+    /// ([`Adaptive::limiting_states`]): coordinates, velocities, contraction states, activations.
+    pub limited_by: [usize; 4],
+    /// The rejected steps by the same kinds (the failed stages, which have none, left out).
+    pub rejected_by: [usize; 4],
 }
 
 const D: f64 = 0.292_893_218_813_452_5; // 1/(2 + √2)
@@ -499,6 +504,7 @@ impl Adaptive {
                 Method::Ros34pw2 => self.attempt_ros34pw2(sys, ws, u, h),
             };
             self.attempts.push(attempt.as_ref().ok().and(self.worst));
+            let kind = self.worst.filter(|_| attempt.is_ok()).map(|i| self.lin.layout.kind(i));
             let (norm, done) = match attempt {
                 Ok((norm, x, Some((xd, lin)), k1, k2)) if norm <= 1.0 => {
                     let t0 = self.state.t;
@@ -529,6 +535,10 @@ impl Adaptive {
                     (f64::INFINITY, false)
                 }
             };
+            if let Some(k) = kind {
+                let by = if done { &mut self.stats.limited_by } else { &mut self.stats.rejected_by };
+                by[k] += 1;
+            }
             if !done {
                 self.stats.rejected += 1;
                 if norm == f64::INFINITY {
