@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A DIAGNOSTIC variant of the shoulder models whose anterior deltoid is re-routed; not a model
 of the repository (docs/optimal-control-measurements.md, "The anterior deltoid re-routed (a
-diagnostic)"). Pure Python 3.11: reads TOML with tomllib, writes it with `dumps` below.
+diagnostic)"). Pure Python 3.11: reads TOML with tomllib, writes it with stage.py's `dumps`.
 
     python3 models/optimal-control/tools/deltoid_variant.py build MYO_SIM OUT_DIR RULE [KIN]
     python3 models/optimal-control/tools/deltoid_variant.py scale OUT_DIR DAS3_REST VARIANT_REST
@@ -57,50 +57,12 @@ from flexion_moment_arms import (  # noqa: E402
     HINGES, PLANE, cross, dot, min_jerk, norm, read, sub, unit,
 )
 from make_shoulder import I3, mm, mv, rot  # noqa: E402
+from stage import dumps, stage  # noqa: E402
 
 MODELS = ["shoulder-forward.toml", "shoulder.toml"]
 PREFIX = "deltoideus_clavicular_"
 ARM_AT_1 = 37.4  # mm: MyoArm's DELT1 at 1° in the 50° plane (flexion_moment_arms.py myoarm)
 LENGTH_TOLERANCE = 0.03  # relative change of an element's rest length left unscaled
-
-
-def dumps(doc):
-    """TOML text of a tomllib document: scalars, arrays and inline tables of a table first, then
-    its sub-tables as [dotted.headers]; arrays of tables inline."""
-    out = []
-
-    def quoted(k):
-        return '"' + k.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-    def key(k):
-        return k if k and all(c.isalnum() or c in "_-" for c in k) else quoted(k)
-
-    def value(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (int, float)):
-            if isinstance(v, float) and not math.isfinite(v):
-                raise ValueError("TOML has no NaN or infinity here")
-            return repr(v)
-        if isinstance(v, str):
-            return quoted(v)
-        if isinstance(v, list):
-            return "[" + ", ".join(value(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return "{ " + ", ".join(f"{key(k)} = {value(x)}" for k, x in v.items()) + " }"
-        raise TypeError(f"no TOML for {type(v).__name__}")
-
-    def table(path, t):
-        scalars = {k: v for k, v in t.items() if not isinstance(v, dict)}
-        if path and (scalars or not t):
-            out.append("\n[" + ".".join(key(p) for p in path) + "]")
-        out.extend(f"{key(k)} = {value(v)}" for k, v in scalars.items())
-        for k, v in t.items():
-            if isinstance(v, dict):
-                table(path + [k], v)
-
-    table([], doc)
-    return "\n".join(out).lstrip("\n") + "\n"
 
 
 def myoarm(myo_sim):
@@ -326,23 +288,9 @@ def cmd_scale(out, das3_rest, variant_rest):
 
 
 def cmd_stage(problem, model_file, out, name, guess, hessian, iterations):
-    """A stage of a solve: the problem file `problem` on `model_file`, from `guess` (a states.csv;
-    `warm` after it warm-starts, e.g. `DIR/states.csv:warm`), with `hessian` (exact or
-    limited-memory) and `iterations`, IPOPT's log to OUT/NAME.ipopt; written to OUT/NAME.toml."""
-    doc = tomllib.loads(Path(problem).read_text())
-    doc["model"] = str(Path(model_file).resolve())
-    path, _, warm = guess.partition(":")
-    doc["guess"] = {"file": str(Path(path).resolve())}
-    if warm == "warm":
-        doc["guess"]["warm_start"] = True
-    doc["solver"]["hessian"] = hessian
-    doc["solver"]["max_iterations"] = int(iterations)
-    ipopt = doc["solver"].setdefault("ipopt", {})
-    ipopt["output_file"] = str((Path(out) / f"{name}.ipopt").resolve())
-    ipopt["file_print_level"] = 5
-    Path(out).mkdir(parents=True, exist_ok=True)
-    head = f"# a stage of {problem} on the diagnostic model {model_file} (deltoid_variant.py stage)\n"
-    (Path(out) / f"{name}.toml").write_text(head + dumps(doc))
+    """A stage of a solve on the variant ([`stage.stage`]), marked as on the diagnostic model."""
+    note = f"a stage of {problem} on the diagnostic model {model_file} (deltoid_variant.py stage)"
+    stage(problem, model_file, out, name, guess, hessian, iterations, note)
     return 0
 
 

@@ -18,17 +18,15 @@ models=$(cd "$(dirname "$0")/../.." && pwd)
 problem=${PROBLEM:-"$models/optimal-control/shoulder-flexion-$kind.toml"}
 "$mollier" simulate "$models/shoulder/shoulder-forward.toml" --track "$models/shoulder/flexion-target.csv" \
     --duration 1.3 --out "$out/cmc"
-# STAGE GUESS HESSIAN ITERATIONS: the problem file with these settings, solved into OUT/STAGE
+# STAGE GUESS HESSIAN ITERATIONS: the problem file with these settings (stage.py), solved into
+# OUT/STAGE
 stage() {
-    sed -e "s#^model = .*#model = \"$models/shoulder/shoulder-forward.toml\"#" -e '/^guess = /d' \
-        -e "s#^scheme = \"trapezoidal\"#scheme = \"trapezoidal\"\nguess = $2#" \
-        -e "s#^max_iterations = .*#max_iterations = $4\nhessian = \"$3\"#" \
-        -e "s#^constr_viol_tol = .*#&\noutput_file = \"$out/$1.ipopt\"\nfile_print_level = 5#" \
-        "$problem" >"$out/$1.toml"
+    python3 "$models/optimal-control/tools/stage.py" "$problem" "$models/shoulder/shoulder-forward.toml" \
+        "$out" "$1" "$2" "$3" "$4"
     "$mollier" optimize "$out/$1.toml" --out "$out/$1" || true
 }
-stage lbfgs '{ file = "cmc/states.csv" }' limited-memory "$iterations"
-stage exact '{ file = "lbfgs/states.csv", warm_start = true }' exact 300
+stage lbfgs "$out/cmc/states.csv" limited-memory "$iterations"
+stage exact "$out/lbfgs/states.csv:warm" exact 300
 if grep -q '"converged": false' "$out/exact/summary.json"; then
-    stage exact2 '{ file = "exact/states.csv", warm_start = true }' exact 300
+    stage exact2 "$out/exact/states.csv:warm" exact 300
 fi
