@@ -400,8 +400,7 @@ fn modes(sys: &Musculoskeletal<'_>, ws: &mut Workspace, a: &Adaptive, u: Excitat
     let h = a.next_step();
     // each state's tolerance scale as the error norm weighs it (velocities over the step)
     let scale = |i: usize| {
-        let w = if (l.n..2 * l.n).contains(&i) { h } else { 1.0 };
-        let atol = if i >= l.a() { tol.atol_activation.unwrap_or(tol.atol) } else { tol.atol };
+        let (w, atol) = tol.weight(l, i, h);
         (atol + tol.rtol * (w * st.x[i]).abs()) / w
     };
     // the states of mode `c`, largest scaled component first, relative to it

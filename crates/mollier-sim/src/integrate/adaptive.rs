@@ -34,7 +34,7 @@ use mollier_core::kinematics::{NewtonOptions, solve_positions_with};
 use crate::hill::Contraction;
 use crate::integrate::{Excitation, State, hermite, rosw};
 use crate::system::{
-    Factored, Linearization, Musculoskeletal, SimError, Workspace, add_weighted_gram, solve_partial_pivoting,
+    Factored, Layout, Linearization, Musculoskeletal, SimError, Workspace, add_weighted_gram, solve_partial_pivoting,
 };
 
 /// The error control's settings.
@@ -84,6 +84,18 @@ pub enum Method {
     /// stages and the new state's), third order, stiffly accurate, a second-order estimate,
     /// cubic Hermite dense output.
     Ros34pw2,
+}
+
+impl Tolerances {
+    /// How the error norm weighs state `i` (of `layout`'s) over a step of `h` (s): the weight of
+    /// its error (`h` for a velocity, whose error moves its coordinate by that over the step,
+    /// else 1) and its absolute tolerance (the activations' own). The tolerance of a weighted
+    /// error at weighted magnitude `y` is `atol + rtol |y|`.
+    pub fn weight(&self, layout: Layout, i: usize, h: f64) -> (f64, f64) {
+        let weight = if layout.kind(i) == 1 { h } else { 1.0 };
+        let atol = if layout.kind(i) == 3 { self.atol_activation.unwrap_or(self.atol) } else { self.atol };
+        (weight, atol)
+    }
 }
 
 impl Default for Tolerances {
@@ -657,18 +669,14 @@ impl Adaptive {
     /// to `xn` (len each), and the state it is of (the first of the largest).
     fn error_norm(&self, h: f64, x: &[f64], xn: &[f64], err: &[f64]) -> (f64, usize) {
         let l = self.lin.layout;
-        let (rtol, atol) = (self.tol.rtol, self.tol.atol);
         // the rates' error weighted by the step, what it moves the coordinates by over one step:
         // the coordinates, not their rates, are what the tolerance is on (unweighted, the rates
         // driven by the stiff tendons and contact took 2.5 times the evaluations on the flexion)
-        let weight = |i: usize| if (l.n..2 * l.n).contains(&i) { h } else { 1.0 };
         (0..l.len())
             .map(|i| {
-                let e = weight(i) * err[i];
-                // the activations (1) to their own absolute tolerance
-                let atol = if i >= l.a() { self.tol.atol_activation.unwrap_or(atol) } else { atol };
-                let tol = atol + rtol * (weight(i) * x[i]).abs().max((weight(i) * xn[i]).abs());
-                (e / tol).abs()
+                let (w, atol) = self.tol.weight(l, i, h);
+                let tol = atol + self.tol.rtol * (w * x[i]).abs().max((w * xn[i]).abs());
+                (w * err[i] / tol).abs()
             })
             .enumerate()
             .fold((0.0f64, 0), |(m, k), (i, v)| {
