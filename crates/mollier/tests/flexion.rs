@@ -123,6 +123,101 @@ fn the_committed_excitations_look_like_flexion_emg() {
     assert!((plane - 50.0).abs() < 3.0, "plane of elevation {plane}° at {DURATION} s");
 }
 
+/// `models/optimal-control/tools/emg_windows.py` applies the criterion above to an output
+/// directory: on the committed excitations written as `simulate`'s `muscles.csv`, and on copies
+/// with serratus anterior and the anterior deltoid scaled in 0.3-0.6 s so that each of the
+/// criterion's conditions fails alone there, it prints the window means and the verdicts this
+/// file computes.
+#[test]
+fn the_emg_windows_tool_applies_the_criterion_of_this_file() {
+    let (c, committed, _) = shoulder();
+    let windows = [(0.3, 0.6), (0.6, 0.9), (0.9, 1.31)];
+    let lower = |ex: &Excitations, from, to| {
+        ["serratus_anterior_1", "serratus_anterior_2", "serratus_anterior_3"]
+            .iter()
+            .map(|p| mean_excitation(&c, ex, p, from, to))
+            .sum::<f64>()
+            / 3.0
+    };
+    let serratus0 = mean_excitation(&c, &committed, "serratus_anterior_", 0.3, 0.6);
+    let deltoid0 = mean_excitation(&c, &committed, "deltoideus_clavicular_", 0.3, 0.6);
+    let dir = std::env::temp_dir().join(format!("mollier-emg-windows-{}", std::process::id()));
+    // the means of serratus anterior and the deltoid in 0.3-0.6 s: as committed; serratus
+    // anterior low; the deltoid low; either more than twice the other
+    for (serratus_mean, deltoid_mean) in [(serratus0, deltoid0), (0.09, 0.12), (0.12, 0.09), (0.25, 0.11), (0.11, 0.25)]
+    {
+        let mut ex = committed.clone();
+        for (mu, values) in c.muscles.iter().zip(ex.values.iter_mut()) {
+            let scale = if mu.name.starts_with("serratus_anterior_") {
+                serratus_mean / serratus0
+            } else if mu.name.starts_with("deltoideus_clavicular_") {
+                deltoid_mean / deltoid0
+            } else {
+                continue;
+            };
+            for (t, u) in committed.time.iter().zip(values.iter_mut()) {
+                if (0.3..0.6).contains(t) {
+                    *u *= scale;
+                }
+            }
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut csv = String::from("time");
+        for mu in &c.muscles {
+            csv += &format!(",{}.excitation", mu.name);
+        }
+        for (k, t) in ex.time.iter().enumerate() {
+            csv += &format!("\n{t}");
+            for values in &ex.values {
+                csv += &format!(",{}", values[k]);
+            }
+        }
+        std::fs::write(dir.join("muscles.csv"), csv + "\n").unwrap();
+        let tool = root().join("models/optimal-control/tools/emg_windows.py");
+        let out = match std::process::Command::new("python3").arg(&tool).arg(&dir).output() {
+            Ok(o) => o,
+            Err(e) => {
+                mollier_core::shared_data::skip(
+                    "the_emg_windows_tool_applies_the_criterion_of_this_file",
+                    &format!("python3 is not available ({e})"),
+                );
+                return;
+            }
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        // a printed line's three window means and its verdict, if it has one
+        let line = |label: &str| -> (Vec<f64>, Option<bool>) {
+            let l =
+                text.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("{label}: {text}"));
+            let rest = &l.trim_start()[label.len()..];
+            let (figures, verdict) = rest.split_once("criterion").unwrap_or((rest, ""));
+            let means = figures.split('/').map(|f| f.trim().parse().unwrap_or_else(|_| panic!("{l}"))).collect();
+            (means, (!verdict.is_empty()).then(|| verdict.trim() == "met"))
+        };
+        let printed = [line("serratus anterior, all six"), line("serratus anterior, _1-_3")];
+        let (deltoid, _) = line("anterior deltoid");
+        let mut met = [true; 2];
+        for (w, &(from, to)) in windows.iter().enumerate() {
+            let d = mean_excitation(&c, &ex, "deltoideus_clavicular_", from, to);
+            // the tool prints three decimals
+            assert!((deltoid[w] - d).abs() <= 5e-4, "deltoid, {from}-{to} s: {d} against {text}");
+            for (k, s) in
+                [mean_excitation(&c, &ex, "serratus_anterior_", from, to), lower(&ex, from, to)].into_iter().enumerate()
+            {
+                assert!((printed[k].0[w] - s).abs() <= 5e-4, "serratus, {from}-{to} s: {s} against {text}");
+                met[k] &= d >= 0.1 && s >= 0.1 && (0.5..=2.0).contains(&(s / d));
+            }
+        }
+        for k in 0..2 {
+            assert_eq!(printed[k].1, Some(met[k]), "0.3-0.6 s at {serratus_mean}, {deltoid_mean}: {text}");
+        }
+        // the scaled copies fail over all six serratus elements in their first window only
+        assert_eq!(met[0], serratus_mean == serratus0, "0.3-0.6 s at {serratus_mean}, {deltoid_mean}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// The joint rotations (rad) of a Rosenbrock run at step `h` (s) at every multiple of `every`
 /// (s; a multiple of `h`) up to `count` of them.
 fn rosenbrock_q(c: &Compiled, ex: &Excitations, h: f64, every: f64, count: usize) -> Vec<Vec<f64>> {
