@@ -1,14 +1,17 @@
 #!/bin/sh
 # Solve the shoulder's flexion (models/optimal-control/shoulder-flexion-{predict,track}.toml) in
 # the stages of docs/optimal-control.md, "The shoulder's flexion":
-#   OUT/cmc     computed muscle control's run along the target (the start),
+#   OUT/cmc     computed muscle control's run along the target (the start, unless START names one),
 #   OUT/lbfgs   the problem from it with IPOPT's L-BFGS Hessian, LBFGS_ITERATIONS iterations,
 #   OUT/exact   continued from that iterate (its multipliers: a warm start) with the exact Hessian,
 #               300 iterations at most,
 #   OUT/exact2  if that did not converge, continued again from its last iterate the same way.
 # usage: solve_flexion.sh predict|track OUT [LBFGS_ITERATIONS=500]; MOLLIER names the binary
 # (default: mollier on the PATH), PROBLEM a variant of the problem file to solve instead (its
-# model path and lines as the generated file's). Each stage's IPOPT log is OUT/STAGE.ipopt.
+# model path and lines as the generated file's), START what the L-BFGS stage starts from instead
+# of OUT/cmc: a states.csv (e.g. the committed tracked optimum,
+# crates/mollier/tests/data/flexion-track/states.csv) or a guess keyword (`reference`, `linear`,
+# `rest`). Each stage's IPOPT log is OUT/STAGE.ipopt.
 set -eu
 kind=$1
 out=$(mkdir -p "$2" && cd "$2" && pwd)
@@ -16,8 +19,12 @@ iterations=${3:-500}
 mollier=${MOLLIER:-mollier}
 models=$(cd "$(dirname "$0")/../.." && pwd)
 problem=${PROBLEM:-"$models/optimal-control/shoulder-flexion-$kind.toml"}
-"$mollier" simulate "$models/shoulder/shoulder-forward.toml" --track "$models/shoulder/flexion-target.csv" \
-    --duration 1.3 --out "$out/cmc"
+start=${START:-}
+if [ -z "$start" ]; then
+    "$mollier" simulate "$models/shoulder/shoulder-forward.toml" --track "$models/shoulder/flexion-target.csv" \
+        --duration 1.3 --out "$out/cmc"
+    start="$out/cmc/states.csv"
+fi
 # STAGE GUESS HESSIAN ITERATIONS: the problem file with these settings (stage.py), solved into
 # OUT/STAGE
 stage() {
@@ -25,7 +32,11 @@ stage() {
         "$out" "$1" "$2" "$3" "$4"
     "$mollier" optimize "$out/$1.toml" --out "$out/$1" || true
 }
-stage lbfgs "$out/cmc/states.csv" limited-memory "$iterations"
+case "$start" in
+reference | linear | rest) ;;
+*) start="$(cd "$(dirname "$start")" && pwd)/$(basename "$start")" ;;
+esac
+stage lbfgs "$start" limited-memory "$iterations"
 stage exact "$out/lbfgs/states.csv:warm" exact 300
 if grep -q '"converged": false' "$out/exact/summary.json"; then
     stage exact2 "$out/exact/states.csv:warm" exact 300

@@ -5,8 +5,8 @@ IPOPT's log file. Pure Python 3.11: reads TOML with tomllib, writes it with `dum
 
     python3 models/optimal-control/tools/stage.py PROBLEM MODEL OUT NAME GUESS HESSIAN ITERATIONS
 
-writes OUT/NAME.toml: PROBLEM on MODEL, from GUESS (a states.csv; `:warm` after it warm-starts
-from its multipliers, e.g. `DIR/states.csv:warm`), with HESSIAN (`exact` or `limited-memory`) and
+writes OUT/NAME.toml: PROBLEM on MODEL, from GUESS (a states.csv, `:warm` after it warm-starting
+from its multipliers, e.g. `DIR/states.csv:warm`; or `linear`, `rest`, `reference`), with HESSIAN (`exact` or `limited-memory`) and
 ITERATIONS, IPOPT's log to OUT/NAME.ipopt at print level 5. Paths are written absolute, so the
 stage file reads the same from any directory. solve_flexion.sh and deltoid_variant.py use it.
 """
@@ -56,15 +56,22 @@ def dumps(doc):
     return "\n".join(out).lstrip("\n") + "\n"
 
 
+# the problem file's guesses that are no file (docs/optimal-control.md, "Problem files")
+GUESS_KEYWORDS = ("linear", "rest", "reference")
+
+
 def stage(problem, model_file, out, name, guess, hessian, iterations, note=None):
     """Write OUT/NAME.toml (see the module's docstring); `note` the comment line on top
     (default: which problem it is a stage of)."""
     doc = tomllib.loads(Path(problem).read_text())
     doc["model"] = str(Path(model_file).resolve())
     path, _, warm = guess.partition(":")
-    doc["guess"] = {"file": str(Path(path).resolve())}
-    if warm == "warm":
-        doc["guess"]["warm_start"] = True
+    if path in GUESS_KEYWORDS:
+        doc["guess"] = path
+    else:
+        doc["guess"] = {"file": str(Path(path).resolve())}
+        if warm == "warm":
+            doc["guess"]["warm_start"] = True
     doc["solver"]["hessian"] = hessian
     doc["solver"]["max_iterations"] = int(iterations)
     ipopt = doc["solver"].setdefault("ipopt", {})
