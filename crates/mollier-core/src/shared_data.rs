@@ -39,6 +39,18 @@ pub fn skip(test: &str, reason: &str) {
     skip_or_fail(in_ci(), test, reason);
 }
 
+/// `python3` run with `args` to its end (its output), or `None` when there is no `python3` to
+/// run, after [`skip`]ping `test` (under `CI=true` a failure).
+pub fn python3(test: &str, args: &[&std::ffi::OsStr]) -> Option<std::process::Output> {
+    match std::process::Command::new("python3").args(args).output() {
+        Ok(out) => Some(out),
+        Err(e) => {
+            skip(test, &format!("python3 is not available ({e})"));
+            None
+        }
+    }
+}
+
 /// Whether the environment says this is CI (`CI=true`, as `.ci/run` is run).
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")

@@ -6,8 +6,8 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::Command;
 
 use common::*;
 use mollier_format::ParamValue;
@@ -117,15 +117,8 @@ fn the_model_carries_das3s_geometry_and_inertia() {
 fn the_committed_model_is_what_the_generator_writes() {
     let Some((osim, _)) = osim("the_committed_model_is_what_the_generator_writes") else { return };
     let script = shoulder_dir().join("tools/make_shoulder.py");
-    let out = match Command::new("python3").arg(&script).arg("--osim").arg(&osim).arg("--check").output() {
-        Ok(o) => o,
-        Err(e) => {
-            mollier_core::shared_data::skip(
-                "the_committed_model_is_what_the_generator_writes",
-                &format!("python3 is not available ({e})"),
-            );
-            return;
-        }
-    };
+    let test = "the_committed_model_is_what_the_generator_writes";
+    let args = [script.as_os_str(), OsStr::new("--osim"), osim.as_os_str(), OsStr::new("--check")];
+    let Some(out) = mollier_core::shared_data::python3(test, &args) else { return };
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }

@@ -174,15 +174,10 @@ fn the_emg_windows_tool_applies_the_criterion_of_this_file() {
         }
         std::fs::write(dir.join("muscles.csv"), csv + "\n").unwrap();
         let tool = root().join("models/optimal-control/tools/emg_windows.py");
-        let out = match std::process::Command::new("python3").arg(&tool).arg(&dir).output() {
-            Ok(o) => o,
-            Err(e) => {
-                mollier_core::shared_data::skip(
-                    "the_emg_windows_tool_applies_the_criterion_of_this_file",
-                    &format!("python3 is not available ({e})"),
-                );
-                return;
-            }
+        let test = "the_emg_windows_tool_applies_the_criterion_of_this_file";
+        let Some(out) = mollier_core::shared_data::python3(test, &[tool.as_os_str(), dir.as_os_str()]) else {
+            std::fs::remove_dir_all(&dir).ok();
+            return;
         };
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));

@@ -9,8 +9,8 @@
 //! `τ = Wᵀ F_drive` and its reduced mass matrix `M̄ = Wᵀ A W`, where `W` maps the angle rates onto
 //! Huston's speeds (ŷ = W q̇).
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::Command;
 
 use mollier::{Compiled, Simulation};
 use mollier_core::conformance::Rng;
@@ -442,15 +442,9 @@ fn holding_a_weight_agrees_with_kanes_equations() {
 #[test]
 fn the_committed_models_are_what_the_generator_writes() {
     let script = body_file("tools/make_body.py");
-    let out = match Command::new("python3").arg(&script).arg("--check").output() {
-        Ok(o) => o,
-        Err(e) => {
-            mollier_core::shared_data::skip(
-                "the_committed_models_are_what_the_generator_writes",
-                &format!("python3 is not available ({e})"),
-            );
-            return;
-        }
+    let test = "the_committed_models_are_what_the_generator_writes";
+    let Some(out) = mollier_core::shared_data::python3(test, &[script.as_os_str(), OsStr::new("--check")]) else {
+        return;
     };
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
