@@ -6,9 +6,10 @@ IPOPT's log file. Pure Python 3.11: reads TOML with tomllib, writes it with `dum
     python3 models/optimal-control/tools/stage.py PROBLEM MODEL OUT NAME GUESS HESSIAN ITERATIONS
 
 writes OUT/NAME.toml: PROBLEM on MODEL, from GUESS (a states.csv, `:warm` after it warm-starting
-from its multipliers, e.g. `DIR/states.csv:warm`; or `linear`, `rest`, `reference`), with HESSIAN (`exact` or `limited-memory`) and
-ITERATIONS, IPOPT's log to OUT/NAME.ipopt at print level 5. Paths are written absolute, so the
-stage file reads the same from any directory. solve_flexion.sh and deltoid_variant.py use it.
+from its multipliers, e.g. `DIR/states.csv:warm`; or `linear`, `rest`, `reference`), with
+HESSIAN (`exact` or `limited-memory`) and ITERATIONS, IPOPT's log to OUT/NAME.ipopt at print
+level 5. Paths are written absolute, so the stage file reads the same from any directory.
+solve_flexion.sh and deltoid_variant.py use it.
 """
 
 import math
