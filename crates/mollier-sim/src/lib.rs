@@ -23,5 +23,5 @@ pub use hill::{Contraction, ContractionHessian, Curves, DeGrooteFregly, HillMusc
 pub use integrate::adaptive::{Adaptive, Controller, Method, StepStats, Tolerances};
 pub use integrate::{Excitation, State, contraction_rate};
 pub use system::{
-    ExternalForcing, Layout, Linearization, Muscle, Musculoskeletal, STATE_KINDS, SimError, StateMatrix, Workspace,
+    ExternalForcing, Layout, Linearization, Muscle, Musculoskeletal, SimError, StateKind, StateMatrix, Workspace,
 };

@@ -128,15 +128,35 @@ impl Layout {
     pub fn a(&self) -> usize {
         2 * self.n + self.m
     }
-    /// The kind of state `i` (an index of `x`, below [`Self::len`]): 0 a coordinate, 1 a
-    /// velocity, 2 a contraction state, 3 an activation ([`STATE_KINDS`] names them).
-    pub fn kind(&self, i: usize) -> usize {
-        [self.v(), self.s(), self.a()].iter().filter(|&&start| i >= start).count()
+    /// The kind of state `i` (an index of `x`, below [`Self::len`]).
+    pub fn kind(&self, i: usize) -> StateKind {
+        StateKind::ALL[[self.v(), self.s(), self.a()].iter().filter(|&&start| i >= start).count()]
     }
 }
 
-/// The names of [`Layout::kind`]'s kinds, in order.
-pub const STATE_KINDS: [&str; 4] = ["coordinates", "velocities", "contraction_states", "activations"];
+/// The kinds of state in `x`, in the layout's order (`kind as usize` indexes per-kind counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StateKind {
+    /// A coordinate `q` (rad or m).
+    Coordinate,
+    /// A velocity `v` (rad/s or m/s).
+    Velocity,
+    /// A muscle's contraction state `s` (m).
+    Contraction,
+    /// A muscle's activation `a` (1).
+    Activation,
+}
+
+impl StateKind {
+    /// Every kind, in the layout's order.
+    pub const ALL: [StateKind; 4] = [Self::Coordinate, Self::Velocity, Self::Contraction, Self::Activation];
+
+    /// The kind's name in outputs (`summary.json`): `coordinates`, `velocities`,
+    /// `contraction_states`, `activations`.
+    pub fn name(self) -> &'static str {
+        ["coordinates", "velocities", "contraction_states", "activations"][self as usize]
+    }
+}
 
 /// The residual at one `(x, ẋ, u)` and everything its partials and the muscles' outputs need.
 #[derive(Clone, Debug)]
@@ -434,7 +454,7 @@ impl Linearization {
         let l = self.layout;
         let (n, len) = (l.n, l.len());
         let (fx, fxd, _) = self.dense();
-        let algebraic = |i: usize| (l.s()..l.a()).contains(&i) && fxd[(i, i)] == 0.0;
+        let algebraic = |i: usize| l.kind(i) == StateKind::Contraction && fxd[(i, i)] == 0.0;
         let states: Vec<usize> = (0..len).filter(|&i| !algebraic(i)).collect();
         let mass = PartialPivoting::factor(&self.mass).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
         let mut j = Mat::<f64>::zeros(states.len(), states.len());
@@ -443,7 +463,7 @@ impl Linearization {
             let fv: Vec<f64> = (0..n).map(|i| fx[(n + i, sc)]).collect();
             let dv = mass.solve(&fv).ok_or_else(|| SimError::Singular(" (mass matrix)".into()))?;
             for (r, &sr) in states.iter().enumerate() {
-                j[(r, c)] = if (n..2 * n).contains(&sr) { -dv[sr - n] } else { -fx[(sr, sc)] / fxd[(sr, sr)] };
+                j[(r, c)] = if l.kind(sr) == StateKind::Velocity { -dv[sr - n] } else { -fx[(sr, sc)] / fxd[(sr, sr)] };
             }
         }
         Ok(StateMatrix { states, j })

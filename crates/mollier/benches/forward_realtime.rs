@@ -49,7 +49,7 @@ use std::time::Instant;
 
 use faer::linalg::solvers::DenseSolveCore;
 use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun, Tolerances};
-use mollier_sim::{Adaptive, Contraction, Excitation, Musculoskeletal, STATE_KINDS, Workspace};
+use mollier_sim::{Adaptive, Contraction, Excitation, Musculoskeletal, StateKind, Workspace};
 
 const DURATION: f64 = 1.3;
 
@@ -266,8 +266,8 @@ const SLACK: f64 = 100.0;
 /// The kind of state `i` for the tallies, a fibre state's by its muscle's row `c` (`rows`).
 fn kind(sys: &Musculoskeletal<'_>, rows: &[Contraction], i: usize) -> &'static str {
     let l = sys.layout();
-    if l.kind(i) != 2 {
-        return STATE_KINDS[l.kind(i)];
+    if l.kind(i) != StateKind::Contraction {
+        return l.kind(i).name();
     }
     let c = &rows[i - l.s()];
     if c.d_sdot == 0.0 {
@@ -323,9 +323,9 @@ fn diagnose(
                 };
                 let e = switched.entry(kind(sys, start, i)).or_default();
                 e.0 += usize::from((0..l.m).any(turned));
-                e.1 += usize::from((l.s()..l.a()).contains(&i) && turned(i - l.s()));
+                e.1 += usize::from(l.kind(i) == StateKind::Contraction && turned(i - l.s()));
             }
-            let decade = (l.s()..l.a()).contains(&i).then(|| {
+            let decade = (l.kind(i) == StateKind::Contraction).then(|| {
                 let d = start[i - l.s()].force_d_s.abs().log10().floor() + 1.0;
                 &mut stiffness[d.clamp(0.0, 7.0) as usize]
             });

@@ -701,10 +701,10 @@ impl<'a> SimulateRun<'a> {
                         m.insert("kernel_evaluations".into(), json!(st.evaluations));
                         m.insert("jacobian_evaluations".into(), json!(st.jacobians));
                         let by = |counts: [usize; 4]| {
-                            mollier_sim::STATE_KINDS
+                            mollier_sim::StateKind::ALL
                                 .iter()
                                 .zip(counts)
-                                .map(|(k, c)| (k.to_string(), json!(c)))
+                                .map(|(k, c)| (k.name().to_string(), json!(c)))
                                 .collect::<Map<_, _>>()
                         };
                         m.insert("steps_limited_by".into(), json!(by(st.limited_by)));

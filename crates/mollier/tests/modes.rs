@@ -144,7 +144,7 @@ fn limits(tol: mollier::Tolerances, t_end: f64) -> (mollier_sim::Layout, Limits)
     let mut by = [[0usize; 4]; 2];
     for (_, w) in &out {
         for (j, i) in w.iter().enumerate() {
-            by[usize::from(j + 1 == w.len())][l.kind(i.expect("no failed stage"))] += 1;
+            by[usize::from(j + 1 == w.len())][l.kind(i.expect("no failed stage")) as usize] += 1;
         }
     }
     assert_eq!((by[1], by[0]), (st.limited_by, st.rejected_by));

@@ -34,7 +34,8 @@ use mollier_core::kinematics::{NewtonOptions, solve_positions_with};
 use crate::hill::Contraction;
 use crate::integrate::{Excitation, State, hermite, rosw};
 use crate::system::{
-    Factored, Layout, Linearization, Musculoskeletal, SimError, Workspace, add_weighted_gram, solve_partial_pivoting,
+    Factored, Layout, Linearization, Musculoskeletal, SimError, StateKind, Workspace, add_weighted_gram,
+    solve_partial_pivoting,
 };
 
 /// The error control's settings.
@@ -92,8 +93,9 @@ impl Tolerances {
     /// else 1) and its absolute tolerance (the activations' own). The tolerance of a weighted
     /// error at weighted magnitude `y` is `atol + rtol |y|`.
     pub fn weight(&self, layout: Layout, i: usize, h: f64) -> (f64, f64) {
-        let weight = if layout.kind(i) == 1 { h } else { 1.0 };
-        let atol = if layout.kind(i) == 3 { self.atol_activation.unwrap_or(self.atol) } else { self.atol };
+        let kind = layout.kind(i);
+        let weight = if kind == StateKind::Velocity { h } else { 1.0 };
+        let atol = if kind == StateKind::Activation { self.atol_activation.unwrap_or(self.atol) } else { self.atol };
         (weight, atol)
     }
 }
@@ -147,7 +149,7 @@ pub struct StepStats {
     /// Of the evaluations, those that formed the whole Jacobian (the rest: the rate alone).
     pub jacobians: usize,
     /// The accepted steps by the kind of state with the largest scaled error
-    /// ([`Adaptive::limiting_states`]): coordinates, velocities, contraction states, activations.
+    /// ([`Adaptive::limiting_states`]), indexed by [`StateKind`] `as usize`.
     pub limited_by: [usize; 4],
     /// The rejected steps by the same kinds (the failed stages, which have none, left out).
     pub rejected_by: [usize; 4],
@@ -515,8 +517,9 @@ impl Adaptive {
                 Method::Ros23 => self.attempt(sys, ws, u, h),
                 Method::Ros34pw2 => self.attempt_ros34pw2(sys, ws, u, h),
             };
-            self.attempts.push(attempt.as_ref().ok().and(self.worst));
-            let kind = self.worst.filter(|_| attempt.is_ok()).map(|i| self.lin.layout.kind(i));
+            let worst = attempt.as_ref().ok().and(self.worst);
+            self.attempts.push(worst);
+            let kind = worst.map(|i| self.lin.layout.kind(i));
             let (norm, done) = match attempt {
                 Ok((norm, x, Some((xd, lin)), k1, k2)) if norm <= 1.0 => {
                     let t0 = self.state.t;
@@ -549,7 +552,7 @@ impl Adaptive {
             };
             if let Some(k) = kind {
                 let by = if done { &mut self.stats.limited_by } else { &mut self.stats.rejected_by };
-                by[k] += 1;
+                by[k as usize] += 1;
             }
             if !done {
                 self.stats.rejected += 1;
