@@ -294,7 +294,7 @@ enum Command {
     /// its drift from the start, J) and DIR/units.csv, and reports the energy drift.
     ///
     /// Models with muscles: the error-controlled Rosenbrock-W pair ROS2(3) (--rtol, --atol; rows
-    /// every --output-dt), or with --dt the fixed linearly implicit step of Chadwick et al. (2014)
+    /// every --output-dt; --method for another method), or with --dt the fixed linearly implicit step of Chadwick et al. (2014)
     /// with each step's muscle equilibrium defect checked (--defect-tolerance), muscles starting
     /// in isometric equilibrium; writes DIR/states.csv (coordinates, rates, muscle states),
     /// DIR/muscles.csv (excitation, activation, force, fibre length and velocity, path length)

@@ -614,7 +614,7 @@ impl Model {
     /// the run's times, which asks for the Rosenbrock integrator. `track`: a motion of the
     /// model to make the excitations by computed muscle control ([`mollier::cmc::track_motion`],
     /// as `--track`) instead of `excitations`.
-    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01, loads=None, track=None, atol_activation=None, controller="elementary", steps_across_knots=false, rigid_tendons=None))]
+    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01, loads=None, track=None, atol_activation=None, controller="elementary", steps_across_knots=false, rigid_tendons=None, method="ros23"))]
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -634,6 +634,7 @@ impl Model {
         controller: &str,
         steps_across_knots: bool,
         rigid_tendons: Option<f64>,
+        method: &str,
     ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>, String, Bound<'py, PyDict>)> {
         if track.is_some() && excitations.is_some() {
             return Err(PyValueError::new_err("give excitations or track, not both"));
@@ -655,6 +656,7 @@ impl Model {
                 )));
             }
         };
+        options.tolerances.method = method.parse().map_err(PyValueError::new_err)?;
         options.tolerances.land_on_breaks = !steps_across_knots;
         if rigid_tendons.is_some() && track.is_some() {
             // computed muscle control runs the model's own tendons

@@ -684,6 +684,7 @@ impl<'a> SimulateRun<'a> {
                         m.insert("max_muscle_defect_N".into(), json!(f.defect[1]));
                         let tol = self.tolerances;
                         m.insert("stepping".into(), json!("adaptive"));
+                        m.insert("method".into(), json!(tol.method.name()));
                         m.insert("rtol".into(), json!(tol.rtol));
                         m.insert("atol".into(), json!(tol.atol));
                         m.insert("atol_activation".into(), json!(tol.atol_activation.unwrap_or(tol.atol)));

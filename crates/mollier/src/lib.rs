@@ -81,7 +81,7 @@ pub use inverse::{InverseError, InverseOptions, InverseRun};
 pub use inverse_tables::LoadSharingTables;
 pub use load_sharing::{ConeInfo, LoadSharingSetup, MuscleInfo, ReserveInfo, SignInfo};
 pub use loads::{ExternalLoads, Forcing};
-pub use mollier_sim::{Controller, StepStats, Tolerances};
+pub use mollier_sim::{Controller, Method as StepMethod, StepStats, Tolerances};
 pub use motion::{Method, Motion, MotionDerivatives, Rows, RowsIter, Smoothing, Source, parse_motion, read_motion};
 pub use output::{OutputDir, OutputError, Table, TableId};
 pub use reference::element_reference;

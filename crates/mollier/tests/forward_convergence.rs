@@ -85,6 +85,63 @@ fn the_elbows_adaptive_run_agrees_with_the_dormand_prince_reference() {
     assert!(e < 0.05, "{e}");
 }
 
+#[test]
+fn the_euler_steps_activations_are_the_references_and_its_error_follows_the_tolerance() {
+    let c = load("forward/elbow.toml");
+    let ex = excitations(&c, "forward/elbow-excitations.csv");
+    let t_end = 0.6;
+    let reference = elbow_reference(&c, &ex, t_end);
+    let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
+    let l = sys.layout();
+    let mut ws = sys.workspace();
+    let u = |t: f64, w: &mut [f64]| ex.at(t, w);
+    let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &reference_excitation(&ex, l.m)).unwrap();
+    // steps ending on every 10 ms (the reference's rows) and on the knots
+    let mut breaks: Vec<f64> = (1..=60).map(|k| k as f64 * 0.01).collect();
+    breaks.extend(&ex.time);
+    let mut errors = Vec::new();
+    for rtol in [1e-2, 1e-3, 1e-4] {
+        let tol = Tolerances { rtol, atol: rtol * 1e-2, method: Method::Euler, ..Tolerances::default() };
+        let mut a = Adaptive::new(&sys, &mut ws, &start, &u, tol).unwrap();
+        a.set_breaks(&breaks);
+        let (mut angle, mut activation, mut rows) = (0.0f64, 0.0f64, 0);
+        while a.state().t < t_end - 1e-9 {
+            a.step(&sys, &mut ws, &u).unwrap();
+            let (t, x) = (a.state().t, &a.state().x);
+            let k = (t / 0.01).round();
+            if (t - k * 0.01).abs() < 1e-12 {
+                let r = &reference[k as usize];
+                angle += (x[0] - r[0]).powi(2);
+                let da = (l.a()..l.len()).map(|i| (x[i] - r[i]).abs()).fold(0.0, f64::max);
+                activation = activation.max(da);
+                rows += 1;
+            }
+        }
+        let rms = (angle / rows as f64).sqrt().to_degrees();
+        let st = a.stats();
+        eprintln!(
+            "Euler, rtol {rtol:e}: {} steps ({} rejected), {} evaluations; RMS elbow-angle error {rms:.5}°, largest activation error {activation:.2e} over {rows} rows",
+            st.accepted, st.rejected, st.evaluations
+        );
+        assert_eq!(rows, 60);
+        // the activations integrated apart: the reference's whatever the tolerance
+        assert!(activation < 1e-8, "rtol {rtol}: {activation:e}");
+        errors.push(rms);
+    }
+    // first order: a local error of h² held at the tolerance gives steps, and a global error, of
+    // its square root (√10 = 3.16 a decade; measured 2.49 and 2.63, a second-order method's 4.6)
+    for w in errors.windows(2) {
+        assert!((2.2..4.2).contains(&(w[0] / w[1])), "{errors:?}");
+    }
+}
+
+/// The excitations at 0 s (m).
+fn reference_excitation(ex: &Excitations, m: usize) -> Vec<f64> {
+    let mut u = vec![0.0; m];
+    ex.at(0.0, &mut u);
+    u
+}
+
 /// The times of the accepted steps of the elbow's error-controlled run to `t_end` at tolerances
 /// `tol`, the excitations' knots given as breaks when `breaks`.
 fn elbow_step_ends(c: &Compiled, ex: &Excitations, t_end: f64, breaks: bool, tol: Tolerances) -> Vec<f64> {
@@ -185,6 +242,7 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
         ("rtol 1e-3, the whole Jacobian every 4 steps", adaptive(Method::Ros23, 1e-3, Some(4))),
         ("ROS34PW2, rtol 1e-3, the whole Jacobian every 4 steps", adaptive(Method::Ros34pw2, 1e-3, Some(4))),
         ("ROS34PW2, rtol 1e-4, the whole Jacobian every 4 steps", adaptive(Method::Ros34pw2, 1e-4, Some(4))),
+        ("Euler, rtol 7e-3, the whole Jacobian every 4 steps", adaptive(Method::Euler, 7e-3, Some(4))),
     ];
     let d: Vec<(f64, f64)> = runs.iter().map(|(_, r)| differences(r, &reference)).collect();
     for ((name, _), (rms, force)) in runs.iter().zip(&d) {
@@ -212,6 +270,9 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     // (0.74, 1.31, 3.25 N measured with the dense output's and the estimate's roundings changed)
     assert!(d[5].0 < 0.01 && d[5].1 < 5.0, "{}: {:?}", runs[5].0, d[5]);
     assert!(adapt_pair.0 < 0.01 && adapt_pair.1 < 2.0, "{adapt_pair:?}");
+    // the linearly implicit Euler step at rtol 7e-3: the fixed 4 ms step's accuracy in the angles
+    // (measured 0.105° against its 0.111°) and no spike (9.8 N against its 105 N)
+    assert!(d[7].0 < 0.12 && d[7].1 < 20.0, "{}: {:?}", runs[7].0, d[7]);
 }
 
 /// Excitations stepping at 50 ms from 0 to `on` (one per muscle), held.
@@ -268,23 +329,32 @@ fn worst_of(c: &Compiled, options: &SimulateOptions, ex: Excitations, name: &str
 
 #[test]
 fn a_step_of_excitation_gives_no_force_or_fibre_speed_spike() {
-    no_spike(None);
+    no_spike(None, Tolerances::default());
 }
 
 /// The same with every tendon rigid: the force follows the activation and the path, no fibre
 /// state lags behind.
 #[test]
 fn a_step_of_excitation_gives_no_spike_with_rigid_tendons() {
-    no_spike(Some(f64::INFINITY));
+    no_spike(Some(f64::INFINITY), Tolerances::default());
+}
+
+/// The same with the linearly implicit Euler step at the tolerance that gives the fixed step's
+/// accuracy on the flexion (rtol 7e-3, atol 7e-5).
+#[test]
+fn a_step_of_excitation_gives_no_spike_with_the_euler_step() {
+    no_spike(None, Tolerances { rtol: 7e-3, atol: 7e-5, method: Method::Euler, ..Tolerances::default() });
 }
 
 /// A step of excitation of each muscle alone, all and none on the shoulder, with tendons rigid
-/// below the ratio `rigid`: no force above 1.5 `F_max`, no fibre speed above `v_max`.
-fn no_spike(rigid: Option<f64>) {
+/// below the ratio `rigid`, error control at `tolerances`: no force above 1.5 `F_max`, no fibre
+/// speed above `v_max`.
+fn no_spike(rigid: Option<f64>, tolerances: Tolerances) {
     let c = load("shoulder/shoulder-forward.toml");
     let m = c.muscles.len();
-    // the default settings (error control), the rows every 2 ms to see any spike
-    let options = SimulateOptions { output_dt: Some(0.002), rigid_tendons: rigid, ..SimulateOptions::new(0.2) };
+    // error control, the rows every 2 ms to see any spike
+    let options =
+        SimulateOptions { output_dt: Some(0.002), rigid_tendons: rigid, tolerances, ..SimulateOptions::new(0.2) };
     let mut cases: Vec<(String, Vec<f64>)> = vec![("all ones".into(), vec![1.0; m]), ("all zero".into(), vec![0.0; m])];
     for (k, mu) in c.muscles.iter().enumerate() {
         let mut on = vec![0.0; m];
@@ -299,8 +369,10 @@ fn no_spike(rigid: Option<f64>) {
         worst = (worst.0.max(force), worst.1.max(speed));
     }
     eprintln!(
-        "{} steps of excitation, rigid tendons {rigid:?}: largest force {:.3} × F_max, fibre speed {:.3} × v_max",
+        "{} steps of excitation, rigid tendons {rigid:?}, {:?} at rtol {}: largest force {:.3} × F_max, fibre speed {:.3} × v_max",
         cases.len(),
+        tolerances.method,
+        tolerances.rtol,
         worst.0,
         worst.1
     );

@@ -320,14 +320,15 @@ class Model:
                  loads: Optional[Union[str, os.PathLike]] = None,
                  track: Optional[MotionLike] = None, atol_activation: Optional[float] = None,
                  controller: str = "elementary", steps_across_knots: bool = False,
-                 rigid_tendons: Optional[float] = None) -> SimulationResult:
+                 rigid_tendons: Optional[float] = None, method: str = "ros23") -> SimulationResult:
         """``mollier simulate``: forward dynamics from rest in the initial configuration for
         ``duration`` s (rounded up to whole output steps).
 
         As the command's options: with muscles and no ``dt`` the error-controlled Rosenbrock-W
         pair (``rtol``, ``atol``; ``atol_activation`` for the activations, default ``atol``;
-        ``controller`` ``"elementary"`` or ``"gustafsson"``; ``steps_across_knots`` lets the steps
-        straddle the excitations' knots), rows every ``output_dt`` s (0.01 by default); with ``dt`` the
+        ``controller`` ``"elementary"`` or ``"gustafsson"``; ``method`` ``"ros23"``,
+        ``"ros34pw2"`` or ``"euler"``; ``steps_across_knots`` lets the steps straddle the
+        excitations' knots), rows every ``output_dt`` s (0.01 by default); with ``dt`` the
         fixed step (RK4's default 0.004 s), rows every ``output_dt`` (a whole number of steps,
         default ``dt``), each step's muscle equilibrium defect checked against
         ``defect_tolerance`` (a fraction of ``F_max``; a :class:`MotionWarning` and the summary's
@@ -369,7 +370,7 @@ class Model:
                                                                    _path(loads),
                                                                    None if track is None else _motion(self, track),
                                                                    atol_activation, controller, steps_across_knots,
-                                                                   rigid_tendons)
+                                                                   rigid_tendons, method)
         fmt = _as_format(output)
         for n in notes:
             warnings.warn(n, MotionWarning, stacklevel=2)
