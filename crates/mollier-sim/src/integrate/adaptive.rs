@@ -683,6 +683,25 @@ impl Adaptive {
         self.tol.jacobian_every.is_none_or(|k| self.since_jacobian + 1 >= k)
     }
 
+    /// The rate and linearization of the new state `xn` (len) at `t1` (s), `guess` (len) its
+    /// rate's guess: the whole linearization when due, else the rate with the kept kernel blocks.
+    /// The caller counts the evaluation.
+    fn rate_at_end(
+        &self,
+        sys: &Musculoskeletal<'_>,
+        ws: &mut Workspace,
+        u: Excitation<'_>,
+        xn: &[f64],
+        t1: f64,
+        guess: &[f64],
+    ) -> Result<(Vec<f64>, Linearization), SimError> {
+        if self.whole_jacobian_due() {
+            sys.consistent(ws, xn, t1, u, guess)
+        } else {
+            sys.consistent_rate(ws, xn, t1, u, &self.kept_fv_q, &self.kept_fv_v)
+        }
+    }
+
     fn attempt(
         &mut self,
         sys: &Musculoskeletal<'_>,
@@ -714,12 +733,8 @@ impl Adaptive {
             return Err(SimError::NonFinite(sys.state_name(i)));
         }
         self.stats.evaluations += 1;
-        let (f2, lin2) = if self.whole_jacobian_due() {
-            self.stats.jacobians += 1;
-            sys.consistent(ws, &xn, t + h, u, &k2)?
-        } else {
-            sys.consistent_rate(ws, &xn, t + h, u, &self.kept_fv_q, &self.kept_fv_v)?
-        };
+        self.stats.jacobians += usize::from(self.whole_jacobian_due());
+        let (f2, lin2) = self.rate_at_end(sys, ws, u, &xn, t + h, &k2)?;
         let r3: Vec<f64> =
             (0..l.len()).map(|i| f2[i] - E32 * (k2[i] - f1[i]) - 2.0 * (k1[i] - f0[i]) + hd * tt[i]).collect();
         let k3 = w_solve(&w, hd, &r3)?;
@@ -811,12 +826,8 @@ impl Adaptive {
             return Err(SimError::NonFinite(sys.state_name(i)));
         }
         self.stats.evaluations += 1;
-        let (f1, lin1) = if self.whole_jacobian_due() {
-            self.stats.jacobians += 1;
-            sys.consistent(ws, &xn, t + h, u, &k)?
-        } else {
-            sys.consistent_rate(ws, &xn, t + h, u, &self.kept_fv_q, &self.kept_fv_v)?
-        };
+        self.stats.jacobians += usize::from(self.whole_jacobian_due());
+        let (f1, lin1) = self.rate_at_end(sys, ws, u, &xn, t + h, &k)?;
         // h² ẍ / 2 by the rate's change over the step, filtered by W⁻¹ as ROS2(3)'s estimate;
         // the activations' own error is the sub-steps', not the step's
         let mut err: Vec<f64> = (0..l.len()).map(|i| 0.5 * h * (f1[i] - f0[i])).collect();
@@ -909,14 +920,10 @@ impl Adaptive {
         if norm > 1.0 {
             return Ok((norm, xn, None, f0, Vec::new()));
         }
-        self.stats.evaluations += 1;
         // the last stage's rate: a guess of the new state's (its argument is x_{n+1} less u_4)
-        let end = if self.whole_jacobian_due() {
-            self.stats.jacobians += 1;
-            sys.consistent(ws, &xn, t + h, u, &last_rate)?
-        } else {
-            sys.consistent_rate(ws, &xn, t + h, u, &self.kept_fv_q, &self.kept_fv_v)?
-        };
+        self.stats.evaluations += 1;
+        self.stats.jacobians += usize::from(self.whole_jacobian_due());
+        let end = self.rate_at_end(sys, ws, u, &xn, t + h, &last_rate)?;
         Ok((norm, xn, Some(end), f0, Vec::new()))
     }
 }
