@@ -294,11 +294,12 @@ enum Command {
     /// its drift from the start, J) and DIR/units.csv, and reports the energy drift.
     ///
     /// Models with muscles: the error-controlled Rosenbrock-W pair ROS2(3) (--rtol, --atol; rows
-    /// every --output-dt; --method for another method), or with --dt the fixed linearly implicit step of Chadwick et al. (2014)
-    /// with each step's muscle equilibrium defect checked (--defect-tolerance), muscles starting
-    /// in isometric equilibrium; writes DIR/states.csv (coordinates, rates, muscle states),
-    /// DIR/muscles.csv (excitation, activation, force, fibre length and velocity, path length)
-    /// and DIR/summary.json with the real-time factor. See docs/forward-dynamics.md.
+    /// every --output-dt; --method for another method), or with --dt the fixed linearly implicit
+    /// step of Chadwick et al. (2014) with each step's muscle equilibrium defect checked
+    /// (--defect-tolerance), muscles starting in isometric equilibrium; writes DIR/states.csv
+    /// (coordinates, rates, muscle states), DIR/muscles.csv (excitation, activation, force,
+    /// fibre length and velocity, path length) and DIR/summary.json with the real-time factor.
+    /// See docs/forward-dynamics.md.
     Simulate(simulate::Args),
     /// Run a study: a motion through a model and load sharing over it for several criteria,
     /// with and without a joint stability constraint (e.g. models/shoulder/abduction.toml).

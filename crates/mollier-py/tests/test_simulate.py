@@ -165,8 +165,8 @@ def test_the_error_controls_options_and_rigid_tendons_equal_the_command(cli, tmp
                                      output="numpy")
     same_as_the_command(r, tmp_path)
     summary = json.loads((tmp_path / "summary.json").read_text())
-    for key in ["atol_activation", "controller", "method", "steps_end_on_knots", "rigid_tendons", "rigid_tendon_ratio",
-                "accepted_steps", "rejected_steps", "kernel_evaluations"]:
+    for key in ["atol_activation", "controller", "method", "steps_end_on_knots", "rigid_tendons",
+                "rigid_tendon_ratio", "accepted_steps", "rejected_steps", "kernel_evaluations"]:
         assert r.summary[key] == summary[key], key
     assert r.summary["rigid_tendons"] == ["biceps"] and r.summary["controller"] == "gustafsson"
     assert r.summary["method"] == "euler"

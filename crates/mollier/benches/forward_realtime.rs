@@ -4,9 +4,9 @@
 //!
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
-//!     [--whole-jacobian] [--max-step H] [--with-third-order] [--gustafsson] [--ros23 | --ros34pw2 | --euler]
-//!     [--accuracy] [--no-frames] [--no-breaks] [--atol-activation A] [--rigid-tendons R]
-//!     [--end-state] [--modes T[,T...]] [--limits]
+//!     [--whole-jacobian] [--max-step H] [--with-third-order] [--gustafsson]
+//!     [--ros23 | --ros34pw2 | --euler] [--accuracy] [--no-frames] [--no-breaks]
+//!     [--atol-activation A] [--rigid-tendons R] [--end-state] [--modes T[,T...]] [--limits]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
 //! run through `ForwardRun` with a frame every 10 ms (what `mollier simulate` computes before it
