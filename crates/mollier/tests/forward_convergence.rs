@@ -1,5 +1,7 @@
-//! The error-controlled forward integration (Rosenbrock-W ROS2(3), issue 37): the elbow against
-//! the Dormand-Prince reference, its order, its dense output, and the fixed step's defect check.
+//! The error-controlled forward integration (Rosenbrock-W ROS2(3), ROS34PW2, the linearly implicit
+//! Euler step; issue 37): the elbow against the Dormand-Prince reference, its order, its dense
+//! output, the flexion against Richardson's reference, the spike check, and the fixed step's defect
+//! check.
 
 use std::path::Path;
 
@@ -23,9 +25,7 @@ fn excitations(c: &Compiled, file: &str) -> Excitations {
 fn elbow_reference(c: &Compiled, ex: &Excitations, t_end: f64) -> Vec<Vec<f64>> {
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let mut ws = sys.workspace();
-    let mut u = vec![0.0; sys.layout().m];
-    ex.at(0.0, &mut u);
-    let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &u).unwrap();
+    let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &excitations_at_start(ex, sys.layout().m)).unwrap();
     let mut out = Vec::new();
     // a little past the end: the outputs' times are sums of 10 ms
     sys.reference(&mut ws, &start, t_end + 0.005, 1e-10, 1e-12, 0.01, &|t, u| ex.at(t, u), &mut |_, x| {
@@ -95,7 +95,7 @@ fn the_euler_steps_activations_are_the_references_and_its_error_follows_the_tole
     let l = sys.layout();
     let mut ws = sys.workspace();
     let u = |t: f64, w: &mut [f64]| ex.at(t, w);
-    let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &reference_excitation(&ex, l.m)).unwrap();
+    let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &excitations_at_start(&ex, l.m)).unwrap();
     // steps ending on every 10 ms (the reference's rows) and on the knots
     let mut breaks: Vec<f64> = (1..=60).map(|k| k as f64 * 0.01).collect();
     breaks.extend(&ex.time);
@@ -135,8 +135,8 @@ fn the_euler_steps_activations_are_the_references_and_its_error_follows_the_tole
     }
 }
 
-/// The excitations at 0 s (m).
-fn reference_excitation(ex: &Excitations, m: usize) -> Vec<f64> {
+/// The excitations at 0 s (one per muscle, `m`).
+fn excitations_at_start(ex: &Excitations, m: usize) -> Vec<f64> {
     let mut u = vec![0.0; m];
     ex.at(0.0, &mut u);
     u
@@ -148,9 +148,7 @@ fn elbow_step_ends(c: &Compiled, ex: &Excitations, t_end: f64, breaks: bool, tol
     let sys = Musculoskeletal::new(&c.model, c.muscles.clone());
     let mut ws = sys.workspace();
     let u = |t: f64, w: &mut [f64]| ex.at(t, w);
-    let mut w = vec![0.0; sys.layout().m];
-    ex.at(0.0, &mut w);
-    let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &w).unwrap();
+    let start = sys.rest_state(&mut ws, &c.model.q0(), 0.0, &excitations_at_start(ex, sys.layout().m)).unwrap();
     let mut a = Adaptive::new(&sys, &mut ws, &start, &u, tol).unwrap();
     if breaks {
         a.set_breaks(&ex.time);
