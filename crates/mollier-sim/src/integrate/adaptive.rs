@@ -213,8 +213,8 @@ const EULER_ACTIVATION_CHANGE: f64 = 0.05;
 /// Dormand-Prince reference.
 const ACTIVATION_SUBSTEP: f64 = 5e-4;
 
-/// A step's start time and length (s), start state, `k1` and `k2` (ROS34PW2: `F(x_n)` and none):
-/// its dense output.
+/// A step's start time and length (s), start state, `k1` and `k2` (ROS34PW2: `F(x_n)` and none;
+/// the Euler step: none): its dense output.
 type LastStep = (f64, f64, Vec<f64>, Vec<f64>, Vec<f64>);
 
 /// An adaptive integration in progress: the current state with its consistent rate and
@@ -528,8 +528,8 @@ impl Adaptive {
     }
 
     /// The state at time `t` inside the last accepted step (or the current state), by the
-    /// method's second-order dense output, and its rate (the polynomial's derivative);
-    /// `None` outside.
+    /// method's dense output (ROS2(3)'s of second order, ROS34PW2's cubic Hermite, the Euler
+    /// step's linear), and its rate (the polynomial's derivative); `None` outside.
     pub fn dense(&self, t: f64) -> Option<(Vec<f64>, Vec<f64>)> {
         let Some((t0, h, x0, k1, k2)) = &self.last else {
             return (t == self.state.t).then(|| (self.state.x.clone(), self.state.xd.clone()));
@@ -539,23 +539,25 @@ impl Adaptive {
             return None;
         }
         let th = th.clamp(0.0, 1.0);
-        if self.tol.method == Method::Ros34pw2 {
+        let x1 = &self.state.x;
+        Some(match self.tol.method {
+            Method::Ros23 => {
+                let (w1, w2) = (th * (1.0 - th) / (1.0 - 2.0 * D), th * (th - 2.0 * D) / (1.0 - 2.0 * D));
+                let (d1, d2) = ((1.0 - 2.0 * th) / (1.0 - 2.0 * D), (2.0 * th - 2.0 * D) / (1.0 - 2.0 * D));
+                let x = (0..x0.len()).map(|i| x0[i] + h * (w1 * k1[i] + w2 * k2[i])).collect();
+                let xd = (0..x0.len()).map(|i| d1 * k1[i] + d2 * k2[i]).collect();
+                (x, xd)
+            }
             // cubic Hermite between (x_n, F(x_n)) (`k1`) and the current state
-            return Some(hermite(th, *h, (x0, k1), (&self.state.x, &self.state.xd)));
-        }
-        if self.tol.method == Method::Euler {
+            Method::Ros34pw2 => hermite(th, *h, (x0, k1), (x1, &self.state.xd)),
             // linear, the method's own order: Hermite's cubic through the stiff fibres' steep
             // rates overshoots between the steps (serratus anterior 6 at 3.8 F_max)
-            let x1 = &self.state.x;
-            let x = (0..x0.len()).map(|i| x0[i] + th * (x1[i] - x0[i])).collect();
-            let xd = (0..x0.len()).map(|i| (x1[i] - x0[i]) / h).collect();
-            return Some((x, xd));
-        }
-        let (w1, w2) = (th * (1.0 - th) / (1.0 - 2.0 * D), th * (th - 2.0 * D) / (1.0 - 2.0 * D));
-        let (d1, d2) = ((1.0 - 2.0 * th) / (1.0 - 2.0 * D), (2.0 * th - 2.0 * D) / (1.0 - 2.0 * D));
-        let x = (0..x0.len()).map(|i| x0[i] + h * (w1 * k1[i] + w2 * k2[i])).collect();
-        let xd = (0..x0.len()).map(|i| d1 * k1[i] + d2 * k2[i]).collect();
-        Some((x, xd))
+            Method::Euler => {
+                let x = (0..x0.len()).map(|i| x0[i] + th * (x1[i] - x0[i])).collect();
+                let xd = (0..x0.len()).map(|i| (x1[i] - x0[i]) / h).collect();
+                (x, xd)
+            }
+        })
     }
 
     /// Take one accepted step (rejecting and shrinking as the error asks).
@@ -784,7 +786,7 @@ impl Adaptive {
     /// An attempt of the linearly implicit Euler step ([`Method::Euler`]): the activations
     /// integrated apart ([`Self::activations_over`]), their rows of the solve given the step
     /// they take; its one evaluation is the new state's rate (whole when due), which the error
-    /// estimate reads. `k1` of the attempt is `F(x_n)`, `k2` empty (the dense output is linear).
+    /// estimate reads. `k1` and `k2` of the attempt are empty (the dense output is linear).
     fn attempt_euler(
         &mut self,
         sys: &Musculoskeletal<'_>,
@@ -806,7 +808,7 @@ impl Adaptive {
             .fold((0.0f64, 0), |(m, k), (i, v)| if v > m { (v, i) } else { (m, k) });
         if change > 1.0 {
             self.worst = Some(l.a() + changed);
-            return Ok((change, x.clone(), None, f0.clone(), Vec::new()));
+            return Ok((change, Vec::new(), None, Vec::new(), Vec::new()));
         }
         let w = self.lin.factor(h)?;
         let mut r = f0.clone();
@@ -836,8 +838,7 @@ impl Adaptive {
         let (norm, worst) = self.error_norm(h, x, &xn, &err);
         let (norm, worst) = if change > norm { (change, l.a() + changed) } else { (norm, worst) };
         self.worst = Some(worst);
-        let f0 = f0.clone();
-        Ok((norm, xn, Some((f1, lin1)), f0, Vec::new()))
+        Ok((norm, xn, Some((f1, lin1)), Vec::new(), Vec::new()))
     }
 
     /// The activations (m) at the end of a step of `h` (s) from the current state: each
