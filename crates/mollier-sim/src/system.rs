@@ -228,10 +228,7 @@ impl<'m> Musculoskeletal<'m> {
 
     /// A workspace for this system.
     pub fn workspace(&self) -> Workspace {
-        let mut data = Data::new(self.model);
-        // Newton-Raphson for the positions: the flexion's convergence tests moved by the
-        // closed-form placement (not yet understood; see the trees branch's report)
-        data.set_tree_path(false);
+        let data = Data::new(self.model);
         let modes = self.muscles.iter().map(|m| m.mode).collect();
         Workspace { data, modes, loads: Vec::new(), velocity_partials: VelocityPartials::Exact }
     }
