@@ -438,7 +438,11 @@ impl<'a> ForwardRun<'a> {
         });
         self.ws.velocity_partials = kept;
         let (xd, lin) = evaluated?;
-        self.frame_of(&State { t, x, xd }, &lin)
+        let frame = self.frame_of(&State { t, x, xd }, &lin)?;
+        if let Some(a) = &self.adaptive {
+            a.return_to_state(&self.system, &mut self.ws)?;
+        }
+        Ok(frame)
     }
 
     /// One fixed step without a frame (its defect checked).

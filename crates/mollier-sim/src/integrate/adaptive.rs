@@ -584,6 +584,13 @@ impl Adaptive {
         Some((x, xd))
     }
 
+    /// Return the workspace to the current state's positions and paths' warm starts after an
+    /// evaluation elsewhere (a row between the steps): the next step starts as it would have
+    /// without it, so the rows asked for do not change the run.
+    pub fn return_to_state(&self, sys: &Musculoskeletal<'_>, ws: &mut Workspace) -> Result<(), SimError> {
+        Ok(self.warm.restore(sys.model, &mut ws.data)?)
+    }
+
     /// Take one accepted step (rejecting and shrinking as the error asks).
     pub fn step(&mut self, sys: &Musculoskeletal<'_>, ws: &mut Workspace, u: Excitation<'_>) -> Result<(), SimError> {
         let mut failure = None;
