@@ -213,12 +213,20 @@ const EULER_ACTIVATION_CHANGE: f64 = 0.05;
 /// Dormand-Prince reference.
 const ACTIVATION_SUBSTEP: f64 = 5e-4;
 
-/// A step's start time and length (s), start state, `k1` and `k2` (ROS34PW2: `F(x_n)` and none;
-/// the Euler step: none) and the muscles' paths at its start: its dense output.
-type LastStep = (f64, f64, Vec<f64>, Vec<f64>, Vec<f64>, Paths);
-
-/// The muscles' path lengths (m) and their rates (m/s) at a state.
-type Paths = (Vec<f64>, Vec<f64>);
+/// What a step's dense output reads of it, the end being the current state.
+struct LastStep {
+    /// Start time and length (s).
+    t0: f64,
+    h: f64,
+    /// The start state (len).
+    x0: Vec<f64>,
+    /// The stages `k1`, `k2` (len; ROS34PW2: `F(x_n)` and none; the Euler step: none).
+    k1: Vec<f64>,
+    k2: Vec<f64>,
+    /// The muscles' path lengths (m) and their rates (m/s) at the start (m each).
+    length0: Vec<f64>,
+    rate0: Vec<f64>,
+}
 
 /// An adaptive integration in progress: the current state with its consistent rate and
 /// linearization, and the last accepted step for dense output.
@@ -545,7 +553,7 @@ impl Adaptive {
     /// `F_max`) in a row 0.2 ms apart, the steps' own states carrying none; the fibre taken
     /// linearly instead misses the path's curvature (41 N in a row 2 ms apart).
     pub fn dense(&self, t: f64) -> Option<(Vec<f64>, Vec<f64>)> {
-        let Some((t0, h, x0, k1, k2, (length0, rate0))) = &self.last else {
+        let Some(LastStep { t0, h, x0, k1, k2, length0, rate0 }) = &self.last else {
             return (t == self.state.t).then(|| (self.state.x.clone(), self.state.xd.clone()));
         };
         let th = (t - t0) / h;
@@ -622,7 +630,7 @@ impl Adaptive {
                     let t0 = self.state.t;
                     let t1 = landing.unwrap_or(t0 + h);
                     let x0 = std::mem::replace(&mut self.state, State { t: t1, x, xd }).x;
-                    let paths0 = path_lengths_and_rates(&self.lin, &x0);
+                    let (length0, rate0) = path_lengths_and_rates(&self.lin, &x0);
                     if self.tol.jacobian_every.is_none() {
                         // every evaluation is whole: nothing is kept
                     } else if self.whole_jacobian_due() {
@@ -634,7 +642,7 @@ impl Adaptive {
                     }
                     self.lin = lin;
                     self.warm.save(&ws.data);
-                    self.last = Some((t0, h, x0, k1, k2, paths0));
+                    self.last = Some(LastStep { t0, h, x0, k1, k2, length0, rate0 });
                     self.stats.accepted += 1;
                     self.stats.shortest = self.stats.shortest.min(h);
                     self.stats.longest = self.stats.longest.max(h);
@@ -963,7 +971,7 @@ impl Adaptive {
 
 /// The muscles' path lengths (m) at the state `x` of the linearization `lin` and their rates
 /// `∂L/∂q v` (m/s).
-fn path_lengths_and_rates(lin: &Linearization, x: &[f64]) -> Paths {
+fn path_lengths_and_rates(lin: &Linearization, x: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let l = lin.layout;
     let v = &x[l.v()..l.v() + l.n];
     let rates = (0..l.m).map(|k| lin.grad(k).iter().zip(v).map(|(g, v)| g * v).sum()).collect();
