@@ -505,6 +505,45 @@ impl HillMuscle {
         }
     }
 
+    /// The `ṡ` (m/s) at which DAS3's contraction residual vanishes, in closed form, or `None`
+    /// where it has none on the curve's branch (or De Groote et al.'s curves, not ratios of
+    /// linear functions). With `s` fixed the residual is `T − K f_V(v) − β v / cos φ` in the
+    /// fibre velocity `v = ṡ cos φ` (m/s), `K = a F_max f_L cos φ` and `T` the tendon's force less
+    /// the parallel element's along the line of action (N); each branch of `f_V` (eqs. 15-16) is
+    /// a ratio of linear functions of `v`, so the root is a quadratic's: on the concentric branch
+    /// where `T < K` (the residual decreases in `ṡ` and is `T − K` at rest), else on the
+    /// eccentric one. The root is kept where the residual there is within `ftol` (N).
+    pub(crate) fn das3_contraction_rate(&self, a: f64, s: f64, length: f64, ftol: f64) -> Option<f64> {
+        if !matches!(self.params.curves, Curves::Das3) {
+            return None;
+        }
+        let p = &self.params;
+        let (lce, cos, _, _) = self.fibre(s);
+        if !(cos > 0.0) {
+            return None;
+        }
+        let big_k = a * p.max_force * self.force_length(lce).0 * cos;
+        let t = self.tendon(length - s).0 - self.parallel(lce).0 * cos;
+        let beta = self.damping().1 / cos;
+        let (vmax, c3) = (self.vmax, self.c3);
+        // α v² + b v + γ = 0 over the branch's denominator (positive on it); its root on the
+        // branch is the one of the sign of `T − K` (the product of the roots γ/α ≤ 0)
+        let concentric = t < big_k;
+        let (alpha, b, gamma) = if concentric {
+            (beta / p.hill_a, -(t / p.hill_a + big_k + beta * vmax), vmax * (t - big_k))
+        } else {
+            (beta, big_k * p.gmax + beta * c3 - t, -c3 * (t - big_k))
+        };
+        let q = -0.5 * (b + b.signum() * (b * b - 4.0 * alpha * gamma).sqrt());
+        let v = match (concentric, q > 0.0) {
+            (true, true) | (false, false) => gamma / q,
+            (true, false) | (false, true) => q / alpha,
+        };
+        let on_branch = if concentric { v < 0.0 } else { v >= 0.0 };
+        let residual = t - big_k * self.force_velocity(v).0 - beta * v;
+        (on_branch && v.is_finite() && residual.abs() <= ftol).then_some(v / cos)
+    }
+
     /// Whether the tendon is rigid.
     pub fn is_rigid(&self) -> bool {
         self.params.tendon == Tendon::Rigid
@@ -733,6 +772,57 @@ mod tests {
                 assert!(balance.abs() < 1e-9, "pen {pen} a {a} l {l}: {balance}");
             }
         }
+    }
+
+    /// DAS3's contraction rate in closed form is the root the safeguarded Newton steps find, on
+    /// both branches of the force-velocity curve, with and without pennation and damping, the
+    /// tendon slack or taut, the fibre at rest, shortening past `v_max` and lengthening.
+    #[test]
+    fn the_closed_form_contraction_rate_is_the_residuals_root() {
+        let mut found = [0usize; 2];
+        for pen in [0.0, 0.35] {
+            for damping in [None, Some(0.0)] {
+                let mut m = muscle(pen);
+                if let Some(d) = damping {
+                    m.params.damping = d;
+                }
+                let vmax = m.params.vmax * m.params.optimal_fibre_length;
+                let ftol = 1e-13 * m.params.max_force;
+                for a in [0.0, 0.01, 0.3, 1.0] {
+                    for s in [0.05, 0.08, 0.1, 0.12, 0.15] {
+                        for length in [0.24, 0.28, 0.3, 0.31, 0.33, 0.36] {
+                            let r = |sd: f64| {
+                                let c = m.contraction(a, s, sd, length);
+                                (c.residual, c.d_sdot)
+                            };
+                            let closed = m.das3_contraction_rate(a, s, length, ftol);
+                            // the root bracketed as `contraction_rate` brackets it
+                            let (mut lo, mut hi) = (-vmax, vmax);
+                            while r(lo).0 < 0.0 && lo > -1e12 {
+                                lo *= 4.0;
+                            }
+                            while r(hi).0 > 0.0 && hi < 1e12 {
+                                hi *= 4.0;
+                            }
+                            if r(lo).0 < 0.0 || r(hi).0 > 0.0 {
+                                assert_eq!(closed, None, "pen {pen} a {a} s {s} l {length}: no root");
+                                continue;
+                            }
+                            let newton = decreasing_root(r, (lo, hi), 0.0, ftol, 1e-15 * vmax);
+                            let sd = closed.unwrap_or_else(|| panic!("pen {pen} a {a} s {s} l {length}: {newton}"));
+                            assert!(
+                                (sd - newton).abs() <= 1e-9 * vmax.max(newton.abs()),
+                                "pen {pen} a {a} s {s} l {length}: {sd} against {newton}"
+                            );
+                            assert!(r(sd).0.abs() <= ftol);
+                            found[usize::from(sd < 0.0)] += 1;
+                        }
+                    }
+                }
+            }
+        }
+        // both branches were met
+        assert!(found[0] > 20 && found[1] > 20, "{found:?}");
     }
 
     /// An inactive muscle of De Groote et al. without fibre damping (OpenSim's default) has a

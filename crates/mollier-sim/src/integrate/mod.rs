@@ -226,7 +226,9 @@ pub fn hermite(th: f64, h: f64, (x0, f0): (&[f64], &[f64]), (x1, f1): (&[f64], &
     (x, xd)
 }
 
-/// The `ṡ` at which the contraction residual vanishes (it decreases strictly in `ṡ`).
+/// The `ṡ` at which the contraction residual vanishes (it decreases strictly in `ṡ`): DAS3's in
+/// closed form ([`HillMuscle`]'s quadratic), else (or where that misses `ftol`) by safeguarded
+/// Newton steps.
 pub fn contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64) -> Option<f64> {
     let r = |sd: f64| hill.contraction(a, s, sd, length);
     let vmax = hill.params.vmax * hill.params.optimal_fibre_length;
@@ -239,6 +241,9 @@ pub fn contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64) -> Optio
         if at_rest.d_sdot == 0.0 {
             return (at_rest.residual.abs() <= 1e-12 * hill.params.max_force).then_some(0.0);
         }
+    }
+    if let Some(sd) = hill.das3_contraction_rate(a, s, length, ftol) {
+        return Some(sd);
     }
     let (mut lo, mut hi) = (-vmax, vmax);
     while r(lo).residual < 0.0 {
