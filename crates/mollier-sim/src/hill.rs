@@ -791,30 +791,18 @@ mod tests {
                 for a in [0.0, 0.01, 0.3, 1.0] {
                     for s in [0.05, 0.08, 0.1, 0.12, 0.15] {
                         for length in [0.24, 0.28, 0.3, 0.31, 0.33, 0.36] {
-                            let r = |sd: f64| {
-                                let c = m.contraction(a, s, sd, length);
-                                (c.residual, c.d_sdot)
-                            };
                             let closed = m.das3_contraction_rate(a, s, length, ftol);
-                            // the root bracketed as `contraction_rate` brackets it
-                            let (mut lo, mut hi) = (-vmax, vmax);
-                            while r(lo).0 < 0.0 && lo > -1e12 {
-                                lo *= 4.0;
-                            }
-                            while r(hi).0 > 0.0 && hi < 1e12 {
-                                hi *= 4.0;
-                            }
-                            if r(lo).0 < 0.0 || r(hi).0 > 0.0 {
+                            let Some(newton) = crate::integrate::bracketed_contraction_rate(&m, a, s, length, ftol)
+                            else {
                                 assert_eq!(closed, None, "pen {pen} a {a} s {s} l {length}: no root");
                                 continue;
-                            }
-                            let newton = decreasing_root(r, (lo, hi), 0.0, ftol, 1e-15 * vmax);
+                            };
                             let sd = closed.unwrap_or_else(|| panic!("pen {pen} a {a} s {s} l {length}: {newton}"));
                             assert!(
                                 (sd - newton).abs() <= 1e-9 * vmax.max(newton.abs()),
                                 "pen {pen} a {a} s {s} l {length}: {sd} against {newton}"
                             );
-                            assert!(r(sd).0.abs() <= ftol);
+                            assert!(m.contraction(a, s, sd, length).residual.abs() <= ftol);
                             found[usize::from(sd < 0.0)] += 1;
                         }
                     }

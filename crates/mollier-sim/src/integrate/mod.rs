@@ -227,11 +227,10 @@ pub fn hermite(th: f64, h: f64, (x0, f0): (&[f64], &[f64]), (x1, f1): (&[f64], &
 }
 
 /// The `ṡ` at which the contraction residual vanishes (it decreases strictly in `ṡ`): DAS3's in
-/// closed form ([`HillMuscle`]'s quadratic), else (or where that misses `ftol`) by safeguarded
-/// Newton steps.
+/// closed form ([`HillMuscle`]'s quadratic), else (or where that misses 1e-13 `F_max`) by
+/// bracketing and safeguarded Newton steps.
 pub fn contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64) -> Option<f64> {
     let r = |sd: f64| hill.contraction(a, s, sd, length);
-    let vmax = hill.params.vmax * hill.params.optimal_fibre_length;
     let ftol = 1e-13 * hill.params.max_force;
     // an inactive fibre without damping (De Groote et al.'s curves allow it, DAS3's viscosity
     // does not): the residual does not depend on ṡ, so there is no rate to solve for; in
@@ -245,6 +244,14 @@ pub fn contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64) -> Optio
     if let Some(sd) = hill.das3_contraction_rate(a, s, length, ftol) {
         return Some(sd);
     }
+    bracketed_contraction_rate(hill, a, s, length, ftol)
+}
+
+/// The root of the contraction residual in `ṡ` (m/s) by bracketing from `±V_max` and safeguarded
+/// Newton steps to `|residual| <= ftol` (N), `None` where no bracket is found within 1e12 m/s.
+pub(crate) fn bracketed_contraction_rate(hill: &HillMuscle, a: f64, s: f64, length: f64, ftol: f64) -> Option<f64> {
+    let r = |sd: f64| hill.contraction(a, s, sd, length);
+    let vmax = hill.params.vmax * hill.params.optimal_fibre_length;
     let (mut lo, mut hi) = (-vmax, vmax);
     while r(lo).residual < 0.0 {
         lo *= 4.0;
