@@ -437,11 +437,12 @@ impl<'a> ForwardRun<'a> {
             self.system.linearize_at(&mut self.ws, t, &x, &xd, &uu).map(|lin| (xd, lin))
         });
         self.ws.velocity_partials = kept;
-        let (xd, lin) = evaluated?;
-        let frame = self.frame_of(&State { t, x, xd }, &lin)?;
-        if let Some(a) = &self.adaptive {
-            a.return_to_state(&self.system, &mut self.ws)?;
-        }
+        let frame = evaluated.and_then(|(xd, lin)| self.frame_of(&State { t, x, xd }, &lin));
+        // the next step starts from the step's warm starts, not the row's, whether the row was
+        // made or not
+        let restored = self.adaptive.as_ref().map_or(Ok(()), |a| a.return_to_state(&self.system, &mut self.ws));
+        let frame = frame?;
+        restored?;
         Ok(frame)
     }
 
