@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use mollier::forward_tables::{SimulateOptions, SimulateRun};
+use mollier::forward_tables::{Row, SimulateOptions, SimulateRun};
 use mollier::{Compiled, Excitations, ForwardOptions, ForwardRun, Tolerances};
 use mollier_sim::{Adaptive, Controller, Method, Musculoskeletal};
 
@@ -301,32 +301,34 @@ impl CloneFor for Excitations {
     }
 }
 
+/// Every row of a run with `options` and excitations `ex` (`name` says which, should it stop).
+fn rows_of(c: &Compiled, options: &SimulateOptions, ex: Excitations, name: &str) -> Vec<Row> {
+    let mut run = SimulateRun::new(c, options, Some(ex)).expect("it starts");
+    (0..run.chunks()).flat_map(|i| run.solve(i, &mut |_| {}).unwrap_or_else(|e| panic!("{name} on: {e}"))).collect()
+}
+
 /// The largest force over `F_max` and fibre speed over `v_max` of any muscle in any row of a run
 /// with `options`, and where. The force is the tendon's less the parallel element's at the fibre
 /// length: a fibre stretched far beyond its optimal length pulls passively by more than
 /// `1.5 F_max` whatever the step (supraspinatus 1 with every muscle on: 134.6 N = 1.73 F_max at
 /// 0.2 s, the same to 1e-5 at rtol 1e-3 and 1e-5), which is the model, not a spike.
 fn worst_of(c: &Compiled, options: &SimulateOptions, ex: Excitations, name: &str) -> (f64, f64, String) {
-    let mut run = SimulateRun::new(c, options, Some(ex)).expect("it starts");
     let (mut force, mut speed, mut at) = (0.0f64, 0.0f64, String::new());
-    for i in 0..run.chunks() {
-        let rows = run.solve(i, &mut |_| {}).unwrap_or_else(|e| panic!("{name} on: {e}"));
-        for r in rows {
-            for (k, mu) in c.muscles.iter().enumerate() {
-                let p = &mu.hill.params;
-                let m = &r.values[1][6 * k..6 * k + 6];
-                let passive = mu.hill.parallel(m[3]).0.max(0.0);
-                // an inactive fibre has no force-velocity curve, only the CE's small viscosity: its
-                // consistent rate may exceed v_max (serratus anterior 6, a = 0, 32 v_max with
-                // trapezius scapular 1 on); the bound is on fibres with an activation
-                let active = m[1] >= 0.05;
-                let v = if active { m[4].abs() / (p.vmax * p.optimal_fibre_length) } else { 0.0 };
-                let f = (m[2] - passive) / p.max_force;
-                if f > force || v > speed {
-                    at = format!("{} at {:.3} s", mu.name, r.time);
-                }
-                (force, speed) = (force.max(f), speed.max(v));
+    for r in rows_of(c, options, ex, name) {
+        for (k, mu) in c.muscles.iter().enumerate() {
+            let p = &mu.hill.params;
+            let m = &r.values[1][6 * k..6 * k + 6];
+            let passive = mu.hill.parallel(m[3]).0.max(0.0);
+            // an inactive fibre has no force-velocity curve, only the CE's small viscosity: its
+            // consistent rate may exceed v_max (serratus anterior 6, a = 0, 32 v_max with
+            // trapezius scapular 1 on); the bound is on fibres with an activation
+            let active = m[1] >= 0.05;
+            let v = if active { m[4].abs() / (p.vmax * p.optimal_fibre_length) } else { 0.0 };
+            let f = (m[2] - passive) / p.max_force;
+            if f > force || v > speed {
+                at = format!("{} at {:.3} s", mu.name, r.time);
             }
+            (force, speed) = (force.max(f), speed.max(v));
         }
     }
     (force, speed, at)
@@ -385,12 +387,7 @@ fn the_output_grid_does_not_change_the_run() {
     let on = one_on(&c, "trapezius_scapular_2");
     let rows = |dt: f64| {
         let options = SimulateOptions { output_dt: Some(dt), ..SimulateOptions::new(0.2) };
-        let mut run = SimulateRun::new(&c, &options, Some(step_of(&c, &on))).expect("it starts");
-        let mut out = Vec::new();
-        for i in 0..run.chunks() {
-            out.extend(run.solve(i, &mut |_| {}).expect("it runs"));
-        }
-        out
+        rows_of(&c, &options, step_of(&c, &on), "trapezius_scapular_2")
     };
     let (coarse, fine) = (rows(0.002), rows(0.0004));
     assert_eq!(fine.len(), 5 * (coarse.len() - 1) + 1);
