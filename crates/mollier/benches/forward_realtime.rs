@@ -5,7 +5,7 @@
 //! ```sh
 //! cargo bench -p mollier --bench forward_realtime -- [--rounds N] [--rtol R] [--jacobian-every K]
 //!     [--whole-jacobian] [--max-step H] [--with-third-order] [--gustafsson]
-//!     [--ros23 | --ros34pw2 | --euler] [--accuracy] [--no-frames] [--no-breaks]
+//!     [--ros23 | --ros34pw2 | --euler | --bdf2] [--accuracy] [--no-frames] [--no-breaks]
 //!     [--atol-activation A] [--rigid-tendons R] [--end-state] [--modes T[,T...]] [--limits]
 //! ```
 //! Each round times the integration alone (`Adaptive::step` to 1.3 s, one thread) and the same
@@ -15,7 +15,7 @@
 //! Richardson's extrapolation of the fixed step at 0.5 and 0.25 ms, and gives the fixed 4 ms
 //! step's errors beside them (the figures of `forward_convergence`). `--gustafsson`:
 //! Gustafsson's step-size controller instead of the elementary one (the default); `--ros23`,
-//! `--ros34pw2`, `--euler`: the method (`Tolerances::method`);
+//! `--ros34pw2`, `--euler`, `--bdf2`: the method (`Tolerances::method`);
 //! `--whole-jacobian`: the whole linearization at every evaluation (`jacobian_every: None`)
 //! instead of every 4 steps; `--max-step`: the longest step (s, 0.02 by default);
 //! `--with-third-order`: the integration alone with the exact `∂c/∂q` in the whole Jacobians, the
@@ -152,6 +152,9 @@ fn main() {
     }
     if args.iter().any(|a| a == "--ros23") {
         tol.method = mollier_sim::Method::Ros23;
+    }
+    if args.iter().any(|a| a == "--bdf2") {
+        tol.method = mollier_sim::Method::Bdf2;
     }
     if args.iter().any(|a| a == "--euler") {
         tol.method = mollier_sim::Method::Euler;

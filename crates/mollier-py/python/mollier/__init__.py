@@ -327,7 +327,7 @@ class Model:
         As the command's options: with muscles and no ``dt`` the error-controlled Rosenbrock-W
         pair (``rtol``, ``atol``; ``atol_activation`` for the activations, default ``atol``;
         ``controller`` ``"elementary"`` or ``"gustafsson"``; ``method`` ``"ros23"``,
-        ``"ros34pw2"`` or ``"euler"``; ``steps_across_knots`` lets the steps straddle the
+        ``"ros34pw2"``, ``"euler"`` or ``"bdf2"``; ``steps_across_knots`` lets the steps straddle the
         excitations' knots), rows every ``output_dt`` s (0.01 by default); with ``dt`` the
         fixed step (RK4's default 0.004 s), rows every ``output_dt`` (a whole number of steps,
         default ``dt``), each step's muscle equilibrium defect checked against

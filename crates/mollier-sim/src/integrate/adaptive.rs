@@ -1,7 +1,8 @@
 //! The error-controlled integrator: the linearly implicit Rosenbrock-W pair ROS2(3) of
 //! Shampine & Reichelt (1997, MATLAB's `ode23s`), second order with a third-order error
 //! estimate, L-stable, with the step's exact Jacobian and a dense output of second order; and
-//! the other [`Method`]s, the pair ROS34PW2 and the linearly implicit Euler step.
+//! the other [`Method`]s, the pair ROS34PW2, the linearly implicit Euler step and the linearly
+//! implicit two-step BDF2.
 //!
 //! The system is implicit, `f(x, ẋ, u) = 0`; the method is written for its explicit form
 //! `ẋ = F(x, u(t))` with `J = ∂F/∂x = −(∂f/∂ẋ)⁻¹ ∂f/∂x`, and every linear system
@@ -38,6 +39,8 @@ use crate::system::{
     Factored, Layout, Linearization, Musculoskeletal, SimError, StateKind, Workspace, add_weighted_gram,
     solve_partial_pivoting,
 };
+
+mod apart;
 
 /// The error control's settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -94,18 +97,27 @@ pub enum Method {
     /// (the activations' left out), no activation changing by more than 0.05 over a step, linear
     /// dense output. Chadwick et al.'s fixed step under error control.
     Euler,
+    /// The linearly implicit two-step BDF2: the variable-step BDF2 formula linearized about the
+    /// current state, `x_{n+1} = x_n + β W⁻¹ (F(x_n) + ω/(1+ω) (x_n − x_{n−1})/h_{n−1})` with
+    /// `W = I − β J`, `ω = h/h_{n−1}`, `β = h (1+ω)/(1+2ω)`; the activations integrated apart
+    /// as in [`Self::Euler`]. One evaluation a step (the new state's rate), second order, its
+    /// local error estimated from the distance to the quadratic predictor through `x_{n−1}`,
+    /// `x_n` and `F(x_n)`; cubic Hermite dense output. The first step is the Euler step's.
+    Bdf2,
 }
 
 impl Method {
     /// Every method, in the order of [`Self::name`]'s list.
-    pub const ALL: [Method; 3] = [Method::Ros23, Method::Ros34pw2, Method::Euler];
+    pub const ALL: [Method; 4] = [Method::Ros23, Method::Ros34pw2, Method::Euler, Method::Bdf2];
 
-    /// Its name in `summary.json` and the front ends' options: `ros23`, `ros34pw2`, `euler`.
+    /// Its name in `summary.json` and the front ends' options: `ros23`, `ros34pw2`, `euler`,
+    /// `bdf2`.
     pub fn name(self) -> &'static str {
         match self {
             Method::Ros23 => "ros23",
             Method::Ros34pw2 => "ros34pw2",
             Method::Euler => "euler",
+            Method::Bdf2 => "bdf2",
         }
     }
 
@@ -113,9 +125,17 @@ impl Method {
     /// controller's exponents divide by.
     fn estimate_order(self) -> f64 {
         match self {
-            Method::Ros23 | Method::Ros34pw2 => 3.0,
+            Method::Ros23 | Method::Ros34pw2 | Method::Bdf2 => 3.0,
             Method::Euler => 2.0,
         }
+    }
+}
+
+impl Method {
+    /// The largest factor a step may grow by: the variable-step BDF2 is zero-stable for
+    /// ratios below 1 + √2.
+    fn largest_growth(self) -> f64 {
+        if self == Method::Bdf2 { 2.0 } else { 5.0 }
     }
 }
 
@@ -156,7 +176,7 @@ impl std::str::FromStr for Method {
         Method::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| format!("the method is \"ros23\", \"ros34pw2\" or \"euler\", not {s:?}"))
+            .ok_or_else(|| format!("the method is \"ros23\", \"ros34pw2\", \"euler\" or \"bdf2\", not {s:?}"))
     }
 }
 
@@ -200,18 +220,6 @@ pub struct StepStats {
 
 const D: f64 = 0.292_893_218_813_452_5; // 1/(2 + √2)
 const E32: f64 = 7.414_213_562_373_095; // 6 + √2
-
-/// The largest change of an activation over a step of [`Method::Euler`] (1). The step linearizes
-/// each fibre's force-velocity relation at the start's activation, and the estimate, filtered by
-/// `W⁻¹`, hardly sees the stiff fibres' states: over a larger change a step of excitation left
-/// fibres far from their equilibrium (at 0.1, trapezius scapular 1 at 1.17 `v_max`; at 0.07,
-/// serratus anterior 3 at 1.24 `v_max`; 0.03-0.06 none above `v_max`, docs/forward-dynamics.md).
-const EULER_ACTIVATION_CHANGE: f64 = 0.05;
-
-/// The longest sub-step of the activations integrated apart (s): a thirtieth of DAS3's activation
-/// time (14.4 ms); on the elbow the classical Runge-Kutta method is then within 2e-9 of the
-/// Dormand-Prince reference.
-const ACTIVATION_SUBSTEP: f64 = 5e-4;
 
 /// What a step's dense output reads of it, the end being the current state.
 struct LastStep {
@@ -571,7 +579,7 @@ impl Adaptive {
                 (x, xd)
             }
             // cubic Hermite between (x_n, F(x_n)) (`k1`) and the current state
-            Method::Ros34pw2 => hermite(th, *h, (x0, k1), (x1, &self.state.xd)),
+            Method::Ros34pw2 | Method::Bdf2 => hermite(th, *h, (x0, k1), (x1, &self.state.xd)),
             // linear, the method's own order: Hermite's cubic through the stiff fibres' steep
             // rates overshoots between the steps
             Method::Euler => {
@@ -621,6 +629,7 @@ impl Adaptive {
                 Method::Ros23 => self.attempt(sys, ws, u, h),
                 Method::Ros34pw2 => self.attempt_ros34pw2(sys, ws, u, h),
                 Method::Euler => self.attempt_euler(sys, ws, u, h),
+                Method::Bdf2 => self.attempt_bdf2(sys, ws, u, h),
             };
             let worst = attempt.as_ref().ok().and(self.worst);
             self.attempts.push(worst);
@@ -679,7 +688,7 @@ impl Adaptive {
             } else {
                 0.8 * norm.powf(-1.0 / k)
             }
-            .clamp(0.1, 5.0);
+            .clamp(0.1, self.tol.method.largest_growth());
             if done {
                 self.last_norm = norm.max(1e-4);
             }
@@ -821,101 +830,6 @@ impl Adaptive {
             tt[l.a() + k] = -self.lin.activation[k].1 * (u1[k] - u0[k]) / h;
         }
         tt
-    }
-
-    /// An attempt of the linearly implicit Euler step ([`Method::Euler`]): the activations
-    /// integrated apart ([`Self::activations_over`]), their rows of the solve given the step
-    /// they take; its one evaluation is the new state's rate (whole when due), which the error
-    /// estimate reads. `k1` and `k2` of the attempt are empty (the dense output is linear).
-    fn attempt_euler(
-        &mut self,
-        sys: &Musculoskeletal<'_>,
-        ws: &mut Workspace,
-        u: Excitation<'_>,
-        h: f64,
-    ) -> Result<Attempt, SimError> {
-        let l = self.lin.layout;
-        let (t, x, f0) = (self.state.t, &self.state.x, &self.state.xd);
-        let a1 = self.activations_over(sys, u, h);
-        // the activations' change over the step against EULER_ACTIVATION_CHANGE, a norm of the
-        // estimate's order (the change is about proportional to the step): too large, the attempt
-        // is rejected before the kernel is evaluated
-        let (change, changed) = a1
-            .iter()
-            .zip(&x[l.a()..])
-            .map(|(a, b)| ((a - b).abs() / EULER_ACTIVATION_CHANGE).powi(2))
-            .enumerate()
-            .fold((0.0f64, 0), |(m, k), (i, v)| if v > m { (v, i) } else { (m, k) });
-        if change > 1.0 {
-            self.worst = Some(l.a() + changed);
-            return Ok((change, Vec::new(), None, Vec::new(), Vec::new()));
-        }
-        let w = self.lin.factor(h)?;
-        let mut r = f0.clone();
-        for (k, a) in a1.iter().enumerate() {
-            // the activation rows are diagonal, (∂f_a/∂a + 1/h) Δa = r_a / h: this r_a gives
-            // Δa = a(t + h) − a(t), and the solve carries it into the fibres and the motion
-            r[l.a() + k] = (1.0 + h * self.lin.activation[k].0) * (a - x[l.a() + k]) / h;
-        }
-        let k = w_solve(&w, h, &r)?;
-        debug_assert!(
-            a1.iter().enumerate().all(|(j, a)| (x[l.a() + j] + h * k[l.a() + j] - a).abs() <= 1e-12),
-            "the solve's activation steps are not the sub-steps'"
-        );
-        let mut xn: Vec<f64> = (0..l.len()).map(|i| x[i] + h * k[i]).collect();
-        xn[l.a()..].copy_from_slice(&a1);
-        if let Some(i) = xn.iter().position(|v| !v.is_finite()) {
-            return Err(SimError::NonFinite(sys.state_name(i)));
-        }
-        self.stats.evaluations += 1;
-        self.stats.jacobians += usize::from(self.whole_jacobian_due());
-        let (f1, lin1) = self.rate_at_end(sys, ws, u, &xn, t + h, &k)?;
-        // h² ẍ / 2 by the rate's change over the step, filtered by W⁻¹ as ROS2(3)'s estimate;
-        // the activations' own error is the sub-steps', not the step's
-        let mut err: Vec<f64> = (0..l.len()).map(|i| 0.5 * h * (f1[i] - f0[i])).collect();
-        err[l.a()..].fill(0.0);
-        let err = w_solve(&w, h, &err)?;
-        let (norm, worst) = self.error_norm(h, x, &xn, &err);
-        let (norm, worst) = if change > norm { (change, l.a() + changed) } else { (norm, worst) };
-        self.worst = Some(worst);
-        Ok((norm, xn, Some((f1, lin1)), Vec::new(), Vec::new()))
-    }
-
-    /// The activations (m) at the end of a step of `h` (s) from the current state: each
-    /// muscle's `ȧ = g(a, u(t))` by the classical Runge-Kutta method on sub-steps of at most
-    /// [`ACTIVATION_SUBSTEP`] ending on the breaks inside the step (where `u` kinks).
-    fn activations_over(&self, sys: &Musculoskeletal<'_>, u: Excitation<'_>, h: f64) -> Vec<f64> {
-        let l = self.lin.layout;
-        let (t0, t1) = (self.state.t, self.state.t + h);
-        let mut a = self.state.x[l.a()..].to_vec();
-        let mut ends: Vec<f64> = self.breaks.iter().copied().filter(|b| *b > t0 && *b < t1).collect();
-        ends.push(t1);
-        let (mut t, mut um, mut ue) = (t0, vec![0.0; l.m], vec![0.0; l.m]);
-        let mut us = vec![0.0; l.m];
-        u(t, &mut us);
-        let g = |k: usize, a: f64, u: f64| sys.muscles[k].hill.activation_rate(a, u);
-        for end in ends {
-            let n = ((end - t) / ACTIVATION_SUBSTEP).ceil().max(1.0);
-            let hs = (end - t) / n;
-            for i in 0..n as usize {
-                let ts = t + i as f64 * hs;
-                if i > 0 {
-                    u(ts, &mut us);
-                }
-                u(ts + 0.5 * hs, &mut um);
-                u(ts + hs, &mut ue);
-                for k in 0..l.m {
-                    let k1 = g(k, a[k], us[k]);
-                    let k2 = g(k, a[k] + 0.5 * hs * k1, um[k]);
-                    let k3 = g(k, a[k] + 0.5 * hs * k2, um[k]);
-                    let k4 = g(k, a[k] + hs * k3, ue[k]);
-                    a[k] += hs / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
-                }
-            }
-            t = end;
-            u(t, &mut us);
-        }
-        a
     }
 
     /// An attempt of ROS34PW2 ([`rosw`]): the stages for the rate alone (or whole with
