@@ -129,9 +129,7 @@ impl Method {
             Method::Euler => 2.0,
         }
     }
-}
 
-impl Method {
     /// The largest factor a step may grow by: the variable-step BDF2 is zero-stable for
     /// ratios below 1 + √2.
     fn largest_growth(self) -> f64 {
