@@ -100,9 +100,11 @@ pub enum Method {
     /// The linearly implicit two-step BDF2: the variable-step BDF2 formula linearized about the
     /// current state, `x_{n+1} = x_n + β W⁻¹ (F(x_n) + ω/(1+ω) (x_n − x_{n−1})/h_{n−1})` with
     /// `W = I − β J`, `ω = h/h_{n−1}`, `β = h (1+ω)/(1+2ω)`; the activations integrated apart
-    /// as in [`Self::Euler`]. One evaluation a step (the new state's rate), second order, its
+    /// as in [`Self::Euler`]. One evaluation a step (the new state's rate), second order; its
     /// local error estimated from the distance to the quadratic predictor through `x_{n−1}`,
-    /// `x_n` and `F(x_n)`; cubic Hermite dense output. The first step is the Euler step's.
+    /// `x_n` and `F(x_n)`, and the formula's residual at the new state (what the linearization
+    /// left) held to the tolerance too; growth of at most 2 a step; cubic Hermite dense output.
+    /// The first step is the Euler step's.
     Bdf2,
 }
 
