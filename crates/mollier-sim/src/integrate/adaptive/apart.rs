@@ -85,7 +85,8 @@ impl Adaptive {
         self.stats.evaluations += 1;
         self.stats.jacobians += usize::from(self.whole_jacobian_due());
         // the rate's guess: the step's mean rate
-        let guess: Vec<f64> = k.iter().map(|k| k * (hd / h)).collect();
+        let scale = hd / h;
+        let guess: Vec<f64> = k.iter().map(|k| k * scale).collect();
         let (f1, lin1) = self.rate_at_end(sys, ws, u, &xn, self.state.t + h, &guess)?;
         let (norm, worst) = estimate(self, &w, &xn, &f1)?;
         let (norm, worst) = if change > norm { (change, l.a() + changed) } else { (norm, worst) };
