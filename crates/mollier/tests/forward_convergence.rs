@@ -108,7 +108,7 @@ fn the_bdf2_steps_activations_are_the_references_and_it_is_second_order() {
 
 /// The elbow's run by `method` (one that integrates the activations apart) at each of `rtols`
 /// against the Dormand-Prince reference, its steps landing on every 10 ms: the activations within
-/// 1e-8 of the reference whatever the tolerance. Returns each run's accepted steps and RMS
+/// a tenth of their absolute tolerance of the reference (above its own error). Returns each run's accepted steps and RMS
 /// elbow-angle error (deg) over those 60 states.
 fn activations_apart(method: Method, rtols: &[f64]) -> Vec<(usize, f64)> {
     let c = load("forward/elbow.toml");
@@ -148,8 +148,9 @@ fn activations_apart(method: Method, rtols: &[f64]) -> Vec<(usize, f64)> {
             st.accepted, st.rejected, st.evaluations
         );
         assert_eq!(rows, 60);
-        // the activations integrated apart: the reference's whatever the tolerance
-        assert!(activation < 1e-8, "rtol {rtol}: {activation:e}");
+        // the activations integrated apart: held to a tenth of their absolute tolerance, above
+        // the reference's own error (2.8e-9 at every tolerance)
+        assert!(activation < 0.1 * tol.atol + 5e-9, "rtol {rtol}: {activation:e}");
         errors.push((st.accepted, rms));
     }
     errors

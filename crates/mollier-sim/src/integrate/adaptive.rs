@@ -91,11 +91,12 @@ pub enum Method {
     Ros34pw2,
     /// The linearly implicit (Rosenbrock) Euler step, `x_{n+1} = x_n + h W⁻¹ F(x_n)` with
     /// `W = I − h J`, the activations integrated apart (`ȧ` depends on `a` and `u` alone: the
-    /// classical Runge-Kutta method on sub-steps of 0.5 ms, their step given to the solve): one
-    /// evaluation a step (the new state's rate, the next step's first), first order with any
-    /// Jacobian, L-stable; its local error `h² ẍ / 2` estimated by `h (F(x_{n+1}) − F(x_n)) / 2`
-    /// (the activations' left out), no activation changing by more than 0.05 over a step, linear
-    /// dense output. Chadwick et al.'s fixed step under error control.
+    /// classical Runge-Kutta method on sub-steps held to a tenth of their tolerance, their step
+    /// given to the solve): one evaluation a step (the new state's rate, the next step's first),
+    /// first order with any Jacobian, L-stable; its local error `h² ẍ / 2` estimated by
+    /// `h (F(x_{n+1}) − F(x_n)) / 2` (the activations' left out), no activation changing by more
+    /// than 0.05 over a step, linear dense output. Chadwick et al.'s fixed step under error
+    /// control.
     Euler,
     /// The linearly implicit two-step BDF2: the variable-step BDF2 formula linearized about the
     /// current state, `x_{n+1} = x_n + β W⁻¹ (F(x_n) + ω/(1+ω) (x_n − x_{n−1})/h_{n−1})` with
@@ -258,6 +259,9 @@ pub struct Adaptive {
     last_norm: f64,
     /// Times (s, increasing) the steps end on rather than straddle ([`Self::set_breaks`]).
     breaks: Vec<f64>,
+    /// The longest sub-step of the activations integrated apart (s; [`Method::Euler`],
+    /// [`Method::Bdf2`]).
+    activation_substep: f64,
     /// The positions and the paths' warm starts at the current state, which an attempt with a
     /// stage the kernel could not evaluate returns the workspace to.
     warm: SavedPositions,
@@ -496,6 +500,7 @@ impl Adaptive {
             stats,
             last_norm: 0.0,
             breaks: Vec::new(),
+            activation_substep: apart::activation_substep(sys, &tol),
             warm,
             worst: None,
             attempts: Vec::new(),

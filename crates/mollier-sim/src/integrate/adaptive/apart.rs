@@ -3,7 +3,7 @@
 //! alone), their steps given to the solve, and the new state's rate the one evaluation of the
 //! kernel.
 
-use super::{Adaptive, Attempt, w_solve};
+use super::{Adaptive, Attempt, Tolerances, w_solve};
 use crate::integrate::Excitation;
 use crate::system::{Factored, Musculoskeletal, SimError, Workspace};
 
@@ -15,10 +15,17 @@ use crate::system::{Factored, Musculoskeletal, SimError, Workspace};
 /// BDF2 at 0.1, serratus anterior 4 at 1.05 `v_max`; docs/forward-dynamics-measurements.md).
 const LARGEST_ACTIVATION_CHANGE: f64 = 0.05;
 
-/// The longest sub-step of the activations integrated apart (s): a thirtieth of DAS3's activation
-/// time (14.4 ms); on the elbow the classical Runge-Kutta method is then within 2e-9 of the
-/// Dormand-Prince reference.
-const ACTIVATION_SUBSTEP: f64 = 5e-4;
+/// The longest sub-step (s) of the activations integrated apart under tolerances `tol`. The
+/// classical Runge-Kutta method on `ȧ = −L (a − u)` errs by `(h L)⁵ / 120` a sub-step, and the
+/// decay forgets all but about `1 / (h L)` of them: `(h L)⁴ / 120` in all, held to a tenth of the
+/// activations' absolute tolerance with `L` the fastest muscle's rate
+/// ([`HillMuscle::fastest_activation_rate`](crate::hill::HillMuscle::fastest_activation_rate)).
+/// The shoulder's 14.4 ms activation time: 3.5 ms at `atol` 3e-4, 1.5 ms at 1e-5.
+pub(super) fn activation_substep(sys: &Musculoskeletal<'_>, tol: &Tolerances) -> f64 {
+    let fastest = sys.muscles.iter().map(|mu| mu.hill.fastest_activation_rate()).fold(0.0, f64::max);
+    let atol = tol.atol_activation.unwrap_or(tol.atol);
+    (12.0 * atol).powf(0.25) / fastest
+}
 
 impl Adaptive {
     /// An attempt of the linearly implicit Euler step ([`super::Method::Euler`]): the
@@ -163,7 +170,7 @@ impl Adaptive {
 
     /// The activations (m) at the end of a step of `h` (s) from the current state: each
     /// muscle's `ȧ = g(a, u(t))` by the classical Runge-Kutta method on sub-steps of at most
-    /// [`ACTIVATION_SUBSTEP`] ending on the breaks inside the step (where `u` kinks).
+    /// [`activation_substep`]'s ending on the breaks inside the step (where `u` kinks).
     fn activations_over(&self, sys: &Musculoskeletal<'_>, u: Excitation<'_>, h: f64) -> Vec<f64> {
         let l = self.lin.layout;
         let (t0, t1) = (self.state.t, self.state.t + h);
@@ -175,12 +182,13 @@ impl Adaptive {
         u(t, &mut us);
         let g = |k: usize, a: f64, u: f64| sys.muscles[k].hill.activation_rate(a, u);
         for end in ends {
-            let n = ((end - t) / ACTIVATION_SUBSTEP).ceil().max(1.0);
+            let n = ((end - t) / self.activation_substep).ceil().max(1.0);
             let hs = (end - t) / n;
             for i in 0..n as usize {
                 let ts = t + i as f64 * hs;
                 if i > 0 {
-                    u(ts, &mut us);
+                    // the last sub-step's end
+                    std::mem::swap(&mut us, &mut ue);
                 }
                 u(ts + 0.5 * hs, &mut um);
                 u(ts + hs, &mut ue);
