@@ -730,6 +730,7 @@ fn simulate_takes_the_error_controls_options() {
     assert_eq!(default["controller"], serde_json::json!("elementary"), "{default}");
     assert_eq!(default["atol_activation"], serde_json::json!(1e-5), "{default}");
     assert_eq!(default["steps_end_on_knots"], serde_json::json!(true), "{default}");
+    assert_eq!(default["jacobian_every"], serde_json::json!(4), "{default}");
     // every accepted step and every rejection but a failed stage's is limited by one kind of state
     let sum = |by: &serde_json::Value| {
         ["coordinates", "velocities", "contraction_states", "activations"]
@@ -740,20 +741,24 @@ fn simulate_takes_the_error_controls_options() {
     assert_eq!(sum(&default["steps_limited_by"]), default["accepted_steps"].as_u64().expect("a count"), "{default}");
     assert!(sum(&default["rejections_by"]) <= default["rejected_steps"].as_u64().expect("a count"), "{default}");
     assert!(sum(&default["steps_limited_by"]) > 10, "{default}");
-    let flags = ["--atol-activation", "1e-2", "--controller", "gustafsson", "--steps-across-knots"];
+    let flags =
+        ["--atol-activation", "1e-2", "--controller", "gustafsson", "--steps-across-knots", "--jacobian-every", "8"];
     let out = simulate_elbow(&flags, &dir.join("options"));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let options = summary_of(&dir.join("options"));
     assert_eq!(options["controller"], serde_json::json!("gustafsson"), "{options}");
     assert_eq!(options["atol_activation"], serde_json::json!(1e-2), "{options}");
     assert_eq!(options["steps_end_on_knots"], serde_json::json!(false), "{options}");
+    assert_eq!(options["jacobian_every"], serde_json::json!(8), "{options}");
     // the run itself differs: other steps
     let steps =
         |s: &serde_json::Value| [&s["rejected_steps"], &s["kernel_evaluations"], &s["end_time_s"]].map(|v| v.clone());
     assert_ne!(steps(&options), steps(&default), "{options} {default}");
-    let out = simulate_elbow(&["--atol-activation", "0"], &dir.join("bad"));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(!dir.join("bad").exists());
+    for bad in [["--atol-activation", "0"], ["--jacobian-every", "0"]] {
+        let out = simulate_elbow(&bad, &dir.join("bad"));
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(!dir.join("bad").exists());
+    }
 }
 
 #[test]

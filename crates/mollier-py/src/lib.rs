@@ -614,7 +614,7 @@ impl Model {
     /// the run's times, which asks for the Rosenbrock integrator. `track`: a motion of the
     /// model to make the excitations by computed muscle control ([`mollier::cmc::track_motion`],
     /// as `--track`) instead of `excitations`.
-    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01, loads=None, track=None, atol_activation=None, controller="elementary", steps_across_knots=false, rigid_tendons=None, method="ros23"))]
+    #[pyo3(signature = (duration, excitations=None, dt=None, integrator=None, progress=None, output_dt=None, rtol=1e-3, atol=1e-5, defect_tolerance=0.01, loads=None, track=None, atol_activation=None, controller="elementary", steps_across_knots=false, rigid_tendons=None, method="ros23", jacobian_every=4))]
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -635,6 +635,7 @@ impl Model {
         steps_across_knots: bool,
         rigid_tendons: Option<f64>,
         method: &str,
+        jacobian_every: usize,
     ) -> PyResult<(Bound<'py, PyDict>, Failures, Vec<String>, String, Bound<'py, PyDict>)> {
         if track.is_some() && excitations.is_some() {
             return Err(PyValueError::new_err("give excitations or track, not both"));
@@ -658,6 +659,7 @@ impl Model {
         };
         options.tolerances.method = method.parse().map_err(PyValueError::new_err)?;
         options.tolerances.land_on_breaks = !steps_across_knots;
+        options.tolerances.jacobian_every = Some(jacobian_every);
         if rigid_tendons.is_some() && track.is_some() {
             // computed muscle control runs the model's own tendons
             return Err(PyValueError::new_err("give rigid_tendons or track, not both"));
@@ -771,6 +773,7 @@ fn refused(e: SimulateError) -> PyErr {
         | SimulateError::Grid { .. }
         | SimulateError::Tolerance { .. }
         | SimulateError::RigidTendons(_)
+        | SimulateError::JacobianInterval
         | SimulateError::LoadTimes { .. } => PyValueError::new_err(e.to_string()),
     }
 }

@@ -159,22 +159,23 @@ def test_bad_excitations_raise_with_file_line_column(tmp_path):
 @pytest.mark.parametrize("method", ["euler", "bdf2"])
 def test_the_error_controls_options_and_rigid_tendons_equal_the_command(cli, tmp_path, method):
     options = ["--atol-activation", 1e-2, "--controller", "gustafsson", "--steps-across-knots",
-               "--rigid-tendons", 1.385, "--method", method]
+               "--rigid-tendons", 1.385, "--method", method, "--jacobian-every", 16]
     cli("simulate", ELBOW, "--excitations", EXCITATIONS, "--duration", 0.3, *options, "--out", tmp_path, "-q")
     r = mollier.load(ELBOW).simulate(EXCITATIONS, duration=0.3, atol_activation=1e-2, controller="gustafsson",
                                      steps_across_knots=True, rigid_tendons=1.385, method=method,
-                                     output="numpy")
+                                     jacobian_every=16, output="numpy")
     same_as_the_command(r, tmp_path)
     summary = json.loads((tmp_path / "summary.json").read_text())
     for key in ["atol_activation", "controller", "method", "steps_end_on_knots", "rigid_tendons",
-                "rigid_tendon_ratio", "accepted_steps", "rejected_steps", "kernel_evaluations"]:
+                "rigid_tendon_ratio", "accepted_steps", "rejected_steps", "kernel_evaluations",
+                "jacobian_every", "jacobian_evaluations"]:
         assert r.summary[key] == summary[key], key
     assert r.summary["rigid_tendons"] == ["biceps"] and r.summary["controller"] == "gustafsson"
-    assert r.summary["method"] == method
+    assert r.summary["method"] == method and r.summary["jacobian_every"] == 16
     # the options change the run: the defaults give other steps
     default = mollier.load(ELBOW).simulate(EXCITATIONS, duration=0.3, output="numpy")
     assert default.summary["rigid_tendons"] == [] and default.summary["steps_end_on_knots"] is True
-    assert default.summary["method"] == "ros23"
+    assert default.summary["method"] == "ros23" and default.summary["jacobian_every"] == 4
     assert default.summary["kernel_evaluations"] != r.summary["kernel_evaluations"]
 
 
@@ -186,6 +187,8 @@ def test_what_cannot_be_simulated_is_refused():
         m.simulate(EXCITATIONS, duration=0.1, method="bdf3")
     with pytest.raises(ValueError, match="atol_activation"):
         m.simulate(EXCITATIONS, duration=0.1, atol_activation=0.0)
+    with pytest.raises(ValueError, match="whole Jacobian's interval"):
+        m.simulate(EXCITATIONS, duration=0.1, jacobian_every=0)
     for ratio in [0.0, float("nan")]:
         with pytest.raises(ValueError, match="rigid-tendon ratio"):
             m.simulate(EXCITATIONS, duration=0.1, rigid_tendons=ratio)

@@ -89,6 +89,9 @@ pub enum SimulateError {
         /// Its value.
         value: f64,
     },
+    /// The whole Jacobian asked for every 0 steps.
+    #[error("the whole Jacobian's interval must be at least one step (got 0)")]
+    JacobianInterval,
     /// RK4 asked for a model with muscles, or with excitations or external loads.
     #[error(
         "RK4 simulates passive mechanisms; a model with muscles, excitations or external loads needs the Rosenbrock integrator"
@@ -188,6 +191,9 @@ impl SimulateOptions {
         }
         if let Some(ratio) = self.rigid_tendons.filter(|r| !(*r > 0.0)) {
             return Err(SimulateError::RigidTendons(ratio));
+        }
+        if tol.jacobian_every == Some(0) {
+            return Err(SimulateError::JacobianInterval);
         }
         let dt = match (self.dt, muscles) {
             (Some(dt), _) => Some(dt),
@@ -693,6 +699,7 @@ impl<'a> SimulateRun<'a> {
                             mollier_sim::Controller::Gustafsson => "gustafsson",
                         };
                         m.insert("controller".into(), json!(controller));
+                        m.insert("jacobian_every".into(), json!(tol.jacobian_every));
                         m.insert("steps_end_on_knots".into(), json!(tol.land_on_breaks));
                         m.insert("max_step_s".into(), json!(tol.max_step));
                         m.insert("accepted_steps".into(), json!(st.accepted));
@@ -810,6 +817,9 @@ mod tests {
         }
         let every = SimulateOptions { rigid_tendons: Some(f64::INFINITY), ..SimulateOptions::new(1.0) };
         assert!(every.plan(true).is_ok());
+        let mut never = SimulateOptions::new(1.0);
+        never.tolerances.jacobian_every = Some(0);
+        assert!(matches!(never.plan(true), Err(SimulateError::JacobianInterval)));
     }
 
     #[test]

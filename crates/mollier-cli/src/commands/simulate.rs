@@ -1,5 +1,6 @@
 //! `mollier simulate MODEL --duration T [--dt DT] [--output-dt DT] [--rtol R] [--atol A]
-//! [--atol-activation A] [--controller C] [--method M] [--steps-across-knots] [--excitations FILE]
+//! [--atol-activation A] [--controller C] [--method M] [--jacobian-every K] [--steps-across-knots]
+//! [--excitations FILE]
 //! [--loads FILE] [--integrator I] --out DIR`: a passive mechanism by explicit RK4, or a
 //! model with Hill muscles by the error-controlled Rosenbrock-W pair (or a fixed Rosenbrock
 //! step with `--dt`). The
@@ -160,6 +161,11 @@ pub(crate) struct Args {
     /// Error control: the method (docs/forward-dynamics.md, "Integrators").
     #[arg(long, value_enum, default_value = "ros23")]
     method: StepMethod,
+    /// Error control: form the whole Jacobian every K accepted steps, its kernel blocks kept in
+    /// between (updated along each step by the Euler step and BDF2; docs/forward-dynamics.md,
+    /// "The kept blocks follow the steps").
+    #[arg(long, value_name = "K", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    jacobian_every: u32,
     /// Error control: let the steps straddle the excitations' knots instead of ending on them
     /// (faster where the steps are longer than half the knots' spacing, as with rigid tendons).
     #[arg(long)]
@@ -231,6 +237,7 @@ pub(crate) fn run(req: &Args, registry: &Registry) -> ExitCode {
         StepMethod::Bdf2 => mollier::StepMethod::Bdf2,
     };
     options.tolerances.land_on_breaks = !req.steps_across_knots;
+    options.tolerances.jacobian_every = Some(req.jacobian_every as usize);
     options.defect_tolerance = req.defect_tolerance;
     options.rigid_tendons = req.rigid_tendons;
     let compiled = match load_well_posed(model, registry) {
@@ -378,7 +385,10 @@ fn refused(e: &SimulateError) -> ExitCode {
             errln!("error: --output-dt {output_dt} is not a whole number of steps of --dt {dt}");
             ExitCode::from(INVALID)
         }
-        SimulateError::Tolerance { .. } | SimulateError::RigidTendons(_) | SimulateError::LoadTimes { .. } => {
+        SimulateError::Tolerance { .. }
+        | SimulateError::RigidTendons(_)
+        | SimulateError::JacobianInterval
+        | SimulateError::LoadTimes { .. } => {
             errln!("error: {e}");
             ExitCode::from(INVALID)
         }

@@ -320,14 +320,16 @@ class Model:
                  loads: Optional[Union[str, os.PathLike]] = None,
                  track: Optional[MotionLike] = None, atol_activation: Optional[float] = None,
                  controller: str = "elementary", steps_across_knots: bool = False,
-                 rigid_tendons: Optional[float] = None, method: str = "ros23") -> SimulationResult:
+                 rigid_tendons: Optional[float] = None, method: str = "ros23",
+                 jacobian_every: int = 4) -> SimulationResult:
         """``mollier simulate``: forward dynamics from rest in the initial configuration for
         ``duration`` s (rounded up to whole output steps).
 
         As the command's options: with muscles and no ``dt`` the error-controlled Rosenbrock-W
         pair (``rtol``, ``atol``; ``atol_activation`` for the activations, default ``atol``;
         ``controller`` ``"elementary"`` or ``"gustafsson"``; ``method`` ``"ros23"``,
-        ``"ros34pw2"``, ``"euler"`` or ``"bdf2"``; ``steps_across_knots`` lets the steps straddle the
+        ``"ros34pw2"``, ``"euler"`` or ``"bdf2"``; ``jacobian_every`` the accepted steps between
+        whole Jacobians, at least 1; ``steps_across_knots`` lets the steps straddle the
         excitations' knots), rows every ``output_dt`` s (0.01 by default); with ``dt`` the
         fixed step (RK4's default 0.004 s), rows every ``output_dt`` (a whole number of steps,
         default ``dt``), each step's muscle equilibrium defect checked against
@@ -370,7 +372,7 @@ class Model:
                                                                    _path(loads),
                                                                    None if track is None else _motion(self, track),
                                                                    atol_activation, controller, steps_across_knots,
-                                                                   rigid_tendons, method)
+                                                                   rigid_tendons, method, jacobian_every)
         fmt = _as_format(output)
         for n in notes:
             warnings.warn(n, MotionWarning, stacklevel=2)
