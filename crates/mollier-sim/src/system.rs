@@ -545,37 +545,39 @@ impl Factored<'_> {
             return Err(SimError::Length { what: "right-hand side", got: rhs.len(), expected: l.len() });
         }
         let mut out = vec![0.0; l.len()];
+        let (r_q, r_v, r_s, r_a) = (&rhs[..n], &rhs[n..2 * n], &rhs[l.s()..l.a()], &rhs[l.a()..]);
+        let (o_qv, o_sa) = out.split_at_mut(l.s());
+        let (o_s, o_a) = o_sa.split_at_mut(m);
         // activations: (∂f_a/∂a + 1/h) Δa = r_a
-        for k in 0..m {
-            let d = lin.activation[k].0 + 1.0 / h;
-            out[l.a() + k] = rhs[l.a() + k] / d;
+        for ((o, r), act) in o_a.iter_mut().zip(r_a).zip(&lin.activation) {
+            *o = r / (act.0 + 1.0 / h);
         }
         // contraction: A_ss Δs + c.d_a Δa + c.d_length g·Δq = r_s  →  Δs = (b_s − c.d_length g·Δq) / A_ss
-        let b_s: Vec<f64> = (0..m).map(|k| rhs[l.s() + k] - lin.contraction[k].d_a * out[l.a() + k]).collect();
+        let b_s: Vec<f64> = r_s.iter().zip(&lin.contraction).zip(&*o_a).map(|((r, c), da)| r - c.d_a * da).collect();
         // r_v + (f_vv + M/h) r_q − Σ F_s g b_s / A_ss
-        let mut b = rhs[n..2 * n].to_vec();
-        for j in 0..n {
+        let mut b = r_v.to_vec();
+        for (j, rj) in r_q.iter().enumerate() {
             for (bi, v) in b.iter_mut().zip(self.fvv.col_as_slice(j)) {
-                *bi += v * rhs[j];
+                *bi += v * rj;
             }
         }
-        for k in 0..m {
+        let muscles = lin.contraction.iter().zip((0..m).map(|k| lin.grad(k))).zip(&self.a_ss);
+        for (((c, g), a_ss), (bs, da)) in muscles.clone().zip(b_s.iter().zip(&*o_a)) {
             // a rigid tendon's force moves with its activation too (force_d_a, 0 if elastic)
-            let c = &lin.contraction[k];
-            let (w, wa) = (c.force_d_s / self.a_ss[k], c.force_d_a * out[l.a() + k]);
-            for (bi, g) in b.iter_mut().zip(lin.grad(k)) {
-                *bi -= w * g * b_s[k] + wa * g;
+            let (w, wa) = (c.force_d_s / a_ss, c.force_d_a * da);
+            for (bi, g) in b.iter_mut().zip(g) {
+                *bi -= w * g * bs + wa * g;
             }
         }
         let dq = self.lu.solve(&b).ok_or_else(|| SimError::Singular(String::new()))?;
-        for i in 0..n {
-            out[i] = dq[i];
-            out[n + i] = dq[i] / h - rhs[i];
+        let (o_q, o_v) = o_qv.split_at_mut(n);
+        for (((oq, ov), d), r) in o_q.iter_mut().zip(o_v.iter_mut()).zip(&dq).zip(r_q) {
+            *oq = *d;
+            *ov = d / h - r;
         }
-        for k in 0..m {
-            let c = &lin.contraction[k];
-            let gq: f64 = lin.grad(k).iter().zip(&dq).map(|(g, d)| g * d).sum();
-            out[l.s() + k] = (b_s[k] - c.d_length * gq) / self.a_ss[k];
+        for (((c, g), a_ss), (o, bs)) in muscles.zip(o_s.iter_mut().zip(&b_s)) {
+            let gq: f64 = g.iter().zip(&dq).map(|(g, d)| g * d).sum();
+            *o = (bs - c.d_length * gq) / a_ss;
         }
         Ok(out)
     }

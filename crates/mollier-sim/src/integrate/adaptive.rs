@@ -824,17 +824,25 @@ impl Adaptive {
         // the rates' error weighted by the step, what it moves the coordinates by over one step:
         // the coordinates, not their rates, are what the tolerance is on (unweighted, the rates
         // driven by the stiff tendons and contact took 2.5 times the evaluations on the flexion)
-        (0..l.len())
-            .map(|i| {
-                let (w, atol) = self.tol.weight(l, i, h);
-                let tol = atol + self.tol.rtol * (w * x[i]).abs().max((w * xn[i]).abs());
-                (w * err[i] / tol).abs()
-            })
-            .enumerate()
-            .fold((0.0f64, 0), |(m, k), (i, v)| {
-                let v = if v.is_nan() { f64::INFINITY } else { v };
-                if v > m { (v, i) } else { (m, k) }
-            })
+        let rtol = self.tol.rtol;
+        // the weight and tolerance are the kind's, read once a kind (Tolerances::weight)
+        [0, l.v(), l.s(), l.a()].into_iter().zip([l.v(), l.s(), l.a(), l.len()]).fold(
+            (0.0f64, 0),
+            |(mut m, mut k), (start, end)| {
+                if start < end {
+                    let (w, atol) = self.tol.weight(l, start, h);
+                    for i in start..end {
+                        let tol = atol + rtol * (w * x[i]).abs().max((w * xn[i]).abs());
+                        let v = (w * err[i] / tol).abs();
+                        let v = if v.is_nan() { f64::INFINITY } else { v };
+                        if v > m {
+                            (m, k) = (v, i);
+                        }
+                    }
+                }
+                (m, k)
+            },
+        )
     }
 
     /// `T = ∂F/∂t` (len) over a step of `h` (s): through the excitations, their secant over the
