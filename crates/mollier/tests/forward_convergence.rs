@@ -263,7 +263,7 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
         ("ROS34PW2, rtol 1e-4, the whole Jacobian every 4 steps", adaptive(Method::Ros34pw2, 1e-4, Some(4))),
         ("Euler, rtol 7e-3, the whole Jacobian every 4 steps", adaptive(Method::Euler, 7e-3, Some(4))),
         ("BDF2, rtol 3e-2, the whole Jacobian every 4 steps", adaptive(Method::Bdf2, 3e-2, Some(4))),
-        ("BDF2, rtol 4e-2, the whole Jacobian every 16 steps", adaptive(Method::Bdf2, 4e-2, Some(16))),
+        ("BDF2, rtol 4e-2, the whole Jacobian every 32 steps", adaptive(Method::Bdf2, 4e-2, Some(32))),
     ];
     let d: Vec<(f64, f64)> = runs.iter().map(|(_, r)| differences(r, &reference)).collect();
     for ((name, _), (rms, force)) in runs.iter().zip(&d) {
@@ -297,8 +297,8 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     // the linearly implicit BDF2 at rtol 3e-2: better than the fixed step's accuracy in the angles
     // and the forces (measured 0.042°, 14.7 N)
     assert!(d[8].0 < 0.06 && d[8].1 < 30.0, "{}: {:?}", runs[8].0, d[8]);
-    // and at 4e-2 with the whole Jacobian every 16 steps, kept in between by Broyden's update
-    // along each step (measured 0.078°, 18.0 N; without the update 0.38°)
+    // and at 4e-2 with the whole Jacobian every 32 steps, kept in between by Broyden's update
+    // along each step (measured 0.082°, 18.0 N; every 16 steps without the update 0.38°)
     assert!(d[9].0 < 0.1 && d[9].1 < 30.0, "{}: {:?}", runs[9].0, d[9]);
 }
 
@@ -395,10 +395,10 @@ fn euler() -> Tolerances {
     Tolerances { rtol: 7e-3, atol: 7e-5, method: Method::Euler, ..Tolerances::default() }
 }
 
-/// The linearly implicit BDF2 at rtol 4e-2 (atol 4e-4), the whole Jacobian every 16 steps: on
-/// the flexion 1.4 and 5.8 times more accurate than the fixed 4 ms step in the angles and forces.
+/// The linearly implicit BDF2 at rtol 4e-2 (atol 4e-4), the whole Jacobian every 32 steps: on
+/// the flexion 1.35 and 5.8 times more accurate than the fixed 4 ms step in the angles and forces.
 fn bdf2() -> Tolerances {
-    Tolerances { rtol: 4e-2, atol: 4e-4, method: Method::Bdf2, jacobian_every: Some(16), ..Tolerances::default() }
+    Tolerances { rtol: 4e-2, atol: 4e-4, method: Method::Bdf2, jacobian_every: Some(32), ..Tolerances::default() }
 }
 
 /// Rows between the steps carry no force the steps do not: trapezius scapular 2 switched on drags
