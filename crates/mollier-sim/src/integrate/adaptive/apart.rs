@@ -1,7 +1,7 @@
 //! The steps of one evaluation, the linearly implicit Euler step's and BDF2's
 //! ([`super::Method`]): the activations integrated apart by sub-steps (`ȧ` depends on `a` and `u`
 //! alone), their steps given to the solve, and the new state's rate the one evaluation of the
-//! kernel.
+//! kernel; and the update of the Jacobian's kept blocks along their steps ([`secant_update`]).
 
 use faer::Mat;
 
