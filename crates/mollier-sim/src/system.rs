@@ -496,13 +496,14 @@ impl Linearization {
                 kc[i] = fq[i] + vc[i] / h;
             }
         }
-        add_weighted_gram(
+        let gt = transposed(&self.grad, n);
+        add_weighted_gram_of(
             &mut k_mat,
-            &self.grad,
+            &gt,
             self.contraction.iter().zip(&a_ss).map(|(c, a)| -(c.force_d_s / a) * c.d_length),
         );
         let lu = PartialPivoting::factor(&k_mat).ok_or_else(|| SimError::Singular(String::new()))?;
-        Ok(Factored { lin: self, h, a_ss, fvv, lu })
+        Ok(Factored { lin: self, h, a_ss, fvv, gt, lu })
     }
 }
 
@@ -526,6 +527,9 @@ pub struct Factored<'a> {
     a_ss: Vec<f64>,
     /// `∂f_v/∂v + M̄ / h` (n x n).
     fvv: Mat<f64>,
+    /// The muscles' `∂L_m/∂q` transposed: row `i` the `m` values of `∂L/∂q_i` (n x m, row-major),
+    /// so that both products with it in a solve run along the muscles.
+    gt: Vec<f64>,
     /// The reduced matrix of `Δq`'s system.
     lu: PartialPivoting,
 }
@@ -561,13 +565,17 @@ impl Factored<'_> {
                 *bi += v * rj;
             }
         }
-        let muscles = lin.contraction.iter().zip((0..m).map(|k| lin.grad(k))).zip(&self.a_ss);
-        for (((c, g), a_ss), (bs, da)) in muscles.clone().zip(b_s.iter().zip(&*o_a)) {
-            // a rigid tendon's force moves with its activation too (force_d_a, 0 if elastic)
-            let (w, wa) = (c.force_d_s / a_ss, c.force_d_a * da);
-            for (bi, g) in b.iter_mut().zip(g) {
-                *bi -= w * g * bs + wa * g;
-            }
+        // Σ g (F_s b_s / A_ss + F_a Δa): a rigid tendon's force moves with its activation too
+        // (force_d_a, 0 if elastic)
+        let pull: Vec<f64> = lin
+            .contraction
+            .iter()
+            .zip(&self.a_ss)
+            .zip(b_s.iter().zip(&*o_a))
+            .map(|((c, a_ss), (bs, da))| c.force_d_s / a_ss * bs + c.force_d_a * da)
+            .collect();
+        for (bi, row) in b.iter_mut().zip(self.gt.chunks_exact(m.max(1))) {
+            *bi -= dot4(row, &pull);
         }
         let dq = self.lu.solve(&b).ok_or_else(|| SimError::Singular(String::new()))?;
         let (o_q, o_v) = o_qv.split_at_mut(n);
@@ -575,8 +583,14 @@ impl Factored<'_> {
             *oq = *d;
             *ov = d / h - r;
         }
-        for (((c, g), a_ss), (o, bs)) in muscles.zip(o_s.iter_mut().zip(&b_s)) {
-            let gq: f64 = g.iter().zip(&dq).map(|(g, d)| g * d).sum();
+        // g·Δq for every muscle, a row of Gᵀ at a time
+        let mut gq = vec![0.0; m];
+        for (row, d) in self.gt.chunks_exact(m.max(1)).zip(&dq) {
+            for (s, g) in gq.iter_mut().zip(row) {
+                *s += g * d;
+            }
+        }
+        for ((((o, bs), c), a_ss), gq) in o_s.iter_mut().zip(&b_s).zip(&lin.contraction).zip(&self.a_ss).zip(&gq) {
             *o = (bs - c.d_length * gq) / a_ss;
         }
         Ok(out)
@@ -592,14 +606,30 @@ pub(crate) fn add_weighted_gram(out: &mut Mat<f64>, g: &[f64], w: impl Iterator<
     if n == 0 {
         return;
     }
-    let m = g.len() / n;
-    // Gᵀ and (diag(w) G)ᵀ: column i of G as a row of m values (written, not zeroed first)
-    let w: Vec<f64> = w.collect();
-    let mut gt = Vec::with_capacity(n * m);
-    let mut wgt = Vec::with_capacity(n * m);
+    add_weighted_gram_of(out, &transposed(g, n), w);
+}
+
+/// `Gᵀ` (n x m, row-major) of `G` given as `m` rows of `n` values (row-major).
+fn transposed(g: &[f64], n: usize) -> Vec<f64> {
+    let mut gt = Vec::with_capacity(g.len());
     for i in 0..n {
         gt.extend(g.chunks_exact(n).map(|row| row[i]));
-        wgt.extend(g.chunks_exact(n).zip(&w).map(|(row, wk)| wk * row[i]));
+    }
+    gt
+}
+
+/// [`add_weighted_gram`] with `G` given transposed (`gt`, n x m row-major, `n = out.ncols()`).
+fn add_weighted_gram_of(out: &mut Mat<f64>, gt: &[f64], w: impl Iterator<Item = f64>) {
+    let n = out.ncols();
+    if n == 0 {
+        return;
+    }
+    let m = gt.len() / n;
+    // (diag(w) G)ᵀ: row i of Gᵀ weighted
+    let w: Vec<f64> = w.collect();
+    let mut wgt = Vec::with_capacity(n * m);
+    for row in gt.chunks_exact(m.max(1)).take(n) {
+        wgt.extend(row.iter().zip(&w).map(|(g, wk)| wk * g));
     }
     for i in 0..n {
         let a = &wgt[i * m..(i + 1) * m];
