@@ -107,15 +107,15 @@ impl Adaptive {
         u: Excitation<'_>,
         h: f64,
     ) -> Result<Attempt, SimError> {
-        let (x, f0) = (self.state.x.clone(), self.state.xd.clone());
-        self.one_evaluation(sys, ws, u, h, h, f0.clone(), Vec::new(), |this, w, xn, f1| {
+        // the estimate reads the start from `this`, which the attempt leaves where it was
+        self.one_evaluation(sys, ws, u, h, h, self.state.xd.clone(), Vec::new(), |this, w, xn, f1| {
             // h² ẍ / 2 by the rate's change over the step, filtered by W⁻¹ as ROS2(3)'s estimate;
             // the activations' own error is the sub-steps', not the step's
-            let l = this.lin.layout;
+            let (l, f0) = (this.lin.layout, &this.state.xd);
             let mut err: Vec<f64> = (0..l.len()).map(|i| 0.5 * h * (f1[i] - f0[i])).collect();
             err[l.a()..].fill(0.0);
             let err = w_solve(w, h, &err)?;
-            Ok(this.error_norm(h, &x, xn, &err))
+            Ok(this.error_norm(h, &this.state.x, xn, &err))
         })
     }
 
@@ -207,14 +207,15 @@ impl Adaptive {
             let f0 = self.state.xd.clone();
             return self.attempt_euler(sys, ws, u, h).map(|(norm, xn, end, _, k2)| (norm, xn, end, f0, k2));
         };
-        let (x, f0) = (self.state.x.clone(), self.state.xd.clone());
+        let (x, f0) = (&self.state.x, &self.state.xd);
         let omega = h / last.h;
         let beta = h * (1.0 + omega) / (1.0 + 2.0 * omega);
         let c = omega / (1.0 + omega);
         let secant: Vec<f64> = x.iter().zip(&last.x0).map(|(x, x0)| (x - x0) / last.h).collect();
         let r = f0.iter().zip(&secant).map(|(f, d)| f + c * d).collect();
+        // the estimate reads the start from `this`, which the attempt leaves where it was
         self.one_evaluation(sys, ws, u, h, beta, r, f0.clone(), |this, w, xn, f1| {
-            let l = this.lin.layout;
+            let (l, x, f0) = (this.lin.layout, &this.state.x, &this.state.xd);
             // the predictor x_n + h F(x_n) + ω h (F(x_n) − secant) is off by (1+ω)/(6ω) h³ x⃛,
             // the formula by (1+ω)²/(6ω(1+2ω)) h³ x⃛: the local error is (1+ω)/(2+3ω) of their
             // distance
@@ -230,8 +231,8 @@ impl Adaptive {
             let mut rho: Vec<f64> = (0..l.len()).map(|i| xn[i] - x[i] - beta * (f1[i] + c * secant[i])).collect();
             rho[l.a()..].fill(0.0);
             let rho = w_solve(w, beta, &rho)?;
-            let (norm, worst) = this.error_norm(h, &x, xn, &err);
-            let (newton, off) = this.error_norm(h, &x, xn, &rho);
+            let (norm, worst) = this.error_norm(h, x, xn, &err);
+            let (newton, off) = this.error_norm(h, x, xn, &rho);
             Ok(if newton > norm { (newton, off) } else { (norm, worst) })
         })
     }
