@@ -89,6 +89,54 @@ fn coordinate_accelerations_are_those_of_the_full_accelerations() {
     }
 }
 
+/// On a tree, the rates of a free element on attached points (a muscle between two links) come
+/// from its gradient on its own coordinates and those points' rates: the length's rate along
+/// `q + t q̇` by central differences, and the general path's (solves of `D_cc`, gradients
+/// carried through the attachments).
+#[test]
+fn a_free_elements_rate_on_attached_points_is_its_lengths_rate() {
+    use mollier_core::ModelBuilder;
+    use mollier_hinge::Hinge;
+    use mollier_tests::IDENTITY;
+    use mollier_truss::Truss;
+    let mut b = ModelBuilder::new();
+    let (mut p, mut l) = (b.position_node("P0", [0.0; 3]).unwrap(), b.orientation_node("L0", IDENTITY).unwrap());
+    b.fix_node(p);
+    b.fix_node(l);
+    let mut points = Vec::new();
+    for (i, axis) in [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]].into_iter().enumerate() {
+        let li = b.orientation_node(format!("L{}", i + 1), IDENTITY).unwrap();
+        let h = b.add_element(format!("joint{i}"), Box::new(Hinge::new(l, li, axis, None))).unwrap();
+        b.input_mode(h, "rotation");
+        let pi = b.position_node(format!("P{}", i + 1), [0.3 * (i + 1) as f64, 0.05 * i as f64, 0.0]).unwrap();
+        b.attach(pi, p, li);
+        points.push(pi);
+        (p, l) = (pi, li);
+    }
+    let muscle = b.add_element("muscle", Box::new(Truss::new(points[0], points[2]))).unwrap();
+    b.free_element(muscle);
+    let model = b.build().unwrap();
+    let m = model.mode_by_name(muscle, "elongation").unwrap().index();
+    let length = |q: &[f64]| {
+        let mut d = Data::new(&model);
+        solve_positions(&model, &mut d, q).unwrap();
+        d.e()[m]
+    };
+    let (mut tree, mut general) = (Data::new(&model), Data::new(&model));
+    general.set_tree_path(false);
+    for (q, qd) in [([0.3, -0.4, 0.8], [1.5, -0.7, 2.0]), ([-1.1, 0.9, 0.2], [0.4, 2.5, -1.2])] {
+        for d in [&mut tree, &mut general] {
+            solve_positions(&model, d, &q).unwrap();
+            transfer::coordinate_accelerations(&model, d, &qd, &[0.0; 3]).unwrap();
+        }
+        let h = 1e-5;
+        let along = |t: f64| -> Vec<f64> { q.iter().zip(&qd).map(|(a, b)| a + t * b).collect() };
+        let want = (length(&along(h)) - length(&along(-h))) / (2.0 * h);
+        assert!((tree.ed()[m] - want).abs() < 1e-8, "{q:?}: {} against {want}", tree.ed()[m]);
+        assert!((tree.ed()[m] - general.ed()[m]).abs() < 1e-13, "{q:?}: {} against {}", tree.ed()[m], general.ed()[m]);
+    }
+}
+
 #[test]
 fn three_orthogonal_hinges_compose_as_a_spherical_joint() {
     let (model, body) = spherical_joint();

@@ -129,7 +129,9 @@ fn element_gradient<'a>(
 /// `ė` (n_e) at the rates `xd` (n_x) of the tree path's recursion for input rates `qd` (n_q):
 /// a row's mode rate is its target's (0 for a fixed mode, the input's rate for an input),
 /// which the placed rates hold to round-off — each step turns its nodes by its element's modes
-/// at those rates, so `D_cc ẋ` is the right-hand side — and only a dependent mode's is `D ẋ`.
+/// at those rates, so `D_cc ẋ` is the right-hand side — and only a dependent mode's is `D ẋ`
+/// (a free element's on its own coordinates where the solve left it so: `xd` rates the attached
+/// nodes too).
 fn placed_mode_rates(model: &Model, data: &Data, qd: &[f64], xd: &[f64], out: &mut [f64]) {
     for (&m, target) in model.rows.iter().zip(&model.row_target) {
         out[m] = match *target {
@@ -137,12 +139,11 @@ fn placed_mode_rates(model: &Model, data: &Data, qd: &[f64], xd: &[f64], out: &m
             RowTarget::Input(j) => qd[j],
         };
     }
+    let own = free_on_own(data);
     for &m in &model.dependent_modes {
         let (el, k) = model.mode_element[m];
-        let entry = &model.elements[el.index()];
-        let n = entry.coords.len();
-        let g = &data.de[entry.de_offset + k * n..entry.de_offset + (k + 1) * n];
-        out[m] = g.iter().zip(&entry.coords).map(|(gv, &c)| gv * xd[c]).sum();
+        let (g, coords) = element_gradient(model, data, &model.elements[el.index()], k, own);
+        out[m] = g.iter().zip(coords).map(|(gv, &c)| gv * xd[c]).sum();
     }
 }
 
@@ -855,7 +856,13 @@ fn tree_rates(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) -> Result
     }
     check_len(model, qd)?;
     require_solved(data)?;
-    evaluate(model, data, Order::Gradient)?;
+    // the free elements' gradients on their own coordinates serve (`placed_mode_rates`): carrying
+    // them through the attachments was 6 % of the shoulder's forward rate evaluation
+    if free_on_own(data) {
+        evaluate_constraints(model, data, Order::Gradient)?;
+    } else {
+        evaluate(model, data, Order::Gradient)?;
+    }
     let (mut xd, mut xdd) = (std::mem::take(&mut data.xd), std::mem::take(&mut data.xdd));
     let placed = place::rates(model, data, qd, qdd, &mut xd, &mut xdd);
     data.rates_by_recursion = matches!(placed, Ok(true));
