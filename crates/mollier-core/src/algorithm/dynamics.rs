@@ -217,9 +217,11 @@ fn transpose_times(a: faer::MatRef<'_, f64>, v: &[f64], rows: &mut Vec<usize>) -
         .collect()
 }
 
-/// The reduced mass matrix `M̄ = DF_xᵀ M DF_x` (n_q x n_q) at the solved configuration.
+/// The reduced mass matrix `M̄ = DF_xᵀ M DF_x` (n_q x n_q) at the solved configuration. Forms
+/// `DF` as [`transfer::first_order_for_dynamics`] does (`DF_x` without the rows of the points
+/// only free elements read).
 pub fn mass_matrix(model: &Model, data: &mut Data) -> Result<Mat<f64>, KinematicsError> {
-    transfer::first_order(model, data)?;
+    transfer::first_order_for_dynamics(model, data, &[])?;
     let nq = model.n_q();
     let row = |c: usize| transfer::df_row(data, c);
     let mut mbar = Mat::<f64>::zeros(nq, nq);
@@ -268,7 +270,7 @@ fn unbalanced(
     qdd: &[f64],
     extra: &[Load],
 ) -> Result<Vec<f64>, KinematicsError> {
-    transfer::first_order(model, data)?;
+    transfer::first_order_for_dynamics(model, data, extra)?;
     transfer::coordinate_accelerations(model, data, qd, qdd)?;
     let mut nonzero = std::mem::take(&mut data.work.reached);
     let out = with_buffers(data, |data, [net, fin, sigma, _]| {
@@ -285,7 +287,8 @@ fn unbalanced(
 }
 
 /// The generalized forces `Q̄(q, q̇)` (n_q): loads, velocity-dependent inertia and law stresses,
-/// at the solved configuration, for input rates `qd`. Also sets the velocities in `data`.
+/// at the solved configuration, for input rates `qd`. Also sets the velocities in `data`, and
+/// `DF` as [`transfer::first_order_for_dynamics`] forms it.
 pub fn bias_forces(model: &Model, data: &mut Data, qd: &[f64], extra: &[Load]) -> Result<Vec<f64>, KinematicsError> {
     unbalanced(model, data, qd, &vec![0.0; model.n_q()], extra)
 }

@@ -104,6 +104,12 @@ impl Screws {
     /// conditional path point off the path whose neighbours are placed after it): the caller
     /// then takes `DF` from [`crate::transfer::first_order`].
     pub fn compute(&mut self, model: &Model, data: &Data) -> Result<bool, KinematicsError> {
+        self.compute_skipping(model, data, None)
+    }
+
+    /// [`Screws::compute`] without the rows of the attachments `skip` marks (by attachment;
+    /// none that a step or another attachment reads): those nodes' rows are left as they were.
+    fn compute_skipping(&mut self, model: &Model, data: &Data, skip: Option<&[bool]>) -> Result<bool, KinematicsError> {
         self.valid = false;
         if !data.solved {
             return Err(KinematicsError::NotSolved);
@@ -143,7 +149,9 @@ impl Screws {
         }
         // the attached nodes no step reads (a muscle's points), parents first
         for t in 0..model.attachments.list.len() {
-            self.attach(model, data, t);
+            if !skip.is_some_and(|s| s[t]) {
+                self.attach(model, data, t);
+            }
         }
         self.valid = true;
         Ok(true)
@@ -324,6 +332,13 @@ fn blocks<const K: usize>(rows: &mut [f64], width: usize, n: usize, read: [usize
 /// no chain rule through the attachments). `Ok(false)`, nothing written, where the pass has no
 /// closed form or there is no input.
 pub(crate) fn first_order(model: &Model, data: &mut Data) -> Result<bool, KinematicsError> {
+    first_order_with(model, data, None)
+}
+
+/// [`first_order`] without `DF_x`'s rows of the attachments `skip` marks (by attachment; only
+/// free elements read them: `Attachments::free_only`), left as they were: the free elements'
+/// rows of `DF^e` are contracted with those points' frames' screws instead.
+pub(crate) fn first_order_with(model: &Model, data: &mut Data, skip: Option<&[bool]>) -> Result<bool, KinematicsError> {
     if model.n_q() == 0 || model.placement.is_none() || !data.tree_path {
         return Ok(false);
     }
@@ -346,10 +361,10 @@ pub(crate) fn first_order(model: &Model, data: &mut Data) -> Result<bool, Kinema
         }
     }
     let mut screws = std::mem::take(&mut data.work.screws);
-    let placed = screws.compute(model, data);
+    let placed = screws.compute_skipping(model, data, skip);
     let result = match placed {
         Ok(true) => {
-            fill(model, data, &mut screws);
+            fill(model, data, &mut screws, skip);
             Ok(true)
         }
         other => other,
@@ -410,7 +425,7 @@ fn free(model: &Model, entry: &ElementEntry) -> bool {
 /// screws' rows and the gradients [`first_order`] evaluated: only the columns of the inputs that
 /// reach each node are written (the rest stays 0 from when the outputs were zeroed, once while
 /// only this fill writes them).
-fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
+fn fill(model: &Model, data: &mut Data, screws: &mut Screws, skip: Option<&[bool]>) {
     let (nx, ne, nq) = (model.n_x(), model.n_e(), model.n_q());
     let stride = df_stride(nq);
     let (mut rows, mut moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
@@ -435,6 +450,9 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
             *dst = col.try_as_col_major_mut().expect("a contiguous column").as_slice_mut();
         }
         for (n, info) in model.nodes.iter().enumerate() {
+            if skipped(model, skip, n) {
+                continue;
+            }
             let all = reached.of(n);
             let cols = if j1 - j0 == nq {
                 all
@@ -481,17 +499,18 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
         }
     }
     // the dependent modes' rows, 32 columns at a time (the sums in registers)
+    let source = Rows { rows: &rows, stride, node_of: &screws.pattern.node_of, skip };
     for j0 in (0..stride).step_by(32) {
-        let (rows, dfe) = (&rows[..], &mut dfe);
+        let dfe = &mut dfe;
         match stride - j0 {
-            4 => mode_rows::<4>(model, data, rows, stride, j0, dfe),
-            8 => mode_rows::<8>(model, data, rows, stride, j0, dfe),
-            12 => mode_rows::<12>(model, data, rows, stride, j0, dfe),
-            16 => mode_rows::<16>(model, data, rows, stride, j0, dfe),
-            20 => mode_rows::<20>(model, data, rows, stride, j0, dfe),
-            24 => mode_rows::<24>(model, data, rows, stride, j0, dfe),
-            28 => mode_rows::<28>(model, data, rows, stride, j0, dfe),
-            _ => mode_rows::<32>(model, data, rows, stride, j0, dfe),
+            4 => mode_rows::<4>(model, data, &source, j0, dfe),
+            8 => mode_rows::<8>(model, data, &source, j0, dfe),
+            12 => mode_rows::<12>(model, data, &source, j0, dfe),
+            16 => mode_rows::<16>(model, data, &source, j0, dfe),
+            20 => mode_rows::<20>(model, data, &source, j0, dfe),
+            24 => mode_rows::<24>(model, data, &source, j0, dfe),
+            28 => mode_rows::<28>(model, data, &source, j0, dfe),
+            _ => mode_rows::<32>(model, data, &source, j0, dfe),
         }
     }
     screws.clean = true;
@@ -499,29 +518,69 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws) {
     (data.df_x, data.df_e) = (dfx, dfe);
 }
 
-/// [`fill`]'s dependent modes' entries of `DF^e` in columns `j0..j0 + W` (those below `n_q`)
-/// from `DF^x` by rows (`rows`, `stride` values a row, `j0 + W` at most `stride`), in `pulp`'s
-/// dispatch (a mode's `W` sums stay in vector registers where the machine has them): each
-/// gradient entry on the element's own coordinates times its coordinate's row. A column that
-/// does not reach the coordinate's node adds ±0 to a sum that started at +0 and so is never −0:
-/// the reached columns' sums alone, the same bits whatever `W`.
-fn mode_rows<const W: usize>(
-    model: &Model,
-    data: &Data,
-    rows: &[f64],
+/// Where [`mode_rows`] reads a coordinate's row: `DF^x` by rows (`rows`, `stride` values a row;
+/// `node_of`: the node of each coordinate), not formed on the nodes of the attachments `skip`
+/// marks.
+struct Rows<'a> {
+    rows: &'a [f64],
     stride: usize,
-    j0: usize,
-    dfe: &mut faer::Mat<f64>,
-) {
-    pulp::Arch::new().dispatch(ModeRows::<W> { model, data, rows, stride, j0, dfe });
+    node_of: &'a [usize],
+    skip: Option<&'a [bool]>,
+}
+
+/// Whether node `n` is one of the attachments `skip` marks.
+fn skipped(model: &Model, skip: Option<&[bool]>, n: usize) -> bool {
+    skipped_attachment(model, skip, n).is_some()
+}
+
+/// The attachment of node `n` where `skip` marks it.
+#[inline(always)]
+fn skipped_attachment(model: &Model, skip: Option<&[bool]>, n: usize) -> Option<usize> {
+    skip.and_then(|s| model.attachments.of_node[n].filter(|&t| s[t]))
+}
+
+/// A mode's gradient entries on points a frame carries, carried to the frame's rows of `DF^x`:
+/// `∂p/∂q = ∂o/∂q + J(λ) ∂λ/∂q` with `J = ∂p/∂λ` (3 x 4), so the entries `g` weigh its origin's
+/// three rows by `g` and its orientation's four by `Jᵀ g`.
+struct FrameWeights {
+    /// The first coordinates of the frame's origin and orientation.
+    origin: usize,
+    orientation: usize,
+    on_origin: [f64; 3],
+    on_orientation: [f64; 4],
+}
+
+/// `acc += Σ_r weight_r · row_r` over the rows of `DF^x` starting at coordinate `first`, columns
+/// `j0..j0 + W` (zero weights left out).
+#[inline(always)]
+fn add_rows<const W: usize>(source: &Rows<'_>, j0: usize, first: usize, weights: &[f64], acc: &mut [f64; W]) {
+    for (r, &wv) in weights.iter().enumerate() {
+        if wv != 0.0 {
+            let at = (first + r) * source.stride + j0;
+            let row: &[f64; W] = source.rows[at..at + W].try_into().expect("W values of a row");
+            for l in 0..W {
+                acc[l] += wv * row[l];
+            }
+        }
+    }
+}
+
+/// [`fill`]'s dependent modes' entries of `DF^e` in columns `j0..j0 + W` (those below `n_q`)
+/// from `DF^x` by rows (`j0 + W` at most the stride), in `pulp`'s dispatch (a mode's `W` sums
+/// stay in vector registers where the machine has them): each gradient entry on the element's
+/// own coordinates times its coordinate's row. A column that does not reach the coordinate's
+/// node adds ±0 to a sum that started at +0 and so is never −0: the reached columns' sums
+/// alone, the same bits whatever `W`. The entries on points whose rows were not formed go to
+/// their frame's rows ([`FrameWeights`]; consecutive points on one frame together).
+fn mode_rows<const W: usize>(model: &Model, data: &Data, source: &Rows<'_>, j0: usize, dfe: &mut faer::Mat<f64>) {
+    pulp::Arch::new().dispatch(ModeRows::<W> { model, data, source, j0, dfe });
 }
 
 /// [`mode_rows`]'s loop, inlined into `pulp`'s dispatch.
 struct ModeRows<'a, const W: usize> {
     model: &'a Model,
     data: &'a Data,
-    rows: &'a [f64],
-    stride: usize,
+    source: &'a Rows<'a>,
     j0: usize,
     dfe: &'a mut faer::Mat<f64>,
 }
@@ -530,21 +589,59 @@ impl<const W: usize> pulp::WithSimd for ModeRows<'_, W> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) {
-        let Self { model, data, rows, stride, j0, dfe } = self;
+        let Self { model, data, source, j0, dfe } = self;
         let width = model.n_q().saturating_sub(j0).min(W);
+        let flush = |f: FrameWeights, acc: &mut [f64; W]| {
+            add_rows(source, j0, f.origin, &f.on_origin, acc);
+            add_rows(source, j0, f.orientation, &f.on_orientation, acc);
+        };
         for &m in &model.dependent_modes {
             let (el, k) = model.mode_element[m];
             let entry = &model.elements[el.index()];
             let (g, coords) = own_gradient(model, data, entry, k, k + 1);
             let mut acc = [0.0; W];
-            for (gv, &c) in g.iter().zip(coords) {
-                if *gv != 0.0 {
-                    let at = c * stride + j0;
-                    let row: &[f64; W] = rows[at..at + W].try_into().expect("W values of a row");
-                    for l in 0..W {
-                        acc[l] += gv * row[l];
+            let mut held: Option<FrameWeights> = None;
+            let mut at = 0;
+            while at < coords.len() {
+                let c = coords[at];
+                let Some(t) = skipped_attachment(model, source.skip, source.node_of[c]) else {
+                    if g[at] != 0.0 {
+                        add_rows(source, j0, c, &[g[at]], &mut acc);
                     }
+                    at += 1;
+                    continue;
+                };
+                // the point's entries (its three coordinates, or those of them the element has)
+                let a = &model.attachments.list[t];
+                let mut end = at + 1;
+                while end < coords.len() && coords[end] > c && coords[end] < a.node + 3 {
+                    end += 1;
                 }
+                let mut f = match held.take() {
+                    Some(f) if (f.origin, f.orientation) == (a.origin, a.orientation) => f,
+                    other => {
+                        if let Some(f) = other {
+                            flush(f, &mut acc);
+                        }
+                        FrameWeights {
+                            origin: a.origin,
+                            orientation: a.orientation,
+                            on_origin: [0.0; 3],
+                            on_orientation: [0.0; 4],
+                        }
+                    }
+                };
+                let jac = &data.att_jac[t];
+                for (gv, &ci) in g[at..end].iter().zip(&coords[at..end]) {
+                    let i = ci - a.node;
+                    f.on_origin[i] += gv;
+                    (0..4).for_each(|q| f.on_orientation[q] += gv * jac[i][q]);
+                }
+                held = Some(f);
+                at = end;
+            }
+            if let Some(f) = held {
+                flush(f, &mut acc);
             }
             acc[..width].iter().enumerate().for_each(|(j, v)| dfe[(m, j0 + j)] = *v);
         }

@@ -226,13 +226,13 @@ fn directional_in(
 /// dependent modes' rows are `D DF^x`.
 pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
     require_solved(data)?;
-    if data.df_valid {
+    if data.df_valid && data.df_complete {
         return Ok(());
     }
     // on a placed tree, from the joints' screws outward: no factors, no solve
     data.df_by_screws = false;
     if crate::algorithm::screws::first_order(model, data)? {
-        (data.df_by_screws, data.df_valid) = (true, true);
+        (data.df_by_screws, data.df_valid, data.df_complete) = (true, true, true);
         return Ok(());
     }
     // free elements evaluated on their own coordinates (the solve's) are contracted with the
@@ -273,8 +273,37 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
     (data.work.df_rhs, data.work.zeros_q) = (b, unit);
     (data.df_x, data.df_e) = (dfx, dfe);
     solved?;
-    data.df_valid = true;
+    (data.df_valid, data.df_complete) = (true, true);
     Ok(())
+}
+
+/// [`first_order`] for the equations of motion with forces `extra` besides the model's: on a
+/// placed tree, `DF_x`'s rows of the points only free elements read (a muscle's; no mass or force
+/// sits there and no frame hangs from them) are not formed and hold whatever they held; the
+/// free elements' rows of `DF_e`, complete, are contracted with those points' frames' screws
+/// instead. A later [`first_order`] completes `DF_x`. Where a force of `extra` sits on such a
+/// point, or the model has no placement, [`first_order`].
+pub fn first_order_for_dynamics(
+    model: &Model,
+    data: &mut Data,
+    extra: &[crate::model::Load],
+) -> Result<(), KinematicsError> {
+    require_solved(data)?;
+    let skip = &model.attachments.free_only;
+    let on_skipped = |node: crate::ids::NodeId| model.attachments.of_node[node.index()].is_some_and(|t| skip[t]);
+    let loaded = extra.iter().any(|l| matches!(*l, crate::model::Load::Force { node, .. } if on_skipped(node)));
+    if loaded || !skip.contains(&true) {
+        return first_order(model, data);
+    }
+    if data.df_valid {
+        return Ok(());
+    }
+    data.df_by_screws = false;
+    if crate::algorithm::screws::first_order_with(model, data, Some(skip))? {
+        (data.df_by_screws, data.df_valid, data.df_complete) = (true, true, false);
+        return Ok(());
+    }
+    first_order(model, data)
 }
 
 /// Inputs whose columns of `DF` [`first_order_of_modes`] solves together on a model with more

@@ -53,6 +53,8 @@ pub struct Data {
     pub(crate) df_x: Mat<f64>,
     pub(crate) df_e: Mat<f64>,
     pub(crate) df_valid: bool,
+    /// `DF_x` has every row (not only those of [`crate::algorithm::transfer::first_order_for_dynamics`]).
+    pub(crate) df_complete: bool,
     pub(crate) d2f_x: Mat<f64>,
     pub(crate) d2f_e: Mat<f64>,
     pub(crate) d2f_valid: bool,
@@ -338,6 +340,7 @@ impl Clone for Data {
             df_x: self.df_x.clone(),
             df_e: self.df_e.clone(),
             df_valid: self.df_valid,
+            df_complete: self.df_complete,
             d2f_x: self.d2f_x.clone(),
             d2f_e: self.d2f_e.clone(),
             d2f_valid: self.d2f_valid,
@@ -392,6 +395,7 @@ impl Data {
             df_x: Mat::zeros(0, 0),
             df_e: Mat::zeros(0, 0),
             df_valid: false,
+            df_complete: false,
             d2f_x: Mat::zeros(0, 0),
             d2f_e: Mat::zeros(0, 0),
             d2f_valid: false,
@@ -519,7 +523,9 @@ impl Data {
         self.invalidate();
     }
     /// First-order transfer function of the coordinates, `DF^x = ∂x/∂q` (n_x x n_q), after
-    /// [`crate::algorithm::transfer::first_order`].
+    /// [`crate::algorithm::transfer::first_order`] (the dynamics' functions form it without the
+    /// rows of the points only free elements read:
+    /// [`crate::algorithm::transfer::first_order_for_dynamics`]).
     pub fn df_x(&self) -> faer::MatRef<'_, f64> {
         self.df_x.as_ref()
     }

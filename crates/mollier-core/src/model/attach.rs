@@ -132,6 +132,10 @@ pub(crate) struct Attachments {
     /// The attachments whose nodes carry a mass or a force load, with their ancestors (in list
     /// order): the rows of `D²F_x` the equations of motion read.
     pub dynamic: Vec<usize>,
+    /// By attachment: whether only free elements read its node (a muscle's point: in `rest`, not
+    /// in `dynamic`, no attachment's origin). The equations of motion read no row of `DF_x` there,
+    /// only the free elements' rows of `DF_e`, which its frame's screws give.
+    pub free_only: Vec<bool>,
     /// The coordinates not attached, as runs `start..end` of `x` (in order): the rows of `DF_x`
     /// that are not formed from their frames'.
     pub unattached: Vec<std::ops::Range<usize>>,
@@ -163,6 +167,15 @@ impl Attachments {
         let n_x = fixed.len();
         (self.constraining, self.rest) = (0..needed.len()).partition(|&t| needed[t]);
         self.dynamic = self.with_ancestors(dynamic_nodes);
+        self.free_only = vec![false; self.list.len()];
+        self.rest.iter().for_each(|&t| self.free_only[t] = true);
+        self.dynamic.iter().for_each(|&t| self.free_only[t] = false);
+        let origins: std::collections::HashSet<usize> = self.list.iter().map(|a| a.origin).collect();
+        for (t, a) in self.list.iter().enumerate() {
+            if origins.contains(&a.node) {
+                self.free_only[t] = false;
+            }
+        }
         // parents first: an attached origin's motion is known when its children are reached
         let mut still = fixed.to_vec();
         self.moving.clear();
@@ -592,6 +605,7 @@ mod tests {
             constraining: vec![0, 1],
             rest: vec![],
             dynamic: vec![],
+            free_only: vec![],
             unattached: vec![],
             moving: vec![0, 1],
         };
@@ -786,6 +800,7 @@ mod tests {
                 constraining: vec![0],
                 rest: vec![],
                 dynamic: vec![],
+                free_only: vec![],
                 unattached: vec![],
                 moving: vec![0],
             };

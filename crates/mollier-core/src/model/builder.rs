@@ -691,6 +691,7 @@ impl ModelBuilder {
                 constraining: Vec::new(),
                 rest: Vec::new(),
                 dynamic: Vec::new(),
+                free_only: Vec::new(),
                 unattached: Vec::new(),
                 moving: Vec::new(),
             },
