@@ -14,9 +14,12 @@ repetition per step. Exits 0 with a SKIPPED line when MuJoCo or the model is not
 
 With `--mollier BENCH` (the binary of `cargo bench -p mollier --bench forward_realtime
 --no-run`, arguments after `--mollier-args`), each of `--rounds` rounds times MuJoCo, then the
-shoulder's error-controlled flexion (`BENCH --rounds 1 --no-frames`), in alternation, and prints
-per round and at the end (median and range) Mollier's real-time factor over MuJoCo's, each
-round's fastest repetition against the bench's one run.
+shoulder's error-controlled flexion (`BENCH --rounds R --no-frames`, R the repetitions), in
+alternation, and prints per round and at the end (median and range) Mollier's real-time factor
+over MuJoCo's: each side's fastest of as many repetitions, MuJoCo's after its warm-up steps,
+Mollier's in one process (its first run, with the process's first touches of its memory, is
+rarely the fastest). `--mollier-runs 1` times one Mollier run a round against MuJoCo's fastest
+repetition, as the script did before.
 """
 
 import argparse
@@ -37,6 +40,7 @@ def main():
     ap.add_argument("--mollier", help="the forward_realtime bench binary, run in alternation")
     ap.add_argument("--mollier-args", default="", help="its further arguments (one string)")
     ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--mollier-runs", type=int, help="Mollier's runs a round (default: --repetitions)")
     args = ap.parse_args()
     try:
         import mujoco
@@ -79,7 +83,8 @@ def time_mujoco(m, d, args):
 
 def alternate(args, m, d, dt):
     """Rounds of MuJoCo then Mollier's bench; the ratios of their real-time factors."""
-    cmd = [args.mollier, "--rounds", "1", "--no-frames", *shlex.split(args.mollier_args)]
+    runs = args.mollier_runs or args.repetitions
+    cmd = [args.mollier, "--rounds", str(runs), "--no-frames", *shlex.split(args.mollier_args)]
     ratios, ours, theirs = [], [], []
     for r in range(args.rounds):
         peer = dt / min(time_mujoco(m, d, args))
