@@ -337,7 +337,7 @@ pub(crate) fn first_order(model: &Model, data: &mut Data) -> Result<bool, Kinema
 
 /// [`first_order`] without `DF_x`'s rows of the attachments `skip` marks (by attachment; only
 /// free elements read them: `Attachments::free_only`), left as they were: the free elements'
-/// rows of `DF^e` are contracted with those points' frames' screws instead.
+/// gradient entries on those points go to their frames' rows of `DF_x` instead.
 pub(crate) fn first_order_with(model: &Model, data: &mut Data, skip: Option<&[bool]>) -> Result<bool, KinematicsError> {
     if model.n_q() == 0 || model.placement.is_none() || !data.tree_path {
         return Ok(false);
@@ -601,22 +601,15 @@ impl<const W: usize> pulp::WithSimd for ModeRows<'_, W> {
             let (g, coords) = own_gradient(model, data, entry, k, k + 1);
             let mut acc = [0.0; W];
             let mut held: Option<FrameWeights> = None;
-            let mut at = 0;
-            while at < coords.len() {
-                let c = coords[at];
+            for (&gv, &c) in g.iter().zip(coords) {
+                if gv == 0.0 {
+                    continue;
+                }
                 let Some(t) = skipped_attachment(model, source.skip, source.node_of[c]) else {
-                    if g[at] != 0.0 {
-                        add_rows(source, j0, c, &[g[at]], &mut acc);
-                    }
-                    at += 1;
+                    add_rows(source, j0, c, &[gv], &mut acc);
                     continue;
                 };
-                // the point's entries (its three coordinates, or those of them the element has)
                 let a = &model.attachments.list[t];
-                let mut end = at + 1;
-                while end < coords.len() && coords[end] > c && coords[end] < a.node + 3 {
-                    end += 1;
-                }
                 let mut f = match held.take() {
                     Some(f) if (f.origin, f.orientation) == (a.origin, a.orientation) => f,
                     other => {
@@ -631,14 +624,10 @@ impl<const W: usize> pulp::WithSimd for ModeRows<'_, W> {
                         }
                     }
                 };
-                let jac = &data.att_jac[t];
-                for (gv, &ci) in g[at..end].iter().zip(&coords[at..end]) {
-                    let i = ci - a.node;
-                    f.on_origin[i] += gv;
-                    (0..4).for_each(|q| f.on_orientation[q] += gv * jac[i][q]);
-                }
+                let (i, jac) = (c - a.node, &data.att_jac[t]);
+                f.on_origin[i] += gv;
+                (0..4).for_each(|q| f.on_orientation[q] += gv * jac[i][q]);
                 held = Some(f);
-                at = end;
             }
             if let Some(f) = held {
                 flush(f, &mut acc);

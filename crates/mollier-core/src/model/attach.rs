@@ -134,7 +134,7 @@ pub(crate) struct Attachments {
     pub dynamic: Vec<usize>,
     /// By attachment: whether only free elements read its node (a muscle's point: in `rest`, not
     /// in `dynamic`, no attachment's origin). The equations of motion read no row of `DF_x` there,
-    /// only the free elements' rows of `DF_e`, which its frame's screws give.
+    /// only the free elements' rows of `DF_e`, which its frame's rows give.
     pub free_only: Vec<bool>,
     /// The coordinates not attached, as runs `start..end` of `x` (in order): the rows of `DF_x`
     /// that are not formed from their frames'.
