@@ -601,15 +601,22 @@ impl<const W: usize> pulp::WithSimd for ModeRows<'_, W> {
             let (g, coords) = own_gradient(model, data, entry, k, k + 1);
             let mut acc = [0.0; W];
             let mut held: Option<FrameWeights> = None;
-            for (&gv, &c) in g.iter().zip(coords) {
-                if gv == 0.0 {
-                    continue;
-                }
+            let mut at = 0;
+            while at < coords.len() {
+                let c = coords[at];
                 let Some(t) = skipped_attachment(model, source.skip, source.node_of[c]) else {
-                    add_rows(source, j0, c, &[gv], &mut acc);
+                    if g[at] != 0.0 {
+                        add_rows(source, j0, c, &[g[at]], &mut acc);
+                    }
+                    at += 1;
                     continue;
                 };
+                // the point's entries (its three coordinates, or those of them the element has)
                 let a = &model.attachments.list[t];
+                let mut end = at + 1;
+                while end < coords.len() && coords[end] > c && coords[end] < a.node + 3 {
+                    end += 1;
+                }
                 let mut f = match held.take() {
                     Some(f) if (f.origin, f.orientation) == (a.origin, a.orientation) => f,
                     other => {
@@ -624,10 +631,14 @@ impl<const W: usize> pulp::WithSimd for ModeRows<'_, W> {
                         }
                     }
                 };
-                let (i, jac) = (c - a.node, &data.att_jac[t]);
-                f.on_origin[i] += gv;
-                (0..4).for_each(|q| f.on_orientation[q] += gv * jac[i][q]);
+                let jac = &data.att_jac[t];
+                for (gv, &ci) in g[at..end].iter().zip(&coords[at..end]) {
+                    let i = ci - a.node;
+                    f.on_origin[i] += gv;
+                    (0..4).for_each(|q| f.on_orientation[q] += gv * jac[i][q]);
+                }
                 held = Some(f);
+                at = end;
             }
             if let Some(f) = held {
                 flush(f, &mut acc);
