@@ -279,10 +279,10 @@ pub fn first_order(model: &Model, data: &mut Data) -> Result<(), KinematicsError
 
 /// [`first_order`] for the equations of motion with forces `extra` besides the model's: on a
 /// placed tree, `DF_x`'s rows of the points only free elements read (a muscle's; no mass or force
-/// sits there and no frame hangs from them) are not formed and hold whatever they held; the
-/// free elements' rows of `DF_e`, complete, take their gradient entries on those points to the
-/// points' frames' rows of `DF_x` instead. A later [`first_order`] completes `DF_x`. Where a force of `extra` sits on such a
-/// point, or the model has no placement, [`first_order`].
+/// sits there and no frame hangs from them) are not formed and hold whatever they held; the free
+/// elements' rows of `DF_e`, complete, take their gradient entries on those points to the points'
+/// frames' rows of `DF_x` instead. A later [`first_order`] completes `DF_x`. Where a force of
+/// `extra` sits on such a point, or the model has no placement, [`first_order`].
 pub fn first_order_for_dynamics(
     model: &Model,
     data: &mut Data,
