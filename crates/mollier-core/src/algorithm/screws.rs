@@ -104,12 +104,13 @@ impl Screws {
     /// conditional path point off the path whose neighbours are placed after it): the caller
     /// then takes `DF` from [`crate::transfer::first_order`].
     pub fn compute(&mut self, model: &Model, data: &Data) -> Result<bool, KinematicsError> {
-        self.compute_skipping(model, data, None)
+        self.compute_skipping(model, data, false)
     }
 
-    /// [`Screws::compute`] without the rows of the attachments `skip` marks (by attachment;
-    /// none that a step or another attachment reads): those nodes' rows are left as they were.
-    fn compute_skipping(&mut self, model: &Model, data: &Data, skip: Option<&[bool]>) -> Result<bool, KinematicsError> {
+    /// [`Screws::compute`], with `skip` without the rows of the attachments only free elements
+    /// read (`Attachments::free_only`; no step or other attachment reads them): those nodes'
+    /// rows are left as they were.
+    fn compute_skipping(&mut self, model: &Model, data: &Data, skip: bool) -> Result<bool, KinematicsError> {
         self.valid = false;
         if !data.solved {
             return Err(KinematicsError::NotSolved);
@@ -149,7 +150,7 @@ impl Screws {
         }
         // the attached nodes no step reads (a muscle's points), parents first
         for t in 0..model.attachments.list.len() {
-            if !skip.is_some_and(|s| s[t]) {
+            if !(skip && model.attachments.free_only[t]) {
                 self.attach(model, data, t);
             }
         }
@@ -332,13 +333,13 @@ fn blocks<const K: usize>(rows: &mut [f64], width: usize, n: usize, read: [usize
 /// no chain rule through the attachments). `Ok(false)`, nothing written, where the pass has no
 /// closed form or there is no input.
 pub(crate) fn first_order(model: &Model, data: &mut Data) -> Result<bool, KinematicsError> {
-    first_order_with(model, data, None)
+    first_order_with(model, data, false)
 }
 
-/// [`first_order`] without `DF_x`'s rows of the attachments `skip` marks (by attachment; only
-/// free elements read them: `Attachments::free_only`), left as they were: the free elements'
+/// [`first_order`], with `skip` without `DF_x`'s rows of the attachments only free elements read
+/// (`Attachments::free_only`), left as they were: the free elements'
 /// gradient entries on those points go to their frames' rows of `DF_x` instead.
-pub(crate) fn first_order_with(model: &Model, data: &mut Data, skip: Option<&[bool]>) -> Result<bool, KinematicsError> {
+pub(crate) fn first_order_with(model: &Model, data: &mut Data, skip: bool) -> Result<bool, KinematicsError> {
     if model.n_q() == 0 || model.placement.is_none() || !data.tree_path {
         return Ok(false);
     }
@@ -425,7 +426,7 @@ fn free(model: &Model, entry: &ElementEntry) -> bool {
 /// screws' rows and the gradients [`first_order`] evaluated: only the columns of the inputs that
 /// reach each node are written (the rest stays 0 from when the outputs were zeroed, once while
 /// only this fill writes them).
-fn fill(model: &Model, data: &mut Data, screws: &mut Screws, skip: Option<&[bool]>) {
+fn fill(model: &Model, data: &mut Data, screws: &mut Screws, skip: bool) {
     let (nx, ne, nq) = (model.n_x(), model.n_e(), model.n_q());
     let stride = df_stride(nq);
     let (mut rows, mut moves) = (std::mem::take(&mut data.work.df_rows), std::mem::take(&mut data.work.df_moves));
@@ -519,24 +520,24 @@ fn fill(model: &Model, data: &mut Data, screws: &mut Screws, skip: Option<&[bool
 }
 
 /// Where [`mode_rows`] reads a coordinate's row: `DF^x` by rows (`rows`, `stride` values a row;
-/// `node_of`: the node of each coordinate), not formed on the nodes of the attachments `skip`
-/// marks.
+/// `node_of`: the node of each coordinate), with `skip` not formed on the nodes only free
+/// elements read.
 struct Rows<'a> {
     rows: &'a [f64],
     stride: usize,
     node_of: &'a [usize],
-    skip: Option<&'a [bool]>,
+    skip: bool,
 }
 
-/// Whether node `n` is one of the attachments `skip` marks.
-fn skipped(model: &Model, skip: Option<&[bool]>, n: usize) -> bool {
+/// Whether node `n`'s rows are left out (`skip`, and only free elements read it).
+fn skipped(model: &Model, skip: bool, n: usize) -> bool {
     skipped_attachment(model, skip, n).is_some()
 }
 
-/// The attachment of node `n` where `skip` marks it.
+/// The attachment of node `n` where its rows are left out.
 #[inline(always)]
-fn skipped_attachment(model: &Model, skip: Option<&[bool]>, n: usize) -> Option<usize> {
-    skip.and_then(|s| model.attachments.of_node[n].filter(|&t| s[t]))
+fn skipped_attachment(model: &Model, skip: bool, n: usize) -> Option<usize> {
+    if skip { model.attachments.free_only_of(n) } else { None }
 }
 
 /// A mode's gradient entries on points a frame carries, carried to the frame's rows of `DF^x`:

@@ -110,6 +110,18 @@ fn free_on_own(data: &Data) -> bool {
     data.free_own && data.order_free == Some(Order::Value)
 }
 
+/// The gradients the mode rates need: the constraint elements' to first order, and the free
+/// elements' where the solve did not leave them on their own coordinates, whose rates then come
+/// from the attached points' (carrying them through the attachments was 6 % of the shoulder's
+/// forward rate evaluation).
+fn evaluate_for_rates(model: &Model, data: &mut Data) -> Result<(), KinematicsError> {
+    if free_on_own(data) {
+        evaluate_constraints(model, data, Order::Gradient)
+    } else {
+        evaluate(model, data, Order::Gradient)
+    }
+}
+
 /// Mode `k` of `entry`'s gradient and the coordinates it is on: with `own`, a free element's on
 /// its own coordinates (`Data::de_own`), else the expanded one (`Data::de`).
 fn element_gradient<'a>(
@@ -289,17 +301,18 @@ pub fn first_order_for_dynamics(
     extra: &[crate::model::Load],
 ) -> Result<(), KinematicsError> {
     require_solved(data)?;
-    let skip = &model.attachments.free_only;
-    let on_skipped = |node: crate::ids::NodeId| model.attachments.of_node[node.index()].is_some_and(|t| skip[t]);
-    let loaded = extra.iter().any(|l| matches!(*l, crate::model::Load::Force { node, .. } if on_skipped(node)));
-    if loaded || !skip.contains(&true) {
+    let att = &model.attachments;
+    let loaded = extra
+        .iter()
+        .any(|l| matches!(*l, crate::model::Load::Force { node, .. } if att.free_only_of(node.index()).is_some()));
+    if loaded || !att.any_free_only() {
         return first_order(model, data);
     }
     if data.df_valid {
         return Ok(());
     }
     data.df_by_screws = false;
-    if crate::algorithm::screws::first_order_with(model, data, Some(skip))? {
+    if crate::algorithm::screws::first_order_with(model, data, true)? {
         (data.df_by_screws, data.df_valid, data.df_complete) = (true, true, false);
         return Ok(());
     }
@@ -791,12 +804,7 @@ pub(crate) fn second_order_directions(
 /// (n_q), in one solve.
 pub fn velocities(model: &Model, data: &mut Data, qd: &[f64]) -> Result<(), KinematicsError> {
     check_len(model, qd)?;
-    // free elements on their own coordinates are contracted with the attached rows' rates
-    if free_on_own(data) {
-        evaluate_constraints(model, data, Order::Gradient)?;
-    } else {
-        evaluate(model, data, Order::Gradient)?;
-    }
+    evaluate_for_rates(model, data)?;
     let mut xd = std::mem::take(&mut data.xd);
     let result = directional(model, data, qd, None, &mut xd);
     if result.is_ok() {
@@ -885,13 +893,7 @@ fn tree_rates(model: &Model, data: &mut Data, qd: &[f64], qdd: &[f64]) -> Result
     }
     check_len(model, qd)?;
     require_solved(data)?;
-    // the free elements' gradients on their own coordinates serve (`placed_mode_rates`): carrying
-    // them through the attachments was 6 % of the shoulder's forward rate evaluation
-    if free_on_own(data) {
-        evaluate_constraints(model, data, Order::Gradient)?;
-    } else {
-        evaluate(model, data, Order::Gradient)?;
-    }
+    evaluate_for_rates(model, data)?;
     let (mut xd, mut xdd) = (std::mem::take(&mut data.xd), std::mem::take(&mut data.xdd));
     let placed = place::rates(model, data, qd, qdd, &mut xd, &mut xdd);
     data.rates_by_recursion = matches!(placed, Ok(true));

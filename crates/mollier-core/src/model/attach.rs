@@ -158,6 +158,18 @@ impl Attachments {
         self.list.is_empty()
     }
 
+    /// The attachment of node `n` (by node index) where only free elements read it
+    /// ([`Self::free_only`]).
+    #[inline]
+    pub fn free_only_of(&self, n: usize) -> Option<usize> {
+        self.of_node[n].filter(|&t| self.free_only[t])
+    }
+
+    /// Whether any attachment is read by free elements only.
+    pub fn any_free_only(&self) -> bool {
+        self.free_only.contains(&true)
+    }
+
     /// Once the elements are partitioned: `needed` (by attachment) marks those the constraint
     /// elements need (with their ancestors), `dynamic_nodes` the coordinate offsets of the nodes
     /// with a mass or a force load; sets `constraining`, `rest`, `dynamic` and the `unattached`
