@@ -12,11 +12,12 @@
 //! Positions and their partials come from the kernel's data where the transcription's
 //! linearization has just placed each grid point (as the markers' terms, `markers.rs`): `∂d/∂q`
 //! from the first-order transfer functions, `∂²d/∂q_j∂q_k` from the second order, so the
-//! Jacobian and the Hessian of the Lagrangian are exact. The row depends on `q` alone.
+//! Jacobian and the Hessian of the Lagrangian are exact. The row depends on `q` alone; the
+//! transcription's part is shared with the modes' bounds (`position_rows.rs`).
 
 use mollier_core::{Data, Model, NodeId, pair_index};
 
-use crate::Transcription;
+use crate::position_rows::PositionRow;
 
 /// A direction between two model points kept within a band about a plane at every grid point.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,15 +32,6 @@ pub struct DirectionConstraint {
     pub normal: [f64; 3],
     /// `[lo, hi]` of `n · d / |d|` (the sine of the angle to the plane), `-1 ≤ lo ≤ hi ≤ 1`.
     pub bounds: [f64; 2],
-}
-
-/// One row at one point: its value, `∂g/∂q` (n) and, where the Hessian is wanted,
-/// `∂²g/∂q_j∂q_k` (n × n, row-major).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct DirectionRow {
-    pub g: f64,
-    pub grad: Vec<f64>,
-    pub hess: Vec<f64>,
 }
 
 impl DirectionConstraint {
@@ -67,7 +59,7 @@ impl DirectionConstraint {
 
     /// The row at the placement `data` holds (first-order transfer functions formed; the second
     /// order as well if `second`), `n` inputs; `None` where the two points coincide.
-    pub(crate) fn row(&self, model: &Model, data: &Data, n: usize, second: bool) -> Option<DirectionRow> {
+    pub(crate) fn row(&self, model: &Model, data: &Data, n: usize, second: bool) -> Option<PositionRow> {
         let (a, b) = (model.nodes()[self.from.index()].offset, model.nodes()[self.to.index()].offset);
         let (xa, xb) = (data.position(model, self.from), data.position(model, self.to));
         let d: [f64; 3] = std::array::from_fn(|k| xb[k] - xa[k]);
@@ -101,91 +93,6 @@ impl DirectionConstraint {
                 }
             }
         }
-        Some(DirectionRow { g: num / r, grad, hess })
-    }
-}
-
-impl Transcription<'_, '_, '_> {
-    /// Read point `i`'s rows where the linearization has just placed it (the kernel's data
-    /// holds its `q` and first-order transfer functions); the second order is formed here where
-    /// the exact Hessian is given and the markers have not formed it.
-    pub(crate) fn read_directions(&mut self, i: usize) -> Result<(), mollier_sim::SimError> {
-        if self.p.directions.is_empty() {
-            return Ok(());
-        }
-        let model = self.p.system.model;
-        let second = self.hessian.is_ok();
-        let formed = self.markers.curvature && !self.p.objective.markers.is_empty();
-        if second && !formed {
-            mollier_core::transfer::second_order(model, &mut self.ws.data)?;
-        }
-        for d in &self.p.directions {
-            let row = d.row(model, &self.ws.data, self.layout.n, second).ok_or_else(|| {
-                mollier_sim::SimError::NonFinite(format!(
-                    "direction `{}` at t = {} s: its ends coincide",
-                    d.name,
-                    self.time(i)
-                ))
-            })?;
-            self.direction_rows.push(row);
-        }
-        Ok(())
-    }
-
-    /// The directions' rows: one per constraint and point, after the cone's.
-    pub(crate) fn direction_m(&self) -> usize {
-        self.p.directions.len() * self.points
-    }
-
-    /// The first direction row.
-    fn direction_base(&self) -> usize {
-        self.points * self.nx() + self.p.intervals * self.defect_rows() + self.cone_m()
-    }
-
-    /// Each row's `[lo, hi]`.
-    pub(crate) fn direction_bounds(&self, g_l: &mut [f64], g_u: &mut [f64]) {
-        let (base, nc) = (self.direction_base(), self.p.directions.len());
-        for i in 0..self.points {
-            for (c, d) in self.p.directions.iter().enumerate() {
-                (g_l[base + i * nc + c], g_u[base + i * nc + c]) = (d.bounds[0], d.bounds[1]);
-            }
-        }
-    }
-
-    /// The rows' values at the linearized points.
-    pub(crate) fn direction_constraints(&self, g: &mut [f64]) {
-        let base = self.direction_base();
-        for (k, r) in self.direction_rows.iter().enumerate() {
-            g[base + k] = r.g;
-        }
-    }
-
-    /// The rows' Jacobian pattern: each row dense in its point's `q`.
-    pub(crate) fn direction_structure(&self) -> Vec<(usize, usize)> {
-        let (base, nc, n) = (self.direction_base(), self.p.directions.len(), self.layout.n);
-        (0..self.points)
-            .flat_map(|i| (0..nc).flat_map(move |c| (0..n).map(move |j| (base + i * nc + c, i * self.nz + j))))
-            .collect()
-    }
-
-    /// The rows' Jacobian values, in [`Self::direction_structure`]'s order.
-    pub(crate) fn direction_values(&self, values: &mut [f64]) {
-        let n = self.layout.n;
-        for (k, r) in self.direction_rows.iter().enumerate() {
-            values[k * n..(k + 1) * n].copy_from_slice(&r.grad);
-        }
-    }
-
-    /// Add `Σ λ_r ∇²g_r` of the rows to `out` (the `(q, q)` blocks of the points' slots).
-    pub(crate) fn add_direction_hessian(&self, lambda: &[f64], slots: &crate::hessian::Slots, out: &mut [f64]) {
-        let (base, nc, n) = (self.direction_base(), self.p.directions.len(), self.layout.n);
-        for (k, r) in self.direction_rows.iter().enumerate() {
-            let (i, l) = (k / nc, lambda[base + k]);
-            for j in 0..n {
-                for m in 0..=j {
-                    out[slots.at(i, j, m)] += l * r.hess[j * n + m];
-                }
-            }
-        }
+        Some(PositionRow { g: num / r, grad, hess })
     }
 }

@@ -314,7 +314,7 @@ impl Transcription<'_, '_, '_> {
             return false;
         }
         self.add_time_hessian(z, sigma, lambda, &mut out[self.points * per..]);
-        self.add_direction_hessian(lambda, &slots, out);
+        self.add_position_hessian(lambda, &slots, out);
         self.add_dynamics_hessian(motion, z, lambda, &slots, out).is_ok()
     }
 

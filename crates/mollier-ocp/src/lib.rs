@@ -40,6 +40,8 @@ mod free_time;
 mod guess;
 mod hessian;
 mod markers;
+mod mode;
+mod position_rows;
 mod scaling;
 mod second_order;
 pub use cone::ConeConstraint;
@@ -47,6 +49,7 @@ pub use direction::DirectionConstraint;
 pub use guess::Trajectory;
 pub use hessian::{HessianChoice, Motion, exact_hessian, multibody_block};
 pub use markers::MarkerTracking;
+pub use mode::ModeConstraint;
 pub use mollier_ipopt::Multipliers;
 pub use scaling::ScalingChoice;
 
@@ -154,6 +157,8 @@ pub struct Problem<'s, 'm> {
     /// Directions between model points held within bands about planes at every point
     /// (`direction.rs`).
     pub directions: Vec<DirectionConstraint>,
+    /// Free modes held within bounds at every point (`mode.rs`).
+    pub modes: Vec<ModeConstraint>,
 }
 
 /// Why a problem could not be set up or solved.
@@ -278,8 +283,9 @@ pub struct Transcription<'p, 's, 'm> {
     /// The cone constraint, checked, and its rows at the linearized points.
     cone: Option<cone::ConeSetup>,
     cone_rows: Vec<cone::ConeRows>,
-    /// The directions' rows at the linearized points: per point, per constraint.
-    direction_rows: Vec<direction::DirectionRow>,
+    /// The rows on the positions at the linearized points: per point, per constraint
+    /// (`position_rows.rs`).
+    position_rows: Vec<position_rows::PositionRow>,
 }
 
 impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
@@ -365,7 +371,13 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             .iter()
             .map(|m| (0..points).map(|i| markers::interpolate3(&m.reference, i as f64 * dt)).collect())
             .collect();
-        if let Some(why) = p.directions.iter().find_map(|d| d.check(model).err()) {
+        if let Some(why) = p
+            .directions
+            .iter()
+            .map(|d| d.check(model))
+            .chain(p.modes.iter().map(|c| c.check(model)))
+            .find_map(Result::err)
+        {
             return Err(OcpError::Shape(why));
         }
         let nz = 2 * nx + layout.m + p.actuators.len();
@@ -392,7 +404,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             scaling: None,
             cone,
             cone_rows: Vec::new(),
-            direction_rows: Vec::new(),
+            position_rows: Vec::new(),
         })
     }
 
@@ -441,7 +453,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
         }
         self.cache = None;
         self.cone_rows.clear();
-        self.direction_rows.clear();
+        self.position_rows.clear();
         self.markers.clear();
         let (xd0, e0, _) = self.off();
         let nx = self.nx();
@@ -456,7 +468,7 @@ impl<'p, 's, 'm> Transcription<'p, 's, 'm> {
             // the markers where this point is placed (the kernel's data holds its q and DF)
             let model = self.p.system.model;
             self.markers.read(model, &mut self.ws.data, &self.p.objective.markers, self.layout.n)?;
-            self.read_directions(i)?;
+            self.read_position_rows(i)?;
             if let Some(c) = &self.cone {
                 self.cone_rows.push(c.rows(self.p.system, &mut self.ws, &lin, &zi[..nx], &zi[xd0..xd0 + nx])?);
             }
@@ -629,7 +641,7 @@ impl Nlp for Transcription<'_, '_, '_> {
     }
 
     fn m(&self) -> usize {
-        self.points * self.nx() + self.p.intervals * self.defect_rows() + self.cone_m() + self.direction_m()
+        self.points * self.nx() + self.p.intervals * self.defect_rows() + self.cone_m() + self.position_m()
     }
 
     fn bounds(&self, x_l: &mut [f64], x_u: &mut [f64], g_l: &mut [f64], g_u: &mut [f64]) {
@@ -668,7 +680,7 @@ impl Nlp for Transcription<'_, '_, '_> {
         g_l.fill(0.0);
         g_u.fill(0.0);
         self.cone_bounds(g_l, g_u);
-        self.direction_bounds(g_l, g_u);
+        self.position_bounds(g_l, g_u);
     }
 
     fn objective(&mut self, z: &[f64]) -> Option<f64> {
@@ -748,7 +760,7 @@ impl Nlp for Transcription<'_, '_, '_> {
             }
         }
         self.cone_constraints(g);
-        self.direction_constraints(g);
+        self.position_values(g);
         true
     }
 
@@ -800,7 +812,7 @@ impl Nlp for Transcription<'_, '_, '_> {
         }
         s.extend(self.time_jacobian_structure());
         s.extend(self.cone_structure());
-        s.extend(self.direction_structure());
+        s.extend(self.position_structure());
         s
     }
 
@@ -850,7 +862,7 @@ impl Nlp for Transcription<'_, '_, '_> {
         let v = v + self.time_jacobian_structure().len();
         self.cone_values(&mut values[v..]);
         let v = v + self.cone_structure().len();
-        self.direction_values(&mut values[v..]);
+        self.position_jacobian(&mut values[v..]);
         true
     }
 
@@ -935,7 +947,7 @@ impl Problem<'_, '_> {
         if t.constraints(&sol.x, &mut g) {
             let split = t.points * t.nx();
             let largest = |s: &[f64]| s.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let end = g.len() - t.cone_m() - t.direction_m();
+            let end = g.len() - t.cone_m() - t.position_m();
             max_residual = [largest(&g[..split]), largest(&g[split..end])];
         }
         let cone = t.cone_rows.iter().map(|r| r.force).collect();

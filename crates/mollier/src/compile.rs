@@ -37,8 +37,8 @@ pub(crate) mod parts;
 mod placing;
 
 use load_sharing::LoadSharingSetup;
-pub(crate) use names::suggest;
 use names::{HINT_MARK, Lookup, Names, Ref, Why, unknown_node};
+pub(crate) use names::{mode_named, suggest};
 use partition::PendingInput;
 pub use parts::{BodyInfo, InputInfo, NodeRole, PointEntry, UserElement};
 use parts::{Built, Context, ZERO_LENGTH};

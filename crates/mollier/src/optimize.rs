@@ -285,7 +285,8 @@ pub struct ProblemSpec {
     #[serde(default)]
     pub solver: SolverSpec,
     /// Path constraints (`[constraints.cone]`: the model's joint cone; `[constraints.direction]`:
-    /// directions between model points within bands about planes).
+    /// directions between model points within bands about planes; `[constraints.modes]`: free
+    /// modes within bounds).
     #[serde(default)]
     pub constraints: crate::optimize_cone::ConstraintsSpec,
 }
@@ -467,6 +468,7 @@ impl OptimizeRun {
         let exact = s.solver.hessian == Some(HessianSpec::Exact);
         out.extend(crate::optimize_cone::problems(s.constraints.cone.as_ref(), exact, &self.compiled));
         out.extend(crate::optimize_cone::direction_problems(&s.constraints.direction, &self.compiled));
+        out.extend(crate::optimize_cone::mode_problems(&s.constraints.modes, &self.compiled));
         let state = |table: &str, name: &str, out: &mut Vec<(String, String)>| {
             if !names.iter().any(|n| n == name) {
                 out.push((
@@ -716,6 +718,7 @@ impl OptimizeRun {
             },
             cone: crate::optimize_cone::constraint(s.constraints.cone.as_ref(), c),
             directions: crate::optimize_cone::directions(&s.constraints.direction, c),
+            modes: crate::optimize_cone::modes(&s.constraints.modes, c),
         };
         let options = self.ipopt_options();
         let guess = match (&s.guess, &self.guess, &self.warm) {

@@ -3,11 +3,13 @@
 //! checks against the model (each placed at its field), and `stability.csv`, the joint force at
 //! every grid point as `mollier simulate` writes it, with the constraint's value.
 //! `[constraints.direction.NAME]`: the direction between two model points within a band about a
-//! plane ([`mollier_ocp::DirectionConstraint`]). Docs: `docs/optimal-control.md`.
+//! plane ([`mollier_ocp::DirectionConstraint`]). `[constraints.modes]`: free modes of the model
+//! within bounds ([`mollier_ocp::ModeConstraint`]). Docs: `docs/optimal-control.md`.
 
 use std::collections::BTreeMap;
 
-use mollier_ocp::{ConeConstraint, DirectionConstraint};
+use mollier_core::ModeRole;
+use mollier_ocp::{ConeConstraint, DirectionConstraint, ModeConstraint};
 use mollier_optim::{deviation_angles, stability_index};
 use mollier_sim::Musculoskeletal;
 use serde::Deserialize;
@@ -24,6 +26,10 @@ pub struct ConstraintsSpec {
     /// Directions between model points held within bands about planes, by name.
     #[serde(default)]
     pub direction: BTreeMap<String, DirectionSpec>,
+    /// Free modes held within bounds at every point: `element.mode` (or an element of one mode)
+    /// to `[lower, upper]` in the mode's unit (`-inf` and `inf` leave a side open).
+    #[serde(default)]
+    pub modes: BTreeMap<String, [f64; 2]>,
 }
 
 /// `n · d / |d| ∈ [lo, hi]` at every point, `d` from one model point to another, `n` the unit
@@ -89,6 +95,43 @@ pub(crate) fn directions(specs: &BTreeMap<String, DirectionSpec>, compiled: &Com
                 normal: d.normal.map(|v| v / len),
                 bounds: d.bounds,
             }
+        })
+        .collect()
+}
+
+/// What is wrong with `[constraints.modes]` on `compiled`: (field path, message).
+pub(crate) fn mode_problems(specs: &BTreeMap<String, [f64; 2]>, compiled: &Compiled) -> Vec<(String, String)> {
+    let model = &compiled.model;
+    let mut out = Vec::new();
+    for (name, &[lo, hi]) in specs {
+        let path = format!("constraints.modes.{name}");
+        match crate::compile::mode_named(model, name) {
+            Err((message, hint)) => out.push((path.clone(), format!("{message}; {hint}"))),
+            Ok(m) if model.mode_role(m) != ModeRole::Dependent => out.push((
+                path.clone(),
+                format!(
+                    "`{}` is {}: only a free mode (listed in `free`) follows from the positions",
+                    model.mode_name(m),
+                    if model.mode_role(m) == ModeRole::Input { "an input" } else { "held fixed" }
+                ),
+            )),
+            Ok(_) => {}
+        }
+        if !(lo <= hi && lo < f64::INFINITY && hi > f64::NEG_INFINITY) {
+            out.push((path, format!("[lower, upper] with lower ≤ upper, not [{lo}, {hi}]")));
+        }
+    }
+    out
+}
+
+/// The mode constraints of `specs` (checked by [`mode_problems`]).
+pub(crate) fn modes(specs: &BTreeMap<String, [f64; 2]>, compiled: &Compiled) -> Vec<ModeConstraint> {
+    specs
+        .iter()
+        .map(|(name, &bounds)| ModeConstraint {
+            name: name.clone(),
+            mode: crate::compile::mode_named(&compiled.model, name).expect("checked"),
+            bounds,
         })
         .collect()
 }

@@ -9,10 +9,21 @@
 //!   motor, its rod held below `sin q ≤ sin 0.5`: the optimum is `min(r, 0.5)` at every point.
 //!   Needs IPOPT: without it SKIPPED, under CI=true a failure.
 //! - Problem files: bad fields refused at `file:line:col` with their paths.
+//!
+//! `[constraints.modes]`: a free mode within bounds at every grid point ([`ModeConstraint`]),
+//! whose rows share the directions' place in the transcription.
+//! - Its rows against closed form (the pendulum with a truss from 0.8 m below the hinge to the
+//!   tip: `e = 0.8 √(2 (1 + sin q)) − 0.8 √2`), and their derivatives against central
+//!   differences there, on the two-joint arm (a muscle's elongation) and on the shoulder (the
+//!   scapula's soft contacts and the anterior deltoid's elongation), beside a direction.
+//! - The pendulum's solve above with the truss's elongation bounded instead of the direction:
+//!   the same optimum `min(r, 0.5)`.
+//! - Problem files: a mode that is not there, an input, bounds reversed, each at its place.
 
 use mollier_ipopt::Nlp;
 use mollier_ocp::{
-    Actuator, DirectionConstraint, Guess, MarkerTracking, Objective, Problem, Scheme, Tracking, Transcription,
+    Actuator, DirectionConstraint, Guess, MarkerTracking, ModeConstraint, Objective, Problem, Scheme, Tracking,
+    Transcription,
 };
 use mollier_sim::Musculoskeletal;
 
@@ -33,7 +44,19 @@ fn direction(c: &mollier::Compiled, from: &str, to: &str, normal: [f64; 3], boun
     DirectionConstraint { name: format!("{from}-{to}"), from: node(from), to: node(to), normal, bounds }
 }
 
-/// The direction rows (the last `k` of the constraints) at `z`: their Jacobian against central
+/// The constraint on mode `element.mode` of `c` within `bounds`.
+fn mode(c: &mollier::Compiled, name: &str, bounds: [f64; 2]) -> ModeConstraint {
+    let (element, m) = name.rsplit_once('.').expect("element.mode");
+    let el = c.model.element_by_name(element).unwrap_or_else(|| panic!("no element {element}"));
+    ModeConstraint { name: name.into(), mode: c.model.mode_by_name(el, m).expect("the mode"), bounds }
+}
+
+/// The truss's elongation at the pendulum's angle `q` (`fixtures/pendulum-reach.toml`).
+fn reach(q: f64) -> f64 {
+    0.8 * (2.0 * (1.0 + q.sin())).sqrt() - 0.8 * 2f64.sqrt()
+}
+
+/// The rows on the positions (the last `k` of the constraints) at `z`: their Jacobian against central
 /// differences in every point's `q` (relative to 1; no other column), and `Σ λ_r ∇²g_r` (the
 /// Hessian with `σ = 0` and multipliers on these rows alone) against central differences of
 /// `Σ λ_r ∇g_r` (every other entry 0). Returns the two largest errors.
@@ -125,6 +148,31 @@ fn the_rows_and_their_derivatives_are_exact() {
     }
 }
 
+#[test]
+fn a_modes_rows_and_their_derivatives_are_exact() {
+    let mut rng = Rng(0xd1ec_7104_0000_0053);
+    let c = model("crates/mollier/tests/fixtures/pendulum-reach.toml");
+    let system = Musculoskeletal::new(&c.model, Vec::new());
+    let problem = Problem {
+        modes: vec![mode(&c, "reach.elongation", [-2.0, 0.1])],
+        ..open(&system, 1.0, 2, Scheme::HermiteSimpson, Objective::default())
+    };
+    let mut t = Transcription::new(&problem).unwrap();
+    for _ in 0..3 {
+        let z: Vec<f64> = (0..t.n()).map(|_| 1.2 * rng.sym()).collect();
+        let mut g = vec![0.0; t.m()];
+        assert!(t.constraints(&z, &mut g));
+        let (per, k) = (t.n() / t.points(), t.points());
+        for i in 0..k {
+            let exact = reach(z[i * per]);
+            assert!((g[t.m() - k + i] - exact).abs() < 1e-12, "g {} against the closed form {exact}", g[t.m() - k + i]);
+        }
+        let (jac, hess) = derivative_errors(&mut t, &z, k, 1, &mut rng);
+        println!("pendulum's reach: Jacobian off by {jac:.2e}, Hessian by {hess:.2e}");
+        assert!(jac < 1e-8 && hess < 1e-6, "pendulum's reach: Jacobian off by {jac:.2e}, Hessian by {hess:.2e}");
+    }
+}
+
 /// The pendulum's rows against `sin q` and their derivatives at three random points.
 fn pendulum_rows(problem: &Problem<'_, '_>, rng: &mut Rng) {
     let mut t = Transcription::new(problem).unwrap();
@@ -150,12 +198,14 @@ fn the_rows_and_their_derivatives_are_exact_on_chains() {
     // the two-joint arm (a chain of two hinges) with its muscles about a random posture, and the
     // shoulder about the flexion target's posture at 0.65 s (the humerus elevated about 50°)
     let target = flexion_target_at_065();
-    for (file, from, to, normal, q_mid, q_spread) in [
+    // each with the direction alone, then with modes beside it
+    for (file, from, to, normal, modes, q_mid, q_spread) in [
         (
             "crates/mollier/tests/fixtures/two-joint-arm.toml",
             "thorax",
             "forearm.hand",
             [0.6, 0.8, 0.0],
+            &["biceps.elongation"][..],
             &[0.0; 2][..],
             0.8,
         ),
@@ -164,16 +214,21 @@ fn the_rows_and_their_derivatives_are_exact_on_chains() {
             "scapula.GH",
             "humerus.elbow",
             [0.7487, 0.0, 0.6629],
+            &["TS_thorax.level", "AI_thorax.level", "deltoideus_clavicular_1.elongation"][..],
             &target[1..10],
             0.05,
         ),
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|(f, a, b, n, m, q, s)| [(f, a, b, n, &[][..], q, s), (f, a, b, n, m, q, s)])
+    {
         let c = model(file);
         let system = Musculoskeletal::new(&c.model, c.muscles.clone());
         let l = system.layout();
         let len = normal.iter().map(|v: &f64| v * v).sum::<f64>().sqrt();
         let problem = Problem {
             directions: vec![direction(&c, from, to, normal.map(|v| v / len), [-0.06, 0.06])],
+            modes: modes.iter().map(|m| mode(&c, m, [-1.0, 1.0])).collect(),
             ..open(&system, 0.1, 1, Scheme::Trapezoidal, Objective { excitation: 1.0, ..Objective::default() })
         };
         let mut t = Transcription::new(&problem).unwrap();
@@ -184,10 +239,10 @@ fn the_rows_and_their_derivatives_are_exact_on_chains() {
             let mut spread = vec![0.05; l.n];
             spread.resize(l.len(), 0.0);
             let z = hessian_point(&t, &mut rng, &rest.x, &spread);
-            let k = t.points();
+            let k = t.points() * (1 + modes.len());
             let (jac, hess) = derivative_errors(&mut t, &z, k, l.n, &mut rng);
-            println!("{file}: Jacobian off by {jac:.2e}, Hessian by {hess:.2e}");
-            assert!(jac < 1e-8 && hess < 1e-6, "{file}: Jacobian off by {jac:.2e}, Hessian by {hess:.2e}");
+            println!("{file} {modes:?}: Jacobian off by {jac:.2e}, Hessian by {hess:.2e}");
+            assert!(jac < 1e-8 && hess < 1e-6, "{file} {modes:?}: Jacobian off by {jac:.2e}, Hessian by {hess:.2e}");
         }
     }
 }
@@ -227,30 +282,49 @@ fn a_band_holds_the_pendulum_where_its_reference_leaves_it() {
     if !ipopt_here("optimize direction") {
         return;
     }
+    let limit = 0.5f64;
     let c = model("models/mechanisms/pendulum.toml");
-    let system = Musculoskeletal::new(&c.model, Vec::new());
-    let (intervals, duration) = (20, 1.0);
+    let band = direction(&c, "ground", "rod.tip", [0.0, 1.0, 0.0], [-1.0, limit.sin()]);
+    held_below(
+        "the direction",
+        Problem { directions: vec![band], ..tracking(&Musculoskeletal::new(&c.model, Vec::new())) },
+        limit,
+    );
+    // the truss's elongation grows with sin q: bounded at its value at 0.5 it holds the same
+    let c = model("crates/mollier/tests/fixtures/pendulum-reach.toml");
+    let bound = mode(&c, "reach.elongation", [-2.0, reach(limit)]);
+    held_below(
+        "the reach",
+        Problem { modes: vec![bound], ..tracking(&Musculoskeletal::new(&c.model, Vec::new())) },
+        limit,
+    );
+}
+
+/// The pendulum following [`reference`] with a free motor over 1 s on 20 intervals.
+fn tracking<'s, 'm>(system: &'s Musculoskeletal<'m>) -> Problem<'s, 'm> {
     let samples = (0..=100).map(|k| k as f64 / 100.0).map(|t| (t, reference(t))).collect();
     let objective =
         Objective { tracking: vec![Tracking { state: 0, weight: 10.0, reference: samples }], ..Objective::default() };
-    let limit = 0.5f64;
-    let p = Problem {
+    Problem {
         actuators: vec![Actuator { name: "motor".into(), coordinate: 0, optimal_force: 1.0, bounds: [-1e4, 1e4] }],
         state_bounds: vec![[-1.5, 1.5], [-1e3, 1e3]],
-        directions: vec![direction(&c, "ground", "rod.tip", [0.0, 1.0, 0.0], [-1.0, limit.sin()])],
-        ..open(&system, duration, intervals, Scheme::Trapezoidal, objective)
-    };
+        ..open(system, 1.0, 20, Scheme::Trapezoidal, objective)
+    }
+}
+
+/// `p` solved: its angle is `min(r, limit)` at every point, held at the limit at five or more.
+fn held_below(label: &str, p: Problem<'_, '_>, limit: f64) {
     let solved = p.solve(Guess::Rest, &[0.0, 0.0], &[("tol", mollier_ipopt::Value::Num(1e-10))]).expect("solves");
-    assert!(solved.ipopt.converged(), "{}", solved.ipopt.status_name());
+    assert!(solved.ipopt.converged(), "{label}: {}", solved.ipopt.status_name());
     // the reference's samples are 0.01 s apart and the grid's 0.05 s: each point's reference is exact
     let worst = solved.points.iter().map(|pt| (pt.x[0] - reference(pt.time).min(limit)).abs()).fold(0.0f64, f64::max);
     let held = solved.points.iter().filter(|pt| reference(pt.time) > limit).count();
     println!(
-        "{} iterations, {held} points held at the band, q off min(r, 0.5) by {worst:.2e} rad",
+        "{label}: {} iterations, {held} points held at the bound, q off min(r, {limit}) by {worst:.2e} rad",
         solved.ipopt.iterations.len()
     );
-    assert!(held >= 5, "the band binds at {held} points only");
-    assert!(worst < 1e-6, "the angle is {worst:.2e} rad off min(r, 0.5)");
+    assert!(held >= 5, "the bound binds at {held} points only");
+    assert!(worst < 1e-6, "the angle is {worst:.2e} rad off min(r, {limit})");
 }
 
 /// Write `text` as a problem file beside a copy of the pendulum and read it.
@@ -274,16 +348,40 @@ fn bad_fields_are_refused_at_their_place() {
     assert_eq!(run.spec.constraints.direction["rod"].normal, [0.0, 2.0, 0.0]);
     let bad = format!("{head}from = \"ground\"\nto = \"rod.tipp\"\nnormal = [0, 0, 0]\nbounds = [0.5, -1]\n");
     let d = read("bad", &bad).err().expect("refused").0;
-    // each at its value: line and column
-    for (path, at, says) in [
-        ("constraints.direction.rod.to", (7, 6), "rod.tip"),
-        ("constraints.direction.rod.normal", (8, 10), "nonzero"),
-        ("constraints.direction.rod.bounds", (9, 10), "lower ≤ upper"),
-    ] {
+    refused_at(
+        &d,
+        &[
+            ("constraints.direction.rod.to", (7, 6), "rod.tip"),
+            ("constraints.direction.rod.normal", (8, 10), "nonzero"),
+            ("constraints.direction.rod.bounds", (9, 10), "lower ≤ upper"),
+        ],
+    );
+    let d = read("field", &format!("{good}weight = 1.0\n")).err().expect("refused").0;
+    assert!(d[0].message.contains("weight"), "{d:?}");
+}
+
+#[test]
+fn bad_modes_are_refused_at_their_place() {
+    let head = "model = \"pendulum.toml\"\nduration = 1.0\nintervals = 10\n\n[constraints.modes]\n";
+    let d = read("modes", &format!("{head}\"swing.rotation\" = [-1, 1]\n\"swung.rotation\" = [-1, 1]\n")).err();
+    let d = d.expect("refused").0;
+    refused_at(
+        &d,
+        &[
+            ("constraints.modes.swing.rotation", (6, 20), "an input"),
+            ("constraints.modes.swung.rotation", (7, 20), "did you mean `swing`"),
+        ],
+    );
+    let d = read("reversed", &format!("{head}swing = [1, -inf]\n")).err().expect("refused").0;
+    assert!(d.iter().any(|x| x.message.contains("lower ≤ upper")), "{d:?}");
+}
+
+/// Each `(path, (line, column), says)`: a problem at that field path, placed at its value, whose
+/// message says `says`.
+fn refused_at(d: &[mollier_format::Diagnostic], cases: &[(&str, (usize, usize), &str)]) {
+    for &(path, at, says) in cases {
         let p = d.iter().find(|x| x.path == path).unwrap_or_else(|| panic!("no problem at {path}: {d:?}"));
         assert_eq!(p.location.as_ref().map(|l| (l.line, l.column)), Some(at), "{path}: {p:?}");
         assert!(p.message.contains(says), "{path}: {p:?}");
     }
-    let d = read("field", &format!("{good}weight = 1.0\n")).err().expect("refused").0;
-    assert!(d[0].message.contains("weight"), "{d:?}");
 }

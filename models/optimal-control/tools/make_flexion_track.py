@@ -5,7 +5,8 @@ elevated to 78.4 deg in the plane near 50 deg in 1.3 s, Fig. 3 of Chadwick et al
 girdle by the shoulder rhythm). Every nine joint rotations' target is tracked, every `EVERY`-th
 row of the target; usage: make_flexion_track.py [INTERVALS].
 
-`--predict-variant FILE [--held] [--held-end] [--cubed] [--acceleration W] [--volume] [--plane D]` writes
+`--predict-variant FILE [--held] [--held-end] [--cubed] [--acceleration W] [--volume] [--plane D]
+[--thorax]` writes
 only a variant of the predicted problem to FILE (for `solve_flexion.sh` with PROBLEM=FILE):
 `--held` holds its start in equilibrium (`initial_equilibrium`), `--held-end` its end
 (`final_equilibrium`), `--cubed` makes the effort `0.1 ∫ Σ e² dt + ∫ Σ a³ dt`,
@@ -19,7 +20,9 @@ the plane's horizontal direction (the band alone also admits the plane 180° fro
 EMG windows). `--elbow D` solves the variant on shoulder-forward-elbow.toml (the forearm on its
 own hinge) with the elbow's rotation `el_x` held within [0, D] deg of DAS3's extended default
 (EL_x 5 deg) over the whole motion, the arm raised with the elbow straight as in the EMG
-studies' task; its final value is free."""
+studies' task; its final value is free. `--thorax` holds the scapula's contact points TS and AI
+on the thorax (their soft contacts' levels at most 0, `[constraints.modes]`): the contact only
+pushes, and without it an optimum may lift the medial border off the thorax."""
 
 import argparse
 import csv
@@ -64,9 +67,9 @@ def volumes():
 
 
 def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceleration=0.0, volume=False, plane=0.0,
-             elbow=0.0):
+             elbow=0.0, thorax=False):
     """The lines both problems share, with `extra` after the scheme; `held`, `held_end`, `cubed`,
-    `acceleration`, `volume`, `plane` and `elbow` as the predicted variants' options."""
+    `acceleration`, `volume`, `plane`, `elbow` and `thorax` as the predicted variants' options."""
     model = "shoulder-forward-elbow.toml" if elbow else "shoulder-forward.toml"
     head = [f'model = "../shoulder/{model}"', "duration = 1.3", f"intervals = {intervals}"]
     head += ['scheme = "trapezoidal"', *extra, "joint_ranges = true", "free_initial_muscles = true"]
@@ -90,6 +93,9 @@ def settings(intervals, *extra, held=False, held_end=False, cubed=False, acceler
         objective += ["[constraints.direction.plane_side]", 'from = "scapula.GH"', 'to = "humerus.elbow"']
         objective += [f"normal = [{math.cos(phi):.6f}, 0.0, {-math.sin(phi):.6f}]"]
         objective += [f"bounds = [{-band:.6f}, 1.0]", ""]
+    if thorax:
+        # TS and AI on the thorax: their contacts' levels (the ellipsoid's implicit function) at most 0
+        objective += ["[constraints.modes]", '"TS_thorax.level" = [-inf, 0]', '"AI_thorax.level" = [-inf, 0]', ""]
     if elbow:
         # the elbow straight (rad, from DAS3's EL_x of 5 deg)
         objective += ["[bounds]", f'"el_x.rotation" = [0.0, {math.radians(elbow):.6f}]', ""]
@@ -107,6 +113,7 @@ def main() -> None:
     ap.add_argument("--volume", action="store_true", help="the excitations weighed by the muscles' volumes")
     ap.add_argument("--plane", type=float, default=0.0, help="the humerus within this many degrees of the plane at 20 deg")
     ap.add_argument("--elbow", type=float, default=0.0, help="on the model with the elbow's hinge, el_x within [0, this] deg")
+    ap.add_argument("--thorax", action="store_true", help="TS and AI held on the thorax (their contacts' levels <= 0)")
     args = ap.parse_args()
     intervals = args.intervals
     with open(TARGET, newline="") as f:
@@ -133,7 +140,7 @@ def main() -> None:
     lines += SOLVER
     if args.predict_variant:
         variant = {"held": args.held, "held_end": args.held_end, "acceleration": args.acceleration}
-        variant.update(volume=args.volume, cubed=args.cubed, plane=args.plane, elbow=args.elbow)
+        variant.update(volume=args.volume, cubed=args.cubed, plane=args.plane, elbow=args.elbow, thorax=args.thorax)
         write_predict(intervals, header, body[-1], coords, args.predict_variant, **variant)
         return
     OUT.write_text("\n".join(lines))

@@ -33,8 +33,10 @@ def dumps(doc):
         if isinstance(v, bool):
             return "true" if v else "false"
         if isinstance(v, (int, float)):
-            if isinstance(v, float) and not math.isfinite(v):
-                raise ValueError("TOML has no NaN or infinity here")
+            if isinstance(v, float) and math.isinf(v):
+                return "inf" if v > 0 else "-inf"
+            if isinstance(v, float) and math.isnan(v):
+                raise ValueError("a problem file has no NaN")
             return repr(v)
         if isinstance(v, str):
             return quoted(v)

@@ -13,7 +13,7 @@ use mollier_core::{ElementId, ModeId, ModeRole, Model, NodeId};
 use mollier_format::{Diagnostic, LoadSharingSpec};
 use mollier_optim::{Criterion, JointCone, LoadSharing, Muscle, Reserve, Sign, SignConstraint, Study};
 
-use super::names::{split_hint, suggest};
+use super::names::{mode_named, split_hint, suggest};
 use super::parts::Context;
 use crate::motion::{at, csv_table};
 
@@ -424,43 +424,7 @@ fn muscle_table(cx: &Context<'_>, table: &str) -> Result<Vec<MuscleInfo>, Vec<Di
 
 /// The rigid mode `element.mode` (or the one mode of `element`).
 fn rigid_mode(model: &Model, text: &str) -> Result<ModeId, Why> {
-    let element_names = || (0..model.n_elements()).map(|i| model.element_name(ElementId::new(i)));
-    let mode = match model.element_by_name(text) {
-        Some(el) => {
-            let n = model.element(el).layout().n_modes();
-            if n != 1 {
-                let modes: Vec<String> = (0..n).map(|k| model.mode_name(model.mode_id(el, k))).collect();
-                return Err((
-                    format!("`{text}` has {n} modes: name one"),
-                    format!("write one of: {}", modes.join(", ")),
-                ));
-            }
-            model.mode_id(el, 0)
-        }
-        None => {
-            let Some((name, mode)) = text.rsplit_once('.') else {
-                let hint = match suggest(text, element_names()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => "write `element.mode`, e.g. `conoid.elongation`".into(),
-                };
-                return Err((format!("no element called `{text}`"), hint));
-            };
-            let Some(el) = model.element_by_name(name) else {
-                let hint = match suggest(name, element_names()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => "write `element.mode`, e.g. `conoid.elongation`".into(),
-                };
-                return Err((format!("no element called `{name}`"), hint));
-            };
-            let Some(m) = model.mode_by_name(el, mode) else {
-                let n = model.element(el).layout().n_modes();
-                let modes: Vec<String> =
-                    (0..n).map(|k| model.mode_info(model.mode_id(el, k)).name.to_string()).collect();
-                return Err((format!("`{name}` has no mode `{mode}`"), format!("its modes: {}", modes.join(", "))));
-            };
-            m
-        }
-    };
+    let mode = mode_named(model, text)?;
     match model.mode_role(mode) {
         ModeRole::Fixed(_) => Ok(mode),
         role => Err((

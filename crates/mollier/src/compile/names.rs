@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use mollier_core::NodeId;
 use mollier_core::element::NodeKind;
 use mollier_core::registry::{Frame, Resolver};
+use mollier_core::{ElementId, ModeId, Model, NodeId};
 use mollier_format::ModelSpec;
 
 /// What went wrong, and a hint.
@@ -210,6 +210,47 @@ impl Resolver for Names<'_> {
     fn initial(&self, node: NodeId) -> Option<Vec<f64>> {
         self.coords.get(node.index()).cloned()
     }
+}
+
+/// The mode `element.mode` (or the one mode of `element`), whatever its role.
+pub(crate) fn mode_named(model: &Model, text: &str) -> Result<ModeId, Why> {
+    let element_names = || (0..model.n_elements()).map(|i| model.element_name(ElementId::new(i)));
+    Ok(match model.element_by_name(text) {
+        Some(el) => {
+            let n = model.element(el).layout().n_modes();
+            if n != 1 {
+                let modes: Vec<String> = (0..n).map(|k| model.mode_name(model.mode_id(el, k))).collect();
+                return Err((
+                    format!("`{text}` has {n} modes: name one"),
+                    format!("write one of: {}", modes.join(", ")),
+                ));
+            }
+            model.mode_id(el, 0)
+        }
+        None => {
+            let Some((name, mode)) = text.rsplit_once('.') else {
+                let hint = match suggest(text, element_names()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "write `element.mode`, e.g. `conoid.elongation`".into(),
+                };
+                return Err((format!("no element called `{text}`"), hint));
+            };
+            let Some(el) = model.element_by_name(name) else {
+                let hint = match suggest(name, element_names()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "write `element.mode`, e.g. `conoid.elongation`".into(),
+                };
+                return Err((format!("no element called `{name}`"), hint));
+            };
+            let Some(m) = model.mode_by_name(el, mode) else {
+                let n = model.element(el).layout().n_modes();
+                let modes: Vec<String> =
+                    (0..n).map(|k| model.mode_info(model.mode_id(el, k)).name.to_string()).collect();
+                return Err((format!("`{name}` has no mode `{mode}`"), format!("its modes: {}", modes.join(", "))));
+            };
+            m
+        }
+    })
 }
 
 #[cfg(test)]
