@@ -1,15 +1,15 @@
 //! The shoulder's flexion solved by direct collocation (docs/optimal-control.md, "The shoulder's
 //! flexion"). The committed solutions (`tests/data/flexion-{track,predict}`: the last stage of
 //! `models/optimal-control/tools/solve_flexion.sh track|predict`, IPOPT's `Solve_Succeeded` at
-//! the problem file's tolerances after solves of 17 and 49 minutes) are evaluated where IPOPT
+//! the problem file's tolerances after solves of 17 and 8 minutes) are evaluated where IPOPT
 //! starts from them with the problem files as committed: the objective is the committed one, the
 //! residuals are within the file's `constr_viol_tol`, and IPOPT's iteration 0 is the committed
 //! run's last (its primal and scaled dual infeasibility and barrier parameter, from
 //! `convergence.csv`) with the complementarity and unscaled dual infeasibility that run printed:
 //! the solutions are stationary to the problem files' tolerances. The predicted optimum's
-//! excitations do not show flexion EMG's pattern (docs/optimal-control.md), so no test holds
-//! them to it. Needs IPOPT (`tools/install-ipopt`): without it the tests say SKIPPED, under
-//! CI=true they fail.
+//! excitations there are held to flexion EMG's pattern, the criterion of `tests/flexion.rs`
+//! (docs/optimal-control.md, "The EMG pattern"). Needs IPOPT (`tools/install-ipopt`): without it
+//! the tests say SKIPPED, under CI=true they fail.
 
 use std::path::{Path, PathBuf};
 
@@ -35,8 +35,8 @@ struct AtOptimum {
 
 /// Evaluate the committed optimum of `shoulder-flexion-KIND.toml` where IPOPT starts from it
 /// (its variables and multipliers, `max_iterations = 0`, IPOPT's output file at print level 5,
-/// the problem file as committed otherwise).
-fn evaluate_optimum(kind: &str) -> AtOptimum {
+/// the problem file as committed otherwise), and its `muscles.csv` there.
+fn evaluate_optimum(kind: &str) -> (AtOptimum, String) {
     let root = root();
     let problem = root.join(format!("models/optimal-control/shoulder-flexion-{kind}.toml"));
     let data = root.join(format!("crates/mollier/tests/data/flexion-{kind}/states.csv"));
@@ -69,14 +69,16 @@ fn evaluate_optimum(kind: &str) -> AtOptimum {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let residual = ["max_dynamics_residual", "max_defect"].map(|k| summary[k].as_f64().expect("a residual"));
     let report = std::fs::read_to_string(&report).unwrap();
+    let muscles = std::fs::read_to_string(out.join("muscles.csv")).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let r = &convergence[0];
-    AtOptimum {
+    let at = AtOptimum {
         row: [r[1], r[2], r[3], r[4]],
         residual: residual[0].max(residual[1]),
         dual: scaled_unscaled(&report, "Dual infeasibility"),
         complementarity: scaled_unscaled(&report, "Complementarity"),
-    }
+    };
+    (at, muscles)
 }
 
 /// The scaled and unscaled figures of the line of IPOPT's final table that starts with `name`
@@ -120,10 +122,11 @@ fn the_tracked_flexion_is_a_stationary_point_at_its_objective() {
 /// `dual` and the complementarity `complementarity` (both as that run printed them, 2 digits)
 /// within 5 %. Each is within the tolerances of IPOPT's test (`tol` 1e-3 on the scaled figures,
 /// `constr_viol_tol` 1e-3, IPOPT's defaults `dual_inf_tol` 1 on the unscaled dual
-/// infeasibility and `compl_inf_tol` 1e-4), so the point is stationary to them.
-fn checked_optimum(kind: &str, dual: f64, complementarity: f64) {
+/// infeasibility and `compl_inf_tol` 1e-4), so the point is stationary to them. Returns its
+/// `muscles.csv` there.
+fn checked_optimum(kind: &str, dual: f64, complementarity: f64) -> String {
     let (status, objective, last) = committed(kind);
-    let at = evaluate_optimum(kind);
+    let (at, muscles) = evaluate_optimum(kind);
     eprintln!("the {kind} flexion: {status}, objective {objective}, last row {last:?}; IPOPT there: {at:?}");
     assert_eq!(status, "Solve_Succeeded");
     let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * a.abs().max(b.abs());
@@ -136,14 +139,45 @@ fn checked_optimum(kind: &str, dual: f64, complementarity: f64) {
     assert!(close(at.dual[1], dual, 0.05), "unscaled dual infeasibility {:?} against {dual}", at.dual);
     assert!(close(at.complementarity[1], complementarity, 0.05), "complementarity {:?}", at.complementarity);
     assert!(at.dual[0] <= 1e-3 && at.dual[1] <= 1.0 && at.complementarity[1] <= 1e-4, "{at:?}");
+    muscles
 }
 
 #[test]
-fn the_predicted_flexion_is_a_stationary_point_at_its_objective() {
+fn the_predicted_flexion_is_stationary_and_shows_flexion_emg() {
     if !ipopt_here("the predicted flexion") {
         return;
     }
-    // the committed run's IPOPT output: dual infeasibility 1.1e-5 scaled, 0.20 unscaled,
-    // complementarity 9.1e-6 (docs/optimal-control.md, "The shoulder's flexion")
-    checked_optimum("predict", 0.20, 9.1e-6);
+    // the committed run's IPOPT output: dual infeasibility 9.3e-4 scaled, 0.70 unscaled,
+    // complementarity 1.4e-6 (docs/optimal-control.md, "The shoulder's flexion")
+    let muscles = checked_optimum("predict", 0.70, 1.4e-6);
+    // flexion EMG's pattern (tests/flexion.rs): serratus anterior and the anterior deltoid each
+    // at a mean excitation of 0.1 or more and within a factor of 2 of each other; the grid's
+    // times carry rounding, so a window holds the points in [from, to) less 1e-9 s
+    for (from, to) in [(0.3, 0.6), (0.6, 0.9), (0.9, 1.31)] {
+        let serratus = window_mean(&muscles, "serratus_anterior_", from, to);
+        let deltoid = window_mean(&muscles, "deltoideus_clavicular_", from, to);
+        eprintln!("{from}-{to} s: serratus anterior {serratus:.3}, anterior deltoid {deltoid:.3}");
+        assert!(serratus >= 0.1 && deltoid >= 0.1, "{from}-{to} s: serratus {serratus}, deltoid {deltoid}");
+        assert!((0.5..=2.0).contains(&(serratus / deltoid)), "{from}-{to} s: serratus {serratus}, deltoid {deltoid}");
+    }
+}
+
+/// The mean excitation in `muscles.csv` of the muscles whose names start with `prefix` over the
+/// rows in `[from, to)` less 1e-9 s.
+fn window_mean(muscles: &str, prefix: &str, from: f64, to: f64) -> f64 {
+    let mut lines = muscles.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let cols: Vec<usize> = (0..header.len())
+        .filter(|&k| header[k].strip_suffix(".excitation").is_some_and(|m| m.starts_with(prefix)))
+        .collect();
+    let (mut sum, mut count) = (0.0, 0usize);
+    for l in lines {
+        let v: Vec<f64> = l.split(',').map(|x| x.parse().expect("a number")).collect();
+        if from - 1e-9 <= v[0] && v[0] < to - 1e-9 {
+            sum += cols.iter().map(|&k| v[k]).sum::<f64>();
+            count += cols.len();
+        }
+    }
+    assert!(count > 0, "no excitations of {prefix} in [{from}, {to})");
+    sum / count as f64
 }

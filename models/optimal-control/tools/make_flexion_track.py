@@ -34,6 +34,10 @@ HERE = Path(__file__).resolve().parent
 TARGET = HERE.parent.parent / "shoulder" / "flexion-target.csv"
 OUT = HERE.parent / "shoulder-flexion-track.toml"
 PREDICT = HERE.parent / "shoulder-flexion-predict.toml"
+# The committed predicted problem: both ends held, the effort 0.1 e² + a³ with the accelerations
+# priced so that a motion as smooth as the target's costs as much as the tracked optimum's effort
+# (0.975 / 45, the rule of docs/optimal-control-measurements.md), the scapula on the thorax
+COMMITTED_PREDICT = dict(held=True, held_end=True, cubed=True, acceleration=2.2e-2, thorax=True)
 MODEL = HERE.parent.parent / "shoulder" / "shoulder-forward.toml"
 EVERY = 5  # rows of the target (10 ms apart): a reference point every 50 ms
 WEIGHT = 1.0e3  # per rad² s: a 1 deg error held 1 s costs 0.30, as much as 0.055 excitation of all 95 muscles
@@ -144,12 +148,12 @@ def main() -> None:
         write_predict(intervals, header, body[-1], coords, args.predict_variant, **variant)
         return
     OUT.write_text("\n".join(lines))
-    write_predict(intervals, header, body[-1], coords)
+    write_predict(intervals, header, body[-1], coords, **COMMITTED_PREDICT)
 
 
 def write_predict(intervals, header, last, coords, out=PREDICT, **variant) -> None:
     """The predicted flexion: from rest to the target's final posture, at rest, with the least
-    effort; the path between is free."""
+    effort (and `variant`'s settings); the path between is free."""
     lines = [
         "# The shoulder's forward flexion predicted: from the rest posture to the final posture of the",
         "# target motion of Fig. 3 of Chadwick et al. (2014) (the humerus elevated to 78.4 deg in the",
