@@ -15,7 +15,7 @@
 //! Jacobian and the Hessian of the Lagrangian are exact. The row depends on `q` alone; the
 //! transcription's part is shared with the modes' bounds (`position_rows.rs`).
 
-use mollier_core::{Data, Model, NodeId, pair_index};
+use mollier_core::{Data, Model, NodeId, n_pairs, pair_index};
 
 use crate::position_rows::PositionRow;
 
@@ -79,7 +79,7 @@ impl DirectionConstraint {
         let mut hess = Vec::new();
         if second {
             let d2 = data.d2f_x();
-            hess = vec![0.0; n * n];
+            hess = vec![0.0; n_pairs(n)];
             for j in 0..n {
                 for k in 0..=j {
                     let p = pair_index(j, k, n);
@@ -88,8 +88,7 @@ impl DirectionConstraint {
                     let r_jk = (dot(&dj[j], &dj[k]) + dot(&d, &djk)) / r - rj[j] * rj[k] / r;
                     let h = n_jk / r - (nj[j] * rj[k] + nj[k] * rj[j]) / (r * r) - num * r_jk / (r * r)
                         + 2.0 * num * rj[j] * rj[k] / (r * r * r);
-                    hess[j * n + k] = h;
-                    hess[k * n + j] = h;
+                    hess[p] = h;
                 }
             }
         }

@@ -12,7 +12,7 @@
 //! Lagrangian are exact. The row depends on `q` alone, as a direction's (`direction.rs`);
 //! the transcription's part is shared with it (`position_rows.rs`).
 
-use mollier_core::{Data, ModeId, ModeRole, Model, pair_index};
+use mollier_core::{Data, ModeId, ModeRole, Model, n_pairs};
 
 use crate::position_rows::PositionRow;
 
@@ -52,18 +52,8 @@ impl ModeConstraint {
         let m = self.mode.index();
         let df = data.df_e();
         let grad = (0..n).map(|j| df[(m, j)]).collect();
-        let mut hess = Vec::new();
-        if second {
-            let d2 = data.d2f_e();
-            hess = vec![0.0; n * n];
-            for j in 0..n {
-                for k in 0..=j {
-                    let h = d2[(m, pair_index(j, k, n))];
-                    hess[j * n + k] = h;
-                    hess[k * n + j] = h;
-                }
-            }
-        }
+        // D²F_e's row is already packed by pairs, as the row keeps it
+        let hess = if second { (0..n_pairs(n)).map(|p| data.d2f_e()[(m, p)]).collect() } else { Vec::new() };
         PositionRow { g: data.e()[m], grad, hess }
     }
 }

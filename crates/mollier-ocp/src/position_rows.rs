@@ -6,7 +6,7 @@
 use crate::Transcription;
 
 /// One row at one point: its value, `∂g/∂q` (n) and, where the Hessian is wanted,
-/// `∂²g/∂q_j∂q_k` (n × n, row-major).
+/// `∂²g/∂q_j∂q_k` for `j ≤ k` (n(n+1)/2, by [`mollier_core::pair_index`], as `D²F` keeps them).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PositionRow {
     pub g: f64,
@@ -102,7 +102,7 @@ impl Transcription<'_, '_, '_> {
             let (i, l) = (k / nc, lambda[base + k]);
             for j in 0..n {
                 for m in 0..=j {
-                    out[slots.at(i, j, m)] += l * r.hess[j * n + m];
+                    out[slots.at(i, j, m)] += l * r.hess[mollier_core::pair_index(m, j, n)];
                 }
             }
         }
